@@ -1,0 +1,1 @@
+//! Experiments: sweeps, repetitions, convergence, hooks and the results database.

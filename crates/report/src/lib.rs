@@ -1,0 +1,1 @@
+//! Reports: figures as SVG, HTML pages, limits tables.

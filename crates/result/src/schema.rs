@@ -1,0 +1,238 @@
+//! The result structures. Bytes and nanoseconds everywhere; rates are derived on demand.
+
+use crate::histogram::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+
+/// Totals and latencies of one direction (read or write) of a job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// Time over which these bytes moved, ns (the job's measured runtime after ramp).
+    pub runtime_ns: u64,
+    /// Completion latency: submission to completion.
+    pub clat: LatencyHistogram,
+    /// Total latency: from when the request was ready to issue to completion.
+    pub lat: LatencyHistogram,
+}
+
+impl DirStats {
+    /// Bandwidth, bytes per second.
+    pub fn bw_bytes(&self) -> f64 {
+        if self.runtime_ns == 0 { 0.0 } else { self.io_bytes as f64 * 1e9 / self.runtime_ns as f64 }
+    }
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ns == 0 { 0.0 } else { self.total_ios as f64 * 1e9 / self.runtime_ns as f64 }
+    }
+    /// Merge another job's stats: bytes and ios add, runtime is the longer one (they ran
+    /// side by side), histograms merge.
+    pub fn merge(&mut self, other: &DirStats) {
+        self.io_bytes += other.io_bytes;
+        self.total_ios += other.total_ios;
+        self.runtime_ns = self.runtime_ns.max(other.runtime_ns);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+    }
+}
+
+/// Bytes and ios of one pass over the region (fio's `loops`), for seed 000's per-pass view.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PassStats {
+    pub pass: u32,
+    pub read_bytes: u64,
+    pub read_ios: u64,
+    pub write_bytes: u64,
+    pub write_ios: u64,
+    pub runtime_ns: u64,
+}
+
+/// What `verify` found.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySummary {
+    pub blocks_checked: u64,
+    pub mismatches: u64,
+    /// The first mismatch, described: offset, what was expected and what was found.
+    pub first_mismatch: Option<String>,
+}
+
+/// One component's share of a simulated run: what a real run cannot see.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ComponentUse {
+    /// Path-like name, e.g. `host/fc0/array1/ctrl0/chain0/disk3`.
+    pub name: String,
+    /// `disk`, `controller`, `link`, `switch`, `host`, …
+    pub kind: String,
+    /// Busy time / simulated time, 0–1.
+    pub utilization: f64,
+    pub busy_ns: u64,
+    /// Its theoretical bound in bytes/s, where it has one.
+    pub bound_bytes_s: Option<f64>,
+}
+
+/// Simulation-only results.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimExtras {
+    pub system: String,
+    pub virtual_time_ns: u64,
+    /// Why the simulation stopped: `size`, `runtime`, or `converged`.
+    pub stop_reason: String,
+    pub components: Vec<ComponentUse>,
+    /// The component that saturated first (highest utilization), if any exceeded 90%.
+    pub bottleneck: Option<String>,
+    /// Member I/Os simulated (for the simulator's own speed benchmark).
+    pub member_ios: u64,
+}
+
+/// The result of one job (or of a reporting group, when merged).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// Job instances folded into this result (1 unless group_reporting merged them).
+    pub instances: u32,
+    /// The target(s) as given (`/dev/loop0`, `array:a,b,c`, `sim:x.toml#lun0`).
+    pub target: String,
+    /// `io_uring`, `psync`, `null`, or `sim`.
+    pub engine: String,
+    pub read: DirStats,
+    pub write: DirStats,
+    /// CPU time of the job's threads as percent of its runtime.
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+    /// Wall (or virtual) time from start to end, including ramp, ns.
+    pub elapsed_ns: u64,
+    pub passes: Vec<PassStats>,
+    pub verify: Option<VerifySummary>,
+    pub sim: Option<SimExtras>,
+    /// Set when the job stopped early (Ctrl-C, error); results cover what ran.
+    pub stopped: Option<String>,
+    /// An I/O error that ended the job, described.
+    pub error: Option<String>,
+}
+
+impl JobResult {
+    /// Fold another job into this one (fio's group_reporting).
+    pub fn merge(&mut self, other: &JobResult) {
+        self.instances += other.instances;
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+        self.usr_cpu += other.usr_cpu;
+        self.sys_cpu += other.sys_cpu;
+        self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        if self.target != other.target && !self.target.split(':').any(|t| t == other.target) {
+            self.target = format!("{}:{}", self.target, other.target);
+        }
+        if self.stopped.is_none() {
+            self.stopped = other.stopped.clone();
+        }
+        if self.error.is_none() {
+            self.error = other.error.clone();
+        }
+    }
+
+    /// The flat metrics the lab stores and plots.
+    pub fn summary(&self) -> Summary {
+        let io_bytes = self.read.io_bytes + self.write.io_bytes;
+        let ios = self.read.total_ios + self.write.total_ios;
+        let runtime_ns = self.read.runtime_ns.max(self.write.runtime_ns);
+        let bw = if runtime_ns == 0 { 0.0 } else { io_bytes as f64 * 1e9 / runtime_ns as f64 };
+        let iops = if runtime_ns == 0 { 0.0 } else { ios as f64 * 1e9 / runtime_ns as f64 };
+        let mut lat = self.read.lat.clone();
+        lat.merge(&self.write.lat);
+        Summary {
+            io_bytes,
+            ios,
+            runtime_ns,
+            bw_bytes: bw,
+            mb_s: bw / 1e6,
+            mib_s: bw / (1u64 << 20) as f64,
+            iops,
+            read_bw_bytes: self.read.bw_bytes(),
+            write_bw_bytes: self.write.bw_bytes(),
+            read_iops: self.read.iops(),
+            write_iops: self.write.iops(),
+            lat_mean_us: lat.mean() / 1e3,
+            lat_p50_us: lat.percentile(50.0) as f64 / 1e3,
+            lat_p99_us: lat.percentile(99.0) as f64 / 1e3,
+            lat_max_us: lat.max() as f64 / 1e3,
+            usr_cpu: self.usr_cpu,
+            sys_cpu: self.sys_cpu,
+        }
+    }
+}
+
+/// Flat metrics of a job or run. `mb_s` is decimal (10^6 B/s), `mib_s` binary (2^20 B/s).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub io_bytes: u64,
+    pub ios: u64,
+    pub runtime_ns: u64,
+    pub bw_bytes: f64,
+    pub mb_s: f64,
+    pub mib_s: f64,
+    pub iops: f64,
+    pub read_bw_bytes: f64,
+    pub write_bw_bytes: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub lat_mean_us: f64,
+    pub lat_p50_us: f64,
+    pub lat_p99_us: f64,
+    pub lat_max_us: f64,
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+}
+
+/// All jobs of one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// `raidlab-<version>`.
+    pub version: String,
+    /// Seconds since the epoch when the run started (given by the caller; 0 for simulations).
+    pub timestamp: u64,
+    pub jobs: Vec<JobResult>,
+}
+
+impl RunResult {
+    /// All jobs folded into one: the aggregate of a run (side-by-side jobs add up).
+    pub fn aggregate(&self) -> JobResult {
+        let mut it = self.jobs.iter();
+        let Some(first) = it.next() else { return JobResult::default() };
+        let mut agg = first.clone();
+        agg.name = "all".into();
+        for j in it {
+            agg.merge(j);
+        }
+        agg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_labels_decimal_and_binary() {
+        let mut j = JobResult::default();
+        j.read.io_bytes = 100_000_000;
+        j.read.total_ios = 100;
+        j.read.runtime_ns = 1_000_000_000;
+        let s = j.summary();
+        assert!((s.mb_s - 100.0).abs() < 1e-9);
+        assert!((s.mib_s - 95.367431640625).abs() < 1e-9);
+        assert!((s.iops - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn merging_adds_bytes_and_keeps_longest_runtime() {
+        let mut a = JobResult { instances: 1, target: "a".into(), ..Default::default() };
+        a.write.io_bytes = 10;
+        a.write.runtime_ns = 5;
+        let mut b = JobResult { instances: 1, target: "b".into(), ..Default::default() };
+        b.write.io_bytes = 20;
+        b.write.runtime_ns = 7;
+        a.merge(&b);
+        assert_eq!((a.instances, a.write.io_bytes, a.write.runtime_ns), (2, 30, 7));
+        assert_eq!(a.target, "a:b");
+    }
+}

@@ -1,0 +1,1 @@
+//! Discrete-event simulator of disks, controllers and links in virtual time.

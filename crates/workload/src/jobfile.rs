@@ -1,0 +1,106 @@
+//! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments.
+//!
+//! Options in `[global]` apply to every job that follows it; a later `[global]` adds to
+//! them for the jobs after it, as in fio. An option raidlab does not support is an error
+//! naming the option and the line: nothing is silently ignored.
+
+use crate::spec::{apply_option, JobSpec, SpecError};
+
+/// Parse a job file from disk. Errors read `FILE:LINE: what (valid: …)`.
+pub fn parse_job_file(path: &std::path::Path) -> Result<Vec<JobSpec>, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        message: format!("{}: cannot read job file: {e}", path.display()),
+    })?;
+    parse_job_text(&text, &path.display().to_string(), JobSpec::default())
+}
+
+/// Parse job-file text. `origin` names it in errors; `base` holds defaults (e.g. options
+/// given on the command line before `--job`).
+pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<JobSpec>, SpecError> {
+    let mut global = base;
+    let mut jobs: Vec<JobSpec> = Vec::new();
+    // Section being filled: None before the first section, Some(true) for [global].
+    let mut in_global: Option<bool> = None;
+    let mut current: Option<JobSpec> = None;
+    let at = |line: usize, m: String| SpecError { message: format!("{origin}:{line}: {m}") };
+
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with('[') {
+            let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
+                return Err(at(line_no, format!("'{line}' is not a section header (valid: [name])")));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(at(line_no, "empty section name".into()));
+            }
+            if let Some(job) = current.take() {
+                jobs.push(job);
+            }
+            if name == "global" {
+                in_global = Some(true);
+            } else {
+                in_global = Some(false);
+                current = Some(JobSpec { name: name.to_string(), ..global.clone() });
+            }
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (line, None),
+        };
+        let target = match in_global {
+            None => return Err(at(line_no, format!("option '{key}' comes before any [section]"))),
+            Some(true) => &mut global,
+            Some(false) => current.as_mut().expect("a job section is open"),
+        };
+        apply_option(target, key, value).map_err(|e| at(line_no, e.message))?;
+    }
+    if let Some(job) = current.take() {
+        jobs.push(job);
+    }
+    if jobs.is_empty() {
+        return Err(SpecError { message: format!("{origin}: no job sections (add one, e.g. [job1])") });
+    }
+    Ok(jobs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::RwMode;
+    use proptest::prelude::*;
+
+    #[test]
+    fn global_options_reach_every_job() {
+        let text = "; seed 004's pattern\n[global]\nbs=8k\ndirect=1\nfilename=/tmp/x\n\n[reads]\nrw=randread\n# comment\n[mixed]\nrw=randrw\nrwmixread=67\nstonewall\n";
+        let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].name, "reads");
+        assert_eq!(jobs[0].rw, RwMode::RandRead);
+        assert_eq!(jobs[1].rwmixread, 67);
+        assert!(jobs[1].stonewall && !jobs[0].stonewall);
+        assert!(jobs.iter().all(|j| j.direct && j.bs.min() == 8192));
+    }
+
+    #[test]
+    fn unknown_option_names_the_line() {
+        let e = parse_job_text("[a]\nrw=read\nzonemode=zbd\n", "t.fio", JobSpec::default()).unwrap_err();
+        assert!(e.message.starts_with("t.fio:3: unknown option 'zonemode'"), "{e}");
+        let e = parse_job_text("rw=read\n", "t.fio", JobSpec::default()).unwrap_err();
+        assert!(e.message.starts_with("t.fio:1:"), "{e}");
+        let e = parse_job_text("[global]\nbs=4k\n", "t.fio", JobSpec::default()).unwrap_err();
+        assert!(e.message.contains("no job sections"), "{e}");
+    }
+
+    proptest! {
+        #[test]
+        fn parser_never_panics(text in "(\\[[a-z]{0,5}\\]?|[a-z_]{1,10}(=[a-z0-9:/,]{0,8})?|;.*|\\PC{0,10})(\n(\\[[a-z]{0,5}\\]?|[a-z_]{1,10}(=[a-z0-9:/,]{0,8})?|\\PC{0,10})){0,8}") {
+            let _ = parse_job_text(&text, "p.fio", JobSpec::default());
+        }
+    }
+}

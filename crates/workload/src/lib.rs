@@ -1,0 +1,22 @@
+//! What a workload is, in fio's words, and the exact sequence of requests it issues.
+//!
+//! This crate is for: parsing workload options (`rw`, `bs`, `iodepth`, …) from command-line
+//! flags and fio job files into plain [`JobSpec`] values, expanding them into job instances
+//! (one per filename × `numjobs`), and generating each instance's deterministic
+//! [`RequestStream`] of `(offset, length, direction)`.
+//!
+//! It is not for: doing I/O, keeping time or measuring anything. The real-time engine
+//! (`raidlab-engine`) and the simulator (`raidlab-sim`) both consume the same stream, so a
+//! simulated run replays exactly the requests a real run would issue.
+
+pub mod jobfile;
+pub mod size;
+pub mod spec;
+pub mod stream;
+
+pub use jobfile::{parse_job_file, parse_job_text};
+pub use spec::{
+    apply_option, split_filenames, BlockSizes, BsDist, IoEngine, JobSpec, RwMode, SpecError,
+    OPTION_NAMES,
+};
+pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -1,0 +1,155 @@
+//! Number parsing in fio's conventions: sizes with k/m/g/t suffixes, durations, percentages.
+//!
+//! Sizes follow fio's default `kb_base=1024`: `4k`, `4K`, `4KiB` and `4KB` all mean 4096 bytes,
+//! so job files written for fio mean the same thing here. Output labels decimal and binary
+//! units explicitly; input follows fio.
+
+/// Parse a size such as `512`, `4k`, `64KiB`, `1m`, `2g`, `1t` into bytes.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)".into());
+    }
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{t}' is not a size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)"));
+    }
+    let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        "p" | "pb" | "pib" => 1 << 50,
+        _ => {
+            return Err(format!(
+                "'{t}' has unknown unit '{suffix}' (valid: k, m, g, t, p, optionally followed by b or ib)"
+            ))
+        }
+    };
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| format!("'{t}' is not a size"))?;
+        let bytes = v * mult as f64;
+        if !(bytes.is_finite()) || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+            return Err(format!("'{t}' is not a whole number of bytes"));
+        }
+        Ok(bytes as u64)
+    } else {
+        let v: u64 = num.parse().map_err(|_| format!("'{t}' is too large"))?;
+        v.checked_mul(mult).ok_or_else(|| format!("'{t}' is too large"))
+    }
+}
+
+/// Parse a duration into nanoseconds. A bare number is seconds, as in fio's `runtime`;
+/// suffixes `ns`, `us`, `ms`, `s`, `m`, `h`, `d` are accepted.
+pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{t}' is not a duration (valid: a number with an optional ns/us/ms/s/m/h/d suffix)"));
+    }
+    let unit_ns: f64 = match suffix.to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" => 1e9,
+        "ns" => 1.0,
+        "us" | "usec" => 1e3,
+        "ms" | "msec" => 1e6,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        "d" => 86400e9,
+        _ => return Err(format!("'{t}' has unknown time unit '{suffix}' (valid: ns, us, ms, s, m, h, d)")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("'{t}' is not a duration"))?;
+    let ns = v * unit_ns;
+    if !ns.is_finite() || ns < 0.0 || ns > 1e19 {
+        return Err(format!("'{t}' is out of range"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// Parse an unsigned integer with optional size suffix (fio accepts `iodepth=1k`? no: plain).
+pub fn parse_u32(text: &str, min: u32, max: u32) -> Result<u32, String> {
+    let t = text.trim();
+    let v: u64 = t
+        .parse()
+        .map_err(|_| format!("'{t}' is not a whole number (valid: {min} to {max})"))?;
+    if v < min as u64 || v > max as u64 {
+        return Err(format!("{v} is out of range (valid: {min} to {max})"));
+    }
+    Ok(v as u32)
+}
+
+/// Parse a boolean the way fio does: 1/0, true/false, yes/no, on/off.
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        t => Err(format!("'{t}' is not a boolean (valid: 1, 0, true, false, yes, no)")),
+    }
+}
+
+/// Format bytes with a binary unit, e.g. `4 KiB`, `1.5 MiB` (for labels, not parsing).
+pub fn format_bytes_binary(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{} {}", v as u64, UNITS[u])
+    } else {
+        format!("{:.1} {}", v, UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_follow_fio_kb_base_1024() {
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("64K").unwrap(), 65536);
+        assert_eq!(parse_size("2m").unwrap(), 2 << 20);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("0.5k").unwrap(), 512);
+        assert!(parse_size("4q").unwrap_err().contains("unknown unit"));
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
+        assert!(parse_size("20000000p").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("2").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration_ns("250ms").unwrap(), 250_000_000);
+        assert_eq!(parse_duration_ns("1m").unwrap(), 60_000_000_000);
+        assert!(parse_duration_ns("3 fortnights").is_err());
+    }
+
+    #[test]
+    fn binary_labels() {
+        assert_eq!(format_bytes_binary(4096), "4 KiB");
+        assert_eq!(format_bytes_binary(1536 * 1024), "1.5 MiB");
+    }
+
+    proptest! {
+        #[test]
+        fn size_parser_never_panics(s in "\\PC{0,20}") {
+            let _ = parse_size(&s);
+            let _ = parse_duration_ns(&s);
+        }
+
+        #[test]
+        fn size_roundtrip(v in 0u64..1_000_000, unit in 0usize..4) {
+            let (suffix, mult) = [("", 1u64), ("k", 1024), ("m", 1 << 20), ("g", 1 << 30)][unit];
+            prop_assert_eq!(parse_size(&format!("{v}{suffix}")).unwrap(), v * mult);
+        }
+    }
+}

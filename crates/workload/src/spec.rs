@@ -1,0 +1,571 @@
+//! [`JobSpec`]: one fio-style job, as plain data, and the option table that fills it.
+//!
+//! Command-line flags (`--bs=4k`) and job-file lines (`bs=4k`) go through the same
+//! [`apply_option`], so both accept exactly the same options with the same errors.
+
+use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The I/O pattern, fio's `rw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed reads and writes (`rw` / `readwrite`).
+    ReadWrite,
+    RandRw,
+}
+
+impl RwMode {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Ok(match s.trim() {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::ReadWrite,
+            "randrw" => RwMode::RandRw,
+            other => {
+                return Err(format!(
+                    "'{other}' is not an I/O pattern (valid: read, write, randread, randwrite, rw, readwrite, randrw)"
+                ))
+            }
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+    /// Percentage of requests that are reads for this pattern given `rwmixread`.
+    pub fn read_percent(self, rwmixread: u8) -> u8 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+        }
+    }
+    pub fn writes(self, rwmixread: u8) -> bool {
+        self.read_percent(rwmixread) < 100
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How block sizes are drawn for one direction: fixed, or fio's `bssplit` weights.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BsDist {
+    /// (block size in bytes, weight in percent); weights sum to 100.
+    pub entries: Vec<(u64, u32)>,
+}
+
+impl BsDist {
+    pub fn fixed(bs: u64) -> Self {
+        BsDist { entries: vec![(bs, 100)] }
+    }
+    pub fn is_fixed(&self) -> bool {
+        self.entries.len() == 1
+    }
+    pub fn min(&self) -> u64 {
+        self.entries.iter().map(|e| e.0).min().unwrap_or(0)
+    }
+    pub fn max(&self) -> u64 {
+        self.entries.iter().map(|e| e.0).max().unwrap_or(0)
+    }
+    /// Pick a block size from a uniform draw `u` in 0..100.
+    pub fn pick(&self, u: u32) -> u64 {
+        let mut acc = 0;
+        for &(bs, w) in &self.entries {
+            acc += w;
+            if u < acc {
+                return bs;
+            }
+        }
+        self.entries.last().map(|e| e.0).unwrap_or(0)
+    }
+    /// Parse one direction of a `bssplit` value: `4k/10:64k/50:32k/40`. Entries without a
+    /// weight share what the weighted entries leave of 100%, as in fio.
+    pub fn parse_split(text: &str) -> Result<Self, String> {
+        let mut entries = Vec::new();
+        let mut unweighted = Vec::new();
+        let mut total = 0u32;
+        for part in text.split(':').filter(|p| !p.trim().is_empty()) {
+            let (bs_s, w_s) = match part.split_once('/') {
+                Some((b, w)) => (b, Some(w)),
+                None => (part, None),
+            };
+            let bs = parse_size(bs_s)?;
+            if bs == 0 {
+                return Err(format!("block size in '{part}' is zero"));
+            }
+            match w_s {
+                Some(w) => {
+                    let w = parse_u32(w, 0, 100)?;
+                    total += w;
+                    entries.push((bs, w));
+                }
+                None => unweighted.push(bs),
+            }
+        }
+        if total > 100 {
+            return Err(format!("bssplit weights in '{text}' add up to {total}% (valid: at most 100)"));
+        }
+        if !unweighted.is_empty() {
+            let left = 100 - total;
+            let share = left / unweighted.len() as u32;
+            let mut extra = left - share * unweighted.len() as u32;
+            for bs in unweighted {
+                let w = share + if extra > 0 { extra -= 1; 1 } else { 0 };
+                entries.push((bs, w));
+            }
+        } else if total != 100 {
+            return Err(format!("bssplit weights in '{text}' add up to {total}% (valid: exactly 100)"));
+        }
+        entries.retain(|e| e.1 > 0);
+        if entries.is_empty() {
+            return Err(format!("bssplit '{text}' has no block size with a nonzero weight"));
+        }
+        Ok(BsDist { entries })
+    }
+}
+
+/// Block sizes for reads and for writes (fio's `bs=4k,64k` sets them separately).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSizes {
+    pub read: BsDist,
+    pub write: BsDist,
+}
+
+impl BlockSizes {
+    pub fn fixed(bs: u64) -> Self {
+        BlockSizes { read: BsDist::fixed(bs), write: BsDist::fixed(bs) }
+    }
+    pub fn min(&self) -> u64 {
+        self.read.min().min(self.write.min())
+    }
+    pub fn max(&self) -> u64 {
+        self.read.max().max(self.write.max())
+    }
+}
+
+/// How requests are executed in real time. The simulator ignores this: it models the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    IoUring,
+    Psync,
+    /// No I/O at all: measures the engine's own overhead, like fio's `null`.
+    Null,
+}
+
+impl IoEngine {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "io_uring" => Ok(IoEngine::IoUring),
+            "psync" => Ok(IoEngine::Psync),
+            "null" => Ok(IoEngine::Null),
+            other => Err(format!("'{other}' is not a supported ioengine (valid: io_uring, psync, null)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Psync => "psync",
+            IoEngine::Null => "null",
+        }
+    }
+}
+
+/// One job: everything needed to generate its requests and run them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub name: String,
+    pub rw: RwMode,
+    pub bs: BlockSizes,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    /// Percentage of reads for `rw`/`randrw`.
+    pub rwmixread: u8,
+    /// Bytes of the target each job covers per pass; `None` means to the end of the target.
+    pub size: Option<u64>,
+    /// Start of the region, bytes.
+    pub offset: u64,
+    /// Each job `i` of `numjobs` starts at `offset + i * offset_increment` (fio's option), so
+    /// threads can split a file into contiguous regions as seed 002 did.
+    pub offset_increment: u64,
+    /// Stop after this long (ns). Without `time_based`, whichever of size and runtime ends first.
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    /// Run this long (ns) before counting results.
+    pub ramp_time_ns: u64,
+    /// Passes over the region (fio's `loops`).
+    pub loops: u32,
+    pub direct: bool,
+    pub ioengine: IoEngine,
+    pub randseed: u64,
+    /// Targets; each gets its own `numjobs` jobs.
+    pub filenames: Vec<String>,
+    /// Writes carry a checksummed header, reads check it.
+    pub verify: bool,
+    pub group_reporting: bool,
+    /// Wait for previous jobs to finish before starting this one.
+    pub stonewall: bool,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: "job".into(),
+            rw: RwMode::Read,
+            bs: BlockSizes::fixed(4096),
+            iodepth: 1,
+            numjobs: 1,
+            rwmixread: 50,
+            size: None,
+            offset: 0,
+            offset_increment: 0,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            loops: 1,
+            direct: false,
+            ioengine: IoEngine::IoUring,
+            // fio's default seed, so a default job draws a fixed sequence.
+            randseed: 0x89,
+            filenames: Vec::new(),
+            verify: false,
+            group_reporting: false,
+            stonewall: false,
+        }
+    }
+}
+
+/// A bad option: what was wrong, where (filled in by the caller), what is valid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+impl std::error::Error for SpecError {}
+
+/// Every option name [`apply_option`] accepts.
+pub const OPTION_NAMES: &[&str] = &[
+    "name",
+    "rw",
+    "readwrite",
+    "bs",
+    "blocksize",
+    "bssplit",
+    "iodepth",
+    "numjobs",
+    "rwmixread",
+    "rwmixwrite",
+    "size",
+    "offset",
+    "offset_increment",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "loops",
+    "direct",
+    "ioengine",
+    "randseed",
+    "filename",
+    "verify",
+    "group_reporting",
+    "stonewall",
+    "thread",
+];
+
+fn is_flag(key: &str) -> bool {
+    matches!(key, "time_based" | "group_reporting" | "stonewall" | "thread")
+}
+
+/// Split fio's ':'-separated filename list. `array:` and `sim:` target prefixes contain a
+/// colon themselves and are kept with what follows them; `\:` escapes a colon as in fio.
+pub fn split_filenames(value: &str) -> Vec<String> {
+    let mut raw: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&':') {
+            cur.push(':');
+            chars.next();
+        } else if c == ':' {
+            raw.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    raw.push(cur);
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let tok = &raw[i];
+        if (tok == "array" || tok == "sim") && i + 1 < raw.len() {
+            out.push(format!("{tok}:{}", raw[i + 1]));
+            i += 2;
+        } else {
+            if !tok.is_empty() {
+                out.push(tok.clone());
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
+/// The error says what is wrong and what is valid; the caller prefixes where it came from.
+pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Result<(), SpecError> {
+    let key = key.trim();
+    let err = |m: String| SpecError { message: format!("option '{key}': {m}") };
+    if !OPTION_NAMES.contains(&key) {
+        return Err(SpecError {
+            message: format!("unknown option '{key}' (valid: {})", OPTION_NAMES.join(", ")),
+        });
+    }
+    let value = match value {
+        Some(v) => v.trim(),
+        None if is_flag(key) => "1",
+        None => return Err(err("needs a value (write it as key=value)".into())),
+    };
+    match key {
+        "name" => {
+            if value.is_empty() {
+                return Err(err("empty name".into()));
+            }
+            spec.name = value.to_string()
+        }
+        "rw" | "readwrite" => spec.rw = RwMode::parse(value).map_err(err)?,
+        "bs" | "blocksize" => {
+            let (r, w) = match value.split_once(',') {
+                Some((r, w)) => (r, if w.trim().is_empty() { r } else { w }),
+                None => (value, value),
+            };
+            let rb = parse_size(r).map_err(err)?;
+            let wb = parse_size(w).map_err(err)?;
+            if rb == 0 || wb == 0 {
+                return Err(err("block size must be at least 1 byte".into()));
+            }
+            spec.bs = BlockSizes { read: BsDist::fixed(rb), write: BsDist::fixed(wb) };
+        }
+        "bssplit" => {
+            let (r, w) = match value.split_once(',') {
+                Some((r, w)) => (r, w),
+                None => (value, value),
+            };
+            spec.bs = BlockSizes {
+                read: BsDist::parse_split(r).map_err(err)?,
+                write: BsDist::parse_split(w).map_err(err)?,
+            };
+        }
+        "iodepth" => spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?,
+        "numjobs" => spec.numjobs = parse_u32(value, 1, 4096).map_err(err)?,
+        "rwmixread" => spec.rwmixread = parse_u32(value, 0, 100).map_err(err)? as u8,
+        "rwmixwrite" => spec.rwmixread = 100 - parse_u32(value, 0, 100).map_err(err)? as u8,
+        "size" => {
+            let s = parse_size(value).map_err(err)?;
+            if s == 0 {
+                return Err(err("size must be greater than zero".into()));
+            }
+            spec.size = Some(s)
+        }
+        "offset" => spec.offset = parse_size(value).map_err(err)?,
+        "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
+        "runtime" => {
+            let ns = parse_duration_ns(value).map_err(err)?;
+            spec.runtime_ns = if ns == 0 { None } else { Some(ns) };
+        }
+        "time_based" => spec.time_based = parse_bool(value).map_err(err)?,
+        "ramp_time" => spec.ramp_time_ns = parse_duration_ns(value).map_err(err)?,
+        "loops" => spec.loops = parse_u32(value, 1, 1_000_000).map_err(err)?,
+        "direct" => spec.direct = parse_bool(value).map_err(err)?,
+        "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
+        "randseed" => {
+            spec.randseed = value
+                .parse()
+                .map_err(|_| err(format!("'{value}' is not a whole number (valid: 0 to 2^64-1)")))?
+        }
+        "filename" => {
+            let names = split_filenames(value);
+            if names.is_empty() {
+                return Err(err("no file name given".into()));
+            }
+            spec.filenames = names;
+        }
+        "verify" => {
+            spec.verify = match value {
+                "crc32c" | "raidlab" => true,
+                "none" => false,
+                v => parse_bool(v).map_err(|_| {
+                    err(format!("'{v}' is not a verify mode (valid: crc32c, none, 1, 0)"))
+                })?,
+            }
+        }
+        "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
+        "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
+        // raidlab's jobs are always threads; fio's `thread` asks for exactly that.
+        "thread" => {
+            parse_bool(value).map_err(err)?;
+        }
+        _ => unreachable!("option table and match disagree on '{key}'"),
+    }
+    Ok(())
+}
+
+impl JobSpec {
+    /// Check the options together (each was checked alone by [`apply_option`]).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let e = |m: String| Err(SpecError { message: format!("job '{}': {m}", self.name) });
+        if self.filenames.is_empty() {
+            return e("no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml)".into());
+        }
+        if self.time_based && self.runtime_ns.is_none() {
+            return e("time_based needs a runtime (e.g. runtime=10s)".into());
+        }
+        if self.direct {
+            for (what, v) in [("offset", self.offset), ("offset_increment", self.offset_increment)] {
+                if v % 512 != 0 {
+                    return e(format!("{what}={v} is not a multiple of 512 bytes, which direct=1 needs"));
+                }
+            }
+            for (bs, _) in self.bs.read.entries.iter().chain(self.bs.write.entries.iter()) {
+                if bs % 512 != 0 {
+                    return e(format!("bs={bs} is not a multiple of 512 bytes, which direct=1 needs"));
+                }
+            }
+            if let Some(s) = self.size {
+                if s % 512 != 0 {
+                    return e(format!("size={s} is not a multiple of 512 bytes, which direct=1 needs"));
+                }
+            }
+        }
+        if let Some(s) = self.size {
+            if s < self.bs.min() {
+                return e(format!("size={s} is smaller than the block size {}", self.bs.min()));
+            }
+        }
+        if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {
+            return e(format!(
+                "verify needs blocks of at least {} bytes to hold the header",
+                crate::stream::VERIFY_HEADER_BYTES
+            ));
+        }
+        Ok(())
+    }
+
+    /// The region job `job_index` covers on a target of `target_size` bytes: `(start, len)`.
+    pub fn region(&self, job_index: u32, target_size: u64) -> Result<(u64, u64), SpecError> {
+        let start = self
+            .offset
+            .checked_add(self.offset_increment.saturating_mul(job_index as u64))
+            .ok_or_else(|| SpecError { message: "offset overflows".into() })?;
+        let len = match self.size {
+            Some(s) => s,
+            None => target_size.saturating_sub(start),
+        };
+        if start.checked_add(len).map_or(true, |end| end > target_size) || len == 0 {
+            return Err(SpecError {
+                message: format!(
+                    "job '{}' (#{job_index}) covers [{start}, {}) but the target holds {target_size} bytes",
+                    self.name,
+                    start.saturating_add(len)
+                ),
+            });
+        }
+        if len < self.bs.min() {
+            return Err(SpecError {
+                message: format!("job '{}': region of {len} bytes is smaller than the block size", self.name),
+            });
+        }
+        Ok((start, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_apply() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "rw", Some("randrw")).unwrap();
+        apply_option(&mut s, "bs", Some("8k")).unwrap();
+        apply_option(&mut s, "rwmixwrite", Some("30")).unwrap();
+        apply_option(&mut s, "time_based", None).unwrap();
+        assert_eq!(s.rw, RwMode::RandRw);
+        assert_eq!(s.bs, BlockSizes::fixed(8192));
+        assert_eq!(s.rwmixread, 70);
+        assert!(s.time_based);
+    }
+
+    #[test]
+    fn bad_options_say_what_is_valid() {
+        let mut s = JobSpec::default();
+        let e = apply_option(&mut s, "rw", Some("sideways")).unwrap_err();
+        assert!(e.message.contains("valid: read, write"), "{e}");
+        let e = apply_option(&mut s, "frobnicate", Some("1")).unwrap_err();
+        assert!(e.message.contains("unknown option 'frobnicate'"), "{e}");
+        let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
+        assert!(e.message.contains("valid: 1 to 65536"), "{e}");
+    }
+
+    #[test]
+    fn bssplit_fills_the_remainder() {
+        let d = BsDist::parse_split("4k/10:64k/50:32k").unwrap();
+        assert_eq!(d.entries, vec![(4096, 10), (65536, 50), (32768, 40)]);
+        assert!(BsDist::parse_split("4k/60:8k/60").is_err());
+        assert!(BsDist::parse_split("4k/60:8k/30").is_err());
+        assert_eq!(d.pick(0), 4096);
+        assert_eq!(d.pick(10), 65536);
+        assert_eq!(d.pick(99), 32768);
+    }
+
+    #[test]
+    fn filenames_keep_target_prefixes() {
+        assert_eq!(split_filenames("/dev/sda:/dev/sdb"), vec!["/dev/sda", "/dev/sdb"]);
+        assert_eq!(
+            split_filenames("array:m1,m2:sim:systems/x.toml#lun0:/tmp/f"),
+            vec!["array:m1,m2", "sim:systems/x.toml#lun0", "/tmp/f"]
+        );
+        assert_eq!(split_filenames("a\\:b"), vec!["a:b"]);
+    }
+
+    #[test]
+    fn direct_needs_alignment() {
+        let mut s = JobSpec { filenames: vec!["f".into()], direct: true, ..Default::default() };
+        s.bs = BlockSizes::fixed(1000);
+        assert!(s.validate().unwrap_err().message.contains("multiple of 512"));
+        s.bs = BlockSizes::fixed(4096);
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn regions_stay_inside_the_target() {
+        let s = JobSpec { size: Some(1 << 20), offset_increment: 1 << 20, ..Default::default() };
+        assert_eq!(s.region(2, 4 << 20).unwrap(), (2 << 20, 1 << 20));
+        assert!(s.region(4, 4 << 20).is_err());
+    }
+}

@@ -1,0 +1,322 @@
+//! The deterministic request stream: the same [`JobSpec`], instance and seed always give the
+//! same sequence of [`Request`]s, so the simulator replays exactly what the engine issues.
+//!
+//! Offsets of random patterns are aligned to the request's block size and uniform over the
+//! job's region `[start, start + len)` (xdd's `-seek range`); sequential patterns walk the
+//! region in order and start again at its beginning for each pass. No request ever leaves the
+//! region.
+
+use crate::spec::{JobSpec, SpecError};
+use serde::{Deserialize, Serialize};
+
+/// Bytes at the start of each block that `verify` reserves for its header.
+pub const VERIFY_HEADER_BYTES: u64 = 64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+/// One I/O request of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// Position in the job's stream, from 0.
+    pub seq: u64,
+    /// Pass over the region, from 0 (fio's `loops`; time-based runs keep counting).
+    pub pass: u32,
+    pub offset: u64,
+    pub len: u64,
+    pub dir: Dir,
+}
+
+/// xoshiro256** seeded through splitmix64: small, fast, and the same on every machine.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+fn splitmix64(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        let mut x = seed;
+        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)] }
+    }
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+    /// Uniform in `0..n` (n > 0), without modulo bias (Lemire's method).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        debug_assert!(n > 0);
+        let mut m = (self.next_u64() as u128) * (n as u128);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = (self.next_u64() as u128) * (n as u128);
+            }
+        }
+        (m >> 64) as u64
+    }
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// One running copy of a job: which spec, which target, which of its `numjobs`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInstance {
+    /// Index of the job spec in the run.
+    pub spec_index: usize,
+    /// Index into the spec's `filenames`.
+    pub file_index: usize,
+    /// Which of the spec's `numjobs`, from 0.
+    pub job_index: u32,
+    /// Position among all instances of the run; distinguishes seeds.
+    pub global_index: u32,
+}
+
+impl JobInstance {
+    /// Expand specs into instances: each filename of each spec gets `numjobs` instances.
+    pub fn expand(specs: &[JobSpec]) -> Vec<JobInstance> {
+        let mut out = Vec::new();
+        for (si, s) in specs.iter().enumerate() {
+            for fi in 0..s.filenames.len() {
+                for j in 0..s.numjobs {
+                    let global_index = out.len() as u32;
+                    out.push(JobInstance { spec_index: si, file_index: fi, job_index: j, global_index });
+                }
+            }
+        }
+        out
+    }
+    /// The seed of this instance's stream.
+    pub fn seed(&self, spec: &JobSpec) -> u64 {
+        let mut x = spec.randseed ^ ((self.file_index as u64) << 40) ^ ((self.job_index as u64) << 20);
+        splitmix64(&mut x)
+    }
+}
+
+/// The requests of one job instance, in issue order.
+#[derive(Clone, Debug)]
+pub struct RequestStream {
+    spec: JobSpec,
+    start: u64,
+    len: u64,
+    read_percent: u8,
+    random: bool,
+    infinite: bool,
+    offsets: Rng,
+    dirs: Rng,
+    sizes: Rng,
+    seq: u64,
+    pass: u32,
+    /// Sequential position within the region, or bytes issued in this pass for random.
+    cursor: u64,
+}
+
+impl RequestStream {
+    /// The stream of `instance` over a target of `target_size` bytes.
+    pub fn new(spec: &JobSpec, instance: &JobInstance, target_size: u64) -> Result<Self, SpecError> {
+        let (start, len) = spec.region(instance.job_index, target_size)?;
+        let seed = instance.seed(spec);
+        Ok(RequestStream {
+            spec: spec.clone(),
+            start,
+            len,
+            read_percent: spec.rw.read_percent(spec.rwmixread),
+            random: spec.rw.is_random(),
+            infinite: spec.time_based,
+            offsets: Rng::new(seed),
+            dirs: Rng::new(seed ^ 0x5555_5555_5555_5555),
+            sizes: Rng::new(seed ^ 0xAAAA_AAAA_AAAA_AAAA),
+            seq: 0,
+            pass: 0,
+            cursor: 0,
+        })
+    }
+    /// The region `(start, len)` this stream stays inside.
+    pub fn region(&self) -> (u64, u64) {
+        (self.start, self.len)
+    }
+    /// Requests in one pass if the block size is fixed for every direction (else `None`).
+    pub fn requests_per_pass(&self) -> Option<u64> {
+        let (r, w) = (&self.spec.bs.read, &self.spec.bs.write);
+        if r.is_fixed() && w.is_fixed() && r.min() == w.min() {
+            Some(self.len / r.min())
+        } else {
+            None
+        }
+    }
+    /// Bytes one pass transfers if the block size is fixed.
+    pub fn bytes_per_pass(&self) -> Option<u64> {
+        self.requests_per_pass().map(|n| n * self.spec.bs.read.min())
+    }
+
+    fn next_dir(&mut self) -> Dir {
+        match self.read_percent {
+            100 => Dir::Read,
+            0 => Dir::Write,
+            p => {
+                if self.dirs.below(100) < p as u64 {
+                    Dir::Read
+                } else {
+                    Dir::Write
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for RequestStream {
+    type Item = Request;
+
+    fn next(&mut self) -> Option<Request> {
+        loop {
+            if !self.infinite && self.pass >= self.spec.loops {
+                return None;
+            }
+            let dir = self.next_dir();
+            let dist = match dir {
+                Dir::Read => &self.spec.bs.read,
+                Dir::Write => &self.spec.bs.write,
+            };
+            let bs = if dist.is_fixed() { dist.entries[0].0 } else { dist.pick(self.sizes.below(100) as u32) };
+            let fits = if self.random { self.cursor < self.len && bs <= self.len } else { self.cursor + bs <= self.len };
+            if !fits {
+                // End of this pass: the region is covered (or the rest is smaller than a block).
+                self.pass += 1;
+                self.cursor = 0;
+                if self.seq == 0 && self.pass > 0 && bs > self.len {
+                    return None; // region smaller than every block: nothing to do (validated earlier)
+                }
+                continue;
+            }
+            let offset = if self.random {
+                let slots = self.len / bs;
+                self.start + self.offsets.below(slots) * bs
+            } else {
+                self.start + self.cursor
+            };
+            self.cursor += bs;
+            let req = Request { seq: self.seq, pass: self.pass, offset, len: bs, dir };
+            self.seq += 1;
+            debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
+            return Some(req);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{apply_option, RwMode};
+    use proptest::prelude::*;
+
+    fn spec(opts: &[(&str, &str)]) -> JobSpec {
+        let mut s = JobSpec { filenames: vec!["t".into()], ..Default::default() };
+        for (k, v) in opts {
+            apply_option(&mut s, k, Some(v)).unwrap();
+        }
+        s
+    }
+
+    fn first(specs: &JobSpec, target: u64, n: usize) -> Vec<Request> {
+        let inst = &JobInstance::expand(std::slice::from_ref(specs))[0];
+        RequestStream::new(specs, inst, target).unwrap().take(n).collect()
+    }
+
+    #[test]
+    fn sequential_covers_the_region_once_per_loop() {
+        let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "64k"), ("offset", "8k"), ("loops", "2")]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 32);
+        assert_eq!(reqs[0].offset, 8192);
+        assert_eq!(reqs[15].offset, 8192 + 15 * 4096);
+        assert_eq!(reqs[16].offset, 8192);
+        assert_eq!(reqs[16].pass, 1);
+        assert!(reqs.iter().all(|r| r.dir == Dir::Read && r.len == 4096));
+    }
+
+    #[test]
+    fn same_seed_same_stream_other_seed_other_stream() {
+        let s = spec(&[("rw", "randrw"), ("bs", "8k"), ("size", "1m")]);
+        assert_eq!(first(&s, 1 << 20, 200), first(&s, 1 << 20, 200));
+        let t = spec(&[("rw", "randrw"), ("bs", "8k"), ("size", "1m"), ("randseed", "7")]);
+        assert_ne!(first(&s, 1 << 20, 200), first(&t, 1 << 20, 200));
+    }
+
+    #[test]
+    fn random_offsets_are_aligned_and_spread() {
+        let s = spec(&[("rw", "randread"), ("bs", "64k"), ("size", "64m")]);
+        let reqs = first(&s, 64 << 20, 1024);
+        assert_eq!(reqs.len(), 1024);
+        assert!(reqs.iter().all(|r| r.offset % 65536 == 0 && r.offset + r.len <= 64 << 20));
+        let upper = reqs.iter().filter(|r| r.offset >= 32 << 20).count();
+        assert!((400..624).contains(&upper), "{upper} of 1024 in the upper half");
+    }
+
+    #[test]
+    fn rwmixread_sets_the_read_share() {
+        let s = spec(&[("rw", "randrw"), ("rwmixread", "70"), ("bs", "4k"), ("size", "64m")]);
+        let reqs = first(&s, 64 << 20, 10000);
+        let reads = reqs.iter().filter(|r| r.dir == Dir::Read).count();
+        assert!((6700..7300).contains(&reads), "{reads}");
+        assert_eq!(s.rw, RwMode::RandRw);
+    }
+
+    #[test]
+    fn time_based_streams_do_not_end() {
+        let s = spec(&[("rw", "write"), ("bs", "4k"), ("size", "16k"), ("runtime", "1"), ("time_based", "1")]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 100);
+        assert_eq!(reqs[99].pass, 24);
+    }
+
+    #[test]
+    fn numjobs_with_offset_increment_split_the_target() {
+        let s = spec(&[("rw", "read"), ("bs", "1m"), ("size", "4m"), ("numjobs", "4"), ("offset_increment", "4m")]);
+        let insts = JobInstance::expand(std::slice::from_ref(&s));
+        assert_eq!(insts.len(), 4);
+        for inst in &insts {
+            let st = RequestStream::new(&s, inst, 16 << 20).unwrap();
+            assert_eq!(st.region(), (inst.job_index as u64 * (4 << 20), 4 << 20));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn requests_never_leave_the_region(
+            bs_k in 1u64..64, size_k in 64u64..4096, off_k in 0u64..1024,
+            random in any::<bool>(), mix in 0u8..=100, seed in any::<u64>()
+        ) {
+            let mut s = spec(&[("bs", &format!("{bs_k}k")), ("size", &format!("{size_k}k")), ("offset", &format!("{off_k}k"))]);
+            s.rw = if random { RwMode::RandRw } else { RwMode::ReadWrite };
+            s.rwmixread = mix;
+            s.randseed = seed;
+            let target = (off_k + size_k) * 1024;
+            for r in first(&s, target, 500) {
+                prop_assert!(r.offset >= off_k * 1024);
+                prop_assert!(r.offset + r.len <= target);
+            }
+        }
+    }
+}
