@@ -43,3 +43,6 @@ pub mod error;
 pub mod stats;
 
 pub use error::LabError;
+pub mod experiment;
+pub mod metrics;
+pub mod sweep;
