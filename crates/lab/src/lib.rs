@@ -43,6 +43,9 @@ pub mod error;
 pub mod stats;
 
 pub use error::LabError;
+pub mod campaign;
 pub mod experiment;
 pub mod metrics;
+pub mod plan;
+pub mod reference;
 pub mod sweep;
