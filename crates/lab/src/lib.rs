@@ -43,9 +43,12 @@ pub mod error;
 pub mod stats;
 
 pub use error::LabError;
+pub mod actions;
 pub mod campaign;
+pub mod env;
 pub mod experiment;
 pub mod metrics;
+pub mod output;
 pub mod plan;
 pub mod reference;
 pub mod sweep;
