@@ -107,16 +107,20 @@ pub fn nibble_tables(c: u8) -> ([u8; 16], [u8; 16]) {
 /// GF2P8AFFINEQB computes output bit i as the parity of (x AND byte 7−i of the matrix
 /// qword), so byte 7−i holds row i: bit j of it is bit i of c·2^j. (Intel SDM, GF2P8AFFINEQB.)
 /// This is how GF(2^8) products for a polynomial other than GFNI's own 0x11b are done with it.
-pub fn affine_matrix(c: u8) -> u64 {
+pub const fn affine_matrix(c: u8) -> u64 {
     let mut m = 0u64;
-    for i in 0..8 {
+    let mut i = 0;
+    while i < 8 {
         let mut row = 0u8;
-        for j in 0..8 {
+        let mut j = 0;
+        while j < 8 {
             if (mul(c, 1 << j) >> i) & 1 == 1 {
                 row |= 1 << j;
             }
+            j += 1;
         }
         m |= (row as u64) << (8 * (7 - i));
+        i += 1;
     }
     m
 }
