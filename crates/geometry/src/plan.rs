@@ -24,7 +24,7 @@ pub enum IoKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Strategy {
     /// Plain data I/O without redundancy work: linear, RAID 0, reads of healthy members of
-    /// RAID 4/5/6, and writes to RAID 4/5/6 rows whose parity members have all failed.
+    /// RAID 4/5/6.
     Direct,
     /// Read of one copy of mirrored data (RAID 1, RAID 10), picked by the read rule.
     MirrorRead,
@@ -40,8 +40,8 @@ pub enum Strategy {
     /// Pre-read the data blocks not being overwritten; parity from all data (md's rcw).
     ReconstructWrite,
     /// A write where old data of a failed member must first be rebuilt from parity before
-    /// parity can be recomputed (RAID 6 with a failed written member and another failed data
-    /// member); then as reconstruct-write.
+    /// parity can be recomputed (RAID 6 with two data members failed, one of them written);
+    /// then as reconstruct-write.
     DegradedWrite,
     /// A read of a failed member's data rebuilt from the survivors and parity.
     DegradedRead,

@@ -29,10 +29,13 @@ pub fn plan(
 /// * Parity writes (raid5.c `handle_stripe_dirtying`): a row whose data blocks are all
 ///   overwritten is a full-stripe write (no pre-reads). Otherwise read-modify-write needs the
 ///   old data being overwritten plus the surviving parity; reconstruct-write needs the data not
-///   being overwritten; md takes rmw when its read count is strictly smaller and rcw on a tie
-///   (default `rmw_level`). A strategy that would have to read a failed member is not
-///   possible; if neither is, old data is rebuilt from parity first ([`Strategy::DegradedWrite`]).
-///   A failed member is never written; parity stays consistent with the data it stands for.
+///   being overwritten; md counts 1 per block to read, 2 × members per block on a failed
+///   member, and takes rmw when its count is strictly smaller, rcw on a tie (default
+///   `rmw_level`). When the chosen strategy needs old data of a failed member, that data is
+///   rebuilt from parity first ([`Strategy::DegradedWrite`], md's compute-then-write). With
+///   every parity member failed md still pre-reads for rcw; so does this planner (the parity
+///   is then not written). A failed member is never read or written; surviving parity stays
+///   consistent with the data it stands for.
 /// * Parity reads: healthy members are read directly; a failed member's rows are rebuilt from
 ///   every surviving data member of the stripe and P (or Q, or P and Q for two failures).
 /// * Mirror reads (md's nearest-head balancing depends on head positions, which a pure planner
@@ -367,9 +370,9 @@ impl Stripe<'_> {
         targets: &[BlockRef],
     ) {
         let p_alive = self.p_alive();
-        if fd.len() == 1 && p_alive.is_some() {
+        if let (1, Some(pm)) = (fd.len(), p_alive) {
             let p = s.scratch(len);
-            s.read(p_alive.unwrap(), self.base + a, len, p);
+            s.read(pm, self.base + a, len, p);
             let mut inputs: Vec<BlockRef> = known.iter().flatten().copied().collect();
             inputs.push(p);
             s.compute(Compute::Xor {
@@ -536,7 +539,6 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
     };
     let to = st.ranges.iter().flatten().map(|r| r.1).max().unwrap();
     let fd = st.failed_data();
-    let parity_alive = st.p_alive().is_some() || st.q_alive().is_some();
     for (a, b) in st.segments(from, to) {
         let len = b - a;
         let written: Vec<bool> = (0..d).map(|k| st.covers(k, a, b)).collect();
@@ -544,16 +546,30 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
         if nw == 0 {
             continue;
         }
-        let alive_parity = st.p_alive().is_some() as usize + st.q_alive().is_some() as usize;
+        // md's counts (raid5.c handle_stripe_dirtying): each block to pre-read costs 1, or
+        // 2 × members when its member is not in sync (so the other strategy wins if it can).
+        let big = 2 * st.g.members as usize;
+        let cost = |m: u32| if st.is_failed(m) { big } else { 1 };
+        let md_rmw: usize = (0..d)
+            .filter(|&k| written[k])
+            .map(|k| cost(st.sl.data[k]))
+            .sum::<usize>()
+            + st.sl.p.into_iter().chain(st.sl.q).map(cost).sum::<usize>();
+        let md_rcw: usize = (0..d)
+            .filter(|&k| !written[k])
+            .map(|k| cost(st.sl.data[k]))
+            .sum();
+        // Possible without rebuilding anything first:
         let rmw_ok = fd.iter().all(|&k| !written[k]);
         let rcw_ok = fd.iter().all(|&k| written[k]);
-        let (rmw_reads, rcw_reads) = (nw + alive_parity, d - nw);
         let strategy = if nw == d {
             Strategy::FullStripeWrite
-        } else if !parity_alive {
-            Strategy::Direct
-        } else if rmw_ok && (!rcw_ok || rmw_reads < rcw_reads) {
-            Strategy::ReadModifyWrite
+        } else if md_rmw < md_rcw {
+            if rmw_ok {
+                Strategy::ReadModifyWrite
+            } else {
+                Strategy::DegradedWrite
+            }
         } else if rcw_ok {
             Strategy::ReconstructWrite
         } else {
@@ -567,7 +583,6 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
                 let (p, q) = st.gen_parity(&mut s, &data, len);
                 st.write_parity(&mut s, a, len, p, q);
             }
-            Strategy::Direct => {}
             Strategy::ReadModifyWrite => {
                 let mut olds = vec![];
                 for k in (0..d).filter(|&k| written[k]) {
@@ -587,8 +602,10 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
                 });
                 match old_q {
                     None => {
-                        // P only: P' = P ^ Σ old ^ Σ new.
-                        let mut inputs = vec![old_p.expect("parity alive")];
+                        // P only: P' = P ^ Σ old ^ Σ new (md picks rmw only with P in sync
+                        // when Q is gone).
+                        let mut inputs =
+                            vec![old_p.expect("rmw chosen with a parity member in sync")];
                         inputs.extend(olds.iter().map(|&(_, o)| o));
                         inputs.extend(olds.iter().map(|&(k, _)| new(k)));
                         let p = s.scratch(len);
@@ -639,8 +656,8 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
             }
             Strategy::ReconstructWrite => {
                 let mut data = vec![];
-                for k in 0..d {
-                    if written[k] {
+                for (k, &w) in written.iter().enumerate() {
+                    if w {
                         data.push(new(k));
                     } else {
                         let old = s.scratch(len);

@@ -141,10 +141,18 @@ fn degraded_writes_never_touch_failed_members() {
     let p = plan(&g, IoKind::Write, 0, 4096, &[sl.data[0]]).unwrap();
     assert_eq!(strategies(&p), vec![Strategy::ReconstructWrite]);
     assert_eq!((p.cost().member_reads, p.cost().member_writes), (3, 1));
-    // Parity member failed: plain data write.
+    // Parity member failed: md still reconstruct-writes (rmw would need the failed P); only
+    // the data is written.
     let p = plan(&g, IoKind::Write, 0, 4096, &[sl.p.unwrap()]).unwrap();
-    assert_eq!(strategies(&p), vec![Strategy::Direct]);
-    assert_eq!((p.cost().member_reads, p.cost().member_writes), (0, 1));
+    assert_eq!(strategies(&p), vec![Strategy::ReconstructWrite]);
+    assert_eq!((p.cost().member_reads, p.cost().member_writes), (3, 1));
+    // RAID 6 (6 + 2) with Q failed: md's rmw count includes the failed Q, so even a small
+    // write reconstruct-writes (5 reads) and updates data and P.
+    let g8 = raid(Level::Raid6, 8);
+    let q = g8.stripe_layout(0).unwrap().q.unwrap();
+    let p = plan(&g8, IoKind::Write, 0, 4096, &[q]).unwrap();
+    assert_eq!(strategies(&p), vec![Strategy::ReconstructWrite]);
+    assert_eq!((p.cost().member_reads, p.cost().member_writes), (5, 2));
     // RAID 6 with the written member and another data member failed: rebuild first.
     let g6 = raid(Level::Raid6, 6);
     let sl6 = g6.stripe_layout(0).unwrap();
