@@ -44,6 +44,11 @@ pub enum PlanError {
         redundancy: u32,
         what: String,
     },
+    /// Two extents of one multi-extent plan overlap. Bad input.
+    Overlap {
+        first: (u64, u64),
+        second: (u64, u64),
+    },
     /// A nested volume whose description is inconsistent. Bad input.
     BadVolume(String),
 }
@@ -68,6 +73,11 @@ impl fmt::Display for PlanError {
             PlanError::TooManyFailures { failed, redundancy, what } => write!(
                 f,
                 "{what}: members {failed:?} failed but the array tolerates {redundancy} failure(s); data would be lost"
+            ),
+            PlanError::Overlap { first, second } => write!(
+                f,
+                "extents overlap: {} bytes at {} and {} bytes at {} (extents of one I/O must be disjoint)",
+                first.1, first.0, second.1, second.0
             ),
             PlanError::BadVolume(m) => f.write_str(m),
         }

@@ -207,9 +207,12 @@ impl Step {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     pub kind: IoKind,
-    /// Logical extent planned.
+    /// Logical extent planned (for [`crate::plan_extents`]: the first extent's offset and the
+    /// total length).
     pub offset: u64,
     pub len: u64,
+    /// The logical extents (offset, length) in the caller's buffer order; one for [`crate::plan`].
+    pub extents: Vec<(u64, u64)>,
     pub steps: Vec<Step>,
 }
 

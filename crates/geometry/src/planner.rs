@@ -55,12 +55,37 @@ pub fn plan_with(
     failed: &[u32],
     opts: &PlanOptions,
 ) -> Result<Plan, PlanError> {
+    plan_extents(geom, kind, &[(offset, len)], failed, opts)
+}
+
+/// Plan several logical extents as one I/O, the way md's stripe cache merges requests that land
+/// in the same stripe: per row, the written set is the union over all extents, so e.g. two small
+/// writes that together cover a row become one full-stripe write. The caller's buffer is the
+/// extents' bytes concatenated in the order given (`BlockRef::User` offsets index into it).
+/// Extents must not overlap; empty extents are ignored. Same rules as [`plan_with`].
+pub fn plan_extents(
+    geom: &Geometry,
+    kind: IoKind,
+    extents: &[(u64, u64)],
+    failed: &[u32],
+    opts: &PlanOptions,
+) -> Result<Plan, PlanError> {
     let capacity = geom.capacity();
-    if offset.checked_add(len).is_none_or(|e| e > capacity) {
-        return Err(PlanError::OutOfRange {
-            offset,
-            len,
-            capacity,
+    for &(offset, len) in extents {
+        if offset.checked_add(len).is_none_or(|e| e > capacity) {
+            return Err(PlanError::OutOfRange {
+                offset,
+                len,
+                capacity,
+            });
+        }
+    }
+    let mut sorted: Vec<(u64, u64)> = extents.iter().copied().filter(|e| e.1 > 0).collect();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0].0 + w[0].1 > w[1].0) {
+        return Err(PlanError::Overlap {
+            first: w[0],
+            second: w[1],
         });
     }
     let mut f: Vec<u32> = failed.to_vec();
@@ -84,24 +109,38 @@ pub fn plan_with(
             what: format!("{}{layout} array of {} members", geom.level, geom.members),
         });
     }
+    // (offset, end, offset of these bytes in the caller's buffer)
+    let mut pieces = Vec::with_capacity(extents.len());
+    let mut at = 0;
+    for &(offset, len) in extents {
+        if len > 0 {
+            pieces.push((offset, offset + len, at));
+        }
+        at += len;
+    }
     let mut steps = Vec::new();
-    if len > 0 {
-        let end = offset + len;
+    for &(offset, end, at) in &pieces {
         match geom.level {
-            Level::Linear => plan_linear(geom, kind, offset, end, &mut steps),
-            Level::Raid0 => plan_raid0(geom, kind, offset, end, &mut steps),
+            Level::Linear => plan_linear(geom, kind, offset, end, at, &mut steps),
+            Level::Raid0 => plan_raid0(geom, kind, offset, end, at, &mut steps),
             Level::Raid1 | Level::Raid10 => {
-                plan_mirror(geom, kind, offset, end, &f, opts, &mut steps)
+                plan_mirror(geom, kind, offset, end, at, &f, opts, &mut steps)
             }
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => {
-                plan_parity(geom, kind, offset, end, &f, &mut steps)
-            }
+            _ => {}
         }
     }
+    if geom.level.has_parity() {
+        plan_parity(geom, kind, &pieces, &f, &mut steps);
+    }
+    let (offset, len) = match extents {
+        [(o, l)] => (*o, *l),
+        _ => (pieces.first().map_or(0, |p| p.0), at),
+    };
     Ok(Plan {
         kind,
         offset,
         len,
+        extents: extents.to_vec(),
         steps,
     })
 }
@@ -158,14 +197,22 @@ impl StepBuilder {
     }
 }
 
-fn plan_linear(g: &Geometry, kind: IoKind, offset: u64, end: u64, steps: &mut Vec<Step>) {
+fn plan_linear(g: &Geometry, kind: IoKind, offset: u64, end: u64, at: u64, steps: &mut Vec<Step>) {
     let mb = g.member_bytes;
     let mut pos = offset;
     while pos < end {
         let (m, off) = (pos / mb, pos % mb);
         let l = (end - pos).min(mb - off);
         let mut s = StepBuilder::new(m, Strategy::Direct);
-        s.io(kind, m as u32, off, l, BlockRef::User { at: pos - offset });
+        s.io(
+            kind,
+            m as u32,
+            off,
+            l,
+            BlockRef::User {
+                at: at + pos - offset,
+            },
+        );
         steps.push(s.finish());
         pos += l;
     }
@@ -186,7 +233,7 @@ fn chunk_pieces(offset: u64, end: u64, chunk: u64) -> impl Iterator<Item = (u64,
     })
 }
 
-fn plan_raid0(g: &Geometry, kind: IoKind, offset: u64, end: u64, steps: &mut Vec<Step>) {
+fn plan_raid0(g: &Geometry, kind: IoKind, offset: u64, end: u64, at: u64, steps: &mut Vec<Step>) {
     let n = g.members as u64;
     let c = g.chunk_bytes;
     let mut current: Option<StepBuilder> = None;
@@ -201,7 +248,9 @@ fn plan_raid0(g: &Geometry, kind: IoKind, offset: u64, end: u64, steps: &mut Vec
             (chunk % n) as u32,
             stripe * c + within,
             l,
-            BlockRef::User { at: pos - offset },
+            BlockRef::User {
+                at: at + pos - offset,
+            },
         );
     }
     if let Some(s) = current {
@@ -214,6 +263,7 @@ fn plan_mirror(
     kind: IoKind,
     offset: u64,
     end: u64,
+    at: u64,
     failed: &[u32],
     opts: &PlanOptions,
     steps: &mut Vec<Step>,
@@ -229,7 +279,9 @@ fn plan_mirror(
             .filter(|loc| failed.binary_search(&loc.member).is_err())
             .collect();
         debug_assert!(!copies.is_empty(), "survives() checked");
-        let block = BlockRef::User { at: pos - offset };
+        let block = BlockRef::User {
+            at: at + pos - offset,
+        };
         match kind {
             IoKind::Read => {
                 let pick = if g.level == Level::Raid10 && far > 1 && !offset_layout {
@@ -263,12 +315,9 @@ struct Stripe<'a> {
     sl: StripeLayout,
     /// Member offset of the stripe's first row.
     base: u64,
-    /// Logical offset of the stripe's first data byte, minus the I/O's offset (may wrap; used
-    /// only with additions that land inside the I/O).
-    s0: u64,
-    io_offset: u64,
-    /// Per data index: requested range within the chunk.
-    ranges: Vec<Option<(u64, u64)>>,
+    /// Per data index: requested ranges within the chunk, with the caller's buffer offset of
+    /// each range's first byte: (lo, hi, at).
+    pieces: Vec<Vec<(u64, u64, u64)>>,
     failed: &'a [u32],
 }
 
@@ -276,14 +325,16 @@ impl Stripe<'_> {
     fn is_failed(&self, member: u32) -> bool {
         self.failed.binary_search(&member).is_ok()
     }
-    /// The caller's buffer at chunk offset `x` of data index `k`.
+    /// The caller's buffer at chunk offset `x` of data index `k` (`x` inside a requested range).
     fn user(&self, k: usize, x: u64) -> BlockRef {
-        BlockRef::User {
-            at: self.s0 + k as u64 * self.g.chunk_bytes + x - self.io_offset,
-        }
+        let &(lo, _, at) = self.pieces[k]
+            .iter()
+            .find(|&&(lo, hi, _)| lo <= x && x < hi)
+            .expect("requested");
+        BlockRef::User { at: at + x - lo }
     }
     fn covers(&self, k: usize, a: u64, b: u64) -> bool {
-        self.ranges[k].is_some_and(|(lo, hi)| lo <= a && b <= hi)
+        self.pieces[k].iter().any(|&(lo, hi, _)| lo <= a && b <= hi)
     }
     fn failed_data(&self) -> Vec<usize> {
         (0..self.sl.data.len())
@@ -299,7 +350,7 @@ impl Stripe<'_> {
     /// Elementary row intervals of [from, to) cut at every requested range's edges.
     fn segments(&self, from: u64, to: u64) -> Vec<(u64, u64)> {
         let mut cuts = vec![from, to];
-        for &(lo, hi) in self.ranges.iter().flatten() {
+        for &(lo, hi, _) in self.pieces.iter().flatten() {
             cuts.extend([lo, hi].into_iter().filter(|&x| x > from && x < to));
         }
         cuts.sort_unstable();
@@ -417,30 +468,29 @@ impl Stripe<'_> {
 fn plan_parity(
     g: &Geometry,
     kind: IoKind,
-    offset: u64,
-    end: u64,
+    extents: &[(u64, u64, u64)],
     failed: &[u32],
     steps: &mut Vec<Step>,
 ) {
     let c = g.chunk_bytes;
     let dd = g.data_disks() as u64;
-    let sdb = dd * c;
-    for stripe in offset / sdb..=(end - 1) / sdb {
-        let s0 = stripe * sdb;
-        let ranges = (0..dd)
-            .map(|k| {
-                let (cs, ce) = (s0 + k * c, s0 + (k + 1) * c);
-                let (lo, hi) = (offset.max(cs), end.min(ce));
-                (lo < hi).then(|| (lo - cs, hi - cs))
-            })
-            .collect();
+    // Group the requested chunk pieces by stripe: stripe → per data index [(lo, hi, at)].
+    let mut stripes: std::collections::BTreeMap<u64, Vec<Vec<(u64, u64, u64)>>> =
+        Default::default();
+    for &(offset, end, at) in extents {
+        for (chunk, within, l, pos) in chunk_pieces(offset, end, c) {
+            let per = stripes
+                .entry(chunk / dd)
+                .or_insert_with(|| vec![vec![]; dd as usize]);
+            per[(chunk % dd) as usize].push((within, within + l, at + pos - offset));
+        }
+    }
+    for (stripe, pieces) in stripes {
         let st = Stripe {
             g,
             sl: g.stripe_layout(stripe).expect("parity level"),
             base: stripe * c,
-            s0,
-            io_offset: offset,
-            ranges,
+            pieces,
             failed,
         };
         match kind {
@@ -486,13 +536,20 @@ fn parity_read(st: &Stripe, steps: &mut Vec<Step>) {
     let d = st.sl.data.len();
     let fd = st.failed_data();
     // Rows where a requested block is on a failed member.
-    let degraded = union(fd.iter().filter_map(|&k| st.ranges[k]).collect());
+    let degraded = union(
+        fd.iter()
+            .flat_map(|&k| st.pieces[k].iter().map(|&(lo, hi, _)| (lo, hi)))
+            .collect(),
+    );
     let mut direct = StepBuilder::new(st.sl.stripe, Strategy::Direct);
     for k in 0..d {
         let m = st.sl.data[k];
-        if let (Some((lo, hi)), false) = (st.ranges[k], st.is_failed(m)) {
+        if st.is_failed(m) {
+            continue;
+        }
+        for &(lo, hi, at) in &st.pieces[k] {
             for (a, b) in subtract(lo, hi, &degraded) {
-                direct.read(m, st.base + a, b - a, st.user(k, a));
+                direct.read(m, st.base + a, b - a, BlockRef::User { at: at + a - lo });
             }
         }
     }
@@ -534,10 +591,10 @@ fn parity_read(st: &Stripe, steps: &mut Vec<Step>) {
 
 fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
     let d = st.sl.data.len();
-    let Some(from) = st.ranges.iter().flatten().map(|r| r.0).min() else {
+    let Some(from) = st.pieces.iter().flatten().map(|r| r.0).min() else {
         return;
     };
-    let to = st.ranges.iter().flatten().map(|r| r.1).max().unwrap();
+    let to = st.pieces.iter().flatten().map(|r| r.1).max().unwrap();
     let fd = st.failed_data();
     for (a, b) in st.segments(from, to) {
         let len = b - a;

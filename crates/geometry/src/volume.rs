@@ -152,6 +152,19 @@ pub struct LeafIo {
 }
 
 impl VolumePlan {
+    /// Wrap a plan on a single-level array whose members are leaves 0..members.
+    pub fn flat_plan(plan: Plan) -> VolumePlan {
+        let children = plan
+            .steps
+            .iter()
+            .map(|s| StepChildren {
+                reads: s.reads.iter().map(|io| Child::Leaf(io.member)).collect(),
+                writes: s.writes.iter().map(|io| Child::Leaf(io.member)).collect(),
+            })
+            .collect();
+        VolumePlan { plan, children }
+    }
+
     /// Totals down to the leaves: leaf reads/writes and bytes, plus parity work at every level.
     pub fn cost(&self) -> Cost {
         let mut total = Cost::default();

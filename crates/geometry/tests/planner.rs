@@ -3,8 +3,8 @@
 mod common;
 
 use raidlab_geometry::{
-    plan, plan_volume, plan_with, Geometry, IoKind, Layout, Level, PlanError, PlanOptions,
-    Strategy, Volume,
+    plan, plan_extents, plan_volume, plan_with, Geometry, IoKind, Layout, Level, PlanError,
+    PlanOptions, Strategy, Volume,
 };
 use std::collections::BTreeMap;
 
@@ -107,6 +107,26 @@ fn full_stripe_write_has_no_prereads() {
     let p = plan(&g6, IoKind::Write, 0, 8 * K, &[]).unwrap();
     assert_eq!(strategies(&p), vec![Strategy::FullStripeWrite; 2]);
     assert_eq!((p.cost().member_reads, p.cost().member_writes), (0, 12));
+}
+
+#[test]
+fn extents_in_one_stripe_merge_like_md_stripe_cache() {
+    let g = raid(Level::Raid5, 5);
+    let opts = PlanOptions::default();
+    // Chunks 0-1 and 2-3 of stripe 0, given as two extents: one full-stripe write.
+    let p = plan_extents(&g, IoKind::Write, &[(2 * K, 2 * K), (0, 2 * K)], &[], &opts).unwrap();
+    assert_eq!(strategies(&p), vec![Strategy::FullStripeWrite]);
+    assert_eq!((p.cost().member_reads, p.cost().member_writes), (0, 5));
+    assert_eq!(p.len, 4 * K);
+    // The second extent's bytes start at 2K in the caller's buffer.
+    let w0 = p.steps[0]
+        .writes
+        .iter()
+        .find(|w| w.member == g.stripe_layout(0).unwrap().data[0])
+        .unwrap();
+    assert_eq!(w0.block, raidlab_geometry::BlockRef::User { at: 2 * K });
+    let e = plan_extents(&g, IoKind::Write, &[(0, 10), (5, 10)], &[], &opts).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("overlap"), "{e}");
 }
 
 #[test]
