@@ -72,6 +72,13 @@ pub struct JobRt {
     pub read: DirStats,
     pub write: DirStats,
     pub bytes_done: u64,
+    /// Bytes completed including the ramp.
+    pub bytes_all: u64,
+    /// Bytes the job would move if run to its end (size × loops), when known.
+    pub target_bytes: Option<u64>,
+    /// Set when the run converged: the simulated part was extended to the job's size at the
+    /// steady rate (virtual ns added).
+    pub extrapolated_ns: u64,
 }
 
 impl JobRt {
@@ -90,6 +97,9 @@ impl JobRt {
             read: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
             write: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
             bytes_done: 0,
+            bytes_all: 0,
+            target_bytes: None,
+            extrapolated_ns: 0,
         }
     }
     fn finished(&self) -> bool {
@@ -185,6 +195,9 @@ impl<'w> Engine<'w> {
         let mut completions = 0u64;
         let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
+        // Per-job bytes at each interval start, to get each job's steady rate over the window.
+        let mut iv_bytes: Vec<u64> = vec![0; jobs.len()];
+        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> = std::collections::VecDeque::new();
         let mut reason = "size";
         let mut any_runtime = false;
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
@@ -204,6 +217,7 @@ impl<'w> Engine<'w> {
                     }
                     let job = &mut jobs[ioc.job as usize];
                     job.inflight -= 1;
+                    job.bytes_all += ioc.len;
                     if self.now >= job.ramp_end {
                         let st = if ioc.write { &mut job.write } else { &mut job.read };
                         st.io_bytes += ioc.len;
@@ -226,21 +240,49 @@ impl<'w> Engine<'w> {
                         if ramp_done {
                             let rate = (bytes - iv_start.1) as f64 / (self.now - iv_start.0) as f64;
                             rates.push((rate, iv_start.2, dirty));
+                            snaps.push_back((iv_start.0, iv_bytes.clone()));
                             if rates.len() > conv.window {
                                 rates.remove(0);
+                                snaps.pop_front();
                             }
                             if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache) {
                                 reason = "converged";
-                                for j in jobs.iter_mut() {
+                                let (t0, ref b0) = snaps[0];
+                                let span = (self.now - t0) as f64;
+                                for (k, j) in jobs.iter_mut().enumerate() {
                                     if !j.finished() {
                                         j.stopped = true;
                                         j.end = self.now;
+                                        // Extend to the job's own end at its steady rate, as if it
+                                        // had run to its size (or runtime).
+                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0)) as f64 / span;
+                                        if rate > 0.0 {
+                                            let mut left_ns = match j.target_bytes {
+                                                Some(tb) => tb.saturating_sub(j.bytes_all) as f64 / rate,
+                                                None => 0.0,
+                                            };
+                                            if let Some(d) = j.deadline {
+                                                left_ns = left_ns.min(d.saturating_sub(self.now) as f64);
+                                            }
+                                            let extra_bytes = (left_ns * rate) as u64;
+                                            let total = (j.read.io_bytes + j.write.io_bytes).max(1);
+                                            for st in [&mut j.read, &mut j.write] {
+                                                if st.io_bytes > 0 {
+                                                    let add = (extra_bytes as u128 * st.io_bytes as u128 / total as u128) as u64;
+                                                    let avg = st.io_bytes / st.total_ios.max(1);
+                                                    st.total_ios += add / avg.max(1);
+                                                    st.io_bytes += add;
+                                                }
+                                            }
+                                            j.extrapolated_ns = left_ns as u64;
+                                        }
                                     }
                                 }
                                 break;
                             }
                         }
                         iv_start = (self.now, bytes, dirty);
+                        iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
                 }
             }
@@ -255,7 +297,7 @@ impl<'w> Engine<'w> {
             if j.deadline.is_some_and(|d| j.end >= d) {
                 any_runtime = true;
             }
-            let measured = j.end.saturating_sub(j.ramp_end);
+            let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
         }

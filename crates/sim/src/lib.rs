@@ -211,9 +211,11 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
             let s = &specs[p.spec];
             let cap = engine.w.luns[p.lun].capacity;
             let stream = RequestStream::new(s, &p.inst, cap).map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
+            let per_pass = stream.bytes_per_pass();
             let mut j = JobRt::new(stream, p.lun as u32, s.iodepth.max(1));
             j.ramp_end = s.ramp_time_ns;
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
+            j.target_bytes = if s.time_based { None } else { per_pass.map(|b| b * s.loops as u64) };
             jobs.push(j);
         }
         let t0 = engine.now;
@@ -231,7 +233,7 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
                 write: j.write,
                 usr_cpu: 0.0,
                 sys_cpu: 0.0,
-                elapsed_ns: j.end.saturating_sub(t0),
+                elapsed_ns: j.end.saturating_sub(t0) + j.extrapolated_ns,
                 passes: Vec::new(),
                 verify: None,
                 sim: None,
