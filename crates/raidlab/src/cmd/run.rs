@@ -378,7 +378,8 @@ fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
-/// True once Ctrl-C has been pressed (a sweep stops starting new points).
+/// True once Ctrl-C has been pressed, for `raidlab sweep` to stop starting new points.
+#[allow(dead_code)]
 pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
 }
@@ -412,8 +413,8 @@ fn target_kind(name: &str) -> TargetKind {
     }
 }
 
-/// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Results come
-/// back with each job's options filled in; rendering is the caller's.
+/// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Rendering is
+/// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     if specs.is_empty() {
         return Err(CliError::usage(
@@ -435,7 +436,7 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
             slot.get_or_insert((s.name.as_str(), f.as_str()));
         }
     }
-    let mut result = match (sim, real) {
+    let result = match (sim, real) {
         (Some((sj, sf)), Some((rj, rf))) => {
             return Err(CliError::usage(format!(
                 "job '{sj}' targets {sf} (simulated) and job '{rj}' targets {rf} (real): one run is either simulated or real (valid: split them into two runs)"
@@ -444,7 +445,6 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
         (Some(_), None) => run_simulated(&specs)?,
         _ => run_real(&specs, opts)?,
     };
-    fill_options(&mut result, &specs);
     Ok(result)
 }
 
@@ -482,20 +482,20 @@ fn engine_error(e: raidlab_engine::EngineError) -> CliError {
     }
 }
 
-/// `array:M1,M2,…` → the array's block target.
-fn open_array(
-    name: &str,
-    _force: bool,
-) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
+/// `array:M1,M2,…` → the assembled array as the engine's block target. `--force` also lets
+/// a dirty or degraded array start (the array crate's meaning of force).
+fn open_array(name: &str, force: bool) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
     let members = name.strip_prefix("array:").unwrap_or(name);
     if members.trim().is_empty() {
         return Err(raidlab_engine::EngineError::usage(format!(
             "'{name}': no members (valid: array:MEMBER1,MEMBER2,...)"
         )));
     }
-    Err(raidlab_engine::EngineError::failed(format!(
-        "'{name}': user-space arrays are not available in this build yet (raidlab-array has no open_target)"
-    )))
+    match raidlab_array::open_target(members, &raidlab_array::OpenOptions { force }) {
+        Ok(dev) => Ok(raidlab_engine::Target::Block { label: name.to_string(), dev }),
+        Err(e) if e.is_usage() => Err(raidlab_engine::EngineError::usage(format!("{name}: {}", e.message()))),
+        Err(e) => Err(raidlab_engine::EngineError::failed(format!("{name}: {}", e.message()))),
+    }
 }
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
@@ -624,23 +624,19 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     o
 }
 
-/// Give each job result the options of the spec it came from (matched by name; instance
-/// results may carry a suffix after the spec's name).
-fn fill_options(result: &mut RunResult, specs: &[JobSpec]) {
-    for j in &mut result.jobs {
-        if !j.options.is_empty() {
-            continue;
-        }
-        let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
-            specs
-                .iter()
-                .filter(|s| j.name.starts_with(&s.name))
-                .max_by_key(|s| s.name.len())
-        });
-        if let Some(s) = spec {
-            j.options = spec_options(s);
-        }
-    }
+/// Each job result's options, from the spec it came from (matched by name; instance
+/// results may carry a suffix after the spec's name), index-aligned with `result.jobs`.
+pub fn job_options(result: &RunResult, specs: &[JobSpec]) -> Vec<Vec<(String, String)>> {
+    result
+        .jobs
+        .iter()
+        .map(|j| {
+            let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
+                specs.iter().filter(|s| j.name.starts_with(&s.name)).max_by_key(|s| s.name.len())
+            });
+            spec.map(spec_options).unwrap_or_default()
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -732,7 +728,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
     };
-    let result = if inv.jobs.is_empty() {
+    let (result, specs) = if inv.jobs.is_empty() {
         let scratch = Scratch::create()?;
         let direct = supports_direct(&scratch.dir);
         eprintln!(
@@ -746,13 +742,14 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
                 j.verify = true;
             }
         }
-        let r = execute(jobs, &opts);
+        let r = execute(jobs.clone(), &opts);
         drop(scratch);
-        r?
+        (r?, jobs)
     } else {
-        execute(inv.jobs, &opts)?
+        (execute(inv.jobs.clone(), &opts)?, inv.jobs)
     };
-    let text = raidlab_result::render(&result, inv.format);
+    let options = job_options(&result, &specs);
+    let text = raidlab_result::render_with_options(&result, &options, inv.format);
     match &inv.output {
         Some(path) => std::fs::write(path, &text).map_err(|e| {
             CliError::failed(format!("--output {}: cannot write: {e}", path.display()))
