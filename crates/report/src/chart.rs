@@ -198,7 +198,7 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
 
     let legend_labels: Vec<String> = c.series.iter().map(|s| s.label.clone()).collect();
     let lw = legend_width(legend_labels.iter().cloned());
-    let legend_rows = c.series.len() as f64 + if c.series.is_empty() { 0.0 } else { 1.5 };
+    let legend_rows = c.series.len() as f64 + 3.0;
     let height = H.max(TOP + legend_rows * 18.0 + 40.0);
     let (px, py) = (LEFT, TOP);
     let (pw, ph) = (W - LEFT - lw - 24.0, height - TOP - BOTTOM);
@@ -222,7 +222,8 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
         let y = sy(h.y);
         if y.is_finite() && y >= py - 1.0 && y <= py + ph + 1.0 {
             svg.line(px, y, px + pw, y, "#7a7a7a", 1.0, Some("4 4"));
-            svg.text(px + pw - 4.0, y - 4.0, &h.label, 10.0, Anchor::End, MUTED, "");
+            // Below the line at the left: a rate converging from above leaves that corner empty.
+            svg.text(px + 6.0, y + 14.0, &h.label, 10.0, Anchor::Start, MUTED, "");
         }
     }
 
@@ -291,8 +292,10 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
                 Source::Reference => "open = reference",
             })
             .collect();
-        let ly = py + 8.0 + c.series.len() as f64 * 18.0 + 8.0;
-        svg.text(px + pw + 20.0, ly, &key.join(", "), 10.0, Anchor::Start, MUTED, "");
+        for (k, line) in key.iter().enumerate() {
+            let ly = py + 8.0 + c.series.len() as f64 * 18.0 + 8.0 + k as f64 * 14.0;
+            svg.text(px + pw + 20.0, ly, line, 10.0, Anchor::Start, MUTED, "");
+        }
     }
     if c.series.iter().all(|s| s.points.is_empty()) {
         svg.text(px + pw / 2.0, py + ph / 2.0, "no data", 14.0, Anchor::Middle, MUTED, "");
@@ -419,10 +422,17 @@ fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
     }
     svg.rect(bx, py, bw, ph, "none", Some(INK));
     let scale = Axis { label: String::new(), scale: Scale::Linear, unit: Unit::Plain, min: lo, max: hi };
-    for t in scale.ticks() {
-        let y = py + ph - scale.frac(t.value) * ph;
+    let mut marks: Vec<(f64, String)> = scale.ticks().into_iter().map(|t| (t.value, t.label)).collect();
+    // The ends of the scale are labelled too, unless a tick sits close to them.
+    for end in [lo, hi] {
+        if marks.iter().all(|(v, _)| (scale.frac(*v) - scale.frac(end)).abs() > 0.07) {
+            marks.push((end, format_number(end)));
+        }
+    }
+    for (v, label) in marks {
+        let y = py + ph - scale.frac(v) * ph;
         svg.line(bx + bw, y, bx + bw + 5.0, y, INK, 1.0, None);
-        svg.text(bx + bw + 8.0, y + 4.0, &t.label, 10.5, Anchor::Start, INK, "");
+        svg.text(bx + bw + 8.0, y + 4.0, &label, 10.5, Anchor::Start, INK, "");
     }
     let (cx, cy) = (W - 12.0, py + ph / 2.0);
     svg.text(cx, cy, &h.value_label, 12.0, Anchor::Middle, INK, &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)));

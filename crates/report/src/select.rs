@@ -35,11 +35,12 @@ pub struct FigureSpec {
 struct Metric {
     name: &'static str,
     label: &'static str,
+    words: &'static str,
 }
 
-const MB_S: Metric = Metric { name: "mb_s", label: "rate (MB/s, 10⁶ bytes/s)" };
-const IOPS: Metric = Metric { name: "iops", label: "IOPS (I/O operations per second)" };
-const LAT: Metric = Metric { name: "lat_mean_us", label: "mean latency (µs)" };
+const MB_S: Metric = Metric { name: "mb_s", label: "rate (MB/s, 10⁶ bytes/s)", words: "median rate in MB/s" };
+const IOPS: Metric = Metric { name: "iops", label: "IOPS (I/O operations per second)", words: "median IOPS" };
+const LAT: Metric = Metric { name: "lat_mean_us", label: "mean latency (µs)", words: "median of the mean latency in µs" };
 
 /// Most curves one chart carries before it is split into several by one parameter.
 const MAX_SERIES: usize = 10;
@@ -91,7 +92,7 @@ pub fn campaign_figures(c: &Campaign) -> Vec<FigureSpec> {
     }
     if out.is_empty() {
         if let Some(x) = numeric.first() {
-            let title = format!("Rate against {x}");
+            let title = format!("Rate against {}", param_words(x));
             out.extend(lines(c, x, &MB_S, &format!("rate-vs-{}", slug(x)), &title));
         } else if let Some(cat) = c.varying.first() {
             out.extend(bars(c, cat, "", &format!("bars-{}", slug(cat))));
@@ -107,17 +108,55 @@ fn slug(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
 }
 
+/// What a parameter is called on an axis: the field's words, with fio's name beside them.
+pub fn param_title(param: &str) -> String {
+    let words = param_words(param);
+    if words == param {
+        words
+    } else {
+        format!("{words} ({param})")
+    }
+}
+
+/// A parameter in the field's words: `bs` → block size.
+pub fn param_words(param: &str) -> String {
+    match param {
+        "bs" => "block size",
+        "iodepth" => "queue depth",
+        "numjobs" => "jobs",
+        "rwmixread" => "reads",
+        "rwmixwrite" => "writes",
+        "chunk" => "chunk size",
+        "size" => "total size",
+        "buffer" => "buffer size",
+        "level" => "RAID level",
+        "threads" => "threads",
+        _ => param,
+    }
+    .to_string()
+}
+
+fn axis_title(param: &str) -> String {
+    if is_size_param(param) {
+        format!("{}, bytes (binary units)", param_title(param))
+    } else if is_percent_param(param) {
+        format!("{}, %", param_title(param))
+    } else {
+        param_title(param)
+    }
+}
+
 fn axis_for(param: &str, c: &Campaign) -> AxisSpec {
     if is_size_param(param) || c.distinct(param).iter().any(|v| v.ends_with(|ch: char| ch.is_ascii_alphabetic())) {
-        AxisSpec { label: format!("{param} (bytes, binary units)"), scale: Scale::Log, unit: Unit::Bytes, zero: false }
+        AxisSpec { label: axis_title(param), scale: Scale::Log, unit: Unit::Bytes, zero: false }
     } else if is_percent_param(param) {
-        AxisSpec { label: format!("{} (%)", if param == "rwmixread" { "reads" } else { param }), scale: Scale::Linear, unit: Unit::Percent, zero: true }
+        AxisSpec { label: axis_title(param), scale: Scale::Linear, unit: Unit::Percent, zero: true }
     } else {
         let vals: Vec<f64> = c.distinct(param).iter().filter_map(|v| value_number(param, v)).collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let log = lo > 0.0 && hi / lo >= 16.0;
-        AxisSpec { label: param.to_string(), scale: if log { Scale::Log } else { Scale::Linear }, unit: Unit::Plain, zero: false }
+        AxisSpec { label: axis_title(param), scale: if log { Scale::Log } else { Scale::Linear }, unit: Unit::Plain, zero: false }
     }
 }
 
@@ -229,7 +268,11 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
         let yaxis = AxisSpec { label: metric.label.to_string(), scale: if ylog { Scale::Log } else { Scale::Linear }, unit: Unit::Plain, zero: !ylog };
         let suffix = facet_suffix(&fkeys, &pts);
         let title = format!("{what}{suffix}");
-        let curves_by = if skeys.is_empty() { String::from("one curve") } else { format!("one curve per {}", skeys.join(" × ")) };
+        let curves_by = if skeys.is_empty() {
+            String::from("one curve")
+        } else {
+            format!("one curve per {}", skeys.iter().map(|k| param_title(k)).collect::<Vec<_>>().join(" × "))
+        };
         let scales = match (xaxis.scale, ylog) {
             (Scale::Log, true) => "log–log axes",
             (Scale::Log, false) => "log x axis",
@@ -237,8 +280,9 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             (Scale::Linear, false) => "linear axes",
         };
         let caption = format!(
-            "{what}{suffix}: {} against {x}, {scales}, {curves_by}. {}{}",
-            metric.name,
+            "{what}{suffix}: {} against {}, {scales}, {curves_by}. {}{}",
+            metric.words,
+            param_title(x),
             reps_note(&pts, metric.name),
             sources_note(c)
         );
@@ -310,17 +354,11 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
             .collect();
         let suffix = facet_suffix(&fkeys, &pts);
         let what = match (cat.is_empty(), bar.is_empty()) {
-            (false, false) => format!("Rate per {bar} and {cat}"),
-            (false, true) => format!("Rate per {cat}"),
+            (false, false) => format!("Rate per {} and {}", param_words(bar), param_words(cat)),
+            (false, true) => format!("Rate per {}", param_words(cat)),
             _ => "Rate".to_string(),
         };
-        let x_label = if cat.is_empty() {
-            String::new()
-        } else if size_cat {
-            format!("{cat} (bytes, binary units)")
-        } else {
-            cat.to_string()
-        };
+        let x_label = if cat.is_empty() { String::new() } else { axis_title(cat) };
         let caption = format!("{what}{suffix}: median MB/s per bar. {}{}", reps_note(&pts, MB_S.name), sources_note(c));
         let chart = BarChart { title: format!("{what}{suffix}"), x_label, y_label: MB_S.label.to_string(), categories: cat_labels, series };
         out.push(spec(&c.name, kind, Figure::Bars(chart), caption));
@@ -373,15 +411,15 @@ fn heatmaps(c: &Campaign, x: &str, y: &str) -> Vec<FigureSpec> {
             if c.sources.len() > 1 {
                 suffix = format!("{suffix} [{}]", src.name());
             }
-            let title = format!("Rate over {x} × {y}{suffix}");
+            let title = format!("Rate over {} × {}{suffix}", param_words(x), param_words(y));
             let caption = format!(
-                "Rate over {x} × {y}{suffix}: median MB/s of each point as a colour (scale at right; value in each cell, – where not run). {}",
+                "{title}: median MB/s of each point as a colour (scale at right; value in each cell, – where not run). {}",
                 reps_note(&mine, MB_S.name)
             );
             let h = Heatmap {
                 title,
-                x_label: if is_size_param(x) { format!("{x} (bytes, binary units)") } else { x.to_string() },
-                y_label: if is_size_param(y) { format!("{y} (bytes, binary units)") } else { y.to_string() },
+                x_label: axis_title(x),
+                y_label: axis_title(y),
                 x_values: xs.iter().map(|v| fmt(x, v)).collect(),
                 y_values: ys.iter().map(|v| fmt(y, v)).collect(),
                 cells,
@@ -425,7 +463,7 @@ fn convergence_figures(campaign: &str, conv: &[ConvergenceStep], c: Option<&Camp
     }
     let chart = LineChart {
         title: "Rate against total transferred (convergence)".into(),
-        x: AxisSpec { label: "total transferred (bytes, binary units)".into(), scale: Scale::Log, unit: Unit::Bytes, zero: false },
+        x: AxisSpec { label: "total transferred, bytes (binary units)".into(), scale: Scale::Log, unit: Unit::Bytes, zero: false },
         y: AxisSpec { label: MB_S.label.into(), scale: Scale::Linear, unit: Unit::Plain, zero: true },
         series,
         hlines,

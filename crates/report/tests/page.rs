@@ -44,8 +44,14 @@ fn report_is_one_self_contained_page_with_figures_beside_it() {
 
     // Nothing outside the folder: no scheme anywhere, no script, no CSS import/url().
     assert!(!html.contains("://"), "an absolute URL in the page");
-    for bad in ["<script", "url(", "@import", "<iframe", "<link", "<img"] {
+    for bad in ["<script", "@import", "<iframe", "<link", "<img", "<object", "<embed"] {
         assert!(!html.contains(bad), "page contains {bad}");
+    }
+    // url() only for clip paths within the page.
+    for (i, _) in html.match_indices("url(") {
+        let target = &html[i + 4..];
+        let id = &target[1..target.find(')').unwrap()];
+        assert!(target.starts_with('#') && html.contains(&format!("id=\"{id}\"")), "url() leaves the page: {}", &target[..20]);
     }
     let refs = references(&html);
     assert!(!refs.is_empty());

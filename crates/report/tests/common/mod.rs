@@ -97,7 +97,7 @@ pub fn level_chunk() -> Vec<RunRow> {
                     point,
                     rep,
                     &[("level", level.into()), ("chunk", chunk.into()), ("rw", "read".into()), ("bs", "1m".into())],
-                    &[("mb_s", base + rep as f64 * 3.0)],
+                    &[("mb_s", base + rep as f64)],
                 ));
             }
             point += 1;
