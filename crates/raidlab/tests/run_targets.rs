@@ -1,0 +1,201 @@
+//! `raidlab run` against real targets through the built binary: the null engine, files, job
+//! files with groups, a loop device, the embedded default, the --force rule and Ctrl-C.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn read_total(v: &serde_json::Value, dir: &str) -> (u64, u64) {
+    let jobs = v["jobs"].as_array().unwrap();
+    let bytes = jobs.iter().map(|j| j[dir]["io_bytes"].as_u64().unwrap()).sum();
+    let ios = jobs.iter().map(|j| j[dir]["total_ios"].as_u64().unwrap()).sum();
+    (bytes, ios)
+}
+
+#[test]
+fn null_engine_counts_requests_and_prints_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("n").display().to_string();
+    let out = raidlab(&[
+        "--ioengine=null", &format!("--filename={f}"), "--size=4m", "--bs=4k", "--rw=randread", "--iodepth=32",
+        "--name=null-4k", "--loops=2", "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "null engine"));
+    assert_eq!(v["jobs"][0]["jobname"], "null-4k");
+    // 4 MiB / 4 KiB = 1024 requests per pass, two passes.
+    assert_eq!(read_total(&v, "read"), (8 << 20, 2048));
+    assert_eq!(v["jobs"][0]["read"]["clat_ns"]["N"], 2048);
+    assert_eq!(v["jobs"][0]["job options"]["ioengine"], "null");
+    assert_eq!(v["jobs"][0]["raidlab"]["engine"], "null");
+    assert!(v["fio version"].as_str().unwrap().starts_with("raidlab-"));
+}
+
+#[test]
+fn file_target_write_then_verified_read_text_and_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data").display().to_string();
+    let result = dir.path().join("result.json");
+    let out = raidlab(&[
+        &format!("--filename={f}"), "--size=2m", "--bs=64k", "--verify", "--ioengine=psync",
+        "--name=fill", "--rw=write", "--name=check", "--stonewall", "--rw=randread", "--iodepth=4",
+        "--output-format=json", "--output", &result.display().to_string(),
+    ]);
+    assert_ok(&out, "file write+read");
+    assert!(out.stdout.is_empty(), "--output still printed to stdout");
+    let v = json(&std::fs::read_to_string(&result).unwrap());
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["write"]["io_bytes"], 2 << 20);
+    assert_eq!(jobs[1]["read"]["io_bytes"], 2 << 20);
+    assert_eq!(jobs[1]["read"]["total_ios"], 32);
+    assert_ne!(jobs[0]["groupid"], jobs[1]["groupid"], "stonewall starts a new group");
+    assert_eq!(jobs[1]["raidlab"]["verify"]["mismatches"], 0);
+    assert_eq!(jobs[1]["raidlab"]["verify"]["blocks_checked"], 32);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 20);
+
+    // Same file, text output: fio-like lines with both units labelled.
+    let out = raidlab(&[&format!("--filename={f}"), "--size=2m", "--bs=64k", "--rw=read", "--name=again"]);
+    let text = assert_ok(&out, "text");
+    assert!(text.contains("again: (groupid=0, jobs=1): err= 0:"), "{text}");
+    assert!(text.contains("  read: IOPS="), "{text}");
+    assert!(text.contains("MiB/s (") && text.contains("MB/s)"), "{text}");
+    assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
+    assert!(text.contains("io=2048KiB (2097kB)"), "{text}");
+}
+
+#[test]
+fn job_file_with_global_sections_comments_stonewall_and_group_reporting() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("jf").display().to_string();
+    let job = dir.path().join("t.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "; a comment\n# another\n[global]\nfilename={f}\nsize=1m\nbs=16k\nioengine=psync\n\n[writers]\nrw=write\nnumjobs=2\noffset_increment=1m\ngroup_reporting\n\n[readers]\nstonewall\nrw=read\nnumjobs=2\noffset_increment=1m\ngroup_reporting\n"
+        ),
+    )
+    .unwrap();
+    let out = raidlab(&["--job", &job.display().to_string(), "--output-format=json"]);
+    let v = json(&assert_ok(&out, "job file"));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "group_reporting folds each pair into one result: {v}");
+    assert_eq!(jobs[0]["jobname"], "writers");
+    assert_eq!(jobs[1]["jobname"], "readers");
+    assert_eq!(jobs[0]["write"]["io_bytes"], 2 << 20);
+    assert_eq!(jobs[1]["read"]["io_bytes"], 2 << 20);
+    assert_eq!(jobs[0]["raidlab"]["instances"], 2);
+    assert_ne!(jobs[0]["groupid"], jobs[1]["groupid"]);
+    // Options before --job are the file's defaults; a bare job file argument works like --job.
+    let out = raidlab(&["--iodepth=4", &job.display().to_string(), "--output-format=json"]);
+    let v = json(&assert_ok(&out, "bare job file"));
+    assert_eq!(v["jobs"][1]["job options"]["iodepth"], "4");
+}
+
+#[test]
+fn writing_over_an_ext4_signature_needs_force() {
+    require_tool("mkfs.ext4", "e2fsprogs");
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let st = Command::new("mkfs.ext4").args(["-F", "-q"]).arg(&img).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+    assert!(st.success(), "mkfs.ext4 failed");
+    let before = std::fs::read(&img).unwrap();
+    let target = format!("--filename={}", img.display());
+    let out = raidlab(&[&target, "--rw=write", "--bs=64k", "--size=1m", "--name=clobber"]);
+    let err = assert_usage_error(&out, "write over ext4");
+    assert!(err.contains("ext4"), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&img).unwrap(), before, "refused run still changed the file");
+    // Reading is harmless and allowed.
+    assert_ok(&raidlab(&[&target, "--rw=read", "--bs=64k", "--size=1m", "--name=look"]), "read ext4 image");
+    let out = raidlab(&[&target, "--rw=write", "--bs=64k", "--size=1m", "--name=clobber", "--force"]);
+    assert_ok(&out, "write with --force");
+    assert_ne!(std::fs::read(&img).unwrap(), before);
+}
+
+/// A loop device over a file in a temporary folder, detached when dropped.
+struct Loop(String);
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+#[test]
+fn loop_device_target() {
+    assert!(is_root(), "this test attaches a loop device and needs root");
+    require_tool("losetup", "mount");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("loop.img");
+    std::fs::write(&backing, vec![0u8; 16 << 20]).unwrap();
+    let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().unwrap();
+    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let target = format!("--filename={}", dev.0);
+    let out = raidlab(&[
+        &target, "--direct=1", "--bs=4k", "--size=8m", "--verify", "--name=w", "--rw=write", "--iodepth=16",
+        "--name=r", "--stonewall", "--rw=read", "--iodepth=4", "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "loop device"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
+    assert_eq!(v["jobs"][1]["read"]["io_bytes"], 8 << 20);
+    assert_eq!(v["jobs"][1]["raidlab"]["verify"]["mismatches"], 0);
+    assert_eq!(v["jobs"][1]["raidlab"]["target"], dev.0);
+    // I/O stayed inside [0, 8 MiB): the rest of the backing file is still zero.
+    let data = std::fs::read(&backing).unwrap();
+    assert!(data[8 << 20..].iter().all(|&b| b == 0), "I/O left the region");
+}
+
+#[test]
+fn embedded_default_measures_a_scratch_file_and_removes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = raidlab_with(&["--output-format=json"], &[("TMPDIR", tmp.path())], Duration::from_secs(300));
+    let v = json(&assert_ok(&out, "embedded default"));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 3);
+    assert_eq!(jobs[0]["write"]["io_bytes"], 256 << 20);
+    assert_eq!(jobs[1]["read"]["io_bytes"], 256 << 20);
+    assert!(jobs[2]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(jobs[2]["job options"]["bs"], "4k");
+    assert_eq!(jobs[2]["job options"]["iodepth"], "32");
+    let err = stderr(&out);
+    assert!(err.contains("embedded default"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "scratch folder left behind: {left:?}");
+}
+
+#[test]
+fn embedded_default_is_removed_when_the_run_fails() {
+    // A scratch folder on a filesystem that cannot hold 256 MiB would fail; simpler: an
+    // unwritable TMPDIR fails before anything is created, and says so in one line.
+    let out = raidlab_with(&[], &[("TMPDIR", Path::new("/proc"))], Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_one_line(&stderr(&out), "unwritable TMPDIR");
+    assert!(stderr(&out).contains("temporary folder"), "{}", stderr(&out));
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_still_prints_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("c").display().to_string();
+    let child = Command::new(bin())
+        .args(["run", "--ioengine=null", &format!("--filename={f}"), "--size=1m", "--runtime=60s", "--time_based"])
+        .args(["--name=forever", "--output-format=json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(30), "did not stop promptly");
+    let v = json(&assert_ok(&out, "interrupted run"));
+    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(v["jobs"][0]["raidlab"]["stopped"].is_string(), "{}", v["jobs"][0]["raidlab"]);
+}
