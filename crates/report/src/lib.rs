@@ -18,6 +18,7 @@
 //! [`write_report`] is the one function that touches the file system.
 
 pub mod axis;
+pub mod campaign_meta;
 pub mod chart;
 pub mod html;
 pub mod limits;

@@ -182,11 +182,12 @@ mod tests {
         RunRow {
             campaign: "osc".into(),
             experiment: "series".into(),
+            point: 0,
+            rep: 0,
             source: source.into(),
             target: target.into(),
             params: [("threads".to_string(), threads.to_string())].into_iter().collect(),
             metrics: [("mb_s".to_string(), mb_s)].into_iter().collect(),
-            ..Default::default()
         }
     }
 
