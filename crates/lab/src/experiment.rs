@@ -303,6 +303,7 @@ impl Experiment {
         const TOP: &[&str] = &[
             "name",
             "description",
+            "limits",
             "workload",
             "target",
             "sweep",
@@ -466,7 +467,7 @@ impl Experiment {
 
         // The hash covers what decides the runs, not how many repetitions or the notes.
         let mut identity = doc.clone();
-        for k in ["description", "repeat", "reference"] {
+        for k in ["description", "repeat", "reference", "limits"] {
             identity.remove(k);
         }
         let hash = fnv1a_hex(toml::to_string(&identity).unwrap_or_default().as_bytes());

@@ -7,6 +7,10 @@
 //! noisy points, finding the sustained rate ([`campaign`]'s convergence), and storing
 //! everything so an interrupted campaign resumes ([`db`]).
 //!
+//! The binary's `raidlab sweep` implements [`campaign::Runner`] with `raidlab run`'s dispatcher
+//! (engine, arrays, simulator by target prefix) and [`campaign::Actions`] with
+//! [`actions::SystemActions`]; tests use fakes. [`db::Db`] is also what raidlab-report reads.
+//!
 //! It is not for: doing the I/O of a run (the binary's runner calls the engine, the arrays
 //! or the simulator), drawing figures (raidlab-report reads [`db`]), or deciding what a
 //! result means.
