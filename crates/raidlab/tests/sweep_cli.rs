@@ -271,3 +271,17 @@ fn every_recipe_plans_cleanly() {
         }
     }
 }
+
+#[test]
+fn report_is_written_after_the_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    let out_dir = dir.path().join("rep");
+    let out = sweep(
+        &[exp.to_str().unwrap(), "--report", out_dir.to_str().unwrap()],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = std::fs::read_to_string(out_dir.join("index.html")).expect("index.html written");
+    assert!(html.contains("<svg"), "the page carries its figures inline");
+}

@@ -340,16 +340,22 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Write the HTML report of `db` into `dir` through raidlab-report.
-// INTEGRATION: raidlab-report's `write_report(runs, conv, limits, out)` is not on this branch
-// yet; once it is, this reads `Db::runs()`/`Db::convergence()` and calls it (the limits table
-// comes from raidlab_sim::bounds for the systems the runs name).
+/// Write the HTML report of `db` into `dir` through raidlab-report (what `raidlab report`
+/// does).
 fn write_report(db: &Path, dir: &Path) -> Result<(), CliError> {
+    let opts = crate::cmd::report::ReportOptions {
+        title: None,
+        limits_files: Vec::new(),
+        command: Some(format!("raidlab sweep … --report {}", dir.display())),
+    };
+    let files = crate::cmd::report::report_db(db, dir, &opts)?;
+    for w in &files.warnings {
+        eprintln!("raidlab: warning: {w}");
+    }
     eprintln!(
-        "raidlab: note: report writing is not in this build yet; results are in {} (raidlab report {} --out {})",
-        db.display(),
-        db.display(),
-        dir.display()
+        "report: {} ({} figures)",
+        files.index.display(),
+        files.svgs.len()
     );
     Ok(())
 }
