@@ -310,6 +310,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         sim: None,
         stopped,
         error,
+        ..Default::default()
     }
 }
 
