@@ -26,5 +26,5 @@ pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
-pub use planner::{plan, plan_extents, plan_with, PlanOptions};
+pub use planner::{plan, plan_extents, plan_rebuild, plan_with, PlanOptions};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

@@ -124,7 +124,7 @@ pub fn plan_extents(
             Level::Linear => plan_linear(geom, kind, offset, end, at, &mut steps),
             Level::Raid0 => plan_raid0(geom, kind, offset, end, at, &mut steps),
             Level::Raid1 | Level::Raid10 => {
-                plan_mirror(geom, kind, offset, end, at, &f, opts, &mut steps)
+                plan_mirror(geom, kind, (offset, end, at), &f, opts, &mut steps)
             }
             _ => {}
         }
@@ -144,6 +144,9 @@ pub fn plan_extents(
         steps,
     })
 }
+
+/// A requested range and where its first byte sits in the caller's buffer: (start, end, at).
+type Span = (u64, u64, u64);
 
 /// Builds one step.
 struct StepBuilder {
@@ -261,9 +264,7 @@ fn plan_raid0(g: &Geometry, kind: IoKind, offset: u64, end: u64, at: u64, steps:
 fn plan_mirror(
     g: &Geometry,
     kind: IoKind,
-    offset: u64,
-    end: u64,
-    at: u64,
+    (offset, end, at): Span,
     failed: &[u32],
     opts: &PlanOptions,
     steps: &mut Vec<Step>,
@@ -475,8 +476,7 @@ fn plan_parity(
     let c = g.chunk_bytes;
     let dd = g.data_disks() as u64;
     // Group the requested chunk pieces by stripe: stripe → per data index [(lo, hi, at)].
-    let mut stripes: std::collections::BTreeMap<u64, Vec<Vec<(u64, u64, u64)>>> =
-        Default::default();
+    let mut stripes: std::collections::BTreeMap<u64, Vec<Vec<Span>>> = Default::default();
     for &(offset, end, at) in extents {
         for (chunk, within, l, pos) in chunk_pieces(offset, end, c) {
             let per = stripes
@@ -762,4 +762,150 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
         }
         steps.push(s.finish());
     }
+}
+
+/// Plan the rebuild of `len` bytes at `offset` of `member`'s data area (member offsets, not
+/// logical ones) onto a replacement member, reading only the other members, with the members in
+/// `failed` also missing (`member` itself may be listed or not). Each step reads survivors,
+/// computes the lost block (mirror copy, XOR, or P/Q recovery), and writes it to `member`.
+/// Space the layout does not use (beyond [`Geometry::member_used_bytes`]) has nothing to
+/// rebuild. The plan's `offset`/`len` are the member range.
+pub fn plan_rebuild(
+    geom: &Geometry,
+    member: u32,
+    offset: u64,
+    len: u64,
+    failed: &[u32],
+) -> Result<Plan, PlanError> {
+    if member >= geom.members {
+        return Err(PlanError::NoSuchMember {
+            member,
+            members: geom.members,
+        });
+    }
+    let used = geom.member_used_bytes();
+    if offset.checked_add(len).is_none_or(|e| e > used) {
+        return Err(PlanError::OutOfRange {
+            offset,
+            len,
+            capacity: used,
+        });
+    }
+    let mut f: Vec<u32> = failed.iter().copied().chain([member]).collect();
+    f.sort_unstable();
+    f.dedup();
+    if let Some(&m) = f.iter().find(|&&m| m >= geom.members) {
+        return Err(PlanError::NoSuchMember {
+            member: m,
+            members: geom.members,
+        });
+    }
+    if !geom.survives(&f) {
+        return Err(PlanError::TooManyFailures {
+            failed: f,
+            redundancy: geom.redundancy(),
+            what: format!(
+                "rebuilding member {member} of a {} array of {} members",
+                geom.level, geom.members
+            ),
+        });
+    }
+    let mut steps = vec![];
+    let c = geom.chunk_bytes;
+    // Pieces of the member range cut at chunk rows: (row, offset in row, length).
+    for (row, a, l, _) in chunk_pieces(offset, offset + len, c) {
+        let b = a + l;
+        let mut s = StepBuilder::new(row, Strategy::Rebuild);
+        let target = s.scratch(l);
+        if geom.level.has_parity() {
+            let st = Stripe {
+                g: geom,
+                sl: geom.stripe_layout(row).expect("parity level"),
+                base: row * c,
+                pieces: vec![],
+                failed: &f,
+            };
+            let d = st.sl.data.len();
+            let fd = st.failed_data();
+            let mut known = vec![None; d];
+            for (k, slot) in known.iter_mut().enumerate() {
+                let m = st.sl.data[k];
+                if !st.is_failed(m) {
+                    let blk = s.scratch(l);
+                    s.read(m, st.base + a, l, blk);
+                    *slot = Some(blk);
+                }
+            }
+            if let Some(k) = st.sl.data_index(member) {
+                let targets: Vec<BlockRef> = fd
+                    .iter()
+                    .map(|&x| {
+                        if x == k as usize {
+                            target
+                        } else {
+                            s.scratch(l)
+                        }
+                    })
+                    .collect();
+                st.recover(&mut s, a, l, &known, &fd, &targets);
+            } else {
+                // Parity: first any other lost data, then the parity from all data.
+                let lost: Vec<BlockRef> = fd.iter().map(|_| s.scratch(l)).collect();
+                if !fd.is_empty() {
+                    st.recover(&mut s, a, l, &known, &fd, &lost);
+                }
+                let data: Vec<BlockRef> = (0..d)
+                    .map(|k| {
+                        known[k].unwrap_or_else(|| lost[fd.iter().position(|&x| x == k).unwrap()])
+                    })
+                    .collect();
+                if st.sl.q.is_some() {
+                    let mut slots = vec![None; st.sl.syndrome_slots as usize];
+                    for (k, blk) in data.iter().enumerate() {
+                        slots[st.sl.q_slot[k] as usize] = Some(*blk);
+                    }
+                    let other = s.scratch(l);
+                    let (p, q) = if st.sl.p == Some(member) {
+                        (target, other)
+                    } else {
+                        (other, target)
+                    };
+                    s.compute(Compute::GenPq {
+                        data: slots,
+                        p,
+                        q,
+                        len: l,
+                    });
+                } else {
+                    s.compute(Compute::Xor {
+                        inputs: data,
+                        out: target,
+                        len: l,
+                    });
+                }
+            }
+        } else {
+            // Mirrors: copy from a surviving copy of the same data.
+            let Some(logical) = geom.unmap(member, row * c + a) else {
+                continue;
+            };
+            let Some(src) = geom
+                .map(logical)
+                .into_iter()
+                .find(|loc| f.binary_search(&loc.member).is_err())
+            else {
+                unreachable!("survives() checked")
+            };
+            s.read(src.member, src.offset, l, target);
+        }
+        s.write(member, row * c + a, b - a, target);
+        steps.push(s.finish());
+    }
+    Ok(Plan {
+        kind: IoKind::Write,
+        offset,
+        len,
+        extents: vec![(offset, len)],
+        steps,
+    })
 }
