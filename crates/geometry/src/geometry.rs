@@ -37,7 +37,7 @@ pub struct StripeLayout {
     /// Member holding Q (RAID 6).
     pub q: Option<u32>,
     /// `q_slot[k]` = position of data chunk k in md's syndrome source list, i.e. Q includes
-    /// g^q_slot[k] · D_k. md walks the members from the one after Q (raid5.c `raid6_d0`,
+    /// `g^q_slot[k] · D_k`. md walks the members from the one after Q (raid5.c `raid6_d0`,
     /// `raid6_idx_to_slot`), so for asymmetric layouts this is not k; for DDF layouts it is the
     /// member index. Empty for RAID 0/4/5.
     pub q_slot: Vec<u32>,

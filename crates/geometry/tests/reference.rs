@@ -276,7 +276,7 @@ proptest! {
             let l = step.min(used - pos);
             let p = raidlab_geometry::plan_rebuild(&g, target, pos, l, &others).unwrap();
             prop_assert!(p.steps.iter().all(|s| s.reads.iter().all(|r| r.member != target && !others.contains(&r.member))));
-            execute(&raidlab_geometry::VolumePlan::flat_plan(p), &mut members, &mut vec![]);
+            execute(&raidlab_geometry::VolumePlan::flat_plan(p), &mut members, &mut []);
             pos += l;
         }
         let rebuilt = &members.data[target as usize];
