@@ -8,6 +8,20 @@ use common::{execute, pattern, Members};
 use proptest::prelude::*;
 use raidlab_geometry::{plan_volume, Geometry, IoKind, Layout, Level, PlanError, Volume};
 
+/// Steps may run concurrently: no two steps touch overlapping ranges of one member.
+fn steps_are_disjoint(p: &raidlab_geometry::Plan) -> bool {
+    let mut ranges: Vec<(u32, u64, u64, usize)> = vec![];
+    for (i, s) in p.steps.iter().enumerate() {
+        for io in s.reads.iter().chain(&s.writes) {
+            ranges.push((io.member, io.offset, io.offset + io.len, i));
+        }
+    }
+    ranges.sort_unstable();
+    ranges
+        .windows(2)
+        .all(|w| w[0].0 != w[1].0 || w[0].2 <= w[1].1 || w[0].3 == w[1].3)
+}
+
 fn all_layouts() -> Vec<(Level, Layout)> {
     use Layout::*;
     let mut v = vec![
@@ -160,11 +174,13 @@ proptest! {
             if is_write {
                 let mut data = pattern(a ^ b, len as usize);
                 let p = plan_volume(&vol, IoKind::Write, off, len, &members.failed).unwrap();
+                prop_assert!(steps_are_disjoint(&p.plan), "steps overlap on a member");
                 execute(&p, &mut members, &mut data);
                 shadow[off as usize..(off + len) as usize].copy_from_slice(&data);
             }
             let mut got = vec![0xa5u8; len as usize];
             let p = plan_volume(&vol, IoKind::Read, off, len, &members.failed).unwrap();
+            prop_assert!(steps_are_disjoint(&p.plan), "steps overlap on a member");
             execute(&p, &mut members, &mut got);
             prop_assert!(got == shadow[off as usize..(off + len) as usize], "read mismatch at {}+{} after op {}", off, len, i);
         }
