@@ -540,3 +540,29 @@ impl Geometry {
         (logical < self.capacity()).then_some(logical)
     }
 }
+
+impl std::fmt::Display for Geometry {
+    /// One line in mdadm's words, e.g. "raid5 left-symmetric, 5 members, 64 KiB chunks,
+    /// 4 data + 1 parity per stripe, 1073741824 bytes".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.level)?;
+        if self.layout != Layout::None {
+            write!(f, " {}", self.layout)?;
+        }
+        write!(f, ", {} members", self.members)?;
+        if !matches!(self.level, Level::Linear | Level::Raid1) {
+            write!(f, ", {} KiB chunks", self.chunk_bytes / 1024)?;
+        }
+        match self.level {
+            Level::Raid4 | Level::Raid5 | Level::Raid6 => write!(
+                f,
+                ", {} data + {} parity per stripe",
+                self.data_disks(),
+                self.level.parity_count()
+            )?,
+            Level::Raid1 | Level::Raid10 => write!(f, ", {} copies", self.copies())?,
+            _ => {}
+        }
+        write!(f, ", {} bytes", self.capacity())
+    }
+}
