@@ -5,10 +5,14 @@ use crate::{Geometry, Layout, Level, PlanError, StripeLayout};
 
 /// Knobs of the planner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PlanOptions {
+pub struct PlanOptions<'a> {
     /// Added to the mirror read rule's copy index, so a caller can rotate reads over the copies
-    /// (e.g. by request or job number) or steer them to its least-loaded copy. 0 = plain rule.
+    /// (e.g. by request or job number). 0 = plain rule.
     pub mirror_bias: u64,
+    /// Current load per member (e.g. I/Os in flight, or queued bytes), indexed by member. When
+    /// given, a mirror read goes to the surviving copy with the least load; ties keep the plain
+    /// rule's order. The caller keeps it current — the planner stays pure.
+    pub member_load: Option<&'a [u64]>,
 }
 
 /// Plan a logical read or write of `len` bytes at `offset` with the members in `failed`
@@ -43,7 +47,8 @@ pub fn plan(
 ///   `(g + mirror_bias) mod survivors`; RAID 10 near/offset layouts read chunk c from copy
 ///   `(c × near / members + mirror_bias) mod survivors` (alternating rows of adjacent members);
 ///   RAID 10 far layouts read the first surviving copy (md prefers the lowest address there, so
-///   reads stripe over all members like RAID 0). Mirror writes go to every surviving copy.
+///   reads stripe over all members like RAID 0). With `member_load` the least-loaded surviving
+///   copy wins instead (ties in that order). Mirror writes go to every surviving copy.
 /// * Errors: extent past the capacity, unknown failed member, or failures the array does not
 ///   survive ([`Geometry::survives`]) — even for I/O that would not touch them, as md stops a
 ///   failed array.
@@ -294,6 +299,17 @@ fn plan_mirror(
                         chunk * near / g.members as u64
                     };
                     ((row + opts.mirror_bias) % copies.len() as u64) as usize
+                };
+                let pick = match opts.member_load {
+                    Some(load) => (0..copies.len())
+                        .map(|i| (pick + i) % copies.len())
+                        .min_by_key(|&i| {
+                            load.get(copies[i].member as usize)
+                                .copied()
+                                .unwrap_or(u64::MAX)
+                        })
+                        .unwrap_or(pick),
+                    None => pick,
                 };
                 let mut s = StepBuilder::new(chunk, Strategy::MirrorRead);
                 s.read(copies[pick].member, copies[pick].offset, l, block);

@@ -223,10 +223,44 @@ fn mirror_reads_spread_over_copies_and_writes_hit_all() {
         0,
         K,
         &[],
-        &PlanOptions { mirror_bias: 1 },
+        &PlanOptions {
+            mirror_bias: 1,
+            ..PlanOptions::default()
+        },
     )
     .unwrap();
     assert_eq!(p.steps[0].reads[0].member, 1);
+    // A load hint steers reads to the idlest copy; ties keep the plain rule.
+    let busy = [5u64, 1, 0, 9];
+    let hint = PlanOptions {
+        member_load: Some(&busy),
+        ..PlanOptions::default()
+    };
+    let p = plan_with(&n2, IoKind::Read, 0, 2 * K, &[], &hint).unwrap();
+    assert_eq!(
+        p.steps
+            .iter()
+            .map(|s| s.reads[0].member)
+            .collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    let even = [0u64; 4];
+    let p = plan_with(
+        &n2,
+        IoKind::Read,
+        0,
+        8 * K,
+        &[],
+        &PlanOptions {
+            member_load: Some(&even),
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        count(&p),
+        BTreeMap::from([(0, 2 * K), (1, 2 * K), (2, 2 * K), (3, 2 * K)])
+    );
     // With a copy failed, everything comes from the survivor.
     let p = plan(&r1, IoKind::Read, 0, 4 * K, &[0]).unwrap();
     assert_eq!(count(&p), BTreeMap::from([(1, 4 * K)]));
