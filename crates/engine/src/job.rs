@@ -310,6 +310,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         sim: None,
         stopped,
         error,
+        // Fields the engine does not know (filled by the caller) keep their defaults.
+        ..Default::default()
     }
 }
 
