@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # raidlab's engine against fio, side by side in one run: the two tools alternate, ROUNDS
 # times per case, and the script prints each tool's median IOPS, CPU (usr+sys, % of one core)
-# and the ratios raidlab/fio of IOPS and of IOPS per core.
+# and the ratios raidlab/fio of IOPS and of IOPS per core (IOPS / CPU fraction of the job's
+# thread), then each round's IOPS. On a shared machine wall-clock IOPS swing with the load;
+# IOPS per core is the steadier comparison of the two engines.
 #
 #   bench/engine/vs-fio.sh              # all cases
 #   ROUNDS=5 RUNTIME=5 bench/engine/vs-fio.sh loop-randread null
@@ -74,5 +76,6 @@ ri, rc = st.median(x[0] for x in rl), st.median(x[1] for x in rl)
 fi_, fc = st.median(x[0] for x in fi), st.median(x[1] for x in fi)
 pc = (ri / max(rc, 1e-9)) / (fi_ / max(fc, 1e-9))
 print(f"{case:<14} {ri:12.0f} {rc:7.1f} {fi_:12.0f} {fc:7.1f} {ri/fi_:8.3f} {pc:10.3f}")
+print("  rounds iops raidlab: " + " ".join(f"{x[0]:.0f}" for x in rl) + " | fio: " + " ".join(f"{x[0]:.0f}" for x in fi))
 PY
 done
