@@ -150,6 +150,7 @@ pub fn run_with_clock(
         } else {
             None
         };
+        check_resources(spec, r)?;
         let (exec, engine, depth) = match (spec.ioengine, r) {
             (IoEngine::Null, _) => (ExecPlan::Null, "null", spec.iodepth),
             (_, Resolved::Block(_, dev)) => (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth),
@@ -220,6 +221,33 @@ pub fn run_with_clock(
         jobs.push(r);
     }
     Ok(RunResult { version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")), timestamp: opts.timestamp, jobs })
+}
+
+/// Most worker threads an in-process target gets per job (one per request in flight).
+pub const MAX_BLOCK_TARGET_DEPTH: u32 = 1024;
+
+/// Refuse jobs whose buffers or threads the machine cannot hold, before any I/O.
+fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
+    if let Resolved::Block(label, _) = r {
+        if spec.ioengine != IoEngine::Null && spec.iodepth > MAX_BLOCK_TARGET_DEPTH {
+            return Err(EngineError::usage(format!(
+                "job '{}': iodepth={} on {label}: in-process targets use one thread per request in flight (valid: 1 to {MAX_BLOCK_TARGET_DEPTH})",
+                spec.name, spec.iodepth
+            )));
+        }
+    }
+    let depth = if spec.ioengine == IoEngine::Psync { 1 } else { spec.iodepth as u64 };
+    let need = depth.saturating_mul(spec.bs.max());
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let half_ram = if pages > 0 && page > 0 { pages as u64 * page as u64 / 2 } else { u64::MAX };
+    if need > half_ram {
+        return Err(EngineError::usage(format!(
+            "job '{}': iodepth={} × bs={} needs {need} bytes of buffers per job, more than half of this machine's memory ({half_ram} bytes)",
+            spec.name, spec.iodepth, spec.bs.max()
+        )));
+    }
+    Ok(())
 }
 
 fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineError> {

@@ -118,3 +118,15 @@ fn an_injected_clock_makes_time_based_runs_deterministic() {
     assert!((ramped.read.total_ios as i64 - a.read.total_ios as i64).abs() <= 8, "ramp time is not counted");
     assert!(ramped.elapsed_ns >= 2_000_000);
 }
+
+#[test]
+fn impossible_depths_and_buffers_are_usage_errors() {
+    let dev = Arc::new(MemTarget::new(1 << 20, 512));
+    let mut s = spec(&[("rw", "read"), ("bs", "4k"), ("iodepth", "5000")]);
+    s.filenames = vec!["mem".into()];
+    let e = run_block(&[s], dev.clone(), &RunOptions::default()).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("iodepth=5000") && e.to_string().contains("1 to 1024"), "{e}");
+    let s = spec(&[("rw", "read"), ("bs", "1g"), ("iodepth", "65536"), ("ioengine", "null"), ("size", "1g"), ("filename", "nowhere")]);
+    let e = raidlab_engine::run(&[s], &mut raidlab_engine::resolve_path, &RunOptions::default()).unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("half of this machine's memory"), "{e}");
+}
