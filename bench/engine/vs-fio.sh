@@ -8,6 +8,10 @@
 #   bench/engine/vs-fio.sh              # all cases
 #   ROUNDS=5 RUNTIME=5 bench/engine/vs-fio.sh loop-randread null
 #
+# raidlab side: the engine's example front end (crates/engine/examples/rlrun.rs, the same
+# raidlab_engine::run that `raidlab run` calls), or set RAIDLAB=target/release/raidlab to
+# time the binary itself through its fio-compatible JSON.
+#
 # Cases: loop-randread (4 KiB randread, iodepth 32, io_uring, direct, on a loop device over a
 # /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-seqread (1 MiB
 # sequential read, iodepth 32), null (null engine, 4 KiB, iodepth 32), disk (4 KiB randread,
@@ -18,7 +22,7 @@ RUNTIME=${RUNTIME:-4}
 CASES=${*:-loop-randread loop-psync loop-seqread null disk}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
-if [ -z "${RAIDLAB_RLRUN:-}" ]; then
+if [ -z "${RAIDLAB_RLRUN:-}" ] && [ -z "${RAIDLAB:-}" ]; then
   (cd "$ROOT" && cargo build --release -q -p raidlab-engine --example rlrun)
 fi
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
@@ -55,6 +59,11 @@ run_fio() {
     python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
 }
 run_rl() {
+  if [ -n "${RAIDLAB:-}" ]; then
+    "$RAIDLAB" run --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based --output-format=json |
+      python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
+    return
+  fi
   "$RL" --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based |
     python3 -c 'import re,sys; l=sys.stdin.read(); i=re.search(r"iops=([0-9.]+)",l).group(1); u=re.search(r"usr=([0-9.]+)%",l).group(1); s=re.search(r"sys=([0-9.]+)%",l).group(1); print(i, float(u)+float(s))'
 }
