@@ -28,10 +28,10 @@
 
 pub mod clock;
 mod error;
-mod runner;
 mod exec;
 mod job;
 mod progress;
+mod runner;
 pub mod safety;
 mod target;
 pub mod verify;
@@ -61,7 +61,10 @@ pub enum Target {
     /// A regular file (created and laid out if missing or short) or a block device.
     Path(std::path::PathBuf),
     /// An in-process device; `label` is how results name it.
-    Block { label: String, dev: Arc<dyn BlockTarget> },
+    Block {
+        label: String,
+        dev: Arc<dyn BlockTarget>,
+    },
 }
 
 /// How to run.
