@@ -96,7 +96,13 @@ pub fn run_with_clock(
                 Some(last + size)
             })
             .max();
-        let info = prepare_path(path, need_end, users.iter().any(|s| writes(s)), opts.force)?;
+        let info = prepare_path(
+            path,
+            need_end,
+            users.iter().any(|s| writes(s)),
+            opts.force,
+            &opts.stop,
+        )?;
         infos.insert(name.clone(), info);
     }
 
@@ -141,7 +147,7 @@ pub fn run_with_clock(
                         Some(sz) => {
                             spec.offset + spec.offset_increment * inst.job_index as u64 + sz
                         }
-                        None => prepare_path(p, None, false, true)?.size,
+                        None => prepare_path(p, None, false, true, &opts.stop)?.size,
                     };
                     (size, 1, fname.clone(), String::new())
                 }

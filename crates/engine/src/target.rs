@@ -6,6 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a path target turned out to be, after preparation.
 #[derive(Clone, Debug)]
@@ -68,6 +69,7 @@ pub fn prepare_path(
     need_end: Option<u64>,
     writes: bool,
     force: bool,
+    stop: &AtomicBool,
 ) -> Result<PathInfo, EngineError> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
@@ -91,7 +93,8 @@ pub fn prepare_path(
             .create_new(true)
             .open(path)
             .map_err(|e| EngineError::usage(format!("cannot create target {shown}: {e}")))?;
-        lay_out(&f, 0, end).map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
+        lay_out(&f, 0, end, stop)
+            .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
         let meta = f
             .metadata()
             .map_err(|e| EngineError::failed(format!("{shown}: {e}")))?;
@@ -129,7 +132,7 @@ pub fn prepare_path(
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
             })?;
-            lay_out(&f, size, end)
+            lay_out(&f, size, end, stop)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
             size = end;
         }
@@ -158,10 +161,17 @@ fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
 }
 
 /// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
-fn lay_out(f: &File, from: u64, to: u64) -> io::Result<()> {
+/// Stops early (an `Interrupted` error) when `stop` is set.
+fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
     let chunk = vec![0u8; 1 << 20];
     let mut pos = from;
     while pos < to {
+        if stop.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                format!("interrupted after {} of {} bytes", pos - from, to - from),
+            ));
+        }
         let n = (to - pos).min(chunk.len() as u64) as usize;
         f.write_all_at(&chunk[..n], pos)?;
         pos += n as u64;

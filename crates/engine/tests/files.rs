@@ -391,3 +391,26 @@ fn a_file_keeps_reading_what_was_written_before() {
     assert!(buf.iter().filter(|&&b| b == 0).count() < 2048);
     let _ = std::io::stdout().flush();
 }
+
+#[test]
+fn a_stop_during_layout_ends_the_run_with_a_clear_error() {
+    let d = tmp();
+    let f = d.path().join("big");
+    let opts = raidlab_engine::RunOptions {
+        stop: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        ..Default::default()
+    };
+    let s = spec(&[
+        ("rw", "read"),
+        ("size", "64m"),
+        ("filename", f.to_str().unwrap()),
+    ]);
+    let e = raidlab_engine::run(&[s], &mut raidlab_engine::resolve_path, &opts).unwrap_err();
+    assert!(!e.is_usage());
+    assert!(
+        e.to_string().contains("laying out")
+            && e.to_string()
+                .contains("interrupted after 0 of 67108864 bytes"),
+        "{e}"
+    );
+}
