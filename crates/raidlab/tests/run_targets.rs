@@ -199,3 +199,54 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
     assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
     assert!(v["jobs"][0]["raidlab"]["stopped"].is_string(), "{}", v["jobs"][0]["raidlab"]);
 }
+
+#[test]
+fn simulated_target_runs_in_virtual_time_with_component_extras() {
+    let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/llnl2000/fig11.toml");
+    assert!(system.is_file(), "system file {} missing", system.display());
+    let target = format!("--filename=sim:{}", system.display());
+    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq", "--output-format=json"]);
+    let v = json(&assert_ok(&out, "simulated run"));
+    let job = &v["jobs"][0];
+    assert_eq!(job["write"]["io_bytes"], 64 << 20);
+    assert_eq!(job["raidlab"]["engine"], "sim");
+    assert!(job["raidlab"]["sim"]["components"].as_array().unwrap().len() > 1);
+    assert!(job["write"]["bw_bytes"].as_u64().unwrap() > 0);
+    // Text output shows the simulation's extras.
+    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq"]);
+    let text = assert_ok(&out, "simulated text");
+    assert!(text.contains("simulated    : system="), "{text}");
+    assert!(text.contains("bottleneck   :"), "{text}");
+    // A system file that does not exist is bad input.
+    let out = raidlab(&["--filename=sim:/nonexistent/system.toml", "--rw=read", "--size=1m", "--name=x"]);
+    assert_usage_error(&out, "missing system file");
+}
+
+#[test]
+fn array_target_is_written_and_verified_through_the_user_space_array() {
+    use raidlab_array::{create, CreateOptions, CreateSpec, MemberSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<_> = (0..4).map(|i| dir.path().join(format!("m{i}"))).collect();
+    let spec = CreateSpec::new("5", None, Some(64 << 10), members.iter().cloned().map(MemberSpec::Path).collect()).unwrap();
+    let arr = create(&spec, &CreateOptions { size: Some(16 << 20), assume_clean: true, ..Default::default() }).unwrap();
+    arr.close().unwrap();
+    drop(arr);
+    let list = members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",");
+    let target = format!("--filename=array:{list}");
+    let out = raidlab(&[
+        &target, "--size=8m", "--bs=64k", "--verify", "--name=w", "--rw=write", "--iodepth=8", "--name=r",
+        "--stonewall", "--rw=randread", "--iodepth=8", "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "array target"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
+    assert_eq!(v["jobs"][1]["raidlab"]["verify"]["mismatches"], 0);
+    assert!(v["jobs"][1]["raidlab"]["verify"]["blocks_checked"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"][0]["raidlab"]["target"], format!("array:{list}"));
+    // Members that are not an array: bad input, one line.
+    let junk = dir.path().join("junk");
+    std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
+    let out = raidlab(&[&format!("--filename=array:{}", junk.display()), "--rw=read", "--size=64k", "--name=x"]);
+    let code = out.status.code();
+    assert!(matches!(code, Some(1) | Some(2)), "{code:?}");
+    assert_one_line(&stderr(&out), "not an array");
+}

@@ -484,7 +484,10 @@ fn engine_error(e: raidlab_engine::EngineError) -> CliError {
 
 /// `array:M1,M2,…` → the assembled array as the engine's block target. `--force` also lets
 /// a dirty or degraded array start (the array crate's meaning of force).
-fn open_array(name: &str, force: bool) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
+fn open_array(
+    name: &str,
+    force: bool,
+) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
     let members = name.strip_prefix("array:").unwrap_or(name);
     if members.trim().is_empty() {
         return Err(raidlab_engine::EngineError::usage(format!(
@@ -492,22 +495,29 @@ fn open_array(name: &str, force: bool) -> Result<raidlab_engine::Target, raidlab
         )));
     }
     match raidlab_array::open_target(members, &raidlab_array::OpenOptions { force }) {
-        Ok(dev) => Ok(raidlab_engine::Target::Block { label: name.to_string(), dev }),
-        Err(e) if e.is_usage() => Err(raidlab_engine::EngineError::usage(format!("{name}: {}", e.message()))),
-        Err(e) => Err(raidlab_engine::EngineError::failed(format!("{name}: {}", e.message()))),
+        Ok(dev) => Ok(raidlab_engine::Target::Block {
+            label: name.to_string(),
+            dev,
+        }),
+        Err(e) if e.is_usage() => Err(raidlab_engine::EngineError::usage(format!(
+            "{name}: {}",
+            e.message()
+        ))),
+        Err(e) => Err(raidlab_engine::EngineError::failed(format!(
+            "{name}: {}",
+            e.message()
+        ))),
     }
 }
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
-    let first = specs
-        .iter()
-        .flat_map(|s| s.filenames.iter())
-        .next()
-        .map(String::as_str)
-        .unwrap_or("sim:");
-    Err(CliError::failed(format!(
-        "'{first}': the simulator is not available in this build yet (raidlab-sim has no run)"
-    )))
+    raidlab_sim::run(specs).map_err(|e| {
+        if e.is_usage() {
+            CliError::usage(e.to_string())
+        } else {
+            CliError::failed(e.to_string())
+        }
+    })
 }
 
 /// fio-style size text: `4k`, `1m`, `3g`, or bytes.
@@ -632,7 +642,10 @@ pub fn job_options(result: &RunResult, specs: &[JobSpec]) -> Vec<Vec<(String, St
         .iter()
         .map(|j| {
             let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
-                specs.iter().filter(|s| j.name.starts_with(&s.name)).max_by_key(|s| s.name.len())
+                specs
+                    .iter()
+                    .filter(|s| j.name.starts_with(&s.name))
+                    .max_by_key(|s| s.name.len())
             });
             spec.map(spec_options).unwrap_or_default()
         })
@@ -668,10 +681,12 @@ impl Scratch {
                     return Ok(Scratch { dir, file });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(CliError::failed(format!(
+                Err(e) => {
+                    return Err(CliError::failed(format!(
                     "cannot create a temporary folder in {}: {e} (set TMPDIR to a writable folder)",
                     base.display()
-                ))),
+                )))
+                }
             }
         }
         Err(CliError::failed(format!(
