@@ -702,17 +702,38 @@ impl Drop for Scratch {
     }
 }
 
-/// Whether files in `dir` can be opened with O_DIRECT (tmpfs cannot).
+/// Whether files in `dir` take O_DIRECT I/O: open one with O_DIRECT and write one aligned
+/// 4 KiB block (some filesystems, e.g. tmpfs before Linux 6.6, refuse one or the other).
 fn supports_direct(dir: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    const BLOCK: usize = 4096;
     let probe = dir.join(".direct-probe");
-    let ok = std::fs::OpenOptions::new()
+    let ok = match std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .custom_flags(libc::O_DIRECT)
         .open(&probe)
-        .is_ok();
+    {
+        Ok(f) => {
+            let layout = std::alloc::Layout::from_size_align(BLOCK, BLOCK).expect("4 KiB layout");
+            // SAFETY: a zeroed, 4 KiB-aligned allocation of 4 KiB, freed below.
+            let buf = unsafe { std::alloc::alloc_zeroed(layout) };
+            let written = if buf.is_null() {
+                -1
+            } else {
+                // SAFETY: buf holds BLOCK bytes; the descriptor is open for writing.
+                unsafe { libc::pwrite(f.as_raw_fd(), buf.cast(), BLOCK, 0) }
+            };
+            if !buf.is_null() {
+                // SAFETY: allocated above with this layout.
+                unsafe { std::alloc::dealloc(buf, layout) };
+            }
+            written == BLOCK as isize
+        }
+        Err(_) => false,
+    };
     let _ = std::fs::remove_file(&probe);
     ok
 }
@@ -743,6 +764,8 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
     };
+    // Handler first, so a Ctrl-C at any point after this finds the scratch folder to remove.
+    let _ = stop_flag();
     let (result, specs) = if inv.jobs.is_empty() {
         let scratch = Scratch::create()?;
         let direct = supports_direct(&scratch.dir);
