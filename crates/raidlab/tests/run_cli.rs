@@ -34,6 +34,7 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         (vec!["--job", "/nonexistent/x.fio"], "/nonexistent/x.fio: cannot read job file"),
         (vec!["/nonexistent/y.fio"], "/nonexistent/y.fio: cannot read job file"),
         (vec!["--filename=sim:a.toml:/tmp/x", "--size=1m"], "either simulated or real"),
+        (vec![&file_opt, "--size=1m", "--output=/nonexistent/dir/out.json"], "--output /nonexistent/dir/out.json: cannot open for writing"),
     ];
     for (args, expect) in cases {
         let out = raidlab(&args);

@@ -760,6 +760,25 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         print!("{}", help_text());
         return Ok(());
     }
+    // Check the output file can be written before measuring anything, so a long run is not
+    // lost to a typo in --output.
+    let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
+    let output = match &inv.output {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| {
+                    CliError::usage(format!(
+                        "--output {}: cannot open for writing: {e} (valid: a writable file path)",
+                        path.display()
+                    ))
+                })?,
+        ),
+        None => None,
+    };
     let opts = ExecOptions {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
@@ -782,18 +801,39 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         }
         let r = execute(jobs.clone(), &opts);
         drop(scratch);
-        (r?, jobs)
+        (r, jobs)
     } else {
-        (execute(inv.jobs.clone(), &opts)?, inv.jobs)
+        (execute(inv.jobs.clone(), &opts), inv.jobs)
+    };
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing to record: leave no empty output file behind.
+            if let (true, Some(path)) = (created_output, &inv.output) {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
     };
     let options = job_options(&result, &specs);
     let text = raidlab_result::render_with_options(&result, &options, inv.format);
-    match &inv.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| {
-            CliError::failed(format!("--output {}: cannot write: {e}", path.display()))
-        })?,
-        None => {
-            use std::io::Write;
+    use std::io::Write;
+    match (output, &inv.output) {
+        (Some(mut file), Some(path)) => {
+            let written = file
+                .set_len(0)
+                .and_then(|_| file.write_all(text.as_bytes()))
+                .and_then(|_| file.flush());
+            if let Err(e) = written {
+                // Do not lose the results: print them, then report the failure.
+                let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                return Err(CliError::failed(format!(
+                    "--output {}: cannot write ({e}); the results went to standard output instead",
+                    path.display()
+                )));
+            }
+        }
+        _ => {
             let mut out = std::io::stdout().lock();
             // A closed pipe (| head) is not an error worth a message.
             let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
