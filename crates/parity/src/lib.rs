@@ -276,16 +276,14 @@ impl Kernel {
             (Some(Block::Data(x)), Some(Block::P)) => {
                 let q = q.unwrap();
                 let (srcs, dx, _) = split_missing(data, x, usize::MAX);
-                self.prim_pq_gen(&srcs, Some(&mut *p), dx);
-                self.prim_recover_dp(gf::pow_g(-(x as i64)), dx, p, q);
+                self.prim_recover_dp(&srcs, gf::pow_g(-(x as i64)), dx, p, q);
             }
             (Some(Block::Data(x)), Some(Block::Data(y))) => {
                 let q = q.unwrap();
                 let (srcs, dx, dy) = split_missing(data, x, y);
                 let dy = dy.unwrap();
-                self.prim_pq_gen(&srcs, Some(&mut *dx), dy);
                 let (ca, cb) = two_data_coefficients(x, y);
-                self.prim_recover_dd(ca, cb, dx, dy, p, q);
+                self.prim_recover_dd(&srcs, ca, cb, dx, dy, p, q);
             }
             other => unreachable!("sorted missing set {other:?}"),
         }
@@ -322,21 +320,31 @@ impl Kernel {
         }
     }
 
-    fn prim_recover_dp(self, c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    fn prim_recover_dp(self, srcs: &[&[u8]], c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
         match self {
-            Kernel::Scalar => scalar::recover_dp(c, dx, p, q),
+            Kernel::Scalar => scalar::recover_dp(srcs, c, dx, p, q),
             #[cfg(target_arch = "x86_64")]
-            k => x86::recover_dp(k, c, dx, p, q),
+            k => x86::recover_dp(k, srcs, c, dx, p, q),
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!(),
         }
     }
 
-    fn prim_recover_dd(self, ca: u8, cb: u8, dx: &mut [u8], dy: &mut [u8], p: &[u8], q: &[u8]) {
+    #[allow(clippy::too_many_arguments)]
+    fn prim_recover_dd(
+        self,
+        srcs: &[&[u8]],
+        ca: u8,
+        cb: u8,
+        dx: &mut [u8],
+        dy: &mut [u8],
+        p: &[u8],
+        q: &[u8],
+    ) {
         match self {
-            Kernel::Scalar => scalar::recover_dd(ca, cb, dx, dy, p, q),
+            Kernel::Scalar => scalar::recover_dd(srcs, ca, cb, dx, dy, p, q),
             #[cfg(target_arch = "x86_64")]
-            k => x86::recover_dd(k, ca, cb, dx, dy, p, q),
+            k => x86::recover_dd(k, srcs, ca, cb, dx, dy, p, q),
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!(),
         }

@@ -60,11 +60,13 @@ pub(crate) fn pq_gen(k: Kernel, srcs: &[&[u8]], p: Option<&mut [u8]>, q: &mut [u
 pub(crate) fn update(k: Kernel, old: &[u8], new: &[u8], p: &mut [u8], q: Option<(&mut [u8], u8)>) {
     dispatch!(k, update(old, new, p, q))
 }
-pub(crate) fn recover_dp(k: Kernel, c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
-    dispatch!(k, recover_dp(c, dx, p, q))
+pub(crate) fn recover_dp(k: Kernel, srcs: &[&[u8]], c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    dispatch!(k, recover_dp(srcs, c, dx, p, q))
 }
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recover_dd(
     k: Kernel,
+    srcs: &[&[u8]],
     ca: u8,
     cb: u8,
     dx: &mut [u8],
@@ -72,7 +74,7 @@ pub(crate) fn recover_dd(
     p: &[u8],
     q: &[u8],
 ) {
-    dispatch!(k, recover_dd(ca, cb, dx, dy, p, q))
+    dispatch!(k, recover_dd(srcs, ca, cb, dx, dy, p, q))
 }
 
 /// The algorithms, over the primitives of the module they are expanded in:
@@ -126,12 +128,12 @@ macro_rules! algorithms {
             let nt = streaming(len, &[d]);
             let mut i = 0;
             while i + XU * W <= len {
-                let s0 = *ptrs.get_unchecked(0);
+                let s0 = *ptrs.get_unchecked(n - 1);
                 let mut acc: [V; XU] = [zero(); XU];
                 for u in 0..XU {
                     acc[u] = load(s0.add(i + u * W));
                 }
-                for j in 1..n {
+                for j in (0..n - 1).rev() {
                     let s = *ptrs.get_unchecked(j);
                     for u in 0..XU {
                         acc[u] = xor(acc[u], load(s.add(i + u * W)));
@@ -164,46 +166,54 @@ macro_rules! algorithms {
             }
         }
 
+        /// P and Q of one column block of N vectors at byte offset `i`, by Horner's rule from
+        /// the highest index down; null sources are zeros (they still shift Q's powers of g).
+        #[inline]
+        #[target_feature(enable = $feat)]
+        unsafe fn syndrome<const N: usize>(ptrs: &[*const u8], i: usize) -> ([V; N], [V; N]) {
+            let mut pa: [V; N] = [zero(); N];
+            let mut qa: [V; N] = [zero(); N];
+            let mut j = ptrs.len();
+            // Start from the highest-index source that is present: Q·2 of zeros is zeros.
+            while j > 0 {
+                j -= 1;
+                let s = *ptrs.get_unchecked(j);
+                if !s.is_null() {
+                    for u in 0..N {
+                        pa[u] = load(s.add(i + u * W));
+                        qa[u] = pa[u];
+                    }
+                    break;
+                }
+            }
+            while j > 0 {
+                j -= 1;
+                let s = *ptrs.get_unchecked(j);
+                if s.is_null() {
+                    for u in 0..N {
+                        qa[u] = mul2_xor(qa[u], zero());
+                    }
+                } else {
+                    for u in 0..N {
+                        let x = load(s.add(i + u * W));
+                        pa[u] = xor(pa[u], x);
+                        qa[u] = mul2_xor(qa[u], x);
+                    }
+                }
+            }
+            (pa, qa)
+        }
+
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn pq_gen(srcs: &[&[u8]], mut p: Option<&mut [u8]>, q: &mut [u8]) {
             let len = q.len();
-            let n = srcs.len();
             let ptrs = pointers(srcs);
             let qd = q.as_mut_ptr();
             let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
             let nt = streaming(len, &[qd, pd.unwrap_or(qd)]);
             let mut i = 0;
             while i + U * W <= len {
-                let mut pa: [V; U] = [zero(); U];
-                let mut qa: [V; U] = [zero(); U];
-                let mut j = n;
-                // Start from the highest-index source that is present: Q·2 of zeros is zeros.
-                while j > 0 {
-                    j -= 1;
-                    let s = *ptrs.get_unchecked(j);
-                    if !s.is_null() {
-                        for u in 0..U {
-                            pa[u] = load(s.add(i + u * W));
-                            qa[u] = pa[u];
-                        }
-                        break;
-                    }
-                }
-                while j > 0 {
-                    j -= 1;
-                    let s = *ptrs.get_unchecked(j);
-                    if s.is_null() {
-                        for u in 0..U {
-                            qa[u] = mul2_xor(qa[u], zero());
-                        }
-                    } else {
-                        for u in 0..U {
-                            let x = load(s.add(i + u * W));
-                            pa[u] = xor(pa[u], x);
-                            qa[u] = mul2_xor(qa[u], x);
-                        }
-                    }
-                }
+                let (pa, qa) = syndrome::<U>(&ptrs, i);
                 if nt {
                     if let Some(pd) = pd {
                         for u in 0..U {
@@ -229,17 +239,7 @@ macro_rules! algorithms {
                 std::arch::x86_64::_mm_sfence();
             }
             while i + W <= len {
-                let (mut pa, mut qa) = (zero(), zero());
-                for j in (0..n).rev() {
-                    let s = *ptrs.get_unchecked(j);
-                    if s.is_null() {
-                        qa = mul2_xor(qa, zero());
-                    } else {
-                        let x = load(s.add(i));
-                        pa = xor(pa, x);
-                        qa = mul2_xor(qa, x);
-                    }
-                }
+                let ([pa], [qa]) = syndrome::<1>(&ptrs, i);
                 if let Some(pd) = pd {
                     store(pd.add(i), pa);
                 }
@@ -290,25 +290,39 @@ macro_rules! algorithms {
             }
         }
 
+        /// Data block x and P lost: one pass computes P_x and Q_x (D_x as zeros) per column
+        /// block in registers, then D_x = c·(Q ^ Q_x) with c = g^-x, and P = P_x ^ D_x.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn recover_dp(c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+        pub(super) unsafe fn recover_dp(
+            srcs: &[&[u8]],
+            c: u8,
+            dx: &mut [u8],
+            p: &mut [u8],
+            q: &[u8],
+        ) {
             let len = dx.len();
+            let ptrs = pointers(srcs);
             let m = mulc_new(c);
             let (xd, pd, qs) = (dx.as_mut_ptr(), p.as_mut_ptr(), q.as_ptr());
             let mut i = 0;
             while i + W <= len {
-                let d = mulc(&m, xor(load(xd.add(i)), load(qs.add(i))));
+                let ([px], [qx]) = syndrome::<1>(&ptrs, i);
+                let d = mulc(&m, xor(qx, load(qs.add(i))));
                 store(xd.add(i), d);
-                store(pd.add(i), xor(load(pd.add(i)), d));
+                store(pd.add(i), xor(px, d));
                 i += W;
             }
             if i < len {
-                scalar::recover_dp(c, &mut dx[i..], &mut p[i..], &q[i..]);
+                scalar::recover_dp(&tails(srcs, i), c, &mut dx[i..], &mut p[i..], &q[i..]);
             }
         }
 
+        /// Data blocks x < y lost: per column block, P_xy and Q_xy in registers, then with
+        /// a = P ^ P_xy, b = Q ^ Q_xy: D_x = A·a ^ B·b, D_y = a ^ D_x. One pass over the
+        /// stripe; nothing intermediate is written.
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn recover_dd(
+            srcs: &[&[u8]],
             ca: u8,
             cb: u8,
             dx: &mut [u8],
@@ -317,19 +331,41 @@ macro_rules! algorithms {
             q: &[u8],
         ) {
             let len = dx.len();
+            let ptrs = pointers(srcs);
             let (ma, mb) = (mulc_new(ca), mulc_new(cb));
             let (xd, yd, ps, qs) = (dx.as_mut_ptr(), dy.as_mut_ptr(), p.as_ptr(), q.as_ptr());
             let mut i = 0;
+            while i + U * W <= len {
+                let (pa, qa) = syndrome::<U>(&ptrs, i);
+                for u in 0..U {
+                    let o = i + u * W;
+                    let a = xor(pa[u], load(ps.add(o)));
+                    let b = xor(qa[u], load(qs.add(o)));
+                    let x = xor(mulc(&ma, a), mulc(&mb, b));
+                    store(xd.add(o), x);
+                    store(yd.add(o), xor(a, x));
+                }
+                i += U * W;
+            }
             while i + W <= len {
-                let a = xor(load(xd.add(i)), load(ps.add(i)));
-                let b = xor(load(yd.add(i)), load(qs.add(i)));
+                let ([pa], [qa]) = syndrome::<1>(&ptrs, i);
+                let a = xor(pa, load(ps.add(i)));
+                let b = xor(qa, load(qs.add(i)));
                 let x = xor(mulc(&ma, a), mulc(&mb, b));
                 store(xd.add(i), x);
                 store(yd.add(i), xor(a, x));
                 i += W;
             }
             if i < len {
-                scalar::recover_dd(ca, cb, &mut dx[i..], &mut dy[i..], &p[i..], &q[i..]);
+                scalar::recover_dd(
+                    &tails(srcs, i),
+                    ca,
+                    cb,
+                    &mut dx[i..],
+                    &mut dy[i..],
+                    &p[i..],
+                    &q[i..],
+                );
             }
         }
     };
@@ -406,7 +442,7 @@ mod avx2 {
         _mm256_xor_si256(_mm256_shuffle_epi8(m.lo, lo), _mm256_shuffle_epi8(m.hi, hi))
     }
 
-    algorithms!("avx2", 4, 4);
+    algorithms!("avx2", 4, 8);
 }
 
 /// AVX-512 (F + BW), 64-byte vectors.

@@ -77,10 +77,13 @@ struct ParityReport {
     kernels: Vec<KernelRates>,
 }
 
-/// Rounds each measurement is split into; the best round is reported, because on a shared
-/// machine it is the one least disturbed by other work (the kernel's boot benchmark also
-/// reports a best rate).
-const ROUNDS: u32 = 10;
+/// Each measurement is split into rounds of about this long; the best round is reported,
+/// because on a shared machine it is the one least disturbed by other work.
+const ROUND: Duration = Duration::from_millis(2);
+
+fn rounds(per: Duration) -> u32 {
+    ((per.as_nanos() / ROUND.as_nanos()) as u32).max(1)
+}
 
 fn parity(a: ParityArgs) -> Result<(), CliError> {
     if !(2..=255).contains(&a.data_disks) {
@@ -159,7 +162,7 @@ fn parity(a: ParityArgs) -> Result<(), CliError> {
         data_disks: a.data_disks,
         chunk_bytes: chunk,
         seconds_per_measurement: ns as f64 / 1e9,
-        rounds_per_measurement: ROUNDS,
+        rounds_per_measurement: rounds(per),
         kernel: chosen.kernel,
         xor_gb_s: chosen.xor_gb_s,
         pq_gb_s: chosen.pq_gb_s,
@@ -265,12 +268,13 @@ impl std::ops::DerefMut for Aligned {
     }
 }
 
-/// Time `f` for `per`, split in ROUNDS rounds; the best round's rate in GB/s of `bytes` per call.
+/// Time `f` for `per`, split in rounds of about ROUND; the best round's rate in GB/s of `bytes` per call.
 fn best_rate(per: Duration, bytes: usize, mut f: impl FnMut()) -> f64 {
     f(); // warm caches and page in the buffers
-    let round = per / ROUNDS;
+    let n = rounds(per);
+    let round = per / n;
     let mut best = 0f64;
-    for _ in 0..ROUNDS {
+    for _ in 0..n {
         let start = Instant::now();
         let mut calls = 0u64;
         let elapsed = loop {
