@@ -89,7 +89,7 @@ macro_rules! algorithms {
         /// aligned: parity of a large stripe is headed for a device, not for the next read,
         /// and streaming it keeps the cache for the sources and saves the read-for-ownership
         /// of every destination line.
-        const STREAM_MIN: usize = 16 * 1024;
+        const STREAM_MIN: usize = match option_env!("NO_NT") { Some(_) => usize::MAX, None => 16 * 1024 };
 
         #[inline(always)]
         fn streaming(len: usize, dsts: &[*mut u8]) -> bool {

@@ -334,3 +334,94 @@ fn measure(k: Kernel, s: &mut Stripe, per: Duration) -> Result<KernelRates, CliE
         recover2_gb_s,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> ParityArgs {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Top {
+            #[command(flatten)]
+            a: ParityArgs,
+        }
+        let mut argv = vec!["bench-parity"];
+        argv.extend_from_slice(extra);
+        Top::try_parse_from(argv).expect("arguments parse").a
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_naming_the_option_and_valid_range() {
+        for (extra, want) in [
+            (
+                &["--data-disks", "1"][..],
+                "--data-disks 1 out of range (valid: 2..=255)",
+            ),
+            (&["--data-disks", "256"][..], "--data-disks 256"),
+            (&["--chunk", "0"][..], "--chunk 0 out of range"),
+            (&["--chunk", "12x"][..], "--chunk: '12x' has unknown unit"),
+            (&["--seconds", "1ms"][..], "--seconds 1ms out of range"),
+            (&["--output-format", "xml"][..], "valid: text, json"),
+            (
+                &["--kernel", "sse9"][..],
+                "--kernel sse9 unknown (valid: scalar, avx2",
+            ),
+        ] {
+            let e = parity(args(extra)).unwrap_err();
+            assert_eq!(e.code, 2, "{extra:?}: {}", e.message);
+            assert!(e.message.contains(want), "{extra:?}: {}", e.message);
+            assert!(!e.message.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn measures_every_available_kernel_and_recovers_correctly() {
+        let mut stripe = Stripe::new(4, 8192);
+        for k in raidlab_parity::kernels() {
+            let r = measure(k, &mut stripe, Duration::from_millis(10)).unwrap();
+            assert_eq!(r.kernel, k.name());
+            assert!(r.xor_gb_s > 0.0 && r.pq_gb_s > 0.0 && r.recover2_gb_s > 0.0);
+        }
+        for b in &stripe.data {
+            assert_eq!(b.as_ptr() as usize % 4096, 0, "blocks are page-aligned");
+        }
+    }
+
+    #[test]
+    fn json_report_carries_the_contract_keys_per_kernel_and_for_the_used_one() {
+        let rates = |k: &'static str, x: f64| KernelRates {
+            kernel: k,
+            xor_gb_s: x,
+            pq_gb_s: x / 2.0,
+            recover2_gb_s: x / 3.0,
+        };
+        let r = ParityReport {
+            units: "GB/s",
+            data_disks: 8,
+            chunk_bytes: 65536,
+            seconds_per_measurement: 0.5,
+            rounds_per_measurement: 250,
+            kernel: "avx2",
+            xor_gb_s: 30.0,
+            pq_gb_s: 15.0,
+            recover2_gb_s: 10.0,
+            kernels: vec![rates("scalar", 3.0), rates("avx2", 30.0)],
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        for key in ["xor_gb_s", "pq_gb_s", "recover2_gb_s"] {
+            assert!(v[key].is_f64(), "{key}");
+            assert!(v["kernels"][1][key].is_f64(), "{key}");
+        }
+        assert_eq!(v["kernels"][0]["kernel"], "scalar");
+        let text = render_text(&r);
+        assert!(text.contains("GB/s of data (decimal"));
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("avx2") && l.contains("30.00") && l.ends_with("<- used")));
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("scalar") && !l.contains("used")));
+    }
+}
