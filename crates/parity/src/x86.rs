@@ -77,6 +77,44 @@ pub(crate) fn recover_dd(
     dispatch!(k, recover_dd(srcs, ca, cb, dx, dy, p, q))
 }
 
+/// Source pointers of one call: inline up to `INLINE` sources, on the heap beyond.
+pub(crate) enum Pointers {
+    Inline([*const u8; Pointers::INLINE], usize),
+    Heap(Vec<*const u8>),
+}
+
+impl Pointers {
+    const INLINE: usize = 32;
+    fn new(srcs: &[&[u8]]) -> Pointers {
+        let ptr = |s: &&[u8]| {
+            if s.is_empty() {
+                std::ptr::null()
+            } else {
+                s.as_ptr()
+            }
+        };
+        if srcs.len() <= Self::INLINE {
+            let mut a = [std::ptr::null(); Self::INLINE];
+            for (d, s) in a.iter_mut().zip(srcs) {
+                *d = ptr(s);
+            }
+            Pointers::Inline(a, srcs.len())
+        } else {
+            Pointers::Heap(srcs.iter().map(ptr).collect())
+        }
+    }
+}
+
+impl std::ops::Deref for Pointers {
+    type Target = [*const u8];
+    fn deref(&self) -> &[*const u8] {
+        match self {
+            Pointers::Inline(a, n) => &a[..*n],
+            Pointers::Heap(v) => v,
+        }
+    }
+}
+
 /// The algorithms, over the primitives of the module they are expanded in:
 /// `V`, `W`, `load`, `store`, `zero`, `xor`, `xor3`, `mul2_xor`, `M`, `mulc_new`, `mulc`.
 /// `$u` is how many vectors one column block holds (register budget of the ISA).
@@ -89,24 +127,17 @@ macro_rules! algorithms {
         /// aligned: parity of a large stripe is headed for a device, not for the next read,
         /// and streaming it keeps the cache for the sources and saves the read-for-ownership
         /// of every destination line.
-        const STREAM_MIN: usize = match option_env!("NO_NT") { Some(_) => usize::MAX, None => 16 * 1024 };
+        const STREAM_MIN: usize = 16 * 1024;
 
         #[inline(always)]
         fn streaming(len: usize, dsts: &[*mut u8]) -> bool {
             len >= STREAM_MIN && dsts.iter().all(|d| (*d as usize) % W == 0)
         }
 
-        /// Sources as raw pointers (null for an empty slice = a block of zeros).
-        fn pointers(srcs: &[&[u8]]) -> Vec<*const u8> {
-            srcs.iter()
-                .map(|s| {
-                    if s.is_empty() {
-                        std::ptr::null()
-                    } else {
-                        s.as_ptr()
-                    }
-                })
-                .collect()
+        /// Sources as raw pointers (null for an empty slice = a block of zeros), on the stack
+        /// for the usual stripe widths so a call allocates nothing.
+        fn pointers(srcs: &[&[u8]]) -> super::Pointers {
+            super::Pointers::new(srcs)
         }
 
         fn tails<'a>(srcs: &[&'a [u8]], from: usize) -> Vec<&'a [u8]> {
@@ -442,7 +473,7 @@ mod avx2 {
         _mm256_xor_si256(_mm256_shuffle_epi8(m.lo, lo), _mm256_shuffle_epi8(m.hi, hi))
     }
 
-    algorithms!("avx2", 4, 8);
+    algorithms!("avx2", 4, 4);
 }
 
 /// AVX-512 (F + BW), 64-byte vectors.
