@@ -78,6 +78,8 @@ pub(crate) fn recover_dd(
 }
 
 /// Source pointers of one call: inline up to `INLINE` sources, on the heap beyond.
+/// (Deliberately large: it lives on the stack for one call.)
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Pointers {
     Inline([*const u8; Pointers::INLINE], usize),
     Heap(Vec<*const u8>),

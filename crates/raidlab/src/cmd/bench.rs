@@ -103,7 +103,7 @@ fn parity(a: ParityArgs) -> Result<(), CliError> {
     }
     let ns = raidlab_workload::size::parse_duration_ns(&a.seconds)
         .map_err(|e| CliError::usage(format!("bench parity: --seconds: {e}")))?;
-    if ns < 10_000_000 || ns > 3_600_000_000_000 {
+    if !(10_000_000..=3_600_000_000_000).contains(&ns) {
         return Err(CliError::usage(format!(
             "bench parity: --seconds {} out of range (valid: 10ms to 1h per measurement)",
             a.seconds
