@@ -10,6 +10,13 @@
 //! the free functions ([`gen_p`], [`gen_pq`], [`recover`], …) use the fastest of them
 //! ([`selected`]); each [`Kernel`] can also be called explicitly (tests, benchmarks).
 //!
+//! Which block is D_i: i is the block's slot in Q's coefficient order, and callers pass data
+//! blocks in that order. For md's RAID 6 (drivers/md/raid5.c, `raid6_d0` and
+//! `raid6_idx_to_slot`) the walk starts at the member after Q (at member 0 for the DDF
+//! layouts) and data members take slots 0, 1, … in turn; in the DDF layouts P's and Q's
+//! members take up a slot too, which counts as zeros — pass a block of zeros there (it is data
+//! that never goes missing). The same index is the one [`update_pq`] and [`Block::Data`] take.
+//!
 //! What this crate is NOT for: it does no I/O, knows nothing of members, chunks or layouts
 //! (which member holds P or Q is the geometry crate's business), and keeps no state. Callers
 //! pass equal-length byte slices, one per block of a stripe.
