@@ -16,7 +16,12 @@
 pub mod clock;
 mod error;
 mod runner;
+mod exec;
+mod job;
+mod progress;
 pub mod safety;
+mod target;
+pub mod verify;
 
 pub use error::EngineError;
 pub use runner::run_with_clock;

@@ -79,8 +79,20 @@ pub(crate) fn recover_dd(
 /// `V`, `W`, `load`, `store`, `zero`, `xor`, `xor3`, `mul2_xor`, `M`, `mulc_new`, `mulc`.
 /// `$u` is how many vectors one column block holds (register budget of the ISA).
 macro_rules! algorithms {
-    ($feat:literal, $u:literal) => {
+    ($feat:literal, $u:literal, $xu:literal) => {
         const U: usize = $u;
+        const XU: usize = $xu;
+
+        /// Outputs at least this long are written with non-temporal (streaming) stores when
+        /// aligned: parity of a large stripe is headed for a device, not for the next read,
+        /// and streaming it keeps the cache for the sources and saves the read-for-ownership
+        /// of every destination line.
+        const STREAM_MIN: usize = 16 * 1024;
+
+        #[inline(always)]
+        fn streaming(len: usize, dsts: &[*mut u8]) -> bool {
+            len >= STREAM_MIN && dsts.iter().all(|d| (*d as usize) % W == 0)
+        }
 
         /// Sources as raw pointers (null for an empty slice = a block of zeros).
         fn pointers(srcs: &[&[u8]]) -> Vec<*const u8> {
@@ -111,23 +123,33 @@ macro_rules! algorithms {
             }
             let ptrs = pointers(srcs);
             let d = dst.as_mut_ptr();
+            let nt = streaming(len, &[d]);
             let mut i = 0;
-            while i + U * W <= len {
+            while i + XU * W <= len {
                 let s0 = *ptrs.get_unchecked(0);
-                let mut acc: [V; U] = [zero(); U];
-                for u in 0..U {
+                let mut acc: [V; XU] = [zero(); XU];
+                for u in 0..XU {
                     acc[u] = load(s0.add(i + u * W));
                 }
                 for j in 1..n {
                     let s = *ptrs.get_unchecked(j);
-                    for u in 0..U {
+                    for u in 0..XU {
                         acc[u] = xor(acc[u], load(s.add(i + u * W)));
                     }
                 }
-                for u in 0..U {
-                    store(d.add(i + u * W), acc[u]);
+                if nt {
+                    for u in 0..XU {
+                        store_nt(d.add(i + u * W), acc[u]);
+                    }
+                } else {
+                    for u in 0..XU {
+                        store(d.add(i + u * W), acc[u]);
+                    }
                 }
-                i += U * W;
+                i += XU * W;
+            }
+            if nt {
+                std::arch::x86_64::_mm_sfence();
             }
             while i + W <= len {
                 let mut acc = load((*ptrs.get_unchecked(0)).add(i));
@@ -149,6 +171,7 @@ macro_rules! algorithms {
             let ptrs = pointers(srcs);
             let qd = q.as_mut_ptr();
             let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
+            let nt = streaming(len, &[qd, pd.unwrap_or(qd)]);
             let mut i = 0;
             while i + U * W <= len {
                 let mut pa: [V; U] = [zero(); U];
@@ -181,15 +204,29 @@ macro_rules! algorithms {
                         }
                     }
                 }
-                if let Some(pd) = pd {
+                if nt {
+                    if let Some(pd) = pd {
+                        for u in 0..U {
+                            store_nt(pd.add(i + u * W), pa[u]);
+                        }
+                    }
                     for u in 0..U {
-                        store(pd.add(i + u * W), pa[u]);
+                        store_nt(qd.add(i + u * W), qa[u]);
+                    }
+                } else {
+                    if let Some(pd) = pd {
+                        for u in 0..U {
+                            store(pd.add(i + u * W), pa[u]);
+                        }
+                    }
+                    for u in 0..U {
+                        store(qd.add(i + u * W), qa[u]);
                     }
                 }
-                for u in 0..U {
-                    store(qd.add(i + u * W), qa[u]);
-                }
                 i += U * W;
+            }
+            if nt {
+                std::arch::x86_64::_mm_sfence();
             }
             while i + W <= len {
                 let (mut pa, mut qa) = (zero(), zero());
@@ -317,6 +354,12 @@ mod avx2 {
     unsafe fn store(p: *mut u8, v: V) {
         _mm256_storeu_si256(p as *mut V, v)
     }
+    /// Streaming store; `p` must be 32-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm256_stream_si256(p as *mut V, v)
+    }
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn zero() -> V {
@@ -363,7 +406,7 @@ mod avx2 {
         _mm256_xor_si256(_mm256_shuffle_epi8(m.lo, lo), _mm256_shuffle_epi8(m.hi, hi))
     }
 
-    algorithms!("avx2", 4);
+    algorithms!("avx2", 4, 4);
 }
 
 /// AVX-512 (F + BW), 64-byte vectors.
@@ -384,6 +427,12 @@ mod avx512 {
     #[target_feature(enable = "avx512f,avx512bw")]
     unsafe fn store(p: *mut u8, v: V) {
         _mm512_storeu_si512(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm512_stream_si512(p as *mut V, v)
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
@@ -431,7 +480,7 @@ mod avx512 {
         _mm512_xor_si512(_mm512_shuffle_epi8(m.lo, lo), _mm512_shuffle_epi8(m.hi, hi))
     }
 
-    algorithms!("avx512f,avx512bw", 4);
+    algorithms!("avx512f,avx512bw", 4, 8);
 }
 
 /// GFNI with 256-bit VEX vectors (CPUs with GFNI but without AVX-512, and those that run
@@ -453,6 +502,12 @@ mod gfni256 {
     #[target_feature(enable = "gfni,avx2")]
     unsafe fn store(p: *mut u8, v: V) {
         _mm256_storeu_si256(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 32-byte aligned.
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm256_stream_si256(p as *mut V, v)
     }
     #[inline]
     #[target_feature(enable = "gfni,avx2")]
@@ -492,7 +547,7 @@ mod gfni256 {
         _mm256_gf2p8affine_epi64_epi8::<0>(x, m.matrix)
     }
 
-    algorithms!("gfni,avx2", 4);
+    algorithms!("gfni,avx2", 4, 8);
 }
 
 /// GFNI with 512-bit EVEX vectors.
@@ -513,6 +568,12 @@ mod gfni512 {
     #[target_feature(enable = "gfni,avx512f,avx512bw")]
     unsafe fn store(p: *mut u8, v: V) {
         _mm512_storeu_si512(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm512_stream_si512(p as *mut V, v)
     }
     #[inline]
     #[target_feature(enable = "gfni,avx512f,avx512bw")]
@@ -552,5 +613,5 @@ mod gfni512 {
         _mm512_gf2p8affine_epi64_epi8::<0>(x, m.matrix)
     }
 
-    algorithms!("gfni,avx512f,avx512bw", 4);
+    algorithms!("gfni,avx512f,avx512bw", 4, 8);
 }

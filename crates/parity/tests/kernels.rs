@@ -189,6 +189,65 @@ fn recover_case(
     assert_eq!(qq.as_deref(), q, "kernel {k} lost {lost:?} Q");
 }
 
+/// A zeroed buffer whose start is 64-byte aligned, so that `&buf[off..]` is aligned exactly
+/// when `off` is a multiple of 64 (large aligned outputs take the streaming-store path).
+struct AlignedBuf {
+    lines: Vec<Line>,
+    len: usize,
+}
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+impl AlignedBuf {
+    fn new(len: usize) -> Self {
+        AlignedBuf {
+            lines: vec![Line([0; 64]); len.div_ceil(64)],
+            len,
+        }
+    }
+    fn bytes(&self) -> &[u8] {
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const u8, self.len) }
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut u8, self.len) }
+    }
+}
+
+#[test]
+fn large_outputs_aligned_and_not_are_byte_identical() {
+    let mut rng = Rng(2024);
+    for len in [16384usize, 65536 + 37, 200_000] {
+        let data = rng.blocks(9, len);
+        let (mut p0, mut q0) = (vec![0u8; len], vec![0u8; len]);
+        Kernel::Scalar.gen_pq(&refs(&data), &mut p0, &mut q0);
+        for k in kernels() {
+            for off in [0usize, 64, 32, 1] {
+                let mut pb = AlignedBuf::new(len + off);
+                let mut qb = AlignedBuf::new(len + off);
+                k.gen_pq(
+                    &refs(&data),
+                    &mut pb.bytes_mut()[off..],
+                    &mut qb.bytes_mut()[off..],
+                );
+                assert!(
+                    pb.bytes()[off..] == p0[..],
+                    "kernel {k} P len {len} off {off}"
+                );
+                assert!(
+                    qb.bytes()[off..] == q0[..],
+                    "kernel {k} Q len {len} off {off}"
+                );
+                let mut xb = AlignedBuf::new(len + off);
+                k.gen_p(&refs(&data), &mut xb.bytes_mut()[off..]);
+                assert!(
+                    xb.bytes()[off..] == p0[..],
+                    "kernel {k} xor len {len} off {off}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn recover_every_one_and_two_block_loss() {
     let mut rng = Rng(4242);
