@@ -199,3 +199,135 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
     assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
     assert!(v["jobs"][0]["raidlab"]["stopped"].is_string(), "{}", v["jobs"][0]["raidlab"]);
 }
+
+#[test]
+fn simulated_target_runs_in_virtual_time_with_component_extras() {
+    let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/llnl2000/fig11.toml");
+    assert!(system.is_file(), "system file {} missing", system.display());
+    let target = format!("--filename=sim:{}", system.display());
+    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq", "--output-format=json"]);
+    let v = json(&assert_ok(&out, "simulated run"));
+    let job = &v["jobs"][0];
+    assert_eq!(job["write"]["io_bytes"], 64 << 20);
+    assert_eq!(job["raidlab"]["engine"], "sim");
+    assert!(job["raidlab"]["sim"]["components"].as_array().unwrap().len() > 1);
+    assert!(job["write"]["bw_bytes"].as_u64().unwrap() > 0);
+    // Text output shows the simulation's extras.
+    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq"]);
+    let text = assert_ok(&out, "simulated text");
+    assert!(text.contains("simulated    : system="), "{text}");
+    assert!(text.contains("bottleneck   :"), "{text}");
+    // A system file that does not exist is bad input.
+    let out = raidlab(&["--filename=sim:/nonexistent/system.toml", "--rw=read", "--size=1m", "--name=x"]);
+    assert_usage_error(&out, "missing system file");
+}
+
+#[test]
+fn array_target_is_written_and_verified_through_the_user_space_array() {
+    use raidlab_array::{create, CreateOptions, CreateSpec, MemberSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<_> = (0..4).map(|i| dir.path().join(format!("m{i}"))).collect();
+    let spec = CreateSpec::new("5", None, Some(64 << 10), members.iter().cloned().map(MemberSpec::Path).collect()).unwrap();
+    let arr = create(&spec, &CreateOptions { size: Some(16 << 20), assume_clean: true, ..Default::default() }).unwrap();
+    arr.close().unwrap();
+    drop(arr);
+    let list = members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",");
+    let target = format!("--filename=array:{list}");
+    let out = raidlab(&[
+        &target, "--size=8m", "--bs=64k", "--verify", "--name=w", "--rw=write", "--iodepth=8", "--name=r",
+        "--stonewall", "--rw=randread", "--iodepth=8", "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "array target"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
+    assert_eq!(v["jobs"][1]["raidlab"]["verify"]["mismatches"], 0);
+    assert!(v["jobs"][1]["raidlab"]["verify"]["blocks_checked"].as_u64().unwrap() > 0);
+    assert_eq!(v["jobs"][0]["raidlab"]["target"], format!("array:{list}"));
+    // Members that are not an array: bad input, one line.
+    let junk = dir.path().join("junk");
+    std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
+    let out = raidlab(&[&format!("--filename=array:{}", junk.display()), "--rw=read", "--size=64k", "--name=x"]);
+    let code = out.status.code();
+    assert!(matches!(code, Some(1) | Some(2)), "{code:?}");
+    assert_one_line(&stderr(&out), "not an array");
+}
+
+/// Wait until `dir` has an entry (the scratch folder), up to `limit`.
+fn wait_for_entry(dir: &Path, limit: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_on_the_embedded_default_prints_results_and_removes_the_scratch_folder() {
+    for presses in [1, 2] {
+        let tmp = tempfile::tempdir().unwrap();
+        let child = Command::new(bin())
+            .args(["run", "--output-format=json"])
+            .env("TMPDIR", tmp.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        assert!(wait_for_entry(tmp.path(), Duration::from_secs(30)), "no scratch folder appeared");
+        // Let the scratch file be laid out so the jobs are running when Ctrl-C comes.
+        let full = |d: &Path| -> bool {
+            std::fs::read_dir(d).unwrap().filter_map(Result::ok).any(|e| {
+                std::fs::metadata(e.path().join("scratch")).map(|m| m.len() >= 256 << 20).unwrap_or(false)
+            })
+        };
+        let start = std::time::Instant::now();
+        while !full(tmp.path()) && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        for _ in 0..presses {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let code = out.status.code();
+        if presses == 1 {
+            let v = json(&assert_ok(&out, "one Ctrl-C"));
+            let jobs = v["jobs"].as_array().unwrap();
+            assert!(jobs.iter().any(|j| j["raidlab"]["stopped"].is_string()), "no job marked stopped: {v}");
+        } else {
+            // The second press exits at once (130), unless the run had already finished.
+            assert!(matches!(code, Some(130) | Some(0)), "two Ctrl-C: {code:?}; {}", stderr(&out));
+        }
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "{presses} Ctrl-C: scratch left behind: {left:?}");
+    }
+}
+
+/// Whether `dir` takes an O_DIRECT open and aligned write (the same probe, written apart).
+fn direct_works(dir: &Path) -> bool {
+    let probe = dir.join("probe");
+    let script = "import mmap, os, sys\nfd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_DIRECT)\nbuf = mmap.mmap(-1, 4096)\nos.pwrite(fd, buf, 0)\n";
+    let ok = Command::new("python3").arg("-c").arg(script).arg(&probe).stderr(Stdio::null()).status().unwrap().success();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+#[test]
+fn embedded_default_uses_direct_io_where_the_filesystem_takes_it_and_says_when_not() {
+    require_tool("python3", "python3");
+    // tmpfs: refuses O_DIRECT before Linux 6.6, takes it since.
+    let shm = Path::new("/dev/shm");
+    assert!(shm.is_dir(), "this test needs /dev/shm (tmpfs)");
+    let tmp = tempfile::tempdir_in(shm).unwrap();
+    let expect_direct = direct_works(tmp.path());
+    let out = raidlab_with(&["--output-format=json"], &[("TMPDIR", tmp.path())], Duration::from_secs(300));
+    let v = json(&assert_ok(&out, "embedded default on tmpfs"));
+    let want = if expect_direct { "1" } else { "0" };
+    assert!(v["jobs"].as_array().unwrap().iter().all(|j| j["job options"]["direct"] == want), "direct should be {want}");
+    assert_eq!(stderr(&out).contains("no direct I/O"), !expect_direct, "{}", stderr(&out));
+    assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "scratch folder left behind");
+}

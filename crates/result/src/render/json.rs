@@ -236,7 +236,11 @@ pub fn render_json(result: &RunResult, plus: bool) -> String {
 
 /// [`render_json`] with each job's options (fio's `job options`, as `key`/`value` in fio's
 /// words), index-aligned with `result.jobs`; missing entries render as empty objects.
-pub fn render_json_with_options(result: &RunResult, options: &[Vec<(String, String)>], plus: bool) -> String {
+pub fn render_json_with_options(
+    result: &RunResult,
+    options: &[Vec<(String, String)>],
+    plus: bool,
+) -> String {
     let version = if result.version.is_empty() {
         format!("raidlab-{}", env!("CARGO_PKG_VERSION"))
     } else {
@@ -297,8 +301,12 @@ mod tests {
 
     #[test]
     fn fio_structure_and_values() {
-        let opts = vec![vec![("rw".to_string(), "randread".to_string()), ("bs".to_string(), "4k".to_string())]];
-        let out: Value = serde_json::from_str(&render_json_with_options(&sample(), &opts, false)).unwrap();
+        let opts = vec![vec![
+            ("rw".to_string(), "randread".to_string()),
+            ("bs".to_string(), "4k".to_string()),
+        ]];
+        let out: Value =
+            serde_json::from_str(&render_json_with_options(&sample(), &opts, false)).unwrap();
         assert_eq!(out["fio version"], "raidlab-test");
         let r = &out["jobs"][0]["read"];
         assert_eq!(r["io_bytes"], 4_096_000);

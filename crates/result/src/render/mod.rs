@@ -46,7 +46,11 @@ pub fn render(result: &crate::RunResult, format: OutputFormat) -> String {
 
 /// Render `result` in `format`, with each job's options (index-aligned with `result.jobs`)
 /// for fio's `job options` in JSON.
-pub fn render_with_options(result: &crate::RunResult, options: &[Vec<(String, String)>], format: OutputFormat) -> String {
+pub fn render_with_options(
+    result: &crate::RunResult,
+    options: &[Vec<(String, String)>],
+    format: OutputFormat,
+) -> String {
     match format {
         OutputFormat::Text => render_text(result),
         OutputFormat::Json => render_json_with_options(result, options, false),

@@ -231,6 +231,9 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
 /// fio-like text for `result`.
 pub fn render_text(result: &RunResult) -> String {
     let mut out = String::new();
+    if result.jobs.is_empty() {
+        out.push_str("No job ran (stopped before the first job started).\n");
+    }
     for j in &result.jobs {
         job_block(&mut out, j, result.timestamp);
     }
