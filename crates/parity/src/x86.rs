@@ -130,6 +130,10 @@ macro_rules! algorithms {
         /// and streaming it keeps the cache for the sources and saves the read-for-ownership
         /// of every destination line.
         const STREAM_MIN: usize = 16 * 1024;
+        /// The last this-many bytes of a streamed output go through the cache instead, so
+        /// that by the closing SFENCE most streaming stores have already drained and the
+        /// fence waits for few of them.
+        const TAIL_CACHED: usize = 1024;
 
         #[inline(always)]
         fn streaming(len: usize, dsts: &[*mut u8]) -> bool {
@@ -172,7 +176,7 @@ macro_rules! algorithms {
                         acc[u] = xor(acc[u], load(s.add(i + u * W)));
                     }
                 }
-                if nt {
+                if nt && i + TAIL_CACHED < len {
                     for u in 0..XU {
                         store_nt(d.add(i + u * W), acc[u]);
                     }
@@ -247,7 +251,7 @@ macro_rules! algorithms {
             let mut i = 0;
             while i + U * W <= len {
                 let (pa, qa) = syndrome::<U>(&ptrs, i);
-                if nt {
+                if nt && i + TAIL_CACHED < len {
                     if let Some(pd) = pd {
                         for u in 0..U {
                             store_nt(pd.add(i + u * W), pa[u]);
