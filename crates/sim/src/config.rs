@@ -123,6 +123,9 @@ pub struct ControllerCfg {
     /// Stripes destaged at once per array.
     #[serde(default = "one")]
     pub destage_depth: u32,
+    /// Neighbouring dirty stripes one destage may take together (their member writes join).
+    #[serde(default = "one")]
+    pub destage_coalesce: u32,
     /// Back-end (device side) bus rate, MB/s, shared by all disks of this controller.
     pub backend_mb_s: Option<f64>,
 }

@@ -42,9 +42,9 @@ enum JoinKind {
     /// A stripe's read-ahead fill done.
     Fill { array: u32, stripe: u64 },
     /// Destage phase 1 (old data/parity read) done: compute parity, write.
-    Destage1 { array: u32, stripe: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64 },
-    /// Destage writes done.
-    Destage2 { array: u32, stripe: u64, bytes: u64 },
+    Destage1 { array: u32, stripes: Vec<(u64, u64)>, writes: Vec<MemberIo>, parity: u64 },
+    /// Destage writes done: (stripe, bytes) of each stripe written.
+    Destage2 { array: u32, stripes: Vec<(u64, u64)> },
     /// Write-through: phase-1 reads done.
     Through1 { io: u32, writes: Vec<MemberIo>, parity: u64 },
     /// Write-through writes done, or a host array's member I/Os done: complete the I/O.
@@ -598,35 +598,61 @@ impl<'w> Engine<'w> {
                 }
             }
             let Some(s) = pick else { return };
-            let d = arr.dirty.get_mut(&s).unwrap();
-            d.destaging = true;
-            let bytes = d.bytes;
-            let plan = arr.geom.plan_stripe_write(s, &d.ranges);
+            // Coalesce the dirty stripes that follow into one destage: their member writes
+            // join into longer ones (what a controller's write cache does with neighbours).
+            let mut stripes = Vec::new();
+            let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+            let mut x = s;
+            let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
+            let arr = &mut self.w.arrays[ai];
+            while stripes.len() < coalesce {
+                let Some(d) = arr.dirty.get_mut(&x) else { break };
+                if d.destaging {
+                    break;
+                }
+                d.destaging = true;
+                let plan = arr.geom.plan_stripe_write(x, &d.ranges);
+                stripes.push((x, d.bytes));
+                reads.extend(plan.reads);
+                writes.extend(plan.writes);
+                parity += plan.parity_bytes;
+                x += 1;
+            }
+            merge_ios(&mut reads);
+            merge_ios(&mut writes);
             arr.destaging += 1;
-            if plan.reads.is_empty() {
-                self.destage_writes(ai, s, plan.writes, plan.parity_bytes, bytes);
+            if reads.is_empty() {
+                self.destage_writes(ai, stripes, writes, parity);
             } else {
-                let j = self.new_join(plan.reads.len() as u32, JoinKind::Destage1 { array: ai as u32, stripe: s, writes: plan.writes, parity: plan.parity_bytes, bytes });
-                for m in plan.reads {
+                let j = self.new_join(reads.len() as u32, JoinKind::Destage1 { array: ai as u32, stripes, writes, parity });
+                for m in reads {
                     self.disk_submit(ai, m, false, j);
                 }
             }
         }
     }
 
-    fn destage_writes(&mut self, ai: usize, s: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64) {
+    fn destage_writes(&mut self, ai: usize, stripes: Vec<(u64, u64)>, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
-        let j = self.new_join(writes.len() as u32, JoinKind::Destage2 { array: ai as u32, stripe: s, bytes });
+        let j = self.new_join(writes.len() as u32, JoinKind::Destage2 { array: ai as u32, stripes });
         self.joins[j as usize].ready = t;
         for m in writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
     }
 
+    fn destage_all_done(&mut self, ai: usize, stripes: Vec<(u64, u64)>) {
+        self.w.arrays[ai].destaging -= 1;
+        for (s, bytes) in stripes {
+            self.destage_done(ai, s, bytes);
+        }
+        let ci = self.w.arrays[ai].ctrl.unwrap();
+        self.after_destage(ci, ai);
+    }
+
     fn destage_done(&mut self, ai: usize, s: u64, bytes: u64) {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         let arr = &mut self.w.arrays[ai];
-        arr.destaging -= 1;
         let d = arr.dirty.remove(&s).unwrap_or_default();
         let mut freed = bytes;
         if !d.redirty.is_empty() {
@@ -643,7 +669,6 @@ impl<'w> Engine<'w> {
         }
         let ctrl = &mut self.w.ctrls[ci];
         ctrl.dirty -= freed.min(ctrl.dirty);
-        self.after_destage(ci, ai);
     }
 
     fn after_destage(&mut self, ci: usize, ai: usize) {
@@ -737,8 +762,8 @@ impl<'w> Engine<'w> {
                     }
                 }
             }
-            JoinKind::Destage1 { array, stripe, writes, parity, bytes } => self.destage_writes(array as usize, stripe, writes, parity, bytes),
-            JoinKind::Destage2 { array, stripe, bytes } => self.destage_done(array as usize, stripe, bytes),
+            JoinKind::Destage1 { array, stripes, writes, parity } => self.destage_writes(array as usize, stripes, writes, parity),
+            JoinKind::Destage2 { array, stripes } => self.destage_all_done(array as usize, stripes),
             JoinKind::Through1 { io, writes, parity } => {
                 let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
                 if self.w.arrays[ai].ctrl.is_some() {
@@ -834,6 +859,26 @@ impl<'w> Engine<'w> {
         self.signal(r.join, t);
         self.dispatch(d);
     }
+}
+
+/// Sort member I/Os and join those that continue each other on the same member.
+fn merge_ios(v: &mut Vec<MemberIo>) {
+    if v.len() < 2 {
+        return;
+    }
+    v.sort_unstable_by_key(|m| (m.member, m.offset));
+    let mut out: Vec<MemberIo> = Vec::with_capacity(v.len());
+    for m in v.drain(..) {
+        if let Some(l) = out.last_mut() {
+            if l.member == m.member && l.offset + l.len >= m.offset {
+                let end = (l.offset + l.len).max(m.offset + m.len);
+                l.len = end - l.offset;
+                continue;
+            }
+        }
+        out.push(m);
+    }
+    *v = out;
 }
 
 /// Mirror copy choice: the drive with the shortest queue (ties: the first).

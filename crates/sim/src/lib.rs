@@ -49,7 +49,8 @@
 //! battery = true              # write-back without a battery falls back to write-through
 //! read_ahead_kib = 1024       # 0 = none
 //! parity_mb_s = 37            # XOR engine
-//! destage_depth = 1           # stripes destaged at once per array
+//! destage_depth = 1           # destages in flight per array
+//! destage_coalesce = 1        # neighbouring dirty stripes one destage takes together
 //! backend_mb_s = 80           # device-side bus shared by its drives (optional)
 //!
 //! [[disk]]                    # optional: a catalog entry with overrides

@@ -57,34 +57,40 @@ impl Res {
     }
 }
 
-/// Move `bytes` over every resource of `path` (pipelined in segments); returns when the last
-/// byte arrives.
+/// Move `bytes` over every resource of `path` (listed from the host side; reads flow the
+/// other way); returns when the last byte arrives.
+///
+/// The transfer is cut into segments. A segment enters each hop in flow order as soon as it
+/// has entered the hop before it and the hop has finished what it took earlier (first come,
+/// first served), and occupies the hop for its own duration there; it arrives when its slowest
+/// hop is done. One stream thus moves at its slowest hop's rate with cut-through latency, and
+/// streams that share a hop take turns on it instead of waiting for each other's whole path.
 pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bool) -> u64 {
     let w = write as usize;
     let mut end = now;
     let mut left = bytes;
-    let mut ready = now;
     while left > 0 {
         let seg = left.min(SEGMENT);
-        let mut start = ready;
-        for &r in path {
-            if res[r].ns_per_byte[w] > 0.0 {
-                start = start.max(res[r].free[0]);
-            }
-        }
-        let mut seg_end = start;
-        for &r in path {
+        let mut s = now;
+        let mut hop = |r: usize, s: &mut u64, end: &mut u64| {
             let npb = res[r].ns_per_byte[w];
             if npb > 0.0 {
-                let d = (seg as f64 * npb) as u64;
-                res[r].free[0] = start + d;
+                let d = ((seg as f64 * npb) as u64).max(1);
+                *s = (*s).max(res[r].free[0]);
+                res[r].free[0] = *s + d;
                 res[r].busy_ns += d;
-                seg_end = seg_end.max(start + d);
+                *end = (*end).max(*s + d);
+            }
+        };
+        if write {
+            for &r in path {
+                hop(r, &mut s, &mut end);
+            }
+        } else {
+            for &r in path.iter().rev() {
+                hop(r, &mut s, &mut end);
             }
         }
-        // The next segment may start on the fastest resource as soon as this one started.
-        ready = start;
-        end = end.max(seg_end);
         left -= seg;
     }
     end
@@ -124,6 +130,7 @@ pub struct Controller {
     pub write_back: bool,
     pub read_ahead: u64,
     pub destage_depth: u32,
+    pub destage_coalesce: u32,
     pub dirty: u64,
     /// Writes waiting for cache space: (io, array).
     pub space_waiters: VecDeque<u32>,
@@ -302,6 +309,7 @@ impl World {
                 write_back: policy == WritePolicy::WriteBack && k.battery && k.cache_mib > 0,
                 read_ahead: k.read_ahead_kib * 1024,
                 destage_depth: k.destage_depth.max(1),
+                destage_coalesce: k.destage_coalesce.max(1),
                 dirty: 0,
                 space_waiters: VecDeque::new(),
                 arrays: Vec::new(),
