@@ -17,6 +17,17 @@ enum Ev {
     DiskDone(u32),
     Join(u32),
     IoDone(u32),
+    /// Next segment of a host ↔ controller transfer.
+    Seg(u32),
+}
+
+/// A host ↔ controller transfer in progress, moved one segment at a time so streams sharing
+/// a hop take turns on it at the time they actually get there.
+#[derive(Clone, Copy, Debug)]
+struct Xfer {
+    io: u32,
+    left: u64,
+    write: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -135,11 +146,13 @@ pub struct Engine<'w> {
     free_joins: Vec<u32>,
     pub member_ios: u64,
     scratch: Vec<MemberIo>,
+    xfers: Vec<Xfer>,
+    free_xfers: Vec<u32>,
 }
 
 impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
-        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new() }
+        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new(), xfers: Vec::new(), free_xfers: Vec::new() }
     }
 
     #[inline]
@@ -208,6 +221,7 @@ impl<'w> Engine<'w> {
                 Ev::Landed(io) => self.landed(io),
                 Ev::DiskDone(d) => self.disk_done(d),
                 Ev::Join(j) => self.join_done(j),
+                Ev::Seg(x) => self.segment(x),
                 Ev::IoDone(io) => {
                     let ioc = self.ios[io as usize];
                     self.free_ios.push(io);
@@ -245,7 +259,11 @@ impl<'w> Engine<'w> {
                                 rates.remove(0);
                                 snaps.pop_front();
                             }
-                            if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache) {
+                            // Bytes still to move if every job ran to its size.
+                            let left: u64 = jobs.iter().map(|j| j.target_bytes.map_or(0, |t| t.saturating_sub(j.bytes_all))).sum();
+                            let left_ns = if rate > 0.0 { left as f64 / rate } else { 0.0 };
+                            let span = (self.now - snaps[0].0) as f64;
+                            if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache, span, left_ns) {
                                 reason = "converged";
                                 let (t0, ref b0) = snaps[0];
                                 let span = (self.now - t0) as f64;
@@ -324,7 +342,10 @@ impl<'w> Engine<'w> {
         reason
     }
 
-    fn steady(&self, rates: &[(f64, u64, u64)], tol: f64, total_cache: u64) -> bool {
+    /// The window is steady: rates within `tol` of their mean, and the write caches neither
+    /// moved much nor are heading for full (or empty) before the jobs would end, at the
+    /// window's fill rate (else the rate is about to change).
+    fn steady(&self, rates: &[(f64, u64, u64)], tol: f64, total_cache: u64, span_ns: f64, left_ns: f64) -> bool {
         let mean = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
         if mean <= 0.0 {
             return false;
@@ -335,7 +356,12 @@ impl<'w> Engine<'w> {
         // Caches at equilibrium: dirty level moved by less than 1% of the cache over the window.
         let d0 = rates[0].1 as f64;
         let d1 = rates[rates.len() - 1].2 as f64;
-        (d1 - d0).abs() <= 0.01 * total_cache as f64 + 1.0
+        if (d1 - d0).abs() > 0.01 * total_cache as f64 + 1.0 {
+            return false;
+        }
+        let growth = (d1 - d0) / span_ns.max(1.0);
+        let projected = d1 + growth * left_ns;
+        projected <= 0.95 * total_cache as f64 || total_cache == 0 || d1 >= 0.9 * total_cache as f64
     }
 
     fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
@@ -471,20 +497,41 @@ impl<'w> Engine<'w> {
         self.scratch = v;
     }
 
-    /// Data of a read travels from the controller (or host array) to host memory.
+    /// Data of a read travels from the controller to host memory.
     fn data_up(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
-        let lun = &self.w.luns[ioc.lun as usize];
-        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, false);
-        self.at(end, Ev::IoDone(io));
+        self.start_xfer(io, false);
     }
 
     /// Data of a write travels from host memory to the controller.
     fn data_down(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
-        let lun = &self.w.luns[ioc.lun as usize];
-        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, true);
-        self.at(end, Ev::Landed(io));
+        self.start_xfer(io, true);
+    }
+
+    fn start_xfer(&mut self, io: u32, write: bool) {
+        let x = Xfer { io, left: self.ios[io as usize].len, write };
+        let id = if let Some(i) = self.free_xfers.pop() {
+            self.xfers[i as usize] = x;
+            i
+        } else {
+            self.xfers.push(x);
+            (self.xfers.len() - 1) as u32
+        };
+        self.segment(id);
+    }
+
+    fn segment(&mut self, id: u32) {
+        let x = self.xfers[id as usize];
+        let seg = x.left.min(crate::world::SEGMENT);
+        let lun = self.ios[x.io as usize].lun as usize;
+        let end = transfer(&mut self.w.res, &self.w.luns[lun].data_path, self.now, seg, x.write);
+        let left = x.left - seg;
+        if left == 0 {
+            self.free_xfers.push(id);
+            self.at(end, if x.write { Ev::Landed(x.io) } else { Ev::IoDone(x.io) });
+        } else {
+            self.xfers[id as usize].left = left;
+            self.at(end, Ev::Seg(id));
+        }
     }
 
     fn landed(&mut self, io: u32) {
