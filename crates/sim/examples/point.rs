@@ -8,6 +8,11 @@ fn main() {
     apply_option(&mut s, "bs", Some(&a[2])).unwrap();
     apply_option(&mut s, "size", Some(a.get(3).map(String::as_str).unwrap_or("8g"))).unwrap();
     apply_option(&mut s, "iodepth", Some(a.get(4).map(String::as_str).unwrap_or("1"))).unwrap();
+    if let Some(n) = a.get(5) {
+        apply_option(&mut s, "numjobs", Some(n)).unwrap();
+        let sz = s.size.unwrap();
+        s.offset_increment = sz;
+    }
     let r = raidlab_sim::run(&[s]).unwrap();
     for j in &r.jobs {
         let x = j.summary();

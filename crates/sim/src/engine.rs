@@ -148,11 +148,15 @@ pub struct Engine<'w> {
     scratch: Vec<MemberIo>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
+    /// Host software cost varies per request (scheduling, interrupts): uniform over
+    /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
+    /// threads that start in lockstep would stay in lockstep forever.
+    jitter: raidlab_workload::Rng,
 }
 
 impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
-        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new(), xfers: Vec::new(), free_xfers: Vec::new() }
+        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new(), xfers: Vec::new(), free_xfers: Vec::new(), jitter: raidlab_workload::Rng::new(0x6a17_7e5) }
     }
 
     #[inline]
@@ -393,7 +397,8 @@ impl<'w> Engine<'w> {
         let ioc = self.ios[io as usize];
         let lun = &self.w.luns[ioc.lun as usize];
         let mut t = self.now;
-        for &(r, ns) in &lun.cmd_path {
+        for (k, &(r, ns)) in lun.cmd_path.iter().enumerate() {
+            let ns = if k == 0 { (ns as f64 * (0.5 + self.jitter.next_f64())) as u64 } else { ns };
             t = self.w.res[r].reserve(t, ns);
         }
         let arr = &self.w.arrays[lun.array];
@@ -435,8 +440,18 @@ impl<'w> Engine<'w> {
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
         let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd));
-        let sequential = arr.last_read_end == logical;
-        arr.last_read_end = logical + ioc.len;
+        let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
+            Some(i) => {
+                arr.read_streams[i] = logical + ioc.len;
+                true
+            }
+            None => {
+                let k = arr.next_stream;
+                arr.read_streams[k] = logical + ioc.len;
+                arr.next_stream = (k + 1) % arr.read_streams.len();
+                false
+            }
+        };
         if read_ahead > 0 && (sequential || cached) {
             let ra_end = ((logical + ioc.len + read_ahead).min(arr.geom.capacity()) - 1) / sd;
             for s in s0..=ra_end.max(s1) {

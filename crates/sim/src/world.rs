@@ -184,7 +184,9 @@ pub struct Array {
     pub destaging: u32,
     pub rcache: BTreeMap<u64, Fill>,
     pub rfifo: VecDeque<u64>,
-    pub last_read_end: u64,
+    /// Where recent sequential read streams will continue (controllers track several).
+    pub read_streams: [u64; 8],
+    pub next_stream: usize,
 }
 
 pub struct Lun {
@@ -365,7 +367,8 @@ impl World {
                 destaging: 0,
                 rcache: BTreeMap::new(),
                 rfifo: VecDeque::new(),
-                last_read_end: u64::MAX,
+                read_streams: [u64::MAX; 8],
+                next_stream: 0,
             });
         }
         let mut luns = Vec::new();
