@@ -21,3 +21,43 @@ fn same_inputs_same_results_bit_for_bit() {
     let b = raidlab_sim::run(std::slice::from_ref(&s)).unwrap();
     assert_eq!(a, b);
 }
+
+fn xdd(level: &str, rw: &str) -> f64 {
+    // Seed 001's xdd run: 64 KiB random requests, 128 in flight, over a 24 GiB file.
+    iops(&system(&format!("xdd2008/{level}.toml")), &[("rw", rw), ("bs", "64k"), ("size", "24g"), ("iodepth", "128")])
+}
+
+#[test]
+fn mirrors_give_the_most_random_read_iops() {
+    let r10 = xdd("raid10", "randread");
+    for l in ["raid0", "raid5", "raid6"] {
+        let x = xdd(l, "randread");
+        assert!(r10 > x, "raid10 {r10:.0} IOPS vs {l} {x:.0}");
+    }
+}
+
+#[test]
+fn random_writes_raid6_below_raid5_below_raid10() {
+    let (r6, r5, r10) = (xdd("raid6", "randwrite"), xdd("raid5", "randwrite"), xdd("raid10", "randwrite"));
+    assert!(r6 < r5 && r5 < r10, "raid6 {r6:.0} < raid5 {r5:.0} < raid10 {r10:.0} IOPS");
+}
+
+#[test]
+fn a_write_back_controller_without_battery_writes_through() {
+    // Seed 004's controller had no BBU: parity RAID small writes pay the full penalty.
+    let dir = tempfile_dir();
+    let with = std::fs::read_to_string(repo().join("systems/xdd2008/components.toml")).unwrap();
+    std::fs::write(dir.join("components.toml"), with.replace("battery = true ", "battery = false")).unwrap();
+    std::fs::copy(repo().join("systems/xdd2008/raid5.toml"), dir.join("raid5.toml")).unwrap();
+    let t = format!("sim:{}", dir.join("raid5.toml").display());
+    let opts = [("rw", "randwrite"), ("bs", "8k"), ("size", "1g"), ("iodepth", "16")];
+    let without = iops(&t, &opts);
+    let with_bbu = iops(&system("xdd2008/raid5.toml"), &opts);
+    assert!(without < with_bbu * 0.8, "no battery {without:.0} vs battery {with_bbu:.0} IOPS");
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("raidlab-sim-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
