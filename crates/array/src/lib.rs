@@ -1,1 +1,79 @@
-//! User-space RAID arrays: superblocks, assembly, I/O through the planner, rebuild, scrub, FUSE volume.
+//! User-space RAID arrays: md's layouts on files or block devices, with real parity.
+//!
+//! This crate is for: creating arrays (superblocks, write-intent bitmap, data area on each
+//! member), assembling them from their members' superblocks, serving logical reads and writes
+//! as parallel member I/O with parity (degraded too), marking members faulty, rebuilding onto
+//! spares, scrubbing, resyncing after an unclean stop, and exposing an array as a file through
+//! FUSE. An assembled array is a [`raidlab_engine::BlockTarget`], so `raidlab run` measures it.
+//!
+//! It is not for: the parity arithmetic itself (raidlab-parity), measuring or timing
+//! (raidlab-engine), simulating arrays (raidlab-sim), or the command line (the `raidlab`
+//! binary's `array` command turns flags into calls here).
+
+pub mod array;
+pub mod assemble;
+pub mod bitmap;
+pub mod create;
+pub mod error;
+
+pub mod layout;
+pub mod manage;
+pub mod member;
+mod pool;
+mod pq;
+pub mod superblock;
+
+pub use array::Array;
+pub use assemble::{assemble, split_members, AssembleOptions};
+pub use create::{create, CreateOptions, CreateSpec, MemberSpec};
+pub use error::ArrayError;
+
+use std::sync::Arc;
+
+/// How `open_target` assembles.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Start a dirty and degraded array anyway (see [`assemble`]).
+    pub force: bool,
+}
+
+/// An assembled array as the engine's block target. Closing (clean stop, bitmap cleared)
+/// happens when the last reference is dropped.
+pub struct ArrayTarget {
+    pub array: Arc<Array>,
+}
+
+impl raidlab_engine::BlockTarget for ArrayTarget {
+    fn size(&self) -> u64 {
+        self.array.capacity()
+    }
+    fn alignment(&self) -> u64 {
+        // Any byte range works; 512 keeps requests sector-shaped like a block device.
+        512
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.array.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        self.array.write_at(buf, offset)
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.array.flush()
+    }
+}
+
+impl Drop for ArrayTarget {
+    fn drop(&mut self) {
+        if let Err(e) = self.array.close() {
+            eprintln!("raidlab: array not stopped cleanly: {e}");
+        }
+    }
+}
+
+/// Assemble the array whose members are "M1,M2,…" (as in `--filename array:M1,M2,…`),
+/// resyncing regions left dirty by an unclean stop.
+pub fn open_target(members: &str, opts: &OpenOptions) -> Result<Arc<dyn raidlab_engine::BlockTarget>, ArrayError> {
+    let paths = split_members(members);
+    let array = assemble(&paths, &AssembleOptions { force: opts.force, resync: true, verbose: true })?;
+    Ok(Arc::new(ArrayTarget { array }))
+}

@@ -1,1 +1,82 @@
-//! Real-time executor: runs request streams against files, block devices and arrays with io_uring or psync.
+//! The real-time executor: runs the workload crate's request streams against files, block
+//! devices and in-process block targets (raidlab arrays), and measures them.
+//!
+//! This crate is for: opening and laying out targets, refusing to overwrite data it finds
+//! signatures of, issuing each job instance's requests with `iodepth` in flight (io_uring,
+//! psync, the null engine, or worker threads over a [`BlockTarget`]), timing every I/O into
+//! the result crate's histograms, checking `verify` headers, and stopping on runtime or Ctrl-C.
+//!
+//! It is not for: deciding what to issue (the workload crate's [`RequestStream`] does), RAID
+//! layout (the geometry and array crates implement [`BlockTarget`]), simulated time (the
+//! simulator), or rendering results (the result crate). Wall-clock time is read only through
+//! the [`clock::Clock`] the caller passes to [`run_with_clock`].
+//!
+//! [`RequestStream`]: raidlab_workload::RequestStream
+
+pub mod clock;
+mod error;
+mod runner;
+mod exec;
+mod job;
+mod progress;
+pub mod safety;
+mod target;
+pub mod verify;
+
+pub use error::EngineError;
+pub use runner::run_with_clock;
+
+use raidlab_result::RunResult;
+use raidlab_workload::JobSpec;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A byte-addressed device implemented in process (a raidlab array). Calls may come from
+/// several threads at once.
+pub trait BlockTarget: Send + Sync {
+    /// Capacity in bytes.
+    fn size(&self) -> u64;
+    /// Offsets, lengths and buffer addresses must be multiples of this.
+    fn alignment(&self) -> u64;
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+    fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()>;
+    fn flush(&self) -> std::io::Result<()>;
+}
+
+/// What a job's filename resolves to.
+pub enum Target {
+    /// A regular file (created and laid out if missing or short) or a block device.
+    Path(std::path::PathBuf),
+    /// An in-process device; `label` is how results name it.
+    Block { label: String, dev: Arc<dyn BlockTarget> },
+}
+
+/// How to run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Write even over a target holding a recognised signature.
+    pub force: bool,
+    /// Draw a progress line on stderr (the caller decides whether stderr is a terminal).
+    pub progress: bool,
+    /// Set by the caller (e.g. its SIGINT handler): stop submitting, drain, return results so far.
+    pub stop: Arc<AtomicBool>,
+    /// Seconds since the epoch, recorded in the result.
+    pub timestamp: u64,
+}
+
+/// Run `specs` in real time. `resolve` maps each filename to a [`Target`]. Setup problems
+/// (bad targets, refused writes, misaligned direct I/O) are errors; I/O errors and verify
+/// mismatches during the run end that job and are reported in its `error`, results still
+/// returned. Stonewalled specs run after everything before them has finished.
+pub fn run(
+    specs: &[JobSpec],
+    resolve: &mut dyn FnMut(&str) -> Result<Target, EngineError>,
+    opts: &RunOptions,
+) -> Result<RunResult, EngineError> {
+    run_with_clock(specs, resolve, opts, Arc::new(clock::Monotonic))
+}
+
+/// Resolve a filename the ordinary way: everything is a path.
+pub fn resolve_path(name: &str) -> Result<Target, EngineError> {
+    Ok(Target::Path(std::path::PathBuf::from(name)))
+}

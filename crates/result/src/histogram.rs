@@ -64,7 +64,14 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        LatencyHistogram { counts: vec![0; PLAT_NR], n: 0, min: u64::MAX, max: 0, sum: 0, sum_sq: 0.0 }
+        LatencyHistogram {
+            counts: vec![0; PLAT_NR],
+            n: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            sum_sq: 0.0,
+        }
     }
     #[inline]
     pub fn record(&mut self, ns: u64) {
@@ -89,13 +96,21 @@ impl LatencyHistogram {
         self.n
     }
     pub fn min(&self) -> u64 {
-        if self.n == 0 { 0 } else { self.min }
+        if self.n == 0 {
+            0
+        } else {
+            self.min
+        }
     }
     pub fn max(&self) -> u64 {
         self.max
     }
     pub fn mean(&self) -> f64 {
-        if self.n == 0 { 0.0 } else { self.sum as f64 / self.n as f64 }
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
     }
     /// Sample standard deviation, as fio reports it.
     pub fn stddev(&self) -> f64 {
@@ -104,7 +119,9 @@ impl LatencyHistogram {
         }
         let n = self.n as f64;
         let mean = self.sum as f64 / n;
-        ((self.sum_sq - n * mean * mean) / (n - 1.0)).max(0.0).sqrt()
+        ((self.sum_sq - n * mean * mean) / (n - 1.0))
+            .max(0.0)
+            .sqrt()
     }
     /// Latency at percentile `p` (0–100): the value of the bucket holding that rank, clamped
     /// to the exact min and max.
@@ -124,7 +141,11 @@ impl LatencyHistogram {
     }
     /// Non-empty buckets as (representative ns, count), ascending.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (bucket_value(i), c))
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (bucket_value(i), c))
     }
 }
 
@@ -134,7 +155,12 @@ mod sparse_counts {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(counts: &[u64], s: S) -> Result<S::Ok, S::Error> {
-        let pairs: Vec<(usize, u64)> = counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i, c)).collect();
+        let pairs: Vec<(usize, u64)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i, c))
+            .collect();
         pairs.serialize(s)
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
@@ -142,7 +168,9 @@ mod sparse_counts {
         let mut counts = vec![0; PLAT_NR];
         for (i, c) in pairs {
             if i >= PLAT_NR {
-                return Err(serde::de::Error::custom(format!("histogram bucket {i} out of range")));
+                return Err(serde::de::Error::custom(format!(
+                    "histogram bucket {i} out of range"
+                )));
             }
             counts[i] = c;
         }
@@ -156,7 +184,18 @@ mod tests {
 
     #[test]
     fn buckets_round_trip_within_precision() {
-        for v in [0u64, 1, 100, 127, 128, 1000, 4096, 123_456, 9_999_999, 1_000_000_000] {
+        for v in [
+            0u64,
+            1,
+            100,
+            127,
+            128,
+            1000,
+            4096,
+            123_456,
+            9_999_999,
+            1_000_000_000,
+        ] {
             let b = bucket_value(bucket_of(v));
             let err = (b as f64 - v as f64).abs() / (v.max(1) as f64);
             assert!(err < 0.016, "{v} -> bucket {} -> {b}", bucket_of(v));

@@ -8,9 +8,11 @@
 //! completions, the simulator from virtual ones; both are rendered the same way.
 
 pub mod histogram;
+pub mod render;
 pub mod schema;
 
 pub use histogram::LatencyHistogram;
+pub use render::{render, render_json, render_text, OutputFormat};
 pub use schema::{
     ComponentUse, DirStats, JobResult, PassStats, RunResult, SimExtras, Summary, VerifySummary,
 };

@@ -19,10 +19,18 @@ pub struct DirStats {
 impl DirStats {
     /// Bandwidth, bytes per second.
     pub fn bw_bytes(&self) -> f64 {
-        if self.runtime_ns == 0 { 0.0 } else { self.io_bytes as f64 * 1e9 / self.runtime_ns as f64 }
+        if self.runtime_ns == 0 {
+            0.0
+        } else {
+            self.io_bytes as f64 * 1e9 / self.runtime_ns as f64
+        }
     }
     pub fn iops(&self) -> f64 {
-        if self.runtime_ns == 0 { 0.0 } else { self.total_ios as f64 * 1e9 / self.runtime_ns as f64 }
+        if self.runtime_ns == 0 {
+            0.0
+        } else {
+            self.total_ios as f64 * 1e9 / self.runtime_ns as f64
+        }
     }
     /// Merge another job's stats: bytes and ios add, runtime is the longer one (they ran
     /// side by side), histograms merge.
@@ -108,6 +116,10 @@ pub struct JobResult {
     pub stopped: Option<String>,
     /// An I/O error that ended the job, described.
     pub error: Option<String>,
+    /// The job's options as `key=value` pairs in fio's words (fio's "job options"), for the
+    /// record; filled by the command that ran it.
+    #[serde(default)]
+    pub options: Vec<(String, String)>,
 }
 
 impl JobResult {
@@ -135,8 +147,16 @@ impl JobResult {
         let io_bytes = self.read.io_bytes + self.write.io_bytes;
         let ios = self.read.total_ios + self.write.total_ios;
         let runtime_ns = self.read.runtime_ns.max(self.write.runtime_ns);
-        let bw = if runtime_ns == 0 { 0.0 } else { io_bytes as f64 * 1e9 / runtime_ns as f64 };
-        let iops = if runtime_ns == 0 { 0.0 } else { ios as f64 * 1e9 / runtime_ns as f64 };
+        let bw = if runtime_ns == 0 {
+            0.0
+        } else {
+            io_bytes as f64 * 1e9 / runtime_ns as f64
+        };
+        let iops = if runtime_ns == 0 {
+            0.0
+        } else {
+            ios as f64 * 1e9 / runtime_ns as f64
+        };
         let mut lat = self.read.lat.clone();
         lat.merge(&self.write.lat);
         Summary {
@@ -197,7 +217,9 @@ impl RunResult {
     /// All jobs folded into one: the aggregate of a run (side-by-side jobs add up).
     pub fn aggregate(&self) -> JobResult {
         let mut it = self.jobs.iter();
-        let Some(first) = it.next() else { return JobResult::default() };
+        let Some(first) = it.next() else {
+            return JobResult::default();
+        };
         let mut agg = first.clone();
         agg.name = "all".into();
         for j in it {
@@ -225,14 +247,25 @@ mod tests {
 
     #[test]
     fn merging_adds_bytes_and_keeps_longest_runtime() {
-        let mut a = JobResult { instances: 1, target: "a".into(), ..Default::default() };
+        let mut a = JobResult {
+            instances: 1,
+            target: "a".into(),
+            ..Default::default()
+        };
         a.write.io_bytes = 10;
         a.write.runtime_ns = 5;
-        let mut b = JobResult { instances: 1, target: "b".into(), ..Default::default() };
+        let mut b = JobResult {
+            instances: 1,
+            target: "b".into(),
+            ..Default::default()
+        };
         b.write.io_bytes = 20;
         b.write.runtime_ns = 7;
         a.merge(&b);
-        assert_eq!((a.instances, a.write.io_bytes, a.write.runtime_ns), (2, 30, 7));
+        assert_eq!(
+            (a.instances, a.write.io_bytes, a.write.runtime_ns),
+            (2, 30, 7)
+        );
         assert_eq!(a.target, "a:b");
     }
 }

@@ -1,13 +1,916 @@
-//! `raidlab run`.
+//! `raidlab run`: fio's command line and job files in, fio's output formats out.
+//!
+//! Arguments are read the way fio reads its command line: `--key=value`, `--key value` or a
+//! bare flag (`--time_based`); `--name=X` starts a new job and options before the first
+//! `--name` are global; `--job FILE.fio` (or a bare `FILE.fio`) adds a job file's jobs with
+//! the options given before it as their defaults. Every fio option goes through
+//! [`raidlab_workload::apply_option`], so flags and job files accept the same things with the
+//! same errors. raidlab's own options (`--output-format`, `--output`, `--force`, `--verify`,
+//! `--progress`) may appear anywhere.
+//!
+//! With no job options at all, `raidlab run` measures the embedded default: a scratch file in
+//! a new temporary folder, removed afterwards (also on error and on Ctrl-C).
+//!
+//! [`execute`] is the one place runs are dispatched by target kind: `sim:` to the simulator,
+//! `array:M1,M2,…` to a user-space array, anything else to the engine as a path. The wall
+//! clock (run timestamp) and the SIGINT handler live here, at the edge.
 
 use crate::error::CliError;
+use raidlab_result::{OutputFormat, RunResult};
+use raidlab_workload::{apply_option, parse_job_text, JobSpec, SpecError, OPTION_NAMES};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 #[derive(clap::Args)]
+#[command(disable_help_flag = true)]
 pub struct RunArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
 }
 
-pub fn main(_args: RunArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'run' is not built yet"))
+/// How [`execute`] runs (contract with `raidlab sweep`).
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// Write even over a target holding a filesystem, partition table or array signature.
+    pub force: bool,
+    /// Draw a progress line on stderr.
+    pub progress: bool,
+}
+
+/// The embedded default workload: sequential write and read in 1 MiB blocks, then 4 KiB
+/// random reads at iodepth 32 for a few seconds. `filename` and `direct` come from the caller.
+pub const EMBEDDED_DEFAULT_JOB: &str = "\
+; raidlab run's embedded default: a scratch file in a temporary folder
+[global]
+size=256m
+ioengine=io_uring
+
+[seq-write-1m]
+rw=write
+bs=1m
+iodepth=4
+
+[seq-read-1m]
+stonewall
+rw=read
+bs=1m
+iodepth=4
+
+[rand-read-4k]
+stonewall
+rw=randread
+bs=4k
+iodepth=32
+runtime=3s
+time_based
+";
+
+/// Everything `raidlab run`'s arguments say.
+#[derive(Debug)]
+pub struct Invocation {
+    pub jobs: Vec<JobSpec>,
+    pub format: OutputFormat,
+    pub output: Option<PathBuf>,
+    pub force: bool,
+    pub verify: bool,
+    /// `Some` when `--progress`/`--no-progress` was given; otherwise on if stderr is a terminal.
+    pub progress: Option<bool>,
+    pub help: bool,
+}
+
+/// How an `apply_option` error reads on the command line: `--bs=4q: '4q' has unknown unit…`.
+fn flag_error(shown: &str, key: &str, e: SpecError) -> CliError {
+    let prefix = format!("option '{key}': ");
+    let msg = e.message.strip_prefix(&prefix).unwrap_or(&e.message);
+    CliError::usage(format!("{shown}: {msg}"))
+}
+
+/// True when fio's option `key` is a bare flag (takes no value), as the option table says.
+fn is_flag(key: &str) -> bool {
+    apply_option(&mut JobSpec::default(), key, None).is_ok()
+}
+
+/// Read `raidlab run`'s arguments (without the `run` itself).
+pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
+    let mut inv = Invocation {
+        jobs: Vec::new(),
+        format: OutputFormat::Text,
+        output: None,
+        force: false,
+        verify: false,
+        progress: None,
+        help: false,
+    };
+    let mut global = JobSpec::default();
+    let mut current: Option<JobSpec> = None;
+    // The job file after which options outside a --name have nothing to apply to.
+    let mut last_job_file: Option<String> = None;
+    let mut fio_options = false;
+    let mut i = 0;
+    while i < args.len() {
+        let tok = &args[i];
+        i += 1;
+        if tok == "-h" || tok == "--help" {
+            inv.help = true;
+            continue;
+        }
+        let Some(body) = tok.strip_prefix("--") else {
+            if tok.starts_with('-') && tok.len() > 1 {
+                return Err(CliError::usage(format!(
+                    "'{tok}': unknown flag (valid: --key=value fio options, --job FILE, --output-format, --output, --force, --verify, --progress; see raidlab run --help)"
+                )));
+            }
+            // A bare argument is a job file, as on fio's command line.
+            if let Some(job) = current.take() {
+                inv.jobs.push(job);
+            }
+            inv.jobs.extend(read_job_file(tok, &global)?);
+            last_job_file = Some(tok.clone());
+            fio_options = true;
+            continue;
+        };
+        let (key, inline) = match body.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (body, None),
+        };
+        if key.is_empty() {
+            return Err(CliError::usage(format!(
+                "'{tok}': expected --key=value (valid keys: see raidlab run --help)"
+            )));
+        }
+        // Value of an option that needs one: inline, or the next argument.
+        let mut take_value = |what: &str| -> Result<String, CliError> {
+            if let Some(v) = inline {
+                return Ok(v.to_string());
+            }
+            match args.get(i) {
+                Some(v) if !v.starts_with("--") => {
+                    i += 1;
+                    Ok(v.clone())
+                }
+                _ => Err(CliError::usage(format!("--{key}: needs a value ({what})"))),
+            }
+        };
+        match key {
+            "output-format" => {
+                let v = take_value("valid: text, json, json+")?;
+                inv.format = OutputFormat::parse(&v)
+                    .map_err(|m| CliError::usage(format!("--output-format={v}: {m}")))?;
+            }
+            "output" => {
+                let v = take_value("a file to write the results to")?;
+                if v.is_empty() {
+                    return Err(CliError::usage("--output: empty file name (valid: a path)"));
+                }
+                inv.output = Some(PathBuf::from(v));
+            }
+            "job" => {
+                let v = take_value("a fio job file")?;
+                if let Some(job) = current.take() {
+                    inv.jobs.push(job);
+                }
+                inv.jobs.extend(read_job_file(&v, &global)?);
+                last_job_file = Some(v);
+                fio_options = true;
+            }
+            "force" | "progress" | "no-progress" if inline.is_some() => {
+                return Err(CliError::usage(format!("{tok}: --{key} takes no value")));
+            }
+            "force" => inv.force = true,
+            "progress" => inv.progress = Some(true),
+            "no-progress" => inv.progress = Some(false),
+            // Bare --verify is raidlab's: verify=crc32c for every job. --verify=MODE is fio's.
+            "verify" if inline.is_none() => inv.verify = true,
+            _ => {
+                fio_options = true;
+                let value: Option<String> = match inline {
+                    Some(v) => Some(v.to_string()),
+                    None if is_flag(key) => None,
+                    None => match args.get(i) {
+                        Some(v) if !v.starts_with("--") => {
+                            i += 1;
+                            Some(v.clone())
+                        }
+                        _ => None,
+                    },
+                };
+                let shown = match &value {
+                    Some(v) => format!("--{key}={v}"),
+                    None => format!("--{key}"),
+                };
+                if key == "name" {
+                    let mut job = global.clone();
+                    apply_option(&mut job, key, value.as_deref())
+                        .map_err(|e| flag_error(&shown, key, e))?;
+                    if let Some(prev) = current.replace(job) {
+                        inv.jobs.push(prev);
+                    }
+                    continue;
+                }
+                let target = match (&mut current, &last_job_file) {
+                    (Some(job), _) => job,
+                    (None, Some(file)) => {
+                        // Validate the option first so a bad one reports its own error.
+                        apply_option(&mut JobSpec::default(), key, value.as_deref())
+                            .map_err(|e| flag_error(&shown, key, e))?;
+                        return Err(CliError::usage(format!(
+                            "{shown}: comes after --job {file} with no --name before it (valid: options before --job apply to the file's jobs; after --name=X to job X)"
+                        )));
+                    }
+                    (None, None) => &mut global,
+                };
+                apply_option(target, key, value.as_deref())
+                    .map_err(|e| flag_error(&shown, key, e))?;
+            }
+        }
+    }
+    if let Some(job) = current.take() {
+        inv.jobs.push(job);
+    }
+    if inv.jobs.is_empty() && fio_options {
+        // Options but no --name: one job made of them, as `fio --filename=… --rw=…` would
+        // with a name.
+        inv.jobs.push(global);
+    }
+    if inv.verify {
+        for j in &mut inv.jobs {
+            j.verify = true;
+        }
+    }
+    for j in &inv.jobs {
+        j.validate().map_err(|e| CliError::usage(e.message))?;
+    }
+    Ok(inv)
+}
+
+fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::usage(format!(
+            "{path}: cannot read job file: {e} (valid: a readable fio job file)"
+        ))
+    })?;
+    parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))
+}
+
+/// One-line descriptions of the fio options, for `--help`.
+fn option_help(name: &str) -> &'static str {
+    match name {
+        "name" => "start a new job with this name (options before the first --name are global)",
+        "rw" | "readwrite" => "read, write, randread, randwrite, rw/readwrite, randrw",
+        "bs" | "blocksize" => "block size, e.g. 4k, 1m; 'R,W' sets reads and writes apart",
+        "bssplit" => "weighted block sizes, e.g. 4k/10:64k/50:32k/40",
+        "iodepth" => "requests in flight per job (1-65536)",
+        "numjobs" => "jobs per target, running side by side",
+        "rwmixread" => "percent reads for rw/randrw (0-100)",
+        "rwmixwrite" => "percent writes for rw/randrw (0-100)",
+        "size" => "bytes per job and pass (default: to the end of the target)",
+        "offset" => "start of the region, bytes",
+        "offset_increment" => "job i of numjobs starts at offset + i * this",
+        "runtime" => "stop after this long (10s, 500ms, 2m)",
+        "time_based" => "keep going over the region until runtime ends",
+        "ramp_time" => "run this long before counting",
+        "loops" => "passes over the region",
+        "direct" => "1: O_DIRECT (bypass the page cache)",
+        "ioengine" => "io_uring (default), psync, null",
+        "randseed" => "seed of the request stream",
+        "filename" => {
+            "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]"
+        }
+        "verify" => "crc32c: writes carry a checked header; none",
+        "group_reporting" => "report the job's instances as one",
+        "stonewall" => "wait for the jobs before this one to finish",
+        "thread" => "accepted for fio compatibility (jobs are always threads)",
+        _ => "",
+    }
+}
+
+fn help_text() -> String {
+    let mut s = String::from(
+        "raidlab run: run a workload, in fio's words, against files, block devices, arrays or simulated systems
+
+Usage:
+  raidlab run [OPTIONS] [--name=JOB FIO-OPTIONS...]... [--job FILE.fio]...
+  raidlab run                     measure the embedded default (scratch file in a temporary folder)
+
+fio options (--key=value, --key value, or a bare flag; the same in job files as key=value):
+",
+    );
+    for name in OPTION_NAMES {
+        s.push_str(&format!("  --{name:<18} {}\n", option_help(name)));
+    }
+    s.push_str(
+        "
+raidlab's options:
+  --job FILE.fio        read a fio job file ([global], [job] sections, ; and # comments);
+                        options given before it are defaults for its jobs
+  --output-format FMT   text (default), json, json+ (json with fio's latency bins)
+  --output FILE         write the results to FILE instead of standard output
+  --force               write over a target that holds a filesystem, partition table or array
+  --verify              verify=crc32c for every job
+  --progress            progress line on stderr (default: when stderr is a terminal)
+  --no-progress         no progress line
+  -h, --help            this text
+
+Units: input sizes follow fio (4k = 4096 bytes); output labels MiB/s (2^20 B/s) and MB/s (10^6 B/s).
+
+The embedded default job (filename and direct are filled in):
+",
+    );
+    s.push_str(EMBEDDED_DEFAULT_JOB);
+    s
+}
+
+// ---------------------------------------------------------------------------------------
+// Ctrl-C: the first one asks the run to stop (results still print), the second exits now.
+
+static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+static STOP_PTR: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
+/// Scratch paths (file, folder) the handler removes before exiting on a second Ctrl-C.
+static SCRATCH_FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+static SCRATCH_DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn on_sigint(_sig: libc::c_int) {
+    // Only async-signal-safe calls here: atomics, write, unlink, rmdir, _exit.
+    let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    if n == 0 {
+        let stop = STOP_PTR.load(Ordering::SeqCst);
+        if !stop.is_null() {
+            // SAFETY: the pointer comes from a leaked Arc that lives for the whole process.
+            unsafe { (*stop).store(true, Ordering::SeqCst) };
+        }
+        let msg = b"\nraidlab: stopping after the I/O in flight; Ctrl-C again to quit now\n";
+        // SAFETY: writing a static buffer to fd 2.
+        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    } else {
+        // SAFETY: the paths are leaked C strings, valid for the whole process.
+        unsafe {
+            let f = SCRATCH_FILE.load(Ordering::SeqCst);
+            if !f.is_null() {
+                libc::unlink(f);
+            }
+            let d = SCRATCH_DIR.load(Ordering::SeqCst);
+            if !d.is_null() {
+                libc::rmdir(d);
+            }
+            libc::_exit(130);
+        }
+    }
+}
+
+/// The process-wide stop flag, with the SIGINT handler installed on first use.
+fn stop_flag() -> Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let raw = Arc::into_raw(flag.clone()) as *mut AtomicBool;
+        STOP_PTR.store(raw, Ordering::SeqCst);
+        // SAFETY: plain sigaction with a handler that only uses async-signal-safe calls.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        }
+        flag
+    })
+    .clone()
+}
+
+/// True once Ctrl-C has been pressed (a sweep stops starting new points).
+pub fn interrupted() -> bool {
+    INTERRUPTS.load(Ordering::SeqCst) > 0
+}
+
+fn leak_c_path(p: &Path) -> *mut libc::c_char {
+    use std::os::unix::ffi::OsStrExt;
+    match std::ffi::CString::new(p.as_os_str().as_bytes()) {
+        Ok(c) => c.into_raw(),
+        Err(_) => std::ptr::null_mut(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Dispatch.
+
+/// Where a filename points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TargetKind {
+    Simulated,
+    Array,
+    Path,
+}
+
+fn target_kind(name: &str) -> TargetKind {
+    if name.starts_with("sim:") {
+        TargetKind::Simulated
+    } else if name.starts_with("array:") {
+        TargetKind::Array
+    } else {
+        TargetKind::Path
+    }
+}
+
+/// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Results come
+/// back with each job's options filled in; rendering is the caller's.
+pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
+    if specs.is_empty() {
+        return Err(CliError::usage(
+            "no jobs to run (give --name=JOB with options, or --job FILE.fio)",
+        ));
+    }
+    for s in &specs {
+        s.validate().map_err(|e| CliError::usage(e.message))?;
+    }
+    let mut sim: Option<(&str, &str)> = None;
+    let mut real: Option<(&str, &str)> = None;
+    for s in &specs {
+        for f in &s.filenames {
+            let slot = if target_kind(f) == TargetKind::Simulated {
+                &mut sim
+            } else {
+                &mut real
+            };
+            slot.get_or_insert((s.name.as_str(), f.as_str()));
+        }
+    }
+    let mut result = match (sim, real) {
+        (Some((sj, sf)), Some((rj, rf))) => {
+            return Err(CliError::usage(format!(
+                "job '{sj}' targets {sf} (simulated) and job '{rj}' targets {rf} (real): one run is either simulated or real (valid: split them into two runs)"
+            )))
+        }
+        (Some(_), None) => run_simulated(&specs)?,
+        _ => run_real(&specs, opts)?,
+    };
+    fill_options(&mut result, &specs);
+    Ok(result)
+}
+
+fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError> {
+    let stop = stop_flag();
+    let timestamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_opts = raidlab_engine::RunOptions {
+        force: opts.force,
+        progress: opts.progress,
+        stop,
+        timestamp,
+    };
+    let force = opts.force;
+    let mut resolve = |name: &str| -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
+        match target_kind(name) {
+            TargetKind::Array => open_array(name, force),
+            _ => Ok(raidlab_engine::Target::Path(PathBuf::from(name))),
+        }
+    };
+    let mut result = raidlab_engine::run(specs, &mut resolve, &run_opts).map_err(engine_error)?;
+    if result.timestamp == 0 {
+        result.timestamp = timestamp;
+    }
+    Ok(result)
+}
+
+fn engine_error(e: raidlab_engine::EngineError) -> CliError {
+    if e.is_usage() {
+        CliError::usage(e.message())
+    } else {
+        CliError::failed(e.message())
+    }
+}
+
+/// `array:M1,M2,…` → the array's block target.
+fn open_array(
+    name: &str,
+    _force: bool,
+) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
+    let members = name.strip_prefix("array:").unwrap_or(name);
+    if members.trim().is_empty() {
+        return Err(raidlab_engine::EngineError::usage(format!(
+            "'{name}': no members (valid: array:MEMBER1,MEMBER2,...)"
+        )));
+    }
+    Err(raidlab_engine::EngineError::failed(format!(
+        "'{name}': user-space arrays are not available in this build yet (raidlab-array has no open_target)"
+    )))
+}
+
+fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
+    let first = specs
+        .iter()
+        .flat_map(|s| s.filenames.iter())
+        .next()
+        .map(String::as_str)
+        .unwrap_or("sim:");
+    Err(CliError::failed(format!(
+        "'{first}': the simulator is not available in this build yet (raidlab-sim has no run)"
+    )))
+}
+
+/// fio-style size text: `4k`, `1m`, `3g`, or bytes.
+fn size_text(b: u64) -> String {
+    for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
+        if b != 0 && b % (1u64 << shift) == 0 {
+            return format!("{}{suffix}", b >> shift);
+        }
+    }
+    b.to_string()
+}
+
+fn duration_text(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1000 == 0 {
+        format!("{}us", ns / 1000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+/// A job's options in fio's words, for fio's "job options": the core ones always, the
+/// others when they differ from the defaults.
+pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
+    let d = JobSpec::default();
+    let mut o: Vec<(String, String)> = Vec::new();
+    let mut put = |k: &str, v: String| o.push((k.to_string(), v));
+    put("name", s.name.clone());
+    put(
+        "filename",
+        s.filenames
+            .iter()
+            .map(|f| f.replace(':', "\\:"))
+            .collect::<Vec<_>>()
+            .join(":"),
+    );
+    // Targets keep their prefix's colon unescaped, as they are written.
+    if let Some(last) = o.last_mut() {
+        last.1 = last
+            .1
+            .replace("array\\:", "array:")
+            .replace("sim\\:", "sim:");
+    }
+    let mut put = |k: &str, v: String| o.push((k.to_string(), v));
+    put("rw", s.rw.name().to_string());
+    if s.bs.read.is_fixed() && s.bs.write.is_fixed() {
+        let (r, w) = (s.bs.read.min(), s.bs.write.min());
+        put(
+            "bs",
+            if r == w {
+                size_text(r)
+            } else {
+                format!("{},{}", size_text(r), size_text(w))
+            },
+        );
+    } else {
+        let one = |dist: &raidlab_workload::BsDist| {
+            dist.entries
+                .iter()
+                .map(|(b, w)| format!("{}/{w}", size_text(*b)))
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        put(
+            "bssplit",
+            format!("{},{}", one(&s.bs.read), one(&s.bs.write)),
+        );
+    }
+    put("ioengine", s.ioengine.name().to_string());
+    put("iodepth", s.iodepth.to_string());
+    if s.numjobs != d.numjobs {
+        put("numjobs", s.numjobs.to_string());
+    }
+    if s.rw.read_percent(s.rwmixread) != 100 && s.rw.read_percent(s.rwmixread) != 0 {
+        put("rwmixread", s.rwmixread.to_string());
+    }
+    if let Some(size) = s.size {
+        put("size", size_text(size));
+    }
+    if s.offset != 0 {
+        put("offset", size_text(s.offset));
+    }
+    if s.offset_increment != 0 {
+        put("offset_increment", size_text(s.offset_increment));
+    }
+    if let Some(rt) = s.runtime_ns {
+        put("runtime", duration_text(rt));
+    }
+    if s.time_based {
+        put("time_based", String::new());
+    }
+    if s.ramp_time_ns != 0 {
+        put("ramp_time", duration_text(s.ramp_time_ns));
+    }
+    if s.loops != d.loops {
+        put("loops", s.loops.to_string());
+    }
+    put("direct", u8::from(s.direct).to_string());
+    if s.randseed != d.randseed {
+        put("randseed", s.randseed.to_string());
+    }
+    if s.verify {
+        put("verify", "crc32c".into());
+    }
+    if s.group_reporting {
+        put("group_reporting", String::new());
+    }
+    if s.stonewall {
+        put("stonewall", String::new());
+    }
+    o
+}
+
+/// Give each job result the options of the spec it came from (matched by name; instance
+/// results may carry a suffix after the spec's name).
+fn fill_options(result: &mut RunResult, specs: &[JobSpec]) {
+    for j in &mut result.jobs {
+        if !j.options.is_empty() {
+            continue;
+        }
+        let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
+            specs
+                .iter()
+                .filter(|s| j.name.starts_with(&s.name))
+                .max_by_key(|s| s.name.len())
+        });
+        if let Some(s) = spec {
+            j.options = spec_options(s);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The embedded default: a scratch file in a new temporary folder.
+
+/// A temporary folder removed (with the scratch file) when dropped, also on error.
+struct Scratch {
+    dir: PathBuf,
+    file: PathBuf,
+}
+
+impl Scratch {
+    fn create() -> Result<Scratch, CliError> {
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        for attempt in 0..100u32 {
+            let dir = base.join(format!(
+                "raidlab-run-{}-{nanos:x}-{attempt}",
+                std::process::id()
+            ));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => {
+                    let file = dir.join("scratch");
+                    SCRATCH_DIR.store(leak_c_path(&dir), Ordering::SeqCst);
+                    SCRATCH_FILE.store(leak_c_path(&file), Ordering::SeqCst);
+                    return Ok(Scratch { dir, file });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(CliError::failed(format!(
+                    "cannot create a temporary folder in {}: {e} (set TMPDIR to a writable folder)",
+                    base.display()
+                ))),
+            }
+        }
+        Err(CliError::failed(format!(
+            "cannot find a free temporary folder name in {}",
+            base.display()
+        )))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Whether files in `dir` can be opened with O_DIRECT (tmpfs cannot).
+fn supports_direct(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = dir.join(".direct-probe");
+    let ok = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&probe)
+        .is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
+}
+
+/// The embedded default's jobs on `file`.
+pub fn embedded_default(file: &Path, direct: bool) -> Vec<JobSpec> {
+    let mut base = JobSpec::default();
+    base.filenames = vec![file.display().to_string()];
+    base.direct = direct;
+    parse_job_text(EMBEDDED_DEFAULT_JOB, "embedded default", base)
+        .expect("the embedded default job parses")
+}
+
+// ---------------------------------------------------------------------------------------
+
+fn progress_default() -> bool {
+    // SAFETY: isatty only inspects the descriptor.
+    unsafe { libc::isatty(2) == 1 }
+}
+
+pub fn main(args: RunArgs) -> Result<(), CliError> {
+    let inv = parse_args(&args.rest)?;
+    if inv.help {
+        print!("{}", help_text());
+        return Ok(());
+    }
+    let opts = ExecOptions {
+        force: inv.force,
+        progress: inv.progress.unwrap_or_else(progress_default),
+    };
+    let result = if inv.jobs.is_empty() {
+        let scratch = Scratch::create()?;
+        let direct = supports_direct(&scratch.dir);
+        eprintln!(
+            "raidlab: no job given: measuring the embedded default on a 256 MiB scratch file in {} (removed afterwards){}",
+            scratch.dir.display(),
+            if direct { "" } else { "; this filesystem has no direct I/O (e.g. tmpfs), so it runs through the page cache (direct=0)" }
+        );
+        let mut jobs = embedded_default(&scratch.file, direct);
+        if inv.verify {
+            for j in &mut jobs {
+                j.verify = true;
+            }
+        }
+        let r = execute(jobs, &opts);
+        drop(scratch);
+        r?
+    } else {
+        execute(inv.jobs, &opts)?
+    };
+    let text = raidlab_result::render(&result, inv.format);
+    match &inv.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| {
+            CliError::failed(format!("--output {}: cannot write: {e}", path.display()))
+        })?,
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            // A closed pipe (| head) is not an error worth a message.
+            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+        }
+    }
+    if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
+        return Err(CliError::failed(format!(
+            "job '{}': {}",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn globals_before_the_first_name_reach_every_job() {
+        let inv = parse_args(&args(&[
+            "--filename=/tmp/f",
+            "--bs",
+            "8k",
+            "--name=a",
+            "--rw=randread",
+            "--name",
+            "b",
+            "--rw=write",
+            "--time_based",
+            "--runtime=1s",
+            "--output-format=json",
+        ]))
+        .unwrap();
+        assert_eq!(inv.jobs.len(), 2);
+        assert_eq!(inv.jobs[0].name, "a");
+        assert_eq!(inv.jobs[1].name, "b");
+        assert!(inv
+            .jobs
+            .iter()
+            .all(|j| j.bs.min() == 8192 && j.filenames == vec!["/tmp/f".to_string()]));
+        assert!(inv.jobs[1].time_based && !inv.jobs[0].time_based);
+        assert_eq!(inv.format, OutputFormat::Json);
+    }
+
+    #[test]
+    fn errors_name_the_flag() {
+        let e = parse_args(&args(&["--filename=/tmp/f", "--bs=4q"])).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(
+            e.message
+                .starts_with("--bs=4q: '4q' has unknown unit 'q' (valid: k, m, g, t, p"),
+            "{}",
+            e.message
+        );
+        let e = parse_args(&args(&["--frob=1"])).unwrap_err();
+        assert!(e.message.contains("unknown option 'frob'"), "{}", e.message);
+        let e = parse_args(&args(&["--iodepth"])).unwrap_err();
+        assert!(e.message.contains("needs a value"), "{}", e.message);
+        let e = parse_args(&args(&["--output-format=xml"])).unwrap_err();
+        assert!(
+            e.message.contains("valid: text, json, json+"),
+            "{}",
+            e.message
+        );
+        let e = parse_args(&args(&["--name=a", "--rw=read"])).unwrap_err();
+        assert!(e.message.contains("no target"), "{}", e.message);
+    }
+
+    #[test]
+    fn bare_verify_is_for_every_job_and_bare_options_without_name_make_one_job() {
+        let inv = parse_args(&args(&["--verify", "--filename", "/tmp/f", "--rw=write"])).unwrap();
+        assert_eq!(inv.jobs.len(), 1);
+        assert!(inv.jobs[0].verify);
+        let inv = parse_args(&args(&["--output-format", "json+", "--no-progress"])).unwrap();
+        assert!(inv.jobs.is_empty());
+        assert_eq!(inv.progress, Some(false));
+    }
+
+    #[test]
+    fn job_file_takes_earlier_options_as_defaults() {
+        let dir = std::env::temp_dir().join(format!("raidlab-run-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("j.fio");
+        std::fs::write(&f, "[global]\nrw=randread\n[one]\n[two]\nbs=64k\n").unwrap();
+        let p = f.display().to_string();
+        let inv = parse_args(&args(&[
+            "--filename=/tmp/x",
+            "--iodepth=8",
+            "--job",
+            &p,
+            "--name=three",
+            "--rw=write",
+        ]))
+        .unwrap();
+        assert_eq!(
+            inv.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(),
+            vec!["one", "two", "three"]
+        );
+        assert!(inv.jobs.iter().all(|j| j.iodepth == 8));
+        assert_eq!(inv.jobs[1].bs.min(), 65536);
+        let e = parse_args(&args(&["--filename=/tmp/x", "--job", &p, "--iodepth=4"])).unwrap_err();
+        assert!(e.message.contains("comes after --job"), "{}", e.message);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn mixed_simulated_and_real_targets_are_refused() {
+        let mut a = JobSpec {
+            name: "a".into(),
+            filenames: vec!["sim:x.toml".into()],
+            ..Default::default()
+        };
+        a.size = Some(1 << 20);
+        let b = JobSpec {
+            name: "b".into(),
+            filenames: vec!["/tmp/y".into()],
+            size: Some(1 << 20),
+            ..Default::default()
+        };
+        let e = execute(vec![a, b], &ExecOptions::default()).unwrap_err();
+        assert_eq!(e.code, 2);
+        assert!(
+            e.message.contains("either simulated or real"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn embedded_default_parses_and_options_read_back() {
+        let jobs = embedded_default(Path::new("/tmp/raidlab-x/scratch"), true);
+        assert_eq!(jobs.len(), 3);
+        assert!(jobs.iter().all(|j| j.direct && j.size == Some(256 << 20)));
+        assert!(jobs[1].stonewall && jobs[2].stonewall && jobs[2].time_based);
+        let o = spec_options(&jobs[2]);
+        let get = |k: &str| o.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
+        assert_eq!(get("bs").as_deref(), Some("4k"));
+        assert_eq!(get("iodepth").as_deref(), Some("32"));
+        assert_eq!(get("runtime").as_deref(), Some("3s"));
+        assert_eq!(get("filename").as_deref(), Some("/tmp/raidlab-x/scratch"));
+        // The options re-apply to the same spec.
+        let mut back = JobSpec::default();
+        for (k, v) in &o {
+            let v = if v.is_empty() { None } else { Some(v.as_str()) };
+            apply_option(&mut back, k, v).unwrap();
+        }
+        assert_eq!(back, jobs[2]);
+    }
 }

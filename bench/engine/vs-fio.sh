@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# raidlab's engine against fio, side by side in one run: the two tools alternate, ROUNDS
+# times per case, and the script prints each tool's median IOPS, CPU (usr+sys, % of one core)
+# and the ratios raidlab/fio of IOPS and of IOPS per core.
+#
+#   bench/engine/vs-fio.sh              # all cases
+#   ROUNDS=5 RUNTIME=5 bench/engine/vs-fio.sh loop-randread null
+#
+# Cases: loop-randread (4 KiB randread, iodepth 32, io_uring, direct, on a loop device over a
+# /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-seqread (1 MiB
+# sequential read, iodepth 32), null (null engine, 4 KiB, iodepth 32), disk (4 KiB randread,
+# iodepth 32, direct, on a file under /var/tmp). Needs root, fio, losetup, python3.
+set -euo pipefail
+ROUNDS=${ROUNDS:-3}
+RUNTIME=${RUNTIME:-4}
+CASES=${*:-loop-randread loop-psync loop-seqread null disk}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
+if [ -z "${RAIDLAB_RLRUN:-}" ]; then
+  (cd "$ROOT" && cargo build --release -q -p raidlab-engine --example rlrun)
+fi
+command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
+WORK=$(mktemp -d /dev/shm/raidlab-bench.XXXXXX)
+LOOP=""
+cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; rm -rf "$WORK"; rm -f /var/tmp/raidlab-bench.dat; }
+trap cleanup EXIT
+
+need_loop() {
+  if [ -z "$LOOP" ]; then
+    truncate -s 1G "$WORK/backing"
+    dd if=/dev/urandom of="$WORK/backing" bs=1M count=1024 conv=notrunc status=none
+    LOOP=$(losetup --find --show --direct-io=on "$WORK/backing")
+  fi
+}
+
+# args: case -> sets TARGET and OPTS (fio-style, shared by both tools)
+setup() {
+  case "$1" in
+    loop-randread) need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
+    loop-psync)    need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=psync --direct=1" ;;
+    loop-seqread)  need_loop; TARGET=$LOOP; OPTS="--rw=read --bs=1m --iodepth=32 --ioengine=io_uring --direct=1" ;;
+    null)          TARGET=$WORK/null; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=null --size=1g" ;;
+    disk)          TARGET=/var/tmp/raidlab-bench.dat
+                   [ -f "$TARGET" ] || dd if=/dev/urandom of="$TARGET" bs=1M count=2048 status=none
+                   OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=2g" ;;
+    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-seqread null disk)" >&2; exit 2 ;;
+  esac
+}
+
+# prints "iops cpu%"
+run_fio() {
+  fio --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based --output-format=json 2>/dev/null |
+    python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
+}
+run_rl() {
+  "$RL" --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based |
+    python3 -c 'import re,sys; l=sys.stdin.read(); i=re.search(r"iops=([0-9.]+)",l).group(1); u=re.search(r"usr=([0-9.]+)%",l).group(1); s=re.search(r"sys=([0-9.]+)%",l).group(1); print(i, float(u)+float(s))'
+}
+
+printf "%-14s %12s %7s %12s %7s %8s %10s\n" case raidlab_iops cpu% fio_iops cpu% iops_x per_core_x
+for c in $CASES; do
+  setup "$c"
+  RL_OUT=(); FIO_OUT=()
+  for r in $(seq "$ROUNDS"); do
+    RL_OUT+=("$(run_rl)")
+    FIO_OUT+=("$(run_fio)")
+  done
+  python3 - "$c" "${#RL_OUT[@]}" "${RL_OUT[@]}" "${FIO_OUT[@]}" <<'PY'
+import sys, statistics as st
+case, n = sys.argv[1], int(sys.argv[2])
+rl = [tuple(map(float, x.split())) for x in sys.argv[3:3+n]]
+fi = [tuple(map(float, x.split())) for x in sys.argv[3+n:3+2*n]]
+ri, rc = st.median(x[0] for x in rl), st.median(x[1] for x in rl)
+fi_, fc = st.median(x[0] for x in fi), st.median(x[1] for x in fi)
+pc = (ri / max(rc, 1e-9)) / (fi_ / max(fc, 1e-9))
+print(f"{case:<14} {ri:12.0f} {rc:7.1f} {fi_:12.0f} {fc:7.1f} {ri/fi_:8.3f} {pc:10.3f}")
+PY
+done

@@ -1,0 +1,342 @@
+//! Assembly: from a list of member paths to a running array, using only what the members'
+//! superblocks say. Foreign members (another array's uuid), duplicate roles, out-of-date
+//! members (md's "non-fresh": a lower event count than the newest superblock) and missing
+//! members are recognised here; an array that lost more members than it survives does not
+//! start, and neither does one that is both dirty and degraded (the RAID-5 write hole) unless
+//! forced.
+
+use crate::array::{Array, Backing, Leaf, SlotRt};
+use crate::bitmap::Bitmap;
+use crate::error::ArrayError;
+use crate::layout::{Geometry, Layout, Level};
+use crate::member::Member;
+use crate::pool::Dev;
+use crate::superblock::{uuid_string, ArrayDesc, SlotState, Superblock, BITMAP_OFFSET};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// Start a dirty and degraded array anyway.
+    pub force: bool,
+    /// Resync dirty regions at start (off for read-only inspection).
+    pub resync: bool,
+    /// Print what assembly decided (kicked members, resync) on stderr.
+    pub verbose: bool,
+}
+
+/// Split "M1,M2,…" (optionally prefixed `array:`) into paths.
+pub fn split_members(list: &str) -> Vec<PathBuf> {
+    list.trim_start_matches("array:").split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect()
+}
+
+pub struct Found {
+    pub member: Member,
+    pub sb: Superblock,
+}
+
+/// Open every path and read its superblock; a path without one is bad input.
+pub fn read_members(paths: &[PathBuf]) -> Result<Vec<Found>, ArrayError> {
+    if paths.is_empty() {
+        return Err(ArrayError::usage("no members given (valid: array:M1,M2,… or a list of member paths)"));
+    }
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        if paths.iter().filter(|q| *q == p).count() > 1 {
+            return Err(ArrayError::usage(format!("member {} is listed twice", p.display())));
+        }
+        let mut member = Member::open(p)?;
+        let sb = member.read_superblock()?.ok_or_else(|| {
+            ArrayError::usage(format!(
+                "{} has no raidlab superblock: it is not an array member (create one with raidlab array create)",
+                p.display()
+            ))
+        })?;
+        member.data_offset = sb.data_offset;
+        if member.size < sb.data_offset + sb.data_size {
+            return Err(ArrayError::usage(format!(
+                "member {} is {} bytes but its superblock needs {} (was it truncated?)",
+                p.display(),
+                member.size,
+                sb.data_offset + sb.data_size
+            )));
+        }
+        out.push(Found { member, sb });
+    }
+    Ok(out)
+}
+
+/// The description of the array at `level` (0 = outermost) of this member's tree.
+pub fn desc_at(sb: &Superblock, level: usize) -> &ArrayDesc {
+    let np = sb.parents.len();
+    if level < np {
+        &sb.parents[np - 1 - level]
+    } else {
+        &sb.array
+    }
+}
+
+pub fn geometry_of(d: &ArrayDesc) -> Result<Geometry, ArrayError> {
+    let level = Level::parse(&d.level)?;
+    let layout = if d.layout.is_empty() { Layout::default_for(level) } else { Layout::parse(level, &d.layout)? };
+    Geometry::new(level, layout, d.chunk_bytes, d.members, d.member_bytes)
+}
+
+/// Assemble the array the members form.
+pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>, ArrayError> {
+    let found = read_members(paths)?;
+    let depth = found[0].sb.parents.len();
+    let top = desc_at(&found[0].sb, 0).uuid;
+    for f in &found {
+        if f.sb.parents.len() != depth || desc_at(&f.sb, 0).uuid != top {
+            return Err(ArrayError::usage(format!(
+                "member {} belongs to array {}, not to array {} of {} (foreign member)",
+                f.member.path.display(),
+                uuid_string(&desc_at(&f.sb, 0).uuid),
+                uuid_string(&top),
+                found[0].member.path.display()
+            )));
+        }
+    }
+    let arr = build(found, 0, depth, opts)?;
+    Ok(arr)
+}
+
+fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) -> Result<Arc<Array>, ArrayError> {
+    if level == depth {
+        return build_leaf(found, depth, opts);
+    }
+    // An enclosing array: group the leaves by the child array they belong to.
+    let desc = newest_desc(&found, level);
+    let geo = geometry_of(&desc)?;
+    let mut groups: Vec<Vec<Found>> = (0..desc.members).map(|_| Vec::new()).collect();
+    for f in found {
+        let role = desc_at(&f.sb, level).role;
+        if role >= desc.members {
+            return Err(ArrayError::usage(format!(
+                "member {} claims child slot {role} of a {}-member {} array",
+                f.member.path.display(),
+                desc.members,
+                desc.level
+            )));
+        }
+        groups[role as usize].push(f);
+    }
+    let mut children: Vec<Option<Arc<Array>>> = Vec::new();
+    let mut labels = Vec::new();
+    let mut missing = Vec::new();
+    for (i, g) in groups.into_iter().enumerate() {
+        if g.is_empty() {
+            children.push(None);
+            labels.push(format!("child {i} (missing)"));
+            missing.push(i);
+            continue;
+        }
+        let uuids: std::collections::HashSet<[u8; 16]> = g.iter().map(|f| desc_at(&f.sb, level + 1).uuid).collect();
+        if uuids.len() > 1 {
+            return Err(ArrayError::usage(format!(
+                "members of child slot {i} belong to {} different arrays",
+                uuids.len()
+            )));
+        }
+        let names: Vec<String> = g.iter().map(|f| f.member.path.display().to_string()).collect();
+        match build(g, level + 1, depth, opts) {
+            Ok(c) => {
+                labels.push(format!("{}:{}", c.geo.level.name(), names.join(",")));
+                children.push(Some(c));
+            }
+            Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {
+                if opts.verbose {
+                    eprintln!("raidlab: child {i} of the {} array cannot start ({e}); starting degraded", desc.level);
+                }
+                children.push(None);
+                labels.push(format!("child {i} (failed)"));
+                missing.push(i);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let slots: Vec<SlotRt> = children
+        .iter()
+        .map(|c| SlotRt { state: if c.is_some() { SlotState::Active } else { SlotState::Missing }, checkpoint: 0 })
+        .collect();
+    if missing.len() as u32 > geo.redundancy() {
+        return Err(ArrayError::failed(format!(
+            "cannot start {} array {}: child array(s) {:?} are missing and it survives {}",
+            desc.level,
+            uuid_string(&desc.uuid),
+            missing,
+            geo.redundancy()
+        )));
+    }
+    for c in children.iter().flatten() {
+        if c.capacity() < geo.member_bytes {
+            return Err(ArrayError::usage(format!(
+                "child array of {} bytes is smaller than the {} bytes the enclosing array uses",
+                c.capacity(),
+                geo.member_bytes
+            )));
+        }
+    }
+    let dirty = desc.dirty;
+    if dirty && !missing.is_empty() && geo.redundancy() > 0 && !opts.force {
+        return Err(write_hole_error(&desc.level, &desc.uuid));
+    }
+    let devs: Vec<Option<Arc<dyn Dev>>> = children.iter().map(|c| c.clone().map(|c| c as Arc<dyn Dev>)).collect();
+    let arr = Arc::new(Array::new(geo, desc.uuid, labels, Backing::Nested(children), devs, slots, dirty, level));
+    if dirty && missing.is_empty() && opts.resync && arr.geo.redundancy() > 0 {
+        if opts.verbose {
+            eprintln!("raidlab: {} array was not stopped cleanly; resyncing it", desc.level);
+        }
+        arr.resync_dirty()?;
+    }
+    Ok(arr)
+}
+
+fn newest_desc(found: &[Found], level: usize) -> ArrayDesc {
+    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let mut d = desc_at(&newest.sb, level).clone();
+    // Dirty if any leaf says so: a crash may have cut the update short.
+    d.dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
+    d
+}
+
+fn write_hole_error(level: &str, uuid: &[u8; 16]) -> ArrayError {
+    ArrayError::usage(format!(
+        "{level} array {} was not stopped cleanly and is degraded: stripes written at the crash may have \
+         parity that does not match their data, so the missing member's blocks cannot be rebuilt reliably \
+         (the RAID-5 write hole); pass --force to start it anyway",
+        uuid_string(uuid)
+    ))
+}
+
+fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result<Arc<Array>, ArrayError> {
+    let uuid = found[0].sb.array.uuid;
+    for f in &found {
+        if f.sb.array.uuid != uuid {
+            return Err(ArrayError::usage(format!(
+                "member {} belongs to array {}, not to array {} (foreign member)",
+                f.member.path.display(),
+                uuid_string(&f.sb.array.uuid),
+                uuid_string(&uuid)
+            )));
+        }
+    }
+    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+    let desc = &newest.array;
+    let geo = geometry_of(desc)?;
+    let n = desc.members as usize;
+    let mut members: Vec<Option<Arc<Member>>> = (0..n).map(|_| None).collect();
+    let mut spares = Vec::new();
+    let mut dev_uuids = vec![[0u8; 16]; n];
+    let mut slots: Vec<SlotRt> =
+        newest.slots.iter().map(|s| SlotRt { state: s.state, checkpoint: s.checkpoint }).collect();
+    for f in found {
+        let path = f.member.path.display().to_string();
+        if f.sb.is_spare() {
+            spares.push(Arc::new(f.member));
+            continue;
+        }
+        let role = f.sb.array.role as usize;
+        if role >= n {
+            return Err(ArrayError::usage(format!("member {path} claims role {role} of a {n}-member array")));
+        }
+        let slot = &newest.slots[role];
+        if slot.dev_uuid != f.sb.dev_uuid {
+            if opts.verbose {
+                eprintln!("raidlab: member {path} no longer holds role {role} (it was replaced); not using it");
+            }
+            continue;
+        }
+        if members[role].is_some() {
+            return Err(ArrayError::usage(format!("two members claim role {role} (the second is {path})")));
+        }
+        if f.sb.events < newest.events && matches!(slot.state, SlotState::Active | SlotState::Rebuilding) {
+            // md's non-fresh member: it missed updates the others have.
+            if opts.verbose {
+                eprintln!(
+                    "raidlab: member {path} is out of date (events {} < {}); kicking it from the array",
+                    f.sb.events, newest.events
+                );
+            }
+            slots[role].state = SlotState::Faulty;
+            continue;
+        }
+        dev_uuids[role] = f.sb.dev_uuid;
+        members[role] = Some(Arc::new(f.member));
+    }
+    let mut labels = Vec::with_capacity(n);
+    let mut lost = Vec::new();
+    for i in 0..n {
+        match &members[i] {
+            Some(m) => labels.push(m.path.display().to_string()),
+            None => {
+                labels.push(format!("slot {i} (missing)"));
+                if matches!(slots[i].state, SlotState::Active | SlotState::Rebuilding) {
+                    slots[i].state = SlotState::Missing;
+                }
+            }
+        }
+        if matches!(slots[i].state, SlotState::Faulty | SlotState::Missing) {
+            lost.push(i);
+        }
+    }
+    let rebuilding = slots.iter().filter(|s| s.state == SlotState::Rebuilding).count();
+    let devs: Vec<Option<Arc<dyn Dev>>> = members.iter().map(|m| m.clone().map(|m| m as Arc<dyn Dev>)).collect();
+    // Bitmap bits as the members left them (the newest readable copy wins: they are identical).
+    let mut bits = vec![0u8; newest.bitmap_bytes as usize];
+    if let Some(m) = members.iter().flatten().next() {
+        m.read_raw(&mut bits, BITMAP_OFFSET).map_err(|e| ArrayError::io("cannot read bitmap of", &m.path, &e))?;
+    }
+    for (i, m) in members.iter().enumerate() {
+        if let Some(m) = m {
+            if matches!(slots[i].state, SlotState::Active) && newest.array.dirty {
+                let mut other = vec![0u8; bits.len()];
+                if m.read_raw(&mut other, BITMAP_OFFSET).is_ok() {
+                    bits.iter_mut().zip(&other).for_each(|(a, b)| *a |= *b);
+                }
+            }
+        }
+    }
+    let bitmap = Bitmap::new(newest.bitmap_region, newest.bitmap_bytes, bits, Instant::now());
+    let dirty = newest.array.dirty;
+    let leaf = Leaf { members, spares, sb: std::sync::Mutex::new(newest.clone()), dev_uuids, bitmap };
+    let arr = Arc::new(Array::new(geo, uuid, labels.clone(), Backing::Leaf(leaf), devs, slots, dirty, depth));
+    // Enough members?
+    let survives = match arr.geo.level {
+        Level::Raid1 | Level::Raid10 => arr.mirror_survives(),
+        _ => (lost.len() + rebuilding) as u32 <= arr.geo.redundancy(),
+    };
+    if !survives {
+        let names: Vec<String> = lost.iter().map(|&i| format!("{} {}", labels[i], arr.slots()[i].state.name())).collect();
+        return Err(ArrayError::failed(format!(
+            "cannot start {} array {}: {} of {} members are missing or faulty ({}); {} survives {}",
+            desc.level,
+            uuid_string(&uuid),
+            lost.len(),
+            n,
+            names.join(", "),
+            desc.level,
+            arr.geo.redundancy()
+        )));
+    }
+    let degraded = !lost.is_empty() || rebuilding > 0;
+    if dirty && degraded && arr.geo.redundancy() > 0 && !opts.force {
+        return Err(write_hole_error(&desc.level, &uuid));
+    }
+    if dirty && opts.resync {
+        if degraded {
+            if opts.verbose {
+                eprintln!("raidlab: starting dirty degraded {} array because of --force; parity of dirty stripes is not verified", desc.level);
+            }
+        } else {
+            let bytes = arr.resync_dirty()?;
+            if opts.verbose {
+                eprintln!("raidlab: {} array was not stopped cleanly; resynced {} bytes of dirty regions", desc.level, bytes);
+            }
+        }
+    }
+    Ok(arr)
+}
+

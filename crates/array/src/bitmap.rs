@@ -1,0 +1,209 @@
+//! The write-intent bitmap: one bit per region of the array's logical space, stored on every
+//! member after the superblocks. A region's bit is set (and made durable on every member)
+//! before any write to it starts, and cleared lazily once its writes are durable; after an
+//! unclean stop only the regions whose bits are set need their parity (or mirror copies)
+//! made consistent again.
+
+use crate::superblock::{BITMAP_OFFSET, DATA_ALIGN};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Bits a bitmap may hold: what fits between the superblocks and the first data boundary.
+pub const MAX_BITS: u64 = (DATA_ALIGN - BITMAP_OFFSET) * 8;
+/// Aim for this many regions; fewer for small arrays (a region is at least one stripe).
+const TARGET_REGIONS: u64 = 1 << 16;
+/// Bits idle this long get cleared at the next write.
+const CLEAR_AFTER: Duration = Duration::from_secs(2);
+
+/// Region size and bitmap bytes for an array of `capacity` logical bytes whose stripes hold
+/// `stripe` data bytes: a whole number of stripes, about 64 Ki regions, at most [`MAX_BITS`].
+pub fn choose_region(capacity: u64, stripe: u64) -> (u64, u64) {
+    let want = capacity.div_ceil(TARGET_REGIONS).max(1);
+    let mut region = want.div_ceil(stripe).max(1) * stripe;
+    while capacity.div_ceil(region) > MAX_BITS {
+        region += stripe;
+    }
+    let bits = capacity.div_ceil(region).max(1);
+    let bytes = bits.div_ceil(8).div_ceil(4096) * 4096;
+    (region, bytes)
+}
+
+pub struct Bitmap {
+    pub region: u64,
+    pub bytes: u64,
+    state: Mutex<State>,
+}
+
+struct State {
+    bits: Vec<u8>,
+    inflight: Vec<u32>,
+    generation: Vec<u32>,
+    last_clear: Instant,
+}
+
+/// Bitmap blocks that changed and must be written to every member: (byte offset within the
+/// bitmap area, bytes).
+pub type Dirty = Vec<(u64, Vec<u8>)>;
+
+impl Bitmap {
+    pub fn new(region: u64, bytes: u64, bits: Vec<u8>, now: Instant) -> Bitmap {
+        let n = (bytes * 8) as usize;
+        let mut b = bits;
+        b.resize(bytes as usize, 0);
+        Bitmap {
+            region,
+            bytes,
+            state: Mutex::new(State { bits: b, inflight: vec![0; n], generation: vec![0; n], last_clear: now }),
+        }
+    }
+
+    fn regions(&self, offset: u64, len: u64) -> std::ops::RangeInclusive<usize> {
+        let first = (offset / self.region) as usize;
+        let last = ((offset + len.max(1) - 1) / self.region) as usize;
+        first..=last
+    }
+
+    /// A write to [offset, offset+len) starts: count it, and return the bitmap blocks whose
+    /// bits went from clear to set (to be written and flushed before the data). The lock is
+    /// held by the caller through `persist` so no write can overtake a bit being made durable.
+    pub fn start_write(&self, offset: u64, len: u64, persist: impl FnOnce(&Dirty) -> std::io::Result<()>) -> std::io::Result<()> {
+        let mut st = self.state.lock().unwrap();
+        let mut changed_blocks = std::collections::BTreeSet::new();
+        for r in self.regions(offset, len) {
+            st.inflight[r] += 1;
+            st.generation[r] = st.generation[r].wrapping_add(1);
+            let (byte, bit) = (r / 8, r % 8);
+            if st.bits[byte] & (1 << bit) == 0 {
+                st.bits[byte] |= 1 << bit;
+                changed_blocks.insert(byte / 4096);
+            }
+        }
+        if changed_blocks.is_empty() {
+            return Ok(());
+        }
+        let dirty: Dirty = changed_blocks
+            .into_iter()
+            .map(|b| ((b * 4096) as u64, st.bits[b * 4096..(b + 1) * 4096].to_vec()))
+            .collect();
+        persist(&dirty)
+    }
+
+    pub fn end_write(&self, offset: u64, len: u64) {
+        let mut st = self.state.lock().unwrap();
+        for r in self.regions(offset, len) {
+            st.inflight[r] -= 1;
+        }
+    }
+
+    /// Whether idle bits are due for clearing at `now`.
+    pub fn clear_due(&self, now: Instant) -> bool {
+        let st = self.state.lock().unwrap();
+        now.duration_since(st.last_clear) >= CLEAR_AFTER && st.bits.iter().any(|&b| b != 0)
+    }
+
+    /// Clear the bits of regions with no write in flight. `flush` makes members' data durable
+    /// first; a region written to while flushing keeps its bit.
+    pub fn clear_idle(
+        &self,
+        now: Instant,
+        flush: impl FnOnce() -> std::io::Result<()>,
+        persist: impl FnOnce(&Dirty) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let candidates: Vec<(usize, u32)> = {
+            let mut st = self.state.lock().unwrap();
+            st.last_clear = now;
+            (0..st.inflight.len())
+                .filter(|&r| st.bits[r / 8] & (1 << (r % 8)) != 0 && st.inflight[r] == 0)
+                .map(|r| (r, st.generation[r]))
+                .collect()
+        };
+        if candidates.is_empty() {
+            return Ok(());
+        }
+        flush()?;
+        let mut st = self.state.lock().unwrap();
+        let mut changed = std::collections::BTreeSet::new();
+        for (r, gen) in candidates {
+            if st.inflight[r] == 0 && st.generation[r] == gen {
+                st.bits[r / 8] &= !(1 << (r % 8));
+                changed.insert(r / 8 / 4096);
+            }
+        }
+        let dirty: Dirty = changed
+            .into_iter()
+            .map(|b| ((b * 4096) as u64, st.bits[b * 4096..(b + 1) * 4096].to_vec()))
+            .collect();
+        persist(&dirty)
+    }
+
+    /// Regions whose bits are set.
+    pub fn set_regions(&self) -> Vec<u64> {
+        let st = self.state.lock().unwrap();
+        (0..st.inflight.len()).filter(|&r| st.bits[r / 8] & (1 << (r % 8)) != 0).map(|r| r as u64).collect()
+    }
+
+    /// Clear every bit (after a full resync); returns the whole bitmap to persist.
+    pub fn clear_all(&self) -> Dirty {
+        let mut st = self.state.lock().unwrap();
+        st.bits.iter_mut().for_each(|b| *b = 0);
+        vec![(0, st.bits.clone())]
+    }
+
+    pub fn dirty_count(&self) -> u64 {
+        let st = self.state.lock().unwrap();
+        st.bits.iter().map(|b| b.count_ones() as u64).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_is_whole_stripes_and_fits() {
+        let (r, b) = choose_region(1 << 40, 8 * 65536);
+        assert_eq!(r % (8 * 65536), 0);
+        assert!((1u64 << 40).div_ceil(r) <= MAX_BITS);
+        assert!(b <= DATA_ALIGN - BITMAP_OFFSET);
+        let (r, b) = choose_region(3 << 20, 3 * 4096);
+        assert_eq!(r, 3 * 4096);
+        assert_eq!(b, 4096);
+    }
+
+    #[test]
+    fn bits_set_before_write_and_cleared_when_idle() {
+        let now = Instant::now();
+        let bm = Bitmap::new(4096, 4096, vec![], now);
+        let mut persisted = Vec::new();
+        bm.start_write(4096 * 3 + 10, 5000, |d| {
+            persisted.push(d.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(bm.set_regions(), vec![3, 4]);
+        assert_eq!(persisted.len(), 1);
+        assert_eq!(persisted[0][0].1[0], 0b11000);
+        // Same regions again: nothing new to persist.
+        bm.start_write(4096 * 3, 10, |_| panic!("no change expected")).unwrap();
+        bm.end_write(4096 * 3, 10);
+        // Region 3 and 4 still have the first write in flight.
+        bm.clear_idle(now, || Ok(()), |_| Ok(())).unwrap();
+        assert_eq!(bm.set_regions(), vec![3, 4]);
+        bm.end_write(4096 * 3 + 10, 5000);
+        let mut flushed = false;
+        bm.clear_idle(
+            now,
+            || {
+                flushed = true;
+                Ok(())
+            },
+            |d| {
+                assert_eq!(d[0].1[0], 0);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(flushed);
+        assert!(bm.set_regions().is_empty());
+    }
+}

@@ -1,0 +1,470 @@
+//! mdadm's management verbs on arrays that are not running: status, fail, remove, add,
+//! rebuild, scrub. Each works from the members' superblocks, and writes changes to every
+//! in-sync member with a bumped event count, as md does.
+
+use crate::array::{Array, Backing};
+use crate::assemble::{assemble, desc_at, geometry_of, read_members, AssembleOptions, Found};
+use crate::create::holds_data;
+use crate::error::ArrayError;
+use crate::member::Member;
+use crate::superblock::{new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberStatus {
+    pub path: String,
+    /// Slot index, or None for a spare.
+    pub role: Option<u32>,
+    /// active, faulty, rebuilding, spare, out-of-date, replaced
+    pub state: String,
+    pub events: u64,
+    pub data_offset: u64,
+    pub data_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ArrayStatus {
+    pub uuid: String,
+    pub level: String,
+    pub layout: String,
+    pub chunk_bytes: u64,
+    pub members: u32,
+    pub capacity_bytes: u64,
+    /// clean or dirty
+    pub state: String,
+    pub degraded: bool,
+    /// Slots not active: (slot, state)
+    pub not_active: Vec<(u32, String)>,
+    /// Rebuild progress 0..=1 where a slot is rebuilding.
+    pub rebuild_progress: Option<f64>,
+    pub events: u64,
+    pub member_status: Vec<MemberStatus>,
+    pub children: Vec<ArrayStatus>,
+}
+
+/// Status of the array the paths form, from superblocks alone (nothing is written).
+pub fn status(paths: &[PathBuf]) -> Result<ArrayStatus, ArrayError> {
+    let found = read_members(paths)?;
+    let depth = found[0].sb.parents.len();
+    let top = desc_at(&found[0].sb, 0).uuid;
+    if let Some(f) = found.iter().find(|f| desc_at(&f.sb, 0).uuid != top || f.sb.parents.len() != depth) {
+        return Err(ArrayError::usage(format!(
+            "member {} belongs to array {}, not {} (foreign member)",
+            f.member.path.display(),
+            uuid_string(&desc_at(&f.sb, 0).uuid),
+            uuid_string(&top)
+        )));
+    }
+    let refs: Vec<&Found> = found.iter().collect();
+    status_at(&refs, 0, depth)
+}
+
+fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus, ArrayError> {
+    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let desc = desc_at(&newest.sb, level).clone();
+    let geo = geometry_of(&desc)?;
+    if level < depth {
+        let mut children = Vec::new();
+        let mut not_active = Vec::new();
+        for role in 0..desc.members {
+            let group: Vec<&Found> = found.iter().copied().filter(|f| desc_at(&f.sb, level).role == role).collect();
+            if group.is_empty() {
+                not_active.push((role, "missing".to_string()));
+                continue;
+            }
+            let c = status_at(&group, level + 1, depth)?;
+            if c.degraded {
+                not_active.push((role, "degraded".to_string()));
+            }
+            children.push(c);
+        }
+        let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
+        return Ok(ArrayStatus {
+            uuid: uuid_string(&desc.uuid),
+            level: desc.level.clone(),
+            layout: desc.layout.clone(),
+            chunk_bytes: desc.chunk_bytes,
+            members: desc.members,
+            capacity_bytes: geo.capacity(),
+            state: if dirty { "dirty" } else { "clean" }.into(),
+            degraded: not_active.iter().any(|(_, s)| s == "missing"),
+            not_active,
+            rebuild_progress: None,
+            events: newest.sb.events,
+            member_status: Vec::new(),
+            children,
+        });
+    }
+    let sb = &newest.sb;
+    let mut members = Vec::new();
+    let mut present = vec![false; desc.members as usize];
+    for f in found {
+        let (role, state) = if f.sb.is_spare() {
+            (None, "spare".to_string())
+        } else {
+            let r = f.sb.array.role;
+            let slot = &sb.slots[r as usize];
+            let st = if slot.dev_uuid != f.sb.dev_uuid {
+                "replaced".to_string()
+            } else if f.sb.events < sb.events && matches!(slot.state, SlotState::Active | SlotState::Rebuilding) {
+                "out-of-date".to_string()
+            } else {
+                present[r as usize] = true;
+                slot.state.name().to_string()
+            };
+            (Some(r), st)
+        };
+        members.push(MemberStatus {
+            path: f.member.path.display().to_string(),
+            role,
+            state,
+            events: f.sb.events,
+            data_offset: f.sb.data_offset,
+            data_bytes: f.sb.data_size,
+        });
+    }
+    members.sort_by_key(|m| m.role.unwrap_or(u32::MAX));
+    let mut not_active = Vec::new();
+    let mut progress = None;
+    for (i, s) in sb.slots.iter().enumerate() {
+        let st = if !present[i] && s.state != SlotState::Faulty { "missing" } else { s.state.name() };
+        if st != "active" {
+            not_active.push((i as u32, st.to_string()));
+        }
+        if s.state == SlotState::Rebuilding {
+            progress = Some(s.checkpoint as f64 / geo.capacity().max(1) as f64);
+        }
+    }
+    Ok(ArrayStatus {
+        uuid: uuid_string(&desc.uuid),
+        level: desc.level.clone(),
+        layout: desc.layout.clone(),
+        chunk_bytes: desc.chunk_bytes,
+        members: desc.members,
+        capacity_bytes: geo.capacity(),
+        state: if desc.dirty { "dirty" } else { "clean" }.into(),
+        degraded: !not_active.is_empty(),
+        not_active,
+        rebuild_progress: progress,
+        events: sb.events,
+        member_status: members,
+        children: Vec::new(),
+    })
+}
+
+/// Human-readable status, mdadm --detail style.
+pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut out = String::new();
+    let layout = if s.layout.is_empty() { String::new() } else { format!(" {}", s.layout) };
+    let chunk = if s.chunk_bytes > 0 { format!(", chunk {} KiB", s.chunk_bytes / 1024) } else { String::new() };
+    out += &format!(
+        "{pad}{} {}{layout}{chunk}, {} members, {} bytes ({:.2} GiB)\n",
+        s.uuid,
+        s.level,
+        s.members,
+        s.capacity_bytes,
+        s.capacity_bytes as f64 / (1u64 << 30) as f64
+    );
+    let mut state = s.state.clone();
+    if s.degraded {
+        let list: Vec<String> = s.not_active.iter().map(|(i, st)| format!("slot {i} {st}")).collect();
+        state += &format!(", degraded ({})", list.join(", "));
+    }
+    out += &format!("{pad}state: {state}; events {}\n", s.events);
+    if let Some(p) = s.rebuild_progress {
+        out += &format!("{pad}rebuild: {:.1}% done\n", p * 100.0);
+    }
+    if !s.member_status.is_empty() {
+        out += &format!("{pad}{:>5}  {:<11} {:>7}  {:>12}  member\n", "role", "state", "events", "data-offset");
+        for m in &s.member_status {
+            let role = m.role.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
+            out += &format!("{pad}{role:>5}  {:<11} {:>7}  {:>12}  {}\n", m.state, m.events, m.data_offset, m.path);
+        }
+    }
+    for (i, c) in s.children.iter().enumerate() {
+        out += &format!("{pad}child {i}:\n");
+        out += &status_text(c, indent + 2);
+    }
+    out
+}
+
+/// The members of `target`'s leaf array among `found`, and the newest superblock of that array.
+fn leaf_group<'a>(found: &'a [Found], target: &Path) -> Result<(Vec<&'a Found>, Superblock, usize), ArrayError> {
+    let t = found
+        .iter()
+        .position(|f| same_path(&f.member.path, target))
+        .ok_or_else(|| ArrayError::usage(format!("{} is not among the array's members given", target.display())))?;
+    let uuid = found[t].sb.array.uuid;
+    let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
+    let newest = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+    let idx = group.iter().position(|f| same_path(&f.member.path, target)).unwrap();
+    Ok((group, newest, idx))
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b || (a.canonicalize().ok().is_some() && a.canonicalize().ok() == b.canonicalize().ok())
+}
+
+/// Write `sb` (events bumped) to every in-sync member of the group, each with its own identity.
+fn write_group(group: &[&Found], sb: &mut Superblock, also: &[usize]) -> Result<(), ArrayError> {
+    let before = sb.events;
+    sb.events += 1;
+    sb.seq = sb.events;
+    for (i, f) in group.iter().enumerate() {
+        let in_sync = f.sb.events == before || f.sb.is_spare();
+        if !in_sync && !also.contains(&i) {
+            continue;
+        }
+        let mut own = sb.clone();
+        own.dev_uuid = f.sb.dev_uuid;
+        own.array.role = f.sb.array.role;
+        f.member.write_superblock(&own)?;
+    }
+    Ok(())
+}
+
+/// `fail`: mark `target` faulty in the array's superblocks.
+pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, ArrayError> {
+    let found = read_members(array)?;
+    let (group, mut sb, idx) = leaf_group(&found, target)?;
+    let me = &group[idx].sb;
+    if me.is_spare() {
+        return Err(ArrayError::usage(format!("{} is a spare; remove it instead", target.display())));
+    }
+    let role = me.array.role as usize;
+    if sb.slots[role].state == SlotState::Faulty {
+        return Err(ArrayError::usage(format!("{} is already faulty", target.display())));
+    }
+    let geo = geometry_of(&sb.array)?;
+    let lost = sb.slots.iter().filter(|s| s.state != SlotState::Active).count() as u32 + 1;
+    if lost > geo.redundancy() && !force {
+        return Err(ArrayError::usage(format!(
+            "failing {} would leave the {} array with {lost} members out of service; it survives {} (pass --force to fail it anyway)",
+            target.display(),
+            sb.array.level,
+            geo.redundancy()
+        )));
+    }
+    sb.slots[role].state = SlotState::Faulty;
+    write_group(&group, &mut sb, &[idx])?;
+    Ok(format!("marked {} faulty (slot {role})", target.display()))
+}
+
+/// `remove`: take a faulty member (or a spare) out of the array and erase its superblock.
+pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
+    let found = read_members(array)?;
+    let (group, mut sb, idx) = leaf_group(&found, target)?;
+    let me = &group[idx];
+    if me.sb.is_spare() {
+        me.member.erase_superblock()?;
+        return Ok(format!("removed spare {}", target.display()));
+    }
+    let role = me.sb.array.role as usize;
+    if sb.slots[role].dev_uuid == me.sb.dev_uuid && sb.slots[role].state != SlotState::Faulty {
+        return Err(ArrayError::usage(format!(
+            "{} is {} in slot {role}; fail it first (raidlab array fail)",
+            target.display(),
+            sb.slots[role].state.name()
+        )));
+    }
+    if sb.slots[role].dev_uuid == me.sb.dev_uuid {
+        sb.slots[role].state = SlotState::Missing;
+        sb.slots[role].dev_uuid = [0; 16];
+        sb.slots[role].checkpoint = 0;
+        let others: Vec<&Found> = group.iter().enumerate().filter(|(i, _)| *i != idx).map(|(_, f)| *f).collect();
+        write_group(&others, &mut sb, &[])?;
+    }
+    me.member.erase_superblock()?;
+    Ok(format!("removed {} from slot {role}", target.display()))
+}
+
+/// `add`: make `new` a spare of the array (of the leaf array `array_member` belongs to).
+pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayError> {
+    let found = read_members(array)?;
+    let anchor = found
+        .iter()
+        .filter(|f| !same_path(&f.member.path, new))
+        .find(|f| {
+            // Prefer a leaf array with a slot out of service.
+            f.sb.slots.iter().any(|s| s.state != SlotState::Active)
+        })
+        .or_else(|| found.iter().find(|f| !same_path(&f.member.path, new)))
+        .ok_or_else(|| ArrayError::usage("give the array's members and the new member"))?;
+    let (group, sb, _) = leaf_group(&found, &anchor.member.path)?;
+    let m = Member::open(new)?;
+    if let Ok(Some(existing)) = m.read_superblock() {
+        if existing.array.uuid == sb.array.uuid {
+            return Err(ArrayError::usage(format!("{} is already a member of this array", new.display())));
+        }
+    }
+    if let Some(what) = holds_data(&m)? {
+        if !force {
+            return Err(ArrayError::usage(format!("{} holds {what}; pass --force to overwrite it", new.display())));
+        }
+    }
+    let need = sb.data_offset + sb.data_size;
+    if m.size < need {
+        return Err(ArrayError::usage(format!(
+            "{} is {} bytes; members of this array need at least {need}",
+            new.display(),
+            m.size
+        )));
+    }
+    let zeros = vec![0u8; (sb.data_offset - BITMAP_OFFSET) as usize];
+    m.write_raw(&zeros, BITMAP_OFFSET).map_err(|e| ArrayError::io("cannot clear metadata area of", new, &e))?;
+    let mut own = sb.clone();
+    own.dev_uuid = new_uuid();
+    own.array.role = ROLE_SPARE;
+    m.write_superblock(&own)?;
+    let _ = group;
+    Ok(format!("added {} as a spare", new.display()))
+}
+
+/// Give every out-of-service slot a spare, if there are spares: the slot becomes
+/// `Rebuilding` from 0 and the spare takes its role. Returns how many were assigned.
+pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
+    let found = read_members(array)?;
+    let mut uuids: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
+    uuids.sort();
+    uuids.dedup();
+    let mut assigned = 0;
+    for u in uuids {
+        let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == u).collect();
+        let mut sb = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+        let present: Vec<[u8; 16]> =
+            group.iter().filter(|f| !f.sb.is_spare() && f.sb.events == sb.events).map(|f| f.sb.dev_uuid).collect();
+        let mut spares: Vec<usize> = (0..group.len()).filter(|&i| group[i].sb.is_spare()).collect();
+        let mut changed = Vec::new();
+        for slot in 0..sb.slots.len() {
+            let s = &sb.slots[slot];
+            let out = matches!(s.state, SlotState::Faulty | SlotState::Missing)
+                || (s.state != SlotState::Rebuilding && !present.contains(&s.dev_uuid));
+            if !out {
+                continue;
+            }
+            let Some(sp) = spares.pop() else { break };
+            sb.slots[slot].dev_uuid = group[sp].sb.dev_uuid;
+            sb.slots[slot].state = SlotState::Rebuilding;
+            sb.slots[slot].checkpoint = 0;
+            changed.push((sp, slot as u32));
+        }
+        if changed.is_empty() {
+            continue;
+        }
+        assigned += changed.len();
+        let before = sb.events;
+        sb.events += 1;
+        sb.seq = sb.events;
+        for (i, f) in group.iter().enumerate() {
+            let role = match changed.iter().find(|(sp, _)| *sp == i) {
+                Some((_, slot)) => *slot,
+                None if f.sb.events == before || f.sb.is_spare() => f.sb.array.role,
+                None => continue,
+            };
+            let mut own = sb.clone();
+            own.dev_uuid = f.sb.dev_uuid;
+            own.array.role = role;
+            f.member.write_superblock(&own)?;
+        }
+    }
+    Ok(assigned)
+}
+
+/// Rebuild every slot being rebuilt, in every leaf array of the tree. `stop` interrupts
+/// (progress is kept). Returns whether everything finished.
+pub fn rebuild_all(arr: &Array, stop: &AtomicBool, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<bool, ArrayError> {
+    if let Backing::Nested(children) = &arr.backing {
+        for c in children.iter().flatten() {
+            if !rebuild_all(c, stop, progress)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    let name = format!("{} {}", arr.geo.level.name(), &uuid_string(&arr.uuid)[..8]);
+    // Persist progress about every 1/64 of the array (at least every 4 MiB).
+    let every = (arr.capacity() / 64).max(4 << 20);
+    arr.rebuild(every, stop, &mut |d, t| progress(&name, d, t))
+}
+
+/// Scrub every array with redundancy in the tree; (array label, report) for each.
+pub fn scrub_all(
+    arr: &Array,
+    repair: bool,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<Vec<(String, crate::array::ScrubReport)>, ArrayError> {
+    let mut out = Vec::new();
+    if let Backing::Nested(children) = &arr.backing {
+        for c in children.iter().flatten() {
+            out.extend(scrub_all(c, repair, progress)?);
+        }
+    }
+    if arr.geo.redundancy() > 0 {
+        let name = format!("{} {}", arr.geo.level.name(), uuid_string(&arr.uuid));
+        let rep = arr.scrub(repair, &mut |d, t| progress(&name, d, t))?;
+        out.push((name, rep));
+    }
+    Ok(out)
+}
+
+/// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.
+pub fn open(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
+    assemble(array, &AssembleOptions { force, resync: true, verbose: true })
+}
+
+/// Progress line on stderr: percent, rate in MB/s (decimal), time left.
+pub struct Progress {
+    start: Instant,
+    last: Instant,
+    from: u64,
+    pub enabled: bool,
+}
+
+impl Progress {
+    pub fn new(enabled: bool, from: u64) -> Progress {
+        let now = Instant::now();
+        Progress { start: now, last: now - std::time::Duration::from_secs(1), from, enabled }
+    }
+    pub fn update(&mut self, what: &str, done: u64, total: u64) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last).as_millis() < 500 && done < total {
+            return;
+        }
+        self.last = now;
+        let secs = now.duration_since(self.start).as_secs_f64().max(1e-6);
+        let rate = done.saturating_sub(self.from) as f64 / secs;
+        let left = if rate > 0.0 { (total - done) as f64 / rate } else { 0.0 };
+        eprint!(
+            "\r{what}: {:5.1}% {:.1} MB/s, {:.0} s left   ",
+            done as f64 * 100.0 / total.max(1) as f64,
+            rate / 1e6,
+            left
+        );
+        if done >= total {
+            eprintln!();
+        }
+    }
+}
+
+/// SIGINT/SIGTERM set a flag instead of killing the process, so long operations can stop
+/// cleanly (rebuild keeps its checkpoint; serve unmounts).
+pub fn stop_flag() -> &'static AtomicBool {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    extern "C" fn on_signal(_: libc::c_int) {
+        STOP.store(true, Ordering::SeqCst);
+    }
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    });
+    &STOP
+}

@@ -1,0 +1,258 @@
+//! The executors: how queued requests reach a target and come back.
+//!
+//! Each implements [`Executor`]: `queue` records a request for a slot (its buffer stays put
+//! until that slot completes), `submit_and_reap` issues everything queued and waits for at
+//! least `min` completions. The job driver (`job.rs`) owns timing, statistics and verify.
+
+use crate::BlockTarget;
+use raidlab_workload::Dir;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+/// One finished request: its slot, and bytes moved or the error.
+pub struct Completion {
+    pub slot: u32,
+    pub res: Result<u64, io::Error>,
+}
+
+pub trait Executor {
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize);
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
+    /// CPU time (user ns, system ns) spent in helper threads, once the executor is finished.
+    fn finish(&mut self) -> (u64, u64) {
+        (0, 0)
+    }
+}
+
+/// No I/O at all: every request completes as soon as it is submitted (fio's `null`).
+pub struct Null {
+    queued: Vec<Completion>,
+}
+
+impl Null {
+    pub fn new(depth: usize) -> Self {
+        Null { queued: Vec::with_capacity(depth) }
+    }
+}
+
+impl Executor for Null {
+    #[inline]
+    fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
+        self.queued.push(Completion { slot, res: Ok(len as u64) });
+    }
+    #[inline]
+    fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        done.append(&mut self.queued);
+        Ok(())
+    }
+}
+
+/// pread/pwrite, one request at a time (like fio's psync, whose iodepth is effectively 1).
+pub struct Psync {
+    file: File,
+    op: Option<(u32, Dir, u64, *mut u8, usize)>,
+}
+
+impl Psync {
+    pub fn new(file: File) -> Self {
+        Psync { file, op: None }
+    }
+}
+
+impl Executor for Psync {
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        debug_assert!(self.op.is_none(), "psync runs one request at a time");
+        self.op = Some((slot, dir, offset, buf, len));
+    }
+    fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        let Some((slot, dir, offset, buf, len)) = self.op.take() else { return Ok(()) };
+        let fd = self.file.as_raw_fd();
+        let r = loop {
+            // SAFETY: buf points to `len` bytes owned by the driver's slot until completion.
+            let r = unsafe {
+                match dir {
+                    Dir::Read => libc::pread(fd, buf.cast(), len, offset as libc::off_t),
+                    Dir::Write => libc::pwrite(fd, buf.cast(), len, offset as libc::off_t),
+                }
+            };
+            if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break r;
+        };
+        let res = if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as u64) };
+        done.push(Completion { slot, res });
+        Ok(())
+    }
+}
+
+/// io_uring with the file and the buffer area registered, so each request costs one SQE.
+pub struct Uring {
+    ring: io_uring::IoUring,
+    fixed: bool,
+    fd: i32,
+    _file: File,
+    pending: usize,
+}
+
+impl Uring {
+    /// `area` is the driver's buffer area (every slot's buffer lies inside it).
+    pub fn new(file: File, depth: u32, area: (*mut u8, usize)) -> io::Result<Self> {
+        let entries = depth.next_power_of_two().max(1);
+        // Single issuer + deferred task work (kernel ≥ 6.1) cut completion overhead; fall back
+        // to a plain ring where they are not available.
+        let ring = io_uring::IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+            .or_else(|_| io_uring::IoUring::new(entries))?;
+        let fd = file.as_raw_fd();
+        let mut fixed = ring.submitter().register_files(&[fd]).is_ok();
+        if fixed {
+            let iov = libc::iovec { iov_base: area.0.cast(), iov_len: area.1 };
+            // SAFETY: the area outlives the ring (the driver drops the executor first).
+            fixed = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
+            if !fixed {
+                let _ = ring.submitter().unregister_files();
+            }
+        }
+        Ok(Uring { ring, fixed, fd, _file: file, pending: 0 })
+    }
+}
+
+impl Executor for Uring {
+    #[inline]
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        use io_uring::{opcode, types};
+        let e = match (dir, self.fixed) {
+            (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len as u32, 0).offset(offset).build(),
+            (Dir::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len as u32, 0).offset(offset).build(),
+            (Dir::Read, false) => opcode::Read::new(types::Fd(self.fd), buf, len as u32).offset(offset).build(),
+            (Dir::Write, false) => opcode::Write::new(types::Fd(self.fd), buf, len as u32).offset(offset).build(),
+        };
+        // SAFETY: the buffer stays valid until the completion for this slot is reaped; the SQ
+        // has at least `depth` entries and the driver never has more than `depth` queued.
+        unsafe {
+            self.ring.submission().push(&e.user_data(slot as u64)).expect("submission queue sized to iodepth");
+        }
+        self.pending += 1;
+    }
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(min) {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.pending = 0;
+        for cqe in self.ring.completion() {
+            let r = cqe.result();
+            let res = if r < 0 { Err(io::Error::from_raw_os_error(-r)) } else { Ok(r as u64) };
+            done.push(Completion { slot: cqe.user_data() as u32, res });
+        }
+        Ok(())
+    }
+}
+
+/// A [`BlockTarget`] served by `depth` worker threads, each calling read_at/write_at.
+pub struct Block {
+    work: Option<mpsc::Sender<Work>>,
+    done_rx: mpsc::Receiver<Completion>,
+    queued: Vec<Work>,
+    workers: Vec<std::thread::JoinHandle<(u64, u64)>>,
+}
+
+struct Work {
+    slot: u32,
+    dir: Dir,
+    offset: u64,
+    buf: usize,
+    len: usize,
+}
+
+impl Block {
+    pub fn new(dev: Arc<dyn BlockTarget>, depth: u32) -> io::Result<Self> {
+        let (work_tx, work_rx) = mpsc::channel::<Work>();
+        let work_rx = Arc::new(Mutex::new(work_rx));
+        let (done_tx, done_rx) = mpsc::channel();
+        let mut workers = Vec::new();
+        for i in 0..depth {
+            let rx = Arc::clone(&work_rx);
+            let tx = done_tx.clone();
+            let dev = Arc::clone(&dev);
+            workers.push(
+                std::thread::Builder::new().name(format!("raidlab-blk{i}")).spawn(move || {
+                    let cpu0 = crate::job::thread_cpu();
+                    loop {
+                        let w = match rx.lock().map(|r| r.recv()) {
+                            Ok(Ok(w)) => w,
+                            _ => break,
+                        };
+                        // SAFETY: the driver keeps the slot's buffer alive and untouched until
+                        // this completion is reaped.
+                        let res = unsafe {
+                            match w.dir {
+                                Dir::Read => dev.read_at(std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len), w.offset),
+                                Dir::Write => dev.write_at(std::slice::from_raw_parts(w.buf as *const u8, w.len), w.offset),
+                            }
+                        };
+                        if tx.send(Completion { slot: w.slot, res: res.map(|_| w.len as u64) }).is_err() {
+                            break;
+                        }
+                    }
+                    let cpu1 = crate::job::thread_cpu();
+                    (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1)
+                })?,
+            );
+        }
+        Ok(Block { work: Some(work_tx), done_rx, queued: Vec::with_capacity(depth as usize), workers })
+    }
+}
+
+impl Executor for Block {
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        self.queued.push(Work { slot, dir, offset, buf: buf as usize, len });
+    }
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        let tx = self.work.as_ref().expect("executor used after finish");
+        for w in self.queued.drain(..) {
+            tx.send(w).map_err(|_| io::Error::other("block target workers have stopped"))?;
+        }
+        let mut got = 0;
+        while got < min {
+            match self.done_rx.recv() {
+                Ok(c) => {
+                    done.push(c);
+                    got += 1;
+                }
+                Err(_) => return Err(io::Error::other("block target workers have stopped")),
+            }
+        }
+        while let Ok(c) = self.done_rx.try_recv() {
+            done.push(c);
+        }
+        Ok(())
+    }
+    fn finish(&mut self) -> (u64, u64) {
+        self.work = None;
+        let mut t = (0, 0);
+        for w in self.workers.drain(..) {
+            if let Ok((u, s)) = w.join() {
+                t.0 += u;
+                t.1 += s;
+            }
+        }
+        t
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

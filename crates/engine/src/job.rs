@@ -1,0 +1,391 @@
+//! The job driver: keeps `iodepth` requests of one job instance in flight on an executor,
+//! times them, checks verify headers, and folds everything into a [`JobResult`].
+
+use crate::clock::Clock;
+use crate::exec::{Completion, Executor};
+use crate::verify;
+use raidlab_result::{DirStats, JobResult, PassStats, VerifySummary};
+use raidlab_workload::{Dir, Request, RequestStream};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// CPU time of the calling thread: (user ns, system ns).
+pub fn thread_cpu() -> (u64, u64) {
+    // SAFETY: getrusage fills the struct; RUSAGE_THREAD is Linux's per-thread usage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+/// Memory for `slots` buffers of `slot_bytes`, aligned for direct I/O.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+    slot_bytes: usize,
+}
+
+impl AlignedBuf {
+    pub fn new(slots: usize, slot_bytes: usize, align: usize) -> Self {
+        let slot_bytes = slot_bytes.div_ceil(align) * align;
+        let total = (slots * slot_bytes).max(align);
+        let layout = std::alloc::Layout::from_size_align(total, align).expect("buffer layout");
+        // SAFETY: layout has nonzero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        // Writes without verify carry pseudo-random bytes, so compressing or deduplicating
+        // devices see real data (fio fills its buffers the same way, once).
+        // SAFETY: ptr points to `total` initialised bytes we own.
+        let all = unsafe { std::slice::from_raw_parts_mut(ptr, total) };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for c in all.chunks_exact_mut(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            c.copy_from_slice(&x.to_le_bytes());
+        }
+        AlignedBuf { ptr, layout, slot_bytes }
+    }
+    #[inline]
+    pub fn slot(&self, i: u32) -> *mut u8 {
+        // SAFETY: i < slots, checked by the driver's slot accounting.
+        unsafe { self.ptr.add(i as usize * self.slot_bytes) }
+    }
+    pub fn area(&self) -> (*mut u8, usize) {
+        (self.ptr, self.layout.size())
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Verify state shared by every job of a run that touches one target.
+#[derive(Clone)]
+pub struct VerifyShared {
+    /// Offset → generation of the last write this run completed there.
+    pub last_gen: Arc<Mutex<HashMap<u64, u64>>>,
+    /// The run's generation counter.
+    pub generation: Arc<AtomicU64>,
+}
+
+/// Everything a job instance needs besides its executor.
+pub struct JobSetup {
+    pub name: String,
+    pub target: String,
+    pub engine: &'static str,
+    pub group_id: u32,
+    pub stream: RequestStream,
+    pub depth: u32,
+    pub ramp_ns: u64,
+    pub runtime_ns: Option<u64>,
+    pub verify: Option<VerifyShared>,
+    /// Verify every block read (the job only reads), not only those written this run.
+    pub verify_all: bool,
+    pub seed: u64,
+    pub clock: Arc<dyn Clock>,
+    pub stop: Arc<AtomicBool>,
+    /// Bytes completed, for the progress line.
+    pub progress: Arc<AtomicU64>,
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    req: Request,
+    ready: u64,
+    submit: u64,
+    generation: u64,
+    /// Reads: whether and against what to verify. Writes: raced with another write.
+    check: bool,
+    racy: bool,
+    expect: Option<u64>,
+}
+
+const EMPTY: Request = Request { seq: 0, pass: 0, offset: 0, len: 0, dir: Dir::Read };
+
+#[derive(Default)]
+struct Counters {
+    read: DirStats,
+    write: DirStats,
+    passes: Vec<PassStats>,
+    pass_span: Vec<(u64, u64)>,
+    verify: VerifySummary,
+}
+
+/// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
+pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> JobResult {
+    let JobSetup { clock, stop, progress, verify, verify_all, seed, mut stream, .. } = setup;
+    let depth = setup.depth.max(1);
+    let (region_start, region_len) = stream.region();
+    let region_end = region_start + region_len;
+    let cpu0 = thread_cpu();
+    let start = clock.now_ns();
+    let measure_from = start + setup.ramp_ns;
+    let deadline = setup.runtime_ns.map(|r| measure_from + r);
+
+    let mut slots = vec![Slot { req: EMPTY, ready: 0, submit: 0, generation: 0, check: false, racy: false, expect: None }; depth as usize];
+    let mut free: Vec<u32> = (0..depth).rev().collect();
+    let mut inflight_list: Vec<u32> = Vec::with_capacity(depth as usize);
+    let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
+    let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
+    let mut c = Counters::default();
+    let mut error: Option<String> = None;
+    // An I/O error ends the job; a verify mismatch is recorded and the job goes on counting.
+    let mut io_failed = false;
+    let mut stopped: Option<String> = None;
+    let mut exhausted = false;
+    let mut inflight = 0u32;
+    let mut now = start;
+    let mut last_counted = measure_from;
+
+    loop {
+        let stopping = io_failed
+            || stopped.is_some()
+            || exhausted
+            || deadline.is_some_and(|d| now >= d)
+            || {
+                if stop.load(Ordering::Relaxed) {
+                    stopped = Some("interrupted".into());
+                    true
+                } else {
+                    false
+                }
+            };
+        if !stopping {
+            while let Some(slot) = free.pop() {
+                let Some(req) = stream.next() else {
+                    exhausted = true;
+                    free.push(slot);
+                    break;
+                };
+                assert!(
+                    req.offset >= region_start && req.offset + req.len <= region_end,
+                    "request [{}, {}) leaves the job's region [{region_start}, {region_end})",
+                    req.offset,
+                    req.offset + req.len
+                );
+                let buf = bufs.slot(slot);
+                let mut s = Slot { req, ready: now, submit: 0, generation: 0, check: false, racy: false, expect: None };
+                if let Some(v) = &verify {
+                    prepare_verify(&mut s, &mut slots, &inflight_list, v, buf, seed);
+                }
+                slots[slot as usize] = s;
+                exec.queue(slot, req.dir, req.offset, buf, req.len as usize);
+                fresh.push(slot);
+                if verify.is_some() {
+                    inflight_list.push(slot);
+                }
+                inflight += 1;
+            }
+        }
+        if inflight == 0 {
+            break;
+        }
+        let t_submit = clock.now_ns();
+        for &f in &fresh {
+            slots[f as usize].submit = t_submit;
+        }
+        fresh.clear();
+        if let Err(e) = exec.submit_and_reap(1, &mut done) {
+            error.get_or_insert(format!("submitting I/O to {}: {e}", setup.target));
+            // The executor cannot tell us which requests are still in flight: stop here.
+            break;
+        }
+        now = clock.now_ns();
+        let mut bytes_done = 0u64;
+        for comp in done.drain(..) {
+            let s = slots[comp.slot as usize];
+            free.push(comp.slot);
+            inflight -= 1;
+            if verify.is_some() {
+                inflight_list.retain(|&x| x != comp.slot);
+            }
+            let r = s.req;
+            let what = match r.dir {
+                Dir::Read => "read",
+                Dir::Write => "write",
+            };
+            match comp.res {
+                Err(e) => {
+                    io_failed = true;
+                    error.get_or_insert(format!(
+                        "{what} of {} bytes at offset {} on {}: {e}",
+                        r.len, r.offset, setup.target
+                    ));
+                    continue;
+                }
+                Ok(n) if n != r.len => {
+                    io_failed = true;
+                    error.get_or_insert(format!(
+                        "short {what} at offset {} on {}: {n} of {} bytes",
+                        r.offset, setup.target, r.len
+                    ));
+                    continue;
+                }
+                Ok(_) => {}
+            }
+            if let Some(v) = &verify {
+                finish_verify(&s, v, bufs.slot(comp.slot), verify_all, &mut c.verify, &mut error);
+            }
+            bytes_done += r.len;
+            if now < measure_from {
+                continue;
+            }
+            last_counted = now;
+            let d = match r.dir {
+                Dir::Read => &mut c.read,
+                Dir::Write => &mut c.write,
+            };
+            d.io_bytes += r.len;
+            d.total_ios += 1;
+            d.clat.record(now - s.submit);
+            d.lat.record(now - s.ready);
+            let p = r.pass as usize;
+            if p >= c.passes.len() {
+                c.passes.resize_with(p + 1, PassStats::default);
+                c.pass_span.resize(p + 1, (u64::MAX, 0));
+            }
+            let ps = &mut c.passes[p];
+            ps.pass = r.pass;
+            match r.dir {
+                Dir::Read => {
+                    ps.read_bytes += r.len;
+                    ps.read_ios += 1;
+                }
+                Dir::Write => {
+                    ps.write_bytes += r.len;
+                    ps.write_ios += 1;
+                }
+            }
+            let span = &mut c.pass_span[p];
+            span.0 = span.0.min(s.submit.max(measure_from));
+            span.1 = span.1.max(now);
+        }
+        if bytes_done > 0 {
+            progress.fetch_add(bytes_done, Ordering::Relaxed);
+        }
+    }
+
+    let end = clock.now_ns();
+    let (eu, es) = exec.finish();
+    let cpu1 = thread_cpu();
+    let elapsed = end.saturating_sub(start).max(1);
+    let measured = last_counted.max(measure_from).saturating_sub(measure_from).max(if c.read.total_ios + c.write.total_ios > 0 { 1 } else { 0 });
+    for d in [&mut c.read, &mut c.write] {
+        if d.total_ios > 0 {
+            d.runtime_ns = measured;
+        }
+    }
+    // Passes that saw no counted I/O (all inside the ramp) are left out.
+    let passes: Vec<PassStats> = c
+        .passes
+        .into_iter()
+        .zip(c.pass_span)
+        .filter(|(p, _)| p.read_ios + p.write_ios > 0)
+        .map(|(mut p, (a, b))| {
+            p.runtime_ns = b.saturating_sub(a);
+            p
+        })
+        .collect();
+    let pct = |ns: u64| ns as f64 * 100.0 / elapsed as f64;
+    JobResult {
+        name: setup.name,
+        groupid: setup.group_id,
+        instances: 1,
+        target: setup.target,
+        engine: setup.engine.to_string(),
+        read: c.read,
+        write: c.write,
+        usr_cpu: pct(cpu1.0.saturating_sub(cpu0.0) + eu),
+        sys_cpu: pct(cpu1.1.saturating_sub(cpu0.1) + es),
+        elapsed_ns: elapsed,
+        passes,
+        verify: verify.as_ref().map(|_| c.verify),
+        sim: None,
+        stopped,
+        error,
+    }
+}
+
+/// Before queueing: writes get their header and generation; reads decide what to expect.
+fn prepare_verify(s: &mut Slot, slots: &mut [Slot], inflight: &[u32], v: &VerifyShared, buf: *mut u8, seed: u64) {
+    let off = s.req.offset;
+    match s.req.dir {
+        Dir::Write => {
+            s.generation = v.generation.fetch_add(1, Ordering::Relaxed) + 1;
+            for &i in inflight {
+                let o = &mut slots[i as usize];
+                if o.req.offset == off {
+                    match o.req.dir {
+                        // A read racing this write may see either version: do not judge it.
+                        Dir::Read => o.check = false,
+                        // Two writes racing: either may land last.
+                        Dir::Write => s.racy = true,
+                    }
+                }
+            }
+            // SAFETY: the slot's buffer is `len` bytes and idle until queued.
+            let b = unsafe { std::slice::from_raw_parts_mut(buf, s.req.len as usize) };
+            verify::fill_block(b, off, s.generation, seed);
+        }
+        Dir::Read => {
+            let racing = inflight.iter().any(|&i| {
+                let o = &slots[i as usize];
+                o.req.dir == Dir::Write && o.req.offset == off
+            });
+            s.check = !racing;
+            s.expect = v.last_gen.lock().map(|m| m.get(&off).copied()).unwrap_or(None);
+        }
+    }
+}
+
+/// After a successful completion: writes record their generation; reads are checked.
+fn finish_verify(
+    s: &Slot,
+    v: &VerifyShared,
+    buf: *mut u8,
+    verify_all: bool,
+    sum: &mut VerifySummary,
+    error: &mut Option<String>,
+) {
+    let off = s.req.offset;
+    match s.req.dir {
+        Dir::Write => {
+            if let Ok(mut m) = v.last_gen.lock() {
+                let g = s.generation;
+                match m.get_mut(&off) {
+                    // A write that raced another may have landed first: expect the older one.
+                    Some(e) => *e = if s.racy { (*e).min(g) } else { (*e).max(g) },
+                    None => {
+                        m.insert(off, g);
+                    }
+                }
+            }
+        }
+        Dir::Read => {
+            if !s.check {
+                return;
+            }
+            // SAFETY: the read filled `len` bytes of the slot's buffer.
+            let b = unsafe { std::slice::from_raw_parts(buf as *const u8, s.req.len as usize) };
+            if s.expect.is_none() && !verify_all && verify::read_header(b).is_none() {
+                return; // never written with verify, and this job does not claim it was
+            }
+            sum.blocks_checked += 1;
+            if let Err(m) = verify::check_block(b, off, s.expect) {
+                sum.mismatches += 1;
+                if sum.first_mismatch.is_none() {
+                    let d = m.describe();
+                    error.get_or_insert(format!("verify: {d}"));
+                    sum.first_mismatch = Some(d);
+                }
+            }
+        }
+    }
+}

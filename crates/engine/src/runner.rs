@@ -1,0 +1,343 @@
+//! Orchestration of a run: resolve and prepare targets, plan every job instance (checking
+//! regions and alignment before any I/O), then run stonewall groups one after another with
+//! one thread per instance.
+
+use crate::clock::Clock;
+use crate::exec::{Block, Executor, Null, Psync, Uring};
+use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
+use crate::progress::{self, Goal};
+use crate::target::{open_for_job, prepare_path, PathInfo};
+use crate::{BlockTarget, EngineError, RunOptions, Target};
+use raidlab_result::{JobResult, RunResult};
+use raidlab_workload::{IoEngine, JobInstance, JobSpec, RequestStream};
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+enum Resolved {
+    Path(PathBuf),
+    Block(String, Arc<dyn BlockTarget>),
+}
+
+/// How one instance will do its I/O.
+enum ExecPlan {
+    Null,
+    Psync(File),
+    Uring(File),
+    Block(Arc<dyn BlockTarget>),
+}
+
+struct InstancePlan {
+    spec_index: usize,
+    group: usize,
+    setup: JobSetup,
+    exec: ExecPlan,
+    buf_align: usize,
+    max_bs: u64,
+    goal_bytes: Option<u64>,
+}
+
+fn writes(spec: &JobSpec) -> bool {
+    spec.rw.writes(spec.rwmixread)
+}
+
+/// [`crate::run`] with an explicit clock.
+pub fn run_with_clock(
+    specs: &[JobSpec],
+    resolve: &mut dyn FnMut(&str) -> Result<Target, EngineError>,
+    opts: &RunOptions,
+    clock: Arc<dyn Clock>,
+) -> Result<RunResult, EngineError> {
+    for s in specs {
+        s.validate().map_err(|e| EngineError::usage(e.message))?;
+        if s.verify {
+            let (r, w) = (&s.bs.read, &s.bs.write);
+            if !(r.is_fixed() && w.is_fixed() && r.min() == w.min()) {
+                return Err(EngineError::usage(format!(
+                    "job '{}': verify needs one fixed block size for reads and writes (bssplit and bs=R,W are not checkable block by block)",
+                    s.name
+                )));
+            }
+        }
+    }
+
+    // Resolve each filename once.
+    let mut resolved: HashMap<String, Resolved> = HashMap::new();
+    for s in specs {
+        for f in &s.filenames {
+            if !resolved.contains_key(f) {
+                let r = match resolve(f)? {
+                    Target::Path(p) => Resolved::Path(p),
+                    Target::Block { label, dev } => Resolved::Block(label, dev),
+                };
+                resolved.insert(f.clone(), r);
+            }
+        }
+    }
+
+    // Prepare path targets that real I/O will touch: create, lay out, check signatures.
+    let mut infos: HashMap<String, PathInfo> = HashMap::new();
+    for (name, r) in &resolved {
+        let Resolved::Path(path) = r else { continue };
+        let users: Vec<&JobSpec> =
+            specs.iter().filter(|s| s.ioengine != IoEngine::Null && s.filenames.contains(name)).collect();
+        if users.is_empty() {
+            continue;
+        }
+        let need_end = users
+            .iter()
+            .filter_map(|s| {
+                let size = s.size?;
+                let last = s.offset + s.offset_increment * (s.numjobs as u64 - 1);
+                Some(last + size)
+            })
+            .max();
+        let info = prepare_path(path, need_end, users.iter().any(|s| writes(s)), opts.force)?;
+        infos.insert(name.clone(), info);
+    }
+
+    // Plan every instance.
+    let mut group = 0usize;
+    let mut group_of_spec = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        if i > 0 && s.stonewall {
+            group += 1;
+        }
+        group_of_spec.push(group);
+    }
+    let groups = group + 1;
+    let generation = Arc::new(AtomicU64::new(0));
+    let mut verify_by_target: HashMap<String, VerifyShared> = HashMap::new();
+    let stop = Arc::clone(&opts.stop);
+    let mut plans: Vec<InstancePlan> = Vec::new();
+    for inst in JobInstance::expand(specs) {
+        let spec = &specs[inst.spec_index];
+        let fname = &spec.filenames[inst.file_index];
+        let r = &resolved[fname];
+        let (size, align, label, what) = match r {
+            Resolved::Block(label, dev) => (dev.size(), dev.alignment().max(1), label.clone(), format!("the alignment of {label}")),
+            Resolved::Path(p) => match infos.get(fname) {
+                Some(info) => {
+                    let a = if spec.direct { info.logical_block } else { 1 };
+                    (info.size, a, fname.clone(), format!("the logical block size of {}", p.display()))
+                }
+                None => {
+                    // The null engine never touches its target: size from the job, or the target's.
+                    let size = match spec.size {
+                        Some(sz) => spec.offset + spec.offset_increment * inst.job_index as u64 + sz,
+                        None => prepare_path(p, None, false, true)?.size,
+                    };
+                    (size, 1, fname.clone(), String::new())
+                }
+            },
+        };
+        if align > 1 {
+            check_alignment(spec, align, &what)?;
+        }
+        let stream = RequestStream::new(spec, &inst, size).map_err(|e| EngineError::usage(e.message))?;
+        let verify = if spec.verify {
+            Some(
+                verify_by_target
+                    .entry(fname.clone())
+                    .or_insert_with(|| VerifyShared {
+                        last_gen: Default::default(),
+                        generation: Arc::clone(&generation),
+                    })
+                    .clone(),
+            )
+        } else {
+            None
+        };
+        let (exec, engine, depth) = match (spec.ioengine, r) {
+            (IoEngine::Null, _) => (ExecPlan::Null, "null", spec.iodepth),
+            (_, Resolved::Block(_, dev)) => (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth),
+            (IoEngine::Psync, Resolved::Path(p)) => (ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct)?), "psync", 1),
+            (IoEngine::IoUring, Resolved::Path(p)) => {
+                (ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct)?), "io_uring", spec.iodepth)
+            }
+        };
+        let goal_bytes = if spec.time_based {
+            None
+        } else {
+            Some(stream.region().1 / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
+        };
+        plans.push(InstancePlan {
+            spec_index: inst.spec_index,
+            group: group_of_spec[inst.spec_index],
+            setup: JobSetup {
+                name: spec.name.clone(),
+                target: label,
+                engine,
+                group_id: group_of_spec[inst.spec_index] as u32,
+                stream,
+                depth,
+                ramp_ns: spec.ramp_time_ns,
+                runtime_ns: spec.runtime_ns,
+                verify,
+                verify_all: !writes(spec),
+                seed: inst.seed(spec),
+                clock: Arc::clone(&clock),
+                stop: Arc::clone(&stop),
+                progress: Arc::new(AtomicU64::new(0)),
+            },
+            exec,
+            buf_align: align.max(4096) as usize,
+            max_bs: spec.bs.max(),
+            goal_bytes,
+        });
+    }
+
+    // Run the groups in order.
+    let mut results: Vec<(usize, JobResult)> = Vec::new();
+    let mut plans = plans.into_iter().peekable();
+    for g in 0..groups {
+        let mut this: Vec<InstancePlan> = Vec::new();
+        while plans.peek().is_some_and(|p| p.group == g) {
+            this.push(plans.next().unwrap());
+        }
+        if this.is_empty() {
+            continue;
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        results.extend(run_group(this, opts, &clock, specs));
+    }
+
+    // group_reporting: fold each spec's instances into one result.
+    let mut jobs: Vec<JobResult> = Vec::new();
+    let mut folded: HashMap<usize, usize> = HashMap::new();
+    for (si, r) in results {
+        if specs[si].group_reporting {
+            if let Some(&at) = folded.get(&si) {
+                jobs[at].merge(&r);
+                continue;
+            }
+            folded.insert(si, jobs.len());
+        }
+        jobs.push(r);
+    }
+    Ok(RunResult { version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")), timestamp: opts.timestamp, jobs })
+}
+
+fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineError> {
+    let mut values: Vec<(&str, u64)> = vec![("offset", spec.offset), ("offset_increment", spec.offset_increment)];
+    for (bs, _) in spec.bs.read.entries.iter().chain(&spec.bs.write.entries) {
+        values.push(("bs", *bs));
+    }
+    if let Some(s) = spec.size {
+        values.push(("size", s));
+    }
+    for (name, v) in values {
+        if v % align != 0 {
+            return Err(EngineError::usage(format!(
+                "job '{}': {name}={v} is not a multiple of {what} ({align} bytes), which {} needs",
+                spec.name,
+                if what.starts_with("the logical") { "direct=1" } else { "this target" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn run_group(plans: Vec<InstancePlan>, opts: &RunOptions, clock: &Arc<dyn Clock>, specs: &[JobSpec]) -> Vec<(usize, JobResult)> {
+    let total_bytes = plans.iter().map(|p| p.goal_bytes).sum::<Option<u64>>();
+    let time_ns = plans
+        .iter()
+        .filter_map(|p| specs[p.spec_index].runtime_ns.map(|r| r + specs[p.spec_index].ramp_time_ns))
+        .max();
+    let counters: Vec<Arc<AtomicU64>> = plans.iter().map(|p| Arc::clone(&p.setup.progress)).collect();
+    let finished = Arc::new(AtomicBool::new(false));
+    std::thread::scope(|sc| {
+        let line = if opts.progress {
+            // One counter for the line: the sum of the jobs', folded by a small relay.
+            let sum = Arc::new(AtomicU64::new(0));
+            let (s2, f2, c2) = (Arc::clone(&sum), Arc::clone(&finished), Arc::clone(clock));
+            let counters2 = counters.clone();
+            let (s3, f3) = (Arc::clone(&sum), Arc::clone(&finished));
+            sc.spawn(move || {
+                while !f3.load(Ordering::Relaxed) {
+                    s3.store(counters2.iter().map(|c| c.load(Ordering::Relaxed)).sum(), Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            });
+            Some(sc.spawn(move || {
+                progress::run_line(Goal { bytes: total_bytes, time_ns }, s2, f2, c2)
+            }))
+        } else {
+            None
+        };
+        let handles: Vec<_> = plans
+            .into_iter()
+            .map(|p| {
+                let si = p.spec_index;
+                let h = std::thread::Builder::new()
+                    .name(format!("raidlab-job{si}"))
+                    .spawn_scoped(sc, move || run_instance(p));
+                (si, h)
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (si, h) in handles {
+            let r = match h {
+                Ok(h) => h.join().unwrap_or_else(|_| JobResult {
+                    error: Some("job thread panicked".into()),
+                    ..Default::default()
+                }),
+                Err(e) => JobResult { error: Some(format!("cannot start a job thread: {e}")), ..Default::default() },
+            };
+            out.push((si, r));
+        }
+        finished.store(true, Ordering::Relaxed);
+        if let Some(l) = line {
+            let _ = l.join();
+        }
+        out
+    })
+}
+
+fn run_instance(p: InstancePlan) -> JobResult {
+    let depth = p.setup.depth.max(1);
+    let bufs = AlignedBuf::new(depth as usize, p.max_bs as usize, p.buf_align);
+    let fail = |setup: &JobSetup, e: std::io::Error| JobResult {
+        name: setup.name.clone(),
+        groupid: setup.group_id,
+        instances: 1,
+        target: setup.target.clone(),
+        engine: setup.engine.to_string(),
+        error: Some(format!("cannot start {} on {}: {e}", setup.engine, setup.target)),
+        ..Default::default()
+    };
+    match p.exec {
+        ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
+        ExecPlan::Psync(f) => drive(p.setup, &mut Psync::new(f), &bufs),
+        ExecPlan::Uring(f) => match Uring::new(f, depth, bufs.area()) {
+            Ok(mut u) => drive(p.setup, &mut u, &bufs),
+            Err(e) => fail(&p.setup, e),
+        },
+        ExecPlan::Block(dev) => {
+            let r = match Block::new(Arc::clone(&dev), depth) {
+                Ok(mut b) => {
+                    let mut r = drive(p.setup, &mut b, &bufs);
+                    b.finish();
+                    if let Err(e) = dev.flush() {
+                        r.error.get_or_insert(format!("flushing {}: {e}", r.target));
+                    }
+                    r
+                }
+                Err(e) => fail(&p.setup, e),
+            };
+            r
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn assert_send<T: Send>() {}
+#[allow(dead_code)]
+fn plans_are_send() {
+    assert_send::<InstancePlan>();
+    let _ = |e: &mut dyn Executor| e.finish();
+}

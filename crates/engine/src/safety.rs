@@ -1,0 +1,202 @@
+//! What a device or file already holds, so a write run does not destroy it unasked.
+//!
+//! [`find_signature`] looks for the on-disk magic numbers of partition tables, filesystems,
+//! swap, encrypted volumes, md RAID superblocks and raidlab array members. Offsets are the
+//! formats' own (ext2 superblock at 1024 with magic 0xEF53 at +56; btrfs superblock at 64 KiB
+//! with magic at +64; md superblock 1.x at 0 / 4 KiB / end − 8 KiB and 0.90 at the last 64 KiB
+//! boundary − 64 KiB, magic 0xa92b4efc; GPT header "EFI PART" at LBA 1 for 512- or 4096-byte
+//! sectors; swap's signature in the last 10 bytes of the first page).
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// Magic at offset 0 of every raidlab array member.
+pub const RAIDLAB_MEMBER_MAGIC: &[u8; 8] = b"RAIDLABA";
+/// md's superblock magic (little-endian in 1.x, host order in 0.90).
+pub const MD_MAGIC: u32 = 0xa92b_4efc;
+
+/// Bytes read from the start of the target: enough for btrfs (65600+8) and iso9660 (32769+5).
+const HEAD_BYTES: usize = 72 * 1024;
+
+/// Describe the first signature found in `path` (a file or a block device), or `None`.
+pub fn find_signature(path: &Path) -> io::Result<Option<String>> {
+    let file = File::open(path)?;
+    let size = size_of(&file)?;
+    let mut head = vec![0u8; HEAD_BYTES.min(size as usize)];
+    read_full(&file, &mut head, 0)?;
+    if let Some(s) = identify_head(&head) {
+        return Ok(Some(s));
+    }
+    // md superblocks kept at the end of the device (1.0 and 0.90).
+    for off in md_tail_offsets(size) {
+        let mut b = [0u8; 4];
+        read_full(&file, &mut b, off)?;
+        if u32::from_le_bytes(b) == MD_MAGIC || u32::from_be_bytes(b) == MD_MAGIC {
+            return Ok(Some(format!("md RAID superblock at byte {off}")));
+        }
+    }
+    Ok(None)
+}
+
+fn size_of(file: &File) -> io::Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::End(0))
+}
+
+/// Read as much of `buf` as the file holds from `offset` (the rest stays zero).
+fn read_full(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Where md keeps superblocks counted from the end: 1.0 at (size − 8 KiB) rounded down to
+/// 4 KiB, 0.90 at (size rounded down to 64 KiB) − 64 KiB.
+fn md_tail_offsets(size: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    if size >= 16 * 1024 {
+        v.push((size - 8192) & !4095);
+    }
+    if size >= 128 * 1024 {
+        v.push((size & !65535) - 65536);
+    }
+    v
+}
+
+fn at(buf: &[u8], off: usize, magic: &[u8]) -> bool {
+    buf.len() >= off + magic.len() && &buf[off..off + magic.len()] == magic
+}
+
+fn le16(buf: &[u8], off: usize) -> Option<u16> {
+    buf.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+}
+
+fn le32(buf: &[u8], off: usize) -> Option<u32> {
+    buf.get(off..off + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Identify a signature from the first bytes of a target (pure; used by [`find_signature`]).
+pub fn identify_head(head: &[u8]) -> Option<String> {
+    if at(head, 0, RAIDLAB_MEMBER_MAGIC) {
+        return Some("raidlab array member".into());
+    }
+    for off in [0usize, 4096] {
+        if le32(head, off) == Some(MD_MAGIC) {
+            return Some(format!("md RAID superblock at byte {off}"));
+        }
+    }
+    if at(head, 0, b"LUKS\xba\xbe") {
+        return Some("LUKS encrypted volume".into());
+    }
+    if at(head, 0, b"XFSB") {
+        return Some("XFS filesystem".into());
+    }
+    if at(head, 65600, b"_BHRfS_M") {
+        return Some("btrfs filesystem".into());
+    }
+    if le16(head, 1080) == Some(0xEF53) {
+        // ext4 if it uses extents (incompat 0x40) or 64-bit (0x80); ext3 if it has a journal.
+        let compat = le32(head, 1024 + 0x5C).unwrap_or(0);
+        let incompat = le32(head, 1024 + 0x60).unwrap_or(0);
+        let kind = if incompat & 0xC0 != 0 {
+            "ext4"
+        } else if compat & 0x4 != 0 {
+            "ext3"
+        } else {
+            "ext2"
+        };
+        return Some(format!("{kind} filesystem"));
+    }
+    let page = page_size();
+    for p in [page, 4096] {
+        if p >= 10 && (at(head, p - 10, b"SWAPSPACE2") || at(head, p - 10, b"SWAP-SPACE")) {
+            return Some("swap area".into());
+        }
+    }
+    if at(head, 32769, b"CD001") {
+        return Some("ISO 9660 filesystem".into());
+    }
+    if at(head, 3, b"NTFS    ") {
+        return Some("NTFS filesystem".into());
+    }
+    if at(head, 3, b"EXFAT   ") {
+        return Some("exFAT filesystem".into());
+    }
+    if at(head, 54, b"FAT12   ") || at(head, 54, b"FAT16   ") || at(head, 82, b"FAT32   ") {
+        return Some("FAT filesystem".into());
+    }
+    if at(head, 512, b"EFI PART") || at(head, 4096, b"EFI PART") {
+        return Some("GPT partition table".into());
+    }
+    if at(head, 512, b"LABELONE") {
+        return Some("LVM physical volume".into());
+    }
+    if at(head, 510, &[0x55, 0xAA]) {
+        return Some("MBR partition table (or boot sector)".into());
+    }
+    None
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as usize } else { 4096 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn with(off: usize, bytes: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; HEAD_BYTES];
+        v[off..off + bytes.len()].copy_from_slice(bytes);
+        v
+    }
+
+    #[test]
+    fn recognises_the_common_signatures() {
+        assert_eq!(identify_head(&with(0, b"RAIDLABA")).as_deref(), Some("raidlab array member"));
+        assert_eq!(identify_head(&with(510, &[0x55, 0xAA])).as_deref(), Some("MBR partition table (or boot sector)"));
+        assert_eq!(identify_head(&with(512, b"EFI PART")).as_deref(), Some("GPT partition table"));
+        assert_eq!(identify_head(&with(4096, b"EFI PART")).as_deref(), Some("GPT partition table"));
+        assert_eq!(identify_head(&with(0, b"XFSB")).as_deref(), Some("XFS filesystem"));
+        assert_eq!(identify_head(&with(65600, b"_BHRfS_M")).as_deref(), Some("btrfs filesystem"));
+        assert_eq!(identify_head(&with(4086, b"SWAPSPACE2")).as_deref(), Some("swap area"));
+        assert_eq!(identify_head(&with(0, b"LUKS\xba\xbe")).as_deref(), Some("LUKS encrypted volume"));
+        assert_eq!(identify_head(&with(32769, b"CD001")).as_deref(), Some("ISO 9660 filesystem"));
+        assert_eq!(identify_head(&with(3, b"NTFS    ")).as_deref(), Some("NTFS filesystem"));
+        assert_eq!(identify_head(&with(82, b"FAT32   ")).as_deref(), Some("FAT filesystem"));
+        assert_eq!(identify_head(&with(4096, &MD_MAGIC.to_le_bytes())).as_deref(), Some("md RAID superblock at byte 4096"));
+        let mut ext4 = with(1080, &[0x53, 0xEF]);
+        ext4[1024 + 0x60] = 0x40;
+        assert_eq!(identify_head(&ext4).as_deref(), Some("ext4 filesystem"));
+        assert_eq!(identify_head(&with(1080, &[0x53, 0xEF])).as_deref(), Some("ext2 filesystem"));
+        assert_eq!(identify_head(&vec![0u8; HEAD_BYTES]), None);
+        assert_eq!(identify_head(&[]), None);
+    }
+
+    #[test]
+    fn finds_md_superblocks_at_the_end_of_a_file() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        let size = 1u64 << 20;
+        let mut data = vec![0u8; size as usize];
+        let off = ((size - 8192) & !4095) as usize;
+        data[off..off + 4].copy_from_slice(&MD_MAGIC.to_le_bytes());
+        f.write_all(&data).unwrap();
+        let s = find_signature(f.path()).unwrap().unwrap();
+        assert!(s.contains("md RAID superblock"), "{s}");
+        let g = tempfile::NamedTempFile::new().unwrap();
+        assert_eq!(find_signature(g.path()).unwrap(), None);
+    }
+}

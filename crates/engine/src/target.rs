@@ -1,0 +1,164 @@
+//! Targets at the edge: opening paths, laying files out, sizes and logical block sizes.
+
+use crate::safety;
+use crate::EngineError;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// What a path target turned out to be, after preparation.
+#[derive(Clone, Debug)]
+pub struct PathInfo {
+    pub size: u64,
+    /// Logical block size of the device holding the data (512 if unknown).
+    pub logical_block: u64,
+}
+
+// Linux ioctls (include/uapi/linux/fs.h): BLKSSZGET = _IO(0x12,104), BLKGETSIZE64 = _IOR(0x12,114,size_t).
+const BLKSSZGET: libc::c_ulong = 0x1268;
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+
+fn device_size(f: &File) -> io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 to the pointer.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+fn device_logical_block(f: &File) -> io::Result<u64> {
+    use std::os::fd::AsRawFd;
+    let mut lbs: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int to the pointer.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKSSZGET, &mut lbs as *mut libc::c_int) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(lbs as u64)
+}
+
+/// Logical block size of the block device a file lives on, from sysfs; 512 if unknown.
+fn fs_logical_block(meta: &std::fs::Metadata) -> u64 {
+    let dev = meta.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    for p in [
+        format!("/sys/dev/block/{maj}:{min}/queue/logical_block_size"),
+        format!("/sys/dev/block/{maj}:{min}/../queue/logical_block_size"),
+    ] {
+        if let Ok(s) = std::fs::read_to_string(&p) {
+            if let Ok(v) = s.trim().parse::<u64>() {
+                if v.is_power_of_two() {
+                    return v;
+                }
+            }
+        }
+    }
+    512
+}
+
+/// Make a path target ready: create it and lay it out to `need_end` bytes when it is a
+/// missing or short regular file, refuse to write over a recognised signature unless
+/// `force`, and report its size.
+pub fn prepare_path(path: &Path, need_end: Option<u64>, writes: bool, force: bool) -> Result<PathInfo, EngineError> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(EngineError::usage(format!("cannot use target {shown}: {e}"))),
+    };
+    let Some(meta) = meta else {
+        let Some(end) = need_end else {
+            return Err(EngineError::usage(format!(
+                "target {shown} does not exist; give size= so it can be created"
+            )));
+        };
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| EngineError::usage(format!("cannot create target {shown}: {e}")))?;
+        lay_out(&f, 0, end).map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
+        let meta = f.metadata().map_err(|e| EngineError::failed(format!("{shown}: {e}")))?;
+        return Ok(PathInfo { size: end, logical_block: fs_logical_block(&meta) });
+    };
+    let ft = meta.file_type();
+    if ft.is_block_device() {
+        let f = File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
+        let size = device_size(&f).map_err(|e| EngineError::failed(format!("size of {shown}: {e}")))?;
+        let lbs = device_logical_block(&f).unwrap_or(512);
+        if writes {
+            refuse_signature(path, force)?;
+        }
+        return Ok(PathInfo { size, logical_block: lbs });
+    }
+    if !ft.is_file() {
+        return Err(EngineError::usage(format!(
+            "target {shown} is neither a regular file nor a block device"
+        )));
+    }
+    if writes && meta.len() > 0 {
+        refuse_signature(path, force)?;
+    }
+    let mut size = meta.len();
+    if let Some(end) = need_end {
+        if end > size {
+            let f = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| EngineError::usage(format!("cannot open {shown} to lay it out: {e}")))?;
+            lay_out(&f, size, end).map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
+            size = end;
+        }
+    }
+    Ok(PathInfo { size, logical_block: fs_logical_block(&meta) })
+}
+
+fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
+    if force {
+        return Ok(());
+    }
+    match safety::find_signature(path) {
+        Ok(Some(what)) => Err(EngineError::usage(format!(
+            "refusing to write to {}: it holds a {what} (use --force to overwrite it)",
+            path.display()
+        ))),
+        Ok(None) => Ok(()),
+        Err(e) => Err(EngineError::failed(format!("cannot read {} to check for signatures: {e}", path.display()))),
+    }
+}
+
+/// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
+fn lay_out(f: &File, from: u64, to: u64) -> io::Result<()> {
+    let chunk = vec![0u8; 1 << 20];
+    let mut pos = from;
+    while pos < to {
+        let n = (to - pos).min(chunk.len() as u64) as usize;
+        f.write_all_at(&chunk[..n], pos)?;
+        pos += n as u64;
+    }
+    f.sync_all()
+}
+
+/// Open a path for one job instance.
+pub fn open_for_job(path: &Path, writes: bool, direct: bool) -> Result<File, EngineError> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(writes);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path).map_err(|e| {
+        if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            EngineError::usage(format!(
+                "{}: its filesystem does not support direct I/O (O_DIRECT; tmpfs does not), use direct=0 or a loop device",
+                path.display()
+            ))
+        } else {
+            EngineError::failed(format!("cannot open {}: {e}", path.display()))
+        }
+    })
+}

@@ -1,0 +1,194 @@
+//! `verify`: the header every written block carries and the check every read makes.
+//!
+//! The first [`VERIFY_HEADER_BYTES`] of a block hold, little-endian:
+//! `magic "RLVERIF1" | offset u64 | generation u64 | seed u64 | length u64 | crc32c u32 | zeros`.
+//! The rest is a pattern drawn from (seed, offset, generation). The checksum covers the whole
+//! block with the checksum field taken as zero, so any torn or partly overwritten block fails.
+//! Generations increase over a run; a read that finds an older generation than the last write
+//! this run completed to that offset has found a stale block.
+//!
+//! Pure functions over byte slices; the executor decides what to expect.
+
+pub use raidlab_workload::stream::VERIFY_HEADER_BYTES;
+
+pub const MAGIC: &[u8; 8] = b"RLVERIF1";
+const CRC_AT: usize = 40;
+
+/// The decoded header of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub offset: u64,
+    pub generation: u64,
+    pub seed: u64,
+    pub length: u64,
+    pub crc: u32,
+}
+
+/// Why a block failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// No header at all (never written with verify, or overwritten by something else).
+    NoHeader { offset: u64 },
+    /// A valid block that belongs somewhere else.
+    Misplaced { offset: u64, found_offset: u64 },
+    /// The header says another length than the read.
+    Length { offset: u64, expected: u64, found: u64 },
+    /// Checksum does not match the contents.
+    Torn { offset: u64, expected_crc: u32, found_crc: u32 },
+    /// A complete block, but older than the last write this run made there.
+    Stale { offset: u64, expected_generation: u64, found_generation: u64 },
+}
+
+impl Mismatch {
+    pub fn offset(&self) -> u64 {
+        match *self {
+            Mismatch::NoHeader { offset }
+            | Mismatch::Misplaced { offset, .. }
+            | Mismatch::Length { offset, .. }
+            | Mismatch::Torn { offset, .. }
+            | Mismatch::Stale { offset, .. } => offset,
+        }
+    }
+    /// One line: where, what was expected, what was found.
+    pub fn describe(&self) -> String {
+        match *self {
+            Mismatch::NoHeader { offset } => {
+                format!("no verify header at offset {offset} (expected magic RLVERIF1, found other data)")
+            }
+            Mismatch::Misplaced { offset, found_offset } => {
+                format!("misplaced block at offset {offset}: expected header offset {offset}, found {found_offset}")
+            }
+            Mismatch::Length { offset, expected, found } => {
+                format!("length mismatch at offset {offset}: expected {expected} bytes, header says {found}")
+            }
+            Mismatch::Torn { offset, expected_crc, found_crc } => format!(
+                "torn block at offset {offset}: header crc32c {expected_crc:#010x}, contents give {found_crc:#010x}"
+            ),
+            Mismatch::Stale { offset, expected_generation, found_generation } => format!(
+                "stale block at offset {offset}: expected generation {expected_generation} (last write), found {found_generation}"
+            ),
+        }
+    }
+}
+
+/// Fill `buf` (one block, at least the header long) for a write to `offset`.
+pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
+    assert!(buf.len() as u64 >= VERIFY_HEADER_BYTES, "verify block smaller than its header");
+    let h = VERIFY_HEADER_BYTES as usize;
+    fill_pattern(&mut buf[h..], seed ^ offset.rotate_left(17) ^ generation.rotate_left(41));
+    buf[0..8].copy_from_slice(MAGIC);
+    buf[8..16].copy_from_slice(&offset.to_le_bytes());
+    buf[16..24].copy_from_slice(&generation.to_le_bytes());
+    buf[24..32].copy_from_slice(&seed.to_le_bytes());
+    let len = buf.len() as u64;
+    buf[32..40].copy_from_slice(&len.to_le_bytes());
+    buf[CRC_AT..h].fill(0);
+    let crc = block_crc(buf);
+    buf[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// The pattern after the header: splitmix64 words from `seed`.
+fn fill_pattern(buf: &mut [u8], seed: u64) {
+    let mut x = seed;
+    let mut chunks = buf.chunks_exact_mut(8);
+    for c in &mut chunks {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        c.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    for (i, b) in rest.iter_mut().enumerate() {
+        *b = (seed >> (8 * i)) as u8;
+    }
+}
+
+/// crc32c of the block with its checksum field counted as zero.
+fn block_crc(buf: &[u8]) -> u32 {
+    let c = crc32c::crc32c(&buf[..CRC_AT]);
+    let c = crc32c::crc32c_append(c, &[0u8; 4]);
+    crc32c::crc32c_append(c, &buf[CRC_AT + 4..])
+}
+
+/// Decode the header, if the block starts with the magic.
+pub fn read_header(buf: &[u8]) -> Option<Header> {
+    if buf.len() < VERIFY_HEADER_BYTES as usize || &buf[0..8] != MAGIC {
+        return None;
+    }
+    let u = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().unwrap());
+    Some(Header {
+        offset: u(8),
+        generation: u(16),
+        seed: u(24),
+        length: u(32),
+        crc: u32::from_le_bytes(buf[CRC_AT..CRC_AT + 4].try_into().unwrap()),
+    })
+}
+
+/// Check a block read from `offset`. `last_generation` is the generation of the last write
+/// this run completed there, if any. Returns the generation found.
+pub fn check_block(buf: &[u8], offset: u64, last_generation: Option<u64>) -> Result<u64, Mismatch> {
+    let Some(h) = read_header(buf) else { return Err(Mismatch::NoHeader { offset }) };
+    let found_crc = block_crc(buf);
+    if h.offset != offset {
+        // A whole block written for another offset is misplaced; a damaged one is torn.
+        return Err(if found_crc == h.crc {
+            Mismatch::Misplaced { offset, found_offset: h.offset }
+        } else {
+            Mismatch::Torn { offset, expected_crc: h.crc, found_crc }
+        });
+    }
+    if h.length != buf.len() as u64 {
+        return Err(Mismatch::Length { offset, expected: buf.len() as u64, found: h.length });
+    }
+    if found_crc != h.crc {
+        return Err(Mismatch::Torn { offset, expected_crc: h.crc, found_crc });
+    }
+    if let Some(g) = last_generation {
+        if h.generation < g {
+            return Err(Mismatch::Stale { offset, expected_generation: g, found_generation: h.generation });
+        }
+    }
+    Ok(h.generation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_block_checks_out() {
+        let mut b = vec![0u8; 4096];
+        fill_block(&mut b, 8192, 7, 99);
+        assert_eq!(check_block(&b, 8192, Some(7)), Ok(7));
+        assert_eq!(check_block(&b, 8192, None), Ok(7));
+        let h = read_header(&b).unwrap();
+        assert_eq!((h.offset, h.generation, h.seed, h.length), (8192, 7, 99, 4096));
+    }
+
+    #[test]
+    fn each_kind_of_damage_is_named() {
+        let mut b = vec![0u8; 4096];
+        fill_block(&mut b, 8192, 7, 99);
+        assert!(matches!(check_block(&b, 12288, None), Err(Mismatch::Misplaced { found_offset: 8192, .. })));
+        assert!(matches!(check_block(&b, 8192, Some(8)), Err(Mismatch::Stale { expected_generation: 8, found_generation: 7, .. })));
+        let mut torn = b.clone();
+        torn[3000] ^= 1;
+        assert!(matches!(check_block(&torn, 8192, None), Err(Mismatch::Torn { .. })));
+        assert!(matches!(check_block(&vec![0u8; 4096], 0, None), Err(Mismatch::NoHeader { offset: 0 })));
+        assert!(matches!(check_block(&b[..2048], 8192, None), Err(Mismatch::Length { .. })));
+        let d = check_block(&torn, 8192, None).unwrap_err().describe();
+        assert!(d.starts_with("torn block at offset 8192"), "{d}");
+    }
+
+    #[test]
+    fn pattern_depends_on_offset_and_generation() {
+        let (mut a, mut b, mut c) = (vec![0u8; 512], vec![0u8; 512], vec![0u8; 512]);
+        fill_block(&mut a, 0, 1, 5);
+        fill_block(&mut b, 512, 1, 5);
+        fill_block(&mut c, 0, 2, 5);
+        assert_ne!(a[64..], b[64..]);
+        assert_ne!(a[64..], c[64..]);
+    }
+}

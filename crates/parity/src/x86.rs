@@ -1,0 +1,617 @@
+//! x86-64 SIMD kernels and their run-time dispatch.
+//!
+//! Each kernel is a module that defines a vector type `V` of `W` bytes and a handful of
+//! primitives (load, store, xor, multiply by 2, multiply by a constant); the algorithms are
+//! written once, in `algorithms!`, and instantiated inside each module so that every function
+//! carries that kernel's `#[target_feature]` and the primitives inline into it.
+//!
+//! Techniques (all standard):
+//! - Multiply by 2 (Horner's rule for Q): add each byte to itself and XOR 0x1d into the bytes
+//!   whose top bit was set (Anvin, "The mathematics of RAID-6", section 3).
+//! - Multiply by any constant c with byte shuffles: c·x = T_lo[x & 15] ^ T_hi[x >> 4], each
+//!   table 16 entries, looked up 16 bytes at a time by PSHUFB per 128-bit lane.
+//! - With GFNI, multiplication by a constant in 0x11d is linear over GF(2), so one
+//!   GF2P8AFFINEQB with the constant's 8×8 bit matrix does it (see `gf::affine_matrix`).
+//!
+//! Loop shape: the destination is built one column block at a time (U vectors wide), reading
+//! that block of every source in turn with the accumulators held in registers, so each source
+//! byte is loaded once and each destination byte stored once. Tails shorter than one vector go
+//! to the scalar kernel, which produces the same bytes.
+
+use crate::{scalar, Kernel};
+
+pub(crate) fn available(k: Kernel) -> bool {
+    match k {
+        Kernel::Scalar => true,
+        Kernel::Avx2 => is_x86_feature_detected!("avx2"),
+        Kernel::Avx512 => {
+            is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
+        }
+        Kernel::GfniAvx2 => is_x86_feature_detected!("gfni") && is_x86_feature_detected!("avx2"),
+        Kernel::GfniAvx512 => {
+            is_x86_feature_detected!("gfni")
+                && is_x86_feature_detected!("avx512f")
+                && is_x86_feature_detected!("avx512bw")
+        }
+    }
+}
+
+// Dispatch. Safety: lib.rs only calls these for kernels whose `available` returned true, so
+// the target features each module was compiled for are present; slice lengths are checked
+// there too (all equal, empty source slices only in pq_gen).
+macro_rules! dispatch {
+    ($k:expr, $f:ident($($arg:expr),*)) => {
+        match $k {
+            Kernel::Avx2 => unsafe { avx2::$f($($arg),*) },
+            Kernel::Avx512 => unsafe { avx512::$f($($arg),*) },
+            Kernel::GfniAvx2 => unsafe { gfni256::$f($($arg),*) },
+            Kernel::GfniAvx512 => unsafe { gfni512::$f($($arg),*) },
+            Kernel::Scalar => scalar::$f($($arg),*),
+        }
+    };
+}
+
+pub(crate) fn xor_gen(k: Kernel, srcs: &[&[u8]], dst: &mut [u8]) {
+    dispatch!(k, xor_gen(srcs, dst))
+}
+pub(crate) fn pq_gen(k: Kernel, srcs: &[&[u8]], p: Option<&mut [u8]>, q: &mut [u8]) {
+    dispatch!(k, pq_gen(srcs, p, q))
+}
+pub(crate) fn update(k: Kernel, old: &[u8], new: &[u8], p: &mut [u8], q: Option<(&mut [u8], u8)>) {
+    dispatch!(k, update(old, new, p, q))
+}
+pub(crate) fn recover_dp(k: Kernel, c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    dispatch!(k, recover_dp(c, dx, p, q))
+}
+pub(crate) fn recover_dd(
+    k: Kernel,
+    ca: u8,
+    cb: u8,
+    dx: &mut [u8],
+    dy: &mut [u8],
+    p: &[u8],
+    q: &[u8],
+) {
+    dispatch!(k, recover_dd(ca, cb, dx, dy, p, q))
+}
+
+/// The algorithms, over the primitives of the module they are expanded in:
+/// `V`, `W`, `load`, `store`, `zero`, `xor`, `xor3`, `mul2_xor`, `M`, `mulc_new`, `mulc`.
+/// `$u` is how many vectors one column block holds (register budget of the ISA).
+macro_rules! algorithms {
+    ($feat:literal, $u:literal, $xu:literal) => {
+        const U: usize = $u;
+        const XU: usize = $xu;
+
+        /// Outputs at least this long are written with non-temporal (streaming) stores when
+        /// aligned: parity of a large stripe is headed for a device, not for the next read,
+        /// and streaming it keeps the cache for the sources and saves the read-for-ownership
+        /// of every destination line.
+        const STREAM_MIN: usize = 16 * 1024;
+
+        #[inline(always)]
+        fn streaming(len: usize, dsts: &[*mut u8]) -> bool {
+            len >= STREAM_MIN && dsts.iter().all(|d| (*d as usize) % W == 0)
+        }
+
+        /// Sources as raw pointers (null for an empty slice = a block of zeros).
+        fn pointers(srcs: &[&[u8]]) -> Vec<*const u8> {
+            srcs.iter()
+                .map(|s| {
+                    if s.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        s.as_ptr()
+                    }
+                })
+                .collect()
+        }
+
+        fn tails<'a>(srcs: &[&'a [u8]], from: usize) -> Vec<&'a [u8]> {
+            srcs.iter()
+                .map(|s| if s.is_empty() { *s } else { &s[from..] })
+                .collect()
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn xor_gen(srcs: &[&[u8]], dst: &mut [u8]) {
+            let len = dst.len();
+            let n = srcs.len();
+            if n == 0 {
+                dst.fill(0);
+                return;
+            }
+            let ptrs = pointers(srcs);
+            let d = dst.as_mut_ptr();
+            let nt = streaming(len, &[d]);
+            let mut i = 0;
+            while i + XU * W <= len {
+                let s0 = *ptrs.get_unchecked(0);
+                let mut acc: [V; XU] = [zero(); XU];
+                for u in 0..XU {
+                    acc[u] = load(s0.add(i + u * W));
+                }
+                for j in 1..n {
+                    let s = *ptrs.get_unchecked(j);
+                    for u in 0..XU {
+                        acc[u] = xor(acc[u], load(s.add(i + u * W)));
+                    }
+                }
+                if nt {
+                    for u in 0..XU {
+                        store_nt(d.add(i + u * W), acc[u]);
+                    }
+                } else {
+                    for u in 0..XU {
+                        store(d.add(i + u * W), acc[u]);
+                    }
+                }
+                i += XU * W;
+            }
+            if nt {
+                std::arch::x86_64::_mm_sfence();
+            }
+            while i + W <= len {
+                let mut acc = load((*ptrs.get_unchecked(0)).add(i));
+                for j in 1..n {
+                    acc = xor(acc, load((*ptrs.get_unchecked(j)).add(i)));
+                }
+                store(d.add(i), acc);
+                i += W;
+            }
+            if i < len {
+                scalar::xor_gen(&tails(srcs, i), &mut dst[i..]);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn pq_gen(srcs: &[&[u8]], mut p: Option<&mut [u8]>, q: &mut [u8]) {
+            let len = q.len();
+            let n = srcs.len();
+            let ptrs = pointers(srcs);
+            let qd = q.as_mut_ptr();
+            let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
+            let nt = streaming(len, &[qd, pd.unwrap_or(qd)]);
+            let mut i = 0;
+            while i + U * W <= len {
+                let mut pa: [V; U] = [zero(); U];
+                let mut qa: [V; U] = [zero(); U];
+                let mut j = n;
+                // Start from the highest-index source that is present: Q·2 of zeros is zeros.
+                while j > 0 {
+                    j -= 1;
+                    let s = *ptrs.get_unchecked(j);
+                    if !s.is_null() {
+                        for u in 0..U {
+                            pa[u] = load(s.add(i + u * W));
+                            qa[u] = pa[u];
+                        }
+                        break;
+                    }
+                }
+                while j > 0 {
+                    j -= 1;
+                    let s = *ptrs.get_unchecked(j);
+                    if s.is_null() {
+                        for u in 0..U {
+                            qa[u] = mul2_xor(qa[u], zero());
+                        }
+                    } else {
+                        for u in 0..U {
+                            let x = load(s.add(i + u * W));
+                            pa[u] = xor(pa[u], x);
+                            qa[u] = mul2_xor(qa[u], x);
+                        }
+                    }
+                }
+                if nt {
+                    if let Some(pd) = pd {
+                        for u in 0..U {
+                            store_nt(pd.add(i + u * W), pa[u]);
+                        }
+                    }
+                    for u in 0..U {
+                        store_nt(qd.add(i + u * W), qa[u]);
+                    }
+                } else {
+                    if let Some(pd) = pd {
+                        for u in 0..U {
+                            store(pd.add(i + u * W), pa[u]);
+                        }
+                    }
+                    for u in 0..U {
+                        store(qd.add(i + u * W), qa[u]);
+                    }
+                }
+                i += U * W;
+            }
+            if nt {
+                std::arch::x86_64::_mm_sfence();
+            }
+            while i + W <= len {
+                let (mut pa, mut qa) = (zero(), zero());
+                for j in (0..n).rev() {
+                    let s = *ptrs.get_unchecked(j);
+                    if s.is_null() {
+                        qa = mul2_xor(qa, zero());
+                    } else {
+                        let x = load(s.add(i));
+                        pa = xor(pa, x);
+                        qa = mul2_xor(qa, x);
+                    }
+                }
+                if let Some(pd) = pd {
+                    store(pd.add(i), pa);
+                }
+                store(qd.add(i), qa);
+                i += W;
+            }
+            if i < len {
+                scalar::pq_gen(&tails(srcs, i), p.map(|p| &mut p[i..]), &mut q[i..]);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn update(
+            old: &[u8],
+            new: &[u8],
+            p: &mut [u8],
+            q: Option<(&mut [u8], u8)>,
+        ) {
+            let len = p.len();
+            let (o, nw, pd) = (old.as_ptr(), new.as_ptr(), p.as_mut_ptr());
+            let mut i = 0;
+            match q {
+                None => {
+                    while i + W <= len {
+                        store(
+                            pd.add(i),
+                            xor3(load(o.add(i)), load(nw.add(i)), load(pd.add(i))),
+                        );
+                        i += W;
+                    }
+                    if i < len {
+                        scalar::update(&old[i..], &new[i..], &mut p[i..], None);
+                    }
+                }
+                Some((q, c)) => {
+                    let m = mulc_new(c);
+                    let qd = q.as_mut_ptr();
+                    while i + W <= len {
+                        let delta = xor(load(o.add(i)), load(nw.add(i)));
+                        store(pd.add(i), xor(load(pd.add(i)), delta));
+                        store(qd.add(i), xor(load(qd.add(i)), mulc(&m, delta)));
+                        i += W;
+                    }
+                    if i < len {
+                        scalar::update(&old[i..], &new[i..], &mut p[i..], Some((&mut q[i..], c)));
+                    }
+                }
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn recover_dp(c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+            let len = dx.len();
+            let m = mulc_new(c);
+            let (xd, pd, qs) = (dx.as_mut_ptr(), p.as_mut_ptr(), q.as_ptr());
+            let mut i = 0;
+            while i + W <= len {
+                let d = mulc(&m, xor(load(xd.add(i)), load(qs.add(i))));
+                store(xd.add(i), d);
+                store(pd.add(i), xor(load(pd.add(i)), d));
+                i += W;
+            }
+            if i < len {
+                scalar::recover_dp(c, &mut dx[i..], &mut p[i..], &q[i..]);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn recover_dd(
+            ca: u8,
+            cb: u8,
+            dx: &mut [u8],
+            dy: &mut [u8],
+            p: &[u8],
+            q: &[u8],
+        ) {
+            let len = dx.len();
+            let (ma, mb) = (mulc_new(ca), mulc_new(cb));
+            let (xd, yd, ps, qs) = (dx.as_mut_ptr(), dy.as_mut_ptr(), p.as_ptr(), q.as_ptr());
+            let mut i = 0;
+            while i + W <= len {
+                let a = xor(load(xd.add(i)), load(ps.add(i)));
+                let b = xor(load(yd.add(i)), load(qs.add(i)));
+                let x = xor(mulc(&ma, a), mulc(&mb, b));
+                store(xd.add(i), x);
+                store(yd.add(i), xor(a, x));
+                i += W;
+            }
+            if i < len {
+                scalar::recover_dd(ca, cb, &mut dx[i..], &mut dy[i..], &p[i..], &q[i..]);
+            }
+        }
+    };
+}
+
+/// AVX2, 32-byte vectors.
+mod avx2 {
+    use super::scalar;
+    use crate::gf;
+    use std::arch::x86_64::*;
+
+    type V = __m256i;
+    const W: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn load(p: *const u8) -> V {
+        _mm256_loadu_si256(p as *const V)
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store(p: *mut u8, v: V) {
+        _mm256_storeu_si256(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 32-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm256_stream_si256(p as *mut V, v)
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn zero() -> V {
+        _mm256_setzero_si256()
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn xor(a: V, b: V) -> V {
+        _mm256_xor_si256(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn xor3(a: V, b: V, c: V) -> V {
+        _mm256_xor_si256(_mm256_xor_si256(a, b), c)
+    }
+    /// 2·q ^ x: double every byte, then where q's top bit was set, XOR in 0x1d (BLENDV picks
+    /// by that same top bit, so no compare is needed).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mul2_xor(q: V, x: V) -> V {
+        let d = _mm256_add_epi8(q, q);
+        let r = _mm256_blendv_epi8(d, _mm256_xor_si256(d, _mm256_set1_epi8(0x1d)), q);
+        _mm256_xor_si256(r, x)
+    }
+    struct M {
+        lo: V,
+        hi: V,
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mulc_new(c: u8) -> M {
+        let (lo, hi) = gf::nibble_tables(c);
+        M {
+            lo: _mm256_broadcastsi128_si256(_mm_loadu_si128(lo.as_ptr() as *const __m128i)),
+            hi: _mm256_broadcastsi128_si256(_mm_loadu_si128(hi.as_ptr() as *const __m128i)),
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn mulc(m: &M, x: V) -> V {
+        let mask = _mm256_set1_epi8(0x0f);
+        let lo = _mm256_and_si256(x, mask);
+        let hi = _mm256_and_si256(_mm256_srli_epi16::<4>(x), mask);
+        _mm256_xor_si256(_mm256_shuffle_epi8(m.lo, lo), _mm256_shuffle_epi8(m.hi, hi))
+    }
+
+    algorithms!("avx2", 4, 4);
+}
+
+/// AVX-512 (F + BW), 64-byte vectors.
+mod avx512 {
+    use super::scalar;
+    use crate::gf;
+    use std::arch::x86_64::*;
+
+    type V = __m512i;
+    const W: usize = 64;
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn load(p: *const u8) -> V {
+        _mm512_loadu_si512(p as *const V)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn store(p: *mut u8, v: V) {
+        _mm512_storeu_si512(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm512_stream_si512(p as *mut V, v)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn zero() -> V {
+        _mm512_setzero_si512()
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn xor(a: V, b: V) -> V {
+        _mm512_xor_si512(a, b)
+    }
+    /// Three-way XOR in one VPTERNLOG (truth table 0x96 = a ^ b ^ c).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn xor3(a: V, b: V, c: V) -> V {
+        _mm512_ternarylogic_epi64::<0x96>(a, b, c)
+    }
+    /// 2·q ^ x: the top bits of q become a byte mask selecting where 0x1d is XORed in.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn mul2_xor(q: V, x: V) -> V {
+        let carries = _mm512_movepi8_mask(q);
+        let poly = _mm512_maskz_mov_epi8(carries, _mm512_set1_epi8(0x1d));
+        _mm512_ternarylogic_epi64::<0x96>(_mm512_add_epi8(q, q), poly, x)
+    }
+    struct M {
+        lo: V,
+        hi: V,
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn mulc_new(c: u8) -> M {
+        let (lo, hi) = gf::nibble_tables(c);
+        M {
+            lo: _mm512_broadcast_i32x4(_mm_loadu_si128(lo.as_ptr() as *const __m128i)),
+            hi: _mm512_broadcast_i32x4(_mm_loadu_si128(hi.as_ptr() as *const __m128i)),
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn mulc(m: &M, x: V) -> V {
+        let mask = _mm512_set1_epi8(0x0f);
+        let lo = _mm512_and_si512(x, mask);
+        let hi = _mm512_and_si512(_mm512_srli_epi16::<4>(x), mask);
+        _mm512_xor_si512(_mm512_shuffle_epi8(m.lo, lo), _mm512_shuffle_epi8(m.hi, hi))
+    }
+
+    algorithms!("avx512f,avx512bw", 4, 8);
+}
+
+/// GFNI with 256-bit VEX vectors (CPUs with GFNI but without AVX-512, and those that run
+/// 256-bit code faster).
+mod gfni256 {
+    use super::scalar;
+    use crate::gf;
+    use std::arch::x86_64::*;
+
+    type V = __m256i;
+    const W: usize = 32;
+
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn load(p: *const u8) -> V {
+        _mm256_loadu_si256(p as *const V)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn store(p: *mut u8, v: V) {
+        _mm256_storeu_si256(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 32-byte aligned.
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm256_stream_si256(p as *mut V, v)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn zero() -> V {
+        _mm256_setzero_si256()
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn xor(a: V, b: V) -> V {
+        _mm256_xor_si256(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn xor3(a: V, b: V, c: V) -> V {
+        _mm256_xor_si256(_mm256_xor_si256(a, b), c)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn mul2_xor(q: V, x: V) -> V {
+        const M2: u64 = gf::affine_matrix(2);
+        let m2 = _mm256_set1_epi64x(M2 as i64);
+        _mm256_xor_si256(_mm256_gf2p8affine_epi64_epi8::<0>(q, m2), x)
+    }
+    struct M {
+        matrix: V,
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn mulc_new(c: u8) -> M {
+        M {
+            matrix: _mm256_set1_epi64x(gf::affine_matrix(c) as i64),
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx2")]
+    unsafe fn mulc(m: &M, x: V) -> V {
+        _mm256_gf2p8affine_epi64_epi8::<0>(x, m.matrix)
+    }
+
+    algorithms!("gfni,avx2", 4, 8);
+}
+
+/// GFNI with 512-bit EVEX vectors.
+mod gfni512 {
+    use super::scalar;
+    use crate::gf;
+    use std::arch::x86_64::*;
+
+    type V = __m512i;
+    const W: usize = 64;
+
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn load(p: *const u8) -> V {
+        _mm512_loadu_si512(p as *const V)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn store(p: *mut u8, v: V) {
+        _mm512_storeu_si512(p as *mut V, v)
+    }
+    /// Streaming store; `p` must be 64-byte aligned.
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn store_nt(p: *mut u8, v: V) {
+        _mm512_stream_si512(p as *mut V, v)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn zero() -> V {
+        _mm512_setzero_si512()
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn xor(a: V, b: V) -> V {
+        _mm512_xor_si512(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn xor3(a: V, b: V, c: V) -> V {
+        _mm512_ternarylogic_epi64::<0x96>(a, b, c)
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn mul2_xor(q: V, x: V) -> V {
+        const M2: u64 = gf::affine_matrix(2);
+        let m2 = _mm512_set1_epi64(M2 as i64);
+        _mm512_xor_si512(_mm512_gf2p8affine_epi64_epi8::<0>(q, m2), x)
+    }
+    struct M {
+        matrix: V,
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn mulc_new(c: u8) -> M {
+        M {
+            matrix: _mm512_set1_epi64(gf::affine_matrix(c) as i64),
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "gfni,avx512f,avx512bw")]
+    unsafe fn mulc(m: &M, x: V) -> V {
+        _mm512_gf2p8affine_epi64_epi8::<0>(x, m.matrix)
+    }
+
+    algorithms!("gfni,avx512f,avx512bw", 4, 8);
+}

@@ -1,0 +1,86 @@
+//! Helpers for the `raidlab run` integration tests: run the built binary, check the
+//! one-line error contract, require the tools a test needs (never skip silently).
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_raidlab")
+}
+
+/// Run `raidlab run ARGS...` with stdin closed, killing it after `limit`.
+pub fn raidlab_with(args: &[&str], envs: &[(&str, &Path)], limit: Duration) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run").args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn raidlab");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "raidlab run {args:?} ran longer than {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().expect("output")
+}
+
+pub fn raidlab(args: &[&str]) -> Output {
+    raidlab_with(args, &[], Duration::from_secs(120))
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Bad input: exit 2, exactly one line on stderr starting `raidlab: `, no panic.
+pub fn assert_usage_error(o: &Output, what: &str) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{what}: expected exit 2, got {:?}; stderr: {err}", o.status);
+    assert_one_line(&err, what);
+    err
+}
+
+pub fn assert_one_line(err: &str, what: &str) {
+    assert!(!err.contains("panicked"), "{what}: panic: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: stderr is not one line: {err:?}");
+    assert!(err.starts_with("raidlab: "), "{what}: stderr does not start with 'raidlab: ': {err:?}");
+}
+
+/// Success, with the stdout.
+pub fn assert_ok(o: &Output, what: &str) -> String {
+    assert!(o.status.success(), "{what}: exit {:?}; stderr: {}", o.status, stderr(o));
+    stdout(o)
+}
+
+/// A tool the test needs: fail (not skip) with the Debian package to install when missing.
+pub fn require_tool(tool: &str, debian_package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+        .unwrap_or(false);
+    assert!(found, "this test needs '{tool}': install the Debian package '{debian_package}'");
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("output is not JSON ({e}): {text}"))
+}

@@ -1,0 +1,345 @@
+//! fio's JSON output structure, filled from a [`RunResult`].
+//!
+//! Keys follow `fio --output-format=json` (fio 3.x) so tools written for fio read raidlab's
+//! output: top-level `fio version`, `timestamp`, `time`, `jobs[]`; per job `jobname`,
+//! `groupid`, `error`, `elapsed`, `job options`, `read`/`write`/`trim`/`sync`, `job_runtime`,
+//! `usr_cpu`, `sys_cpu`, `latency_ns`/`latency_us`/`latency_ms`. raidlab's own extras
+//! (target, engine, passes, verify, simulation) are under a `raidlab` key. `json+` adds fio's
+//! latency histogram `bins` ({"<ns>": count}, fio's bucket values) to `clat_ns` and `lat_ns`.
+//!
+//! Keys fio writes that raidlab does not measure are left out rather than filled with made-up
+//! values; [`JSON_ABSENT_KEYS`] lists them.
+
+use super::FIO_PERCENTILES;
+use crate::histogram::LatencyHistogram;
+use crate::schema::{DirStats, JobResult, RunResult};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::Value;
+
+/// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
+/// (`disk_util`: per-disk kernel counters; `ctx`, `majf`, `minf`: per-process counters of a
+/// forked fio job; `iodepth_*`, `latency_depth`/`latency_target`/…: fio's depth histograms and
+/// latency-target mode; `bw_min`…`iops_samples`: per-interval bandwidth samples;
+/// `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
+pub const JSON_ABSENT_KEYS: &[&str] = &[
+    "disk_util",
+    "timestamp_ms",
+    "eta",
+    "ctx",
+    "majf",
+    "minf",
+    "iodepth_level",
+    "iodepth_submit",
+    "iodepth_complete",
+    "latency_depth",
+    "latency_target",
+    "latency_percentile",
+    "latency_window",
+    "bw_min",
+    "bw_max",
+    "bw_agg",
+    "bw_mean",
+    "bw_dev",
+    "bw_samples",
+    "iops_min",
+    "iops_max",
+    "iops_mean",
+    "iops_stddev",
+    "iops_samples",
+];
+
+/// A JSON value whose objects keep their keys in the order given (fio's order).
+enum J {
+    V(Value),
+    O(Vec<(String, J)>),
+    A(Vec<J>),
+}
+
+impl Serialize for J {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            J::V(v) => v.serialize(s),
+            J::O(fields) => {
+                let mut m = s.serialize_map(Some(fields.len()))?;
+                for (k, v) in fields {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+            J::A(items) => {
+                let mut q = s.serialize_seq(Some(items.len()))?;
+                for i in items {
+                    q.serialize_element(i)?;
+                }
+                q.end()
+            }
+        }
+    }
+}
+
+fn v(x: impl Into<Value>) -> J {
+    J::V(x.into())
+}
+
+fn obj(fields: Vec<(&str, J)>) -> J {
+    J::O(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+/// fio prints percentile keys with six decimals: `99.990000`.
+fn percentile_key(p: f64) -> String {
+    format!("{p:.6}")
+}
+
+fn latency(h: &LatencyHistogram, percentiles: bool, bins: bool) -> J {
+    let mut f = vec![
+        ("min", v(h.min())),
+        ("max", v(h.max())),
+        ("mean", v(h.mean())),
+        ("stddev", v(h.stddev())),
+        ("N", v(h.count())),
+    ];
+    // fio writes percentiles and bins only for directions that did I/O.
+    if percentiles && h.count() > 0 {
+        let p = FIO_PERCENTILES
+            .iter()
+            .map(|&p| (percentile_key(p), v(h.percentile(p))))
+            .collect();
+        f.push(("percentile", J::O(p)));
+    }
+    if bins && h.count() > 0 {
+        let b = h.bins().map(|(ns, c)| (ns.to_string(), v(c))).collect();
+        f.push(("bins", J::O(b)));
+    }
+    obj(f)
+}
+
+fn empty_latency() -> J {
+    latency(&LatencyHistogram::new(), false, false)
+}
+
+fn direction(d: &DirStats, plus: bool) -> J {
+    obj(vec![
+        ("io_bytes", v(d.io_bytes)),
+        ("io_kbytes", v(d.io_bytes >> 10)),
+        ("bw_bytes", v(d.bw_bytes().round() as u64)),
+        ("bw", v((d.bw_bytes() / 1024.0).round() as u64)),
+        ("iops", v(d.iops())),
+        ("runtime", v(d.runtime_ns / 1_000_000)),
+        ("total_ios", v(d.total_ios)),
+        ("short_ios", v(0u64)),
+        ("drop_ios", v(0u64)),
+        // raidlab measures from submission, so submission latency is not split out; fio
+        // writes the same zeros for its synchronous engines.
+        ("slat_ns", empty_latency()),
+        ("clat_ns", latency(&d.clat, true, plus)),
+        ("lat_ns", latency(&d.lat, true, plus)),
+    ])
+}
+
+/// fio's coarse latency distribution: percent of I/Os whose total latency falls under each
+/// threshold (and above the previous one), in ns, µs and ms groups.
+fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
+    const NS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+    let n = h.count();
+    let mut counts: Vec<u64> = Vec::new();
+    let edges: Vec<u64> = NS
+        .iter()
+        .copied()
+        .chain(NS.iter().map(|x| x * 1000))
+        .chain(MS.iter().map(|x| x * 1_000_000))
+        .collect();
+    counts.resize(edges.len() + 1, 0);
+    for (ns, c) in h.bins() {
+        // Bucket i holds values in (edges[i-1], edges[i]]… as fio counts "under" thresholds.
+        let i = edges.iter().position(|&e| ns < e).unwrap_or(edges.len());
+        counts[i] += c;
+    }
+    let pct = |c: u64| {
+        if n == 0 {
+            0.0
+        } else {
+            c as f64 * 100.0 / n as f64
+        }
+    };
+    let group = |range: std::ops::Range<usize>, labels: &[u64], last: Option<&str>| {
+        let mut f: Vec<(String, J)> = range
+            .clone()
+            .zip(labels)
+            .map(|(i, l)| (l.to_string(), v(pct(counts[i]))))
+            .collect();
+        if let Some(label) = last {
+            f.push((label.to_string(), v(pct(counts[edges.len()]))));
+        }
+        J::O(f)
+    };
+    vec![
+        ("latency_ns", group(0..10, &NS, None)),
+        ("latency_us", group(10..20, &NS, None)),
+        ("latency_ms", group(20..31, &MS, Some(">=2000"))),
+    ]
+}
+
+fn job(j: &JobResult, plus: bool) -> J {
+    let options = J::O(
+        j.options
+            .iter()
+            .map(|(k, val)| (k.clone(), v(val.clone())))
+            .collect(),
+    );
+    let mut lat = j.read.lat.clone();
+    lat.merge(&j.write.lat);
+    let runtime_ms = j.read.runtime_ns.max(j.write.runtime_ns) / 1_000_000;
+    let extras = serde_json::json!({
+        "target": j.target,
+        "engine": j.engine,
+        "instances": j.instances,
+        "elapsed_ns": j.elapsed_ns,
+        "passes": j.passes,
+        "verify": j.verify,
+        "sim": j.sim,
+        "stopped": j.stopped,
+        "error": j.error,
+    });
+    let mut f = vec![
+        ("jobname", v(j.name.clone())),
+        ("groupid", v(j.groupid)),
+        ("error", v(u32::from(j.error.is_some()))),
+        ("elapsed", v(j.elapsed_ns / 1_000_000_000)),
+        ("job options", options),
+        ("read", direction(&j.read, plus)),
+        ("write", direction(&j.write, plus)),
+        ("trim", direction(&DirStats::default(), plus)),
+        (
+            "sync",
+            obj(vec![("total_ios", v(0u64)), ("lat_ns", empty_latency())]),
+        ),
+        ("job_runtime", v(runtime_ms)),
+        ("usr_cpu", v(j.usr_cpu)),
+        ("sys_cpu", v(j.sys_cpu)),
+    ];
+    f.extend(latency_groups(&lat));
+    f.push(("raidlab", J::V(extras)));
+    obj(f)
+}
+
+/// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`).
+pub fn render_json(result: &RunResult, plus: bool) -> String {
+    let version = if result.version.is_empty() {
+        format!("raidlab-{}", env!("CARGO_PKG_VERSION"))
+    } else {
+        result.version.clone()
+    };
+    let top = obj(vec![
+        ("fio version", v(version)),
+        ("timestamp", v(result.timestamp)),
+        ("time", v(super::units::ctime_utc(result.timestamp))),
+        (
+            "jobs",
+            J::A(result.jobs.iter().map(|j| job(j, plus)).collect()),
+        ),
+        (
+            "raidlab",
+            obj(vec![(
+                "units",
+                v("bytes and nanoseconds; bw is KiB/s (1024 B/s) as in fio, bw_bytes is bytes/s"),
+            )]),
+        ),
+    ]);
+    let mut s = serde_json::to_string_pretty(&top).expect("JSON of plain numbers and strings");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RunResult {
+        let mut j = JobResult {
+            name: "r".into(),
+            instances: 1,
+            target: "/tmp/x".into(),
+            ..Default::default()
+        };
+        j.options = vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())];
+        for i in 1..=1000u64 {
+            j.read.clat.record(i * 1000);
+            j.read.lat.record(i * 1000 + 50);
+        }
+        j.read.io_bytes = 4096 * 1000;
+        j.read.total_ios = 1000;
+        j.read.runtime_ns = 2_000_000_000;
+        RunResult {
+            version: "raidlab-test".into(),
+            timestamp: 1_700_000_000,
+            jobs: vec![j],
+        }
+    }
+
+    #[test]
+    fn fio_structure_and_values() {
+        let out: Value = serde_json::from_str(&render_json(&sample(), false)).unwrap();
+        assert_eq!(out["fio version"], "raidlab-test");
+        let r = &out["jobs"][0]["read"];
+        assert_eq!(r["io_bytes"], 4_096_000);
+        assert_eq!(r["io_kbytes"], 4000);
+        assert_eq!(r["bw_bytes"], 2_048_000);
+        assert_eq!(r["bw"], 2000);
+        assert_eq!(r["iops"], 500.0);
+        assert_eq!(r["runtime"], 2000);
+        assert_eq!(r["clat_ns"]["N"], 1000);
+        assert_eq!(r["clat_ns"]["min"], 1000);
+        let p99 = r["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() as f64;
+        assert!((p99 - 990_000.0).abs() / 990_000.0 < 0.02, "{p99}");
+        assert!(r["clat_ns"].get("bins").is_none());
+        assert_eq!(out["jobs"][0]["job options"]["rw"], "randread");
+        assert_eq!(out["jobs"][0]["write"]["total_ios"], 0);
+        assert!(out["jobs"][0]["write"]["clat_ns"]
+            .get("percentile")
+            .is_none());
+        assert_eq!(out["jobs"][0]["raidlab"]["target"], "/tmp/x");
+        // latency_us: all values 1–1000 µs; 1000 µs itself counts under the 2 ms group.
+        let us: f64 = out["jobs"][0]["latency_us"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_f64().unwrap())
+            .sum();
+        let ms: f64 = out["jobs"][0]["latency_ms"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_f64().unwrap())
+            .sum();
+        assert!((us + ms - 100.0).abs() < 1e-6, "{us} + {ms}");
+    }
+
+    #[test]
+    fn json_plus_bins_add_up_and_use_fio_bucket_values() {
+        let text = render_json(&sample(), true);
+        let out: Value = serde_json::from_str(&text).unwrap();
+        let bins = out["jobs"][0]["read"]["clat_ns"]["bins"]
+            .as_object()
+            .unwrap();
+        let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(total, 1000);
+        for k in bins.keys() {
+            let ns: u64 = k.parse().unwrap();
+            assert_eq!(
+                crate::histogram::bucket_value(crate::histogram::bucket_of(ns)),
+                ns
+            );
+        }
+        // Percentile keys keep fio's order.
+        let i1 = text.find("\"1.000000\"").unwrap();
+        let i5 = text.find("\"5.000000\"").unwrap();
+        let i10 = text.find("\"10.000000\"").unwrap();
+        assert!(i1 < i5 && i5 < i10);
+    }
+}

@@ -1,0 +1,353 @@
+//! fio-like text output: one block per job, then one "Run status group" block per group.
+//!
+//! Bandwidth is shown in binary MiB/s (2^20 B/s) with decimal MB/s (10^6 B/s) in parentheses,
+//! both labelled, as fio does; a closing line spells the units out.
+
+use super::units::{bytes_binary, bytes_decimal, count, ctime_utc, human};
+use super::FIO_PERCENTILES;
+use crate::histogram::LatencyHistogram;
+use crate::schema::{DirStats, JobResult, RunResult};
+use std::fmt::Write;
+
+fn bw_pair(bytes_s: f64) -> String {
+    format!(
+        "{} ({})",
+        human(
+            bytes_s,
+            1024.0,
+            &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]
+        ),
+        human(bytes_s, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"])
+    )
+}
+
+/// fio picks the unit from the largest value: nsec below 10 µs, usec below 10 ms, else msec.
+fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
+    match h.max() {
+        m if m < 10_000 => ("nsec", 1.0),
+        m if m < 10_000_000 => ("usec", 1e3),
+        _ => ("msec", 1e6),
+    }
+}
+
+fn lat_line(out: &mut String, label: &str, h: &LatencyHistogram) {
+    if h.count() == 0 {
+        return;
+    }
+    let (unit, div) = lat_unit(h);
+    let _ = writeln!(
+        out,
+        "    {label:>4} ({unit}): min={}, max={}, avg={:.2}, stdev={:.2}",
+        (h.min() as f64 / div).round(),
+        (h.max() as f64 / div).round(),
+        h.mean() / div,
+        h.stddev() / div
+    );
+}
+
+fn percentiles(out: &mut String, h: &LatencyHistogram) {
+    if h.count() == 0 {
+        return;
+    }
+    let (unit, div) = lat_unit(h);
+    let _ = writeln!(out, "    clat percentiles ({unit}):");
+    for row in FIO_PERCENTILES.chunks(4) {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|&p| {
+                format!(
+                    "{p:5.2}th=[{:5}]",
+                    (h.percentile(p) as f64 / div).round() as u64
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "     | {}", cells.join(", "));
+    }
+}
+
+fn direction(out: &mut String, name: &str, d: &DirStats) {
+    if d.total_ios == 0 {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {name}: IOPS={}, BW={}({}/{}msec)",
+        count(d.iops()),
+        bw_pair(d.bw_bytes()),
+        bytes_binary(d.io_bytes as f64),
+        d.runtime_ns / 1_000_000
+    );
+    lat_line(out, "clat", &d.clat);
+    lat_line(out, "lat", &d.lat);
+    percentiles(out, &d.clat);
+}
+
+fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
+    let err = u32::from(j.error.is_some());
+    let when = if timestamp > 0 {
+        format!(": {}", ctime_utc(timestamp))
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "{}: (groupid={}, jobs={}): err={err:2}: target={}, engine={}{when}",
+        j.name,
+        j.groupid,
+        j.instances.max(1),
+        j.target,
+        j.engine
+    );
+    direction(out, "read", &j.read);
+    direction(out, "write", &j.write);
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={:.2}%, sys={:.2}%",
+        j.usr_cpu, j.sys_cpu
+    );
+    let _ = writeln!(
+        out,
+        "  issued rw    : total={},{} short=0,0 dropped=0,0",
+        j.read.total_ios, j.write.total_ios
+    );
+    if j.passes.len() > 1 {
+        for p in &j.passes {
+            let bytes = p.read_bytes + p.write_bytes;
+            let rate = if p.runtime_ns == 0 {
+                0.0
+            } else {
+                bytes as f64 * 1e9 / p.runtime_ns as f64
+            };
+            let _ = writeln!(
+                out,
+                "  pass {:<7}: read={}, write={}, {:.3}s, {}",
+                p.pass,
+                bytes_binary(p.read_bytes as f64),
+                bytes_binary(p.write_bytes as f64),
+                p.runtime_ns as f64 / 1e9,
+                bw_pair(rate)
+            );
+        }
+    }
+    if let Some(v) = &j.verify {
+        let _ = write!(
+            out,
+            "  verify       : {} blocks checked, {} mismatches",
+            v.blocks_checked, v.mismatches
+        );
+        match &v.first_mismatch {
+            Some(m) => {
+                let _ = writeln!(out, "; first: {m}");
+            }
+            None => out.push('\n'),
+        }
+    }
+    if let Some(s) = &j.sim {
+        let _ = writeln!(
+            out,
+            "  simulated    : system={}, virtual time={:.3}s, stopped by {}, member I/Os={}",
+            s.system,
+            s.virtual_time_ns as f64 / 1e9,
+            s.stop_reason,
+            s.member_ios
+        );
+        let _ = writeln!(
+            out,
+            "  bottleneck   : {}",
+            s.bottleneck.as_deref().unwrap_or("none above 90% busy")
+        );
+        let mut comps: Vec<_> = s.components.iter().collect();
+        comps.sort_by(|a, b| {
+            b.utilization
+                .total_cmp(&a.utilization)
+                .then(a.name.cmp(&b.name))
+        });
+        for c in comps {
+            let bound = c
+                .bound_bytes_s
+                .map(|b| format!(", bound {}", bw_pair(b)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    {:>6.2}% busy  {:<10} {}{bound}",
+                c.utilization * 100.0,
+                c.kind,
+                c.name
+            );
+        }
+    }
+    if let Some(s) = &j.stopped {
+        let _ = writeln!(out, "  stopped early: {s} (results cover what ran)");
+    }
+    if let Some(e) = &j.error {
+        let _ = writeln!(out, "  error        : {e}");
+    }
+    out.push('\n');
+}
+
+fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
+    let _ = writeln!(out, "Run status group {groupid} (all jobs):");
+    for (label, pick) in [("READ", 0usize), ("WRITE", 1)] {
+        let dirs: Vec<&DirStats> = jobs
+            .iter()
+            .map(|j| if pick == 0 { &j.read } else { &j.write })
+            .collect();
+        if dirs.iter().all(|d| d.total_ios == 0) {
+            continue;
+        }
+        let io: u64 = dirs.iter().map(|d| d.io_bytes).sum();
+        let run_max = dirs.iter().map(|d| d.runtime_ns).max().unwrap_or(0);
+        let run_min = dirs.iter().map(|d| d.runtime_ns).min().unwrap_or(0);
+        let agg = if run_max == 0 {
+            0.0
+        } else {
+            io as f64 * 1e9 / run_max as f64
+        };
+        let bws: Vec<f64> = dirs.iter().map(|d| d.bw_bytes()).collect();
+        let lo = bws.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = bws.iter().copied().fold(0.0, f64::max);
+        let bin = |x| human(x, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
+        let dec = |x| human(x, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"]);
+        let _ = writeln!(
+            out,
+            "  {label:>5}: bw={}, {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            bw_pair(agg),
+            bin(lo),
+            bin(hi),
+            dec(lo),
+            dec(hi),
+            bytes_binary(io as f64),
+            bytes_decimal(io as f64),
+            run_min / 1_000_000,
+            run_max / 1_000_000
+        );
+    }
+}
+
+/// fio-like text for `result`.
+pub fn render_text(result: &RunResult) -> String {
+    let mut out = String::new();
+    for j in &result.jobs {
+        job_block(&mut out, j, result.timestamp);
+    }
+    let mut groups: Vec<u32> = result.jobs.iter().map(|j| j.groupid).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    for g in groups {
+        let jobs: Vec<&JobResult> = result.jobs.iter().filter(|j| j.groupid == g).collect();
+        group_block(&mut out, g, &jobs);
+        out.push('\n');
+    }
+    out.push_str("Units: MiB/s = 2^20 bytes/s, MB/s = 10^6 bytes/s; KiB/MiB = 2^10/2^20 bytes, kB/MB = 10^3/10^6 bytes.\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{ComponentUse, SimExtras, VerifySummary};
+
+    fn job(name: &str, group: u32, bytes: u64, ns: u64) -> JobResult {
+        let mut j = JobResult {
+            name: name.into(),
+            groupid: group,
+            instances: 1,
+            target: "f".into(),
+            engine: "psync".into(),
+            ..Default::default()
+        };
+        j.read.io_bytes = bytes;
+        j.read.total_ios = bytes / 4096;
+        j.read.runtime_ns = ns;
+        for i in 0..j.read.total_ios {
+            j.read.clat.record(100_000 + i);
+            j.read.lat.record(100_100 + i);
+        }
+        j
+    }
+
+    #[test]
+    fn fio_like_lines_with_both_units() {
+        let r = RunResult {
+            version: "v".into(),
+            timestamp: 0,
+            jobs: vec![
+                job("a", 0, 104_857_600, 1_000_000_000),
+                job("b", 1, 52_428_800, 1_000_000_000),
+            ],
+        };
+        let t = render_text(&r);
+        assert!(t.contains("a: (groupid=0, jobs=1): err= 0:"), "{t}");
+        assert!(
+            t.contains("  read: IOPS=25.6k, BW=100MiB/s (105MB/s)(100MiB/1000msec)"),
+            "{t}"
+        );
+        assert!(t.contains("    clat (usec): min=100, max="), "{t}");
+        assert!(t.contains("    clat percentiles (usec):"), "{t}");
+        assert!(t.contains(" 99.99th=["), "{t}");
+        assert!(
+            t.contains("Run status group 0 (all jobs):\n   READ: bw=100MiB/s (105MB/s)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Run status group 1 (all jobs):\n   READ: bw=50.0MiB/s (52.4MB/s)"),
+            "{t}"
+        );
+        assert!(!t.contains("WRITE:"), "{t}");
+        assert!(t.contains("MB/s = 10^6 bytes/s"));
+    }
+
+    #[test]
+    fn group_bandwidth_adds_side_by_side_jobs() {
+        let r = RunResult {
+            jobs: vec![
+                job("a", 0, 100_000_000, 1_000_000_000),
+                job("b", 0, 100_000_000, 2_000_000_000),
+            ],
+            ..Default::default()
+        };
+        let t = render_text(&r);
+        // 200 MB over the longer 2 s: 100 MB/s; per-job 50–100 MB/s; run 1000–2000 ms.
+        assert!(t.contains("bw=95.4MiB/s (100MB/s), 47.7MiB/s-95.4MiB/s (50.0MB/s-100MB/s), io=191MiB (200MB), run=1000-2000msec"), "{t}");
+    }
+
+    #[test]
+    fn extras_are_printed() {
+        let mut j = job("s", 0, 4096 * 10, 1_000_000);
+        j.verify = Some(VerifySummary {
+            blocks_checked: 10,
+            mismatches: 1,
+            first_mismatch: Some("offset 8192: stale generation".into()),
+        });
+        j.sim = Some(SimExtras {
+            system: "sys.toml".into(),
+            virtual_time_ns: 1_500_000_000,
+            stop_reason: "size".into(),
+            components: vec![ComponentUse {
+                name: "host/fc0".into(),
+                kind: "link".into(),
+                utilization: 0.97,
+                busy_ns: 1,
+                bound_bytes_s: Some(200e6),
+            }],
+            bottleneck: Some("host/fc0".into()),
+            member_ios: 42,
+        });
+        j.stopped = Some("interrupted".into());
+        let t = render_text(&RunResult {
+            jobs: vec![j],
+            ..Default::default()
+        });
+        assert!(
+            t.contains("10 blocks checked, 1 mismatches; first: offset 8192: stale generation"),
+            "{t}"
+        );
+        assert!(t.contains("bottleneck   : host/fc0"), "{t}");
+        assert!(
+            t.contains(" 97.00% busy  link       host/fc0, bound 191MiB/s (200MB/s)"),
+            "{t}"
+        );
+        assert!(t.contains("stopped by size"), "{t}");
+        assert!(t.contains("stopped early: interrupted"), "{t}");
+    }
+}
