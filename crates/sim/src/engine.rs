@@ -477,9 +477,8 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let w = &*self.w;
-        let arr = &w.arrays[ai];
-        arr.geom.map_read(logical, ioc.len, |c| pick_copy(w, ai, c), &mut v);
+        let loads = member_loads(self.w, ai);
+        self.w.arrays[ai].geom.map_read(logical, ioc.len, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -508,8 +507,8 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let w = &*self.w;
-        w.arrays[ai].geom.map_read(s * sd, sd, |c| pick_copy(w, ai, c), &mut v);
+        let loads = member_loads(self.w, ai);
+        self.w.arrays[ai].geom.map_read(s * sd, sd, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::Fill { array: ai as u32, stripe: s });
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -760,12 +759,11 @@ impl<'w> Engine<'w> {
 
     fn host_array(&mut self, io: u32, ai: usize, logical: u64) {
         let ioc = self.ios[io as usize];
-        let geom = self.w.arrays[ai].geom;
+        let geom = self.w.arrays[ai].geom.clone();
         let members = self.w.arrays[ai].members.clone();
         if !ioc.write {
             let mut v = Vec::new();
-            let w = &*self.w;
-            geom.map_read(logical, ioc.len, |c| pick_lun(w, &members, c), &mut v);
+            geom.map_read(logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             for m in v {
                 self.member_lun_io(members[m.member as usize], m, false, j, self.now);
@@ -948,20 +946,14 @@ fn merge_ios(v: &mut Vec<MemberIo>) {
     *v = out;
 }
 
-/// Mirror copy choice: the drive with the shortest queue (ties: the first).
-fn pick_copy(w: &World, ai: usize, cands: &[u32]) -> u32 {
+/// Commands queued or in service per member drive, for the planner's mirror read rule
+/// (only mirrored levels need it).
+fn member_loads(w: &World, ai: usize) -> Option<Vec<u64>> {
     let arr = &w.arrays[ai];
-    *cands
-        .iter()
-        .min_by_key(|&&m| {
-            let d = &w.disks[arr.members[m as usize]];
-            d.queue.len() + d.active.len()
-        })
-        .unwrap()
-}
-
-fn pick_lun(_w: &World, _members: &[usize], cands: &[u32]) -> u32 {
-    cands[0]
+    if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) || arr.ctrl.is_none() {
+        return None;
+    }
+    Some(arr.members.iter().map(|&d| (w.disks[d].queue.len() + w.disks[d].active.len()) as u64).collect())
 }
 
 #[allow(dead_code)]

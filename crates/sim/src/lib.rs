@@ -240,6 +240,7 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
                 sim: None,
                 stopped: None,
                 error: None,
+                options: Vec::new(),
             });
         }
     }

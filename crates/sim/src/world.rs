@@ -359,7 +359,7 @@ impl World {
             let mb_ = if member_bytes > 0 { member_bytes / chunk * chunk } else { 0 };
             arrays.push(Array {
                 name: a.name.clone(),
-                geom: ArrayGeom { level, members: members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32, chunk, member_bytes: mb_ },
+                geom: ArrayGeom::new(level, members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32, chunk, mb_),
                 ctrl,
                 members,
                 dirty: BTreeMap::new(),
@@ -370,6 +370,9 @@ impl World {
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
             });
+        }
+        for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
+            a.geom.finish().map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -416,10 +419,14 @@ impl World {
                 let chunk = arrays[ai].geom.chunk;
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
+                arrays[ai].geom.finish().map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
             }
         }
         for l in luns.iter_mut() {
             l.capacity = arrays[l.array].geom.capacity().saturating_sub(l.offset);
+        }
+        for a in luns.iter() {
+            let _ = a;
         }
         Ok(World {
             system: sys.file.clone(),
