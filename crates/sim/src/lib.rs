@@ -477,13 +477,68 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
     Ok(s)
 }
 
-/// The simulator's own speed: simulate `member_ios` (about) member I/Os of a small-block
-/// random workload on a RAID-5 behind a write-back controller; returns (member I/Os, the
-/// result) so the caller can time it.
-pub fn bench_spec(system: &str, bs: u64, rw: &str, size: u64) -> JobSpec {
-    let mut s = JobSpec { filenames: vec![format!("sim:{system}")], ..Default::default() };
-    raidlab_workload::apply_option(&mut s, "rw", Some(rw)).unwrap();
-    s.bs = raidlab_workload::BlockSizes::fixed(bs);
-    s.size = Some(size);
-    s
+/// The simulator's own speed benchmark: the caller supplies the clock (wall time is never
+/// read here) and gets how many member I/Os were simulated and how long it took.
+pub mod bench {
+    use super::*;
+
+    /// One benchmark outcome.
+    #[derive(Clone, Debug)]
+    pub struct BenchResult {
+        pub name: String,
+        pub points: u32,
+        pub member_ios: u64,
+        pub seconds: f64,
+    }
+
+    impl BenchResult {
+        pub fn member_ios_per_s(&self) -> f64 {
+            self.member_ios as f64 / self.seconds.max(1e-9)
+        }
+    }
+
+    /// Block sizes of seed 000's sweep.
+    pub const LLNL_BS: [u64; 11] = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 524288, 1048576, 2097152];
+
+    /// Every seed-000 configuration (fig11 … fig25 under `systems_dir/llnl2000`) × 11 block
+    /// sizes × read/write, 8 GB per stream as in the seed. `clock` returns seconds.
+    pub fn llnl2000(systems_dir: &Path, clock: &dyn Fn() -> f64) -> Result<BenchResult, SimError> {
+        let t0 = clock();
+        let (mut ios, mut points) = (0, 0);
+        for fig in 11..=25 {
+            let target = format!("sim:{}", systems_dir.join(format!("llnl2000/fig{fig}.toml")).display());
+            for bs in LLNL_BS {
+                for rw in ["read", "write"] {
+                    let s = sized(&target, rw, bs, 8 << 30, 1);
+                    let r = run(&[s])?;
+                    ios += r.jobs.first().and_then(|j| j.sim.as_ref()).map_or(0, |x| x.member_ios);
+                    points += 1;
+                }
+            }
+        }
+        Ok(BenchResult { name: "llnl2000 all figures".into(), points, member_ios: ios, seconds: clock() - t0 })
+    }
+
+    /// Small random I/O against seed 001's RAID 5 with 128 in flight: drive-bound, so nearly
+    /// all simulator work is member I/O (queueing, SPTF, planning, destaging).
+    pub fn random_raid5(systems_dir: &Path, clock: &dyn Fn() -> f64) -> Result<BenchResult, SimError> {
+        let target = format!("sim:{}", systems_dir.join("xdd2008/raid5.toml").display());
+        let mut s = sized(&target, "randrw", 8192, 4 << 30, 128);
+        s.time_based = true;
+        s.runtime_ns = Some(60_000_000_000);
+        let cfg = RunConfig { convergence: engine::Convergence { enabled: false, ..Default::default() } };
+        let t0 = clock();
+        let r = run_with(&[s], &cfg)?;
+        let ios = r.jobs.first().and_then(|j| j.sim.as_ref()).map_or(0, |x| x.member_ios);
+        Ok(BenchResult { name: "xdd2008 raid5 8k randrw qd128, 60 s virtual".into(), points: 1, member_ios: ios, seconds: clock() - t0 })
+    }
+
+    fn sized(target: &str, rw: &str, bs: u64, size: u64, depth: u32) -> JobSpec {
+        let mut s = JobSpec { filenames: vec![target.to_string()], ..Default::default() };
+        raidlab_workload::apply_option(&mut s, "rw", Some(rw)).expect("valid rw");
+        s.bs = raidlab_workload::BlockSizes::fixed(bs);
+        s.size = Some(size);
+        s.iodepth = depth;
+        s
+    }
 }
