@@ -284,6 +284,17 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     let mut table = load_table(file, text, dir, 0, &mut texts)?;
     apply_models(&mut table, file, &texts)?;
     let cfg: SystemFile = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
+        // Parsing each file alone gives the offending value's line (merged values have none);
+        // "missing field" there may just be a model's or include's job, so skip those.
+        for (f, t) in &texts {
+            if let Err(e1) = toml::from_str::<SystemFile>(t) {
+                if !e1.message().contains("missing field") {
+                    if let Some(sp) = e1.span() {
+                        return SimError::usage(format!("{f}:{}: {}", line_at(t, sp.start), e1.message().trim()));
+                    }
+                }
+            }
+        }
         let msg = e.message().trim().to_string();
         // Point at the offending key or value when the message names one.
         let needle = msg.split('`').nth(1).unwrap_or("").to_string();
