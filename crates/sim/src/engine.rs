@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, DiskReq, Dirty, Fill, World};
+use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Reverse;
@@ -53,11 +53,23 @@ enum JoinKind {
     /// A stripe's read-ahead fill done.
     Fill { array: u32, stripe: u64 },
     /// Destage phase 1 (old data/parity read) done: compute parity, write.
-    Destage1 { array: u32, stripes: Vec<(u64, u64)>, writes: Vec<MemberIo>, parity: u64 },
+    Destage1 {
+        array: u32,
+        stripes: Vec<(u64, u64)>,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
     /// Destage writes done: (stripe, bytes) of each stripe written.
-    Destage2 { array: u32, stripes: Vec<(u64, u64)> },
+    Destage2 {
+        array: u32,
+        stripes: Vec<(u64, u64)>,
+    },
     /// Write-through: phase-1 reads done.
-    Through1 { io: u32, writes: Vec<MemberIo>, parity: u64 },
+    Through1 {
+        io: u32,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
     /// Write-through writes done, or a host array's member I/Os done: complete the I/O.
     Complete(u32),
 }
@@ -105,8 +117,16 @@ impl JobRt {
             ramp_end: 0,
             deadline: None,
             end: 0,
-            read: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
-            write: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
+            read: DirStats {
+                clat: LatencyHistogram::new(),
+                lat: LatencyHistogram::new(),
+                ..Default::default()
+            },
+            write: DirStats {
+                clat: LatencyHistogram::new(),
+                lat: LatencyHistogram::new(),
+                ..Default::default()
+            },
             bytes_done: 0,
             bytes_all: 0,
             target_bytes: None,
@@ -131,7 +151,12 @@ pub struct Convergence {
 
 impl Default for Convergence {
     fn default() -> Self {
-        Convergence { window: 12, tolerance: 0.02, interval_ios: 64, enabled: true }
+        Convergence {
+            window: 12,
+            tolerance: 0.02,
+            interval_ios: 64,
+            enabled: true,
+        }
     }
 }
 
@@ -156,7 +181,21 @@ pub struct Engine<'w> {
 
 impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
-        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new(), xfers: Vec::new(), free_xfers: Vec::new(), jitter: raidlab_workload::Rng::new(0x6a17_7e5) }
+        Engine {
+            w,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            joins: Vec::new(),
+            free_joins: Vec::new(),
+            member_ios: 0,
+            scratch: Vec::new(),
+            xfers: Vec::new(),
+            free_xfers: Vec::new(),
+            jitter: raidlab_workload::Rng::new(0x6a17_7e5),
+        }
     }
 
     #[inline]
@@ -176,7 +215,11 @@ impl<'w> Engine<'w> {
     }
 
     fn new_join(&mut self, remaining: u32, kind: JoinKind) -> u32 {
-        let j = Join { remaining, ready: self.now, kind };
+        let j = Join {
+            remaining,
+            ready: self.now,
+            kind,
+        };
         if let Some(i) = self.free_joins.pop() {
             self.joins[i as usize] = j;
             i
@@ -206,15 +249,22 @@ impl<'w> Engine<'w> {
             j.deadline = j.deadline.map(|d| start + d);
             self.at(start, Ev::Issue(i as u32));
         }
-        let total_cache: u64 = self.w.ctrls.iter().filter(|c| c.write_back).map(|c| c.cache_bytes).sum();
+        let total_cache: u64 = self
+            .w
+            .ctrls
+            .iter()
+            .filter(|c| c.write_back)
+            .map(|c| c.cache_bytes)
+            .sum();
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
         let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
-        // Per-job bytes at each interval start, to get each job's steady rate over the window.
+                                                          // Per-job bytes at each interval start, to get each job's steady rate over the window.
         let mut iv_bytes: Vec<u64> = vec![0; jobs.len()];
-        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> = std::collections::VecDeque::new();
+        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> =
+            std::collections::VecDeque::new();
         let mut reason = "size";
         let mut any_runtime = false;
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
@@ -237,7 +287,11 @@ impl<'w> Engine<'w> {
                     job.inflight -= 1;
                     job.bytes_all += ioc.len;
                     if self.now >= job.ramp_end {
-                        let st = if ioc.write { &mut job.write } else { &mut job.read };
+                        let st = if ioc.write {
+                            &mut job.write
+                        } else {
+                            &mut job.read
+                        };
                         st.io_bytes += ioc.len;
                         st.total_ios += 1;
                         let lat = self.now - ioc.issued;
@@ -264,10 +318,17 @@ impl<'w> Engine<'w> {
                                 snaps.pop_front();
                             }
                             // Bytes still to move if every job ran to its size.
-                            let left: u64 = jobs.iter().map(|j| j.target_bytes.map_or(0, |t| t.saturating_sub(j.bytes_all))).sum();
+                            let left: u64 = jobs
+                                .iter()
+                                .map(|j| {
+                                    j.target_bytes.map_or(0, |t| t.saturating_sub(j.bytes_all))
+                                })
+                                .sum();
                             let left_ns = if rate > 0.0 { left as f64 / rate } else { 0.0 };
                             let span = (self.now - snaps[0].0) as f64;
-                            if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache, span, left_ns) {
+                            if rates.len() == conv.window
+                                && self.steady(&rates, conv.tolerance, total_cache, span, left_ns)
+                            {
                                 reason = "converged";
                                 let (t0, ref b0) = snaps[0];
                                 let span = (self.now - t0) as f64;
@@ -277,20 +338,28 @@ impl<'w> Engine<'w> {
                                         j.end = self.now;
                                         // Extend to the job's own end at its steady rate, as if it
                                         // had run to its size (or runtime).
-                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0)) as f64 / span;
+                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0))
+                                            as f64
+                                            / span;
                                         if rate > 0.0 {
                                             let mut left_ns = match j.target_bytes {
-                                                Some(tb) => tb.saturating_sub(j.bytes_all) as f64 / rate,
+                                                Some(tb) => {
+                                                    tb.saturating_sub(j.bytes_all) as f64 / rate
+                                                }
                                                 None => 0.0,
                                             };
                                             if let Some(d) = j.deadline {
-                                                left_ns = left_ns.min(d.saturating_sub(self.now) as f64);
+                                                left_ns =
+                                                    left_ns.min(d.saturating_sub(self.now) as f64);
                                             }
                                             let extra_bytes = (left_ns * rate) as u64;
                                             let total = (j.read.io_bytes + j.write.io_bytes).max(1);
                                             for st in [&mut j.read, &mut j.write] {
                                                 if st.io_bytes > 0 {
-                                                    let add = (extra_bytes as u128 * st.io_bytes as u128 / total as u128) as u64;
+                                                    let add = (extra_bytes as u128
+                                                        * st.io_bytes as u128
+                                                        / total as u128)
+                                                        as u64;
                                                     let avg = st.io_bytes / st.total_ios.max(1);
                                                     st.total_ios += add / avg.max(1);
                                                     st.io_bytes += add;
@@ -349,7 +418,14 @@ impl<'w> Engine<'w> {
     /// The window is steady: rates within `tol` of their mean, and the write caches neither
     /// moved much nor are heading for full (or empty) before the jobs would end, at the
     /// window's fill rate (else the rate is about to change).
-    fn steady(&self, rates: &[(f64, u64, u64)], tol: f64, total_cache: u64, span_ns: f64, left_ns: f64) -> bool {
+    fn steady(
+        &self,
+        rates: &[(f64, u64, u64)],
+        tol: f64,
+        total_cache: u64,
+        span_ns: f64,
+        left_ns: f64,
+    ) -> bool {
         let mean = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
         if mean <= 0.0 {
             return false;
@@ -359,7 +435,11 @@ impl<'w> Engine<'w> {
         let h = rates.len() / 2;
         let m1 = rates[..h].iter().map(|r| r.0).sum::<f64>() / h as f64;
         let m2 = rates[h..].iter().map(|r| r.0).sum::<f64>() / (rates.len() - h) as f64;
-        if ((m2 - m1) / mean).abs() > tol || rates.iter().any(|r| ((r.0 - mean) / mean).abs() > 5.0 * tol) {
+        if ((m2 - m1) / mean).abs() > tol
+            || rates
+                .iter()
+                .any(|r| ((r.0 - mean) / mean).abs() > 5.0 * tol)
+        {
             return false;
         }
         // Caches at equilibrium: dirty level moved by less than 1% of the cache over the window.
@@ -392,7 +472,16 @@ impl<'w> Engine<'w> {
             };
             job.inflight += 1;
             let lun = job.lun;
-            let io = self.new_io(Io { job: j, lun, offset: req.offset, len: req.len, write: req.dir == Dir::Write, issued: self.now, parent: 0, waiting: 0 });
+            let io = self.new_io(Io {
+                job: j,
+                lun,
+                offset: req.offset,
+                len: req.len,
+                write: req.dir == Dir::Write,
+                issued: self.now,
+                parent: 0,
+                waiting: 0,
+            });
             self.submit(io);
         }
     }
@@ -403,13 +492,21 @@ impl<'w> Engine<'w> {
         let lun = &self.w.luns[ioc.lun as usize];
         let mut t = self.now;
         for (k, &(r, ns)) in lun.cmd_path.iter().enumerate() {
-            let ns = if k == 0 { (ns as f64 * (0.5 + self.jitter.next_f64())) as u64 } else { ns };
+            let ns = if k == 0 {
+                (ns as f64 * (0.5 + self.jitter.next_f64())) as u64
+            } else {
+                ns
+            };
             t = self.w.res[r].reserve(t, ns);
         }
         let arr = &self.w.arrays[lun.array];
         if let Some(c) = arr.ctrl {
             let ctrl = &self.w.ctrls[c];
-            let ns = if ioc.write { ctrl.write_cmd_ns } else { ctrl.read_cmd_ns };
+            let ns = if ioc.write {
+                ctrl.write_cmd_ns
+            } else {
+                ctrl.read_cmd_ns
+            };
             let cpu = ctrl.cpu;
             t = self.w.res[cpu].reserve(t, ns);
         }
@@ -444,7 +541,9 @@ impl<'w> Engine<'w> {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
-        let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd));
+        let cached = (s0..=s1).all(|s| {
+            arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
+        });
         let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
             Some(i) => {
                 arr.read_streams[i] = logical + ioc.len;
@@ -478,7 +577,9 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai].geom.map_read(logical, ioc.len, loads.as_deref(), &mut v);
+        self.w.arrays[ai]
+            .geom
+            .map_read(logical, ioc.len, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -489,7 +590,10 @@ impl<'w> Engine<'w> {
     fn ensure_fill(&mut self, ai: usize, s: u64) {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
-        if arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd) || (s + 1) * sd > arr.geom.capacity() {
+        if arr.rcache.contains_key(&s)
+            || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
+            || (s + 1) * sd > arr.geom.capacity()
+        {
             return;
         }
         arr.rcache.insert(s, Fill::Pending(Vec::new()));
@@ -508,8 +612,16 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai].geom.map_read(s * sd, sd, loads.as_deref(), &mut v);
-        let j = self.new_join(v.len() as u32, JoinKind::Fill { array: ai as u32, stripe: s });
+        self.w.arrays[ai]
+            .geom
+            .map_read(s * sd, sd, loads.as_deref(), &mut v);
+        let j = self.new_join(
+            v.len() as u32,
+            JoinKind::Fill {
+                array: ai as u32,
+                stripe: s,
+            },
+        );
         for m in &v {
             self.disk_submit(ai, *m, false, j);
         }
@@ -527,7 +639,11 @@ impl<'w> Engine<'w> {
     }
 
     fn start_xfer(&mut self, io: u32, write: bool) {
-        let x = Xfer { io, left: self.ios[io as usize].len, write };
+        let x = Xfer {
+            io,
+            left: self.ios[io as usize].len,
+            write,
+        };
         let id = if let Some(i) = self.free_xfers.pop() {
             self.xfers[i as usize] = x;
             i
@@ -542,11 +658,24 @@ impl<'w> Engine<'w> {
         let x = self.xfers[id as usize];
         let seg = x.left.min(crate::world::SEGMENT);
         let lun = self.ios[x.io as usize].lun as usize;
-        let end = transfer(&mut self.w.res, &self.w.luns[lun].data_path, self.now, seg, x.write);
+        let end = transfer(
+            &mut self.w.res,
+            &self.w.luns[lun].data_path,
+            self.now,
+            seg,
+            x.write,
+        );
         let left = x.left - seg;
         if left == 0 {
             self.free_xfers.push(id);
-            self.at(end, if x.write { Ev::Landed(x.io) } else { Ev::IoDone(x.io) });
+            self.at(
+                end,
+                if x.write {
+                    Ev::Landed(x.io)
+                } else {
+                    Ev::IoDone(x.io)
+                },
+            );
         } else {
             self.xfers[id as usize].left = left;
             self.at(end, Ev::Seg(id));
@@ -604,11 +733,16 @@ impl<'w> Engine<'w> {
             parity += p.parity_bytes;
             pos = e;
         }
-        self.w.arrays[ai].rcache.retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
+        self.w.arrays[ai]
+            .rcache
+            .retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
         if reads.is_empty() {
             self.through_writes(io, ai, writes, parity);
         } else {
-            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            let j = self.new_join(
+                reads.len() as u32,
+                JoinKind::Through1 { io, writes, parity },
+            );
             for m in reads {
                 self.disk_submit(ai, m, false, j);
             }
@@ -658,9 +792,14 @@ impl<'w> Engine<'w> {
             }
             if pick.is_none() {
                 let ctrl = &self.w.ctrls[ci];
-                let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+                let pressure =
+                    ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
                 if pressure {
-                    pick = arr.dirty.iter().find(|(_, d)| !d.destaging).map(|(s, _)| *s);
+                    pick = arr
+                        .dirty
+                        .iter()
+                        .find(|(_, d)| !d.destaging)
+                        .map(|(s, _)| *s);
                 }
             }
             let Some(s) = pick else { return };
@@ -672,7 +811,9 @@ impl<'w> Engine<'w> {
             let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
             let arr = &mut self.w.arrays[ai];
             while stripes.len() < coalesce {
-                let Some(d) = arr.dirty.get_mut(&x) else { break };
+                let Some(d) = arr.dirty.get_mut(&x) else {
+                    break;
+                };
                 if d.destaging {
                     break;
                 }
@@ -690,7 +831,15 @@ impl<'w> Engine<'w> {
             if reads.is_empty() {
                 self.destage_writes(ai, stripes, writes, parity);
             } else {
-                let j = self.new_join(reads.len() as u32, JoinKind::Destage1 { array: ai as u32, stripes, writes, parity });
+                let j = self.new_join(
+                    reads.len() as u32,
+                    JoinKind::Destage1 {
+                        array: ai as u32,
+                        stripes,
+                        writes,
+                        parity,
+                    },
+                );
                 for m in reads {
                     self.disk_submit(ai, m, false, j);
                 }
@@ -698,9 +847,21 @@ impl<'w> Engine<'w> {
         }
     }
 
-    fn destage_writes(&mut self, ai: usize, stripes: Vec<(u64, u64)>, writes: Vec<MemberIo>, parity: u64) {
+    fn destage_writes(
+        &mut self,
+        ai: usize,
+        stripes: Vec<(u64, u64)>,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    ) {
         let t = self.parity_time(ai, parity);
-        let j = self.new_join(writes.len() as u32, JoinKind::Destage2 { array: ai as u32, stripes });
+        let j = self.new_join(
+            writes.len() as u32,
+            JoinKind::Destage2 {
+                array: ai as u32,
+                stripes,
+            },
+        );
         self.joins[j as usize].ready = t;
         for m in writes {
             self.disk_submit_at(ai, m, true, j, t);
@@ -741,7 +902,9 @@ impl<'w> Engine<'w> {
         // Drain the rest of the waiters that fit, then keep destaging every array of this controller.
         loop {
             let ctrl = &mut self.w.ctrls[ci];
-            let Some(&io) = ctrl.space_waiters.front() else { break };
+            let Some(&io) = ctrl.space_waiters.front() else {
+                break;
+            };
             let len = self.ios[io as usize].len;
             if ctrl.dirty + len > ctrl.cache_bytes {
                 break;
@@ -751,7 +914,12 @@ impl<'w> Engine<'w> {
             self.data_down(io);
         }
         self.kick_destage(ai);
-        let others: Vec<usize> = self.w.ctrls[ci].arrays.iter().copied().filter(|&a| a != ai).collect();
+        let others: Vec<usize> = self.w.ctrls[ci]
+            .arrays
+            .iter()
+            .copied()
+            .filter(|&a| a != ai)
+            .collect();
         for a in others {
             self.kick_destage(a);
         }
@@ -786,7 +954,10 @@ impl<'w> Engine<'w> {
         if reads.is_empty() {
             self.host_writes(io, ai, writes, parity);
         } else {
-            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            let j = self.new_join(
+                reads.len() as u32,
+                JoinKind::Through1 { io, writes, parity },
+            );
             for m in reads {
                 self.member_lun_io(members[m.member as usize], m, false, j, self.now);
             }
@@ -803,7 +974,16 @@ impl<'w> Engine<'w> {
     }
 
     fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
-        let io = self.new_io(Io { job: u32::MAX, lun: lun as u32, offset: m.offset, len: m.len, write, issued: t, parent: join, waiting: 0 });
+        let io = self.new_io(Io {
+            job: u32::MAX,
+            lun: lun as u32,
+            offset: m.offset,
+            len: m.len,
+            write,
+            issued: t,
+            parent: join,
+            waiting: 0,
+        });
         let saved = self.now;
         self.now = t.max(saved);
         self.submit(io);
@@ -812,7 +992,10 @@ impl<'w> Engine<'w> {
 
     fn join_done(&mut self, j: u32) {
         self.free_joins.push(j);
-        let kind = std::mem::replace(&mut self.joins[j as usize].kind, JoinKind::Complete(u32::MAX));
+        let kind = std::mem::replace(
+            &mut self.joins[j as usize].kind,
+            JoinKind::Complete(u32::MAX),
+        );
         match kind {
             JoinKind::ReadUp(io) => self.data_up(io),
             JoinKind::Fill { array, stripe } => {
@@ -827,7 +1010,12 @@ impl<'w> Engine<'w> {
                     }
                 }
             }
-            JoinKind::Destage1 { array, stripes, writes, parity } => self.destage_writes(array as usize, stripes, writes, parity),
+            JoinKind::Destage1 {
+                array,
+                stripes,
+                writes,
+                parity,
+            } => self.destage_writes(array as usize, stripes, writes, parity),
             JoinKind::Destage2 { array, stripes } => self.destage_all_done(array as usize, stripes),
             JoinKind::Through1 { io, writes, parity } => {
                 let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
@@ -858,7 +1046,13 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
-        disk.queue.push_back(DiskReq { offset: m.offset, len: m.len, write, join, ready: t });
+        disk.queue.push_back(DiskReq {
+            offset: m.offset,
+            len: m.len,
+            write,
+            join,
+            ready: t,
+        });
         self.member_ios += 1;
         if t > self.now {
             // Parity is still being computed: the drive sees the command then.
@@ -903,7 +1097,8 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             disk.active.push((now + svc, r));
             self.seq += 1;
-            self.heap.push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
+            self.heap
+                .push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
         }
     }
 
@@ -953,7 +1148,12 @@ fn member_loads(w: &World, ai: usize) -> Option<Vec<u64>> {
     if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) || arr.ctrl.is_none() {
         return None;
     }
-    Some(arr.members.iter().map(|&d| (w.disks[d].queue.len() + w.disks[d].active.len()) as u64).collect())
+    Some(
+        arr.members
+            .iter()
+            .map(|&d| (w.disks[d].queue.len() + w.disks[d].active.len()) as u64)
+            .collect(),
+    )
 }
 
 #[allow(dead_code)]

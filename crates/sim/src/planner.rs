@@ -77,7 +77,13 @@ pub struct ArrayGeom {
 
 impl ArrayGeom {
     pub fn new(level: Level, members: u32, chunk: u64, member_bytes: u64) -> ArrayGeom {
-        ArrayGeom { level, members, chunk, member_bytes, g: None }
+        ArrayGeom {
+            level,
+            members,
+            chunk,
+            member_bytes,
+            g: None,
+        }
     }
 
     /// Build the planner's geometry; errors are the planner's own (bad shapes).
@@ -92,7 +98,10 @@ impl ArrayGeom {
             Level::Raid5 => (G::Raid5, self.members),
             Level::Raid6 => (G::Raid6, self.members),
         };
-        self.g = Some(Geometry::new(lvl, Layout::None, self.chunk, n, self.member_bytes).map_err(|e| e.to_string())?);
+        self.g = Some(
+            Geometry::new(lvl, Layout::None, self.chunk, n, self.member_bytes)
+                .map_err(|e| e.to_string())?,
+        );
         Ok(())
     }
 
@@ -127,13 +136,31 @@ impl ArrayGeom {
     /// Member reads for a logical range. `loads` (per member, e.g. queued commands) lets a
     /// mirror read go to the least busy copy.
     pub fn map_read(&self, off: u64, len: u64, loads: Option<&[u64]>, out: &mut Vec<MemberIo>) {
-        let opts = raidlab_geometry::PlanOptions { member_load: loads, ..Default::default() };
-        let plan = raidlab_geometry::plan_with(self.geo(), raidlab_geometry::IoKind::Read, off, len, &[], &opts)
-            .expect("read inside the array");
+        let opts = raidlab_geometry::PlanOptions {
+            member_load: loads,
+            ..Default::default()
+        };
+        let plan = raidlab_geometry::plan_with(
+            self.geo(),
+            raidlab_geometry::IoKind::Read,
+            off,
+            len,
+            &[],
+            &opts,
+        )
+        .expect("read inside the array");
         let start = out.len();
         for st in &plan.steps {
             for r in &st.reads {
-                push_merge(out, start, MemberIo { member: r.member, offset: r.offset, len: r.len });
+                push_merge(
+                    out,
+                    start,
+                    MemberIo {
+                        member: r.member,
+                        offset: r.offset,
+                        len: r.len,
+                    },
+                );
             }
         }
     }
@@ -143,9 +170,20 @@ impl ArrayGeom {
     pub fn plan_stripe_write(&self, s: u64, dirty: &[(u64, u64)]) -> WritePlan {
         let sd = self.stripe_data_bytes();
         let ext: Vec<(u64, u64)> = dirty.iter().map(|&(a, b)| (s * sd + a, b - a)).collect();
-        let plan = raidlab_geometry::plan_extents(self.geo(), raidlab_geometry::IoKind::Write, &ext, &[], &Default::default())
-            .expect("write inside the array");
-        let mut wp = WritePlan { strategy: Strategy::Direct, reads: Vec::new(), parity_bytes: 0, writes: Vec::new() };
+        let plan = raidlab_geometry::plan_extents(
+            self.geo(),
+            raidlab_geometry::IoKind::Write,
+            &ext,
+            &[],
+            &Default::default(),
+        )
+        .expect("write inside the array");
+        let mut wp = WritePlan {
+            strategy: Strategy::Direct,
+            reads: Vec::new(),
+            parity_bytes: 0,
+            writes: Vec::new(),
+        };
         for st in &plan.steps {
             use raidlab_geometry::Strategy as S;
             let strat = match st.strategy {
@@ -157,8 +195,16 @@ impl ArrayGeom {
             if wp.strategy == Strategy::Direct || strat != Strategy::FullStripe {
                 wp.strategy = strat;
             }
-            wp.reads.extend(st.reads.iter().map(|r| MemberIo { member: r.member, offset: r.offset, len: r.len }));
-            wp.writes.extend(st.writes.iter().map(|r| MemberIo { member: r.member, offset: r.offset, len: r.len }));
+            wp.reads.extend(st.reads.iter().map(|r| MemberIo {
+                member: r.member,
+                offset: r.offset,
+                len: r.len,
+            }));
+            wp.writes.extend(st.writes.iter().map(|r| MemberIo {
+                member: r.member,
+                offset: r.offset,
+                len: r.len,
+            }));
             wp.parity_bytes += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
         }
         wp
@@ -195,7 +241,14 @@ mod tests {
         // Stripe 1: parity on 2, data starts on 3.
         let mut v = vec![];
         a.map_read(3 * 4096, 4096, None, &mut v);
-        assert_eq!(v, vec![MemberIo { member: 3, offset: 4096, len: 4096 }]);
+        assert_eq!(
+            v,
+            vec![MemberIo {
+                member: 3,
+                offset: 4096,
+                len: 4096
+            }]
+        );
     }
 
     #[test]
@@ -227,6 +280,20 @@ mod tests {
     fn raid10_has_two_copies() {
         let a = g(Level::Raid10, 4);
         let p = a.plan_stripe_write(0, &[(4096, 8192)]);
-        assert_eq!(p.writes, vec![MemberIo { member: 2, offset: 0, len: 4096 }, MemberIo { member: 3, offset: 0, len: 4096 }]);
+        assert_eq!(
+            p.writes,
+            vec![
+                MemberIo {
+                    member: 2,
+                    offset: 0,
+                    len: 4096
+                },
+                MemberIo {
+                    member: 3,
+                    offset: 0,
+                    len: 4096
+                }
+            ]
+        );
     }
 }

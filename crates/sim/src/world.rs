@@ -30,17 +30,38 @@ pub struct Res {
 }
 
 impl Res {
-    pub fn new(name: impl Into<String>, kind: &'static str, servers: u32, note: impl Into<String>) -> Res {
-        Res { name: name.into(), kind, ns_per_byte: [0.0; 2], free: vec![0; servers.max(1) as usize], busy_ns: 0, note: note.into() }
+    pub fn new(
+        name: impl Into<String>,
+        kind: &'static str,
+        servers: u32,
+        note: impl Into<String>,
+    ) -> Res {
+        Res {
+            name: name.into(),
+            kind,
+            ns_per_byte: [0.0; 2],
+            free: vec![0; servers.max(1) as usize],
+            busy_ns: 0,
+            note: note.into(),
+        }
     }
     pub fn bw(mut self, read_mb_s: Option<f64>, write_mb_s: Option<f64>) -> Res {
-        self.ns_per_byte = [read_mb_s.map_or(0.0, |r| 1e3 / r), write_mb_s.map_or(0.0, |w| 1e3 / w)];
+        self.ns_per_byte = [
+            read_mb_s.map_or(0.0, |r| 1e3 / r),
+            write_mb_s.map_or(0.0, |w| 1e3 / w),
+        ];
         self
     }
     /// Occupy the earliest-free server for `dur` from no earlier than `now`; returns the end.
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
-        let (i, f) = self.free.iter().enumerate().min_by_key(|(_, f)| **f).map(|(i, f)| (i, *f)).unwrap();
+        let (i, f) = self
+            .free
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, f)| **f)
+            .map(|(i, f)| (i, *f))
+            .unwrap();
         let end = now.max(f) + dur;
         self.free[i] = end;
         self.busy_ns += dur;
@@ -48,7 +69,12 @@ impl Res {
     }
     /// Bound in bytes/s (the faster direction), if it has one.
     pub fn bound(&self) -> Option<f64> {
-        let m = self.ns_per_byte.iter().cloned().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+        let m = self
+            .ns_per_byte
+            .iter()
+            .cloned()
+            .filter(|x| *x > 0.0)
+            .fold(f64::INFINITY, f64::min);
         if m.is_finite() {
             Some(1e9 / m)
         } else {
@@ -223,35 +249,77 @@ impl World {
         let c = &sys.cfg;
         let mut res = Vec::new();
         let host_cpu = res.len();
-        res.push(Res::new("host/cpu", "host", c.host.cpus, format!("{} CPUs, {} µs per I/O", c.host.cpus, c.host.per_io_us)));
+        res.push(Res::new(
+            "host/cpu",
+            "host",
+            c.host.cpus,
+            format!("{} CPUs, {} µs per I/O", c.host.cpus, c.host.per_io_us),
+        ));
         let host_bus = c.host.bus_mb_s.map(|b| {
-            res.push(Res::new("host/bus", "bus", 1, format!("memory/I-O bus {}", mb(b))).bw(Some(b), Some(b)));
+            res.push(
+                Res::new("host/bus", "bus", 1, format!("memory/I-O bus {}", mb(b)))
+                    .bw(Some(b), Some(b)),
+            );
             res.len() - 1
         });
         let host_parity = c.host.parity_mb_s.map(|p| {
-            res.push(Res::new("host/parity", "parity", c.host.cpus, format!("software parity {} per CPU", mb(p))).bw(Some(p), Some(p)));
+            res.push(
+                Res::new(
+                    "host/parity",
+                    "parity",
+                    c.host.cpus,
+                    format!("software parity {} per CPU", mb(p)),
+                )
+                .bw(Some(p), Some(p)),
+            );
             res.len() - 1
         });
         // Interfaces: adapter DMA and link.
         let mut iface_ids = BTreeMap::new();
         for i in &c.interface {
             let dma = res.len();
-            let (r, w) = (i.read_mb_s.unwrap_or(i.link_mb_s), i.write_mb_s.unwrap_or(i.link_mb_s));
+            let (r, w) = (
+                i.read_mb_s.unwrap_or(i.link_mb_s),
+                i.write_mb_s.unwrap_or(i.link_mb_s),
+            );
             res.push(
-                Res::new(format!("host/{}", i.name), "interface", 1, format!("adapter DMA {} in, {} out; {} µs per command", mb(r), mb(w), i.per_command_us))
-                    .bw(Some(r), Some(w)),
+                Res::new(
+                    format!("host/{}", i.name),
+                    "interface",
+                    1,
+                    format!(
+                        "adapter DMA {} in, {} out; {} µs per command",
+                        mb(r),
+                        mb(w),
+                        i.per_command_us
+                    ),
+                )
+                .bw(Some(r), Some(w)),
             );
             let link = res.len();
-            res.push(Res::new(format!("host/{}/link", i.name), "link", 1, format!("link {}", mb(i.link_mb_s))).bw(Some(i.link_mb_s), Some(i.link_mb_s)));
+            res.push(
+                Res::new(
+                    format!("host/{}/link", i.name),
+                    "link",
+                    1,
+                    format!("link {}", mb(i.link_mb_s)),
+                )
+                .bw(Some(i.link_mb_s), Some(i.link_mb_s)),
+            );
             iface_ids.insert(i.name.clone(), (dma, link, (i.per_command_us * 1e3) as u64));
         }
         let mut switch_ids = BTreeMap::new();
         for s in &c.switch {
             let id = res.len();
-            let mut r = Res::new(format!("switch/{}", s.name), "switch", 1, match s.bandwidth_mb_s {
-                Some(b) => format!("backplane {}", mb(b)),
-                None => "non-blocking".into(),
-            });
+            let mut r = Res::new(
+                format!("switch/{}", s.name),
+                "switch",
+                1,
+                match s.bandwidth_mb_s {
+                    Some(b) => format!("backplane {}", mb(b)),
+                    None => "non-blocking".into(),
+                },
+            );
             if let Some(b) = s.bandwidth_mb_s {
                 r = r.bw(Some(b), Some(b));
             }
@@ -271,10 +339,21 @@ impl World {
                 format!("ctrl/{}", k.name),
                 "controller",
                 1,
-                format!("{} µs per read, {} µs per write command", k.read_command_us, k.write_command_us),
+                format!(
+                    "{} µs per read, {} µs per write command",
+                    k.read_command_us, k.write_command_us
+                ),
             ));
             let port = k.port_mb_s.map(|p| {
-                res.push(Res::new(format!("ctrl/{}/port", k.name), "link", 1, format!("host port {}", mb(p))).bw(Some(p), Some(p)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/port", k.name),
+                        "link",
+                        1,
+                        format!("host port {}", mb(p)),
+                    )
+                    .bw(Some(p), Some(p)),
+                );
                 res.len() - 1
             });
             let data = if k.read_mb_s.is_some() || k.write_mb_s.is_some() {
@@ -283,7 +362,11 @@ impl World {
                         format!("ctrl/{}/data", k.name),
                         "controller",
                         1,
-                        format!("data path {} to host, {} into cache", k.read_mb_s.map_or("-".into(), mb), k.write_mb_s.map_or("-".into(), mb)),
+                        format!(
+                            "data path {} to host, {} into cache",
+                            k.read_mb_s.map_or("-".into(), mb),
+                            k.write_mb_s.map_or("-".into(), mb)
+                        ),
                     )
                     .bw(k.read_mb_s, k.write_mb_s),
                 );
@@ -292,14 +375,34 @@ impl World {
                 None
             };
             let parity = k.parity_mb_s.map(|p| {
-                res.push(Res::new(format!("ctrl/{}/parity", k.name), "parity", 1, format!("XOR engine {}", mb(p))).bw(Some(p), Some(p)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/parity", k.name),
+                        "parity",
+                        1,
+                        format!("XOR engine {}", mb(p)),
+                    )
+                    .bw(Some(p), Some(p)),
+                );
                 res.len() - 1
             });
             let backend = k.backend_mb_s.map(|b| {
-                res.push(Res::new(format!("ctrl/{}/backend", k.name), "bus", 1, format!("device bus {}", mb(b))).bw(Some(b), Some(b)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/backend", k.name),
+                        "bus",
+                        1,
+                        format!("device bus {}", mb(b)),
+                    )
+                    .bw(Some(b), Some(b)),
+                );
                 res.len() - 1
             });
-            let policy = k.write_policy.unwrap_or(if k.cache_mib > 0 { WritePolicy::WriteBack } else { WritePolicy::WriteThrough });
+            let policy = k.write_policy.unwrap_or(if k.cache_mib > 0 {
+                WritePolicy::WriteBack
+            } else {
+                WritePolicy::WriteThrough
+            });
             ctrls.push(Controller {
                 name: k.name.clone(),
                 cpu,
@@ -316,7 +419,11 @@ impl World {
                 space_waiters: VecDeque::new(),
                 arrays: Vec::new(),
             });
-            ctrl_res.push(CtrlRes { port, data, backend });
+            ctrl_res.push(CtrlRes {
+                port,
+                data,
+                backend,
+            });
         }
         // Arrays: controller arrays first get drives; host arrays refer to LUNs (resolved below).
         let mut models: Vec<DeviceModel> = Vec::new();
@@ -325,7 +432,10 @@ impl World {
         let mut phase = raidlab_workload::Rng::new(0x5eed_d15c);
         for a in &c.array {
             let level = Level::parse(&a.level).expect("checked by config");
-            let ctrl = a.controller.as_ref().map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
+            let ctrl = a
+                .controller
+                .as_ref()
+                .map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
             let (members, member_bytes) = if let Some(ci) = ctrl {
                 let spec = &sys.disks[&a.name];
                 let model = DeviceModel::new(spec, a.disk_write_cache);
@@ -343,7 +453,11 @@ impl World {
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
                         queue: VecDeque::new(),
                         active: Vec::new(),
-                        units: if spec.kind == DeviceKind::Ssd { units } else { 1 },
+                        units: if spec.kind == DeviceKind::Ssd {
+                            units
+                        } else {
+                            1
+                        },
                         queue_depth: a.disk_queue_depth.max(1),
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
@@ -356,10 +470,19 @@ impl World {
                 (Vec::new(), 0)
             };
             let chunk = a.chunk_kib * 1024;
-            let mb_ = if member_bytes > 0 { member_bytes / chunk * chunk } else { 0 };
+            let mb_ = if member_bytes > 0 {
+                member_bytes / chunk * chunk
+            } else {
+                0
+            };
             arrays.push(Array {
                 name: a.name.clone(),
-                geom: ArrayGeom::new(level, members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32, chunk, mb_),
+                geom: ArrayGeom::new(
+                    level,
+                    members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32,
+                    chunk,
+                    mb_,
+                ),
                 ctrl,
                 members,
                 dirty: BTreeMap::new(),
@@ -372,7 +495,9 @@ impl World {
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
-            a.geom.finish().map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
+            a.geom
+                .finish()
+                .map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -399,12 +524,23 @@ impl World {
                 data_path.extend(ctrl_res[ci].port);
                 data_path.extend(ctrl_res[ci].data);
             }
-            luns.push(Lun { name: l.name.clone(), array: ai, offset: l.offset_bytes, capacity: 0, hidden: l.hidden, cmd_path, data_path });
+            luns.push(Lun {
+                name: l.name.clone(),
+                array: ai,
+                offset: l.offset_bytes,
+                capacity: 0,
+                hidden: l.hidden,
+                cmd_path,
+                data_path,
+            });
         }
         // Host arrays: members are LUNs; their size is the smallest member LUN.
         for (ai, a) in c.array.iter().enumerate() {
             if let Some(m) = &a.members {
-                let ids: Vec<usize> = m.iter().map(|n| c.lun.iter().position(|l| &l.name == n).unwrap()).collect();
+                let ids: Vec<usize> = m
+                    .iter()
+                    .map(|n| c.lun.iter().position(|l| &l.name == n).unwrap())
+                    .collect();
                 let mut mb_ = u64::MAX;
                 for &li in &ids {
                     let la = luns[li].array;
@@ -419,7 +555,9 @@ impl World {
                 let chunk = arrays[ai].geom.chunk;
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
-                arrays[ai].geom.finish().map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
+                arrays[ai].geom.finish().map_err(|e| {
+                    SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name))
+                })?;
             }
         }
         for l in luns.iter_mut() {

@@ -6,17 +6,40 @@ use common::*;
 #[test]
 fn two_interfaces_roughly_double_one_for_writes() {
     // Seed 000 §5: two 11+p units on two interfaces write about twice one unit on one.
-    let one = mb_s(&system("llnl2000/fig14.toml"), &[("rw", "write"), ("bs", "1m"), ("size", "4g")]);
-    let two = mb_s(&system("llnl2000/fig20.toml"), &[("rw", "write"), ("bs", "1m"), ("size", "4g")]);
-    assert!((1.7..2.2).contains(&(two / one)), "one {one:.1}, two {two:.1}");
+    let one = mb_s(
+        &system("llnl2000/fig14.toml"),
+        &[("rw", "write"), ("bs", "1m"), ("size", "4g")],
+    );
+    let two = mb_s(
+        &system("llnl2000/fig20.toml"),
+        &[("rw", "write"), ("bs", "1m"), ("size", "4g")],
+    );
+    assert!(
+        (1.7..2.2).contains(&(two / one)),
+        "one {one:.1}, two {two:.1}"
+    );
     // …while one interface with two units is held by the interface's write limit.
-    let shared = mb_s(&system("llnl2000/fig16.toml"), &[("rw", "write"), ("bs", "1m"), ("size", "4g")]);
-    assert!(shared < two * 0.97, "one interface {shared:.1} vs two {two:.1}");
+    let shared = mb_s(
+        &system("llnl2000/fig16.toml"),
+        &[("rw", "write"), ("bs", "1m"), ("size", "4g")],
+    );
+    assert!(
+        shared < two * 0.97,
+        "one interface {shared:.1} vs two {two:.1}"
+    );
 }
 
 #[test]
 fn same_inputs_same_results_bit_for_bit() {
-    let s = spec(&system("llnl2000/fig18.toml"), &[("rw", "randrw"), ("bs", "16k"), ("size", "64m"), ("iodepth", "4")]);
+    let s = spec(
+        &system("llnl2000/fig18.toml"),
+        &[
+            ("rw", "randrw"),
+            ("bs", "16k"),
+            ("size", "64m"),
+            ("iodepth", "4"),
+        ],
+    );
     let a = raidlab_sim::run(std::slice::from_ref(&s)).unwrap();
     let b = raidlab_sim::run(std::slice::from_ref(&s)).unwrap();
     assert_eq!(a, b);
@@ -24,7 +47,15 @@ fn same_inputs_same_results_bit_for_bit() {
 
 fn xdd(level: &str, rw: &str) -> f64 {
     // Seed 001's xdd run: 64 KiB random requests, 128 in flight, over a 24 GiB file.
-    iops(&system(&format!("xdd2008/{level}.toml")), &[("rw", rw), ("bs", "64k"), ("size", "24g"), ("iodepth", "128")])
+    iops(
+        &system(&format!("xdd2008/{level}.toml")),
+        &[
+            ("rw", rw),
+            ("bs", "64k"),
+            ("size", "24g"),
+            ("iodepth", "128"),
+        ],
+    )
 }
 
 #[test]
@@ -41,8 +72,15 @@ fn random_writes_parity_levels_below_raid10() {
     // Seed 001: parity RAID pays a write penalty on small random writes. (RAID 6 below RAID 5,
     // the seed's other claim, does not follow from this model yet with 8 KiB chunks and 64 KiB
     // requests: RAID 6's narrower stripe is covered whole more often, which saves pre-reads.)
-    let (r6, r5, r10) = (xdd("raid6", "randwrite"), xdd("raid5", "randwrite"), xdd("raid10", "randwrite"));
-    assert!(r5 < r10 && r6 < r10, "raid5 {r5:.0} and raid6 {r6:.0} below raid10 {r10:.0} IOPS");
+    let (r6, r5, r10) = (
+        xdd("raid6", "randwrite"),
+        xdd("raid5", "randwrite"),
+        xdd("raid10", "randwrite"),
+    );
+    assert!(
+        r5 < r10 && r6 < r10,
+        "raid5 {r5:.0} and raid6 {r6:.0} below raid10 {r10:.0} IOPS"
+    );
 }
 
 #[test]
@@ -50,13 +88,29 @@ fn a_write_back_controller_without_battery_writes_through() {
     // Seed 004's controller had no BBU: parity RAID small writes pay the full penalty.
     let dir = tempfile_dir();
     let with = std::fs::read_to_string(repo().join("systems/xdd2008/components.toml")).unwrap();
-    std::fs::write(dir.join("components.toml"), with.replace("battery = true ", "battery = false")).unwrap();
-    std::fs::copy(repo().join("systems/xdd2008/raid5.toml"), dir.join("raid5.toml")).unwrap();
+    std::fs::write(
+        dir.join("components.toml"),
+        with.replace("battery = true ", "battery = false"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo().join("systems/xdd2008/raid5.toml"),
+        dir.join("raid5.toml"),
+    )
+    .unwrap();
     let t = format!("sim:{}", dir.join("raid5.toml").display());
-    let opts = [("rw", "randwrite"), ("bs", "8k"), ("size", "1g"), ("iodepth", "16")];
+    let opts = [
+        ("rw", "randwrite"),
+        ("bs", "8k"),
+        ("size", "1g"),
+        ("iodepth", "16"),
+    ];
     let without = iops(&t, &opts);
     let with_bbu = iops(&system("xdd2008/raid5.toml"), &opts);
-    assert!(without < with_bbu * 0.8, "no battery {without:.0} vs battery {with_bbu:.0} IOPS");
+    assert!(
+        without < with_bbu * 0.8,
+        "no battery {without:.0} vs battery {with_bbu:.0} IOPS"
+    );
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
@@ -73,7 +127,15 @@ fn parity_levels_prefer_smaller_chunks_than_striping_for_sequential_writes() {
         let mut best = (0.0, 0);
         for c in [16u64, 64, 256, 1024] {
             let t = system(&format!("linuxraid2010/{level}-4d-c{c}.toml"));
-            let r = mb_s(&t, &[("rw", "write"), ("bs", "1m"), ("size", "2g"), ("iodepth", "8")]);
+            let r = mb_s(
+                &t,
+                &[
+                    ("rw", "write"),
+                    ("bs", "1m"),
+                    ("size", "2g"),
+                    ("iodepth", "8"),
+                ],
+            );
             if r > best.0 {
                 best = (r, c);
             }

@@ -5,17 +5,41 @@ use common::*;
 
 #[test]
 fn bad_files_say_where_and_what_is_valid() {
-    let e = raidlab_sim::config::parse("x.toml", "[system]\nname = \"x\"\n[host]\ncpus = \"four\"\n").unwrap_err();
+    let e = raidlab_sim::config::parse(
+        "x.toml",
+        "[system]\nname = \"x\"\n[host]\ncpus = \"four\"\n",
+    )
+    .unwrap_err();
     assert!(e.is_usage());
     assert!(e.message.starts_with("x.toml:4:"), "{e}");
     let text = "[system]\nname = \"x\"\n[host]\n[[controller]]\nname = \"c\"\n[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"raid7\"\ndisks = 4\ndisk = \"compaq-18g-10k\"\n[[lun]]\nname = \"l\"\narray = \"a\"\n";
     let e = raidlab_sim::config::parse("y.toml", text).unwrap_err();
-    assert!(e.message.contains("y.toml:9:") && e.message.contains("valid: raid0"), "{e}");
-    let e = raidlab_sim::config::parse("z.toml", &text.replace("raid7", "raid5").replace("compaq-18g-10k", "floppy")).unwrap_err();
-    assert!(e.message.contains("z.toml:11:") && e.message.contains("not in the catalog"), "{e}");
+    assert!(
+        e.message.contains("y.toml:9:") && e.message.contains("valid: raid0"),
+        "{e}"
+    );
+    let e = raidlab_sim::config::parse(
+        "z.toml",
+        &text
+            .replace("raid7", "raid5")
+            .replace("compaq-18g-10k", "floppy"),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("z.toml:11:") && e.message.contains("not in the catalog"),
+        "{e}"
+    );
     assert!(raidlab_sim::parse_target("sim:").is_err());
-    assert!(raidlab_sim::parse_target("/dev/sda").unwrap_err().is_usage());
-    assert_eq!(raidlab_sim::parse_target("sim:a.toml#lun1").unwrap().lun.as_deref(), Some("lun1"));
+    assert!(raidlab_sim::parse_target("/dev/sda")
+        .unwrap_err()
+        .is_usage());
+    assert_eq!(
+        raidlab_sim::parse_target("sim:a.toml#lun1")
+            .unwrap()
+            .lun
+            .as_deref(),
+        Some("lun1")
+    );
 }
 
 #[test]
@@ -24,8 +48,11 @@ fn every_shipped_system_loads_and_explains() {
     for dir in std::fs::read_dir(repo().join("systems")).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
             let p = f.unwrap().path();
-            if p.extension().is_some_and(|e| e == "toml") && p.file_name().unwrap() != "components.toml" {
-                let text = raidlab_sim::explain(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            if p.extension().is_some_and(|e| e == "toml")
+                && p.file_name().unwrap() != "components.toml"
+            {
+                let text =
+                    raidlab_sim::explain(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
                 assert!(text.contains("bound"), "{}", p.display());
                 n += 1;
             }
@@ -36,7 +63,10 @@ fn every_shipped_system_loads_and_explains() {
 
 #[test]
 fn unknown_lun_is_a_usage_error() {
-    let s = spec(&format!("{}#nope", system("llnl2000/fig11.toml")), &[("rw", "read"), ("size", "1m")]);
+    let s = spec(
+        &format!("{}#nope", system("llnl2000/fig11.toml")),
+        &[("rw", "read"), ("size", "1m")],
+    );
     let e = raidlab_sim::run(&[s]).unwrap_err();
     assert!(e.is_usage() && e.message.contains("LUNs: u0c0"), "{e}");
 }
