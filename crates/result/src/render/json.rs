@@ -185,9 +185,9 @@ fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
     ]
 }
 
-fn job(j: &JobResult, plus: bool) -> J {
+fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
     let options = J::O(
-        j.options
+        options
             .iter()
             .map(|(k, val)| (k.clone(), v(val.clone())))
             .collect(),
@@ -228,8 +228,19 @@ fn job(j: &JobResult, plus: bool) -> J {
     obj(f)
 }
 
-/// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`).
+/// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`). `job options` is
+/// empty; [`render_json_with_options`] fills it.
 pub fn render_json(result: &RunResult, plus: bool) -> String {
+    render_json_with_options(result, &[], plus)
+}
+
+/// [`render_json`] with each job's options (fio's `job options`, as `key`/`value` in fio's
+/// words), index-aligned with `result.jobs`; missing entries render as empty objects.
+pub fn render_json_with_options(
+    result: &RunResult,
+    options: &[Vec<(String, String)>],
+    plus: bool,
+) -> String {
     let version = if result.version.is_empty() {
         format!("raidlab-{}", env!("CARGO_PKG_VERSION"))
     } else {
@@ -241,7 +252,14 @@ pub fn render_json(result: &RunResult, plus: bool) -> String {
         ("time", v(super::units::ctime_utc(result.timestamp))),
         (
             "jobs",
-            J::A(result.jobs.iter().map(|j| job(j, plus)).collect()),
+            J::A(
+                result
+                    .jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, j)| job(j, options.get(i).map(Vec::as_slice).unwrap_or(&[]), plus))
+                    .collect(),
+            ),
         ),
         (
             "raidlab",
@@ -267,7 +285,6 @@ mod tests {
             target: "/tmp/x".into(),
             ..Default::default()
         };
-        j.options = vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())];
         for i in 1..=1000u64 {
             j.read.clat.record(i * 1000);
             j.read.lat.record(i * 1000 + 50);
@@ -284,7 +301,12 @@ mod tests {
 
     #[test]
     fn fio_structure_and_values() {
-        let out: Value = serde_json::from_str(&render_json(&sample(), false)).unwrap();
+        let opts = vec![vec![
+            ("rw".to_string(), "randread".to_string()),
+            ("bs".to_string(), "4k".to_string()),
+        ]];
+        let out: Value =
+            serde_json::from_str(&render_json_with_options(&sample(), &opts, false)).unwrap();
         assert_eq!(out["fio version"], "raidlab-test");
         let r = &out["jobs"][0]["read"];
         assert_eq!(r["io_bytes"], 4_096_000);

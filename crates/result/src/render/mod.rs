@@ -8,7 +8,7 @@ pub mod json;
 pub mod text;
 mod units;
 
-pub use json::{render_json, JSON_ABSENT_KEYS};
+pub use json::{render_json, render_json_with_options, JSON_ABSENT_KEYS};
 pub use text::render_text;
 
 /// fio's default completion-latency percentile list.
@@ -41,9 +41,19 @@ impl OutputFormat {
 
 /// Render `result` in `format`.
 pub fn render(result: &crate::RunResult, format: OutputFormat) -> String {
+    render_with_options(result, &[], format)
+}
+
+/// Render `result` in `format`, with each job's options (index-aligned with `result.jobs`)
+/// for fio's `job options` in JSON.
+pub fn render_with_options(
+    result: &crate::RunResult,
+    options: &[Vec<(String, String)>],
+    format: OutputFormat,
+) -> String {
     match format {
         OutputFormat::Text => render_text(result),
-        OutputFormat::Json => render_json(result, false),
-        OutputFormat::JsonPlus => render_json(result, true),
+        OutputFormat::Json => render_json_with_options(result, options, false),
+        OutputFormat::JsonPlus => render_json_with_options(result, options, true),
     }
 }

@@ -21,12 +21,16 @@ fn bw_pair(bytes_s: f64) -> String {
     )
 }
 
-/// fio picks the unit from the largest value: nsec below 10 µs, usec below 10 ms, else msec.
+/// fio's scaling rule: nanoseconds unless the smallest value is over 2 µs and the largest
+/// over ~100 µs (then µs), and the same again one step up for ms.
 fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
-    match h.max() {
-        m if m < 10_000 => ("nsec", 1.0),
-        m if m < 10_000_000 => ("usec", 1e3),
-        _ => ("msec", 1e6),
+    let (min, max) = (h.min(), h.max());
+    if min > 2_000_000 && max > 99_999_999 {
+        ("msec", 1e6)
+    } else if min > 2_000 && max > 99_999 {
+        ("usec", 1e3)
+    } else {
+        ("nsec", 1.0)
     }
 }
 
@@ -227,6 +231,9 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
 /// fio-like text for `result`.
 pub fn render_text(result: &RunResult) -> String {
     let mut out = String::new();
+    if result.jobs.is_empty() {
+        out.push_str("No job ran (stopped before the first job started).\n");
+    }
     for j in &result.jobs {
         job_block(&mut out, j, result.timestamp);
     }
