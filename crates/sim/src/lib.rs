@@ -275,7 +275,7 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
                 sim: None,
                 stopped: None,
                 error: None,
-                options: Vec::new(),
+                ..Default::default()
             });
         }
     }
