@@ -123,6 +123,9 @@ pub struct ControllerCfg {
     /// Stripes destaged at once per array.
     #[serde(default = "one")]
     pub destage_depth: u32,
+    /// Neighbouring dirty stripes one destage may take together (their member writes join).
+    #[serde(default = "one")]
+    pub destage_coalesce: u32,
     /// Back-end (device side) bus rate, MB/s, shared by all disks of this controller.
     pub backend_mb_s: Option<f64>,
 }
@@ -180,7 +183,11 @@ pub struct System {
 
 /// 1-based line of byte offset `pos` in `text`.
 fn line_at(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    text[..pos.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Line where `name = "value"` first appears (for errors found after parsing).
@@ -193,24 +200,57 @@ pub const LEVELS: &str = "raid0, raid1, raid10, raid5, raid6, linear, single";
 
 /// Parse one file's text into a table, following its includes (merged first, so the
 /// including file's own sections come after and its single tables win).
-fn load_table(file: &str, text: &str, dir: Option<&Path>, depth: u32, texts: &mut Vec<(String, String)>) -> Result<toml::Table, SimError> {
+fn load_table(
+    file: &str,
+    text: &str,
+    dir: Option<&Path>,
+    depth: u32,
+    texts: &mut Vec<(String, String)>,
+) -> Result<toml::Table, SimError> {
     let mut t: toml::Table = text.parse::<toml::Table>().map_err(|e| {
         let line = e.span().map(|s| line_at(text, s.start)).unwrap_or(1);
         SimError::usage(format!("{file}:{line}: {}", e.message().trim()))
     })?;
     texts.push((file.to_string(), text.to_string()));
-    let Some(inc) = t.remove("include") else { return Ok(t) };
-    let list = inc.as_array().ok_or_else(|| SimError::usage(format!("{file}:{}: include must be a list of paths", line_of_key(text, "include"))))?;
+    let Some(inc) = t.remove("include") else {
+        return Ok(t);
+    };
+    let list = inc.as_array().ok_or_else(|| {
+        SimError::usage(format!(
+            "{file}:{}: include must be a list of paths",
+            line_of_key(text, "include")
+        ))
+    })?;
     if depth > 8 {
-        return Err(SimError::usage(format!("{file}: includes nest deeper than 8 (a cycle?)")));
+        return Err(SimError::usage(format!(
+            "{file}: includes nest deeper than 8 (a cycle?)"
+        )));
     }
     let mut merged = toml::Table::new();
     for v in list {
-        let rel = v.as_str().ok_or_else(|| SimError::usage(format!("{file}:{}: include entries are paths (strings)", line_of_key(text, "include"))))?;
-        let path = dir.map(|d| d.join(rel)).unwrap_or_else(|| PathBuf::from(rel));
-        let sub = std::fs::read_to_string(&path)
-            .map_err(|e| SimError::usage(format!("{file}:{}: cannot read include '{}': {e}", line_of(text, rel), path.display())))?;
-        let st = load_table(&path.display().to_string(), &sub, path.parent(), depth + 1, texts)?;
+        let rel = v.as_str().ok_or_else(|| {
+            SimError::usage(format!(
+                "{file}:{}: include entries are paths (strings)",
+                line_of_key(text, "include")
+            ))
+        })?;
+        let path = dir
+            .map(|d| d.join(rel))
+            .unwrap_or_else(|| PathBuf::from(rel));
+        let sub = std::fs::read_to_string(&path).map_err(|e| {
+            SimError::usage(format!(
+                "{file}:{}: cannot read include '{}': {e}",
+                line_of(text, rel),
+                path.display()
+            ))
+        })?;
+        let st = load_table(
+            &path.display().to_string(),
+            &sub,
+            path.parent(),
+            depth + 1,
+            texts,
+        )?;
         merge(&mut merged, st);
     }
     merge(&mut merged, t);
@@ -235,17 +275,45 @@ fn line_of_key(text: &str, key: &str) -> usize {
 }
 
 /// Fill components' missing keys from the `[models.KIND.NAME]` they name.
-fn apply_models(t: &mut toml::Table, file: &str, texts: &[(String, String)]) -> Result<(), SimError> {
-    let models = t.get("models").cloned().unwrap_or(toml::Value::Table(toml::Table::new()));
+fn apply_models(
+    t: &mut toml::Table,
+    file: &str,
+    texts: &[(String, String)],
+) -> Result<(), SimError> {
+    let models = t
+        .get("models")
+        .cloned()
+        .unwrap_or(toml::Value::Table(toml::Table::new()));
     for kind in ["controller", "interface", "switch"] {
-        let Some(toml::Value::Array(items)) = t.get_mut(kind) else { continue };
+        let Some(toml::Value::Array(items)) = t.get_mut(kind) else {
+            continue;
+        };
         for it in items.iter_mut() {
-            let Some(tab) = it.as_table_mut() else { continue };
-            let Some(m) = tab.get("model").and_then(|v| v.as_str()).map(str::to_string) else { continue };
-            let Some(defaults) = models.get(kind).and_then(|k| k.get(&m)).and_then(|v| v.as_table()) else {
+            let Some(tab) = it.as_table_mut() else {
+                continue;
+            };
+            let Some(m) = tab
+                .get("model")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let Some(defaults) = models
+                .get(kind)
+                .and_then(|k| k.get(&m))
+                .and_then(|v| v.as_table())
+            else {
                 let (f, line) = locate(texts, &m, file);
-                let known: Vec<String> = models.get(kind).and_then(|k| k.as_table()).map(|k| k.keys().cloned().collect()).unwrap_or_default();
-                return Err(SimError::usage(format!("{f}:{line}: {kind} model '{m}' is not defined (defined: [models.{kind}.*] {})", known.join(", "))));
+                let known: Vec<String> = models
+                    .get(kind)
+                    .and_then(|k| k.as_table())
+                    .map(|k| k.keys().cloned().collect())
+                    .unwrap_or_default();
+                return Err(SimError::usage(format!(
+                    "{f}:{line}: {kind} model '{m}' is not defined (defined: [models.{kind}.*] {})",
+                    known.join(", ")
+                )));
             };
             for (k, v) in defaults {
                 tab.entry(k.clone()).or_insert_with(|| v.clone());
@@ -281,6 +349,17 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     let mut table = load_table(file, text, dir, 0, &mut texts)?;
     apply_models(&mut table, file, &texts)?;
     let cfg: SystemFile = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
+        // Parsing each file alone gives the offending value's line (merged values have none);
+        // "missing field" there may just be a model's or include's job, so skip those.
+        for (f, t) in &texts {
+            if let Err(e1) = toml::from_str::<SystemFile>(t) {
+                if !e1.message().contains("missing field") {
+                    if let Some(sp) = e1.span() {
+                        return SimError::usage(format!("{f}:{}: {}", line_at(t, sp.start), e1.message().trim()));
+                    }
+                }
+            }
+        }
         let msg = e.message().trim().to_string();
         // Point at the offending key or value when the message names one.
         let needle = msg.split('`').nth(1).unwrap_or("").to_string();
@@ -304,17 +383,32 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         .chain(cfg.lun.iter().map(|l| &l.name));
     for n in all_names {
         if !names.insert(n.clone()) {
-            return Err(err(n, format!("name '{n}' is used twice (every component needs its own name)")));
+            return Err(err(
+                n,
+                format!("name '{n}' is used twice (every component needs its own name)"),
+            ));
         }
     }
     // Disk catalog with the file's own entries and overrides.
-    let mut cat: BTreeMap<String, DiskSpec> = catalog::catalog().into_iter().map(|d| (d.name.clone(), d)).collect();
+    let mut cat: BTreeMap<String, DiskSpec> = catalog::catalog()
+        .into_iter()
+        .map(|d| (d.name.clone(), d))
+        .collect();
     for t in &cfg.disk {
-        let name = t.get("name").and_then(|v| v.as_str()).ok_or_else(|| err("[[disk]]", "[[disk]] needs name = \"...\"".into()))?;
+        let name = t
+            .get("name")
+            .and_then(|v| v.as_str())
+            .ok_or_else(|| err("[[disk]]", "[[disk]] needs name = \"...\"".into()))?;
         let mut base = match t.get("base").and_then(|v| v.as_str()) {
             Some(b) => {
                 let spec = cat.get(b).ok_or_else(|| {
-                    err(b, format!("disk base '{b}' is not in the catalog (valid: {})", cat.keys().cloned().collect::<Vec<_>>().join(", ")))
+                    err(
+                        b,
+                        format!(
+                            "disk base '{b}' is not in the catalog (valid: {})",
+                            cat.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
                 })?;
                 toml::Table::try_from(spec).map_err(|e| SimError::failed(e.to_string()))?
             }
@@ -325,32 +419,73 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 base.insert(k.clone(), v.clone());
             }
         }
-        let spec: DiskSpec = toml::Value::Table(base)
-            .try_into()
-            .map_err(|e: toml::de::Error| err(name, format!("disk '{name}': {}", e.message().trim())))?;
+        let spec: DiskSpec =
+            toml::Value::Table(base)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    err(name, format!("disk '{name}': {}", e.message().trim()))
+                })?;
         cat.insert(name.to_string(), spec);
     }
     let mut disks = BTreeMap::new();
     let ctrl_names: Vec<&str> = cfg.controller.iter().map(|c| c.name.as_str()).collect();
     let lun_names: Vec<&str> = cfg.lun.iter().map(|l| l.name.as_str()).collect();
     for a in &cfg.array {
-        if !["raid0", "raid1", "raid10", "raid5", "raid6", "linear", "single"].contains(&a.level.as_str()) {
-            return Err(err(&a.level, format!("array '{}': level '{}' is not known (valid: {LEVELS})", a.name, a.level)));
+        if ![
+            "raid0", "raid1", "raid10", "raid5", "raid6", "linear", "single",
+        ]
+        .contains(&a.level.as_str())
+        {
+            return Err(err(
+                &a.level,
+                format!(
+                    "array '{}': level '{}' is not known (valid: {LEVELS})",
+                    a.name, a.level
+                ),
+            ));
         }
         if a.chunk_kib == 0 {
-            return Err(err(&a.name, format!("array '{}': chunk_kib must be at least 1", a.name)));
+            return Err(err(
+                &a.name,
+                format!("array '{}': chunk_kib must be at least 1", a.name),
+            ));
         }
         match &a.controller {
             Some(c) => {
                 if !ctrl_names.contains(&c.as_str()) {
-                    return Err(err(c, format!("array '{}': controller '{c}' is not defined (defined: {})", a.name, ctrl_names.join(", "))));
+                    return Err(err(
+                        c,
+                        format!(
+                            "array '{}': controller '{c}' is not defined (defined: {})",
+                            a.name,
+                            ctrl_names.join(", ")
+                        ),
+                    ));
                 }
-                let dn = a.disk.as_deref().ok_or_else(|| err(&a.name, format!("array '{}': needs disk = \"<catalog name>\"", a.name)))?;
-                let spec = cat.get(dn).ok_or_else(|| {
-                    err(dn, format!("array '{}': disk '{dn}' is not in the catalog (valid: {})", a.name, cat.keys().cloned().collect::<Vec<_>>().join(", ")))
+                let dn = a.disk.as_deref().ok_or_else(|| {
+                    err(
+                        &a.name,
+                        format!("array '{}': needs disk = \"<catalog name>\"", a.name),
+                    )
                 })?;
-                let n = a.disks.ok_or_else(|| err(&a.name, format!("array '{}': needs disks = <count>", a.name)))?;
-                check_count(&a.level, n).map_err(|m| err(&a.name, format!("array '{}': {m}", a.name)))?;
+                let spec = cat.get(dn).ok_or_else(|| {
+                    err(
+                        dn,
+                        format!(
+                            "array '{}': disk '{dn}' is not in the catalog (valid: {})",
+                            a.name,
+                            cat.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?;
+                let n = a.disks.ok_or_else(|| {
+                    err(
+                        &a.name,
+                        format!("array '{}': needs disks = <count>", a.name),
+                    )
+                })?;
+                check_count(&a.level, n)
+                    .map_err(|m| err(&a.name, format!("array '{}': {m}", a.name)))?;
                 disks.insert(a.name.clone(), spec.clone());
             }
             None => {
@@ -359,31 +494,66 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 })?;
                 for x in m {
                     if !lun_names.contains(&x.as_str()) {
-                        return Err(err(x, format!("array '{}': member '{x}' is not a LUN (LUNs: {})", a.name, lun_names.join(", "))));
+                        return Err(err(
+                            x,
+                            format!(
+                                "array '{}': member '{x}' is not a LUN (LUNs: {})",
+                                a.name,
+                                lun_names.join(", ")
+                            ),
+                        ));
                     }
                 }
-                check_count(&a.level, m.len() as u32).map_err(|e| err(&a.name, format!("array '{}': {e}", a.name)))?;
+                check_count(&a.level, m.len() as u32)
+                    .map_err(|e| err(&a.name, format!("array '{}': {e}", a.name)))?;
             }
         }
     }
-    let path_names: Vec<&str> = cfg.interface.iter().map(|i| i.name.as_str()).chain(cfg.switch.iter().map(|s| s.name.as_str())).collect();
+    let path_names: Vec<&str> = cfg
+        .interface
+        .iter()
+        .map(|i| i.name.as_str())
+        .chain(cfg.switch.iter().map(|s| s.name.as_str()))
+        .collect();
     for l in &cfg.lun {
         let Some(a) = cfg.array.iter().find(|a| a.name == l.array) else {
-            return Err(err(&l.array, format!("lun '{}': array '{}' is not defined", l.name, l.array)));
+            return Err(err(
+                &l.array,
+                format!("lun '{}': array '{}' is not defined", l.name, l.array),
+            ));
         };
         for p in &l.path {
             if !path_names.contains(&p.as_str()) {
-                return Err(err(p, format!("lun '{}': path element '{p}' is not an interface or switch (defined: {})", l.name, path_names.join(", "))));
+                return Err(err(
+                    p,
+                    format!(
+                        "lun '{}': path element '{p}' is not an interface or switch (defined: {})",
+                        l.name,
+                        path_names.join(", ")
+                    ),
+                ));
             }
         }
         if a.controller.is_some() && l.path.is_empty() && !cfg.interface.is_empty() {
-            return Err(err(&l.name, format!("lun '{}': path must name the interface(s) it goes through", l.name)));
+            return Err(err(
+                &l.name,
+                format!(
+                    "lun '{}': path must name the interface(s) it goes through",
+                    l.name
+                ),
+            ));
         }
     }
     if cfg.lun.iter().all(|l| l.hidden) {
-        return Err(SimError::usage(format!("{file}: no visible [[lun]]: the host sees nothing to run on")));
+        return Err(SimError::usage(format!(
+            "{file}: no visible [[lun]]: the host sees nothing to run on"
+        )));
     }
-    Ok(System { file: file.to_string(), cfg, disks })
+    Ok(System {
+        file: file.to_string(),
+        cfg,
+        disks,
+    })
 }
 
 fn check_count(level: &str, n: u32) -> Result<(), String> {
@@ -401,14 +571,17 @@ fn check_count(level: &str, n: u32) -> Result<(), String> {
         return Err(format!("single takes exactly 1 disk, got {n}"));
     }
     if level == "raid10" && n % 2 != 0 {
-        return Err(format!("raid10 (2 near copies) needs an even number of members, got {n}"));
+        return Err(format!(
+            "raid10 (2 near copies) needs an even number of members, got {n}"
+        ));
     }
     Ok(())
 }
 
 /// Read and parse a system file from disk.
 pub fn load(path: &std::path::Path) -> Result<System, SimError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| SimError::usage(format!("cannot read system file '{}': {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SimError::usage(format!("cannot read system file '{}': {e}", path.display()))
+    })?;
     parse_in(&path.display().to_string(), &text, path.parent())
 }

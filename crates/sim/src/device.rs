@@ -76,11 +76,16 @@ impl DeviceModel {
         let mut zones = Vec::new();
         let (mut lba, mut track) = (0u64, 0u64);
         for z in 0..nz {
-            zones.push(Zone { first_lba: lba, first_track: track, spt: spt(z) });
+            zones.push(Zone {
+                first_lba: lba,
+                first_track: track,
+                spt: spt(z),
+            });
             lba += cyl_per_zone * heads * spt(z);
             track += cyl_per_zone * heads;
         }
-        let avg_frac = (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
+        let avg_frac =
+            (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
         let ssd = s.kind == DeviceKind::Ssd;
         DeviceModel {
             kind: s.kind,
@@ -101,13 +106,24 @@ impl DeviceModel {
             read_ns: (s.read_us * 1e3) as u64,
             program_ns: (s.program_us * 1e3) as u64,
             units: if ssd { s.units.max(1) } else { 1 },
-            ssd_read_ns_per_byte: if ssd { 1e3 / s.read_mb_s.max(1e-3) * s.units.max(1) as f64 } else { 0.0 },
-            ssd_write_ns_per_byte: if ssd { 1e3 / s.write_mb_s.max(1e-3) * s.units.max(1) as f64 } else { 0.0 },
+            ssd_read_ns_per_byte: if ssd {
+                1e3 / s.read_mb_s.max(1e-3) * s.units.max(1) as f64
+            } else {
+                0.0
+            },
+            ssd_write_ns_per_byte: if ssd {
+                1e3 / s.write_mb_s.max(1e-3) * s.units.max(1) as f64
+            } else {
+                0.0
+            },
         }
     }
 
     fn zone_of(&self, lba: u64) -> &Zone {
-        let i = self.zones.partition_point(|z| z.first_lba <= lba).saturating_sub(1);
+        let i = self
+            .zones
+            .partition_point(|z| z.first_lba <= lba)
+            .saturating_sub(1);
         &self.zones[i]
     }
 
@@ -171,7 +187,11 @@ impl DeviceModel {
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
         if self.kind == DeviceKind::Ssd {
-            let (lat, per) = if write { (self.program_ns, self.ssd_write_ns_per_byte) } else { (self.read_ns, self.ssd_read_ns_per_byte) };
+            let (lat, per) = if write {
+                (self.program_ns, self.ssd_write_ns_per_byte)
+            } else {
+                (self.read_ns, self.ssd_read_ns_per_byte)
+            };
             return self.command_ns + lat + (len as f64 * per) as u64;
         }
         let iface = len as f64 * self.iface_ns_per_byte;
@@ -180,7 +200,8 @@ impl DeviceModel {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
             let media_per_byte = 1e9 / self.media_rate(offset);
-            let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64).min(self.read_ahead_bytes);
+            let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
+                .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
             self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
         } else if write && self.write_cache && sequential {
@@ -213,7 +234,13 @@ pub struct DeviceState {
 
 impl DeviceState {
     pub fn new(phase_frac: f64, model: &DeviceModel) -> Self {
-        DeviceState { cyl: 0, last_end: u64::MAX, last_done: 0, last_was_read: false, phase_ns: phase_frac * model.rev_ns }
+        DeviceState {
+            cyl: 0,
+            last_end: u64::MAX,
+            last_done: 0,
+            last_was_read: false,
+            phase_ns: phase_frac * model.rev_ns,
+        }
     }
 }
 
@@ -226,8 +253,16 @@ mod tests {
     fn zones_give_the_datasheet_rates() {
         let m = DeviceModel::new(&catalog::find("maxtor-7y250m0").unwrap(), None);
         // Seed 002 Table II: 1102 → 610 sectors per track at 7200 rpm = 67.7 → 37.5 MB/s.
-        assert!((m.outer_rate() / 1e6 - 67.7).abs() < 0.5, "{}", m.outer_rate());
-        assert!((m.inner_rate() / 1e6 - 37.5).abs() < 0.8, "{}", m.inner_rate());
+        assert!(
+            (m.outer_rate() / 1e6 - 67.7).abs() < 0.5,
+            "{}",
+            m.outer_rate()
+        );
+        assert!(
+            (m.inner_rate() / 1e6 - 37.5).abs() < 0.8,
+            "{}",
+            m.inner_rate()
+        );
     }
 
     #[test]

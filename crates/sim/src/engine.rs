@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, DiskReq, Dirty, Fill, World};
+use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Reverse;
@@ -17,6 +17,17 @@ enum Ev {
     DiskDone(u32),
     Join(u32),
     IoDone(u32),
+    /// Next segment of a host ↔ controller transfer.
+    Seg(u32),
+}
+
+/// A host ↔ controller transfer in progress, moved one segment at a time so streams sharing
+/// a hop take turns on it at the time they actually get there.
+#[derive(Clone, Copy, Debug)]
+struct Xfer {
+    io: u32,
+    left: u64,
+    write: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -42,11 +53,23 @@ enum JoinKind {
     /// A stripe's read-ahead fill done.
     Fill { array: u32, stripe: u64 },
     /// Destage phase 1 (old data/parity read) done: compute parity, write.
-    Destage1 { array: u32, stripe: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64 },
-    /// Destage writes done.
-    Destage2 { array: u32, stripe: u64, bytes: u64 },
+    Destage1 {
+        array: u32,
+        stripes: Vec<(u64, u64)>,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
+    /// Destage writes done: (stripe, bytes) of each stripe written.
+    Destage2 {
+        array: u32,
+        stripes: Vec<(u64, u64)>,
+    },
     /// Write-through: phase-1 reads done.
-    Through1 { io: u32, writes: Vec<MemberIo>, parity: u64 },
+    Through1 {
+        io: u32,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
     /// Write-through writes done, or a host array's member I/Os done: complete the I/O.
     Complete(u32),
 }
@@ -94,8 +117,16 @@ impl JobRt {
             ramp_end: 0,
             deadline: None,
             end: 0,
-            read: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
-            write: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
+            read: DirStats {
+                clat: LatencyHistogram::new(),
+                lat: LatencyHistogram::new(),
+                ..Default::default()
+            },
+            write: DirStats {
+                clat: LatencyHistogram::new(),
+                lat: LatencyHistogram::new(),
+                ..Default::default()
+            },
             bytes_done: 0,
             bytes_all: 0,
             target_bytes: None,
@@ -120,7 +151,12 @@ pub struct Convergence {
 
 impl Default for Convergence {
     fn default() -> Self {
-        Convergence { window: 12, tolerance: 0.02, interval_ios: 64, enabled: true }
+        Convergence {
+            window: 12,
+            tolerance: 0.02,
+            interval_ios: 64,
+            enabled: true,
+        }
     }
 }
 
@@ -135,11 +171,31 @@ pub struct Engine<'w> {
     free_joins: Vec<u32>,
     pub member_ios: u64,
     scratch: Vec<MemberIo>,
+    xfers: Vec<Xfer>,
+    free_xfers: Vec<u32>,
+    /// Host software cost varies per request (scheduling, interrupts): uniform over
+    /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
+    /// threads that start in lockstep would stay in lockstep forever.
+    jitter: raidlab_workload::Rng,
 }
 
 impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
-        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new() }
+        Engine {
+            w,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            joins: Vec::new(),
+            free_joins: Vec::new(),
+            member_ios: 0,
+            scratch: Vec::new(),
+            xfers: Vec::new(),
+            free_xfers: Vec::new(),
+            jitter: raidlab_workload::Rng::new(0x6a17_7e5),
+        }
     }
 
     #[inline]
@@ -159,7 +215,11 @@ impl<'w> Engine<'w> {
     }
 
     fn new_join(&mut self, remaining: u32, kind: JoinKind) -> u32 {
-        let j = Join { remaining, ready: self.now, kind };
+        let j = Join {
+            remaining,
+            ready: self.now,
+            kind,
+        };
         if let Some(i) = self.free_joins.pop() {
             self.joins[i as usize] = j;
             i
@@ -189,15 +249,22 @@ impl<'w> Engine<'w> {
             j.deadline = j.deadline.map(|d| start + d);
             self.at(start, Ev::Issue(i as u32));
         }
-        let total_cache: u64 = self.w.ctrls.iter().filter(|c| c.write_back).map(|c| c.cache_bytes).sum();
+        let total_cache: u64 = self
+            .w
+            .ctrls
+            .iter()
+            .filter(|c| c.write_back)
+            .map(|c| c.cache_bytes)
+            .sum();
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
         let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
-        // Per-job bytes at each interval start, to get each job's steady rate over the window.
+                                                          // Per-job bytes at each interval start, to get each job's steady rate over the window.
         let mut iv_bytes: Vec<u64> = vec![0; jobs.len()];
-        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> = std::collections::VecDeque::new();
+        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> =
+            std::collections::VecDeque::new();
         let mut reason = "size";
         let mut any_runtime = false;
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
@@ -208,6 +275,7 @@ impl<'w> Engine<'w> {
                 Ev::Landed(io) => self.landed(io),
                 Ev::DiskDone(d) => self.disk_done(d),
                 Ev::Join(j) => self.join_done(j),
+                Ev::Seg(x) => self.segment(x),
                 Ev::IoDone(io) => {
                     let ioc = self.ios[io as usize];
                     self.free_ios.push(io);
@@ -219,7 +287,11 @@ impl<'w> Engine<'w> {
                     job.inflight -= 1;
                     job.bytes_all += ioc.len;
                     if self.now >= job.ramp_end {
-                        let st = if ioc.write { &mut job.write } else { &mut job.read };
+                        let st = if ioc.write {
+                            &mut job.write
+                        } else {
+                            &mut job.read
+                        };
                         st.io_bytes += ioc.len;
                         st.total_ios += 1;
                         let lat = self.now - ioc.issued;
@@ -245,7 +317,18 @@ impl<'w> Engine<'w> {
                                 rates.remove(0);
                                 snaps.pop_front();
                             }
-                            if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache) {
+                            // Bytes still to move if every job ran to its size.
+                            let left: u64 = jobs
+                                .iter()
+                                .map(|j| {
+                                    j.target_bytes.map_or(0, |t| t.saturating_sub(j.bytes_all))
+                                })
+                                .sum();
+                            let left_ns = if rate > 0.0 { left as f64 / rate } else { 0.0 };
+                            let span = (self.now - snaps[0].0) as f64;
+                            if rates.len() == conv.window
+                                && self.steady(&rates, conv.tolerance, total_cache, span, left_ns)
+                            {
                                 reason = "converged";
                                 let (t0, ref b0) = snaps[0];
                                 let span = (self.now - t0) as f64;
@@ -255,20 +338,28 @@ impl<'w> Engine<'w> {
                                         j.end = self.now;
                                         // Extend to the job's own end at its steady rate, as if it
                                         // had run to its size (or runtime).
-                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0)) as f64 / span;
+                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0))
+                                            as f64
+                                            / span;
                                         if rate > 0.0 {
                                             let mut left_ns = match j.target_bytes {
-                                                Some(tb) => tb.saturating_sub(j.bytes_all) as f64 / rate,
+                                                Some(tb) => {
+                                                    tb.saturating_sub(j.bytes_all) as f64 / rate
+                                                }
                                                 None => 0.0,
                                             };
                                             if let Some(d) = j.deadline {
-                                                left_ns = left_ns.min(d.saturating_sub(self.now) as f64);
+                                                left_ns =
+                                                    left_ns.min(d.saturating_sub(self.now) as f64);
                                             }
                                             let extra_bytes = (left_ns * rate) as u64;
                                             let total = (j.read.io_bytes + j.write.io_bytes).max(1);
                                             for st in [&mut j.read, &mut j.write] {
                                                 if st.io_bytes > 0 {
-                                                    let add = (extra_bytes as u128 * st.io_bytes as u128 / total as u128) as u64;
+                                                    let add = (extra_bytes as u128
+                                                        * st.io_bytes as u128
+                                                        / total as u128)
+                                                        as u64;
                                                     let avg = st.io_bytes / st.total_ios.max(1);
                                                     st.total_ios += add / avg.max(1);
                                                     st.io_bytes += add;
@@ -324,18 +415,42 @@ impl<'w> Engine<'w> {
         reason
     }
 
-    fn steady(&self, rates: &[(f64, u64, u64)], tol: f64, total_cache: u64) -> bool {
+    /// The window is steady: rates within `tol` of their mean, and the write caches neither
+    /// moved much nor are heading for full (or empty) before the jobs would end, at the
+    /// window's fill rate (else the rate is about to change).
+    fn steady(
+        &self,
+        rates: &[(f64, u64, u64)],
+        tol: f64,
+        total_cache: u64,
+        span_ns: f64,
+        left_ns: f64,
+    ) -> bool {
         let mean = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
         if mean <= 0.0 {
             return false;
         }
-        if rates.iter().any(|r| ((r.0 - mean) / mean).abs() > tol) {
+        // No trend (the two halves of the window agree within `tol`) and no interval far off
+        // (within 5 × `tol`): random workloads jitter from interval to interval without drifting.
+        let h = rates.len() / 2;
+        let m1 = rates[..h].iter().map(|r| r.0).sum::<f64>() / h as f64;
+        let m2 = rates[h..].iter().map(|r| r.0).sum::<f64>() / (rates.len() - h) as f64;
+        if ((m2 - m1) / mean).abs() > tol
+            || rates
+                .iter()
+                .any(|r| ((r.0 - mean) / mean).abs() > 5.0 * tol)
+        {
             return false;
         }
         // Caches at equilibrium: dirty level moved by less than 1% of the cache over the window.
         let d0 = rates[0].1 as f64;
         let d1 = rates[rates.len() - 1].2 as f64;
-        (d1 - d0).abs() <= 0.01 * total_cache as f64 + 1.0
+        if (d1 - d0).abs() > 0.01 * total_cache as f64 + 1.0 {
+            return false;
+        }
+        let growth = (d1 - d0) / span_ns.max(1.0);
+        let projected = d1 + growth * left_ns;
+        projected <= 0.95 * total_cache as f64 || total_cache == 0 || d1 >= 0.9 * total_cache as f64
     }
 
     fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
@@ -357,7 +472,16 @@ impl<'w> Engine<'w> {
             };
             job.inflight += 1;
             let lun = job.lun;
-            let io = self.new_io(Io { job: j, lun, offset: req.offset, len: req.len, write: req.dir == Dir::Write, issued: self.now, parent: 0, waiting: 0 });
+            let io = self.new_io(Io {
+                job: j,
+                lun,
+                offset: req.offset,
+                len: req.len,
+                write: req.dir == Dir::Write,
+                issued: self.now,
+                parent: 0,
+                waiting: 0,
+            });
             self.submit(io);
         }
     }
@@ -367,13 +491,22 @@ impl<'w> Engine<'w> {
         let ioc = self.ios[io as usize];
         let lun = &self.w.luns[ioc.lun as usize];
         let mut t = self.now;
-        for &(r, ns) in &lun.cmd_path {
+        for (k, &(r, ns)) in lun.cmd_path.iter().enumerate() {
+            let ns = if k == 0 {
+                (ns as f64 * (0.5 + self.jitter.next_f64())) as u64
+            } else {
+                ns
+            };
             t = self.w.res[r].reserve(t, ns);
         }
         let arr = &self.w.arrays[lun.array];
         if let Some(c) = arr.ctrl {
             let ctrl = &self.w.ctrls[c];
-            let ns = if ioc.write { ctrl.write_cmd_ns } else { ctrl.read_cmd_ns };
+            let ns = if ioc.write {
+                ctrl.write_cmd_ns
+            } else {
+                ctrl.read_cmd_ns
+            };
             let cpu = ctrl.cpu;
             t = self.w.res[cpu].reserve(t, ns);
         }
@@ -408,9 +541,21 @@ impl<'w> Engine<'w> {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
-        let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd));
-        let sequential = arr.last_read_end == logical;
-        arr.last_read_end = logical + ioc.len;
+        let cached = (s0..=s1).all(|s| {
+            arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
+        });
+        let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
+            Some(i) => {
+                arr.read_streams[i] = logical + ioc.len;
+                true
+            }
+            None => {
+                let k = arr.next_stream;
+                arr.read_streams[k] = logical + ioc.len;
+                arr.next_stream = (k + 1) % arr.read_streams.len();
+                false
+            }
+        };
         if read_ahead > 0 && (sequential || cached) {
             let ra_end = ((logical + ioc.len + read_ahead).min(arr.geom.capacity()) - 1) / sd;
             for s in s0..=ra_end.max(s1) {
@@ -431,9 +576,10 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let w = &*self.w;
-        let arr = &w.arrays[ai];
-        arr.geom.map_read(logical, ioc.len, |c| pick_copy(w, ai, c), &mut v);
+        let loads = member_loads(self.w, ai);
+        self.w.arrays[ai]
+            .geom
+            .map_read(logical, ioc.len, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -444,7 +590,10 @@ impl<'w> Engine<'w> {
     fn ensure_fill(&mut self, ai: usize, s: u64) {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
-        if arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd) || (s + 1) * sd > arr.geom.capacity() {
+        if arr.rcache.contains_key(&s)
+            || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
+            || (s + 1) * sd > arr.geom.capacity()
+        {
             return;
         }
         arr.rcache.insert(s, Fill::Pending(Vec::new()));
@@ -462,29 +611,75 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let w = &*self.w;
-        w.arrays[ai].geom.map_read(s * sd, sd, |c| pick_copy(w, ai, c), &mut v);
-        let j = self.new_join(v.len() as u32, JoinKind::Fill { array: ai as u32, stripe: s });
+        let loads = member_loads(self.w, ai);
+        self.w.arrays[ai]
+            .geom
+            .map_read(s * sd, sd, loads.as_deref(), &mut v);
+        let j = self.new_join(
+            v.len() as u32,
+            JoinKind::Fill {
+                array: ai as u32,
+                stripe: s,
+            },
+        );
         for m in &v {
             self.disk_submit(ai, *m, false, j);
         }
         self.scratch = v;
     }
 
-    /// Data of a read travels from the controller (or host array) to host memory.
+    /// Data of a read travels from the controller to host memory.
     fn data_up(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
-        let lun = &self.w.luns[ioc.lun as usize];
-        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, false);
-        self.at(end, Ev::IoDone(io));
+        self.start_xfer(io, false);
     }
 
     /// Data of a write travels from host memory to the controller.
     fn data_down(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
-        let lun = &self.w.luns[ioc.lun as usize];
-        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, true);
-        self.at(end, Ev::Landed(io));
+        self.start_xfer(io, true);
+    }
+
+    fn start_xfer(&mut self, io: u32, write: bool) {
+        let x = Xfer {
+            io,
+            left: self.ios[io as usize].len,
+            write,
+        };
+        let id = if let Some(i) = self.free_xfers.pop() {
+            self.xfers[i as usize] = x;
+            i
+        } else {
+            self.xfers.push(x);
+            (self.xfers.len() - 1) as u32
+        };
+        self.segment(id);
+    }
+
+    fn segment(&mut self, id: u32) {
+        let x = self.xfers[id as usize];
+        let seg = x.left.min(crate::world::SEGMENT);
+        let lun = self.ios[x.io as usize].lun as usize;
+        let end = transfer(
+            &mut self.w.res,
+            &self.w.luns[lun].data_path,
+            self.now,
+            seg,
+            x.write,
+        );
+        let left = x.left - seg;
+        if left == 0 {
+            self.free_xfers.push(id);
+            self.at(
+                end,
+                if x.write {
+                    Ev::Landed(x.io)
+                } else {
+                    Ev::IoDone(x.io)
+                },
+            );
+        } else {
+            self.xfers[id as usize].left = left;
+            self.at(end, Ev::Seg(id));
+        }
     }
 
     fn landed(&mut self, io: u32) {
@@ -538,11 +733,16 @@ impl<'w> Engine<'w> {
             parity += p.parity_bytes;
             pos = e;
         }
-        self.w.arrays[ai].rcache.retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
+        self.w.arrays[ai]
+            .rcache
+            .retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
         if reads.is_empty() {
             self.through_writes(io, ai, writes, parity);
         } else {
-            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            let j = self.new_join(
+                reads.len() as u32,
+                JoinKind::Through1 { io, writes, parity },
+            );
             for m in reads {
                 self.disk_submit(ai, m, false, j);
             }
@@ -592,41 +792,94 @@ impl<'w> Engine<'w> {
             }
             if pick.is_none() {
                 let ctrl = &self.w.ctrls[ci];
-                let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+                let pressure =
+                    ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
                 if pressure {
-                    pick = arr.dirty.iter().find(|(_, d)| !d.destaging).map(|(s, _)| *s);
+                    pick = arr
+                        .dirty
+                        .iter()
+                        .find(|(_, d)| !d.destaging)
+                        .map(|(s, _)| *s);
                 }
             }
             let Some(s) = pick else { return };
-            let d = arr.dirty.get_mut(&s).unwrap();
-            d.destaging = true;
-            let bytes = d.bytes;
-            let plan = arr.geom.plan_stripe_write(s, &d.ranges);
+            // Coalesce the dirty stripes that follow into one destage: their member writes
+            // join into longer ones (what a controller's write cache does with neighbours).
+            let mut stripes = Vec::new();
+            let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+            let mut x = s;
+            let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
+            let arr = &mut self.w.arrays[ai];
+            while stripes.len() < coalesce {
+                let Some(d) = arr.dirty.get_mut(&x) else {
+                    break;
+                };
+                if d.destaging {
+                    break;
+                }
+                d.destaging = true;
+                let plan = arr.geom.plan_stripe_write(x, &d.ranges);
+                stripes.push((x, d.bytes));
+                reads.extend(plan.reads);
+                writes.extend(plan.writes);
+                parity += plan.parity_bytes;
+                x += 1;
+            }
+            merge_ios(&mut reads);
+            merge_ios(&mut writes);
             arr.destaging += 1;
-            if plan.reads.is_empty() {
-                self.destage_writes(ai, s, plan.writes, plan.parity_bytes, bytes);
+            if reads.is_empty() {
+                self.destage_writes(ai, stripes, writes, parity);
             } else {
-                let j = self.new_join(plan.reads.len() as u32, JoinKind::Destage1 { array: ai as u32, stripe: s, writes: plan.writes, parity: plan.parity_bytes, bytes });
-                for m in plan.reads {
+                let j = self.new_join(
+                    reads.len() as u32,
+                    JoinKind::Destage1 {
+                        array: ai as u32,
+                        stripes,
+                        writes,
+                        parity,
+                    },
+                );
+                for m in reads {
                     self.disk_submit(ai, m, false, j);
                 }
             }
         }
     }
 
-    fn destage_writes(&mut self, ai: usize, s: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64) {
+    fn destage_writes(
+        &mut self,
+        ai: usize,
+        stripes: Vec<(u64, u64)>,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    ) {
         let t = self.parity_time(ai, parity);
-        let j = self.new_join(writes.len() as u32, JoinKind::Destage2 { array: ai as u32, stripe: s, bytes });
+        let j = self.new_join(
+            writes.len() as u32,
+            JoinKind::Destage2 {
+                array: ai as u32,
+                stripes,
+            },
+        );
         self.joins[j as usize].ready = t;
         for m in writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
     }
 
+    fn destage_all_done(&mut self, ai: usize, stripes: Vec<(u64, u64)>) {
+        self.w.arrays[ai].destaging -= 1;
+        for (s, bytes) in stripes {
+            self.destage_done(ai, s, bytes);
+        }
+        let ci = self.w.arrays[ai].ctrl.unwrap();
+        self.after_destage(ci, ai);
+    }
+
     fn destage_done(&mut self, ai: usize, s: u64, bytes: u64) {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         let arr = &mut self.w.arrays[ai];
-        arr.destaging -= 1;
         let d = arr.dirty.remove(&s).unwrap_or_default();
         let mut freed = bytes;
         if !d.redirty.is_empty() {
@@ -643,14 +896,15 @@ impl<'w> Engine<'w> {
         }
         let ctrl = &mut self.w.ctrls[ci];
         ctrl.dirty -= freed.min(ctrl.dirty);
-        self.after_destage(ci, ai);
     }
 
     fn after_destage(&mut self, ci: usize, ai: usize) {
         // Drain the rest of the waiters that fit, then keep destaging every array of this controller.
         loop {
             let ctrl = &mut self.w.ctrls[ci];
-            let Some(&io) = ctrl.space_waiters.front() else { break };
+            let Some(&io) = ctrl.space_waiters.front() else {
+                break;
+            };
             let len = self.ios[io as usize].len;
             if ctrl.dirty + len > ctrl.cache_bytes {
                 break;
@@ -660,7 +914,12 @@ impl<'w> Engine<'w> {
             self.data_down(io);
         }
         self.kick_destage(ai);
-        let others: Vec<usize> = self.w.ctrls[ci].arrays.iter().copied().filter(|&a| a != ai).collect();
+        let others: Vec<usize> = self.w.ctrls[ci]
+            .arrays
+            .iter()
+            .copied()
+            .filter(|&a| a != ai)
+            .collect();
         for a in others {
             self.kick_destage(a);
         }
@@ -668,12 +927,11 @@ impl<'w> Engine<'w> {
 
     fn host_array(&mut self, io: u32, ai: usize, logical: u64) {
         let ioc = self.ios[io as usize];
-        let geom = self.w.arrays[ai].geom;
+        let geom = self.w.arrays[ai].geom.clone();
         let members = self.w.arrays[ai].members.clone();
         if !ioc.write {
             let mut v = Vec::new();
-            let w = &*self.w;
-            geom.map_read(logical, ioc.len, |c| pick_lun(w, &members, c), &mut v);
+            geom.map_read(logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             for m in v {
                 self.member_lun_io(members[m.member as usize], m, false, j, self.now);
@@ -696,7 +954,10 @@ impl<'w> Engine<'w> {
         if reads.is_empty() {
             self.host_writes(io, ai, writes, parity);
         } else {
-            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            let j = self.new_join(
+                reads.len() as u32,
+                JoinKind::Through1 { io, writes, parity },
+            );
             for m in reads {
                 self.member_lun_io(members[m.member as usize], m, false, j, self.now);
             }
@@ -713,7 +974,16 @@ impl<'w> Engine<'w> {
     }
 
     fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
-        let io = self.new_io(Io { job: u32::MAX, lun: lun as u32, offset: m.offset, len: m.len, write, issued: t, parent: join, waiting: 0 });
+        let io = self.new_io(Io {
+            job: u32::MAX,
+            lun: lun as u32,
+            offset: m.offset,
+            len: m.len,
+            write,
+            issued: t,
+            parent: join,
+            waiting: 0,
+        });
         let saved = self.now;
         self.now = t.max(saved);
         self.submit(io);
@@ -722,7 +992,10 @@ impl<'w> Engine<'w> {
 
     fn join_done(&mut self, j: u32) {
         self.free_joins.push(j);
-        let kind = std::mem::replace(&mut self.joins[j as usize].kind, JoinKind::Complete(u32::MAX));
+        let kind = std::mem::replace(
+            &mut self.joins[j as usize].kind,
+            JoinKind::Complete(u32::MAX),
+        );
         match kind {
             JoinKind::ReadUp(io) => self.data_up(io),
             JoinKind::Fill { array, stripe } => {
@@ -737,8 +1010,13 @@ impl<'w> Engine<'w> {
                     }
                 }
             }
-            JoinKind::Destage1 { array, stripe, writes, parity, bytes } => self.destage_writes(array as usize, stripe, writes, parity, bytes),
-            JoinKind::Destage2 { array, stripe, bytes } => self.destage_done(array as usize, stripe, bytes),
+            JoinKind::Destage1 {
+                array,
+                stripes,
+                writes,
+                parity,
+            } => self.destage_writes(array as usize, stripes, writes, parity),
+            JoinKind::Destage2 { array, stripes } => self.destage_all_done(array as usize, stripes),
             JoinKind::Through1 { io, writes, parity } => {
                 let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
                 if self.w.arrays[ai].ctrl.is_some() {
@@ -768,7 +1046,13 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
-        disk.queue.push_back(DiskReq { offset: m.offset, len: m.len, write, join, ready: t });
+        disk.queue.push_back(DiskReq {
+            offset: m.offset,
+            len: m.len,
+            write,
+            join,
+            ready: t,
+        });
         self.member_ios += 1;
         if t > self.now {
             // Parity is still being computed: the drive sees the command then.
@@ -813,7 +1097,8 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             disk.active.push((now + svc, r));
             self.seq += 1;
-            self.heap.push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
+            self.heap
+                .push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
         }
     }
 
@@ -836,20 +1121,39 @@ impl<'w> Engine<'w> {
     }
 }
 
-/// Mirror copy choice: the drive with the shortest queue (ties: the first).
-fn pick_copy(w: &World, ai: usize, cands: &[u32]) -> u32 {
-    let arr = &w.arrays[ai];
-    *cands
-        .iter()
-        .min_by_key(|&&m| {
-            let d = &w.disks[arr.members[m as usize]];
-            d.queue.len() + d.active.len()
-        })
-        .unwrap()
+/// Sort member I/Os and join those that continue each other on the same member.
+fn merge_ios(v: &mut Vec<MemberIo>) {
+    if v.len() < 2 {
+        return;
+    }
+    v.sort_unstable_by_key(|m| (m.member, m.offset));
+    let mut out: Vec<MemberIo> = Vec::with_capacity(v.len());
+    for m in v.drain(..) {
+        if let Some(l) = out.last_mut() {
+            if l.member == m.member && l.offset + l.len >= m.offset {
+                let end = (l.offset + l.len).max(m.offset + m.len);
+                l.len = end - l.offset;
+                continue;
+            }
+        }
+        out.push(m);
+    }
+    *v = out;
 }
 
-fn pick_lun(_w: &World, _members: &[usize], cands: &[u32]) -> u32 {
-    cands[0]
+/// Commands queued or in service per member drive, for the planner's mirror read rule
+/// (only mirrored levels need it).
+fn member_loads(w: &World, ai: usize) -> Option<Vec<u64>> {
+    let arr = &w.arrays[ai];
+    if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) || arr.ctrl.is_none() {
+        return None;
+    }
+    Some(
+        arr.members
+            .iter()
+            .map(|&d| (w.disks[d].queue.len() + w.disks[d].active.len()) as u64)
+            .collect(),
+    )
 }
 
 #[allow(dead_code)]

@@ -11,11 +11,17 @@ pub struct SimError {
 impl SimError {
     /// Bad input (a system file, a target, an option): exit code 2.
     pub fn usage(message: impl Into<String>) -> Self {
-        SimError { message: one_line(message.into()), usage: true }
+        SimError {
+            message: one_line(message.into()),
+            usage: true,
+        }
     }
     /// A failure while simulating: exit code 1.
     pub fn failed(message: impl Into<String>) -> Self {
-        SimError { message: one_line(message.into()), usage: false }
+        SimError {
+            message: one_line(message.into()),
+            usage: false,
+        }
     }
     pub fn is_usage(&self) -> bool {
         self.usage
@@ -24,7 +30,11 @@ impl SimError {
 
 fn one_line(s: String) -> String {
     if s.contains('\n') {
-        s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
     } else {
         s
     }

@@ -49,7 +49,8 @@
 //! battery = true              # write-back without a battery falls back to write-through
 //! read_ahead_kib = 1024       # 0 = none
 //! parity_mb_s = 37            # XOR engine
-//! destage_depth = 1           # stripes destaged at once per array
+//! destage_depth = 1           # destages in flight per array
+//! destage_coalesce = 1        # neighbouring dirty stripes one destage takes together
 //! backend_mb_s = 80           # device-side bus shared by its drives (optional)
 //!
 //! [[disk]]                    # optional: a catalog entry with overrides
@@ -115,17 +116,24 @@ pub struct SimTarget {
 
 /// Parse `sim:PATH.toml` or `sim:PATH.toml#LUN`.
 pub fn parse_target(t: &str) -> Result<SimTarget, SimError> {
-    let rest = t
-        .strip_prefix("sim:")
-        .ok_or_else(|| SimError::usage(format!("target '{t}' is not simulated (valid: sim:SYSTEM.toml or sim:SYSTEM.toml#LUN)")))?;
+    let rest = t.strip_prefix("sim:").ok_or_else(|| {
+        SimError::usage(format!(
+            "target '{t}' is not simulated (valid: sim:SYSTEM.toml or sim:SYSTEM.toml#LUN)"
+        ))
+    })?;
     let (path, lun) = match rest.split_once('#') {
         Some((p, l)) => (p, Some(l.to_string())),
         None => (rest, None),
     };
     if path.is_empty() || lun.as_deref() == Some("") {
-        return Err(SimError::usage(format!("target '{t}': expected sim:SYSTEM.toml or sim:SYSTEM.toml#LUN")));
+        return Err(SimError::usage(format!(
+            "target '{t}': expected sim:SYSTEM.toml or sim:SYSTEM.toml#LUN"
+        )));
     }
-    Ok(SimTarget { system: PathBuf::from(path), lun })
+    Ok(SimTarget {
+        system: PathBuf::from(path),
+        lun,
+    })
 }
 
 /// Simulate `specs` (every filename a `sim:` target of one system file).
@@ -159,7 +167,9 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
             }
         }
     }
-    let Some(path) = system else { return Err(SimError::usage("no sim: target given")) };
+    let Some(path) = system else {
+        return Err(SimError::usage("no sim: target given"));
+    };
     let sys = config::load(&path)?;
     let mut world = World::build(&sys)?;
     // Expand jobs: spec × filename × LUN × numjobs.
@@ -169,21 +179,42 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
         for (fi, f) in s.filenames.iter().enumerate() {
             let t = parse_target(f)?;
             let luns: Vec<usize> = match &t.lun {
-                Some(l) => vec![world.luns.iter().position(|x| &x.name == l).ok_or_else(|| {
-                    SimError::usage(format!(
-                        "target '{f}': no LUN '{l}' in {} (LUNs: {})",
-                        path.display(),
-                        world.luns.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ))
-                })?],
-                None => (0..world.luns.len()).filter(|&i| !world.luns[i].hidden).collect(),
+                Some(l) => vec![world
+                    .luns
+                    .iter()
+                    .position(|x| &x.name == l)
+                    .ok_or_else(|| {
+                        SimError::usage(format!(
+                            "target '{f}': no LUN '{l}' in {} (LUNs: {})",
+                            path.display(),
+                            world
+                                .luns
+                                .iter()
+                                .map(|x| x.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?],
+                None => (0..world.luns.len())
+                    .filter(|&i| !world.luns[i].hidden)
+                    .collect(),
             };
             for (k, &li) in luns.iter().enumerate() {
                 for j in 0..s.numjobs {
-                    let inst = JobInstance { spec_index: si, file_index: fi + (k << 16), job_index: j, global_index: global };
+                    let inst = JobInstance {
+                        spec_index: si,
+                        file_index: fi + (k << 16),
+                        job_index: j,
+                        global_index: global,
+                    };
                     global += 1;
                     let target = format!("sim:{}#{}", path.display(), world.luns[li].name);
-                    planned.push(Planned { spec: si, lun: li, target, inst });
+                    planned.push(Planned {
+                        spec: si,
+                        lun: li,
+                        target,
+                        inst,
+                    });
                 }
             }
         }
@@ -210,12 +241,17 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
         for p in &members {
             let s = &specs[p.spec];
             let cap = engine.w.luns[p.lun].capacity;
-            let stream = RequestStream::new(s, &p.inst, cap).map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
+            let stream = RequestStream::new(s, &p.inst, cap)
+                .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
             let per_pass = stream.bytes_per_pass();
             let mut j = JobRt::new(stream, p.lun as u32, s.iodepth.max(1));
             j.ramp_end = s.ramp_time_ns;
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
-            j.target_bytes = if s.time_based { None } else { per_pass.map(|b| b * s.loops as u64) };
+            j.target_bytes = if s.time_based {
+                None
+            } else {
+                per_pass.map(|b| b * s.loops as u64)
+            };
             jobs.push(j);
         }
         let t0 = engine.now;
@@ -239,6 +275,7 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
                 sim: None,
                 stopped: None,
                 error: None,
+                ..Default::default()
             });
         }
     }
@@ -274,7 +311,11 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
-    Ok(RunResult { version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")), timestamp: 0, jobs: results })
+    Ok(RunResult {
+        version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
+        timestamp: 0,
+        jobs: results,
+    })
 }
 
 fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
@@ -319,7 +360,12 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                 name: r.name.clone(),
                 kind: r.kind.into(),
                 bound_bytes_s: rd.min(b.max(rd)),
-                note: format!("{}; read {:.1} MB/s, write {:.1} MB/s", r.note, rd / 1e6, wr / 1e6),
+                note: format!(
+                    "{}; read {:.1} MB/s, write {:.1} MB/s",
+                    r.note,
+                    rd / 1e6,
+                    wr / 1e6
+                ),
             });
         }
     }
@@ -335,10 +381,15 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         let dd = a.geom.data_disks() as f64;
         // Reads: every member holds data in rotated-parity and mirror layouts.
         let rd_members = match a.geom.level {
-            planner::Level::Raid5 | planner::Level::Raid6 | planner::Level::Raid10 | planner::Level::Raid1 => n,
+            planner::Level::Raid5
+            | planner::Level::Raid6
+            | planner::Level::Raid10
+            | planner::Level::Raid1 => n,
             _ => dd,
         };
-        array_read[ai] = m.inner_rate() * rd_members * dd / rd_members.max(dd).max(1.0) * (rd_members / dd.max(1.0)).min(1.0) / (rd_members / dd.max(1.0)).min(1.0);
+        array_read[ai] = m.inner_rate() * rd_members * dd / rd_members.max(dd).max(1.0)
+            * (rd_members / dd.max(1.0)).min(1.0)
+            / (rd_members / dd.max(1.0)).min(1.0);
         array_read[ai] = m.inner_rate() * dd;
         array_write[ai] = m.inner_rate() * dd;
         out.push(ComponentBound {
@@ -366,7 +417,10 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         if w.arrays[l.array].ctrl.is_none() {
             // Host array: the sum of its member LUNs' bounds.
             let members = &w.arrays[l.array].members;
-            b = members.iter().map(|&m| lun_path_bound(w, m).0.min(array_read[w.luns[m].array])).sum();
+            b = members
+                .iter()
+                .map(|&m| lun_path_bound(w, m).0.min(array_read[w.luns[m].array]))
+                .sum();
             via = "member LUNs".into();
         }
         for &r in &l.data_path {
@@ -382,7 +436,12 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                 users[r] += 1;
             }
         }
-        out.push(ComponentBound { name: format!("lun/{}", l.name), kind: "lun".into(), bound_bytes_s: b, note: format!("limited by {via}") });
+        out.push(ComponentBound {
+            name: format!("lun/{}", l.name),
+            kind: "lun".into(),
+            bound_bytes_s: b,
+            note: format!("limited by {via}"),
+        });
     }
     // All visible LUNs at once: each shared resource divides its bound among its users.
     let mut total = 0.0;
@@ -402,7 +461,11 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         name: "all".into(),
         kind: "system".into(),
         bound_bytes_s: total,
-        note: if limiter.is_empty() { "sum of the LUN bounds".into() } else { format!("shared {limiter} divides its bound") },
+        note: if limiter.is_empty() {
+            "sum of the LUN bounds".into()
+        } else {
+            format!("shared {limiter} divides its bound")
+        },
     });
     out
 }
@@ -435,7 +498,13 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
     let _ = writeln!(s, "host: {}", w.res[w.host_cpu].note);
     for (li, l) in w.luns.iter().enumerate() {
         let a = &w.arrays[l.array];
-        let _ = writeln!(s, "lun {}{}: {:.1} GB", l.name, if l.hidden { " (hidden)" } else { "" }, l.capacity as f64 / 1e9);
+        let _ = writeln!(
+            s,
+            "lun {}{}: {:.1} GB",
+            l.name,
+            if l.hidden { " (hidden)" } else { "" },
+            l.capacity as f64 / 1e9
+        );
         for &r in &l.data_path {
             let _ = writeln!(s, "  → {:<28} {}", w.res[r].name, w.res[r].note);
         }
@@ -446,7 +515,11 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 "  → {:<28} cache {} MiB {}, read-ahead {} KiB",
                 format!("ctrl/{}", k.name),
                 k.cache_bytes >> 20,
-                if k.write_back { "write-back" } else { "write-through" },
+                if k.write_back {
+                    "write-back"
+                } else {
+                    "write-through"
+                },
                 k.read_ahead >> 10
             );
             let m = &w.models[w.disks[a.members[0]].model];
@@ -462,26 +535,134 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             );
         } else {
             let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();
-            let _ = writeln!(s, "  → host array {} {:?} chunk {} KiB over {}", a.name, a.geom.level, a.geom.chunk >> 10, names.join(", "));
+            let _ = writeln!(
+                s,
+                "  → host array {} {:?} chunk {} KiB over {}",
+                a.name,
+                a.geom.level,
+                a.geom.chunk >> 10,
+                names.join(", ")
+            );
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
-            let _ = writeln!(s, "  bound: {:.1} MB/s read ({})", lb.bound_bytes_s / 1e6, lb.note);
+            let _ = writeln!(
+                s,
+                "  bound: {:.1} MB/s read ({})",
+                lb.bound_bytes_s / 1e6,
+                lb.note
+            );
         }
         let _ = li;
     }
     if let Some(all) = b.iter().find(|x| x.name == "all") {
-        let _ = writeln!(s, "all LUNs at once: {:.1} MB/s read ({})", all.bound_bytes_s / 1e6, all.note);
+        let _ = writeln!(
+            s,
+            "all LUNs at once: {:.1} MB/s read ({})",
+            all.bound_bytes_s / 1e6,
+            all.note
+        );
     }
     Ok(s)
 }
 
-/// The simulator's own speed: simulate `member_ios` (about) member I/Os of a small-block
-/// random workload on a RAID-5 behind a write-back controller; returns (member I/Os, the
-/// result) so the caller can time it.
-pub fn bench_spec(system: &str, bs: u64, rw: &str, size: u64) -> JobSpec {
-    let mut s = JobSpec { filenames: vec![format!("sim:{system}")], ..Default::default() };
-    raidlab_workload::apply_option(&mut s, "rw", Some(rw)).unwrap();
-    s.bs = raidlab_workload::BlockSizes::fixed(bs);
-    s.size = Some(size);
-    s
+/// The simulator's own speed benchmark: the caller supplies the clock (wall time is never
+/// read here) and gets how many member I/Os were simulated and how long it took.
+pub mod bench {
+    use super::*;
+
+    /// One benchmark outcome.
+    #[derive(Clone, Debug)]
+    pub struct BenchResult {
+        pub name: String,
+        pub points: u32,
+        pub member_ios: u64,
+        pub seconds: f64,
+    }
+
+    impl BenchResult {
+        pub fn member_ios_per_s(&self) -> f64 {
+            self.member_ios as f64 / self.seconds.max(1e-9)
+        }
+    }
+
+    /// Block sizes of seed 000's sweep.
+    pub const LLNL_BS: [u64; 11] = [
+        512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 524288, 1048576, 2097152,
+    ];
+
+    /// Every seed-000 configuration (fig11 … fig25 under `systems_dir/llnl2000`) × 11 block
+    /// sizes × read/write, 8 GB per stream as in the seed. `clock` returns seconds.
+    pub fn llnl2000(systems_dir: &Path, clock: &dyn Fn() -> f64) -> Result<BenchResult, SimError> {
+        let t0 = clock();
+        let (mut ios, mut points) = (0, 0);
+        for fig in 11..=25 {
+            let target = format!(
+                "sim:{}",
+                systems_dir
+                    .join(format!("llnl2000/fig{fig}.toml"))
+                    .display()
+            );
+            for bs in LLNL_BS {
+                for rw in ["read", "write"] {
+                    let s = sized(&target, rw, bs, 8 << 30, 1);
+                    let r = run(&[s])?;
+                    ios += r
+                        .jobs
+                        .first()
+                        .and_then(|j| j.sim.as_ref())
+                        .map_or(0, |x| x.member_ios);
+                    points += 1;
+                }
+            }
+        }
+        Ok(BenchResult {
+            name: "llnl2000 all figures".into(),
+            points,
+            member_ios: ios,
+            seconds: clock() - t0,
+        })
+    }
+
+    /// Small random I/O against seed 001's RAID 5 with 128 in flight: drive-bound, so nearly
+    /// all simulator work is member I/O (queueing, SPTF, planning, destaging).
+    pub fn random_raid5(
+        systems_dir: &Path,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<BenchResult, SimError> {
+        let target = format!("sim:{}", systems_dir.join("xdd2008/raid5.toml").display());
+        let mut s = sized(&target, "randrw", 8192, 4 << 30, 128);
+        s.time_based = true;
+        s.runtime_ns = Some(60_000_000_000);
+        let cfg = RunConfig {
+            convergence: engine::Convergence {
+                enabled: false,
+                ..Default::default()
+            },
+        };
+        let t0 = clock();
+        let r = run_with(&[s], &cfg)?;
+        let ios = r
+            .jobs
+            .first()
+            .and_then(|j| j.sim.as_ref())
+            .map_or(0, |x| x.member_ios);
+        Ok(BenchResult {
+            name: "xdd2008 raid5 8k randrw qd128, 60 s virtual".into(),
+            points: 1,
+            member_ios: ios,
+            seconds: clock() - t0,
+        })
+    }
+
+    fn sized(target: &str, rw: &str, bs: u64, size: u64, depth: u32) -> JobSpec {
+        let mut s = JobSpec {
+            filenames: vec![target.to_string()],
+            ..Default::default()
+        };
+        raidlab_workload::apply_option(&mut s, "rw", Some(rw)).expect("valid rw");
+        s.bs = raidlab_workload::BlockSizes::fixed(bs);
+        s.size = Some(size);
+        s.iodepth = depth;
+        s
+    }
 }

@@ -2,10 +2,9 @@
 //! member I/Os (which member, where, how long) and a stripe's dirty data into a destage plan
 //! (read-modify-write, reconstruct-write or full-stripe write).
 //!
-//! The mapping follows md's layouts (RAID-5/6 left-symmetric, RAID-10 near-2) so the
-//! simulator reproduces the member I/O pattern a real array issues. It is kept behind this
-//! small interface so the workspace's shared planner (raidlab-geometry) can replace it
-//! without touching the models.
+//! All mapping and strategy choices come from the workspace's one RAID planner
+//! (raidlab-geometry), the same one real arrays use; this module only converts its plans into
+//! the member I/O lists the event loop queues at drives.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -66,15 +65,50 @@ pub struct WritePlan {
     pub writes: Vec<MemberIo>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArrayGeom {
     pub level: Level,
     pub members: u32,
     pub chunk: u64,
     pub member_bytes: u64,
+    /// The shared planner's geometry (built by [`ArrayGeom::finish`] once sizes are known).
+    pub g: Option<raidlab_geometry::Geometry>,
 }
 
 impl ArrayGeom {
+    pub fn new(level: Level, members: u32, chunk: u64, member_bytes: u64) -> ArrayGeom {
+        ArrayGeom {
+            level,
+            members,
+            chunk,
+            member_bytes,
+            g: None,
+        }
+    }
+
+    /// Build the planner's geometry; errors are the planner's own (bad shapes).
+    pub fn finish(&mut self) -> Result<(), String> {
+        use raidlab_geometry::{Geometry, Layout, Level as G};
+        let (lvl, n) = match self.level {
+            Level::Single => (G::Linear, 1),
+            Level::Linear => (G::Linear, self.members),
+            Level::Raid0 => (G::Raid0, self.members),
+            Level::Raid1 => (G::Raid1, self.members),
+            Level::Raid10 => (G::Raid10, self.members),
+            Level::Raid5 => (G::Raid5, self.members),
+            Level::Raid6 => (G::Raid6, self.members),
+        };
+        self.g = Some(
+            Geometry::new(lvl, Layout::None, self.chunk, n, self.member_bytes)
+                .map_err(|e| e.to_string())?,
+        );
+        Ok(())
+    }
+
+    fn geo(&self) -> &raidlab_geometry::Geometry {
+        self.g.as_ref().expect("ArrayGeom::finish not called")
+    }
+
     pub fn data_disks(&self) -> u32 {
         match self.level {
             Level::Single | Level::Raid1 => 1,
@@ -84,176 +118,96 @@ impl ArrayGeom {
             Level::Raid6 => self.members - 2,
         }
     }
+    /// The unit the controller caches and destages in: a stripe's data (a chunk for a single
+    /// drive or a linear array, so read-ahead works in chunks there too).
     pub fn stripe_data_bytes(&self) -> u64 {
         match self.level {
-            Level::Linear => self.member_bytes,
+            Level::Single | Level::Linear => self.chunk,
             _ => self.chunk * self.data_disks() as u64,
         }
     }
-    pub fn rows(&self) -> u64 {
-        self.member_bytes / self.chunk
-    }
     pub fn capacity(&self) -> u64 {
-        match self.level {
-            Level::Linear => self.member_bytes * self.members as u64,
-            _ => self.rows() * self.stripe_data_bytes(),
-        }
-    }
-    /// Parity members of stripe `s` (md's left-symmetric order: P walks backwards).
-    fn parity_members(&self, s: u64) -> (u32, u32) {
-        let n = self.members as u64;
-        let p = (n - 1 - s % n) as u32;
-        (p, ((p as u64 + 1) % n) as u32)
-    }
-    /// Member holding data chunk `i` of stripe `s`.
-    fn data_member(&self, s: u64, i: u32) -> u32 {
-        let n = self.members as u64;
-        match self.level {
-            Level::Raid5 => ((self.parity_members(s).0 as u64 + 1 + i as u64) % n) as u32,
-            Level::Raid6 => ((self.parity_members(s).1 as u64 + 1 + i as u64) % n) as u32,
-            _ => i,
-        }
-    }
-    /// Every copy of logical byte range `[off, off+len)` that lies within one chunk:
-    /// (candidates, member offset). Mirrors give several candidates.
-    fn locate(&self, off: u64) -> (Vec<u32>, u64) {
-        let n = self.members as u64;
-        match self.level {
-            Level::Single => (vec![0], off),
-            Level::Linear => (vec![(off / self.member_bytes) as u32], off % self.member_bytes),
-            Level::Raid1 => ((0..self.members).collect(), off),
-            Level::Raid0 => {
-                let k = off / self.chunk;
-                (vec![(k % n) as u32], (k / n) * self.chunk + off % self.chunk)
-            }
-            Level::Raid10 => {
-                // near-2: chunk k's copies sit side by side.
-                let k = off / self.chunk;
-                let a = 2 * k;
-                (vec![(a % n) as u32, ((a + 1) % n) as u32], (a / n) * self.chunk + off % self.chunk)
-            }
-            Level::Raid5 | Level::Raid6 => {
-                let sd = self.stripe_data_bytes();
-                let s = off / sd;
-                let i = ((off % sd) / self.chunk) as u32;
-                (vec![self.data_member(s, i)], s * self.chunk + off % self.chunk)
-            }
+        match &self.g {
+            Some(g) => g.capacity(),
+            None => 0,
         }
     }
 
-    fn piece_end(&self, off: u64) -> u64 {
-        match self.level {
-            Level::Single | Level::Raid1 => u64::MAX,
-            Level::Linear => (off / self.member_bytes + 1) * self.member_bytes,
-            _ => (off / self.chunk + 1) * self.chunk,
-        }
-    }
-
-    /// Member reads for a logical range; `choose` picks one copy among mirrors.
-    pub fn map_read(&self, off: u64, len: u64, mut choose: impl FnMut(&[u32]) -> u32, out: &mut Vec<MemberIo>) {
-        let mut pos = off;
-        let end = off + len;
+    /// Member reads for a logical range. `loads` (per member, e.g. queued commands) lets a
+    /// mirror read go to the least busy copy.
+    pub fn map_read(&self, off: u64, len: u64, loads: Option<&[u64]>, out: &mut Vec<MemberIo>) {
+        let opts = raidlab_geometry::PlanOptions {
+            member_load: loads,
+            ..Default::default()
+        };
+        let plan = raidlab_geometry::plan_with(
+            self.geo(),
+            raidlab_geometry::IoKind::Read,
+            off,
+            len,
+            &[],
+            &opts,
+        )
+        .expect("read inside the array");
         let start = out.len();
-        while pos < end {
-            let pe = self.piece_end(pos).min(end);
-            let (cands, moff) = self.locate(pos);
-            let m = if cands.len() == 1 { cands[0] } else { choose(&cands) };
-            push_merge(out, start, MemberIo { member: m, offset: moff, len: pe - pos });
-            pos = pe;
-        }
-    }
-
-    /// Writes without parity (single, linear, raid0/1/10): every copy of every piece.
-    fn map_direct_write(&self, off: u64, len: u64, out: &mut Vec<MemberIo>) {
-        let mut pos = off;
-        let end = off + len;
-        let start = out.len();
-        while pos < end {
-            let pe = self.piece_end(pos).min(end);
-            let (cands, moff) = self.locate(pos);
-            for m in cands {
-                push_merge(out, start, MemberIo { member: m, offset: moff, len: pe - pos });
+        for st in &plan.steps {
+            for r in &st.reads {
+                push_merge(
+                    out,
+                    start,
+                    MemberIo {
+                        member: r.member,
+                        offset: r.offset,
+                        len: r.len,
+                    },
+                );
             }
-            pos = pe;
         }
     }
 
-    /// Plan writing the byte ranges `dirty` (sorted, within stripe `s`, offsets relative to the
-    /// stripe's start) for parity levels; any range for the others.
+    /// Plan writing the byte ranges `dirty` (relative to stripe `s`'s start) the way md's
+    /// stripe cache would: one plan over all extents, so full stripes are recognised.
     pub fn plan_stripe_write(&self, s: u64, dirty: &[(u64, u64)]) -> WritePlan {
         let sd = self.stripe_data_bytes();
-        if self.level.parity() == 0 {
-            let mut writes = Vec::new();
-            for &(a, b) in dirty {
-                self.map_direct_write(s * sd + a, b - a, &mut writes);
+        let ext: Vec<(u64, u64)> = dirty.iter().map(|&(a, b)| (s * sd + a, b - a)).collect();
+        let plan = raidlab_geometry::plan_extents(
+            self.geo(),
+            raidlab_geometry::IoKind::Write,
+            &ext,
+            &[],
+            &Default::default(),
+        )
+        .expect("write inside the array");
+        let mut wp = WritePlan {
+            strategy: Strategy::Direct,
+            reads: Vec::new(),
+            parity_bytes: 0,
+            writes: Vec::new(),
+        };
+        for st in &plan.steps {
+            use raidlab_geometry::Strategy as S;
+            let strat = match st.strategy {
+                S::FullStripeWrite => Strategy::FullStripe,
+                S::ReadModifyWrite => Strategy::ReadModifyWrite,
+                S::ReconstructWrite | S::DegradedWrite => Strategy::ReconstructWrite,
+                _ => Strategy::Direct,
+            };
+            if wp.strategy == Strategy::Direct || strat != Strategy::FullStripe {
+                wp.strategy = strat;
             }
-            return WritePlan { strategy: Strategy::Direct, reads: vec![], parity_bytes: 0, writes };
+            wp.reads.extend(st.reads.iter().map(|r| MemberIo {
+                member: r.member,
+                offset: r.offset,
+                len: r.len,
+            }));
+            wp.writes.extend(st.writes.iter().map(|r| MemberIo {
+                member: r.member,
+                offset: r.offset,
+                len: r.len,
+            }));
+            wp.parity_bytes += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
         }
-        let dd = self.data_disks();
-        let base = s * self.chunk;
-        let (p, q) = self.parity_members(s);
-        let pm: Vec<u32> = if self.level == Level::Raid6 { vec![p, q] } else { vec![p] };
-        let total: u64 = dirty.iter().map(|(a, b)| b - a).sum();
-        let mut writes = Vec::new();
-        if total >= sd {
-            for m in 0..self.members {
-                writes.push(MemberIo { member: m, offset: base, len: self.chunk });
-            }
-            return WritePlan { strategy: Strategy::FullStripe, reads: vec![], parity_bytes: sd * pm.len() as u64, writes };
-        }
-        // Per data chunk: dirty extent within the chunk (min..max of its dirty bytes).
-        let mut ext: Vec<Option<(u64, u64)>> = vec![None; dd as usize];
-        for &(a, b) in dirty {
-            let mut x = a;
-            while x < b {
-                let i = (x / self.chunk) as usize;
-                let ce = ((i as u64) + 1) * self.chunk;
-                let y = b.min(ce);
-                let (lo, hi) = (x - i as u64 * self.chunk, y - i as u64 * self.chunk);
-                ext[i] = Some(match ext[i] {
-                    Some((l, h)) => (l.min(lo), h.max(hi)),
-                    None => (lo, hi),
-                });
-                x = y;
-            }
-        }
-        // Parity extent: union of the dirty extents (parity bytes at the same offsets).
-        let (plo, phi) = ext.iter().flatten().fold((u64::MAX, 0), |(l, h), &(a, b)| (l.min(a), h.max(b)));
-        let touched = ext.iter().filter(|e| e.is_some()).count() as u32;
-        // Read-modify-write reads old data of touched chunks and old parity; reconstruct-write
-        // reads the untouched chunks. Pick the one reading fewer blocks (md's choice).
-        let rmw_reads = touched + pm.len() as u32;
-        let rcw_reads = dd - touched;
-        let mut reads = Vec::new();
-        let strategy;
-        if rmw_reads <= rcw_reads {
-            strategy = Strategy::ReadModifyWrite;
-            for (i, e) in ext.iter().enumerate() {
-                if let Some((a, b)) = e {
-                    reads.push(MemberIo { member: self.data_member(s, i as u32), offset: base + a, len: b - a });
-                }
-            }
-            for &m in &pm {
-                reads.push(MemberIo { member: m, offset: base + plo, len: phi - plo });
-            }
-        } else {
-            strategy = Strategy::ReconstructWrite;
-            for (i, e) in ext.iter().enumerate() {
-                if e.is_none() {
-                    reads.push(MemberIo { member: self.data_member(s, i as u32), offset: base + plo, len: phi - plo });
-                }
-            }
-        }
-        for (i, e) in ext.iter().enumerate() {
-            if let Some((a, b)) = e {
-                writes.push(MemberIo { member: self.data_member(s, i as u32), offset: base + a, len: b - a });
-            }
-        }
-        for &m in &pm {
-            writes.push(MemberIo { member: m, offset: base + plo, len: phi - plo });
-        }
-        let parity_bytes = (phi - plo) * (dd.min(rmw_reads + touched) as u64) * pm.len() as u64;
-        WritePlan { strategy, reads, parity_bytes, writes }
+        wp
     }
 }
 
@@ -276,25 +230,32 @@ mod tests {
     use super::*;
 
     fn g(level: Level, n: u32) -> ArrayGeom {
-        ArrayGeom { level, members: n, chunk: 4096, member_bytes: 1 << 20 }
+        let mut a = ArrayGeom::new(level, n, 4096, 1 << 20);
+        a.finish().unwrap();
+        a
     }
 
     #[test]
     fn raid5_left_symmetric_rotates_parity_backwards() {
         let a = g(Level::Raid5, 4);
-        assert_eq!(a.parity_members(0).0, 3);
-        assert_eq!(a.parity_members(1).0, 2);
         // Stripe 1: parity on 2, data starts on 3.
         let mut v = vec![];
-        a.map_read(3 * 4096, 4096, |c| c[0], &mut v);
-        assert_eq!(v, vec![MemberIo { member: 3, offset: 4096, len: 4096 }]);
+        a.map_read(3 * 4096, 4096, None, &mut v);
+        assert_eq!(
+            v,
+            vec![MemberIo {
+                member: 3,
+                offset: 4096,
+                len: 4096
+            }]
+        );
     }
 
     #[test]
     fn sequential_read_merges_per_member() {
         let a = g(Level::Raid0, 4);
         let mut v = vec![];
-        a.map_read(0, 8 * 4096, |c| c[0], &mut v);
+        a.map_read(0, 8 * 4096, None, &mut v);
         assert_eq!(v.len(), 4);
         assert!(v.iter().all(|m| m.len == 8192));
     }
@@ -319,6 +280,20 @@ mod tests {
     fn raid10_has_two_copies() {
         let a = g(Level::Raid10, 4);
         let p = a.plan_stripe_write(0, &[(4096, 8192)]);
-        assert_eq!(p.writes, vec![MemberIo { member: 2, offset: 0, len: 4096 }, MemberIo { member: 3, offset: 0, len: 4096 }]);
+        assert_eq!(
+            p.writes,
+            vec![
+                MemberIo {
+                    member: 2,
+                    offset: 0,
+                    len: 4096
+                },
+                MemberIo {
+                    member: 3,
+                    offset: 0,
+                    len: 4096
+                }
+            ]
+        );
     }
 }

@@ -30,17 +30,38 @@ pub struct Res {
 }
 
 impl Res {
-    pub fn new(name: impl Into<String>, kind: &'static str, servers: u32, note: impl Into<String>) -> Res {
-        Res { name: name.into(), kind, ns_per_byte: [0.0; 2], free: vec![0; servers.max(1) as usize], busy_ns: 0, note: note.into() }
+    pub fn new(
+        name: impl Into<String>,
+        kind: &'static str,
+        servers: u32,
+        note: impl Into<String>,
+    ) -> Res {
+        Res {
+            name: name.into(),
+            kind,
+            ns_per_byte: [0.0; 2],
+            free: vec![0; servers.max(1) as usize],
+            busy_ns: 0,
+            note: note.into(),
+        }
     }
     pub fn bw(mut self, read_mb_s: Option<f64>, write_mb_s: Option<f64>) -> Res {
-        self.ns_per_byte = [read_mb_s.map_or(0.0, |r| 1e3 / r), write_mb_s.map_or(0.0, |w| 1e3 / w)];
+        self.ns_per_byte = [
+            read_mb_s.map_or(0.0, |r| 1e3 / r),
+            write_mb_s.map_or(0.0, |w| 1e3 / w),
+        ];
         self
     }
     /// Occupy the earliest-free server for `dur` from no earlier than `now`; returns the end.
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
-        let (i, f) = self.free.iter().enumerate().min_by_key(|(_, f)| **f).map(|(i, f)| (i, *f)).unwrap();
+        let (i, f) = self
+            .free
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, f)| **f)
+            .map(|(i, f)| (i, *f))
+            .unwrap();
         let end = now.max(f) + dur;
         self.free[i] = end;
         self.busy_ns += dur;
@@ -48,7 +69,12 @@ impl Res {
     }
     /// Bound in bytes/s (the faster direction), if it has one.
     pub fn bound(&self) -> Option<f64> {
-        let m = self.ns_per_byte.iter().cloned().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+        let m = self
+            .ns_per_byte
+            .iter()
+            .cloned()
+            .filter(|x| *x > 0.0)
+            .fold(f64::INFINITY, f64::min);
         if m.is_finite() {
             Some(1e9 / m)
         } else {
@@ -57,34 +83,40 @@ impl Res {
     }
 }
 
-/// Move `bytes` over every resource of `path` (pipelined in segments); returns when the last
-/// byte arrives.
+/// Move `bytes` over every resource of `path` (listed from the host side; reads flow the
+/// other way); returns when the last byte arrives.
+///
+/// The transfer is cut into segments. A segment enters each hop in flow order as soon as it
+/// has entered the hop before it and the hop has finished what it took earlier (first come,
+/// first served), and occupies the hop for its own duration there; it arrives when its slowest
+/// hop is done. One stream thus moves at its slowest hop's rate with cut-through latency, and
+/// streams that share a hop take turns on it instead of waiting for each other's whole path.
 pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bool) -> u64 {
     let w = write as usize;
     let mut end = now;
     let mut left = bytes;
-    let mut ready = now;
     while left > 0 {
         let seg = left.min(SEGMENT);
-        let mut start = ready;
-        for &r in path {
-            if res[r].ns_per_byte[w] > 0.0 {
-                start = start.max(res[r].free[0]);
-            }
-        }
-        let mut seg_end = start;
-        for &r in path {
+        let mut s = now;
+        let mut hop = |r: usize, s: &mut u64, end: &mut u64| {
             let npb = res[r].ns_per_byte[w];
             if npb > 0.0 {
-                let d = (seg as f64 * npb) as u64;
-                res[r].free[0] = start + d;
+                let d = ((seg as f64 * npb) as u64).max(1);
+                *s = (*s).max(res[r].free[0]);
+                res[r].free[0] = *s + d;
                 res[r].busy_ns += d;
-                seg_end = seg_end.max(start + d);
+                *end = (*end).max(*s + d);
+            }
+        };
+        if write {
+            for &r in path {
+                hop(r, &mut s, &mut end);
+            }
+        } else {
+            for &r in path.iter().rev() {
+                hop(r, &mut s, &mut end);
             }
         }
-        // The next segment may start on the fastest resource as soon as this one started.
-        ready = start;
-        end = end.max(seg_end);
         left -= seg;
     }
     end
@@ -124,6 +156,7 @@ pub struct Controller {
     pub write_back: bool,
     pub read_ahead: u64,
     pub destage_depth: u32,
+    pub destage_coalesce: u32,
     pub dirty: u64,
     /// Writes waiting for cache space: (io, array).
     pub space_waiters: VecDeque<u32>,
@@ -177,7 +210,9 @@ pub struct Array {
     pub destaging: u32,
     pub rcache: BTreeMap<u64, Fill>,
     pub rfifo: VecDeque<u64>,
-    pub last_read_end: u64,
+    /// Where recent sequential read streams will continue (controllers track several).
+    pub read_streams: [u64; 8],
+    pub next_stream: usize,
 }
 
 pub struct Lun {
@@ -214,35 +249,77 @@ impl World {
         let c = &sys.cfg;
         let mut res = Vec::new();
         let host_cpu = res.len();
-        res.push(Res::new("host/cpu", "host", c.host.cpus, format!("{} CPUs, {} µs per I/O", c.host.cpus, c.host.per_io_us)));
+        res.push(Res::new(
+            "host/cpu",
+            "host",
+            c.host.cpus,
+            format!("{} CPUs, {} µs per I/O", c.host.cpus, c.host.per_io_us),
+        ));
         let host_bus = c.host.bus_mb_s.map(|b| {
-            res.push(Res::new("host/bus", "bus", 1, format!("memory/I-O bus {}", mb(b))).bw(Some(b), Some(b)));
+            res.push(
+                Res::new("host/bus", "bus", 1, format!("memory/I-O bus {}", mb(b)))
+                    .bw(Some(b), Some(b)),
+            );
             res.len() - 1
         });
         let host_parity = c.host.parity_mb_s.map(|p| {
-            res.push(Res::new("host/parity", "parity", c.host.cpus, format!("software parity {} per CPU", mb(p))).bw(Some(p), Some(p)));
+            res.push(
+                Res::new(
+                    "host/parity",
+                    "parity",
+                    c.host.cpus,
+                    format!("software parity {} per CPU", mb(p)),
+                )
+                .bw(Some(p), Some(p)),
+            );
             res.len() - 1
         });
         // Interfaces: adapter DMA and link.
         let mut iface_ids = BTreeMap::new();
         for i in &c.interface {
             let dma = res.len();
-            let (r, w) = (i.read_mb_s.unwrap_or(i.link_mb_s), i.write_mb_s.unwrap_or(i.link_mb_s));
+            let (r, w) = (
+                i.read_mb_s.unwrap_or(i.link_mb_s),
+                i.write_mb_s.unwrap_or(i.link_mb_s),
+            );
             res.push(
-                Res::new(format!("host/{}", i.name), "interface", 1, format!("adapter DMA {} in, {} out; {} µs per command", mb(r), mb(w), i.per_command_us))
-                    .bw(Some(r), Some(w)),
+                Res::new(
+                    format!("host/{}", i.name),
+                    "interface",
+                    1,
+                    format!(
+                        "adapter DMA {} in, {} out; {} µs per command",
+                        mb(r),
+                        mb(w),
+                        i.per_command_us
+                    ),
+                )
+                .bw(Some(r), Some(w)),
             );
             let link = res.len();
-            res.push(Res::new(format!("host/{}/link", i.name), "link", 1, format!("link {}", mb(i.link_mb_s))).bw(Some(i.link_mb_s), Some(i.link_mb_s)));
+            res.push(
+                Res::new(
+                    format!("host/{}/link", i.name),
+                    "link",
+                    1,
+                    format!("link {}", mb(i.link_mb_s)),
+                )
+                .bw(Some(i.link_mb_s), Some(i.link_mb_s)),
+            );
             iface_ids.insert(i.name.clone(), (dma, link, (i.per_command_us * 1e3) as u64));
         }
         let mut switch_ids = BTreeMap::new();
         for s in &c.switch {
             let id = res.len();
-            let mut r = Res::new(format!("switch/{}", s.name), "switch", 1, match s.bandwidth_mb_s {
-                Some(b) => format!("backplane {}", mb(b)),
-                None => "non-blocking".into(),
-            });
+            let mut r = Res::new(
+                format!("switch/{}", s.name),
+                "switch",
+                1,
+                match s.bandwidth_mb_s {
+                    Some(b) => format!("backplane {}", mb(b)),
+                    None => "non-blocking".into(),
+                },
+            );
             if let Some(b) = s.bandwidth_mb_s {
                 r = r.bw(Some(b), Some(b));
             }
@@ -262,10 +339,21 @@ impl World {
                 format!("ctrl/{}", k.name),
                 "controller",
                 1,
-                format!("{} µs per read, {} µs per write command", k.read_command_us, k.write_command_us),
+                format!(
+                    "{} µs per read, {} µs per write command",
+                    k.read_command_us, k.write_command_us
+                ),
             ));
             let port = k.port_mb_s.map(|p| {
-                res.push(Res::new(format!("ctrl/{}/port", k.name), "link", 1, format!("host port {}", mb(p))).bw(Some(p), Some(p)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/port", k.name),
+                        "link",
+                        1,
+                        format!("host port {}", mb(p)),
+                    )
+                    .bw(Some(p), Some(p)),
+                );
                 res.len() - 1
             });
             let data = if k.read_mb_s.is_some() || k.write_mb_s.is_some() {
@@ -274,7 +362,11 @@ impl World {
                         format!("ctrl/{}/data", k.name),
                         "controller",
                         1,
-                        format!("data path {} to host, {} into cache", k.read_mb_s.map_or("-".into(), mb), k.write_mb_s.map_or("-".into(), mb)),
+                        format!(
+                            "data path {} to host, {} into cache",
+                            k.read_mb_s.map_or("-".into(), mb),
+                            k.write_mb_s.map_or("-".into(), mb)
+                        ),
                     )
                     .bw(k.read_mb_s, k.write_mb_s),
                 );
@@ -283,14 +375,34 @@ impl World {
                 None
             };
             let parity = k.parity_mb_s.map(|p| {
-                res.push(Res::new(format!("ctrl/{}/parity", k.name), "parity", 1, format!("XOR engine {}", mb(p))).bw(Some(p), Some(p)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/parity", k.name),
+                        "parity",
+                        1,
+                        format!("XOR engine {}", mb(p)),
+                    )
+                    .bw(Some(p), Some(p)),
+                );
                 res.len() - 1
             });
             let backend = k.backend_mb_s.map(|b| {
-                res.push(Res::new(format!("ctrl/{}/backend", k.name), "bus", 1, format!("device bus {}", mb(b))).bw(Some(b), Some(b)));
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/backend", k.name),
+                        "bus",
+                        1,
+                        format!("device bus {}", mb(b)),
+                    )
+                    .bw(Some(b), Some(b)),
+                );
                 res.len() - 1
             });
-            let policy = k.write_policy.unwrap_or(if k.cache_mib > 0 { WritePolicy::WriteBack } else { WritePolicy::WriteThrough });
+            let policy = k.write_policy.unwrap_or(if k.cache_mib > 0 {
+                WritePolicy::WriteBack
+            } else {
+                WritePolicy::WriteThrough
+            });
             ctrls.push(Controller {
                 name: k.name.clone(),
                 cpu,
@@ -302,11 +414,16 @@ impl World {
                 write_back: policy == WritePolicy::WriteBack && k.battery && k.cache_mib > 0,
                 read_ahead: k.read_ahead_kib * 1024,
                 destage_depth: k.destage_depth.max(1),
+                destage_coalesce: k.destage_coalesce.max(1),
                 dirty: 0,
                 space_waiters: VecDeque::new(),
                 arrays: Vec::new(),
             });
-            ctrl_res.push(CtrlRes { port, data, backend });
+            ctrl_res.push(CtrlRes {
+                port,
+                data,
+                backend,
+            });
         }
         // Arrays: controller arrays first get drives; host arrays refer to LUNs (resolved below).
         let mut models: Vec<DeviceModel> = Vec::new();
@@ -315,7 +432,10 @@ impl World {
         let mut phase = raidlab_workload::Rng::new(0x5eed_d15c);
         for a in &c.array {
             let level = Level::parse(&a.level).expect("checked by config");
-            let ctrl = a.controller.as_ref().map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
+            let ctrl = a
+                .controller
+                .as_ref()
+                .map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
             let (members, member_bytes) = if let Some(ci) = ctrl {
                 let spec = &sys.disks[&a.name];
                 let model = DeviceModel::new(spec, a.disk_write_cache);
@@ -333,7 +453,11 @@ impl World {
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
                         queue: VecDeque::new(),
                         active: Vec::new(),
-                        units: if spec.kind == DeviceKind::Ssd { units } else { 1 },
+                        units: if spec.kind == DeviceKind::Ssd {
+                            units
+                        } else {
+                            1
+                        },
                         queue_depth: a.disk_queue_depth.max(1),
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
@@ -346,10 +470,19 @@ impl World {
                 (Vec::new(), 0)
             };
             let chunk = a.chunk_kib * 1024;
-            let mb_ = if member_bytes > 0 { member_bytes / chunk * chunk } else { 0 };
+            let mb_ = if member_bytes > 0 {
+                member_bytes / chunk * chunk
+            } else {
+                0
+            };
             arrays.push(Array {
                 name: a.name.clone(),
-                geom: ArrayGeom { level, members: members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32, chunk, member_bytes: mb_ },
+                geom: ArrayGeom::new(
+                    level,
+                    members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32,
+                    chunk,
+                    mb_,
+                ),
                 ctrl,
                 members,
                 dirty: BTreeMap::new(),
@@ -357,8 +490,14 @@ impl World {
                 destaging: 0,
                 rcache: BTreeMap::new(),
                 rfifo: VecDeque::new(),
-                last_read_end: u64::MAX,
+                read_streams: [u64::MAX; 8],
+                next_stream: 0,
             });
+        }
+        for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
+            a.geom
+                .finish()
+                .map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -385,12 +524,23 @@ impl World {
                 data_path.extend(ctrl_res[ci].port);
                 data_path.extend(ctrl_res[ci].data);
             }
-            luns.push(Lun { name: l.name.clone(), array: ai, offset: l.offset_bytes, capacity: 0, hidden: l.hidden, cmd_path, data_path });
+            luns.push(Lun {
+                name: l.name.clone(),
+                array: ai,
+                offset: l.offset_bytes,
+                capacity: 0,
+                hidden: l.hidden,
+                cmd_path,
+                data_path,
+            });
         }
         // Host arrays: members are LUNs; their size is the smallest member LUN.
         for (ai, a) in c.array.iter().enumerate() {
             if let Some(m) = &a.members {
-                let ids: Vec<usize> = m.iter().map(|n| c.lun.iter().position(|l| &l.name == n).unwrap()).collect();
+                let ids: Vec<usize> = m
+                    .iter()
+                    .map(|n| c.lun.iter().position(|l| &l.name == n).unwrap())
+                    .collect();
                 let mut mb_ = u64::MAX;
                 for &li in &ids {
                     let la = luns[li].array;
@@ -405,10 +555,16 @@ impl World {
                 let chunk = arrays[ai].geom.chunk;
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
+                arrays[ai].geom.finish().map_err(|e| {
+                    SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name))
+                })?;
             }
         }
         for l in luns.iter_mut() {
             l.capacity = arrays[l.array].geom.capacity().saturating_sub(l.offset);
+        }
+        for a in luns.iter() {
+            let _ = a;
         }
         Ok(World {
             system: sys.file.clone(),

@@ -29,7 +29,10 @@ pub fn reference_dir() -> PathBuf {
 }
 
 pub fn spec(target: &str, opts: &[(&str, &str)]) -> JobSpec {
-    let mut s = JobSpec { filenames: vec![target.to_string()], ..Default::default() };
+    let mut s = JobSpec {
+        filenames: vec![target.to_string()],
+        ..Default::default()
+    };
     for (k, v) in opts {
         apply_option(&mut s, k, Some(v)).unwrap();
     }

@@ -14,8 +14,21 @@ pub struct ExplainArgs {
 }
 
 pub fn main(args: ExplainArgs) -> Result<(), CliError> {
-    let path = std::path::PathBuf::from(args.system.strip_prefix("sim:").unwrap_or(&args.system).split('#').next().unwrap_or(""));
-    let err = |e: raidlab_sim::SimError| if e.is_usage() { CliError::usage(e.to_string()) } else { CliError::failed(e.to_string()) };
+    let path = std::path::PathBuf::from(
+        args.system
+            .strip_prefix("sim:")
+            .unwrap_or(&args.system)
+            .split('#')
+            .next()
+            .unwrap_or(""),
+    );
+    let err = |e: raidlab_sim::SimError| {
+        if e.is_usage() {
+            CliError::usage(e.to_string())
+        } else {
+            CliError::failed(e.to_string())
+        }
+    };
     match args.output_format.as_str() {
         "text" => {
             print!("{}", raidlab_sim::explain(&path).map_err(err)?);
@@ -34,9 +47,17 @@ pub fn main(args: ExplainArgs) -> Result<(), CliError> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "system": path.display().to_string(), "components": v })).unwrap());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({ "system": path.display().to_string(), "components": v })
+                )
+                .unwrap()
+            );
             Ok(())
         }
-        other => Err(CliError::usage(format!("--output-format '{other}' is not known (valid: text, json)"))),
+        other => Err(CliError::usage(format!(
+            "--output-format '{other}' is not known (valid: text, json)"
+        ))),
     }
 }

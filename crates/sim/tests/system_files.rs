@@ -1,0 +1,72 @@
+//! System files: errors point at file:line and say what is valid; every shipped system loads.
+
+mod common;
+use common::*;
+
+#[test]
+fn bad_files_say_where_and_what_is_valid() {
+    let e = raidlab_sim::config::parse(
+        "x.toml",
+        "[system]\nname = \"x\"\n[host]\ncpus = \"four\"\n",
+    )
+    .unwrap_err();
+    assert!(e.is_usage());
+    assert!(e.message.starts_with("x.toml:4:"), "{e}");
+    let text = "[system]\nname = \"x\"\n[host]\n[[controller]]\nname = \"c\"\n[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"raid7\"\ndisks = 4\ndisk = \"compaq-18g-10k\"\n[[lun]]\nname = \"l\"\narray = \"a\"\n";
+    let e = raidlab_sim::config::parse("y.toml", text).unwrap_err();
+    assert!(
+        e.message.contains("y.toml:9:") && e.message.contains("valid: raid0"),
+        "{e}"
+    );
+    let e = raidlab_sim::config::parse(
+        "z.toml",
+        &text
+            .replace("raid7", "raid5")
+            .replace("compaq-18g-10k", "floppy"),
+    )
+    .unwrap_err();
+    assert!(
+        e.message.contains("z.toml:11:") && e.message.contains("not in the catalog"),
+        "{e}"
+    );
+    assert!(raidlab_sim::parse_target("sim:").is_err());
+    assert!(raidlab_sim::parse_target("/dev/sda")
+        .unwrap_err()
+        .is_usage());
+    assert_eq!(
+        raidlab_sim::parse_target("sim:a.toml#lun1")
+            .unwrap()
+            .lun
+            .as_deref(),
+        Some("lun1")
+    );
+}
+
+#[test]
+fn every_shipped_system_loads_and_explains() {
+    let mut n = 0;
+    for dir in std::fs::read_dir(repo().join("systems")).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "toml")
+                && p.file_name().unwrap() != "components.toml"
+            {
+                let text =
+                    raidlab_sim::explain(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                assert!(text.contains("bound"), "{}", p.display());
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 15 + 4 + 7 + 32 + 8, "{n} systems");
+}
+
+#[test]
+fn unknown_lun_is_a_usage_error() {
+    let s = spec(
+        &format!("{}#nope", system("llnl2000/fig11.toml")),
+        &[("rw", "read"), ("size", "1m")],
+    );
+    let e = raidlab_sim::run(&[s]).unwrap_err();
+    assert!(e.is_usage() && e.message.contains("LUNs: u0c0"), "{e}");
+}
