@@ -164,12 +164,19 @@ fn axis_for(param: &str, c: &Campaign) -> AxisSpec {
 /// the remaining varying parameters. Facets split on the parameter with the fewest values
 /// while a chart would carry more than MAX_SERIES curves.
 fn facets<'a>(c: &'a Campaign, used: &[&str]) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
+    facets_max(c, used, MAX_SERIES)
+}
+
+/// [`facets`] with a given most curves per chart; 1 puts every remaining parameter in facets.
+fn facets_max<'a>(c: &'a Campaign, used: &[&str], max_series: usize) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
     let mut facet_keys: Vec<String> = Vec::new();
     let mut series_keys: Vec<String> = c.varying.iter().filter(|v| !used.contains(&v.as_str())).cloned().collect();
     let combos = |keys: &[String]| -> usize {
         c.points.iter().map(|p| keys.iter().map(|k| p.param(k).to_string()).collect::<Vec<_>>()).collect::<std::collections::BTreeSet<_>>().len()
     };
-    while series_keys.len() > 1 && combos(&series_keys) > MAX_SERIES {
+    // One parameter with many values stays in one chart (colours cycle with dash patterns)
+    // unless every remaining parameter must become a facet.
+    while (series_keys.len() > 1 || (max_series == 1 && !series_keys.is_empty())) && combos(&series_keys) > max_series {
         let (i, _) = series_keys.iter().enumerate().min_by_key(|(_, k)| c.distinct(k).len()).expect("non-empty");
         facet_keys.push(series_keys.remove(i));
     }
@@ -379,15 +386,18 @@ fn heatmap_axes(c: &Campaign, numeric: &[&String]) -> Option<(String, String)> {
         ([], [a, b, ..]) => ((*a).clone(), (*b).clone()),
         _ => return None,
     };
-    // Each cell needs a single configuration: at most a few facets for the rest.
-    let f = facets(c, &[&x, &y]);
+    // Each cell holds one configuration: what else varies makes one heatmap each, a few at most.
+    let f = facets_max(c, &[&x, &y], 1);
     let cells = c.distinct(&x).len() * c.distinct(&y).len();
-    (f.len() <= 4 && f.iter().all(|(_, s, _)| s.is_empty()) && cells >= 4).then_some((x, y))
+    (f.len() <= MAX_HEATMAPS && cells >= 4).then_some((x, y))
 }
+
+/// Most heatmaps one campaign gets (one per configuration of the other parameters).
+const MAX_HEATMAPS: usize = 6;
 
 fn heatmaps(c: &Campaign, x: &str, y: &str) -> Vec<FigureSpec> {
     let mut out = Vec::new();
-    for (fkeys, _, pts) in facets(c, &[x, y]) {
+    for (fkeys, _, pts) in facets_max(c, &[x, y], 1) {
         for src in &c.sources {
             let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.source == *src).collect();
             if mine.is_empty() {
@@ -446,7 +456,7 @@ fn convergence_figures(campaign: &str, conv: &[ConvergenceStep], c: Option<&Camp
     for (i, (point, steps)) in by_point.iter_mut().enumerate() {
         steps.sort_by_key(|s| s.step);
         let name = c
-            .and_then(|c| c.points.iter().find(|p| p.point == *point).map(|p| label(p, &c.varying)))
+            .and_then(|c| c.points.iter().find(|p| p.point == *point && p.source != Source::Reference).map(|p| label(p, &c.varying)))
             .filter(|l| l != "all")
             .unwrap_or_else(|| format!("point {point}"));
         if let Some(last) = steps.last() {

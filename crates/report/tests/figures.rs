@@ -198,3 +198,31 @@ fn png_rendering_of_a_figure_is_not_blank() {
     let has = |rgb: [u8; 3]| px.chunks_exact(4).any(|p| p[..3] == rgb);
     assert!(has([0x00, 0x72, 0xB2]) && has([0xD5, 0x5E, 0x00]));
 }
+
+#[test]
+fn a_third_parameter_gives_one_heatmap_per_value() {
+    // Seed 002: threads × buffer for each file size.
+    let mut rows = Vec::new();
+    for (i, file) in ["1g", "64g"].iter().enumerate() {
+        for threads in [1u32, 2, 4, 8] {
+            for buf in ["1m", "4m", "16m"] {
+                rows.push(row(
+                    "series",
+                    "measured",
+                    "/mnt/x",
+                    i as u64,
+                    0,
+                    &[("threads", threads.to_string()), ("buffer", buf.into()), ("file_size", file.to_string())],
+                    &[("mb_s", 50.0 * threads as f64)],
+                ));
+            }
+        }
+    }
+    let figs = select_figures(&rows, &[]);
+    let heat: Vec<_> = figs.iter().filter(|f| f.kind == "heatmap").collect();
+    assert_eq!(heat.len(), 2, "{:?}", figs.iter().map(|f| &f.kind).collect::<Vec<_>>());
+    let Figure::Heatmap(h) = &heat[1].figure else { panic!() };
+    assert!(h.title.contains("file_size=64 GiB") || h.title.contains("file_size=64g"), "{}", h.title);
+    assert_eq!(h.x_values, ["1 MiB", "4 MiB", "16 MiB"]);
+    assert_eq!(h.y_values, ["1", "2", "4", "8"]);
+}
