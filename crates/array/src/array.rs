@@ -263,16 +263,10 @@ impl Array {
     /// RAID 1/10: does every logical chunk still have a copy on a non-failed member?
     pub fn mirror_survives(&self) -> bool {
         let slots = self.slots.read().unwrap();
-        let chunks = self.geo.capacity() / self.geo.chunk;
-        // The copy pattern repeats every `members` chunks for near/offset layouts, and far
-        // copies shift by whole members; checking a few periods covers every pattern.
-        let check = chunks.min(4 * self.geo.members as u64 * self.geo.members as u64);
-        (0..check).all(|c| {
-            self.geo
-                .chunk_copies(c)
-                .iter()
-                .any(|x| !matches!(slots[x.member as usize].state, SlotState::Faulty | SlotState::Missing))
-        })
+        let failed: Vec<u32> = (0..slots.len() as u32)
+            .filter(|&m| matches!(slots[m as usize].state, SlotState::Faulty | SlotState::Missing))
+            .collect();
+        self.geo.md.survives(&failed)
     }
 
     // ---------------------------------------------------------------- reads

@@ -56,7 +56,10 @@ impl CreateSpec {
         if members.len() as u32 > MAX_MEMBERS {
             return Err(ArrayError::usage(format!("{} members given; at most {MAX_MEMBERS}", members.len())));
         }
-        Ok(CreateSpec { level, layout, chunk: chunk.unwrap_or(DEFAULT_CHUNK), members })
+        let chunk = chunk.unwrap_or(DEFAULT_CHUNK);
+        // Check level, layout, chunk and member count now, before any member is touched.
+        Geometry::new(level, layout, chunk, members.len() as u32, 1 << 40)?;
+        Ok(CreateSpec { level, layout, chunk, members })
     }
 
     /// Parse one `--of` child: `LEVEL:CHUNK:M1,M2,…` or `LEVEL:CHUNK:LAYOUT:M1,M2,…`
@@ -153,11 +156,25 @@ pub fn create(spec: &CreateSpec, opts: &CreateOptions) -> Result<Arc<crate::arra
         }
     }
     let mut fresh = true;
-    for p in &paths {
-        fresh &= prepare_file(p, opts)?;
+    let mut made = Vec::new();
+    let res = (|| {
+        for p in &paths {
+            let new = prepare_file(p, opts)?;
+            if new {
+                made.push(p.clone());
+            }
+            fresh &= new;
+        }
+        let plan = plan(spec)?;
+        write_tree(&plan, &[], opts)
+    })();
+    if let Err(e) = res {
+        // Leave no half-made member files behind.
+        for p in &made {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(e);
     }
-    let plan = plan(spec)?;
-    write_tree(&plan, &[], opts)?;
     let arr = assemble(&paths, &AssembleOptions { force: false, resync: false, verbose: opts.verbose })?;
     if !opts.assume_clean && !fresh && arr.geo.redundancy() > 0 || !opts.assume_clean && !fresh && has_redundant_child(&arr) {
         if opts.verbose {

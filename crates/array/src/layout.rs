@@ -1,8 +1,8 @@
-//! Where an array's bytes sit on its members: level, layout, chunk, member count, as md lays
-//! them out (drivers/md/raid5.c `raid5_compute_sector`, raid10.c `__raid10_find_phys`,
-//! raid0.c for equal members, linear.c), in the terms the I/O path needs: for parity levels
-//! one *row* (a stripe: one chunk at the same member offset on every member) at a time, for the
-//! others the copies of one logical chunk.
+//! An array's shape in the terms the I/O path needs: for parity levels one *row* (a stripe:
+//! one chunk at the same member offset on every member) at a time, for the others the copies
+//! of one logical chunk. Placement itself (md's raid5_compute_sector, raid10's copies, the
+//! syndrome order) comes from raidlab-geometry, the planner the simulator uses too; this
+//! module adds the names stored in superblocks and the I/O unit of each level.
 
 use crate::error::ArrayError;
 
@@ -44,6 +44,18 @@ impl Level {
             Level::Raid4 => "raid4",
             Level::Raid5 => "raid5",
             Level::Raid6 => "raid6",
+        }
+    }
+    pub fn to_md(self) -> raidlab_geometry::Level {
+        use raidlab_geometry::Level as L;
+        match self {
+            Level::Linear => L::Linear,
+            Level::Raid0 => L::Raid0,
+            Level::Raid1 => L::Raid1,
+            Level::Raid10 => L::Raid10,
+            Level::Raid4 => L::Raid4,
+            Level::Raid5 => L::Raid5,
+            Level::Raid6 => L::Raid6,
         }
     }
     pub fn parity_blocks(self) -> u32 {
@@ -144,6 +156,25 @@ impl Layout {
         }
     }
 
+    pub fn to_md(self) -> raidlab_geometry::Layout {
+        use raidlab_geometry::Layout as L;
+        match self {
+            Layout::None => L::None,
+            Layout::LeftAsymmetric => L::LeftAsymmetric,
+            Layout::RightAsymmetric => L::RightAsymmetric,
+            Layout::LeftSymmetric => L::LeftSymmetric,
+            Layout::RightSymmetric => L::RightSymmetric,
+            Layout::ParityFirst => L::ParityFirst,
+            Layout::ParityLast => L::ParityLast,
+            Layout::LeftAsymmetric6 => L::LeftAsymmetric6,
+            Layout::RightAsymmetric6 => L::RightAsymmetric6,
+            Layout::LeftSymmetric6 => L::LeftSymmetric6,
+            Layout::RightSymmetric6 => L::RightSymmetric6,
+            Layout::ParityFirst6 => L::ParityFirst6,
+            Layout::Raid10 { near, far, offset } => L::Raid10 { near, far, offset },
+        }
+    }
+
     pub fn name(self) -> String {
         match self {
             Layout::None => String::new(),
@@ -196,6 +227,9 @@ pub struct Geometry {
     pub members: u32,
     /// Usable bytes of each member's data area (a whole number of chunks where chunked).
     pub member_bytes: u64,
+    /// The shared planner's geometry: every placement question (which member holds a data
+    /// chunk, where parity goes, where mirror copies are) is answered by it.
+    pub md: raidlab_geometry::Geometry,
 }
 
 impl Geometry {
@@ -243,47 +277,29 @@ impl Geometry {
             )));
         }
         let chunk = if level == Level::Linear { member_bytes } else { unit };
-        Ok(Geometry { level, layout, chunk, members, member_bytes })
+        let md = raidlab_geometry::Geometry::new(
+            level.to_md(),
+            layout.to_md(),
+            if level == Level::Linear { 4096 } else { chunk },
+            members,
+            member_bytes,
+        )
+        .map_err(|e| ArrayError::usage(e.to_string()))?;
+        Ok(Geometry { level, layout, chunk, members, member_bytes, md })
     }
 
     pub fn data_disks(&self) -> u32 {
-        match self.level {
-            Level::Raid1 => 1,
-            Level::Raid10 => {
-                let Layout::Raid10 { near, far, .. } = self.layout else { unreachable!() };
-                // md: raid_disks / (near * far) on average; capacity formula below is exact.
-                (self.members / (near * far)).max(1)
-            }
-            l => self.members - l.parity_blocks(),
-        }
+        self.md.data_disks()
     }
 
     /// Member failures tolerated in the worst case.
     pub fn redundancy(&self) -> u32 {
-        match self.level {
-            Level::Linear | Level::Raid0 => 0,
-            Level::Raid1 => self.members - 1,
-            Level::Raid10 => {
-                let Layout::Raid10 { near, far, .. } = self.layout else { unreachable!() };
-                near * far - 1
-            }
-            l => l.parity_blocks(),
-        }
+        self.md.redundancy()
     }
 
     /// Logical bytes of the array.
     pub fn capacity(&self) -> u64 {
-        let chunks = self.member_bytes / self.chunk;
-        match self.level {
-            Level::Linear | Level::Raid0 => self.member_bytes * self.members as u64,
-            Level::Raid1 => self.member_bytes,
-            Level::Raid10 => {
-                let Layout::Raid10 { near, far, .. } = self.layout else { unreachable!() };
-                // raid10.c raid10_size: (chunks / far) * raid_disks / near.
-                (chunks / far as u64) * self.members as u64 / near as u64 * self.chunk
-            }
-            _ => chunks * self.data_disks() as u64 * self.chunk,
-        }
+        self.md.capacity()
     }
 
     /// Data bytes in one full row (stripe) of a parity level; one chunk per data member
@@ -302,155 +318,23 @@ impl Geometry {
 
     /// RAID 4/5/6: the members of row `row` (member offset `row * chunk`).
     pub fn row(&self, row: u64) -> Row {
-        let n = self.members as u64;
-        let nd = self.data_disks() as usize;
-        let mut data = Vec::with_capacity(nd);
-        let (p, q);
-        match self.level {
-            Level::Raid4 | Level::Raid5 => {
-                let pd = match self.layout {
-                    Layout::LeftAsymmetric | Layout::LeftSymmetric => (nd as u64) - row % n,
-                    Layout::RightAsymmetric | Layout::RightSymmetric => row % n,
-                    Layout::ParityFirst => 0,
-                    _ => nd as u64, // parity-last
-                };
-                for i in 0..nd as u64 {
-                    let d = match self.layout {
-                        Layout::LeftSymmetric | Layout::RightSymmetric => (pd + 1 + i) % n,
-                        _ => {
-                            if i >= pd {
-                                i + 1
-                            } else {
-                                i
-                            }
-                        }
-                    };
-                    data.push(d as u32);
-                }
-                p = pd as u32;
-                q = None;
-            }
-            Level::Raid6 => {
-                let (pd, qd): (u64, u64);
-                match self.layout {
-                    Layout::LeftAsymmetric | Layout::RightAsymmetric => {
-                        pd = if self.layout == Layout::LeftAsymmetric { n - 1 - row % n } else { row % n };
-                        qd = if pd == n - 1 { 0 } else { pd + 1 };
-                        for i in 0..nd as u64 {
-                            let d = if pd == n - 1 {
-                                i + 1
-                            } else if i >= pd {
-                                i + 2
-                            } else {
-                                i
-                            };
-                            data.push(d as u32);
-                        }
-                    }
-                    Layout::LeftSymmetric | Layout::RightSymmetric => {
-                        pd = if self.layout == Layout::LeftSymmetric { n - 1 - row % n } else { row % n };
-                        qd = (pd + 1) % n;
-                        for i in 0..nd as u64 {
-                            data.push(((pd + 2 + i) % n) as u32);
-                        }
-                    }
-                    Layout::ParityFirst => {
-                        pd = 0;
-                        qd = 1;
-                        data.extend((0..nd as u32).map(|i| i + 2));
-                    }
-                    Layout::ParityLast => {
-                        pd = nd as u64;
-                        qd = nd as u64 + 1;
-                        data.extend(0..nd as u32);
-                    }
-                    Layout::LeftAsymmetric6 | Layout::RightAsymmetric6 => {
-                        pd = if self.layout == Layout::LeftAsymmetric6 { nd as u64 - row % (n - 1) } else { row % (n - 1) };
-                        qd = n - 1;
-                        for i in 0..nd as u64 {
-                            data.push(if i >= pd { i + 1 } else { i } as u32);
-                        }
-                    }
-                    Layout::LeftSymmetric6 | Layout::RightSymmetric6 => {
-                        pd = if self.layout == Layout::LeftSymmetric6 { nd as u64 - row % (n - 1) } else { row % (n - 1) };
-                        qd = n - 1;
-                        for i in 0..nd as u64 {
-                            data.push(((pd + 1 + i) % (n - 1)) as u32);
-                        }
-                    }
-                    Layout::ParityFirst6 => {
-                        pd = 0;
-                        qd = n - 1;
-                        data.extend((0..nd as u32).map(|i| i + 1));
-                    }
-                    _ => unreachable!("raid6 layout checked at parse"),
-                }
-                p = pd as u32;
-                q = Some(qd as u32);
-            }
-            _ => panic!("row() is for parity levels"),
-        }
-        // md (raid5.c set_syndrome_sources, raid6_d0): data blocks enter the syndrome in disk
-        // order starting just after Q (from disk 0 when Q is the last disk).
-        let syndrome = match q {
-            Some(qd) => {
-                let start = if qd == self.members - 1 { 0 } else { qd + 1 };
-                let mut order = Vec::with_capacity(nd);
-                for k in 0..self.members {
-                    let disk = (start + k) % self.members;
-                    if let Some(i) = data.iter().position(|&d| d == disk) {
-                        order.push(i);
-                    }
-                }
-                order
-            }
-            None => (0..nd).collect(),
+        let st = self.md.stripe_layout(row).expect("row() is for parity levels");
+        let nd = st.data.len();
+        // q_slot[k] is data block k's position in md's syndrome order; invert it.
+        let syndrome = if st.q.is_some() {
+            let mut order: Vec<usize> = (0..nd).collect();
+            order.sort_by_key(|&k| st.q_slot[k]);
+            order
+        } else {
+            (0..nd).collect()
         };
-        Row { data, p, q, syndrome }
+        Row { data: st.data, p: st.p.expect("parity level"), q: st.q, syndrome }
     }
 
     /// Linear, RAID 0, 1, 10: every copy of logical chunk `c` (of `self.chunk` bytes; for
     /// linear, of the member size). The first copy is the preferred one to read.
     pub fn chunk_copies(&self, c: u64) -> Vec<Copy> {
-        let n = self.members as u64;
-        match self.level {
-            Level::Linear => {
-                let per = self.member_bytes / self.chunk;
-                vec![Copy { member: (c / per) as u32, offset: (c % per) * self.chunk }]
-            }
-            Level::Raid0 => vec![Copy { member: (c % n) as u32, offset: (c / n) * self.chunk }],
-            Level::Raid1 => (0..self.members).map(|m| Copy { member: m, offset: c * self.chunk }).collect(),
-            Level::Raid10 => {
-                let Layout::Raid10 { near, far, offset } = self.layout else { unreachable!() };
-                let (near, far) = (near as u64, far as u64);
-                let stride = if offset { self.chunk } else { self.member_bytes / self.chunk / far * self.chunk };
-                let vchunk = c * near;
-                let mut dev = vchunk % n;
-                let mut stripe = vchunk / n;
-                if offset {
-                    stripe *= far;
-                }
-                let mut sector = stripe * self.chunk;
-                let mut out = Vec::with_capacity((near * far) as usize);
-                for _ in 0..near {
-                    let mut d = dev;
-                    let mut s = sector;
-                    out.push(Copy { member: d as u32, offset: s });
-                    for _ in 1..far {
-                        d = (d + near) % n;
-                        s += stride;
-                        out.push(Copy { member: d as u32, offset: s });
-                    }
-                    dev += 1;
-                    if dev >= n {
-                        dev = 0;
-                        sector += self.chunk;
-                    }
-                }
-                out
-            }
-            _ => panic!("chunk_copies() is for non-parity levels"),
-        }
+        self.md.map(c * self.chunk).into_iter().map(|l| Copy { member: l.member, offset: l.offset }).collect()
     }
 }
 

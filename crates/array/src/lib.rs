@@ -15,6 +15,7 @@ pub mod assemble;
 pub mod bitmap;
 pub mod create;
 pub mod error;
+pub mod fuse;
 
 pub mod layout;
 pub mod manage;

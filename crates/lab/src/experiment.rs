@@ -243,7 +243,7 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Lab
         table.remove("system");
     }
     table.insert(leaf.clone(), parsed);
-    if path.len() <= 2 && !member_list {
+    if path.len() == 2 && (path[0] == "target" || path[0] == "workload") && !member_list {
         if let Some(sweep) = doc.get_mut("sweep").and_then(|s| s.as_table_mut()) {
             let was_swept = sweep.remove(&leaf).is_some();
             // Exclusions naming the fixed axis: those matching the fixed value lose that key,
@@ -930,6 +930,8 @@ rerun = 1
         assert!(e.workload.contains(&("rw".into(), "write".into())));
         let e = Experiment::parse(BASIC, "t", Path::new("."), &["system=sys.toml".into()]).unwrap();
         assert!(!e.target.contains_key("filename"));
+        let e = Experiment::parse(BASIC, "t", Path::new("."), &["sweep.rw=read".into()]).unwrap();
+        assert_eq!(e.axes[1].values, ["read"], "a dotted sweep path replaces the axis");
         let e = Experiment::parse(BASIC, "t", Path::new("."), &["repeat.count=7".into()]).unwrap();
         assert_eq!(e.repeat.count, 7);
         let err = Experiment::parse(BASIC, "t", Path::new("."), &["bogus=1".into()]).unwrap_err();

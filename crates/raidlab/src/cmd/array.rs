@@ -1,13 +1,271 @@
-//! `raidlab array`.
+//! `raidlab array`: build and manage user-space RAID arrays with mdadm's verbs.
+//!
+//! Members are given as separate arguments or comma-joined (`a,b,c`, as in
+//! `--filename array:a,b,c`). Verbs that act on one member of an array take the array's
+//! members first, then the member: `raidlab array fail a,b,c,d b`.
 
 use crate::error::CliError;
+use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
+use raidlab_array::{manage, ArrayError};
+use raidlab_workload::size::parse_size;
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct ArrayArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    #[command(subcommand)]
+    cmd: ArrayCmd,
 }
 
-pub fn main(_args: ArrayArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'array' is not built yet"))
+#[derive(clap::Subcommand)]
+enum ArrayCmd {
+    /// Create an array: write superblocks and a write-intent bitmap to each member.
+    ///
+    /// Nested arrays: give the children with --of instead of members, e.g. RAID 0 with
+    /// 256 KiB chunks over four 8+1 RAID 5 with 64 KiB chunks:
+    /// `raidlab array create --level 0 --chunk 256k --of 5:64k:d0,…,d8 --of 5:64k:d9,…`
+    /// (each --of is LEVEL:CHUNK:M1,M2,… or LEVEL:CHUNK:LAYOUT:M1,M2,…).
+    Create {
+        /// linear, 0, 1, 10, 4, 5, 6 (raid5 and the like also accepted)
+        #[arg(long)]
+        level: String,
+        /// md's layout: left-symmetric (default for 5 and 6), right-symmetric, left-asymmetric,
+        /// right-asymmetric, parity-first, parity-last, *-6 variants for 6; n2/f2/o2 for 10
+        #[arg(long)]
+        layout: Option<String>,
+        /// Chunk size (default 512k, like mdadm)
+        #[arg(long)]
+        chunk: Option<String>,
+        /// Create missing member files with this size
+        #[arg(long)]
+        size: Option<String>,
+        /// Overwrite members that hold data (a filesystem, a partition table, nonzero bytes)
+        #[arg(long)]
+        force: bool,
+        /// Skip the initial resync (members already consistent, e.g. all zeros)
+        #[arg(long = "assume-clean")]
+        assume_clean: bool,
+        /// A child array (nesting): LEVEL:CHUNK:M1,M2,… ; repeat for each child
+        #[arg(long = "of")]
+        of: Vec<String>,
+        /// Member files or block devices
+        members: Vec<String>,
+    },
+    /// Show an array's state from its members' superblocks.
+    Status {
+        #[arg(long = "output-format", default_value = "normal", value_parser = ["normal", "json"])]
+        output_format: String,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Mark a member faulty (a running `array serve` picks this up within a second).
+    Fail {
+        /// The array's members, comma-joined
+        array: String,
+        member: String,
+        /// Fail it even if the array then has more failed members than it survives
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove a faulty member (or a spare) from the array and erase its superblock.
+    Remove { array: String, member: String },
+    /// Add a member as a spare; `rebuild` puts it in place of a failed one.
+    Add {
+        array: String,
+        member: String,
+        /// Overwrite a member that holds data
+        #[arg(long)]
+        force: bool,
+    },
+    /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks).
+    Rebuild {
+        /// Start a dirty and degraded array anyway
+        #[arg(long)]
+        force: bool,
+        /// No progress line on stderr
+        #[arg(long)]
+        quiet: bool,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Check redundancy (--check) or repair it (--repair); prints the mismatch count.
+    Scrub {
+        #[arg(long, conflicts_with = "repair")]
+        check: bool,
+        #[arg(long)]
+        repair: bool,
+        #[arg(long = "output-format", default_value = "normal", value_parser = ["normal", "json"])]
+        output_format: String,
+        #[arg(long)]
+        quiet: bool,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+    /// Serve the array as the file DIR/volume through FUSE until Ctrl-C or SIGTERM.
+    Serve {
+        /// Mount point (an existing directory)
+        #[arg(long)]
+        fuse: PathBuf,
+        /// Start a dirty and degraded array anyway
+        #[arg(long)]
+        force: bool,
+        #[arg(required = true)]
+        members: Vec<String>,
+    },
+}
+
+fn cli(e: ArrayError) -> CliError {
+    if e.is_usage() {
+        CliError::usage(e.to_string())
+    } else {
+        CliError::failed(e.to_string())
+    }
+}
+
+fn member_list(args: &[String]) -> Vec<PathBuf> {
+    args.iter().flat_map(|a| raidlab_array::split_members(a)).collect()
+}
+
+fn size_arg(flag: &str, v: &str) -> Result<u64, CliError> {
+    parse_size(v).map_err(|e| CliError::usage(format!("--{flag} {v}: {e}")))
+}
+
+fn stderr_is_tty() -> bool {
+    unsafe { libc::isatty(2) == 1 }
+}
+
+pub fn main(args: ArrayArgs) -> Result<(), CliError> {
+    match args.cmd {
+        ArrayCmd::Create { level, layout, chunk, size, force, assume_clean, of, members } => {
+            let chunk = chunk.map(|c| size_arg("chunk", &c)).transpose()?;
+            let size = size.map(|s| size_arg("size", &s)).transpose()?;
+            let ms: Vec<MemberSpec> = if !of.is_empty() {
+                if !members.is_empty() {
+                    return Err(CliError::usage("give either member paths or --of children, not both"));
+                }
+                of.iter().map(|c| CreateSpec::parse_child(c).map(MemberSpec::Array)).collect::<Result<_, _>>().map_err(cli)?
+            } else {
+                member_list(&members).into_iter().map(MemberSpec::Path).collect()
+            };
+            if ms.is_empty() {
+                return Err(CliError::usage("no members given (valid: member paths, or --of LEVEL:CHUNK:M1,M2,…)"));
+            }
+            let spec = CreateSpec::new(&level, layout.as_deref(), chunk, ms).map_err(cli)?;
+            let arr = create(&spec, &CreateOptions { force, size, assume_clean, verbose: true }).map_err(cli)?;
+            let geo = &arr.geo;
+            println!(
+                "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)",
+                geo.level.name(),
+                raidlab_array::superblock::uuid_string(&arr.uuid),
+                geo.members,
+                if geo.layout.name().is_empty() { String::new() } else { format!(", layout {}", geo.layout.name()) },
+                if geo.level.has_chunk() { format!(", chunk {} KiB", geo.chunk / 1024) } else { String::new() },
+                arr.capacity(),
+                arr.capacity() as f64 / (1u64 << 30) as f64
+            );
+            arr.close().map_err(cli)?;
+            Ok(())
+        }
+        ArrayCmd::Status { output_format, members } => {
+            let st = manage::status(&member_list(&members)).map_err(cli)?;
+            if output_format == "json" {
+                println!("{}", serde_json::to_string_pretty(&st).map_err(|e| CliError::failed(e.to_string()))?);
+            } else {
+                print!("{}", manage::status_text(&st, 0));
+            }
+            Ok(())
+        }
+        ArrayCmd::Fail { array, member, force } => {
+            let msg = manage::fail(&member_list(&[array]), &PathBuf::from(member), force).map_err(cli)?;
+            println!("{msg}");
+            Ok(())
+        }
+        ArrayCmd::Remove { array, member } => {
+            let msg = manage::remove(&member_list(&[array]), &PathBuf::from(member)).map_err(cli)?;
+            println!("{msg}");
+            Ok(())
+        }
+        ArrayCmd::Add { array, member, force } => {
+            let msg = manage::add(&member_list(&[array]), &PathBuf::from(&member), force).map_err(cli)?;
+            println!("{msg}");
+            Ok(())
+        }
+        ArrayCmd::Rebuild { force, quiet, members } => {
+            let paths = member_list(&members);
+            let assigned = manage::assign_spares(&paths).map_err(cli)?;
+            if assigned > 0 {
+                eprintln!("raidlab: {assigned} spare(s) take the place of failed members");
+            }
+            let arr = manage::open(&paths, force).map_err(cli)?;
+            let stop = manage::stop_flag();
+            let mut prog: Option<manage::Progress> = None;
+            let done = manage::rebuild_all(&arr, stop, &mut |what, d, t| {
+                let p = prog.get_or_insert_with(|| manage::Progress::new(!quiet, d));
+                p.update(&format!("rebuild {what}"), d, t);
+            })
+            .map_err(cli)?;
+            arr.close().map_err(cli)?;
+            if !done {
+                return Err(CliError::failed("rebuild interrupted; progress is saved, run rebuild again to resume"));
+            }
+            if arr.degraded_count() > 0 {
+                let st = manage::status(&paths).map_err(cli)?;
+                let list: Vec<String> = st.not_active.iter().map(|(i, s)| format!("slot {i} {s}")).collect();
+                return Err(CliError::failed(format!(
+                    "nothing to rebuild onto: {} (add a spare with raidlab array add)",
+                    list.join(", ")
+                )));
+            }
+            println!("rebuild complete; array is in sync");
+            Ok(())
+        }
+        ArrayCmd::Scrub { check, repair, output_format, quiet, members } => {
+            if !check && !repair {
+                return Err(CliError::usage("scrub needs --check or --repair"));
+            }
+            let arr = manage::open(&member_list(&members), false).map_err(cli)?;
+            let show = !quiet && stderr_is_tty();
+            let mut prog = manage::Progress::new(show, 0);
+            let reps = manage::scrub_all(&arr, repair, &mut |what, d, t| prog.update(&format!("scrub {what}"), d, t))
+                .map_err(cli)?;
+            arr.close().map_err(cli)?;
+            if reps.is_empty() {
+                return Err(CliError::usage("the array has no redundancy to scrub (level linear or 0)"));
+            }
+            if output_format == "json" {
+                let v: Vec<serde_json::Value> = reps
+                    .iter()
+                    .map(|(n, r)| serde_json::json!({"array": n, "stripes": r.stripes, "mismatches": r.mismatches,
+                        "mismatch_sectors": r.mismatch_sectors, "repaired": r.repaired, "located": r.located}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&v).map_err(|e| CliError::failed(e.to_string()))?);
+            } else {
+                for (name, r) in &reps {
+                    println!(
+                        "{name}: {} stripes checked, {} mismatched (mismatch_cnt {} sectors){}",
+                        r.stripes,
+                        r.mismatches,
+                        r.mismatch_sectors,
+                        if repair && r.mismatches > 0 { ", repaired" } else { "" }
+                    );
+                    for (row, who) in &r.located {
+                        if let Some(who) = who {
+                            println!("  stripe {row}: bad block on {who}");
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        ArrayCmd::Serve { fuse, force, members } => {
+            let stop = manage::stop_flag();
+            let arr = manage::open(&member_list(&members), force).map_err(cli)?;
+            let dir = fuse.clone();
+            raidlab_array::fuse::serve(arr, &fuse, stop, || {
+                eprintln!("raidlab: serving {} (Ctrl-C or SIGTERM to stop)", dir.join(raidlab_array::fuse::VOLUME_NAME).display());
+            })
+            .map_err(cli)?;
+            eprintln!("raidlab: unmounted {}; array stopped cleanly", fuse.display());
+            Ok(())
+        }
+    }
 }
