@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # raidlab's engine against fio, side by side in one run: the two tools alternate, ROUNDS
 # times per case, and the script prints each tool's median IOPS, CPU (usr+sys, % of one core)
-# and the ratios raidlab/fio of IOPS and of IOPS per core.
+# and the ratios raidlab/fio of IOPS and of IOPS per core (IOPS / CPU fraction of the job's
+# thread), then each round's IOPS. On a shared machine wall-clock IOPS swing with the load;
+# IOPS per core is the steadier comparison of the two engines.
 #
 #   bench/engine/vs-fio.sh              # all cases
 #   ROUNDS=5 RUNTIME=5 bench/engine/vs-fio.sh loop-randread null
+#
+# raidlab side: the engine's example front end (crates/engine/examples/rlrun.rs, the same
+# raidlab_engine::run that `raidlab run` calls), or set RAIDLAB=target/release/raidlab to
+# time the binary itself through its fio-compatible JSON.
 #
 # Cases: loop-randread (4 KiB randread, iodepth 32, io_uring, direct, on a loop device over a
 # /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-seqread (1 MiB
@@ -16,7 +22,7 @@ RUNTIME=${RUNTIME:-4}
 CASES=${*:-loop-randread loop-psync loop-seqread null disk}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
-if [ -z "${RAIDLAB_RLRUN:-}" ]; then
+if [ -z "${RAIDLAB_RLRUN:-}" ] && [ -z "${RAIDLAB:-}" ]; then
   (cd "$ROOT" && cargo build --release -q -p raidlab-engine --example rlrun)
 fi
 command -v fio >/dev/null || { echo "vs-fio: fio is not installed (apt-get install fio)" >&2; exit 2; }
@@ -53,6 +59,11 @@ run_fio() {
     python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
 }
 run_rl() {
+  if [ -n "${RAIDLAB:-}" ]; then
+    "$RAIDLAB" run --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based --output-format=json |
+      python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
+    return
+  fi
   "$RL" --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based |
     python3 -c 'import re,sys; l=sys.stdin.read(); i=re.search(r"iops=([0-9.]+)",l).group(1); u=re.search(r"usr=([0-9.]+)%",l).group(1); s=re.search(r"sys=([0-9.]+)%",l).group(1); print(i, float(u)+float(s))'
 }
@@ -74,5 +85,6 @@ ri, rc = st.median(x[0] for x in rl), st.median(x[1] for x in rl)
 fi_, fc = st.median(x[0] for x in fi), st.median(x[1] for x in fi)
 pc = (ri / max(rc, 1e-9)) / (fi_ / max(fc, 1e-9))
 print(f"{case:<14} {ri:12.0f} {rc:7.1f} {fi_:12.0f} {fc:7.1f} {ri/fi_:8.3f} {pc:10.3f}")
+print("  rounds iops raidlab: " + " ".join(f"{x[0]:.0f}" for x in rl) + " | fio: " + " ".join(f"{x[0]:.0f}" for x in fi))
 PY
 done

@@ -2,7 +2,7 @@
 //! `rlrun --name=x --rw=randread --bs=4k ... [--force]`, fio-style options; prints one line per
 //! job (IOPS, bandwidth in decimal MB/s, ios, usr/sys CPU) and exits 1 if a job failed.
 
-use raidlab_engine::{run, resolve_path, RunOptions};
+use raidlab_engine::{resolve_path, run, RunOptions};
 use raidlab_workload::{apply_option, JobSpec};
 
 fn main() {

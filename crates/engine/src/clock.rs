@@ -16,7 +16,10 @@ pub struct Monotonic;
 impl Clock for Monotonic {
     #[inline]
     fn now_ns(&self) -> u64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -32,7 +35,10 @@ pub struct Stepping {
 
 impl Stepping {
     pub fn new(step_ns: u64) -> Self {
-        Stepping { now: AtomicU64::new(0), step: step_ns }
+        Stepping {
+            now: AtomicU64::new(0),
+            step: step_ns,
+        }
     }
 }
 

@@ -11,11 +11,17 @@ pub struct EngineError {
 impl EngineError {
     /// Bad input: a value, target or option the run cannot use (exit code 2).
     pub fn usage(message: impl Into<String>) -> Self {
-        EngineError { usage: true, message: one_line(message.into()) }
+        EngineError {
+            usage: true,
+            message: one_line(message.into()),
+        }
     }
     /// A failure while running (exit code 1).
     pub fn failed(message: impl Into<String>) -> Self {
-        EngineError { usage: false, message: one_line(message.into()) }
+        EngineError {
+            usage: false,
+            message: one_line(message.into()),
+        }
     }
     /// True for bad input (exit 2), false for a failure while running (exit 1).
     pub fn is_usage(&self) -> bool {
@@ -28,7 +34,11 @@ impl EngineError {
 
 fn one_line(s: String) -> String {
     if s.contains('\n') {
-        s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
     } else {
         s
     }

@@ -34,14 +34,19 @@ pub struct Null {
 
 impl Null {
     pub fn new(depth: usize) -> Self {
-        Null { queued: Vec::with_capacity(depth) }
+        Null {
+            queued: Vec::with_capacity(depth),
+        }
     }
 }
 
 impl Executor for Null {
     #[inline]
     fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
-        self.queued.push(Completion { slot, res: Ok(len as u64) });
+        self.queued.push(Completion {
+            slot,
+            res: Ok(len as u64),
+        });
     }
     #[inline]
     fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
@@ -68,7 +73,9 @@ impl Executor for Psync {
         self.op = Some((slot, dir, offset, buf, len));
     }
     fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
-        let Some((slot, dir, offset, buf, len)) = self.op.take() else { return Ok(()) };
+        let Some((slot, dir, offset, buf, len)) = self.op.take() else {
+            return Ok(());
+        };
         let fd = self.file.as_raw_fd();
         let r = loop {
             // SAFETY: buf points to `len` bytes owned by the driver's slot until completion.
@@ -83,7 +90,11 @@ impl Executor for Psync {
             }
             break r;
         };
-        let res = if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r as u64) };
+        let res = if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as u64)
+        };
         done.push(Completion { slot, res });
         Ok(())
     }
@@ -112,14 +123,23 @@ impl Uring {
         let fd = file.as_raw_fd();
         let mut fixed = ring.submitter().register_files(&[fd]).is_ok();
         if fixed {
-            let iov = libc::iovec { iov_base: area.0.cast(), iov_len: area.1 };
+            let iov = libc::iovec {
+                iov_base: area.0.cast(),
+                iov_len: area.1,
+            };
             // SAFETY: the area outlives the ring (the driver drops the executor first).
             fixed = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
             if !fixed {
                 let _ = ring.submitter().unregister_files();
             }
         }
-        Ok(Uring { ring, fixed, fd, _file: file, pending: 0 })
+        Ok(Uring {
+            ring,
+            fixed,
+            fd,
+            _file: file,
+            pending: 0,
+        })
     }
 }
 
@@ -128,15 +148,26 @@ impl Executor for Uring {
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
         let e = match (dir, self.fixed) {
-            (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len as u32, 0).offset(offset).build(),
-            (Dir::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len as u32, 0).offset(offset).build(),
-            (Dir::Read, false) => opcode::Read::new(types::Fd(self.fd), buf, len as u32).offset(offset).build(),
-            (Dir::Write, false) => opcode::Write::new(types::Fd(self.fd), buf, len as u32).offset(offset).build(),
+            (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len as u32, 0)
+                .offset(offset)
+                .build(),
+            (Dir::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len as u32, 0)
+                .offset(offset)
+                .build(),
+            (Dir::Read, false) => opcode::Read::new(types::Fd(self.fd), buf, len as u32)
+                .offset(offset)
+                .build(),
+            (Dir::Write, false) => opcode::Write::new(types::Fd(self.fd), buf, len as u32)
+                .offset(offset)
+                .build(),
         };
         // SAFETY: the buffer stays valid until the completion for this slot is reaped; the SQ
         // has at least `depth` entries and the driver never has more than `depth` queued.
         unsafe {
-            self.ring.submission().push(&e.user_data(slot as u64)).expect("submission queue sized to iodepth");
+            self.ring
+                .submission()
+                .push(&e.user_data(slot as u64))
+                .expect("submission queue sized to iodepth");
         }
         self.pending += 1;
     }
@@ -152,8 +183,15 @@ impl Executor for Uring {
         self.pending = 0;
         for cqe in self.ring.completion() {
             let r = cqe.result();
-            let res = if r < 0 { Err(io::Error::from_raw_os_error(-r)) } else { Ok(r as u64) };
-            done.push(Completion { slot: cqe.user_data() as u32, res });
+            let res = if r < 0 {
+                Err(io::Error::from_raw_os_error(-r))
+            } else {
+                Ok(r as u64)
+            };
+            done.push(Completion {
+                slot: cqe.user_data() as u32,
+                res,
+            });
         }
         Ok(())
     }
@@ -186,42 +224,68 @@ impl Block {
             let tx = done_tx.clone();
             let dev = Arc::clone(&dev);
             workers.push(
-                std::thread::Builder::new().name(format!("raidlab-blk{i}")).spawn(move || {
-                    let cpu0 = crate::job::thread_cpu();
-                    loop {
-                        let w = match rx.lock().map(|r| r.recv()) {
-                            Ok(Ok(w)) => w,
-                            _ => break,
-                        };
-                        // SAFETY: the driver keeps the slot's buffer alive and untouched until
-                        // this completion is reaped.
-                        let res = unsafe {
-                            match w.dir {
-                                Dir::Read => dev.read_at(std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len), w.offset),
-                                Dir::Write => dev.write_at(std::slice::from_raw_parts(w.buf as *const u8, w.len), w.offset),
+                std::thread::Builder::new()
+                    .name(format!("raidlab-blk{i}"))
+                    .spawn(move || {
+                        let cpu0 = crate::job::thread_cpu();
+                        loop {
+                            let w = match rx.lock().map(|r| r.recv()) {
+                                Ok(Ok(w)) => w,
+                                _ => break,
+                            };
+                            // SAFETY: the driver keeps the slot's buffer alive and untouched until
+                            // this completion is reaped.
+                            let res = unsafe {
+                                match w.dir {
+                                    Dir::Read => dev.read_at(
+                                        std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len),
+                                        w.offset,
+                                    ),
+                                    Dir::Write => dev.write_at(
+                                        std::slice::from_raw_parts(w.buf as *const u8, w.len),
+                                        w.offset,
+                                    ),
+                                }
+                            };
+                            if tx
+                                .send(Completion {
+                                    slot: w.slot,
+                                    res: res.map(|_| w.len as u64),
+                                })
+                                .is_err()
+                            {
+                                break;
                             }
-                        };
-                        if tx.send(Completion { slot: w.slot, res: res.map(|_| w.len as u64) }).is_err() {
-                            break;
                         }
-                    }
-                    let cpu1 = crate::job::thread_cpu();
-                    (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1)
-                })?,
+                        let cpu1 = crate::job::thread_cpu();
+                        (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1)
+                    })?,
             );
         }
-        Ok(Block { work: Some(work_tx), done_rx, queued: Vec::with_capacity(depth as usize), workers })
+        Ok(Block {
+            work: Some(work_tx),
+            done_rx,
+            queued: Vec::with_capacity(depth as usize),
+            workers,
+        })
     }
 }
 
 impl Executor for Block {
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
-        self.queued.push(Work { slot, dir, offset, buf: buf as usize, len });
+        self.queued.push(Work {
+            slot,
+            dir,
+            offset,
+            buf: buf as usize,
+            len,
+        });
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
         let tx = self.work.as_ref().expect("executor used after finish");
         for w in self.queued.drain(..) {
-            tx.send(w).map_err(|_| io::Error::other("block target workers have stopped"))?;
+            tx.send(w)
+                .map_err(|_| io::Error::other("block target workers have stopped"))?;
         }
         let mut got = 0;
         while got < min {

@@ -47,7 +47,11 @@ impl AlignedBuf {
             x ^= x << 17;
             c.copy_from_slice(&x.to_le_bytes());
         }
-        AlignedBuf { ptr, layout, slot_bytes }
+        AlignedBuf {
+            ptr,
+            layout,
+            slot_bytes,
+        }
     }
     #[inline]
     pub fn slot(&self, i: u32) -> *mut u8 {
@@ -107,7 +111,13 @@ struct Slot {
     expect: Option<u64>,
 }
 
-const EMPTY: Request = Request { seq: 0, pass: 0, offset: 0, len: 0, dir: Dir::Read };
+const EMPTY: Request = Request {
+    seq: 0,
+    pass: 0,
+    offset: 0,
+    len: 0,
+    dir: Dir::Read,
+};
 
 #[derive(Default)]
 struct Counters {
@@ -120,7 +130,16 @@ struct Counters {
 
 /// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
 pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> JobResult {
-    let JobSetup { clock, stop, progress, verify, verify_all, seed, mut stream, .. } = setup;
+    let JobSetup {
+        clock,
+        stop,
+        progress,
+        verify,
+        verify_all,
+        seed,
+        mut stream,
+        ..
+    } = setup;
     let depth = setup.depth.max(1);
     let (region_start, region_len) = stream.region();
     let region_end = region_start + region_len;
@@ -129,7 +148,18 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let measure_from = start + setup.ramp_ns;
     let deadline = setup.runtime_ns.map(|r| measure_from + r);
 
-    let mut slots = vec![Slot { req: EMPTY, ready: 0, submit: 0, generation: 0, check: false, racy: false, expect: None }; depth as usize];
+    let mut slots = vec![
+        Slot {
+            req: EMPTY,
+            ready: 0,
+            submit: 0,
+            generation: 0,
+            check: false,
+            racy: false,
+            expect: None
+        };
+        depth as usize
+    ];
     let mut free: Vec<u32> = (0..depth).rev().collect();
     let mut inflight_list: Vec<u32> = Vec::with_capacity(depth as usize);
     let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
@@ -145,11 +175,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut last_counted = measure_from;
 
     loop {
-        let stopping = io_failed
-            || stopped.is_some()
-            || exhausted
-            || deadline.is_some_and(|d| now >= d)
-            || {
+        let stopping =
+            io_failed || stopped.is_some() || exhausted || deadline.is_some_and(|d| now >= d) || {
                 if stop.load(Ordering::Relaxed) {
                     stopped = Some("interrupted".into());
                     true
@@ -171,7 +198,15 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     req.offset + req.len
                 );
                 let buf = bufs.slot(slot);
-                let mut s = Slot { req, ready: now, submit: 0, generation: 0, check: false, racy: false, expect: None };
+                let mut s = Slot {
+                    req,
+                    ready: now,
+                    submit: 0,
+                    generation: 0,
+                    check: false,
+                    racy: false,
+                    expect: None,
+                };
                 if let Some(v) = &verify {
                     prepare_verify(&mut s, &mut slots, &inflight_list, v, buf, seed);
                 }
@@ -231,7 +266,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Ok(_) => {}
             }
             if let Some(v) = &verify {
-                finish_verify(&s, v, bufs.slot(comp.slot), verify_all, &mut c.verify, &mut error);
+                finish_verify(
+                    &s,
+                    v,
+                    bufs.slot(comp.slot),
+                    verify_all,
+                    &mut c.verify,
+                    &mut error,
+                );
             }
             bytes_done += r.len;
             if now < measure_from {
@@ -276,7 +318,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let (eu, es) = exec.finish();
     let cpu1 = thread_cpu();
     let elapsed = end.saturating_sub(start).max(1);
-    let measured = last_counted.max(measure_from).saturating_sub(measure_from).max(if c.read.total_ios + c.write.total_ios > 0 { 1 } else { 0 });
+    let measured = last_counted
+        .max(measure_from)
+        .saturating_sub(measure_from)
+        .max(if c.read.total_ios + c.write.total_ios > 0 {
+            1
+        } else {
+            0
+        });
     for d in [&mut c.read, &mut c.write] {
         if d.total_ios > 0 {
             d.runtime_ns = measured;
@@ -310,12 +359,20 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         sim: None,
         stopped,
         error,
+        // Fields the engine does not know (filled by the caller) keep their defaults.
         ..Default::default()
     }
 }
 
 /// Before queueing: writes get their header and generation; reads decide what to expect.
-fn prepare_verify(s: &mut Slot, slots: &mut [Slot], inflight: &[u32], v: &VerifyShared, buf: *mut u8, seed: u64) {
+fn prepare_verify(
+    s: &mut Slot,
+    slots: &mut [Slot],
+    inflight: &[u32],
+    v: &VerifyShared,
+    buf: *mut u8,
+    seed: u64,
+) {
     let off = s.req.offset;
     match s.req.dir {
         Dir::Write => {
@@ -341,7 +398,11 @@ fn prepare_verify(s: &mut Slot, slots: &mut [Slot], inflight: &[u32], v: &Verify
                 o.req.dir == Dir::Write && o.req.offset == off
             });
             s.check = !racing;
-            s.expect = v.last_gen.lock().map(|m| m.get(&off).copied()).unwrap_or(None);
+            s.expect = v
+                .last_gen
+                .lock()
+                .map(|m| m.get(&off).copied())
+                .unwrap_or(None);
         }
     }
 }

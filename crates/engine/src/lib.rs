@@ -11,14 +11,27 @@
 //! simulator), or rendering results (the result crate). Wall-clock time is read only through
 //! the [`clock::Clock`] the caller passes to [`run_with_clock`].
 //!
+//! Executors, chosen by `ioengine`: `io_uring` (default; the file and buffer area are
+//! registered, one `io_uring_enter` submits the batch and waits for at least one completion),
+//! `psync` (pread/pwrite; synchronous, so its iodepth is 1 whatever the job says, as in fio),
+//! `null` (no I/O, the target is never opened: the engine's own overhead), and for
+//! [`Target::Block`] `iodepth` worker threads calling [`BlockTarget::read_at`]/`write_at`.
+//!
+//! Timing: `lat` runs from when a request was ready to issue (its slot freed) to its
+//! completion, `clat` from its submission to completion; I/O completing inside `ramp_time`
+//! is not counted. `verify` checks every block a job reads against the header its last write
+//! in this run left there. Races inside one job (a read or write in flight beside another
+//! write to the same block) are recognised and not judged; jobs of one stonewall group writing
+//! the same blocks at once are not coordinated, so stonewall the job that reads them back.
+//!
 //! [`RequestStream`]: raidlab_workload::RequestStream
 
 pub mod clock;
 mod error;
-mod runner;
 mod exec;
 mod job;
 mod progress;
+mod runner;
 pub mod safety;
 mod target;
 pub mod verify;
@@ -48,7 +61,10 @@ pub enum Target {
     /// A regular file (created and laid out if missing or short) or a block device.
     Path(std::path::PathBuf),
     /// An in-process device; `label` is how results name it.
-    Block { label: String, dev: Arc<dyn BlockTarget> },
+    Block {
+        label: String,
+        dev: Arc<dyn BlockTarget>,
+    },
 }
 
 /// How to run.

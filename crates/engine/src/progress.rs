@@ -17,8 +17,14 @@ pub struct Goal {
 
 /// The line for `done` bytes after `elapsed_ns`, moving at `rate` bytes/s (pure).
 pub fn render(goal: Goal, done: u64, elapsed_ns: u64, rate: f64) -> String {
-    let by_bytes = goal.bytes.filter(|&b| b > 0).map(|b| (done as f64 / b as f64).min(1.0));
-    let by_time = goal.time_ns.filter(|&t| t > 0).map(|t| (elapsed_ns as f64 / t as f64).min(1.0));
+    let by_bytes = goal
+        .bytes
+        .filter(|&b| b > 0)
+        .map(|b| (done as f64 / b as f64).min(1.0));
+    let by_time = goal
+        .time_ns
+        .filter(|&t| t > 0)
+        .map(|t| (elapsed_ns as f64 / t as f64).min(1.0));
     let frac = match (by_bytes, by_time) {
         (Some(a), Some(b)) => a.max(b),
         (Some(a), None) | (None, Some(a)) => a,
@@ -36,11 +42,20 @@ pub fn render(goal: Goal, done: u64, elapsed_ns: u64, rate: f64) -> String {
     } else {
         "-:--:--".into()
     };
-    format!("[{bar}] {:5.1}%  {:9.1} MB/s  ETA {eta}", frac * 100.0, rate / 1e6)
+    format!(
+        "[{bar}] {:5.1}%  {:9.1} MB/s  ETA {eta}",
+        frac * 100.0,
+        rate / 1e6
+    )
 }
 
 /// Draw the line until `finished` is set, then erase it.
-pub fn run_line(goal: Goal, bytes: Arc<AtomicU64>, finished: Arc<AtomicBool>, clock: Arc<dyn Clock>) {
+pub fn run_line(
+    goal: Goal,
+    bytes: Arc<AtomicU64>,
+    finished: Arc<AtomicBool>,
+    clock: Arc<dyn Clock>,
+) {
     let start = clock.now_ns();
     let (mut last_t, mut last_b) = (start, 0u64);
     let mut rate = 0.0;
@@ -68,15 +83,34 @@ mod tests {
 
     #[test]
     fn line_shows_bar_rate_and_eta() {
-        let g = Goal { bytes: Some(1000), time_ns: None };
+        let g = Goal {
+            bytes: Some(1000),
+            time_ns: None,
+        };
         let l = render(g, 250, 1_000_000_000, 250e6);
         assert!(l.contains(" 25.0%"), "{l}");
         assert!(l.contains("250.0 MB/s"), "{l}");
         assert!(l.contains("ETA 0:00:03"), "{l}");
         assert_eq!(l.matches('#').count(), 8);
-        let t = render(Goal { bytes: None, time_ns: Some(10_000_000_000) }, 5, 5_000_000_000, 1.0);
+        let t = render(
+            Goal {
+                bytes: None,
+                time_ns: Some(10_000_000_000),
+            },
+            5,
+            5_000_000_000,
+            1.0,
+        );
         assert!(t.contains(" 50.0%") && t.contains("ETA 0:00:05"), "{t}");
-        let u = render(Goal { bytes: None, time_ns: None }, 0, 0, 0.0);
+        let u = render(
+            Goal {
+                bytes: None,
+                time_ns: None,
+            },
+            0,
+            0,
+            0.0,
+        );
         assert!(u.contains("-:--:--"), "{u}");
     }
 }

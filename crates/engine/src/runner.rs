@@ -81,8 +81,10 @@ pub fn run_with_clock(
     let mut infos: HashMap<String, PathInfo> = HashMap::new();
     for (name, r) in &resolved {
         let Resolved::Path(path) = r else { continue };
-        let users: Vec<&JobSpec> =
-            specs.iter().filter(|s| s.ioengine != IoEngine::Null && s.filenames.contains(name)).collect();
+        let users: Vec<&JobSpec> = specs
+            .iter()
+            .filter(|s| s.ioengine != IoEngine::Null && s.filenames.contains(name))
+            .collect();
         if users.is_empty() {
             continue;
         }
@@ -94,7 +96,13 @@ pub fn run_with_clock(
                 Some(last + size)
             })
             .max();
-        let info = prepare_path(path, need_end, users.iter().any(|s| writes(s)), opts.force)?;
+        let info = prepare_path(
+            path,
+            need_end,
+            users.iter().any(|s| writes(s)),
+            opts.force,
+            &opts.stop,
+        )?;
         infos.insert(name.clone(), info);
     }
 
@@ -117,17 +125,29 @@ pub fn run_with_clock(
         let fname = &spec.filenames[inst.file_index];
         let r = &resolved[fname];
         let (size, align, label, what) = match r {
-            Resolved::Block(label, dev) => (dev.size(), dev.alignment().max(1), label.clone(), format!("the alignment of {label}")),
+            Resolved::Block(label, dev) => (
+                dev.size(),
+                dev.alignment().max(1),
+                label.clone(),
+                format!("the alignment of {label}"),
+            ),
             Resolved::Path(p) => match infos.get(fname) {
                 Some(info) => {
                     let a = if spec.direct { info.logical_block } else { 1 };
-                    (info.size, a, fname.clone(), format!("the logical block size of {}", p.display()))
+                    (
+                        info.size,
+                        a,
+                        fname.clone(),
+                        format!("the logical block size of {}", p.display()),
+                    )
                 }
                 None => {
                     // The null engine never touches its target: size from the job, or the target's.
                     let size = match spec.size {
-                        Some(sz) => spec.offset + spec.offset_increment * inst.job_index as u64 + sz,
-                        None => prepare_path(p, None, false, true)?.size,
+                        Some(sz) => {
+                            spec.offset + spec.offset_increment * inst.job_index as u64 + sz
+                        }
+                        None => prepare_path(p, None, false, true, &opts.stop)?.size,
                     };
                     (size, 1, fname.clone(), String::new())
                 }
@@ -136,7 +156,8 @@ pub fn run_with_clock(
         if align > 1 {
             check_alignment(spec, align, &what)?;
         }
-        let stream = RequestStream::new(spec, &inst, size).map_err(|e| EngineError::usage(e.message))?;
+        let stream =
+            RequestStream::new(spec, &inst, size).map_err(|e| EngineError::usage(e.message))?;
         let verify = if spec.verify {
             Some(
                 verify_by_target
@@ -150,13 +171,22 @@ pub fn run_with_clock(
         } else {
             None
         };
+        check_resources(spec, r)?;
         let (exec, engine, depth) = match (spec.ioengine, r) {
             (IoEngine::Null, _) => (ExecPlan::Null, "null", spec.iodepth),
-            (_, Resolved::Block(_, dev)) => (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth),
-            (IoEngine::Psync, Resolved::Path(p)) => (ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct)?), "psync", 1),
-            (IoEngine::IoUring, Resolved::Path(p)) => {
-                (ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct)?), "io_uring", spec.iodepth)
+            (_, Resolved::Block(_, dev)) => {
+                (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth)
             }
+            (IoEngine::Psync, Resolved::Path(p)) => (
+                ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct)?),
+                "psync",
+                1,
+            ),
+            (IoEngine::IoUring, Resolved::Path(p)) => (
+                ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct)?),
+                "io_uring",
+                spec.iodepth,
+            ),
         };
         let goal_bytes = if spec.time_based {
             None
@@ -219,11 +249,58 @@ pub fn run_with_clock(
         }
         jobs.push(r);
     }
-    Ok(RunResult { version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")), timestamp: opts.timestamp, jobs })
+    Ok(RunResult {
+        version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
+        timestamp: opts.timestamp,
+        jobs,
+    })
+}
+
+/// Most worker threads an in-process target gets per job (one per request in flight).
+pub const MAX_BLOCK_TARGET_DEPTH: u32 = 1024;
+
+/// Refuse jobs whose buffers or threads the machine cannot hold, before any I/O.
+fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
+    if let Resolved::Block(label, _) = r {
+        if spec.ioengine != IoEngine::Null && spec.iodepth > MAX_BLOCK_TARGET_DEPTH {
+            return Err(EngineError::usage(format!(
+                "job '{}': iodepth={} on {label}: in-process targets use one thread per request in flight (valid: 1 to {MAX_BLOCK_TARGET_DEPTH})",
+                spec.name, spec.iodepth
+            )));
+        }
+    }
+    let depth = if spec.ioengine == IoEngine::Psync {
+        1
+    } else {
+        spec.iodepth as u64
+    };
+    let need = depth.saturating_mul(spec.bs.max());
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let half_ram = if pages > 0 && page > 0 {
+        pages as u64 * page as u64 / 2
+    } else {
+        u64::MAX
+    };
+    if need > half_ram {
+        return Err(EngineError::usage(format!(
+            "job '{}': iodepth={} × bs={} needs {need} bytes of buffers per job, more than half of this machine's memory ({half_ram} bytes)",
+            spec.name, spec.iodepth, spec.bs.max()
+        )));
+    }
+    Ok(())
 }
 
 fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineError> {
-    let mut values: Vec<(&str, u64)> = vec![("offset", spec.offset), ("offset_increment", spec.offset_increment)];
+    let mut values: Vec<(&str, u64)> = vec![
+        ("offset", spec.offset),
+        ("offset_increment", spec.offset_increment),
+    ];
     for (bs, _) in spec.bs.read.entries.iter().chain(&spec.bs.write.entries) {
         values.push(("bs", *bs));
     }
@@ -235,20 +312,36 @@ fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineE
             return Err(EngineError::usage(format!(
                 "job '{}': {name}={v} is not a multiple of {what} ({align} bytes), which {} needs",
                 spec.name,
-                if what.starts_with("the logical") { "direct=1" } else { "this target" }
+                if what.starts_with("the logical") {
+                    "direct=1"
+                } else {
+                    "this target"
+                }
             )));
         }
     }
     Ok(())
 }
 
-fn run_group(plans: Vec<InstancePlan>, opts: &RunOptions, clock: &Arc<dyn Clock>, specs: &[JobSpec]) -> Vec<(usize, JobResult)> {
+fn run_group(
+    plans: Vec<InstancePlan>,
+    opts: &RunOptions,
+    clock: &Arc<dyn Clock>,
+    specs: &[JobSpec],
+) -> Vec<(usize, JobResult)> {
     let total_bytes = plans.iter().map(|p| p.goal_bytes).sum::<Option<u64>>();
     let time_ns = plans
         .iter()
-        .filter_map(|p| specs[p.spec_index].runtime_ns.map(|r| r + specs[p.spec_index].ramp_time_ns))
+        .filter_map(|p| {
+            specs[p.spec_index]
+                .runtime_ns
+                .map(|r| r + specs[p.spec_index].ramp_time_ns)
+        })
         .max();
-    let counters: Vec<Arc<AtomicU64>> = plans.iter().map(|p| Arc::clone(&p.setup.progress)).collect();
+    let counters: Vec<Arc<AtomicU64>> = plans
+        .iter()
+        .map(|p| Arc::clone(&p.setup.progress))
+        .collect();
     let finished = Arc::new(AtomicBool::new(false));
     std::thread::scope(|sc| {
         let line = if opts.progress {
@@ -259,12 +352,23 @@ fn run_group(plans: Vec<InstancePlan>, opts: &RunOptions, clock: &Arc<dyn Clock>
             let (s3, f3) = (Arc::clone(&sum), Arc::clone(&finished));
             sc.spawn(move || {
                 while !f3.load(Ordering::Relaxed) {
-                    s3.store(counters2.iter().map(|c| c.load(Ordering::Relaxed)).sum(), Ordering::Relaxed);
+                    s3.store(
+                        counters2.iter().map(|c| c.load(Ordering::Relaxed)).sum(),
+                        Ordering::Relaxed,
+                    );
                     std::thread::sleep(std::time::Duration::from_millis(50));
                 }
             });
             Some(sc.spawn(move || {
-                progress::run_line(Goal { bytes: total_bytes, time_ns }, s2, f2, c2)
+                progress::run_line(
+                    Goal {
+                        bytes: total_bytes,
+                        time_ns,
+                    },
+                    s2,
+                    f2,
+                    c2,
+                )
             }))
         } else {
             None
@@ -286,7 +390,10 @@ fn run_group(plans: Vec<InstancePlan>, opts: &RunOptions, clock: &Arc<dyn Clock>
                     error: Some("job thread panicked".into()),
                     ..Default::default()
                 }),
-                Err(e) => JobResult { error: Some(format!("cannot start a job thread: {e}")), ..Default::default() },
+                Err(e) => JobResult {
+                    error: Some(format!("cannot start a job thread: {e}")),
+                    ..Default::default()
+                },
             };
             out.push((si, r));
         }
@@ -307,7 +414,10 @@ fn run_instance(p: InstancePlan) -> JobResult {
         instances: 1,
         target: setup.target.clone(),
         engine: setup.engine.to_string(),
-        error: Some(format!("cannot start {} on {}: {e}", setup.engine, setup.target)),
+        error: Some(format!(
+            "cannot start {} on {}: {e}",
+            setup.engine, setup.target
+        )),
         ..Default::default()
     };
     match p.exec {
@@ -315,7 +425,13 @@ fn run_instance(p: InstancePlan) -> JobResult {
         ExecPlan::Psync(f) => drive(p.setup, &mut Psync::new(f), &bufs),
         ExecPlan::Uring(f) => match Uring::new(f, depth, bufs.area()) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
-            Err(e) => fail(&p.setup, e),
+            Err(e) => {
+                let mut r = fail(&p.setup, e);
+                if let Some(m) = r.error.as_mut() {
+                    m.push_str(" (where io_uring is unavailable, use ioengine=psync)");
+                }
+                r
+            }
         },
         ExecPlan::Block(dev) => {
             let r = match Block::new(Arc::clone(&dev), depth) {

@@ -78,11 +78,13 @@ fn at(buf: &[u8], off: usize, magic: &[u8]) -> bool {
 }
 
 fn le16(buf: &[u8], off: usize) -> Option<u16> {
-    buf.get(off..off + 2).map(|b| u16::from_le_bytes([b[0], b[1]]))
+    buf.get(off..off + 2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
 }
 
 fn le32(buf: &[u8], off: usize) -> Option<u32> {
-    buf.get(off..off + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    buf.get(off..off + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
 /// Identify a signature from the first bytes of a target (pure; used by [`find_signature`]).
@@ -150,7 +152,11 @@ pub fn identify_head(head: &[u8]) -> Option<String> {
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as usize } else { 4096 }
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
 }
 
 #[cfg(test)]
@@ -166,22 +172,61 @@ mod tests {
 
     #[test]
     fn recognises_the_common_signatures() {
-        assert_eq!(identify_head(&with(0, b"RAIDLABA")).as_deref(), Some("raidlab array member"));
-        assert_eq!(identify_head(&with(510, &[0x55, 0xAA])).as_deref(), Some("MBR partition table (or boot sector)"));
-        assert_eq!(identify_head(&with(512, b"EFI PART")).as_deref(), Some("GPT partition table"));
-        assert_eq!(identify_head(&with(4096, b"EFI PART")).as_deref(), Some("GPT partition table"));
-        assert_eq!(identify_head(&with(0, b"XFSB")).as_deref(), Some("XFS filesystem"));
-        assert_eq!(identify_head(&with(65600, b"_BHRfS_M")).as_deref(), Some("btrfs filesystem"));
-        assert_eq!(identify_head(&with(4086, b"SWAPSPACE2")).as_deref(), Some("swap area"));
-        assert_eq!(identify_head(&with(0, b"LUKS\xba\xbe")).as_deref(), Some("LUKS encrypted volume"));
-        assert_eq!(identify_head(&with(32769, b"CD001")).as_deref(), Some("ISO 9660 filesystem"));
-        assert_eq!(identify_head(&with(3, b"NTFS    ")).as_deref(), Some("NTFS filesystem"));
-        assert_eq!(identify_head(&with(82, b"FAT32   ")).as_deref(), Some("FAT filesystem"));
-        assert_eq!(identify_head(&with(4096, &MD_MAGIC.to_le_bytes())).as_deref(), Some("md RAID superblock at byte 4096"));
+        assert_eq!(
+            identify_head(&with(0, b"RAIDLABA")).as_deref(),
+            Some("raidlab array member")
+        );
+        assert_eq!(
+            identify_head(&with(510, &[0x55, 0xAA])).as_deref(),
+            Some("MBR partition table (or boot sector)")
+        );
+        assert_eq!(
+            identify_head(&with(512, b"EFI PART")).as_deref(),
+            Some("GPT partition table")
+        );
+        assert_eq!(
+            identify_head(&with(4096, b"EFI PART")).as_deref(),
+            Some("GPT partition table")
+        );
+        assert_eq!(
+            identify_head(&with(0, b"XFSB")).as_deref(),
+            Some("XFS filesystem")
+        );
+        assert_eq!(
+            identify_head(&with(65600, b"_BHRfS_M")).as_deref(),
+            Some("btrfs filesystem")
+        );
+        assert_eq!(
+            identify_head(&with(4086, b"SWAPSPACE2")).as_deref(),
+            Some("swap area")
+        );
+        assert_eq!(
+            identify_head(&with(0, b"LUKS\xba\xbe")).as_deref(),
+            Some("LUKS encrypted volume")
+        );
+        assert_eq!(
+            identify_head(&with(32769, b"CD001")).as_deref(),
+            Some("ISO 9660 filesystem")
+        );
+        assert_eq!(
+            identify_head(&with(3, b"NTFS    ")).as_deref(),
+            Some("NTFS filesystem")
+        );
+        assert_eq!(
+            identify_head(&with(82, b"FAT32   ")).as_deref(),
+            Some("FAT filesystem")
+        );
+        assert_eq!(
+            identify_head(&with(4096, &MD_MAGIC.to_le_bytes())).as_deref(),
+            Some("md RAID superblock at byte 4096")
+        );
         let mut ext4 = with(1080, &[0x53, 0xEF]);
         ext4[1024 + 0x60] = 0x40;
         assert_eq!(identify_head(&ext4).as_deref(), Some("ext4 filesystem"));
-        assert_eq!(identify_head(&with(1080, &[0x53, 0xEF])).as_deref(), Some("ext2 filesystem"));
+        assert_eq!(
+            identify_head(&with(1080, &[0x53, 0xEF])).as_deref(),
+            Some("ext2 filesystem")
+        );
         assert_eq!(identify_head(&vec![0u8; HEAD_BYTES]), None);
         assert_eq!(identify_head(&[]), None);
     }

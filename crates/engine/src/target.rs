@@ -6,6 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a path target turned out to be, after preparation.
 #[derive(Clone, Debug)]
@@ -63,12 +64,22 @@ fn fs_logical_block(meta: &std::fs::Metadata) -> u64 {
 /// Make a path target ready: create it and lay it out to `need_end` bytes when it is a
 /// missing or short regular file, refuse to write over a recognised signature unless
 /// `force`, and report its size.
-pub fn prepare_path(path: &Path, need_end: Option<u64>, writes: bool, force: bool) -> Result<PathInfo, EngineError> {
+pub fn prepare_path(
+    path: &Path,
+    need_end: Option<u64>,
+    writes: bool,
+    force: bool,
+    stop: &AtomicBool,
+) -> Result<PathInfo, EngineError> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => Some(m),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(EngineError::usage(format!("cannot use target {shown}: {e}"))),
+        Err(e) => {
+            return Err(EngineError::usage(format!(
+                "cannot use target {shown}: {e}"
+            )))
+        }
     };
     let Some(meta) = meta else {
         let Some(end) = need_end else {
@@ -82,19 +93,30 @@ pub fn prepare_path(path: &Path, need_end: Option<u64>, writes: bool, force: boo
             .create_new(true)
             .open(path)
             .map_err(|e| EngineError::usage(format!("cannot create target {shown}: {e}")))?;
-        lay_out(&f, 0, end).map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
-        let meta = f.metadata().map_err(|e| EngineError::failed(format!("{shown}: {e}")))?;
-        return Ok(PathInfo { size: end, logical_block: fs_logical_block(&meta) });
+        lay_out(&f, 0, end, stop)
+            .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
+        let meta = f
+            .metadata()
+            .map_err(|e| EngineError::failed(format!("{shown}: {e}")))?;
+        return Ok(PathInfo {
+            size: end,
+            logical_block: fs_logical_block(&meta),
+        });
     };
     let ft = meta.file_type();
     if ft.is_block_device() {
-        let f = File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
-        let size = device_size(&f).map_err(|e| EngineError::failed(format!("size of {shown}: {e}")))?;
+        let f = File::open(path)
+            .map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
+        let size =
+            device_size(&f).map_err(|e| EngineError::failed(format!("size of {shown}: {e}")))?;
         let lbs = device_logical_block(&f).unwrap_or(512);
         if writes {
             refuse_signature(path, force)?;
         }
-        return Ok(PathInfo { size, logical_block: lbs });
+        return Ok(PathInfo {
+            size,
+            logical_block: lbs,
+        });
     }
     if !ft.is_file() {
         return Err(EngineError::usage(format!(
@@ -107,15 +129,18 @@ pub fn prepare_path(path: &Path, need_end: Option<u64>, writes: bool, force: boo
     let mut size = meta.len();
     if let Some(end) = need_end {
         if end > size {
-            let f = OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| EngineError::usage(format!("cannot open {shown} to lay it out: {e}")))?;
-            lay_out(&f, size, end).map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
+            let f = OpenOptions::new().write(true).open(path).map_err(|e| {
+                EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
+            })?;
+            lay_out(&f, size, end, stop)
+                .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
             size = end;
         }
     }
-    Ok(PathInfo { size, logical_block: fs_logical_block(&meta) })
+    Ok(PathInfo {
+        size,
+        logical_block: fs_logical_block(&meta),
+    })
 }
 
 fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
@@ -128,15 +153,25 @@ fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
             path.display()
         ))),
         Ok(None) => Ok(()),
-        Err(e) => Err(EngineError::failed(format!("cannot read {} to check for signatures: {e}", path.display()))),
+        Err(e) => Err(EngineError::failed(format!(
+            "cannot read {} to check for signatures: {e}",
+            path.display()
+        ))),
     }
 }
 
 /// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
-fn lay_out(f: &File, from: u64, to: u64) -> io::Result<()> {
+/// Stops early (an `Interrupted` error) when `stop` is set.
+fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
     let chunk = vec![0u8; 1 << 20];
     let mut pos = from;
     while pos < to {
+        if stop.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                format!("interrupted after {} of {} bytes", pos - from, to - from),
+            ));
+        }
         let n = (to - pos).min(chunk.len() as u64) as usize;
         f.write_all_at(&chunk[..n], pos)?;
         pos += n as u64;

@@ -32,11 +32,23 @@ pub enum Mismatch {
     /// A valid block that belongs somewhere else.
     Misplaced { offset: u64, found_offset: u64 },
     /// The header says another length than the read.
-    Length { offset: u64, expected: u64, found: u64 },
+    Length {
+        offset: u64,
+        expected: u64,
+        found: u64,
+    },
     /// Checksum does not match the contents.
-    Torn { offset: u64, expected_crc: u32, found_crc: u32 },
+    Torn {
+        offset: u64,
+        expected_crc: u32,
+        found_crc: u32,
+    },
     /// A complete block, but older than the last write this run made there.
-    Stale { offset: u64, expected_generation: u64, found_generation: u64 },
+    Stale {
+        offset: u64,
+        expected_generation: u64,
+        found_generation: u64,
+    },
 }
 
 impl Mismatch {
@@ -73,9 +85,15 @@ impl Mismatch {
 
 /// Fill `buf` (one block, at least the header long) for a write to `offset`.
 pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
-    assert!(buf.len() as u64 >= VERIFY_HEADER_BYTES, "verify block smaller than its header");
+    assert!(
+        buf.len() as u64 >= VERIFY_HEADER_BYTES,
+        "verify block smaller than its header"
+    );
     let h = VERIFY_HEADER_BYTES as usize;
-    fill_pattern(&mut buf[h..], seed ^ offset.rotate_left(17) ^ generation.rotate_left(41));
+    fill_pattern(
+        &mut buf[h..],
+        seed ^ offset.rotate_left(17) ^ generation.rotate_left(41),
+    );
     buf[0..8].copy_from_slice(MAGIC);
     buf[8..16].copy_from_slice(&offset.to_le_bytes());
     buf[16..24].copy_from_slice(&generation.to_le_bytes());
@@ -129,25 +147,46 @@ pub fn read_header(buf: &[u8]) -> Option<Header> {
 /// Check a block read from `offset`. `last_generation` is the generation of the last write
 /// this run completed there, if any. Returns the generation found.
 pub fn check_block(buf: &[u8], offset: u64, last_generation: Option<u64>) -> Result<u64, Mismatch> {
-    let Some(h) = read_header(buf) else { return Err(Mismatch::NoHeader { offset }) };
+    let Some(h) = read_header(buf) else {
+        return Err(Mismatch::NoHeader { offset });
+    };
     let found_crc = block_crc(buf);
     if h.offset != offset {
         // A whole block written for another offset is misplaced; a damaged one is torn.
         return Err(if found_crc == h.crc {
-            Mismatch::Misplaced { offset, found_offset: h.offset }
+            Mismatch::Misplaced {
+                offset,
+                found_offset: h.offset,
+            }
         } else {
-            Mismatch::Torn { offset, expected_crc: h.crc, found_crc }
+            Mismatch::Torn {
+                offset,
+                expected_crc: h.crc,
+                found_crc,
+            }
         });
     }
     if h.length != buf.len() as u64 {
-        return Err(Mismatch::Length { offset, expected: buf.len() as u64, found: h.length });
+        return Err(Mismatch::Length {
+            offset,
+            expected: buf.len() as u64,
+            found: h.length,
+        });
     }
     if found_crc != h.crc {
-        return Err(Mismatch::Torn { offset, expected_crc: h.crc, found_crc });
+        return Err(Mismatch::Torn {
+            offset,
+            expected_crc: h.crc,
+            found_crc,
+        });
     }
     if let Some(g) = last_generation {
         if h.generation < g {
-            return Err(Mismatch::Stale { offset, expected_generation: g, found_generation: h.generation });
+            return Err(Mismatch::Stale {
+                offset,
+                expected_generation: g,
+                found_generation: h.generation,
+            });
         }
     }
     Ok(h.generation)
@@ -164,20 +203,45 @@ mod tests {
         assert_eq!(check_block(&b, 8192, Some(7)), Ok(7));
         assert_eq!(check_block(&b, 8192, None), Ok(7));
         let h = read_header(&b).unwrap();
-        assert_eq!((h.offset, h.generation, h.seed, h.length), (8192, 7, 99, 4096));
+        assert_eq!(
+            (h.offset, h.generation, h.seed, h.length),
+            (8192, 7, 99, 4096)
+        );
     }
 
     #[test]
     fn each_kind_of_damage_is_named() {
         let mut b = vec![0u8; 4096];
         fill_block(&mut b, 8192, 7, 99);
-        assert!(matches!(check_block(&b, 12288, None), Err(Mismatch::Misplaced { found_offset: 8192, .. })));
-        assert!(matches!(check_block(&b, 8192, Some(8)), Err(Mismatch::Stale { expected_generation: 8, found_generation: 7, .. })));
+        assert!(matches!(
+            check_block(&b, 12288, None),
+            Err(Mismatch::Misplaced {
+                found_offset: 8192,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_block(&b, 8192, Some(8)),
+            Err(Mismatch::Stale {
+                expected_generation: 8,
+                found_generation: 7,
+                ..
+            })
+        ));
         let mut torn = b.clone();
         torn[3000] ^= 1;
-        assert!(matches!(check_block(&torn, 8192, None), Err(Mismatch::Torn { .. })));
-        assert!(matches!(check_block(&vec![0u8; 4096], 0, None), Err(Mismatch::NoHeader { offset: 0 })));
-        assert!(matches!(check_block(&b[..2048], 8192, None), Err(Mismatch::Length { .. })));
+        assert!(matches!(
+            check_block(&torn, 8192, None),
+            Err(Mismatch::Torn { .. })
+        ));
+        assert!(matches!(
+            check_block(&vec![0u8; 4096], 0, None),
+            Err(Mismatch::NoHeader { offset: 0 })
+        ));
+        assert!(matches!(
+            check_block(&b[..2048], 8192, None),
+            Err(Mismatch::Length { .. })
+        ));
         let d = check_block(&torn, 8192, None).unwrap_err().describe();
         assert!(d.starts_with("torn block at offset 8192"), "{d}");
     }

@@ -11,8 +11,21 @@ use std::sync::Arc;
 #[test]
 fn stonewall_runs_groups_one_after_another() {
     let dev = Arc::new(MemTarget::new(2 << 20, 512));
-    let a = spec(&[("name", "a"), ("rw", "randwrite"), ("bs", "4k"), ("size", "1m"), ("iodepth", "8")]);
-    let mut b = spec(&[("name", "b"), ("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("offset", "1m"), ("iodepth", "8")]);
+    let a = spec(&[
+        ("name", "a"),
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("iodepth", "8"),
+    ]);
+    let mut b = spec(&[
+        ("name", "b"),
+        ("rw", "randread"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("offset", "1m"),
+        ("iodepth", "8"),
+    ]);
     b.stonewall = true;
     let (mut a, mut b) = (a, b);
     a.filenames = vec!["mem".into()];
@@ -21,9 +34,22 @@ fn stonewall_runs_groups_one_after_another() {
     assert_eq!(r.jobs.len(), 2);
     assert_eq!((r.jobs[0].groupid, r.jobs[1].groupid), (0, 1));
     let log = dev.log.lock().unwrap();
-    let last_a = log.iter().filter(|e| e.2 < 1 << 20).map(|e| e.0).max().unwrap();
-    let first_b = log.iter().filter(|e| e.2 >= 1 << 20).map(|e| e.0).min().unwrap();
-    assert!(last_a < first_b, "job b started (request {first_b}) before job a finished (request {last_a})");
+    let last_a = log
+        .iter()
+        .filter(|e| e.2 < 1 << 20)
+        .map(|e| e.0)
+        .max()
+        .unwrap();
+    let first_b = log
+        .iter()
+        .filter(|e| e.2 >= 1 << 20)
+        .map(|e| e.0)
+        .min()
+        .unwrap();
+    assert!(
+        last_a < first_b,
+        "job b started (request {first_b}) before job a finished (request {last_a})"
+    );
     assert_eq!(log.len(), 512);
     assert_eq!(r.jobs[0].engine, "block");
 }
@@ -31,12 +57,23 @@ fn stonewall_runs_groups_one_after_another() {
 #[test]
 fn requests_never_leave_the_region() {
     let dev = Arc::new(MemTarget::new(8 << 20, 4096));
-    let mut s = spec(&[("rw", "randrw"), ("bs", "16k"), ("offset", "3m"), ("size", "2m"), ("loops", "5"), ("iodepth", "16"), ("numjobs", "2"), ("offset_increment", "2m")]);
+    let mut s = spec(&[
+        ("rw", "randrw"),
+        ("bs", "16k"),
+        ("offset", "3m"),
+        ("size", "2m"),
+        ("loops", "5"),
+        ("iodepth", "16"),
+        ("numjobs", "2"),
+        ("offset_increment", "2m"),
+    ]);
     s.filenames = vec!["mem".into()];
     run_block(&[s], dev.clone(), &RunOptions::default()).unwrap();
     let log = dev.log.lock().unwrap();
     assert_eq!(log.len(), 2 * 5 * 128);
-    assert!(log.iter().all(|&(_, _, off, len)| off >= 3 << 20 && off + len <= 7 << 20));
+    assert!(log
+        .iter()
+        .all(|&(_, _, off, len)| off >= 3 << 20 && off + len <= 7 << 20));
 }
 
 #[test]
@@ -46,7 +83,10 @@ fn the_alignment_of_a_block_target_is_checked_before_any_io() {
     s.filenames = vec!["array:x".into()];
     let e = run_block(&[s], dev.clone(), &RunOptions::default()).unwrap_err();
     assert!(e.is_usage());
-    assert!(e.to_string().contains("bs=512") && e.to_string().contains("4096"), "{e}");
+    assert!(
+        e.to_string().contains("bs=512") && e.to_string().contains("4096"),
+        "{e}"
+    );
     assert!(dev.log.lock().unwrap().is_empty());
 }
 
@@ -55,16 +95,33 @@ fn a_stop_request_drains_and_returns_what_ran() {
     let stop = Arc::new(AtomicBool::new(false));
     let mut dev = MemTarget::new(4 << 20, 512);
     dev.stop_after = Some((100, Arc::clone(&stop)));
-    let mut s = spec(&[("rw", "randread"), ("bs", "4k"), ("size", "4m"), ("iodepth", "4"), ("loops", "50")]);
+    let mut s = spec(&[
+        ("rw", "randread"),
+        ("bs", "4k"),
+        ("size", "4m"),
+        ("iodepth", "4"),
+        ("loops", "50"),
+    ]);
     s.filenames = vec!["mem".into()];
     let mut later = s.clone();
     later.stonewall = true;
-    let opts = RunOptions { stop: Arc::clone(&stop), ..Default::default() };
+    let opts = RunOptions {
+        stop: Arc::clone(&stop),
+        ..Default::default()
+    };
     let r = run_block(&[s, later], Arc::new(dev), &opts).unwrap();
-    assert_eq!(r.jobs.len(), 1, "the stonewalled job must not start after a stop");
+    assert_eq!(
+        r.jobs.len(),
+        1,
+        "the stonewalled job must not start after a stop"
+    );
     let j = &r.jobs[0];
     assert_eq!(j.stopped.as_deref(), Some("interrupted"));
-    assert!(j.read.total_ios >= 100 && j.read.total_ios < 50 * 1024, "{}", j.read.total_ios);
+    assert!(
+        j.read.total_ios >= 100 && j.read.total_ios < 50 * 1024,
+        "{}",
+        j.read.total_ios
+    );
     assert_eq!(j.read.clat.count(), j.read.total_ios);
 }
 
@@ -77,7 +134,10 @@ fn an_io_error_ends_the_job_and_names_the_offset() {
     let r = run_block(&[s], Arc::new(dev), &RunOptions::default()).unwrap();
     let j = &r.jobs[0];
     let e = j.error.as_deref().unwrap();
-    assert!(e.contains("read of 4096 bytes at offset 307200 on mem"), "{e}");
+    assert!(
+        e.contains("read of 4096 bytes at offset 307200 on mem"),
+        "{e}"
+    );
     assert_eq!(j.read.total_ios, 75);
 }
 
@@ -85,9 +145,22 @@ fn an_io_error_ends_the_job_and_names_the_offset() {
 fn verify_catches_a_stale_block_from_a_lost_write() {
     let mut dev = MemTarget::new(1 << 20, 512);
     dev.lose_rewrites_at = Some(64 * 1024);
-    let mut w = spec(&[("name", "w"), ("rw", "write"), ("bs", "4k"), ("size", "256k"), ("loops", "2"), ("verify", "1")]);
+    let mut w = spec(&[
+        ("name", "w"),
+        ("rw", "write"),
+        ("bs", "4k"),
+        ("size", "256k"),
+        ("loops", "2"),
+        ("verify", "1"),
+    ]);
     w.filenames = vec!["mem".into()];
-    let mut r = spec(&[("name", "r"), ("rw", "read"), ("bs", "4k"), ("size", "256k"), ("verify", "1")]);
+    let mut r = spec(&[
+        ("name", "r"),
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "256k"),
+        ("verify", "1"),
+    ]);
     r.filenames = vec!["mem".into()];
     r.stonewall = true;
     let res = run_block(&[w, r], Arc::new(dev), &RunOptions::default()).unwrap();
@@ -100,21 +173,77 @@ fn verify_catches_a_stale_block_from_a_lost_write() {
 
 #[test]
 fn an_injected_clock_makes_time_based_runs_deterministic() {
-    let s = spec(&[("rw", "randread"), ("bs", "4k"), ("size", "1m"), ("iodepth", "8"), ("ioengine", "null"), ("runtime", "1ms"), ("time_based", "1"), ("filename", "nowhere")]);
+    let s = spec(&[
+        ("rw", "randread"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("iodepth", "8"),
+        ("ioengine", "null"),
+        ("runtime", "1ms"),
+        ("time_based", "1"),
+        ("filename", "nowhere"),
+    ]);
     let go = |ramp: &str| {
         let mut s = s.clone();
         raidlab_workload::apply_option(&mut s, "ramp_time", Some(ramp)).unwrap();
         let clock = Arc::new(Stepping::new(1000));
-        raidlab_engine::run_with_clock(&[s], &mut raidlab_engine::resolve_path, &RunOptions::default(), clock).unwrap().jobs.remove(0)
+        raidlab_engine::run_with_clock(
+            &[s],
+            &mut raidlab_engine::resolve_path,
+            &RunOptions::default(),
+            clock,
+        )
+        .unwrap()
+        .jobs
+        .remove(0)
     };
     let (a, b) = (go("0"), go("0"));
     assert_eq!(a.read, b.read);
     assert!(a.read.total_ios > 100, "{}", a.read.total_ios);
     // Runtime is measured up to the last completion: within one step batch of 1 ms.
-    assert!(a.read.runtime_ns >= 1_000_000 && a.read.runtime_ns < 1_100_000, "{}", a.read.runtime_ns);
+    assert!(
+        a.read.runtime_ns >= 1_000_000 && a.read.runtime_ns < 1_100_000,
+        "{}",
+        a.read.runtime_ns
+    );
     // Each batch of 8 costs 2 clock reads (submit, complete) of 1 µs each: clat is 1 µs exactly.
     assert_eq!((a.read.clat.min(), a.read.clat.max()), (1000, 1000));
     let ramped = go("1ms");
-    assert!((ramped.read.total_ios as i64 - a.read.total_ios as i64).abs() <= 8, "ramp time is not counted");
+    assert!(
+        (ramped.read.total_ios as i64 - a.read.total_ios as i64).abs() <= 8,
+        "ramp time is not counted"
+    );
     assert!(ramped.elapsed_ns >= 2_000_000);
+}
+
+#[test]
+fn impossible_depths_and_buffers_are_usage_errors() {
+    let dev = Arc::new(MemTarget::new(1 << 20, 512));
+    let mut s = spec(&[("rw", "read"), ("bs", "4k"), ("iodepth", "5000")]);
+    s.filenames = vec!["mem".into()];
+    let e = run_block(&[s], dev.clone(), &RunOptions::default()).unwrap_err();
+    assert!(
+        e.is_usage()
+            && e.to_string().contains("iodepth=5000")
+            && e.to_string().contains("1 to 1024"),
+        "{e}"
+    );
+    let s = spec(&[
+        ("rw", "read"),
+        ("bs", "1g"),
+        ("iodepth", "65536"),
+        ("ioengine", "null"),
+        ("size", "1g"),
+        ("filename", "nowhere"),
+    ]);
+    let e = raidlab_engine::run(
+        &[s],
+        &mut raidlab_engine::resolve_path,
+        &RunOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("half of this machine's memory"),
+        "{e}"
+    );
 }

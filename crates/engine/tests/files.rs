@@ -13,8 +13,16 @@ fn tmp() -> tempfile::TempDir {
 fn a_missing_file_is_created_and_laid_out_to_size() {
     let d = tmp();
     let f = d.path().join("new");
-    let r = run_paths(&[spec(&[("rw", "read"), ("bs", "64k"), ("size", "3m"), ("filename", f.to_str().unwrap())])], false)
-        .unwrap();
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "3m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 3 << 20);
     let j = &r.jobs[0];
     assert_eq!(j.error, None);
@@ -29,9 +37,16 @@ fn a_missing_file_is_created_and_laid_out_to_size() {
 fn a_missing_file_without_size_is_a_usage_error() {
     let d = tmp();
     let f = d.path().join("absent");
-    let e = run_paths(&[spec(&[("rw", "read"), ("filename", f.to_str().unwrap())])], false).unwrap_err();
+    let e = run_paths(
+        &[spec(&[("rw", "read"), ("filename", f.to_str().unwrap())])],
+        false,
+    )
+    .unwrap_err();
     assert!(e.is_usage());
-    assert!(e.to_string().contains("does not exist") && e.to_string().contains("size="), "{e}");
+    assert!(
+        e.to_string().contains("does not exist") && e.to_string().contains("size="),
+        "{e}"
+    );
 }
 
 #[test]
@@ -39,7 +54,15 @@ fn a_short_file_is_extended_without_touching_its_data() {
     let d = tmp();
     let f = d.path().join("short");
     std::fs::write(&f, vec![7u8; 4096]).unwrap();
-    run_paths(&[spec(&[("rw", "read"), ("size", "1m"), ("filename", f.to_str().unwrap())])], false).unwrap();
+    run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
     let data = std::fs::read(&f).unwrap();
     assert_eq!(data.len(), 1 << 20);
     assert!(data[..4096].iter().all(|&b| b == 7));
@@ -51,10 +74,28 @@ fn written_data_reads_back_with_verify_on_every_executor() {
         let d = tmp();
         let f = d.path().join("v");
         let name = f.to_str().unwrap();
-        let w = spec(&[("name", "w"), ("rw", "randwrite"), ("bs", "4k"), ("size", "2m"), ("iodepth", "8"), ("ioengine", engine), ("verify", "1"), ("filename", name)]);
+        let w = spec(&[
+            ("name", "w"),
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "2m"),
+            ("iodepth", "8"),
+            ("ioengine", engine),
+            ("verify", "1"),
+            ("filename", name),
+        ]);
         let mut w = w;
         w.stonewall = true;
-        let mut r = spec(&[("name", "r"), ("rw", "read"), ("bs", "4k"), ("size", "2m"), ("iodepth", "8"), ("ioengine", engine), ("verify", "1"), ("filename", name)]);
+        let mut r = spec(&[
+            ("name", "r"),
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "2m"),
+            ("iodepth", "8"),
+            ("ioengine", engine),
+            ("verify", "1"),
+            ("filename", name),
+        ]);
         r.stonewall = true;
         // Cover the whole file first so the read-back job finds a header on every block.
         let mut full = w.clone();
@@ -74,30 +115,64 @@ fn psync_and_io_uring_issue_the_same_requests() {
     let d = tmp();
     let f = d.path().join("same");
     let mk = |engine: &str| {
-        spec(&[("rw", "randrw"), ("bs", "8k"), ("size", "1m"), ("loops", "3"), ("iodepth", "4"), ("ioengine", engine), ("filename", f.to_str().unwrap())])
+        spec(&[
+            ("rw", "randrw"),
+            ("bs", "8k"),
+            ("size", "1m"),
+            ("loops", "3"),
+            ("iodepth", "4"),
+            ("ioengine", engine),
+            ("filename", f.to_str().unwrap()),
+        ])
     };
     let a = run_paths(&[mk("io_uring")], true).unwrap();
     let b = run_paths(&[mk("psync")], true).unwrap();
     let (a, b) = (&a.jobs[0], &b.jobs[0]);
-    assert_eq!((a.engine.as_str(), b.engine.as_str()), ("io_uring", "psync"));
+    assert_eq!(
+        (a.engine.as_str(), b.engine.as_str()),
+        ("io_uring", "psync")
+    );
     assert_eq!(a.read.io_bytes, b.read.io_bytes);
     assert_eq!(a.write.io_bytes, b.write.io_bytes);
     assert_eq!(a.read.total_ios, b.read.total_ios);
     assert_eq!(a.write.total_ios, b.write.total_ios);
     assert_eq!(a.read.total_ios + a.write.total_ios, 3 * 128);
     assert_eq!(a.passes.len(), 3);
-    assert_eq!(a.passes, b.passes.iter().zip(&a.passes).map(|(p, q)| raidlab_result::PassStats { runtime_ns: q.runtime_ns, ..p.clone() }).collect::<Vec<_>>());
+    assert_eq!(
+        a.passes,
+        b.passes
+            .iter()
+            .zip(&a.passes)
+            .map(|(p, q)| raidlab_result::PassStats {
+                runtime_ns: q.runtime_ns,
+                ..p.clone()
+            })
+            .collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn the_null_engine_counts_without_touching_the_target() {
     let d = tmp();
     let f = d.path().join("never-created");
-    let r = run_paths(&[spec(&[("rw", "randread"), ("bs", "4k"), ("size", "16m"), ("iodepth", "32"), ("ioengine", "null"), ("filename", f.to_str().unwrap())])], false)
-        .unwrap();
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "16m"),
+            ("iodepth", "32"),
+            ("ioengine", "null"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
     assert!(!f.exists());
     let j = &r.jobs[0];
-    assert_eq!((j.engine.as_str(), j.read.total_ios, j.read.io_bytes), ("null", 4096, 16 << 20));
+    assert_eq!(
+        (j.engine.as_str(), j.read.total_ios, j.read.io_bytes),
+        ("null", 4096, 16 << 20)
+    );
 }
 
 #[test]
@@ -107,13 +182,32 @@ fn writing_over_a_signature_needs_force() {
     let mut img = vec![0u8; 1 << 20];
     img[0..4].copy_from_slice(b"XFSB");
     std::fs::write(&f, &img).unwrap();
-    let w = spec(&[("rw", "write"), ("size", "1m"), ("filename", f.to_str().unwrap())]);
+    let w = spec(&[
+        ("rw", "write"),
+        ("size", "1m"),
+        ("filename", f.to_str().unwrap()),
+    ]);
     let e = run_paths(std::slice::from_ref(&w), false).unwrap_err();
     assert!(e.is_usage());
-    assert!(e.to_string().contains("XFS filesystem") && e.to_string().contains("--force"), "{e}");
-    assert_eq!(std::fs::read(&f).unwrap(), img, "refused run must not write");
+    assert!(
+        e.to_string().contains("XFS filesystem") && e.to_string().contains("--force"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        img,
+        "refused run must not write"
+    );
     // Reading is always allowed; writing with force goes ahead.
-    run_paths(&[spec(&[("rw", "read"), ("size", "1m"), ("filename", f.to_str().unwrap())])], false).unwrap();
+    run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
     let r = run_paths(&[w], true).unwrap();
     assert_eq!(r.jobs[0].write.io_bytes, 1 << 20);
     assert_ne!(&std::fs::read(&f).unwrap()[0..4], b"XFSB");
@@ -128,7 +222,15 @@ fn io_stays_inside_the_region() {
         *b = (i % 251) as u8;
     }
     std::fs::write(&f, &before).unwrap();
-    let w = spec(&[("rw", "randwrite"), ("bs", "4k"), ("offset", "1m"), ("size", "1m"), ("loops", "4"), ("iodepth", "16"), ("filename", f.to_str().unwrap())]);
+    let w = spec(&[
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("offset", "1m"),
+        ("size", "1m"),
+        ("loops", "4"),
+        ("iodepth", "16"),
+        ("filename", f.to_str().unwrap()),
+    ]);
     run_paths(&[w], false).unwrap();
     let after = std::fs::read(&f).unwrap();
     assert_eq!(after.len(), before.len());
@@ -141,11 +243,27 @@ fn write_then_check(damage: impl FnOnce(&std::fs::File)) -> raidlab_result::JobR
     let d = tmp();
     let f = d.path().join("verify");
     let name = f.to_str().unwrap();
-    let w = spec(&[("rw", "write"), ("bs", "4k"), ("size", "256k"), ("verify", "1"), ("filename", name)]);
+    let w = spec(&[
+        ("rw", "write"),
+        ("bs", "4k"),
+        ("size", "256k"),
+        ("verify", "1"),
+        ("filename", name),
+    ]);
     assert_eq!(run_paths(&[w], false).unwrap().jobs[0].error, None);
-    let file = std::fs::OpenOptions::new().read(true).write(true).open(&f).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&f)
+        .unwrap();
     damage(&file);
-    let r = spec(&[("rw", "read"), ("bs", "4k"), ("size", "256k"), ("verify", "1"), ("filename", name)]);
+    let r = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "256k"),
+        ("verify", "1"),
+        ("filename", name),
+    ]);
     run_paths(&[r], false).unwrap().jobs.remove(0)
 }
 
@@ -173,7 +291,10 @@ fn verify_catches_a_misplaced_block() {
     let v = j.verify.unwrap();
     assert_eq!(v.mismatches, 1);
     let m = v.first_mismatch.unwrap();
-    assert!(m.contains("misplaced block at offset 12288") && m.contains("found 8192"), "{m}");
+    assert!(
+        m.contains("misplaced block at offset 12288") && m.contains("found 8192"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -187,12 +308,23 @@ fn verify_catches_an_overwritten_block() {
 fn time_based_runs_repeat_the_region_until_the_runtime() {
     let d = tmp();
     let f = d.path().join("tb");
-    let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "64k"), ("runtime", "300ms"), ("time_based", "1"), ("filename", f.to_str().unwrap())]);
+    let s = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "64k"),
+        ("runtime", "300ms"),
+        ("time_based", "1"),
+        ("filename", f.to_str().unwrap()),
+    ]);
     let r = run_paths(&[s], false).unwrap();
     let j = &r.jobs[0];
     assert!(j.elapsed_ns >= 300_000_000, "{}", j.elapsed_ns);
     assert!(j.read.runtime_ns >= 300_000_000 && j.read.runtime_ns < 60_000_000_000);
-    assert!(j.read.total_ios > 16, "only {} ios: one pass", j.read.total_ios);
+    assert!(
+        j.read.total_ios > 16,
+        "only {} ios: one pass",
+        j.read.total_ios
+    );
     assert!(j.passes.len() > 1);
     assert_eq!(j.stopped, None);
 }
@@ -201,8 +333,17 @@ fn time_based_runs_repeat_the_region_until_the_runtime() {
 fn misaligned_direct_io_is_a_usage_error_not_einval() {
     let d = tmp();
     let f = d.path().join("direct");
-    let e = run_paths(&[spec(&[("rw", "read"), ("bs", "1000"), ("size", "1m"), ("direct", "1"), ("filename", f.to_str().unwrap())])], false)
-        .unwrap_err();
+    let e = run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("bs", "1000"),
+            ("size", "1m"),
+            ("direct", "1"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap_err();
     assert!(e.is_usage());
     assert!(e.to_string().contains("bs=1000"), "{e}");
 }
@@ -211,7 +352,14 @@ fn misaligned_direct_io_is_a_usage_error_not_einval() {
 fn group_reporting_folds_a_jobs_instances() {
     let d = tmp();
     let f = d.path().join("gr");
-    let mut s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "256k"), ("numjobs", "3"), ("offset_increment", "256k"), ("filename", f.to_str().unwrap())]);
+    let mut s = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "256k"),
+        ("numjobs", "3"),
+        ("offset_increment", "256k"),
+        ("filename", f.to_str().unwrap()),
+    ]);
     let r = run_paths(std::slice::from_ref(&s), false).unwrap();
     assert_eq!(r.jobs.len(), 3);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 768 << 10);
@@ -226,11 +374,43 @@ fn a_file_keeps_reading_what_was_written_before() {
     // Non-verify writes put pseudo-random data, not zeros, on the target.
     let d = tmp();
     let f = d.path().join("data");
-    run_paths(&[spec(&[("rw", "write"), ("bs", "64k"), ("size", "1m"), ("filename", f.to_str().unwrap())])], false).unwrap();
+    run_paths(
+        &[spec(&[
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
     let mut file = std::fs::File::open(&f).unwrap();
     let mut buf = vec![0u8; 65536];
     file.seek(SeekFrom::Start(65536)).unwrap();
     file.read_exact(&mut buf).unwrap();
     assert!(buf.iter().filter(|&&b| b == 0).count() < 2048);
     let _ = std::io::stdout().flush();
+}
+
+#[test]
+fn a_stop_during_layout_ends_the_run_with_a_clear_error() {
+    let d = tmp();
+    let f = d.path().join("big");
+    let opts = raidlab_engine::RunOptions {
+        stop: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        ..Default::default()
+    };
+    let s = spec(&[
+        ("rw", "read"),
+        ("size", "64m"),
+        ("filename", f.to_str().unwrap()),
+    ]);
+    let e = raidlab_engine::run(&[s], &mut raidlab_engine::resolve_path, &opts).unwrap_err();
+    assert!(!e.is_usage());
+    assert!(
+        e.to_string().contains("laying out")
+            && e.to_string()
+                .contains("interrupted after 0 of 67108864 bytes"),
+        "{e}"
+    );
 }

@@ -9,27 +9,70 @@ use std::os::unix::fs::FileExt;
 fn direct_random_reads_on_a_loop_device_with_each_executor() {
     let lo = Loop::new(16 << 20, 512);
     for engine in ["io_uring", "psync"] {
-        let s = spec(&[("rw", "randread"), ("bs", "4k"), ("iodepth", "32"), ("direct", "1"), ("ioengine", engine), ("size", "8m"), ("filename", &lo.dev)]);
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("direct", "1"),
+            ("ioengine", engine),
+            ("size", "8m"),
+            ("filename", &lo.dev),
+        ]);
         let r = run_paths(&[s], false).unwrap();
         let j = &r.jobs[0];
         assert_eq!(j.error, None, "{engine}");
-        assert_eq!((j.read.total_ios, j.read.io_bytes), (2048, 8 << 20), "{engine}");
-        assert!(j.read.clat.min() > 0 && j.read.clat.percentile(99.0) >= j.read.clat.percentile(50.0));
+        assert_eq!(
+            (j.read.total_ios, j.read.io_bytes),
+            (2048, 8 << 20),
+            "{engine}"
+        );
+        assert!(
+            j.read.clat.min() > 0 && j.read.clat.percentile(99.0) >= j.read.clat.percentile(50.0)
+        );
     }
 }
 
 #[test]
 fn the_whole_device_is_the_default_region() {
     let lo = Loop::new(3 << 20, 512);
-    let r = run_paths(&[spec(&[("rw", "read"), ("bs", "1m"), ("direct", "1"), ("filename", &lo.dev)])], false).unwrap();
-    assert_eq!(r.jobs[0].read.io_bytes, 3 << 20, "size comes from BLKGETSIZE64");
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("direct", "1"),
+            ("filename", &lo.dev),
+        ])],
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        r.jobs[0].read.io_bytes,
+        3 << 20,
+        "size comes from BLKGETSIZE64"
+    );
 }
 
 #[test]
 fn verify_round_trips_through_a_loop_device() {
     let lo = Loop::new(8 << 20, 512);
-    let w = spec(&[("name", "w"), ("rw", "write"), ("bs", "16k"), ("iodepth", "16"), ("direct", "1"), ("verify", "1"), ("filename", &lo.dev)]);
-    let mut r = spec(&[("name", "r"), ("rw", "randread"), ("bs", "16k"), ("iodepth", "16"), ("direct", "1"), ("verify", "1"), ("filename", &lo.dev)]);
+    let w = spec(&[
+        ("name", "w"),
+        ("rw", "write"),
+        ("bs", "16k"),
+        ("iodepth", "16"),
+        ("direct", "1"),
+        ("verify", "1"),
+        ("filename", &lo.dev),
+    ]);
+    let mut r = spec(&[
+        ("name", "r"),
+        ("rw", "randread"),
+        ("bs", "16k"),
+        ("iodepth", "16"),
+        ("direct", "1"),
+        ("verify", "1"),
+        ("filename", &lo.dev),
+    ]);
     r.stonewall = true;
     let res = run_paths(&[w, r], false).unwrap();
     assert_eq!(res.jobs[0].error, None);
@@ -47,15 +90,27 @@ fn verify_round_trips_through_a_loop_device() {
 #[test]
 fn a_partition_table_on_a_device_refuses_writes_without_force() {
     let lo = Loop::new(4 << 20, 512);
-    let f = std::fs::OpenOptions::new().write(true).open(&lo.dev).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&lo.dev)
+        .unwrap();
     let mut sector = vec![0u8; 4096];
     sector[512..520].copy_from_slice(b"EFI PART");
     f.write_all_at(&sector, 0).unwrap();
     f.sync_all().unwrap();
     drop(f);
-    let w = spec(&[("rw", "write"), ("bs", "4k"), ("direct", "1"), ("size", "1m"), ("filename", &lo.dev)]);
+    let w = spec(&[
+        ("rw", "write"),
+        ("bs", "4k"),
+        ("direct", "1"),
+        ("size", "1m"),
+        ("filename", &lo.dev),
+    ]);
     let e = run_paths(std::slice::from_ref(&w), false).unwrap_err();
-    assert!(e.is_usage() && e.to_string().contains("GPT partition table"), "{e}");
+    assert!(
+        e.is_usage() && e.to_string().contains("GPT partition table"),
+        "{e}"
+    );
     let r = run_paths(&[w], true).unwrap();
     assert_eq!(r.jobs[0].write.io_bytes, 1 << 20);
 }
@@ -63,12 +118,28 @@ fn a_partition_table_on_a_device_refuses_writes_without_force() {
 #[test]
 fn direct_io_smaller_than_the_logical_block_is_a_clear_error() {
     let lo = Loop::new(4 << 20, 4096);
-    let s = spec(&[("rw", "randread"), ("bs", "512"), ("direct", "1"), ("filename", &lo.dev)]);
+    let s = spec(&[
+        ("rw", "randread"),
+        ("bs", "512"),
+        ("direct", "1"),
+        ("filename", &lo.dev),
+    ]);
     let e = run_paths(&[s], false).unwrap_err();
     assert!(e.is_usage());
     let m = e.to_string();
-    assert!(m.contains("bs=512") && m.contains("logical block size") && m.contains("4096") && m.contains(&lo.dev), "{m}");
+    assert!(
+        m.contains("bs=512")
+            && m.contains("logical block size")
+            && m.contains("4096")
+            && m.contains(&lo.dev),
+        "{m}"
+    );
     // Without direct the page cache takes any size.
-    let s = spec(&[("rw", "randread"), ("bs", "512"), ("size", "64k"), ("filename", &lo.dev)]);
+    let s = spec(&[
+        ("rw", "randread"),
+        ("bs", "512"),
+        ("size", "64k"),
+        ("filename", &lo.dev),
+    ]);
     assert_eq!(run_paths(&[s], false).unwrap().jobs[0].read.total_ios, 128);
 }

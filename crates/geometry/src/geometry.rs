@@ -37,7 +37,7 @@ pub struct StripeLayout {
     /// Member holding Q (RAID 6).
     pub q: Option<u32>,
     /// `q_slot[k]` = position of data chunk k in md's syndrome source list, i.e. Q includes
-    /// g^q_slot[k] · D_k. md walks the members from the one after Q (raid5.c `raid6_d0`,
+    /// `g^q_slot[k] · D_k`. md walks the members from the one after Q (raid5.c `raid6_d0`,
     /// `raid6_idx_to_slot`), so for asymmetric layouts this is not k; for DDF layouts it is the
     /// member index. Empty for RAID 0/4/5.
     pub q_slot: Vec<u32>,
@@ -538,5 +538,31 @@ impl Geometry {
             }
         };
         (logical < self.capacity()).then_some(logical)
+    }
+}
+
+impl std::fmt::Display for Geometry {
+    /// One line in mdadm's words, e.g. "raid5 left-symmetric, 5 members, 64 KiB chunks,
+    /// 4 data + 1 parity per stripe, 1073741824 bytes".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.level)?;
+        if self.layout != Layout::None {
+            write!(f, " {}", self.layout)?;
+        }
+        write!(f, ", {} members", self.members)?;
+        if !matches!(self.level, Level::Linear | Level::Raid1) {
+            write!(f, ", {} KiB chunks", self.chunk_bytes / 1024)?;
+        }
+        match self.level {
+            Level::Raid4 | Level::Raid5 | Level::Raid6 => write!(
+                f,
+                ", {} data + {} parity per stripe",
+                self.data_disks(),
+                self.level.parity_count()
+            )?,
+            Level::Raid1 | Level::Raid10 => write!(f, ", {} copies", self.copies())?,
+            _ => {}
+        }
+        write!(f, ", {} bytes", self.capacity())
     }
 }

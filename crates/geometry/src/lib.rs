@@ -12,8 +12,29 @@
 //! through the P/Q syndrome; the parity crate does the math), no superblocks, no clock. Offsets
 //! on members are relative to each member's data area.
 //!
-//! Entry points: [`Geometry::new`], [`Geometry::map`], [`plan`], and [`Volume`] /
+//! Entry points: [`Geometry::new`], [`Geometry::map`] / [`Geometry::unmap`],
+//! [`Geometry::stripe_layout`] (P/Q placement and md's Q coefficients per stripe), [`plan`] /
+//! [`plan_extents`] (logical I/O), [`plan_rebuild`] (recovering a member), and [`Volume`] /
 //! [`plan_volume`] for nested arrays (RAID 50, 60, 10 of 1s, RAID 0 over RAID 5).
+//!
+//! # Executing a plan
+//! For each [`Step`] (steps are independent; they may run concurrently):
+//! 1. allocate `step.scratch[i]` bytes for each `BlockRef::Scratch(i)`;
+//! 2. issue every `step.reads` I/O (they may run in parallel) into its block — for a read plan,
+//!    `BlockRef::User { at }` is `buf[at..at + len]` of the caller's buffer;
+//! 3. run `step.compute` in order: [`Compute::Xor`], [`Compute::GenPq`] (md's syndrome order:
+//!    hand `data` to a P/Q generator as-is, `None` = a zero block) and [`Compute::RecoverPq`];
+//! 4. issue every `step.writes` I/O (in parallel) from its block — for a write plan `User`
+//!    blocks are the new data.
+//!
+//! Failed members never appear in a plan. `Plan::cost()` totals member I/Os, bytes and parity
+//! work for models that only count.
+//!
+//! # Known simplifications
+//! md decides rmw/rcw per 4 KiB page and rounds sub-page writes to whole pages; plans use
+//! byte ranges (same decision for page-aligned I/O). RAID 10's optional "far sets" layout bit
+//! (md ≥ 3.12, mdadm `--layout` with use_far_sets) is not supported. RAID 0 has one zone (equal
+//! member sizes).
 
 mod error;
 mod geometry;
@@ -26,5 +47,5 @@ pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
-pub use planner::{plan, plan_extents, plan_with, PlanOptions};
+pub use planner::{plan, plan_extents, plan_rebuild, plan_with, PlanOptions};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

@@ -45,6 +45,9 @@ pub enum Strategy {
     DegradedWrite,
     /// A read of a failed member's data rebuilt from the survivors and parity.
     DegradedRead,
+    /// Recovery of a member's range onto its replacement from the other members (md's
+    /// resync/recovery of a spare): a mirror copy, or data / P / Q recomputed from the stripe.
+    Rebuild,
 }
 
 /// Where the bytes of a member I/O or computation operand live.

@@ -5,10 +5,14 @@ use crate::{Geometry, Layout, Level, PlanError, StripeLayout};
 
 /// Knobs of the planner.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PlanOptions {
+pub struct PlanOptions<'a> {
     /// Added to the mirror read rule's copy index, so a caller can rotate reads over the copies
-    /// (e.g. by request or job number) or steer them to its least-loaded copy. 0 = plain rule.
+    /// (e.g. by request or job number). 0 = plain rule.
     pub mirror_bias: u64,
+    /// Current load per member (e.g. I/Os in flight, or queued bytes), indexed by member. When
+    /// given, a mirror read goes to the surviving copy with the least load; ties keep the plain
+    /// rule's order. The caller keeps it current — the planner stays pure.
+    pub member_load: Option<&'a [u64]>,
 }
 
 /// Plan a logical read or write of `len` bytes at `offset` with the members in `failed`
@@ -43,7 +47,8 @@ pub fn plan(
 ///   `(g + mirror_bias) mod survivors`; RAID 10 near/offset layouts read chunk c from copy
 ///   `(c × near / members + mirror_bias) mod survivors` (alternating rows of adjacent members);
 ///   RAID 10 far layouts read the first surviving copy (md prefers the lowest address there, so
-///   reads stripe over all members like RAID 0). Mirror writes go to every surviving copy.
+///   reads stripe over all members like RAID 0). With `member_load` the least-loaded surviving
+///   copy wins instead (ties in that order). Mirror writes go to every surviving copy.
 /// * Errors: extent past the capacity, unknown failed member, or failures the array does not
 ///   survive ([`Geometry::survives`]) — even for I/O that would not touch them, as md stops a
 ///   failed array.
@@ -124,7 +129,7 @@ pub fn plan_extents(
             Level::Linear => plan_linear(geom, kind, offset, end, at, &mut steps),
             Level::Raid0 => plan_raid0(geom, kind, offset, end, at, &mut steps),
             Level::Raid1 | Level::Raid10 => {
-                plan_mirror(geom, kind, offset, end, at, &f, opts, &mut steps)
+                plan_mirror(geom, kind, (offset, end, at), &f, opts, &mut steps)
             }
             _ => {}
         }
@@ -144,6 +149,9 @@ pub fn plan_extents(
         steps,
     })
 }
+
+/// A requested range and where its first byte sits in the caller's buffer: (start, end, at).
+type Span = (u64, u64, u64);
 
 /// Builds one step.
 struct StepBuilder {
@@ -261,9 +269,7 @@ fn plan_raid0(g: &Geometry, kind: IoKind, offset: u64, end: u64, at: u64, steps:
 fn plan_mirror(
     g: &Geometry,
     kind: IoKind,
-    offset: u64,
-    end: u64,
-    at: u64,
+    (offset, end, at): Span,
     failed: &[u32],
     opts: &PlanOptions,
     steps: &mut Vec<Step>,
@@ -293,6 +299,17 @@ fn plan_mirror(
                         chunk * near / g.members as u64
                     };
                     ((row + opts.mirror_bias) % copies.len() as u64) as usize
+                };
+                let pick = match opts.member_load {
+                    Some(load) => (0..copies.len())
+                        .map(|i| (pick + i) % copies.len())
+                        .min_by_key(|&i| {
+                            load.get(copies[i].member as usize)
+                                .copied()
+                                .unwrap_or(u64::MAX)
+                        })
+                        .unwrap_or(pick),
+                    None => pick,
                 };
                 let mut s = StepBuilder::new(chunk, Strategy::MirrorRead);
                 s.read(copies[pick].member, copies[pick].offset, l, block);
@@ -475,8 +492,7 @@ fn plan_parity(
     let c = g.chunk_bytes;
     let dd = g.data_disks() as u64;
     // Group the requested chunk pieces by stripe: stripe → per data index [(lo, hi, at)].
-    let mut stripes: std::collections::BTreeMap<u64, Vec<Vec<(u64, u64, u64)>>> =
-        Default::default();
+    let mut stripes: std::collections::BTreeMap<u64, Vec<Vec<Span>>> = Default::default();
     for &(offset, end, at) in extents {
         for (chunk, within, l, pos) in chunk_pieces(offset, end, c) {
             let per = stripes
@@ -762,4 +778,150 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
         }
         steps.push(s.finish());
     }
+}
+
+/// Plan the rebuild of `len` bytes at `offset` of `member`'s data area (member offsets, not
+/// logical ones) onto a replacement member, reading only the other members, with the members in
+/// `failed` also missing (`member` itself may be listed or not). Each step reads survivors,
+/// computes the lost block (mirror copy, XOR, or P/Q recovery), and writes it to `member`.
+/// Space the layout does not use (beyond [`Geometry::member_used_bytes`]) has nothing to
+/// rebuild. The plan's `offset`/`len` are the member range.
+pub fn plan_rebuild(
+    geom: &Geometry,
+    member: u32,
+    offset: u64,
+    len: u64,
+    failed: &[u32],
+) -> Result<Plan, PlanError> {
+    if member >= geom.members {
+        return Err(PlanError::NoSuchMember {
+            member,
+            members: geom.members,
+        });
+    }
+    let used = geom.member_used_bytes();
+    if offset.checked_add(len).is_none_or(|e| e > used) {
+        return Err(PlanError::OutOfRange {
+            offset,
+            len,
+            capacity: used,
+        });
+    }
+    let mut f: Vec<u32> = failed.iter().copied().chain([member]).collect();
+    f.sort_unstable();
+    f.dedup();
+    if let Some(&m) = f.iter().find(|&&m| m >= geom.members) {
+        return Err(PlanError::NoSuchMember {
+            member: m,
+            members: geom.members,
+        });
+    }
+    if !geom.survives(&f) {
+        return Err(PlanError::TooManyFailures {
+            failed: f,
+            redundancy: geom.redundancy(),
+            what: format!(
+                "rebuilding member {member} of a {} array of {} members",
+                geom.level, geom.members
+            ),
+        });
+    }
+    let mut steps = vec![];
+    let c = geom.chunk_bytes;
+    // Pieces of the member range cut at chunk rows: (row, offset in row, length).
+    for (row, a, l, _) in chunk_pieces(offset, offset + len, c) {
+        let b = a + l;
+        let mut s = StepBuilder::new(row, Strategy::Rebuild);
+        let target = s.scratch(l);
+        if geom.level.has_parity() {
+            let st = Stripe {
+                g: geom,
+                sl: geom.stripe_layout(row).expect("parity level"),
+                base: row * c,
+                pieces: vec![],
+                failed: &f,
+            };
+            let d = st.sl.data.len();
+            let fd = st.failed_data();
+            let mut known = vec![None; d];
+            for (k, slot) in known.iter_mut().enumerate() {
+                let m = st.sl.data[k];
+                if !st.is_failed(m) {
+                    let blk = s.scratch(l);
+                    s.read(m, st.base + a, l, blk);
+                    *slot = Some(blk);
+                }
+            }
+            if let Some(k) = st.sl.data_index(member) {
+                let targets: Vec<BlockRef> = fd
+                    .iter()
+                    .map(|&x| {
+                        if x == k as usize {
+                            target
+                        } else {
+                            s.scratch(l)
+                        }
+                    })
+                    .collect();
+                st.recover(&mut s, a, l, &known, &fd, &targets);
+            } else {
+                // Parity: first any other lost data, then the parity from all data.
+                let lost: Vec<BlockRef> = fd.iter().map(|_| s.scratch(l)).collect();
+                if !fd.is_empty() {
+                    st.recover(&mut s, a, l, &known, &fd, &lost);
+                }
+                let data: Vec<BlockRef> = (0..d)
+                    .map(|k| {
+                        known[k].unwrap_or_else(|| lost[fd.iter().position(|&x| x == k).unwrap()])
+                    })
+                    .collect();
+                if st.sl.q.is_some() {
+                    let mut slots = vec![None; st.sl.syndrome_slots as usize];
+                    for (k, blk) in data.iter().enumerate() {
+                        slots[st.sl.q_slot[k] as usize] = Some(*blk);
+                    }
+                    let other = s.scratch(l);
+                    let (p, q) = if st.sl.p == Some(member) {
+                        (target, other)
+                    } else {
+                        (other, target)
+                    };
+                    s.compute(Compute::GenPq {
+                        data: slots,
+                        p,
+                        q,
+                        len: l,
+                    });
+                } else {
+                    s.compute(Compute::Xor {
+                        inputs: data,
+                        out: target,
+                        len: l,
+                    });
+                }
+            }
+        } else {
+            // Mirrors: copy from a surviving copy of the same data.
+            let Some(logical) = geom.unmap(member, row * c + a) else {
+                continue;
+            };
+            let Some(src) = geom
+                .map(logical)
+                .into_iter()
+                .find(|loc| f.binary_search(&loc.member).is_err())
+            else {
+                unreachable!("survives() checked")
+            };
+            s.read(src.member, src.offset, l, target);
+        }
+        s.write(member, row * c + a, b - a, target);
+        steps.push(s.finish());
+    }
+    Ok(Plan {
+        kind: IoKind::Write,
+        offset,
+        len,
+        extents: vec![(offset, len)],
+        steps,
+    })
 }

@@ -370,3 +370,14 @@ fn bad_geometries_are_refused_with_reasons() {
         Layout::LeftSymmetric
     );
 }
+
+#[test]
+fn geometry_describes_itself_in_one_line() {
+    let d = g(Level::Raid5, Layout::LeftSymmetric, 5).to_string();
+    assert_eq!(d, format!("raid5 left-symmetric, 5 members, 64 KiB chunks, 4 data + 1 parity per stripe, {} bytes", 4 * 16 * K));
+    let d = r10(1, 2, true, 4).to_string();
+    assert!(
+        d.starts_with("raid10 o2, 4 members, 64 KiB chunks, 2 copies"),
+        "{d}"
+    );
+}

@@ -223,10 +223,44 @@ fn mirror_reads_spread_over_copies_and_writes_hit_all() {
         0,
         K,
         &[],
-        &PlanOptions { mirror_bias: 1 },
+        &PlanOptions {
+            mirror_bias: 1,
+            ..PlanOptions::default()
+        },
     )
     .unwrap();
     assert_eq!(p.steps[0].reads[0].member, 1);
+    // A load hint steers reads to the idlest copy; ties keep the plain rule.
+    let busy = [5u64, 1, 0, 9];
+    let hint = PlanOptions {
+        member_load: Some(&busy),
+        ..PlanOptions::default()
+    };
+    let p = plan_with(&n2, IoKind::Read, 0, 2 * K, &[], &hint).unwrap();
+    assert_eq!(
+        p.steps
+            .iter()
+            .map(|s| s.reads[0].member)
+            .collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    let even = [0u64; 4];
+    let p = plan_with(
+        &n2,
+        IoKind::Read,
+        0,
+        8 * K,
+        &[],
+        &PlanOptions {
+            member_load: Some(&even),
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        count(&p),
+        BTreeMap::from([(0, 2 * K), (1, 2 * K), (2, 2 * K), (3, 2 * K)])
+    );
     // With a copy failed, everything comes from the survivor.
     let p = plan(&r1, IoKind::Read, 0, 4 * K, &[0]).unwrap();
     assert_eq!(count(&p), BTreeMap::from([(1, 4 * K)]));
@@ -368,4 +402,54 @@ fn nested_volumes_round_trip_with_failures() {
         );
         assert!(all == shadow);
     }
+}
+
+#[test]
+fn volumes_are_checked() {
+    let child = Geometry::new(Level::Raid5, Layout::None, 4096, 3, 64 * 1024).unwrap();
+    // Parent wants more per member than the child array holds.
+    let top = Geometry::new(Level::Raid0, Layout::None, 4096, 2, child.capacity() + 4096).unwrap();
+    let e = Volume::nest(top, child.clone()).validate().unwrap_err();
+    assert!(e.is_usage() && e.to_string().contains("holds"), "{e}");
+    // A leaf used twice.
+    let top = Geometry::new(Level::Raid1, Layout::None, 4096, 2, child.capacity()).unwrap();
+    let twice = Volume::Array {
+        geometry: top.clone(),
+        children: vec![Volume::Member(0), Volume::Member(0)],
+    };
+    assert!(twice.validate().is_err());
+    // Child count must match.
+    let short = Volume::Array {
+        geometry: top,
+        children: vec![Volume::Member(0)],
+    };
+    assert!(plan_volume(&short, IoKind::Read, 0, 1, &[]).is_err());
+    assert!(plan_volume(&Volume::Member(0), IoKind::Read, 0, 1, &[]).is_err());
+}
+
+#[test]
+fn unmap_skips_parity_and_unused_space() {
+    let g = raid(Level::Raid5, 4);
+    let sl = g.stripe_layout(0).unwrap();
+    assert_eq!(g.unmap(sl.p.unwrap(), 10), None);
+    assert_eq!(g.unmap(sl.data[2], 10), Some(2 * K + 10));
+    assert_eq!(g.unmap(0, g.member_used_bytes()), None);
+    assert_eq!(g.unmap(9, 0), None);
+}
+
+#[test]
+fn rebuild_plans_read_survivors_and_write_the_target() {
+    let g = raid(Level::Raid6, 6);
+    let p = raidlab_geometry::plan_rebuild(&g, 2, 0, 2 * K, &[4]).unwrap();
+    assert_eq!(p.steps.len(), 2);
+    for s in &p.steps {
+        assert_eq!(s.strategy, Strategy::Rebuild);
+        assert_eq!(s.writes.len(), 1);
+        assert_eq!(s.writes[0].member, 2);
+        assert!(s.reads.iter().all(|r| r.member != 2 && r.member != 4));
+    }
+    // Three lost members of a RAID 6: refused.
+    assert!(raidlab_geometry::plan_rebuild(&g, 2, 0, K, &[0, 4]).is_err());
+    // RAID 0 cannot rebuild anything.
+    assert!(raidlab_geometry::plan_rebuild(&raid(Level::Raid0, 2), 0, 0, K, &[]).is_err());
 }

@@ -53,6 +53,18 @@ fn timed(d: Duration, mut f: impl FnMut()) -> (u64, Duration) {
     }
 }
 
+/// Bad input: one line saying what and what is valid, exit status 2.
+fn usage(msg: &str) -> ! {
+    eprintln!("vs_isal: {msg}");
+    std::process::exit(2)
+}
+
+fn value<T: std::str::FromStr>(opt: &str, v: Option<&String>, valid: &str) -> T {
+    let v = v.unwrap_or_else(|| usage(&format!("{opt} needs a value ({valid})")));
+    v.parse()
+        .unwrap_or_else(|_| usage(&format!("{opt} {v}: not valid ({valid})")))
+}
+
 fn main() {
     let mut n = 8usize;
     let mut chunk = 65536usize;
@@ -62,21 +74,38 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let v = it.next().unwrap_or_else(|| panic!("{a} needs a value"));
         match a.as_str() {
-            "--data-disks" => n = v.parse().expect("--data-disks N"),
-            "--chunk" => chunk = v.parse().expect("--chunk BYTES"),
-            "--stagger" => stagger = v.parse().expect("--stagger BYTES (multiple of 64)"),
-            "--seconds" => seconds = v.parse().expect("--seconds S"),
+            "--data-disks" => n = value(a, it.next(), "2..=253"),
+            "--chunk" => chunk = value(a, it.next(), "bytes, a multiple of 64"),
+            "--stagger" => stagger = value(a, it.next(), "bytes, a multiple of 64"),
+            "--seconds" => seconds = value(a, it.next(), "seconds, e.g. 4 or 0.5"),
             "--kernel" => {
-                kernel = Kernel::from_name(v)
+                let name: String = value(a, it.next(), "a kernel name");
+                kernel = Kernel::from_name(&name)
                     .filter(|k| k.is_available())
-                    .expect("--kernel: an available kernel name")
+                    .unwrap_or_else(|| {
+                        let here: Vec<&str> =
+                            raidlab_parity::kernels().iter().map(|k| k.name()).collect();
+                        usage(&format!(
+                            "--kernel {name}: not available here (valid: {})",
+                            here.join(", ")
+                        ))
+                    })
             }
-            _ => panic!("unknown option {a}"),
+            _ => usage(&format!(
+                "unknown option {a} (valid: --data-disks, --chunk, --stagger, --seconds, --kernel)"
+            )),
         }
     }
-    assert!(chunk % 64 == 0 && n >= 2 && stagger % 64 == 0);
+    if !(2..=253).contains(&n)
+        || chunk == 0
+        || chunk & 63 != 0
+        || stagger & 63 != 0
+        || seconds.is_nan()
+        || seconds <= 0.0
+    {
+        usage("need 2..=253 data disks, a chunk and stagger that are multiples of 64 bytes, seconds > 0");
+    }
     // One arena, every block starting on a 4 KiB page boundary plus `stagger` × its index
     // (page-aligned blocks are what O_DIRECT member I/O uses; stagger 0 is that case).
     let mut seed = 0x5eed_u64;

@@ -45,9 +45,9 @@ const fn build_log(exp: &[u8; 510]) -> [u8; 256] {
     t
 }
 
-/// EXP[i] = g^i for i in 0..510 (two periods).
+/// `EXP[i]` = g^i for i in 0..510 (two periods).
 pub const EXP: [u8; 510] = build_exp();
-/// LOG[a] = i with g^i = a, for a != 0. LOG[0] is meaningless (0 has no logarithm).
+/// `LOG[a]` = i with g^i = a, for a != 0; `LOG[0]` is meaningless (0 has no logarithm).
 pub const LOG: [u8; 256] = build_log(&EXP);
 
 /// a · b in GF(2^8).
@@ -88,7 +88,7 @@ pub fn mul_row(c: u8) -> [u8; 256] {
     row
 }
 
-/// The two 16-entry nibble tables for multiplying by c: c·x = lo[x & 15] ^ hi[x >> 4], since
+/// The two 16-entry nibble tables for multiplying by c: `c·x = lo[x & 15] ^ hi[x >> 4]`, since
 /// multiplication distributes over XOR and x = (x & 15) ^ (x & 0xf0). This is what byte
 /// shuffles (pshufb) evaluate sixteen or more bytes at a time.
 pub fn nibble_tables(c: u8) -> ([u8; 16], [u8; 16]) {

@@ -10,6 +10,13 @@
 //! the free functions ([`gen_p`], [`gen_pq`], [`recover`], …) use the fastest of them
 //! ([`selected`]); each [`Kernel`] can also be called explicitly (tests, benchmarks).
 //!
+//! Which block is D_i: i is the block's slot in Q's coefficient order, and callers pass data
+//! blocks in that order. For md's RAID 6 (drivers/md/raid5.c, `raid6_d0` and
+//! `raid6_idx_to_slot`) the walk starts at the member after Q (at member 0 for the DDF
+//! layouts) and data members take slots 0, 1, … in turn; in the DDF layouts P's and Q's
+//! members take up a slot too, which counts as zeros — pass a block of zeros there (it is data
+//! that never goes missing). The same index is the one [`update_pq`] and [`Block::Data`] take.
+//!
 //! What this crate is NOT for: it does no I/O, knows nothing of members, chunks or layouts
 //! (which member holds P or Q is the geometry crate's business), and keeps no state. Callers
 //! pass equal-length byte slices, one per block of a stripe.
@@ -276,16 +283,14 @@ impl Kernel {
             (Some(Block::Data(x)), Some(Block::P)) => {
                 let q = q.unwrap();
                 let (srcs, dx, _) = split_missing(data, x, usize::MAX);
-                self.prim_pq_gen(&srcs, Some(&mut *p), dx);
-                self.prim_recover_dp(gf::pow_g(-(x as i64)), dx, p, q);
+                self.prim_recover_dp(&srcs, gf::pow_g(-(x as i64)), dx, p, q);
             }
             (Some(Block::Data(x)), Some(Block::Data(y))) => {
                 let q = q.unwrap();
                 let (srcs, dx, dy) = split_missing(data, x, y);
                 let dy = dy.unwrap();
-                self.prim_pq_gen(&srcs, Some(&mut *dx), dy);
                 let (ca, cb) = two_data_coefficients(x, y);
-                self.prim_recover_dd(ca, cb, dx, dy, p, q);
+                self.prim_recover_dd(&srcs, ca, cb, dx, dy, p, q);
             }
             other => unreachable!("sorted missing set {other:?}"),
         }
@@ -322,21 +327,31 @@ impl Kernel {
         }
     }
 
-    fn prim_recover_dp(self, c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    fn prim_recover_dp(self, srcs: &[&[u8]], c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
         match self {
-            Kernel::Scalar => scalar::recover_dp(c, dx, p, q),
+            Kernel::Scalar => scalar::recover_dp(srcs, c, dx, p, q),
             #[cfg(target_arch = "x86_64")]
-            k => x86::recover_dp(k, c, dx, p, q),
+            k => x86::recover_dp(k, srcs, c, dx, p, q),
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!(),
         }
     }
 
-    fn prim_recover_dd(self, ca: u8, cb: u8, dx: &mut [u8], dy: &mut [u8], p: &[u8], q: &[u8]) {
+    #[allow(clippy::too_many_arguments)]
+    fn prim_recover_dd(
+        self,
+        srcs: &[&[u8]],
+        ca: u8,
+        cb: u8,
+        dx: &mut [u8],
+        dy: &mut [u8],
+        p: &[u8],
+        q: &[u8],
+    ) {
         match self {
-            Kernel::Scalar => scalar::recover_dd(ca, cb, dx, dy, p, q),
+            Kernel::Scalar => scalar::recover_dd(srcs, ca, cb, dx, dy, p, q),
             #[cfg(target_arch = "x86_64")]
-            k => x86::recover_dd(k, ca, cb, dx, dy, p, q),
+            k => x86::recover_dd(k, srcs, ca, cb, dx, dy, p, q),
             #[cfg(not(target_arch = "x86_64"))]
             _ => unreachable!(),
         }

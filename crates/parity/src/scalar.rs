@@ -105,10 +105,11 @@ pub fn update(old: &[u8], new: &[u8], p: &mut [u8], q: Option<(&mut [u8], u8)>) 
     }
 }
 
-/// Finish recovering data block x together with P. On entry `dx` holds Q computed with D_x as
-/// zeros and `p` holds P computed the same way; `q` is the stored Q. Then
+/// Recover data block x together with P. `srcs` are the data blocks with D_x empty (zeros);
+/// P_x and Q_x are their P and Q (computed into `p` and `dx`), then
 /// D_x = g^-x · (Q ^ Q_x) and the true P is P_x ^ D_x. `c` = g^-x.
-pub fn recover_dp(c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+pub fn recover_dp(srcs: &[&[u8]], c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    pq_gen(srcs, Some(&mut *p), dx);
     let row = gf::mul_row(c);
     for i in 0..dx.len() {
         let d = row[(dx[i] ^ q[i]) as usize];
@@ -117,10 +118,19 @@ pub fn recover_dp(c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
     }
 }
 
-/// Finish recovering data blocks x < y. On entry `dx`, `dy` hold P and Q computed with both
-/// missing blocks as zeros (P_xy, Q_xy). With a = P ^ P_xy and b = Q ^ Q_xy:
+/// Recover data blocks x < y. `srcs` are the data blocks with D_x and D_y empty (zeros);
+/// their P and Q (P_xy, Q_xy) go into `dx`, `dy` first. With a = P ^ P_xy and b = Q ^ Q_xy:
 /// D_x = A·a ^ B·b and D_y = a ^ D_x (Anvin, "The mathematics of RAID-6", section 4).
-pub fn recover_dd(ca: u8, cb: u8, dx: &mut [u8], dy: &mut [u8], p: &[u8], q: &[u8]) {
+pub fn recover_dd(
+    srcs: &[&[u8]],
+    ca: u8,
+    cb: u8,
+    dx: &mut [u8],
+    dy: &mut [u8],
+    p: &[u8],
+    q: &[u8],
+) {
+    pq_gen(srcs, Some(&mut *dx), dy);
     let ra = gf::mul_row(ca);
     let rb = gf::mul_row(cb);
     for i in 0..dx.len() {

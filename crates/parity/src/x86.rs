@@ -60,11 +60,13 @@ pub(crate) fn pq_gen(k: Kernel, srcs: &[&[u8]], p: Option<&mut [u8]>, q: &mut [u
 pub(crate) fn update(k: Kernel, old: &[u8], new: &[u8], p: &mut [u8], q: Option<(&mut [u8], u8)>) {
     dispatch!(k, update(old, new, p, q))
 }
-pub(crate) fn recover_dp(k: Kernel, c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
-    dispatch!(k, recover_dp(c, dx, p, q))
+pub(crate) fn recover_dp(k: Kernel, srcs: &[&[u8]], c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+    dispatch!(k, recover_dp(srcs, c, dx, p, q))
 }
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recover_dd(
     k: Kernel,
+    srcs: &[&[u8]],
     ca: u8,
     cb: u8,
     dx: &mut [u8],
@@ -72,7 +74,47 @@ pub(crate) fn recover_dd(
     p: &[u8],
     q: &[u8],
 ) {
-    dispatch!(k, recover_dd(ca, cb, dx, dy, p, q))
+    dispatch!(k, recover_dd(srcs, ca, cb, dx, dy, p, q))
+}
+
+/// Source pointers of one call: inline up to `INLINE` sources, on the heap beyond.
+/// (Deliberately large: it lives on the stack for one call.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Pointers {
+    Inline([*const u8; Pointers::INLINE], usize),
+    Heap(Vec<*const u8>),
+}
+
+impl Pointers {
+    const INLINE: usize = 32;
+    fn new(srcs: &[&[u8]]) -> Pointers {
+        let ptr = |s: &&[u8]| {
+            if s.is_empty() {
+                std::ptr::null()
+            } else {
+                s.as_ptr()
+            }
+        };
+        if srcs.len() <= Self::INLINE {
+            let mut a = [std::ptr::null(); Self::INLINE];
+            for (d, s) in a.iter_mut().zip(srcs) {
+                *d = ptr(s);
+            }
+            Pointers::Inline(a, srcs.len())
+        } else {
+            Pointers::Heap(srcs.iter().map(ptr).collect())
+        }
+    }
+}
+
+impl std::ops::Deref for Pointers {
+    type Target = [*const u8];
+    fn deref(&self) -> &[*const u8] {
+        match self {
+            Pointers::Inline(a, n) => &a[..*n],
+            Pointers::Heap(v) => v,
+        }
+    }
 }
 
 /// The algorithms, over the primitives of the module they are expanded in:
@@ -94,17 +136,10 @@ macro_rules! algorithms {
             len >= STREAM_MIN && dsts.iter().all(|d| (*d as usize) % W == 0)
         }
 
-        /// Sources as raw pointers (null for an empty slice = a block of zeros).
-        fn pointers(srcs: &[&[u8]]) -> Vec<*const u8> {
-            srcs.iter()
-                .map(|s| {
-                    if s.is_empty() {
-                        std::ptr::null()
-                    } else {
-                        s.as_ptr()
-                    }
-                })
-                .collect()
+        /// Sources as raw pointers (null for an empty slice = a block of zeros), on the stack
+        /// for the usual stripe widths so a call allocates nothing.
+        fn pointers(srcs: &[&[u8]]) -> super::Pointers {
+            super::Pointers::new(srcs)
         }
 
         fn tails<'a>(srcs: &[&'a [u8]], from: usize) -> Vec<&'a [u8]> {
@@ -126,12 +161,12 @@ macro_rules! algorithms {
             let nt = streaming(len, &[d]);
             let mut i = 0;
             while i + XU * W <= len {
-                let s0 = *ptrs.get_unchecked(0);
+                let s0 = *ptrs.get_unchecked(n - 1);
                 let mut acc: [V; XU] = [zero(); XU];
                 for u in 0..XU {
                     acc[u] = load(s0.add(i + u * W));
                 }
-                for j in 1..n {
+                for j in (0..n - 1).rev() {
                     let s = *ptrs.get_unchecked(j);
                     for u in 0..XU {
                         acc[u] = xor(acc[u], load(s.add(i + u * W)));
@@ -164,46 +199,54 @@ macro_rules! algorithms {
             }
         }
 
+        /// P and Q of one column block of N vectors at byte offset `i`, by Horner's rule from
+        /// the highest index down; null sources are zeros (they still shift Q's powers of g).
+        #[inline]
+        #[target_feature(enable = $feat)]
+        unsafe fn syndrome<const N: usize>(ptrs: &[*const u8], i: usize) -> ([V; N], [V; N]) {
+            let mut pa: [V; N] = [zero(); N];
+            let mut qa: [V; N] = [zero(); N];
+            let mut j = ptrs.len();
+            // Start from the highest-index source that is present: Q·2 of zeros is zeros.
+            while j > 0 {
+                j -= 1;
+                let s = *ptrs.get_unchecked(j);
+                if !s.is_null() {
+                    for u in 0..N {
+                        pa[u] = load(s.add(i + u * W));
+                        qa[u] = pa[u];
+                    }
+                    break;
+                }
+            }
+            while j > 0 {
+                j -= 1;
+                let s = *ptrs.get_unchecked(j);
+                if s.is_null() {
+                    for u in 0..N {
+                        qa[u] = mul2_xor(qa[u], zero());
+                    }
+                } else {
+                    for u in 0..N {
+                        let x = load(s.add(i + u * W));
+                        pa[u] = xor(pa[u], x);
+                        qa[u] = mul2_xor(qa[u], x);
+                    }
+                }
+            }
+            (pa, qa)
+        }
+
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn pq_gen(srcs: &[&[u8]], mut p: Option<&mut [u8]>, q: &mut [u8]) {
             let len = q.len();
-            let n = srcs.len();
             let ptrs = pointers(srcs);
             let qd = q.as_mut_ptr();
             let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
             let nt = streaming(len, &[qd, pd.unwrap_or(qd)]);
             let mut i = 0;
             while i + U * W <= len {
-                let mut pa: [V; U] = [zero(); U];
-                let mut qa: [V; U] = [zero(); U];
-                let mut j = n;
-                // Start from the highest-index source that is present: Q·2 of zeros is zeros.
-                while j > 0 {
-                    j -= 1;
-                    let s = *ptrs.get_unchecked(j);
-                    if !s.is_null() {
-                        for u in 0..U {
-                            pa[u] = load(s.add(i + u * W));
-                            qa[u] = pa[u];
-                        }
-                        break;
-                    }
-                }
-                while j > 0 {
-                    j -= 1;
-                    let s = *ptrs.get_unchecked(j);
-                    if s.is_null() {
-                        for u in 0..U {
-                            qa[u] = mul2_xor(qa[u], zero());
-                        }
-                    } else {
-                        for u in 0..U {
-                            let x = load(s.add(i + u * W));
-                            pa[u] = xor(pa[u], x);
-                            qa[u] = mul2_xor(qa[u], x);
-                        }
-                    }
-                }
+                let (pa, qa) = syndrome::<U>(&ptrs, i);
                 if nt {
                     if let Some(pd) = pd {
                         for u in 0..U {
@@ -229,17 +272,7 @@ macro_rules! algorithms {
                 std::arch::x86_64::_mm_sfence();
             }
             while i + W <= len {
-                let (mut pa, mut qa) = (zero(), zero());
-                for j in (0..n).rev() {
-                    let s = *ptrs.get_unchecked(j);
-                    if s.is_null() {
-                        qa = mul2_xor(qa, zero());
-                    } else {
-                        let x = load(s.add(i));
-                        pa = xor(pa, x);
-                        qa = mul2_xor(qa, x);
-                    }
-                }
+                let ([pa], [qa]) = syndrome::<1>(&ptrs, i);
                 if let Some(pd) = pd {
                     store(pd.add(i), pa);
                 }
@@ -290,25 +323,39 @@ macro_rules! algorithms {
             }
         }
 
+        /// Data block x and P lost: one pass computes P_x and Q_x (D_x as zeros) per column
+        /// block in registers, then D_x = c·(Q ^ Q_x) with c = g^-x, and P = P_x ^ D_x.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn recover_dp(c: u8, dx: &mut [u8], p: &mut [u8], q: &[u8]) {
+        pub(super) unsafe fn recover_dp(
+            srcs: &[&[u8]],
+            c: u8,
+            dx: &mut [u8],
+            p: &mut [u8],
+            q: &[u8],
+        ) {
             let len = dx.len();
+            let ptrs = pointers(srcs);
             let m = mulc_new(c);
             let (xd, pd, qs) = (dx.as_mut_ptr(), p.as_mut_ptr(), q.as_ptr());
             let mut i = 0;
             while i + W <= len {
-                let d = mulc(&m, xor(load(xd.add(i)), load(qs.add(i))));
+                let ([px], [qx]) = syndrome::<1>(&ptrs, i);
+                let d = mulc(&m, xor(qx, load(qs.add(i))));
                 store(xd.add(i), d);
-                store(pd.add(i), xor(load(pd.add(i)), d));
+                store(pd.add(i), xor(px, d));
                 i += W;
             }
             if i < len {
-                scalar::recover_dp(c, &mut dx[i..], &mut p[i..], &q[i..]);
+                scalar::recover_dp(&tails(srcs, i), c, &mut dx[i..], &mut p[i..], &q[i..]);
             }
         }
 
+        /// Data blocks x < y lost: per column block, P_xy and Q_xy in registers, then with
+        /// a = P ^ P_xy, b = Q ^ Q_xy: D_x = A·a ^ B·b, D_y = a ^ D_x. One pass over the
+        /// stripe; nothing intermediate is written.
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn recover_dd(
+            srcs: &[&[u8]],
             ca: u8,
             cb: u8,
             dx: &mut [u8],
@@ -317,19 +364,41 @@ macro_rules! algorithms {
             q: &[u8],
         ) {
             let len = dx.len();
+            let ptrs = pointers(srcs);
             let (ma, mb) = (mulc_new(ca), mulc_new(cb));
             let (xd, yd, ps, qs) = (dx.as_mut_ptr(), dy.as_mut_ptr(), p.as_ptr(), q.as_ptr());
             let mut i = 0;
+            while i + U * W <= len {
+                let (pa, qa) = syndrome::<U>(&ptrs, i);
+                for u in 0..U {
+                    let o = i + u * W;
+                    let a = xor(pa[u], load(ps.add(o)));
+                    let b = xor(qa[u], load(qs.add(o)));
+                    let x = xor(mulc(&ma, a), mulc(&mb, b));
+                    store(xd.add(o), x);
+                    store(yd.add(o), xor(a, x));
+                }
+                i += U * W;
+            }
             while i + W <= len {
-                let a = xor(load(xd.add(i)), load(ps.add(i)));
-                let b = xor(load(yd.add(i)), load(qs.add(i)));
+                let ([pa], [qa]) = syndrome::<1>(&ptrs, i);
+                let a = xor(pa, load(ps.add(i)));
+                let b = xor(qa, load(qs.add(i)));
                 let x = xor(mulc(&ma, a), mulc(&mb, b));
                 store(xd.add(i), x);
                 store(yd.add(i), xor(a, x));
                 i += W;
             }
             if i < len {
-                scalar::recover_dd(ca, cb, &mut dx[i..], &mut dy[i..], &p[i..], &q[i..]);
+                scalar::recover_dd(
+                    &tails(srcs, i),
+                    ca,
+                    cb,
+                    &mut dx[i..],
+                    &mut dy[i..],
+                    &p[i..],
+                    &q[i..],
+                );
             }
         }
     };

@@ -253,7 +253,7 @@ fn recover_every_one_and_two_block_loss() {
     let mut rng = Rng(4242);
     for k in kernels() {
         for n in [1usize, 2, 3, 4, 6, 9] {
-            for len in [1usize, 40, 300, 1027] {
+            for len in [1usize, 40, 300, 1027, 5000] {
                 let data = rng.blocks(n, len);
                 let (mut p, mut q) = (vec![0u8; len], vec![0u8; len]);
                 Kernel::Scalar.gen_pq(&refs(&data), &mut p, &mut q);

@@ -34,6 +34,7 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         (vec!["--job", "/nonexistent/x.fio"], "/nonexistent/x.fio: cannot read job file"),
         (vec!["/nonexistent/y.fio"], "/nonexistent/y.fio: cannot read job file"),
         (vec!["--filename=sim:a.toml:/tmp/x", "--size=1m"], "either simulated or real"),
+        (vec![&file_opt, "--size=1m", "--output=/nonexistent/dir/out.json"], "--output /nonexistent/dir/out.json: cannot open for writing"),
     ];
     for (args, expect) in cases {
         let out = raidlab(&args);
@@ -146,4 +147,45 @@ fn random_argument_vectors_never_panic() {
             assert!(matches!(code, Some(1) | Some(2)), "{argv:?}: exit {code:?}");
         }
     }
+}
+
+/// The example job files parse and validate once a target is given, as their comments say.
+#[test]
+fn example_job_files_are_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("fio") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let base = raidlab_workload::JobSpec { filenames: vec!["/dev/null".into()], ..Default::default() };
+        let jobs = raidlab_workload::parse_job_text(&text, &path.display().to_string(), base)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for j in &jobs {
+            j.validate().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+        n += 1;
+    }
+    assert!(n >= 3, "expected the seed example job files in {}", dir.display());
+}
+
+/// Seed 000's dd-like job runs end to end against its simulated system.
+#[test]
+fn seed000_example_runs_on_the_simulated_system() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/llnl2000/fig11.toml");
+    let job = root.join("examples/jobs/seed000-dd-sequential.fio");
+    let out = raidlab(&[
+        &format!("--filename=sim:{}", system.display()),
+        "--job",
+        &job.display().to_string(),
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "seed 000 example"));
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["read"]["io_bytes"], 8u64 << 30);
+    assert_eq!(jobs[1]["write"]["io_bytes"], 8u64 << 30);
 }

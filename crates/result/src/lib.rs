@@ -12,7 +12,7 @@ pub mod render;
 pub mod schema;
 
 pub use histogram::LatencyHistogram;
-pub use render::{render, render_json, render_text, OutputFormat};
+pub use render::{render, render_json, render_text, render_with_options, OutputFormat};
 pub use schema::{
     ComponentUse, DirStats, JobResult, PassStats, RunResult, SimExtras, Summary, VerifySummary,
 };

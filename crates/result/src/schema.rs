@@ -116,10 +116,6 @@ pub struct JobResult {
     pub stopped: Option<String>,
     /// An I/O error that ended the job, described.
     pub error: Option<String>,
-    /// The job's options as `key=value` pairs in fio's words (fio's "job options"), for the
-    /// record; filled by the command that ran it.
-    #[serde(default)]
-    pub options: Vec<(String, String)>,
 }
 
 impl JobResult {

@@ -1,1 +1,487 @@
-//! Discrete-event simulator of disks, controllers and links in virtual time.
+//! Discrete-event simulator of storage systems in virtual time: the same workload the real
+//! engine runs (the same [`RequestStream`]s), issued against models of a host, its
+//! interfaces and links, switches, RAID controllers with caches, arrays and drives.
+//!
+//! It is for: predicting how a described system behaves (rates, latencies, which component
+//! saturates) and explaining its theoretical bounds ([`explain`], [`bounds`]). Results use the
+//! shared schema ([`RunResult`]) with [`SimExtras`] filled in.
+//!
+//! It is not for: moving real data, timing anything on this machine (there is no wall clock
+//! anywhere in here), or RAID layout decisions of its own beyond what the planner adapter
+//! (`planner`) provides.
+//!
+//! # Targets
+//! `sim:PATH.toml` runs each job on every visible LUN of the system (each LUN gets its own
+//! `numjobs` jobs, all at once in one simulated system); `sim:PATH.toml#LUN` on one LUN.
+//!
+//! # System file format (TOML)
+//! ```toml
+//! [system]
+//! name = "example"                  # shown by `raidlab explain`
+//! description = "one FC interface, one RAID-5 of five drives"
+//!
+//! [host]
+//! cpus = 4
+//! per_io_us = 20          # OS cost per I/O (source: measurement or estimate)
+//! bus_mb_s = 117          # memory/I-O bus shared by all interfaces (optional)
+//! parity_mb_s = 1500      # software RAID parity rate per CPU (optional; host arrays)
+//!
+//! [[interface]]           # a host adapter and its link
+//! name = "fc0"
+//! link_mb_s = 100         # link rate, each direction
+//! read_mb_s = 80          # adapter DMA into host memory (optional, default link rate)
+//! write_mb_s = 50         # adapter DMA out of host memory (optional)
+//! per_command_us = 10
+//!
+//! [[switch]]
+//! name = "sw0"
+//! bandwidth_mb_s = 1600   # optional; absent = non-blocking
+//!
+//! [[controller]]
+//! name = "ctrlA"
+//! port_mb_s = 100             # host-side port
+//! read_command_us = 300       # command processing
+//! write_command_us = 480
+//! read_mb_s = 50              # data path cache → host
+//! write_mb_s = 25             # data path host → cache
+//! cache_mib = 256
+//! write_policy = "write-back" # or "write-through"
+//! battery = true              # write-back without a battery falls back to write-through
+//! read_ahead_kib = 1024       # 0 = none
+//! parity_mb_s = 37            # XOR engine
+//! destage_depth = 1           # stripes destaged at once per array
+//! backend_mb_s = 80           # device-side bus shared by its drives (optional)
+//!
+//! [[disk]]                    # optional: a catalog entry with overrides
+//! name = "my-drive"
+//! base = "compaq-18g-10k"
+//! seek_avg_ms = 5.4
+//!
+//! [[array]]
+//! name = "chain0"
+//! controller = "ctrlA"        # absent = host software RAID over `members` (LUN names)
+//! level = "raid5"             # single, linear, raid0, raid1, raid10, raid5, raid6
+//! chunk_kib = 64
+//! disks = 5
+//! disk = "compaq-18g-10k"     # catalog name (see `catalog`)
+//! disk_write_cache = false    # optional override of the drives' write cache
+//! disk_queue_depth = 1        # >1: drives reorder (shortest positioning time first)
+//!
+//! [[lun]]
+//! name = "lun0"
+//! array = "chain0"
+//! path = ["fc0", "sw0"]       # interfaces and switches on the way to the controller
+//! offset_bytes = 0            # where the host's data starts (a partition offset)
+//! hidden = false              # hidden LUNs only serve as members of host arrays
+//! ```
+
+pub mod catalog;
+pub mod config;
+pub mod device;
+pub mod engine;
+pub mod error;
+pub mod planner;
+pub mod world;
+
+pub use error::SimError;
+
+use engine::{Convergence, Engine, JobRt};
+use raidlab_result::{ComponentUse, JobResult, RunResult, SimExtras};
+use raidlab_workload::{JobInstance, JobSpec, RequestStream};
+use std::path::{Path, PathBuf};
+use world::World;
+
+/// One component's theoretical bound, for the report's limits table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComponentBound {
+    pub name: String,
+    pub kind: String,
+    pub bound_bytes_s: f64,
+    pub note: String,
+}
+
+/// Options of a simulated run beyond the job specs.
+#[derive(Clone, Debug, Default)]
+pub struct RunConfig {
+    pub convergence: Convergence,
+}
+
+/// A parsed `sim:` target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimTarget {
+    pub system: PathBuf,
+    pub lun: Option<String>,
+}
+
+/// Parse `sim:PATH.toml` or `sim:PATH.toml#LUN`.
+pub fn parse_target(t: &str) -> Result<SimTarget, SimError> {
+    let rest = t
+        .strip_prefix("sim:")
+        .ok_or_else(|| SimError::usage(format!("target '{t}' is not simulated (valid: sim:SYSTEM.toml or sim:SYSTEM.toml#LUN)")))?;
+    let (path, lun) = match rest.split_once('#') {
+        Some((p, l)) => (p, Some(l.to_string())),
+        None => (rest, None),
+    };
+    if path.is_empty() || lun.as_deref() == Some("") {
+        return Err(SimError::usage(format!("target '{t}': expected sim:SYSTEM.toml or sim:SYSTEM.toml#LUN")));
+    }
+    Ok(SimTarget { system: PathBuf::from(path), lun })
+}
+
+/// Simulate `specs` (every filename a `sim:` target of one system file).
+pub fn run(specs: &[JobSpec]) -> Result<RunResult, SimError> {
+    run_with(specs, &RunConfig::default())
+}
+
+struct Planned {
+    spec: usize,
+    lun: usize,
+    target: String,
+    inst: JobInstance,
+}
+
+pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimError> {
+    let mut system: Option<PathBuf> = None;
+    for s in specs {
+        s.validate().map_err(|e| SimError::usage(e.message))?;
+        for f in &s.filenames {
+            let t = parse_target(f)?;
+            match &system {
+                None => system = Some(t.system.clone()),
+                Some(p) if *p != t.system => {
+                    return Err(SimError::usage(format!(
+                        "one simulated run takes one system file; got '{}' and '{}'",
+                        p.display(),
+                        t.system.display()
+                    )))
+                }
+                _ => {}
+            }
+        }
+    }
+    let Some(path) = system else { return Err(SimError::usage("no sim: target given")) };
+    let sys = config::load(&path)?;
+    let mut world = World::build(&sys)?;
+    // Expand jobs: spec × filename × LUN × numjobs.
+    let mut planned = Vec::new();
+    let mut global = 0u32;
+    for (si, s) in specs.iter().enumerate() {
+        for (fi, f) in s.filenames.iter().enumerate() {
+            let t = parse_target(f)?;
+            let luns: Vec<usize> = match &t.lun {
+                Some(l) => vec![world.luns.iter().position(|x| &x.name == l).ok_or_else(|| {
+                    SimError::usage(format!(
+                        "target '{f}': no LUN '{l}' in {} (LUNs: {})",
+                        path.display(),
+                        world.luns.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ))
+                })?],
+                None => (0..world.luns.len()).filter(|&i| !world.luns[i].hidden).collect(),
+            };
+            for (k, &li) in luns.iter().enumerate() {
+                for j in 0..s.numjobs {
+                    let inst = JobInstance { spec_index: si, file_index: fi + (k << 16), job_index: j, global_index: global };
+                    global += 1;
+                    let target = format!("sim:{}#{}", path.display(), world.luns[li].name);
+                    planned.push(Planned { spec: si, lun: li, target, inst });
+                }
+            }
+        }
+    }
+    // Stonewall groups.
+    let mut group_of = vec![0u32; specs.len()];
+    let mut g = 0;
+    for (i, s) in specs.iter().enumerate() {
+        if i > 0 && s.stonewall {
+            g += 1;
+        }
+        group_of[i] = g;
+    }
+    let mut results: Vec<JobResult> = Vec::new();
+    let mut reasons = Vec::new();
+    let mut member_ios = 0;
+    let mut engine = Engine::new(&mut world);
+    for grp in 0..=g {
+        let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
+        if members.is_empty() {
+            continue;
+        }
+        let mut jobs = Vec::new();
+        for p in &members {
+            let s = &specs[p.spec];
+            let cap = engine.w.luns[p.lun].capacity;
+            let stream = RequestStream::new(s, &p.inst, cap).map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
+            let per_pass = stream.bytes_per_pass();
+            let mut j = JobRt::new(stream, p.lun as u32, s.iodepth.max(1));
+            j.ramp_end = s.ramp_time_ns;
+            j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
+            j.target_bytes = if s.time_based { None } else { per_pass.map(|b| b * s.loops as u64) };
+            jobs.push(j);
+        }
+        let t0 = engine.now;
+        let reason = engine.run(&mut jobs, &cfg.convergence);
+        reasons.push(reason);
+        for (p, j) in members.iter().zip(jobs) {
+            let s = &specs[p.spec];
+            results.push(JobResult {
+                name: s.name.clone(),
+                groupid: grp,
+                instances: 1,
+                target: p.target.clone(),
+                engine: "sim".into(),
+                read: j.read,
+                write: j.write,
+                usr_cpu: 0.0,
+                sys_cpu: 0.0,
+                elapsed_ns: j.end.saturating_sub(t0) + j.extrapolated_ns,
+                passes: Vec::new(),
+                verify: None,
+                sim: None,
+                stopped: None,
+                error: None,
+            });
+        }
+    }
+    member_ios += engine.member_ios;
+    let vt = engine.now.max(1);
+    drop(engine);
+    let components = components(&world, vt);
+    let bottleneck = components
+        .iter()
+        .filter(|c| c.utilization > 0.9)
+        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
+        .map(|c| c.name.clone());
+    let reason = if reasons.contains(&"converged") {
+        "converged"
+    } else if reasons.contains(&"runtime") {
+        "runtime"
+    } else {
+        "size"
+    };
+    let extras = SimExtras {
+        system: path.display().to_string(),
+        virtual_time_ns: vt,
+        stop_reason: reason.into(),
+        components,
+        bottleneck,
+        member_ios,
+    };
+    for r in results.iter_mut() {
+        r.sim = Some(extras.clone());
+        // Host CPU share of this run, as percent of one CPU (the model's per-I/O cost).
+        let ios = r.read.total_ios + r.write.total_ios;
+        if r.elapsed_ns > 0 {
+            r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
+        }
+    }
+    Ok(RunResult { version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")), timestamp: 0, jobs: results })
+}
+
+fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
+    let mut v = Vec::new();
+    for r in &w.res {
+        let servers = r.free.len() as f64;
+        v.push(ComponentUse {
+            name: r.name.clone(),
+            kind: r.kind.into(),
+            utilization: (r.busy_ns as f64 / vt as f64 / servers).min(1.0),
+            busy_ns: r.busy_ns,
+            bound_bytes_s: r.bound(),
+        });
+    }
+    for d in &w.disks {
+        v.push(ComponentUse {
+            name: d.name.clone(),
+            kind: "disk".into(),
+            utilization: (d.busy_ns as f64 / vt as f64 / d.units as f64).min(1.0),
+            busy_ns: d.busy_ns,
+            bound_bytes_s: Some(w.models[d.model].outer_rate()),
+        });
+    }
+    v
+}
+
+/// Each component's theoretical bound and the bound per LUN and for all LUNs together
+/// (reads; the note gives the write bound where it differs).
+pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
+    let sys = config::load(system)?;
+    let w = World::build(&sys)?;
+    Ok(bounds_of(&w))
+}
+
+fn bounds_of(w: &World) -> Vec<ComponentBound> {
+    let mut out = Vec::new();
+    let bw = |npb: f64| if npb > 0.0 { 1e9 / npb } else { f64::INFINITY };
+    for r in &w.res {
+        if let Some(b) = r.bound() {
+            let (rd, wr) = (bw(r.ns_per_byte[0]), bw(r.ns_per_byte[1]));
+            out.push(ComponentBound {
+                name: r.name.clone(),
+                kind: r.kind.into(),
+                bound_bytes_s: rd.min(b.max(rd)),
+                note: format!("{}; read {:.1} MB/s, write {:.1} MB/s", r.note, rd / 1e6, wr / 1e6),
+            });
+        }
+    }
+    // Arrays: what the drives can stream (inner-zone rate, the slowest) × data disks.
+    let mut array_read = vec![f64::INFINITY; w.arrays.len()];
+    let mut array_write = vec![f64::INFINITY; w.arrays.len()];
+    for (ai, a) in w.arrays.iter().enumerate() {
+        if a.ctrl.is_none() {
+            continue;
+        }
+        let m = &w.models[w.disks[a.members[0]].model];
+        let n = a.members.len() as f64;
+        let dd = a.geom.data_disks() as f64;
+        // Reads: every member holds data in rotated-parity and mirror layouts.
+        let rd_members = match a.geom.level {
+            planner::Level::Raid5 | planner::Level::Raid6 | planner::Level::Raid10 | planner::Level::Raid1 => n,
+            _ => dd,
+        };
+        array_read[ai] = m.inner_rate() * rd_members * dd / rd_members.max(dd).max(1.0) * (rd_members / dd.max(1.0)).min(1.0) / (rd_members / dd.max(1.0)).min(1.0);
+        array_read[ai] = m.inner_rate() * dd;
+        array_write[ai] = m.inner_rate() * dd;
+        out.push(ComponentBound {
+            name: format!("array/{}", a.name),
+            kind: "array".into(),
+            bound_bytes_s: array_read[ai],
+            note: format!(
+                "{:?} of {} drives, {} data; drives {:.1}–{:.1} MB/s (inner–outer); full-stripe write {:.1} MB/s",
+                a.geom.level,
+                a.members.len(),
+                dd,
+                m.inner_rate() / 1e6,
+                m.outer_rate() / 1e6,
+                array_write[ai] / 1e6
+            ),
+        });
+    }
+    // Per LUN: the smallest bound on its path, and its array's.
+    let mut lun_bound = vec![f64::INFINITY; w.luns.len()];
+    let mut users = vec![0usize; w.res.len()];
+    let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
+    for (li, l) in w.luns.iter().enumerate() {
+        let mut b = array_read[l.array];
+        let mut via = format!("array/{}", w.arrays[l.array].name);
+        if w.arrays[l.array].ctrl.is_none() {
+            // Host array: the sum of its member LUNs' bounds.
+            let members = &w.arrays[l.array].members;
+            b = members.iter().map(|&m| lun_path_bound(w, m).0.min(array_read[w.luns[m].array])).sum();
+            via = "member LUNs".into();
+        }
+        for &r in &l.data_path {
+            let rb = bw(w.res[r].ns_per_byte[0]);
+            if rb < b {
+                b = rb;
+                via = w.res[r].name.clone();
+            }
+        }
+        lun_bound[li] = b;
+        if visible.contains(&li) {
+            for &r in &l.data_path {
+                users[r] += 1;
+            }
+        }
+        out.push(ComponentBound { name: format!("lun/{}", l.name), kind: "lun".into(), bound_bytes_s: b, note: format!("limited by {via}") });
+    }
+    // All visible LUNs at once: each shared resource divides its bound among its users.
+    let mut total = 0.0;
+    let mut limiter = String::new();
+    for &li in &visible {
+        let mut b = lun_bound[li];
+        for &r in &w.luns[li].data_path {
+            let share = bw(w.res[r].ns_per_byte[0]) / users[r].max(1) as f64;
+            if share < b {
+                b = share;
+                limiter = w.res[r].name.clone();
+            }
+        }
+        total += b;
+    }
+    out.push(ComponentBound {
+        name: "all".into(),
+        kind: "system".into(),
+        bound_bytes_s: total,
+        note: if limiter.is_empty() { "sum of the LUN bounds".into() } else { format!("shared {limiter} divides its bound") },
+    });
+    out
+}
+
+fn lun_path_bound(w: &World, li: usize) -> (f64, String) {
+    let mut b = f64::INFINITY;
+    let mut via = String::new();
+    for &r in &w.luns[li].data_path {
+        let npb = w.res[r].ns_per_byte[0];
+        if npb > 0.0 && 1e9 / npb < b {
+            b = 1e9 / npb;
+            via = w.res[r].name.clone();
+        }
+    }
+    (b, via)
+}
+
+/// Text for `raidlab explain SYSTEM`: the path from host to drives with each component's
+/// bound, then the bound per LUN and for all LUNs.
+pub fn explain(system: &Path) -> Result<String, SimError> {
+    let sys = config::load(system)?;
+    let w = World::build(&sys)?;
+    let b = bounds_of(&w);
+    let mut s = String::new();
+    use std::fmt::Write;
+    let _ = writeln!(s, "system {} ({})", sys.cfg.system.name, system.display());
+    if !sys.cfg.system.description.is_empty() {
+        let _ = writeln!(s, "  {}", sys.cfg.system.description);
+    }
+    let _ = writeln!(s, "host: {}", w.res[w.host_cpu].note);
+    for (li, l) in w.luns.iter().enumerate() {
+        let a = &w.arrays[l.array];
+        let _ = writeln!(s, "lun {}{}: {:.1} GB", l.name, if l.hidden { " (hidden)" } else { "" }, l.capacity as f64 / 1e9);
+        for &r in &l.data_path {
+            let _ = writeln!(s, "  → {:<28} {}", w.res[r].name, w.res[r].note);
+        }
+        if let Some(c) = a.ctrl {
+            let k = &w.ctrls[c];
+            let _ = writeln!(
+                s,
+                "  → {:<28} cache {} MiB {}, read-ahead {} KiB",
+                format!("ctrl/{}", k.name),
+                k.cache_bytes >> 20,
+                if k.write_back { "write-back" } else { "write-through" },
+                k.read_ahead >> 10
+            );
+            let m = &w.models[w.disks[a.members[0]].model];
+            let _ = writeln!(
+                s,
+                "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s",
+                format!("array/{}", a.name),
+                a.geom.level,
+                a.members.len(),
+                a.geom.chunk >> 10,
+                m.inner_rate() / 1e6,
+                m.outer_rate() / 1e6
+            );
+        } else {
+            let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();
+            let _ = writeln!(s, "  → host array {} {:?} chunk {} KiB over {}", a.name, a.geom.level, a.geom.chunk >> 10, names.join(", "));
+        }
+        if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
+            let _ = writeln!(s, "  bound: {:.1} MB/s read ({})", lb.bound_bytes_s / 1e6, lb.note);
+        }
+        let _ = li;
+    }
+    if let Some(all) = b.iter().find(|x| x.name == "all") {
+        let _ = writeln!(s, "all LUNs at once: {:.1} MB/s read ({})", all.bound_bytes_s / 1e6, all.note);
+    }
+    Ok(s)
+}
+
+/// The simulator's own speed: simulate `member_ios` (about) member I/Os of a small-block
+/// random workload on a RAID-5 behind a write-back controller; returns (member I/Os, the
+/// result) so the caller can time it.
+pub fn bench_spec(system: &str, bs: u64, rw: &str, size: u64) -> JobSpec {
+    let mut s = JobSpec { filenames: vec![format!("sim:{system}")], ..Default::default() };
+    raidlab_workload::apply_option(&mut s, "rw", Some(rw)).unwrap();
+    s.bs = raidlab_workload::BlockSizes::fixed(bs);
+    s.size = Some(size);
+    s
+}

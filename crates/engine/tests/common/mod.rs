@@ -19,14 +19,24 @@ pub fn spec(opts: &[(&str, &str)]) -> JobSpec {
 }
 
 pub fn run_paths(specs: &[JobSpec], force: bool) -> Result<RunResult, EngineError> {
-    let opts = RunOptions { force, ..Default::default() };
+    let opts = RunOptions {
+        force,
+        ..Default::default()
+    };
     raidlab_engine::run(specs, &mut raidlab_engine::resolve_path, &opts)
 }
 
 /// Run against one in-process block target named `mem`.
-pub fn run_block(specs: &[JobSpec], dev: Arc<dyn BlockTarget>, opts: &RunOptions) -> Result<RunResult, EngineError> {
+pub fn run_block(
+    specs: &[JobSpec],
+    dev: Arc<dyn BlockTarget>,
+    opts: &RunOptions,
+) -> Result<RunResult, EngineError> {
     let mut resolve = |name: &str| -> Result<Target, EngineError> {
-        Ok(Target::Block { label: name.to_string(), dev: Arc::clone(&dev) })
+        Ok(Target::Block {
+            label: name.to_string(),
+            dev: Arc::clone(&dev),
+        })
     };
     raidlab_engine::run(specs, &mut resolve, opts)
 }
@@ -70,7 +80,10 @@ impl MemTarget {
         }
         assert_eq!(offset % self.align, 0, "unaligned offset {offset}");
         assert_eq!(len % self.align, 0, "unaligned length {len}");
-        if self.fail_at.is_some_and(|f| f >= offset && f < offset + len) {
+        if self
+            .fail_at
+            .is_some_and(|f| f >= offset && f < offset + len)
+        {
             return Err(io::Error::from_raw_os_error(libc::EIO));
         }
         Ok(())
@@ -92,7 +105,9 @@ impl BlockTarget for MemTarget {
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.note(true, offset, buf.len() as u64)?;
-        if self.lose_rewrites_at == Some(offset) && !self.written_once.lock().unwrap().insert(offset) {
+        if self.lose_rewrites_at == Some(offset)
+            && !self.written_once.lock().unwrap().insert(offset)
+        {
             return Ok(());
         }
         let mut d = self.data.lock().unwrap();
@@ -122,7 +137,13 @@ impl Loop {
         f.set_len(size).unwrap();
         drop(f);
         let out = Command::new("losetup")
-            .args(["--find", "--show", "--direct-io=on", "--sector-size", &sector.to_string()])
+            .args([
+                "--find",
+                "--show",
+                "--direct-io=on",
+                "--sector-size",
+                &sector.to_string(),
+            ])
             .arg(&backing)
             .output()
             .expect("losetup (util-linux) must be installed; these tests run as root");

@@ -1,13 +1,427 @@
-//! `raidlab bench`.
+//! `raidlab bench`: micro-benchmarks of raidlab's own kernels.
+//!
+//! - `bench parity`: GB/s of data for P-only (XOR), P+Q generation and two-data-block
+//!   recovery, per parity kernel this CPU runs — in the spirit of the kernel's RAID-6 boot
+//!   benchmark ("raid6: avx2x4 gen() … MB/s").
+//! - `bench sim`: the simulator's own benchmark lives in `raidlab_sim::bench` and is wired in
+//!   the section marked "bench sim" below.
 
 use crate::error::CliError;
+use raidlab_parity::{Block, Kernel};
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    #[command(subcommand)]
+    what: BenchWhat,
 }
 
-pub fn main(_args: BenchArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'bench' is not built yet"))
+#[derive(clap::Subcommand)]
+enum BenchWhat {
+    /// GB/s (decimal) of data through each parity kernel: XOR (P), P+Q generation, and
+    /// recovery of two data blocks, on one thread.
+    Parity(ParityArgs),
+    // ---- bench sim -------------------------------------------------------------------
+    // The simulator's benchmark: a `Sim(SimBenchArgs)` variant here and its arm in `main`
+    // below, calling `raidlab_sim::bench::...`.
+    // -----------------------------------------------------------------------------------
+}
+
+#[derive(clap::Args)]
+struct ParityArgs {
+    /// Data blocks per stripe (2..=255; P+Q takes at most 255).
+    #[arg(long, default_value_t = 8)]
+    data_disks: u32,
+    /// Chunk (block) size, fio-style suffixes: 4k, 64k, 1m (k = 1024).
+    #[arg(long, default_value = "64k")]
+    chunk: String,
+    /// Time spent on each measurement (kernel × operation): seconds, or with a unit (500ms).
+    #[arg(long, default_value = "0.5")]
+    seconds: String,
+    /// Measure only this kernel (scalar, avx2, avx512bw, gfni-avx2, gfni-avx512).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// text (a table) or json.
+    #[arg(long, default_value = "text")]
+    output_format: String,
+}
+
+pub fn main(args: BenchArgs) -> Result<(), CliError> {
+    match args.what {
+        BenchWhat::Parity(a) => parity(a),
+        // ---- bench sim: its arm goes here. ----
+    }
+}
+
+/// One kernel's rates, GB/s of data (10^9 bytes of data blocks per second).
+#[derive(serde::Serialize)]
+struct KernelRates {
+    kernel: &'static str,
+    xor_gb_s: f64,
+    pq_gb_s: f64,
+    recover2_gb_s: f64,
+}
+
+#[derive(serde::Serialize)]
+struct ParityReport {
+    units: &'static str,
+    data_disks: u32,
+    chunk_bytes: u64,
+    seconds_per_measurement: f64,
+    rounds_per_measurement: u32,
+    /// The kernel raidlab uses on this CPU, and its rates (also repeated in `kernels`).
+    kernel: &'static str,
+    xor_gb_s: f64,
+    pq_gb_s: f64,
+    recover2_gb_s: f64,
+    kernels: Vec<KernelRates>,
+}
+
+/// Each measurement is split into rounds of about this long; the best round is reported,
+/// because on a shared machine it is the one least disturbed by other work.
+const ROUND: Duration = Duration::from_millis(2);
+
+fn rounds(per: Duration) -> u32 {
+    ((per.as_nanos() / ROUND.as_nanos()) as u32).max(1)
+}
+
+fn parity(a: ParityArgs) -> Result<(), CliError> {
+    if !(2..=255).contains(&a.data_disks) {
+        return Err(CliError::usage(format!(
+            "bench parity: --data-disks {} out of range (valid: 2..=255)",
+            a.data_disks
+        )));
+    }
+    let chunk = raidlab_workload::size::parse_size(&a.chunk)
+        .map_err(|e| CliError::usage(format!("bench parity: --chunk: {e}")))?;
+    let n = a.data_disks as usize;
+    if chunk == 0 || chunk > 64 << 20 {
+        return Err(CliError::usage(format!(
+            "bench parity: --chunk {} out of range (valid: 1 byte to 64m)",
+            a.chunk
+        )));
+    }
+    let ns = raidlab_workload::size::parse_duration_ns(&a.seconds)
+        .map_err(|e| CliError::usage(format!("bench parity: --seconds: {e}")))?;
+    if !(10_000_000..=3_600_000_000_000).contains(&ns) {
+        return Err(CliError::usage(format!(
+            "bench parity: --seconds {} out of range (valid: 10ms to 1h per measurement)",
+            a.seconds
+        )));
+    }
+    let json = match a.output_format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            return Err(CliError::usage(format!(
+                "bench parity: --output-format {other} unknown (valid: text, json)"
+            )))
+        }
+    };
+    let kernels: Vec<Kernel> = match &a.kernel {
+        None => raidlab_parity::kernels(),
+        Some(name) => {
+            let names = Kernel::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let k = Kernel::from_name(name).ok_or_else(|| {
+                CliError::usage(format!(
+                    "bench parity: --kernel {name} unknown (valid: {names})"
+                ))
+            })?;
+            if !k.is_available() {
+                let here = raidlab_parity::kernels()
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(CliError::usage(format!(
+                    "bench parity: --kernel {name} is not supported by this CPU (available here: {here})"
+                )));
+            }
+            vec![k]
+        }
+    };
+
+    let per = Duration::from_nanos(ns);
+    let mut stripe = Stripe::new(n, chunk as usize);
+    let mut rates = Vec::new();
+    for k in &kernels {
+        rates.push(measure(*k, &mut stripe, per)?);
+    }
+    let selected = raidlab_parity::selected();
+    let chosen = rates
+        .iter()
+        .find(|r| r.kernel == selected.name())
+        .or_else(|| rates.last())
+        .expect("at least one kernel measured");
+    let report = ParityReport {
+        units: "GB/s of data, decimal (10^9 bytes of data blocks per second; P and Q not counted)",
+        data_disks: a.data_disks,
+        chunk_bytes: chunk,
+        seconds_per_measurement: ns as f64 / 1e9,
+        rounds_per_measurement: rounds(per),
+        kernel: chosen.kernel,
+        xor_gb_s: chosen.xor_gb_s,
+        pq_gb_s: chosen.pq_gb_s,
+        recover2_gb_s: chosen.recover2_gb_s,
+        kernels: rates,
+    };
+    if json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::failed(format!("bench parity: encoding JSON: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", render_text(&report));
+    }
+    Ok(())
+}
+
+fn render_text(r: &ParityReport) -> String {
+    let mut s = format!(
+        "parity kernels: {} data disks, {} B chunks ({} KiB), one thread, best of {} rounds in {:.2} s per figure\n",
+        r.data_disks,
+        r.chunk_bytes,
+        r.chunk_bytes as f64 / 1024.0,
+        r.rounds_per_measurement,
+        r.seconds_per_measurement
+    );
+    s.push_str("GB/s of data (decimal, 10^9 B/s)\n");
+    s.push_str(&format!(
+        "{:<12} {:>10} {:>10} {:>12}\n",
+        "kernel", "xor (P)", "gen (P+Q)", "recover 2D"
+    ));
+    for k in &r.kernels {
+        s.push_str(&format!(
+            "{:<12} {:>10.2} {:>10.2} {:>12.2}{}\n",
+            k.kernel,
+            k.xor_gb_s,
+            k.pq_gb_s,
+            k.recover2_gb_s,
+            if k.kernel == r.kernel {
+                "   <- used"
+            } else {
+                ""
+            }
+        ));
+    }
+    s
+}
+
+/// The buffers of one stripe: data blocks, P and Q, each starting on a 4 KiB boundary as
+/// O_DIRECT member I/O buffers do.
+struct Stripe {
+    data: Vec<Aligned>,
+    p: Aligned,
+    q: Aligned,
+}
+
+impl Stripe {
+    fn new(n: usize, chunk: usize) -> Stripe {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut block = || {
+            let mut v = Aligned::new(chunk);
+            for b in v.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = (seed >> 32) as u8;
+            }
+            v
+        };
+        let data = (0..n).map(|_| block()).collect();
+        Stripe {
+            data,
+            p: Aligned::new(chunk),
+            q: Aligned::new(chunk),
+        }
+    }
+}
+
+/// `len` zeroed bytes starting on a 4 KiB boundary inside an over-allocated Vec.
+struct Aligned {
+    raw: Vec<u8>,
+    off: usize,
+    len: usize,
+}
+
+impl Aligned {
+    fn new(len: usize) -> Aligned {
+        let raw = vec![0u8; len + 4096];
+        let off = raw.as_ptr().align_offset(4096);
+        Aligned { raw, off, len }
+    }
+}
+
+impl std::ops::Deref for Aligned {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.raw[self.off..self.off + self.len]
+    }
+}
+
+impl std::ops::DerefMut for Aligned {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.raw[self.off..self.off + self.len]
+    }
+}
+
+/// Time `f` for `per`, split in rounds of about ROUND; the best round's rate in GB/s of `bytes` per call.
+fn best_rate(per: Duration, bytes: usize, mut f: impl FnMut()) -> f64 {
+    f(); // warm caches and page in the buffers
+    let n = rounds(per);
+    let round = per / n;
+    let mut best = 0f64;
+    for _ in 0..n {
+        let start = Instant::now();
+        let mut calls = 0u64;
+        let elapsed = loop {
+            for _ in 0..4 {
+                f();
+            }
+            calls += 4;
+            let e = start.elapsed();
+            if e >= round {
+                break e;
+            }
+        };
+        best = best.max(calls as f64 * bytes as f64 / elapsed.as_nanos() as f64);
+    }
+    best
+}
+
+fn measure(k: Kernel, s: &mut Stripe, per: Duration) -> Result<KernelRates, CliError> {
+    let n = s.data.len();
+    let bytes = n * s.p.len();
+    let xor_gb_s = {
+        let srcs: Vec<&[u8]> = s.data.iter().map(|d| &**d).collect();
+        best_rate(per, bytes, || k.gen_p(&srcs, &mut s.p))
+    };
+    let pq_gb_s = {
+        let srcs: Vec<&[u8]> = s.data.iter().map(|d| &**d).collect();
+        best_rate(per, bytes, || k.gen_pq(&srcs, &mut s.p, &mut s.q))
+    };
+    // Recovery of data blocks 0 and 1 from the rest and P, Q: the result is the same bytes
+    // every time, so the stripe stays valid; it is checked once afterwards.
+    let originals = (s.data[0].to_vec(), s.data[1].to_vec());
+    let lost = [Block::Data(0), Block::Data(1)];
+    let mut failed = None;
+    let recover2_gb_s = {
+        let Stripe { data, p, q } = s;
+        let mut dm: Vec<&mut [u8]> = data.iter_mut().map(|d| &mut **d).collect();
+        best_rate(per, bytes, || {
+            if let Err(e) = k.recover(&mut dm, p, Some(q), &lost) {
+                failed = Some(e);
+            }
+        })
+    };
+    if let Some(e) = failed {
+        return Err(CliError::failed(format!(
+            "bench parity: recovery with kernel {k} failed: {e}"
+        )));
+    }
+    if *s.data[0] != *originals.0 || *s.data[1] != *originals.1 {
+        return Err(CliError::failed(format!(
+            "bench parity: kernel {k} recovered different bytes than were lost (a parity kernel bug)"
+        )));
+    }
+    Ok(KernelRates {
+        kernel: k.name(),
+        xor_gb_s,
+        pq_gb_s,
+        recover2_gb_s,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(extra: &[&str]) -> ParityArgs {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Top {
+            #[command(flatten)]
+            a: ParityArgs,
+        }
+        let mut argv = vec!["bench-parity"];
+        argv.extend_from_slice(extra);
+        Top::try_parse_from(argv).expect("arguments parse").a
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors_naming_the_option_and_valid_range() {
+        for (extra, want) in [
+            (
+                &["--data-disks", "1"][..],
+                "--data-disks 1 out of range (valid: 2..=255)",
+            ),
+            (&["--data-disks", "256"][..], "--data-disks 256"),
+            (&["--chunk", "0"][..], "--chunk 0 out of range"),
+            (&["--chunk", "12x"][..], "--chunk: '12x' has unknown unit"),
+            (&["--seconds", "1ms"][..], "--seconds 1ms out of range"),
+            (&["--output-format", "xml"][..], "valid: text, json"),
+            (
+                &["--kernel", "sse9"][..],
+                "--kernel sse9 unknown (valid: scalar, avx2",
+            ),
+        ] {
+            let e = parity(args(extra)).unwrap_err();
+            assert_eq!(e.code, 2, "{extra:?}: {}", e.message);
+            assert!(e.message.contains(want), "{extra:?}: {}", e.message);
+            assert!(!e.message.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn measures_every_available_kernel_and_recovers_correctly() {
+        let mut stripe = Stripe::new(4, 8192);
+        for k in raidlab_parity::kernels() {
+            let r = measure(k, &mut stripe, Duration::from_millis(10)).unwrap();
+            assert_eq!(r.kernel, k.name());
+            assert!(r.xor_gb_s > 0.0 && r.pq_gb_s > 0.0 && r.recover2_gb_s > 0.0);
+        }
+        for b in &stripe.data {
+            assert_eq!(b.as_ptr() as usize % 4096, 0, "blocks are page-aligned");
+        }
+    }
+
+    #[test]
+    fn json_report_carries_the_contract_keys_per_kernel_and_for_the_used_one() {
+        let rates = |k: &'static str, x: f64| KernelRates {
+            kernel: k,
+            xor_gb_s: x,
+            pq_gb_s: x / 2.0,
+            recover2_gb_s: x / 3.0,
+        };
+        let r = ParityReport {
+            units: "GB/s",
+            data_disks: 8,
+            chunk_bytes: 65536,
+            seconds_per_measurement: 0.5,
+            rounds_per_measurement: 250,
+            kernel: "avx2",
+            xor_gb_s: 30.0,
+            pq_gb_s: 15.0,
+            recover2_gb_s: 10.0,
+            kernels: vec![rates("scalar", 3.0), rates("avx2", 30.0)],
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        for key in ["xor_gb_s", "pq_gb_s", "recover2_gb_s"] {
+            assert!(v[key].is_f64(), "{key}");
+            assert!(v["kernels"][1][key].is_f64(), "{key}");
+        }
+        assert_eq!(v["kernels"][0]["kernel"], "scalar");
+        let text = render_text(&r);
+        assert!(text.contains("GB/s of data (decimal"));
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("avx2") && l.contains("30.00") && l.ends_with("<- used")));
+        assert!(text
+            .lines()
+            .any(|l| l.starts_with("scalar") && !l.contains("used")));
+    }
 }

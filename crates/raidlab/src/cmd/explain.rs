@@ -1,13 +1,42 @@
-//! `raidlab explain`.
+//! `raidlab explain SYSTEM.toml [--output-format text|json]`: a simulated system's path from
+//! host to drives with each component's theoretical bound, and the bound per LUN and for all
+//! LUNs together.
 
 use crate::error::CliError;
 
 #[derive(clap::Args)]
 pub struct ExplainArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// System description file (TOML), e.g. systems/llnl2000/fig16.toml (a `sim:` prefix is accepted).
+    system: String,
+    /// text (default) or json.
+    #[arg(long = "output-format", default_value = "text")]
+    output_format: String,
 }
 
-pub fn main(_args: ExplainArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'explain' is not built yet"))
+pub fn main(args: ExplainArgs) -> Result<(), CliError> {
+    let path = std::path::PathBuf::from(args.system.strip_prefix("sim:").unwrap_or(&args.system).split('#').next().unwrap_or(""));
+    let err = |e: raidlab_sim::SimError| if e.is_usage() { CliError::usage(e.to_string()) } else { CliError::failed(e.to_string()) };
+    match args.output_format.as_str() {
+        "text" => {
+            print!("{}", raidlab_sim::explain(&path).map_err(err)?);
+            Ok(())
+        }
+        "json" => {
+            let b = raidlab_sim::bounds(&path).map_err(err)?;
+            let v: Vec<serde_json::Value> = b
+                .iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "name": c.name,
+                        "kind": c.kind,
+                        "bound_bytes_s": if c.bound_bytes_s.is_finite() { serde_json::json!(c.bound_bytes_s) } else { serde_json::Value::Null },
+                        "note": c.note,
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "system": path.display().to_string(), "components": v })).unwrap());
+            Ok(())
+        }
+        other => Err(CliError::usage(format!("--output-format '{other}' is not known (valid: text, json)"))),
+    }
 }

@@ -1,13 +1,140 @@
-//! `raidlab report`.
+//! `raidlab report DB --out DIR`: a self-contained HTML report (figures as SVG and PNG, tables
+//! of points, the limits table) from a results database written by `raidlab sweep`.
+//!
+//! Bounds for the limits table come from the simulator for `sim:` targets and from the
+//! `[limits]` table of the files given with `--limits` (an experiment file or a file of its
+//! own) for real systems.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use raidlab_report::{limits_from_toml, write_report_with, ComponentLimit, LimitsInput, ReportFiles, ReportMeta};
 
 use crate::error::CliError;
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// Results database written by `raidlab sweep` (SQLite).
+    db: PathBuf,
+    /// Folder to write index.html and the figures (SVG, PNG) into; created if missing.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Title of the page (default: the database's file name).
+    #[arg(long)]
+    title: Option<String>,
+    /// TOML file with a [limits] table (component = MB/s) giving the bounds of a real system's
+    /// components; an experiment file may carry it. Repeatable.
+    #[arg(long = "limits", value_name = "FILE")]
+    limits: Vec<PathBuf>,
 }
 
-pub fn main(_args: ReportArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'report' is not built yet"))
+/// What `report` needs besides the database and the folder.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    pub title: Option<String>,
+    pub limits_files: Vec<PathBuf>,
+    /// The command line shown in the captions.
+    pub command: Option<String>,
+}
+
+pub fn main(args: ReportArgs) -> Result<(), CliError> {
+    let command = format!("raidlab report {} --out {}", args.db.display(), args.out.display());
+    let opts = ReportOptions { title: args.title, limits_files: args.limits, command: Some(command) };
+    let files = report_db(&args.db, &args.out, &opts)?;
+    for w in &files.warnings {
+        eprintln!("raidlab: warning: {w}");
+    }
+    println!("report: {} ({} figures, SVG and PNG beside it)", files.index.display(), files.svgs.len());
+    Ok(())
+}
+
+/// Read the database and write the report: what `raidlab report` does, and what
+/// `raidlab sweep --report DIR` calls after its campaign.
+pub fn report_db(db_path: &Path, out: &Path, opts: &ReportOptions) -> Result<ReportFiles, CliError> {
+    if !db_path.exists() {
+        return Err(CliError::usage(format!(
+            "report: results database '{}' does not exist (give the file raidlab sweep wrote, see its --db)",
+            db_path.display()
+        )));
+    }
+    if db_path.is_dir() {
+        return Err(CliError::usage(format!("report: '{}' is a directory, not a results database", db_path.display())));
+    }
+    let lab = |e: raidlab_lab::LabError| if e.is_usage() { CliError::usage(format!("report: {e}")) } else { CliError::failed(format!("report: {e}")) };
+    let db = raidlab_lab::db::Db::open_existing(db_path).map_err(lab)?;
+    let runs = db.runs().map_err(lab)?;
+    let conv = db.convergence().map_err(lab)?;
+
+    let mut meta = ReportMeta {
+        title: Some(opts.title.clone().unwrap_or_else(|| {
+            let name = db_path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            format!("raidlab report: {name}")
+        })),
+        command: opts.command.clone(),
+        generator: Some(format!("raidlab {}", env!("CARGO_PKG_VERSION"))),
+        ..Default::default()
+    };
+    // Provenance and declared bounds of each campaign; a database without them still reports.
+    let records = match raidlab_report::campaign_meta::read_campaigns(db_path, &db) {
+        Ok(r) => r,
+        Err(e) => {
+            meta.notes.push(format!("Campaign descriptions and environments could not be read: {e}"));
+            Vec::new()
+        }
+    };
+    let mut limits = Vec::new();
+    for rec in &records {
+        meta.campaigns.insert(rec.label.clone(), raidlab_report::campaign_meta::campaign_meta(rec));
+        match raidlab_report::campaign_meta::campaign_limits(rec) {
+            Ok(Some(l)) => limits.push(l),
+            Ok(None) => {}
+            Err(e) => meta.notes.push(format!("[limits] of campaign {} ignored: {e}", rec.label)),
+        }
+    }
+    let experiment_dirs: Vec<PathBuf> = records
+        .iter()
+        .filter_map(|r| Path::new(&r.experiment_path).parent().map(Path::to_path_buf))
+        .collect();
+    for f in &opts.limits_files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CliError::usage(format!("report: cannot read limits file '{}': {e}", f.display())))?;
+        match limits_from_toml(&text, &f.display().to_string()).map_err(report_err)? {
+            Some(l) => limits.push(l),
+            None => return Err(CliError::usage(format!("report: '{}' has no [limits] table (give component = MB/s under [limits])", f.display()))),
+        }
+    }
+    let sim_targets: BTreeSet<String> = runs.iter().filter_map(|r| sim_system(&r.target)).collect();
+    for system in sim_targets {
+        // The system file as the sweep named it: relative to where it ran, or to the experiment.
+        let candidates = std::iter::once(PathBuf::from(&system)).chain(experiment_dirs.iter().map(|d| d.join(&system)));
+        let found = candidates.into_iter().find(|p| p.is_file()).unwrap_or_else(|| PathBuf::from(&system));
+        match raidlab_sim::bounds(&found) {
+            Ok(bounds) => limits.push(LimitsInput {
+                campaign: None,
+                target: Some(format!("sim:{system}")),
+                origin: format!("from the simulator's model {system}"),
+                components: bounds
+                    .into_iter()
+                    .map(|b| ComponentLimit { name: b.name, kind: b.kind, bound_bytes_s: b.bound_bytes_s, note: b.note })
+                    .collect(),
+            }),
+            Err(e) => meta.notes.push(format!("No limits table for sim:{system}: {e}")),
+        }
+    }
+    write_report_with(&runs, &conv, &limits, &meta, out).map_err(report_err)
+}
+
+/// `sim:PATH.toml#LUN` → `PATH.toml`.
+fn sim_system(target: &str) -> Option<String> {
+    let rest = target.strip_prefix("sim:")?;
+    let path = rest.split('#').next().unwrap_or(rest);
+    (!path.is_empty()).then(|| path.to_string())
+}
+
+fn report_err(e: raidlab_report::ReportError) -> CliError {
+    if e.is_usage() {
+        CliError::usage(format!("report: {e}"))
+    } else {
+        CliError::failed(format!("report: {e}"))
+    }
 }

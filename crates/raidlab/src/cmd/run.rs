@@ -378,7 +378,8 @@ fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
-/// True once Ctrl-C has been pressed (a sweep stops starting new points).
+/// True once Ctrl-C has been pressed, for `raidlab sweep` to stop starting new points.
+#[allow(dead_code)]
 pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
 }
@@ -412,8 +413,8 @@ fn target_kind(name: &str) -> TargetKind {
     }
 }
 
-/// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Results come
-/// back with each job's options filled in; rendering is the caller's.
+/// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Rendering is
+/// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     if specs.is_empty() {
         return Err(CliError::usage(
@@ -435,7 +436,7 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
             slot.get_or_insert((s.name.as_str(), f.as_str()));
         }
     }
-    let mut result = match (sim, real) {
+    let result = match (sim, real) {
         (Some((sj, sf)), Some((rj, rf))) => {
             return Err(CliError::usage(format!(
                 "job '{sj}' targets {sf} (simulated) and job '{rj}' targets {rf} (real): one run is either simulated or real (valid: split them into two runs)"
@@ -444,7 +445,6 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
         (Some(_), None) => run_simulated(&specs)?,
         _ => run_real(&specs, opts)?,
     };
-    fill_options(&mut result, &specs);
     Ok(result)
 }
 
@@ -482,10 +482,11 @@ fn engine_error(e: raidlab_engine::EngineError) -> CliError {
     }
 }
 
-/// `array:M1,M2,…` → the array's block target.
+/// `array:M1,M2,…` → the assembled array as the engine's block target. `--force` also lets
+/// a dirty or degraded array start (the array crate's meaning of force).
 fn open_array(
     name: &str,
-    _force: bool,
+    force: bool,
 ) -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
     let members = name.strip_prefix("array:").unwrap_or(name);
     if members.trim().is_empty() {
@@ -493,21 +494,30 @@ fn open_array(
             "'{name}': no members (valid: array:MEMBER1,MEMBER2,...)"
         )));
     }
-    Err(raidlab_engine::EngineError::failed(format!(
-        "'{name}': user-space arrays are not available in this build yet (raidlab-array has no open_target)"
-    )))
+    match raidlab_array::open_target(members, &raidlab_array::OpenOptions { force }) {
+        Ok(dev) => Ok(raidlab_engine::Target::Block {
+            label: name.to_string(),
+            dev,
+        }),
+        Err(e) if e.is_usage() => Err(raidlab_engine::EngineError::usage(format!(
+            "{name}: {}",
+            e.message()
+        ))),
+        Err(e) => Err(raidlab_engine::EngineError::failed(format!(
+            "{name}: {}",
+            e.message()
+        ))),
+    }
 }
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
-    let first = specs
-        .iter()
-        .flat_map(|s| s.filenames.iter())
-        .next()
-        .map(String::as_str)
-        .unwrap_or("sim:");
-    Err(CliError::failed(format!(
-        "'{first}': the simulator is not available in this build yet (raidlab-sim has no run)"
-    )))
+    raidlab_sim::run(specs).map_err(|e| {
+        if e.is_usage() {
+            CliError::usage(e.to_string())
+        } else {
+            CliError::failed(e.to_string())
+        }
+    })
 }
 
 /// fio-style size text: `4k`, `1m`, `3g`, or bytes.
@@ -624,23 +634,22 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     o
 }
 
-/// Give each job result the options of the spec it came from (matched by name; instance
-/// results may carry a suffix after the spec's name).
-fn fill_options(result: &mut RunResult, specs: &[JobSpec]) {
-    for j in &mut result.jobs {
-        if !j.options.is_empty() {
-            continue;
-        }
-        let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
-            specs
-                .iter()
-                .filter(|s| j.name.starts_with(&s.name))
-                .max_by_key(|s| s.name.len())
-        });
-        if let Some(s) = spec {
-            j.options = spec_options(s);
-        }
-    }
+/// Each job result's options, from the spec it came from (matched by name; instance
+/// results may carry a suffix after the spec's name), index-aligned with `result.jobs`.
+pub fn job_options(result: &RunResult, specs: &[JobSpec]) -> Vec<Vec<(String, String)>> {
+    result
+        .jobs
+        .iter()
+        .map(|j| {
+            let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
+                specs
+                    .iter()
+                    .filter(|s| j.name.starts_with(&s.name))
+                    .max_by_key(|s| s.name.len())
+            });
+            spec.map(spec_options).unwrap_or_default()
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -672,10 +681,12 @@ impl Scratch {
                     return Ok(Scratch { dir, file });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(CliError::failed(format!(
+                Err(e) => {
+                    return Err(CliError::failed(format!(
                     "cannot create a temporary folder in {}: {e} (set TMPDIR to a writable folder)",
                     base.display()
-                ))),
+                )))
+                }
             }
         }
         Err(CliError::failed(format!(
@@ -691,17 +702,38 @@ impl Drop for Scratch {
     }
 }
 
-/// Whether files in `dir` can be opened with O_DIRECT (tmpfs cannot).
+/// Whether files in `dir` take O_DIRECT I/O: open one with O_DIRECT and write one aligned
+/// 4 KiB block (some filesystems, e.g. tmpfs before Linux 6.6, refuse one or the other).
 fn supports_direct(dir: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    const BLOCK: usize = 4096;
     let probe = dir.join(".direct-probe");
-    let ok = std::fs::OpenOptions::new()
+    let ok = match std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .custom_flags(libc::O_DIRECT)
         .open(&probe)
-        .is_ok();
+    {
+        Ok(f) => {
+            let layout = std::alloc::Layout::from_size_align(BLOCK, BLOCK).expect("4 KiB layout");
+            // SAFETY: a zeroed, 4 KiB-aligned allocation of 4 KiB, freed below.
+            let buf = unsafe { std::alloc::alloc_zeroed(layout) };
+            let written = if buf.is_null() {
+                -1
+            } else {
+                // SAFETY: buf holds BLOCK bytes; the descriptor is open for writing.
+                unsafe { libc::pwrite(f.as_raw_fd(), buf.cast(), BLOCK, 0) }
+            };
+            if !buf.is_null() {
+                // SAFETY: allocated above with this layout.
+                unsafe { std::alloc::dealloc(buf, layout) };
+            }
+            written == BLOCK as isize
+        }
+        Err(_) => false,
+    };
     let _ = std::fs::remove_file(&probe);
     ok
 }
@@ -728,11 +760,32 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         print!("{}", help_text());
         return Ok(());
     }
+    // Check the output file can be written before measuring anything, so a long run is not
+    // lost to a typo in --output.
+    let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
+    let output = match &inv.output {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| {
+                    CliError::usage(format!(
+                        "--output {}: cannot open for writing: {e} (valid: a writable file path)",
+                        path.display()
+                    ))
+                })?,
+        ),
+        None => None,
+    };
     let opts = ExecOptions {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
     };
-    let result = if inv.jobs.is_empty() {
+    // Handler first, so a Ctrl-C at any point after this finds the scratch folder to remove.
+    let _ = stop_flag();
+    let (result, specs) = if inv.jobs.is_empty() {
         let scratch = Scratch::create()?;
         let direct = supports_direct(&scratch.dir);
         eprintln!(
@@ -746,19 +799,41 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
                 j.verify = true;
             }
         }
-        let r = execute(jobs, &opts);
+        let r = execute(jobs.clone(), &opts);
         drop(scratch);
-        r?
+        (r, jobs)
     } else {
-        execute(inv.jobs, &opts)?
+        (execute(inv.jobs.clone(), &opts), inv.jobs)
     };
-    let text = raidlab_result::render(&result, inv.format);
-    match &inv.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| {
-            CliError::failed(format!("--output {}: cannot write: {e}", path.display()))
-        })?,
-        None => {
-            use std::io::Write;
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing to record: leave no empty output file behind.
+            if let (true, Some(path)) = (created_output, &inv.output) {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+    };
+    let options = job_options(&result, &specs);
+    let text = raidlab_result::render_with_options(&result, &options, inv.format);
+    use std::io::Write;
+    match (output, &inv.output) {
+        (Some(mut file), Some(path)) => {
+            let written = file
+                .set_len(0)
+                .and_then(|_| file.write_all(text.as_bytes()))
+                .and_then(|_| file.flush());
+            if let Err(e) = written {
+                // Do not lose the results: print them, then report the failure.
+                let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                return Err(CliError::failed(format!(
+                    "--output {}: cannot write ({e}); the results went to standard output instead",
+                    path.display()
+                )));
+            }
+        }
+        _ => {
             let mut out = std::io::stdout().lock();
             // A closed pipe (| head) is not an error worth a message.
             let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());

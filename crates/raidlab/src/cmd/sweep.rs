@@ -1,13 +1,355 @@
-//! `raidlab sweep`.
+//! `raidlab sweep [EXPERIMENT.toml] [--db FILE] [--report DIR] [--format text|csv|json]
+//! [--set KEY=VALUE]… [--dry-run] [--force]`: run an experiment into its results database and
+//! print one row per point.
+//!
+//! Without an experiment file it runs the embedded default (recipes/default.toml: a block-size
+//! sweep on a scratch file in a temporary folder, removed afterwards; plus, when
+//! `recipes/llnl2000.toml` and the simulated systems are found under the current folder, seed
+//! 000's single-chain systems predicted against the reference tables) and writes the database
+//! and report to ./raidlab-report/.
+//!
+//! The wall clock, progress with ETA, Ctrl-C and the runs themselves live here, at the edge;
+//! the campaign logic is raidlab-lab's.
 
+use crate::cmd::run::{execute, ExecOptions};
 use crate::error::CliError;
+use raidlab_lab::campaign::{self, Event, Io, Runner};
+use raidlab_lab::db::Db;
+use raidlab_lab::experiment::Experiment;
+use raidlab_lab::plan::Context;
+use raidlab_lab::LabError;
+use raidlab_result::RunResult;
+use raidlab_workload::JobSpec;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The embedded default experiment.
+pub const DEFAULT_EXPERIMENT: &str = include_str!("../../../../recipes/default.toml");
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    rest: Vec<String>,
+    /// The experiment (TOML). Without one, the embedded default runs.
+    experiment: Option<PathBuf>,
+    /// Results database (default: <name>.db next to the experiment).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Also write an HTML report with figures into DIR.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// How to print the points: text (aligned table), csv, json.
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "csv", "json"])]
+    format: String,
+    /// Override a value of the experiment: a fio option (bs=4k), a target key
+    /// (filename=/dev/sdb, members=/dev/sdb,/dev/sdc, system=…), or a dotted path (repeat.count=5).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Print the points and their jobs without running anything or touching the database.
+    #[arg(long)]
+    dry_run: bool,
+    /// Write even over targets holding a filesystem, partition table or array signature.
+    #[arg(long)]
+    force: bool,
 }
 
-pub fn main(_args: SweepArgs) -> Result<(), CliError> {
-    Err(CliError::failed("'sweep' is not built yet"))
+fn cli(e: LabError) -> CliError {
+    if e.is_usage() {
+        CliError::usage(e.to_string())
+    } else {
+        CliError::failed(e.to_string())
+    }
+}
+
+/// Runs points through `raidlab run`'s dispatcher (engine, arrays or simulator by target).
+struct ExecRunner {
+    force: bool,
+}
+
+impl Runner for ExecRunner {
+    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+        execute(
+            specs.to_vec(),
+            &ExecOptions {
+                force: self.force,
+                progress: false,
+            },
+        )
+        .map_err(|e| {
+            if e.code == 2 {
+                LabError::usage(e.message)
+            } else {
+                LabError::failed(e.message)
+            }
+        })
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn fmt_secs(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// A scratch folder removed when dropped (also when a run fails).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Scratch, CliError> {
+        let base = std::env::temp_dir();
+        for i in 0..100u32 {
+            let p = base.join(format!("raidlab-sweep-{}-{i}", std::process::id()));
+            if std::fs::create_dir(&p).is_ok() {
+                return Ok(Scratch(p));
+            }
+        }
+        Err(CliError::failed(format!(
+            "cannot make a scratch folder in {}",
+            base.display()
+        )))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Plan {
+    exp: Experiment,
+    db: PathBuf,
+}
+
+pub fn main(args: SweepArgs) -> Result<(), CliError> {
+    let mut plans = Vec::new();
+    let mut report_dir = args.report.clone();
+    match &args.experiment {
+        Some(path) => {
+            let exp = Experiment::load(path, &args.set).map_err(cli)?;
+            let db = args
+                .db
+                .clone()
+                .unwrap_or_else(|| exp.base_dir.join(format!("{}.db", exp.name)));
+            plans.push(Plan { exp, db });
+        }
+        None => {
+            let out = PathBuf::from("raidlab-report");
+            let db = args
+                .db
+                .clone()
+                .unwrap_or_else(|| out.join("raidlab-default.db"));
+            let here = std::env::current_dir()
+                .map_err(|e| CliError::failed(format!("current folder: {e}")))?;
+            let exp = Experiment::parse(
+                DEFAULT_EXPERIMENT,
+                "(embedded default experiment)",
+                &here,
+                &args.set,
+            )
+            .map_err(cli)?;
+            plans.push(Plan {
+                exp,
+                db: db.clone(),
+            });
+            let llnl = here.join("recipes/llnl2000.toml");
+            if llnl.is_file() && here.join("systems/llnl2000/fig11.toml").is_file() {
+                let mut set = vec!["repeat.count=1".to_string()];
+                set.extend(
+                    args.set
+                        .iter()
+                        .filter(|s| s.starts_with("repeat."))
+                        .cloned(),
+                );
+                let exp = Experiment::load(&llnl, &set).map_err(cli)?;
+                plans.push(Plan { exp, db });
+            } else if !args.dry_run {
+                eprintln!("raidlab: note: recipes/llnl2000.toml or systems/llnl2000/ not found here; the default runs the measured sweep only");
+            }
+            if report_dir.is_none() {
+                report_dir = Some(out.clone());
+            }
+            if !args.dry_run {
+                std::fs::create_dir_all(&out).map_err(|e| {
+                    CliError::failed(format!("cannot create {}: {e}", out.display()))
+                })?;
+            }
+        }
+    }
+
+    let scratch = Scratch::new()?;
+    let raidlab = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "raidlab".into());
+    let ctx = Context {
+        raidlab,
+        scratch: scratch.0.clone(),
+    };
+
+    if args.dry_run {
+        for p in &plans {
+            let points = campaign::plan_all(&p.exp, &ctx).map_err(cli)?;
+            println!(
+                "# {} ({}): {} points × {} repetitions, database {}",
+                p.exp.name,
+                p.exp.origin,
+                points.len(),
+                p.exp.repeat.count,
+                p.db.display()
+            );
+            for pt in &points {
+                let spec = &pt.specs[0];
+                println!(
+                    "point {}: {} -> {} [{}] rw={} bs={} size={} iodepth={} numjobs={}",
+                    pt.point.index,
+                    raidlab_lab::plan::describe(&pt.point),
+                    pt.target,
+                    pt.source,
+                    spec.rw.name(),
+                    spec.bs.read.min(),
+                    spec.size
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "(target)".into()),
+                    spec.iodepth,
+                    spec.numjobs
+                );
+            }
+        }
+        return Ok(());
+    }
+
+    for p in &plans {
+        // Check every point before opening (or creating) the database.
+        let planned = campaign::plan_all(&p.exp, &ctx).map_err(cli)?;
+        let mut db = Db::open_or_create(&p.db).map_err(cli)?;
+        let mut targets = Vec::new();
+        for pl in &planned {
+            for t in raidlab_lab::env::target_paths(&pl.target) {
+                if !targets.contains(&t) {
+                    targets.push(t);
+                }
+            }
+        }
+        let env =
+            raidlab_lab::env::capture(&format!("raidlab-{}", env!("CARGO_PKG_VERSION")), &targets);
+        let mut runner = ExecRunner { force: args.force };
+        let mut actions = raidlab_lab::actions::SystemActions;
+        let started = Instant::now();
+        let mut ran_here = 0u64;
+        let name = p.exp.name.clone();
+        let mut observe = |e: &Event| match e {
+            Event::RunStart {
+                point,
+                rep,
+                attempt,
+                done,
+                total,
+                what,
+            } => {
+                let eta = if ran_here > 0 {
+                    let per = started.elapsed().as_secs_f64() / ran_here as f64;
+                    format!(" ETA {}", fmt_secs(per * (total - done) as f64))
+                } else {
+                    String::new()
+                };
+                let again = if *attempt > 0 {
+                    format!(" (re-run {attempt})")
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "{name} [{}/{total}] point {point} rep {rep}{again}: {what}{eta}",
+                    done + 1
+                );
+            }
+            Event::RunDone { .. } => ran_here += 1,
+            Event::Skipped { point, what } => {
+                eprintln!("{name}: point {point} ({what}) already in the database, skipped")
+            }
+            Event::Flagged {
+                point,
+                spread_pct,
+                rerun,
+            } => eprintln!(
+                "{name}: point {point} spread {spread_pct:.1}% over the threshold{}",
+                if *rerun {
+                    ", running it again"
+                } else {
+                    "; flagged"
+                }
+            ),
+            Event::Converge {
+                point,
+                step,
+                value,
+                mb_s,
+            } => {
+                eprintln!(
+                    "{name}: point {point} convergence step {step}: {value} -> {mb_s:.2} MB/s"
+                )
+            }
+            Event::Note(n) => eprintln!("{name}: note: {n}"),
+        };
+        let mut io = Io {
+            runner: &mut runner,
+            actions: &mut actions,
+            now: &now_secs,
+            observe: &mut observe,
+        };
+        let report = campaign::run(&p.exp, &mut db, &env, &ctx, &mut io).map_err(cli)?;
+        let axes: Vec<String> = p.exp.axes.iter().map(|a| a.name.clone()).collect();
+        let metric = &p.exp.repeat.metric;
+        match args.format.as_str() {
+            "csv" => print!(
+                "{}",
+                raidlab_lab::output::csv(&report.outcomes, &axes, metric)
+            ),
+            "json" => print!("{}", raidlab_lab::output::json(&report.outcomes)),
+            _ => {
+                println!(
+                    "# {}: {} points, {} runs now, {} already stored; database {}",
+                    p.exp.name,
+                    report.outcomes.len(),
+                    report.runs_done,
+                    report.runs_skipped,
+                    p.db.display()
+                );
+                print!(
+                    "{}",
+                    raidlab_lab::output::text(&report.outcomes, &axes, metric)
+                );
+            }
+        }
+    }
+    drop(scratch);
+
+    if let Some(dir) = report_dir {
+        let db = &plans[0].db;
+        write_report(db, &dir)?;
+    }
+    Ok(())
+}
+
+/// Write the HTML report of `db` into `dir` through raidlab-report.
+// INTEGRATION: raidlab-report's `write_report(runs, conv, limits, out)` is not on this branch
+// yet; once it is, this reads `Db::runs()`/`Db::convergence()` and calls it (the limits table
+// comes from raidlab_sim::bounds for the systems the runs name).
+fn write_report(db: &Path, dir: &Path) -> Result<(), CliError> {
+    eprintln!(
+        "raidlab: note: report writing is not in this build yet; results are in {} (raidlab report {} --out {})",
+        db.display(),
+        db.display(),
+        dir.display()
+    );
+    Ok(())
 }

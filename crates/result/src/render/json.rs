@@ -141,53 +141,27 @@ fn direction(d: &DirStats, plus: bool) -> J {
     ])
 }
 
-/// fio's coarse latency distribution: percent of I/Os whose total latency falls under each
-/// threshold (and above the previous one), in ns, µs and ms groups.
+/// fio's coarse latency distribution as JSON: `latency_ns`, `latency_us`, `latency_ms`.
 fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
-    const NS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
-    let n = h.count();
-    let mut counts: Vec<u64> = Vec::new();
-    let edges: Vec<u64> = NS
-        .iter()
-        .copied()
-        .chain(NS.iter().map(|x| x * 1000))
-        .chain(MS.iter().map(|x| x * 1_000_000))
-        .collect();
-    counts.resize(edges.len() + 1, 0);
-    for (ns, c) in h.bins() {
-        // Bucket i holds values in (edges[i-1], edges[i]]… as fio counts "under" thresholds.
-        let i = edges.iter().position(|&e| ns < e).unwrap_or(edges.len());
-        counts[i] += c;
-    }
-    let pct = |c: u64| {
-        if n == 0 {
-            0.0
-        } else {
-            c as f64 * 100.0 / n as f64
-        }
-    };
-    let group = |range: std::ops::Range<usize>, labels: &[u64], last: Option<&str>| {
-        let mut f: Vec<(String, J)> = range
-            .clone()
-            .zip(labels)
-            .map(|(i, l)| (l.to_string(), v(pct(counts[i]))))
-            .collect();
-        if let Some(label) = last {
-            f.push((label.to_string(), v(pct(counts[edges.len()]))));
-        }
-        J::O(f)
-    };
-    vec![
-        ("latency_ns", group(0..10, &NS, None)),
-        ("latency_us", group(10..20, &NS, None)),
-        ("latency_ms", group(20..31, &MS, Some(">=2000"))),
-    ]
+    super::latency_distribution(h)
+        .into_iter()
+        .map(|g| {
+            (
+                g.key,
+                J::O(
+                    g.entries
+                        .into_iter()
+                        .map(|(label, pct)| (label, v(pct)))
+                        .collect(),
+                ),
+            )
+        })
+        .collect()
 }
 
-fn job(j: &JobResult, plus: bool) -> J {
+fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
     let options = J::O(
-        j.options
+        options
             .iter()
             .map(|(k, val)| (k.clone(), v(val.clone())))
             .collect(),
@@ -228,8 +202,19 @@ fn job(j: &JobResult, plus: bool) -> J {
     obj(f)
 }
 
-/// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`).
+/// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`). `job options` is
+/// empty; [`render_json_with_options`] fills it.
 pub fn render_json(result: &RunResult, plus: bool) -> String {
+    render_json_with_options(result, &[], plus)
+}
+
+/// [`render_json`] with each job's options (fio's `job options`, as `key`/`value` in fio's
+/// words), index-aligned with `result.jobs`; missing entries render as empty objects.
+pub fn render_json_with_options(
+    result: &RunResult,
+    options: &[Vec<(String, String)>],
+    plus: bool,
+) -> String {
     let version = if result.version.is_empty() {
         format!("raidlab-{}", env!("CARGO_PKG_VERSION"))
     } else {
@@ -241,7 +226,14 @@ pub fn render_json(result: &RunResult, plus: bool) -> String {
         ("time", v(super::units::ctime_utc(result.timestamp))),
         (
             "jobs",
-            J::A(result.jobs.iter().map(|j| job(j, plus)).collect()),
+            J::A(
+                result
+                    .jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, j)| job(j, options.get(i).map(Vec::as_slice).unwrap_or(&[]), plus))
+                    .collect(),
+            ),
         ),
         (
             "raidlab",
@@ -267,7 +259,6 @@ mod tests {
             target: "/tmp/x".into(),
             ..Default::default()
         };
-        j.options = vec![("rw".into(), "randread".into()), ("bs".into(), "4k".into())];
         for i in 1..=1000u64 {
             j.read.clat.record(i * 1000);
             j.read.lat.record(i * 1000 + 50);
@@ -284,7 +275,12 @@ mod tests {
 
     #[test]
     fn fio_structure_and_values() {
-        let out: Value = serde_json::from_str(&render_json(&sample(), false)).unwrap();
+        let opts = vec![vec![
+            ("rw".to_string(), "randread".to_string()),
+            ("bs".to_string(), "4k".to_string()),
+        ]];
+        let out: Value =
+            serde_json::from_str(&render_json_with_options(&sample(), &opts, false)).unwrap();
         assert_eq!(out["fio version"], "raidlab-test");
         let r = &out["jobs"][0]["read"];
         assert_eq!(r["io_bytes"], 4_096_000);

@@ -21,12 +21,16 @@ fn bw_pair(bytes_s: f64) -> String {
     )
 }
 
-/// fio picks the unit from the largest value: nsec below 10 µs, usec below 10 ms, else msec.
+/// fio's scaling rule: nanoseconds unless the smallest value is over 2 µs and the largest
+/// over ~100 µs (then µs), and the same again one step up for ms.
 fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
-    match h.max() {
-        m if m < 10_000 => ("nsec", 1.0),
-        m if m < 10_000_000 => ("usec", 1e3),
-        _ => ("msec", 1e6),
+    let (min, max) = (h.min(), h.max());
+    if min > 2_000_000 && max > 99_999_999 {
+        ("msec", 1e6)
+    } else if min > 2_000 && max > 99_999 {
+        ("usec", 1e3)
+    } else {
+        ("nsec", 1.0)
     }
 }
 
@@ -100,6 +104,20 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
     );
     direction(out, "read", &j.read);
     direction(out, "write", &j.write);
+    // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
+    let mut lat = j.read.lat.clone();
+    lat.merge(&j.write.lat);
+    for g in super::latency_distribution(&lat) {
+        let shown: Vec<String> = g
+            .entries
+            .iter()
+            .filter(|(_, p)| *p >= 0.005)
+            .map(|(label, p)| format!("{label}={p:.2}%"))
+            .collect();
+        for chunk in shown.chunks(5) {
+            let _ = writeln!(out, "  lat ({})   : {}", g.unit, chunk.join(", "));
+        }
+    }
     let _ = writeln!(
         out,
         "  cpu          : usr={:.2}%, sys={:.2}%",
@@ -227,6 +245,9 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
 /// fio-like text for `result`.
 pub fn render_text(result: &RunResult) -> String {
     let mut out = String::new();
+    if result.jobs.is_empty() {
+        out.push_str("No job ran (stopped before the first job started).\n");
+    }
     for j in &result.jobs {
         job_block(&mut out, j, result.timestamp);
     }
@@ -294,6 +315,21 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("WRITE:"), "{t}");
+        // fio's coarse distribution of the 100.1–125.7 µs latencies: at most 250 µs, adding up
+        // to 100% (bucket midpoints may put a few just under 100 µs).
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("  lat (usec)   : "))
+            .expect("distribution line");
+        let total: f64 = line["  lat (usec)   : ".len()..]
+            .split(", ")
+            .map(|e| {
+                let (label, pct) = e.split_once('=').unwrap();
+                assert!(label == "100" || label == "250", "{line}");
+                pct.trim_end_matches('%').parse::<f64>().unwrap()
+            })
+            .sum();
+        assert!((total - 100.0).abs() < 0.05, "{line}");
         assert!(t.contains("MB/s = 10^6 bytes/s"));
     }
 

@@ -1,0 +1,457 @@
+//! Running a campaign: every point's repetitions, in order, with hooks around each run,
+//! statistics and automatic re-runs of noisy points, convergence searches, and every run stored
+//! as it completes so an interrupted campaign resumes where it stopped.
+//!
+//! Runs go through a [`Runner`] and side effects (hooks, cache defeat, member files) through
+//! [`Actions`], so the whole loop is testable without I/O. Time is injected (`now`).
+//!
+//! Order around each run: create member files (arrays the lab builds) → setup hooks → cache
+//! defeat → run → teardown hooks → remove member files. Teardown and removal happen even when
+//! an earlier step failed.
+
+use crate::db::{params_key, CampaignInfo, Db, Environment, PointRow, RunRecord};
+use crate::error::LabError;
+use crate::experiment::{CacheDefeat, Experiment, Grow};
+use crate::plan::{describe, plan_point, template, Context, PointPlan};
+use crate::stats::Stats;
+use crate::sweep::expand;
+use raidlab_result::RunResult;
+use raidlab_workload::JobSpec;
+use std::collections::BTreeMap;
+
+/// Runs one repetition of a point.
+pub trait Runner {
+    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError>;
+}
+
+/// Side effects around a run.
+pub trait Actions {
+    /// Run a shell command (already templated).
+    fn command(&mut self, cmd: &str) -> Result<(), LabError>;
+    /// `sync`, then drop the page cache.
+    fn drop_caches(&mut self) -> Result<(), LabError>;
+    /// Read `size` bytes of `path` (creating it first if it is missing or shorter).
+    fn read_file(&mut self, path: &str, size: u64) -> Result<(), LabError>;
+    /// Create member files of `size` bytes (refusing to replace existing ones).
+    fn create_files(&mut self, files: &[String], size: u64) -> Result<(), LabError>;
+    fn remove_files(&mut self, files: &[String]) -> Result<(), LabError>;
+}
+
+/// What the campaign tells its observer (progress, notes).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A run is starting: `done` of `total` runs planned so far are finished or skipped.
+    RunStart {
+        point: u64,
+        rep: u32,
+        attempt: u32,
+        done: u64,
+        total: u64,
+        what: String,
+    },
+    /// A run finished with this value of the spread metric.
+    RunDone { point: u64, rep: u32, value: f64 },
+    /// A point already in the database.
+    Skipped { point: u64, what: String },
+    /// A point's spread is over the threshold; `rerun` says whether it will run again.
+    Flagged {
+        point: u64,
+        spread_pct: f64,
+        rerun: bool,
+    },
+    /// A convergence step.
+    Converge {
+        point: u64,
+        step: u32,
+        value: u64,
+        mb_s: f64,
+    },
+    /// Something worth telling that is not an error.
+    Note(String),
+}
+
+/// A point's outcome, for the tables the command prints.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub point: u64,
+    /// Swept parameters in axis order, as shown.
+    pub values: Vec<(String, String)>,
+    pub params: BTreeMap<String, String>,
+    pub source: String,
+    pub target: String,
+    pub attempts: u32,
+    pub stats: BTreeMap<String, Stats>,
+    pub flagged: bool,
+    /// Rate at each convergence step (total, mb_s), when the point converged.
+    pub convergence: Vec<(u64, f64)>,
+}
+
+/// The result of [`run`].
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub outcomes: Vec<Outcome>,
+    pub runs_done: u64,
+    pub runs_skipped: u64,
+    pub reference_rows: u64,
+}
+
+/// Plan every point (so an impossible one stops the campaign before anything runs).
+pub fn plan_all(exp: &Experiment, ctx: &Context) -> Result<Vec<PointPlan>, LabError> {
+    expand(&exp.axes, &exp.exclude)
+        .iter()
+        .map(|p| plan_point(exp, p, ctx))
+        .collect()
+}
+
+/// Everything a campaign needs from its caller.
+pub struct Io<'a> {
+    pub runner: &'a mut dyn Runner,
+    pub actions: &'a mut dyn Actions,
+    pub now: &'a dyn Fn() -> u64,
+    pub observe: &'a mut dyn FnMut(&Event),
+}
+
+/// Run an experiment into `db`.
+pub fn run(
+    exp: &Experiment,
+    db: &mut Db,
+    env: &Environment,
+    ctx: &Context,
+    io: &mut Io,
+) -> Result<Report, LabError> {
+    let plans = plan_all(exp, ctx)?;
+    let info = CampaignInfo {
+        experiment: exp.name.clone(),
+        experiment_hash: exp.hash.clone(),
+        experiment_text: exp.text.clone(),
+        experiment_path: exp.origin.clone(),
+        started_at: (io.now)(),
+    };
+    let campaign_id = db.begin_campaign(&info)?;
+    let env_id = db.record_environment(campaign_id, env)?;
+    let mut report = Report::default();
+    report.reference_rows =
+        crate::reference::import(exp, db, campaign_id, &mut *io.observe, (io.now)())?;
+    let mut state = State {
+        exp,
+        campaign_id,
+        env_id,
+        done: 0,
+        total: 0,
+    };
+    state.total = plans.len() as u64 * exp.repeat.count as u64;
+    for plan in &plans {
+        let outcome = run_point(&mut state, db, plan, io, &mut report)?;
+        report.outcomes.push(outcome);
+    }
+    db.end_campaign(campaign_id, (io.now)())?;
+    Ok(report)
+}
+
+struct State<'e> {
+    exp: &'e Experiment,
+    campaign_id: i64,
+    env_id: i64,
+    done: u64,
+    total: u64,
+}
+
+fn run_point(
+    st: &mut State,
+    db: &mut Db,
+    plan: &PointPlan,
+    io: &mut Io,
+    report: &mut Report,
+) -> Result<Outcome, LabError> {
+    let exp = st.exp;
+    let key = params_key(&plan.params);
+    let hash = &exp.hash;
+    let metric = exp.repeat.metric.as_str();
+
+    // Convergence first: find the transfer at which the rate settles, then repeat there.
+    let mut specs = plan.specs.clone();
+    let mut convergence = Vec::new();
+    if let Some(c) = &exp.converge {
+        let (value, curve) = converge(st, db, plan, &key, io)?;
+        convergence = curve;
+        for s in &mut specs {
+            match c.grow {
+                Grow::Size => s.size = Some(value),
+                Grow::Runtime => {
+                    s.runtime_ns = Some(value);
+                    s.time_based = true;
+                }
+            }
+        }
+    }
+
+    let mut attempt = db.last_attempt(hash, &key, &plan.source)?.unwrap_or(0);
+    let mut first_skip = true;
+    loop {
+        let done = db.done_reps(hash, &key, &plan.source, attempt)?;
+        for rep in 0..exp.repeat.count {
+            if done.contains(&rep) {
+                st.done += 1;
+                report.runs_skipped += 1;
+                if first_skip {
+                    (io.observe)(&Event::Skipped {
+                        point: plan.point.index,
+                        what: describe(&plan.point),
+                    });
+                    first_skip = false;
+                }
+                continue;
+            }
+            (io.observe)(&Event::RunStart {
+                point: plan.point.index,
+                rep,
+                attempt,
+                done: st.done,
+                total: st.total,
+                what: describe(&plan.point),
+            });
+            let started = (io.now)();
+            let result = run_once(exp, plan, &specs, rep, io)?;
+            let metrics = crate::metrics::of_run(&result);
+            let record = RunRecord {
+                campaign_id: st.campaign_id,
+                environment_id: Some(st.env_id),
+                experiment: exp.name.clone(),
+                experiment_hash: hash.clone(),
+                point: plan.point.index,
+                rep,
+                attempt,
+                source: plan.source.clone(),
+                target: plan.target.clone(),
+                params: plan.params.clone(),
+                metrics: metrics.clone(),
+                workload: serde_json::to_string(&specs).unwrap_or_default(),
+                result_json: serde_json::to_string(&result).ok(),
+                started_at: started,
+                ended_at: (io.now)(),
+            };
+            db.insert_run(&record)?;
+            st.done += 1;
+            report.runs_done += 1;
+            (io.observe)(&Event::RunDone {
+                point: plan.point.index,
+                rep,
+                value: metrics.get(metric).copied().unwrap_or(f64::NAN),
+            });
+        }
+        let by_rep = db.point_metrics(hash, &key, &plan.source, attempt)?;
+        let stats = stats_of(&by_rep);
+        let flagged = match (exp.repeat.spread_threshold, stats.get(metric)) {
+            (Some(th), Some(s)) => s.over(th),
+            _ => false,
+        };
+        let again = flagged && attempt < exp.repeat.rerun;
+        db.upsert_point(
+            hash,
+            &PointRow {
+                campaign: crate::db::campaign_label(&exp.name, hash),
+                experiment: exp.name.clone(),
+                point: plan.point.index,
+                attempt,
+                source: plan.source.clone(),
+                target: plan.target.clone(),
+                params: plan.params.clone(),
+                stats: stats.clone(),
+                flagged,
+            },
+        )?;
+        if flagged {
+            let spread = stats.get(metric).map(|s| s.spread_pct).unwrap_or(0.0);
+            (io.observe)(&Event::Flagged {
+                point: plan.point.index,
+                spread_pct: spread,
+                rerun: again,
+            });
+        }
+        if again {
+            attempt += 1;
+            st.total += exp.repeat.count as u64;
+            continue;
+        }
+        db.supersede(hash, &key, &plan.source, attempt)?;
+        return Ok(Outcome {
+            point: plan.point.index,
+            values: plan
+                .point
+                .values
+                .iter()
+                .map(|(k, v)| (k.clone(), plan.params.get(k).cloned().unwrap_or(v.clone())))
+                .collect(),
+            params: plan.params.clone(),
+            source: plan.source.clone(),
+            target: plan.target.clone(),
+            attempts: attempt + 1,
+            stats,
+            flagged,
+            convergence,
+        });
+    }
+}
+
+/// Statistics per metric over repetitions.
+pub fn stats_of(by_rep: &BTreeMap<u32, BTreeMap<String, f64>>) -> BTreeMap<String, Stats> {
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for m in by_rep.values() {
+        for (k, v) in m {
+            values.entry(k.clone()).or_default().push(*v);
+        }
+    }
+    values
+        .into_iter()
+        .filter_map(|(k, v)| Stats::of(&v).map(|s| (k, s)))
+        .collect()
+}
+
+/// One run with everything around it. Teardown and file removal run even if a step failed;
+/// the first error is the one returned.
+fn run_once(
+    exp: &Experiment,
+    plan: &PointPlan,
+    specs: &[JobSpec],
+    rep: u32,
+    io: &mut Io,
+) -> Result<RunResult, LabError> {
+    let mut vars = plan.vars.clone();
+    vars.insert("rep".into(), rep.to_string());
+    let what = format!("point {} rep {rep}", plan.point.index);
+    let body = |io: &mut Io| -> Result<RunResult, LabError> {
+        if !plan.member_files_to_create.is_empty() {
+            io.actions
+                .create_files(&plan.member_files_to_create, plan.member_size)?;
+        }
+        for cmd in &exp.hooks.setup {
+            let c = template(cmd, &vars).map_err(LabError::usage)?;
+            io.actions
+                .command(&c)
+                .map_err(|e| e.context(format!("{what}: setup hook")))?;
+        }
+        match &exp.hooks.cache_defeat {
+            CacheDefeat::None => {}
+            CacheDefeat::DropCaches => io
+                .actions
+                .drop_caches()
+                .map_err(|e| e.context(format!("{what}: cache defeat")))?,
+            CacheDefeat::ReadFile { path, size } => {
+                let p = template(path, &vars).map_err(LabError::usage)?;
+                io.actions
+                    .read_file(&p, *size)
+                    .map_err(|e| e.context(format!("{what}: cache defeat")))?
+            }
+        }
+        io.runner.run(specs).map_err(|e| e.context(what.clone()))
+    };
+    let result = body(io);
+    let mut cleanup: Result<(), LabError> = Ok(());
+    for cmd in &exp.hooks.teardown {
+        let r = template(cmd, &vars)
+            .map_err(LabError::usage)
+            .and_then(|c| io.actions.command(&c))
+            .map_err(|e| e.context(format!("{what}: teardown hook")));
+        if cleanup.is_ok() {
+            cleanup = r;
+        }
+    }
+    if !plan.member_files_to_create.is_empty() {
+        let r = io.actions.remove_files(&plan.member_files_to_create);
+        if cleanup.is_ok() {
+            cleanup = r;
+        }
+    }
+    let result = result?;
+    cleanup?;
+    Ok(result)
+}
+
+/// Grow the point's transfer by `factor` until the rate changes by less than `tolerance`
+/// between steps (or `max_steps` / `max` is reached). Returns the last value and the curve.
+/// Steps already stored are reused, so an interrupted search resumes.
+fn converge(
+    st: &mut State,
+    db: &mut Db,
+    plan: &PointPlan,
+    key: &str,
+    io: &mut Io,
+) -> Result<(u64, Vec<(u64, f64)>), LabError> {
+    let exp = st.exp;
+    let c = exp.converge.as_ref().expect("called with [converge]");
+    let stored = db.convergence_steps(&exp.hash, key)?;
+    let mut curve: Vec<(u64, f64)> = Vec::new();
+    let mut value = c.start;
+    for step in 0..c.max_steps {
+        let mb_s = if let Some((_, total, _, r)) = stored.iter().find(|s| s.0 == step) {
+            curve.push((*total, *r));
+            *r
+        } else {
+            let mut specs = plan.specs.clone();
+            for s in &mut specs {
+                match c.grow {
+                    Grow::Size => s.size = Some(value),
+                    Grow::Runtime => {
+                        s.runtime_ns = Some(value);
+                        s.time_based = true;
+                    }
+                }
+            }
+            let result = run_once(exp, plan, &specs, 0, io)?;
+            let s = result.aggregate().summary();
+            db.insert_convergence(
+                st.campaign_id,
+                &exp.name,
+                &exp.hash,
+                plan.point.index,
+                key,
+                step,
+                s.io_bytes,
+                s.runtime_ns,
+                s.mb_s,
+            )?;
+            curve.push((s.io_bytes, s.mb_s));
+            s.mb_s
+        };
+        (io.observe)(&Event::Converge {
+            point: plan.point.index,
+            step,
+            value,
+            mb_s,
+        });
+        if curve.len() >= 2 {
+            let prev = curve[curve.len() - 2].1;
+            if prev > 0.0 && ((mb_s - prev) / prev).abs() < c.tolerance {
+                return Ok((value, curve));
+            }
+        }
+        let mut next = (value as f64 * c.factor).round() as u64;
+        if c.grow == Grow::Size {
+            // Whole blocks, so direct I/O and the block size stay valid.
+            let unit = plan
+                .specs
+                .iter()
+                .map(|s| s.bs.max())
+                .max()
+                .unwrap_or(1)
+                .max(512);
+            next = (next / unit).max(1) * unit;
+        }
+        if c.max.is_some_and(|m| next > m) {
+            (io.observe)(&Event::Note(format!(
+                "point {}: rate still changing by more than {}% at the largest allowed value",
+                plan.point.index,
+                c.tolerance * 100.0
+            )));
+            return Ok((value, curve));
+        }
+        if step + 1 < c.max_steps {
+            value = next;
+        }
+    }
+    (io.observe)(&Event::Note(format!(
+        "point {}: rate did not settle within {} steps; using the last",
+        plan.point.index, c.max_steps
+    )));
+    Ok((value, curve))
+}

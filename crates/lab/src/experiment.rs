@@ -1,0 +1,987 @@
+//! The experiment file (TOML): what to run, on what, over which axes, how often, and what to do
+//! around each run. `recipes/README.md` documents every table with an annotated example.
+
+use crate::error::LabError;
+use crate::sweep::Axis;
+use raidlab_workload::size::parse_size;
+use raidlab_workload::spec::OPTION_NAMES;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Target parameters (besides `filename`) that may be fixed in `[target]` or swept.
+pub const TARGET_KEYS: &[&str] = &[
+    "filename",
+    "system",
+    "level",
+    "chunk",
+    "layout",
+    "members",
+    "member_size",
+    "dir",
+];
+
+/// Parameters whose values are sizes: stored and printed in bytes.
+pub const SIZE_KEYS: &[&str] = &[
+    "bs",
+    "blocksize",
+    "size",
+    "offset",
+    "offset_increment",
+    "chunk",
+    "member_size",
+];
+
+/// `[repeat]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Repeat {
+    /// Repetitions per point.
+    pub count: u32,
+    /// Flag a point when (max − min) / median of `metric` exceeds this fraction (0.05 = 5%).
+    pub spread_threshold: Option<f64>,
+    /// Extra attempts (each a full set of `count` repetitions) for flagged points.
+    pub rerun: u32,
+    /// The metric the spread is judged on (default `mb_s`).
+    pub metric: String,
+}
+
+/// What `[converge]` grows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grow {
+    /// The bytes each job moves (fio's `size`).
+    Size,
+    /// The run time (fio's `runtime` with `time_based`).
+    Runtime,
+}
+
+/// `[converge]`: grow the transfer until the rate settles (seed 000's sustained rate).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Converge {
+    pub grow: Grow,
+    /// First value: bytes for `size`, nanoseconds for `runtime`.
+    pub start: u64,
+    pub factor: f64,
+    /// Stop when |rate_k − rate_(k−1)| / rate_(k−1) < tolerance.
+    pub tolerance: f64,
+    pub max_steps: u32,
+    /// Upper bound for the grown value (bytes or ns); the search stops there.
+    pub max: Option<u64>,
+}
+
+/// How to defeat caches before each run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CacheDefeat {
+    None,
+    /// `sync`, then `echo 3 > /proc/sys/vm/drop_caches` (needs root).
+    DropCaches,
+    /// Read a dummy file of `size` bytes (created if missing), as seed 002 read a file twice
+    /// the controller's RAM so its cache held nothing of the target.
+    ReadFile {
+        path: String,
+        size: u64,
+    },
+}
+
+/// `[hooks]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hooks {
+    pub setup: Vec<String>,
+    pub teardown: Vec<String>,
+    pub cache_defeat: CacheDefeat,
+}
+
+/// One series taken from a reference CSV.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReferenceSeries {
+    /// Parameter name → template over the CSV's columns (`"fig{figure}"`, `"{block_kib*1024}"`).
+    pub params: Vec<(String, String)>,
+    /// Metric name → CSV column.
+    pub metrics: Vec<(String, String)>,
+}
+
+/// `[[reference]]`: measured numbers from elsewhere, stored as `source = reference` rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    pub file: PathBuf,
+    /// Label stored as the rows' target.
+    pub label: String,
+    pub series: Vec<ReferenceSeries>,
+}
+
+/// A parsed experiment.
+#[derive(Clone, Debug)]
+pub struct Experiment {
+    pub name: String,
+    pub description: String,
+    /// Folder relative paths (`system`, reference files) are taken from.
+    pub base_dir: PathBuf,
+    /// Where it came from (a path, or `(embedded)`).
+    pub origin: String,
+    /// The effective experiment (after `--set` overrides) as TOML text.
+    pub text: String,
+    /// Hash of what determines the runs (workload, target, sweep, converge, hooks): 16 hex digits.
+    pub hash: String,
+    /// fio options, in file order.
+    pub workload: Vec<(String, String)>,
+    /// Fixed target parameters (see [`TARGET_KEYS`]).
+    pub target: BTreeMap<String, String>,
+    pub axes: Vec<Axis>,
+    pub exclude: Vec<BTreeMap<String, String>>,
+    pub repeat: Repeat,
+    pub converge: Option<Converge>,
+    pub hooks: Hooks,
+    pub references: Vec<Reference>,
+}
+
+fn bad(origin: &str, m: impl std::fmt::Display) -> LabError {
+    LabError::usage(format!("{origin}: {m}"))
+}
+
+/// A TOML scalar as the string fio would read (`true` → `1`).
+pub fn scalar(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(if *b { "1".into() } else { "0".into() }),
+        _ => None,
+    }
+}
+
+/// Is `key` something a sweep may vary?
+pub fn is_param(key: &str) -> bool {
+    OPTION_NAMES.contains(&key) || TARGET_KEYS.contains(&key)
+}
+
+/// The canonical form of a parameter value: sizes in bytes, everything else as written.
+/// `system` keeps its path here; [`display_value`] shows its file stem.
+pub fn canonical_value(key: &str, value: &str) -> Result<String, String> {
+    if SIZE_KEYS.contains(&key) && !value.contains(',') {
+        return parse_size(value).map(|b| b.to_string());
+    }
+    Ok(value.trim().to_string())
+}
+
+/// How a parameter is shown in tables and stored in the database: `system` as its file stem
+/// (`fig16`), everything else canonical.
+pub fn display_value(key: &str, canonical: &str) -> String {
+    if key == "system" {
+        let p = Path::new(canonical.trim_start_matches("sim:"));
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let lun = canonical
+            .split_once('#')
+            .map(|(_, l)| format!("#{l}"))
+            .unwrap_or_default();
+        return format!("{stem}{lun}");
+    }
+    canonical.to_string()
+}
+
+/// 64-bit FNV-1a, printed as 16 hex digits: a stable fingerprint (not a security hash).
+pub fn fnv1a_hex(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Apply a `--set KEY=VALUE` override to the experiment's TOML. `a.b=v` sets that path;
+/// a bare target key (`filename`, `system`, `level`, `members`, …) sets `[target]`; any other
+/// bare key is a fio option in `[workload]`. A key that is also a sweep axis stops being swept
+/// (the value given is used for every point), except `members` given as a list of files,
+/// which keeps a swept member count (the first N files are used).
+pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), LabError> {
+    let (key, value) = assignment.split_once('=').ok_or_else(|| {
+        LabError::usage(format!(
+            "--set '{assignment}': expected KEY=VALUE (e.g. --set filename=/dev/sdb)"
+        ))
+    })?;
+    let key = key.trim();
+    let value = value.trim();
+    if key.is_empty() {
+        return Err(LabError::usage(format!("--set '{assignment}': empty key")));
+    }
+    let path: Vec<String> = if key.contains('.') {
+        key.split('.').map(str::to_string).collect()
+    } else if TARGET_KEYS.contains(&key) {
+        vec!["target".into(), key.into()]
+    } else if OPTION_NAMES.contains(&key) {
+        vec!["workload".into(), key.into()]
+    } else {
+        return Err(LabError::usage(format!(
+            "--set '{key}': unknown key (valid: a fio option such as bs or size, a target key ({}), or a dotted path such as repeat.count)",
+            TARGET_KEYS.join(", ")
+        )));
+    };
+    let leaf = path.last().expect("non-empty").clone();
+    let member_list = leaf == "members" && (value.contains(',') || value.contains('/'));
+    let parsed: toml::Value = if let Ok(i) = value.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = value.parse::<f64>() {
+        toml::Value::Float(f)
+    } else {
+        toml::Value::String(value.to_string())
+    };
+    let mut table = &mut *doc;
+    for part in &path[..path.len() - 1] {
+        let entry = table
+            .entry(part.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        table = entry.as_table_mut().ok_or_else(|| {
+            LabError::usage(format!(
+                "--set '{key}': '{part}' is not a table in the experiment"
+            ))
+        })?;
+    }
+    // `target.filename` and `target.system` replace each other: a target is one of them.
+    if path.len() == 2 && path[0] == "target" && (leaf == "filename" || leaf == "system") {
+        table.remove("filename");
+        table.remove("system");
+    }
+    table.insert(leaf.clone(), parsed);
+    if path.len() == 2 && (path[0] == "target" || path[0] == "workload") && !member_list {
+        if let Some(sweep) = doc.get_mut("sweep").and_then(|s| s.as_table_mut()) {
+            let was_swept = sweep.remove(&leaf).is_some();
+            // Exclusions naming the fixed axis: those matching the fixed value lose that key,
+            // the others can no longer match anything and go.
+            if was_swept {
+                if let Some(toml::Value::Array(list)) = sweep.get_mut("exclude") {
+                    let fixed = canonical_value(&leaf, value).unwrap_or_else(|_| value.to_string());
+                    list.retain_mut(|e| match e.as_table_mut() {
+                        Some(t) => match t.remove(&leaf) {
+                            None => true,
+                            Some(v) => {
+                                let v = scalar(&v).unwrap_or_default();
+                                canonical_value(&leaf, &v).unwrap_or(v) == fixed && !t.is_empty()
+                            }
+                        },
+                        None => true,
+                    });
+                }
+            }
+            if leaf == "filename" || leaf == "system" {
+                sweep.remove("filename");
+                sweep.remove("system");
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Experiment {
+    /// Read an experiment file, applying `--set` overrides.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Experiment, LabError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            LabError::usage(format!("experiment {}: cannot read: {e}", path.display()))
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = if base.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            base
+        };
+        Self::parse(&text, &path.display().to_string(), &base, overrides)
+    }
+
+    /// Parse experiment text. `origin` names it in errors; `base_dir` anchors relative paths.
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        base_dir: &Path,
+        overrides: &[String],
+    ) -> Result<Experiment, LabError> {
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            bad(origin, format!("not valid TOML: {}", e.message().trim()))
+        })?;
+        for o in overrides {
+            apply_override(&mut doc, o)?;
+        }
+        const TOP: &[&str] = &[
+            "name",
+            "description",
+            "workload",
+            "target",
+            "sweep",
+            "repeat",
+            "converge",
+            "hooks",
+            "reference",
+        ];
+        for k in doc.keys() {
+            if !TOP.contains(&k.as_str()) {
+                return Err(bad(
+                    origin,
+                    format!("unknown key '{k}' (valid: {})", TOP.join(", ")),
+                ));
+            }
+        }
+        let name = match doc.get("name") {
+            Some(toml::Value::String(s)) if valid_name(s) => s.clone(),
+            Some(v) => {
+                return Err(bad(
+                    origin,
+                    format!("name = {v}: must be a string of letters, digits, '-', '_' or '.' (it names the database file)"),
+                ))
+            }
+            None => return Err(bad(origin, "missing 'name' (e.g. name = \"bs-sweep\")")),
+        };
+        let description = doc
+            .get("description")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+
+        let workload = match doc.get("workload") {
+            None => Vec::new(),
+            Some(toml::Value::Table(t)) => {
+                let mut out = Vec::new();
+                for (k, v) in t {
+                    if !OPTION_NAMES.contains(&k.as_str()) {
+                        return Err(bad(
+                            origin,
+                            format!(
+                                "[workload] unknown fio option '{k}' (valid: {})",
+                                OPTION_NAMES.join(", ")
+                            ),
+                        ));
+                    }
+                    if k == "filename" {
+                        return Err(bad(
+                            origin,
+                            "[workload] filename: put the target in [target] filename = …",
+                        ));
+                    }
+                    let s = scalar(v).ok_or_else(|| {
+                        bad(
+                            origin,
+                            format!("[workload] {k}: expected a string, number or boolean"),
+                        )
+                    })?;
+                    out.push((k.clone(), s));
+                }
+                out
+            }
+            Some(_) => return Err(bad(origin, "'workload' must be a table ([workload])")),
+        };
+        // Check the options now, so a typo is reported before any run.
+        let mut probe = raidlab_workload::JobSpec::default();
+        for (k, v) in &workload {
+            raidlab_workload::apply_option(&mut probe, k, Some(v))
+                .map_err(|e| bad(origin, format!("[workload] {e}")))?;
+        }
+
+        let mut target = BTreeMap::new();
+        match doc.get("target") {
+            None => {}
+            Some(toml::Value::Table(t)) => {
+                for (k, v) in t {
+                    if !TARGET_KEYS.contains(&k.as_str()) {
+                        return Err(bad(
+                            origin,
+                            format!(
+                                "[target] unknown key '{k}' (valid: {})",
+                                TARGET_KEYS.join(", ")
+                            ),
+                        ));
+                    }
+                    let s = scalar(v).ok_or_else(|| {
+                        bad(origin, format!("[target] {k}: expected a string or number"))
+                    })?;
+                    let c = canonical_value(k, &s)
+                        .map_err(|e| bad(origin, format!("[target] {k}: {e}")))?;
+                    target.insert(k.clone(), c);
+                }
+            }
+            Some(_) => return Err(bad(origin, "'target' must be a table ([target])")),
+        }
+
+        let mut axes = Vec::new();
+        let mut exclude = Vec::new();
+        match doc.get("sweep") {
+            None => {}
+            Some(toml::Value::Table(t)) => {
+                for (k, v) in t {
+                    if k == "exclude" {
+                        exclude = parse_exclude(origin, v)?;
+                        continue;
+                    }
+                    if !is_param(k) {
+                        return Err(bad(
+                            origin,
+                            format!(
+                                "[sweep] '{k}' is neither a fio option nor a target parameter (valid: {}, {})",
+                                OPTION_NAMES.join(", "),
+                                TARGET_KEYS.join(", ")
+                            ),
+                        ));
+                    }
+                    axes.push(
+                        Axis::parse(k, v).map_err(|e| bad(origin, format!("[sweep] {k}: {e}")))?,
+                    );
+                }
+            }
+            Some(_) => return Err(bad(origin, "'sweep' must be a table ([sweep])")),
+        }
+        for ex in &exclude {
+            for k in ex.keys() {
+                if !axes.iter().any(|a| &a.name == k) {
+                    return Err(bad(
+                        origin,
+                        format!("[sweep] exclude names '{k}', which is not a swept axis"),
+                    ));
+                }
+            }
+        }
+        let swept = |k: &str| axes.iter().any(|a| a.name == k);
+        let has = |k: &str| target.contains_key(k) || swept(k);
+        let kinds = ["filename", "system", "level"]
+            .iter()
+            .filter(|k| has(k))
+            .count();
+        if kinds == 0 {
+            return Err(bad(
+                origin,
+                "no target: set [target] filename = PATH (file, device, array:M1,M2,… or sim:SYSTEM.toml), \
+                 system = SYSTEM.toml, or level = … with members = … for an array built per point",
+            ));
+        }
+        if has("filename") && has("system") {
+            return Err(bad(
+                origin,
+                "[target] give either filename or system, not both",
+            ));
+        }
+        if has("level") && !has("members") {
+            return Err(bad(origin, "[target] an array (level = …) needs members = COUNT or members = \"FILE1,FILE2,…\""));
+        }
+
+        let repeat = parse_repeat(origin, doc.get("repeat"))?;
+        let converge = parse_converge(origin, doc.get("converge"))?;
+        let hooks = parse_hooks(origin, doc.get("hooks"))?;
+        let references = parse_references(origin, base_dir, doc.get("reference"))?;
+
+        // The hash covers what decides the runs, not how many repetitions or the notes.
+        let mut identity = doc.clone();
+        for k in ["description", "repeat", "reference"] {
+            identity.remove(k);
+        }
+        let hash = fnv1a_hex(toml::to_string(&identity).unwrap_or_default().as_bytes());
+        let effective = toml::to_string(&doc).unwrap_or_else(|_| text.to_string());
+        Ok(Experiment {
+            name,
+            description,
+            base_dir: base_dir.to_path_buf(),
+            origin: origin.to_string(),
+            text: effective,
+            hash,
+            workload,
+            target,
+            axes,
+            exclude,
+            repeat,
+            converge,
+            hooks,
+            references,
+        })
+    }
+}
+
+fn valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        && !s.starts_with('.')
+}
+
+fn parse_exclude(origin: &str, v: &toml::Value) -> Result<Vec<BTreeMap<String, String>>, LabError> {
+    let list = v.as_array().ok_or_else(|| {
+        bad(
+            origin,
+            "[sweep] exclude must be a list of tables, e.g. [{ rw = \"write\", bs = \"512\" }]",
+        )
+    })?;
+    let mut out = Vec::new();
+    for item in list {
+        let t = item.as_table().ok_or_else(|| {
+            bad(
+                origin,
+                "[sweep] exclude entries must be tables like { rw = \"write\" }",
+            )
+        })?;
+        let mut m = BTreeMap::new();
+        for (k, v) in t {
+            let s = scalar(v).ok_or_else(|| {
+                bad(
+                    origin,
+                    format!("[sweep] exclude {k}: expected a string or number"),
+                )
+            })?;
+            let c = canonical_value(k, &s)
+                .map_err(|e| bad(origin, format!("[sweep] exclude {k}: {e}")))?;
+            m.insert(k.clone(), c);
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+fn table<'a>(
+    origin: &str,
+    name: &str,
+    v: Option<&'a toml::Value>,
+    keys: &[&str],
+) -> Result<Option<&'a toml::Table>, LabError> {
+    match v {
+        None => Ok(None),
+        Some(toml::Value::Table(t)) => {
+            for k in t.keys() {
+                if !keys.contains(&k.as_str()) {
+                    return Err(bad(
+                        origin,
+                        format!("[{name}] unknown key '{k}' (valid: {})", keys.join(", ")),
+                    ));
+                }
+            }
+            Ok(Some(t))
+        }
+        Some(_) => Err(bad(origin, format!("'{name}' must be a table ([{name}])"))),
+    }
+}
+
+fn get_u32(
+    origin: &str,
+    t: &toml::Table,
+    table_name: &str,
+    key: &str,
+    min: u32,
+    max: u32,
+) -> Result<Option<u32>, LabError> {
+    match t.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Integer(i)) if *i >= min as i64 && *i <= max as i64 => {
+            Ok(Some(*i as u32))
+        }
+        Some(v) => Err(bad(
+            origin,
+            format!("[{table_name}] {key} = {v}: expected a whole number from {min} to {max}"),
+        )),
+    }
+}
+
+fn get_f64(
+    origin: &str,
+    t: &toml::Table,
+    table_name: &str,
+    key: &str,
+    min: f64,
+    max: f64,
+) -> Result<Option<f64>, LabError> {
+    let v = match t.get(key) {
+        None => return Ok(None),
+        Some(toml::Value::Float(f)) => *f,
+        Some(toml::Value::Integer(i)) => *i as f64,
+        Some(v) => {
+            return Err(bad(
+                origin,
+                format!("[{table_name}] {key} = {v}: expected a number from {min} to {max}"),
+            ))
+        }
+    };
+    if !(v >= min && v <= max) {
+        return Err(bad(
+            origin,
+            format!("[{table_name}] {key} = {v}: expected a number from {min} to {max}"),
+        ));
+    }
+    Ok(Some(v))
+}
+
+fn parse_repeat(origin: &str, v: Option<&toml::Value>) -> Result<Repeat, LabError> {
+    let mut r = Repeat {
+        count: 1,
+        spread_threshold: None,
+        rerun: 0,
+        metric: "mb_s".into(),
+    };
+    if let Some(t) = table(
+        origin,
+        "repeat",
+        v,
+        &["count", "spread_threshold", "rerun", "metric"],
+    )? {
+        r.count = get_u32(origin, t, "repeat", "count", 1, 10_000)?.unwrap_or(1);
+        r.rerun = get_u32(origin, t, "repeat", "rerun", 0, 100)?.unwrap_or(0);
+        r.spread_threshold = get_f64(origin, t, "repeat", "spread_threshold", 0.0, 100.0)?;
+        if let Some(m) = t.get("metric") {
+            let m = m.as_str().ok_or_else(|| {
+                bad(
+                    origin,
+                    "[repeat] metric: expected a metric name such as \"mb_s\"",
+                )
+            })?;
+            if !crate::metrics::METRIC_NAMES.contains(&m) {
+                return Err(bad(
+                    origin,
+                    format!(
+                        "[repeat] metric '{m}' unknown (valid: {})",
+                        crate::metrics::METRIC_NAMES.join(", ")
+                    ),
+                ));
+            }
+            r.metric = m.to_string();
+        }
+        if r.rerun > 0 && r.spread_threshold.is_none() {
+            return Err(bad(
+                origin,
+                "[repeat] rerun needs spread_threshold (which points to re-run)",
+            ));
+        }
+    }
+    Ok(r)
+}
+
+fn parse_converge(origin: &str, v: Option<&toml::Value>) -> Result<Option<Converge>, LabError> {
+    let Some(t) = table(
+        origin,
+        "converge",
+        v,
+        &["grow", "start", "factor", "tolerance", "max_steps", "max"],
+    )?
+    else {
+        return Ok(None);
+    };
+    let grow = match t.get("grow").and_then(|v| v.as_str()) {
+        Some("size") | None => Grow::Size,
+        Some("runtime") => Grow::Runtime,
+        Some(o) => {
+            return Err(bad(
+                origin,
+                format!("[converge] grow = \"{o}\" (valid: size, runtime)"),
+            ))
+        }
+    };
+    let parse_amount = |key: &str| -> Result<Option<u64>, LabError> {
+        let Some(v) = t.get(key) else { return Ok(None) };
+        let s = scalar(v).ok_or_else(|| {
+            bad(
+                origin,
+                format!("[converge] {key}: expected a size or duration"),
+            )
+        })?;
+        let r = match grow {
+            Grow::Size => parse_size(&s),
+            Grow::Runtime => raidlab_workload::size::parse_duration_ns(&s),
+        };
+        let n = r.map_err(|e| bad(origin, format!("[converge] {key}: {e}")))?;
+        if n == 0 {
+            return Err(bad(
+                origin,
+                format!("[converge] {key} must be greater than zero"),
+            ));
+        }
+        Ok(Some(n))
+    };
+    let start = parse_amount("start")?.ok_or_else(|| {
+        bad(
+            origin,
+            "[converge] needs start (e.g. start = \"64m\" for size, \"2s\" for runtime)",
+        )
+    })?;
+    let max = parse_amount("max")?;
+    let factor = get_f64(origin, t, "converge", "factor", 1.01, 1e6)?.unwrap_or(2.0);
+    let tolerance = get_f64(origin, t, "converge", "tolerance", 1e-9, 10.0)?.unwrap_or(0.05);
+    let max_steps = get_u32(origin, t, "converge", "max_steps", 2, 64)?.unwrap_or(8);
+    Ok(Some(Converge {
+        grow,
+        start,
+        factor,
+        tolerance,
+        max_steps,
+        max,
+    }))
+}
+
+fn string_list(origin: &str, key: &str, v: Option<&toml::Value>) -> Result<Vec<String>, LabError> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(toml::Value::String(s)) => Ok(vec![s.clone()]),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad(origin, format!("[hooks] {key}: expected strings")))
+            })
+            .collect(),
+        Some(_) => Err(bad(
+            origin,
+            format!("[hooks] {key}: expected a command or a list of commands"),
+        )),
+    }
+}
+
+fn parse_hooks(origin: &str, v: Option<&toml::Value>) -> Result<Hooks, LabError> {
+    let mut h = Hooks {
+        setup: Vec::new(),
+        teardown: Vec::new(),
+        cache_defeat: CacheDefeat::None,
+    };
+    let Some(t) = table(origin, "hooks", v, &["setup", "teardown", "cache_defeat"])? else {
+        return Ok(h);
+    };
+    h.setup = string_list(origin, "setup", t.get("setup"))?;
+    h.teardown = string_list(origin, "teardown", t.get("teardown"))?;
+    h.cache_defeat = match t.get("cache_defeat") {
+        None => CacheDefeat::None,
+        Some(toml::Value::String(s)) if s == "none" => CacheDefeat::None,
+        Some(toml::Value::String(s)) if s == "drop_caches" => CacheDefeat::DropCaches,
+        Some(toml::Value::Table(c)) => {
+            let path = c.get("read_file").and_then(|v| v.as_str());
+            let size = c.get("size").and_then(scalar);
+            match (path, size) {
+                (Some(p), Some(s)) => CacheDefeat::ReadFile {
+                    path: p.to_string(),
+                    size: parse_size(&s).map_err(|e| bad(origin, format!("[hooks] cache_defeat size: {e}")))?,
+                },
+                _ => {
+                    return Err(bad(
+                        origin,
+                        "[hooks] cache_defeat table needs read_file = PATH and size = SIZE (e.g. { read_file = \"/data/dummy\", size = \"2g\" })",
+                    ))
+                }
+            }
+        }
+        Some(v) => {
+            return Err(bad(
+                origin,
+                format!("[hooks] cache_defeat = {v} (valid: \"none\", \"drop_caches\", {{ read_file = PATH, size = SIZE }})"),
+            ))
+        }
+    };
+    Ok(h)
+}
+
+fn parse_references(
+    origin: &str,
+    base: &Path,
+    v: Option<&toml::Value>,
+) -> Result<Vec<Reference>, LabError> {
+    let list = match v {
+        None => return Ok(Vec::new()),
+        Some(toml::Value::Array(a)) => a.clone(),
+        Some(t @ toml::Value::Table(_)) => vec![t.clone()],
+        Some(_) => return Err(bad(origin, "'reference' must be [[reference]] tables")),
+    };
+    let mut out = Vec::new();
+    for item in &list {
+        let t = item
+            .as_table()
+            .ok_or_else(|| bad(origin, "'reference' must be [[reference]] tables"))?;
+        for k in t.keys() {
+            if !["file", "label", "series"].contains(&k.as_str()) {
+                return Err(bad(
+                    origin,
+                    format!("[[reference]] unknown key '{k}' (valid: file, label, series)"),
+                ));
+            }
+        }
+        let file = t.get("file").and_then(|v| v.as_str()).ok_or_else(|| {
+            bad(
+                origin,
+                "[[reference]] needs file = \"PATH.csv\" (relative to the experiment)",
+            )
+        })?;
+        let path = base.join(file);
+        let label = t
+            .get("label")
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                Path::new(file)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| file.to_string())
+            });
+        let series_v = t.get("series").and_then(|v| v.as_array()).ok_or_else(|| {
+            bad(
+                origin,
+                "[[reference]] needs [[reference.series]] with params and metrics",
+            )
+        })?;
+        let mut series = Vec::new();
+        for s in series_v {
+            let st = s
+                .as_table()
+                .ok_or_else(|| bad(origin, "[[reference.series]] must be tables"))?;
+            let pairs = |key: &str| -> Result<Vec<(String, String)>, LabError> {
+                match st.get(key) {
+                    None => Ok(Vec::new()),
+                    Some(toml::Value::Table(m)) => m
+                        .iter()
+                        .map(|(k, v)| {
+                            scalar(v).map(|s| (k.clone(), s)).ok_or_else(|| {
+                                bad(
+                                    origin,
+                                    format!("[[reference.series]] {key}.{k}: expected a string"),
+                                )
+                            })
+                        })
+                        .collect(),
+                    Some(_) => Err(bad(
+                        origin,
+                        format!("[[reference.series]] {key} must be a table"),
+                    )),
+                }
+            };
+            let metrics = pairs("metrics")?;
+            if metrics.is_empty() {
+                return Err(bad(
+                    origin,
+                    "[[reference.series]] needs metrics = { mb_s = \"CSV column\" }",
+                ));
+            }
+            series.push(ReferenceSeries {
+                params: pairs("params")?,
+                metrics,
+            });
+        }
+        out.push(Reference {
+            file: path,
+            label,
+            series,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASIC: &str = r#"
+name = "t"
+[workload]
+rw = "read"
+size = "1m"
+[target]
+filename = "/tmp/x"
+[sweep]
+bs = { pow2 = ["512", "4k"] }
+rw = ["read", "write"]
+exclude = [{ rw = "write", bs = "512" }]
+[repeat]
+count = 3
+spread_threshold = 0.05
+rerun = 1
+"#;
+
+    #[test]
+    fn parses_a_basic_experiment() {
+        let e = Experiment::parse(BASIC, "t.toml", Path::new("."), &[]).unwrap();
+        assert_eq!(e.name, "t");
+        assert_eq!(
+            e.axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            ["bs", "rw"]
+        );
+        assert_eq!(
+            e.repeat,
+            Repeat {
+                count: 3,
+                spread_threshold: Some(0.05),
+                rerun: 1,
+                metric: "mb_s".into()
+            }
+        );
+        assert_eq!(e.exclude[0]["bs"], "512");
+        assert_eq!(e.target["filename"], "/tmp/x");
+    }
+
+    #[test]
+    fn hash_ignores_repeat_count_but_not_workload() {
+        let a = Experiment::parse(BASIC, "t", Path::new("."), &[]).unwrap();
+        let b = Experiment::parse(
+            &BASIC.replace("count = 3", "count = 5"),
+            "t",
+            Path::new("."),
+            &[],
+        )
+        .unwrap();
+        let c = Experiment::parse(BASIC, "t", Path::new("."), &["size=2m".into()]).unwrap();
+        assert_eq!(a.hash, b.hash);
+        assert_ne!(a.hash, c.hash);
+        assert_eq!(a.hash.len(), 16);
+    }
+
+    #[test]
+    fn overrides_set_target_and_fix_axes() {
+        let e = Experiment::parse(
+            BASIC,
+            "t",
+            Path::new("."),
+            &["filename=/dev/sdz".into(), "rw=write".into()],
+        )
+        .unwrap();
+        assert_eq!(e.target["filename"], "/dev/sdz");
+        assert_eq!(e.axes.len(), 1, "rw given with --set is no longer swept");
+        assert!(e.workload.contains(&("rw".into(), "write".into())));
+        let e = Experiment::parse(BASIC, "t", Path::new("."), &["system=sys.toml".into()]).unwrap();
+        assert!(!e.target.contains_key("filename"));
+        let e = Experiment::parse(BASIC, "t", Path::new("."), &["sweep.rw=read".into()]).unwrap();
+        assert_eq!(e.axes[1].values, ["read"], "a dotted sweep path replaces the axis");
+        let e = Experiment::parse(BASIC, "t", Path::new("."), &["repeat.count=7".into()]).unwrap();
+        assert_eq!(e.repeat.count, 7);
+        let err = Experiment::parse(BASIC, "t", Path::new("."), &["bogus=1".into()]).unwrap_err();
+        assert!(
+            err.is_usage() && err.to_string().contains("unknown key"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_one_clear_line() {
+        let cases = [
+            ("name = \"t\"\n[workload]\nbsx = 1\n[target]\nfilename=\"x\"", "unknown fio option 'bsx'"),
+            ("name = \"t\"\n[workload]\nbs = \"4q\"\n[target]\nfilename=\"x\"", "unknown unit"),
+            ("name = \"t\"\n[sweep]\nbs = [\"4k\"]", "no target"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[sweep]\ncolour = [1]", "neither a fio option"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[sweep]\nbs = [\"4k\"]\nexclude=[{rw=\"read\"}]", "not a swept axis"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[repeat]\nrerun = 2", "needs spread_threshold"),
+            ("name = \"a b\"\n[target]\nfilename=\"x\"", "name"),
+            ("[target]\nfilename=\"x\"", "missing 'name'"),
+            ("name = \"t\"\n[target]\nlevel = 5", "needs members"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[converge]\ngrow=\"size\"", "needs start"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[hooks]\ncache_defeat=\"sometimes\"", "cache_defeat"),
+            ("name = \"t\"\nnonsense = 1", "unknown key 'nonsense'"),
+            ("name = ", "not valid TOML"),
+        ];
+        for (text, want) in cases {
+            let e = Experiment::parse(text, "x.toml", Path::new("."), &[]).unwrap_err();
+            assert!(e.is_usage(), "{text}");
+            let s = e.to_string();
+            assert!(
+                s.contains(want) && !s.contains('\n') && s.starts_with("x.toml: "),
+                "{text}: {s}"
+            );
+        }
+    }
+
+    #[test]
+    fn canonical_and_display_values() {
+        assert_eq!(canonical_value("bs", "4k").unwrap(), "4096");
+        assert_eq!(canonical_value("chunk", "1m").unwrap(), "1048576");
+        assert_eq!(canonical_value("rw", "read").unwrap(), "read");
+        assert!(canonical_value("bs", "4x").is_err());
+        assert_eq!(
+            display_value("system", "../systems/llnl2000/fig16.toml"),
+            "fig16"
+        );
+        assert_eq!(
+            display_value("system", "sim:s/fig16.toml#lun1"),
+            "fig16#lun1"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! The flat metrics stored per run, named as in the CSV output: decimal `mb_s` (10^6 B/s),
+//! binary `mib_s` (2^20 B/s), `iops`, latencies in µs (`lat_*_us`), CPU in percent.
+
+use raidlab_result::{RunResult, Summary};
+use std::collections::BTreeMap;
+
+/// Every metric name a run produces, in the order tables print them.
+pub const METRIC_NAMES: &[&str] = &[
+    "mb_s",
+    "mib_s",
+    "iops",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p99_us",
+    "lat_max_us",
+    "read_mb_s",
+    "write_mb_s",
+    "read_iops",
+    "write_iops",
+    "io_bytes",
+    "runtime_ns",
+    "usr_cpu",
+    "sys_cpu",
+];
+
+/// The metrics of a summary, by name.
+pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
+    let pairs: [(&str, f64); 15] = [
+        ("mb_s", s.mb_s),
+        ("mib_s", s.mib_s),
+        ("iops", s.iops),
+        ("lat_mean_us", s.lat_mean_us),
+        ("lat_p50_us", s.lat_p50_us),
+        ("lat_p99_us", s.lat_p99_us),
+        ("lat_max_us", s.lat_max_us),
+        ("read_mb_s", s.read_bw_bytes / 1e6),
+        ("write_mb_s", s.write_bw_bytes / 1e6),
+        ("read_iops", s.read_iops),
+        ("write_iops", s.write_iops),
+        ("io_bytes", s.io_bytes as f64),
+        ("runtime_ns", s.runtime_ns as f64),
+        ("usr_cpu", s.usr_cpu),
+        ("sys_cpu", s.sys_cpu),
+    ];
+    pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+/// The metrics of a whole run: all its jobs folded together (they ran side by side).
+pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
+    of_summary(&r.aggregate().summary())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_the_map() {
+        let m = of_summary(&Summary::default());
+        let mut names: Vec<&str> = METRIC_NAMES.to_vec();
+        names.sort();
+        assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), names);
+    }
+
+    #[test]
+    fn two_jobs_add_up() {
+        let mut r = RunResult::default();
+        for _ in 0..2 {
+            let mut j = raidlab_result::JobResult {
+                instances: 1,
+                ..Default::default()
+            };
+            j.read.io_bytes = 50_000_000;
+            j.read.total_ios = 50;
+            j.read.runtime_ns = 1_000_000_000;
+            r.jobs.push(j);
+        }
+        let m = of_run(&r);
+        assert!((m["mb_s"] - 100.0).abs() < 1e-9);
+        assert!((m["iops"] - 100.0).abs() < 1e-9);
+        assert!((m["read_mb_s"] - 100.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,267 @@
+//! Tables of a campaign's points (after repetitions): CSV, aligned text, JSON. One row per
+//! point: its swept parameters (named as in the experiment; sizes in bytes, `system` by file
+//! stem), then the mean of each metric over repetitions, then the statistics of the spread
+//! metric (`mb_s_min`, `mb_s_median`, …, `mb_s_ci95_high`).
+
+use crate::campaign::Outcome;
+use std::fmt::Write;
+
+/// Metrics printed per point (mean over repetitions). `mb_s` is decimal MB/s, `mib_s` MiB/s.
+pub const TABLE_METRICS: &[&str] = &[
+    "mb_s",
+    "mib_s",
+    "iops",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p99_us",
+    "lat_max_us",
+    "read_mb_s",
+    "write_mb_s",
+    "read_iops",
+    "write_iops",
+];
+
+const STAT_NAMES: &[&str] = &[
+    "min",
+    "median",
+    "max",
+    "stddev",
+    "spread_pct",
+    "ci95_low",
+    "ci95_high",
+];
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => {
+            let s = format!("{x:.6}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            if s.is_empty() || s == "-" {
+                "0".into()
+            } else {
+                s.to_string()
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// The column names of [`csv`].
+pub fn csv_header(axes: &[String], stat_metric: &str) -> Vec<String> {
+    let mut h = vec!["point".to_string()];
+    h.extend(axes.iter().cloned());
+    h.extend(
+        ["source", "target", "reps", "attempts", "flagged"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    h.extend(TABLE_METRICS.iter().map(|s| s.to_string()));
+    h.extend(STAT_NAMES.iter().map(|s| format!("{stat_metric}_{s}")));
+    h
+}
+
+/// CSV, one row per point.
+pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
+    let mut out = csv_header(axes, stat_metric).join(",");
+    out.push('\n');
+    for o in outcomes {
+        let mut row: Vec<String> = vec![o.point.to_string()];
+        for a in axes {
+            row.push(csv_field(
+                o.values
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .map(|(_, v)| v.as_str())
+                    .unwrap_or(""),
+            ));
+        }
+        let n = o.stats.values().next().map(|s| s.n).unwrap_or(0);
+        row.push(o.source.clone());
+        row.push(csv_field(&o.target));
+        row.push(n.to_string());
+        row.push(o.attempts.to_string());
+        row.push(if o.flagged { "1" } else { "0" }.into());
+        for m in TABLE_METRICS {
+            row.push(num(o.stats.get(*m).map(|s| s.mean)));
+        }
+        let s = o.stats.get(stat_metric);
+        for v in [
+            s.map(|s| s.min),
+            s.map(|s| s.median),
+            s.map(|s| s.max),
+            s.map(|s| s.stddev),
+            s.map(|s| s.spread_pct),
+            s.map(|s| s.ci95_low),
+            s.map(|s| s.ci95_high),
+        ] {
+            row.push(num(v));
+        }
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// An aligned table for people.
+pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
+    let mut head: Vec<String> = axes.to_vec();
+    head.extend(
+        [
+            "MB/s".to_string(),
+            "MiB/s".into(),
+            "IOPS".into(),
+            "lat p99 µs".into(),
+            format!("{stat_metric} 95% CI"),
+            "spread".into(),
+            "reps".into(),
+            String::new(),
+        ]
+        .into_iter(),
+    );
+    let mut rows = vec![head];
+    for o in outcomes {
+        let mut r: Vec<String> = axes
+            .iter()
+            .map(|a| {
+                o.values
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mean = |m: &str| o.stats.get(m).map(|s| s.mean);
+        let f = |v: Option<f64>, p: usize| v.map(|x| format!("{x:.p$}")).unwrap_or_default();
+        r.push(f(mean("mb_s"), 2));
+        r.push(f(mean("mib_s"), 2));
+        r.push(f(mean("iops"), 0));
+        r.push(f(mean("lat_p99_us"), 1));
+        let s = o.stats.get(stat_metric);
+        r.push(
+            s.map(|s| format!("{:.2}–{:.2}", s.ci95_low, s.ci95_high))
+                .unwrap_or_default(),
+        );
+        r.push(
+            s.map(|s| format!("{:.1}%", s.spread_pct))
+                .unwrap_or_default(),
+        );
+        r.push(s.map(|s| s.n.to_string()).unwrap_or_default());
+        r.push(if o.flagged {
+            "FLAGGED: spread over threshold".into()
+        } else {
+            String::new()
+        });
+        rows.push(r);
+    }
+    let cols = rows[0].len();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(v, w)| format!("{v:>w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
+
+/// JSON: a list of points with parameters and full statistics.
+pub fn json(outcomes: &[Outcome]) -> String {
+    let v: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            serde_json::json!({
+                "point": o.point,
+                "params": o.params,
+                "source": o.source,
+                "target": o.target,
+                "attempts": o.attempts,
+                "flagged": o.flagged,
+                "stats": o.stats,
+                "convergence": o.convergence.iter().map(|(b, r)| serde_json::json!({"total_bytes": b, "mb_s": r})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Stats;
+    use std::collections::BTreeMap;
+
+    fn outcome() -> Outcome {
+        let mut stats = BTreeMap::new();
+        stats.insert(
+            "mb_s".to_string(),
+            Stats::of(&[100.0, 110.0, 90.0]).unwrap(),
+        );
+        stats.insert("iops".to_string(), Stats::of(&[25.0, 25.0, 25.0]).unwrap());
+        Outcome {
+            point: 0,
+            values: vec![
+                ("system".into(), "fig16".into()),
+                ("bs".into(), "4194304".into()),
+            ],
+            params: BTreeMap::new(),
+            source: "simulated".into(),
+            target: "array:a,b".into(),
+            attempts: 1,
+            stats,
+            flagged: true,
+            convergence: vec![],
+        }
+    }
+
+    #[test]
+    fn csv_has_one_column_per_axis_then_metrics_then_stats() {
+        let axes = vec!["system".to_string(), "bs".to_string()];
+        let out = csv(&[outcome()], &axes, "mb_s");
+        let mut lines = out.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(
+            &head[..8],
+            ["point", "system", "bs", "source", "target", "reps", "attempts", "flagged"]
+        );
+        assert_eq!(head[8], "mb_s");
+        assert!(
+            head.contains(&"lat_p99_us")
+                && head.contains(&"mb_s_spread_pct")
+                && head.contains(&"mb_s_ci95_high")
+        );
+        let row = lines.next().unwrap();
+        assert!(
+            row.starts_with("0,fig16,4194304,simulated,\"array:a,b\",3,1,1,100,"),
+            "{row}"
+        );
+        let cells: Vec<&str> = row.split(",\"array:a,b\"").collect();
+        assert_eq!(cells.len(), 2);
+        let spread_col = head.iter().position(|h| *h == "mb_s_spread_pct").unwrap();
+        let after_target: Vec<&str> = cells[1].trim_start_matches(',').split(',').collect();
+        assert_eq!(after_target[spread_col - 5], "20");
+    }
+
+    #[test]
+    fn text_marks_flagged_points() {
+        let t = text(&[outcome()], &["system".into(), "bs".into()], "mb_s");
+        assert!(
+            t.contains("FLAGGED") && t.contains("fig16") && t.contains("100.00"),
+            "{t}"
+        );
+        let j = json(&[outcome()]);
+        assert!(j.contains("\"spread_pct\": 20.0"), "{j}");
+    }
+}

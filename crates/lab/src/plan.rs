@@ -1,0 +1,373 @@
+//! From an experiment and a point to what to run: the job specs, the target, the member files
+//! of an array built for the point, and the values hooks are templated with. Pure: no I/O.
+
+use crate::error::LabError;
+use crate::experiment::{display_value, Experiment};
+use crate::sweep::Point;
+use raidlab_workload::spec::OPTION_NAMES;
+use raidlab_workload::{apply_option, JobSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What the caller provides about the running process.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// The raidlab executable, for `{raidlab}` in hooks.
+    pub raidlab: String,
+    /// A scratch folder for `{scratch}` (files made there are the campaign's own).
+    pub scratch: PathBuf,
+}
+
+/// Everything needed to run one point.
+#[derive(Clone, Debug)]
+pub struct PointPlan {
+    pub point: Point,
+    /// The parameters stored with each run: swept axes and fixed target parameters, shown
+    /// as in tables (`system` by its file stem, sizes in bytes).
+    pub params: BTreeMap<String, String>,
+    /// The target as given to the runner (`/dev/sdb`, `array:a,b`, `sim:…/fig11.toml`).
+    pub target: String,
+    /// `measured` or `simulated`.
+    pub source: String,
+    /// The job specs of one run, complete and validated.
+    pub specs: Vec<JobSpec>,
+    /// Member files the lab creates before the setup hooks and removes after teardown.
+    pub member_files_to_create: Vec<String>,
+    pub member_size: u64,
+    /// Placeholder values for hooks (without `rep`, which each run adds).
+    pub vars: BTreeMap<String, String>,
+}
+
+fn resolve_relative(base: &Path, p: &str) -> String {
+    let (path, lun) = match p.split_once('#') {
+        Some((a, b)) => (a, format!("#{b}")),
+        None => (p, String::new()),
+    };
+    let pb = Path::new(path);
+    let full = if pb.is_absolute() {
+        pb.to_path_buf()
+    } else {
+        base.join(pb)
+    };
+    format!("{}{lun}", full.display())
+}
+
+/// Replace `{name}` with `vars[name]`; `{{` and `}}` are literal braces. An unknown name is an
+/// error naming the valid ones.
+pub fn template(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(['{', '}']) {
+        out.push_str(&rest[..i]);
+        let c = rest.as_bytes()[i];
+        let after = &rest[i + 1..];
+        if after.as_bytes().first() == Some(&c) {
+            out.push(c as char);
+            rest = &after[1..];
+            continue;
+        }
+        if c == b'}' {
+            return Err(format!(
+                "'{text}': unmatched '}}' (write '}}}}' for a literal brace)"
+            ));
+        }
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("'{text}': unclosed '{{' (write '{{{{' for a literal brace)"))?;
+        let name = &after[..end];
+        match vars.get(name) {
+            Some(v) => out.push_str(v),
+            None => {
+                return Err(format!(
+                    "'{text}': unknown placeholder {{{name}}} (valid: {})",
+                    vars.keys()
+                        .map(|k| format!("{{{k}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Plan one point. Errors are usage errors: the experiment asks for something impossible.
+pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<PointPlan, LabError> {
+    let here = |m: String| {
+        LabError::usage(format!(
+            "{}: point {} ({}): {m}",
+            exp.origin,
+            point.index,
+            describe(point)
+        ))
+    };
+    // Target parameters: fixed ones, then the point's.
+    let mut t: BTreeMap<String, String> = exp.target.clone();
+    for (k, v) in &point.values {
+        if crate::experiment::TARGET_KEYS.contains(&k.as_str()) {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+    let mut vars: BTreeMap<String, String> = BTreeMap::new();
+    vars.insert("raidlab".into(), ctx.raidlab.clone());
+    vars.insert("scratch".into(), ctx.scratch.display().to_string());
+    vars.insert("experiment".into(), exp.name.clone());
+    vars.insert("point".into(), point.index.to_string());
+    for (k, v) in &t {
+        vars.insert(k.clone(), v.clone());
+    }
+    for (k, v) in &point.values {
+        vars.insert(k.clone(), v.clone());
+    }
+    vars.insert("rep".into(), "0".into());
+
+    let mut member_files_to_create = Vec::new();
+    let mut member_size = 0;
+    let target = if let Some(sys) = t.get("system") {
+        let s = sys.trim_start_matches("sim:");
+        format!("sim:{}", resolve_relative(&exp.base_dir, s))
+    } else if let Some(level) = t.get("level") {
+        let members = t.get("members").cloned().unwrap_or_default();
+        let fixed_list: Option<Vec<String>> = exp
+            .target
+            .get("members")
+            .filter(|m| m.parse::<u32>().is_err())
+            .map(|m| {
+                m.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            });
+        let files: Vec<String> = match (members.parse::<u32>(), fixed_list) {
+            (Ok(n), Some(list)) => {
+                if n as usize > list.len() {
+                    return Err(here(format!(
+                        "members = {n} but only {} member files were given",
+                        list.len()
+                    )));
+                }
+                list[..n as usize].to_vec()
+            }
+            (Ok(n), None) => {
+                if n < 1 {
+                    return Err(here("members must be at least 1".into()));
+                }
+                member_size = match t.get("member_size") {
+                    Some(s) => s.parse::<u64>().map_err(|_| here(format!("member_size = {s} is not a size")))?,
+                    None => {
+                        return Err(here(
+                            "an array of member files made by the lab needs member_size (e.g. member_size = \"64m\"), \
+                             or give the members as a list of files or devices"
+                                .into(),
+                        ))
+                    }
+                };
+                let dir = match t.get("dir") {
+                    Some(d) => template(d, &vars).map_err(|e| here(format!("[target] dir {e}")))?,
+                    None => ctx.scratch.display().to_string(),
+                };
+                let files: Vec<String> = (0..n)
+                    .map(|i| format!("{dir}/{}-m{i}.img", exp.name))
+                    .collect();
+                member_files_to_create = files.clone();
+                files
+            }
+            (Err(_), _) => members
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        };
+        if files.is_empty() {
+            return Err(here("members: no member files".into()));
+        }
+        vars.insert("members".into(), files.len().to_string());
+        vars.insert("member_files".into(), files.join(","));
+        vars.insert("member_paths".into(), files.join(" "));
+        vars.insert("level".into(), level.clone());
+        format!("array:{}", files.join(","))
+    } else if let Some(f) = t.get("filename") {
+        template(f, &vars).map_err(|e| here(format!("[target] filename {e}")))?
+    } else {
+        return Err(here("no target".into()));
+    };
+    vars.insert("target".into(), target.clone());
+
+    let mut spec = JobSpec {
+        name: exp.name.clone(),
+        ..JobSpec::default()
+    };
+    for (k, v) in &exp.workload {
+        apply_option(&mut spec, k, Some(v)).map_err(|e| here(format!("[workload] {e}")))?;
+    }
+    for (k, v) in &point.values {
+        if OPTION_NAMES.contains(&k.as_str()) && k != "filename" {
+            apply_option(&mut spec, k, Some(v)).map_err(|e| here(e.to_string()))?;
+        }
+    }
+    apply_option(&mut spec, "filename", Some(&target)).map_err(|e| here(e.to_string()))?;
+    spec.validate().map_err(|e| here(e.to_string()))?;
+    // Hooks must template cleanly before anything runs.
+    for cmd in exp.hooks.setup.iter().chain(exp.hooks.teardown.iter()) {
+        template(cmd, &vars).map_err(|e| here(format!("[hooks] {e}")))?;
+    }
+
+    let mut params = point.params();
+    for (k, v) in &exp.target {
+        if !params.contains_key(k)
+            && (k == "system" || k == "level" || k == "chunk" || k == "layout")
+        {
+            params.insert(k.clone(), display_value(k, v));
+        }
+    }
+    if t.contains_key("level") {
+        params.insert("members".into(), vars["members"].clone());
+    }
+    let source = if target.starts_with("sim:") {
+        "simulated"
+    } else {
+        "measured"
+    };
+    Ok(PointPlan {
+        point: point.clone(),
+        params,
+        target,
+        source: source.into(),
+        specs: vec![spec],
+        member_files_to_create,
+        member_size,
+        vars,
+    })
+}
+
+/// `bs=4096 rw=read` — a point in a line.
+pub fn describe(point: &Point) -> String {
+    if point.values.is_empty() {
+        return "no axes".into();
+    }
+    point
+        .values
+        .iter()
+        .map(|(k, v)| format!("{k}={}", display_value(k, v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::expand;
+
+    fn ctx() -> Context {
+        Context {
+            raidlab: "/bin/raidlab".into(),
+            scratch: PathBuf::from("/tmp/scr"),
+        }
+    }
+
+    #[test]
+    fn templates_substitute_and_escape() {
+        let vars = BTreeMap::from([
+            ("level".to_string(), "5".to_string()),
+            ("rep".to_string(), "2".to_string()),
+        ]);
+        assert_eq!(
+            template("mk --level={level} r{rep} {{x}}", &vars).unwrap(),
+            "mk --level=5 r2 {x}"
+        );
+        let e = template("x {chnk}", &vars).unwrap_err();
+        assert!(
+            e.contains("unknown placeholder {chnk}") && e.contains("{level}"),
+            "{e}"
+        );
+        assert!(template("x {level", &vars).is_err());
+        assert!(template("x }", &vars).is_err());
+    }
+
+    #[test]
+    fn array_points_make_member_files_and_template_hooks() {
+        let text = r#"
+name = "chunks"
+[workload]
+rw = "write"
+bs = "1m"
+size = "4m"
+[target]
+level = 5
+member_size = "16m"
+[sweep]
+members = [3, 4]
+chunk = ["4k", "64k"]
+[hooks]
+setup = ["{raidlab} array create --level={level} --chunk={chunk} {member_files}"]
+teardown = ["echo done {point} {rep}"]
+"#;
+        let e = Experiment::parse(text, "c.toml", Path::new("/r"), &[]).unwrap();
+        let pts = expand(&e.axes, &e.exclude);
+        assert_eq!(pts.len(), 4);
+        let p = plan_point(&e, &pts[3], &ctx()).unwrap();
+        assert_eq!(p.member_files_to_create.len(), 4);
+        assert_eq!(p.member_size, 16 << 20);
+        assert!(p.target.starts_with("array:/tmp/scr/chunks-m0.img,"));
+        assert_eq!(p.params["chunk"], "65536");
+        assert_eq!(p.params["members"], "4");
+        assert_eq!(p.params["level"], "5");
+        let cmd = template(&e.hooks.setup[0], &p.vars).unwrap();
+        assert_eq!(
+            cmd,
+            "/bin/raidlab array create --level=5 --chunk=65536 /tmp/scr/chunks-m0.img,/tmp/scr/chunks-m1.img,/tmp/scr/chunks-m2.img,/tmp/scr/chunks-m3.img"
+        );
+        assert_eq!(p.specs[0].filenames, vec![p.target.clone()]);
+    }
+
+    #[test]
+    fn given_member_list_is_cut_to_the_swept_count() {
+        let text = "name = \"a\"\n[workload]\nsize=\"1m\"\n[target]\nlevel = 0\nmembers = \"/d/a,/d/b,/d/c\"\n[sweep]\nmembers = [2, 4]";
+        let e = Experiment::parse(text, "a.toml", Path::new("."), &[]).unwrap();
+        let pts = expand(&e.axes, &e.exclude);
+        let p = plan_point(&e, &pts[0], &ctx()).unwrap();
+        assert_eq!(p.target, "array:/d/a,/d/b");
+        assert!(p.member_files_to_create.is_empty());
+        let err = plan_point(&e, &pts[1], &ctx()).unwrap_err();
+        assert!(
+            err.is_usage() && err.to_string().contains("only 3 member files"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn systems_resolve_next_to_the_experiment_and_are_simulated() {
+        let text = "name = \"s\"\n[workload]\nrw=\"read\"\nsize=\"8m\"\n[sweep]\nsystem = [\"../systems/fig11.toml\"]\nbs = [\"512\", \"1m\"]";
+        let e = Experiment::parse(text, "s.toml", Path::new("/repo/recipes"), &[]).unwrap();
+        let pts = expand(&e.axes, &e.exclude);
+        let p = plan_point(&e, &pts[1], &ctx()).unwrap();
+        assert_eq!(p.target, "sim:/repo/recipes/../systems/fig11.toml");
+        assert_eq!(p.source, "simulated");
+        assert_eq!(p.params["system"], "fig11");
+        assert_eq!(p.specs[0].bs.read.entries[0].0, 1 << 20);
+    }
+
+    #[test]
+    fn impossible_points_are_usage_errors_before_running() {
+        let text = "name = \"x\"\n[workload]\nsize=\"4k\"\n[target]\nfilename=\"{scratch}/f\"\n[sweep]\nbs = [\"4k\", \"64k\"]";
+        let e = Experiment::parse(text, "x.toml", Path::new("."), &[]).unwrap();
+        let pts = expand(&e.axes, &e.exclude);
+        let p = plan_point(&e, &pts[0], &ctx()).unwrap();
+        assert_eq!(p.target, "/tmp/scr/f");
+        assert_eq!(p.source, "measured");
+        let err = plan_point(&e, &pts[1], &ctx()).unwrap_err();
+        assert!(
+            err.is_usage() && err.to_string().contains("smaller than the block size"),
+            "{err}"
+        );
+        let bad_hook = "name = \"x\"\n[target]\nfilename=\"f\"\n[hooks]\nsetup = [\"echo {nope}\"]";
+        let e = Experiment::parse(bad_hook, "x.toml", Path::new("."), &[]).unwrap();
+        let err = plan_point(&e, &expand(&e.axes, &e.exclude)[0], &ctx()).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown placeholder {nope}"),
+            "{err}"
+        );
+    }
+}

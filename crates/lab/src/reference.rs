@@ -1,0 +1,220 @@
+//! Reference measurements (CSV files such as the seed studies' tables) stored as
+//! `source = reference` rows, so reports overlay them on measured and simulated curves.
+//!
+//! Each `[[reference.series]]` turns every CSV row into one stored row: `params` are templates
+//! over the row's columns (`"fig{figure}"`, `"{block_kib*1024}"` for KiB → bytes) and `metrics`
+//! name the column holding each metric. Rows whose metric cells are all empty are skipped.
+
+use crate::campaign::Event;
+use crate::db::{params_key, Db, RunRecord};
+use crate::error::LabError;
+use crate::experiment::{canonical_value, display_value, Experiment, Reference};
+use std::collections::BTreeMap;
+
+/// Split one CSV line (fields may be double-quoted, with `""` for a quote).
+pub fn split_csv_line(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).collect()
+}
+
+fn fmt_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e18 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Fill a template over a CSV row: `{col}`, `{col*N}`, `{col/N}`.
+pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("'{template}': unclosed '{{'"))?;
+        let expr = &after[..end];
+        let (col, op) = match expr.find(['*', '/']) {
+            Some(j) => (&expr[..j], Some((expr.as_bytes()[j], &expr[j + 1..]))),
+            None => (expr, None),
+        };
+        let cell = row.get(col.trim()).ok_or_else(|| {
+            format!(
+                "'{template}': no column '{col}' (columns: {})",
+                row.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        match op {
+            None => out.push_str(cell),
+            Some((op, n)) => {
+                let x: f64 = cell.parse().map_err(|_| {
+                    format!("'{template}': '{cell}' in column {col} is not a number")
+                })?;
+                let n: f64 = n
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{template}': '{n}' is not a number"))?;
+                out.push_str(&fmt_number(if op == b'*' { x * n } else { x / n }));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Rows (params, metrics) a reference yields from CSV text.
+pub fn rows_of(
+    r: &Reference,
+    text: &str,
+) -> Result<Vec<(BTreeMap<String, String>, BTreeMap<String, f64>)>, String> {
+    let mut lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+    let header = split_csv_line(lines.next().ok_or("empty file")?);
+    let mut out = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let cells = split_csv_line(line);
+        let row: BTreeMap<String, String> = header.iter().cloned().zip(cells.into_iter()).collect();
+        for s in &r.series {
+            let mut params = BTreeMap::new();
+            for (k, t) in &s.params {
+                let v = fill(t, &row).map_err(|e| format!("row {}: {e}", n + 2))?;
+                let v = canonical_value(k, &v).map_err(|e| format!("row {}: {k}: {e}", n + 2))?;
+                params.insert(k.clone(), display_value(k, &v));
+            }
+            let mut metrics = BTreeMap::new();
+            for (m, col) in &s.metrics {
+                let cell = row
+                    .get(col)
+                    .ok_or_else(|| format!("no column '{col}' (columns: {})", header.join(", ")))?;
+                if let Ok(v) = cell.parse::<f64>() {
+                    metrics.insert(m.clone(), v);
+                }
+            }
+            if !metrics.is_empty() {
+                out.push((params, metrics));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Store the experiment's references (skipping rows already stored). A missing file is a
+/// note, not an error: the campaign's own runs do not depend on it.
+pub fn import(
+    exp: &Experiment,
+    db: &mut Db,
+    campaign_id: i64,
+    observe: &mut dyn FnMut(&Event),
+    now: u64,
+) -> Result<u64, LabError> {
+    let mut stored = 0;
+    for r in &exp.references {
+        let text = match std::fs::read_to_string(&r.file) {
+            Ok(t) => t,
+            Err(e) => {
+                observe(&Event::Note(format!(
+                    "reference {}: {e}; not overlaid",
+                    r.file.display()
+                )));
+                continue;
+            }
+        };
+        let rows = rows_of(r, &text)
+            .map_err(|e| LabError::usage(format!("reference {}: {e}", r.file.display())))?;
+        for (i, (params, metrics)) in rows.into_iter().enumerate() {
+            let key = params_key(&params);
+            if !db.done_reps(&exp.hash, &key, "reference", 0)?.is_empty() {
+                continue;
+            }
+            db.insert_run(&RunRecord {
+                campaign_id,
+                environment_id: None,
+                experiment: exp.name.clone(),
+                experiment_hash: exp.hash.clone(),
+                point: i as u64,
+                rep: 0,
+                attempt: 0,
+                source: "reference".into(),
+                target: r.label.clone(),
+                params,
+                metrics,
+                workload: String::new(),
+                result_json: None,
+                started_at: now,
+                ended_at: now,
+            })?;
+            stored += 1;
+        }
+    }
+    Ok(stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::ReferenceSeries;
+
+    #[test]
+    fn llnl_table_becomes_read_and_write_rows_in_bytes() {
+        let csv = "figure,chain,block_kib,read_mb_s,write_mb_s\n11,4+p,0.5,1.5,1.0\n11,4+p,2048.0,47.1,\n";
+        let r = Reference {
+            file: "x.csv".into(),
+            label: "x".into(),
+            series: vec![
+                ReferenceSeries {
+                    params: vec![
+                        ("system".into(), "fig{figure}".into()),
+                        ("rw".into(), "read".into()),
+                        ("bs".into(), "{block_kib*1024}".into()),
+                    ],
+                    metrics: vec![("mb_s".into(), "read_mb_s".into())],
+                },
+                ReferenceSeries {
+                    params: vec![
+                        ("system".into(), "fig{figure}".into()),
+                        ("rw".into(), "write".into()),
+                        ("bs".into(), "{block_kib*1024}".into()),
+                    ],
+                    metrics: vec![("mb_s".into(), "write_mb_s".into())],
+                },
+            ],
+        };
+        let rows = rows_of(&r, csv).unwrap();
+        assert_eq!(rows.len(), 3, "the empty write cell is skipped");
+        assert_eq!(rows[0].0["bs"], "512");
+        assert_eq!(rows[0].0["system"], "fig11");
+        assert_eq!(rows[1].0["rw"], "write");
+        assert_eq!(rows[2].0["bs"], "2097152");
+        assert_eq!(rows[2].1["mb_s"], 47.1);
+    }
+
+    #[test]
+    fn csv_quotes_and_bad_columns() {
+        assert_eq!(
+            split_csv_line("a,\"b, c\",\"d\"\"e\""),
+            ["a", "b, c", "d\"e"]
+        );
+        let row = BTreeMap::from([("x".to_string(), "2".to_string())]);
+        assert_eq!(fill("{x/4}", &row).unwrap(), "0.5");
+        assert!(fill("{y}", &row).unwrap_err().contains("no column 'y'"));
+    }
+}

@@ -1,0 +1,289 @@
+//! Sweep axes and their expansion into points: the full cartesian product of the axes, first
+//! axis slowest, less the `exclude`d combinations.
+//!
+//! An axis is a list (`rw = ["read", "write"]`), powers of two (`bs = { pow2 = ["512", "2m"] }`),
+//! an arithmetic range (`rwmixread = { from = 0, to = 100, step = 25 }`), a geometric one
+//! (`iodepth = { from = 1, to = 256, factor = 4 }`), or a single value. Size-valued axes
+//! (`bs`, `size`, `chunk`, …) take fio's suffixes and are stored in bytes.
+
+use crate::experiment::{canonical_value, display_value, scalar, SIZE_KEYS};
+use raidlab_workload::size::parse_size;
+use std::collections::BTreeMap;
+
+/// More points than this in one axis is surely a mistake.
+const MAX_AXIS_VALUES: usize = 100_000;
+
+/// One swept parameter and its values (canonical: sizes in bytes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+fn number(key: &str, v: &toml::Value) -> Result<u64, String> {
+    let s = scalar(v).ok_or_else(|| format!("{v} is not a number"))?;
+    if SIZE_KEYS.contains(&key) {
+        parse_size(&s)
+    } else {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("'{s}' is not a whole number"))
+    }
+}
+
+impl Axis {
+    pub fn parse(name: &str, v: &toml::Value) -> Result<Axis, String> {
+        let values: Vec<String> = match v {
+            toml::Value::Array(items) => {
+                if items.is_empty() {
+                    return Err("empty list (give at least one value)".into());
+                }
+                items
+                    .iter()
+                    .map(|x| {
+                        let s =
+                            scalar(x).ok_or_else(|| format!("{x} is not a string or number"))?;
+                        canonical_value(name, &s)
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            toml::Value::Table(t) => {
+                if let Some(p) = t.get("pow2") {
+                    let ends = p
+                        .as_array()
+                        .filter(|a| a.len() == 2)
+                        .ok_or("pow2 needs [low, high], e.g. pow2 = [\"512\", \"2m\"]")?;
+                    let lo = number(name, &ends[0])?;
+                    let hi = number(name, &ends[1])?;
+                    if lo == 0 || hi < lo {
+                        return Err(format!("pow2 = [{lo}, {hi}]: need 0 < low <= high"));
+                    }
+                    let mut out = Vec::new();
+                    let mut x = lo;
+                    while x <= hi {
+                        out.push(x.to_string());
+                        x = match x.checked_mul(2) {
+                            Some(n) => n,
+                            None => break,
+                        };
+                    }
+                    out
+                } else if let (Some(f), Some(to)) = (t.get("from"), t.get("to")) {
+                    let from = number(name, f)?;
+                    let to = number(name, to)?;
+                    if to < from {
+                        return Err(format!("from = {from} is above to = {to}"));
+                    }
+                    let mut out = Vec::new();
+                    if let Some(step) = t.get("step") {
+                        let step = number(name, step)?;
+                        if step == 0 {
+                            return Err("step must be greater than zero".into());
+                        }
+                        let mut x = from;
+                        while x <= to && out.len() <= MAX_AXIS_VALUES {
+                            out.push(x.to_string());
+                            x = match x.checked_add(step) {
+                                Some(n) => n,
+                                None => break,
+                            };
+                        }
+                    } else if let Some(factor) = t.get("factor") {
+                        let factor = number("", factor)?;
+                        if factor < 2 || from == 0 {
+                            return Err("factor needs a whole number >= 2 and from > 0".into());
+                        }
+                        let mut x = from;
+                        while x <= to {
+                            out.push(x.to_string());
+                            x = match x.checked_mul(factor) {
+                                Some(n) => n,
+                                None => break,
+                            };
+                        }
+                    } else {
+                        return Err(
+                            "a range needs step = N or factor = N besides from and to".into()
+                        );
+                    }
+                    out
+                } else {
+                    return Err("expected a list, { pow2 = [low, high] }, or { from = …, to = …, step = … | factor = … }".into());
+                }
+            }
+            other => vec![canonical_value(
+                name,
+                &scalar(other).ok_or("expected a value or a list")?,
+            )?],
+        };
+        if values.len() > MAX_AXIS_VALUES {
+            return Err(format!("more than {MAX_AXIS_VALUES} values"));
+        }
+        Ok(Axis {
+            name: name.to_string(),
+            values,
+        })
+    }
+}
+
+/// One combination of axis values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Position in the sweep, from 0.
+    pub index: u64,
+    /// Axis name → canonical value, in axis order.
+    pub values: Vec<(String, String)>,
+}
+
+impl Point {
+    /// The value of an axis at this point.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    /// Parameters as stored and shown (`system` as its file stem).
+    pub fn params(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .map(|(k, v)| (k.clone(), display_value(k, v)))
+            .collect()
+    }
+}
+
+/// All points of a sweep: the cartesian product of `axes` (first axis slowest), without the
+/// combinations matching an `exclude` entry (all of whose keys equal the point's values).
+/// No axes gives one point with no parameters.
+pub fn expand(axes: &[Axis], exclude: &[BTreeMap<String, String>]) -> Vec<Point> {
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for axis in axes {
+        let mut next = Vec::with_capacity(combos.len() * axis.values.len());
+        for c in &combos {
+            for v in &axis.values {
+                let mut c = c.clone();
+                c.push((axis.name.clone(), v.clone()));
+                next.push(c);
+            }
+        }
+        combos = next;
+    }
+    combos
+        .into_iter()
+        .filter(|c| {
+            !exclude.iter().any(|ex| {
+                ex.iter()
+                    .all(|(k, v)| c.iter().any(|(ck, cv)| ck == k && cv == v))
+            })
+        })
+        .enumerate()
+        .map(|(i, values)| Point {
+            index: i as u64,
+            values,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axis(name: &str, toml_value: &str) -> Result<Axis, String> {
+        let t: toml::Table = format!("v = {toml_value}").parse().unwrap();
+        Axis::parse(name, &t["v"])
+    }
+
+    #[test]
+    fn pow2_from_512_to_2m_is_13_values_in_bytes() {
+        let a = axis("bs", r#"{ pow2 = ["512", "2m"] }"#).unwrap();
+        assert_eq!(a.values.len(), 13);
+        assert_eq!(a.values[0], "512");
+        assert_eq!(a.values[12], "2097152");
+        let q = axis("iodepth", "{ pow2 = [1, 256] }").unwrap();
+        assert_eq!(
+            q.values,
+            ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
+        );
+    }
+
+    #[test]
+    fn arithmetic_and_geometric_ranges() {
+        let a = axis("rwmixread", "{ from = 0, to = 100, step = 25 }").unwrap();
+        assert_eq!(a.values, ["0", "25", "50", "75", "100"]);
+        let a = axis("chunk", r#"{ from = "4k", to = "16k", step = "4k" }"#).unwrap();
+        assert_eq!(a.values, ["4096", "8192", "12288", "16384"]);
+        let a = axis("iodepth", "{ from = 1, to = 256, factor = 4 }").unwrap();
+        assert_eq!(a.values, ["1", "4", "16", "64", "256"]);
+        let a = axis("bs", r#"["4k", "1m"]"#).unwrap();
+        assert_eq!(a.values, ["4096", "1048576"]);
+        let a = axis("rw", r#""read""#).unwrap();
+        assert_eq!(a.values, ["read"]);
+    }
+
+    #[test]
+    fn bad_ranges_say_what_is_valid() {
+        for (name, v, want) in [
+            ("bs", "[]", "empty list"),
+            ("bs", r#"{ pow2 = ["2m", "512"] }"#, "low <= high"),
+            ("iodepth", "{ from = 5, to = 1, step = 1 }", "above"),
+            (
+                "iodepth",
+                "{ from = 1, to = 5, step = 0 }",
+                "greater than zero",
+            ),
+            ("iodepth", "{ from = 1, to = 5 }", "step = N or factor"),
+            ("iodepth", "{ upto = 5 }", "expected a list"),
+            ("bs", r#"["4q"]"#, "unknown unit"),
+        ] {
+            let e = axis(name, v).unwrap_err();
+            assert!(e.contains(want), "{v}: {e}");
+        }
+    }
+
+    #[test]
+    fn cartesian_product_with_exclusions() {
+        let axes = vec![
+            Axis {
+                name: "rw".into(),
+                values: vec!["read".into(), "write".into()],
+            },
+            Axis {
+                name: "bs".into(),
+                values: vec!["512".into(), "4096".into(), "65536".into()],
+            },
+        ];
+        let all = expand(&axes, &[]);
+        assert_eq!(all.len(), 6);
+        assert_eq!(
+            all[0].values,
+            [
+                ("rw".to_string(), "read".to_string()),
+                ("bs".to_string(), "512".to_string())
+            ]
+        );
+        assert_eq!(all[3].get("rw"), Some("write"));
+        let ex = vec![BTreeMap::from([
+            ("rw".to_string(), "write".to_string()),
+            ("bs".to_string(), "512".to_string()),
+        ])];
+        let some = expand(&axes, &ex);
+        assert_eq!(some.len(), 5);
+        assert!(!some
+            .iter()
+            .any(|p| p.get("rw") == Some("write") && p.get("bs") == Some("512")));
+        assert_eq!(
+            some.iter().map(|p| p.index).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4]
+        );
+        assert_eq!(expand(&[], &[]).len(), 1);
+    }
+
+    #[test]
+    fn system_is_shown_by_its_stem() {
+        let p = Point {
+            index: 0,
+            values: vec![("system".into(), "../systems/llnl2000/fig11.toml".into())],
+        };
+        assert_eq!(p.params()["system"], "fig11");
+    }
+}

@@ -1,0 +1,395 @@
+//! The campaign loop with a fake runner and fake actions: no I/O but the database file.
+
+use raidlab_lab::campaign::{self, Actions, Event, Io, Runner};
+use raidlab_lab::db::{Db, Environment};
+use raidlab_lab::experiment::Experiment;
+use raidlab_lab::plan::Context;
+use raidlab_lab::LabError;
+use raidlab_result::{JobResult, RunResult};
+use raidlab_workload::JobSpec;
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+/// Returns a rate from a function of (call number, specs); logs each run.
+struct FakeRunner {
+    log: Log,
+    calls: u32,
+    rate: Box<dyn FnMut(u32, &JobSpec) -> Result<f64, LabError>>,
+}
+
+impl Runner for FakeRunner {
+    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+        let n = self.calls;
+        self.calls += 1;
+        let s = &specs[0];
+        self.log.borrow_mut().push(format!(
+            "run bs={} size={:?}",
+            s.bs.read.entries[0].0, s.size
+        ));
+        let mb_s = (self.rate)(n, s)?;
+        let mut j = JobResult {
+            instances: 1,
+            target: s.filenames.join(":"),
+            ..Default::default()
+        };
+        let bytes = s.size.unwrap_or(1 << 20);
+        j.read.io_bytes = bytes;
+        j.read.total_ios = bytes / s.bs.read.entries[0].0;
+        j.read.runtime_ns = (bytes as f64 / (mb_s * 1e6) * 1e9) as u64;
+        Ok(RunResult {
+            version: "test".into(),
+            timestamp: 0,
+            jobs: vec![j],
+        })
+    }
+}
+
+struct FakeActions {
+    log: Log,
+    fail_on: Option<String>,
+}
+
+impl Actions for FakeActions {
+    fn command(&mut self, cmd: &str) -> Result<(), LabError> {
+        self.log.borrow_mut().push(format!("cmd {cmd}"));
+        if self.fail_on.as_deref().is_some_and(|f| cmd.contains(f)) {
+            return Err(LabError::failed(format!("'{cmd}' exited with status 1")));
+        }
+        Ok(())
+    }
+    fn drop_caches(&mut self) -> Result<(), LabError> {
+        self.log.borrow_mut().push("drop_caches".into());
+        Ok(())
+    }
+    fn read_file(&mut self, path: &str, size: u64) -> Result<(), LabError> {
+        self.log
+            .borrow_mut()
+            .push(format!("read_file {path} {size}"));
+        Ok(())
+    }
+    fn create_files(&mut self, files: &[String], size: u64) -> Result<(), LabError> {
+        self.log
+            .borrow_mut()
+            .push(format!("create {} x {size}", files.len()));
+        Ok(())
+    }
+    fn remove_files(&mut self, files: &[String]) -> Result<(), LabError> {
+        self.log
+            .borrow_mut()
+            .push(format!("remove {}", files.len()));
+        Ok(())
+    }
+}
+
+fn ctx() -> Context {
+    Context {
+        raidlab: "raidlab".into(),
+        scratch: "/scratch".into(),
+    }
+}
+
+struct Harness {
+    log: Log,
+    events: Vec<Event>,
+}
+
+fn go(
+    exp: &Experiment,
+    db: &mut Db,
+    rate: impl FnMut(u32, &JobSpec) -> Result<f64, LabError> + 'static,
+    fail_on: Option<&str>,
+) -> (Result<campaign::Report, LabError>, Harness) {
+    let log: Log = Rc::new(RefCell::new(Vec::new()));
+    let mut runner = FakeRunner {
+        log: log.clone(),
+        calls: 0,
+        rate: Box::new(rate),
+    };
+    let mut actions = FakeActions {
+        log: log.clone(),
+        fail_on: fail_on.map(str::to_string),
+    };
+    let mut events = Vec::new();
+    let clock = || 1_700_000_000u64;
+    let r = {
+        let mut observe = |e: &Event| events.push(e.clone());
+        let mut io = Io {
+            runner: &mut runner,
+            actions: &mut actions,
+            now: &clock,
+            observe: &mut observe,
+        };
+        campaign::run(exp, db, &Environment::default(), &ctx(), &mut io)
+    };
+    (r, Harness { log, events })
+}
+
+fn exp(text: &str) -> Experiment {
+    Experiment::parse(text, "t.toml", Path::new("."), &[]).unwrap()
+}
+
+const NOISY: &str = r#"
+name = "noisy"
+[workload]
+size = "1m"
+[target]
+filename = "/f"
+[sweep]
+bs = ["4k", "64k"]
+[repeat]
+count = 3
+spread_threshold = 0.05
+rerun = 2
+"#;
+
+#[test]
+fn noisy_points_are_flagged_and_rerun_until_quiet_or_out_of_attempts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("n.db")).unwrap();
+    // bs=4k: the first attempt is noisy (100, 150, 100), the second quiet.
+    // bs=64k: always noisy (alternating 100/200).
+    let (r, h) = go(
+        &exp(NOISY),
+        &mut db,
+        |n, s| {
+            Ok(if s.bs.read.entries[0].0 == 4096 {
+                [100.0, 150.0, 100.0, 100.0, 101.0, 100.0][n as usize]
+            } else if n % 2 == 0 {
+                100.0
+            } else {
+                200.0
+            })
+        },
+        None,
+    );
+    let r = r.unwrap();
+    assert_eq!(r.outcomes.len(), 2);
+    let quiet = &r.outcomes[0];
+    assert_eq!((quiet.attempts, quiet.flagged), (2, false));
+    assert!(
+        (quiet.stats["mb_s"].spread_pct - 1.0).abs() < 0.01,
+        "{:?}",
+        quiet.stats["mb_s"]
+    );
+    let loud = &r.outcomes[1];
+    assert_eq!(
+        (loud.attempts, loud.flagged),
+        (3, true),
+        "1 run + 2 re-runs, still flagged"
+    );
+    assert_eq!(r.runs_done, 6 + 9);
+    let flagged: Vec<_> = h
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Flagged { .. }))
+        .collect();
+    assert_eq!(flagged.len(), 4);
+    // Only the last attempt's runs are current.
+    let runs = db.runs().unwrap();
+    assert_eq!(runs.len(), 6);
+    let pts = db.points().unwrap();
+    assert_eq!(pts.len(), 2);
+    assert!(pts[1].flagged && !pts[0].flagged);
+}
+
+#[test]
+fn convergence_grows_size_until_the_rate_settles() {
+    let text = r#"
+name = "conv"
+[workload]
+bs = "64k"
+[target]
+filename = "/f"
+[converge]
+grow = "size"
+start = "1m"
+factor = 4
+tolerance = 0.05
+max_steps = 10
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("c.db")).unwrap();
+    // A cache makes small transfers look fast: rate = 50 + 400 MB / size(MiB)... settles.
+    let (r, h) = go(
+        &exp(text),
+        &mut db,
+        |_, s| {
+            let mib = s.size.unwrap() as f64 / (1 << 20) as f64;
+            Ok(50.0 + 400.0 / mib)
+        },
+        None,
+    );
+    let r = r.unwrap();
+    let curve = &r.outcomes[0].convergence;
+    // 1m: 450, 4m: 150, 16m: 75, 64m: 56.25, 256m: 51.56 (change 8.3%), 1g: 50.39 (2.3% < 5%).
+    assert_eq!(curve.len(), 6, "{curve:?}");
+    assert_eq!(curve.last().unwrap().0, 1 << 30);
+    let steps = db.convergence().unwrap();
+    assert_eq!(steps.len(), 6);
+    assert_eq!(steps[5].total_bytes, 1 << 30);
+    // The repetition then runs at the converged size.
+    let log = h.log.borrow();
+    assert_eq!(
+        log.last().unwrap(),
+        &format!("run bs=65536 size=Some({})", 1u64 << 30)
+    );
+    assert_eq!(db.runs().unwrap().len(), 1);
+}
+
+#[test]
+fn hooks_run_in_order_and_teardown_runs_even_when_the_run_fails() {
+    let text = r#"
+name = "hooks"
+[workload]
+size = "1m"
+[target]
+level = 5
+members = 3
+member_size = "8m"
+[sweep]
+chunk = ["4k"]
+[hooks]
+setup = ["create {level} {chunk} {members} p{point} r{rep}"]
+teardown = ["destroy p{point} r{rep}"]
+cache_defeat = { read_file = "/dummy", size = "2g" }
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("h.db")).unwrap();
+    let (r, h) = go(&exp(text), &mut db, |_, _| Ok(10.0), None);
+    r.unwrap();
+    let log = h.log.borrow().clone();
+    assert_eq!(
+        log,
+        [
+            "create 3 x 8388608",
+            "cmd create 5 4096 3 p0 r0",
+            &format!("read_file /dummy {}", 2u64 << 30),
+            "run bs=4096 size=Some(1048576)",
+            "cmd destroy p0 r0",
+            "remove 3",
+        ]
+    );
+    // The run fails: teardown and removal still happen, the error names the point.
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("h.db")).unwrap();
+    let (r, h) = go(
+        &exp(text),
+        &mut db,
+        |_, _| Err(LabError::failed("device vanished")),
+        None,
+    );
+    let e = r.unwrap_err();
+    assert!(
+        e.to_string().contains("point 0 rep 0") && e.to_string().contains("device vanished"),
+        "{e}"
+    );
+    let log = h.log.borrow().clone();
+    assert_eq!(&log[log.len() - 2..], ["cmd destroy p0 r0", "remove 3"]);
+    assert!(db.runs().unwrap().is_empty());
+    // A setup hook fails: the run is skipped, teardown still runs.
+    let (r, h) = go(&exp(text), &mut db, |_, _| Ok(1.0), Some("create 5"));
+    assert!(r.unwrap_err().to_string().contains("setup hook"));
+    let log = h.log.borrow().clone();
+    assert!(!log.iter().any(|l| l.starts_with("run ")));
+    assert_eq!(&log[log.len() - 2..], ["cmd destroy p0 r0", "remove 3"]);
+}
+
+#[test]
+fn an_interrupted_campaign_resumes_with_the_runs_not_yet_stored() {
+    let text = "name = \"resume\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"/f\"\n[sweep]\nbs = [\"4k\", \"8k\", \"16k\"]\n[repeat]\ncount = 2";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let e = exp(text);
+    {
+        let mut db = Db::open_or_create(&path).unwrap();
+        // The 4th run fails, as if the process had died there.
+        let (r, _) = go(
+            &e,
+            &mut db,
+            |n, _| {
+                if n == 3 {
+                    Err(LabError::failed("killed"))
+                } else {
+                    Ok(10.0)
+                }
+            },
+            None,
+        );
+        assert!(r.is_err());
+        assert_eq!(db.runs().unwrap().len(), 3);
+    }
+    let mut db = Db::open_existing(&path).unwrap();
+    let (r, h) = go(&e, &mut db, |_, _| Ok(20.0), None);
+    let r = r.unwrap();
+    assert_eq!((r.runs_done, r.runs_skipped), (3, 3));
+    let ran: Vec<_> = h
+        .log
+        .borrow()
+        .iter()
+        .filter(|l| l.starts_with("run"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            "run bs=8192 size=Some(1048576)",
+            "run bs=16384 size=Some(1048576)",
+            "run bs=16384 size=Some(1048576)"
+        ]
+    );
+    let runs = db.runs().unwrap();
+    assert_eq!(runs.len(), 6);
+    // A third invocation runs nothing.
+    let (r, _) = go(&e, &mut db, |_, _| panic!("nothing left to run"), None);
+    assert_eq!(r.unwrap().runs_done, 0);
+    // Raising the repetition count keeps the hash: only the new repetitions run.
+    let more = exp(&text.replace("count = 2", "count = 3"));
+    assert_eq!(more.hash, e.hash);
+    let (r, _) = go(&more, &mut db, |_, _| Ok(30.0), None);
+    assert_eq!(r.unwrap().runs_done, 3);
+}
+
+#[test]
+fn reference_rows_are_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ref.csv"),
+        "block_kib,read_mb_s\n0.5,1.5\n2048,47.1\n",
+    )
+    .unwrap();
+    let text = r#"
+name = "withref"
+[workload]
+size = "4m"
+rw = "read"
+[target]
+filename = "/f"
+[sweep]
+bs = ["512", "2m"]
+[[reference]]
+file = "ref.csv"
+label = "seed"
+[[reference.series]]
+params = { bs = "{block_kib*1024}" }
+metrics = { mb_s = "read_mb_s" }
+"#;
+    let e = Experiment::parse(text, "t.toml", dir.path(), &[]).unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("w.db")).unwrap();
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 2);
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 0);
+    let runs = db.runs().unwrap();
+    let refs: Vec<_> = runs.iter().filter(|r| r.source == "reference").collect();
+    assert_eq!(refs.len(), 2);
+    assert_eq!(refs[1].params["bs"], "2097152");
+    assert_eq!(refs[1].target, "seed");
+    let measured: Vec<_> = runs.iter().filter(|r| r.source == "measured").collect();
+    assert_eq!(
+        measured[1].params["bs"], "2097152",
+        "same key as the reference row, so they overlay"
+    );
+}

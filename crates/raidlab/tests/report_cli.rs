@@ -1,0 +1,161 @@
+//! `raidlab report DB --out DIR` end to end: a database written through the lab's API, the
+//! page with figures, description, environment and the declared limits; one-line errors for a
+//! missing or foreign database and an unwritable folder.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use raidlab_lab::db::{CampaignInfo, Db, DeviceInfo, Environment, RunRecord};
+
+fn raidlab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_raidlab"))
+}
+
+const EXPERIMENT: &str = r#"
+name = "chain"
+description = "One RAID-5 chain read with block sizes from 512 B to 2 MiB."
+
+[workload]
+rw = "read"
+
+[target]
+filename = "/dev/sdz"
+
+[sweep]
+bs = { pow2 = ["512", "2m"] }
+
+[limits]
+"FC interface" = 100
+disks = { mb_s = 250, kind = "disk", note = "5 x 50 MB/s" }
+"#;
+
+/// A campaign like seed 000's single chain: 13 block sizes × 3 repetitions, and convergence.
+fn make_db(path: &Path) {
+    let db = Db::open_or_create(path).unwrap();
+    let info = CampaignInfo {
+        experiment: "chain".into(),
+        experiment_hash: "0123456789abcdef".into(),
+        experiment_text: EXPERIMENT.into(),
+        experiment_path: "recipes/chain.toml".into(),
+        started_at: 1,
+    };
+    let cid = db.begin_campaign(&info).unwrap();
+    let env = Environment {
+        kernel: "6.1.0-test".into(),
+        cpu_model: "Test CPU".into(),
+        raidlab_version: "0.1.0".into(),
+        hostname: "lab1".into(),
+        devices: vec![DeviceInfo { target: "/dev/sdz".into(), block_device: "sdz".into(), model: Some("TESTDISK".into()), ..Default::default() }],
+    };
+    let eid = db.record_environment(cid, &env).unwrap();
+    let mut db = db;
+    for (point, e) in (9..=21u32).enumerate() {
+        let bs = 1u64 << e;
+        let rate = (bs as f64 / 512.0 * 1.5).min(50.0);
+        for rep in 0..3u32 {
+            let mut params = BTreeMap::new();
+            params.insert("bs".to_string(), bs.to_string());
+            let mut metrics = BTreeMap::new();
+            metrics.insert("mb_s".to_string(), rate * (1.0 + rep as f64 * 0.01));
+            metrics.insert("iops".to_string(), rate * 1e6 / bs as f64);
+            db.insert_run(&RunRecord {
+                campaign_id: cid,
+                environment_id: Some(eid),
+                experiment: "chain".into(),
+                experiment_hash: info.experiment_hash.clone(),
+                point: point as u64,
+                rep,
+                attempt: 0,
+                source: "measured".into(),
+                target: "/dev/sdz".into(),
+                params,
+                metrics,
+                workload: "{}".into(),
+                result_json: None,
+                started_at: 1,
+                ended_at: 2,
+            })
+            .unwrap();
+        }
+    }
+    for step in 0..4u32 {
+        db.insert_convergence(cid, "chain", &info.experiment_hash, 12, "bs=2097152", step, 8 << (20 + 2 * step), 1, 45.0 + 8.0 / (step + 1) as f64).unwrap();
+    }
+}
+
+#[test]
+fn report_from_a_database_writes_a_page_with_figures_environment_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lab.db");
+    make_db(&db);
+    let out = dir.path().join("report");
+    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("index.html"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(out.join("fig-01-rate-vs-bs.svg").is_file() && out.join("fig-01-rate-vs-bs.png").is_file());
+    assert!(out.join("fig-02-convergence.svg").is_file());
+    assert!(html.contains("One RAID-5 chain read with block sizes"), "description from the experiment");
+    assert!(html.contains("<dd>6.1.0-test</dd>") && html.contains("model=TESTDISK"), "environment");
+    assert!(html.contains("data from <code>raidlab sweep recipes/chain.toml</code>"));
+    // [limits] of the experiment: the 100 MB/s interface bounds a best of ~50.5 MB/s.
+    assert!(html.contains("FC interface — bounds the path"));
+    assert!(html.contains("<td>51%</td>") || html.contains("<td>50%</td>"), "achieved/bound ratio");
+    assert!(!html.contains("://"));
+}
+
+fn one_line_error(o: &std::process::Output, code: i32) -> String {
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(code), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("raidlab: "), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+    stderr
+}
+
+#[test]
+fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = raidlab().arg("report").arg(dir.path().join("nope.db")).arg("--out").arg(&out).output().unwrap();
+    assert!(one_line_error(&o, 2).contains("does not exist"));
+
+    let foreign = dir.path().join("notes.db");
+    std::fs::write(&foreign, "not a database at all, and it must stay this way").unwrap();
+    let o = raidlab().arg("report").arg(&foreign).arg("--out").arg(&out).output().unwrap();
+    assert!(one_line_error(&o, 2).contains("not an SQLite database"));
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "not a database at all, and it must stay this way");
+    assert!(!out.exists(), "nothing written for a foreign database");
+
+    let db = dir.path().join("lab.db");
+    make_db(&db);
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let o = raidlab().arg("report").arg(&db).arg("--out").arg(file.join("sub")).output().unwrap();
+    assert!(one_line_error(&o, 2).contains("cannot create report directory"));
+
+    let o = raidlab().arg("report").arg(&db).output().unwrap();
+    one_line_error(&o, 2);
+
+    let limits = dir.path().join("limits.toml");
+    std::fs::write(&limits, "[limits]\nlink = \"fast\"\n").unwrap();
+    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).arg("--limits").arg(&limits).output().unwrap();
+    assert!(one_line_error(&o, 2).contains("[limits] link"));
+}
+
+#[test]
+fn limits_file_for_a_real_system_adds_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lab.db");
+    make_db(&db);
+    let limits = dir.path().join("fc.toml");
+    std::fs::write(&limits, "[limits]\ntarget = \"/dev/sdz\"\n\"switch port\" = 200\n").unwrap();
+    let out = dir.path().join("r");
+    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).arg("--limits").arg(&limits).arg("--title").arg("Chain study").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<title>Chain study</title>"));
+    assert!(html.contains("switch port — bounds the path"));
+}

@@ -1,0 +1,273 @@
+//! `raidlab sweep` end to end: real runs on scratch files, the CSV table, the database (refused
+//! when foreign, resumed after kill -9), and every recipe planning cleanly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_raidlab")
+}
+
+fn sweep(args: &[&str], cwd: &Path) -> Output {
+    let mut child = Command::new(bin())
+        .arg("sweep")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn raidlab");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("raidlab sweep {args:?} ran longer than 300 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn write_experiment(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(&p, format!("name = \"{name}\"\n{body}")).unwrap();
+    p
+}
+
+const SMALL: &str = r#"
+[workload]
+size = "1m"
+ioengine = "psync"
+[target]
+filename = "{scratch}/data"
+[sweep]
+rw = ["write", "read"]
+bs = ["4k", "64k"]
+[repeat]
+count = 2
+"#;
+
+#[test]
+fn csv_prints_one_row_per_point_with_swept_columns_and_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    let out = sweep(&[exp.to_str().unwrap(), "--format", "csv"], dir.path());
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&head[..4], ["point", "rw", "bs", "source"]);
+    for m in [
+        "mb_s",
+        "mib_s",
+        "iops",
+        "lat_mean_us",
+        "lat_p99_us",
+        "mb_s_median",
+        "mb_s_spread_pct",
+        "mb_s_ci95_low",
+    ] {
+        assert!(head.contains(&m), "missing {m} in {head:?}");
+    }
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4);
+    assert_eq!((rows[0][1], rows[0][2]), ("write", "4096"));
+    assert_eq!((rows[3][1], rows[3][2]), ("read", "65536"));
+    let mb = head.iter().position(|h| *h == "mb_s").unwrap();
+    let reps = head.iter().position(|h| *h == "reps").unwrap();
+    for r in &rows {
+        assert_eq!(r[reps], "2");
+        assert!(r[mb].parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert_eq!(r[3], "measured");
+    }
+    // The database sits next to the experiment; a second run skips every point.
+    let db = dir.path().join("small.db");
+    let runs = raidlab_lab::db::Db::open_existing(&db)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 8);
+    let again = sweep(&[exp.to_str().unwrap()], dir.path());
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stdout).contains("0 runs now, 8 already stored"),
+        "{}",
+        text(&again.stdout)
+    );
+}
+
+#[test]
+fn a_foreign_database_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    for content in [b"my thesis draft\n".to_vec(), {
+        let mut v = b"SQLite format 3\0".to_vec();
+        v.extend(std::iter::repeat(0x42).take(4096));
+        v
+    }] {
+        let db = dir.path().join("other.db");
+        std::fs::write(&db, &content).unwrap();
+        let out = sweep(
+            &[exp.to_str().unwrap(), "--db", db.to_str().unwrap()],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(2), "stderr: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("raidlab: ") && err.contains("other.db"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&db).unwrap(), content);
+    }
+}
+
+#[test]
+fn bad_experiments_are_one_line_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(
+        dir.path(),
+        "bad",
+        "[target]\nfilename = \"x\"\n[sweep]\nbs = { pow2 = [\"2m\", \"512\"] }\n",
+    );
+    let out = sweep(&[exp.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("bad.toml") && err.contains("low <= high"),
+        "{err}"
+    );
+    let out = sweep(
+        &[dir.path().join("missing.toml").to_str().unwrap()],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        !dir.path().join("bad.db").exists(),
+        "no database for an experiment that cannot run"
+    );
+}
+
+#[test]
+fn kill_9_mid_campaign_keeps_committed_runs_and_a_rerun_completes_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each run's setup hook sleeps, so the campaign is still going when it is killed.
+    let exp = write_experiment(
+        dir.path(),
+        "slow",
+        r#"
+[workload]
+size = "256k"
+ioengine = "psync"
+[target]
+filename = "{scratch}/data"
+[sweep]
+bs = ["4k", "8k", "16k", "32k", "64k", "128k"]
+[repeat]
+count = 2
+[hooks]
+setup = ["sleep 0.4"]
+"#,
+    );
+    let db = dir.path().join("slow.db");
+    let mut child = Command::new(bin())
+        .args(["sweep", exp.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let stored = loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if let Ok(d) = raidlab_lab::db::Db::open_existing(&db) {
+            let n = d.runs().map(|r| r.len()).unwrap_or(0);
+            if n >= 3 {
+                break n;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "campaign never stored 3 runs"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "campaign ended before it could be killed"
+        );
+    };
+    // SIGKILL: no chance to clean up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let after_kill = raidlab_lab::db::Db::open_existing(&db)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert!(
+        after_kill.len() >= stored && after_kill.len() < 12,
+        "{} runs",
+        after_kill.len()
+    );
+    let out = sweep(&[exp.to_str().unwrap(), "--format", "csv"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs = raidlab_lab::db::Db::open_existing(&db)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 12);
+    let mut keys: Vec<(u64, u32)> = runs.iter().map(|r| (r.point, r.rep)).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 12, "no run stored twice");
+    let err = text(&out.stderr);
+    assert!(err.contains("already in the database, skipped"), "{err}");
+}
+
+#[test]
+fn every_recipe_plans_cleanly() {
+    let root = repo_root();
+    let recipes: Vec<PathBuf> = std::fs::read_dir(root.join("recipes"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    assert!(recipes.len() >= 6, "{recipes:?}");
+    for r in recipes {
+        let out = sweep(&[r.to_str().unwrap(), "--dry-run"], &root);
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            r.display(),
+            text(&out.stderr)
+        );
+        let listing = text(&out.stdout);
+        assert!(
+            listing.lines().filter(|l| l.starts_with("point ")).count() >= 1,
+            "{listing}"
+        );
+        if r.ends_with("llnl2000.toml") {
+            assert!(
+                listing.contains("4 x 2 x 11 = 88 points") || listing.contains(": 88 points"),
+                "{listing}"
+            );
+            assert!(listing.contains("[simulated]"));
+        }
+        if r.ends_with("linux-raid-chunk.toml") {
+            assert!(listing.contains(": 72 points × 5 repetitions"), "{listing}");
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! Device catalog: datasheet parameters of the drives the seed studies used, plus two modern
+//! devices. Each entry says where its numbers come from. System files pick a device by name
+//! and may override any field (`[[disk]]` with `base = "..."`).
+//!
+//! Media rates are given as sectors per track at the outer and inner diameter; with the
+//! rotation speed they give the sustained rate (sectors × 512 B × revolutions per second), the
+//! relation seed 002 states under its Table II.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of device a catalog entry models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Hdd,
+    Ssd,
+}
+
+/// Parameters of one device model. HDD fields are ignored for SSDs and the other way round.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSpec {
+    pub name: String,
+    pub kind: DeviceKind,
+    pub capacity_bytes: u64,
+    // --- HDD ---
+    pub rpm: f64,
+    /// Recording surfaces (heads).
+    pub heads: u32,
+    pub zones: u32,
+    pub spt_outer: u32,
+    pub spt_inner: u32,
+    pub seek_track_ms: f64,
+    pub seek_avg_ms: f64,
+    pub seek_full_ms: f64,
+    /// Extra settle for writes over reads, ms.
+    pub write_settle_ms: f64,
+    pub head_switch_ms: f64,
+    /// Interface (SCSI/SAS/SATA) rate, MB/s (decimal).
+    pub interface_mb_s: f64,
+    /// Per-command firmware overhead, µs.
+    pub command_us: f64,
+    /// Read-ahead buffer segment, KiB (0 = no read-ahead).
+    pub read_ahead_kib: u32,
+    /// On-drive write cache enabled by default.
+    pub write_cache: bool,
+    // --- SSD ---
+    pub read_us: f64,
+    pub program_us: f64,
+    /// Independent units (channels × dies) that serve requests in parallel.
+    pub units: u32,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+}
+
+impl DiskSpec {
+    fn hdd(name: &str) -> DiskSpec {
+        DiskSpec {
+            name: name.into(),
+            kind: DeviceKind::Hdd,
+            capacity_bytes: 0,
+            rpm: 7200.0,
+            heads: 4,
+            zones: 16,
+            spt_outer: 1000,
+            spt_inner: 500,
+            seek_track_ms: 1.0,
+            seek_avg_ms: 8.5,
+            seek_full_ms: 18.0,
+            write_settle_ms: 0.5,
+            head_switch_ms: 0.8,
+            interface_mb_s: 150.0,
+            command_us: 50.0,
+            read_ahead_kib: 512,
+            write_cache: true,
+            read_us: 0.0,
+            program_us: 0.0,
+            units: 1,
+            read_mb_s: 0.0,
+            write_mb_s: 0.0,
+        }
+    }
+}
+
+/// The built-in catalog.
+pub fn catalog() -> Vec<DiskSpec> {
+    let mut v = Vec::new();
+
+    // Seed 000: Compaq-branded 18.2 GB 10,000 rpm Ultra2/Ultra3 SCSI drive, Seagate Cheetah
+    // 18XL class (ST318404LC). Cheetah 18XL product manual 75789506: 10,016 rpm, average seek
+    // 5.2 ms read / 6.0 ms write, track-to-track 0.6 ms, full stroke ~12 ms, media rate
+    // 231–355 Mbit/s, 6 heads, 18.4 GB. User-data sectors per track chosen so the sustained
+    // rate is ≈37 MB/s outer / ≈26 MB/s inner after ECC and servo overhead (estimate).
+    v.push(DiskSpec {
+        capacity_bytes: 18_200_000_000,
+        rpm: 10_016.0,
+        heads: 6,
+        zones: 11,
+        spt_outer: 436,
+        spt_inner: 305,
+        seek_track_ms: 0.6,
+        seek_avg_ms: 5.2,
+        seek_full_ms: 12.0,
+        write_settle_ms: 0.8,
+        head_switch_ms: 0.5,
+        interface_mb_s: 80.0, // Ultra2 wide SCSI (the HSG80's device ports)
+        command_us: 50.0,
+        read_ahead_kib: 512,
+        write_cache: false, // array controllers of the time disable drive write caches
+        ..DiskSpec::hdd("compaq-18g-10k")
+    });
+
+    // Seed 002: Maxtor MaXLine Plus II 7Y250M0 (Maxtor product manual 1905, seed 002 Tables I
+    // and II): 250 GB, 7200 rpm, 16 zones, 1102 → 610 sectors per track (67 → 37 MB/s),
+    // SATA 150 MB/s, 8 MB buffer; average seek < 9 ms, track-to-track 0.8 ms (datasheet).
+    v.push(DiskSpec {
+        capacity_bytes: 250_000_000_000,
+        rpm: 7200.0,
+        heads: 6,
+        zones: 16,
+        spt_outer: 1102,
+        spt_inner: 610,
+        seek_track_ms: 0.8,
+        seek_avg_ms: 8.5,
+        seek_full_ms: 17.0,
+        interface_mb_s: 150.0,
+        read_ahead_kib: 2048,
+        ..DiskSpec::hdd("maxtor-7y250m0")
+    });
+
+    // Seed 001: Seagate Savvio 15K ST973451SS (product manual 100407739): 73 GB 2.5" SAS,
+    // 15,000 rpm, average seek 2.9 ms read / 3.3 ms write, track-to-track 0.2 ms, sustained
+    // 112 → 79 MB/s, 3 Gb/s SAS, 16 MB buffer, 4 heads.
+    v.push(DiskSpec {
+        capacity_bytes: 73_400_000_000,
+        rpm: 15_000.0,
+        heads: 4,
+        zones: 16,
+        spt_outer: 875,
+        spt_inner: 617,
+        seek_track_ms: 0.2,
+        seek_avg_ms: 2.9,
+        seek_full_ms: 6.5,
+        write_settle_ms: 0.4,
+        head_switch_ms: 0.3,
+        interface_mb_s: 300.0,
+        command_us: 30.0,
+        read_ahead_kib: 1024,
+        write_cache: true,
+        ..DiskSpec::hdd("seagate-st973451ss")
+    });
+
+    // Seed 003: Samsung SpinPoint T166 HD501LJ: 500 GB, 7200 rpm, average seek 8.9 ms,
+    // 16 MB buffer, SATA 300; seed 003 measured 85 MB/s read / 88 MB/s write on one drive
+    // (outer zone), inner ≈ 45 MB/s (typical of the family).
+    v.push(DiskSpec {
+        capacity_bytes: 500_000_000_000,
+        rpm: 7200.0,
+        heads: 6,
+        zones: 16,
+        spt_outer: 1400,
+        spt_inner: 760,
+        seek_track_ms: 0.8,
+        seek_avg_ms: 8.9,
+        seek_full_ms: 18.0,
+        interface_mb_s: 300.0,
+        read_ahead_kib: 2048,
+        ..DiskSpec::hdd("samsung-hd501lj")
+    });
+
+    // Seed 003's second system: Samsung SpinPoint F1 HD103UJ, 1 TB, 7200 rpm, average seek
+    // 8.9 ms, 32 MB buffer, ≈115 MB/s outer → ≈60 MB/s inner (three 334 GB platters).
+    v.push(DiskSpec {
+        capacity_bytes: 1_000_000_000_000,
+        rpm: 7200.0,
+        heads: 6,
+        zones: 16,
+        spt_outer: 1870,
+        spt_inner: 980,
+        seek_track_ms: 0.8,
+        seek_avg_ms: 8.9,
+        seek_full_ms: 18.0,
+        interface_mb_s: 300.0,
+        read_ahead_kib: 4096,
+        ..DiskSpec::hdd("samsung-hd103uj")
+    });
+
+    // Seed 004: Fujitsu MBA3xxxRC (MBA3147RC) 15,000 rpm 3.5" SAS: average seek 3.4 ms read /
+    // 3.9 ms write, track-to-track 0.2 ms, 16 MB buffer, sustained ≈ 125 → 70 MB/s
+    // (Fujitsu MBA3xxxRC product data sheet, approximate).
+    v.push(DiskSpec {
+        capacity_bytes: 147_000_000_000,
+        rpm: 15_000.0,
+        heads: 8,
+        zones: 16,
+        spt_outer: 976,
+        spt_inner: 547,
+        seek_track_ms: 0.2,
+        seek_avg_ms: 3.4,
+        seek_full_ms: 8.0,
+        write_settle_ms: 0.5,
+        head_switch_ms: 0.3,
+        interface_mb_s: 300.0,
+        command_us: 30.0,
+        read_ahead_kib: 1024,
+        write_cache: true,
+        ..DiskSpec::hdd("fujitsu-mba3147rc")
+    });
+
+    // A current 7200 rpm CMR drive (Seagate Exos 7E10 8 TB class, product manual): 8 TB,
+    // 7200 rpm, average latency 4.16 ms, seek ≈ 8.5 ms, sustained 249 → 120 MB/s, 256 MB cache.
+    v.push(DiskSpec {
+        capacity_bytes: 8_000_000_000_000,
+        rpm: 7200.0,
+        heads: 12,
+        zones: 24,
+        spt_outer: 4050,
+        spt_inner: 1950,
+        seek_track_ms: 0.5,
+        seek_avg_ms: 8.5,
+        seek_full_ms: 16.0,
+        interface_mb_s: 600.0,
+        read_ahead_kib: 8192,
+        ..DiskSpec::hdd("cmr-7200-8tb")
+    });
+
+    // An NVMe TLC SSD (PCIe 3.0 x4 consumer class, e.g. Samsung 970 EVO Plus 1 TB datasheet):
+    // 3500 MB/s read, 3300 MB/s write (SLC cache), ~80 µs 4K read latency, 32 dies on 8 channels.
+    v.push(DiskSpec {
+        kind: DeviceKind::Ssd,
+        capacity_bytes: 1_000_000_000_000,
+        read_us: 80.0,
+        program_us: 20.0, // write lands in the SLC/DRAM cache
+        units: 32,
+        read_mb_s: 3500.0,
+        write_mb_s: 3300.0,
+        command_us: 5.0,
+        interface_mb_s: 3900.0,
+        ..DiskSpec::hdd("nvme-tlc-1tb")
+    });
+    v
+}
+
+/// Look a device up by name.
+pub fn find(name: &str) -> Option<DiskSpec> {
+    catalog().into_iter().find(|d| d.name == name)
+}
+
+/// Names of all catalog entries, for error messages.
+pub fn names() -> Vec<String> {
+    catalog().into_iter().map(|d| d.name).collect()
+}

@@ -1,0 +1,858 @@
+//! The event loop: jobs issue their request streams against LUNs; commands, transfers, caches,
+//! destaging and drives advance in virtual time (integer ns). Events are ordered by time and
+//! then by a sequence number, so the same inputs give the same results bit for bit.
+
+use crate::planner::{Level, MemberIo};
+use crate::world::{add_range, transfer, DiskReq, Dirty, Fill, World};
+use raidlab_result::{DirStats, LatencyHistogram};
+use raidlab_workload::{Dir, RequestStream};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Issue(u32),
+    AtCtrl(u32),
+    Landed(u32),
+    DiskDone(u32),
+    Join(u32),
+    IoDone(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Io {
+    /// Job index, or u32::MAX for a member I/O of a host array.
+    job: u32,
+    lun: u32,
+    /// Byte offset within the LUN.
+    offset: u64,
+    len: u64,
+    write: bool,
+    issued: u64,
+    /// For host-array member I/Os: the join to signal.
+    parent: u32,
+    /// Stripes still being filled before a cached read can go up.
+    waiting: u32,
+}
+
+#[derive(Clone, Debug)]
+enum JoinKind {
+    /// Member reads of a direct (uncached) read done: send the data up.
+    ReadUp(u32),
+    /// A stripe's read-ahead fill done.
+    Fill { array: u32, stripe: u64 },
+    /// Destage phase 1 (old data/parity read) done: compute parity, write.
+    Destage1 { array: u32, stripe: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64 },
+    /// Destage writes done.
+    Destage2 { array: u32, stripe: u64, bytes: u64 },
+    /// Write-through: phase-1 reads done.
+    Through1 { io: u32, writes: Vec<MemberIo>, parity: u64 },
+    /// Write-through writes done, or a host array's member I/Os done: complete the I/O.
+    Complete(u32),
+}
+
+struct Join {
+    remaining: u32,
+    ready: u64,
+    kind: JoinKind,
+}
+
+/// One job instance's live state and counters.
+pub struct JobRt {
+    pub stream: RequestStream,
+    pub lun: u32,
+    pub depth: u32,
+    pub inflight: u32,
+    pub exhausted: bool,
+    pub stopped: bool,
+    pub start: u64,
+    pub ramp_end: u64,
+    pub deadline: Option<u64>,
+    pub end: u64,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub bytes_done: u64,
+    /// Bytes completed including the ramp.
+    pub bytes_all: u64,
+    /// Bytes the job would move if run to its end (size × loops), when known.
+    pub target_bytes: Option<u64>,
+    /// Set when the run converged: the simulated part was extended to the job's size at the
+    /// steady rate (virtual ns added).
+    pub extrapolated_ns: u64,
+}
+
+impl JobRt {
+    pub fn new(stream: RequestStream, lun: u32, depth: u32) -> JobRt {
+        JobRt {
+            stream,
+            lun,
+            depth,
+            inflight: 0,
+            exhausted: false,
+            stopped: false,
+            start: 0,
+            ramp_end: 0,
+            deadline: None,
+            end: 0,
+            read: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
+            write: DirStats { clat: LatencyHistogram::new(), lat: LatencyHistogram::new(), ..Default::default() },
+            bytes_done: 0,
+            bytes_all: 0,
+            target_bytes: None,
+            extrapolated_ns: 0,
+        }
+    }
+    fn finished(&self) -> bool {
+        (self.exhausted || self.stopped) && self.inflight == 0
+    }
+}
+
+/// Steady-state detection, like fio's `ss=bw:<tol>%`: the rate over each of the last `window`
+/// intervals stays within `tolerance` of their mean, and caches are not filling or draining.
+#[derive(Clone, Debug)]
+pub struct Convergence {
+    pub window: usize,
+    pub tolerance: f64,
+    /// Completions per interval (at least).
+    pub interval_ios: u64,
+    pub enabled: bool,
+}
+
+impl Default for Convergence {
+    fn default() -> Self {
+        Convergence { window: 12, tolerance: 0.02, interval_ios: 64, enabled: true }
+    }
+}
+
+pub struct Engine<'w> {
+    pub w: &'w mut World,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    seq: u64,
+    pub now: u64,
+    ios: Vec<Io>,
+    free_ios: Vec<u32>,
+    joins: Vec<Join>,
+    free_joins: Vec<u32>,
+    pub member_ios: u64,
+    scratch: Vec<MemberIo>,
+}
+
+impl<'w> Engine<'w> {
+    pub fn new(w: &'w mut World) -> Self {
+        Engine { w, heap: BinaryHeap::new(), seq: 0, now: 0, ios: Vec::new(), free_ios: Vec::new(), joins: Vec::new(), free_joins: Vec::new(), member_ios: 0, scratch: Vec::new() }
+    }
+
+    #[inline]
+    fn at(&mut self, t: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((t.max(self.now), self.seq, ev)));
+    }
+
+    fn new_io(&mut self, io: Io) -> u32 {
+        if let Some(i) = self.free_ios.pop() {
+            self.ios[i as usize] = io;
+            i
+        } else {
+            self.ios.push(io);
+            (self.ios.len() - 1) as u32
+        }
+    }
+
+    fn new_join(&mut self, remaining: u32, kind: JoinKind) -> u32 {
+        let j = Join { remaining, ready: self.now, kind };
+        if let Some(i) = self.free_joins.pop() {
+            self.joins[i as usize] = j;
+            i
+        } else {
+            self.joins.push(j);
+            (self.joins.len() - 1) as u32
+        }
+    }
+
+    fn signal(&mut self, j: u32, t: u64) {
+        let jj = &mut self.joins[j as usize];
+        jj.ready = jj.ready.max(t);
+        jj.remaining -= 1;
+        if jj.remaining == 0 {
+            let r = jj.ready;
+            self.at(r, Ev::Join(j));
+        }
+    }
+
+    /// Run the jobs until every one has finished or the rate has converged.
+    /// Returns the stop reason.
+    pub fn run(&mut self, jobs: &mut [JobRt], conv: &Convergence) -> &'static str {
+        let start = self.now;
+        for (i, j) in jobs.iter_mut().enumerate() {
+            j.start = start;
+            j.ramp_end = start + j.ramp_end;
+            j.deadline = j.deadline.map(|d| start + d);
+            self.at(start, Ev::Issue(i as u32));
+        }
+        let total_cache: u64 = self.w.ctrls.iter().filter(|c| c.write_back).map(|c| c.cache_bytes).sum();
+        let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
+        let interval_ios = conv.interval_ios.max(depth * 4);
+        let mut completions = 0u64;
+        let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
+        let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
+        // Per-job bytes at each interval start, to get each job's steady rate over the window.
+        let mut iv_bytes: Vec<u64> = vec![0; jobs.len()];
+        let mut snaps: std::collections::VecDeque<(u64, Vec<u64>)> = std::collections::VecDeque::new();
+        let mut reason = "size";
+        let mut any_runtime = false;
+        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
+            self.now = t;
+            match ev {
+                Ev::Issue(j) => self.issue(jobs, j),
+                Ev::AtCtrl(io) => self.at_ctrl(io),
+                Ev::Landed(io) => self.landed(io),
+                Ev::DiskDone(d) => self.disk_done(d),
+                Ev::Join(j) => self.join_done(j),
+                Ev::IoDone(io) => {
+                    let ioc = self.ios[io as usize];
+                    self.free_ios.push(io);
+                    if ioc.job == u32::MAX {
+                        self.signal(ioc.parent, self.now);
+                        continue;
+                    }
+                    let job = &mut jobs[ioc.job as usize];
+                    job.inflight -= 1;
+                    job.bytes_all += ioc.len;
+                    if self.now >= job.ramp_end {
+                        let st = if ioc.write { &mut job.write } else { &mut job.read };
+                        st.io_bytes += ioc.len;
+                        st.total_ios += 1;
+                        let lat = self.now - ioc.issued;
+                        st.clat.record(lat);
+                        st.lat.record(lat);
+                        job.bytes_done += ioc.len;
+                    }
+                    if job.finished() {
+                        job.end = self.now;
+                    } else {
+                        self.issue(jobs, ioc.job);
+                    }
+                    completions += 1;
+                    if conv.enabled && completions % interval_ios == 0 && self.now > iv_start.0 {
+                        let ramp_done = jobs.iter().all(|j| self.now >= j.ramp_end);
+                        let bytes: u64 = jobs.iter().map(|j| j.bytes_done).sum();
+                        let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum();
+                        if ramp_done {
+                            let rate = (bytes - iv_start.1) as f64 / (self.now - iv_start.0) as f64;
+                            rates.push((rate, iv_start.2, dirty));
+                            snaps.push_back((iv_start.0, iv_bytes.clone()));
+                            if rates.len() > conv.window {
+                                rates.remove(0);
+                                snaps.pop_front();
+                            }
+                            if rates.len() == conv.window && self.steady(&rates, conv.tolerance, total_cache) {
+                                reason = "converged";
+                                let (t0, ref b0) = snaps[0];
+                                let span = (self.now - t0) as f64;
+                                for (k, j) in jobs.iter_mut().enumerate() {
+                                    if !j.finished() {
+                                        j.stopped = true;
+                                        j.end = self.now;
+                                        // Extend to the job's own end at its steady rate, as if it
+                                        // had run to its size (or runtime).
+                                        let rate = (j.bytes_all - b0.get(k).copied().unwrap_or(0)) as f64 / span;
+                                        if rate > 0.0 {
+                                            let mut left_ns = match j.target_bytes {
+                                                Some(tb) => tb.saturating_sub(j.bytes_all) as f64 / rate,
+                                                None => 0.0,
+                                            };
+                                            if let Some(d) = j.deadline {
+                                                left_ns = left_ns.min(d.saturating_sub(self.now) as f64);
+                                            }
+                                            let extra_bytes = (left_ns * rate) as u64;
+                                            let total = (j.read.io_bytes + j.write.io_bytes).max(1);
+                                            for st in [&mut j.read, &mut j.write] {
+                                                if st.io_bytes > 0 {
+                                                    let add = (extra_bytes as u128 * st.io_bytes as u128 / total as u128) as u64;
+                                                    let avg = st.io_bytes / st.total_ios.max(1);
+                                                    st.total_ios += add / avg.max(1);
+                                                    st.io_bytes += add;
+                                                }
+                                            }
+                                            j.extrapolated_ns = left_ns as u64;
+                                        }
+                                    }
+                                }
+                                break;
+                            }
+                        }
+                        iv_start = (self.now, bytes, dirty);
+                        iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
+                    }
+                }
+            }
+            if jobs.iter().all(|j| j.finished()) {
+                break;
+            }
+        }
+        for j in jobs.iter_mut() {
+            if j.end == 0 {
+                j.end = self.now;
+            }
+            if j.deadline.is_some_and(|d| j.end >= d) {
+                any_runtime = true;
+            }
+            let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
+            j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
+            j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
+        }
+        if reason != "converged" && any_runtime {
+            reason = "runtime";
+        }
+        // Drop whatever is still in flight: the next group starts from a clean queue but the
+        // caches keep their contents (as a real system between jobs).
+        self.heap.clear();
+        for d in self.w.disks.iter_mut() {
+            d.queue.clear();
+            d.active.clear();
+        }
+        for a in self.w.arrays.iter_mut() {
+            a.rcache.retain(|_, f| matches!(f, Fill::Ready));
+            a.destaging = 0;
+            for d in a.dirty.values_mut() {
+                d.destaging = false;
+            }
+        }
+        for c in self.w.ctrls.iter_mut() {
+            c.space_waiters.clear();
+        }
+        reason
+    }
+
+    fn steady(&self, rates: &[(f64, u64, u64)], tol: f64, total_cache: u64) -> bool {
+        let mean = rates.iter().map(|r| r.0).sum::<f64>() / rates.len() as f64;
+        if mean <= 0.0 {
+            return false;
+        }
+        if rates.iter().any(|r| ((r.0 - mean) / mean).abs() > tol) {
+            return false;
+        }
+        // Caches at equilibrium: dirty level moved by less than 1% of the cache over the window.
+        let d0 = rates[0].1 as f64;
+        let d1 = rates[rates.len() - 1].2 as f64;
+        (d1 - d0).abs() <= 0.01 * total_cache as f64 + 1.0
+    }
+
+    fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
+        loop {
+            let job = &mut jobs[j as usize];
+            if job.inflight >= job.depth || job.exhausted || job.stopped {
+                if job.finished() && job.end == 0 {
+                    job.end = self.now;
+                }
+                return;
+            }
+            if job.deadline.is_some_and(|d| self.now >= d) {
+                job.stopped = true;
+                continue;
+            }
+            let Some(req) = job.stream.next() else {
+                job.exhausted = true;
+                continue;
+            };
+            job.inflight += 1;
+            let lun = job.lun;
+            let io = self.new_io(Io { job: j, lun, offset: req.offset, len: req.len, write: req.dir == Dir::Write, issued: self.now, parent: 0, waiting: 0 });
+            self.submit(io);
+        }
+    }
+
+    /// Send a command from the host down its LUN's path.
+    fn submit(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let lun = &self.w.luns[ioc.lun as usize];
+        let mut t = self.now;
+        for &(r, ns) in &lun.cmd_path {
+            t = self.w.res[r].reserve(t, ns);
+        }
+        let arr = &self.w.arrays[lun.array];
+        if let Some(c) = arr.ctrl {
+            let ctrl = &self.w.ctrls[c];
+            let ns = if ioc.write { ctrl.write_cmd_ns } else { ctrl.read_cmd_ns };
+            let cpu = ctrl.cpu;
+            t = self.w.res[cpu].reserve(t, ns);
+        }
+        self.at(t, Ev::AtCtrl(io));
+    }
+
+    fn at_ctrl(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let li = ioc.lun as usize;
+        let ai = self.w.luns[li].array;
+        let logical = self.w.luns[li].offset + ioc.offset;
+        let Some(ci) = self.w.arrays[ai].ctrl else {
+            return self.host_array(io, ai, logical);
+        };
+        if ioc.write {
+            let ctrl = &mut self.w.ctrls[ci];
+            if ctrl.write_back {
+                if ctrl.dirty + ioc.len <= ctrl.cache_bytes && ctrl.space_waiters.is_empty() {
+                    ctrl.dirty += ioc.len;
+                    self.data_down(io);
+                } else {
+                    ctrl.space_waiters.push_back(io);
+                    self.kick_destage(ai);
+                }
+            } else {
+                self.data_down(io);
+            }
+            return;
+        }
+        // Reads.
+        let read_ahead = self.w.ctrls[ci].read_ahead;
+        let arr = &mut self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
+        let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd));
+        let sequential = arr.last_read_end == logical;
+        arr.last_read_end = logical + ioc.len;
+        if read_ahead > 0 && (sequential || cached) {
+            let ra_end = ((logical + ioc.len + read_ahead).min(arr.geom.capacity()) - 1) / sd;
+            for s in s0..=ra_end.max(s1) {
+                self.ensure_fill(ai, s);
+            }
+            let mut waiting = 0;
+            for s in s0..=s1 {
+                if let Some(Fill::Pending(w)) = self.w.arrays[ai].rcache.get_mut(&s) {
+                    w.push(io);
+                    waiting += 1;
+                }
+            }
+            self.ios[io as usize].waiting = waiting;
+            if waiting == 0 {
+                self.data_up(io);
+            }
+            return;
+        }
+        let mut v = std::mem::take(&mut self.scratch);
+        v.clear();
+        let w = &*self.w;
+        let arr = &w.arrays[ai];
+        arr.geom.map_read(logical, ioc.len, |c| pick_copy(w, ai, c), &mut v);
+        let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
+        for m in &v {
+            self.disk_submit(ai, *m, false, j);
+        }
+        self.scratch = v;
+    }
+
+    fn ensure_fill(&mut self, ai: usize, s: u64) {
+        let arr = &mut self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        if arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd) || (s + 1) * sd > arr.geom.capacity() {
+            return;
+        }
+        arr.rcache.insert(s, Fill::Pending(Vec::new()));
+        arr.rfifo.push_back(s);
+        // Keep the read cache to half the controller's cache.
+        let cap = self.w.ctrls[arr.ctrl.unwrap()].cache_bytes / 2;
+        while arr.rfifo.len() as u64 * sd > cap.max(4 * sd) {
+            let old = arr.rfifo.pop_front().unwrap();
+            if matches!(arr.rcache.get(&old), Some(Fill::Ready)) {
+                arr.rcache.remove(&old);
+            } else {
+                arr.rfifo.push_back(old);
+                break;
+            }
+        }
+        let mut v = std::mem::take(&mut self.scratch);
+        v.clear();
+        let w = &*self.w;
+        w.arrays[ai].geom.map_read(s * sd, sd, |c| pick_copy(w, ai, c), &mut v);
+        let j = self.new_join(v.len() as u32, JoinKind::Fill { array: ai as u32, stripe: s });
+        for m in &v {
+            self.disk_submit(ai, *m, false, j);
+        }
+        self.scratch = v;
+    }
+
+    /// Data of a read travels from the controller (or host array) to host memory.
+    fn data_up(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let lun = &self.w.luns[ioc.lun as usize];
+        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, false);
+        self.at(end, Ev::IoDone(io));
+    }
+
+    /// Data of a write travels from host memory to the controller.
+    fn data_down(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let lun = &self.w.luns[ioc.lun as usize];
+        let end = transfer(&mut self.w.res, &lun.data_path, self.now, ioc.len, true);
+        self.at(end, Ev::Landed(io));
+    }
+
+    fn landed(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let ai = self.w.luns[ioc.lun as usize].array;
+        let logical = self.w.luns[ioc.lun as usize].offset + ioc.offset;
+        let ci = self.w.arrays[ai].ctrl.unwrap();
+        let sd = self.w.arrays[ai].geom.stripe_data_bytes();
+        if self.w.ctrls[ci].write_back {
+            let mut pos = logical;
+            let end = logical + ioc.len;
+            let mut overlap = 0;
+            while pos < end {
+                let s = pos / sd;
+                let e = end.min((s + 1) * sd);
+                let arr = &mut self.w.arrays[ai];
+                arr.rcache.remove(&s);
+                let d = arr.dirty.entry(s).or_default();
+                let (a, b) = (pos - s * sd, e - s * sd);
+                if d.destaging {
+                    add_range(&mut d.redirty, a, b);
+                } else {
+                    let added = add_range(&mut d.ranges, a, b);
+                    overlap += (b - a) - added;
+                    d.bytes += added;
+                    if d.bytes == sd {
+                        arr.full.push_back(s);
+                    }
+                }
+                pos = e;
+            }
+            // Rewritten bytes did not need new space.
+            self.w.ctrls[ci].dirty -= overlap;
+            self.at(self.now, Ev::IoDone(io));
+            self.kick_destage(ai);
+            return;
+        }
+        // Write-through: plan every stripe now; reads, parity, writes; then complete.
+        let arr = &self.w.arrays[ai];
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        let mut parity = 0;
+        let mut pos = logical;
+        let end = logical + ioc.len;
+        while pos < end {
+            let s = pos / sd;
+            let e = end.min((s + 1) * sd);
+            let p = arr.geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
+            reads.extend(p.reads);
+            writes.extend(p.writes);
+            parity += p.parity_bytes;
+            pos = e;
+        }
+        self.w.arrays[ai].rcache.retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
+        if reads.is_empty() {
+            self.through_writes(io, ai, writes, parity);
+        } else {
+            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            for m in reads {
+                self.disk_submit(ai, m, false, j);
+            }
+        }
+    }
+
+    fn through_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
+        let t = self.parity_time(ai, parity);
+        let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
+        self.joins[j as usize].ready = t;
+        for m in writes {
+            self.disk_submit_at(ai, m, true, j, t);
+        }
+    }
+
+    fn parity_time(&mut self, ai: usize, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return self.now;
+        }
+        let p = match self.w.arrays[ai].ctrl {
+            Some(c) => self.w.ctrls[c].parity,
+            None => self.w.host_parity,
+        };
+        match p {
+            Some(r) => {
+                let d = (bytes as f64 * self.w.res[r].ns_per_byte[1]) as u64;
+                self.w.res[r].reserve(self.now, d)
+            }
+            None => self.now,
+        }
+    }
+
+    fn kick_destage(&mut self, ai: usize) {
+        let ci = self.w.arrays[ai].ctrl.unwrap();
+        loop {
+            let depth = self.w.ctrls[ci].destage_depth;
+            let arr = &mut self.w.arrays[ai];
+            if arr.destaging >= depth {
+                return;
+            }
+            let mut pick = None;
+            while let Some(s) = arr.full.pop_front() {
+                if arr.dirty.get(&s).is_some_and(|d| !d.destaging) {
+                    pick = Some(s);
+                    break;
+                }
+            }
+            if pick.is_none() {
+                let ctrl = &self.w.ctrls[ci];
+                let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+                if pressure {
+                    pick = arr.dirty.iter().find(|(_, d)| !d.destaging).map(|(s, _)| *s);
+                }
+            }
+            let Some(s) = pick else { return };
+            let d = arr.dirty.get_mut(&s).unwrap();
+            d.destaging = true;
+            let bytes = d.bytes;
+            let plan = arr.geom.plan_stripe_write(s, &d.ranges);
+            arr.destaging += 1;
+            if plan.reads.is_empty() {
+                self.destage_writes(ai, s, plan.writes, plan.parity_bytes, bytes);
+            } else {
+                let j = self.new_join(plan.reads.len() as u32, JoinKind::Destage1 { array: ai as u32, stripe: s, writes: plan.writes, parity: plan.parity_bytes, bytes });
+                for m in plan.reads {
+                    self.disk_submit(ai, m, false, j);
+                }
+            }
+        }
+    }
+
+    fn destage_writes(&mut self, ai: usize, s: u64, writes: Vec<MemberIo>, parity: u64, bytes: u64) {
+        let t = self.parity_time(ai, parity);
+        let j = self.new_join(writes.len() as u32, JoinKind::Destage2 { array: ai as u32, stripe: s, bytes });
+        self.joins[j as usize].ready = t;
+        for m in writes {
+            self.disk_submit_at(ai, m, true, j, t);
+        }
+    }
+
+    fn destage_done(&mut self, ai: usize, s: u64, bytes: u64) {
+        let ci = self.w.arrays[ai].ctrl.unwrap();
+        let arr = &mut self.w.arrays[ai];
+        arr.destaging -= 1;
+        let d = arr.dirty.remove(&s).unwrap_or_default();
+        let mut freed = bytes;
+        if !d.redirty.is_empty() {
+            let mut nd = Dirty::default();
+            for &(a, b) in &d.redirty {
+                nd.bytes += add_range(&mut nd.ranges, a, b);
+            }
+            // Rewritten bytes stay in cache.
+            freed = freed.saturating_sub(nd.bytes);
+            if nd.bytes == arr.geom.stripe_data_bytes() {
+                arr.full.push_back(s);
+            }
+            arr.dirty.insert(s, nd);
+        }
+        let ctrl = &mut self.w.ctrls[ci];
+        ctrl.dirty -= freed.min(ctrl.dirty);
+        self.after_destage(ci, ai);
+    }
+
+    fn after_destage(&mut self, ci: usize, ai: usize) {
+        // Drain the rest of the waiters that fit, then keep destaging every array of this controller.
+        loop {
+            let ctrl = &mut self.w.ctrls[ci];
+            let Some(&io) = ctrl.space_waiters.front() else { break };
+            let len = self.ios[io as usize].len;
+            if ctrl.dirty + len > ctrl.cache_bytes {
+                break;
+            }
+            ctrl.dirty += len;
+            ctrl.space_waiters.pop_front();
+            self.data_down(io);
+        }
+        self.kick_destage(ai);
+        let others: Vec<usize> = self.w.ctrls[ci].arrays.iter().copied().filter(|&a| a != ai).collect();
+        for a in others {
+            self.kick_destage(a);
+        }
+    }
+
+    fn host_array(&mut self, io: u32, ai: usize, logical: u64) {
+        let ioc = self.ios[io as usize];
+        let geom = self.w.arrays[ai].geom;
+        let members = self.w.arrays[ai].members.clone();
+        if !ioc.write {
+            let mut v = Vec::new();
+            let w = &*self.w;
+            geom.map_read(logical, ioc.len, |c| pick_lun(w, &members, c), &mut v);
+            let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
+            for m in v {
+                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            }
+            return;
+        }
+        let sd = geom.stripe_data_bytes();
+        let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+        let mut pos = logical;
+        let end = logical + ioc.len;
+        while pos < end {
+            let s = pos / sd;
+            let e = end.min((s + 1) * sd);
+            let p = geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
+            reads.extend(p.reads);
+            writes.extend(p.writes);
+            parity += p.parity_bytes;
+            pos = e;
+        }
+        if reads.is_empty() {
+            self.host_writes(io, ai, writes, parity);
+        } else {
+            let j = self.new_join(reads.len() as u32, JoinKind::Through1 { io, writes, parity });
+            for m in reads {
+                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            }
+        }
+    }
+
+    fn host_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
+        let t = self.parity_time(ai, parity);
+        let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
+        let members = self.w.arrays[ai].members.clone();
+        for m in writes {
+            self.member_lun_io(members[m.member as usize], m, true, j, t);
+        }
+    }
+
+    fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
+        let io = self.new_io(Io { job: u32::MAX, lun: lun as u32, offset: m.offset, len: m.len, write, issued: t, parent: join, waiting: 0 });
+        let saved = self.now;
+        self.now = t.max(saved);
+        self.submit(io);
+        self.now = saved;
+    }
+
+    fn join_done(&mut self, j: u32) {
+        self.free_joins.push(j);
+        let kind = std::mem::replace(&mut self.joins[j as usize].kind, JoinKind::Complete(u32::MAX));
+        match kind {
+            JoinKind::ReadUp(io) => self.data_up(io),
+            JoinKind::Fill { array, stripe } => {
+                let arr = &mut self.w.arrays[array as usize];
+                if let Some(Fill::Pending(waiters)) = arr.rcache.insert(stripe, Fill::Ready) {
+                    for io in waiters {
+                        let x = &mut self.ios[io as usize];
+                        x.waiting -= 1;
+                        if x.waiting == 0 {
+                            self.data_up(io);
+                        }
+                    }
+                }
+            }
+            JoinKind::Destage1 { array, stripe, writes, parity, bytes } => self.destage_writes(array as usize, stripe, writes, parity, bytes),
+            JoinKind::Destage2 { array, stripe, bytes } => self.destage_done(array as usize, stripe, bytes),
+            JoinKind::Through1 { io, writes, parity } => {
+                let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
+                if self.w.arrays[ai].ctrl.is_some() {
+                    self.through_writes(io, ai, writes, parity)
+                } else {
+                    self.host_writes(io, ai, writes, parity)
+                }
+            }
+            JoinKind::Complete(io) => {
+                let ioc = self.ios[io as usize];
+                let ai = self.w.luns[ioc.lun as usize].array;
+                if ioc.write || self.w.arrays[ai].ctrl.is_none() {
+                    // Status (writes) or data already in host memory (host arrays).
+                    self.at(self.now, Ev::IoDone(io));
+                } else {
+                    self.data_up(io);
+                }
+            }
+        }
+    }
+
+    fn disk_submit(&mut self, ai: usize, m: MemberIo, write: bool, join: u32) {
+        let t = self.now;
+        self.disk_submit_at(ai, m, write, join, t);
+    }
+
+    fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
+        let d = self.w.arrays[ai].members[m.member as usize];
+        let disk = &mut self.w.disks[d];
+        disk.queue.push_back(DiskReq { offset: m.offset, len: m.len, write, join, ready: t });
+        self.member_ios += 1;
+        if t > self.now {
+            // Parity is still being computed: the drive sees the command then.
+            // (Dispatch happens at the latest when the drive next looks at its queue.)
+            self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
+        } else {
+            self.dispatch(d);
+        }
+    }
+
+    fn dispatch(&mut self, d: usize) {
+        let now = self.now;
+        let disk = &mut self.w.disks[d];
+        while (disk.active.len() as u32) < disk.units && !disk.queue.is_empty() {
+            let model = &self.w.models[disk.model];
+            let idx = if disk.queue_depth <= 1 || disk.units > 1 {
+                match disk.queue.iter().position(|r| r.ready <= now) {
+                    Some(i) => i,
+                    None => break,
+                }
+            } else {
+                let n = disk.queue.len().min(disk.queue_depth as usize);
+                let mut best = (f64::INFINITY, usize::MAX);
+                for i in 0..n {
+                    let r = &disk.queue[i];
+                    if r.ready > now {
+                        continue;
+                    }
+                    let p = model.positioning_ns(&disk.state, now, r.offset, r.write);
+                    if p < best.0 {
+                        best = (p, i);
+                    }
+                }
+                if best.1 == usize::MAX {
+                    break;
+                }
+                best.1
+            };
+            let r = disk.queue.remove(idx).unwrap();
+            let svc = model.service(&mut disk.state, now, r.offset, r.len, r.write);
+            disk.busy_ns += svc;
+            disk.ios += 1;
+            disk.active.push((now + svc, r));
+            self.seq += 1;
+            self.heap.push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
+        }
+    }
+
+    fn disk_done(&mut self, d: u32) {
+        if d & 0x8000_0000 != 0 {
+            return self.dispatch((d & 0x7fff_ffff) as usize);
+        }
+        let d = d as usize;
+        let now = self.now;
+        let disk = &mut self.w.disks[d];
+        let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
+        let (_, r) = disk.active.swap_remove(i);
+        let backend = disk.backend;
+        let t = match backend {
+            Some(b) => transfer(&mut self.w.res, &[b], now, r.len, r.write),
+            None => now,
+        };
+        self.signal(r.join, t);
+        self.dispatch(d);
+    }
+}
+
+/// Mirror copy choice: the drive with the shortest queue (ties: the first).
+fn pick_copy(w: &World, ai: usize, cands: &[u32]) -> u32 {
+    let arr = &w.arrays[ai];
+    *cands
+        .iter()
+        .min_by_key(|&&m| {
+            let d = &w.disks[arr.members[m as usize]];
+            d.queue.len() + d.active.len()
+        })
+        .unwrap()
+}
+
+fn pick_lun(_w: &World, _members: &[usize], cands: &[u32]) -> u32 {
+    cands[0]
+}
+
+#[allow(dead_code)]
+fn level_has_parity(l: Level) -> bool {
+    l.parity() > 0
+}

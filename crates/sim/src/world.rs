@@ -1,0 +1,426 @@
+//! The simulated system built from a [`System`]: resources, drives, controllers, arrays and
+//! LUNs, as plain indexed vectors the event loop works on.
+//!
+//! Shared paths (host bus, adapters, links, switch, controller ports and data paths, parity
+//! engines, back-end buses) are *reservation servers*: a transfer reserves every resource on
+//! its path at once, starting when the last of them is free, in segments so a long transfer
+//! pipelines across them. Commands reserve the processors (host CPUs, adapter, controller)
+//! one after the other. Drives have queues and are served by the event loop.
+
+use crate::catalog::DeviceKind;
+use crate::config::{System, WritePolicy};
+use crate::device::{DeviceModel, DeviceState};
+use crate::error::SimError;
+use crate::planner::{ArrayGeom, Level};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Transfers are cut into segments this long so they pipeline across a path.
+pub const SEGMENT: u64 = 64 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct Res {
+    pub name: String,
+    pub kind: &'static str,
+    /// ns per byte for reads (towards the host) and writes (away from it); 0 = not on that way.
+    pub ns_per_byte: [f64; 2],
+    /// Free time of each server.
+    pub free: Vec<u64>,
+    pub busy_ns: u64,
+    pub note: String,
+}
+
+impl Res {
+    pub fn new(name: impl Into<String>, kind: &'static str, servers: u32, note: impl Into<String>) -> Res {
+        Res { name: name.into(), kind, ns_per_byte: [0.0; 2], free: vec![0; servers.max(1) as usize], busy_ns: 0, note: note.into() }
+    }
+    pub fn bw(mut self, read_mb_s: Option<f64>, write_mb_s: Option<f64>) -> Res {
+        self.ns_per_byte = [read_mb_s.map_or(0.0, |r| 1e3 / r), write_mb_s.map_or(0.0, |w| 1e3 / w)];
+        self
+    }
+    /// Occupy the earliest-free server for `dur` from no earlier than `now`; returns the end.
+    #[inline]
+    pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
+        let (i, f) = self.free.iter().enumerate().min_by_key(|(_, f)| **f).map(|(i, f)| (i, *f)).unwrap();
+        let end = now.max(f) + dur;
+        self.free[i] = end;
+        self.busy_ns += dur;
+        end
+    }
+    /// Bound in bytes/s (the faster direction), if it has one.
+    pub fn bound(&self) -> Option<f64> {
+        let m = self.ns_per_byte.iter().cloned().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+        if m.is_finite() {
+            Some(1e9 / m)
+        } else {
+            None
+        }
+    }
+}
+
+/// Move `bytes` over every resource of `path` (pipelined in segments); returns when the last
+/// byte arrives.
+pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bool) -> u64 {
+    let w = write as usize;
+    let mut end = now;
+    let mut left = bytes;
+    let mut ready = now;
+    while left > 0 {
+        let seg = left.min(SEGMENT);
+        let mut start = ready;
+        for &r in path {
+            if res[r].ns_per_byte[w] > 0.0 {
+                start = start.max(res[r].free[0]);
+            }
+        }
+        let mut seg_end = start;
+        for &r in path {
+            let npb = res[r].ns_per_byte[w];
+            if npb > 0.0 {
+                let d = (seg as f64 * npb) as u64;
+                res[r].free[0] = start + d;
+                res[r].busy_ns += d;
+                seg_end = seg_end.max(start + d);
+            }
+        }
+        // The next segment may start on the fastest resource as soon as this one started.
+        ready = start;
+        end = end.max(seg_end);
+        left -= seg;
+    }
+    end
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct DiskReq {
+    pub offset: u64,
+    pub len: u64,
+    pub write: bool,
+    pub join: u32,
+    /// Not before this time (parity still being computed).
+    pub ready: u64,
+}
+
+pub struct Disk {
+    pub name: String,
+    pub model: usize,
+    pub state: DeviceState,
+    pub queue: VecDeque<DiskReq>,
+    /// Commands in service with their end times.
+    pub active: Vec<(u64, DiskReq)>,
+    pub units: u32,
+    pub queue_depth: u32,
+    pub backend: Option<usize>,
+    pub busy_ns: u64,
+    pub ios: u64,
+}
+
+pub struct Controller {
+    pub name: String,
+    pub cpu: usize,
+    pub read_cmd_ns: u64,
+    pub write_cmd_ns: u64,
+    pub parity: Option<usize>,
+    pub cache_bytes: u64,
+    pub write_back: bool,
+    pub read_ahead: u64,
+    pub destage_depth: u32,
+    pub dirty: u64,
+    /// Writes waiting for cache space: (io, array).
+    pub space_waiters: VecDeque<u32>,
+    pub arrays: Vec<usize>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Dirty {
+    /// Dirty byte ranges relative to the stripe start, sorted, merged.
+    pub ranges: Vec<(u64, u64)>,
+    pub bytes: u64,
+    pub destaging: bool,
+    /// Writes that landed while this stripe was being destaged.
+    pub redirty: Vec<(u64, u64)>,
+}
+
+pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
+    // Returns bytes newly covered.
+    let before: u64 = ranges.iter().map(|(x, y)| y - x).sum();
+    ranges.push((a, b));
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for &(x, y) in ranges.iter() {
+        if let Some(last) = out.last_mut() {
+            if x <= last.1 {
+                last.1 = last.1.max(y);
+                continue;
+            }
+        }
+        out.push((x, y));
+    }
+    *ranges = out;
+    let after: u64 = ranges.iter().map(|(x, y)| y - x).sum();
+    after - before
+}
+
+#[derive(Clone, Debug)]
+pub enum Fill {
+    Pending(Vec<u32>),
+    Ready,
+}
+
+pub struct Array {
+    pub name: String,
+    pub geom: ArrayGeom,
+    pub ctrl: Option<usize>,
+    /// Drives (controller arrays) or member LUNs (host arrays).
+    pub members: Vec<usize>,
+    pub dirty: BTreeMap<u64, Dirty>,
+    pub full: VecDeque<u64>,
+    pub destaging: u32,
+    pub rcache: BTreeMap<u64, Fill>,
+    pub rfifo: VecDeque<u64>,
+    pub last_read_end: u64,
+}
+
+pub struct Lun {
+    pub name: String,
+    pub array: usize,
+    pub offset: u64,
+    pub capacity: u64,
+    pub hidden: bool,
+    /// Processors a command visits before the controller: (resource, ns).
+    pub cmd_path: Vec<(usize, u64)>,
+    /// Bandwidth resources data crosses between host memory and the controller's cache.
+    pub data_path: Vec<usize>,
+}
+
+pub struct World {
+    pub system: String,
+    pub res: Vec<Res>,
+    pub models: Vec<DeviceModel>,
+    pub disks: Vec<Disk>,
+    pub ctrls: Vec<Controller>,
+    pub arrays: Vec<Array>,
+    pub luns: Vec<Lun>,
+    pub host_cpu: usize,
+    pub host_io_ns: u64,
+    pub host_parity: Option<usize>,
+}
+
+fn mb(x: f64) -> String {
+    format!("{x:.0} MB/s")
+}
+
+impl World {
+    pub fn build(sys: &System) -> Result<World, SimError> {
+        let c = &sys.cfg;
+        let mut res = Vec::new();
+        let host_cpu = res.len();
+        res.push(Res::new("host/cpu", "host", c.host.cpus, format!("{} CPUs, {} µs per I/O", c.host.cpus, c.host.per_io_us)));
+        let host_bus = c.host.bus_mb_s.map(|b| {
+            res.push(Res::new("host/bus", "bus", 1, format!("memory/I-O bus {}", mb(b))).bw(Some(b), Some(b)));
+            res.len() - 1
+        });
+        let host_parity = c.host.parity_mb_s.map(|p| {
+            res.push(Res::new("host/parity", "parity", c.host.cpus, format!("software parity {} per CPU", mb(p))).bw(Some(p), Some(p)));
+            res.len() - 1
+        });
+        // Interfaces: adapter DMA and link.
+        let mut iface_ids = BTreeMap::new();
+        for i in &c.interface {
+            let dma = res.len();
+            let (r, w) = (i.read_mb_s.unwrap_or(i.link_mb_s), i.write_mb_s.unwrap_or(i.link_mb_s));
+            res.push(
+                Res::new(format!("host/{}", i.name), "interface", 1, format!("adapter DMA {} in, {} out; {} µs per command", mb(r), mb(w), i.per_command_us))
+                    .bw(Some(r), Some(w)),
+            );
+            let link = res.len();
+            res.push(Res::new(format!("host/{}/link", i.name), "link", 1, format!("link {}", mb(i.link_mb_s))).bw(Some(i.link_mb_s), Some(i.link_mb_s)));
+            iface_ids.insert(i.name.clone(), (dma, link, (i.per_command_us * 1e3) as u64));
+        }
+        let mut switch_ids = BTreeMap::new();
+        for s in &c.switch {
+            let id = res.len();
+            let mut r = Res::new(format!("switch/{}", s.name), "switch", 1, match s.bandwidth_mb_s {
+                Some(b) => format!("backplane {}", mb(b)),
+                None => "non-blocking".into(),
+            });
+            if let Some(b) = s.bandwidth_mb_s {
+                r = r.bw(Some(b), Some(b));
+            }
+            res.push(r);
+            switch_ids.insert(s.name.clone(), (id, (s.per_command_us * 1e3) as u64));
+        }
+        let mut ctrls = Vec::new();
+        struct CtrlRes {
+            port: Option<usize>,
+            data: Option<usize>,
+            backend: Option<usize>,
+        }
+        let mut ctrl_res = Vec::new();
+        for k in &c.controller {
+            let cpu = res.len();
+            res.push(Res::new(
+                format!("ctrl/{}", k.name),
+                "controller",
+                1,
+                format!("{} µs per read, {} µs per write command", k.read_command_us, k.write_command_us),
+            ));
+            let port = k.port_mb_s.map(|p| {
+                res.push(Res::new(format!("ctrl/{}/port", k.name), "link", 1, format!("host port {}", mb(p))).bw(Some(p), Some(p)));
+                res.len() - 1
+            });
+            let data = if k.read_mb_s.is_some() || k.write_mb_s.is_some() {
+                res.push(
+                    Res::new(
+                        format!("ctrl/{}/data", k.name),
+                        "controller",
+                        1,
+                        format!("data path {} to host, {} into cache", k.read_mb_s.map_or("-".into(), mb), k.write_mb_s.map_or("-".into(), mb)),
+                    )
+                    .bw(k.read_mb_s, k.write_mb_s),
+                );
+                Some(res.len() - 1)
+            } else {
+                None
+            };
+            let parity = k.parity_mb_s.map(|p| {
+                res.push(Res::new(format!("ctrl/{}/parity", k.name), "parity", 1, format!("XOR engine {}", mb(p))).bw(Some(p), Some(p)));
+                res.len() - 1
+            });
+            let backend = k.backend_mb_s.map(|b| {
+                res.push(Res::new(format!("ctrl/{}/backend", k.name), "bus", 1, format!("device bus {}", mb(b))).bw(Some(b), Some(b)));
+                res.len() - 1
+            });
+            let policy = k.write_policy.unwrap_or(if k.cache_mib > 0 { WritePolicy::WriteBack } else { WritePolicy::WriteThrough });
+            ctrls.push(Controller {
+                name: k.name.clone(),
+                cpu,
+                read_cmd_ns: (k.read_command_us * 1e3) as u64,
+                write_cmd_ns: (k.write_command_us * 1e3) as u64,
+                parity,
+                cache_bytes: k.cache_mib << 20,
+                // Without a battery the cache may not hold writes: write-through.
+                write_back: policy == WritePolicy::WriteBack && k.battery && k.cache_mib > 0,
+                read_ahead: k.read_ahead_kib * 1024,
+                destage_depth: k.destage_depth.max(1),
+                dirty: 0,
+                space_waiters: VecDeque::new(),
+                arrays: Vec::new(),
+            });
+            ctrl_res.push(CtrlRes { port, data, backend });
+        }
+        // Arrays: controller arrays first get drives; host arrays refer to LUNs (resolved below).
+        let mut models: Vec<DeviceModel> = Vec::new();
+        let mut disks = Vec::new();
+        let mut arrays = Vec::new();
+        let mut phase = raidlab_workload::Rng::new(0x5eed_d15c);
+        for a in &c.array {
+            let level = Level::parse(&a.level).expect("checked by config");
+            let ctrl = a.controller.as_ref().map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
+            let (members, member_bytes) = if let Some(ci) = ctrl {
+                let spec = &sys.disks[&a.name];
+                let model = DeviceModel::new(spec, a.disk_write_cache);
+                let mi = models.len();
+                let cap = model.capacity;
+                let units = model.units;
+                models.push(model);
+                let n = a.disks.unwrap();
+                let mut m = Vec::new();
+                for d in 0..n {
+                    m.push(disks.len());
+                    disks.push(Disk {
+                        name: format!("ctrl/{}/{}/disk{d}", c.controller[ci].name, a.name),
+                        model: mi,
+                        state: DeviceState::new(phase.next_f64(), &models[mi]),
+                        queue: VecDeque::new(),
+                        active: Vec::new(),
+                        units: if spec.kind == DeviceKind::Ssd { units } else { 1 },
+                        queue_depth: a.disk_queue_depth.max(1),
+                        backend: ctrl_res[ci].backend,
+                        busy_ns: 0,
+                        ios: 0,
+                    });
+                }
+                ctrls[ci].arrays.push(arrays.len());
+                (m, cap)
+            } else {
+                (Vec::new(), 0)
+            };
+            let chunk = a.chunk_kib * 1024;
+            let mb_ = if member_bytes > 0 { member_bytes / chunk * chunk } else { 0 };
+            arrays.push(Array {
+                name: a.name.clone(),
+                geom: ArrayGeom { level, members: members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32, chunk, member_bytes: mb_ },
+                ctrl,
+                members,
+                dirty: BTreeMap::new(),
+                full: VecDeque::new(),
+                destaging: 0,
+                rcache: BTreeMap::new(),
+                rfifo: VecDeque::new(),
+                last_read_end: u64::MAX,
+            });
+        }
+        let mut luns = Vec::new();
+        for l in &c.lun {
+            let ai = c.array.iter().position(|a| a.name == l.array).unwrap();
+            let mut cmd_path = vec![(host_cpu, (c.host.per_io_us * 1e3) as u64)];
+            let mut data_path: Vec<usize> = host_bus.into_iter().collect();
+            for p in &l.path {
+                if let Some(&(dma, link, cmd)) = iface_ids.get(p) {
+                    data_path.push(dma);
+                    data_path.push(link);
+                    if cmd > 0 {
+                        cmd_path.push((dma, cmd));
+                    }
+                } else if let Some(&(sw, cmd)) = switch_ids.get(p) {
+                    if res[sw].ns_per_byte[0] > 0.0 {
+                        data_path.push(sw);
+                    }
+                    if cmd > 0 {
+                        cmd_path.push((sw, cmd));
+                    }
+                }
+            }
+            if let Some(ci) = arrays[ai].ctrl {
+                data_path.extend(ctrl_res[ci].port);
+                data_path.extend(ctrl_res[ci].data);
+            }
+            luns.push(Lun { name: l.name.clone(), array: ai, offset: l.offset_bytes, capacity: 0, hidden: l.hidden, cmd_path, data_path });
+        }
+        // Host arrays: members are LUNs; their size is the smallest member LUN.
+        for (ai, a) in c.array.iter().enumerate() {
+            if let Some(m) = &a.members {
+                let ids: Vec<usize> = m.iter().map(|n| c.lun.iter().position(|l| &l.name == n).unwrap()).collect();
+                let mut mb_ = u64::MAX;
+                for &li in &ids {
+                    let la = luns[li].array;
+                    if c.array[la].members.is_some() {
+                        return Err(SimError::usage(format!(
+                            "{}: array '{}': members of a host array must be LUNs of controller arrays",
+                            sys.file, a.name
+                        )));
+                    }
+                    mb_ = mb_.min(arrays[la].geom.capacity().saturating_sub(luns[li].offset));
+                }
+                let chunk = arrays[ai].geom.chunk;
+                arrays[ai].members = ids;
+                arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
+            }
+        }
+        for l in luns.iter_mut() {
+            l.capacity = arrays[l.array].geom.capacity().saturating_sub(l.offset);
+        }
+        Ok(World {
+            system: sys.file.clone(),
+            res,
+            models,
+            disks,
+            ctrls,
+            arrays,
+            luns,
+            host_cpu,
+            host_io_ns: (c.host.per_io_us * 1e3) as u64,
+            host_parity,
+        })
+    }
+}

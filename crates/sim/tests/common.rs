@@ -1,0 +1,48 @@
+//! Helpers shared by the simulator's integration tests.
+#![allow(dead_code)]
+
+use raidlab_workload::{apply_option, JobSpec};
+use std::path::PathBuf;
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn system(rel: &str) -> String {
+    format!("sim:{}", repo().join("systems").join(rel).display())
+}
+
+/// The seeds' reference tables: $RAIDLAB_REFERENCE, or `shared/reference` next to the
+/// repository (main checkout or a worktree of it). Panics (fails the test) if missing.
+pub fn reference_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("RAIDLAB_REFERENCE") {
+        return PathBuf::from(p);
+    }
+    let m = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for up in ["../../../shared/reference", "../../../../shared/reference"] {
+        let p = m.join(up);
+        if p.join("llnl2000/single-chain.csv").exists() {
+            return p;
+        }
+    }
+    panic!("reference tables not found: set RAIDLAB_REFERENCE or put shared/reference next to the repository");
+}
+
+pub fn spec(target: &str, opts: &[(&str, &str)]) -> JobSpec {
+    let mut s = JobSpec { filenames: vec![target.to_string()], ..Default::default() };
+    for (k, v) in opts {
+        apply_option(&mut s, k, Some(v)).unwrap();
+    }
+    s
+}
+
+/// Aggregate MB/s (decimal) of a simulated run.
+pub fn mb_s(target: &str, opts: &[(&str, &str)]) -> f64 {
+    let r = raidlab_sim::run(&[spec(target, opts)]).unwrap();
+    r.aggregate().summary().mb_s
+}
+
+pub fn iops(target: &str, opts: &[(&str, &str)]) -> f64 {
+    let r = raidlab_sim::run(&[spec(target, opts)]).unwrap();
+    r.aggregate().summary().iops
+}
