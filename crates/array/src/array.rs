@@ -372,21 +372,29 @@ impl Array {
                 };
                 match c {
                     Compute::Xor { inputs, out, len } => {
-                        let ins: Vec<Vec<u8>> = inputs.iter().map(|&b| get(&mut scratch, b, *len)).collect();
-                        let refs: Vec<&[u8]> = ins.iter().map(|v| v.as_slice()).collect();
+                        // Inputs are read in place; the result goes to a fresh buffer first, so
+                        // an output that is also an input is never aliased.
+                        let ins: Vec<*mut u8> = inputs.iter().map(|&b| ptr(&mut scratch, si, b, *len)).collect();
+                        // SAFETY: each pointer covers len bytes (checked in ptr); nothing writes
+                        // to them while these shared slices live.
+                        let refs: Vec<&[u8]> =
+                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
                         let mut o = vec![0u8; *len as usize];
                         pq::gen_p(&refs, &mut o);
                         put(&mut scratch, *out, &o);
                     }
                     Compute::GenPq { data, p, q, len } => {
-                        let ins: Vec<Vec<u8>> = data
+                        let zeros = vec![0u8; *len as usize];
+                        let ins: Vec<*mut u8> = data
                             .iter()
                             .map(|d| match d {
-                                Some(b) => get(&mut scratch, *b, *len),
-                                None => vec![0u8; *len as usize],
+                                Some(b) => ptr(&mut scratch, si, *b, *len),
+                                None => zeros.as_ptr() as *mut u8,
                             })
                             .collect();
-                        let refs: Vec<&[u8]> = ins.iter().map(|v| v.as_slice()).collect();
+                        // SAFETY: as for Xor.
+                        let refs: Vec<&[u8]> =
+                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
                         let mut po = vec![0u8; *len as usize];
                         let mut qo = vec![0u8; *len as usize];
                         pq::gen_pq(&refs, &mut po, &mut qo);
