@@ -13,6 +13,7 @@ use crate::layout::{Geometry, Level, Row};
 use crate::member::Member;
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
+use raidlab_geometry::{BlockRef, Compute, IoKind, Plan, Slot as PlanSlot};
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
 use std::collections::HashSet;
 use std::io;
@@ -122,38 +123,6 @@ impl Drop for LockGuard<'_> {
 
 fn eio(msg: String) -> io::Error {
     io::Error::other(msg)
-}
-
-/// What a row write does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Strategy {
-    /// Every data block of the row is written whole: parity from the new data, no reads.
-    Full,
-    /// Read old data and old parity of the touched blocks, fold the difference into parity.
-    ReadModifyWrite,
-    /// Read the untouched data, compute parity from the whole row.
-    ReconstructWrite,
-    /// Degraded: read everything readable, rebuild what is missing, then compute.
-    Degraded,
-}
-
-struct Seg {
-    idx: usize,
-    a: u64,
-    b: u64,
-    buf_off: usize,
-}
-
-struct RowJob {
-    row: u64,
-    info: Row,
-    lo: u64,
-    hi: u64,
-    segs: Vec<Seg>,
-    strategy: Strategy,
-    data: Vec<Option<Vec<u8>>>,
-    p: Option<Vec<u8>>,
-    q: Option<Vec<u8>>,
 }
 
 impl Array {
@@ -276,10 +245,7 @@ impl Array {
         if buf.is_empty() {
             return Ok(());
         }
-        match self.geo.level {
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => self.read_parity(buf, offset),
-            _ => self.read_chunks(buf, offset),
-        }
+        self.planned_io(IoKind::Read, buf.as_mut_ptr(), buf.len(), offset)
     }
 
     fn bounds(&self, len: usize, offset: u64) -> io::Result<()> {
@@ -292,122 +258,194 @@ impl Array {
         self.check_failed()
     }
 
-    fn segments(&self, offset: u64, len: usize) -> Vec<(u64, u64, u64, usize, usize)> {
-        // (unit, within-unit start, length, buf offset) where unit = row (parity) or chunk.
-        let unit = match self.geo.level {
+    /// The I/O unit: a row (stripe) for parity levels, a chunk otherwise.
+    fn unit(&self) -> u64 {
+        match self.geo.level {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
             _ => self.geo.chunk,
-        };
-        let mut out = Vec::new();
-        let mut pos = offset;
-        let end = offset + len as u64;
-        while pos < end {
-            let u = pos / unit;
-            let within = pos % unit;
-            let chunk_in = within % self.geo.chunk;
-            let n = (self.geo.chunk - chunk_in).min(end - pos);
-            out.push((u, within, n, (pos - offset) as usize, (within / self.geo.chunk) as usize));
-            pos += n;
         }
-        out
     }
 
-    fn read_chunks(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let segs = self.segments(offset, buf.len());
-        let mirrored = matches!(self.geo.level, Level::Raid1 | Level::Raid10);
-        let _guard = if mirrored && self.degraded_count() > 0 {
-            Some(self.locks.lock(segs.iter().map(|s| s.0)))
-        } else {
-            None
-        };
+    /// Members the planner must treat as failed for I/O within unit `u`: faulty or missing
+    /// ones, and members being rebuilt where the rebuild has not reached yet.
+    fn failed_for(&self, slots: &[SlotRt], u: u64) -> Vec<u32> {
+        let end = (u + 1) * self.unit();
+        (0..slots.len() as u32).filter(|&m| !Self::readable(slots, m, end)).collect()
+    }
+
+    /// A logical read or write: raidlab-geometry plans it (md's strategy per row: direct,
+    /// full-stripe, read-modify-write, reconstruct-write, degraded), this executes the plan.
+    /// A member error marks the member faulty and the I/O is planned again without it.
+    fn planned_io(&self, kind: IoKind, buf: *mut u8, len: usize, offset: u64) -> io::Result<()> {
+        let unit = self.unit();
+        let first = offset / unit;
+        let last = (offset + len as u64 - 1) / unit;
+        let redundant = self.geo.redundancy() > 0;
+        let lock = redundant && (kind == IoKind::Write || self.degraded_count() > 0);
+        let _guard = lock.then(|| self.locks.lock(first..=last));
         for _attempt in 0..=self.geo.members {
             self.check_failed()?;
             let slots = self.slots();
-            let mut ops = Vec::with_capacity(segs.len());
-            for &(c, within, n, boff, _) in &segs {
-                let copies = self.geo.chunk_copies(c);
-                let k = copies.len();
-                let start = if self.geo.level == Level::Raid1 { (c as usize) % k } else { 0 };
-                let pick = (0..k)
-                    .map(|j| copies[(start + j) % k])
-                    .find(|x| Self::readable(&slots, x.member, (c + 1) * self.geo.chunk));
-                let Some(x) = pick else {
-                    return Err(eio(format!(
-                        "no readable copy of logical chunk {c} of the {} array: every member holding it has failed",
-                        self.geo.level.name()
-                    )));
-                };
-                ops.push(Op::read(x.member as usize, x.offset + within % self.geo.chunk, &mut buf[boff..boff + n as usize]));
+            // While a member is being rebuilt, plan unit by unit: below the checkpoint it is
+            // in sync, above it it is not.
+            let pieces: Vec<(u64, u64)> = if slots.iter().any(|s| s.state == SlotState::Rebuilding) {
+                let mut v = Vec::new();
+                let mut o = offset;
+                let end = offset + len as u64;
+                while o < end {
+                    let n = ((o / unit + 1) * unit).min(end) - o;
+                    v.push((o, n));
+                    o += n;
+                }
+                v
+            } else {
+                vec![(offset, len as u64)]
+            };
+            let mut errs = Vec::new();
+            for (o, n) in pieces {
+                let failed = self.failed_for(&slots, o / unit);
+                let plan = raidlab_geometry::plan(&self.geo.md, kind, o, n, &failed).map_err(|e| {
+                    eio(format!("{} array cannot serve this I/O: {e}", self.geo.level.name()))
+                })?;
+                // SAFETY: (o - offset) + n <= len, inside the caller's buffer.
+                let user = unsafe { buf.add((o - offset) as usize) };
+                errs = self.exec_plan(&plan, user, n as usize);
+                if !errs.is_empty() {
+                    break;
+                }
             }
-            let errs = self.pool.run(ops);
             if errs.is_empty() {
                 return Ok(());
+            }
+            if let Some((_, e)) = errs.iter().find(|(m, _)| *m >= slots.len()) {
+                return Err(eio(format!("{} array I/O failed: {e}", self.geo.level.name())));
             }
             for (m, e) in errs {
                 self.fail_member(m, &e.to_string());
             }
         }
-        Err(eio("read failed on every attempt".into()))
+        Err(eio(format!("{:?} failed on every attempt", kind)))
     }
 
-    fn read_parity(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let segs = self.segments(offset, buf.len());
-        let sd = self.geo.stripe_data_bytes();
-        let mut guard = if self.degraded_count() > 0 { Some(self.locks.lock(unique(segs.iter().map(|s| s.0)))) } else { None };
-        for _attempt in 0..=self.geo.members {
-            self.check_failed()?;
-            let slots = self.slots();
-            let mut ops = Vec::new();
-            let mut recon: Vec<(u64, usize, u64, u64, usize)> = Vec::new();
-            for &(row, within, n, boff, idx) in &segs {
-                let info = self.geo.row(row);
-                let m = info.data[idx];
-                let a = within % self.geo.chunk;
-                if Self::readable(&slots, m, (row + 1) * sd) {
-                    ops.push(Op::read(m as usize, row * self.geo.chunk + a, &mut buf[boff..boff + n as usize]));
-                } else {
-                    recon.push((row, idx, a, a + n, boff));
+    /// Run a plan: every step's phase-1 reads as one parallel batch, the parity work, then
+    /// every step's phase-2 writes as one parallel batch.
+    fn exec_plan(&self, plan: &Plan, user: *mut u8, user_len: usize) -> Vec<(usize, io::Error)> {
+        let mut scratch: Vec<Vec<Vec<u8>>> =
+            plan.steps.iter().map(|s| s.scratch.iter().map(|&n| vec![0u8; n as usize]).collect()).collect();
+        let ptr = |scratch: &mut Vec<Vec<Vec<u8>>>, step: usize, b: BlockRef, len: u64| -> *mut u8 {
+            match b {
+                BlockRef::User { at } => {
+                    assert!(at + len <= user_len as u64, "plan refers past the caller's buffer");
+                    // SAFETY: bounds checked just above.
+                    unsafe { user.add(at as usize) }
+                }
+                BlockRef::Scratch(i) => {
+                    let v = &mut scratch[step][i as usize];
+                    assert!(len <= v.len() as u64, "plan refers past a scratch buffer");
+                    v.as_mut_ptr()
                 }
             }
-            let mut errs = self.pool.run(ops);
-            if errs.is_empty() && !recon.is_empty() {
-                if guard.is_none() {
-                    guard = Some(self.locks.lock(unique(segs.iter().map(|s| s.0))));
-                }
-                // Group missing pieces by row: one reconstruction per row over their column span.
-                let mut i = 0;
-                while i < recon.len() && errs.is_empty() {
-                    let row = recon[i].0;
-                    let mut j = i;
-                    let (mut lo, mut hi) = (u64::MAX, 0);
-                    while j < recon.len() && recon[j].0 == row {
-                        lo = lo.min(recon[j].2);
-                        hi = hi.max(recon[j].3);
-                        j += 1;
+        };
+        let mut ops = Vec::new();
+        for (si, st) in plan.steps.iter().enumerate() {
+            for io in &st.reads {
+                let p = ptr(&mut scratch, si, io.block, io.len);
+                // SAFETY: p points at io.len bytes that stay alive until the batch returns.
+                ops.push(unsafe { Op::raw(io.member as usize, io.offset, p, io.len as usize, false) });
+            }
+        }
+        let errs = self.pool.run(ops);
+        if !errs.is_empty() {
+            return errs;
+        }
+        for (si, st) in plan.steps.iter().enumerate() {
+            for c in &st.compute {
+                let get = |scratch: &mut Vec<Vec<Vec<u8>>>, b: BlockRef, len: u64| -> Vec<u8> {
+                    let p = ptr(scratch, si, b, len);
+                    // SAFETY: p points at len valid bytes (checked in ptr).
+                    unsafe { std::slice::from_raw_parts(p, len as usize).to_vec() }
+                };
+                let put = |scratch: &mut Vec<Vec<Vec<u8>>>, b: BlockRef, data: &[u8]| {
+                    let p = ptr(scratch, si, b, data.len() as u64);
+                    // SAFETY: as above; `data` is an owned copy, never aliasing the target.
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+                };
+                match c {
+                    Compute::Xor { inputs, out, len } => {
+                        // Inputs are read in place; the result goes to a fresh buffer first, so
+                        // an output that is also an input is never aliased.
+                        let ins: Vec<*mut u8> = inputs.iter().map(|&b| ptr(&mut scratch, si, b, *len)).collect();
+                        // SAFETY: each pointer covers len bytes (checked in ptr); nothing writes
+                        // to them while these shared slices live.
+                        let refs: Vec<&[u8]> =
+                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
+                        let mut o = vec![0u8; *len as usize];
+                        pq::gen_p(&refs, &mut o);
+                        put(&mut scratch, *out, &o);
                     }
-                    let info = self.geo.row(row);
-                    match self.reconstruct(row, &info, lo, hi, &slots) {
-                        Ok(blocks) => {
-                            for &(_, idx, a, b, boff) in &recon[i..j] {
-                                let src = blocks.data[idx].as_ref().unwrap();
-                                buf[boff..boff + (b - a) as usize].copy_from_slice(&src[(a - lo) as usize..(b - lo) as usize]);
+                    Compute::GenPq { data, p, q, len } => {
+                        let zeros = vec![0u8; *len as usize];
+                        let ins: Vec<*mut u8> = data
+                            .iter()
+                            .map(|d| match d {
+                                Some(b) => ptr(&mut scratch, si, *b, *len),
+                                None => zeros.as_ptr() as *mut u8,
+                            })
+                            .collect();
+                        // SAFETY: as for Xor.
+                        let refs: Vec<&[u8]> =
+                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
+                        let mut po = vec![0u8; *len as usize];
+                        let mut qo = vec![0u8; *len as usize];
+                        pq::gen_pq(&refs, &mut po, &mut qo);
+                        put(&mut scratch, *p, &po);
+                        put(&mut scratch, *q, &qo);
+                    }
+                    Compute::RecoverPq { data, p, q, len } => {
+                        let mut missing = Vec::new();
+                        let mut load = |s: &PlanSlot, blk: raidlab_parity::Block, scratch: &mut Vec<Vec<Vec<u8>>>| match s {
+                            PlanSlot::Zero => vec![0u8; *len as usize],
+                            PlanSlot::Known(b) => get(scratch, *b, *len),
+                            PlanSlot::Missing(_) => {
+                                missing.push(blk);
+                                vec![0u8; *len as usize]
+                            }
+                        };
+                        let mut dv: Vec<Vec<u8>> = data
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| load(s, raidlab_parity::Block::Data(i), &mut scratch))
+                            .collect();
+                        let mut pv = load(p, raidlab_parity::Block::P, &mut scratch);
+                        let mut qv = load(q, raidlab_parity::Block::Q, &mut scratch);
+                        let mut refs: Vec<&mut [u8]> = dv.iter_mut().map(|v| v.as_mut_slice()).collect();
+                        if let Err(e) = raidlab_parity::recover(&mut refs, &mut pv, Some(&mut qv), &missing) {
+                            return vec![(usize::MAX, io::Error::other(e.to_string()))];
+                        }
+                        for (i, s) in data.iter().enumerate() {
+                            if let PlanSlot::Missing(b) = s {
+                                put(&mut scratch, *b, &dv[i]);
                             }
                         }
-                        Err(ReconError::Io(e)) => errs = e,
-                        Err(ReconError::Lost(msg)) => return Err(eio(msg)),
+                        if let PlanSlot::Missing(b) = p {
+                            put(&mut scratch, *b, &pv);
+                        }
+                        if let PlanSlot::Missing(b) = q {
+                            put(&mut scratch, *b, &qv);
+                        }
                     }
-                    i = j;
                 }
             }
-            if errs.is_empty() {
-                return Ok(());
-            }
-            for (m, e) in errs {
-                self.fail_member(m, &e.to_string());
+        }
+        let mut ops = Vec::new();
+        for (si, st) in plan.steps.iter().enumerate() {
+            for io in &st.writes {
+                let p = ptr(&mut scratch, si, io.block, io.len);
+                // SAFETY: as for the reads.
+                ops.push(unsafe { Op::raw(io.member as usize, io.offset, p, io.len as usize, true) });
             }
         }
-        drop(guard);
-        Err(eio("read failed on every attempt".into()))
+        self.pool.run(ops)
     }
 
     /// Read every readable block of a row over [lo, hi) and rebuild the missing ones.
@@ -470,10 +508,8 @@ impl Array {
         if let Backing::Leaf(leaf) = &self.backing {
             leaf.bitmap.start_write(offset, buf.len() as u64, |d| self.persist_bitmap(leaf, d))?;
         }
-        let res = match self.geo.level {
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => self.write_parity(buf, offset),
-            _ => self.write_chunks(buf, offset),
-        };
+        // The pointer is only read through for writes (plans use the caller's buffer as input).
+        let res = self.planned_io(IoKind::Write, buf.as_ptr() as *mut u8, buf.len(), offset);
         if let Backing::Leaf(leaf) = &self.backing {
             leaf.bitmap.end_write(offset, buf.len() as u64);
             let now = Instant::now();
@@ -482,290 +518,6 @@ impl Array {
             }
         }
         res
-    }
-
-    fn write_chunks(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let segs = self.segments(offset, buf.len());
-        let mirrored = matches!(self.geo.level, Level::Raid1 | Level::Raid10);
-        let _guard = mirrored.then(|| self.locks.lock(segs.iter().map(|s| s.0)));
-        self.check_failed()?;
-        let slots = self.slots();
-        let mut ops = Vec::new();
-        for &(c, within, n, boff, _) in &segs {
-            let mut any = false;
-            for x in self.geo.chunk_copies(c) {
-                if Self::writable(&slots, x.member) {
-                    any = true;
-                    ops.push(Op::write(x.member as usize, x.offset + within % self.geo.chunk, &buf[boff..boff + n as usize]));
-                }
-            }
-            if !any {
-                return Err(eio(format!(
-                    "no writable copy of logical chunk {c} of the {} array: every member holding it has failed",
-                    self.geo.level.name()
-                )));
-            }
-        }
-        let errs = self.pool.run(ops);
-        if errs.is_empty() {
-            return Ok(());
-        }
-        for (m, e) in &errs {
-            self.fail_member(*m, &e.to_string());
-        }
-        // Mirrors: the write stands if every chunk still reached one good copy.
-        self.check_failed()?;
-        if !mirrored {
-            return Err(eio(format!("write to {} array failed: {}", self.geo.level.name(), errs[0].1)));
-        }
-        let slots = self.slots();
-        for &(c, ..) in &segs {
-            if !self.geo.chunk_copies(c).iter().any(|x| Self::writable(&slots, x.member)) {
-                return Err(eio(format!("write of logical chunk {c} reached no surviving copy")));
-            }
-        }
-        Ok(())
-    }
-
-    fn plan_rows(&self, buf_len: usize, offset: u64, slots: &[SlotRt], force_degraded: bool) -> Vec<RowJob> {
-        let sd = self.geo.stripe_data_bytes();
-        let chunk = self.geo.chunk;
-        let mut jobs: Vec<RowJob> = Vec::new();
-        for (row, within, n, boff, idx) in self.segments(offset, buf_len) {
-            let a = within % chunk;
-            if jobs.last().is_none_or(|j| j.row != row) {
-                let info = self.geo.row(row);
-                let nd = info.data.len();
-                jobs.push(RowJob {
-                    row,
-                    info,
-                    lo: u64::MAX,
-                    hi: 0,
-                    segs: Vec::new(),
-                    strategy: Strategy::Full,
-                    data: vec![None; nd],
-                    p: None,
-                    q: None,
-                });
-            }
-            let j = jobs.last_mut().unwrap();
-            j.lo = j.lo.min(a);
-            j.hi = j.hi.max(a + n);
-            j.segs.push(Seg { idx, a, b: a + n, buf_off: boff });
-        }
-        for j in &mut jobs {
-            let nd = j.info.data.len();
-            let end = (j.row + 1) * sd;
-            let full = j.segs.len() == nd && j.segs.iter().all(|s| s.a == 0 && s.b == chunk);
-            let all_readable = j.info.data.iter().all(|&m| Self::readable(slots, m, end))
-                && Self::readable(slots, j.info.p, end)
-                && j.info.q.is_none_or(|q| Self::readable(slots, q, end));
-            j.strategy = if full {
-                Strategy::Full
-            } else if force_degraded || !all_readable {
-                Strategy::Degraded
-            } else {
-                // md's handle_stripe_dirtying: count the pre-reads each way, prefer the fewer.
-                let rmw = j.segs.len() + j.info.q.map_or(1, |_| 2);
-                let rcw = (0..nd).filter(|&i| !j.covers(i)).count();
-                if rmw < rcw {
-                    Strategy::ReadModifyWrite
-                } else {
-                    Strategy::ReconstructWrite
-                }
-            };
-        }
-        jobs
-    }
-
-    fn write_parity(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let sd = self.geo.stripe_data_bytes();
-        let _guard = self.locks.lock(unique(self.segments(offset, buf.len()).iter().map(|s| s.0)));
-        let mut force_degraded = false;
-        for _attempt in 0..=self.geo.members {
-            self.check_failed()?;
-            let slots = self.slots();
-            let mut jobs = self.plan_rows(buf.len(), offset, &slots, force_degraded);
-            // Phase 1: pre-reads of every row, in one parallel batch.
-            let mut ops = Vec::new();
-            for j in &mut jobs {
-                let len = (j.hi - j.lo) as usize;
-                let off = j.row * self.geo.chunk + j.lo;
-                let end = (j.row + 1) * sd;
-                match j.strategy {
-                    Strategy::Full => {}
-                    Strategy::ReadModifyWrite => {
-                        for s in &j.segs {
-                            j.data[s.idx] = Some(vec![0u8; len]);
-                        }
-                        j.p = Some(vec![0u8; len]);
-                        if j.info.q.is_some() {
-                            j.q = Some(vec![0u8; len]);
-                        }
-                    }
-                    Strategy::ReconstructWrite => {
-                        for i in 0..j.info.data.len() {
-                            if !j.covers(i) {
-                                j.data[i] = Some(vec![0u8; len]);
-                            }
-                        }
-                    }
-                    Strategy::Degraded => {
-                        for (i, &m) in j.info.data.iter().enumerate() {
-                            if Self::readable(&slots, m, end) {
-                                j.data[i] = Some(vec![0u8; len]);
-                            }
-                        }
-                        if Self::readable(&slots, j.info.p, end) {
-                            j.p = Some(vec![0u8; len]);
-                        }
-                        if j.info.q.is_some_and(|q| Self::readable(&slots, q, end)) {
-                            j.q = Some(vec![0u8; len]);
-                        }
-                    }
-                }
-                for (i, d) in j.data.iter_mut().enumerate() {
-                    if let Some(b) = d {
-                        ops.push(Op::read(j.info.data[i] as usize, off, b));
-                    }
-                }
-                if let Some(b) = j.p.as_mut() {
-                    ops.push(Op::read(j.info.p as usize, off, b));
-                }
-                if let (Some(b), Some(q)) = (j.q.as_mut(), j.info.q) {
-                    ops.push(Op::read(q as usize, off, b));
-                }
-            }
-            let errs = self.pool.run(ops);
-            if !errs.is_empty() {
-                for (m, e) in errs {
-                    self.fail_member(m, &e.to_string());
-                }
-                force_degraded = true;
-                continue;
-            }
-            // Compute.
-            let mut full_parity: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
-            for j in &mut jobs {
-                let len = (j.hi - j.lo) as usize;
-                match j.strategy {
-                    Strategy::Full => {
-                        let refs: Vec<&[u8]> = j
-                            .info
-                            .syndrome
-                            .iter()
-                            .map(|&i| {
-                                let s = j.segs.iter().find(|s| s.idx == i).unwrap();
-                                &buf[s.buf_off..s.buf_off + len]
-                            })
-                            .collect();
-                        let mut p = vec![0u8; len];
-                        if j.info.q.is_some() {
-                            let mut q = vec![0u8; len];
-                            pq::gen_pq(&refs, &mut p, &mut q);
-                            full_parity.push((p, Some(q)));
-                        } else {
-                            pq::gen_p(&refs, &mut p);
-                            full_parity.push((p, None));
-                        }
-                    }
-                    Strategy::ReadModifyWrite => {
-                        let p = j.p.as_mut().unwrap();
-                        for s in &j.segs {
-                            let old = j.data[s.idx].as_ref().unwrap();
-                            let r = (s.a - j.lo) as usize..(s.b - j.lo) as usize;
-                            let new = &buf[s.buf_off..s.buf_off + (s.b - s.a) as usize];
-                            match j.q.as_mut() {
-                                Some(q) => {
-                                    let k = j.info.syndrome.iter().position(|&x| x == s.idx).unwrap();
-                                    pq::update_pq(k, &old[r.clone()], new, &mut p[r.clone()], &mut q[r]);
-                                }
-                                None => pq::update_p(&old[r.clone()], new, &mut p[r]),
-                            }
-                        }
-                    }
-                    Strategy::ReconstructWrite | Strategy::Degraded => {
-                        if j.strategy == Strategy::Degraded {
-                            // Rebuild missing blocks that the write does not wholly replace.
-                            let need = (0..j.info.data.len()).any(|i| j.data[i].is_none() && !j.covers(i));
-                            if need {
-                                let mut b = Blocks { data: std::mem::take(&mut j.data), p: j.p.take(), q: j.q.take() };
-                                let r = self.recover_blocks(&j.info, &mut b, len);
-                                j.data = b.data;
-                                if let Err(msg) = r {
-                                    return Err(eio(msg));
-                                }
-                            }
-                        }
-                        for i in 0..j.info.data.len() {
-                            if j.data[i].is_none() {
-                                j.data[i] = Some(vec![0u8; len]);
-                            }
-                        }
-                        for s in &j.segs {
-                            let d = j.data[s.idx].as_mut().unwrap();
-                            d[(s.a - j.lo) as usize..(s.b - j.lo) as usize]
-                                .copy_from_slice(&buf[s.buf_off..s.buf_off + (s.b - s.a) as usize]);
-                        }
-                        let refs: Vec<&[u8]> = j.info.syndrome.iter().map(|&i| j.data[i].as_deref().unwrap()).collect();
-                        let mut p = vec![0u8; len];
-                        if j.info.q.is_some() {
-                            let mut q = vec![0u8; len];
-                            pq::gen_pq(&refs, &mut p, &mut q);
-                            j.q = Some(q);
-                        } else {
-                            pq::gen_p(&refs, &mut p);
-                        }
-                        j.p = Some(p);
-                    }
-                }
-            }
-            // Phase 2: writes of every row, in one parallel batch.
-            let mut ops = Vec::new();
-            let mut fp = full_parity.iter();
-            for j in &jobs {
-                let off = j.row * self.geo.chunk + j.lo;
-                let end = (j.row + 1) * sd;
-                for s in &j.segs {
-                    let m = j.info.data[s.idx];
-                    if Self::writable(&slots, m) {
-                        ops.push(Op::write(m as usize, j.row * self.geo.chunk + s.a, &buf[s.buf_off..s.buf_off + (s.b - s.a) as usize]));
-                    }
-                }
-                if j.strategy == Strategy::Degraded {
-                    // Members being rebuilt get the whole column, now correct.
-                    for (i, &m) in j.info.data.iter().enumerate() {
-                        if Self::writable(&slots, m) && !Self::readable(&slots, m, end) && !j.segs.iter().any(|s| s.idx == i && s.a == j.lo && s.b == j.hi) {
-                            ops.push(Op::write(m as usize, off, j.data[i].as_deref().unwrap()));
-                        }
-                    }
-                }
-                let (p, q) = if j.strategy == Strategy::Full {
-                    let (p, q) = fp.next().unwrap();
-                    (p.as_slice(), q.as_deref())
-                } else {
-                    (j.p.as_deref().unwrap(), j.q.as_deref())
-                };
-                if Self::writable(&slots, j.info.p) {
-                    ops.push(Op::write(j.info.p as usize, off, p));
-                }
-                if let (Some(qm), Some(q)) = (j.info.q, q) {
-                    if Self::writable(&slots, qm) {
-                        ops.push(Op::write(qm as usize, off, q));
-                    }
-                }
-            }
-            let errs = self.pool.run(ops);
-            if errs.is_empty() {
-                return Ok(());
-            }
-            for (m, e) in errs {
-                self.fail_member(m, &e.to_string());
-            }
-            // Retry the whole request degraded: every block is recomputed from what survived.
-            force_degraded = true;
-        }
-        Err(eio("write failed on every attempt".into()))
     }
 
     pub fn flush(&self) -> io::Result<()> {
@@ -1042,7 +794,20 @@ impl Array {
             }
             self.take_errs(self.pool.run(vec![Op::write(x.member as usize, x.offset, &good)]))?;
         }
+        if only_invalid {
+            self.advance_checkpoint(end);
+        }
         Ok(differing)
+    }
+
+    /// Members being rebuilt are valid up to logical position `pos`.
+    fn advance_checkpoint(&self, pos: u64) {
+        let mut slots = self.slots.write().unwrap();
+        for s in slots.iter_mut() {
+            if s.state == SlotState::Rebuilding && s.checkpoint < pos {
+                s.checkpoint = pos;
+            }
+        }
     }
 
     fn take_errs(&self, errs: Vec<(usize, io::Error)>) -> Result<(), ArrayError> {
@@ -1051,7 +816,9 @@ impl Array {
         }
         let msg = errs[0].1.to_string();
         for (m, e) in errs {
-            self.fail_member(m, &e.to_string());
+            if m < self.geo.members as usize {
+                self.fail_member(m, &e.to_string());
+            }
         }
         Err(ArrayError::failed(format!("member I/O failed: {msg}")))
     }
@@ -1151,6 +918,10 @@ impl Array {
         let errs = self.pool.run(ops);
         b.data.clear();
         self.take_errs(errs)?;
+        if what == RowRepair::Rebuild {
+            // Still holding the row lock: a write planned after this sees the row in sync.
+            self.advance_checkpoint(end);
+        }
         Ok(outcome)
     }
 
@@ -1186,14 +957,6 @@ impl Array {
                 }
             }
             pos = (pos + unit).min(cap);
-            {
-                let mut slots = self.slots.write().unwrap();
-                for &t in &targets {
-                    if slots[t].state == SlotState::Rebuilding && slots[t].checkpoint < pos {
-                        slots[t].checkpoint = pos;
-                    }
-                }
-            }
             since += unit;
             if since >= persist_every {
                 since = 0;
@@ -1301,18 +1064,6 @@ enum ReconError {
     Lost(String),
 }
 
-impl RowJob {
-    /// Does the request overwrite data block `i` over the whole column range?
-    fn covers(&self, i: usize) -> bool {
-        self.segs.iter().any(|s| s.idx == i && s.a <= self.lo && s.b >= self.hi)
-    }
-}
-
-fn unique(it: impl Iterator<Item = u64>) -> impl Iterator<Item = u64> {
-    let mut v: Vec<u64> = it.collect();
-    v.dedup();
-    v.into_iter()
-}
 
 fn info_row_label(info: &Row) -> String {
     format!("(parity on member {})", info.p)

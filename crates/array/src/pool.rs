@@ -32,6 +32,12 @@ impl Op {
     pub fn read(dev: usize, offset: u64, buf: &mut [u8]) -> Op {
         Op { dev, offset, ptr: buf.as_mut_ptr(), len: buf.len(), write: false }
     }
+    /// # Safety
+    /// `ptr` must point at `len` bytes that stay valid (and, for reads, unaliased) until the
+    /// [`Pool::run`] this op is passed to returns.
+    pub unsafe fn raw(dev: usize, offset: u64, ptr: *mut u8, len: usize, write: bool) -> Op {
+        Op { dev, offset, ptr, len, write }
+    }
     pub fn write(dev: usize, offset: u64, buf: &[u8]) -> Op {
         Op { dev, offset, ptr: buf.as_ptr() as *mut u8, len: buf.len(), write: true }
     }

@@ -14,16 +14,6 @@ pub fn gen_pq(data: &[&[u8]], p: &mut [u8], q: &mut [u8]) {
     raidlab_parity::gen_pq(data, p, q);
 }
 
-/// RAID 4/5 read-modify-write: fold old→new of one data block into P.
-pub fn update_p(old: &[u8], new: &[u8], p: &mut [u8]) {
-    raidlab_parity::update_p(old, new, p);
-}
-
-/// RAID 6 read-modify-write of the data block at syndrome position `k`.
-pub fn update_pq(k: usize, old: &[u8], new: &[u8], p: &mut [u8], q: &mut [u8]) {
-    raidlab_parity::update_pq(k, old, new, p, q);
-}
-
 /// The blocks of one stripe over the same byte range: data in syndrome order, P, and for
 /// RAID 6 Q (`q` is `Some`). `None` marks a missing block. Rebuilds every missing block; fails
 /// if more are missing than the parity covers.

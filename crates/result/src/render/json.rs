@@ -141,48 +141,22 @@ fn direction(d: &DirStats, plus: bool) -> J {
     ])
 }
 
-/// fio's coarse latency distribution: percent of I/Os whose total latency falls under each
-/// threshold (and above the previous one), in ns, µs and ms groups.
+/// fio's coarse latency distribution as JSON: `latency_ns`, `latency_us`, `latency_ms`.
 fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
-    const NS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
-    let n = h.count();
-    let mut counts: Vec<u64> = Vec::new();
-    let edges: Vec<u64> = NS
-        .iter()
-        .copied()
-        .chain(NS.iter().map(|x| x * 1000))
-        .chain(MS.iter().map(|x| x * 1_000_000))
-        .collect();
-    counts.resize(edges.len() + 1, 0);
-    for (ns, c) in h.bins() {
-        // Bucket i holds values in (edges[i-1], edges[i]]… as fio counts "under" thresholds.
-        let i = edges.iter().position(|&e| ns < e).unwrap_or(edges.len());
-        counts[i] += c;
-    }
-    let pct = |c: u64| {
-        if n == 0 {
-            0.0
-        } else {
-            c as f64 * 100.0 / n as f64
-        }
-    };
-    let group = |range: std::ops::Range<usize>, labels: &[u64], last: Option<&str>| {
-        let mut f: Vec<(String, J)> = range
-            .clone()
-            .zip(labels)
-            .map(|(i, l)| (l.to_string(), v(pct(counts[i]))))
-            .collect();
-        if let Some(label) = last {
-            f.push((label.to_string(), v(pct(counts[edges.len()]))));
-        }
-        J::O(f)
-    };
-    vec![
-        ("latency_ns", group(0..10, &NS, None)),
-        ("latency_us", group(10..20, &NS, None)),
-        ("latency_ms", group(20..31, &MS, Some(">=2000"))),
-    ]
+    super::latency_distribution(h)
+        .into_iter()
+        .map(|g| {
+            (
+                g.key,
+                J::O(
+                    g.entries
+                        .into_iter()
+                        .map(|(label, pct)| (label, v(pct)))
+                        .collect(),
+                ),
+            )
+        })
+        .collect()
 }
 
 fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {

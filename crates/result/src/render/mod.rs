@@ -57,3 +57,55 @@ pub fn render_with_options(
         OutputFormat::JsonPlus => render_json_with_options(result, options, true),
     }
 }
+
+/// One unit group of fio's coarse latency distribution.
+pub(crate) struct LatencyGroup {
+    /// fio's JSON key: `latency_ns`, `latency_us`, `latency_ms`.
+    pub key: &'static str,
+    /// fio's text unit: `nsec`, `usec`, `msec`.
+    pub unit: &'static str,
+    /// (threshold label, percent of I/Os at or above the previous threshold and below this one).
+    pub entries: Vec<(String, f64)>,
+}
+
+/// fio's coarse latency distribution: percent of I/Os under each threshold (and at or above
+/// the previous one), thresholds 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000 in ns and µs, and
+/// those plus 2000 (and ">=2000") in ms.
+pub(crate) fn latency_distribution(h: &crate::LatencyHistogram) -> Vec<LatencyGroup> {
+    const STEPS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+    let edges: Vec<u64> = STEPS
+        .iter()
+        .copied()
+        .chain(STEPS.iter().map(|x| x * 1000))
+        .chain(MS.iter().map(|x| x * 1_000_000))
+        .collect();
+    let mut counts = vec![0u64; edges.len() + 1];
+    for (ns, c) in h.bins() {
+        let i = edges.iter().position(|&e| ns < e).unwrap_or(edges.len());
+        counts[i] += c;
+    }
+    let n = h.count();
+    let pct = |c: u64| {
+        if n == 0 {
+            0.0
+        } else {
+            c as f64 * 100.0 / n as f64
+        }
+    };
+    let group = |key, unit, range: std::ops::Range<usize>, labels: &[u64], last: Option<&str>| {
+        let mut entries: Vec<(String, f64)> = range
+            .zip(labels)
+            .map(|(i, l)| (l.to_string(), pct(counts[i])))
+            .collect();
+        if let Some(label) = last {
+            entries.push((label.to_string(), pct(counts[edges.len()])));
+        }
+        LatencyGroup { key, unit, entries }
+    };
+    vec![
+        group("latency_ns", "nsec", 0..10, &STEPS, None),
+        group("latency_us", "usec", 10..20, &STEPS, None),
+        group("latency_ms", "msec", 20..31, &MS, Some(">=2000")),
+    ]
+}

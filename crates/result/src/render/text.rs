@@ -104,6 +104,20 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
     );
     direction(out, "read", &j.read);
     direction(out, "write", &j.write);
+    // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
+    let mut lat = j.read.lat.clone();
+    lat.merge(&j.write.lat);
+    for g in super::latency_distribution(&lat) {
+        let shown: Vec<String> = g
+            .entries
+            .iter()
+            .filter(|(_, p)| *p >= 0.005)
+            .map(|(label, p)| format!("{label}={p:.2}%"))
+            .collect();
+        for chunk in shown.chunks(5) {
+            let _ = writeln!(out, "  lat ({})   : {}", g.unit, chunk.join(", "));
+        }
+    }
     let _ = writeln!(
         out,
         "  cpu          : usr={:.2}%, sys={:.2}%",
@@ -301,6 +315,21 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("WRITE:"), "{t}");
+        // fio's coarse distribution of the 100.1–125.7 µs latencies: at most 250 µs, adding up
+        // to 100% (bucket midpoints may put a few just under 100 µs).
+        let line = t
+            .lines()
+            .find(|l| l.starts_with("  lat (usec)   : "))
+            .expect("distribution line");
+        let total: f64 = line["  lat (usec)   : ".len()..]
+            .split(", ")
+            .map(|e| {
+                let (label, pct) = e.split_once('=').unwrap();
+                assert!(label == "100" || label == "250", "{line}");
+                pct.trim_end_matches('%').parse::<f64>().unwrap()
+            })
+            .sum();
+        assert!((total - 100.0).abs() < 0.05, "{line}");
         assert!(t.contains("MB/s = 10^6 bytes/s"));
     }
 
