@@ -302,7 +302,7 @@ fn fio_verify_over_fuse_with_member_failed_mid_run() {
     let served = Served::start(&list, &d.path().join("mnt"));
     let vol = served.volume();
     // fio writes its verify-state file into its working directory: keep it in the scratch.
-    let mut fio = Command::new("fio")
+    let fio = Command::new("fio")
         .current_dir(d.path())
         .args([
             "--name=verify",
