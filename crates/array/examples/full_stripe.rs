@@ -12,16 +12,34 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = PathBuf::from(args.get(1).map(String::as_str).unwrap_or("/dev/shm"));
     let n: usize = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(9);
-    let chunk = args.get(3).map(|v| raidlab_workload::size::parse_size(v).unwrap()).unwrap_or(65536);
+    let chunk = args
+        .get(3)
+        .map(|v| raidlab_workload::size::parse_size(v).unwrap())
+        .unwrap_or(65536);
     let member_mib: u64 = args.get(4).and_then(|v| v.parse().ok()).unwrap_or(128);
     let reps: usize = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(3);
     let members: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("fs-bench-{i}"))).collect();
     for m in &members {
         let _ = std::fs::remove_file(m);
     }
-    let spec = CreateSpec::new("5", None, Some(chunk), members.iter().cloned().map(MemberSpec::Path).collect()).unwrap();
+    let spec = CreateSpec::new(
+        "5",
+        None,
+        Some(chunk),
+        members.iter().cloned().map(MemberSpec::Path).collect(),
+    )
+    .unwrap();
     let size = (member_mib << 20) + (1 << 20);
-    let arr = create(&spec, &CreateOptions { force: false, size: Some(size), assume_clean: true, verbose: false }).unwrap();
+    let arr = create(
+        &spec,
+        &CreateOptions {
+            force: false,
+            size: Some(size),
+            assume_clean: true,
+            verbose: false,
+        },
+    )
+    .unwrap();
     let stripe = arr.geo.stripe_data_bytes() as usize;
     // Requests of 4 full stripes, like a large sequential writer (fio bs = 4 stripes).
     let req = stripe * 4;
@@ -34,9 +52,12 @@ fn main() {
         x ^= x << 17;
         b.copy_from_slice(&x.to_le_bytes()[..b.len()]);
     }
-    let files: Vec<std::fs::File> = members.iter().map(|m| OpenOptions::new().write(true).open(m).unwrap()).collect();
+    let files: Vec<std::fs::File> = members
+        .iter()
+        .map(|m| OpenOptions::new().write(true).open(m).unwrap())
+        .collect();
     let member_bytes = total / (n - 1); // data + parity bytes per member for `total` logical bytes
-    // Each member receives chunk-sized writes from the array; the peer writes the same sizes.
+                                        // Each member receives chunk-sized writes from the array; the peer writes the same sizes.
     let per_member_req = chunk as usize;
     let mut arr_rates = Vec::new();
     let mut direct_rates = Vec::new();
@@ -73,7 +94,8 @@ fn main() {
         let mut off = 0;
         while off < member_bytes {
             for f in &files {
-                f.write_all_at(&buf[..per_member_req], (1 << 20) + off as u64).unwrap();
+                f.write_all_at(&buf[..per_member_req], (1 << 20) + off as u64)
+                    .unwrap();
             }
             off += per_member_req;
         }
@@ -96,10 +118,23 @@ fn main() {
         total >> 20,
         reps
     );
-    println!("  array full-stripe writes : {:8.1} MB/s (logical data)", a / 1e6);
-    println!("  members written directly : {:8.1} MB/s (same member bytes, thread per member)", d / 1e6);
-    println!("  members written directly : {:8.1} MB/s (same member bytes, one thread)", d1 / 1e6);
-    println!("  ratio array/direct       : {:.2} (thread per member), {:.2} (one thread)", a / d, a / d1);
+    println!(
+        "  array full-stripe writes : {:8.1} MB/s (logical data)",
+        a / 1e6
+    );
+    println!(
+        "  members written directly : {:8.1} MB/s (same member bytes, thread per member)",
+        d / 1e6
+    );
+    println!(
+        "  members written directly : {:8.1} MB/s (same member bytes, one thread)",
+        d1 / 1e6
+    );
+    println!(
+        "  ratio array/direct       : {:.2} (thread per member), {:.2} (one thread)",
+        a / d,
+        a / d1
+    );
     arr.close().unwrap();
     drop(arr);
     for m in &members {

@@ -13,8 +13,8 @@ use crate::layout::{Geometry, Level, Row};
 use crate::member::Member;
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
-use raidlab_geometry::{BlockRef, Compute, IoKind, Plan, Slot as PlanSlot};
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
+use raidlab_geometry::{BlockRef, Compute, IoKind, Plan, Slot as PlanSlot};
 use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -98,7 +98,10 @@ struct LockGuard<'a> {
 
 impl StripeLocks {
     fn new() -> Self {
-        StripeLocks { held: Mutex::new(HashSet::new()), freed: Condvar::new() }
+        StripeLocks {
+            held: Mutex::new(HashSet::new()),
+            freed: Condvar::new(),
+        }
     }
     fn lock(&self, units: impl Iterator<Item = u64>) -> LockGuard<'_> {
         let units: Vec<u64> = units.collect();
@@ -166,11 +169,19 @@ impl Array {
 
     /// Slots not usable for reading (faulty, missing, or rebuilding).
     pub fn degraded_count(&self) -> u32 {
-        self.slots.read().unwrap().iter().filter(|s| s.state != SlotState::Active).count() as u32
+        self.slots
+            .read()
+            .unwrap()
+            .iter()
+            .filter(|s| s.state != SlotState::Active)
+            .count() as u32
     }
 
     fn lost_count(slots: &[SlotRt]) -> u32 {
-        slots.iter().filter(|s| matches!(s.state, SlotState::Faulty | SlotState::Missing)).count() as u32
+        slots
+            .iter()
+            .filter(|s| matches!(s.state, SlotState::Faulty | SlotState::Missing))
+            .count() as u32
     }
 
     /// Whether slot `m` holds valid data for logical position range ending at `end`.
@@ -184,7 +195,10 @@ impl Array {
     }
 
     fn writable(slots: &[SlotRt], m: u32) -> bool {
-        matches!(slots[m as usize].state, SlotState::Active | SlotState::Rebuilding)
+        matches!(
+            slots[m as usize].state,
+            SlotState::Active | SlotState::Rebuilding
+        )
     }
 
     fn check_failed(&self) -> io::Result<()> {
@@ -233,7 +247,12 @@ impl Array {
     pub fn mirror_survives(&self) -> bool {
         let slots = self.slots.read().unwrap();
         let failed: Vec<u32> = (0..slots.len() as u32)
-            .filter(|&m| matches!(slots[m as usize].state, SlotState::Faulty | SlotState::Missing))
+            .filter(|&m| {
+                matches!(
+                    slots[m as usize].state,
+                    SlotState::Faulty | SlotState::Missing
+                )
+            })
             .collect();
         self.geo.md.survives(&failed)
     }
@@ -249,10 +268,16 @@ impl Array {
     }
 
     fn bounds(&self, len: usize, offset: u64) -> io::Result<()> {
-        if offset.checked_add(len as u64).is_none_or(|e| e > self.capacity()) {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|e| e > self.capacity())
+        {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("I/O at {offset}+{len} is past the array's end ({} bytes)", self.capacity()),
+                format!(
+                    "I/O at {offset}+{len} is past the array's end ({} bytes)",
+                    self.capacity()
+                ),
             ));
         }
         self.check_failed()
@@ -270,7 +295,9 @@ impl Array {
     /// ones, and members being rebuilt where the rebuild has not reached yet.
     fn failed_for(&self, slots: &[SlotRt], u: u64) -> Vec<u32> {
         let end = (u + 1) * self.unit();
-        (0..slots.len() as u32).filter(|&m| !Self::readable(slots, m, end)).collect()
+        (0..slots.len() as u32)
+            .filter(|&m| !Self::readable(slots, m, end))
+            .collect()
     }
 
     /// A logical read or write: raidlab-geometry plans it (md's strategy per row: direct,
@@ -288,7 +315,8 @@ impl Array {
             let slots = self.slots();
             // While a member is being rebuilt, plan unit by unit: below the checkpoint it is
             // in sync, above it it is not.
-            let pieces: Vec<(u64, u64)> = if slots.iter().any(|s| s.state == SlotState::Rebuilding) {
+            let pieces: Vec<(u64, u64)> = if slots.iter().any(|s| s.state == SlotState::Rebuilding)
+            {
                 let mut v = Vec::new();
                 let mut o = offset;
                 let end = offset + len as u64;
@@ -304,9 +332,13 @@ impl Array {
             let mut errs = Vec::new();
             for (o, n) in pieces {
                 let failed = self.failed_for(&slots, o / unit);
-                let plan = raidlab_geometry::plan(&self.geo.md, kind, o, n, &failed).map_err(|e| {
-                    eio(format!("{} array cannot serve this I/O: {e}", self.geo.level.name()))
-                })?;
+                let plan =
+                    raidlab_geometry::plan(&self.geo.md, kind, o, n, &failed).map_err(|e| {
+                        eio(format!(
+                            "{} array cannot serve this I/O: {e}",
+                            self.geo.level.name()
+                        ))
+                    })?;
                 // SAFETY: (o - offset) + n <= len, inside the caller's buffer.
                 let user = unsafe { buf.add((o - offset) as usize) };
                 errs = self.exec_plan(&plan, user, n as usize);
@@ -318,7 +350,10 @@ impl Array {
                 return Ok(());
             }
             if let Some((_, e)) = errs.iter().find(|(m, _)| *m >= slots.len()) {
-                return Err(eio(format!("{} array I/O failed: {e}", self.geo.level.name())));
+                return Err(eio(format!(
+                    "{} array I/O failed: {e}",
+                    self.geo.level.name()
+                )));
             }
             for (m, e) in errs {
                 self.fail_member(m, &e.to_string());
@@ -330,28 +365,37 @@ impl Array {
     /// Run a plan: every step's phase-1 reads as one parallel batch, the parity work, then
     /// every step's phase-2 writes as one parallel batch.
     fn exec_plan(&self, plan: &Plan, user: *mut u8, user_len: usize) -> Vec<(usize, io::Error)> {
-        let mut scratch: Vec<Vec<Vec<u8>>> =
-            plan.steps.iter().map(|s| s.scratch.iter().map(|&n| vec![0u8; n as usize]).collect()).collect();
-        let ptr = |scratch: &mut Vec<Vec<Vec<u8>>>, step: usize, b: BlockRef, len: u64| -> *mut u8 {
-            match b {
-                BlockRef::User { at } => {
-                    assert!(at + len <= user_len as u64, "plan refers past the caller's buffer");
-                    // SAFETY: bounds checked just above.
-                    unsafe { user.add(at as usize) }
+        let mut scratch: Vec<Vec<Vec<u8>>> = plan
+            .steps
+            .iter()
+            .map(|s| s.scratch.iter().map(|&n| vec![0u8; n as usize]).collect())
+            .collect();
+        let ptr =
+            |scratch: &mut Vec<Vec<Vec<u8>>>, step: usize, b: BlockRef, len: u64| -> *mut u8 {
+                match b {
+                    BlockRef::User { at } => {
+                        assert!(
+                            at + len <= user_len as u64,
+                            "plan refers past the caller's buffer"
+                        );
+                        // SAFETY: bounds checked just above.
+                        unsafe { user.add(at as usize) }
+                    }
+                    BlockRef::Scratch(i) => {
+                        let v = &mut scratch[step][i as usize];
+                        assert!(len <= v.len() as u64, "plan refers past a scratch buffer");
+                        v.as_mut_ptr()
+                    }
                 }
-                BlockRef::Scratch(i) => {
-                    let v = &mut scratch[step][i as usize];
-                    assert!(len <= v.len() as u64, "plan refers past a scratch buffer");
-                    v.as_mut_ptr()
-                }
-            }
-        };
+            };
         let mut ops = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
             for io in &st.reads {
                 let p = ptr(&mut scratch, si, io.block, io.len);
                 // SAFETY: p points at io.len bytes that stay alive until the batch returns.
-                ops.push(unsafe { Op::raw(io.member as usize, io.offset, p, io.len as usize, false) });
+                ops.push(unsafe {
+                    Op::raw(io.member as usize, io.offset, p, io.len as usize, false)
+                });
             }
         }
         let errs = self.pool.run(ops);
@@ -374,11 +418,18 @@ impl Array {
                     Compute::Xor { inputs, out, len } => {
                         // Inputs are read in place; the result goes to a fresh buffer first, so
                         // an output that is also an input is never aliased.
-                        let ins: Vec<*mut u8> = inputs.iter().map(|&b| ptr(&mut scratch, si, b, *len)).collect();
+                        let ins: Vec<*mut u8> = inputs
+                            .iter()
+                            .map(|&b| ptr(&mut scratch, si, b, *len))
+                            .collect();
                         // SAFETY: each pointer covers len bytes (checked in ptr); nothing writes
                         // to them while these shared slices live.
-                        let refs: Vec<&[u8]> =
-                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
+                        let refs: Vec<&[u8]> = ins
+                            .iter()
+                            .map(|&p| unsafe {
+                                std::slice::from_raw_parts(p as *const u8, *len as usize)
+                            })
+                            .collect();
                         let mut o = vec![0u8; *len as usize];
                         pq::gen_p(&refs, &mut o);
                         put(&mut scratch, *out, &o);
@@ -393,8 +444,12 @@ impl Array {
                             })
                             .collect();
                         // SAFETY: as for Xor.
-                        let refs: Vec<&[u8]> =
-                            ins.iter().map(|&p| unsafe { std::slice::from_raw_parts(p as *const u8, *len as usize) }).collect();
+                        let refs: Vec<&[u8]> = ins
+                            .iter()
+                            .map(|&p| unsafe {
+                                std::slice::from_raw_parts(p as *const u8, *len as usize)
+                            })
+                            .collect();
                         let mut po = vec![0u8; *len as usize];
                         let mut qo = vec![0u8; *len as usize];
                         pq::gen_pq(&refs, &mut po, &mut qo);
@@ -403,14 +458,17 @@ impl Array {
                     }
                     Compute::RecoverPq { data, p, q, len } => {
                         let mut missing = Vec::new();
-                        let mut load = |s: &PlanSlot, blk: raidlab_parity::Block, scratch: &mut Vec<Vec<Vec<u8>>>| match s {
-                            PlanSlot::Zero => vec![0u8; *len as usize],
-                            PlanSlot::Known(b) => get(scratch, *b, *len),
-                            PlanSlot::Missing(_) => {
-                                missing.push(blk);
-                                vec![0u8; *len as usize]
-                            }
-                        };
+                        let mut load =
+                            |s: &PlanSlot,
+                             blk: raidlab_parity::Block,
+                             scratch: &mut Vec<Vec<Vec<u8>>>| match s {
+                                PlanSlot::Zero => vec![0u8; *len as usize],
+                                PlanSlot::Known(b) => get(scratch, *b, *len),
+                                PlanSlot::Missing(_) => {
+                                    missing.push(blk);
+                                    vec![0u8; *len as usize]
+                                }
+                            };
                         let mut dv: Vec<Vec<u8>> = data
                             .iter()
                             .enumerate()
@@ -418,8 +476,11 @@ impl Array {
                             .collect();
                         let mut pv = load(p, raidlab_parity::Block::P, &mut scratch);
                         let mut qv = load(q, raidlab_parity::Block::Q, &mut scratch);
-                        let mut refs: Vec<&mut [u8]> = dv.iter_mut().map(|v| v.as_mut_slice()).collect();
-                        if let Err(e) = raidlab_parity::recover(&mut refs, &mut pv, Some(&mut qv), &missing) {
+                        let mut refs: Vec<&mut [u8]> =
+                            dv.iter_mut().map(|v| v.as_mut_slice()).collect();
+                        if let Err(e) =
+                            raidlab_parity::recover(&mut refs, &mut pv, Some(&mut qv), &missing)
+                        {
                             return vec![(usize::MAX, io::Error::other(e.to_string()))];
                         }
                         for (i, s) in data.iter().enumerate() {
@@ -442,21 +503,35 @@ impl Array {
             for io in &st.writes {
                 let p = ptr(&mut scratch, si, io.block, io.len);
                 // SAFETY: as for the reads.
-                ops.push(unsafe { Op::raw(io.member as usize, io.offset, p, io.len as usize, true) });
+                ops.push(unsafe {
+                    Op::raw(io.member as usize, io.offset, p, io.len as usize, true)
+                });
             }
         }
         self.pool.run(ops)
     }
 
     /// Read every readable block of a row over [lo, hi) and rebuild the missing ones.
-    fn reconstruct(&self, row: u64, info: &Row, lo: u64, hi: u64, slots: &[SlotRt]) -> Result<Blocks, ReconError> {
+    fn reconstruct(
+        &self,
+        row: u64,
+        info: &Row,
+        lo: u64,
+        hi: u64,
+        slots: &[SlotRt],
+    ) -> Result<Blocks, ReconError> {
         let len = (hi - lo) as usize;
         let end = (row + 1) * self.geo.stripe_data_bytes();
         let off = row * self.geo.chunk + lo;
-        let mut data: Vec<Option<Vec<u8>>> =
-            info.data.iter().map(|&m| Self::readable(slots, m, end).then(|| vec![0u8; len])).collect();
+        let mut data: Vec<Option<Vec<u8>>> = info
+            .data
+            .iter()
+            .map(|&m| Self::readable(slots, m, end).then(|| vec![0u8; len]))
+            .collect();
         let mut p = Self::readable(slots, info.p, end).then(|| vec![0u8; len]);
-        let mut q = info.q.and_then(|qm| Self::readable(slots, qm, end).then(|| vec![0u8; len]));
+        let mut q = info
+            .q
+            .and_then(|qm| Self::readable(slots, qm, end).then(|| vec![0u8; len]));
         let mut ops = Vec::new();
         for (i, d) in data.iter_mut().enumerate() {
             if let Some(b) = d {
@@ -474,7 +549,8 @@ impl Array {
             return Err(ReconError::Io(errs));
         }
         let mut blocks = Blocks { data, p, q };
-        self.recover_blocks(info, &mut blocks, len).map_err(ReconError::Lost)?;
+        self.recover_blocks(info, &mut blocks, len)
+            .map_err(ReconError::Lost)?;
         Ok(blocks)
     }
 
@@ -485,7 +561,8 @@ impl Array {
         if !missing_data && !missing_parity {
             return Ok(());
         }
-        let mut syn: Vec<Option<Vec<u8>>> = info.syndrome.iter().map(|&i| b.data[i].take()).collect();
+        let mut syn: Vec<Option<Vec<u8>>> =
+            info.syndrome.iter().map(|&i| b.data[i].take()).collect();
         let res = if info.q.is_some() {
             pq::recover(&mut syn, &mut b.p, Some(&mut b.q), len)
         } else {
@@ -494,7 +571,13 @@ impl Array {
         for (k, &i) in info.syndrome.iter().enumerate() {
             b.data[i] = syn[k].take();
         }
-        res.map_err(|e| format!("row {} of the {} array cannot be read: {e}", info_row_label(info), self.geo.level.name()))
+        res.map_err(|e| {
+            format!(
+                "row {} of the {} array cannot be read: {e}",
+                info_row_label(info),
+                self.geo.level.name()
+            )
+        })
     }
 
     // ---------------------------------------------------------------- writes
@@ -506,7 +589,8 @@ impl Array {
         }
         self.mark_dirty()?;
         if let Backing::Leaf(leaf) = &self.backing {
-            leaf.bitmap.start_write(offset, buf.len() as u64, |d| self.persist_bitmap(leaf, d))?;
+            leaf.bitmap
+                .start_write(offset, buf.len() as u64, |d| self.persist_bitmap(leaf, d))?;
         }
         // The pointer is only read through for writes (plans use the caller's buffer as input).
         let res = self.planned_io(IoKind::Write, buf.as_ptr() as *mut u8, buf.len(), offset);
@@ -674,7 +758,8 @@ impl Array {
         if self.failed.load(Ordering::SeqCst) {
             return Ok(());
         }
-        self.flush().map_err(|e| ArrayError::failed(format!("cannot flush array: {e}")))?;
+        self.flush()
+            .map_err(|e| ArrayError::failed(format!("cannot flush array: {e}")))?;
         if self.dirty.swap(false, Ordering::SeqCst) {
             let _g = self.meta_lock.lock().unwrap();
             self.persist()?;
@@ -692,7 +777,10 @@ impl Array {
                 let mut newest: Option<Superblock> = None;
                 for m in leaf.members.iter().flatten() {
                     if let Ok(Some(sb)) = m.read_superblock() {
-                        if sb.array.uuid == self.uuid && sb.events > ours && newest.as_ref().is_none_or(|n| sb.events > n.events) {
+                        if sb.array.uuid == self.uuid
+                            && sb.events > ours
+                            && newest.as_ref().is_none_or(|n| sb.events > n.events)
+                        {
                             newest = Some(sb);
                         }
                     }
@@ -761,7 +849,8 @@ impl Array {
             bytes += leaf.bitmap.region;
         }
         let all = leaf.bitmap.clear_all();
-        self.persist_bitmap(leaf, &all).map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        self.persist_bitmap(leaf, &all)
+            .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
         Ok(bytes.min(self.capacity()))
     }
 
@@ -772,27 +861,44 @@ impl Array {
         let slots = self.slots();
         let end = (c + 1) * self.geo.chunk;
         let copies = self.geo.chunk_copies(c);
-        let Some(src) = copies.iter().find(|x| Self::readable(&slots, x.member, end)) else {
-            return Err(ArrayError::failed(format!("logical chunk {c} has no readable copy")));
+        let Some(src) = copies
+            .iter()
+            .find(|x| Self::readable(&slots, x.member, end))
+        else {
+            return Err(ArrayError::failed(format!(
+                "logical chunk {c} has no readable copy"
+            )));
         };
         let mut good = vec![0u8; self.geo.chunk as usize];
-        let errs = self.pool.run(vec![Op::read(src.member as usize, src.offset, &mut good)]);
+        let errs = self
+            .pool
+            .run(vec![Op::read(src.member as usize, src.offset, &mut good)]);
         self.take_errs(errs)?;
         let mut differing = 0;
-        for x in copies.iter().filter(|x| x.member != src.member && Self::writable(&slots, x.member)) {
+        for x in copies
+            .iter()
+            .filter(|x| x.member != src.member && Self::writable(&slots, x.member))
+        {
             let valid = Self::readable(&slots, x.member, end);
             if only_invalid && valid {
                 continue;
             }
             if valid {
                 let mut other = vec![0u8; good.len()];
-                self.take_errs(self.pool.run(vec![Op::read(x.member as usize, x.offset, &mut other)]))?;
+                self.take_errs(self.pool.run(vec![Op::read(
+                    x.member as usize,
+                    x.offset,
+                    &mut other,
+                )]))?;
                 if other == good {
                     continue;
                 }
                 differing += 1;
             }
-            self.take_errs(self.pool.run(vec![Op::write(x.member as usize, x.offset, &good)]))?;
+            self.take_errs(
+                self.pool
+                    .run(vec![Op::write(x.member as usize, x.offset, &good)]),
+            )?;
         }
         if only_invalid {
             self.advance_checkpoint(end);
@@ -860,7 +966,9 @@ impl Array {
                 }
             }
             RowRepair::Parity | RowRepair::Check | RowRepair::Repair => {
-                if Self::lost_count(&slots) > 0 || slots.iter().any(|s| s.state != SlotState::Active) {
+                if Self::lost_count(&slots) > 0
+                    || slots.iter().any(|s| s.state != SlotState::Active)
+                {
                     // Degraded rows have no redundancy left to check against; rebuilt blocks
                     // are consistent by construction.
                     if what == RowRepair::Parity {
@@ -873,7 +981,11 @@ impl Array {
                         }
                     }
                 } else {
-                    let syn_refs: Vec<&[u8]> = info.syndrome.iter().map(|&i| b.data[i].as_deref().unwrap()).collect();
+                    let syn_refs: Vec<&[u8]> = info
+                        .syndrome
+                        .iter()
+                        .map(|&i| b.data[i].as_deref().unwrap())
+                        .collect();
                     let verdict = pq::check(&syn_refs, b.p.as_deref().unwrap(), b.q.as_deref());
                     let fix_parity = |writes: &mut Vec<(u32, Vec<u8>)>| {
                         let mut p = vec![0u8; len];
@@ -904,8 +1016,12 @@ impl Array {
                                         info.syndrome.iter().map(|&x| b.data[x].clone()).collect();
                                     syn[k] = None;
                                     let mut p = b.p.clone();
-                                    pq::recover(&mut syn, &mut p, None, len).map_err(ArrayError::failed)?;
-                                    writes.push((info.data[info.syndrome[k]], syn[k].take().unwrap()));
+                                    pq::recover(&mut syn, &mut p, None, len)
+                                        .map_err(ArrayError::failed)?;
+                                    writes.push((
+                                        info.data[info.syndrome[k]],
+                                        syn[k].take().unwrap(),
+                                    ));
                                 }
                                 _ => fix_parity(&mut writes),
                             }
@@ -914,7 +1030,10 @@ impl Array {
                 }
             }
         }
-        let ops: Vec<Op> = writes.iter().map(|(m, blk)| Op::write(*m as usize, off, blk)).collect();
+        let ops: Vec<Op> = writes
+            .iter()
+            .map(|(m, blk)| Op::write(*m as usize, off, blk))
+            .collect();
         let errs = self.pool.run(ops);
         b.data.clear();
         self.take_errs(errs)?;
@@ -928,18 +1047,37 @@ impl Array {
     /// Rebuild slots in `Rebuilding` state from `checkpoint` on, persisting progress every
     /// `persist_every` bytes. `progress(done, total)` is called as it goes; `stop` interrupts
     /// (the checkpoint is kept, so a later rebuild resumes). Returns true when finished.
-    pub fn rebuild(&self, persist_every: u64, stop: &AtomicBool, progress: &mut dyn FnMut(u64, u64)) -> Result<bool, ArrayError> {
+    pub fn rebuild(
+        &self,
+        persist_every: u64,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<bool, ArrayError> {
         let cap = self.capacity();
-        let targets: Vec<usize> =
-            self.slots().iter().enumerate().filter(|(_, s)| s.state == SlotState::Rebuilding).map(|(i, _)| i).collect();
+        let targets: Vec<usize> = self
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.state == SlotState::Rebuilding)
+            .map(|(i, _)| i)
+            .collect();
         if targets.is_empty() {
             return Ok(true);
         }
-        let start = targets.iter().map(|&i| self.slots()[i].checkpoint).min().unwrap_or(0);
+        let start = targets
+            .iter()
+            .map(|&i| self.slots()[i].checkpoint)
+            .min()
+            .unwrap_or(0);
         let unit = match self.geo.level {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
             Level::Raid1 | Level::Raid10 => self.geo.chunk,
-            _ => return Err(ArrayError::usage(format!("{} has no redundancy to rebuild from", self.geo.level.name()))),
+            _ => {
+                return Err(ArrayError::usage(format!(
+                    "{} has no redundancy to rebuild from",
+                    self.geo.level.name()
+                )))
+            }
         };
         let mut pos = start / unit * unit;
         let mut since = 0;
@@ -968,7 +1106,10 @@ impl Array {
             let mut slots = self.slots.write().unwrap();
             for &t in &targets {
                 if slots[t].state == SlotState::Rebuilding {
-                    slots[t] = SlotRt { state: SlotState::Active, checkpoint: 0 };
+                    slots[t] = SlotRt {
+                        state: SlotState::Active,
+                        checkpoint: 0,
+                    };
                 }
             }
         }
@@ -977,10 +1118,15 @@ impl Array {
     }
 
     /// Scrub: check every row's redundancy; with `repair`, fix what is found.
-    pub fn scrub(&self, repair: bool, progress: &mut dyn FnMut(u64, u64)) -> Result<ScrubReport, ArrayError> {
+    pub fn scrub(
+        &self,
+        repair: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ScrubReport, ArrayError> {
         if self.slots().iter().any(|s| s.state != SlotState::Active) {
             return Err(ArrayError::usage(
-                "the array is degraded: scrub needs every member active (rebuild first)".to_string(),
+                "the array is degraded: scrub needs every member active (rebuild first)"
+                    .to_string(),
             ));
         }
         let mut rep = ScrubReport::default();
@@ -989,19 +1135,31 @@ impl Array {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => {
                 let sd = self.geo.stripe_data_bytes();
                 for row in 0..cap / sd {
-                    let out = self.repair_row(row, if repair { RowRepair::Repair } else { RowRepair::Check })?;
+                    let out = self.repair_row(
+                        row,
+                        if repair {
+                            RowRepair::Repair
+                        } else {
+                            RowRepair::Check
+                        },
+                    )?;
                     rep.stripes += 1;
                     if let RowOutcome::Mismatch(m) = out {
                         rep.mismatches += 1;
                         rep.mismatch_sectors += self.geo.chunk / 512;
-                        rep.located.push((row, m.map(|m| self.labels[m as usize].clone())));
+                        rep.located
+                            .push((row, m.map(|m| self.labels[m as usize].clone())));
                     }
                     progress((row + 1) * sd, cap);
                 }
             }
             Level::Raid1 | Level::Raid10 => {
                 for c in 0..cap / self.geo.chunk {
-                    let d = if repair { self.repair_chunk(c, false)? } else { self.compare_chunk(c)? };
+                    let d = if repair {
+                        self.repair_chunk(c, false)?
+                    } else {
+                        self.compare_chunk(c)?
+                    };
                     rep.stripes += 1;
                     if d > 0 {
                         rep.mismatches += 1;
@@ -1011,7 +1169,12 @@ impl Array {
                     progress((c + 1) * self.geo.chunk, cap);
                 }
             }
-            _ => return Err(ArrayError::usage(format!("{} has no redundancy to scrub", self.geo.level.name()))),
+            _ => {
+                return Err(ArrayError::usage(format!(
+                    "{} has no redundancy to scrub",
+                    self.geo.level.name()
+                )))
+            }
         }
         rep.repaired = repair;
         Ok(rep)
@@ -1021,7 +1184,11 @@ impl Array {
         let _g = self.locks.lock(std::iter::once(c));
         let copies = self.geo.chunk_copies(c);
         let mut bufs = vec![vec![0u8; self.geo.chunk as usize]; copies.len()];
-        let ops = copies.iter().zip(bufs.iter_mut()).map(|(x, b)| Op::read(x.member as usize, x.offset, b)).collect();
+        let ops = copies
+            .iter()
+            .zip(bufs.iter_mut())
+            .map(|(x, b)| Op::read(x.member as usize, x.offset, b))
+            .collect();
         self.take_errs(self.pool.run(ops))?;
         Ok(bufs.iter().skip(1).filter(|b| **b != bufs[0]).count() as u64)
     }
@@ -1063,7 +1230,6 @@ enum ReconError {
     Io(Vec<(usize, io::Error)>),
     Lost(String),
 }
-
 
 fn info_row_label(info: &Row) -> String {
     format!("(parity on member {})", info.p)

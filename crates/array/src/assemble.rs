@@ -28,7 +28,12 @@ pub struct AssembleOptions {
 
 /// Split "M1,M2,…" (optionally prefixed `array:`) into paths.
 pub fn split_members(list: &str) -> Vec<PathBuf> {
-    list.trim_start_matches("array:").split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect()
+    list.trim_start_matches("array:")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect()
 }
 
 pub struct Found {
@@ -39,12 +44,17 @@ pub struct Found {
 /// Open every path and read its superblock; a path without one is bad input.
 pub fn read_members(paths: &[PathBuf]) -> Result<Vec<Found>, ArrayError> {
     if paths.is_empty() {
-        return Err(ArrayError::usage("no members given (valid: array:M1,M2,… or a list of member paths)"));
+        return Err(ArrayError::usage(
+            "no members given (valid: array:M1,M2,… or a list of member paths)",
+        ));
     }
     let mut out = Vec::with_capacity(paths.len());
     for p in paths {
         if paths.iter().filter(|q| *q == p).count() > 1 {
-            return Err(ArrayError::usage(format!("member {} is listed twice", p.display())));
+            return Err(ArrayError::usage(format!(
+                "member {} is listed twice",
+                p.display()
+            )));
         }
         let mut member = Member::open(p)?;
         let sb = member.read_superblock()?.ok_or_else(|| {
@@ -79,7 +89,11 @@ pub fn desc_at(sb: &Superblock, level: usize) -> &ArrayDesc {
 
 pub fn geometry_of(d: &ArrayDesc) -> Result<Geometry, ArrayError> {
     let level = Level::parse(&d.level)?;
-    let layout = if d.layout.is_empty() { Layout::default_for(level) } else { Layout::parse(level, &d.layout)? };
+    let layout = if d.layout.is_empty() {
+        Layout::default_for(level)
+    } else {
+        Layout::parse(level, &d.layout)?
+    };
     Geometry::new(level, layout, d.chunk_bytes, d.members, d.member_bytes)
 }
 
@@ -103,7 +117,12 @@ pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>,
     Ok(arr)
 }
 
-fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) -> Result<Arc<Array>, ArrayError> {
+fn build(
+    found: Vec<Found>,
+    level: usize,
+    depth: usize,
+    opts: &AssembleOptions,
+) -> Result<Arc<Array>, ArrayError> {
     if level == depth {
         return build_leaf(found, depth, opts);
     }
@@ -133,14 +152,18 @@ fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) 
             missing.push(i);
             continue;
         }
-        let uuids: std::collections::HashSet<[u8; 16]> = g.iter().map(|f| desc_at(&f.sb, level + 1).uuid).collect();
+        let uuids: std::collections::HashSet<[u8; 16]> =
+            g.iter().map(|f| desc_at(&f.sb, level + 1).uuid).collect();
         if uuids.len() > 1 {
             return Err(ArrayError::usage(format!(
                 "members of child slot {i} belong to {} different arrays",
                 uuids.len()
             )));
         }
-        let names: Vec<String> = g.iter().map(|f| f.member.path.display().to_string()).collect();
+        let names: Vec<String> = g
+            .iter()
+            .map(|f| f.member.path.display().to_string())
+            .collect();
         match build(g, level + 1, depth, opts) {
             Ok(c) => {
                 labels.push(format!("{}:{}", c.geo.level.name(), names.join(",")));
@@ -148,7 +171,10 @@ fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) 
             }
             Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {
                 if opts.verbose {
-                    eprintln!("raidlab: child {i} of the {} array cannot start ({e}); starting degraded", desc.level);
+                    eprintln!(
+                        "raidlab: child {i} of the {} array cannot start ({e}); starting degraded",
+                        desc.level
+                    );
                 }
                 children.push(None);
                 labels.push(format!("child {i} (failed)"));
@@ -159,7 +185,14 @@ fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) 
     }
     let slots: Vec<SlotRt> = children
         .iter()
-        .map(|c| SlotRt { state: if c.is_some() { SlotState::Active } else { SlotState::Missing }, checkpoint: 0 })
+        .map(|c| SlotRt {
+            state: if c.is_some() {
+                SlotState::Active
+            } else {
+                SlotState::Missing
+            },
+            checkpoint: 0,
+        })
         .collect();
     if missing.len() as u32 > geo.redundancy() {
         return Err(ArrayError::failed(format!(
@@ -183,11 +216,26 @@ fn build(found: Vec<Found>, level: usize, depth: usize, opts: &AssembleOptions) 
     if dirty && !missing.is_empty() && geo.redundancy() > 0 && !opts.force {
         return Err(write_hole_error(&desc.level, &desc.uuid));
     }
-    let devs: Vec<Option<Arc<dyn Dev>>> = children.iter().map(|c| c.clone().map(|c| c as Arc<dyn Dev>)).collect();
-    let arr = Arc::new(Array::new(geo, desc.uuid, labels, Backing::Nested(children), devs, slots, dirty, level));
+    let devs: Vec<Option<Arc<dyn Dev>>> = children
+        .iter()
+        .map(|c| c.clone().map(|c| c as Arc<dyn Dev>))
+        .collect();
+    let arr = Arc::new(Array::new(
+        geo,
+        desc.uuid,
+        labels,
+        Backing::Nested(children),
+        devs,
+        slots,
+        dirty,
+        level,
+    ));
     if dirty && missing.is_empty() && opts.resync && arr.geo.redundancy() > 0 {
         if opts.verbose {
-            eprintln!("raidlab: {} array was not stopped cleanly; resyncing it", desc.level);
+            eprintln!(
+                "raidlab: {} array was not stopped cleanly; resyncing it",
+                desc.level
+            );
         }
         arr.resync_dirty()?;
     }
@@ -211,7 +259,11 @@ fn write_hole_error(level: &str, uuid: &[u8; 16]) -> ArrayError {
     ))
 }
 
-fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result<Arc<Array>, ArrayError> {
+fn build_leaf(
+    found: Vec<Found>,
+    depth: usize,
+    opts: &AssembleOptions,
+) -> Result<Arc<Array>, ArrayError> {
     let uuid = found[0].sb.array.uuid;
     for f in &found {
         if f.sb.array.uuid != uuid {
@@ -230,8 +282,14 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
     let mut members: Vec<Option<Arc<Member>>> = (0..n).map(|_| None).collect();
     let mut spares = Vec::new();
     let mut dev_uuids = vec![[0u8; 16]; n];
-    let mut slots: Vec<SlotRt> =
-        newest.slots.iter().map(|s| SlotRt { state: s.state, checkpoint: s.checkpoint }).collect();
+    let mut slots: Vec<SlotRt> = newest
+        .slots
+        .iter()
+        .map(|s| SlotRt {
+            state: s.state,
+            checkpoint: s.checkpoint,
+        })
+        .collect();
     for f in found {
         let path = f.member.path.display().to_string();
         if f.sb.is_spare() {
@@ -240,7 +298,9 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
         }
         let role = f.sb.array.role as usize;
         if role >= n {
-            return Err(ArrayError::usage(format!("member {path} claims role {role} of a {n}-member array")));
+            return Err(ArrayError::usage(format!(
+                "member {path} claims role {role} of a {n}-member array"
+            )));
         }
         let slot = &newest.slots[role];
         if slot.dev_uuid != f.sb.dev_uuid {
@@ -250,9 +310,13 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
             continue;
         }
         if members[role].is_some() {
-            return Err(ArrayError::usage(format!("two members claim role {role} (the second is {path})")));
+            return Err(ArrayError::usage(format!(
+                "two members claim role {role} (the second is {path})"
+            )));
         }
-        if f.sb.events < newest.events && matches!(slot.state, SlotState::Active | SlotState::Rebuilding) {
+        if f.sb.events < newest.events
+            && matches!(slot.state, SlotState::Active | SlotState::Rebuilding)
+        {
             // md's non-fresh member: it missed updates the others have.
             if opts.verbose {
                 eprintln!(
@@ -282,12 +346,19 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
             lost.push(i);
         }
     }
-    let rebuilding = slots.iter().filter(|s| s.state == SlotState::Rebuilding).count();
-    let devs: Vec<Option<Arc<dyn Dev>>> = members.iter().map(|m| m.clone().map(|m| m as Arc<dyn Dev>)).collect();
+    let rebuilding = slots
+        .iter()
+        .filter(|s| s.state == SlotState::Rebuilding)
+        .count();
+    let devs: Vec<Option<Arc<dyn Dev>>> = members
+        .iter()
+        .map(|m| m.clone().map(|m| m as Arc<dyn Dev>))
+        .collect();
     // Bitmap bits as the members left them (the newest readable copy wins: they are identical).
     let mut bits = vec![0u8; newest.bitmap_bytes as usize];
     if let Some(m) = members.iter().flatten().next() {
-        m.read_raw(&mut bits, BITMAP_OFFSET).map_err(|e| ArrayError::io("cannot read bitmap of", &m.path, &e))?;
+        m.read_raw(&mut bits, BITMAP_OFFSET)
+            .map_err(|e| ArrayError::io("cannot read bitmap of", &m.path, &e))?;
     }
     for (i, m) in members.iter().enumerate() {
         if let Some(m) = m {
@@ -299,17 +370,40 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
             }
         }
     }
-    let bitmap = Bitmap::new(newest.bitmap_region, newest.bitmap_bytes, bits, Instant::now());
+    let bitmap = Bitmap::new(
+        newest.bitmap_region,
+        newest.bitmap_bytes,
+        bits,
+        Instant::now(),
+    );
     let dirty = newest.array.dirty;
-    let leaf = Leaf { members, spares, sb: std::sync::Mutex::new(newest.clone()), dev_uuids, bitmap };
-    let arr = Arc::new(Array::new(geo, uuid, labels.clone(), Backing::Leaf(leaf), devs, slots, dirty, depth));
+    let leaf = Leaf {
+        members,
+        spares,
+        sb: std::sync::Mutex::new(newest.clone()),
+        dev_uuids,
+        bitmap,
+    };
+    let arr = Arc::new(Array::new(
+        geo,
+        uuid,
+        labels.clone(),
+        Backing::Leaf(leaf),
+        devs,
+        slots,
+        dirty,
+        depth,
+    ));
     // Enough members?
     let survives = match arr.geo.level {
         Level::Raid1 | Level::Raid10 => arr.mirror_survives(),
         _ => (lost.len() + rebuilding) as u32 <= arr.geo.redundancy(),
     };
     if !survives {
-        let names: Vec<String> = lost.iter().map(|&i| format!("{} {}", labels[i], arr.slots()[i].state.name())).collect();
+        let names: Vec<String> = lost
+            .iter()
+            .map(|&i| format!("{} {}", labels[i], arr.slots()[i].state.name()))
+            .collect();
         return Err(ArrayError::failed(format!(
             "cannot start {} array {}: {} of {} members are missing or faulty ({}); {} survives {}",
             desc.level,
@@ -333,10 +427,12 @@ fn build_leaf(found: Vec<Found>, depth: usize, opts: &AssembleOptions) -> Result
         } else {
             let bytes = arr.resync_dirty()?;
             if opts.verbose {
-                eprintln!("raidlab: {} array was not stopped cleanly; resynced {} bytes of dirty regions", desc.level, bytes);
+                eprintln!(
+                    "raidlab: {} array was not stopped cleanly; resynced {} bytes of dirty regions",
+                    desc.level, bytes
+                );
             }
         }
     }
     Ok(arr)
 }
-

@@ -53,7 +53,12 @@ impl Bitmap {
         Bitmap {
             region,
             bytes,
-            state: Mutex::new(State { bits: b, inflight: vec![0; n], generation: vec![0; n], last_clear: now }),
+            state: Mutex::new(State {
+                bits: b,
+                inflight: vec![0; n],
+                generation: vec![0; n],
+                last_clear: now,
+            }),
         }
     }
 
@@ -66,7 +71,12 @@ impl Bitmap {
     /// A write to [offset, offset+len) starts: count it, and return the bitmap blocks whose
     /// bits went from clear to set (to be written and flushed before the data). The lock is
     /// held by the caller through `persist` so no write can overtake a bit being made durable.
-    pub fn start_write(&self, offset: u64, len: u64, persist: impl FnOnce(&Dirty) -> std::io::Result<()>) -> std::io::Result<()> {
+    pub fn start_write(
+        &self,
+        offset: u64,
+        len: u64,
+        persist: impl FnOnce(&Dirty) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let mut st = self.state.lock().unwrap();
         let mut changed_blocks = std::collections::BTreeSet::new();
         for r in self.regions(offset, len) {
@@ -83,7 +93,12 @@ impl Bitmap {
         }
         let dirty: Dirty = changed_blocks
             .into_iter()
-            .map(|b| ((b * 4096) as u64, st.bits[b * 4096..(b + 1) * 4096].to_vec()))
+            .map(|b| {
+                (
+                    (b * 4096) as u64,
+                    st.bits[b * 4096..(b + 1) * 4096].to_vec(),
+                )
+            })
             .collect();
         persist(&dirty)
     }
@@ -131,7 +146,12 @@ impl Bitmap {
         }
         let dirty: Dirty = changed
             .into_iter()
-            .map(|b| ((b * 4096) as u64, st.bits[b * 4096..(b + 1) * 4096].to_vec()))
+            .map(|b| {
+                (
+                    (b * 4096) as u64,
+                    st.bits[b * 4096..(b + 1) * 4096].to_vec(),
+                )
+            })
             .collect();
         persist(&dirty)
     }
@@ -139,7 +159,10 @@ impl Bitmap {
     /// Regions whose bits are set.
     pub fn set_regions(&self) -> Vec<u64> {
         let st = self.state.lock().unwrap();
-        (0..st.inflight.len()).filter(|&r| st.bits[r / 8] & (1 << (r % 8)) != 0).map(|r| r as u64).collect()
+        (0..st.inflight.len())
+            .filter(|&r| st.bits[r / 8] & (1 << (r % 8)) != 0)
+            .map(|r| r as u64)
+            .collect()
     }
 
     /// Clear every bit (after a full resync); returns the whole bitmap to persist.
@@ -184,7 +207,8 @@ mod tests {
         assert_eq!(persisted.len(), 1);
         assert_eq!(persisted[0][0].1[0], 0b11000);
         // Same regions again: nothing new to persist.
-        bm.start_write(4096 * 3, 10, |_| panic!("no change expected")).unwrap();
+        bm.start_write(4096 * 3, 10, |_| panic!("no change expected"))
+            .unwrap();
         bm.end_write(4096 * 3, 10);
         // Region 3 and 4 still have the first write in flight.
         bm.clear_idle(now, || Ok(()), |_| Ok(())).unwrap();

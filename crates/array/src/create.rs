@@ -7,8 +7,8 @@ use crate::error::ArrayError;
 use crate::layout::{Geometry, Layout, Level};
 use crate::member::Member;
 use crate::superblock::{
-    data_offset_for, new_uuid, ArrayDesc, Slot, SlotState, Superblock, BITMAP_OFFSET, DATA_ALIGN, MAGIC, MAX_MEMBERS,
-    MAX_PARENTS,
+    data_offset_for, new_uuid, ArrayDesc, Slot, SlotState, Superblock, BITMAP_OFFSET, DATA_ALIGN,
+    MAGIC, MAX_MEMBERS, MAX_PARENTS,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,22 +44,38 @@ pub struct CreateOptions {
 }
 
 impl CreateSpec {
-    pub fn new(level: &str, layout: Option<&str>, chunk: Option<u64>, members: Vec<MemberSpec>) -> Result<CreateSpec, ArrayError> {
+    pub fn new(
+        level: &str,
+        layout: Option<&str>,
+        chunk: Option<u64>,
+        members: Vec<MemberSpec>,
+    ) -> Result<CreateSpec, ArrayError> {
         let level = Level::parse(level)?;
         let layout = match layout {
             Some(l) => Layout::parse(level, l)?,
             None => Layout::default_for(level),
         };
         if chunk.is_some() && !level.has_chunk() {
-            return Err(ArrayError::usage(format!("{} has no chunk size (drop --chunk)", level.name())));
+            return Err(ArrayError::usage(format!(
+                "{} has no chunk size (drop --chunk)",
+                level.name()
+            )));
         }
         if members.len() as u32 > MAX_MEMBERS {
-            return Err(ArrayError::usage(format!("{} members given; at most {MAX_MEMBERS}", members.len())));
+            return Err(ArrayError::usage(format!(
+                "{} members given; at most {MAX_MEMBERS}",
+                members.len()
+            )));
         }
         let chunk = chunk.unwrap_or(DEFAULT_CHUNK);
         // Check level, layout, chunk and member count now, before any member is touched.
         Geometry::new(level, layout, chunk, members.len() as u32, 1 << 40)?;
-        Ok(CreateSpec { level, layout, chunk, members })
+        Ok(CreateSpec {
+            level,
+            layout,
+            chunk,
+            members,
+        })
     }
 
     /// Parse one `--of` child: `LEVEL:CHUNK:M1,M2,…` or `LEVEL:CHUNK:LAYOUT:M1,M2,…`
@@ -80,10 +96,17 @@ impl CreateSpec {
         let chunk = if chunk.is_empty() || !lvl.has_chunk() {
             None
         } else {
-            Some(raidlab_workload::size::parse_size(chunk).map_err(|e| ArrayError::usage(format!("--of '{text}': chunk {e}")))?)
+            Some(
+                raidlab_workload::size::parse_size(chunk)
+                    .map_err(|e| ArrayError::usage(format!("--of '{text}': chunk {e}")))?,
+            )
         };
-        let members: Vec<MemberSpec> =
-            list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|p| MemberSpec::Path(PathBuf::from(p))).collect();
+        let members: Vec<MemberSpec> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|p| MemberSpec::Path(PathBuf::from(p)))
+            .collect();
         if members.is_empty() {
             return Err(bad());
         }
@@ -145,14 +168,23 @@ struct LeafPlan {
 }
 
 /// Create the array; returns it assembled (and, unless `assume_clean`, resynced).
-pub fn create(spec: &CreateSpec, opts: &CreateOptions) -> Result<Arc<crate::array::Array>, ArrayError> {
+pub fn create(
+    spec: &CreateSpec,
+    opts: &CreateOptions,
+) -> Result<Arc<crate::array::Array>, ArrayError> {
     if spec.depth() > MAX_PARENTS {
-        return Err(ArrayError::usage(format!("arrays nest at most {} deep", MAX_PARENTS + 1)));
+        return Err(ArrayError::usage(format!(
+            "arrays nest at most {} deep",
+            MAX_PARENTS + 1
+        )));
     }
     let paths = spec.leaf_paths();
     for p in &paths {
         if paths.iter().filter(|q| *q == p).count() > 1 {
-            return Err(ArrayError::usage(format!("member {} is listed twice", p.display())));
+            return Err(ArrayError::usage(format!(
+                "member {} is listed twice",
+                p.display()
+            )));
         }
     }
     let mut fresh = true;
@@ -175,8 +207,17 @@ pub fn create(spec: &CreateSpec, opts: &CreateOptions) -> Result<Arc<crate::arra
         }
         return Err(e);
     }
-    let arr = assemble(&paths, &AssembleOptions { force: false, resync: false, verbose: opts.verbose })?;
-    if !opts.assume_clean && !fresh && arr.geo.redundancy() > 0 || !opts.assume_clean && !fresh && has_redundant_child(&arr) {
+    let arr = assemble(
+        &paths,
+        &AssembleOptions {
+            force: false,
+            resync: false,
+            verbose: opts.verbose,
+        },
+    )?;
+    if !opts.assume_clean && !fresh && arr.geo.redundancy() > 0
+        || !opts.assume_clean && !fresh && has_redundant_child(&arr)
+    {
         if opts.verbose {
             eprintln!("raidlab: initial resync: making parity consistent with the members' current contents");
         }
@@ -187,7 +228,10 @@ pub fn create(spec: &CreateSpec, opts: &CreateOptions) -> Result<Arc<crate::arra
 
 fn has_redundant_child(arr: &crate::array::Array) -> bool {
     match &arr.backing {
-        crate::array::Backing::Nested(c) => c.iter().flatten().any(|c| c.geo.redundancy() > 0 || has_redundant_child(c)),
+        crate::array::Backing::Nested(c) => c
+            .iter()
+            .flatten()
+            .any(|c| c.geo.redundancy() > 0 || has_redundant_child(c)),
         _ => false,
     }
 }
@@ -216,7 +260,8 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
             .create_new(true)
             .open(p)
             .map_err(|e| ArrayError::io("cannot create member file", p, &e))?;
-        f.set_len(size).map_err(|e| ArrayError::io("cannot size member file", p, &e))?;
+        f.set_len(size)
+            .map_err(|e| ArrayError::io("cannot size member file", p, &e))?;
         return Ok(true);
     }
     let m = Member::open(p)?;
@@ -245,7 +290,11 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
 
 fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
     let uuid = new_uuid();
-    if spec.members.iter().all(|m| matches!(m, MemberSpec::Path(_))) {
+    if spec
+        .members
+        .iter()
+        .all(|m| matches!(m, MemberSpec::Path(_)))
+    {
         let members: Vec<Member> = spec
             .members
             .iter()
@@ -263,15 +312,33 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
             )));
         }
         // Size the bitmap for the largest capacity the members could give, then place data.
-        let est = Geometry::new(spec.level, spec.layout, spec.chunk, spec.members.len() as u32, min - DATA_ALIGN)?;
+        let est = Geometry::new(
+            spec.level,
+            spec.layout,
+            spec.chunk,
+            spec.members.len() as u32,
+            min - DATA_ALIGN,
+        )?;
         let (region, bitmap_bytes) = choose_region(est.capacity().max(1), est.stripe_data_bytes());
         let data_offset = data_offset_for(bitmap_bytes);
-        let geo = Geometry::new(spec.level, spec.layout, spec.chunk, spec.members.len() as u32, min - data_offset)?;
+        let geo = Geometry::new(
+            spec.level,
+            spec.layout,
+            spec.chunk,
+            spec.members.len() as u32,
+            min - data_offset,
+        )?;
         let desc = desc_for(&geo, uuid);
         Ok(Planned {
             geo: geo.clone(),
             desc,
-            leaf: Some(LeafPlan { members, data_offset, data_size: geo.member_bytes, region, bitmap_bytes }),
+            leaf: Some(LeafPlan {
+                members,
+                data_offset,
+                data_size: geo.member_bytes,
+                region,
+                bitmap_bytes,
+            }),
             children: Vec::new(),
         })
     } else {
@@ -288,9 +355,20 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
             }
         }
         let min = children.iter().map(|c| c.geo.capacity()).min().unwrap_or(0);
-        let geo = Geometry::new(spec.level, spec.layout, spec.chunk, children.len() as u32, min)?;
+        let geo = Geometry::new(
+            spec.level,
+            spec.layout,
+            spec.chunk,
+            children.len() as u32,
+            min,
+        )?;
         let desc = desc_for(&geo, uuid);
-        Ok(Planned { geo, desc, leaf: None, children })
+        Ok(Planned {
+            geo,
+            desc,
+            leaf: None,
+            children,
+        })
     }
 }
 
@@ -312,15 +390,22 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
 fn write_tree(p: &Planned, parents: &[ArrayDesc], _opts: &CreateOptions) -> Result<(), ArrayError> {
     if let Some(leaf) = &p.leaf {
         let dev_uuids: Vec<[u8; 16]> = leaf.members.iter().map(|_| new_uuid()).collect();
-        let slots: Vec<Slot> =
-            dev_uuids.iter().map(|&u| Slot { dev_uuid: u, state: SlotState::Active, checkpoint: 0 }).collect();
+        let slots: Vec<Slot> = dev_uuids
+            .iter()
+            .map(|&u| Slot {
+                dev_uuid: u,
+                state: SlotState::Active,
+                checkpoint: 0,
+            })
+            .collect();
         let ctime_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
         for (i, m) in leaf.members.iter().enumerate() {
             let zeros = vec![0u8; (leaf.data_offset - BITMAP_OFFSET) as usize];
-            m.write_raw(&zeros, BITMAP_OFFSET).map_err(|e| ArrayError::io("cannot clear metadata area of", &m.path, &e))?;
+            m.write_raw(&zeros, BITMAP_OFFSET)
+                .map_err(|e| ArrayError::io("cannot clear metadata area of", &m.path, &e))?;
             let mut desc = p.desc.clone();
             desc.role = i as u32;
             let sb = Superblock {

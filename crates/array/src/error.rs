@@ -12,11 +12,17 @@ pub struct ArrayError {
 impl ArrayError {
     /// Bad input: wrong flags, members that do not form an array, data that would be lost.
     pub fn usage(message: impl Into<String>) -> Self {
-        ArrayError { usage: true, message: one_line(message.into()) }
+        ArrayError {
+            usage: true,
+            message: one_line(message.into()),
+        }
     }
     /// Something failed while running: member I/O, too many failed members, a torn metadata write.
     pub fn failed(message: impl Into<String>) -> Self {
-        ArrayError { usage: false, message: one_line(message.into()) }
+        ArrayError {
+            usage: false,
+            message: one_line(message.into()),
+        }
     }
     /// An I/O error on a path, while doing something.
     pub fn io(what: &str, path: &std::path::Path, e: &std::io::Error) -> Self {
@@ -32,7 +38,11 @@ impl ArrayError {
 
 fn one_line(s: String) -> String {
     if s.contains('\n') {
-        s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
     } else {
         s
     }

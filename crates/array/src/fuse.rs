@@ -6,8 +6,8 @@
 use crate::array::Array;
 use crate::error::ArrayError;
 use fuser::{
-    FileAttr, FileType, Filesystem, KernelConfig, MountOption, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request,
+    FileAttr, FileType, Filesystem, KernelConfig, MountOption, ReplyAttr, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
 };
 use std::ffi::OsStr;
 use std::path::Path;
@@ -184,23 +184,48 @@ impl Filesystem for VolumeFs {
         }
     }
 
-    fn flush(&mut self, _req: &Request<'_>, _ino: u64, _fh: u64, _lock_owner: u64, reply: ReplyEmpty) {
+    fn flush(
+        &mut self,
+        _req: &Request<'_>,
+        _ino: u64,
+        _fh: u64,
+        _lock_owner: u64,
+        reply: ReplyEmpty,
+    ) {
         reply.ok();
     }
 
-    fn fsync(&mut self, _req: &Request<'_>, _ino: u64, _fh: u64, _datasync: bool, reply: ReplyEmpty) {
+    fn fsync(
+        &mut self,
+        _req: &Request<'_>,
+        _ino: u64,
+        _fh: u64,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
         match self.array.flush() {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(errno(&e)),
         }
     }
 
-    fn readdir(&mut self, _req: &Request<'_>, ino: u64, _fh: u64, offset: i64, mut reply: ReplyDirectory) {
+    fn readdir(
+        &mut self,
+        _req: &Request<'_>,
+        ino: u64,
+        _fh: u64,
+        offset: i64,
+        mut reply: ReplyDirectory,
+    ) {
         if ino != ROOT {
             reply.error(libc::ENOTDIR);
             return;
         }
-        let entries = [(ROOT, FileType::Directory, "."), (ROOT, FileType::Directory, ".."), (VOLUME, FileType::RegularFile, VOLUME_NAME)];
+        let entries = [
+            (ROOT, FileType::Directory, "."),
+            (ROOT, FileType::Directory, ".."),
+            (VOLUME, FileType::RegularFile, VOLUME_NAME),
+        ];
         for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
             if reply.add(*ino, (i + 1) as i64, *kind, name) {
                 break;
@@ -212,12 +237,22 @@ impl Filesystem for VolumeFs {
 
 /// Serve `array` at `dir`/volume until `stop` is set (SIGINT/SIGTERM), picking up member
 /// failures recorded by `raidlab array fail` meanwhile; then unmount and stop the array cleanly.
-pub fn serve(array: Arc<Array>, dir: &Path, stop: &AtomicBool, on_ready: impl FnOnce()) -> Result<(), ArrayError> {
+pub fn serve(
+    array: Arc<Array>,
+    dir: &Path,
+    stop: &AtomicBool,
+    on_ready: impl FnOnce(),
+) -> Result<(), ArrayError> {
     if !dir.is_dir() {
-        return Err(ArrayError::usage(format!("--fuse {}: not a directory (create it first)", dir.display())));
+        return Err(ArrayError::usage(format!(
+            "--fuse {}: not a directory (create it first)",
+            dir.display()
+        )));
     }
     if !Path::new("/dev/fuse").exists() {
-        return Err(ArrayError::failed("/dev/fuse is missing: this kernel has no FUSE (load the fuse module)"));
+        return Err(ArrayError::failed(
+            "/dev/fuse is missing: this kernel has no FUSE (load the fuse module)",
+        ));
     }
     let fs = VolumeFs {
         array: array.clone(),
@@ -225,7 +260,10 @@ pub fn serve(array: Arc<Array>, dir: &Path, stop: &AtomicBool, on_ready: impl Fn
         uid: unsafe { libc::getuid() },
         gid: unsafe { libc::getgid() },
     };
-    let options = [MountOption::FSName("raidlab".into()), MountOption::Subtype("raidlab".into())];
+    let options = [
+        MountOption::FSName("raidlab".into()),
+        MountOption::Subtype("raidlab".into()),
+    ];
     let session = fuser::spawn_mount2(fs, dir, &options).map_err(|e| {
         ArrayError::failed(format!(
             "cannot mount FUSE at {}: {e} (needs /dev/fuse and fusermount3 from Debian's fuse3)",

@@ -87,11 +87,17 @@ pub enum Layout {
     ParityFirst6,
     /// RAID 10: `near` copies side by side, `far` copies in far sections (or, with `offset`,
     /// in the next chunk row).
-    Raid10 { near: u32, far: u32, offset: bool },
+    Raid10 {
+        near: u32,
+        far: u32,
+        offset: bool,
+    },
 }
 
-const PARITY_LAYOUTS: &str = "left-asymmetric, right-asymmetric, left-symmetric, right-symmetric, parity-first, parity-last";
-const RAID6_EXTRA: &str = "left-asymmetric-6, right-asymmetric-6, left-symmetric-6, right-symmetric-6, parity-first-6";
+const PARITY_LAYOUTS: &str =
+    "left-asymmetric, right-asymmetric, left-symmetric, right-symmetric, parity-first, parity-last";
+const RAID6_EXTRA: &str =
+    "left-asymmetric-6, right-asymmetric-6, left-symmetric-6, right-symmetric-6, parity-first-6";
 
 impl Layout {
     /// mdadm's default for each level: left-symmetric for 5 and 6, parity-last for 4, n2 for 10.
@@ -99,7 +105,11 @@ impl Layout {
         match level {
             Level::Raid4 => Layout::ParityLast,
             Level::Raid5 | Level::Raid6 => Layout::LeftSymmetric,
-            Level::Raid10 => Layout::Raid10 { near: 2, far: 1, offset: false },
+            Level::Raid10 => Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
             _ => Layout::None,
         }
     }
@@ -107,7 +117,10 @@ impl Layout {
     pub fn parse(level: Level, s: &str) -> Result<Layout, ArrayError> {
         let s = s.trim().to_ascii_lowercase();
         let bad = |valid: &str| {
-            Err(ArrayError::usage(format!("layout '{s}' is not valid for {} (valid: {valid})", level.name())))
+            Err(ArrayError::usage(format!(
+                "layout '{s}' is not valid for {} (valid: {valid})",
+                level.name()
+            )))
         };
         match level {
             Level::Linear | Level::Raid0 | Level::Raid1 => {
@@ -124,9 +137,21 @@ impl Layout {
                     _ => return bad("n2, f2, o2 (n, f or o followed by 2..8 copies)"),
                 };
                 Ok(match kind {
-                    "n" => Layout::Raid10 { near: n, far: 1, offset: false },
-                    "f" => Layout::Raid10 { near: 1, far: n, offset: false },
-                    "o" => Layout::Raid10 { near: 1, far: n, offset: true },
+                    "n" => Layout::Raid10 {
+                        near: n,
+                        far: 1,
+                        offset: false,
+                    },
+                    "f" => Layout::Raid10 {
+                        near: 1,
+                        far: n,
+                        offset: false,
+                    },
+                    "o" => Layout::Raid10 {
+                        near: 1,
+                        far: n,
+                        offset: true,
+                    },
                     _ => return bad("n2, f2, o2"),
                 })
             }
@@ -148,7 +173,9 @@ impl Layout {
                     "left-symmetric-6" if level == Level::Raid6 => Layout::LeftSymmetric6,
                     "right-symmetric-6" if level == Level::Raid6 => Layout::RightSymmetric6,
                     "parity-first-6" if level == Level::Raid6 => Layout::ParityFirst6,
-                    _ if level == Level::Raid6 => return bad(&format!("{PARITY_LAYOUTS}, {RAID6_EXTRA}")),
+                    _ if level == Level::Raid6 => {
+                        return bad(&format!("{PARITY_LAYOUTS}, {RAID6_EXTRA}"))
+                    }
                     _ => return bad(PARITY_LAYOUTS),
                 };
                 Ok(l)
@@ -233,7 +260,13 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    pub fn new(level: Level, layout: Layout, chunk: u64, members: u32, member_bytes: u64) -> Result<Geometry, ArrayError> {
+    pub fn new(
+        level: Level,
+        layout: Layout,
+        chunk: u64,
+        members: u32,
+        member_bytes: u64,
+    ) -> Result<Geometry, ArrayError> {
         let min = match level {
             Level::Linear | Level::Raid0 => 1,
             Level::Raid1 | Level::Raid10 | Level::Raid4 | Level::Raid5 => 2,
@@ -276,7 +309,11 @@ impl Geometry {
                 "members are too small: each needs room for at least {far} chunk(s) of {unit} bytes after the metadata"
             )));
         }
-        let chunk = if level == Level::Linear { member_bytes } else { unit };
+        let chunk = if level == Level::Linear {
+            member_bytes
+        } else {
+            unit
+        };
         let md = raidlab_geometry::Geometry::new(
             level.to_md(),
             layout.to_md(),
@@ -285,7 +322,14 @@ impl Geometry {
             member_bytes,
         )
         .map_err(|e| ArrayError::usage(e.to_string()))?;
-        Ok(Geometry { level, layout, chunk, members, member_bytes, md })
+        Ok(Geometry {
+            level,
+            layout,
+            chunk,
+            members,
+            member_bytes,
+            md,
+        })
     }
 
     pub fn data_disks(&self) -> u32 {
@@ -318,7 +362,10 @@ impl Geometry {
 
     /// RAID 4/5/6: the members of row `row` (member offset `row * chunk`).
     pub fn row(&self, row: u64) -> Row {
-        let st = self.md.stripe_layout(row).expect("row() is for parity levels");
+        let st = self
+            .md
+            .stripe_layout(row)
+            .expect("row() is for parity levels");
         let nd = st.data.len();
         // q_slot[k] is data block k's position in md's syndrome order; invert it.
         let syndrome = if st.q.is_some() {
@@ -328,13 +375,25 @@ impl Geometry {
         } else {
             (0..nd).collect()
         };
-        Row { data: st.data, p: st.p.expect("parity level"), q: st.q, syndrome }
+        Row {
+            data: st.data,
+            p: st.p.expect("parity level"),
+            q: st.q,
+            syndrome,
+        }
     }
 
     /// Linear, RAID 0, 1, 10: every copy of logical chunk `c` (of `self.chunk` bytes; for
     /// linear, of the member size). The first copy is the preferred one to read.
     pub fn chunk_copies(&self, c: u64) -> Vec<Copy> {
-        self.md.map(c * self.chunk).into_iter().map(|l| Copy { member: l.member, offset: l.offset }).collect()
+        self.md
+            .map(c * self.chunk)
+            .into_iter()
+            .map(|l| Copy {
+                member: l.member,
+                offset: l.offset,
+            })
+            .collect()
     }
 }
 
@@ -350,7 +409,15 @@ mod tests {
     fn raid5_left_symmetric_matches_md() {
         // md's left-symmetric on 4 disks: parity walks 3,2,1,0; data starts after parity.
         let geo = g(Level::Raid5, Layout::LeftSymmetric, 4);
-        assert_eq!(geo.row(0), Row { data: vec![0, 1, 2], p: 3, q: None, syndrome: vec![0, 1, 2] });
+        assert_eq!(
+            geo.row(0),
+            Row {
+                data: vec![0, 1, 2],
+                p: 3,
+                q: None,
+                syndrome: vec![0, 1, 2]
+            }
+        );
         assert_eq!(geo.row(1).data, vec![3, 0, 1]);
         assert_eq!(geo.row(1).p, 2);
         assert_eq!(geo.row(3).p, 0);
@@ -400,17 +467,49 @@ mod tests {
         }
         // left-symmetric: P walks down from the last disk, Q follows it, data after Q.
         let ls = g(Level::Raid6, Layout::LeftSymmetric, 5);
-        assert_eq!(ls.row(0), Row { data: vec![1, 2, 3], p: 4, q: Some(0), syndrome: vec![0, 1, 2] });
-        assert_eq!(ls.row(1), Row { data: vec![0, 1, 2], p: 3, q: Some(4), syndrome: vec![0, 1, 2] });
+        assert_eq!(
+            ls.row(0),
+            Row {
+                data: vec![1, 2, 3],
+                p: 4,
+                q: Some(0),
+                syndrome: vec![0, 1, 2]
+            }
+        );
+        assert_eq!(
+            ls.row(1),
+            Row {
+                data: vec![0, 1, 2],
+                p: 3,
+                q: Some(4),
+                syndrome: vec![0, 1, 2]
+            }
+        );
     }
 
     #[test]
     fn raid10_copies_land_on_distinct_members() {
         for layout in [
-            Layout::Raid10 { near: 2, far: 1, offset: false },
-            Layout::Raid10 { near: 1, far: 2, offset: false },
-            Layout::Raid10 { near: 1, far: 2, offset: true },
-            Layout::Raid10 { near: 3, far: 1, offset: false },
+            Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
+            Layout::Raid10 {
+                near: 1,
+                far: 2,
+                offset: false,
+            },
+            Layout::Raid10 {
+                near: 1,
+                far: 2,
+                offset: true,
+            },
+            Layout::Raid10 {
+                near: 3,
+                far: 1,
+                offset: false,
+            },
         ] {
             for members in 3..7 {
                 let geo = g(Level::Raid10, layout, members);
@@ -424,13 +523,36 @@ mod tests {
                     assert_eq!(ms.len(), copies.len(), "{layout:?} {members} chunk {c}");
                     for x in copies {
                         assert!(x.offset + geo.chunk <= geo.member_bytes);
-                        assert!(used.insert((x.member, x.offset)), "{layout:?} {members}: overlap at chunk {c}");
+                        assert!(
+                            used.insert((x.member, x.offset)),
+                            "{layout:?} {members}: overlap at chunk {c}"
+                        );
                     }
                 }
             }
         }
         // near=2 on 4 disks: chunk 0 on disks 0,1; chunk 1 on 2,3; chunk 2 on 0,1 one row down.
-        let n2 = g(Level::Raid10, Layout::Raid10 { near: 2, far: 1, offset: false }, 4);
-        assert_eq!(n2.chunk_copies(2), vec![Copy { member: 0, offset: 4096 }, Copy { member: 1, offset: 4096 }]);
+        let n2 = g(
+            Level::Raid10,
+            Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
+            4,
+        );
+        assert_eq!(
+            n2.chunk_copies(2),
+            vec![
+                Copy {
+                    member: 0,
+                    offset: 4096
+                },
+                Copy {
+                    member: 1,
+                    offset: 4096
+                }
+            ]
+        );
     }
 }

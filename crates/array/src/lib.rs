@@ -73,8 +73,18 @@ impl Drop for ArrayTarget {
 
 /// Assemble the array whose members are "M1,M2,…" (as in `--filename array:M1,M2,…`),
 /// resyncing regions left dirty by an unclean stop.
-pub fn open_target(members: &str, opts: &OpenOptions) -> Result<Arc<dyn raidlab_engine::BlockTarget>, ArrayError> {
+pub fn open_target(
+    members: &str,
+    opts: &OpenOptions,
+) -> Result<Arc<dyn raidlab_engine::BlockTarget>, ArrayError> {
     let paths = split_members(members);
-    let array = assemble(&paths, &AssembleOptions { force: opts.force, resync: true, verbose: true })?;
+    let array = assemble(
+        &paths,
+        &AssembleOptions {
+            force: opts.force,
+            resync: true,
+            verbose: true,
+        },
+    )?;
     Ok(Arc::new(ArrayTarget { array }))
 }

@@ -51,7 +51,10 @@ pub fn status(paths: &[PathBuf]) -> Result<ArrayStatus, ArrayError> {
     let found = read_members(paths)?;
     let depth = found[0].sb.parents.len();
     let top = desc_at(&found[0].sb, 0).uuid;
-    if let Some(f) = found.iter().find(|f| desc_at(&f.sb, 0).uuid != top || f.sb.parents.len() != depth) {
+    if let Some(f) = found
+        .iter()
+        .find(|f| desc_at(&f.sb, 0).uuid != top || f.sb.parents.len() != depth)
+    {
         return Err(ArrayError::usage(format!(
             "member {} belongs to array {}, not {} (foreign member)",
             f.member.path.display(),
@@ -71,7 +74,11 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         let mut children = Vec::new();
         let mut not_active = Vec::new();
         for role in 0..desc.members {
-            let group: Vec<&Found> = found.iter().copied().filter(|f| desc_at(&f.sb, level).role == role).collect();
+            let group: Vec<&Found> = found
+                .iter()
+                .copied()
+                .filter(|f| desc_at(&f.sb, level).role == role)
+                .collect();
             if group.is_empty() {
                 not_active.push((role, "missing".to_string()));
                 continue;
@@ -110,7 +117,9 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             let slot = &sb.slots[r as usize];
             let st = if slot.dev_uuid != f.sb.dev_uuid {
                 "replaced".to_string()
-            } else if f.sb.events < sb.events && matches!(slot.state, SlotState::Active | SlotState::Rebuilding) {
+            } else if f.sb.events < sb.events
+                && matches!(slot.state, SlotState::Active | SlotState::Rebuilding)
+            {
                 "out-of-date".to_string()
             } else {
                 present[r as usize] = true;
@@ -131,7 +140,11 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
     let mut not_active = Vec::new();
     let mut progress = None;
     for (i, s) in sb.slots.iter().enumerate() {
-        let st = if !present[i] && s.state != SlotState::Faulty { "missing" } else { s.state.name() };
+        let st = if !present[i] && s.state != SlotState::Faulty {
+            "missing"
+        } else {
+            s.state.name()
+        };
         if st != "active" {
             not_active.push((i as u32, st.to_string()));
         }
@@ -160,8 +173,16 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
 pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
     let pad = " ".repeat(indent);
     let mut out = String::new();
-    let layout = if s.layout.is_empty() { String::new() } else { format!(" {}", s.layout) };
-    let chunk = if s.chunk_bytes > 0 { format!(", chunk {} KiB", s.chunk_bytes / 1024) } else { String::new() };
+    let layout = if s.layout.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.layout)
+    };
+    let chunk = if s.chunk_bytes > 0 {
+        format!(", chunk {} KiB", s.chunk_bytes / 1024)
+    } else {
+        String::new()
+    };
     out += &format!(
         "{pad}{} {}{layout}{chunk}, {} members, {} bytes ({:.2} GiB)\n",
         s.uuid,
@@ -172,7 +193,11 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
     );
     let mut state = s.state.clone();
     if s.degraded {
-        let list: Vec<String> = s.not_active.iter().map(|(i, st)| format!("slot {i} {st}")).collect();
+        let list: Vec<String> = s
+            .not_active
+            .iter()
+            .map(|(i, st)| format!("slot {i} {st}"))
+            .collect();
         state += &format!(", degraded ({})", list.join(", "));
     }
     out += &format!("{pad}state: {state}; events {}\n", s.events);
@@ -180,10 +205,16 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         out += &format!("{pad}rebuild: {:.1}% done\n", p * 100.0);
     }
     if !s.member_status.is_empty() {
-        out += &format!("{pad}{:>5}  {:<11} {:>7}  {:>12}  member\n", "role", "state", "events", "data-offset");
+        out += &format!(
+            "{pad}{:>5}  {:<11} {:>7}  {:>12}  member\n",
+            "role", "state", "events", "data-offset"
+        );
         for m in &s.member_status {
             let role = m.role.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
-            out += &format!("{pad}{role:>5}  {:<11} {:>7}  {:>12}  {}\n", m.state, m.events, m.data_offset, m.path);
+            out += &format!(
+                "{pad}{role:>5}  {:<11} {:>7}  {:>12}  {}\n",
+                m.state, m.events, m.data_offset, m.path
+            );
         }
     }
     for (i, c) in s.children.iter().enumerate() {
@@ -194,15 +225,26 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
 }
 
 /// The members of `target`'s leaf array among `found`, and the newest superblock of that array.
-fn leaf_group<'a>(found: &'a [Found], target: &Path) -> Result<(Vec<&'a Found>, Superblock, usize), ArrayError> {
+fn leaf_group<'a>(
+    found: &'a [Found],
+    target: &Path,
+) -> Result<(Vec<&'a Found>, Superblock, usize), ArrayError> {
     let t = found
         .iter()
         .position(|f| same_path(&f.member.path, target))
-        .ok_or_else(|| ArrayError::usage(format!("{} is not among the array's members given", target.display())))?;
+        .ok_or_else(|| {
+            ArrayError::usage(format!(
+                "{} is not among the array's members given",
+                target.display()
+            ))
+        })?;
     let uuid = found[t].sb.array.uuid;
     let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
     let newest = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
-    let idx = group.iter().position(|f| same_path(&f.member.path, target)).unwrap();
+    let idx = group
+        .iter()
+        .position(|f| same_path(&f.member.path, target))
+        .unwrap();
     Ok((group, newest, idx))
 }
 
@@ -234,14 +276,25 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
     let (group, mut sb, idx) = leaf_group(&found, target)?;
     let me = &group[idx].sb;
     if me.is_spare() {
-        return Err(ArrayError::usage(format!("{} is a spare; remove it instead", target.display())));
+        return Err(ArrayError::usage(format!(
+            "{} is a spare; remove it instead",
+            target.display()
+        )));
     }
     let role = me.array.role as usize;
     if sb.slots[role].state == SlotState::Faulty {
-        return Err(ArrayError::usage(format!("{} is already faulty", target.display())));
+        return Err(ArrayError::usage(format!(
+            "{} is already faulty",
+            target.display()
+        )));
     }
     let geo = geometry_of(&sb.array)?;
-    let lost = sb.slots.iter().filter(|s| s.state != SlotState::Active).count() as u32 + 1;
+    let lost = sb
+        .slots
+        .iter()
+        .filter(|s| s.state != SlotState::Active)
+        .count() as u32
+        + 1;
     if lost > geo.redundancy() && !force {
         return Err(ArrayError::usage(format!(
             "failing {} would leave the {} array with {lost} members out of service; it survives {} (pass --force to fail it anyway)",
@@ -276,7 +329,12 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         sb.slots[role].state = SlotState::Missing;
         sb.slots[role].dev_uuid = [0; 16];
         sb.slots[role].checkpoint = 0;
-        let others: Vec<&Found> = group.iter().enumerate().filter(|(i, _)| *i != idx).map(|(_, f)| *f).collect();
+        let others: Vec<&Found> = group
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != idx)
+            .map(|(_, f)| *f)
+            .collect();
         write_group(&others, &mut sb, &[])?;
     }
     me.member.erase_superblock()?;
@@ -299,12 +357,18 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
     let m = Member::open(new)?;
     if let Ok(Some(existing)) = m.read_superblock() {
         if existing.array.uuid == sb.array.uuid {
-            return Err(ArrayError::usage(format!("{} is already a member of this array", new.display())));
+            return Err(ArrayError::usage(format!(
+                "{} is already a member of this array",
+                new.display()
+            )));
         }
     }
     if let Some(what) = holds_data(&m)? {
         if !force {
-            return Err(ArrayError::usage(format!("{} holds {what}; pass --force to overwrite it", new.display())));
+            return Err(ArrayError::usage(format!(
+                "{} holds {what}; pass --force to overwrite it",
+                new.display()
+            )));
         }
     }
     let need = sb.data_offset + sb.data_size;
@@ -316,7 +380,8 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
         )));
     }
     let zeros = vec![0u8; (sb.data_offset - BITMAP_OFFSET) as usize];
-    m.write_raw(&zeros, BITMAP_OFFSET).map_err(|e| ArrayError::io("cannot clear metadata area of", new, &e))?;
+    m.write_raw(&zeros, BITMAP_OFFSET)
+        .map_err(|e| ArrayError::io("cannot clear metadata area of", new, &e))?;
     let mut own = sb.clone();
     own.dev_uuid = new_uuid();
     own.array.role = ROLE_SPARE;
@@ -336,9 +401,14 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
     for u in uuids {
         let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == u).collect();
         let mut sb = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
-        let present: Vec<[u8; 16]> =
-            group.iter().filter(|f| !f.sb.is_spare() && f.sb.events == sb.events).map(|f| f.sb.dev_uuid).collect();
-        let mut spares: Vec<usize> = (0..group.len()).filter(|&i| group[i].sb.is_spare()).collect();
+        let present: Vec<[u8; 16]> = group
+            .iter()
+            .filter(|f| !f.sb.is_spare() && f.sb.events == sb.events)
+            .map(|f| f.sb.dev_uuid)
+            .collect();
+        let mut spares: Vec<usize> = (0..group.len())
+            .filter(|&i| group[i].sb.is_spare())
+            .collect();
         let mut changed = Vec::new();
         for slot in 0..sb.slots.len() {
             let s = &sb.slots[slot];
@@ -377,7 +447,11 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
 
 /// Rebuild every slot being rebuilt, in every leaf array of the tree. `stop` interrupts
 /// (progress is kept). Returns whether everything finished.
-pub fn rebuild_all(arr: &Array, stop: &AtomicBool, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<bool, ArrayError> {
+pub fn rebuild_all(
+    arr: &Array,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&str, u64, u64),
+) -> Result<bool, ArrayError> {
     if let Backing::Nested(children) = &arr.backing {
         for c in children.iter().flatten() {
             if !rebuild_all(c, stop, progress)? {
@@ -414,7 +488,14 @@ pub fn scrub_all(
 
 /// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.
 pub fn open(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
-    assemble(array, &AssembleOptions { force, resync: true, verbose: true })
+    assemble(
+        array,
+        &AssembleOptions {
+            force,
+            resync: true,
+            verbose: true,
+        },
+    )
 }
 
 /// Progress line on stderr: percent, rate in MB/s (decimal), time left.
@@ -428,7 +509,12 @@ pub struct Progress {
 impl Progress {
     pub fn new(enabled: bool, from: u64) -> Progress {
         let now = Instant::now();
-        Progress { start: now, last: now - std::time::Duration::from_secs(1), from, enabled }
+        Progress {
+            start: now,
+            last: now - std::time::Duration::from_secs(1),
+            from,
+            enabled,
+        }
     }
     pub fn update(&mut self, what: &str, done: u64, total: u64) {
         if !self.enabled {
@@ -441,7 +527,11 @@ impl Progress {
         self.last = now;
         let secs = now.duration_since(self.start).as_secs_f64().max(1e-6);
         let rate = done.saturating_sub(self.from) as f64 / secs;
-        let left = if rate > 0.0 { (total - done) as f64 / rate } else { 0.0 };
+        let left = if rate > 0.0 {
+            (total - done) as f64 / rate
+        } else {
+            0.0
+        };
         eprint!(
             "\r{what}: {:5.1}% {:.1} MB/s, {:.0} s left   ",
             done as f64 * 100.0 / total.max(1) as f64,

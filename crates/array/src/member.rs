@@ -22,14 +22,23 @@ pub struct Member {
 impl Member {
     /// Open an existing file or block device for reading and writing.
     pub fn open(path: &Path) -> Result<Member, ArrayError> {
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ArrayError::usage(format!("member {} does not exist (create the file first or pass --size)", path.display()))
-            } else {
-                ArrayError::io("cannot open member", path, &e)
-            }
-        })?;
-        let meta = file.metadata().map_err(|e| ArrayError::io("cannot stat member", path, &e))?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    ArrayError::usage(format!(
+                        "member {} does not exist (create the file first or pass --size)",
+                        path.display()
+                    ))
+                } else {
+                    ArrayError::io("cannot open member", path, &e)
+                }
+            })?;
+        let meta = file
+            .metadata()
+            .map_err(|e| ArrayError::io("cannot stat member", path, &e))?;
         let size = if meta.is_file() {
             meta.len()
         } else {
@@ -40,9 +49,16 @@ impl Member {
                     path.display()
                 )));
             }
-            (&file).seek(SeekFrom::End(0)).map_err(|e| ArrayError::io("cannot size member", path, &e))?
+            (&file)
+                .seek(SeekFrom::End(0))
+                .map_err(|e| ArrayError::io("cannot size member", path, &e))?
         };
-        Ok(Member { path: path.to_path_buf(), file, size, data_offset: 0 })
+        Ok(Member {
+            path: path.to_path_buf(),
+            file,
+            size,
+            data_offset: 0,
+        })
     }
 
     pub fn read_raw(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
@@ -74,9 +90,12 @@ impl Member {
         }
         let mut a = vec![0u8; SB_BYTES];
         let mut b = vec![0u8; SB_BYTES];
-        self.read_raw(&mut a, 0).map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
-        self.read_raw(&mut b, SB_COPY_B).map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
-        read_newest(&a, &b).map_err(|m| ArrayError::usage(format!("member {}: {m}", self.path.display())))
+        self.read_raw(&mut a, 0)
+            .map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
+        self.read_raw(&mut b, SB_COPY_B)
+            .map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
+        read_newest(&a, &b)
+            .map_err(|m| ArrayError::usage(format!("member {}: {m}", self.path.display())))
     }
 
     /// Write both copies: A, flush, B, flush; so a torn write leaves one valid copy.
@@ -102,7 +121,8 @@ impl Member {
     pub fn has_nonzero_head(&self) -> Result<bool, ArrayError> {
         let n = self.size.min(1 << 20) as usize;
         let mut buf = vec![0u8; n];
-        self.read_raw(&mut buf, 0).map_err(|e| ArrayError::io("cannot read", &self.path, &e))?;
+        self.read_raw(&mut buf, 0)
+            .map_err(|e| ArrayError::io("cannot read", &self.path, &e))?;
         Ok(buf.iter().any(|&b| b != 0))
     }
 }

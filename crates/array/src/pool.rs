@@ -30,16 +30,34 @@ unsafe impl Send for Op {}
 
 impl Op {
     pub fn read(dev: usize, offset: u64, buf: &mut [u8]) -> Op {
-        Op { dev, offset, ptr: buf.as_mut_ptr(), len: buf.len(), write: false }
+        Op {
+            dev,
+            offset,
+            ptr: buf.as_mut_ptr(),
+            len: buf.len(),
+            write: false,
+        }
     }
     /// # Safety
     /// `ptr` must point at `len` bytes that stay valid (and, for reads, unaliased) until the
     /// [`Pool::run`] this op is passed to returns.
     pub unsafe fn raw(dev: usize, offset: u64, ptr: *mut u8, len: usize, write: bool) -> Op {
-        Op { dev, offset, ptr, len, write }
+        Op {
+            dev,
+            offset,
+            ptr,
+            len,
+            write,
+        }
     }
     pub fn write(dev: usize, offset: u64, buf: &[u8]) -> Op {
-        Op { dev, offset, ptr: buf.as_ptr() as *mut u8, len: buf.len(), write: true }
+        Op {
+            dev,
+            offset,
+            ptr: buf.as_ptr() as *mut u8,
+            len: buf.len(),
+            write: true,
+        }
     }
     fn exec(&self, dev: &dyn Dev) -> io::Result<()> {
         // SAFETY: the pointer and length come from a live slice whose borrow outlives the
@@ -49,7 +67,10 @@ impl Op {
             if self.write {
                 dev.write(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
             } else {
-                dev.read(std::slice::from_raw_parts_mut(self.ptr, self.len), self.offset)
+                dev.read(
+                    std::slice::from_raw_parts_mut(self.ptr, self.len),
+                    self.offset,
+                )
             }
         }
     }
@@ -98,7 +119,11 @@ impl Pool {
                 None => senders.push(None),
             }
         }
-        Pool { devs, senders, threads }
+        Pool {
+            devs,
+            senders,
+            threads,
+        }
     }
 
     pub fn dev(&self, i: usize) -> Option<&Arc<dyn Dev>> {
@@ -124,7 +149,10 @@ impl Pool {
         };
         // The caller's thread does the first group itself; the rest go to the workers.
         let first = groups.remove(0);
-        let batch = Arc::new(Batch { state: Mutex::new((0, Vec::new())), done: Condvar::new() });
+        let batch = Arc::new(Batch {
+            state: Mutex::new((0, Vec::new())),
+            done: Condvar::new(),
+        });
         let mut sent = 0;
         for g in groups {
             match self.senders.get(g[0].dev).and_then(|s| s.as_ref()) {

@@ -1,8 +1,8 @@
 //! Parity over one stripe's blocks, in the terms the I/O path uses (blocks that may be
 //! missing, data in syndrome order), on top of raidlab-parity's run-time chosen kernels.
 
-pub use raidlab_parity::Syndrome;
 use raidlab_parity::Block;
+pub use raidlab_parity::Syndrome;
 
 /// P = XOR of the data blocks.
 pub fn gen_p(data: &[&[u8]], p: &mut [u8]) {
@@ -17,8 +17,16 @@ pub fn gen_pq(data: &[&[u8]], p: &mut [u8], q: &mut [u8]) {
 /// The blocks of one stripe over the same byte range: data in syndrome order, P, and for
 /// RAID 6 Q (`q` is `Some`). `None` marks a missing block. Rebuilds every missing block; fails
 /// if more are missing than the parity covers.
-pub fn recover(data: &mut [Option<Vec<u8>>], p: &mut Option<Vec<u8>>, q: Option<&mut Option<Vec<u8>>>, len: usize) -> Result<(), String> {
-    let mut missing: Vec<Block> = (0..data.len()).filter(|&i| data[i].is_none()).map(Block::Data).collect();
+pub fn recover(
+    data: &mut [Option<Vec<u8>>],
+    p: &mut Option<Vec<u8>>,
+    q: Option<&mut Option<Vec<u8>>>,
+    len: usize,
+) -> Result<(), String> {
+    let mut missing: Vec<Block> = (0..data.len())
+        .filter(|&i| data[i].is_none())
+        .map(Block::Data)
+        .collect();
     if p.is_none() {
         missing.push(Block::P);
     }
@@ -30,7 +38,10 @@ pub fn recover(data: &mut [Option<Vec<u8>>], p: &mut Option<Vec<u8>>, q: Option<
     }
     let tolerance = if has_q { 2 } else { 1 };
     if missing.len() > tolerance {
-        return Err(format!("{} blocks of the stripe are missing; parity covers {tolerance}", missing.len()));
+        return Err(format!(
+            "{} blocks of the stripe are missing; parity covers {tolerance}",
+            missing.len()
+        ));
     }
     if missing.is_empty() {
         return Ok(());
@@ -40,7 +51,11 @@ pub fn recover(data: &mut [Option<Vec<u8>>], p: &mut Option<Vec<u8>>, q: Option<
     }
     let pbuf = p.get_or_insert_with(|| vec![0u8; len]);
     let mut refs: Vec<&mut [u8]> = data.iter_mut().map(|d| d.as_deref_mut().unwrap()).collect();
-    let qbuf = if has_q { Some(q.get_or_insert_with(|| vec![0u8; len]).as_mut_slice()) } else { None };
+    let qbuf = if has_q {
+        Some(q.get_or_insert_with(|| vec![0u8; len]).as_mut_slice())
+    } else {
+        None
+    };
     raidlab_parity::recover(&mut refs, pbuf, qbuf, &missing).map_err(|e| e.to_string())
 }
 
@@ -102,9 +117,18 @@ mod tests {
         data[0] = None;
         data[1] = None;
         data[2] = None;
-        assert!(recover(&mut data, &mut Some(p.clone()), Some(&mut Some(q.clone())), len).is_err());
+        assert!(recover(
+            &mut data,
+            &mut Some(p.clone()),
+            Some(&mut Some(q.clone())),
+            len
+        )
+        .is_err());
         let mut data: Vec<Option<Vec<u8>>> = d.iter().cloned().map(Some).collect();
         data[0] = None;
-        assert!(recover(&mut data, &mut None, None, len).is_err(), "RAID 5 cannot lose data and P");
+        assert!(
+            recover(&mut data, &mut None, None, len).is_err(),
+            "RAID 5 cannot lose data and P"
+        );
     }
 }

@@ -18,7 +18,6 @@
 //! one description per enclosing array (`parents`), innermost first, each with the role the
 //! child array plays in it, so the whole tree assembles from its leaves alone.
 
-
 pub const MAGIC: &[u8; 8] = b"RAIDLABA";
 pub const VERSION: u32 = 1;
 pub const SB_BYTES: usize = 4096;
@@ -149,7 +148,10 @@ impl Superblock {
             w.0.push(s.state.code());
             w.u64(s.checkpoint);
         }
-        assert!(w.0.len() <= SB_BYTES - 4, "superblock overflow: member count is bounded by MAX_MEMBERS");
+        assert!(
+            w.0.len() <= SB_BYTES - 4,
+            "superblock overflow: member count is bounded by MAX_MEMBERS"
+        );
         w.0.resize(SB_BYTES - 4, 0);
         let crc = crc32c::crc32c(&w.0);
         w.u32(crc);
@@ -168,7 +170,9 @@ impl Superblock {
         let mut r = Reader { buf, pos: 8 };
         let version = r.u32()?;
         if version != VERSION {
-            return Err(format!("superblock version {version} (this raidlab reads version {VERSION})"));
+            return Err(format!(
+                "superblock version {version} (this raidlab reads version {VERSION})"
+            ));
         }
         let _size = r.u32()?;
         let events = r.u64()?;
@@ -183,7 +187,9 @@ impl Superblock {
         let array = decode_desc(&mut r)?;
         let np = r.u32()? as usize;
         if np > MAX_PARENTS {
-            return Err(format!("superblock lists {np} enclosing arrays (at most {MAX_PARENTS})"));
+            return Err(format!(
+                "superblock lists {np} enclosing arrays (at most {MAX_PARENTS})"
+            ));
         }
         let mut parents = Vec::with_capacity(np);
         for _ in 0..np {
@@ -191,15 +197,22 @@ impl Superblock {
         }
         let ns = r.u32()?;
         if ns > MAX_MEMBERS {
-            return Err(format!("superblock lists {ns} slots (at most {MAX_MEMBERS})"));
+            return Err(format!(
+                "superblock lists {ns} slots (at most {MAX_MEMBERS})"
+            ));
         }
         let mut slots = Vec::with_capacity(ns as usize);
         for _ in 0..ns {
             let dev_uuid = r.uuid()?;
             let code = r.take(1)?[0];
-            let state = SlotState::from_code(code).ok_or_else(|| format!("slot state code {code} is unknown"))?;
+            let state = SlotState::from_code(code)
+                .ok_or_else(|| format!("slot state code {code} is unknown"))?;
             let checkpoint = r.u64()?;
-            slots.push(Slot { dev_uuid, state, checkpoint });
+            slots.push(Slot {
+                dev_uuid,
+                state,
+                checkpoint,
+            });
         }
         Ok(Some(Superblock {
             events,
@@ -285,7 +298,8 @@ impl<'a> Reader<'a> {
     fn str16(&mut self) -> Result<String, String> {
         let b = self.take(16)?;
         let end = b.iter().position(|&c| c == 0).unwrap_or(16);
-        String::from_utf8(b[..end].to_vec()).map_err(|_| "superblock holds a name that is not UTF-8".to_string())
+        String::from_utf8(b[..end].to_vec())
+            .map_err(|_| "superblock holds a name that is not UTF-8".to_string())
     }
 }
 
@@ -308,7 +322,14 @@ pub fn data_offset_for(bitmap_bytes: u64) -> u64 {
 
 pub fn uuid_string(u: &[u8; 16]) -> String {
     let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// A fresh random uuid (from the kernel's random source; falls back to time and pid).
@@ -362,9 +383,21 @@ mod tests {
             bitmap_bytes: 512,
             bitmap_region: 1 << 16,
             slots: vec![
-                Slot { dev_uuid: [4; 16], state: SlotState::Active, checkpoint: 0 },
-                Slot { dev_uuid: [9; 16], state: SlotState::Rebuilding, checkpoint: 4096 },
-                Slot { dev_uuid: [0; 16], state: SlotState::Missing, checkpoint: 0 },
+                Slot {
+                    dev_uuid: [4; 16],
+                    state: SlotState::Active,
+                    checkpoint: 0,
+                },
+                Slot {
+                    dev_uuid: [9; 16],
+                    state: SlotState::Rebuilding,
+                    checkpoint: 4096,
+                },
+                Slot {
+                    dev_uuid: [0; 16],
+                    state: SlotState::Missing,
+                    checkpoint: 0,
+                },
             ],
         }
     }
@@ -391,7 +424,10 @@ mod tests {
         eb[100] ^= 1; // torn write of copy B
         assert_eq!(Superblock::decode(&eb).unwrap(), None);
         assert_eq!(read_newest(&ea, &eb).unwrap().unwrap().events, 7);
-        assert_eq!(read_newest(&[0u8; SB_BYTES], &[0u8; SB_BYTES]).unwrap(), None);
+        assert_eq!(
+            read_newest(&[0u8; SB_BYTES], &[0u8; SB_BYTES]).unwrap(),
+            None
+        );
     }
 
     #[test]

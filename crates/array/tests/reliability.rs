@@ -31,8 +31,15 @@ impl Rng {
 }
 
 fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-    tempfile::Builder::new().prefix("raidlab-array-test").tempdir_in(base).unwrap()
+    let base = if Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    tempfile::Builder::new()
+        .prefix("raidlab-array-test")
+        .tempdir_in(base)
+        .unwrap()
 }
 
 fn paths(dir: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
@@ -41,11 +48,30 @@ fn paths(dir: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
 
 fn spec(level: &str, layout: Option<&str>, chunk: u64, members: &[PathBuf]) -> CreateSpec {
     let ms = members.iter().cloned().map(MemberSpec::Path).collect();
-    CreateSpec::new(level, layout, if level == "1" || level == "linear" { None } else { Some(chunk) }, ms).unwrap()
+    CreateSpec::new(
+        level,
+        layout,
+        if level == "1" || level == "linear" {
+            None
+        } else {
+            Some(chunk)
+        },
+        ms,
+    )
+    .unwrap()
 }
 
 fn new_array(s: &CreateSpec, member_size: u64) -> Arc<Array> {
-    create(s, &CreateOptions { force: false, size: Some(member_size), assume_clean: false, verbose: false }).unwrap()
+    create(
+        s,
+        &CreateOptions {
+            force: false,
+            size: Some(member_size),
+            assume_clean: false,
+            verbose: false,
+        },
+    )
+    .unwrap()
 }
 
 const GEOMETRIES: &[(&str, Option<&str>, u32, u32)] = &[
@@ -72,7 +98,8 @@ const GEOMETRIES: &[(&str, Option<&str>, u32, u32)] = &[
 
 fn check_all(arr: &Array, model: &[u8], what: &str) {
     let mut got = vec![0u8; model.len()];
-    arr.read_at(&mut got, 0).unwrap_or_else(|e| panic!("{what}: full read failed: {e}"));
+    arr.read_at(&mut got, 0)
+        .unwrap_or_else(|e| panic!("{what}: full read failed: {e}"));
     if got != model {
         let first = got.iter().zip(model).position(|(a, b)| a != b).unwrap();
         panic!("{what}: data differs first at byte {first}");
@@ -101,15 +128,20 @@ fn one_case(case: u64) {
         let off = rng.below((cap - len) as u64 / 512 + 1) as usize * 512;
         let mut data = vec![0u8; len];
         rng.fill(&mut data);
-        arr.write_at(&data, off as u64).unwrap_or_else(|e| panic!("{what} step {step}: write failed: {e}"));
+        arr.write_at(&data, off as u64)
+            .unwrap_or_else(|e| panic!("{what} step {step}: write failed: {e}"));
         model[off..off + len].copy_from_slice(&data);
         // A random read must see exactly the model.
         let rl = (1 + rng.below(cap as u64 / 512)) as usize * 512;
         let rl = rl.min(cap);
         let ro = rng.below((cap - rl) as u64 / 512 + 1) as usize * 512;
         let mut got = vec![0u8; rl];
-        arr.read_at(&mut got, ro as u64).unwrap_or_else(|e| panic!("{what} step {step}: read failed: {e}"));
-        assert!(got == model[ro..ro + rl], "{what} step {step}: read at {ro}+{rl} differs");
+        arr.read_at(&mut got, ro as u64)
+            .unwrap_or_else(|e| panic!("{what} step {step}: read failed: {e}"));
+        assert!(
+            got == model[ro..ro + rl],
+            "{what} step {step}: read at {ro}+{rl} differs"
+        );
         if (failed.len() as u32) < redundancy && rng.below(6) == 0 {
             let m = rng.below(n as u64) as usize;
             if !failed.contains(&m) {
@@ -118,12 +150,24 @@ fn one_case(case: u64) {
             }
         }
     }
-    check_all(&arr, &model, &format!("{what} degraded ({failed:?} failed)"));
+    check_all(
+        &arr,
+        &model,
+        &format!("{what} degraded ({failed:?} failed)"),
+    );
     arr.close().unwrap();
     drop(arr);
 
     // Reassemble degraded from the superblocks alone: same data.
-    let arr = assemble(&ms, &AssembleOptions { force: false, resync: true, verbose: false }).unwrap();
+    let arr = assemble(
+        &ms,
+        &AssembleOptions {
+            force: false,
+            resync: true,
+            verbose: false,
+        },
+    )
+    .unwrap();
     check_all(&arr, &model, &format!("{what} reassembled"));
     arr.close().unwrap();
     drop(arr);
@@ -137,7 +181,12 @@ fn one_case(case: u64) {
         let mut junk = vec![0u8; member_size as usize];
         rng.fill(&mut junk);
         std::fs::write(&ms[m], &junk).unwrap();
-        let others: Vec<PathBuf> = ms.iter().enumerate().filter(|(i, _)| !failed.contains(i)).map(|(_, p)| p.clone()).collect();
+        let others: Vec<PathBuf> = ms
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !failed.contains(i))
+            .map(|(_, p)| p.clone())
+            .collect();
         manage::add(&others, &ms[m], true).unwrap();
     }
     assert_eq!(manage::assign_spares(&ms).unwrap(), failed.len(), "{what}");
@@ -145,19 +194,29 @@ fn one_case(case: u64) {
     check_all(&arr, &model, &format!("{what} before rebuild"));
     let stop = AtomicBool::new(false);
     assert!(manage::rebuild_all(&arr, &stop, &mut |_, _, _| {}).unwrap());
-    assert_eq!(arr.degraded_count(), 0, "{what}: still degraded after rebuild");
+    assert_eq!(
+        arr.degraded_count(),
+        0,
+        "{what}: still degraded after rebuild"
+    );
     check_all(&arr, &model, &format!("{what} after rebuild"));
     if redundancy > 0 {
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
         for (name, r) in reps {
-            assert_eq!(r.mismatches, 0, "{what}: scrub of {name} after rebuild found mismatches");
+            assert_eq!(
+                r.mismatches, 0,
+                "{what}: scrub of {name} after rebuild found mismatches"
+            );
         }
     }
     arr.close().unwrap();
     drop(arr);
     // The rebuilt members alone carry the data: fail the survivors instead.
     let arr = assemble(&ms, &AssembleOptions::default()).unwrap();
-    let survivors: Vec<usize> = (0..n).filter(|i| !failed.contains(i)).take(failed.len()).collect();
+    let survivors: Vec<usize> = (0..n)
+        .filter(|i| !failed.contains(i))
+        .take(failed.len())
+        .collect();
     for &s in &survivors {
         arr.fail_member(s, "test: survivors fail now");
     }
@@ -166,7 +225,10 @@ fn one_case(case: u64) {
 
 #[test]
 fn random_geometries_writes_and_failures() {
-    let cases: u64 = std::env::var("RAIDLAB_ARRAY_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let cases: u64 = std::env::var("RAIDLAB_ARRAY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
     for case in 0..cases {
         one_case(case);
     }
@@ -175,7 +237,13 @@ fn random_geometries_writes_and_failures() {
 #[test]
 fn more_failures_than_redundancy_error_never_wrong_data() {
     let dir = scratch();
-    for (level, n, kill) in [("5", 4, 2), ("6", 5, 3), ("0", 3, 1), ("1", 2, 2), ("10", 4, 2)] {
+    for (level, n, kill) in [
+        ("5", 4, 2),
+        ("6", 5, 3),
+        ("0", 3, 1),
+        ("1", 2, 2),
+        ("10", 4, 2),
+    ] {
         let ms = paths(dir.path(), n, &format!("r{level}-"));
         let arr = new_array(&spec(level, None, 65536, &ms), 3 << 20);
         let data = vec![0xabu8; arr.capacity() as usize];
@@ -185,15 +253,22 @@ fn more_failures_than_redundancy_error_never_wrong_data() {
             arr.fail_member(m, "test");
         }
         let mut got = vec![0u8; data.len()];
-        let err = arr.read_at(&mut got, 0).expect_err(&format!("raid{level} with {kill} failed must not read"));
-        assert!(err.to_string().contains("fail"), "raid{level}: unclear error: {err}");
+        let err = arr
+            .read_at(&mut got, 0)
+            .expect_err(&format!("raid{level} with {kill} failed must not read"));
+        assert!(
+            err.to_string().contains("fail"),
+            "raid{level}: unclear error: {err}"
+        );
         assert!(arr.write_at(&data[..4096], 0).is_err());
         drop(arr);
         if level == "1" {
             // The last mirror's failure has no surviving member to be recorded on.
             continue;
         }
-        let e = assemble(&ms, &AssembleOptions::default()).err().expect("must not assemble");
+        let e = assemble(&ms, &AssembleOptions::default())
+            .err()
+            .expect("must not assemble");
         assert!(e.to_string().contains("cannot start"), "{e}");
     }
 }
@@ -215,19 +290,33 @@ fn scrub_finds_and_repairs_a_corrupt_block() {
         drop(arr);
         // Corrupt 4 KiB inside row 3 of member 1 (data for some rows, parity for others).
         let victim = 1;
-        let f = std::fs::OpenOptions::new().write(true).open(&ms[victim]).unwrap();
-        f.write_all_at(&[0x5a; 4096], (1 << 20) + 3 * 16384 + 4096).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&ms[victim])
+            .unwrap();
+        f.write_all_at(&[0x5a; 4096], (1 << 20) + 3 * 16384 + 4096)
+            .unwrap();
         drop(f);
         let arr = manage::open(&ms, false).unwrap();
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
-        assert_eq!(reps[0].1.mismatches, 1, "raid{level}: check must find the corrupt block");
+        assert_eq!(
+            reps[0].1.mismatches, 1,
+            "raid{level}: check must find the corrupt block"
+        );
         if level == "6" {
-            assert_eq!(reps[0].1.located[0].1.as_deref(), Some(ms[victim].to_str().unwrap()), "raid6 must locate it");
+            assert_eq!(
+                reps[0].1.located[0].1.as_deref(),
+                Some(ms[victim].to_str().unwrap()),
+                "raid6 must locate it"
+            );
         }
         let reps = manage::scrub_all(&arr, true, &mut |_, _, _| {}).unwrap();
         assert_eq!(reps[0].1.mismatches, 1);
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
-        assert_eq!(reps[0].1.mismatches, 0, "raid{level}: repair must leave it consistent");
+        assert_eq!(
+            reps[0].1.mismatches, 0,
+            "raid{level}: repair must leave it consistent"
+        );
         if level == "6" {
             // RAID 6 repaired the located block: the data reads back as written.
             check_all(&arr, &data, "raid6 after repair");
@@ -265,7 +354,10 @@ fn concurrent_writers_to_one_stripe_serialize() {
         }
         check_all(&arr, &model, &format!("raid{level} concurrent"));
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
-        assert_eq!(reps[0].1.mismatches, 0, "raid{level}: parity inconsistent after concurrent writes");
+        assert_eq!(
+            reps[0].1.mismatches, 0,
+            "raid{level}: parity inconsistent after concurrent writes"
+        );
     }
 }
 
@@ -318,9 +410,22 @@ fn dirty_and_degraded_refuses_without_force() {
     // Simulate a crash: never close, just forget the array (superblocks say dirty).
     std::mem::forget(arr);
     let degraded = &ms[..3];
-    let e = assemble(degraded, &AssembleOptions::default()).err().unwrap();
-    assert!(e.is_usage() && e.to_string().contains("write hole") && e.to_string().contains("--force"), "{e}");
-    let arr = assemble(degraded, &AssembleOptions { force: true, resync: true, verbose: false }).unwrap();
+    let e = assemble(degraded, &AssembleOptions::default())
+        .err()
+        .unwrap();
+    assert!(
+        e.is_usage() && e.to_string().contains("write hole") && e.to_string().contains("--force"),
+        "{e}"
+    );
+    let arr = assemble(
+        degraded,
+        &AssembleOptions {
+            force: true,
+            resync: true,
+            verbose: false,
+        },
+    )
+    .unwrap();
     let mut got = [0u8; 8192];
     arr.read_at(&mut got, 0).unwrap();
     assert_eq!(got, [1u8; 8192]);

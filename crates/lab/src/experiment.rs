@@ -932,7 +932,11 @@ rerun = 1
         let e = Experiment::parse(BASIC, "t", Path::new("."), &["system=sys.toml".into()]).unwrap();
         assert!(!e.target.contains_key("filename"));
         let e = Experiment::parse(BASIC, "t", Path::new("."), &["sweep.rw=read".into()]).unwrap();
-        assert_eq!(e.axes[1].values, ["read"], "a dotted sweep path replaces the axis");
+        assert_eq!(
+            e.axes[1].values,
+            ["read"],
+            "a dotted sweep path replaces the axis"
+        );
         let e = Experiment::parse(BASIC, "t", Path::new("."), &["repeat.count=7".into()]).unwrap();
         assert_eq!(e.repeat.count, 7);
         let err = Experiment::parse(BASIC, "t", Path::new("."), &["bogus=1".into()]).unwrap_err();

@@ -12,17 +12,27 @@ pub struct CliError {
 impl CliError {
     /// Bad input: exit code 2.
     pub fn usage(message: impl Into<String>) -> Self {
-        CliError { code: 2, message: one_line(message.into()) }
+        CliError {
+            code: 2,
+            message: one_line(message.into()),
+        }
     }
     /// A failure while running: exit code 1.
     pub fn failed(message: impl Into<String>) -> Self {
-        CliError { code: 1, message: one_line(message.into()) }
+        CliError {
+            code: 1,
+            message: one_line(message.into()),
+        }
     }
 }
 
 fn one_line(s: String) -> String {
     if s.contains('\n') {
-        s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+        s.split('\n')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
     } else {
         s
     }

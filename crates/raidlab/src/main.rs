@@ -9,7 +9,11 @@ use clap::{Parser, Subcommand};
 use error::CliError;
 
 #[derive(Parser)]
-#[command(name = "raidlab", version, about = "A storage performance lab: measure, build RAID, simulate, report")]
+#[command(
+    name = "raidlab",
+    version,
+    about = "A storage performance lab: measure, build RAID, simulate, report"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,7 +53,10 @@ fn main() {
             _ => {
                 // One line: clap's first line says what was wrong; valid values follow it.
                 let rendered = e.render().to_string();
-                let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad arguments");
+                let first = rendered
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("bad arguments");
                 let first = first.trim_start_matches("error: ");
                 eprintln!("raidlab: {first} (see raidlab --help)");
                 2

@@ -21,17 +21,30 @@ fn run(args: &[&str]) -> Output {
 
 fn ok(args: &[&str]) -> String {
     let o = run(args);
-    assert!(o.status.success(), "raidlab {args:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "raidlab {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap()
 }
 
 fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-    tempfile::Builder::new().prefix("raidlab-cli-array").tempdir_in(base).unwrap()
+    let base = if Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    tempfile::Builder::new()
+        .prefix("raidlab-cli-array")
+        .tempdir_in(base)
+        .unwrap()
 }
 
 fn members(dir: &Path, n: usize, tag: &str) -> Vec<String> {
-    (0..n).map(|i| dir.join(format!("{tag}{i}")).display().to_string()).collect()
+    (0..n)
+        .map(|i| dir.join(format!("{tag}{i}")).display().to_string())
+        .collect()
 }
 
 #[test]
@@ -39,12 +52,18 @@ fn create_status_fail_remove_add_rebuild_scrub() {
     let d = scratch();
     let ms = members(d.path(), 4, "m");
     let list = ms.join(",");
-    let mut args = vec!["array", "create", "--level", "5", "--chunk", "64k", "--size", "8m"];
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "64k", "--size", "8m",
+    ];
     args.extend(ms.iter().map(String::as_str));
     let out = ok(&args);
-    assert!(out.contains("raid5") && out.contains("left-symmetric") && out.contains("chunk 64 KiB"), "{out}");
+    assert!(
+        out.contains("raid5") && out.contains("left-symmetric") && out.contains("chunk 64 KiB"),
+        "{out}"
+    );
 
-    let js: serde_json::Value = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert_eq!(js["level"], "raid5");
     assert_eq!(js["state"], "clean");
     assert_eq!(js["degraded"], false);
@@ -55,33 +74,57 @@ fn create_status_fail_remove_add_rebuild_scrub() {
     let o = run(&args);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("raidlab array member") && err.contains("--force") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("raidlab array member") && err.contains("--force") && err.lines().count() == 1,
+        "{err}"
+    );
 
     // Write known data through the library's target (what `raidlab run --filename array:` uses).
-    let pattern: Vec<u8> = (0..3 * 64 * 1024 * 5).map(|i| (i * 7 % 251) as u8).collect();
+    let pattern: Vec<u8> = (0..3 * 64 * 1024 * 5)
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
     {
         let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
         t.write_at(&pattern, 4096).unwrap();
     }
 
     ok(&["array", "fail", &list, &ms[2]]);
-    let js: serde_json::Value = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert_eq!(js["degraded"], true);
     // A second failure would lose data: refused.
     let o = run(&["array", "fail", &list, &ms[0]]);
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Removing an active member is refused; the faulty one goes.
-    assert_eq!(run(&["array", "remove", &list, &ms[1]]).status.code(), Some(2));
+    assert_eq!(
+        run(&["array", "remove", &list, &ms[1]]).status.code(),
+        Some(2)
+    );
     ok(&["array", "remove", &list, &ms[2]]);
-    let rest: Vec<String> = ms.iter().enumerate().filter(|(i, _)| *i != 2).map(|(_, m)| m.clone()).collect();
+    let rest: Vec<String> = ms
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 2)
+        .map(|(_, m)| m.clone())
+        .collect();
     // The removed member is zeroed of its superblock; refill it with junk to prove the rebuild.
     std::fs::write(&ms[2], vec![0x77u8; 8 << 20]).unwrap();
     let o = run(&["array", "add", &rest.join(","), &ms[2]]);
-    assert_eq!(o.status.code(), Some(2), "junk-filled member must need --force");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "junk-filled member must need --force"
+    );
     ok(&["array", "add", "--force", &rest.join(","), &ms[2]]);
     let out = ok(&["array", "rebuild", "--quiet", &list]);
     assert!(out.contains("complete"), "{out}");
-    let js: serde_json::Value = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert_eq!(js["degraded"], false, "{js}");
 
     // The rebuilt member carries its share: fail another one and read everything back.
@@ -94,10 +137,15 @@ fn create_status_fail_remove_add_rebuild_scrub() {
     }
 
     // Scrub on a degraded array is refused; on a healthy one it counts mismatches.
-    assert_eq!(run(&["array", "scrub", "--check", &list]).status.code(), Some(2));
+    assert_eq!(
+        run(&["array", "scrub", "--check", &list]).status.code(),
+        Some(2)
+    );
     let d2 = scratch();
     let m6 = members(d2.path(), 5, "s");
-    let mut a6 = vec!["array", "create", "--level", "6", "--chunk", "16k", "--size", "4m"];
+    let mut a6 = vec![
+        "array", "create", "--level", "6", "--chunk", "16k", "--size", "4m",
+    ];
     a6.extend(m6.iter().map(String::as_str));
     ok(&a6);
     let l6 = m6.join(",");
@@ -105,8 +153,12 @@ fn create_status_fail_remove_add_rebuild_scrub() {
         let t = raidlab_array::open_target(&l6, &raidlab_array::OpenOptions::default()).unwrap();
         t.write_at(&pattern[..3 * 16384 * 4], 0).unwrap();
     }
-    let f = std::fs::OpenOptions::new().write(true).open(&m6[3]).unwrap();
-    f.write_all_at(&[1u8; 512], (1 << 20) + 16384 + 100).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&m6[3])
+        .unwrap();
+    f.write_all_at(&[1u8; 512], (1 << 20) + 16384 + 100)
+        .unwrap();
     let out = ok(&["array", "scrub", "--check", "--output-format", "json", &l6]);
     let js: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(js[0]["mismatches"], 1, "{out}");
@@ -121,10 +173,26 @@ fn bad_input_is_one_line_exit_2() {
     let d = scratch();
     let ms = members(d.path(), 3, "b");
     for (args, want) in [
-        (vec!["array", "create", "--level", "7", "--size", "4m"], "level '7' is unknown"),
-        (vec!["array", "create", "--level", "5", "--chunk", "3000", "--size", "4m"], "chunk"),
-        (vec!["array", "create", "--level", "5", "--layout", "diagonal", "--size", "4m"], "layout 'diagonal'"),
-        (vec!["array", "create", "--level", "6", "--size", "4m"], "at least 4 members"),
+        (
+            vec!["array", "create", "--level", "7", "--size", "4m"],
+            "level '7' is unknown",
+        ),
+        (
+            vec![
+                "array", "create", "--level", "5", "--chunk", "3000", "--size", "4m",
+            ],
+            "chunk",
+        ),
+        (
+            vec![
+                "array", "create", "--level", "5", "--layout", "diagonal", "--size", "4m",
+            ],
+            "layout 'diagonal'",
+        ),
+        (
+            vec!["array", "create", "--level", "6", "--size", "4m"],
+            "at least 4 members",
+        ),
         (vec!["array", "create", "--level", "5"], "does not exist"),
         (vec!["array", "status", "/nonexistent/x"], "does not exist"),
     ] {
@@ -146,17 +214,33 @@ fn bad_input_is_one_line_exit_2() {
     let a: Vec<String> = members(d.path(), 9, "x");
     let b: Vec<String> = members(d.path(), 9, "y");
     let out = ok(&[
-        "array", "create", "--level", "0", "--chunk", "256k", "--size", "3m",
-        "--of", &format!("5:64k:{}", a.join(",")), "--of", &format!("5:64k:{}", b.join(",")),
+        "array",
+        "create",
+        "--level",
+        "0",
+        "--chunk",
+        "256k",
+        "--size",
+        "3m",
+        "--of",
+        &format!("5:64k:{}", a.join(",")),
+        "--of",
+        &format!("5:64k:{}", b.join(",")),
     ]);
-    assert!(out.contains("raid0") && out.contains("chunk 256 KiB"), "{out}");
+    assert!(
+        out.contains("raid0") && out.contains("chunk 256 KiB"),
+        "{out}"
+    );
     let all = format!("{},{}", a.join(","), b.join(","));
     let st = ok(&["array", "status", &all]);
     assert!(st.contains("child 1:") && st.contains("raid5"), "{st}");
 }
 
 fn ensure_fuse() {
-    assert!(Path::new("/dev/fuse").exists(), "/dev/fuse is missing: these tests need FUSE (kernel module fuse)");
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "/dev/fuse is missing: these tests need FUSE (kernel module fuse)"
+    );
     let o = Command::new("fusermount3").arg("-V").output();
     assert!(o.is_ok(), "fusermount3 is missing: install Debian's fuse3");
 }
@@ -194,7 +278,10 @@ impl Served {
                 panic!("serve exited early: {st}");
             }
         }
-        Served { child, dir: dir.to_path_buf() }
+        Served {
+            child,
+            dir: dir.to_path_buf(),
+        }
     }
     fn volume(&self) -> PathBuf {
         self.dir.join("volume")
@@ -211,7 +298,10 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = Command::new("fusermount3").args(["-u", "-z"]).arg(&self.dir).status();
+        let _ = Command::new("fusermount3")
+            .args(["-u", "-z"])
+            .arg(&self.dir)
+            .status();
     }
 }
 
@@ -220,12 +310,18 @@ fn kill_9_mid_writes_then_resync_keeps_acknowledged_data() {
     ensure_fuse();
     let d = scratch();
     let ms = members(d.path(), 5, "k");
-    let mut args = vec!["array", "create", "--level", "6", "--chunk", "16k", "--size", "6m"];
+    let mut args = vec![
+        "array", "create", "--level", "6", "--chunk", "16k", "--size", "6m",
+    ];
     args.extend(ms.iter().map(String::as_str));
     ok(&args);
     let list = ms.join(",");
     let served = Served::start(&list, &d.path().join("mnt"));
-    let vol = std::fs::OpenOptions::new().read(true).write(true).open(served.volume()).unwrap();
+    let vol = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(served.volume())
+        .unwrap();
     let cap = vol.metadata().unwrap().len();
     // Writer: 8 KiB blocks at pseudo-random block indices, each stamped with its sequence
     // number; a write is acknowledged once pwrite returned.
@@ -238,7 +334,9 @@ fn kill_9_mid_writes_then_resync_keeps_acknowledged_data() {
             x ^= x >> 7;
             x ^= x << 17;
             let blk = x % blocks;
-            let buf: Vec<u8> = (0..8192u64).map(|i| (seq.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8).collect();
+            let buf: Vec<u8> = (0..8192u64)
+                .map(|i| (seq.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8)
+                .collect();
             if vol.write_all_at(&buf, blk * 8192).is_err() {
                 break;
             }
@@ -268,34 +366,50 @@ fn kill_9_mid_writes_then_resync_keeps_acknowledged_data() {
         acked.insert(b, s);
     }
 
-    let st: serde_json::Value = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
-    assert_eq!(st["state"], "dirty", "the crash must leave the array marked dirty");
+    let st: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(
+        st["state"], "dirty",
+        "the crash must leave the array marked dirty"
+    );
     // Assemble (resyncs dirty regions), then check parity and the data.
     let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
     for (b, s) in &acked {
         let mut got = vec![0u8; 8192];
         t.read_at(&mut got, b * 8192).unwrap();
-        let want: Vec<u8> = (0..8192u64).map(|i| (s.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8).collect();
+        let want: Vec<u8> = (0..8192u64)
+            .map(|i| (s.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8)
+            .collect();
         // A later write to the same block may have landed unacknowledged: accept a newer stamp.
         if got != want {
             let stamp = (0..u64::MAX).take(1_000_000).map(|k| s + k).find(|k| {
-                got.iter().enumerate().all(|(i, &v)| v == (k.wrapping_mul(31) ^ (i as u64).wrapping_mul(7)) as u8)
+                got.iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == (k.wrapping_mul(31) ^ (i as u64).wrapping_mul(7)) as u8)
             });
             assert!(stamp.is_some(), "block {b}: acknowledged write {s} lost");
         }
     }
     drop(t);
     let out = ok(&["array", "scrub", "--check", &list]);
-    assert!(out.contains(" 0 mismatched"), "parity inconsistent after resync: {out}");
+    assert!(
+        out.contains(" 0 mismatched"),
+        "parity inconsistent after resync: {out}"
+    );
 }
 
 #[test]
 fn fio_verify_over_fuse_with_member_failed_mid_run() {
     ensure_fuse();
-    assert!(Command::new("fio").arg("--version").output().is_ok(), "fio is missing: install Debian's fio");
+    assert!(
+        Command::new("fio").arg("--version").output().is_ok(),
+        "fio is missing: install Debian's fio"
+    );
     let d = scratch();
     let ms = members(d.path(), 5, "f");
-    let mut args = vec!["array", "create", "--level", "5", "--chunk", "64k", "--size", "34m"];
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "64k", "--size", "34m",
+    ];
     args.extend(ms.iter().map(String::as_str));
     ok(&args);
     let list = ms.join(",");
@@ -323,10 +437,21 @@ fn fio_verify_over_fuse_with_member_failed_mid_run() {
     std::thread::sleep(Duration::from_millis(1500));
     ok(&["array", "fail", &list, &ms[1]]);
     let out = fio.wait_with_output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && !text.contains("verify: bad"), "fio verify failed:\n{text}");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && !text.contains("verify: bad"),
+        "fio verify failed:\n{text}"
+    );
     served.stop();
-    let js: serde_json::Value = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
-    assert_eq!(js["degraded"], true, "the failure must have been picked up by serve: {js}");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(
+        js["degraded"], true,
+        "the failure must have been picked up by serve: {js}"
+    );
     assert_eq!(js["state"], "clean");
 }

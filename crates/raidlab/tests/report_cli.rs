@@ -46,7 +46,12 @@ fn make_db(path: &Path) {
         cpu_model: "Test CPU".into(),
         raidlab_version: "0.1.0".into(),
         hostname: "lab1".into(),
-        devices: vec![DeviceInfo { target: "/dev/sdz".into(), block_device: "sdz".into(), model: Some("TESTDISK".into()), ..Default::default() }],
+        devices: vec![DeviceInfo {
+            target: "/dev/sdz".into(),
+            block_device: "sdz".into(),
+            model: Some("TESTDISK".into()),
+            ..Default::default()
+        }],
     };
     let eid = db.record_environment(cid, &env).unwrap();
     let mut db = db;
@@ -80,7 +85,18 @@ fn make_db(path: &Path) {
         }
     }
     for step in 0..4u32 {
-        db.insert_convergence(cid, "chain", &info.experiment_hash, 12, "bs=2097152", step, 8 << (20 + 2 * step), 1, 45.0 + 8.0 / (step + 1) as f64).unwrap();
+        db.insert_convergence(
+            cid,
+            "chain",
+            &info.experiment_hash,
+            12,
+            "bs=2097152",
+            step,
+            8 << (20 + 2 * step),
+            1,
+            45.0 + 8.0 / (step + 1) as f64,
+        )
+        .unwrap();
     }
 }
 
@@ -90,19 +106,36 @@ fn report_from_a_database_writes_a_page_with_figures_environment_and_limits() {
     let db = dir.path().join("lab.db");
     make_db(&db);
     let out = dir.path().join("report");
-    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("index.html"));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(out.join("fig-01-rate-vs-bs.svg").is_file() && out.join("fig-01-rate-vs-bs.png").is_file());
+    assert!(
+        out.join("fig-01-rate-vs-bs.svg").is_file() && out.join("fig-01-rate-vs-bs.png").is_file()
+    );
     assert!(out.join("fig-02-convergence.svg").is_file());
-    assert!(html.contains("One RAID-5 chain read with block sizes"), "description from the experiment");
-    assert!(html.contains("<dd>6.1.0-test</dd>") && html.contains("model=TESTDISK"), "environment");
+    assert!(
+        html.contains("One RAID-5 chain read with block sizes"),
+        "description from the experiment"
+    );
+    assert!(
+        html.contains("<dd>6.1.0-test</dd>") && html.contains("model=TESTDISK"),
+        "environment"
+    );
     assert!(html.contains("data from <code>raidlab sweep recipes/chain.toml</code>"));
     // [limits] of the experiment: the 100 MB/s interface bounds a best of ~50.5 MB/s.
     assert!(html.contains("FC interface — bounds the path"));
-    assert!(html.contains("<td>51%</td>") || html.contains("<td>50%</td>"), "achieved/bound ratio");
+    assert!(
+        html.contains("<td>51%</td>") || html.contains("<td>50%</td>"),
+        "achieved/bound ratio"
+    );
     assert!(!html.contains("://"));
 }
 
@@ -119,21 +152,42 @@ fn one_line_error(o: &std::process::Output, code: i32) -> String {
 fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let o = raidlab().arg("report").arg(dir.path().join("nope.db")).arg("--out").arg(&out).output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(dir.path().join("nope.db"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(one_line_error(&o, 2).contains("does not exist"));
 
     let foreign = dir.path().join("notes.db");
     std::fs::write(&foreign, "not a database at all, and it must stay this way").unwrap();
-    let o = raidlab().arg("report").arg(&foreign).arg("--out").arg(&out).output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&foreign)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(one_line_error(&o, 2).contains("not an SQLite database"));
-    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "not a database at all, and it must stay this way");
+    assert_eq!(
+        std::fs::read_to_string(&foreign).unwrap(),
+        "not a database at all, and it must stay this way"
+    );
     assert!(!out.exists(), "nothing written for a foreign database");
 
     let db = dir.path().join("lab.db");
     make_db(&db);
     let file = dir.path().join("file");
     std::fs::write(&file, "x").unwrap();
-    let o = raidlab().arg("report").arg(&db).arg("--out").arg(file.join("sub")).output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&db)
+        .arg("--out")
+        .arg(file.join("sub"))
+        .output()
+        .unwrap();
     assert!(one_line_error(&o, 2).contains("cannot create report directory"));
 
     let o = raidlab().arg("report").arg(&db).output().unwrap();
@@ -141,7 +195,15 @@ fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
 
     let limits = dir.path().join("limits.toml");
     std::fs::write(&limits, "[limits]\nlink = \"fast\"\n").unwrap();
-    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).arg("--limits").arg(&limits).output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .arg("--limits")
+        .arg(&limits)
+        .output()
+        .unwrap();
     assert!(one_line_error(&o, 2).contains("[limits] link"));
 }
 
@@ -151,9 +213,23 @@ fn limits_file_for_a_real_system_adds_a_table() {
     let db = dir.path().join("lab.db");
     make_db(&db);
     let limits = dir.path().join("fc.toml");
-    std::fs::write(&limits, "[limits]\ntarget = \"/dev/sdz\"\n\"switch port\" = 200\n").unwrap();
+    std::fs::write(
+        &limits,
+        "[limits]\ntarget = \"/dev/sdz\"\n\"switch port\" = 200\n",
+    )
+    .unwrap();
     let out = dir.path().join("r");
-    let o = raidlab().arg("report").arg(&db).arg("--out").arg(&out).arg("--limits").arg(&limits).arg("--title").arg("Chain study").output().unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .arg("--limits")
+        .arg(&limits)
+        .arg("--title")
+        .arg("Chain study")
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<title>Chain study</title>"));

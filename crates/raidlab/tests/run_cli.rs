@@ -12,35 +12,77 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
     let f = dir.path().join("f").display().to_string();
     let file_opt = format!("--filename={f}");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec![&file_opt, "--bs=4q"], "--bs=4q: '4q' has unknown unit 'q' (valid: k, m, g, t, p"),
-        (vec![&file_opt, "--rw=sideways"], "--rw=sideways: 'sideways' is not an I/O pattern (valid: read,"),
+        (
+            vec![&file_opt, "--bs=4q"],
+            "--bs=4q: '4q' has unknown unit 'q' (valid: k, m, g, t, p",
+        ),
+        (
+            vec![&file_opt, "--rw=sideways"],
+            "--rw=sideways: 'sideways' is not an I/O pattern (valid: read,",
+        ),
         (vec![&file_opt, "--iodepth=0"], "--iodepth=0:"),
         (vec![&file_opt, "--iodepth"], "--iodepth: needs a value"),
         (vec!["--frobnicate=3"], "unknown option 'frobnicate'"),
         (vec!["--zonemode", "zbd"], "unknown option 'zonemode'"),
         (vec!["-q"], "'-q': unknown flag"),
         (vec!["--=3"], "'--=3': expected --key=value"),
-        (vec!["--output-format=xml"], "'xml' is not an output format (valid: text, json, json+)"),
+        (
+            vec!["--output-format=xml"],
+            "'xml' is not an output format (valid: text, json, json+)",
+        ),
         (vec!["--output-format"], "--output-format: needs a value"),
         (vec!["--force=1"], "--force takes no value"),
         (vec!["--name=a", "--rw=read"], "job 'a': no target"),
-        (vec![&file_opt, "--time_based"], "time_based needs a runtime"),
-        (vec![&file_opt, "--direct=1", "--bs=1000"], "multiple of 512"),
-        (vec![&file_opt, "--verify=md5"], "'md5' is not a verify mode"),
-        (vec![&file_opt, "--ioengine=libaio"], "'libaio' is not a supported ioengine (valid: io_uring, psync, null)"),
-        (vec![&file_opt, "--size=0"], "size must be greater than zero"),
+        (
+            vec![&file_opt, "--time_based"],
+            "time_based needs a runtime",
+        ),
+        (
+            vec![&file_opt, "--direct=1", "--bs=1000"],
+            "multiple of 512",
+        ),
+        (
+            vec![&file_opt, "--verify=md5"],
+            "'md5' is not a verify mode",
+        ),
+        (
+            vec![&file_opt, "--ioengine=libaio"],
+            "'libaio' is not a supported ioengine (valid: io_uring, psync, null)",
+        ),
+        (
+            vec![&file_opt, "--size=0"],
+            "size must be greater than zero",
+        ),
         (vec![&file_opt, "--bssplit=4k/60:8k/60"], "add up to 120%"),
         (vec!["--job"], "--job: needs a value"),
-        (vec!["--job", "/nonexistent/x.fio"], "/nonexistent/x.fio: cannot read job file"),
-        (vec!["/nonexistent/y.fio"], "/nonexistent/y.fio: cannot read job file"),
-        (vec!["--filename=sim:a.toml:/tmp/x", "--size=1m"], "either simulated or real"),
-        (vec![&file_opt, "--size=1m", "--output=/nonexistent/dir/out.json"], "--output /nonexistent/dir/out.json: cannot open for writing"),
+        (
+            vec!["--job", "/nonexistent/x.fio"],
+            "/nonexistent/x.fio: cannot read job file",
+        ),
+        (
+            vec!["/nonexistent/y.fio"],
+            "/nonexistent/y.fio: cannot read job file",
+        ),
+        (
+            vec!["--filename=sim:a.toml:/tmp/x", "--size=1m"],
+            "either simulated or real",
+        ),
+        (
+            vec![&file_opt, "--size=1m", "--output=/nonexistent/dir/out.json"],
+            "--output /nonexistent/dir/out.json: cannot open for writing",
+        ),
     ];
     for (args, expect) in cases {
         let out = raidlab(&args);
         let err = assert_usage_error(&out, &format!("{args:?}"));
-        assert!(err.contains(expect), "{args:?}: expected '{expect}' in {err:?}");
-        assert!(out.stdout.is_empty(), "{args:?}: printed results on bad input");
+        assert!(
+            err.contains(expect),
+            "{args:?}: expected '{expect}' in {err:?}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: printed results on bad input"
+        );
     }
 }
 
@@ -48,13 +90,25 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
 fn bad_job_files_name_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("[global]\nbs=4k\n[a]\nrw=read\nzonemode=zbd\n", ":5: unknown option 'zonemode'"),
-        ("rw=read\n[a]\n", ":1: option 'rw' comes before any [section]"),
+        (
+            "[global]\nbs=4k\n[a]\nrw=read\nzonemode=zbd\n",
+            ":5: unknown option 'zonemode'",
+        ),
+        (
+            "rw=read\n[a]\n",
+            ":1: option 'rw' comes before any [section]",
+        ),
         ("; only globals\n[global]\nbs=4k\n", "no job sections"),
-        ("[a]\nbs=12x\n", ":2: option 'bs': '12x' has unknown unit 'x'"),
+        (
+            "[a]\nbs=12x\n",
+            ":2: option 'bs': '12x' has unknown unit 'x'",
+        ),
         ("[a\nrw=read\n", ":1: '[a' is not a section header"),
         ("[a]\nrw\n", ":2: option 'rw': needs a value"),
-        ("[a]\nfilename=/tmp/x\niodepth=99999999\n", ":3: option 'iodepth'"),
+        (
+            "[a]\nfilename=/tmp/x\niodepth=99999999\n",
+            ":3: option 'iodepth'",
+        ),
     ];
     for (i, (text, expect)) in cases.iter().enumerate() {
         let path = dir.path().join(format!("bad{i}.fio"));
@@ -62,8 +116,14 @@ fn bad_job_files_name_the_file_and_line() {
         let p = path.display().to_string();
         let out = raidlab(&["--job", &p]);
         let err = assert_usage_error(&out, text);
-        assert!(err.contains(&format!("{p}{expect}")) || err.contains(expect), "{text:?}: expected '{expect}' in {err:?}");
-        assert!(err.contains(&p), "{text:?}: error does not name the file: {err:?}");
+        assert!(
+            err.contains(&format!("{p}{expect}")) || err.contains(expect),
+            "{text:?}: expected '{expect}' in {err:?}"
+        );
+        assert!(
+            err.contains(&p),
+            "{text:?}: error does not name the file: {err:?}"
+        );
     }
 }
 
@@ -72,9 +132,19 @@ fn help_lists_every_supported_fio_option() {
     let out = raidlab(&["--help"]);
     let text = assert_ok(&out, "run --help");
     for name in raidlab_workload::OPTION_NAMES {
-        assert!(text.contains(&format!("--{name} ")), "--help does not list --{name}");
+        assert!(
+            text.contains(&format!("--{name} ")),
+            "--help does not list --{name}"
+        );
     }
-    for own in ["--output-format", "--output", "--force", "--verify", "--progress", "--job"] {
+    for own in [
+        "--output-format",
+        "--output",
+        "--force",
+        "--verify",
+        "--progress",
+        "--job",
+    ] {
         assert!(text.contains(own), "--help does not list {own}");
     }
 }
@@ -105,20 +175,83 @@ fn random_argument_vectors_never_panic() {
     std::fs::write(&job, format!("[global]\nioengine=null\nsize=64k\nfilename={f}\n[x]\nrw=randrw\n[y]\nstonewall\nrw=read\n")).unwrap();
     let job = job.display().to_string();
     let keys = [
-        "rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "rwmixwrite", "size", "offset", "offset_increment",
-        "runtime", "time_based", "ramp_time", "loops", "direct", "ioengine", "randseed", "verify", "group_reporting",
-        "stonewall", "thread", "name", "frob", "", "output-format", "job", "bogus_key", "BS",
+        "rw",
+        "bs",
+        "bssplit",
+        "iodepth",
+        "numjobs",
+        "rwmixread",
+        "rwmixwrite",
+        "size",
+        "offset",
+        "offset_increment",
+        "runtime",
+        "time_based",
+        "ramp_time",
+        "loops",
+        "direct",
+        "ioengine",
+        "randseed",
+        "verify",
+        "group_reporting",
+        "stonewall",
+        "thread",
+        "name",
+        "frob",
+        "",
+        "output-format",
+        "job",
+        "bogus_key",
+        "BS",
     ];
     let values = [
-        "", "0", "1", "2", "-1", "4k", "4q", "64k", "1m", "read", "write", "randrw", "rw", "null", "psync", "json",
-        "json+", "text", "crc32c", "4k/50:8k/50", "4k/200", "10ms", "1x", "99999999999999999999999", "a,b", "☃", "=",
-        "k", "512", "0x10",
+        "",
+        "0",
+        "1",
+        "2",
+        "-1",
+        "4k",
+        "4q",
+        "64k",
+        "1m",
+        "read",
+        "write",
+        "randrw",
+        "rw",
+        "null",
+        "psync",
+        "json",
+        "json+",
+        "text",
+        "crc32c",
+        "4k/50:8k/50",
+        "4k/200",
+        "10ms",
+        "1x",
+        "99999999999999999999999",
+        "a,b",
+        "☃",
+        "=",
+        "k",
+        "512",
+        "0x10",
     ];
     let mut g = Gen(0x5eed);
     let cases = 150;
     for case in 0..cases {
-        let mut args: Vec<String> = vec!["--no-progress".into(), "--ioengine=null".into(), "--size=64k".into()];
-        args.push(format!("--filename={}", if case % 7 == 0 { "sim:/nonexistent.toml".to_string() } else { f.clone() }));
+        let mut args: Vec<String> = vec![
+            "--no-progress".into(),
+            "--ioengine=null".into(),
+            "--size=64k".into(),
+        ];
+        args.push(format!(
+            "--filename={}",
+            if case % 7 == 0 {
+                "sim:/nonexistent.toml".to_string()
+            } else {
+                f.clone()
+            }
+        ));
         let n = 1 + g.next() % 6;
         for _ in 0..n {
             let key = g.pick(&keys);
@@ -131,7 +264,10 @@ fn random_argument_vectors_never_panic() {
                 _ => format!("--{key}={val}"),
             };
             // Keep runs short and inside the temporary folder.
-            if arg.contains("ioengine=psync") || arg.contains("ioengine=io_uring") || arg.starts_with("--size") {
+            if arg.contains("ioengine=psync")
+                || arg.contains("ioengine=io_uring")
+                || arg.starts_with("--size")
+            {
                 continue;
             }
             args.push(arg);
@@ -160,15 +296,23 @@ fn example_job_files_are_valid() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let base = raidlab_workload::JobSpec { filenames: vec!["/dev/null".into()], ..Default::default() };
+        let base = raidlab_workload::JobSpec {
+            filenames: vec!["/dev/null".into()],
+            ..Default::default()
+        };
         let jobs = raidlab_workload::parse_job_text(&text, &path.display().to_string(), base)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for j in &jobs {
-            j.validate().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            j.validate()
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         }
         n += 1;
     }
-    assert!(n >= 3, "expected the seed example job files in {}", dir.display());
+    assert!(
+        n >= 3,
+        "expected the seed example job files in {}",
+        dir.display()
+    );
 }
 
 /// Seed 000's dd-like job runs end to end against its simulated system.

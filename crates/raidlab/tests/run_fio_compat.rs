@@ -13,8 +13,14 @@ use std::process::Command;
 fn raidlab_json(dir: &std::path::Path, format: &str) -> (String, Value) {
     let f = dir.join("data").display().to_string();
     let out = raidlab(&[
-        &format!("--filename={f}"), "--size=2m", "--bs=4k", "--ioengine=psync", "--name=mix", "--rw=randrw",
-        "--rwmixread=60", &format!("--output-format={format}"),
+        &format!("--filename={f}"),
+        "--size=2m",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--name=mix",
+        "--rw=randrw",
+        "--rwmixread=60",
+        &format!("--output-format={format}"),
     ]);
     let text = assert_ok(&out, "raidlab json");
     let v = json(&text);
@@ -30,7 +36,12 @@ fn fio_jsonplus_clat2csv_accepts_json_plus_with_the_right_counts() {
     std::fs::write(&src, &text).unwrap();
     let dest = dir.path().join("lat.csv");
     let run = |extra: &[&str]| {
-        let o = Command::new("fio_jsonplus_clat2csv").arg(&src).arg(&dest).args(extra).output().unwrap();
+        let o = Command::new("fio_jsonplus_clat2csv")
+            .arg(&src)
+            .arg(&dest)
+            .args(extra)
+            .output()
+            .unwrap();
         assert!(
             o.status.success(),
             "fio_jsonplus_clat2csv {extra:?} failed: {}{}",
@@ -46,8 +57,17 @@ fn fio_jsonplus_clat2csv_accepts_json_plus_with_the_right_counts() {
     let csv = std::fs::read_to_string(dir.path().join("lat_job0.csv")).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').map(str::trim).collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
-    let (rc, wc, rlc) = (col("read_clat_ns_count"), col("write_clat_ns_count"), col("read_lat_ns_count"));
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    let (rc, wc, rlc) = (
+        col("read_clat_ns_count"),
+        col("write_clat_ns_count"),
+        col("read_lat_ns_count"),
+    );
     let (mut reads, mut writes, mut read_lat) = (0u64, 0u64, 0u64);
     let mut rows = 0;
     for line in lines.filter(|l| !l.trim().is_empty()) {
@@ -75,9 +95,16 @@ fn key_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
-                let data_keyed = ["job options", "percentile", "bins", "latency_ns", "latency_us", "latency_ms"]
-                    .iter()
-                    .any(|d| prefix.ends_with(&format!("/{d}")));
+                let data_keyed = [
+                    "job options",
+                    "percentile",
+                    "bins",
+                    "latency_ns",
+                    "latency_us",
+                    "latency_ms",
+                ]
+                .iter()
+                .any(|d| prefix.ends_with(&format!("/{d}")));
                 let k = if data_keyed { "*" } else { k.as_str() };
                 let p = format!("{prefix}/{k}");
                 out.insert(p.clone());
@@ -99,15 +126,29 @@ fn json_has_every_key_a_real_fio_run_writes() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("fio-data").display().to_string();
     let o = Command::new("fio")
-        .args(["--name=mix", &format!("--filename={f}"), "--size=2m", "--bs=4k", "--ioengine=psync", "--rw=randrw"])
+        .args([
+            "--name=mix",
+            &format!("--filename={f}"),
+            "--size=2m",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--rw=randrw",
+        ])
         .args(["--rwmixread=60", "--output-format=json"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "fio failed: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "fio failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let fio: Value = serde_json::from_slice(&o.stdout).expect("fio's JSON");
     let (_, ours) = raidlab_json(dir.path(), "json");
 
-    assert!(want_len(&fio) > 100, "fio's JSON looks too small to compare against");
+    assert!(
+        want_len(&fio) > 100,
+        "fio's JSON looks too small to compare against"
+    );
     let absent = raidlab_result::render::JSON_ABSENT_KEYS;
     let mut want = BTreeSet::new();
     key_paths(&fio, "", &mut want);
@@ -116,18 +157,38 @@ fn json_has_every_key_a_real_fio_run_writes() {
     let missing: Vec<&String> = want
         .iter()
         .filter(|p| !have.contains(*p))
-        .filter(|p| !p.split('/').any(|seg| absent.contains(&seg.trim_end_matches("[]"))))
+        .filter(|p| {
+            !p.split('/')
+                .any(|seg| absent.contains(&seg.trim_end_matches("[]")))
+        })
         .collect();
-    assert!(missing.is_empty(), "keys fio writes that raidlab's JSON lacks (and does not document as absent): {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "keys fio writes that raidlab's JSON lacks (and does not document as absent): {missing:?}"
+    );
     // Nothing raidlab adds outside its own key, apart from lat_ns percentiles.
     let extra: Vec<&String> = have
         .iter()
         .filter(|p| !want.contains(*p))
-        .filter(|p| !p.contains("/raidlab") && !p.ends_with("lat_ns/percentile") && !p.ends_with("lat_ns/percentile/*"))
+        .filter(|p| {
+            !p.contains("/raidlab")
+                && !p.ends_with("lat_ns/percentile")
+                && !p.ends_with("lat_ns/percentile/*")
+        })
         .collect();
-    assert!(extra.is_empty(), "keys raidlab adds outside its 'raidlab' key: {extra:?}");
+    assert!(
+        extra.is_empty(),
+        "keys raidlab adds outside its 'raidlab' key: {extra:?}"
+    );
     // Percentile keys are fio's default list, written the same way.
-    let pk = |v: &Value| v["jobs"][0]["read"]["clat_ns"]["percentile"].as_object().unwrap().keys().cloned().collect::<BTreeSet<_>>();
+    let pk = |v: &Value| {
+        v["jobs"][0]["read"]["clat_ns"]["percentile"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
     assert_eq!(pk(&fio), pk(&ours));
 }
 
@@ -149,14 +210,30 @@ for job in d['jobs']:
               s['clat_ns']['N'], s['clat_ns']['percentile']['99.000000'] if s['total_ios'] else 0,
               job['usr_cpu'] >= 0, job['sys_cpu'] >= 0)
 "#;
-    let o = Command::new("python3").arg("-c").arg(script).arg(&src).output().unwrap();
-    assert!(o.status.success(), "python: {}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "python: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let printed = String::from_utf8_lossy(&o.stdout);
-    let read_line = printed.lines().find(|l| l.starts_with("mix read ")).unwrap();
+    let read_line = printed
+        .lines()
+        .find(|l| l.starts_with("mix read "))
+        .unwrap();
     let fields: Vec<&str> = read_line.split_whitespace().collect();
     assert_eq!(fields[2], v["jobs"][0]["read"]["io_bytes"].to_string());
     assert_eq!(fields[6], v["jobs"][0]["read"]["total_ios"].to_string());
-    assert_eq!(fields[7], v["jobs"][0]["read"]["total_ios"].to_string(), "clat N equals total_ios");
+    assert_eq!(
+        fields[7],
+        v["jobs"][0]["read"]["total_ios"].to_string(),
+        "clat N equals total_ios"
+    );
 }
 
 fn want_len(v: &Value) -> usize {

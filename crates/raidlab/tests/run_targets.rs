@@ -10,8 +10,14 @@ use std::time::Duration;
 
 fn read_total(v: &serde_json::Value, dir: &str) -> (u64, u64) {
     let jobs = v["jobs"].as_array().unwrap();
-    let bytes = jobs.iter().map(|j| j[dir]["io_bytes"].as_u64().unwrap()).sum();
-    let ios = jobs.iter().map(|j| j[dir]["total_ios"].as_u64().unwrap()).sum();
+    let bytes = jobs
+        .iter()
+        .map(|j| j[dir]["io_bytes"].as_u64().unwrap())
+        .sum();
+    let ios = jobs
+        .iter()
+        .map(|j| j[dir]["total_ios"].as_u64().unwrap())
+        .sum();
     (bytes, ios)
 }
 
@@ -20,8 +26,15 @@ fn null_engine_counts_requests_and_prints_json() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("n").display().to_string();
     let out = raidlab(&[
-        "--ioengine=null", &format!("--filename={f}"), "--size=4m", "--bs=4k", "--rw=randread", "--iodepth=32",
-        "--name=null-4k", "--loops=2", "--output-format=json",
+        "--ioengine=null",
+        &format!("--filename={f}"),
+        "--size=4m",
+        "--bs=4k",
+        "--rw=randread",
+        "--iodepth=32",
+        "--name=null-4k",
+        "--loops=2",
+        "--output-format=json",
     ]);
     let v = json(&assert_ok(&out, "null engine"));
     assert_eq!(v["jobs"][0]["jobname"], "null-4k");
@@ -39,9 +52,20 @@ fn file_target_write_then_verified_read_text_and_output_file() {
     let f = dir.path().join("data").display().to_string();
     let result = dir.path().join("result.json");
     let out = raidlab(&[
-        &format!("--filename={f}"), "--size=2m", "--bs=64k", "--verify", "--ioengine=psync",
-        "--name=fill", "--rw=write", "--name=check", "--stonewall", "--rw=randread", "--iodepth=4",
-        "--output-format=json", "--output", &result.display().to_string(),
+        &format!("--filename={f}"),
+        "--size=2m",
+        "--bs=64k",
+        "--verify",
+        "--ioengine=psync",
+        "--name=fill",
+        "--rw=write",
+        "--name=check",
+        "--stonewall",
+        "--rw=randread",
+        "--iodepth=4",
+        "--output-format=json",
+        "--output",
+        &result.display().to_string(),
     ]);
     assert_ok(&out, "file write+read");
     assert!(out.stdout.is_empty(), "--output still printed to stdout");
@@ -51,15 +75,27 @@ fn file_target_write_then_verified_read_text_and_output_file() {
     assert_eq!(jobs[0]["write"]["io_bytes"], 2 << 20);
     assert_eq!(jobs[1]["read"]["io_bytes"], 2 << 20);
     assert_eq!(jobs[1]["read"]["total_ios"], 32);
-    assert_ne!(jobs[0]["groupid"], jobs[1]["groupid"], "stonewall starts a new group");
+    assert_ne!(
+        jobs[0]["groupid"], jobs[1]["groupid"],
+        "stonewall starts a new group"
+    );
     assert_eq!(jobs[1]["raidlab"]["verify"]["mismatches"], 0);
     assert_eq!(jobs[1]["raidlab"]["verify"]["blocks_checked"], 32);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 20);
 
     // Same file, text output: fio-like lines with both units labelled.
-    let out = raidlab(&[&format!("--filename={f}"), "--size=2m", "--bs=64k", "--rw=read", "--name=again"]);
+    let out = raidlab(&[
+        &format!("--filename={f}"),
+        "--size=2m",
+        "--bs=64k",
+        "--rw=read",
+        "--name=again",
+    ]);
     let text = assert_ok(&out, "text");
-    assert!(text.contains("again: (groupid=0, jobs=1): err= 0:"), "{text}");
+    assert!(
+        text.contains("again: (groupid=0, jobs=1): err= 0:"),
+        "{text}"
+    );
     assert!(text.contains("  read: IOPS="), "{text}");
     assert!(text.contains("MiB/s (") && text.contains("MB/s)"), "{text}");
     assert!(text.contains("Run status group 0 (all jobs):"), "{text}");
@@ -81,7 +117,11 @@ fn job_file_with_global_sections_comments_stonewall_and_group_reporting() {
     let out = raidlab(&["--job", &job.display().to_string(), "--output-format=json"]);
     let v = json(&assert_ok(&out, "job file"));
     let jobs = v["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2, "group_reporting folds each pair into one result: {v}");
+    assert_eq!(
+        jobs.len(),
+        2,
+        "group_reporting folds each pair into one result: {v}"
+    );
     assert_eq!(jobs[0]["jobname"], "writers");
     assert_eq!(jobs[1]["jobname"], "readers");
     assert_eq!(jobs[0]["write"]["io_bytes"], 2 << 20);
@@ -89,7 +129,11 @@ fn job_file_with_global_sections_comments_stonewall_and_group_reporting() {
     assert_eq!(jobs[0]["raidlab"]["instances"], 2);
     assert_ne!(jobs[0]["groupid"], jobs[1]["groupid"]);
     // Options before --job are the file's defaults; a bare job file argument works like --job.
-    let out = raidlab(&["--iodepth=4", &job.display().to_string(), "--output-format=json"]);
+    let out = raidlab(&[
+        "--iodepth=4",
+        &job.display().to_string(),
+        "--output-format=json",
+    ]);
     let v = json(&assert_ok(&out, "bare job file"));
     assert_eq!(v["jobs"][1]["job options"]["iodepth"], "4");
 }
@@ -100,18 +144,44 @@ fn writing_over_an_ext4_signature_needs_force() {
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("fs.img");
     std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
-    let st = Command::new("mkfs.ext4").args(["-F", "-q"]).arg(&img).stdout(Stdio::null()).stderr(Stdio::null()).status().unwrap();
+    let st = Command::new("mkfs.ext4")
+        .args(["-F", "-q"])
+        .arg(&img)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
     assert!(st.success(), "mkfs.ext4 failed");
     let before = std::fs::read(&img).unwrap();
     let target = format!("--filename={}", img.display());
-    let out = raidlab(&[&target, "--rw=write", "--bs=64k", "--size=1m", "--name=clobber"]);
+    let out = raidlab(&[
+        &target,
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--name=clobber",
+    ]);
     let err = assert_usage_error(&out, "write over ext4");
     assert!(err.contains("ext4"), "{err}");
     assert!(err.contains("--force"), "{err}");
-    assert_eq!(std::fs::read(&img).unwrap(), before, "refused run still changed the file");
+    assert_eq!(
+        std::fs::read(&img).unwrap(),
+        before,
+        "refused run still changed the file"
+    );
     // Reading is harmless and allowed.
-    assert_ok(&raidlab(&[&target, "--rw=read", "--bs=64k", "--size=1m", "--name=look"]), "read ext4 image");
-    let out = raidlab(&[&target, "--rw=write", "--bs=64k", "--size=1m", "--name=clobber", "--force"]);
+    assert_ok(
+        &raidlab(&[&target, "--rw=read", "--bs=64k", "--size=1m", "--name=look"]),
+        "read ext4 image",
+    );
+    let out = raidlab(&[
+        &target,
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--name=clobber",
+        "--force",
+    ]);
     assert_ok(&out, "write with --force");
     assert_ne!(std::fs::read(&img).unwrap(), before);
 }
@@ -131,13 +201,32 @@ fn loop_device_target() {
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("loop.img");
     std::fs::write(&backing, vec![0u8; 16 << 20]).unwrap();
-    let out = Command::new("losetup").args(["-f", "--show"]).arg(&backing).output().unwrap();
-    assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&backing)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "losetup: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_string());
     let target = format!("--filename={}", dev.0);
     let out = raidlab(&[
-        &target, "--direct=1", "--bs=4k", "--size=8m", "--verify", "--name=w", "--rw=write", "--iodepth=16",
-        "--name=r", "--stonewall", "--rw=read", "--iodepth=4", "--output-format=json",
+        &target,
+        "--direct=1",
+        "--bs=4k",
+        "--size=8m",
+        "--verify",
+        "--name=w",
+        "--rw=write",
+        "--iodepth=16",
+        "--name=r",
+        "--stonewall",
+        "--rw=read",
+        "--iodepth=4",
+        "--output-format=json",
     ]);
     let v = json(&assert_ok(&out, "loop device"));
     assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
@@ -146,13 +235,20 @@ fn loop_device_target() {
     assert_eq!(v["jobs"][1]["raidlab"]["target"], dev.0);
     // I/O stayed inside [0, 8 MiB): the rest of the backing file is still zero.
     let data = std::fs::read(&backing).unwrap();
-    assert!(data[8 << 20..].iter().all(|&b| b == 0), "I/O left the region");
+    assert!(
+        data[8 << 20..].iter().all(|&b| b == 0),
+        "I/O left the region"
+    );
 }
 
 #[test]
 fn embedded_default_measures_a_scratch_file_and_removes_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = raidlab_with(&["--output-format=json"], &[("TMPDIR", tmp.path())], Duration::from_secs(300));
+    let out = raidlab_with(
+        &["--output-format=json"],
+        &[("TMPDIR", tmp.path())],
+        Duration::from_secs(300),
+    );
     let v = json(&assert_ok(&out, "embedded default"));
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 3);
@@ -171,10 +267,18 @@ fn embedded_default_measures_a_scratch_file_and_removes_it() {
 fn embedded_default_is_removed_when_the_run_fails() {
     // A scratch folder on a filesystem that cannot hold 256 MiB would fail; simpler: an
     // unwritable TMPDIR fails before anything is created, and says so in one line.
-    let out = raidlab_with(&[], &[("TMPDIR", Path::new("/proc"))], Duration::from_secs(60));
+    let out = raidlab_with(
+        &[],
+        &[("TMPDIR", Path::new("/proc"))],
+        Duration::from_secs(60),
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_one_line(&stderr(&out), "unwritable TMPDIR");
-    assert!(stderr(&out).contains("temporary folder"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("temporary folder"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -182,7 +286,14 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("c").display().to_string();
     let child = Command::new(bin())
-        .args(["run", "--ioengine=null", &format!("--filename={f}"), "--size=1m", "--runtime=60s", "--time_based"])
+        .args([
+            "run",
+            "--ioengine=null",
+            &format!("--filename={f}"),
+            "--size=1m",
+            "--runtime=60s",
+            "--time_based",
+        ])
         .args(["--name=forever", "--output-format=json"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -194,10 +305,17 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let start = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(30), "did not stop promptly");
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "did not stop promptly"
+    );
     let v = json(&assert_ok(&out, "interrupted run"));
     assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
-    assert!(v["jobs"][0]["raidlab"]["stopped"].is_string(), "{}", v["jobs"][0]["raidlab"]);
+    assert!(
+        v["jobs"][0]["raidlab"]["stopped"].is_string(),
+        "{}",
+        v["jobs"][0]["raidlab"]
+    );
 }
 
 #[test]
@@ -205,12 +323,25 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/llnl2000/fig11.toml");
     assert!(system.is_file(), "system file {} missing", system.display());
     let target = format!("--filename=sim:{}", system.display());
-    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq", "--output-format=json"]);
+    let out = raidlab(&[
+        &target,
+        "--rw=write",
+        "--bs=1m",
+        "--size=64m",
+        "--name=seq",
+        "--output-format=json",
+    ]);
     let v = json(&assert_ok(&out, "simulated run"));
     let job = &v["jobs"][0];
     assert_eq!(job["write"]["io_bytes"], 64 << 20);
     assert_eq!(job["raidlab"]["engine"], "sim");
-    assert!(job["raidlab"]["sim"]["components"].as_array().unwrap().len() > 1);
+    assert!(
+        job["raidlab"]["sim"]["components"]
+            .as_array()
+            .unwrap()
+            .len()
+            > 1
+    );
     assert!(job["write"]["bw_bytes"].as_u64().unwrap() > 0);
     // Text output shows the simulation's extras.
     let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--name=seq"]);
@@ -218,7 +349,12 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     assert!(text.contains("simulated    : system="), "{text}");
     assert!(text.contains("bottleneck   :"), "{text}");
     // A system file that does not exist is bad input.
-    let out = raidlab(&["--filename=sim:/nonexistent/system.toml", "--rw=read", "--size=1m", "--name=x"]);
+    let out = raidlab(&[
+        "--filename=sim:/nonexistent/system.toml",
+        "--rw=read",
+        "--size=1m",
+        "--name=x",
+    ]);
     assert_usage_error(&out, "missing system file");
 }
 
@@ -227,25 +363,63 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
     use raidlab_array::{create, CreateOptions, CreateSpec, MemberSpec};
     let dir = tempfile::tempdir().unwrap();
     let members: Vec<_> = (0..4).map(|i| dir.path().join(format!("m{i}"))).collect();
-    let spec = CreateSpec::new("5", None, Some(64 << 10), members.iter().cloned().map(MemberSpec::Path).collect()).unwrap();
-    let arr = create(&spec, &CreateOptions { size: Some(16 << 20), assume_clean: true, ..Default::default() }).unwrap();
+    let spec = CreateSpec::new(
+        "5",
+        None,
+        Some(64 << 10),
+        members.iter().cloned().map(MemberSpec::Path).collect(),
+    )
+    .unwrap();
+    let arr = create(
+        &spec,
+        &CreateOptions {
+            size: Some(16 << 20),
+            assume_clean: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     arr.close().unwrap();
     drop(arr);
-    let list = members.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(",");
+    let list = members
+        .iter()
+        .map(|m| m.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let target = format!("--filename=array:{list}");
     let out = raidlab(&[
-        &target, "--size=8m", "--bs=64k", "--verify", "--name=w", "--rw=write", "--iodepth=8", "--name=r",
-        "--stonewall", "--rw=randread", "--iodepth=8", "--output-format=json",
+        &target,
+        "--size=8m",
+        "--bs=64k",
+        "--verify",
+        "--name=w",
+        "--rw=write",
+        "--iodepth=8",
+        "--name=r",
+        "--stonewall",
+        "--rw=randread",
+        "--iodepth=8",
+        "--output-format=json",
     ]);
     let v = json(&assert_ok(&out, "array target"));
     assert_eq!(v["jobs"][0]["write"]["io_bytes"], 8 << 20);
     assert_eq!(v["jobs"][1]["raidlab"]["verify"]["mismatches"], 0);
-    assert!(v["jobs"][1]["raidlab"]["verify"]["blocks_checked"].as_u64().unwrap() > 0);
+    assert!(
+        v["jobs"][1]["raidlab"]["verify"]["blocks_checked"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     assert_eq!(v["jobs"][0]["raidlab"]["target"], format!("array:{list}"));
     // Members that are not an array: bad input, one line.
     let junk = dir.path().join("junk");
     std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
-    let out = raidlab(&[&format!("--filename=array:{}", junk.display()), "--rw=read", "--size=64k", "--name=x"]);
+    let out = raidlab(&[
+        &format!("--filename=array:{}", junk.display()),
+        "--rw=read",
+        "--size=64k",
+        "--name=x",
+    ]);
     let code = out.status.code();
     assert!(matches!(code, Some(1) | Some(2)), "{code:?}");
     assert_one_line(&stderr(&out), "not an array");
@@ -255,7 +429,10 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
 fn wait_for_entry(dir: &Path, limit: Duration) -> bool {
     let start = std::time::Instant::now();
     while start.elapsed() < limit {
-        if std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
+        if std::fs::read_dir(dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+        {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -275,12 +452,20 @@ fn ctrl_c_on_the_embedded_default_prints_results_and_removes_the_scratch_folder(
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        assert!(wait_for_entry(tmp.path(), Duration::from_secs(30)), "no scratch folder appeared");
+        assert!(
+            wait_for_entry(tmp.path(), Duration::from_secs(30)),
+            "no scratch folder appeared"
+        );
         // Let the scratch file be laid out so the jobs are running when Ctrl-C comes.
         let full = |d: &Path| -> bool {
-            std::fs::read_dir(d).unwrap().filter_map(Result::ok).any(|e| {
-                std::fs::metadata(e.path().join("scratch")).map(|m| m.len() >= 256 << 20).unwrap_or(false)
-            })
+            std::fs::read_dir(d)
+                .unwrap()
+                .filter_map(Result::ok)
+                .any(|e| {
+                    std::fs::metadata(e.path().join("scratch"))
+                        .map(|m| m.len() >= 256 << 20)
+                        .unwrap_or(false)
+                })
         };
         let start = std::time::Instant::now();
         while !full(tmp.path()) && start.elapsed() < Duration::from_secs(60) {
@@ -297,13 +482,26 @@ fn ctrl_c_on_the_embedded_default_prints_results_and_removes_the_scratch_folder(
         if presses == 1 {
             let v = json(&assert_ok(&out, "one Ctrl-C"));
             let jobs = v["jobs"].as_array().unwrap();
-            assert!(jobs.iter().any(|j| j["raidlab"]["stopped"].is_string()), "no job marked stopped: {v}");
+            assert!(
+                jobs.iter().any(|j| j["raidlab"]["stopped"].is_string()),
+                "no job marked stopped: {v}"
+            );
         } else {
             // The second press exits at once (130), unless the run had already finished.
-            assert!(matches!(code, Some(130) | Some(0)), "two Ctrl-C: {code:?}; {}", stderr(&out));
+            assert!(
+                matches!(code, Some(130) | Some(0)),
+                "two Ctrl-C: {code:?}; {}",
+                stderr(&out)
+            );
         }
-        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().path()).collect();
-        assert!(left.is_empty(), "{presses} Ctrl-C: scratch left behind: {left:?}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(
+            left.is_empty(),
+            "{presses} Ctrl-C: scratch left behind: {left:?}"
+        );
     }
 }
 
@@ -311,7 +509,14 @@ fn ctrl_c_on_the_embedded_default_prints_results_and_removes_the_scratch_folder(
 fn direct_works(dir: &Path) -> bool {
     let probe = dir.join("probe");
     let script = "import mmap, os, sys\nfd = os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY | os.O_DIRECT)\nbuf = mmap.mmap(-1, 4096)\nos.pwrite(fd, buf, 0)\n";
-    let ok = Command::new("python3").arg("-c").arg(script).arg(&probe).stderr(Stdio::null()).status().unwrap().success();
+    let ok = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&probe)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
     let _ = std::fs::remove_file(&probe);
     ok
 }
@@ -324,10 +529,29 @@ fn embedded_default_uses_direct_io_where_the_filesystem_takes_it_and_says_when_n
     assert!(shm.is_dir(), "this test needs /dev/shm (tmpfs)");
     let tmp = tempfile::tempdir_in(shm).unwrap();
     let expect_direct = direct_works(tmp.path());
-    let out = raidlab_with(&["--output-format=json"], &[("TMPDIR", tmp.path())], Duration::from_secs(300));
+    let out = raidlab_with(
+        &["--output-format=json"],
+        &[("TMPDIR", tmp.path())],
+        Duration::from_secs(300),
+    );
     let v = json(&assert_ok(&out, "embedded default on tmpfs"));
     let want = if expect_direct { "1" } else { "0" };
-    assert!(v["jobs"].as_array().unwrap().iter().all(|j| j["job options"]["direct"] == want), "direct should be {want}");
-    assert_eq!(stderr(&out).contains("no direct I/O"), !expect_direct, "{}", stderr(&out));
-    assert!(std::fs::read_dir(tmp.path()).unwrap().next().is_none(), "scratch folder left behind");
+    assert!(
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|j| j["job options"]["direct"] == want),
+        "direct should be {want}"
+    );
+    assert_eq!(
+        stderr(&out).contains("no direct I/O"),
+        !expect_direct,
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+        "scratch folder left behind"
+    );
 }

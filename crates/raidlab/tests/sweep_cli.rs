@@ -261,10 +261,7 @@ fn every_recipe_plans_cleanly() {
         );
         if r.ends_with("llnl2000.toml") {
             // 15 configurations (Figures 11-25) x read/write x 11 block sizes.
-            assert!(
-                listing.contains(": 330 points"),
-                "{listing}"
-            );
+            assert!(listing.contains(": 330 points"), "{listing}");
             assert!(listing.contains("[simulated]"));
         }
         if r.ends_with("linux-raid-chunk.toml") {

@@ -6,17 +6,34 @@ mod common;
 use raidlab_report::{write_report, ComponentLimit, LimitsInput};
 
 fn main() {
-    let out = std::env::args().nth(1).unwrap_or_else(|| "demo-report".into());
+    let out = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "demo-report".into());
     let limits = vec![LimitsInput {
         campaign: Some("osc-full".into()),
         target: None,
         origin: "declared in the demo".into(),
         components: vec![
-            ComponentLimit { name: "disks".into(), kind: "disk".into(), bound_bytes_s: 1242e6, note: "36 × 34.5 MB/s inner-track rate".into() },
-            ComponentLimit { name: "FC links".into(), kind: "link".into(), bound_bytes_s: 425e6, note: "2 × 212.5 MB/s".into() },
+            ComponentLimit {
+                name: "disks".into(),
+                kind: "disk".into(),
+                bound_bytes_s: 1242e6,
+                note: "36 × 34.5 MB/s inner-track rate".into(),
+            },
+            ComponentLimit {
+                name: "FC links".into(),
+                kind: "link".into(),
+                bound_bytes_s: 425e6,
+                note: "2 × 212.5 MB/s".into(),
+            },
         ],
     }];
-    match write_report(&common::all_rows(), &common::convergence(), &limits, std::path::Path::new(&out)) {
+    match write_report(
+        &common::all_rows(),
+        &common::convergence(),
+        &limits,
+        std::path::Path::new(&out),
+    ) {
         Ok(f) => println!("{}", f.index.display()),
         Err(e) => {
             eprintln!("demo: {e}");

@@ -44,7 +44,13 @@ pub struct Tick {
 impl Axis {
     /// An axis spanning the given data values, padded to nice limits. Non-finite values are
     /// ignored; on a log axis non-positive values are too (they cannot be drawn).
-    pub fn fit(label: &str, scale: Scale, unit: Unit, values: impl IntoIterator<Item = f64>, zero: bool) -> Axis {
+    pub fn fit(
+        label: &str,
+        scale: Scale,
+        unit: Unit,
+        values: impl IntoIterator<Item = f64>,
+        zero: bool,
+    ) -> Axis {
         let mut lo = f64::INFINITY;
         let mut hi = f64::NEG_INFINITY;
         for v in values {
@@ -56,7 +62,11 @@ impl Axis {
         }
         if !lo.is_finite() {
             // Nothing drawable: an arbitrary but valid range.
-            (lo, hi) = if scale == Scale::Log { (1.0, 10.0) } else { (0.0, 1.0) };
+            (lo, hi) = if scale == Scale::Log {
+                (1.0, 10.0)
+            } else {
+                (0.0, 1.0)
+            };
         }
         let (min, max) = match scale {
             Scale::Linear => {
@@ -73,7 +83,10 @@ impl Axis {
                 }
             }
             Scale::Log => match unit {
-                Unit::Bytes => (2f64.powf(lo.log2().floor()), 2f64.powf(hi.log2().ceil().max(lo.log2().floor() + 1.0))),
+                Unit::Bytes => (
+                    2f64.powf(lo.log2().floor()),
+                    2f64.powf(hi.log2().ceil().max(lo.log2().floor() + 1.0)),
+                ),
                 _ => {
                     let (a, b) = (nice_floor_125(lo), nice_ceil_125(hi));
                     if b <= a {
@@ -84,7 +97,13 @@ impl Axis {
                 }
             },
         };
-        Axis { label: label.to_string(), scale, unit, min, max }
+        Axis {
+            label: label.to_string(),
+            scale,
+            unit,
+            min,
+            max,
+        }
     }
 
     /// Position of `v` as a fraction 0..1 of the axis length (outside that range when `v` is
@@ -109,7 +128,13 @@ impl Axis {
             (Scale::Log, _) => log10_ticks(self.min, self.max),
             (Scale::Linear, _) => linear_ticks(self.min, self.max),
         };
-        values.into_iter().map(|v| Tick { value: v, label: self.format(v) }).collect()
+        values
+            .into_iter()
+            .map(|v| Tick {
+                value: v,
+                label: self.format(v),
+            })
+            .collect()
     }
 
     /// Unlabelled minor ticks: every power of two on a log byte axis, 2…9 × 10^k on a log
@@ -117,11 +142,17 @@ impl Axis {
     pub fn minor_ticks(&self) -> Vec<f64> {
         match (self.scale, self.unit) {
             (Scale::Log, Unit::Bytes) => {
-                let (lo, hi) = (self.min.log2().ceil() as i32, self.max.log2().floor() as i32);
+                let (lo, hi) = (
+                    self.min.log2().ceil() as i32,
+                    self.max.log2().floor() as i32,
+                );
                 (lo..=hi).map(|e| 2f64.powi(e)).collect()
             }
             (Scale::Log, _) if (self.max / self.min).log10() <= 4.0 => {
-                let (lo, hi) = (self.min.log10().floor() as i32, self.max.log10().ceil() as i32);
+                let (lo, hi) = (
+                    self.min.log10().floor() as i32,
+                    self.max.log10().ceil() as i32,
+                );
                 let mut out = Vec::new();
                 for k in lo..=hi {
                     for m in 1..10 {
@@ -160,7 +191,11 @@ fn log2_ticks(min: f64, max: f64) -> Vec<f64> {
     };
     // Label both ends when the step divides the span (512 B … 2 MiB); otherwise anchor on
     // multiples of the step so that 1 KiB, 1 MiB, 1 GiB are among the ticks.
-    let mut e = if span as i32 % step == 0 { lo } else { lo + (step - lo.rem_euclid(step)) % step };
+    let mut e = if span as i32 % step == 0 {
+        lo
+    } else {
+        lo + (step - lo.rem_euclid(step)) % step
+    };
     let mut out = Vec::new();
     while e <= hi {
         out.push(2f64.powi(e));
@@ -335,12 +370,21 @@ mod tests {
         assert_eq!((a.min, a.max), (512.0, 2.0 * 1024.0 * 1024.0));
         let l = labels(&a);
         // 13 powers are too many for one label each: every other one, both ends labelled.
-        assert_eq!(l, ["512 B", "2 KiB", "8 KiB", "32 KiB", "128 KiB", "512 KiB", "2 MiB"]);
+        assert_eq!(
+            l,
+            ["512 B", "2 KiB", "8 KiB", "32 KiB", "128 KiB", "512 KiB", "2 MiB"]
+        );
         // An odd span cannot label both ends: the labels fall on 1 KiB and its multiples.
         let odd = Axis::fit("bs", Scale::Log, Unit::Bytes, [512.0, 1048576.0], false);
-        assert_eq!(labels(&odd), ["1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB"]);
+        assert_eq!(
+            labels(&odd),
+            ["1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB"]
+        );
         let few = Axis::fit("bs", Scale::Log, Unit::Bytes, [4096.0, 65536.0], false);
-        assert_eq!(labels(&few), ["4 KiB", "8 KiB", "16 KiB", "32 KiB", "64 KiB"]);
+        assert_eq!(
+            labels(&few),
+            ["4 KiB", "8 KiB", "16 KiB", "32 KiB", "64 KiB"]
+        );
     }
 
     #[test]
@@ -351,12 +395,21 @@ mod tests {
         let b = Axis::fit("MB/s", Scale::Log, Unit::Plain, [12.0, 48.0], false);
         assert_eq!(labels(&b), ["10", "20", "50"]);
         let wide = Axis::fit("IOPS", Scale::Log, Unit::Plain, [0.5, 2e6], false);
-        assert_eq!(labels(&wide), ["1", "10", "100", "1000", "10000", "100000", "1e6"]);
+        assert_eq!(
+            labels(&wide),
+            ["1", "10", "100", "1000", "10000", "100000", "1e6"]
+        );
     }
 
     #[test]
     fn log_axis_positions_are_logarithmic() {
-        let a = Axis { label: String::new(), scale: Scale::Log, unit: Unit::Bytes, min: 512.0, max: 2048.0 };
+        let a = Axis {
+            label: String::new(),
+            scale: Scale::Log,
+            unit: Unit::Bytes,
+            min: 512.0,
+            max: 2048.0,
+        };
         assert!((a.frac(1024.0) - 0.5).abs() < 1e-12);
         assert_eq!(a.frac(0.0), f64::NEG_INFINITY);
     }
@@ -366,7 +419,13 @@ mod tests {
         let a = Axis::fit("MB/s", Scale::Linear, Unit::Plain, [3.0, 87.0], true);
         assert_eq!((a.min, a.max), (0.0, 100.0));
         assert_eq!(labels(&a), ["0", "20", "40", "60", "80", "100"]);
-        let p = Axis::fit("read", Scale::Linear, Unit::Percent, [0.0, 30.0, 100.0], false);
+        let p = Axis::fit(
+            "read",
+            Scale::Linear,
+            Unit::Percent,
+            [0.0, 30.0, 100.0],
+            false,
+        );
         assert_eq!(labels(&p), ["0%", "20%", "40%", "60%", "80%", "100%"]);
         let flat = Axis::fit("x", Scale::Linear, Unit::Plain, [5.0, 5.0], false);
         assert!(flat.min < 5.0 && flat.max > 5.0);

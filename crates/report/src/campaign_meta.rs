@@ -26,23 +26,38 @@ pub struct CampaignRecord {
 /// The campaigns recorded in the database at `path` (already opened as `db`), the latest
 /// invocation of each label last.
 pub fn read_campaigns(path: &Path, db: &Db) -> Result<Vec<CampaignRecord>, String> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| format!("cannot open {} read-only: {e}", path.display()))?;
     let mut st = conn
         .prepare("SELECT id, experiment, experiment_hash, experiment_path, experiment_text FROM campaigns ORDER BY id")
         .map_err(|e| format!("cannot list campaigns: {e}"))?;
     let rows = st
-        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, String>(4)?)))
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+            ))
+        })
         .map_err(|e| format!("cannot list campaigns: {e}"))?;
     let mut by_label: BTreeMap<String, CampaignRecord> = BTreeMap::new();
     let mut order: Vec<String> = Vec::new();
     for row in rows {
-        let (id, experiment, hash, exp_path, text) = row.map_err(|e| format!("cannot list campaigns: {e}"))?;
+        let (id, experiment, hash, exp_path, text) =
+            row.map_err(|e| format!("cannot list campaigns: {e}"))?;
         let label = campaign_label(&experiment, &hash);
         let envs = db.environments(id).map_err(|e| e.to_string())?;
         let rec = by_label.entry(label.clone()).or_insert_with(|| {
             order.push(label.clone());
-            CampaignRecord { label: label.clone(), ..Default::default() }
+            CampaignRecord {
+                label: label.clone(),
+                ..Default::default()
+            }
         });
         rec.experiment_path = exp_path;
         rec.experiment_text = text;
@@ -52,18 +67,34 @@ pub fn read_campaigns(path: &Path, db: &Db) -> Result<Vec<CampaignRecord>, Strin
             }
         }
     }
-    Ok(order.into_iter().filter_map(|l| by_label.remove(&l)).collect())
+    Ok(order
+        .into_iter()
+        .filter_map(|l| by_label.remove(&l))
+        .collect())
 }
 
 /// What the page shows about a campaign.
 pub fn campaign_meta(rec: &CampaignRecord) -> CampaignMeta {
     let doc: Option<toml::Table> = rec.experiment_text.parse().ok();
-    let description = doc.as_ref().and_then(|d| d.get("description")).and_then(|v| v.as_str()).unwrap_or("").to_string();
-    let command = if rec.experiment_path.is_empty() { String::new() } else { format!("raidlab sweep {}", rec.experiment_path) };
+    let description = doc
+        .as_ref()
+        .and_then(|d| d.get("description"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let command = if rec.experiment_path.is_empty() {
+        String::new()
+    } else {
+        format!("raidlab sweep {}", rec.experiment_path)
+    };
     let mut environment = Vec::new();
     let many = rec.environments.len() > 1;
     for (i, e) in rec.environments.iter().enumerate() {
-        let tag = if many { format!(" ({})", i + 1) } else { String::new() };
+        let tag = if many {
+            format!(" ({})", i + 1)
+        } else {
+            String::new()
+        };
         environment.push((format!("host{tag}"), e.hostname.clone()));
         environment.push((format!("kernel{tag}"), e.kernel.clone()));
         environment.push((format!("CPU{tag}"), e.cpu_model.clone()));
@@ -89,12 +120,20 @@ pub fn campaign_meta(rec: &CampaignRecord) -> CampaignMeta {
     if !rec.experiment_text.trim().is_empty() {
         environment.push(("experiment".into(), rec.experiment_text.trim().to_string()));
     }
-    CampaignMeta { description, command, environment }
+    CampaignMeta {
+        description,
+        command,
+        environment,
+    }
 }
 
 /// The `[limits]` an experiment declares, applied to its own campaign unless it names one.
 pub fn campaign_limits(rec: &CampaignRecord) -> Result<Option<LimitsInput>, crate::ReportError> {
-    let origin = if rec.experiment_path.is_empty() { format!("experiment of {}", rec.label) } else { rec.experiment_path.clone() };
+    let origin = if rec.experiment_path.is_empty() {
+        format!("experiment of {}", rec.label)
+    } else {
+        rec.experiment_path.clone()
+    };
     let mut l = limits_from_toml(&rec.experiment_text, &origin)?;
     if let Some(l) = l.as_mut() {
         if l.campaign.is_none() {

@@ -47,7 +47,12 @@ pub struct Pt {
 
 impl Pt {
     pub fn new(x: f64, y: f64) -> Pt {
-        Pt { x, y, lo: None, hi: None }
+        Pt {
+            x,
+            y,
+            lo: None,
+            hi: None,
+        }
     }
 }
 
@@ -178,7 +183,15 @@ fn fit_label(s: &str, max_px: f64) -> String {
 }
 
 fn title(svg: &mut Svg, t: &str) {
-    svg.text(W / 2.0, 24.0, t, 15.0, Anchor::Middle, INK, r#"font-weight="bold""#);
+    svg.text(
+        W / 2.0,
+        24.0,
+        t,
+        15.0,
+        Anchor::Middle,
+        INK,
+        r#"font-weight="bold""#,
+    );
 }
 
 fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
@@ -276,8 +289,27 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
             Source::Predicted => svg.line(lx, ly, lx + 26.0, ly, color, 2.0, Some("7 4")),
             Source::Reference => {}
         }
-        svg.marker(marker, lx + 13.0, ly, if s.source == Source::Reference { 4.5 } else { 3.5 }, color, s.source != Source::Measured);
-        svg.text(lx + 34.0, ly + 4.0, &fit_label(&s.label, lw), 11.0, Anchor::Start, INK, "");
+        svg.marker(
+            marker,
+            lx + 13.0,
+            ly,
+            if s.source == Source::Reference {
+                4.5
+            } else {
+                3.5
+            },
+            color,
+            s.source != Source::Measured,
+        );
+        svg.text(
+            lx + 34.0,
+            ly + 4.0,
+            &fit_label(&s.label, lw),
+            11.0,
+            Anchor::Start,
+            INK,
+            "",
+        );
     }
     // A key to the styles when more than one source is drawn.
     let mut sources: Vec<Source> = c.series.iter().map(|s| s.source).collect();
@@ -298,14 +330,32 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
         }
     }
     if c.series.iter().all(|s| s.points.is_empty()) {
-        svg.text(px + pw / 2.0, py + ph / 2.0, "no data", 14.0, Anchor::Middle, MUTED, "");
+        svg.text(
+            px + pw / 2.0,
+            py + ph / 2.0,
+            "no data",
+            14.0,
+            Anchor::Middle,
+            MUTED,
+            "",
+        );
     }
     svg.finish(&c.title, standalone)
 }
 
 /// Frame, grid, ticks and labels of a two-axis plot area.
 #[allow(clippy::too_many_arguments)]
-fn axes(svg: &mut Svg, xa: &Axis, ya: &Axis, px: f64, py: f64, pw: f64, ph: f64, sx: &dyn Fn(f64) -> f64, sy: &dyn Fn(f64) -> f64) {
+fn axes(
+    svg: &mut Svg,
+    xa: &Axis,
+    ya: &Axis,
+    px: f64,
+    py: f64,
+    pw: f64,
+    ph: f64,
+    sx: &dyn Fn(f64) -> f64,
+    sy: &dyn Fn(f64) -> f64,
+) {
     for v in xa.minor_ticks() {
         let x = sx(v);
         svg.line(x, py + ph, x, py + ph + 3.0, MUTED, 1.0, None);
@@ -327,9 +377,25 @@ fn axes(svg: &mut Svg, xa: &Axis, ya: &Axis, px: f64, py: f64, pw: f64, ph: f64,
         svg.text(px - 9.0, y + 4.0, &t.label, 11.0, Anchor::End, INK, "");
     }
     svg.rect(px, py, pw, ph, "none", Some(INK));
-    svg.text(px + pw / 2.0, py + ph + 44.0, &xa.label, 12.5, Anchor::Middle, INK, "");
+    svg.text(
+        px + pw / 2.0,
+        py + ph + 44.0,
+        &xa.label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        "",
+    );
     let (cx, cy) = (18.0, py + ph / 2.0);
-    svg.text(cx, cy, &ya.label, 12.5, Anchor::Middle, INK, &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)));
+    svg.text(
+        cx,
+        cy,
+        &ya.label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)),
+    );
 }
 
 /// Viridis-like colour scale (perceptually ordered, readable in grey): stops sampled from the
@@ -348,7 +414,11 @@ const VIRIDIS: [(f64, f64, f64); 9] = [
 
 /// Colour of `t` in 0..1 on the scale, and whether text on it should be white.
 pub fn color_scale(t: f64) -> (String, bool) {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let pos = t * (VIRIDIS.len() - 1) as f64;
     let i = (pos.floor() as usize).min(VIRIDIS.len() - 2);
     let f = pos - i as f64;
@@ -360,10 +430,23 @@ pub fn color_scale(t: f64) -> (String, bool) {
 }
 
 fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
-    let values: Vec<f64> = h.cells.iter().flatten().flatten().copied().filter(|v| v.is_finite()).collect();
+    let values: Vec<f64> = h
+        .cells
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if values.is_empty() { (0.0, 1.0) } else if hi > lo { (lo, hi) } else { (lo - 0.5, hi + 0.5) };
+    let (lo, hi) = if values.is_empty() {
+        (0.0, 1.0)
+    } else if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 0.5, hi + 0.5)
+    };
     let bar_w = 110.0;
     let (px, py) = (LEFT + 10.0, TOP);
     let (pw, ph) = (W - px - bar_w - 20.0, H - TOP - BOTTOM);
@@ -383,13 +466,29 @@ fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
                     svg.rect(x, y, cw, ch, &fill, Some("#ffffff"));
                     let label = format_number(*v);
                     if text_width(&label, 11.0) < cw - 4.0 && ch >= 14.0 {
-                        svg.text(x + cw / 2.0, y + ch / 2.0 + 4.0, &label, 11.0, Anchor::Middle, if dark { "#ffffff" } else { "#000000" }, "");
+                        svg.text(
+                            x + cw / 2.0,
+                            y + ch / 2.0 + 4.0,
+                            &label,
+                            11.0,
+                            Anchor::Middle,
+                            if dark { "#ffffff" } else { "#000000" },
+                            "",
+                        );
                     }
                 }
                 _ => {
                     svg.rect(x, y, cw, ch, "#f4f4f4", Some("#ffffff"));
                     if ch >= 14.0 {
-                        svg.text(x + cw / 2.0, y + ch / 2.0 + 4.0, "–", 11.0, Anchor::Middle, MUTED, "");
+                        svg.text(
+                            x + cw / 2.0,
+                            y + ch / 2.0 + 4.0,
+                            "–",
+                            11.0,
+                            Anchor::Middle,
+                            MUTED,
+                            "",
+                        );
                     }
                 }
             }
@@ -399,18 +498,50 @@ fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
     let xstep = ((text_width("000 KiB", 11.0) + 6.0) / cw).ceil().max(1.0) as usize;
     for (xi, label) in h.x_values.iter().enumerate() {
         if xi % xstep == 0 {
-            svg.text(px + (xi as f64 + 0.5) * cw, py + ph + 18.0, label, 11.0, Anchor::Middle, INK, "");
+            svg.text(
+                px + (xi as f64 + 0.5) * cw,
+                py + ph + 18.0,
+                label,
+                11.0,
+                Anchor::Middle,
+                INK,
+                "",
+            );
         }
     }
     let ystep = (16.0 / ch).ceil().max(1.0) as usize;
     for (yi, label) in h.y_values.iter().enumerate() {
         if yi % ystep == 0 {
-            svg.text(px - 8.0, py + ph - (yi as f64 + 0.5) * ch + 4.0, label, 11.0, Anchor::End, INK, "");
+            svg.text(
+                px - 8.0,
+                py + ph - (yi as f64 + 0.5) * ch + 4.0,
+                label,
+                11.0,
+                Anchor::End,
+                INK,
+                "",
+            );
         }
     }
-    svg.text(px + pw / 2.0, py + ph + 44.0, &h.x_label, 12.5, Anchor::Middle, INK, "");
+    svg.text(
+        px + pw / 2.0,
+        py + ph + 44.0,
+        &h.x_label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        "",
+    );
     let (cx, cy) = (18.0, py + ph / 2.0);
-    svg.text(cx, cy, &h.y_label, 12.5, Anchor::Middle, INK, &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)));
+    svg.text(
+        cx,
+        cy,
+        &h.y_label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)),
+    );
     // Colour bar: stacked bands, low at the bottom.
     let (bx, bw) = (px + pw + 24.0, 18.0);
     let bands = 48;
@@ -421,11 +552,24 @@ fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
         svg.rect(bx, y, bw, ph / bands as f64 + 0.6, &fill, None);
     }
     svg.rect(bx, py, bw, ph, "none", Some(INK));
-    let scale = Axis { label: String::new(), scale: Scale::Linear, unit: Unit::Plain, min: lo, max: hi };
-    let mut marks: Vec<(f64, String)> = scale.ticks().into_iter().map(|t| (t.value, t.label)).collect();
+    let scale = Axis {
+        label: String::new(),
+        scale: Scale::Linear,
+        unit: Unit::Plain,
+        min: lo,
+        max: hi,
+    };
+    let mut marks: Vec<(f64, String)> = scale
+        .ticks()
+        .into_iter()
+        .map(|t| (t.value, t.label))
+        .collect();
     // The ends of the scale are labelled too, unless a tick sits close to them.
     for end in [lo, hi] {
-        if marks.iter().all(|(v, _)| (scale.frac(*v) - scale.frac(end)).abs() > 0.07) {
+        if marks
+            .iter()
+            .all(|(v, _)| (scale.frac(*v) - scale.frac(end)).abs() > 0.07)
+        {
             marks.push((end, format_number(end)));
         }
     }
@@ -435,7 +579,15 @@ fn heatmap_svg(h: &Heatmap, standalone: bool) -> String {
         svg.text(bx + bw + 8.0, y + 4.0, &label, 10.5, Anchor::Start, INK, "");
     }
     let (cx, cy) = (W - 12.0, py + ph / 2.0);
-    svg.text(cx, cy, &h.value_label, 12.0, Anchor::Middle, INK, &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)));
+    svg.text(
+        cx,
+        cy,
+        &h.value_label,
+        12.0,
+        Anchor::Middle,
+        INK,
+        &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)),
+    );
     svg.finish(&h.title, standalone)
 }
 
@@ -486,17 +638,49 @@ fn bars_svg(b: &BarChart, standalone: bool) -> String {
                 }
             }
         }
-        svg.text(px + (ci as f64 + 0.5) * gw, py + ph + 20.0, cat, 11.0, Anchor::Middle, INK, "");
+        svg.text(
+            px + (ci as f64 + 0.5) * gw,
+            py + ph + 20.0,
+            cat,
+            11.0,
+            Anchor::Middle,
+            INK,
+            "",
+        );
     }
     svg.rect(px, py, pw, ph, "none", Some(INK));
-    svg.text(px + pw / 2.0, py + ph + 44.0, &b.x_label, 12.5, Anchor::Middle, INK, "");
+    svg.text(
+        px + pw / 2.0,
+        py + ph + 44.0,
+        &b.x_label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        "",
+    );
     let (cx, cy) = (18.0, py + ph / 2.0);
-    svg.text(cx, cy, &b.y_label, 12.5, Anchor::Middle, INK, &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)));
+    svg.text(
+        cx,
+        cy,
+        &b.y_label,
+        12.5,
+        Anchor::Middle,
+        INK,
+        &format!(r#"transform="rotate(-90 {} {})""#, n(cx), n(cy)),
+    );
     for (si, s) in b.series.iter().enumerate() {
         let lx = px + pw + 20.0;
         let ly = py + 8.0 + si as f64 * 18.0;
         svg.rect(lx, ly - 6.0, 20.0, 12.0, PALETTE[si % PALETTE.len()], None);
-        svg.text(lx + 28.0, ly + 4.0, &fit_label(&s.label, lw), 11.0, Anchor::Start, INK, "");
+        svg.text(
+            lx + 28.0,
+            ly + 4.0,
+            &fit_label(&s.label, lw),
+            11.0,
+            Anchor::Start,
+            INK,
+            "",
+        );
     }
     svg.finish(&b.title, standalone)
 }

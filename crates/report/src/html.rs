@@ -49,8 +49,16 @@ nav ul { columns: 2; font-size: .92rem; }
 "#;
 
 /// The whole page.
-pub fn page(meta: &ReportMeta, runs: &[RunRow], figures: &[PlacedFigure], limits: &[LimitsTable]) -> String {
-    let title = meta.title.clone().unwrap_or_else(|| "raidlab report".to_string());
+pub fn page(
+    meta: &ReportMeta,
+    runs: &[RunRow],
+    figures: &[PlacedFigure],
+    limits: &[LimitsTable],
+) -> String {
+    let title = meta
+        .title
+        .clone()
+        .unwrap_or_else(|| "raidlab report".to_string());
     let cs = campaigns(runs);
     let mut h = String::new();
     let _ = write!(
@@ -66,7 +74,12 @@ pub fn page(meta: &ReportMeta, runs: &[RunRow], figures: &[PlacedFigure], limits
     if let Some(c) = &meta.command {
         line.push(format!("with <code>{}</code>", esc(c)));
     }
-    line.push(format!("{} runs in {} campaign(s), {} figure(s)", runs.len(), cs.len(), figures.len()));
+    line.push(format!(
+        "{} runs in {} campaign(s), {} figure(s)",
+        runs.len(),
+        cs.len(),
+        figures.len()
+    ));
     let _ = writeln!(h, "<p class=\"meta\">{}.</p>", line.join(" "));
     let _ = writeln!(
         h,
@@ -84,7 +97,12 @@ pub fn page(meta: &ReportMeta, runs: &[RunRow], figures: &[PlacedFigure], limits
     if cs.len() > 1 || !limits.is_empty() {
         h.push_str("<nav><h2>Contents</h2><ul>\n");
         for (i, c) in cs.iter().enumerate() {
-            let _ = writeln!(h, "<li><a href=\"#campaign-{}\">{}</a></li>", i + 1, esc(&campaign_title(c)));
+            let _ = writeln!(
+                h,
+                "<li><a href=\"#campaign-{}\">{}</a></li>",
+                i + 1,
+                esc(&campaign_title(c))
+            );
         }
         if !limits.is_empty() {
             h.push_str("<li><a href=\"#limits\">Limits: bounds against achieved rates</a></li>\n");
@@ -96,7 +114,12 @@ pub fn page(meta: &ReportMeta, runs: &[RunRow], figures: &[PlacedFigure], limits
     let mut placed_campaigns: Vec<&str> = Vec::new();
     for (i, c) in cs.iter().enumerate() {
         placed_campaigns.push(&c.name);
-        let _ = writeln!(h, "<section id=\"campaign-{}\">\n<h2>{}</h2>", i + 1, esc(&campaign_title(c)));
+        let _ = writeln!(
+            h,
+            "<section id=\"campaign-{}\">\n<h2>{}</h2>",
+            i + 1,
+            esc(&campaign_title(c))
+        );
         campaign_header(&mut h, meta, c);
         for f in figures.iter().filter(|f| f.spec.campaign == c.name) {
             number += 1;
@@ -106,7 +129,10 @@ pub fn page(meta: &ReportMeta, runs: &[RunRow], figures: &[PlacedFigure], limits
         h.push_str("</section>\n");
     }
     // Figures of campaigns that have no run rows (convergence only).
-    for f in figures.iter().filter(|f| !placed_campaigns.contains(&f.spec.campaign.as_str())) {
+    for f in figures
+        .iter()
+        .filter(|f| !placed_campaigns.contains(&f.spec.campaign.as_str()))
+    {
         number += 1;
         figure(&mut h, meta, f, number);
     }
@@ -131,7 +157,11 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
         let _ = writeln!(h, "<p>{}</p>", esc(d));
     }
     if let Some(cmd) = cm.map(|m| m.command.trim()).filter(|d| !d.is_empty()) {
-        let _ = writeln!(h, "<p class=\"meta\">Measured with <code>{}</code></p>", esc(cmd));
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">Measured with <code>{}</code></p>",
+            esc(cmd)
+        );
     }
     let targets: Vec<&str> = {
         let mut t: Vec<&str> = c.points.iter().map(|p| p.target.as_str()).collect();
@@ -144,9 +174,21 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
         h,
         "<p class=\"meta\">{} point(s); varied: {}; source(s): {}; target(s): {}.</p>",
         c.points.len(),
-        if c.varying.is_empty() { "nothing".to_string() } else { c.varying.iter().map(|v| esc(v)).collect::<Vec<_>>().join(", ") },
+        if c.varying.is_empty() {
+            "nothing".to_string()
+        } else {
+            c.varying
+                .iter()
+                .map(|v| esc(v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
         sources.join(", "),
-        targets.iter().map(|t| format!("<code>{}</code>", esc(t))).collect::<Vec<_>>().join(", ")
+        targets
+            .iter()
+            .map(|t| format!("<code>{}</code>", esc(t)))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     // Parameters that are the same for every point.
     if let Some(first) = c.points.first() {
@@ -158,7 +200,11 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
             .map(|(k, v)| format!("{}={}", esc(k), esc(v)))
             .collect();
         if !fixed.is_empty() {
-            let _ = writeln!(h, "<p class=\"meta\">Fixed: <code>{}</code></p>", fixed.join(" "));
+            let _ = writeln!(
+                h,
+                "<p class=\"meta\">Fixed: <code>{}</code></p>",
+                fixed.join(" ")
+            );
         }
     }
     if let Some(env) = cm.map(|m| &m.environment).filter(|e| !e.is_empty()) {
@@ -178,14 +224,27 @@ fn figure(h: &mut String, meta: &ReportMeta, f: &PlacedFigure, number: usize) {
         let _ = write!(files, " · <a href=\"{}\">PNG</a>", esc(p));
     }
     let mut cmds = Vec::new();
-    if let Some(c) = meta.campaigns.get(&f.spec.campaign).map(|m| m.command.trim()).filter(|c| !c.is_empty()) {
+    if let Some(c) = meta
+        .campaigns
+        .get(&f.spec.campaign)
+        .map(|m| m.command.trim())
+        .filter(|c| !c.is_empty())
+    {
         cmds.push(format!("data from <code>{}</code>", esc(c)));
     }
     if let Some(c) = &meta.command {
         cmds.push(format!("figure by <code>{}</code>", esc(c)));
     }
-    let cmds = if cmds.is_empty() { String::new() } else { format!(" {}.", cmds.join("; ")) };
-    let _ = writeln!(h, "<figcaption><b>Figure {number}.</b> {}{cmds} Files: {files}.</figcaption>\n</figure>", esc(&f.spec.caption));
+    let cmds = if cmds.is_empty() {
+        String::new()
+    } else {
+        format!(" {}.", cmds.join("; "))
+    };
+    let _ = writeln!(
+        h,
+        "<figcaption><b>Figure {number}.</b> {}{cmds} Files: {files}.</figcaption>\n</figure>",
+        esc(&f.spec.caption)
+    );
 }
 
 /// Known metrics in table order: (database name, column heading).
@@ -232,7 +291,9 @@ fn points_table(h: &mut String, c: &Campaign) {
         for k in &c.varying {
             let v = p.param(k);
             let shown = match value_number(k, v) {
-                Some(b) if is_size_param(k) && !v.chars().all(|ch| ch.is_ascii_digit()) => format!("{v} ({})", format_bytes(b)),
+                Some(b) if is_size_param(k) && !v.chars().all(|ch| ch.is_ascii_digit()) => {
+                    format!("{v} ({})", format_bytes(b))
+                }
                 Some(b) if is_size_param(k) => format_bytes(b),
                 _ => v.to_string(),
             };
@@ -258,7 +319,10 @@ fn points_table(h: &mut String, c: &Campaign) {
             }
         }
         for (m, _) in &extra {
-            let v = p.stats(m).map(|s| format_number(s.median)).unwrap_or_else(|| "–".into());
+            let v = p
+                .stats(m)
+                .map(|s| format_number(s.median))
+                .unwrap_or_else(|| "–".into());
             let _ = write!(h, "<td>{v}</td>");
         }
         h.push_str("</tr>\n");
@@ -286,14 +350,26 @@ fn limits_section(h: &mut String, tables: &[LimitsTable]) {
         if let Some(tg) = &t.target {
             scope.push(format!("target <code>{}</code>", esc(tg)));
         }
-        let scope = if scope.is_empty() { "all runs".to_string() } else { scope.join(", ") };
-        let _ = writeln!(h, "<h3>{scope}</h3>\n<p class=\"meta\">Bounds {}.</p>", esc(&t.origin));
+        let scope = if scope.is_empty() {
+            "all runs".to_string()
+        } else {
+            scope.join(", ")
+        };
+        let _ = writeln!(
+            h,
+            "<h3>{scope}</h3>\n<p class=\"meta\">Bounds {}.</p>",
+            esc(&t.origin)
+        );
         let achieved = |label: &str, a: &Option<crate::limits::Achieved>| match a {
             Some(a) => format!(
                 "<p>Best {label}: <b>{} MB/s</b> ({}{}).</p>\n",
                 format_number(a.bytes_s / 1e6),
                 esc(&a.config),
-                if a.source == crate::chart::Source::Reference { ", reference" } else { "" }
+                if a.source == crate::chart::Source::Reference {
+                    ", reference"
+                } else {
+                    ""
+                }
             ),
             None => String::new(),
         };

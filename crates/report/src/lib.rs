@@ -48,10 +48,16 @@ pub struct ReportError {
 
 impl ReportError {
     pub fn usage(message: impl Into<String>) -> Self {
-        ReportError { usage: true, message: one_line(message.into()) }
+        ReportError {
+            usage: true,
+            message: one_line(message.into()),
+        }
     }
     pub fn failed(message: impl Into<String>) -> Self {
-        ReportError { usage: false, message: one_line(message.into()) }
+        ReportError {
+            usage: false,
+            message: one_line(message.into()),
+        }
     }
     /// Bad input (exit 2) rather than a failure while running (exit 1).
     pub fn is_usage(&self) -> bool {
@@ -60,7 +66,11 @@ impl ReportError {
 }
 
 fn one_line(s: String) -> String {
-    s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ")
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 impl fmt::Display for ReportError {
@@ -105,7 +115,12 @@ pub struct ReportFiles {
 
 /// Write `index.html` with inline SVG figures, plus one `.svg` and one `.png` per figure, into
 /// `out` (created if missing).
-pub fn write_report(runs: &[RunRow], conv: &[ConvergenceStep], limits: &[LimitsInput], out: &Path) -> Result<ReportFiles, ReportError> {
+pub fn write_report(
+    runs: &[RunRow],
+    conv: &[ConvergenceStep],
+    limits: &[LimitsInput],
+    out: &Path,
+) -> Result<ReportFiles, ReportError> {
     write_report_with(runs, conv, limits, &ReportMeta::default(), out)
 }
 
@@ -122,7 +137,10 @@ pub fn write_report_with(
     let tables = limits_tables(runs, limits);
 
     let raster = png::Rasterizer::new();
-    let mut files = ReportFiles { index: out.join("index.html"), ..Default::default() };
+    let mut files = ReportFiles {
+        index: out.join("index.html"),
+        ..Default::default()
+    };
     if raster.font_count() == 0 && !figures.is_empty() {
         files.warnings.push("no system fonts found: PNG figures have no text (install fonts-dejavu-core); the HTML page is unaffected".into());
     }
@@ -146,7 +164,12 @@ pub fn write_report_with(
                 None
             }
         };
-        placed.push(html::PlacedFigure { spec: f, inline_svg: f.figure.to_svg(&f.id, false), svg_file: svg_name, png_file });
+        placed.push(html::PlacedFigure {
+            spec: f,
+            inline_svg: f.figure.to_svg(&f.id, false),
+            svg_file: svg_name,
+            png_file,
+        });
     }
     let page = html::page(meta, runs, &placed, &tables);
     write_file(&files.index, page.as_bytes())?;
@@ -155,14 +178,27 @@ pub fn write_report_with(
 
 fn prepare_dir(out: &Path) -> Result<(), ReportError> {
     if out.exists() && !out.is_dir() {
-        return Err(ReportError::usage(format!("report directory '{}' is a file (give a directory to write the report into)", out.display())));
+        return Err(ReportError::usage(format!(
+            "report directory '{}' is a file (give a directory to write the report into)",
+            out.display()
+        )));
     }
-    std::fs::create_dir_all(out)
-        .map_err(|e| ReportError::usage(format!("cannot create report directory '{}': {} (give a writable directory)", out.display(), plain(&e))))?;
+    std::fs::create_dir_all(out).map_err(|e| {
+        ReportError::usage(format!(
+            "cannot create report directory '{}': {} (give a writable directory)",
+            out.display(),
+            plain(&e)
+        ))
+    })?;
     // Probe writability up front so nothing is half written.
     let probe = out.join(".raidlab-report-probe");
-    std::fs::write(&probe, b"")
-        .map_err(|e| ReportError::usage(format!("cannot write into report directory '{}': {} (give a writable directory)", out.display(), plain(&e))))?;
+    std::fs::write(&probe, b"").map_err(|e| {
+        ReportError::usage(format!(
+            "cannot write into report directory '{}': {} (give a writable directory)",
+            out.display(),
+            plain(&e)
+        ))
+    })?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }

@@ -76,7 +76,11 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
             let matching: Vec<RunRow> = runs
                 .iter()
                 .filter(|r| inp.campaign.as_ref().map_or(true, |c| *c == r.campaign))
-                .filter(|r| inp.target.as_ref().map_or(true, |t| r.target.starts_with(t.as_str())))
+                .filter(|r| {
+                    inp.target
+                        .as_ref()
+                        .map_or(true, |t| r.target.starts_with(t.as_str()))
+                })
                 .cloned()
                 .collect();
             let mut best: BTreeMap<Source, Achieved> = BTreeMap::new();
@@ -85,21 +89,41 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
                     let Some(s) = p.stats("mb_s") else { continue };
                     let bytes_s = s.median * 1e6;
                     if best.get(&p.source).map_or(true, |b| bytes_s > b.bytes_s) {
-                        best.insert(p.source, Achieved { bytes_s, source: p.source, config: label(p, &c.varying) });
+                        best.insert(
+                            p.source,
+                            Achieved {
+                                bytes_s,
+                                source: p.source,
+                                config: label(p, &c.varying),
+                            },
+                        );
                     }
                 }
             }
             let measured = best.remove(&Source::Measured);
             let predicted = best.remove(&Source::Predicted);
             let reference = best.remove(&Source::Reference);
-            let achieved = measured.as_ref().or(predicted.as_ref()).or(reference.as_ref()).map(|a| a.bytes_s);
-            let mut comps: Vec<ComponentLimit> = inp.components.iter().filter(|c| c.bound_bytes_s.is_finite() && c.bound_bytes_s > 0.0).cloned().collect();
+            let achieved = measured
+                .as_ref()
+                .or(predicted.as_ref())
+                .or(reference.as_ref())
+                .map(|a| a.bytes_s);
+            let mut comps: Vec<ComponentLimit> = inp
+                .components
+                .iter()
+                .filter(|c| c.bound_bytes_s.is_finite() && c.bound_bytes_s > 0.0)
+                .cloned()
+                .collect();
             comps.sort_by(|a, b| a.bound_bytes_s.total_cmp(&b.bound_bytes_s));
             let bounding = comps.first().map(|c| c.name.clone());
             let rows = comps
                 .into_iter()
                 .enumerate()
-                .map(|(i, component)| LimitsRow { ratio: achieved.map(|a| a / component.bound_bytes_s), bounding: i == 0, component })
+                .map(|(i, component)| LimitsRow {
+                    ratio: achieved.map(|a| a / component.bound_bytes_s),
+                    bounding: i == 0,
+                    component,
+                })
                 .collect();
             LimitsTable {
                 campaign: inp.campaign.clone(),
@@ -127,13 +151,23 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
 /// Rates are decimal MB/s. A file without a `[limits]` table gives no input.
 pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>, ReportError> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ReportError::usage(format!("{origin}: not valid TOML ({})", e.message().lines().next().unwrap_or("parse error")))
+        ReportError::usage(format!(
+            "{origin}: not valid TOML ({})",
+            e.message().lines().next().unwrap_or("parse error")
+        ))
     })?;
-    let Some(limits) = doc.get("limits") else { return Ok(None) };
-    let Some(limits) = limits.as_table() else {
-        return Err(ReportError::usage(format!("{origin}: [limits] must be a table of component = MB/s")));
+    let Some(limits) = doc.get("limits") else {
+        return Ok(None);
     };
-    let mut inp = LimitsInput { origin: format!("declared in {origin}"), ..Default::default() };
+    let Some(limits) = limits.as_table() else {
+        return Err(ReportError::usage(format!(
+            "{origin}: [limits] must be a table of component = MB/s"
+        )));
+    };
+    let mut inp = LimitsInput {
+        origin: format!("declared in {origin}"),
+        ..Default::default()
+    };
     for (key, value) in limits {
         let bad = |what: &str| {
             ReportError::usage(format!(
@@ -144,8 +178,15 @@ pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>,
             ("campaign", toml::Value::String(s)) => inp.campaign = Some(s.clone()),
             ("target", toml::Value::String(s)) => inp.target = Some(s.clone()),
             (_, toml::Value::Integer(_) | toml::Value::Float(_)) => {
-                let mb = number(value).filter(|v| *v > 0.0).ok_or_else(|| bad("not a positive rate"))?;
-                inp.components.push(ComponentLimit { name: key.clone(), kind: String::new(), bound_bytes_s: mb * 1e6, note: String::new() });
+                let mb = number(value)
+                    .filter(|v| *v > 0.0)
+                    .ok_or_else(|| bad("not a positive rate"))?;
+                inp.components.push(ComponentLimit {
+                    name: key.clone(),
+                    kind: String::new(),
+                    bound_bytes_s: mb * 1e6,
+                    note: String::new(),
+                });
             }
             (_, toml::Value::Table(t)) => {
                 for k in t.keys() {
@@ -153,15 +194,26 @@ pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>,
                         return Err(bad(&format!("unknown key '{k}'")));
                     }
                 }
-                let mb = t.get("mb_s").and_then(number).filter(|v| *v > 0.0).ok_or_else(|| bad("mb_s missing or not a positive rate"))?;
+                let mb = t
+                    .get("mb_s")
+                    .and_then(number)
+                    .filter(|v| *v > 0.0)
+                    .ok_or_else(|| bad("mb_s missing or not a positive rate"))?;
                 let text = |k: &str| t.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
-                inp.components.push(ComponentLimit { name: key.clone(), kind: text("kind"), bound_bytes_s: mb * 1e6, note: text("note") });
+                inp.components.push(ComponentLimit {
+                    name: key.clone(),
+                    kind: text("kind"),
+                    bound_bytes_s: mb * 1e6,
+                    note: text("note"),
+                });
             }
             _ => return Err(bad("not a rate")),
         }
     }
     if inp.components.is_empty() {
-        return Err(ReportError::usage(format!("{origin}: [limits] names no component (give component = MB/s)")));
+        return Err(ReportError::usage(format!(
+            "{origin}: [limits] names no component (give component = MB/s)"
+        )));
     }
     Ok(Some(inp))
 }
@@ -186,22 +238,37 @@ mod tests {
             rep: 0,
             source: source.into(),
             target: target.into(),
-            params: [("threads".to_string(), threads.to_string())].into_iter().collect(),
+            params: [("threads".to_string(), threads.to_string())]
+                .into_iter()
+                .collect(),
             metrics: [("mb_s".to_string(), mb_s)].into_iter().collect(),
         }
     }
 
     fn comp(name: &str, mb_s: f64) -> ComponentLimit {
-        ComponentLimit { name: name.into(), kind: "k".into(), bound_bytes_s: mb_s * 1e6, note: String::new() }
+        ComponentLimit {
+            name: name.into(),
+            kind: "k".into(),
+            bound_bytes_s: mb_s * 1e6,
+            note: String::new(),
+        }
     }
 
     #[test]
     fn names_the_lowest_bound_and_the_achieved_fraction_of_each() {
         // Seed 002's stage 2 numbers: disks 36 × 34.5, FC 2 × 212.5; best read ≈ 280 MB/s.
-        let runs = vec![run("measured", "/dev/x", "1", 200.0), run("measured", "/dev/x", "4", 280.0), run("measured", "/dev/x", "4", 270.0)];
+        let runs = vec![
+            run("measured", "/dev/x", "1", 200.0),
+            run("measured", "/dev/x", "4", 280.0),
+            run("measured", "/dev/x", "4", 270.0),
+        ];
         let input = LimitsInput {
             origin: "test".into(),
-            components: vec![comp("disks", 1242.0), comp("FC links", 425.0), comp("switch", 2000.0)],
+            components: vec![
+                comp("disks", 1242.0),
+                comp("FC links", 425.0),
+                comp("switch", 2000.0),
+            ],
             ..Default::default()
         };
         let t = &limits_tables(&runs, &[input])[0];
@@ -217,8 +284,16 @@ mod tests {
 
     #[test]
     fn target_filter_and_predicted_rates_are_kept_apart() {
-        let runs = vec![run("measured", "/dev/x", "1", 50.0), run("simulated", "sim:a.toml#0", "1", 80.0), run("simulated", "sim:b.toml", "1", 999.0)];
-        let input = LimitsInput { target: Some("sim:a.toml".into()), components: vec![comp("disk", 100.0)], ..Default::default() };
+        let runs = vec![
+            run("measured", "/dev/x", "1", 50.0),
+            run("simulated", "sim:a.toml#0", "1", 80.0),
+            run("simulated", "sim:b.toml", "1", 999.0),
+        ];
+        let input = LimitsInput {
+            target: Some("sim:a.toml".into()),
+            components: vec![comp("disk", 100.0)],
+            ..Default::default()
+        };
         let t = &limits_tables(&runs, &[input])[0];
         assert!(t.measured.is_none());
         assert_eq!(t.predicted.as_ref().unwrap().bytes_s, 80e6);
@@ -238,11 +313,20 @@ mod tests {
         assert_eq!(inp.components.len(), 2);
         let disks = inp.components.iter().find(|c| c.name == "disks").unwrap();
         assert_eq!((disks.bound_bytes_s, disks.kind.as_str()), (1242e6, "disk"));
-        assert!(limits_from_toml("[other]\nx = 1", "e.toml").unwrap().is_none());
+        assert!(limits_from_toml("[other]\nx = 1", "e.toml")
+            .unwrap()
+            .is_none());
         let e = limits_from_toml("[limits]\nfc = \"fast\"", "e.toml").unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("e.toml: [limits] fc") && !e.to_string().contains('\n'), "{e}");
+        assert!(
+            e.is_usage()
+                && e.to_string().contains("e.toml: [limits] fc")
+                && !e.to_string().contains('\n'),
+            "{e}"
+        );
         assert!(limits_from_toml("[limits]\nfc = -3", "e.toml").is_err());
         assert!(limits_from_toml("[limits]\nfc = { mb_s = 3, colour = 1 }", "e.toml").is_err());
-        assert!(limits_from_toml("[limits", "e.toml").unwrap_err().is_usage());
+        assert!(limits_from_toml("[limits", "e.toml")
+            .unwrap_err()
+            .is_usage());
     }
 }

@@ -18,7 +18,10 @@ impl Rasterizer {
         let mut db = usvg::fontdb::Database::new();
         db.load_system_fonts();
         let fonts = db.len();
-        let mut options = usvg::Options { font_family: "DejaVu Sans".to_string(), ..Default::default() };
+        let mut options = usvg::Options {
+            font_family: "DejaVu Sans".to_string(),
+            ..Default::default()
+        };
         options.fontdb = Arc::new(db);
         Rasterizer { options, fonts }
     }
@@ -30,12 +33,24 @@ impl Rasterizer {
 
     /// Render `svg` at `scale` (2.0 gives sharp text on high-density screens) to PNG bytes.
     pub fn png(&self, svg: &str, scale: f32) -> Result<Vec<u8>, String> {
-        let tree = usvg::Tree::from_str(svg, &self.options).map_err(|e| format!("SVG not understood: {e}"))?;
-        let size = tree.size().to_int_size().scale_by(scale).ok_or("figure has no size")?;
-        let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("figure too large to rasterize")?;
+        let tree = usvg::Tree::from_str(svg, &self.options)
+            .map_err(|e| format!("SVG not understood: {e}"))?;
+        let size = tree
+            .size()
+            .to_int_size()
+            .scale_by(scale)
+            .ok_or("figure has no size")?;
+        let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+            .ok_or("figure too large to rasterize")?;
         pixmap.fill(tiny_skia::Color::WHITE);
-        resvg::render(&tree, tiny_skia::Transform::from_scale(scale, scale), &mut pixmap.as_mut());
-        pixmap.encode_png().map_err(|e| format!("PNG encoding failed: {e}"))
+        resvg::render(
+            &tree,
+            tiny_skia::Transform::from_scale(scale, scale),
+            &mut pixmap.as_mut(),
+        );
+        pixmap
+            .encode_png()
+            .map_err(|e| format!("PNG encoding failed: {e}"))
     }
 }
 
@@ -69,5 +84,12 @@ pub fn ink(rgba: &[u8]) -> Ink {
             inked += 1;
         }
     }
-    Ink { distinct_colors: colors.len(), non_white_fraction: if px == 0 { 0.0 } else { inked as f64 / px as f64 } }
+    Ink {
+        distinct_colors: colors.len(),
+        non_white_fraction: if px == 0 {
+            0.0
+        } else {
+            inked as f64 / px as f64
+        },
+    }
 }

@@ -53,7 +53,13 @@ pub struct Campaign {
 
 impl Campaign {
     pub fn distinct(&self, param: &str) -> Vec<String> {
-        let mut v: Vec<String> = self.points.iter().map(|p| p.param(param).to_string()).collect::<BTreeSet<_>>().into_iter().collect();
+        let mut v: Vec<String> = self
+            .points
+            .iter()
+            .map(|p| p.param(param).to_string())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         v.sort_by(|a, b| cmp_values(param, a, b));
         v
     }
@@ -76,7 +82,10 @@ pub fn campaigns(rows: &[RunRow]) -> Vec<Campaign> {
         }
         by.entry(r.campaign.clone()).or_default().push(r);
     }
-    order.into_iter().map(|name| campaign(&name, &by[&name])).collect()
+    order
+        .into_iter()
+        .map(|name| campaign(&name, &by[&name]))
+        .collect()
 }
 
 fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
@@ -84,7 +93,10 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     // and a simulated target for the same parameters are the same configuration.
     let mut targets: BTreeMap<Source, BTreeSet<&str>> = BTreeMap::new();
     for r in rows {
-        targets.entry(Source::from_db(&r.source)).or_default().insert(r.target.as_str());
+        targets
+            .entry(Source::from_db(&r.source))
+            .or_default()
+            .insert(r.target.as_str());
     }
     let target_varies = targets.values().any(|t| t.len() > 1);
 
@@ -96,9 +108,22 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
         if target_varies && !params.contains_key(TARGET) {
             params.insert(TARGET.to_string(), r.target.clone());
         }
-        let key = (source, r.target.clone(), params.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>());
+        let key = (
+            source,
+            r.target.clone(),
+            params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>(),
+        );
         let i = *index.entry(key).or_insert_with(|| {
-            points.push(Point { source, target: r.target.clone(), params, point: r.point, values: BTreeMap::new() });
+            points.push(Point {
+                source,
+                target: r.target.clone(),
+                params,
+                point: r.point,
+                values: BTreeMap::new(),
+            });
             points.len() - 1
         });
         for (m, v) in &r.metrics {
@@ -109,14 +134,35 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     let names: BTreeSet<&String> = points.iter().flat_map(|p| p.params.keys()).collect();
     let mut varying: Vec<String> = names
         .into_iter()
-        .filter(|k| points.iter().map(|p| p.param(k)).collect::<BTreeSet<_>>().len() > 1)
+        .filter(|k| {
+            points
+                .iter()
+                .map(|p| p.param(k))
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1
+        })
         .cloned()
         .collect();
     varying.sort_by_key(|k| (param_rank(k), k.clone()));
-    let mut sources: Vec<Source> = points.iter().map(|p| p.source).collect::<BTreeSet<_>>().into_iter().collect();
+    let mut sources: Vec<Source> = points
+        .iter()
+        .map(|p| p.source)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
     sources.sort();
-    let experiment = rows.first().map(|r| r.experiment.clone()).unwrap_or_default();
-    let mut c = Campaign { name: name.to_string(), experiment, points, varying, sources };
+    let experiment = rows
+        .first()
+        .map(|r| r.experiment.clone())
+        .unwrap_or_default();
+    let mut c = Campaign {
+        name: name.to_string(),
+        experiment,
+        points,
+        varying,
+        sources,
+    };
     c.points.sort_by(|a, b| cmp_points(&c.varying, a, b));
     c
 }
@@ -124,8 +170,22 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
 /// Conventional order of parameters in labels and tables.
 fn param_rank(name: &str) -> usize {
     const ORDER: [&str; 16] = [
-        "system", "target", "level", "layout", "members", "chunk", "rw", "bs", "rwmixread", "iodepth", "numjobs", "threads", "buffer", "size",
-        "file_size", "runtime",
+        "system",
+        "target",
+        "level",
+        "layout",
+        "members",
+        "chunk",
+        "rw",
+        "bs",
+        "rwmixread",
+        "iodepth",
+        "numjobs",
+        "threads",
+        "buffer",
+        "size",
+        "file_size",
+        "runtime",
     ];
     ORDER.iter().position(|o| *o == name).unwrap_or(ORDER.len())
 }
@@ -155,14 +215,30 @@ pub fn is_size_param(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     matches!(
         n.as_str(),
-        "bs" | "blocksize" | "block_size" | "size" | "chunk" | "chunk_size" | "buffer" | "buffer_size" | "file_size" | "filesize" | "io_size"
-            | "bs_read" | "bs_write" | "total" | "total_bytes" | "stripe"
+        "bs" | "blocksize"
+            | "block_size"
+            | "size"
+            | "chunk"
+            | "chunk_size"
+            | "buffer"
+            | "buffer_size"
+            | "file_size"
+            | "filesize"
+            | "io_size"
+            | "bs_read"
+            | "bs_write"
+            | "total"
+            | "total_bytes"
+            | "stripe"
     ) || n.ends_with("_bytes")
 }
 
 /// Is this parameter a percentage?
 pub fn is_percent_param(name: &str) -> bool {
-    matches!(name, "rwmixread" | "rwmixwrite" | "read_pct" | "percentage_random")
+    matches!(
+        name,
+        "rwmixread" | "rwmixwrite" | "read_pct" | "percentage_random"
+    )
 }
 
 /// A parameter value as a number: plain numbers as they are; sizes (`4k`, `2m`, `1GiB`) in
@@ -183,7 +259,9 @@ pub fn value_number(param: &str, v: &str) -> Option<f64> {
 
 /// fio-style size: a number with an optional k/m/g/t/p suffix, optionally followed by b or ib.
 fn parse_size(t: &str) -> Option<u64> {
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -202,7 +280,10 @@ fn parse_size(t: &str) -> Option<u64> {
 /// A configuration label from some parameters: `rw=read, system=fc`. Sizes given as plain
 /// byte counts are shown in binary units (`bs=2 MiB`).
 pub fn label(p: &Point, keys: &[String]) -> String {
-    let parts: Vec<String> = keys.iter().map(|k| format!("{k}={}", show_value(k, p.param(k)))).collect();
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{k}={}", show_value(k, p.param(k))))
+        .collect();
     if parts.is_empty() {
         "all".into()
     } else {
@@ -224,7 +305,13 @@ pub fn show_value(param: &str, v: &str) -> String {
 mod tests {
     use super::*;
 
-    fn row(campaign: &str, source: &str, target: &str, params: &[(&str, &str)], mb_s: f64) -> RunRow {
+    fn row(
+        campaign: &str,
+        source: &str,
+        target: &str,
+        params: &[(&str, &str)],
+        mb_s: f64,
+    ) -> RunRow {
         RunRow {
             campaign: campaign.into(),
             experiment: "e".into(),
@@ -232,7 +319,10 @@ mod tests {
             rep: 0,
             source: source.into(),
             target: target.into(),
-            params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             metrics: [("mb_s".to_string(), mb_s)].into_iter().collect(),
         }
     }
@@ -265,13 +355,19 @@ mod tests {
         let c = &campaigns(&same)[0];
         assert!(c.varying.is_empty());
         assert_eq!(c.sources, [Source::Measured, Source::Predicted]);
-        let several = vec![row("c", "measured", "/dev/x", &[], 1.0), row("c", "measured", "/dev/y", &[], 2.0)];
+        let several = vec![
+            row("c", "measured", "/dev/x", &[], 1.0),
+            row("c", "measured", "/dev/y", &[], 2.0),
+        ];
         assert_eq!(campaigns(&several)[0].varying, [TARGET]);
     }
 
     #[test]
     fn campaigns_keep_their_first_seen_order() {
-        let rows = vec![row("zeta", "measured", "t", &[], 1.0), row("alpha", "measured", "t", &[], 1.0)];
+        let rows = vec![
+            row("zeta", "measured", "t", &[], 1.0),
+            row("alpha", "measured", "t", &[], 1.0),
+        ];
         let names: Vec<String> = campaigns(&rows).into_iter().map(|c| c.name).collect();
         assert_eq!(names, ["zeta", "alpha"]);
     }

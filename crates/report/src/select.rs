@@ -15,8 +15,12 @@
 use std::collections::BTreeMap;
 
 use crate::axis::{format_bytes, Scale, Unit};
-use crate::chart::{AxisSpec, BarChart, BarSeries, Figure, HLine, Heatmap, LineChart, Pt, Series, Source};
-use crate::points::{campaigns, cmp_values, is_percent_param, is_size_param, label, value_number, Campaign, Point};
+use crate::chart::{
+    AxisSpec, BarChart, BarSeries, Figure, HLine, Heatmap, LineChart, Pt, Series, Source,
+};
+use crate::points::{
+    campaigns, cmp_values, is_percent_param, is_size_param, label, value_number, Campaign, Point,
+};
 use crate::rows::{ConvergenceStep, RunRow};
 
 /// A figure chosen for the report, with its caption.
@@ -38,9 +42,21 @@ struct Metric {
     words: &'static str,
 }
 
-const MB_S: Metric = Metric { name: "mb_s", label: "rate (MB/s, 10⁶ bytes/s)", words: "median rate in MB/s" };
-const IOPS: Metric = Metric { name: "iops", label: "IOPS (I/O operations per second)", words: "median IOPS" };
-const LAT: Metric = Metric { name: "lat_mean_us", label: "mean latency (µs)", words: "median of the mean latency in µs" };
+const MB_S: Metric = Metric {
+    name: "mb_s",
+    label: "rate (MB/s, 10⁶ bytes/s)",
+    words: "median rate in MB/s",
+};
+const IOPS: Metric = Metric {
+    name: "iops",
+    label: "IOPS (I/O operations per second)",
+    words: "median IOPS",
+};
+const LAT: Metric = Metric {
+    name: "lat_mean_us",
+    label: "mean latency (µs)",
+    words: "median of the mean latency in µs",
+};
 
 /// Most curves one chart carries before it is split into several by one parameter.
 const MAX_SERIES: usize = 10;
@@ -68,7 +84,13 @@ pub fn select_figures(rows: &[RunRow], conv: &[ConvergenceStep]) -> Vec<FigureSp
 }
 
 fn spec(c: &str, kind: &str, figure: Figure, caption: String) -> FigureSpec {
-    FigureSpec { id: String::new(), campaign: c.to_string(), kind: kind.to_string(), figure, caption }
+    FigureSpec {
+        id: String::new(),
+        campaign: c.to_string(),
+        kind: kind.to_string(),
+        figure,
+        caption,
+    }
 }
 
 /// The figures for one campaign's points.
@@ -78,11 +100,29 @@ pub fn campaign_figures(c: &Campaign) -> Vec<FigureSpec> {
     let numeric: Vec<&String> = c.varying.iter().filter(|p| c.is_numeric(p)).collect();
 
     if has("bs") && c.is_numeric("bs") {
-        out.extend(lines(c, "bs", &MB_S, "rate-vs-bs", "Rate against block size"));
+        out.extend(lines(
+            c,
+            "bs",
+            &MB_S,
+            "rate-vs-bs",
+            "Rate against block size",
+        ));
     }
     if has("rwmixread") && has("iodepth") && c.is_numeric("rwmixread") {
-        out.extend(lines(c, "rwmixread", &IOPS, "iops-vs-read", "IOPS against read percentage"));
-        out.extend(lines(c, "rwmixread", &LAT, "latency-vs-read", "Latency against read percentage"));
+        out.extend(lines(
+            c,
+            "rwmixread",
+            &IOPS,
+            "iops-vs-read",
+            "IOPS against read percentage",
+        ));
+        out.extend(lines(
+            c,
+            "rwmixread",
+            &LAT,
+            "latency-vs-read",
+            "Latency against read percentage",
+        ));
     }
     if has("level") && has("chunk") {
         out.extend(bars(c, "chunk", "level", "bars-level-chunk"));
@@ -105,7 +145,15 @@ pub fn campaign_figures(c: &Campaign) -> Vec<FigureSpec> {
 }
 
 fn slug(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 /// What a parameter is called on an axis: the field's words, with fio's name beside them.
@@ -147,16 +195,39 @@ fn axis_title(param: &str) -> String {
 }
 
 fn axis_for(param: &str, c: &Campaign) -> AxisSpec {
-    if is_size_param(param) || c.distinct(param).iter().any(|v| v.ends_with(|ch: char| ch.is_ascii_alphabetic())) {
-        AxisSpec { label: axis_title(param), scale: Scale::Log, unit: Unit::Bytes, zero: false }
+    if is_size_param(param)
+        || c.distinct(param)
+            .iter()
+            .any(|v| v.ends_with(|ch: char| ch.is_ascii_alphabetic()))
+    {
+        AxisSpec {
+            label: axis_title(param),
+            scale: Scale::Log,
+            unit: Unit::Bytes,
+            zero: false,
+        }
     } else if is_percent_param(param) {
-        AxisSpec { label: axis_title(param), scale: Scale::Linear, unit: Unit::Percent, zero: true }
+        AxisSpec {
+            label: axis_title(param),
+            scale: Scale::Linear,
+            unit: Unit::Percent,
+            zero: true,
+        }
     } else {
-        let vals: Vec<f64> = c.distinct(param).iter().filter_map(|v| value_number(param, v)).collect();
+        let vals: Vec<f64> = c
+            .distinct(param)
+            .iter()
+            .filter_map(|v| value_number(param, v))
+            .collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let log = lo > 0.0 && hi / lo >= 16.0;
-        AxisSpec { label: axis_title(param), scale: if log { Scale::Log } else { Scale::Linear }, unit: Unit::Plain, zero: false }
+        AxisSpec {
+            label: axis_title(param),
+            scale: if log { Scale::Log } else { Scale::Linear },
+            unit: Unit::Plain,
+            zero: false,
+        }
     }
 }
 
@@ -168,16 +239,39 @@ fn facets<'a>(c: &'a Campaign, used: &[&str]) -> Vec<(Vec<String>, Vec<String>, 
 }
 
 /// [`facets`] with a given most curves per chart; 1 puts every remaining parameter in facets.
-fn facets_max<'a>(c: &'a Campaign, used: &[&str], max_series: usize) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
+fn facets_max<'a>(
+    c: &'a Campaign,
+    used: &[&str],
+    max_series: usize,
+) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
     let mut facet_keys: Vec<String> = Vec::new();
-    let mut series_keys: Vec<String> = c.varying.iter().filter(|v| !used.contains(&v.as_str())).cloned().collect();
+    let mut series_keys: Vec<String> = c
+        .varying
+        .iter()
+        .filter(|v| !used.contains(&v.as_str()))
+        .cloned()
+        .collect();
     let combos = |keys: &[String]| -> usize {
-        c.points.iter().map(|p| keys.iter().map(|k| p.param(k).to_string()).collect::<Vec<_>>()).collect::<std::collections::BTreeSet<_>>().len()
+        c.points
+            .iter()
+            .map(|p| {
+                keys.iter()
+                    .map(|k| p.param(k).to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
     };
     // One parameter with many values stays in one chart (colours cycle with dash patterns)
     // unless every remaining parameter must become a facet.
-    while (series_keys.len() > 1 || (max_series == 1 && !series_keys.is_empty())) && combos(&series_keys) > max_series {
-        let (i, _) = series_keys.iter().enumerate().min_by_key(|(_, k)| c.distinct(k).len()).expect("non-empty");
+    while (series_keys.len() > 1 || (max_series == 1 && !series_keys.is_empty()))
+        && combos(&series_keys) > max_series
+    {
+        let (i, _) = series_keys
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, k)| c.distinct(k).len())
+            .expect("non-empty");
         facet_keys.push(series_keys.remove(i));
     }
     let mut groups: BTreeMap<Vec<String>, Vec<&Point>> = BTreeMap::new();
@@ -189,7 +283,16 @@ fn facets_max<'a>(c: &'a Campaign, used: &[&str], max_series: usize) -> Vec<(Vec
         }
         groups.entry(key).or_default().push(p);
     }
-    order.into_iter().map(|k| (facet_keys.clone(), series_keys.clone(), groups.remove(&k).unwrap_or_default())).collect()
+    order
+        .into_iter()
+        .map(|k| {
+            (
+                facet_keys.clone(),
+                series_keys.clone(),
+                groups.remove(&k).unwrap_or_default(),
+            )
+        })
+        .collect()
 }
 
 fn facet_suffix(keys: &[String], pts: &[&Point]) -> String {
@@ -200,13 +303,19 @@ fn facet_suffix(keys: &[String], pts: &[&Point]) -> String {
 }
 
 fn reps_note(pts: &[&Point], metric: &str) -> String {
-    let reps: Vec<usize> = pts.iter().filter_map(|p| p.stats(metric)).map(|s| s.n).collect();
+    let reps: Vec<usize> = pts
+        .iter()
+        .filter_map(|p| p.stats(metric))
+        .map(|s| s.n)
+        .collect();
     let max = reps.iter().copied().max().unwrap_or(0);
     let min = reps.iter().copied().min().unwrap_or(0);
     match (min, max) {
         (_, 0) => "No values for this metric.".into(),
         (_, 1) => "One run per point (no error bars).".into(),
-        (a, b) if a == b => format!("Median of {b} repetitions per point; error bars span min–max."),
+        (a, b) if a == b => {
+            format!("Median of {b} repetitions per point; error bars span min–max.")
+        }
         (a, b) => format!("Median of {a}–{b} repetitions per point; error bars span min–max."),
     }
 }
@@ -243,42 +352,85 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             std::cmp::Ordering::Equal
         });
         for p in ordered {
-            let Some(xv) = value_number(x, p.param(x)) else { continue };
-            let Some(s) = p.stats(metric.name) else { continue };
+            let Some(xv) = value_number(x, p.param(x)) else {
+                continue;
+            };
+            let Some(s) = p.stats(metric.name) else {
+                continue;
+            };
             let cfg = label(p, &skeys);
             let ci = configs.iter().position(|k| *k == cfg).unwrap_or_else(|| {
                 configs.push(cfg.clone());
                 configs.len() - 1
             });
-            let (lo, hi) = if s.n > 1 { (Some(s.min), Some(s.max)) } else { (None, None) };
-            curves.entry((ci, p.source)).or_default().push(Pt { x: xv, y: s.median, lo, hi });
+            let (lo, hi) = if s.n > 1 {
+                (Some(s.min), Some(s.max))
+            } else {
+                (None, None)
+            };
+            curves.entry((ci, p.source)).or_default().push(Pt {
+                x: xv,
+                y: s.median,
+                lo,
+                hi,
+            });
         }
         if curves.is_empty() {
             continue;
         }
-        let multi_source = curves.keys().map(|(_, s)| *s).collect::<std::collections::BTreeSet<_>>().len() > 1;
+        let multi_source = curves
+            .keys()
+            .map(|(_, s)| *s)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
         let series: Vec<Series> = curves
             .into_iter()
             .map(|((ci, src), points)| {
                 let mut l = configs[ci].clone();
                 if multi_source || src != Source::Measured {
-                    l = if l == "all" { src.name().to_string() } else { format!("{l} ({})", src.name()) };
+                    l = if l == "all" {
+                        src.name().to_string()
+                    } else {
+                        format!("{l} ({})", src.name())
+                    };
                 }
-                Series { label: l, color: ci, source: src, points }
+                Series {
+                    label: l,
+                    color: ci,
+                    source: src,
+                    points,
+                }
             })
             .collect();
-        let ys: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.y)).filter(|v| *v > 0.0).collect();
+        let ys: Vec<f64> = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.y))
+            .filter(|v| *v > 0.0)
+            .collect();
         let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         // Rates against block size are log–log (seed 000); elsewhere log only for a wide range.
         let ylog = (x == "bs" && metric.name == "mb_s") || (lo > 0.0 && hi / lo > 30.0);
-        let yaxis = AxisSpec { label: metric.label.to_string(), scale: if ylog { Scale::Log } else { Scale::Linear }, unit: Unit::Plain, zero: !ylog };
+        let yaxis = AxisSpec {
+            label: metric.label.to_string(),
+            scale: if ylog { Scale::Log } else { Scale::Linear },
+            unit: Unit::Plain,
+            zero: !ylog,
+        };
         let suffix = facet_suffix(&fkeys, &pts);
         let title = format!("{what}{suffix}");
         let curves_by = if skeys.is_empty() {
             String::from("one curve")
         } else {
-            format!("one curve per {}", skeys.iter().map(|k| param_title(k)).collect::<Vec<_>>().join(" × "))
+            format!(
+                "one curve per {}",
+                skeys
+                    .iter()
+                    .map(|k| param_title(k))
+                    .collect::<Vec<_>>()
+                    .join(" × ")
+            )
         };
         let scales = match (xaxis.scale, ylog) {
             (Scale::Log, true) => "log–log axes",
@@ -293,7 +445,13 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             reps_note(&pts, metric.name),
             sources_note(c)
         );
-        let chart = LineChart { title, x: xaxis.clone(), y: yaxis, series, hlines: Vec::new() };
+        let chart = LineChart {
+            title,
+            x: xaxis.clone(),
+            y: yaxis,
+            series,
+            hlines: Vec::new(),
+        };
         out.push(spec(&c.name, kind, Figure::Line(chart), caption));
     }
     out
@@ -309,7 +467,11 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
         if !bar.is_empty() {
             bar_keys.insert(0, bar.to_string());
         }
-        let mut categories: Vec<String> = if cat.is_empty() { vec![String::new()] } else { c.distinct(cat) };
+        let mut categories: Vec<String> = if cat.is_empty() {
+            vec![String::new()]
+        } else {
+            c.distinct(cat)
+        };
         categories.retain(|v| pts.iter().any(|p| cat.is_empty() || p.param(cat) == v));
         let mut series_labels: Vec<(String, Source)> = Vec::new();
         let mut values: BTreeMap<(usize, usize), (f64, Option<(f64, f64)>)> = BTreeMap::new();
@@ -324,19 +486,36 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
             a.source.cmp(&b.source)
         });
         for p in ordered {
-            let Some(s) = p.stats(MB_S.name) else { continue };
+            let Some(s) = p.stats(MB_S.name) else {
+                continue;
+            };
             let key = (label(p, &bar_keys), p.source);
-            let si = series_labels.iter().position(|k| *k == key).unwrap_or_else(|| {
-                series_labels.push(key.clone());
-                series_labels.len() - 1
-            });
-            let ci = if cat.is_empty() { 0 } else { categories.iter().position(|v| v == p.param(cat)).unwrap_or(0) };
+            let si = series_labels
+                .iter()
+                .position(|k| *k == key)
+                .unwrap_or_else(|| {
+                    series_labels.push(key.clone());
+                    series_labels.len() - 1
+                });
+            let ci = if cat.is_empty() {
+                0
+            } else {
+                categories
+                    .iter()
+                    .position(|v| v == p.param(cat))
+                    .unwrap_or(0)
+            };
             values.insert((si, ci), (s.median, (s.n > 1).then_some((s.min, s.max))));
         }
         if values.is_empty() {
             continue;
         }
-        let multi_source = series_labels.iter().map(|(_, s)| *s).collect::<std::collections::BTreeSet<_>>().len() > 1;
+        let multi_source = series_labels
+            .iter()
+            .map(|(_, s)| *s)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+            > 1;
         let series: Vec<BarSeries> = series_labels
             .iter()
             .enumerate()
@@ -348,7 +527,12 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
                 } else {
                     l.clone()
                 };
-                BarSeries { label: l, values: (0..categories.len()).map(|ci| values.get(&(si, ci)).copied()).collect() }
+                BarSeries {
+                    label: l,
+                    values: (0..categories.len())
+                        .map(|ci| values.get(&(si, ci)).copied())
+                        .collect(),
+                }
             })
             .collect();
         let size_cat = !cat.is_empty() && is_size_param(cat);
@@ -365,9 +549,23 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
             (false, true) => format!("Rate per {}", param_words(cat)),
             _ => "Rate".to_string(),
         };
-        let x_label = if cat.is_empty() { String::new() } else { axis_title(cat) };
-        let caption = format!("{what}{suffix}: median MB/s per bar. {}{}", reps_note(&pts, MB_S.name), sources_note(c));
-        let chart = BarChart { title: format!("{what}{suffix}"), x_label, y_label: MB_S.label.to_string(), categories: cat_labels, series };
+        let x_label = if cat.is_empty() {
+            String::new()
+        } else {
+            axis_title(cat)
+        };
+        let caption = format!(
+            "{what}{suffix}: median MB/s per bar. {}{}",
+            reps_note(&pts, MB_S.name),
+            sources_note(c)
+        );
+        let chart = BarChart {
+            title: format!("{what}{suffix}"),
+            x_label,
+            y_label: MB_S.label.to_string(),
+            categories: cat_labels,
+            series,
+        };
         out.push(spec(&c.name, kind, Figure::Bars(chart), caption));
     }
     out
@@ -377,9 +575,21 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
 /// across and a count-like one up (threads × buffer, numjobs × bs, iodepth × bs). Read % ×
 /// queue depth is left to its line charts.
 fn heatmap_axes(c: &Campaign, numeric: &[&String]) -> Option<(String, String)> {
-    let candidates: Vec<&String> = numeric.iter().copied().filter(|p| c.distinct(p).len() >= 2).collect();
-    let sizes: Vec<&String> = candidates.iter().copied().filter(|p| is_size_param(p)).collect();
-    let counts: Vec<&String> = candidates.iter().copied().filter(|p| !is_size_param(p) && !is_percent_param(p)).collect();
+    let candidates: Vec<&String> = numeric
+        .iter()
+        .copied()
+        .filter(|p| c.distinct(p).len() >= 2)
+        .collect();
+    let sizes: Vec<&String> = candidates
+        .iter()
+        .copied()
+        .filter(|p| is_size_param(p))
+        .collect();
+    let counts: Vec<&String> = candidates
+        .iter()
+        .copied()
+        .filter(|p| !is_size_param(p) && !is_percent_param(p))
+        .collect();
     let (x, y) = match (sizes.as_slice(), counts.as_slice()) {
         ([s, ..], [n, ..]) => ((*s).clone(), (*n).clone()),
         ([a, b, ..], []) => ((*a).clone(), (*b).clone()),
@@ -407,7 +617,12 @@ fn heatmaps(c: &Campaign, x: &str, y: &str) -> Vec<FigureSpec> {
             let ys = c.distinct(y);
             let mut cells = vec![vec![None; xs.len()]; ys.len()];
             for p in &mine {
-                let (Some(xi), Some(yi)) = (xs.iter().position(|v| v == p.param(x)), ys.iter().position(|v| v == p.param(y))) else { continue };
+                let (Some(xi), Some(yi)) = (
+                    xs.iter().position(|v| v == p.param(x)),
+                    ys.iter().position(|v| v == p.param(y)),
+                ) else {
+                    continue;
+                };
                 cells[yi][xi] = p.stats(MB_S.name).map(|s| s.median);
             }
             if cells.iter().flatten().all(Option::is_none) {
@@ -443,7 +658,11 @@ fn heatmaps(c: &Campaign, x: &str, y: &str) -> Vec<FigureSpec> {
 
 /// Rate against total transferred for every point of a campaign that grew its transfer
 /// until the rate settled; the last step's rate is marked as the sustained rate.
-fn convergence_figures(campaign: &str, conv: &[ConvergenceStep], c: Option<&Campaign>) -> Vec<FigureSpec> {
+fn convergence_figures(
+    campaign: &str,
+    conv: &[ConvergenceStep],
+    c: Option<&Campaign>,
+) -> Vec<FigureSpec> {
     let mut by_point: BTreeMap<u64, Vec<&ConvergenceStep>> = BTreeMap::new();
     for s in conv.iter().filter(|s| s.campaign == campaign) {
         by_point.entry(s.point).or_default().push(s);
@@ -456,25 +675,46 @@ fn convergence_figures(campaign: &str, conv: &[ConvergenceStep], c: Option<&Camp
     for (i, (point, steps)) in by_point.iter_mut().enumerate() {
         steps.sort_by_key(|s| s.step);
         let name = c
-            .and_then(|c| c.points.iter().find(|p| p.point == *point && p.source != Source::Reference).map(|p| label(p, &c.varying)))
+            .and_then(|c| {
+                c.points
+                    .iter()
+                    .find(|p| p.point == *point && p.source != Source::Reference)
+                    .map(|p| label(p, &c.varying))
+            })
             .filter(|l| l != "all")
             .unwrap_or_else(|| format!("point {point}"));
         if let Some(last) = steps.last() {
             if by_point_len_is_one(conv, campaign) {
-                hlines.push(HLine { y: last.mb_s, label: format!("sustained ≈ {:.1} MB/s", last.mb_s) });
+                hlines.push(HLine {
+                    y: last.mb_s,
+                    label: format!("sustained ≈ {:.1} MB/s", last.mb_s),
+                });
             }
         }
         series.push(Series {
             label: name,
             color: i,
             source: Source::Measured,
-            points: steps.iter().map(|s| Pt::new(s.total_bytes as f64, s.mb_s)).collect(),
+            points: steps
+                .iter()
+                .map(|s| Pt::new(s.total_bytes as f64, s.mb_s))
+                .collect(),
         });
     }
     let chart = LineChart {
         title: "Rate against total transferred (convergence)".into(),
-        x: AxisSpec { label: "total transferred, bytes (binary units)".into(), scale: Scale::Log, unit: Unit::Bytes, zero: false },
-        y: AxisSpec { label: MB_S.label.into(), scale: Scale::Linear, unit: Unit::Plain, zero: true },
+        x: AxisSpec {
+            label: "total transferred, bytes (binary units)".into(),
+            scale: Scale::Log,
+            unit: Unit::Bytes,
+            zero: false,
+        },
+        y: AxisSpec {
+            label: MB_S.label.into(),
+            scale: Scale::Linear,
+            unit: Unit::Plain,
+            zero: true,
+        },
         series,
         hlines,
     };
@@ -485,7 +725,11 @@ fn convergence_figures(campaign: &str, conv: &[ConvergenceStep], c: Option<&Camp
 }
 
 fn by_point_len_is_one(conv: &[ConvergenceStep], campaign: &str) -> bool {
-    let mut points: Vec<u64> = conv.iter().filter(|s| s.campaign == campaign).map(|s| s.point).collect();
+    let mut points: Vec<u64> = conv
+        .iter()
+        .filter(|s| s.campaign == campaign)
+        .map(|s| s.point)
+        .collect();
     points.sort_unstable();
     points.dedup();
     points.len() == 1

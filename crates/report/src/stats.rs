@@ -21,8 +21,9 @@ pub struct Stats {
 /// Two-sided 97.5% quantiles of Student's t for 1..=30 degrees of freedom (standard
 /// statistical tables); beyond 30 the normal 1.96 is within 2%.
 const T975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-    2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+    2.052, 2.048, 2.045, 2.042,
 ];
 
 /// Statistics of the finite values; `None` when there are none.
@@ -33,18 +34,39 @@ pub fn stats(values: &[f64]) -> Option<Stats> {
     }
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
     let mean = v.iter().sum::<f64>() / n as f64;
-    let stddev = if n > 1 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
+    let stddev = if n > 1 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
     let (min, max) = (v[0], v[n - 1]);
-    let spread_pct = if median != 0.0 { (max - min) / median.abs() * 100.0 } else { 0.0 };
+    let spread_pct = if median != 0.0 {
+        (max - min) / median.abs() * 100.0
+    } else {
+        0.0
+    };
     let half = if n > 1 {
         let t = T975.get(n - 2).copied().unwrap_or(1.96);
         t * stddev / (n as f64).sqrt()
     } else {
         0.0
     };
-    Some(Stats { n, min, median, mean, max, stddev, spread_pct, ci95: (mean - half, mean + half) })
+    Some(Stats {
+        n,
+        min,
+        median,
+        mean,
+        max,
+        stddev,
+        spread_pct,
+        ci95: (mean - half, mean + half),
+    })
 }
 
 #[cfg(test)]
@@ -66,7 +88,10 @@ mod tests {
     #[test]
     fn one_value_has_no_spread_and_nan_is_ignored() {
         let s = stats(&[f64::NAN, 7.0]).unwrap();
-        assert_eq!((s.n, s.stddev, s.spread_pct, s.ci95), (1, 0.0, 0.0, (7.0, 7.0)));
+        assert_eq!(
+            (s.n, s.stddev, s.spread_pct, s.ci95),
+            (1, 0.0, 0.0, (7.0, 7.0))
+        );
         assert!(stats(&[]).is_none());
         assert_eq!(stats(&[1.0, 3.0]).unwrap().median, 2.0);
     }

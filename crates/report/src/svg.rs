@@ -65,7 +65,11 @@ impl Anchor {
 
 impl Svg {
     pub fn new(width: f64, height: f64) -> Svg {
-        Svg { width, height, body: String::new() }
+        Svg {
+            width,
+            height,
+            body: String::new(),
+        }
     }
 
     /// Raw markup (already escaped by the caller).
@@ -75,14 +79,31 @@ impl Svg {
     }
 
     pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<&str>) {
-        let _ = write!(self.body, r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{}""#, n(x), n(y), n(w.max(0.0)), n(h.max(0.0)), esc(fill));
+        let _ = write!(
+            self.body,
+            r#"<rect x="{}" y="{}" width="{}" height="{}" fill="{}""#,
+            n(x),
+            n(y),
+            n(w.max(0.0)),
+            n(h.max(0.0)),
+            esc(fill)
+        );
         if let Some(s) = stroke {
             let _ = write!(self.body, r#" stroke="{}" stroke-width="1""#, esc(s));
         }
         self.body.push_str("/>\n");
     }
 
-    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64, dash: Option<&str>) {
+    pub fn line(
+        &mut self,
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+    ) {
         let _ = write!(
             self.body,
             r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="{}""#,
@@ -100,11 +121,21 @@ impl Svg {
     }
 
     /// An open polyline through the points.
-    pub fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str, width: f64, dash: Option<&str>, clip: Option<&str>) {
+    pub fn polyline(
+        &mut self,
+        pts: &[(f64, f64)],
+        stroke: &str,
+        width: f64,
+        dash: Option<&str>,
+        clip: Option<&str>,
+    ) {
         if pts.len() < 2 {
             return;
         }
-        let coords: Vec<String> = pts.iter().map(|(x, y)| format!("{},{}", n(*x), n(*y))).collect();
+        let coords: Vec<String> = pts
+            .iter()
+            .map(|(x, y)| format!("{},{}", n(*x), n(*y)))
+            .collect();
         let _ = write!(
             self.body,
             r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-linejoin="round""#,
@@ -122,7 +153,16 @@ impl Svg {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn text(&mut self, x: f64, y: f64, s: &str, size: f64, anchor: Anchor, fill: &str, extra: &str) {
+    pub fn text(
+        &mut self,
+        x: f64,
+        y: f64,
+        s: &str,
+        size: f64,
+        anchor: Anchor,
+        fill: &str,
+        extra: &str,
+    ) {
         let _ = write!(
             self.body,
             r#"<text x="{}" y="{}" font-size="{}" text-anchor="{}" fill="{}"{}{}>{}</text>"#,
@@ -144,9 +184,22 @@ impl Svg {
         let (fill, color) = (esc(fill), esc(color));
         let common = format!(r#"fill="{fill}" stroke="{color}" stroke-width="1.5""#);
         let _ = match shape {
-            Marker::Circle => writeln!(self.body, r#"<circle cx="{}" cy="{}" r="{}" {common}/>"#, n(x), n(y), n(r)),
+            Marker::Circle => writeln!(
+                self.body,
+                r#"<circle cx="{}" cy="{}" r="{}" {common}/>"#,
+                n(x),
+                n(y),
+                n(r)
+            ),
             Marker::Square => {
-                writeln!(self.body, r#"<rect x="{}" y="{}" width="{}" height="{}" {common}/>"#, n(x - r), n(y - r), n(2.0 * r), n(2.0 * r))
+                writeln!(
+                    self.body,
+                    r#"<rect x="{}" y="{}" width="{}" height="{}" {common}/>"#,
+                    n(x - r),
+                    n(y - r),
+                    n(2.0 * r),
+                    n(2.0 * r)
+                )
             }
             Marker::Triangle => writeln!(
                 self.body,
@@ -188,7 +241,11 @@ impl Svg {
     /// The finished document. `standalone` adds the XML namespace a separate .svg file needs;
     /// inline SVG in HTML does not need it.
     pub fn finish(self, title: &str, standalone: bool) -> String {
-        let ns = if standalone { r#" xmlns="http://www.w3.org/2000/svg""# } else { "" };
+        let ns = if standalone {
+            r#" xmlns="http://www.w3.org/2000/svg""#
+        } else {
+            ""
+        };
         format!(
             "<svg{ns} width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"{font}\" role=\"img\" aria-label=\"{t}\">\n<title>{t}</title>\n<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"#ffffff\"/>\n{body}</svg>\n",
             w = n(self.width),
@@ -210,11 +267,19 @@ pub enum Marker {
     Cross,
 }
 
-pub const MARKERS: [Marker; 5] = [Marker::Circle, Marker::Square, Marker::Triangle, Marker::Diamond, Marker::Cross];
+pub const MARKERS: [Marker; 5] = [
+    Marker::Circle,
+    Marker::Square,
+    Marker::Triangle,
+    Marker::Diamond,
+    Marker::Cross,
+];
 
 /// Colours that stay distinct for colour-blind readers (Okabe and Ito's palette, with a brown
 /// in place of its yellow, which is unreadable on white).
-pub const PALETTE: [&str; 8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B"];
+pub const PALETTE: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
+];
 
 /// Rough width of a text in pixels for layout (DejaVu Sans averages ~0.6 em per character).
 pub fn text_width(s: &str, size: f64) -> f64 {
@@ -227,7 +292,10 @@ mod tests {
 
     #[test]
     fn escapes_markup_in_text_and_attributes() {
-        assert_eq!(esc(r#"a<b & "c" 'd'>"#), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+        assert_eq!(
+            esc(r#"a<b & "c" 'd'>"#),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
+        );
         let mut s = Svg::new(10.0, 10.0);
         s.text(1.0, 2.0, "<script>", 10.0, Anchor::Start, "#000", "");
         let doc = s.finish("t&t", true);

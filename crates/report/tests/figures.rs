@@ -9,29 +9,57 @@ use raidlab_report::select_figures;
 use resvg::usvg::roxmltree;
 
 fn kinds(rows: &[raidlab_report::RunRow], conv: &[raidlab_report::ConvergenceStep]) -> Vec<String> {
-    select_figures(rows, conv).into_iter().map(|f| f.kind).collect()
+    select_figures(rows, conv)
+        .into_iter()
+        .map(|f| f.kind)
+        .collect()
 }
 
 #[test]
 fn block_size_sweep_gives_log_log_rate_curves_per_rw_with_simulated_overlay() {
     let figs = select_figures(&bs_sweep(), &[]);
-    assert_eq!(figs.len(), 1, "{:?}", figs.iter().map(|f| &f.kind).collect::<Vec<_>>());
-    let Figure::Line(c) = &figs[0].figure else { panic!("expected a line chart") };
+    assert_eq!(
+        figs.len(),
+        1,
+        "{:?}",
+        figs.iter().map(|f| &f.kind).collect::<Vec<_>>()
+    );
+    let Figure::Line(c) = &figs[0].figure else {
+        panic!("expected a line chart")
+    };
     assert_eq!(figs[0].kind, "rate-vs-bs");
     assert_eq!(figs[0].id, "fig-01-rate-vs-bs");
     assert_eq!(c.x.scale, raidlab_report::axis::Scale::Log);
     assert_eq!(c.y.scale, raidlab_report::axis::Scale::Log);
     let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
-    assert_eq!(labels, ["rw=read (measured)", "rw=read (simulated)", "rw=write (measured)", "rw=write (simulated)"]);
+    assert_eq!(
+        labels,
+        [
+            "rw=read (measured)",
+            "rw=read (simulated)",
+            "rw=write (measured)",
+            "rw=write (simulated)"
+        ]
+    );
     // Same configuration, same colour; different sources, different style.
     assert_eq!(c.series[0].color, c.series[1].color);
     assert_ne!(c.series[0].color, c.series[2].color);
-    assert_eq!((c.series[0].source, c.series[1].source), (Source::Measured, Source::Predicted));
+    assert_eq!(
+        (c.series[0].source, c.series[1].source),
+        (Source::Measured, Source::Predicted)
+    );
     // 13 block sizes, error bars from the 3 repetitions on measured points only.
     assert_eq!(c.series[0].points.len(), 13);
-    assert!(c.series[0].points.iter().all(|p| p.lo.is_some() && p.hi.is_some() && p.lo <= Some(p.y) && p.hi >= Some(p.y)));
+    assert!(c.series[0]
+        .points
+        .iter()
+        .all(|p| p.lo.is_some() && p.hi.is_some() && p.lo <= Some(p.y) && p.hi >= Some(p.y)));
     assert!(c.series[1].points.iter().all(|p| p.lo.is_none()));
-    assert!(figs[0].caption.contains("log–log") && figs[0].caption.contains("3 repetitions"), "{}", figs[0].caption);
+    assert!(
+        figs[0].caption.contains("log–log") && figs[0].caption.contains("3 repetitions"),
+        "{}",
+        figs[0].caption
+    );
 }
 
 #[test]
@@ -39,9 +67,15 @@ fn read_percentage_by_queue_depth_gives_iops_and_latency_curves_per_depth() {
     let figs = select_figures(&mix_grid(), &[]);
     let k: Vec<&str> = figs.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(k, ["iops-vs-read", "latency-vs-read"]);
-    let Figure::Line(c) = &figs[0].figure else { panic!() };
+    let Figure::Line(c) = &figs[0].figure else {
+        panic!()
+    };
     let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
-    assert_eq!(labels, ["iodepth=1", "iodepth=16", "iodepth=256"], "numeric order, not text order");
+    assert_eq!(
+        labels,
+        ["iodepth=1", "iodepth=16", "iodepth=256"],
+        "numeric order, not text order"
+    );
     assert_eq!(c.x.unit, raidlab_report::axis::Unit::Percent);
     assert_eq!(c.series[0].points.len(), 5);
 }
@@ -50,10 +84,15 @@ fn read_percentage_by_queue_depth_gives_iops_and_latency_curves_per_depth() {
 fn level_by_chunk_gives_grouped_bars_with_error_bars() {
     let figs = select_figures(&level_chunk(), &[]);
     assert_eq!(figs.len(), 1);
-    let Figure::Bars(b) = &figs[0].figure else { panic!("expected bars") };
+    let Figure::Bars(b) = &figs[0].figure else {
+        panic!("expected bars")
+    };
     assert_eq!(b.categories, ["4 KiB", "64 KiB", "256 KiB", "1 MiB"]);
     let labels: Vec<&str> = b.series.iter().map(|s| s.label.as_str()).collect();
-    assert_eq!(labels, ["level=raid0", "level=raid10", "level=raid5", "level=raid6"]);
+    assert_eq!(
+        labels,
+        ["level=raid0", "level=raid10", "level=raid5", "level=raid6"]
+    );
     let (v, err) = b.series[0].values[0].unwrap();
     assert_eq!(v, 302.0, "median of 300, 301, 302, 303, 304");
     assert_eq!(err, Some((300.0, 304.0)));
@@ -64,8 +103,13 @@ fn two_numeric_axes_give_a_heatmap_besides_the_rate_curves() {
     let figs = select_figures(&threads_buffer(), &[]);
     let k: Vec<&str> = figs.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(k, ["rate-vs-bs", "heatmap"]);
-    let Figure::Heatmap(h) = &figs[1].figure else { panic!() };
-    assert_eq!(h.x_values, ["64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB"]);
+    let Figure::Heatmap(h) = &figs[1].figure else {
+        panic!()
+    };
+    assert_eq!(
+        h.x_values,
+        ["64 KiB", "256 KiB", "1 MiB", "4 MiB", "16 MiB"]
+    );
     assert_eq!(h.y_values, ["1", "2", "4", "8", "16"]);
     assert!(h.cells.iter().flatten().all(Option::is_some));
     // Cell (numjobs=16, bs=64k): 100 + 30·4 + 3.
@@ -77,12 +121,21 @@ fn convergence_steps_give_a_curve_with_the_sustained_rate_marked() {
     let figs = select_figures(&bs_sweep(), &convergence());
     let k: Vec<&str> = figs.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(k, ["rate-vs-bs", "convergence"]);
-    let Figure::Line(c) = &figs[1].figure else { panic!() };
+    let Figure::Line(c) = &figs[1].figure else {
+        panic!()
+    };
     assert_eq!(c.series.len(), 1);
     assert_eq!(c.series[0].points.len(), 6);
-    assert_eq!(c.series[0].label, "rw=read, bs=2 MiB", "named after the point's parameters");
+    assert_eq!(
+        c.series[0].label, "rw=read, bs=2 MiB",
+        "named after the point's parameters"
+    );
     assert_eq!(c.hlines.len(), 1);
-    assert!(c.hlines[0].label.contains("42.0 MB/s"), "{}", c.hlines[0].label);
+    assert!(
+        c.hlines[0].label.contains("42.0 MB/s"),
+        "{}",
+        c.hlines[0].label
+    );
     // Convergence without run rows still gets its figure.
     assert_eq!(kinds(&[], &convergence()), ["convergence"]);
 }
@@ -91,7 +144,11 @@ fn convergence_steps_give_a_curve_with_the_sustained_rate_marked() {
 fn many_configurations_are_split_into_several_charts() {
     // bs × rw × numjobs(6) × iodepth(2) = 24 curves per chart would be unreadable.
     let mut rows = Vec::new();
-    for (i, (nj, qd)) in [1, 2, 3, 4, 5, 6].iter().flat_map(|n| [1, 8].map(move |q| (*n, q))).enumerate() {
+    for (i, (nj, qd)) in [1, 2, 3, 4, 5, 6]
+        .iter()
+        .flat_map(|n| [1, 8].map(move |q| (*n, q)))
+        .enumerate()
+    {
         for rw in ["read", "write"] {
             for bs in ["4k", "64k", "1m"] {
                 rows.push(row(
@@ -100,7 +157,12 @@ fn many_configurations_are_split_into_several_charts() {
                     "/dev/x",
                     i as u64,
                     0,
-                    &[("bs", bs.into()), ("rw", rw.into()), ("numjobs", nj.to_string()), ("iodepth", qd.to_string())],
+                    &[
+                        ("bs", bs.into()),
+                        ("rw", rw.into()),
+                        ("numjobs", nj.to_string()),
+                        ("iodepth", qd.to_string()),
+                    ],
                     &[("mb_s", 10.0 + i as f64)],
                 ));
             }
@@ -112,25 +174,48 @@ fn many_configurations_are_split_into_several_charts() {
     for f in &lines {
         let Figure::Line(c) = &f.figure else { panic!() };
         assert!(c.series.len() <= 10, "{} curves", c.series.len());
-        assert!(c.title.contains('('), "facet named in the title: {}", c.title);
+        assert!(
+            c.title.contains('('),
+            "facet named in the title: {}",
+            c.title
+        );
     }
 }
 
 #[test]
 fn a_single_configuration_gets_a_bar_per_source() {
     let rows = vec![
-        row("one", "measured", "/dev/x", 0, 0, &[("bs", "1m".into())], &[("mb_s", 100.0)]),
-        row("one", "simulated", "sim:s.toml", 0, 0, &[("bs", "1m".into())], &[("mb_s", 110.0)]),
+        row(
+            "one",
+            "measured",
+            "/dev/x",
+            0,
+            0,
+            &[("bs", "1m".into())],
+            &[("mb_s", 100.0)],
+        ),
+        row(
+            "one",
+            "simulated",
+            "sim:s.toml",
+            0,
+            0,
+            &[("bs", "1m".into())],
+            &[("mb_s", 110.0)],
+        ),
     ];
     let figs = select_figures(&rows, &[]);
     assert_eq!(figs.len(), 1);
-    let Figure::Bars(b) = &figs[0].figure else { panic!() };
+    let Figure::Bars(b) = &figs[0].figure else {
+        panic!()
+    };
     let labels: Vec<&str> = b.series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["measured", "simulated"]);
 }
 
 fn check_svg(svg: &str) -> roxmltree::Document<'_> {
-    let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("SVG not well-formed: {e}\n{svg}"));
+    let doc = roxmltree::Document::parse(svg)
+        .unwrap_or_else(|e| panic!("SVG not well-formed: {e}\n{svg}"));
     assert_eq!(doc.root_element().tag_name().name(), "svg");
     doc
 }
@@ -143,25 +228,61 @@ fn every_figure_is_well_formed_svg_with_labelled_axes() {
     for f in &figs {
         let standalone = f.figure.to_svg(&f.id, true);
         let doc = check_svg(&standalone);
-        assert_eq!(doc.root_element().tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
-        let texts: Vec<String> = doc.descendants().filter(|n| n.has_tag_name(("http://www.w3.org/2000/svg", "text"))).filter_map(|n| n.text().map(str::to_string)).collect();
-        assert!(texts.iter().any(|t| t == f.figure.title()), "{}: title drawn", f.id);
+        assert_eq!(
+            doc.root_element().tag_name().namespace(),
+            Some("http://www.w3.org/2000/svg")
+        );
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name(("http://www.w3.org/2000/svg", "text")))
+            .filter_map(|n| n.text().map(str::to_string))
+            .collect();
+        assert!(
+            texts.iter().any(|t| t == f.figure.title()),
+            "{}: title drawn",
+            f.id
+        );
         match &f.figure {
             Figure::Line(c) => {
-                assert!(texts.contains(&c.y.label) && texts.contains(&c.x.label), "{}: axis labels", f.id);
+                assert!(
+                    texts.contains(&c.y.label) && texts.contains(&c.x.label),
+                    "{}: axis labels",
+                    f.id
+                );
                 if c.x.unit == raidlab_report::axis::Unit::Bytes {
-                    assert!(texts.iter().any(|t| t.ends_with("KiB") || t.ends_with("MiB")), "{}: binary byte ticks: {texts:?}", f.id);
+                    assert!(
+                        texts
+                            .iter()
+                            .any(|t| t.ends_with("KiB") || t.ends_with("MiB")),
+                        "{}: binary byte ticks: {texts:?}",
+                        f.id
+                    );
                 }
-                let lines = doc.descendants().filter(|n| n.has_tag_name(("http://www.w3.org/2000/svg", "polyline"))).count();
-                let drawn_lines = c.series.iter().filter(|s| s.source != Source::Reference && s.points.len() > 1).count();
+                let lines = doc
+                    .descendants()
+                    .filter(|n| n.has_tag_name(("http://www.w3.org/2000/svg", "polyline")))
+                    .count();
+                let drawn_lines = c
+                    .series
+                    .iter()
+                    .filter(|s| s.source != Source::Reference && s.points.len() > 1)
+                    .count();
                 assert_eq!(lines, drawn_lines, "{}: one polyline per curve", f.id);
             }
             Figure::Heatmap(h) => {
-                assert!(texts.contains(&h.value_label), "{}: colour scale labelled", f.id);
+                assert!(
+                    texts.contains(&h.value_label),
+                    "{}: colour scale labelled",
+                    f.id
+                );
             }
             Figure::Bars(b) => {
                 assert!(texts.iter().any(|t| t.contains("MB/s")), "{}", f.id);
-                assert!(b.series.iter().all(|s| texts.contains(&s.label)), "{}: legend", f.id);
+                assert!(
+                    b.series.iter().all(|s| texts.contains(&s.label)),
+                    "{}: legend",
+                    f.id
+                );
             }
         }
         // Inline variant: same drawing without the namespace, still well-formed.
@@ -174,8 +295,24 @@ fn every_figure_is_well_formed_svg_with_labelled_axes() {
 #[test]
 fn labels_with_markup_characters_are_escaped() {
     let rows = vec![
-        row("c<&>", "measured", "/dev/x", 0, 0, &[("rw", "read\"<b>".into())], &[("mb_s", 1.0)]),
-        row("c<&>", "measured", "/dev/x", 1, 0, &[("rw", "write&".into())], &[("mb_s", 2.0)]),
+        row(
+            "c<&>",
+            "measured",
+            "/dev/x",
+            0,
+            0,
+            &[("rw", "read\"<b>".into())],
+            &[("mb_s", 1.0)],
+        ),
+        row(
+            "c<&>",
+            "measured",
+            "/dev/x",
+            1,
+            0,
+            &[("rw", "write&".into())],
+            &[("mb_s", 2.0)],
+        ),
     ];
     for f in select_figures(&rows, &[]) {
         check_svg(&f.figure.to_svg(&f.id, true));
@@ -187,13 +324,19 @@ fn png_rendering_of_a_figure_is_not_blank() {
     let figs = select_figures(&bs_sweep(), &[]);
     let svg = figs[0].figure.to_svg(&figs[0].id, true);
     let r = Rasterizer::new();
-    assert!(r.font_count() > 0, "system fonts are needed for PNG text (Debian: fonts-dejavu-core)");
+    assert!(
+        r.font_count() > 0,
+        "system fonts are needed for PNG text (Debian: fonts-dejavu-core)"
+    );
     let png = r.png(&svg, 1.0).unwrap();
     let (w, h, px) = decode_png(&png).unwrap();
     assert_eq!((w, h), (760, 460));
     let i = ink(&px);
     assert!(i.distinct_colors > 20, "{i:?}");
-    assert!(i.non_white_fraction > 0.02 && i.non_white_fraction < 0.6, "{i:?}");
+    assert!(
+        i.non_white_fraction > 0.02 && i.non_white_fraction < 0.6,
+        "{i:?}"
+    );
     // The curves' colours are in the picture: the palette's blue (read) and vermillion.
     let has = |rgb: [u8; 3]| px.chunks_exact(4).any(|p| p[..3] == rgb);
     assert!(has([0x00, 0x72, 0xB2]) && has([0xD5, 0x5E, 0x00]));
@@ -212,7 +355,11 @@ fn a_third_parameter_gives_one_heatmap_per_value() {
                     "/mnt/x",
                     i as u64,
                     0,
-                    &[("threads", threads.to_string()), ("buffer", buf.into()), ("file_size", file.to_string())],
+                    &[
+                        ("threads", threads.to_string()),
+                        ("buffer", buf.into()),
+                        ("file_size", file.to_string()),
+                    ],
                     &[("mb_s", 50.0 * threads as f64)],
                 ));
             }
@@ -220,9 +367,20 @@ fn a_third_parameter_gives_one_heatmap_per_value() {
     }
     let figs = select_figures(&rows, &[]);
     let heat: Vec<_> = figs.iter().filter(|f| f.kind == "heatmap").collect();
-    assert_eq!(heat.len(), 2, "{:?}", figs.iter().map(|f| &f.kind).collect::<Vec<_>>());
-    let Figure::Heatmap(h) = &heat[1].figure else { panic!() };
-    assert!(h.title.contains("file_size=64 GiB") || h.title.contains("file_size=64g"), "{}", h.title);
+    assert_eq!(
+        heat.len(),
+        2,
+        "{:?}",
+        figs.iter().map(|f| &f.kind).collect::<Vec<_>>()
+    );
+    let Figure::Heatmap(h) = &heat[1].figure else {
+        panic!()
+    };
+    assert!(
+        h.title.contains("file_size=64 GiB") || h.title.contains("file_size=64g"),
+        "{}",
+        h.title
+    );
     assert_eq!(h.x_values, ["1 MiB", "4 MiB", "16 MiB"]);
     assert_eq!(h.y_values, ["1", "2", "4", "8"]);
 }

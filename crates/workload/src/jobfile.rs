@@ -22,7 +22,9 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
     // Section being filled: None before the first section, Some(true) for [global].
     let mut in_global: Option<bool> = None;
     let mut current: Option<JobSpec> = None;
-    let at = |line: usize, m: String| SpecError { message: format!("{origin}:{line}: {m}") };
+    let at = |line: usize, m: String| SpecError {
+        message: format!("{origin}:{line}: {m}"),
+    };
 
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -32,7 +34,10 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
         }
         if line.starts_with('[') {
             let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
-                return Err(at(line_no, format!("'{line}' is not a section header (valid: [name])")));
+                return Err(at(
+                    line_no,
+                    format!("'{line}' is not a section header (valid: [name])"),
+                ));
             };
             let name = name.trim();
             if name.is_empty() {
@@ -45,7 +50,10 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
                 in_global = Some(true);
             } else {
                 in_global = Some(false);
-                current = Some(JobSpec { name: name.to_string(), ..global.clone() });
+                current = Some(JobSpec {
+                    name: name.to_string(),
+                    ..global.clone()
+                });
             }
             continue;
         }
@@ -54,7 +62,12 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
             None => (line, None),
         };
         let target = match in_global {
-            None => return Err(at(line_no, format!("option '{key}' comes before any [section]"))),
+            None => {
+                return Err(at(
+                    line_no,
+                    format!("option '{key}' comes before any [section]"),
+                ))
+            }
             Some(true) => &mut global,
             Some(false) => current.as_mut().expect("a job section is open"),
         };
@@ -64,7 +77,9 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
         jobs.push(job);
     }
     if jobs.is_empty() {
-        return Err(SpecError { message: format!("{origin}: no job sections (add one, e.g. [job1])") });
+        return Err(SpecError {
+            message: format!("{origin}: no job sections (add one, e.g. [job1])"),
+        });
     }
     Ok(jobs)
 }
@@ -89,8 +104,12 @@ mod tests {
 
     #[test]
     fn unknown_option_names_the_line() {
-        let e = parse_job_text("[a]\nrw=read\nzonemode=zbd\n", "t.fio", JobSpec::default()).unwrap_err();
-        assert!(e.message.starts_with("t.fio:3: unknown option 'zonemode'"), "{e}");
+        let e = parse_job_text("[a]\nrw=read\nzonemode=zbd\n", "t.fio", JobSpec::default())
+            .unwrap_err();
+        assert!(
+            e.message.starts_with("t.fio:3: unknown option 'zonemode'"),
+            "{e}"
+        );
         let e = parse_job_text("rw=read\n", "t.fio", JobSpec::default()).unwrap_err();
         assert!(e.message.starts_with("t.fio:1:"), "{e}");
         let e = parse_job_text("[global]\nbs=4k\n", "t.fio", JobSpec::default()).unwrap_err();

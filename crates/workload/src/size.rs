@@ -10,10 +10,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     if t.is_empty() {
         return Err("empty size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)".into());
     }
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("'{t}' is not a size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)"));
+        return Err(format!(
+            "'{t}' is not a size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)"
+        ));
     }
     let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
@@ -37,7 +41,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Ok(bytes as u64)
     } else {
         let v: u64 = num.parse().map_err(|_| format!("'{t}' is too large"))?;
-        v.checked_mul(mult).ok_or_else(|| format!("'{t}' is too large"))
+        v.checked_mul(mult)
+            .ok_or_else(|| format!("'{t}' is too large"))
     }
 }
 
@@ -45,10 +50,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// suffixes `ns`, `us`, `ms`, `s`, `m`, `h`, `d` are accepted.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
-        return Err(format!("'{t}' is not a duration (valid: a number with an optional ns/us/ms/s/m/h/d suffix)"));
+        return Err(format!(
+            "'{t}' is not a duration (valid: a number with an optional ns/us/ms/s/m/h/d suffix)"
+        ));
     }
     let unit_ns: f64 = match suffix.to_ascii_lowercase().as_str() {
         "" | "s" | "sec" => 1e9,
@@ -58,9 +67,15 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "m" | "min" => 60e9,
         "h" => 3600e9,
         "d" => 86400e9,
-        _ => return Err(format!("'{t}' has unknown time unit '{suffix}' (valid: ns, us, ms, s, m, h, d)")),
+        _ => {
+            return Err(format!(
+                "'{t}' has unknown time unit '{suffix}' (valid: ns, us, ms, s, m, h, d)"
+            ))
+        }
     };
-    let v: f64 = num.parse().map_err(|_| format!("'{t}' is not a duration"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a duration"))?;
     let ns = v * unit_ns;
     if !ns.is_finite() || ns < 0.0 || ns > 1e19 {
         return Err(format!("'{t}' is out of range"));
@@ -85,7 +100,9 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        t => Err(format!("'{t}' is not a boolean (valid: 1, 0, true, false, yes, no)")),
+        t => Err(format!(
+            "'{t}' is not a boolean (valid: 1, 0, true, false, yes, no)"
+        )),
     }
 }
 

@@ -77,7 +77,9 @@ pub struct BsDist {
 
 impl BsDist {
     pub fn fixed(bs: u64) -> Self {
-        BsDist { entries: vec![(bs, 100)] }
+        BsDist {
+            entries: vec![(bs, 100)],
+        }
     }
     pub fn is_fixed(&self) -> bool {
         self.entries.len() == 1
@@ -124,22 +126,34 @@ impl BsDist {
             }
         }
         if total > 100 {
-            return Err(format!("bssplit weights in '{text}' add up to {total}% (valid: at most 100)"));
+            return Err(format!(
+                "bssplit weights in '{text}' add up to {total}% (valid: at most 100)"
+            ));
         }
         if !unweighted.is_empty() {
             let left = 100 - total;
             let share = left / unweighted.len() as u32;
             let mut extra = left - share * unweighted.len() as u32;
             for bs in unweighted {
-                let w = share + if extra > 0 { extra -= 1; 1 } else { 0 };
+                let w = share
+                    + if extra > 0 {
+                        extra -= 1;
+                        1
+                    } else {
+                        0
+                    };
                 entries.push((bs, w));
             }
         } else if total != 100 {
-            return Err(format!("bssplit weights in '{text}' add up to {total}% (valid: exactly 100)"));
+            return Err(format!(
+                "bssplit weights in '{text}' add up to {total}% (valid: exactly 100)"
+            ));
         }
         entries.retain(|e| e.1 > 0);
         if entries.is_empty() {
-            return Err(format!("bssplit '{text}' has no block size with a nonzero weight"));
+            return Err(format!(
+                "bssplit '{text}' has no block size with a nonzero weight"
+            ));
         }
         Ok(BsDist { entries })
     }
@@ -154,7 +168,10 @@ pub struct BlockSizes {
 
 impl BlockSizes {
     pub fn fixed(bs: u64) -> Self {
-        BlockSizes { read: BsDist::fixed(bs), write: BsDist::fixed(bs) }
+        BlockSizes {
+            read: BsDist::fixed(bs),
+            write: BsDist::fixed(bs),
+        }
     }
     pub fn min(&self) -> u64 {
         self.read.min().min(self.write.min())
@@ -180,7 +197,9 @@ impl IoEngine {
             "io_uring" => Ok(IoEngine::IoUring),
             "psync" => Ok(IoEngine::Psync),
             "null" => Ok(IoEngine::Null),
-            other => Err(format!("'{other}' is not a supported ioengine (valid: io_uring, psync, null)")),
+            other => Err(format!(
+                "'{other}' is not a supported ioengine (valid: io_uring, psync, null)"
+            )),
         }
     }
     pub fn name(self) -> &'static str {
@@ -299,7 +318,10 @@ pub const OPTION_NAMES: &[&str] = &[
 ];
 
 fn is_flag(key: &str) -> bool {
-    matches!(key, "time_based" | "group_reporting" | "stonewall" | "thread")
+    matches!(
+        key,
+        "time_based" | "group_reporting" | "stonewall" | "thread"
+    )
 }
 
 /// Split fio's ':'-separated filename list. `array:` and `sim:` target prefixes contain a
@@ -340,10 +362,15 @@ pub fn split_filenames(value: &str) -> Vec<String> {
 /// The error says what is wrong and what is valid; the caller prefixes where it came from.
 pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Result<(), SpecError> {
     let key = key.trim();
-    let err = |m: String| SpecError { message: format!("option '{key}': {m}") };
+    let err = |m: String| SpecError {
+        message: format!("option '{key}': {m}"),
+    };
     if !OPTION_NAMES.contains(&key) {
         return Err(SpecError {
-            message: format!("unknown option '{key}' (valid: {})", OPTION_NAMES.join(", ")),
+            message: format!(
+                "unknown option '{key}' (valid: {})",
+                OPTION_NAMES.join(", ")
+            ),
         });
     }
     let value = match value {
@@ -369,7 +396,10 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             if rb == 0 || wb == 0 {
                 return Err(err("block size must be at least 1 byte".into()));
             }
-            spec.bs = BlockSizes { read: BsDist::fixed(rb), write: BsDist::fixed(wb) };
+            spec.bs = BlockSizes {
+                read: BsDist::fixed(rb),
+                write: BsDist::fixed(wb),
+            };
         }
         "bssplit" => {
             let (r, w) = match value.split_once(',') {
@@ -404,9 +434,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
         "randseed" => {
-            spec.randseed = value
-                .parse()
-                .map_err(|_| err(format!("'{value}' is not a whole number (valid: 0 to 2^64-1)")))?
+            spec.randseed = value.parse().map_err(|_| {
+                err(format!(
+                    "'{value}' is not a whole number (valid: 0 to 2^64-1)"
+                ))
+            })?
         }
         "filename" => {
             let names = split_filenames(value);
@@ -420,7 +452,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 "crc32c" | "raidlab" => true,
                 "none" => false,
                 v => parse_bool(v).map_err(|_| {
-                    err(format!("'{v}' is not a verify mode (valid: crc32c, none, 1, 0)"))
+                    err(format!(
+                        "'{v}' is not a verify mode (valid: crc32c, none, 1, 0)"
+                    ))
                 })?,
             }
         }
@@ -438,33 +472,58 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
 impl JobSpec {
     /// Check the options together (each was checked alone by [`apply_option`]).
     pub fn validate(&self) -> Result<(), SpecError> {
-        let e = |m: String| Err(SpecError { message: format!("job '{}': {m}", self.name) });
+        let e = |m: String| {
+            Err(SpecError {
+                message: format!("job '{}': {m}", self.name),
+            })
+        };
         if self.filenames.is_empty() {
-            return e("no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml)".into());
+            return e(
+                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml)"
+                    .into(),
+            );
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());
         }
         if self.direct {
-            for (what, v) in [("offset", self.offset), ("offset_increment", self.offset_increment)] {
+            for (what, v) in [
+                ("offset", self.offset),
+                ("offset_increment", self.offset_increment),
+            ] {
                 if v % 512 != 0 {
-                    return e(format!("{what}={v} is not a multiple of 512 bytes, which direct=1 needs"));
+                    return e(format!(
+                        "{what}={v} is not a multiple of 512 bytes, which direct=1 needs"
+                    ));
                 }
             }
-            for (bs, _) in self.bs.read.entries.iter().chain(self.bs.write.entries.iter()) {
+            for (bs, _) in self
+                .bs
+                .read
+                .entries
+                .iter()
+                .chain(self.bs.write.entries.iter())
+            {
                 if bs % 512 != 0 {
-                    return e(format!("bs={bs} is not a multiple of 512 bytes, which direct=1 needs"));
+                    return e(format!(
+                        "bs={bs} is not a multiple of 512 bytes, which direct=1 needs"
+                    ));
                 }
             }
             if let Some(s) = self.size {
                 if s % 512 != 0 {
-                    return e(format!("size={s} is not a multiple of 512 bytes, which direct=1 needs"));
+                    return e(format!(
+                        "size={s} is not a multiple of 512 bytes, which direct=1 needs"
+                    ));
                 }
             }
         }
         if let Some(s) = self.size {
             if s < self.bs.min() {
-                return e(format!("size={s} is smaller than the block size {}", self.bs.min()));
+                return e(format!(
+                    "size={s} is smaller than the block size {}",
+                    self.bs.min()
+                ));
             }
         }
         if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {
@@ -481,7 +540,9 @@ impl JobSpec {
         let start = self
             .offset
             .checked_add(self.offset_increment.saturating_mul(job_index as u64))
-            .ok_or_else(|| SpecError { message: "offset overflows".into() })?;
+            .ok_or_else(|| SpecError {
+                message: "offset overflows".into(),
+            })?;
         let len = match self.size {
             Some(s) => s,
             None => target_size.saturating_sub(start),
@@ -497,7 +558,10 @@ impl JobSpec {
         }
         if len < self.bs.min() {
             return Err(SpecError {
-                message: format!("job '{}': region of {len} bytes is smaller than the block size", self.name),
+                message: format!(
+                    "job '{}': region of {len} bytes is smaller than the block size",
+                    self.name
+                ),
             });
         }
         Ok((start, len))
@@ -545,7 +609,10 @@ mod tests {
 
     #[test]
     fn filenames_keep_target_prefixes() {
-        assert_eq!(split_filenames("/dev/sda:/dev/sdb"), vec!["/dev/sda", "/dev/sdb"]);
+        assert_eq!(
+            split_filenames("/dev/sda:/dev/sdb"),
+            vec!["/dev/sda", "/dev/sdb"]
+        );
         assert_eq!(
             split_filenames("array:m1,m2:sim:systems/x.toml#lun0:/tmp/f"),
             vec!["array:m1,m2", "sim:systems/x.toml#lun0", "/tmp/f"]
@@ -555,16 +622,28 @@ mod tests {
 
     #[test]
     fn direct_needs_alignment() {
-        let mut s = JobSpec { filenames: vec!["f".into()], direct: true, ..Default::default() };
+        let mut s = JobSpec {
+            filenames: vec!["f".into()],
+            direct: true,
+            ..Default::default()
+        };
         s.bs = BlockSizes::fixed(1000);
-        assert!(s.validate().unwrap_err().message.contains("multiple of 512"));
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .message
+            .contains("multiple of 512"));
         s.bs = BlockSizes::fixed(4096);
         s.validate().unwrap();
     }
 
     #[test]
     fn regions_stay_inside_the_target() {
-        let s = JobSpec { size: Some(1 << 20), offset_increment: 1 << 20, ..Default::default() };
+        let s = JobSpec {
+            size: Some(1 << 20),
+            offset_increment: 1 << 20,
+            ..Default::default()
+        };
         assert_eq!(s.region(2, 4 << 20).unwrap(), (2 << 20, 1 << 20));
         assert!(s.region(4, 4 << 20).is_err());
     }

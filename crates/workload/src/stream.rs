@@ -48,7 +48,14 @@ fn splitmix64(x: &mut u64) -> u64 {
 impl Rng {
     pub fn new(seed: u64) -> Self {
         let mut x = seed;
-        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)] }
+        Rng {
+            s: [
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+                splitmix64(&mut x),
+            ],
+        }
     }
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
@@ -102,7 +109,12 @@ impl JobInstance {
             for fi in 0..s.filenames.len() {
                 for j in 0..s.numjobs {
                     let global_index = out.len() as u32;
-                    out.push(JobInstance { spec_index: si, file_index: fi, job_index: j, global_index });
+                    out.push(JobInstance {
+                        spec_index: si,
+                        file_index: fi,
+                        job_index: j,
+                        global_index,
+                    });
                 }
             }
         }
@@ -110,7 +122,8 @@ impl JobInstance {
     }
     /// The seed of this instance's stream.
     pub fn seed(&self, spec: &JobSpec) -> u64 {
-        let mut x = spec.randseed ^ ((self.file_index as u64) << 40) ^ ((self.job_index as u64) << 20);
+        let mut x =
+            spec.randseed ^ ((self.file_index as u64) << 40) ^ ((self.job_index as u64) << 20);
         splitmix64(&mut x)
     }
 }
@@ -135,7 +148,11 @@ pub struct RequestStream {
 
 impl RequestStream {
     /// The stream of `instance` over a target of `target_size` bytes.
-    pub fn new(spec: &JobSpec, instance: &JobInstance, target_size: u64) -> Result<Self, SpecError> {
+    pub fn new(
+        spec: &JobSpec,
+        instance: &JobInstance,
+        target_size: u64,
+    ) -> Result<Self, SpecError> {
         let (start, len) = spec.region(instance.job_index, target_size)?;
         let seed = instance.seed(spec);
         Ok(RequestStream {
@@ -168,7 +185,8 @@ impl RequestStream {
     }
     /// Bytes one pass transfers if the block size is fixed.
     pub fn bytes_per_pass(&self) -> Option<u64> {
-        self.requests_per_pass().map(|n| n * self.spec.bs.read.min())
+        self.requests_per_pass()
+            .map(|n| n * self.spec.bs.read.min())
     }
 
     fn next_dir(&mut self) -> Dir {
@@ -199,8 +217,16 @@ impl Iterator for RequestStream {
                 Dir::Read => &self.spec.bs.read,
                 Dir::Write => &self.spec.bs.write,
             };
-            let bs = if dist.is_fixed() { dist.entries[0].0 } else { dist.pick(self.sizes.below(100) as u32) };
-            let fits = if self.random { self.cursor < self.len && bs <= self.len } else { self.cursor + bs <= self.len };
+            let bs = if dist.is_fixed() {
+                dist.entries[0].0
+            } else {
+                dist.pick(self.sizes.below(100) as u32)
+            };
+            let fits = if self.random {
+                self.cursor < self.len && bs <= self.len
+            } else {
+                self.cursor + bs <= self.len
+            };
             if !fits {
                 // End of this pass: the region is covered (or the rest is smaller than a block).
                 self.pass += 1;
@@ -217,9 +243,17 @@ impl Iterator for RequestStream {
                 self.start + self.cursor
             };
             self.cursor += bs;
-            let req = Request { seq: self.seq, pass: self.pass, offset, len: bs, dir };
+            let req = Request {
+                seq: self.seq,
+                pass: self.pass,
+                offset,
+                len: bs,
+                dir,
+            };
             self.seq += 1;
-            debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
+            debug_assert!(
+                req.offset >= self.start && req.offset + req.len <= self.start + self.len
+            );
             return Some(req);
         }
     }
@@ -232,7 +266,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec { filenames: vec!["t".into()], ..Default::default() };
+        let mut s = JobSpec {
+            filenames: vec!["t".into()],
+            ..Default::default()
+        };
         for (k, v) in opts {
             apply_option(&mut s, k, Some(v)).unwrap();
         }
@@ -241,12 +278,21 @@ mod tests {
 
     fn first(specs: &JobSpec, target: u64, n: usize) -> Vec<Request> {
         let inst = &JobInstance::expand(std::slice::from_ref(specs))[0];
-        RequestStream::new(specs, inst, target).unwrap().take(n).collect()
+        RequestStream::new(specs, inst, target)
+            .unwrap()
+            .take(n)
+            .collect()
     }
 
     #[test]
     fn sequential_covers_the_region_once_per_loop() {
-        let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "64k"), ("offset", "8k"), ("loops", "2")]);
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("offset", "8k"),
+            ("loops", "2"),
+        ]);
         let reqs = first(&s, 1 << 20, 100);
         assert_eq!(reqs.len(), 32);
         assert_eq!(reqs[0].offset, 8192);
@@ -260,7 +306,12 @@ mod tests {
     fn same_seed_same_stream_other_seed_other_stream() {
         let s = spec(&[("rw", "randrw"), ("bs", "8k"), ("size", "1m")]);
         assert_eq!(first(&s, 1 << 20, 200), first(&s, 1 << 20, 200));
-        let t = spec(&[("rw", "randrw"), ("bs", "8k"), ("size", "1m"), ("randseed", "7")]);
+        let t = spec(&[
+            ("rw", "randrw"),
+            ("bs", "8k"),
+            ("size", "1m"),
+            ("randseed", "7"),
+        ]);
         assert_ne!(first(&s, 1 << 20, 200), first(&t, 1 << 20, 200));
     }
 
@@ -269,14 +320,24 @@ mod tests {
         let s = spec(&[("rw", "randread"), ("bs", "64k"), ("size", "64m")]);
         let reqs = first(&s, 64 << 20, 1024);
         assert_eq!(reqs.len(), 1024);
-        assert!(reqs.iter().all(|r| r.offset % 65536 == 0 && r.offset + r.len <= 64 << 20));
+        assert!(reqs
+            .iter()
+            .all(|r| r.offset % 65536 == 0 && r.offset + r.len <= 64 << 20));
         let upper = reqs.iter().filter(|r| r.offset >= 32 << 20).count();
-        assert!((400..624).contains(&upper), "{upper} of 1024 in the upper half");
+        assert!(
+            (400..624).contains(&upper),
+            "{upper} of 1024 in the upper half"
+        );
     }
 
     #[test]
     fn rwmixread_sets_the_read_share() {
-        let s = spec(&[("rw", "randrw"), ("rwmixread", "70"), ("bs", "4k"), ("size", "64m")]);
+        let s = spec(&[
+            ("rw", "randrw"),
+            ("rwmixread", "70"),
+            ("bs", "4k"),
+            ("size", "64m"),
+        ]);
         let reqs = first(&s, 64 << 20, 10000);
         let reads = reqs.iter().filter(|r| r.dir == Dir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
@@ -285,7 +346,13 @@ mod tests {
 
     #[test]
     fn time_based_streams_do_not_end() {
-        let s = spec(&[("rw", "write"), ("bs", "4k"), ("size", "16k"), ("runtime", "1"), ("time_based", "1")]);
+        let s = spec(&[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "16k"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ]);
         let reqs = first(&s, 1 << 20, 100);
         assert_eq!(reqs.len(), 100);
         assert_eq!(reqs[99].pass, 24);
@@ -293,7 +360,13 @@ mod tests {
 
     #[test]
     fn numjobs_with_offset_increment_split_the_target() {
-        let s = spec(&[("rw", "read"), ("bs", "1m"), ("size", "4m"), ("numjobs", "4"), ("offset_increment", "4m")]);
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "4m"),
+            ("numjobs", "4"),
+            ("offset_increment", "4m"),
+        ]);
         let insts = JobInstance::expand(std::slice::from_ref(&s));
         assert_eq!(insts.len(), 4);
         for inst in &insts {

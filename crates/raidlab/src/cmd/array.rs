@@ -122,7 +122,9 @@ fn cli(e: ArrayError) -> CliError {
 }
 
 fn member_list(args: &[String]) -> Vec<PathBuf> {
-    args.iter().flat_map(|a| raidlab_array::split_members(a)).collect()
+    args.iter()
+        .flat_map(|a| raidlab_array::split_members(a))
+        .collect()
 }
 
 fn size_arg(flag: &str, v: &str) -> Result<u64, CliError> {
@@ -135,61 +137,119 @@ fn stderr_is_tty() -> bool {
 
 pub fn main(args: ArrayArgs) -> Result<(), CliError> {
     match args.cmd {
-        ArrayCmd::Create { level, layout, chunk, size, force, assume_clean, of, members } => {
+        ArrayCmd::Create {
+            level,
+            layout,
+            chunk,
+            size,
+            force,
+            assume_clean,
+            of,
+            members,
+        } => {
             let chunk = chunk.map(|c| size_arg("chunk", &c)).transpose()?;
             let size = size.map(|s| size_arg("size", &s)).transpose()?;
             let ms: Vec<MemberSpec> = if !of.is_empty() {
                 if !members.is_empty() {
-                    return Err(CliError::usage("give either member paths or --of children, not both"));
+                    return Err(CliError::usage(
+                        "give either member paths or --of children, not both",
+                    ));
                 }
-                of.iter().map(|c| CreateSpec::parse_child(c).map(MemberSpec::Array)).collect::<Result<_, _>>().map_err(cli)?
+                of.iter()
+                    .map(|c| CreateSpec::parse_child(c).map(MemberSpec::Array))
+                    .collect::<Result<_, _>>()
+                    .map_err(cli)?
             } else {
-                member_list(&members).into_iter().map(MemberSpec::Path).collect()
+                member_list(&members)
+                    .into_iter()
+                    .map(MemberSpec::Path)
+                    .collect()
             };
             if ms.is_empty() {
-                return Err(CliError::usage("no members given (valid: member paths, or --of LEVEL:CHUNK:M1,M2,…)"));
+                return Err(CliError::usage(
+                    "no members given (valid: member paths, or --of LEVEL:CHUNK:M1,M2,…)",
+                ));
             }
             let spec = CreateSpec::new(&level, layout.as_deref(), chunk, ms).map_err(cli)?;
-            let arr = create(&spec, &CreateOptions { force, size, assume_clean, verbose: true }).map_err(cli)?;
+            let arr = create(
+                &spec,
+                &CreateOptions {
+                    force,
+                    size,
+                    assume_clean,
+                    verbose: true,
+                },
+            )
+            .map_err(cli)?;
             let geo = &arr.geo;
             println!(
                 "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)",
                 geo.level.name(),
                 raidlab_array::superblock::uuid_string(&arr.uuid),
                 geo.members,
-                if geo.layout.name().is_empty() { String::new() } else { format!(", layout {}", geo.layout.name()) },
-                if geo.level.has_chunk() { format!(", chunk {} KiB", geo.chunk / 1024) } else { String::new() },
+                if geo.layout.name().is_empty() {
+                    String::new()
+                } else {
+                    format!(", layout {}", geo.layout.name())
+                },
+                if geo.level.has_chunk() {
+                    format!(", chunk {} KiB", geo.chunk / 1024)
+                } else {
+                    String::new()
+                },
                 arr.capacity(),
                 arr.capacity() as f64 / (1u64 << 30) as f64
             );
             arr.close().map_err(cli)?;
             Ok(())
         }
-        ArrayCmd::Status { output_format, members } => {
+        ArrayCmd::Status {
+            output_format,
+            members,
+        } => {
             let st = manage::status(&member_list(&members)).map_err(cli)?;
             if output_format == "json" {
-                println!("{}", serde_json::to_string_pretty(&st).map_err(|e| CliError::failed(e.to_string()))?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&st)
+                        .map_err(|e| CliError::failed(e.to_string()))?
+                );
             } else {
                 print!("{}", manage::status_text(&st, 0));
             }
             Ok(())
         }
-        ArrayCmd::Fail { array, member, force } => {
-            let msg = manage::fail(&member_list(&[array]), &PathBuf::from(member), force).map_err(cli)?;
+        ArrayCmd::Fail {
+            array,
+            member,
+            force,
+        } => {
+            let msg =
+                manage::fail(&member_list(&[array]), &PathBuf::from(member), force).map_err(cli)?;
             println!("{msg}");
             Ok(())
         }
         ArrayCmd::Remove { array, member } => {
-            let msg = manage::remove(&member_list(&[array]), &PathBuf::from(member)).map_err(cli)?;
+            let msg =
+                manage::remove(&member_list(&[array]), &PathBuf::from(member)).map_err(cli)?;
             println!("{msg}");
             Ok(())
         }
-        ArrayCmd::Add { array, member, force } => {
-            let msg = manage::add(&member_list(&[array]), &PathBuf::from(&member), force).map_err(cli)?;
+        ArrayCmd::Add {
+            array,
+            member,
+            force,
+        } => {
+            let msg =
+                manage::add(&member_list(&[array]), &PathBuf::from(&member), force).map_err(cli)?;
             println!("{msg}");
             Ok(())
         }
-        ArrayCmd::Rebuild { force, quiet, members } => {
+        ArrayCmd::Rebuild {
+            force,
+            quiet,
+            members,
+        } => {
             let paths = member_list(&members);
             let assigned = manage::assign_spares(&paths).map_err(cli)?;
             if assigned > 0 {
@@ -205,11 +265,17 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             .map_err(cli)?;
             arr.close().map_err(cli)?;
             if !done {
-                return Err(CliError::failed("rebuild interrupted; progress is saved, run rebuild again to resume"));
+                return Err(CliError::failed(
+                    "rebuild interrupted; progress is saved, run rebuild again to resume",
+                ));
             }
             if arr.degraded_count() > 0 {
                 let st = manage::status(&paths).map_err(cli)?;
-                let list: Vec<String> = st.not_active.iter().map(|(i, s)| format!("slot {i} {s}")).collect();
+                let list: Vec<String> = st
+                    .not_active
+                    .iter()
+                    .map(|(i, s)| format!("slot {i} {s}"))
+                    .collect();
                 return Err(CliError::failed(format!(
                     "nothing to rebuild onto: {} (add a spare with raidlab array add)",
                     list.join(", ")
@@ -218,18 +284,28 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             println!("rebuild complete; array is in sync");
             Ok(())
         }
-        ArrayCmd::Scrub { check, repair, output_format, quiet, members } => {
+        ArrayCmd::Scrub {
+            check,
+            repair,
+            output_format,
+            quiet,
+            members,
+        } => {
             if !check && !repair {
                 return Err(CliError::usage("scrub needs --check or --repair"));
             }
             let arr = manage::open(&member_list(&members), false).map_err(cli)?;
             let show = !quiet && stderr_is_tty();
             let mut prog = manage::Progress::new(show, 0);
-            let reps = manage::scrub_all(&arr, repair, &mut |what, d, t| prog.update(&format!("scrub {what}"), d, t))
-                .map_err(cli)?;
+            let reps = manage::scrub_all(&arr, repair, &mut |what, d, t| {
+                prog.update(&format!("scrub {what}"), d, t)
+            })
+            .map_err(cli)?;
             arr.close().map_err(cli)?;
             if reps.is_empty() {
-                return Err(CliError::usage("the array has no redundancy to scrub (level linear or 0)"));
+                return Err(CliError::usage(
+                    "the array has no redundancy to scrub (level linear or 0)",
+                ));
             }
             if output_format == "json" {
                 let v: Vec<serde_json::Value> = reps
@@ -237,7 +313,11 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                     .map(|(n, r)| serde_json::json!({"array": n, "stripes": r.stripes, "mismatches": r.mismatches,
                         "mismatch_sectors": r.mismatch_sectors, "repaired": r.repaired, "located": r.located}))
                     .collect();
-                println!("{}", serde_json::to_string_pretty(&v).map_err(|e| CliError::failed(e.to_string()))?);
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&v)
+                        .map_err(|e| CliError::failed(e.to_string()))?
+                );
             } else {
                 for (name, r) in &reps {
                     println!(
@@ -245,7 +325,11 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                         r.stripes,
                         r.mismatches,
                         r.mismatch_sectors,
-                        if repair && r.mismatches > 0 { ", repaired" } else { "" }
+                        if repair && r.mismatches > 0 {
+                            ", repaired"
+                        } else {
+                            ""
+                        }
                     );
                     for (row, who) in &r.located {
                         if let Some(who) = who {
@@ -256,15 +340,25 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             }
             Ok(())
         }
-        ArrayCmd::Serve { fuse, force, members } => {
+        ArrayCmd::Serve {
+            fuse,
+            force,
+            members,
+        } => {
             let stop = manage::stop_flag();
             let arr = manage::open(&member_list(&members), force).map_err(cli)?;
             let dir = fuse.clone();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {
-                eprintln!("raidlab: serving {} (Ctrl-C or SIGTERM to stop)", dir.join(raidlab_array::fuse::VOLUME_NAME).display());
+                eprintln!(
+                    "raidlab: serving {} (Ctrl-C or SIGTERM to stop)",
+                    dir.join(raidlab_array::fuse::VOLUME_NAME).display()
+                );
             })
             .map_err(cli)?;
-            eprintln!("raidlab: unmounted {}; array stopped cleanly", fuse.display());
+            eprintln!(
+                "raidlab: unmounted {}; array stopped cleanly",
+                fuse.display()
+            );
             Ok(())
         }
     }

@@ -8,7 +8,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use raidlab_report::{limits_from_toml, write_report_with, ComponentLimit, LimitsInput, ReportFiles, ReportMeta};
+use raidlab_report::{
+    limits_from_toml, write_report_with, ComponentLimit, LimitsInput, ReportFiles, ReportMeta,
+};
 
 use crate::error::CliError;
 
@@ -38,19 +40,35 @@ pub struct ReportOptions {
 }
 
 pub fn main(args: ReportArgs) -> Result<(), CliError> {
-    let command = format!("raidlab report {} --out {}", args.db.display(), args.out.display());
-    let opts = ReportOptions { title: args.title, limits_files: args.limits, command: Some(command) };
+    let command = format!(
+        "raidlab report {} --out {}",
+        args.db.display(),
+        args.out.display()
+    );
+    let opts = ReportOptions {
+        title: args.title,
+        limits_files: args.limits,
+        command: Some(command),
+    };
     let files = report_db(&args.db, &args.out, &opts)?;
     for w in &files.warnings {
         eprintln!("raidlab: warning: {w}");
     }
-    println!("report: {} ({} figures, SVG and PNG beside it)", files.index.display(), files.svgs.len());
+    println!(
+        "report: {} ({} figures, SVG and PNG beside it)",
+        files.index.display(),
+        files.svgs.len()
+    );
     Ok(())
 }
 
 /// Read the database and write the report: what `raidlab report` does, and what
 /// `raidlab sweep --report DIR` calls after its campaign.
-pub fn report_db(db_path: &Path, out: &Path, opts: &ReportOptions) -> Result<ReportFiles, CliError> {
+pub fn report_db(
+    db_path: &Path,
+    out: &Path,
+    opts: &ReportOptions,
+) -> Result<ReportFiles, CliError> {
     if !db_path.exists() {
         return Err(CliError::usage(format!(
             "report: results database '{}' does not exist (give the file raidlab sweep wrote, see its --db)",
@@ -58,16 +76,28 @@ pub fn report_db(db_path: &Path, out: &Path, opts: &ReportOptions) -> Result<Rep
         )));
     }
     if db_path.is_dir() {
-        return Err(CliError::usage(format!("report: '{}' is a directory, not a results database", db_path.display())));
+        return Err(CliError::usage(format!(
+            "report: '{}' is a directory, not a results database",
+            db_path.display()
+        )));
     }
-    let lab = |e: raidlab_lab::LabError| if e.is_usage() { CliError::usage(format!("report: {e}")) } else { CliError::failed(format!("report: {e}")) };
+    let lab = |e: raidlab_lab::LabError| {
+        if e.is_usage() {
+            CliError::usage(format!("report: {e}"))
+        } else {
+            CliError::failed(format!("report: {e}"))
+        }
+    };
     let db = raidlab_lab::db::Db::open_existing(db_path).map_err(lab)?;
     let runs = db.runs().map_err(lab)?;
     let conv = db.convergence().map_err(lab)?;
 
     let mut meta = ReportMeta {
         title: Some(opts.title.clone().unwrap_or_else(|| {
-            let name = db_path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            let name = db_path
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
             format!("raidlab report: {name}")
         })),
         command: opts.command.clone(),
@@ -78,36 +108,60 @@ pub fn report_db(db_path: &Path, out: &Path, opts: &ReportOptions) -> Result<Rep
     let records = match raidlab_report::campaign_meta::read_campaigns(db_path, &db) {
         Ok(r) => r,
         Err(e) => {
-            meta.notes.push(format!("Campaign descriptions and environments could not be read: {e}"));
+            meta.notes.push(format!(
+                "Campaign descriptions and environments could not be read: {e}"
+            ));
             Vec::new()
         }
     };
     let mut limits = Vec::new();
     for rec in &records {
-        meta.campaigns.insert(rec.label.clone(), raidlab_report::campaign_meta::campaign_meta(rec));
+        meta.campaigns.insert(
+            rec.label.clone(),
+            raidlab_report::campaign_meta::campaign_meta(rec),
+        );
         match raidlab_report::campaign_meta::campaign_limits(rec) {
             Ok(Some(l)) => limits.push(l),
             Ok(None) => {}
-            Err(e) => meta.notes.push(format!("[limits] of campaign {} ignored: {e}", rec.label)),
+            Err(e) => meta
+                .notes
+                .push(format!("[limits] of campaign {} ignored: {e}", rec.label)),
         }
     }
     let experiment_dirs: Vec<PathBuf> = records
         .iter()
-        .filter_map(|r| Path::new(&r.experiment_path).parent().map(Path::to_path_buf))
+        .filter_map(|r| {
+            Path::new(&r.experiment_path)
+                .parent()
+                .map(Path::to_path_buf)
+        })
         .collect();
     for f in &opts.limits_files {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| CliError::usage(format!("report: cannot read limits file '{}': {e}", f.display())))?;
+        let text = std::fs::read_to_string(f).map_err(|e| {
+            CliError::usage(format!(
+                "report: cannot read limits file '{}': {e}",
+                f.display()
+            ))
+        })?;
         match limits_from_toml(&text, &f.display().to_string()).map_err(report_err)? {
             Some(l) => limits.push(l),
-            None => return Err(CliError::usage(format!("report: '{}' has no [limits] table (give component = MB/s under [limits])", f.display()))),
+            None => {
+                return Err(CliError::usage(format!(
+                    "report: '{}' has no [limits] table (give component = MB/s under [limits])",
+                    f.display()
+                )))
+            }
         }
     }
     let sim_targets: BTreeSet<String> = runs.iter().filter_map(|r| sim_system(&r.target)).collect();
     for system in sim_targets {
         // The system file as the sweep named it: relative to where it ran, or to the experiment.
-        let candidates = std::iter::once(PathBuf::from(&system)).chain(experiment_dirs.iter().map(|d| d.join(&system)));
-        let found = candidates.into_iter().find(|p| p.is_file()).unwrap_or_else(|| PathBuf::from(&system));
+        let candidates = std::iter::once(PathBuf::from(&system))
+            .chain(experiment_dirs.iter().map(|d| d.join(&system)));
+        let found = candidates
+            .into_iter()
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from(&system));
         match raidlab_sim::bounds(&found) {
             Ok(bounds) => limits.push(LimitsInput {
                 campaign: None,
@@ -115,10 +169,17 @@ pub fn report_db(db_path: &Path, out: &Path, opts: &ReportOptions) -> Result<Rep
                 origin: format!("from the simulator's model {system}"),
                 components: bounds
                     .into_iter()
-                    .map(|b| ComponentLimit { name: b.name, kind: b.kind, bound_bytes_s: b.bound_bytes_s, note: b.note })
+                    .map(|b| ComponentLimit {
+                        name: b.name,
+                        kind: b.kind,
+                        bound_bytes_s: b.bound_bytes_s,
+                        note: b.note,
+                    })
                     .collect(),
             }),
-            Err(e) => meta.notes.push(format!("No limits table for sim:{system}: {e}")),
+            Err(e) => meta
+                .notes
+                .push(format!("No limits table for sim:{system}: {e}")),
         }
     }
     write_report_with(&runs, &conv, &limits, &meta, out).map_err(report_err)

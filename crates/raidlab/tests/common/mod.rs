@@ -13,7 +13,11 @@ pub fn bin() -> &'static str {
 /// Run `raidlab run ARGS...` with stdin closed, killing it after `limit`.
 pub fn raidlab_with(args: &[&str], envs: &[(&str, &Path)], limit: Duration) -> Output {
     let mut cmd = Command::new(bin());
-    cmd.arg("run").args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.arg("run")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -51,20 +55,37 @@ pub fn stdout(o: &Output) -> String {
 /// Bad input: exit 2, exactly one line on stderr starting `raidlab: `, no panic.
 pub fn assert_usage_error(o: &Output, what: &str) -> String {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "{what}: expected exit 2, got {:?}; stderr: {err}", o.status);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{what}: expected exit 2, got {:?}; stderr: {err}",
+        o.status
+    );
     assert_one_line(&err, what);
     err
 }
 
 pub fn assert_one_line(err: &str, what: &str) {
     assert!(!err.contains("panicked"), "{what}: panic: {err}");
-    assert_eq!(err.lines().count(), 1, "{what}: stderr is not one line: {err:?}");
-    assert!(err.starts_with("raidlab: "), "{what}: stderr does not start with 'raidlab: ': {err:?}");
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{what}: stderr is not one line: {err:?}"
+    );
+    assert!(
+        err.starts_with("raidlab: "),
+        "{what}: stderr does not start with 'raidlab: ': {err:?}"
+    );
 }
 
 /// Success, with the stdout.
 pub fn assert_ok(o: &Output, what: &str) -> String {
-    assert!(o.status.success(), "{what}: exit {:?}; stderr: {}", o.status, stderr(o));
+    assert!(
+        o.status.success(),
+        "{what}: exit {:?}; stderr: {}",
+        o.status,
+        stderr(o)
+    );
     stdout(o)
 }
 
@@ -73,7 +94,10 @@ pub fn require_tool(tool: &str, debian_package: &str) {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
         .unwrap_or(false);
-    assert!(found, "this test needs '{tool}': install the Debian package '{debian_package}'");
+    assert!(
+        found,
+        "this test needs '{tool}': install the Debian package '{debian_package}'"
+    );
 }
 
 pub fn is_root() -> bool {

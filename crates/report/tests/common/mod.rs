@@ -3,7 +3,15 @@
 
 use raidlab_report::{ConvergenceStep, RunRow};
 
-pub fn row(campaign: &str, source: &str, target: &str, point: u64, rep: u32, params: &[(&str, String)], metrics: &[(&str, f64)]) -> RunRow {
+pub fn row(
+    campaign: &str,
+    source: &str,
+    target: &str,
+    point: u64,
+    rep: u32,
+    params: &[(&str, String)],
+    metrics: &[(&str, f64)],
+) -> RunRow {
     RunRow {
         campaign: campaign.into(),
         experiment: format!("{campaign}-experiment"),
@@ -11,7 +19,10 @@ pub fn row(campaign: &str, source: &str, target: &str, point: u64, rep: u32, par
         rep,
         source: source.into(),
         target: target.into(),
-        params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
     }
 }
@@ -36,7 +47,10 @@ pub fn bs_sweep() -> Vec<RunRow> {
                     point,
                     rep,
                     &[("bs", bs.to_string()), ("rw", rw.to_string())],
-                    &[("mb_s", rate * jitter), ("iops", rate * jitter * 1e6 / bs as f64)],
+                    &[
+                        ("mb_s", rate * jitter),
+                        ("iops", rate * jitter * 1e6 / bs as f64),
+                    ],
                 ));
             }
             rows.push(row(
@@ -68,8 +82,18 @@ pub fn mix_grid() -> Vec<RunRow> {
                 "array:a,b,c,d",
                 point,
                 0,
-                &[("bs", "8k".into()), ("rw", "randrw".into()), ("rwmixread", read.to_string()), ("iodepth", qd.to_string())],
-                &[("iops", iops), ("mb_s", iops * 8192.0 / 1e6), ("lat_mean_us", lat), ("lat_p99_us", lat * 3.0)],
+                &[
+                    ("bs", "8k".into()),
+                    ("rw", "randrw".into()),
+                    ("rwmixread", read.to_string()),
+                    ("iodepth", qd.to_string()),
+                ],
+                &[
+                    ("iops", iops),
+                    ("mb_s", iops * 8192.0 / 1e6),
+                    ("lat_mean_us", lat),
+                    ("lat_p99_us", lat * 3.0),
+                ],
             ));
             point += 1;
         }
@@ -96,7 +120,12 @@ pub fn level_chunk() -> Vec<RunRow> {
                     "array:m0,m1,m2,m3",
                     point,
                     rep,
-                    &[("level", level.into()), ("chunk", chunk.into()), ("rw", "read".into()), ("bs", "1m".into())],
+                    &[
+                        ("level", level.into()),
+                        ("chunk", chunk.into()),
+                        ("rw", "read".into()),
+                        ("bs", "1m".into()),
+                    ],
                     &[("mb_s", base + rep as f64)],
                 ));
             }
@@ -119,7 +148,11 @@ pub fn threads_buffer() -> Vec<RunRow> {
                 "/mnt/fastt",
                 point,
                 0,
-                &[("numjobs", threads.to_string()), ("bs", buf.into()), ("rw", "read".into())],
+                &[
+                    ("numjobs", threads.to_string()),
+                    ("bs", buf.into()),
+                    ("rw", "read".into()),
+                ],
                 &[("mb_s", rate)],
             ));
             point += 1;
