@@ -9,12 +9,12 @@
 
 use crate::bitmap::Bitmap;
 use crate::error::ArrayError;
-use crate::layout::{Geometry, Level, Row};
 use crate::member::Member;
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
+use crate::shape::{self, Row};
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
-use raidlab_geometry::{BlockRef, Compute, IoKind, Plan, Slot as PlanSlot};
+use raidlab_geometry::{BlockRef, Compute, Geometry, IoKind, Level, Plan, Slot as PlanSlot};
 use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -205,7 +205,7 @@ impl Array {
         if self.failed.load(Ordering::SeqCst) {
             return Err(eio(format!(
                 "{} array {} has failed: more members failed than it survives ({})",
-                self.geo.level.name(),
+                self.geo.level,
                 crate::superblock::uuid_string(&self.uuid),
                 self.geo.redundancy()
             )));
@@ -230,7 +230,7 @@ impl Array {
         eprintln!(
             "raidlab: member {} of {} array failed ({why}); continuing degraded",
             self.labels.get(m).map(String::as_str).unwrap_or("?"),
-            self.geo.level.name()
+            self.geo.level
         );
         let lost = Self::lost_count(&self.slots.read().unwrap());
         let fatal = match self.geo.level {
@@ -254,7 +254,7 @@ impl Array {
                 )
             })
             .collect();
-        self.geo.md.survives(&failed)
+        self.geo.survives(&failed)
     }
 
     // ---------------------------------------------------------------- reads
@@ -287,7 +287,7 @@ impl Array {
     fn unit(&self) -> u64 {
         match self.geo.level {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
-            _ => self.geo.chunk,
+            _ => self.geo.chunk_bytes,
         }
     }
 
@@ -332,13 +332,12 @@ impl Array {
             let mut errs = Vec::new();
             for (o, n) in pieces {
                 let failed = self.failed_for(&slots, o / unit);
-                let plan =
-                    raidlab_geometry::plan(&self.geo.md, kind, o, n, &failed).map_err(|e| {
-                        eio(format!(
-                            "{} array cannot serve this I/O: {e}",
-                            self.geo.level.name()
-                        ))
-                    })?;
+                let plan = raidlab_geometry::plan(&self.geo, kind, o, n, &failed).map_err(|e| {
+                    eio(format!(
+                        "{} array cannot serve this I/O: {e}",
+                        self.geo.level
+                    ))
+                })?;
                 // SAFETY: (o - offset) + n <= len, inside the caller's buffer.
                 let user = unsafe { buf.add((o - offset) as usize) };
                 errs = self.exec_plan(&plan, user, n as usize);
@@ -350,10 +349,7 @@ impl Array {
                 return Ok(());
             }
             if let Some((_, e)) = errs.iter().find(|(m, _)| *m >= slots.len()) {
-                return Err(eio(format!(
-                    "{} array I/O failed: {e}",
-                    self.geo.level.name()
-                )));
+                return Err(eio(format!("{} array I/O failed: {e}", self.geo.level)));
             }
             for (m, e) in errs {
                 self.fail_member(m, &e.to_string());
@@ -522,7 +518,7 @@ impl Array {
     ) -> Result<Blocks, ReconError> {
         let len = (hi - lo) as usize;
         let end = (row + 1) * self.geo.stripe_data_bytes();
-        let off = row * self.geo.chunk + lo;
+        let off = row * self.geo.chunk_bytes + lo;
         let mut data: Vec<Option<Vec<u8>>> = info
             .data
             .iter()
@@ -575,7 +571,7 @@ impl Array {
             format!(
                 "row {} of the {} array cannot be read: {e}",
                 info_row_label(info),
-                self.geo.level.name()
+                self.geo.level
             )
         })
     }
@@ -821,8 +817,8 @@ impl Array {
                 }
             }
             Level::Raid1 | Level::Raid10 => {
-                let c0 = start / self.geo.chunk;
-                for c in c0..end.div_ceil(self.geo.chunk) {
+                let c0 = start / self.geo.chunk_bytes;
+                for c in c0..end.div_ceil(self.geo.chunk_bytes) {
                     self.repair_chunk(c, false)?;
                 }
             }
@@ -859,8 +855,8 @@ impl Array {
     fn repair_chunk(&self, c: u64, only_invalid: bool) -> Result<u64, ArrayError> {
         let _g = self.locks.lock(std::iter::once(c));
         let slots = self.slots();
-        let end = (c + 1) * self.geo.chunk;
-        let copies = self.geo.chunk_copies(c);
+        let end = (c + 1) * self.geo.chunk_bytes;
+        let copies = shape::chunk_copies(&self.geo, c);
         let Some(src) = copies
             .iter()
             .find(|x| Self::readable(&slots, x.member, end))
@@ -869,7 +865,7 @@ impl Array {
                 "logical chunk {c} has no readable copy"
             )));
         };
-        let mut good = vec![0u8; self.geo.chunk as usize];
+        let mut good = vec![0u8; self.geo.chunk_bytes as usize];
         let errs = self
             .pool
             .run(vec![Op::read(src.member as usize, src.offset, &mut good)]);
@@ -934,8 +930,8 @@ impl Array {
     fn repair_row(&self, row: u64, what: RowRepair) -> Result<RowOutcome, ArrayError> {
         let _g = self.locks.lock(std::iter::once(row));
         let slots = self.slots();
-        let info = self.geo.row(row);
-        let chunk = self.geo.chunk;
+        let info = shape::row(&self.geo, row);
+        let chunk = self.geo.chunk_bytes;
         let len = chunk as usize;
         let sd = self.geo.stripe_data_bytes();
         let end = (row + 1) * sd;
@@ -1071,11 +1067,11 @@ impl Array {
             .unwrap_or(0);
         let unit = match self.geo.level {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
-            Level::Raid1 | Level::Raid10 => self.geo.chunk,
+            Level::Raid1 | Level::Raid10 => self.geo.chunk_bytes,
             _ => {
                 return Err(ArrayError::usage(format!(
                     "{} has no redundancy to rebuild from",
-                    self.geo.level.name()
+                    self.geo.level
                 )))
             }
         };
@@ -1146,7 +1142,7 @@ impl Array {
                     rep.stripes += 1;
                     if let RowOutcome::Mismatch(m) = out {
                         rep.mismatches += 1;
-                        rep.mismatch_sectors += self.geo.chunk / 512;
+                        rep.mismatch_sectors += self.geo.chunk_bytes / 512;
                         rep.located
                             .push((row, m.map(|m| self.labels[m as usize].clone())));
                     }
@@ -1154,7 +1150,7 @@ impl Array {
                 }
             }
             Level::Raid1 | Level::Raid10 => {
-                for c in 0..cap / self.geo.chunk {
+                for c in 0..cap / self.geo.chunk_bytes {
                     let d = if repair {
                         self.repair_chunk(c, false)?
                     } else {
@@ -1163,16 +1159,16 @@ impl Array {
                     rep.stripes += 1;
                     if d > 0 {
                         rep.mismatches += 1;
-                        rep.mismatch_sectors += self.geo.chunk / 512;
+                        rep.mismatch_sectors += self.geo.chunk_bytes / 512;
                         rep.located.push((c, None));
                     }
-                    progress((c + 1) * self.geo.chunk, cap);
+                    progress((c + 1) * self.geo.chunk_bytes, cap);
                 }
             }
             _ => {
                 return Err(ArrayError::usage(format!(
                     "{} has no redundancy to scrub",
-                    self.geo.level.name()
+                    self.geo.level
                 )))
             }
         }
@@ -1182,8 +1178,8 @@ impl Array {
 
     fn compare_chunk(&self, c: u64) -> Result<u64, ArrayError> {
         let _g = self.locks.lock(std::iter::once(c));
-        let copies = self.geo.chunk_copies(c);
-        let mut bufs = vec![vec![0u8; self.geo.chunk as usize]; copies.len()];
+        let copies = shape::chunk_copies(&self.geo, c);
+        let mut bufs = vec![vec![0u8; self.geo.chunk_bytes as usize]; copies.len()];
         let ops = copies
             .iter()
             .zip(bufs.iter_mut())

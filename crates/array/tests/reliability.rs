@@ -4,8 +4,8 @@
 
 use raidlab_array::array::Array;
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
-use raidlab_array::layout::Level;
 use raidlab_array::manage;
+use raidlab_array::Level;
 use raidlab_array::{assemble, AssembleOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

@@ -175,7 +175,7 @@ fn bad_input_is_one_line_exit_2() {
     for (args, want) in [
         (
             vec!["array", "create", "--level", "7", "--size", "4m"],
-            "level '7' is unknown",
+            "unknown RAID level '7'",
         ),
         (
             vec![

@@ -184,16 +184,16 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let geo = &arr.geo;
             println!(
                 "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)",
-                geo.level.name(),
+                geo.level,
                 raidlab_array::superblock::uuid_string(&arr.uuid),
                 geo.members,
-                if geo.layout.name().is_empty() {
+                if geo.layout == raidlab_array::Layout::None {
                     String::new()
                 } else {
-                    format!(", layout {}", geo.layout.name())
+                    format!(", layout {}", geo.layout)
                 },
-                if geo.level.has_chunk() {
-                    format!(", chunk {} KiB", geo.chunk / 1024)
+                if raidlab_array::shape::has_chunk(geo.level) {
+                    format!(", chunk {} KiB", geo.chunk_bytes / 1024)
                 } else {
                     String::new()
                 },
