@@ -1,9 +1,8 @@
 //! What the I/O path needs of an array's shape beyond raidlab-geometry: the array's own limits
 //! (chunks of at least 4 KiB; RAID 1's copy unit; member sizes rounded to whole units), the
 //! names stored in superblocks (mdadm's: `raid5`, `left-symmetric`, `n2`, ...; empty for levels
-//! without a layout), and per-row views of geometry's placement (the data members of one stripe
-//! in md's syndrome order, the copies of one mirror chunk). Placement itself — md's
-//! raid5_compute_sector, raid10's copies, the Q coefficients — is raidlab-geometry's, the
+//! without a layout), and the copies of one mirror chunk as the I/O unit sees them. Placement
+//! itself — md's raid5_compute_sector, raid10's copies, the Q coefficients — is raidlab-geometry's, the
 //! planner the simulator uses too.
 
 use crate::error::ArrayError;
@@ -101,38 +100,6 @@ pub fn unit(geo: &Geometry) -> u64 {
     }
 }
 
-/// The data and parity members of one row of a RAID 4/5/6 array.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    /// Member holding data block i, in logical order.
-    pub data: Vec<u32>,
-    pub p: u32,
-    pub q: Option<u32>,
-    /// For RAID 6: the data indices in the order md feeds them to the syndrome
-    /// (Q = Σ g^k · D[syndrome[k]]). Identity for the symmetric layouts.
-    pub syndrome: Vec<usize>,
-}
-
-/// RAID 4/5/6: the members of row `row` (member offset `row * chunk`).
-pub fn row(geo: &Geometry, row: u64) -> Row {
-    let st = geo.stripe_layout(row).expect("row() is for parity levels");
-    let nd = st.data.len();
-    // q_slot[k] is data block k's position in md's syndrome order; invert it.
-    let syndrome = if st.q.is_some() {
-        let mut order: Vec<usize> = (0..nd).collect();
-        order.sort_by_key(|&k| st.q_slot[k]);
-        order
-    } else {
-        (0..nd).collect()
-    };
-    Row {
-        data: st.data,
-        p: st.p.expect("parity level"),
-        q: st.q,
-        syndrome,
-    }
-}
-
 /// One copy of a logical chunk: which member, and the chunk's byte offset in its data area.
 pub type Copy = raidlab_geometry::Location;
 
@@ -145,6 +112,29 @@ pub fn chunk_copies(geo: &Geometry, c: u64) -> Vec<Copy> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One row's members as md places them, with the data in syndrome order.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Row {
+        data: Vec<u32>,
+        p: u32,
+        q: Option<u32>,
+        syndrome: Vec<usize>,
+    }
+
+    fn row(geo: &Geometry, row: u64) -> Row {
+        let st = geo.stripe_layout(row).unwrap();
+        let mut syndrome: Vec<usize> = (0..st.data.len()).collect();
+        if st.q.is_some() {
+            syndrome.sort_by_key(|&k| st.q_slot[k]);
+        }
+        Row {
+            data: st.data,
+            p: st.p.unwrap(),
+            q: st.q,
+            syndrome,
+        }
+    }
 
     fn g(level: Level, layout: Layout, members: u32) -> Geometry {
         geometry(level, layout, 4096, members, 64 * 4096).unwrap()
