@@ -187,6 +187,7 @@ pub fn create(
             )));
         }
     }
+    let _locks = crate::control::MemberLocks::acquire(&paths, "create the array")?;
     let mut fresh = true;
     let mut made = Vec::new();
     let res = (|| {

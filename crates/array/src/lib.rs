@@ -13,6 +13,7 @@
 pub mod array;
 pub mod assemble;
 pub mod bitmap;
+pub mod control;
 pub mod create;
 pub mod error;
 pub mod fuse;
@@ -42,6 +43,8 @@ pub struct OpenOptions {
 /// happens when the last reference is dropped.
 pub struct ArrayTarget {
     pub array: Arc<Array>,
+    /// The members stay locked against other processes' metadata writes while it runs.
+    _locks: control::MemberLocks,
 }
 
 impl raidlab_engine::BlockTarget for ArrayTarget {
@@ -78,6 +81,7 @@ pub fn open_target(
     opts: &OpenOptions,
 ) -> Result<Arc<dyn raidlab_engine::BlockTarget>, ArrayError> {
     let paths = split_members(members);
+    let locks = control::MemberLocks::acquire(&paths, "open the array")?;
     let array = assemble(
         &paths,
         &AssembleOptions {
@@ -86,5 +90,8 @@ pub fn open_target(
             verbose: true,
         },
     )?;
-    Ok(Arc::new(ArrayTarget { array }))
+    Ok(Arc::new(ArrayTarget {
+        array,
+        _locks: locks,
+    }))
 }

@@ -545,3 +545,91 @@ fn fio_verify_over_fuse_with_member_failed_mid_run() {
     );
     assert_eq!(js["state"], "clean");
 }
+
+/// `fail` while `array serve` runs the array goes to the serving process (one writer of the
+/// superblocks); verbs that would write metadata behind its back, and a second serve, are
+/// refused in one line.
+#[test]
+fn fail_on_a_served_array_goes_through_the_serving_process() {
+    ensure_fuse();
+    let d = scratch();
+    let ms = members(d.path(), 4, "f");
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "4m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let list = ms.join(",");
+    let served = Served::start(&list, &d.path().join("mnt"));
+    let pattern: Vec<u8> = (0..3 * 16384 * 7).map(|i| (i * 11 % 253) as u8).collect();
+    let vol = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(served.volume())
+        .unwrap();
+    vol.write_all_at(&pattern, 4096).unwrap();
+
+    let spare = d.path().join("spare").display().to_string();
+    std::fs::write(&spare, vec![0u8; 4 << 20]).unwrap();
+    let other_mnt = d.path().join("mnt2");
+    std::fs::create_dir_all(&other_mnt).unwrap();
+    for (verb, args) in [
+        ("remove", vec!["array", "remove", &list, &ms[3]]),
+        ("add", vec!["array", "add", &list, &spare]),
+        ("rebuild", vec!["array", "rebuild", "--quiet", &list]),
+        ("scrub", vec!["array", "scrub", "--check", &list]),
+        (
+            "serve",
+            vec![
+                "array",
+                "serve",
+                "--fuse",
+                other_mnt.to_str().unwrap(),
+                &list,
+            ],
+        ),
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{verb} while served: {err}");
+        assert!(
+            err.contains("in use by another process") && err.trim_end().lines().count() == 1,
+            "{verb} while served: {err}"
+        );
+    }
+
+    let out = ok(&["array", "fail", &list, &ms[1]]);
+    assert!(out.contains("running array"), "{out}");
+    // A second failure would lose data: the serving process refuses it as bad input.
+    let o = run(&["array", "fail", &list, &ms[2]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("survives"), "{err}");
+    // The volume keeps serving, degraded, and takes new writes.
+    let mut got = vec![0u8; pattern.len()];
+    vol.read_exact_at(&mut got, 4096).unwrap();
+    assert!(got == pattern, "served data differs after fail");
+    vol.write_all_at(&pattern[..16384], 1 << 20).unwrap();
+    drop(vol);
+    served.stop();
+
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], true, "{js}");
+    assert_eq!(js["state"], "clean", "{js}");
+    let faulty: Vec<&serde_json::Value> = js["member_status"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["state"] == "faulty")
+        .collect();
+    assert_eq!(faulty.len(), 1, "{js}");
+    assert_eq!(faulty[0]["path"], ms[1].as_str(), "{js}");
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; pattern.len()];
+    t.read_at(&mut got, 4096).unwrap();
+    assert!(got == pattern, "data differs after reassembly");
+    let mut got = vec![0u8; 16384];
+    t.read_at(&mut got, 1 << 20).unwrap();
+    assert!(got == pattern[..16384], "degraded write lost");
+}
