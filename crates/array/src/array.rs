@@ -70,6 +70,9 @@ impl Dev for Member {
     fn flush(&self) -> io::Result<()> {
         Member::flush(self)
     }
+    fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
+        Some((self.raw_fd(), self.data_offset))
+    }
 }
 
 impl Dev for Array {
