@@ -72,6 +72,11 @@ fn main() {
         }
         arr.flush().unwrap();
         arr_rates.push(total as f64 / t.elapsed().as_secs_f64());
+        if std::env::var_os("FULL_STRIPE_ARRAY_ONLY").is_some() {
+            direct_rates.push(1.0);
+            serial_rates.push(1.0);
+            continue;
+        }
         // Direct: the same bytes each member receives, at the same offsets and request size,
         // one writer thread per member (as the array has one worker per member), no parity.
         let t = Instant::now();

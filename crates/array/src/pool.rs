@@ -587,7 +587,9 @@ impl Batch<'_> {
             while self.inflight > 0 || !self.backlog.is_empty() {
                 self.fill();
                 let before = (self.inflight, self.backlog.len());
-                self.enter(1);
+                // Wait for everything in flight at once: one wakeup per batch, not one per
+                // completion (on a busy machine every wakeup may queue behind other tasks).
+                self.enter(self.inflight.max(1));
                 if self.inflight > 0 && (self.inflight, self.backlog.len()) == before {
                     // enter failed without progress: nothing else can free these buffers'
                     // borrows, so keep waiting (a broken ring is reported in `errors`).
@@ -800,5 +802,84 @@ mod tests {
             .run(vec![Op::read(0, 0, &mut ra), Op::read(1, 4096, &mut rb)])
             .is_empty());
         assert_eq!((ra, rb), (a, b));
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    use std::os::unix::io::AsRawFd;
+
+    struct F(std::fs::File, u64);
+    impl Dev for F {
+        fn read(&self, b: &mut [u8], o: u64) -> io::Result<()> {
+            use std::os::unix::fs::FileExt;
+            self.0.read_exact_at(b, self.1 + o)
+        }
+        fn write(&self, b: &[u8], o: u64) -> io::Result<()> {
+            use std::os::unix::fs::FileExt;
+            self.0.write_all_at(b, self.1 + o)
+        }
+        fn flush(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn raw(&self) -> Option<(RawFd, u64)> {
+            Some((self.0.as_raw_fd(), self.1))
+        }
+    }
+
+    /// Not a test: `cargo test --release -p raidlab-array pool_speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn pool_speed() {
+        let dir = std::env::var("POOL_DIR").unwrap_or("/dev/shm".into());
+        let n = 9;
+        let devs: Vec<Option<Arc<dyn Dev>>> = (0..n)
+            .map(|i| {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .open(format!("{dir}/pool-speed-{i}"))
+                    .unwrap();
+                f.set_len(128 << 20).unwrap();
+                Some(Arc::new(F(f, 0)) as Arc<dyn Dev>)
+            })
+            .collect();
+        let buf = vec![7u8; 65536];
+        for io in [
+            MemberIo::Psync,
+            MemberIo::Uring { punt: true },
+            MemberIo::Uring { punt: false },
+            MemberIo::Psync,
+            MemberIo::Uring { punt: true },
+        ] {
+            let pool = Pool::with_io(devs.clone(), io);
+            let t = std::time::Instant::now();
+            let mut off = 0u64;
+            while off < (128 << 20) {
+                let ops = (0..4 * n)
+                    .map(|k| Op::write(k % n, off + (k / n) as u64 * 65536, &buf))
+                    .collect();
+                assert!(pool.run(ops).is_empty());
+                off += 4 * 65536;
+            }
+            let s = t.elapsed().as_secs_f64();
+            let workers = std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter(|t| {
+                    let p = t.as_ref().unwrap().path().join("comm");
+                    std::fs::read_to_string(p).unwrap_or_default().starts_with("iou-wrk")
+                })
+                .count();
+            println!(
+                "{:28} {:8.0} MB/s  io-wq workers {workers}",
+                io.name(),
+                (n as f64 * 128.0 * 1048576.0) / s / 1e6
+            );
+        }
+        for i in 0..n {
+            let _ = std::fs::remove_file(format!("{dir}/pool-speed-{i}"));
+        }
     }
 }
