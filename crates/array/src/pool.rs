@@ -375,7 +375,12 @@ impl Batch<'_> {
         for op in ops {
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
                 if self.ring.is_none() {
-                    self.ring = pool.rings.lock().unwrap().pop().or_else(|| Ring::new().ok());
+                    self.ring = pool
+                        .rings
+                        .lock()
+                        .unwrap()
+                        .pop()
+                        .or_else(|| Ring::new().ok());
                 }
                 if self.ring.is_some() {
                     let s = Slot {
@@ -679,7 +684,11 @@ mod tests {
         for io in ALL {
             let dir = tempfile::tempdir().unwrap();
             let pool = Pool::with_io(devs(dir.path(), 4, 1 << 20), io);
-            assert_eq!(pool.member_io().0, io, "io_uring is available on this machine");
+            assert_eq!(
+                pool.member_io().0,
+                io,
+                "io_uring is available on this machine"
+            );
             // More ops than the ring has entries, so the backlog path runs too.
             let bufs: Vec<Vec<u8>> = (0..300).map(|k| pattern(4096, k as u8)).collect();
             let ops = bufs
@@ -790,7 +799,9 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let mut d = devs(dir.path(), 1, 1 << 20);
-        d.push(Some(Arc::new(Mem(Mutex::new(vec![0; 8192]))) as Arc<dyn Dev>));
+        d.push(Some(
+            Arc::new(Mem(Mutex::new(vec![0; 8192]))) as Arc<dyn Dev>
+        ));
         let pool = Pool::with_io(d, DEFAULT_IO);
         let a = pattern(4096, 1);
         let b = pattern(4096, 2);
@@ -869,7 +880,9 @@ mod speed {
                 .unwrap()
                 .filter(|t| {
                     let p = t.as_ref().unwrap().path().join("comm");
-                    std::fs::read_to_string(p).unwrap_or_default().starts_with("iou-wrk")
+                    std::fs::read_to_string(p)
+                        .unwrap_or_default()
+                        .starts_with("iou-wrk")
                 })
                 .count();
             println!(
