@@ -104,7 +104,11 @@ impl Op {
 /// How member I/O is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MemberIo {
-    /// io_uring; `punt`: every SQE flagged IOSQE_ASYNC (straight to io-wq workers).
+    /// io_uring for members on devices and disk filesystems; worker threads for members in
+    /// memory (tmpfs, ramfs), whose I/O is a memory copy that only threads run in parallel.
+    Auto,
+    /// io_uring for every member; `punt`: every SQE flagged IOSQE_ASYNC (straight to the
+    /// kernel's io-wq workers instead of first trying inline at submit).
     Uring { punt: bool },
     /// One pread/pwrite worker thread per member.
     Psync,
@@ -113,6 +117,7 @@ pub enum MemberIo {
 impl MemberIo {
     pub fn name(self) -> &'static str {
         match self {
+            MemberIo::Auto => "auto",
             MemberIo::Uring { punt: true } => "io_uring (async punt)",
             MemberIo::Uring { punt: false } => "io_uring",
             MemberIo::Psync => "psync (thread per member)",
@@ -123,20 +128,36 @@ impl MemberIo {
     fn from_env() -> Result<MemberIo, String> {
         match std::env::var("RAIDLAB_MEMBER_IO").as_deref() {
             Err(_) | Ok("") => Ok(DEFAULT_IO),
+            Ok("auto") => Ok(MemberIo::Auto),
             Ok("uring") => Ok(MemberIo::Uring { punt: false }),
             Ok("uring-async") => Ok(MemberIo::Uring { punt: true }),
             Ok("psync") => Ok(MemberIo::Psync),
             Ok(v) => Err(format!(
-                "RAIDLAB_MEMBER_IO={v} is not valid (valid: uring, uring-async, psync)"
+                "RAIDLAB_MEMBER_IO={v} is not valid (valid: auto, uring, uring-async, psync)"
             )),
         }
     }
 }
 
-/// Async punt by default: on tmpfs-backed members (where buffered writes complete inline at
-/// submit) it is what makes member writes run in parallel, and it measured faster there; see
-/// BENCHMARKS.md, Arrays.
-pub const DEFAULT_IO: MemberIo = MemberIo::Uring { punt: true };
+/// The default, chosen by measurement (BENCHMARKS.md, Arrays): a buffered write to a tmpfs
+/// file cannot be done without blocking, so io_uring hands every one to its io-wq workers,
+/// and io-wq runs buffered writes to regular files on about one worker — full-stripe writes
+/// to tmpfs members ran at about half the rate of a thread per member (with or without
+/// IOSQE_ASYNC). Members on devices and disk filesystems, where the kernel itself does the
+/// I/O asynchronously, go through the ring.
+pub const DEFAULT_IO: MemberIo = MemberIo::Auto;
+
+/// Whether the descriptor's file lives in memory (tmpfs, ramfs).
+fn memory_backed(fd: RawFd) -> bool {
+    // SAFETY: fstatfs writes only into the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+        return false;
+    }
+    let t = st.f_type as i64;
+    // ramfs: 0x858458f6 (linux/magic.h).
+    t == libc::TMPFS_MAGIC as i64 || t == 0x8584_58f6
+}
 
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
 const RING_ENTRIES: u32 = 128;
@@ -221,7 +242,12 @@ impl Ring {
 
 pub struct Pool {
     devs: Vec<Option<Arc<dyn Dev>>>,
+    /// The method in effect (after any fallback).
+    #[cfg_attr(not(test), allow(dead_code))]
     io: MemberIo,
+    /// Per device: served through a ring (else by its worker thread).
+    via_ring: Vec<bool>,
+    punt: bool,
     /// Why io_uring is not in use, when it was wanted.
     fallback: Option<String>,
     rings: Mutex<Vec<Ring>>,
@@ -249,7 +275,7 @@ impl Pool {
         let mut io = want;
         let mut fallback = None;
         let mut rings = Vec::new();
-        if let MemberIo::Uring { .. } = want {
+        if want != MemberIo::Psync {
             match Ring::new() {
                 Ok(r) => rings.push(r),
                 Err(e) => {
@@ -258,32 +284,59 @@ impl Pool {
                 }
             }
         }
-        let uring = matches!(io, MemberIo::Uring { .. });
-        let workers = Workers::new(&devs, |d| !uring || d.raw().is_none());
-        if std::env::var_os("RAIDLAB_DEBUG").is_some() {
-            eprintln!(
-                "raidlab: member I/O: {}{}",
-                io.name(),
-                fallback
-                    .as_deref()
-                    .map(|f| format!(" ({f})"))
-                    .unwrap_or_default()
-            );
-        }
+        let ring_for = |d: &dyn Dev| match (io, d.raw()) {
+            (MemberIo::Psync, _) | (_, None) => false,
+            (MemberIo::Uring { .. }, Some(_)) => true,
+            (MemberIo::Auto, Some((fd, _))) => !memory_backed(fd),
+        };
+        let via_ring = devs
+            .iter()
+            .map(|d| d.as_ref().is_some_and(|d| ring_for(&**d)))
+            .collect();
+        let workers = Workers::new(&devs, |d| !ring_for(d));
         let fd_override = devs.iter().map(|_| AtomicI32::new(-1)).collect();
-        Pool {
+        let pool = Pool {
             devs,
             io,
+            via_ring,
+            punt: io == MemberIo::Uring { punt: true },
             fallback,
             rings: Mutex::new(rings),
             workers,
             fd_override,
+        };
+        if std::env::var_os("RAIDLAB_DEBUG").is_some() {
+            eprintln!("raidlab: member I/O: {}", pool.describe());
         }
+        pool
     }
 
-    /// The method in use, and why io_uring is not, if it was wanted and is not.
-    pub fn member_io(&self) -> (MemberIo, Option<&str>) {
-        (self.io, self.fallback.as_deref())
+    /// How member I/O is done, in words: "io_uring", "psync (thread per member)",
+    /// "io_uring for 2 members, threads for 3 (memory-backed or child arrays)", with the
+    /// reason when io_uring was wanted and could not be set up.
+    pub fn describe(&self) -> String {
+        let present = self.devs.iter().filter(|d| d.is_some()).count();
+        let ring = self.via_ring.iter().filter(|&&r| r).count();
+        let mut s = if ring == 0 {
+            MemberIo::Psync.name().to_string()
+        } else if ring == present {
+            let punt = if self.punt { " (async punt)" } else { "" };
+            format!("io_uring{punt}")
+        } else {
+            format!(
+                "io_uring for {ring} members, threads for {} (memory-backed or child arrays)",
+                present - ring
+            )
+        };
+        if let Some(f) = &self.fallback {
+            s.push_str(&format!(" ({f})"));
+        }
+        s
+    }
+
+    /// Whether device `dev` is served through a ring.
+    pub fn via_ring(&self, dev: usize) -> bool {
+        self.via_ring.get(dev).copied().unwrap_or(false)
     }
 
     pub fn dev(&self, i: usize) -> Option<&Arc<dyn Dev>> {
@@ -320,7 +373,7 @@ impl Pool {
     }
 
     fn ring_fd(&self, dev: usize) -> Option<(RawFd, u64)> {
-        if !matches!(self.io, MemberIo::Uring { .. }) {
+        if !self.via_ring(dev) {
             return None;
         }
         let (fd, base) = self.dev(dev)?.raw()?;
@@ -467,7 +520,7 @@ impl Batch<'_> {
     /// flight than the ring has entries, so the completion queue cannot overflow).
     fn fill(&mut self) {
         let Some(r) = self.ring.as_mut() else { return };
-        let punt = matches!(self.pool.io, MemberIo::Uring { punt: true });
+        let punt = self.pool.punt;
         while self.inflight < RING_ENTRIES as usize {
             let Some(i) = self.backlog.pop_front() else {
                 break;
@@ -684,11 +737,8 @@ mod tests {
         for io in ALL {
             let dir = tempfile::tempdir().unwrap();
             let pool = Pool::with_io(devs(dir.path(), 4, 1 << 20), io);
-            assert_eq!(
-                pool.member_io().0,
-                io,
-                "io_uring is available on this machine"
-            );
+            assert_eq!(pool.io, io, "io_uring is available on this machine");
+            assert_eq!(pool.via_ring(0), io != MemberIo::Psync);
             // More ops than the ring has entries, so the backlog path runs too.
             let bufs: Vec<Vec<u8>> = (0..300).map(|k| pattern(4096, k as u8)).collect();
             let ops = bufs
