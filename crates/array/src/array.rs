@@ -9,17 +9,19 @@
 
 use crate::bitmap::Bitmap;
 use crate::error::ArrayError;
-use crate::layout::{Geometry, Level, Row};
 use crate::member::Member;
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
-use raidlab_geometry::{BlockRef, Compute, IoKind, Plan, Slot as PlanSlot};
+use raidlab_geometry::{BlockRef, Compute, Geometry, IoKind, Level, Plan, Slot as PlanSlot};
 use std::collections::HashSet;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
+
+mod sync;
+pub use sync::ScrubReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotRt {
@@ -214,7 +216,7 @@ impl Array {
         if self.failed.load(Ordering::SeqCst) {
             return Err(eio(format!(
                 "{} array {} has failed: more members failed than it survives ({})",
-                self.geo.level.name(),
+                self.geo.level,
                 crate::superblock::uuid_string(&self.uuid),
                 self.geo.redundancy()
             )));
@@ -239,7 +241,7 @@ impl Array {
         eprintln!(
             "raidlab: member {} of {} array failed ({why}); continuing degraded",
             self.labels.get(m).map(String::as_str).unwrap_or("?"),
-            self.geo.level.name()
+            self.geo.level
         );
         let lost = Self::lost_count(&self.slots.read().unwrap());
         let fatal = match self.geo.level {
@@ -263,7 +265,7 @@ impl Array {
                 )
             })
             .collect();
-        self.geo.md.survives(&failed)
+        self.geo.survives(&failed)
     }
 
     // ---------------------------------------------------------------- reads
@@ -296,7 +298,7 @@ impl Array {
     fn unit(&self) -> u64 {
         match self.geo.level {
             Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
-            _ => self.geo.chunk,
+            _ => self.geo.chunk_bytes,
         }
     }
 
@@ -341,13 +343,12 @@ impl Array {
             let mut errs = Vec::new();
             for (o, n) in pieces {
                 let failed = self.failed_for(&slots, o / unit);
-                let plan =
-                    raidlab_geometry::plan(&self.geo.md, kind, o, n, &failed).map_err(|e| {
-                        eio(format!(
-                            "{} array cannot serve this I/O: {e}",
-                            self.geo.level.name()
-                        ))
-                    })?;
+                let plan = raidlab_geometry::plan(&self.geo, kind, o, n, &failed).map_err(|e| {
+                    eio(format!(
+                        "{} array cannot serve this I/O: {e}",
+                        self.geo.level
+                    ))
+                })?;
                 // SAFETY: (o - offset) + n <= len, inside the caller's buffer.
                 let user = unsafe { buf.add((o - offset) as usize) };
                 errs = self.exec_plan(&plan, user, n as usize);
@@ -359,10 +360,7 @@ impl Array {
                 return Ok(());
             }
             if let Some((_, e)) = errs.iter().find(|(m, _)| *m >= slots.len()) {
-                return Err(eio(format!(
-                    "{} array I/O failed: {e}",
-                    self.geo.level.name()
-                )));
+                return Err(eio(format!("{} array I/O failed: {e}", self.geo.level)));
             }
             for (m, e) in errs {
                 self.fail_member(m, &e.to_string());
@@ -528,75 +526,6 @@ impl Array {
             }
         }
         Ok(())
-    }
-
-    /// Read every readable block of a row over [lo, hi) and rebuild the missing ones.
-    fn reconstruct(
-        &self,
-        row: u64,
-        info: &Row,
-        lo: u64,
-        hi: u64,
-        slots: &[SlotRt],
-    ) -> Result<Blocks, ReconError> {
-        let len = (hi - lo) as usize;
-        let end = (row + 1) * self.geo.stripe_data_bytes();
-        let off = row * self.geo.chunk + lo;
-        let mut data: Vec<Option<Vec<u8>>> = info
-            .data
-            .iter()
-            .map(|&m| Self::readable(slots, m, end).then(|| vec![0u8; len]))
-            .collect();
-        let mut p = Self::readable(slots, info.p, end).then(|| vec![0u8; len]);
-        let mut q = info
-            .q
-            .and_then(|qm| Self::readable(slots, qm, end).then(|| vec![0u8; len]));
-        let mut ops = Vec::new();
-        for (i, d) in data.iter_mut().enumerate() {
-            if let Some(b) = d {
-                ops.push(Op::read(info.data[i] as usize, off, b));
-            }
-        }
-        if let Some(b) = p.as_mut() {
-            ops.push(Op::read(info.p as usize, off, b));
-        }
-        if let (Some(b), Some(qm)) = (q.as_mut(), info.q) {
-            ops.push(Op::read(qm as usize, off, b));
-        }
-        let errs = self.pool.run(ops);
-        if !errs.is_empty() {
-            return Err(ReconError::Io(errs));
-        }
-        let mut blocks = Blocks { data, p, q };
-        self.recover_blocks(info, &mut blocks, len)
-            .map_err(ReconError::Lost)?;
-        Ok(blocks)
-    }
-
-    /// Fill in missing blocks of a row (data in logical order) from parity.
-    fn recover_blocks(&self, info: &Row, b: &mut Blocks, len: usize) -> Result<(), String> {
-        let missing_data = b.data.iter().any(|d| d.is_none());
-        let missing_parity = b.p.is_none() || (info.q.is_some() && b.q.is_none());
-        if !missing_data && !missing_parity {
-            return Ok(());
-        }
-        let mut syn: Vec<Option<Vec<u8>>> =
-            info.syndrome.iter().map(|&i| b.data[i].take()).collect();
-        let res = if info.q.is_some() {
-            pq::recover(&mut syn, &mut b.p, Some(&mut b.q), len)
-        } else {
-            pq::recover(&mut syn, &mut b.p, None, len)
-        };
-        for (k, &i) in info.syndrome.iter().enumerate() {
-            b.data[i] = syn[k].take();
-        }
-        res.map_err(|e| {
-            format!(
-                "row {} of the {} array cannot be read: {e}",
-                info_row_label(info),
-                self.geo.level.name()
-            )
-        })
     }
 
     // ---------------------------------------------------------------- writes
@@ -825,433 +754,6 @@ impl Array {
         }
         changed
     }
-
-    // ---------------------------------------------------------------- resync, rebuild, scrub
-
-    /// Make redundancy consistent again over logical [start, end): recompute parity from data,
-    /// or copy the first readable mirror copy over the others.
-    pub fn resync_range(&self, start: u64, end: u64) -> Result<(), ArrayError> {
-        let end = end.min(self.capacity());
-        match self.geo.level {
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => {
-                let sd = self.geo.stripe_data_bytes();
-                for row in start / sd..end.div_ceil(sd) {
-                    self.repair_row(row, RowRepair::Parity)?;
-                }
-            }
-            Level::Raid1 | Level::Raid10 => {
-                let c0 = start / self.geo.chunk;
-                for c in c0..end.div_ceil(self.geo.chunk) {
-                    self.repair_chunk(c, false)?;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-
-    /// Resync the regions the bitmap marks (after an unclean stop), then clear it.
-    pub fn resync_dirty(&self) -> Result<u64, ArrayError> {
-        let Backing::Leaf(leaf) = &self.backing else {
-            // An enclosing array with redundancy and no bitmap of its own: resync it all.
-            if self.geo.redundancy() > 0 {
-                self.resync_range(0, self.capacity())?;
-                return Ok(self.capacity());
-            }
-            return Ok(0);
-        };
-        let regions = leaf.bitmap.set_regions();
-        let mut bytes = 0;
-        for r in &regions {
-            let s = r * leaf.bitmap.region;
-            self.resync_range(s, s + leaf.bitmap.region)?;
-            bytes += leaf.bitmap.region;
-        }
-        let all = leaf.bitmap.clear_all();
-        self.persist_bitmap(leaf, &all)
-            .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
-        Ok(bytes.min(self.capacity()))
-    }
-
-    /// One mirror chunk: copy the first readable copy to every other writable one
-    /// (`only_invalid`: only to copies not yet valid, as rebuild does). Returns copies differing.
-    fn repair_chunk(&self, c: u64, only_invalid: bool) -> Result<u64, ArrayError> {
-        let _g = self.locks.lock(std::iter::once(c));
-        let slots = self.slots();
-        let end = (c + 1) * self.geo.chunk;
-        let copies = self.geo.chunk_copies(c);
-        let Some(src) = copies
-            .iter()
-            .find(|x| Self::readable(&slots, x.member, end))
-        else {
-            return Err(ArrayError::failed(format!(
-                "logical chunk {c} has no readable copy"
-            )));
-        };
-        let mut good = vec![0u8; self.geo.chunk as usize];
-        let errs = self
-            .pool
-            .run(vec![Op::read(src.member as usize, src.offset, &mut good)]);
-        self.take_errs(errs)?;
-        let mut differing = 0;
-        for x in copies
-            .iter()
-            .filter(|x| x.member != src.member && Self::writable(&slots, x.member))
-        {
-            let valid = Self::readable(&slots, x.member, end);
-            if only_invalid && valid {
-                continue;
-            }
-            if valid {
-                let mut other = vec![0u8; good.len()];
-                self.take_errs(self.pool.run(vec![Op::read(
-                    x.member as usize,
-                    x.offset,
-                    &mut other,
-                )]))?;
-                if other == good {
-                    continue;
-                }
-                differing += 1;
-            }
-            self.take_errs(
-                self.pool
-                    .run(vec![Op::write(x.member as usize, x.offset, &good)]),
-            )?;
-        }
-        if only_invalid {
-            self.advance_checkpoint(end);
-        }
-        Ok(differing)
-    }
-
-    /// Members being rebuilt are valid up to logical position `pos`.
-    fn advance_checkpoint(&self, pos: u64) {
-        let mut slots = self.slots.write().unwrap();
-        for s in slots.iter_mut() {
-            if s.state == SlotState::Rebuilding && s.checkpoint < pos {
-                s.checkpoint = pos;
-            }
-        }
-    }
-
-    fn take_errs(&self, errs: Vec<(usize, io::Error)>) -> Result<(), ArrayError> {
-        if errs.is_empty() {
-            return Ok(());
-        }
-        let msg = errs[0].1.to_string();
-        for (m, e) in errs {
-            if m < self.geo.members as usize {
-                self.fail_member(m, &e.to_string());
-            }
-        }
-        Err(ArrayError::failed(format!("member I/O failed: {msg}")))
-    }
-
-    /// One whole row of a parity level: read everything readable, then per `what`:
-    /// rebuild the members being rebuilt, rewrite parity, or check/repair (scrub).
-    fn repair_row(&self, row: u64, what: RowRepair) -> Result<RowOutcome, ArrayError> {
-        let _g = self.locks.lock(std::iter::once(row));
-        let slots = self.slots();
-        let info = self.geo.row(row);
-        let chunk = self.geo.chunk;
-        let len = chunk as usize;
-        let sd = self.geo.stripe_data_bytes();
-        let end = (row + 1) * sd;
-        let mut b = match self.reconstruct(row, &info, 0, chunk, &slots) {
-            Ok(b) => b,
-            Err(ReconError::Io(errs)) => {
-                self.take_errs(errs)?;
-                unreachable!()
-            }
-            Err(ReconError::Lost(m)) => return Err(ArrayError::failed(m)),
-        };
-        let off = row * chunk;
-        let mut outcome = RowOutcome::Consistent;
-        let mut writes: Vec<(u32, Vec<u8>)> = Vec::new();
-        match what {
-            RowRepair::Rebuild => {
-                for (i, &m) in info.data.iter().enumerate() {
-                    if Self::writable(&slots, m) && !Self::readable(&slots, m, end) {
-                        writes.push((m, b.data[i].clone().unwrap()));
-                    }
-                }
-                for (m, blk) in [(Some(info.p), &b.p), (info.q, &b.q)] {
-                    if let Some(m) = m {
-                        if Self::writable(&slots, m) && !Self::readable(&slots, m, end) {
-                            writes.push((m, blk.clone().unwrap()));
-                        }
-                    }
-                }
-            }
-            RowRepair::Parity | RowRepair::Check | RowRepair::Repair => {
-                if Self::lost_count(&slots) > 0
-                    || slots.iter().any(|s| s.state != SlotState::Active)
-                {
-                    // Degraded rows have no redundancy left to check against; rebuilt blocks
-                    // are consistent by construction.
-                    if what == RowRepair::Parity {
-                        for (m, blk) in [(Some(info.p), &b.p), (info.q, &b.q)] {
-                            if let Some(m) = m {
-                                if Self::writable(&slots, m) {
-                                    writes.push((m, blk.clone().unwrap()));
-                                }
-                            }
-                        }
-                    }
-                } else {
-                    let syn_refs: Vec<&[u8]> = info
-                        .syndrome
-                        .iter()
-                        .map(|&i| b.data[i].as_deref().unwrap())
-                        .collect();
-                    let verdict = pq::check(&syn_refs, b.p.as_deref().unwrap(), b.q.as_deref());
-                    let fix_parity = |writes: &mut Vec<(u32, Vec<u8>)>| {
-                        let mut p = vec![0u8; len];
-                        if let Some(qm) = info.q {
-                            let mut q = vec![0u8; len];
-                            pq::gen_pq(&syn_refs, &mut p, &mut q);
-                            writes.push((qm, q));
-                        } else {
-                            pq::gen_p(&syn_refs, &mut p);
-                        }
-                        writes.push((info.p, p));
-                    };
-                    use raidlab_parity::Block;
-                    if verdict != pq::Syndrome::Clean {
-                        let bad = match verdict {
-                            pq::Syndrome::Bad(Block::P) => Some(info.p),
-                            pq::Syndrome::Bad(Block::Q) => info.q,
-                            pq::Syndrome::Bad(Block::Data(k)) => Some(info.data[info.syndrome[k]]),
-                            _ => None,
-                        };
-                        // RAID 5 cannot tell which block is wrong: parity is what it rewrites.
-                        outcome = RowOutcome::Mismatch(if info.q.is_some() { bad } else { None });
-                        if what != RowRepair::Check {
-                            match verdict {
-                                pq::Syndrome::Bad(Block::Data(k)) if info.q.is_some() => {
-                                    // Rebuild the located block from the others and P.
-                                    let mut syn: Vec<Option<Vec<u8>>> =
-                                        info.syndrome.iter().map(|&x| b.data[x].clone()).collect();
-                                    syn[k] = None;
-                                    let mut p = b.p.clone();
-                                    pq::recover(&mut syn, &mut p, None, len)
-                                        .map_err(ArrayError::failed)?;
-                                    writes.push((
-                                        info.data[info.syndrome[k]],
-                                        syn[k].take().unwrap(),
-                                    ));
-                                }
-                                _ => fix_parity(&mut writes),
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        let ops: Vec<Op> = writes
-            .iter()
-            .map(|(m, blk)| Op::write(*m as usize, off, blk))
-            .collect();
-        let errs = self.pool.run(ops);
-        b.data.clear();
-        self.take_errs(errs)?;
-        if what == RowRepair::Rebuild {
-            // Still holding the row lock: a write planned after this sees the row in sync.
-            self.advance_checkpoint(end);
-        }
-        Ok(outcome)
-    }
-
-    /// Rebuild slots in `Rebuilding` state from `checkpoint` on, persisting progress every
-    /// `persist_every` bytes. `progress(done, total)` is called as it goes; `stop` interrupts
-    /// (the checkpoint is kept, so a later rebuild resumes). Returns true when finished.
-    pub fn rebuild(
-        &self,
-        persist_every: u64,
-        stop: &AtomicBool,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<bool, ArrayError> {
-        let cap = self.capacity();
-        let targets: Vec<usize> = self
-            .slots()
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.state == SlotState::Rebuilding)
-            .map(|(i, _)| i)
-            .collect();
-        if targets.is_empty() {
-            return Ok(true);
-        }
-        let start = targets
-            .iter()
-            .map(|&i| self.slots()[i].checkpoint)
-            .min()
-            .unwrap_or(0);
-        let unit = match self.geo.level {
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => self.geo.stripe_data_bytes(),
-            Level::Raid1 | Level::Raid10 => self.geo.chunk,
-            _ => {
-                return Err(ArrayError::usage(format!(
-                    "{} has no redundancy to rebuild from",
-                    self.geo.level.name()
-                )))
-            }
-        };
-        let mut pos = start / unit * unit;
-        let mut since = 0;
-        while pos < cap {
-            if stop.load(Ordering::SeqCst) {
-                self.persist()?;
-                return Ok(false);
-            }
-            match self.geo.level {
-                Level::Raid1 | Level::Raid10 => {
-                    self.repair_chunk(pos / unit, true)?;
-                }
-                _ => {
-                    self.repair_row(pos / unit, RowRepair::Rebuild)?;
-                }
-            }
-            pos = (pos + unit).min(cap);
-            since += unit;
-            if since >= persist_every {
-                since = 0;
-                self.persist()?;
-            }
-            progress(pos, cap);
-        }
-        {
-            let mut slots = self.slots.write().unwrap();
-            for &t in &targets {
-                if slots[t].state == SlotState::Rebuilding {
-                    slots[t] = SlotRt {
-                        state: SlotState::Active,
-                        checkpoint: 0,
-                    };
-                }
-            }
-        }
-        self.persist()?;
-        Ok(true)
-    }
-
-    /// Scrub: check every row's redundancy; with `repair`, fix what is found.
-    pub fn scrub(
-        &self,
-        repair: bool,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<ScrubReport, ArrayError> {
-        if self.slots().iter().any(|s| s.state != SlotState::Active) {
-            return Err(ArrayError::usage(
-                "the array is degraded: scrub needs every member active (rebuild first)"
-                    .to_string(),
-            ));
-        }
-        let mut rep = ScrubReport::default();
-        let cap = self.capacity();
-        match self.geo.level {
-            Level::Raid4 | Level::Raid5 | Level::Raid6 => {
-                let sd = self.geo.stripe_data_bytes();
-                for row in 0..cap / sd {
-                    let out = self.repair_row(
-                        row,
-                        if repair {
-                            RowRepair::Repair
-                        } else {
-                            RowRepair::Check
-                        },
-                    )?;
-                    rep.stripes += 1;
-                    if let RowOutcome::Mismatch(m) = out {
-                        rep.mismatches += 1;
-                        rep.mismatch_sectors += self.geo.chunk / 512;
-                        rep.located
-                            .push((row, m.map(|m| self.labels[m as usize].clone())));
-                    }
-                    progress((row + 1) * sd, cap);
-                }
-            }
-            Level::Raid1 | Level::Raid10 => {
-                for c in 0..cap / self.geo.chunk {
-                    let d = if repair {
-                        self.repair_chunk(c, false)?
-                    } else {
-                        self.compare_chunk(c)?
-                    };
-                    rep.stripes += 1;
-                    if d > 0 {
-                        rep.mismatches += 1;
-                        rep.mismatch_sectors += self.geo.chunk / 512;
-                        rep.located.push((c, None));
-                    }
-                    progress((c + 1) * self.geo.chunk, cap);
-                }
-            }
-            _ => {
-                return Err(ArrayError::usage(format!(
-                    "{} has no redundancy to scrub",
-                    self.geo.level.name()
-                )))
-            }
-        }
-        rep.repaired = repair;
-        Ok(rep)
-    }
-
-    fn compare_chunk(&self, c: u64) -> Result<u64, ArrayError> {
-        let _g = self.locks.lock(std::iter::once(c));
-        let copies = self.geo.chunk_copies(c);
-        let mut bufs = vec![vec![0u8; self.geo.chunk as usize]; copies.len()];
-        let ops = copies
-            .iter()
-            .zip(bufs.iter_mut())
-            .map(|(x, b)| Op::read(x.member as usize, x.offset, b))
-            .collect();
-        self.take_errs(self.pool.run(ops))?;
-        Ok(bufs.iter().skip(1).filter(|b| **b != bufs[0]).count() as u64)
-    }
-}
-
-#[derive(Debug, Default, Clone, serde::Serialize)]
-pub struct ScrubReport {
-    pub stripes: u64,
-    /// Stripes (rows, or mirror chunks) whose redundancy did not match.
-    pub mismatches: u64,
-    /// md's mismatch_cnt: 512-byte sectors in mismatched stripes (one chunk each).
-    pub mismatch_sectors: u64,
-    pub repaired: bool,
-    /// (row or chunk, member located as bad where parity could tell)
-    pub located: Vec<(u64, Option<String>)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RowRepair {
-    Rebuild,
-    Parity,
-    Check,
-    Repair,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum RowOutcome {
-    Consistent,
-    Mismatch(Option<u32>),
-}
-
-struct Blocks {
-    data: Vec<Option<Vec<u8>>>,
-    p: Option<Vec<u8>>,
-    q: Option<Vec<u8>>,
-}
-
-enum ReconError {
-    Io(Vec<(usize, io::Error)>),
-    Lost(String),
-}
-
-fn info_row_label(info: &Row) -> String {
-    format!("(parity on member {})", info.p)
 }
 
 /// Blocks a computation writes.

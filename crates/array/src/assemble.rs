@@ -8,10 +8,11 @@
 use crate::array::{Array, Backing, Leaf, SlotRt};
 use crate::bitmap::Bitmap;
 use crate::error::ArrayError;
-use crate::layout::{Geometry, Layout, Level};
 use crate::member::Member;
 use crate::pool::Dev;
+use crate::shape::{self, parse_layout, parse_level};
 use crate::superblock::{uuid_string, ArrayDesc, SlotState, Superblock, BITMAP_OFFSET};
+use raidlab_geometry::{Geometry, Level};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -88,13 +89,9 @@ pub fn desc_at(sb: &Superblock, level: usize) -> &ArrayDesc {
 }
 
 pub fn geometry_of(d: &ArrayDesc) -> Result<Geometry, ArrayError> {
-    let level = Level::parse(&d.level)?;
-    let layout = if d.layout.is_empty() {
-        Layout::default_for(level)
-    } else {
-        Layout::parse(level, &d.layout)?
-    };
-    Geometry::new(level, layout, d.chunk_bytes, d.members, d.member_bytes)
+    let level = parse_level(&d.level)?;
+    let layout = parse_layout(level, &d.layout)?;
+    shape::geometry(level, layout, d.chunk_bytes, d.members, d.member_bytes)
 }
 
 /// Assemble the array the members form.
@@ -166,7 +163,7 @@ fn build(
             .collect();
         match build(g, level + 1, depth, opts) {
             Ok(c) => {
-                labels.push(format!("{}:{}", c.geo.level.name(), names.join(",")));
+                labels.push(format!("{}:{}", c.geo.level, names.join(",")));
                 children.push(Some(c));
             }
             Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {

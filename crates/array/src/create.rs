@@ -4,12 +4,13 @@
 use crate::assemble::{assemble, AssembleOptions};
 use crate::bitmap::choose_region;
 use crate::error::ArrayError;
-use crate::layout::{Geometry, Layout, Level};
 use crate::member::Member;
+use crate::shape::{self, has_chunk, layout_name, parse_layout, parse_level};
 use crate::superblock::{
     data_offset_for, new_uuid, ArrayDesc, Slot, SlotState, Superblock, BITMAP_OFFSET, DATA_ALIGN,
     MAGIC, MAX_MEMBERS, MAX_PARENTS,
 };
+use raidlab_geometry::{Geometry, Layout, Level};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -50,15 +51,14 @@ impl CreateSpec {
         chunk: Option<u64>,
         members: Vec<MemberSpec>,
     ) -> Result<CreateSpec, ArrayError> {
-        let level = Level::parse(level)?;
+        let level = parse_level(level)?;
         let layout = match layout {
-            Some(l) => Layout::parse(level, l)?,
+            Some(l) => parse_layout(level, l)?,
             None => Layout::default_for(level),
         };
-        if chunk.is_some() && !level.has_chunk() {
+        if chunk.is_some() && !has_chunk(level) {
             return Err(ArrayError::usage(format!(
-                "{} has no chunk size (drop --chunk)",
-                level.name()
+                "{level} has no chunk size (drop --chunk)"
             )));
         }
         if members.len() as u32 > MAX_MEMBERS {
@@ -69,7 +69,7 @@ impl CreateSpec {
         }
         let chunk = chunk.unwrap_or(DEFAULT_CHUNK);
         // Check level, layout, chunk and member count now, before any member is touched.
-        Geometry::new(level, layout, chunk, members.len() as u32, 1 << 40)?;
+        shape::geometry(level, layout, chunk, members.len() as u32, 1 << 40)?;
         Ok(CreateSpec {
             level,
             layout,
@@ -92,8 +92,8 @@ impl CreateSpec {
             [l, c, lay, m] => (*l, *c, Some(*lay), *m),
             _ => return Err(bad()),
         };
-        let lvl = Level::parse(level)?;
-        let chunk = if chunk.is_empty() || !lvl.has_chunk() {
+        let lvl = parse_level(level)?;
+        let chunk = if chunk.is_empty() || !has_chunk(lvl) {
             None
         } else {
             Some(
@@ -312,7 +312,7 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
             )));
         }
         // Size the bitmap for the largest capacity the members could give, then place data.
-        let est = Geometry::new(
+        let est = shape::geometry(
             spec.level,
             spec.layout,
             spec.chunk,
@@ -321,7 +321,7 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
         )?;
         let (region, bitmap_bytes) = choose_region(est.capacity().max(1), est.stripe_data_bytes());
         let data_offset = data_offset_for(bitmap_bytes);
-        let geo = Geometry::new(
+        let geo = shape::geometry(
             spec.level,
             spec.layout,
             spec.chunk,
@@ -355,7 +355,7 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
             }
         }
         let min = children.iter().map(|c| c.geo.capacity()).min().unwrap_or(0);
-        let geo = Geometry::new(
+        let geo = shape::geometry(
             spec.level,
             spec.layout,
             spec.chunk,
@@ -375,9 +375,13 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
 fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
     ArrayDesc {
         uuid,
-        level: geo.level.name().into(),
-        layout: geo.layout.name(),
-        chunk_bytes: if geo.level.has_chunk() { geo.chunk } else { 0 },
+        level: geo.level.to_string(),
+        layout: layout_name(geo.layout),
+        chunk_bytes: if has_chunk(geo.level) {
+            geo.chunk_bytes
+        } else {
+            0
+        },
         members: geo.members,
         role: 0,
         dirty: false,

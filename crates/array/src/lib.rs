@@ -16,18 +16,18 @@ pub mod bitmap;
 pub mod create;
 pub mod error;
 pub mod fuse;
-
-pub mod layout;
 pub mod manage;
 pub mod member;
 mod pool;
 mod pq;
+pub mod shape;
 pub mod superblock;
 
 pub use array::Array;
 pub use assemble::{assemble, split_members, AssembleOptions};
 pub use create::{create, CreateOptions, CreateSpec, MemberSpec};
 pub use error::ArrayError;
+pub use raidlab_geometry::{Geometry, Layout, Level};
 
 use std::sync::Arc;
 

@@ -460,7 +460,7 @@ pub fn rebuild_all(
         }
         return Ok(true);
     }
-    let name = format!("{} {}", arr.geo.level.name(), &uuid_string(&arr.uuid)[..8]);
+    let name = format!("{} {}", arr.geo.level, &uuid_string(&arr.uuid)[..8]);
     // Persist progress about every 1/64 of the array (at least every 4 MiB).
     let every = (arr.capacity() / 64).max(4 << 20);
     arr.rebuild(every, stop, &mut |d, t| progress(&name, d, t))
@@ -479,7 +479,7 @@ pub fn scrub_all(
         }
     }
     if arr.geo.redundancy() > 0 {
-        let name = format!("{} {}", arr.geo.level.name(), uuid_string(&arr.uuid));
+        let name = format!("{} {}", arr.geo.level, uuid_string(&arr.uuid));
         let rep = arr.scrub(repair, &mut |d, t| progress(&name, d, t))?;
         out.push((name, rep));
     }

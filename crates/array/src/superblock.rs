@@ -17,6 +17,11 @@
 //! A member of a nested array (RAID 0 over RAID 5s) carries its own array's description plus
 //! one description per enclosing array (`parents`), innermost first, each with the role the
 //! child array plays in it, so the whole tree assembles from its leaves alone.
+//!
+//! Level and layout names sit in 16-byte fields, too short for some of mdadm's layout names
+//! (`right-asymmetric-6` is 18 bytes). After the slots comes a trailer: the tag `LNAM`, then
+//! each description's layout name in full (32 bytes each, the array's first, then the parents').
+//! Superblocks without the trailer (zeros there) keep their 16-byte names.
 
 pub const MAGIC: &[u8; 8] = b"RAIDLABA";
 pub const VERSION: u32 = 1;
@@ -30,6 +35,8 @@ pub const ROLE_SPARE: u32 = u32::MAX;
 pub const MAX_MEMBERS: u32 = 120;
 /// Deepest nesting: an array may sit inside at most this many enclosing arrays.
 pub const MAX_PARENTS: usize = 3;
+/// Marks the trailer of full-length layout names.
+const LONG_NAMES_TAG: &[u8; 4] = b"LNAM";
 
 /// The state of one slot (role) of an array, as its superblocks record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -148,6 +155,10 @@ impl Superblock {
             w.0.push(s.state.code());
             w.u64(s.checkpoint);
         }
+        w.bytes(LONG_NAMES_TAG);
+        for d in std::iter::once(&self.array).chain(&self.parents) {
+            w.str_n::<32>(&d.layout);
+        }
         assert!(
             w.0.len() <= SB_BYTES - 4,
             "superblock overflow: member count is bounded by MAX_MEMBERS"
@@ -184,7 +195,7 @@ impl Superblock {
         let _bitmap_offset = r.u64()?;
         let bitmap_bytes = r.u64()?;
         let bitmap_region = r.u64()?;
-        let array = decode_desc(&mut r)?;
+        let mut array = decode_desc(&mut r)?;
         let np = r.u32()? as usize;
         if np > MAX_PARENTS {
             return Err(format!(
@@ -213,6 +224,12 @@ impl Superblock {
                 state,
                 checkpoint,
             });
+        }
+        if r.take(4)? == LONG_NAMES_TAG {
+            array.layout = r.str_n::<32>()?;
+            for p in parents.iter_mut() {
+                p.layout = r.str_n::<32>()?;
+            }
         }
         Ok(Some(Superblock {
             events,
@@ -266,8 +283,11 @@ impl Writer {
         self.bytes(&v.to_le_bytes());
     }
     fn str16(&mut self, s: &str) {
-        let mut b = [0u8; 16];
-        let n = s.len().min(16);
+        self.str_n::<16>(s)
+    }
+    fn str_n<const N: usize>(&mut self, s: &str) {
+        let mut b = [0u8; N];
+        let n = s.len().min(N);
         b[..n].copy_from_slice(&s.as_bytes()[..n]);
         self.bytes(&b);
     }
@@ -296,8 +316,11 @@ impl<'a> Reader<'a> {
         Ok(self.take(16)?.try_into().unwrap())
     }
     fn str16(&mut self) -> Result<String, String> {
-        let b = self.take(16)?;
-        let end = b.iter().position(|&c| c == 0).unwrap_or(16);
+        self.str_n::<16>()
+    }
+    fn str_n<const N: usize>(&mut self) -> Result<String, String> {
+        let b = self.take(N)?;
+        let end = b.iter().position(|&c| c == 0).unwrap_or(N);
         String::from_utf8(b[..end].to_vec())
             .map_err(|_| "superblock holds a name that is not UTF-8".to_string())
     }
@@ -428,6 +451,23 @@ mod tests {
             read_newest(&[0u8; SB_BYTES], &[0u8; SB_BYTES]).unwrap(),
             None
         );
+    }
+
+    #[test]
+    fn long_layout_names_survive_and_old_superblocks_still_decode() {
+        let mut sb = sample();
+        sb.array.level = "raid6".into();
+        sb.array.layout = "right-asymmetric-6".into();
+        sb.parents[0].layout = "ddf-zero-restart".into();
+        assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb.clone()));
+        // A superblock from before the trailer: zeros after the slots, 16-byte names only.
+        let old = sample();
+        let mut enc = old.encode();
+        let slots_end = enc.windows(4).position(|w| w == LONG_NAMES_TAG).unwrap();
+        enc[slots_end..SB_BYTES - 4].fill(0);
+        let crc = crc32c::crc32c(&enc[..SB_BYTES - 4]);
+        enc[SB_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Superblock::decode(&enc).unwrap(), Some(old));
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use raidlab_array::array::Array;
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
-use raidlab_array::layout::Level;
 use raidlab_array::manage;
+use raidlab_array::Level;
 use raidlab_array::{assemble, AssembleOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -94,6 +94,14 @@ const GEOMETRIES: &[(&str, Option<&str>, u32, u32)] = &[
     ("6", Some("left-asymmetric"), 4, 7),
     ("6", Some("parity-last"), 4, 6),
     ("6", Some("left-symmetric-6"), 5, 7),
+    ("6", Some("right-symmetric-6"), 4, 7),
+    ("6", Some("left-asymmetric-6"), 4, 6),
+    ("6", Some("right-asymmetric-6"), 4, 6),
+    ("6", Some("parity-first-6"), 4, 6),
+    // SNIA DDF layouts (Q coefficients in member order, zero sources at P and Q).
+    ("6", Some("ddf-zero-restart"), 4, 8),
+    ("6", Some("ddf-N-restart"), 4, 8),
+    ("6", Some("ddf-N-continue"), 4, 8),
 ];
 
 fn check_all(arr: &Array, model: &[u8], what: &str) {
@@ -277,15 +285,26 @@ fn more_failures_than_redundancy_error_never_wrong_data() {
 fn scrub_finds_and_repairs_a_corrupt_block() {
     use std::os::unix::fs::FileExt;
     let dir = scratch();
-    for (level, n) in [("5", 4), ("6", 6), ("1", 3), ("10", 4)] {
-        let ms = paths(dir.path(), n, &format!("s{level}-"));
-        let arr = new_array(&spec(level, None, 16384, &ms), (1 << 20) + 16 * 16384);
+    for (level, layout, n) in [
+        ("5", None, 4),
+        ("6", None, 6),
+        ("6", Some("ddf-N-continue"), 6),
+        ("6", Some("ddf-zero-restart"), 5),
+        ("6", Some("right-asymmetric-6"), 5),
+        ("1", None, 3),
+        ("10", None, 4),
+    ] {
+        let ms = paths(dir.path(), n, &format!("s{level}{}-", layout.unwrap_or("")));
+        let arr = new_array(&spec(level, layout, 16384, &ms), (1 << 20) + 16 * 16384);
         let mut rng = Rng(77);
         let mut data = vec![0u8; arr.capacity() as usize];
         rng.fill(&mut data);
         arr.write_at(&data, 0).unwrap();
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
-        assert_eq!(reps[0].1.mismatches, 0);
+        assert_eq!(
+            reps[0].1.mismatches, 0,
+            "raid{level} {layout:?}: fresh array"
+        );
         arr.close().unwrap();
         drop(arr);
         // Corrupt 4 KiB inside row 3 of member 1 (data for some rows, parity for others).
@@ -301,13 +320,13 @@ fn scrub_finds_and_repairs_a_corrupt_block() {
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
         assert_eq!(
             reps[0].1.mismatches, 1,
-            "raid{level}: check must find the corrupt block"
+            "raid{level} {layout:?}: check must find the corrupt block"
         );
         if level == "6" {
             assert_eq!(
                 reps[0].1.located[0].1.as_deref(),
                 Some(ms[victim].to_str().unwrap()),
-                "raid6 must locate it"
+                "raid6 {layout:?} must locate it"
             );
         }
         let reps = manage::scrub_all(&arr, true, &mut |_, _, _| {}).unwrap();
@@ -315,7 +334,7 @@ fn scrub_finds_and_repairs_a_corrupt_block() {
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
         assert_eq!(
             reps[0].1.mismatches, 0,
-            "raid{level}: repair must leave it consistent"
+            "raid{level} {layout:?}: repair must leave it consistent"
         );
         if level == "6" {
             // RAID 6 repaired the located block: the data reads back as written.

@@ -14,7 +14,8 @@
 //!
 //! Entry points: [`Geometry::new`], [`Geometry::map`] / [`Geometry::unmap`],
 //! [`Geometry::stripe_layout`] (P/Q placement and md's Q coefficients per stripe), [`plan`] /
-//! [`plan_extents`] (logical I/O), [`plan_rebuild`] (recovering a member), and [`Volume`] /
+//! [`plan_extents`] (logical I/O), [`plan_rebuild`] (recovering a member), [`plan_check`] (checking a stripe's
+//! redundancy, as scrub does), and [`Volume`] /
 //! [`plan_volume`] for nested arrays (RAID 50, 60, 10 of 1s, RAID 0 over RAID 5).
 //!
 //! # Executing a plan
@@ -36,6 +37,7 @@
 //! (md ≥ 3.12, mdadm `--layout` with use_far_sets) is not supported. RAID 0 has one zone (equal
 //! member sizes).
 
+mod check;
 mod error;
 mod geometry;
 mod level;
@@ -43,6 +45,7 @@ mod plan;
 mod planner;
 mod volume;
 
+pub use check::{plan_check, Agree, CheckPlan};
 pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level};

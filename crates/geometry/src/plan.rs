@@ -48,6 +48,9 @@ pub enum Strategy {
     /// Recovery of a member's range onto its replacement from the other members (md's
     /// resync/recovery of a spare): a mirror copy, or data / P / Q recomputed from the stripe.
     Rebuild,
+    /// A consistency check of a stripe (md's check/repair sync action): every block read and
+    /// the parity recomputed for comparison (see [`crate::plan_check`]).
+    Check,
 }
 
 /// Where the bytes of a member I/O or computation operand live.

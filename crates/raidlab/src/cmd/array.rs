@@ -28,8 +28,9 @@ enum ArrayCmd {
         /// linear, 0, 1, 10, 4, 5, 6 (raid5 and the like also accepted)
         #[arg(long)]
         level: String,
-        /// md's layout: left-symmetric (default for 5 and 6), right-symmetric, left-asymmetric,
-        /// right-asymmetric, parity-first, parity-last, *-6 variants for 6; n2/f2/o2 for 10
+        /// mdadm's layout: left-symmetric (default for 5 and 6), right-symmetric,
+        /// left-asymmetric, right-asymmetric, parity-first, parity-last; for 6 also
+        /// ddf-zero-restart, ddf-N-restart, ddf-N-continue and the *-6 variants; n2/f2/o2 for 10
         #[arg(long)]
         layout: Option<String>,
         /// Chunk size (default 512k, like mdadm)
@@ -184,16 +185,16 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let geo = &arr.geo;
             println!(
                 "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)",
-                geo.level.name(),
+                geo.level,
                 raidlab_array::superblock::uuid_string(&arr.uuid),
                 geo.members,
-                if geo.layout.name().is_empty() {
+                if geo.layout == raidlab_array::Layout::None {
                     String::new()
                 } else {
-                    format!(", layout {}", geo.layout.name())
+                    format!(", layout {}", geo.layout)
                 },
-                if geo.level.has_chunk() {
-                    format!(", chunk {} KiB", geo.chunk / 1024)
+                if raidlab_array::shape::has_chunk(geo.level) {
+                    format!(", chunk {} KiB", geo.chunk_bytes / 1024)
                 } else {
                     String::new()
                 },

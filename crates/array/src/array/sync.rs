@@ -1,0 +1,444 @@
+//! md's sync actions on an assembled array, one stripe (parity levels) or chunk (mirrors) at a
+//! time, each under that unit's lock:
+//! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild`] for each target's
+//!   blocks of the unit, then the checkpoint moves past it;
+//! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
+//!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
+//! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
+//!   P/Q syndromes and repair rebuilds it with [`plan_rebuild`]; otherwise repair rewrites the
+//!   parity or the other copies.
+//!
+//! The plans are the ones the simulator costs, so arrays and models share one definition of
+//! what rebuilding and scrubbing read, compute and write.
+
+use super::{Array, SlotRt};
+use crate::error::ArrayError;
+use crate::pq;
+use crate::shape;
+use crate::superblock::SlotState;
+use raidlab_geometry::{plan_check, plan_rebuild, BlockRef, CheckPlan, IoKind, Plan};
+use raidlab_parity::Block;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct ScrubReport {
+    pub stripes: u64,
+    /// Stripes (rows, or mirror chunks) whose redundancy did not match.
+    pub mismatches: u64,
+    /// md's mismatch_cnt: 512-byte sectors in mismatched stripes (one chunk each).
+    pub mismatch_sectors: u64,
+    pub repaired: bool,
+    /// (row or chunk, member located as bad where parity could tell)
+    pub located: Vec<(u64, Option<String>)>,
+}
+
+/// What a check of one unit found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Found {
+    Consistent,
+    /// Redundancy disagrees; RAID 6 may name the member holding the bad block.
+    Mismatch(Option<u32>),
+}
+
+/// What to do with a unit that does not agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnMismatch {
+    /// Count it only (scrub --check).
+    Count,
+    /// Rewrite parity / other copies from the data / first copy (resync).
+    RewriteRedundancy,
+    /// Rebuild a located bad block, else rewrite redundancy (scrub --repair).
+    Repair,
+}
+
+/// The plans of several steps as one (steps are independent; one parallel batch per phase).
+fn merged(kind: IoKind, offset: u64, len: u64, plans: Vec<Plan>) -> Plan {
+    Plan {
+        kind,
+        offset,
+        len,
+        extents: vec![(offset, len)],
+        steps: plans.into_iter().flat_map(|p| p.steps).collect(),
+    }
+}
+
+fn block(buf: &[u8], b: BlockRef, len: u64) -> &[u8] {
+    match b {
+        BlockRef::User { at } => &buf[at as usize..(at + len) as usize],
+        BlockRef::Scratch(_) => unreachable!("check plans keep every block in the caller's buffer"),
+    }
+}
+
+impl Array {
+    fn plan_failed(&self, e: raidlab_geometry::PlanError) -> ArrayError {
+        let msg = format!("{} array: {e}", self.geo.level);
+        if e.is_usage() {
+            ArrayError::usage(msg)
+        } else {
+            ArrayError::failed(msg)
+        }
+    }
+
+    /// Run a plan; a member error marks the member faulty and fails this unit.
+    fn run_plan(&self, plan: &Plan, buf: &mut [u8]) -> Result<(), ArrayError> {
+        let errs = self.exec_plan(plan, buf.as_mut_ptr(), buf.len());
+        self.take_errs(errs)
+    }
+
+    /// The byte ranges (member offset, length) member `m` holds of unit `u`.
+    fn member_ranges(&self, m: u32, u: u64) -> Vec<(u64, u64)> {
+        let c = self.geo.chunk_bytes;
+        if self.geo.level.has_parity() {
+            vec![(u * c, c)]
+        } else {
+            shape::chunk_copies(&self.geo, u)
+                .into_iter()
+                .filter(|x| x.member == m)
+                .map(|x| (x.offset, c))
+                .collect()
+        }
+    }
+
+    /// Number of units (rows or chunks) of a redundant array.
+    fn units(&self) -> u64 {
+        self.capacity() / shape::unit(&self.geo)
+    }
+
+    /// Recovery of unit `u`: every member being rebuilt and not yet past `u` gets its blocks
+    /// of the unit from [`plan_rebuild`]; then the checkpoint moves past the unit.
+    fn rebuild_unit(&self, u: u64) -> Result<(), ArrayError> {
+        let _g = self.locks.lock(std::iter::once(u));
+        let slots = self.slots();
+        let unit = shape::unit(&self.geo);
+        let end = (u + 1) * unit;
+        let failed = self.failed_for(&slots, u);
+        let mut plans = Vec::new();
+        for t in 0..slots.len() as u32 {
+            if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
+                continue;
+            }
+            for (off, len) in self.member_ranges(t, u) {
+                plans.push(
+                    plan_rebuild(&self.geo, t, off, len, &failed)
+                        .map_err(|e| self.plan_failed(e))?,
+                );
+            }
+        }
+        self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
+        // Still holding the unit lock: a write planned after this sees the unit in sync.
+        self.advance_checkpoint(end);
+        Ok(())
+    }
+
+    /// Check unit `u` of an array whose members are all in sync, and act on a mismatch.
+    fn check_unit(&self, u: u64, on: OnMismatch) -> Result<Found, ArrayError> {
+        let cp: CheckPlan = plan_check(&self.geo, u).map_err(|e| self.plan_failed(e))?;
+        let mut buf = vec![0u8; cp.buffer as usize];
+        self.run_plan(&cp.plan, &mut buf)?;
+        let bad: Vec<_> = cp
+            .agree
+            .iter()
+            .filter(|a| block(&buf, a.stored, a.len) != block(&buf, a.expected, a.len))
+            .collect();
+        if bad.is_empty() {
+            return Ok(Found::Consistent);
+        }
+        // RAID 6: which single block explains both syndromes (Anvin's single-disk corruption
+        // rule, over md's syndrome source list). RAID 4/5 and mirrors cannot tell.
+        let located = if cp.sources.is_empty() {
+            None
+        } else {
+            let len = cp.agree[0].len;
+            let zeros = vec![0u8; len as usize];
+            let srcs: Vec<&[u8]> = cp
+                .sources
+                .iter()
+                .map(|s| s.map_or(zeros.as_slice(), |(_, b)| block(&buf, b, len)))
+                .collect();
+            let (p, q) = (&cp.agree[0], &cp.agree[1]);
+            match pq::check(
+                &srcs,
+                block(&buf, p.stored, len),
+                Some(block(&buf, q.stored, len)),
+            ) {
+                pq::Syndrome::Bad(Block::P) => Some(p.member),
+                pq::Syndrome::Bad(Block::Q) => Some(q.member),
+                pq::Syndrome::Bad(Block::Data(z)) => cp.sources[z].map(|(m, _)| m),
+                _ => None,
+            }
+        };
+        let mut plans = Vec::new();
+        let mut writes = Vec::new();
+        let parity_member = |m: u32| cp.agree.iter().any(|a| a.member == m);
+        match (on, located) {
+            (OnMismatch::Count, _) => {}
+            (OnMismatch::Repair, Some(m)) if !parity_member(m) => {
+                // A located data block: rebuild it from the rest of the stripe.
+                for (off, len) in self.member_ranges(m, u) {
+                    plans.push(
+                        plan_rebuild(&self.geo, m, off, len, &[m])
+                            .map_err(|e| self.plan_failed(e))?,
+                    );
+                }
+            }
+            _ => {
+                for a in &bad {
+                    let offset = cp.plan.steps[0]
+                        .reads
+                        .iter()
+                        .find(|r| r.member == a.member && r.block == a.stored)
+                        .map(|r| r.offset)
+                        .expect("every compared block was read");
+                    writes.push(raidlab_geometry::MemberIo {
+                        member: a.member,
+                        offset,
+                        len: a.len,
+                        block: a.expected,
+                    });
+                }
+            }
+        }
+        if !writes.is_empty() {
+            let mut step = cp.plan.steps[0].clone();
+            step.reads.clear();
+            step.compute.clear();
+            step.writes = writes;
+            plans.push(Plan {
+                kind: IoKind::Write,
+                steps: vec![step],
+                ..cp.plan.clone()
+            });
+        }
+        if !plans.is_empty() {
+            let unit = shape::unit(&self.geo);
+            self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut buf)?;
+        }
+        Ok(Found::Mismatch(located))
+    }
+
+    /// Resync unit `u` with members missing or behind: recompute every present parity block
+    /// (parity levels) or copy the first readable copy over the others (mirrors), each through
+    /// [`plan_rebuild`] with the rewritten member treated as lost.
+    fn resync_degraded_unit(&self, u: u64) -> Result<(), ArrayError> {
+        let slots = self.slots();
+        let unit = shape::unit(&self.geo);
+        let end = (u + 1) * unit;
+        let failed = self.failed_for(&slots, u);
+        let mut targets = Vec::new();
+        if self.geo.level.has_parity() {
+            let sl = self.geo.stripe_layout(u).expect("parity level");
+            targets.extend([sl.p, sl.q].into_iter().flatten());
+        } else {
+            let copies = shape::chunk_copies(&self.geo, u);
+            let first = copies
+                .iter()
+                .position(|x| Self::readable(&slots, x.member, end));
+            if let Some(f) = first {
+                targets.extend(copies[f + 1..].iter().map(|x| x.member));
+            }
+        }
+        let mut plans = Vec::new();
+        for t in targets {
+            if !Self::readable(&slots, t, end) {
+                continue;
+            }
+            let mut lost = failed.clone();
+            lost.push(t);
+            if !self.geo.survives(&lost) {
+                // RAID 5 missing a member: its parity is the only record of the lost block and
+                // has nothing independent to be recomputed from.
+                continue;
+            }
+            for (off, len) in self.member_ranges(t, u) {
+                plans.push(
+                    plan_rebuild(&self.geo, t, off, len, &lost).map_err(|e| self.plan_failed(e))?,
+                );
+            }
+        }
+        self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])
+    }
+
+    fn resync_unit(&self, u: u64) -> Result<(), ArrayError> {
+        let _g = self.locks.lock(std::iter::once(u));
+        let slots = self.slots();
+        if slots.iter().all(|s| s.state == SlotState::Active) {
+            self.check_unit(u, OnMismatch::RewriteRedundancy)?;
+            Ok(())
+        } else {
+            self.resync_degraded_unit(u)
+        }
+    }
+
+    /// Make redundancy consistent again over logical [start, end): parity recomputed from the
+    /// data, or the first readable mirror copy written over the others, where they differ.
+    pub fn resync_range(&self, start: u64, end: u64) -> Result<(), ArrayError> {
+        if self.geo.redundancy() == 0 {
+            return Ok(());
+        }
+        let end = end.min(self.capacity());
+        let unit = shape::unit(&self.geo);
+        for u in start / unit..end.div_ceil(unit) {
+            self.resync_unit(u)?;
+        }
+        Ok(())
+    }
+
+    /// Resync the regions the bitmap marks (after an unclean stop), then clear it.
+    pub fn resync_dirty(&self) -> Result<u64, ArrayError> {
+        let super::Backing::Leaf(leaf) = &self.backing else {
+            // An enclosing array with redundancy and no bitmap of its own: resync it all.
+            if self.geo.redundancy() > 0 {
+                self.resync_range(0, self.capacity())?;
+                return Ok(self.capacity());
+            }
+            return Ok(0);
+        };
+        let regions = leaf.bitmap.set_regions();
+        let mut bytes = 0;
+        for r in &regions {
+            let s = r * leaf.bitmap.region;
+            self.resync_range(s, s + leaf.bitmap.region)?;
+            bytes += leaf.bitmap.region;
+        }
+        let all = leaf.bitmap.clear_all();
+        self.persist_bitmap(leaf, &all)
+            .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        Ok(bytes.min(self.capacity()))
+    }
+
+    /// Members being rebuilt are valid up to logical position `pos`.
+    pub(super) fn advance_checkpoint(&self, pos: u64) {
+        let mut slots = self.slots.write().unwrap();
+        for s in slots.iter_mut() {
+            if s.state == SlotState::Rebuilding && s.checkpoint < pos {
+                s.checkpoint = pos;
+            }
+        }
+    }
+
+    pub(super) fn take_errs(&self, errs: Vec<(usize, std::io::Error)>) -> Result<(), ArrayError> {
+        if errs.is_empty() {
+            return Ok(());
+        }
+        let msg = errs[0].1.to_string();
+        for (m, e) in errs {
+            if m < self.geo.members as usize {
+                self.fail_member(m, &e.to_string());
+            }
+        }
+        Err(ArrayError::failed(format!("member I/O failed: {msg}")))
+    }
+
+    /// Rebuild slots in `Rebuilding` state from `checkpoint` on, persisting progress every
+    /// `persist_every` bytes. `progress(done, total)` is called as it goes; `stop` interrupts
+    /// (the checkpoint is kept, so a later rebuild resumes). Returns true when finished.
+    pub fn rebuild(
+        &self,
+        persist_every: u64,
+        stop: &AtomicBool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<bool, ArrayError> {
+        let cap = self.capacity();
+        let targets: Vec<usize> = self
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.state == SlotState::Rebuilding)
+            .map(|(i, _)| i)
+            .collect();
+        if targets.is_empty() {
+            return Ok(true);
+        }
+        if self.geo.redundancy() == 0 {
+            return Err(ArrayError::usage(format!(
+                "{} has no redundancy to rebuild from",
+                self.geo.level
+            )));
+        }
+        let start = targets
+            .iter()
+            .map(|&i| self.slots()[i].checkpoint)
+            .min()
+            .unwrap_or(0);
+        let unit = shape::unit(&self.geo);
+        let mut since = 0;
+        for u in start / unit..self.units() {
+            if stop.load(Ordering::SeqCst) {
+                self.persist()?;
+                return Ok(false);
+            }
+            self.rebuild_unit(u)?;
+            since += unit;
+            if since >= persist_every {
+                since = 0;
+                self.persist()?;
+            }
+            progress(((u + 1) * unit).min(cap), cap);
+        }
+        {
+            let mut slots = self.slots.write().unwrap();
+            for &t in &targets {
+                if slots[t].state == SlotState::Rebuilding {
+                    slots[t] = SlotRt {
+                        state: SlotState::Active,
+                        checkpoint: 0,
+                    };
+                }
+            }
+        }
+        self.persist()?;
+        Ok(true)
+    }
+
+    /// Scrub: check every stripe's redundancy; with `repair`, fix what is found.
+    pub fn scrub(
+        &self,
+        repair: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<ScrubReport, ArrayError> {
+        if self.geo.redundancy() == 0 {
+            return Err(ArrayError::usage(format!(
+                "{} has no redundancy to scrub",
+                self.geo.level
+            )));
+        }
+        let degraded = || {
+            ArrayError::usage(
+                "the array is degraded: scrub needs every member active (rebuild first)"
+                    .to_string(),
+            )
+        };
+        if self.slots().iter().any(|s| s.state != SlotState::Active) {
+            return Err(degraded());
+        }
+        let mut rep = ScrubReport::default();
+        let cap = self.capacity();
+        let unit = shape::unit(&self.geo);
+        let on = if repair {
+            OnMismatch::Repair
+        } else {
+            OnMismatch::Count
+        };
+        for u in 0..self.units() {
+            let found = {
+                let _g = self.locks.lock(std::iter::once(u));
+                if self.slots().iter().any(|s| s.state != SlotState::Active) {
+                    return Err(ArrayError::failed(
+                        "a member failed during the scrub; rebuild, then scrub again",
+                    ));
+                }
+                self.check_unit(u, on)?
+            };
+            rep.stripes += 1;
+            if let Found::Mismatch(m) = found {
+                rep.mismatches += 1;
+                rep.mismatch_sectors += self.geo.chunk_bytes / 512;
+                rep.located
+                    .push((u, m.map(|m| self.labels[m as usize].clone())));
+            }
+            progress(((u + 1) * unit).min(cap), cap);
+        }
+        rep.repaired = repair;
+        Ok(rep)
+    }
+}

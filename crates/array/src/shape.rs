@@ -1,0 +1,373 @@
+//! What the I/O path needs of an array's shape beyond raidlab-geometry: the array's own limits
+//! (chunks of at least 4 KiB; RAID 1's copy unit; member sizes rounded to whole units), the
+//! names stored in superblocks (mdadm's: `raid5`, `left-symmetric`, `n2`, ...; empty for levels
+//! without a layout), and the copies of one mirror chunk as the I/O unit sees them. Placement
+//! itself — md's raid5_compute_sector, raid10's copies, the Q coefficients — is raidlab-geometry's, the
+//! planner the simulator uses too.
+
+use crate::error::ArrayError;
+use raidlab_geometry::{Geometry, GeometryError, Layout, Level};
+
+impl From<GeometryError> for ArrayError {
+    fn from(e: GeometryError) -> Self {
+        ArrayError::usage(e.to_string())
+    }
+}
+
+/// Parse a level as mdadm spells it (`5`, `raid5`, `linear`, `mirror`, ...).
+pub fn parse_level(s: &str) -> Result<Level, ArrayError> {
+    Ok(s.trim().parse::<Level>()?)
+}
+
+/// Parse a layout for `level` (mdadm's names; empty = md's default for the level).
+pub fn parse_layout(level: Level, s: &str) -> Result<Layout, ArrayError> {
+    Ok(Layout::parse(level, s.trim())?)
+}
+
+/// The layout's name as superblocks store it: mdadm's, and empty for levels without one.
+pub fn layout_name(layout: Layout) -> String {
+    match layout {
+        Layout::None => String::new(),
+        l => l.to_string(),
+    }
+}
+
+/// Whether `--chunk` means anything for the level (linear and RAID 1 have no chunk).
+pub fn has_chunk(level: Level) -> bool {
+    !matches!(level, Level::Linear | Level::Raid1)
+}
+
+/// The array's geometry for members whose data areas hold `member_bytes` each. On top of
+/// geometry's checks: the chunk is a power of two of at least 4 KiB; the member size is rounded
+/// down to whole I/O units — the chunk, or for RAID 1 (whose `chunk` is 0 in superblocks)
+/// 64 KiB (4 KiB on members under 1 MiB), also its lock and resync unit; for linear 4 KiB.
+pub fn geometry(
+    level: Level,
+    layout: Layout,
+    chunk: u64,
+    members: u32,
+    member_bytes: u64,
+) -> Result<Geometry, ArrayError> {
+    let min = match level {
+        Level::Linear | Level::Raid0 => 1,
+        Level::Raid1 | Level::Raid10 | Level::Raid4 | Level::Raid5 => 2,
+        Level::Raid6 => 4,
+    };
+    if members < min {
+        return Err(ArrayError::usage(format!(
+            "{level} needs at least {min} members, got {members}"
+        )));
+    }
+    if has_chunk(level) && (chunk < 4096 || !chunk.is_power_of_two()) {
+        return Err(ArrayError::usage(format!(
+            "chunk {chunk} bytes is not valid (valid: a power of two of at least 4 KiB, e.g. 64k, 512k)"
+        )));
+    }
+    if let Layout::Raid10 { near, far, .. } = layout {
+        if near * far > members {
+            return Err(ArrayError::usage(format!(
+                "raid10 layout {layout} keeps {} copies but there are only {members} members",
+                near * far
+            )));
+        }
+    }
+    let unit = match level {
+        _ if has_chunk(level) => chunk,
+        Level::Raid1 if member_bytes >= 1 << 20 => 65536,
+        _ => 4096,
+    };
+    let member_bytes = member_bytes / unit * unit;
+    let far = match layout {
+        Layout::Raid10 { far, .. } => far as u64,
+        _ => 1,
+    };
+    if member_bytes / unit < far.max(1) {
+        return Err(ArrayError::usage(format!(
+            "members are too small: each needs room for at least {} chunk(s) of {unit} bytes after the metadata",
+            far.max(1)
+        )));
+    }
+    Ok(Geometry::new(level, layout, unit, members, member_bytes)?)
+}
+
+/// The I/O unit: one row (stripe) of data for parity levels, one chunk otherwise (RAID 1's
+/// copy unit; 4 KiB for linear). Locks, rebuild checkpoints and resync go by it.
+pub fn unit(geo: &Geometry) -> u64 {
+    if geo.level.has_parity() {
+        geo.stripe_data_bytes()
+    } else {
+        geo.chunk_bytes
+    }
+}
+
+/// One copy of a logical chunk: which member, and the chunk's byte offset in its data area.
+pub type Copy = raidlab_geometry::Location;
+
+/// Linear, RAID 0, 1, 10: every copy of logical chunk `c` (of `chunk_bytes`). The first copy
+/// is the preferred one to read.
+pub fn chunk_copies(geo: &Geometry, c: u64) -> Vec<Copy> {
+    geo.map(c * geo.chunk_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One row's members as md places them, with the data in syndrome order.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Row {
+        data: Vec<u32>,
+        p: u32,
+        q: Option<u32>,
+        syndrome: Vec<usize>,
+    }
+
+    fn row(geo: &Geometry, row: u64) -> Row {
+        let st = geo.stripe_layout(row).unwrap();
+        let mut syndrome: Vec<usize> = (0..st.data.len()).collect();
+        if st.q.is_some() {
+            syndrome.sort_by_key(|&k| st.q_slot[k]);
+        }
+        Row {
+            data: st.data,
+            p: st.p.unwrap(),
+            q: st.q,
+            syndrome,
+        }
+    }
+
+    fn g(level: Level, layout: Layout, members: u32) -> Geometry {
+        geometry(level, layout, 4096, members, 64 * 4096).unwrap()
+    }
+
+    #[test]
+    fn raid5_left_symmetric_matches_md() {
+        // md's left-symmetric on 4 disks: parity walks 3,2,1,0; data starts after parity.
+        let geo = g(Level::Raid5, Layout::LeftSymmetric, 4);
+        assert_eq!(
+            row(&geo, 0),
+            Row {
+                data: vec![0, 1, 2],
+                p: 3,
+                q: None,
+                syndrome: vec![0, 1, 2]
+            }
+        );
+        assert_eq!(row(&geo, 1).data, vec![3, 0, 1]);
+        assert_eq!(row(&geo, 1).p, 2);
+        assert_eq!(row(&geo, 3).p, 0);
+        assert_eq!(row(&geo, 3).data, vec![1, 2, 3]);
+        assert_eq!(row(&geo, 4), row(&geo, 0));
+    }
+
+    #[test]
+    fn raid5_asymmetric_and_fixed_parity() {
+        let la = g(Level::Raid5, Layout::LeftAsymmetric, 4);
+        assert_eq!((row(&la, 1).data, row(&la, 1).p), (vec![0, 1, 3], 2));
+        let ra = g(Level::Raid5, Layout::RightAsymmetric, 4);
+        assert_eq!((row(&ra, 1).data, row(&ra, 1).p), (vec![0, 2, 3], 1));
+        let rs = g(Level::Raid5, Layout::RightSymmetric, 4);
+        assert_eq!((row(&rs, 1).data, row(&rs, 1).p), (vec![2, 3, 0], 1));
+        let r4 = g(Level::Raid4, Layout::ParityLast, 5);
+        assert_eq!((row(&r4, 7).data, row(&r4, 7).p), (vec![0, 1, 2, 3], 4));
+    }
+
+    #[test]
+    fn raid6_rows_use_every_member_once() {
+        for layout in [
+            Layout::LeftAsymmetric,
+            Layout::RightAsymmetric,
+            Layout::LeftSymmetric,
+            Layout::RightSymmetric,
+            Layout::ParityFirst,
+            Layout::ParityLast,
+            Layout::LeftAsymmetric6,
+            Layout::RightAsymmetric6,
+            Layout::LeftSymmetric6,
+            Layout::RightSymmetric6,
+            Layout::ParityFirst6,
+        ] {
+            let geo = g(Level::Raid6, layout, 6);
+            for r in 0..12 {
+                let st = row(&geo, r);
+                let mut all: Vec<u32> = st.data.clone();
+                all.push(st.p);
+                all.push(st.q.unwrap());
+                all.sort();
+                assert_eq!(all, (0..6).collect::<Vec<_>>(), "{layout:?} row {r}");
+                let mut syn = st.syndrome.clone();
+                syn.sort();
+                assert_eq!(syn, (0..4).collect::<Vec<_>>());
+            }
+        }
+        // left-symmetric: P walks down from the last disk, Q follows it, data after Q.
+        let ls = g(Level::Raid6, Layout::LeftSymmetric, 5);
+        assert_eq!(
+            row(&ls, 0),
+            Row {
+                data: vec![1, 2, 3],
+                p: 4,
+                q: Some(0),
+                syndrome: vec![0, 1, 2]
+            }
+        );
+        assert_eq!(
+            row(&ls, 1),
+            Row {
+                data: vec![0, 1, 2],
+                p: 3,
+                q: Some(4),
+                syndrome: vec![0, 1, 2]
+            }
+        );
+    }
+
+    #[test]
+    fn raid10_copies_land_on_distinct_members() {
+        for layout in [
+            Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
+            Layout::Raid10 {
+                near: 1,
+                far: 2,
+                offset: false,
+            },
+            Layout::Raid10 {
+                near: 1,
+                far: 2,
+                offset: true,
+            },
+            Layout::Raid10 {
+                near: 3,
+                far: 1,
+                offset: false,
+            },
+        ] {
+            for members in 3..7 {
+                let geo = g(Level::Raid10, layout, members);
+                let chunks = geo.capacity() / geo.chunk_bytes;
+                let mut used = std::collections::HashSet::new();
+                for c in 0..chunks {
+                    let copies = chunk_copies(&geo, c);
+                    let mut ms: Vec<u32> = copies.iter().map(|x| x.member).collect();
+                    ms.sort();
+                    ms.dedup();
+                    assert_eq!(ms.len(), copies.len(), "{layout:?} {members} chunk {c}");
+                    for x in copies {
+                        assert!(x.offset + geo.chunk_bytes <= geo.member_bytes);
+                        assert!(
+                            used.insert((x.member, x.offset)),
+                            "{layout:?} {members}: overlap at chunk {c}"
+                        );
+                    }
+                }
+            }
+        }
+        // near=2 on 4 disks: chunk 0 on disks 0,1; chunk 1 on 2,3; chunk 2 on 0,1 one row down.
+        let n2 = g(
+            Level::Raid10,
+            Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
+            4,
+        );
+        assert_eq!(
+            chunk_copies(&n2, 2),
+            vec![
+                Copy {
+                    member: 0,
+                    offset: 4096
+                },
+                Copy {
+                    member: 1,
+                    offset: 4096
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn superblock_names_round_trip() {
+        // What superblocks written so far hold must parse to the same shape.
+        for (level, text, layout) in [
+            ("raid0", "", Layout::None),
+            ("raid1", "", Layout::None),
+            ("linear", "", Layout::None),
+            ("raid4", "parity-last", Layout::ParityLast),
+            ("raid5", "left-symmetric", Layout::LeftSymmetric),
+            ("raid5", "right-asymmetric", Layout::RightAsymmetric),
+            ("raid6", "left-symmetric-6", Layout::LeftSymmetric6),
+            ("raid6", "parity-first-6", Layout::ParityFirst6),
+            ("raid6", "ddf-N-restart", Layout::DdfNRestart),
+            ("raid6", "ddf-zero-restart", Layout::DdfZeroRestart),
+            ("raid6", "ddf-N-continue", Layout::DdfNContinue),
+            (
+                "raid10",
+                "n2",
+                Layout::Raid10 {
+                    near: 2,
+                    far: 1,
+                    offset: false,
+                },
+            ),
+            (
+                "raid10",
+                "f2",
+                Layout::Raid10 {
+                    near: 1,
+                    far: 2,
+                    offset: false,
+                },
+            ),
+            (
+                "raid10",
+                "o2",
+                Layout::Raid10 {
+                    near: 1,
+                    far: 2,
+                    offset: true,
+                },
+            ),
+        ] {
+            let lv = parse_level(level).unwrap();
+            assert_eq!(lv.to_string(), level);
+            let want = if layout == Layout::None {
+                Layout::default_for(lv)
+            } else {
+                layout
+            };
+            assert_eq!(parse_layout(lv, text).unwrap(), want, "{level} {text}");
+            assert_eq!(layout_name(want), text, "{level} {text}");
+        }
+        // mdadm's short spellings on the command line.
+        assert_eq!(parse_level("5").unwrap(), Level::Raid5);
+        assert_eq!(
+            parse_layout(Level::Raid5, "ls").unwrap(),
+            Layout::LeftSymmetric
+        );
+        let e = parse_layout(Level::Raid5, "ddf-N-restart").unwrap_err();
+        assert!(
+            e.is_usage() && e.message().contains("left-symmetric"),
+            "{e}"
+        );
+        assert!(parse_level("7").unwrap_err().is_usage());
+    }
+
+    #[test]
+    fn array_limits_on_top_of_geometry() {
+        assert!(geometry(Level::Raid5, Layout::LeftSymmetric, 2048, 4, 1 << 20).is_err());
+        assert!(geometry(Level::Raid6, Layout::LeftSymmetric, 4096, 3, 1 << 20).is_err());
+        // RAID 1 moves 64 KiB units on members of at least 1 MiB, 4 KiB below.
+        let r1 = geometry(Level::Raid1, Layout::None, 0, 2, (1 << 20) + 5000).unwrap();
+        assert_eq!((r1.chunk_bytes, r1.member_bytes), (65536, 1 << 20));
+        let small = geometry(Level::Raid1, Layout::None, 0, 2, 10000).unwrap();
+        assert_eq!((small.chunk_bytes, small.member_bytes), (4096, 8192));
+        let lin = geometry(Level::Linear, Layout::None, 0, 3, 10000).unwrap();
+        assert_eq!(lin.capacity(), 3 * 8192);
+    }
+}
