@@ -53,6 +53,7 @@ pub struct Op {
 
 unsafe impl Send for Op {}
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Op {
     pub fn read(dev: usize, offset: u64, buf: &mut [u8]) -> Op {
         Op {
@@ -351,6 +352,7 @@ impl Pool {
     }
 
     /// Run every op, members in parallel; return each (device, error) that failed.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub fn run(&self, ops: Vec<Op>) -> Vec<(usize, io::Error)> {
         let mut b = self.batch();
         b.submit(ops);
