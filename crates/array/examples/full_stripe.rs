@@ -1,12 +1,65 @@
 //! Full-stripe sequential writes through an array vs. writing the same member bytes to the
 //! members directly, side by side in one run. Prints both rates (decimal MB/s of logical data)
-//! and their ratio. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=3]
+//! and their ratio. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=5]
+//!
+//! Every member page is written once before timing (an untimed array pass), so the array and
+//! the peers all overwrite allocated pages. Passes alternate which side goes first; each pass
+//! times the array, the members written by one thread per member, and by one thread. Ratios
+//! are per pass (array / peer of the same pass); the medians over passes are reported, with
+//! the load average before and after. `RAIDLAB_MEMBER_IO` picks the array's member I/O
+//! method (auto, uring, uring-async, psync); `FULL_STRIPE_ARRAY_ONLY=1` times the array alone
+//! (for profiling).
 
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::time::Instant;
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// The peer: each member receives `member_bytes` in chunk-sized writes at the offsets the
+/// array uses, one thread per member (`threads`) or one thread writing each member in turn.
+fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f64 {
+    let t = Instant::now();
+    let n = chunk.len();
+    if threads {
+        std::thread::scope(|sc| {
+            for f in files {
+                sc.spawn(move || {
+                    let mut off = 0;
+                    while off < member_bytes {
+                        f.write_all_at(chunk, (1 << 20) + off as u64).unwrap();
+                        off += n;
+                    }
+                    f.sync_data().unwrap();
+                });
+            }
+        });
+    } else {
+        let mut off = 0;
+        while off < member_bytes {
+            for f in files {
+                f.write_all_at(chunk, (1 << 20) + off as u64).unwrap();
+            }
+            off += n;
+        }
+        for f in files {
+            f.sync_data().unwrap();
+        }
+    }
+    t.elapsed().as_secs_f64()
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -17,7 +70,8 @@ fn main() {
         .map(|v| raidlab_workload::size::parse_size(v).unwrap())
         .unwrap_or(65536);
     let member_mib: u64 = args.get(4).and_then(|v| v.parse().ok()).unwrap_or(128);
-    let reps: usize = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(3);
+    let reps: usize = args.get(5).and_then(|v| v.parse().ok()).unwrap_or(5);
+    let array_only = std::env::var_os("FULL_STRIPE_ARRAY_ONLY").is_some();
     let members: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("fs-bench-{i}"))).collect();
     for m in &members {
         let _ = std::fs::remove_file(m);
@@ -52,18 +106,15 @@ fn main() {
         x ^= x << 17;
         b.copy_from_slice(&x.to_le_bytes()[..b.len()]);
     }
-    let files: Vec<std::fs::File> = members
+    let files: Vec<File> = members
         .iter()
         .map(|m| OpenOptions::new().write(true).open(m).unwrap())
         .collect();
-    let member_bytes = total / (n - 1); // data + parity bytes per member for `total` logical bytes
-                                        // Each member receives chunk-sized writes from the array; the peer writes the same sizes.
-    let per_member_req = chunk as usize;
-    let mut arr_rates = Vec::new();
-    let mut direct_rates = Vec::new();
-    let mut serial_rates = Vec::new();
-    for _ in 0..reps {
-        // Array: logical sequential writes of whole stripes (parity computed, n members written).
+    // Data + parity bytes per member for `total` logical bytes; each member receives
+    // chunk-sized writes from the array, and the peer writes the same sizes.
+    let member_bytes = total / (n - 1);
+    let peer_chunk = &buf[..chunk as usize];
+    let array_pass = || {
         let t = Instant::now();
         let mut off = 0;
         while off < total {
@@ -71,70 +122,70 @@ fn main() {
             off += req;
         }
         arr.flush().unwrap();
-        arr_rates.push(total as f64 / t.elapsed().as_secs_f64());
-        // Direct: the same bytes each member receives, at the same offsets and request size,
-        // one writer thread per member (as the array has one worker per member), no parity.
-        let t = Instant::now();
-        std::thread::scope(|sc| {
-            for f in &files {
-                let chunk = &buf[..per_member_req];
-                sc.spawn(move || {
-                    let mut off = 0;
-                    while off < member_bytes {
-                        f.write_all_at(chunk, (1 << 20) + off as u64).unwrap();
-                        off += per_member_req;
-                    }
-                    f.sync_data().unwrap();
-                });
-            }
-        });
-        direct_rates.push(total as f64 / t.elapsed().as_secs_f64());
-        // Direct, one thread writing each member in turn.
-        let t = Instant::now();
-        let mut off = 0;
-        while off < member_bytes {
-            for f in &files {
-                f.write_all_at(&buf[..per_member_req], (1 << 20) + off as u64)
-                    .unwrap();
-            }
-            off += per_member_req;
-        }
-        for f in &files {
-            f.sync_data().unwrap();
-        }
-        serial_rates.push(total as f64 / t.elapsed().as_secs_f64());
-    }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
+        t.elapsed().as_secs_f64()
     };
-    let a = med(&mut arr_rates);
-    let d = med(&mut direct_rates);
-    let d1 = med(&mut serial_rates);
+    let load0 = loadavg();
+    array_pass(); // allocate every member page before timing anything
+    let (mut a, mut d, mut d1, mut ra, mut ra1) = (vec![], vec![], vec![], vec![], vec![]);
+    for rep in 0..reps {
+        let (ta, td, td1);
+        if array_only {
+            ta = array_pass();
+            (td, td1) = (f64::NAN, f64::NAN);
+        } else if rep % 2 == 0 {
+            ta = array_pass();
+            td = direct(&files, peer_chunk, member_bytes, true);
+            td1 = direct(&files, peer_chunk, member_bytes, false);
+        } else {
+            td1 = direct(&files, peer_chunk, member_bytes, false);
+            td = direct(&files, peer_chunk, member_bytes, true);
+            ta = array_pass();
+        }
+        a.push(total as f64 / ta / 1e6);
+        d.push(total as f64 / td / 1e6);
+        d1.push(total as f64 / td1 / 1e6);
+        ra.push(td / ta);
+        ra1.push(td1 / ta);
+    }
     println!(
-        "raid5 {}+1 chunk {} KiB, {} MiB logical per pass, {} passes (median):",
+        "raid5 {}+1 chunk {} KiB, {} MiB logical per pass, {} passes (median), member I/O: {}",
         n - 1,
         chunk / 1024,
         total >> 20,
-        reps
+        reps,
+        arr.member_io()
     );
+    println!("  load average before / after: {load0} / {}", loadavg());
     println!(
         "  array full-stripe writes : {:8.1} MB/s (logical data)",
-        a / 1e6
+        median(&a)
     );
-    println!(
-        "  members written directly : {:8.1} MB/s (same member bytes, thread per member)",
-        d / 1e6
-    );
-    println!(
-        "  members written directly : {:8.1} MB/s (same member bytes, one thread)",
-        d1 / 1e6
-    );
-    println!(
-        "  ratio array/direct       : {:.2} (thread per member), {:.2} (one thread)",
-        a / d,
-        a / d1
-    );
+    if !array_only {
+        println!(
+            "  members written directly : {:8.1} MB/s (same member bytes, thread per member)",
+            median(&d)
+        );
+        println!(
+            "  members written directly : {:8.1} MB/s (same member bytes, one thread)",
+            median(&d1)
+        );
+        let list = |v: &[f64]| {
+            v.iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        println!(
+            "  ratio array/direct per pass: {} (thread per member); {} (one thread)",
+            list(&ra),
+            list(&ra1)
+        );
+        println!(
+            "  ratio array/direct (median of passes): {:.2} (thread per member), {:.2} (one thread)",
+            median(&ra),
+            median(&ra1)
+        );
+    }
     arr.close().unwrap();
     drop(arr);
     for m in &members {

@@ -72,6 +72,9 @@ impl Dev for Member {
     fn flush(&self) -> io::Result<()> {
         Member::flush(self)
     }
+    fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
+        Some((self.raw_fd(), self.data_offset))
+    }
 }
 
 impl Dev for Array {
@@ -159,6 +162,12 @@ impl Array {
 
     pub fn capacity(&self) -> u64 {
         self.geo.capacity()
+    }
+
+    /// How member I/O is done ("io_uring", "psync (thread per member)", or a mix), with
+    /// the reason when io_uring was wanted but could not be set up.
+    pub fn member_io(&self) -> String {
+        self.pool.describe()
     }
 
     pub fn slots(&self) -> Vec<SlotRt> {
@@ -360,153 +369,163 @@ impl Array {
         Err(eio(format!("{:?} failed on every attempt", kind)))
     }
 
-    /// Run a plan: every step's phase-1 reads as one parallel batch, the parity work, then
-    /// every step's phase-2 writes as one parallel batch.
+    /// Run a plan: every step's phase-1 reads as one parallel batch; then step by step, its
+    /// parity work and the submission of its phase-2 writes, so that parity of step k+1 is
+    /// computed while step k's member writes are in flight; then wait for every write.
+    ///
+    /// Parity is computed straight into the buffer it is written from (a scratch buffer),
+    /// and data is written straight from the caller's buffer; scratch buffers are reused
+    /// from one request to the next (per thread) instead of being allocated and zeroed.
     fn exec_plan(&self, plan: &Plan, user: *mut u8, user_len: usize) -> Vec<(usize, io::Error)> {
-        let mut scratch: Vec<Vec<Vec<u8>>> = plan
-            .steps
-            .iter()
-            .map(|s| s.scratch.iter().map(|&n| vec![0u8; n as usize]).collect())
-            .collect();
-        let ptr =
-            |scratch: &mut Vec<Vec<Vec<u8>>>, step: usize, b: BlockRef, len: u64| -> *mut u8 {
-                match b {
-                    BlockRef::User { at } => {
-                        assert!(
-                            at + len <= user_len as u64,
-                            "plan refers past the caller's buffer"
-                        );
-                        // SAFETY: bounds checked just above.
-                        unsafe { user.add(at as usize) }
-                    }
-                    BlockRef::Scratch(i) => {
-                        let v = &mut scratch[step][i as usize];
-                        assert!(len <= v.len() as u64, "plan refers past a scratch buffer");
-                        v.as_mut_ptr()
-                    }
+        let mut scratch = Scratch::take(plan);
+        let ptr = |scratch: &mut Scratch, step: usize, b: BlockRef, len: u64| -> *mut u8 {
+            match b {
+                BlockRef::User { at } => {
+                    assert!(
+                        at + len <= user_len as u64,
+                        "plan refers past the caller's buffer"
+                    );
+                    // SAFETY: bounds checked just above.
+                    unsafe { user.add(at as usize) }
                 }
-            };
+                BlockRef::Scratch(i) => scratch.ptr(step, i as usize, len),
+            }
+        };
+        let mut batch = self.pool.batch();
         let mut ops = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
             for io in &st.reads {
                 let p = ptr(&mut scratch, si, io.block, io.len);
-                // SAFETY: p points at io.len bytes that stay alive until the batch returns.
+                // SAFETY: p points at io.len bytes that stay alive until the batch is waited
+                // for (scratch and the caller's buffer outlive `batch`, which waits on drop).
                 ops.push(unsafe {
                     Op::raw(io.member as usize, io.offset, p, io.len as usize, false)
                 });
             }
         }
-        let errs = self.pool.run(ops);
-        if !errs.is_empty() {
-            return errs;
-        }
-        for (si, st) in plan.steps.iter().enumerate() {
-            for c in &st.compute {
-                let get = |scratch: &mut Vec<Vec<Vec<u8>>>, b: BlockRef, len: u64| -> Vec<u8> {
-                    let p = ptr(scratch, si, b, len);
-                    // SAFETY: p points at len valid bytes (checked in ptr).
-                    unsafe { std::slice::from_raw_parts(p, len as usize).to_vec() }
-                };
-                let put = |scratch: &mut Vec<Vec<Vec<u8>>>, b: BlockRef, data: &[u8]| {
-                    let p = ptr(scratch, si, b, data.len() as u64);
-                    // SAFETY: as above; `data` is an owned copy, never aliasing the target.
-                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
-                };
-                match c {
-                    Compute::Xor { inputs, out, len } => {
-                        // Inputs are read in place; the result goes to a fresh buffer first, so
-                        // an output that is also an input is never aliased.
-                        let ins: Vec<*mut u8> = inputs
-                            .iter()
-                            .map(|&b| ptr(&mut scratch, si, b, *len))
-                            .collect();
-                        // SAFETY: each pointer covers len bytes (checked in ptr); nothing writes
-                        // to them while these shared slices live.
-                        let refs: Vec<&[u8]> = ins
-                            .iter()
-                            .map(|&p| unsafe {
-                                std::slice::from_raw_parts(p as *const u8, *len as usize)
-                            })
-                            .collect();
-                        let mut o = vec![0u8; *len as usize];
-                        pq::gen_p(&refs, &mut o);
-                        put(&mut scratch, *out, &o);
-                    }
-                    Compute::GenPq { data, p, q, len } => {
-                        let zeros = vec![0u8; *len as usize];
-                        let ins: Vec<*mut u8> = data
-                            .iter()
-                            .map(|d| match d {
-                                Some(b) => ptr(&mut scratch, si, *b, *len),
-                                None => zeros.as_ptr() as *mut u8,
-                            })
-                            .collect();
-                        // SAFETY: as for Xor.
-                        let refs: Vec<&[u8]> = ins
-                            .iter()
-                            .map(|&p| unsafe {
-                                std::slice::from_raw_parts(p as *const u8, *len as usize)
-                            })
-                            .collect();
-                        let mut po = vec![0u8; *len as usize];
-                        let mut qo = vec![0u8; *len as usize];
-                        pq::gen_pq(&refs, &mut po, &mut qo);
-                        put(&mut scratch, *p, &po);
-                        put(&mut scratch, *q, &qo);
-                    }
-                    Compute::RecoverPq { data, p, q, len } => {
-                        let mut missing = Vec::new();
-                        let mut load =
-                            |s: &PlanSlot,
-                             blk: raidlab_parity::Block,
-                             scratch: &mut Vec<Vec<Vec<u8>>>| match s {
-                                PlanSlot::Zero => vec![0u8; *len as usize],
-                                PlanSlot::Known(b) => get(scratch, *b, *len),
-                                PlanSlot::Missing(_) => {
-                                    missing.push(blk);
-                                    vec![0u8; *len as usize]
-                                }
-                            };
-                        let mut dv: Vec<Vec<u8>> = data
-                            .iter()
-                            .enumerate()
-                            .map(|(i, s)| load(s, raidlab_parity::Block::Data(i), &mut scratch))
-                            .collect();
-                        let mut pv = load(p, raidlab_parity::Block::P, &mut scratch);
-                        let mut qv = load(q, raidlab_parity::Block::Q, &mut scratch);
-                        let mut refs: Vec<&mut [u8]> =
-                            dv.iter_mut().map(|v| v.as_mut_slice()).collect();
-                        if let Err(e) =
-                            raidlab_parity::recover(&mut refs, &mut pv, Some(&mut qv), &missing)
-                        {
-                            return vec![(usize::MAX, io::Error::other(e.to_string()))];
-                        }
-                        for (i, s) in data.iter().enumerate() {
-                            if let PlanSlot::Missing(b) = s {
-                                put(&mut scratch, *b, &dv[i]);
-                            }
-                        }
-                        if let PlanSlot::Missing(b) = p {
-                            put(&mut scratch, *b, &pv);
-                        }
-                        if let PlanSlot::Missing(b) = q {
-                            put(&mut scratch, *b, &qv);
-                        }
-                    }
-                }
+        if !ops.is_empty() {
+            batch.submit(ops);
+            let errs = batch.wait_all();
+            if !errs.is_empty() {
+                return errs;
             }
         }
-        let mut ops = Vec::new();
+        // Pipelining is safe when no computation writes into the caller's buffer (writes
+        // only read it): then a step's computation touches only its own scratch, which no
+        // other step's writes read.
+        let pipeline = plan.steps.iter().flat_map(|s| &s.compute).all(|c| {
+            compute_outputs(c)
+                .iter()
+                .all(|b| matches!(b, BlockRef::Scratch(_)))
+        });
+        let mut pending: Vec<Op> = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
+            for c in &st.compute {
+                if let Err(e) = self.compute(c, &mut |b, len| ptr(&mut scratch, si, b, len)) {
+                    drop(batch);
+                    return vec![(usize::MAX, e)];
+                }
+            }
             for io in &st.writes {
                 let p = ptr(&mut scratch, si, io.block, io.len);
                 // SAFETY: as for the reads.
-                ops.push(unsafe {
+                pending.push(unsafe {
                     Op::raw(io.member as usize, io.offset, p, io.len as usize, true)
                 });
             }
+            if pipeline && !pending.is_empty() {
+                batch.submit(std::mem::take(&mut pending));
+            }
         }
-        self.pool.run(ops)
+        if !pending.is_empty() {
+            batch.submit(pending);
+        }
+        let errs = batch.wait();
+        scratch.give_back();
+        errs
+    }
+
+    /// One parity computation; `at(b, len)` locates a block (bounds checked there).
+    fn compute(&self, c: &Compute, at: &mut dyn FnMut(BlockRef, u64) -> *mut u8) -> io::Result<()> {
+        // SAFETY (all slices below): `at` returns pointers to at least `len` valid bytes (the
+        // caller's buffer or a scratch buffer, bounds checked); an output block that is also
+        // an input is detected and computed through a temporary, so no &mut aliases a &.
+        let ro = |p: *mut u8, len: u64| unsafe { std::slice::from_raw_parts(p, len as usize) };
+        let rw = |p: *mut u8, len: u64| unsafe { std::slice::from_raw_parts_mut(p, len as usize) };
+        match c {
+            Compute::Xor { inputs, out, len } => {
+                let o = at(*out, *len);
+                let ins: Vec<*mut u8> = inputs.iter().map(|&b| at(b, *len)).collect();
+                let refs: Vec<&[u8]> = ins.iter().map(|&p| ro(p, *len)).collect();
+                if ins.iter().any(|&p| overlaps(p, o, *len)) {
+                    let mut tmp = vec![0u8; *len as usize];
+                    pq::gen_p(&refs, &mut tmp);
+                    rw(o, *len).copy_from_slice(&tmp);
+                } else {
+                    pq::gen_p(&refs, rw(o, *len));
+                }
+            }
+            Compute::GenPq { data, p, q, len } => {
+                let zeros = ZEROS.with(|z| z.get(*len as usize));
+                let ins: Vec<*mut u8> = data
+                    .iter()
+                    .map(|d| match d {
+                        Some(b) => at(*b, *len),
+                        None => zeros.as_ptr() as *mut u8,
+                    })
+                    .collect();
+                let refs: Vec<&[u8]> = ins.iter().map(|&x| ro(x, *len)).collect();
+                let (po, qo) = (at(*p, *len), at(*q, *len));
+                let alias = overlaps(po, qo, *len)
+                    || ins
+                        .iter()
+                        .any(|&x| overlaps(x, po, *len) || overlaps(x, qo, *len));
+                if alias {
+                    let mut pt = vec![0u8; *len as usize];
+                    let mut qt = vec![0u8; *len as usize];
+                    pq::gen_pq(&refs, &mut pt, &mut qt);
+                    rw(po, *len).copy_from_slice(&pt);
+                    rw(qo, *len).copy_from_slice(&qt);
+                } else {
+                    pq::gen_pq(&refs, rw(po, *len), rw(qo, *len));
+                }
+            }
+            Compute::RecoverPq { data, p, q, len } => {
+                // Degraded RAID 6 only: operands are copied in and results out.
+                let n = *len as usize;
+                let mut missing = Vec::new();
+                let mut load = |s: &PlanSlot, blk: raidlab_parity::Block| match s {
+                    PlanSlot::Zero => vec![0u8; n],
+                    PlanSlot::Known(b) => ro(at(*b, *len), *len).to_vec(),
+                    PlanSlot::Missing(_) => {
+                        missing.push(blk);
+                        vec![0u8; n]
+                    }
+                };
+                let mut dv: Vec<Vec<u8>> = data
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| load(s, raidlab_parity::Block::Data(i)))
+                    .collect();
+                let mut pv = load(p, raidlab_parity::Block::P);
+                let mut qv = load(q, raidlab_parity::Block::Q);
+                let mut refs: Vec<&mut [u8]> = dv.iter_mut().map(|v| v.as_mut_slice()).collect();
+                raidlab_parity::recover(&mut refs, &mut pv, Some(&mut qv), &missing)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                for (i, s) in data.iter().enumerate() {
+                    if let PlanSlot::Missing(b) = s {
+                        rw(at(*b, *len), *len).copy_from_slice(&dv[i]);
+                    }
+                }
+                if let PlanSlot::Missing(b) = p {
+                    rw(at(*b, *len), *len).copy_from_slice(&pv);
+                }
+                if let PlanSlot::Missing(b) = q {
+                    rw(at(*b, *len), *len).copy_from_slice(&qv);
+                }
+            }
+        }
+        Ok(())
     }
 
     // ---------------------------------------------------------------- writes
@@ -734,5 +753,198 @@ impl Array {
             }
         }
         changed
+    }
+}
+
+/// Blocks a computation writes.
+fn compute_outputs(c: &Compute) -> Vec<BlockRef> {
+    match c {
+        Compute::Xor { out, .. } => vec![*out],
+        Compute::GenPq { p, q, .. } => vec![*p, *q],
+        Compute::RecoverPq { data, p, q, .. } => data
+            .iter()
+            .chain([p, q])
+            .filter_map(|s| match s {
+                PlanSlot::Missing(b) => Some(*b),
+                _ => None,
+            })
+            .collect(),
+    }
+}
+
+/// Whether [a, a+len) and [b, b+len) share a byte.
+fn overlaps(a: *const u8, b: *const u8, len: u64) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a < b + len as usize && b < a + len as usize
+}
+
+/// A block of zeros at least as long as asked (RAID 6 syndrome slots that hold no data).
+struct Zeros(std::cell::RefCell<Vec<u8>>);
+
+impl Zeros {
+    fn get(&self, len: usize) -> std::rc::Rc<[u8]> {
+        let mut z = self.0.borrow_mut();
+        if z.len() < len {
+            *z = vec![0u8; len];
+        }
+        z[..len].into()
+    }
+}
+
+thread_local! {
+    static ZEROS: Zeros = const { Zeros(std::cell::RefCell::new(Vec::new())) };
+    /// Scratch buffers of finished plans, kept for the next plan on this thread.
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The scratch buffers of one plan, per step. Buffers come from (and go back to) this
+/// thread's spares, so a steady stream of requests allocates and zeroes nothing; contents
+/// are undefined until read or computed, as the plan's contract says.
+struct Scratch {
+    steps: Vec<Vec<Vec<u8>>>,
+}
+
+impl Scratch {
+    /// Spare buffers kept per thread (a few stripes' worth of parity).
+    const KEEP: usize = 64;
+
+    fn take(plan: &Plan) -> Scratch {
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let steps = plan
+                .steps
+                .iter()
+                .map(|s| {
+                    s.scratch
+                        .iter()
+                        .map(|&n| {
+                            let n = n as usize;
+                            match spare.iter().rposition(|v| v.len() == n) {
+                                Some(i) => spare.swap_remove(i),
+                                None => vec![0u8; n],
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            Scratch { steps }
+        })
+    }
+
+    fn ptr(&mut self, step: usize, i: usize, len: u64) -> *mut u8 {
+        let v = &mut self.steps[step][i];
+        assert!(len <= v.len() as u64, "plan refers past a scratch buffer");
+        v.as_mut_ptr()
+    }
+
+    fn give_back(self) {
+        SPARE.with(|spare| {
+            let mut spare = spare.borrow_mut();
+            for v in self.steps.into_iter().flatten() {
+                if spare.len() < Self::KEEP {
+                    spare.push(v);
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::create::{create, CreateOptions, CreateSpec, MemberSpec};
+    use crate::superblock::SlotState;
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::io::AsRawFd;
+    use std::path::PathBuf;
+
+    fn raid(
+        level: &str,
+        n: usize,
+        dir: &std::path::Path,
+    ) -> (std::sync::Arc<super::Array>, Vec<PathBuf>) {
+        let paths: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("m{i}"))).collect();
+        let spec = CreateSpec::new(
+            level,
+            None,
+            Some(16384),
+            paths.iter().cloned().map(MemberSpec::Path).collect(),
+        )
+        .unwrap();
+        let arr = create(
+            &spec,
+            &CreateOptions {
+                force: false,
+                size: Some(8 << 20),
+                assume_clean: false,
+                verbose: false,
+            },
+        )
+        .unwrap();
+        (arr, paths)
+    }
+
+    fn pattern(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    /// A member whose writes the kernel refuses (through the ring: the descriptor the ring
+    /// uses is read-only) is marked faulty, the write completes degraded, and every byte
+    /// reads back as written.
+    #[test]
+    fn member_write_error_in_the_ring_fails_the_member_not_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let (arr, paths) = raid("5", 5, dir.path());
+        assert!(arr.pool.via_ring(3), "{}", arr.member_io());
+        let before = pattern(arr.capacity() as usize / 2, 1);
+        arr.write_at(&before, 0).unwrap();
+        let ro = File::open(&paths[3]).unwrap();
+        arr.pool.override_fd(3, ro.as_raw_fd());
+        // Full stripes and partial ones (read-modify-write) after the failure.
+        let data = pattern(3 * 65536 + 5000, 2);
+        arr.write_at(&data, 12345).unwrap();
+        assert_eq!(arr.slots()[3].state, SlotState::Faulty);
+        assert_eq!(arr.degraded_count(), 1);
+        let mut model = before.clone();
+        model.resize(arr.capacity() as usize, 0);
+        model[12345..12345 + data.len()].copy_from_slice(&data);
+        let mut got = vec![0u8; model.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == model, "degraded read-back differs");
+    }
+
+    /// A member whose reads fail in the ring: the read is served from parity (RAID 6 here),
+    /// the member is marked faulty, and a second failure is still survived.
+    #[test]
+    fn member_read_errors_in_the_ring_are_reconstructed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (arr, paths) = raid("6", 6, dir.path());
+        let model = pattern(arr.capacity() as usize, 3);
+        arr.write_at(&model, 0).unwrap();
+        assert!(arr.pool.via_ring(1), "{}", arr.member_io());
+        let wo1 = OpenOptions::new().write(true).open(&paths[1]).unwrap();
+        arr.pool.override_fd(1, wo1.as_raw_fd());
+        let mut got = vec![0u8; model.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == model, "read with one failing member differs");
+        assert_eq!(arr.slots()[1].state, SlotState::Faulty);
+        let wo4 = OpenOptions::new().write(true).open(&paths[4]).unwrap();
+        arr.pool.override_fd(4, wo4.as_raw_fd());
+        let mut got = vec![0u8; model.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == model, "read with two failing members differs");
+        assert_eq!(arr.degraded_count(), 2);
+        // A third failure is beyond RAID 6: an error, never wrong data.
+        let wo0 = OpenOptions::new().write(true).open(&paths[0]).unwrap();
+        arr.pool.override_fd(0, wo0.as_raw_fd());
+        let mut got = vec![0u8; 65536];
+        assert!(arr.read_at(&mut got, 0).is_err());
     }
 }

@@ -79,6 +79,12 @@ impl Member {
         self.file.write_all_at(buf, self.data_offset + offset)
     }
 
+    /// The open descriptor (for member I/O through io_uring).
+    pub fn raw_fd(&self) -> std::os::unix::io::RawFd {
+        use std::os::unix::io::AsRawFd;
+        self.file.as_raw_fd()
+    }
+
     pub fn flush(&self) -> std::io::Result<()> {
         self.file.sync_data()
     }

@@ -1,9 +1,29 @@
-//! Parallel member I/O: one worker thread per member device, so the member reads or writes of
-//! one phase of a stripe operation run at the same time on every member. A batch is submitted
-//! and waited for as a whole; every operation runs to completion even if another fails, so the
-//! caller sees every member that failed and the state a retry starts from is well defined.
+//! Parallel member I/O. The member reads or writes of one phase of a plan are submitted
+//! together and waited for together, so every member works at the same time.
+//!
+//! Two ways of doing it, chosen when the array is assembled:
+//! - **io_uring** (the default): member files and block devices are read and written through a
+//!   ring; one ring serves one submitting thread at a time (rings are taken from a free list,
+//!   and a new one is set up when every ring is busy). Each batch's operations go in as SQEs,
+//!   one `io_uring_enter` submits them, and completions are reaped until every operation has
+//!   finished; short reads and writes are resubmitted for the remainder. With `IOSQE_ASYNC`
+//!   ("async punt") each operation goes straight to the kernel's io-wq workers instead of
+//!   first being tried inline at submit: buffered I/O to tmpfs or the page cache would
+//!   otherwise run one member after the other on the submitting thread.
+//! - **psync threads** (the fallback where io_uring cannot be set up: old kernels, seccomp,
+//!   `io_uring_disabled`): one worker thread per member calling pread/pwrite.
+//!
+//! Devices without a file descriptor (child arrays of a nested array) always go through worker
+//! threads. `RAIDLAB_MEMBER_IO=uring|uring-async|psync` forces a method (benchmarks); set
+//! `RAIDLAB_DEBUG` to have the choice printed when an array is assembled.
+//!
+//! Every operation of a batch runs to completion even if another fails, so the caller sees
+//! every member that failed and the state a retry starts from is well defined.
 
+use std::collections::VecDeque;
 use std::io;
+use std::os::unix::io::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -13,11 +33,16 @@ pub trait Dev: Send + Sync {
     fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     fn write(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     fn flush(&self) -> io::Result<()>;
+    /// The file descriptor and the byte offset of the data area within it, for devices a ring
+    /// can read and write directly (files and block devices). `None` for child arrays.
+    fn raw(&self) -> Option<(RawFd, u64)> {
+        None
+    }
 }
 
 /// One member operation. The buffer is referenced by pointer because it is borrowed from the
-/// caller's stack frame for exactly the duration of [`Pool::run`], which blocks until every
-/// operation in the batch has finished.
+/// caller's stack frame for exactly the duration of a batch ([`Pool::run`], or a [`Batch`]
+/// until it is waited for or dropped).
 pub struct Op {
     pub dev: usize,
     pub offset: u64,
@@ -28,6 +53,7 @@ pub struct Op {
 
 unsafe impl Send for Op {}
 
+#[cfg_attr(not(test), allow(dead_code))]
 impl Op {
     pub fn read(dev: usize, offset: u64, buf: &mut [u8]) -> Op {
         Op {
@@ -40,7 +66,7 @@ impl Op {
     }
     /// # Safety
     /// `ptr` must point at `len` bytes that stay valid (and, for reads, unaliased) until the
-    /// [`Pool::run`] this op is passed to returns.
+    /// batch this op is submitted to has been waited for (or dropped).
     pub unsafe fn raw(dev: usize, offset: u64, ptr: *mut u8, len: usize, write: bool) -> Op {
         Op {
             dev,
@@ -61,8 +87,8 @@ impl Op {
     }
     fn exec(&self, dev: &dyn Dev) -> io::Result<()> {
         // SAFETY: the pointer and length come from a live slice whose borrow outlives the
-        // batch (Pool::run does not return before every op has executed); reads get a
-        // unique borrow, and writes only read through the pointer.
+        // batch (a batch does not end before every op has executed); reads get a unique
+        // borrow, and writes only read through the pointer.
         unsafe {
             if self.write {
                 dev.write(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
@@ -76,127 +102,849 @@ impl Op {
     }
 }
 
-struct Batch {
+/// How member I/O is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberIo {
+    /// io_uring for members on devices and disk filesystems; worker threads for members in
+    /// memory (tmpfs, ramfs), whose I/O is a memory copy that only threads run in parallel.
+    Auto,
+    /// io_uring for every member; `punt`: every SQE flagged IOSQE_ASYNC (straight to the
+    /// kernel's io-wq workers instead of first trying inline at submit).
+    Uring { punt: bool },
+    /// One pread/pwrite worker thread per member.
+    Psync,
+}
+
+impl MemberIo {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemberIo::Auto => "auto",
+            MemberIo::Uring { punt: true } => "io_uring (async punt)",
+            MemberIo::Uring { punt: false } => "io_uring",
+            MemberIo::Psync => "psync (thread per member)",
+        }
+    }
+
+    /// The method asked for by `RAIDLAB_MEMBER_IO`, else the default.
+    fn from_env() -> Result<MemberIo, String> {
+        match std::env::var("RAIDLAB_MEMBER_IO").as_deref() {
+            Err(_) | Ok("") => Ok(DEFAULT_IO),
+            Ok("auto") => Ok(MemberIo::Auto),
+            Ok("uring") => Ok(MemberIo::Uring { punt: false }),
+            Ok("uring-async") => Ok(MemberIo::Uring { punt: true }),
+            Ok("psync") => Ok(MemberIo::Psync),
+            Ok(v) => Err(format!(
+                "RAIDLAB_MEMBER_IO={v} is not valid (valid: auto, uring, uring-async, psync)"
+            )),
+        }
+    }
+}
+
+/// The default, chosen by measurement (BENCHMARKS.md, Arrays): a buffered write to a tmpfs
+/// file cannot be done without blocking, so io_uring hands every one to its io-wq workers,
+/// and io-wq runs buffered writes to regular files on about one worker — full-stripe writes
+/// to tmpfs members ran at about half the rate of a thread per member (with or without
+/// IOSQE_ASYNC). Members on devices and disk filesystems, where the kernel itself does the
+/// I/O asynchronously, go through the ring.
+pub const DEFAULT_IO: MemberIo = MemberIo::Auto;
+
+/// Whether the descriptor's file lives in memory (tmpfs, ramfs).
+fn memory_backed(fd: RawFd) -> bool {
+    // SAFETY: fstatfs writes only into the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+        return false;
+    }
+    let t = st.f_type as i64;
+    // ramfs: 0x858458f6 (linux/magic.h).
+    t == libc::TMPFS_MAGIC as i64 || t == 0x8584_58f6
+}
+
+/// Submission queue entries per ring; a batch with more operations keeps this many in flight.
+const RING_ENTRIES: u32 = 128;
+/// The most bytes one SQE moves (the rest of a longer operation is resubmitted).
+const MAX_SQE_BYTES: usize = 1 << 30;
+/// Resubmissions of one operation after EAGAIN/EINTR before it counts as failed.
+const MAX_RETRIES: u32 = 1000;
+
+/// Completion count of a set of operations handed to worker threads.
+struct Counter {
     state: Mutex<(usize, Vec<(usize, io::Error)>)>,
     done: Condvar,
 }
 
-type Job = (Vec<Op>, Arc<Batch>);
+type Job = (Vec<Op>, Arc<Counter>);
 
-pub struct Pool {
-    devs: Vec<Option<Arc<dyn Dev>>>,
+/// One worker thread per device.
+struct Workers {
     senders: Vec<Option<Sender<Job>>>,
     threads: Vec<JoinHandle<()>>,
 }
 
-impl Pool {
-    pub fn new(devs: Vec<Option<Arc<dyn Dev>>>) -> Pool {
+impl Workers {
+    fn new(devs: &[Option<Arc<dyn Dev>>], wanted: impl Fn(&dyn Dev) -> bool) -> Workers {
         let mut senders = Vec::new();
         let mut threads = Vec::new();
-        for d in &devs {
+        for (i, d) in devs.iter().enumerate() {
             match d {
-                Some(dev) => {
+                Some(dev) if wanted(&**dev) => {
                     let (tx, rx) = channel::<Job>();
                     let dev = dev.clone();
-                    threads.push(std::thread::spawn(move || {
-                        while let Ok((ops, batch)) = rx.recv() {
-                            let mut errs = Vec::new();
-                            for op in &ops {
-                                if let Err(e) = op.exec(&*dev) {
-                                    errs.push((op.dev, e));
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("raidlab-member{i}"))
+                        .spawn(move || {
+                            while let Ok((ops, counter)) = rx.recv() {
+                                let mut errs = Vec::new();
+                                for op in &ops {
+                                    if let Err(e) = op.exec(&*dev) {
+                                        errs.push((op.dev, e));
+                                    }
+                                }
+                                let mut st = counter.state.lock().unwrap();
+                                st.0 -= 1;
+                                st.1.extend(errs);
+                                if st.0 == 0 {
+                                    counter.done.notify_all();
                                 }
                             }
-                            let mut st = batch.state.lock().unwrap();
-                            st.0 -= 1;
-                            st.1.extend(errs);
-                            if st.0 == 0 {
-                                batch.done.notify_all();
-                            }
+                        });
+                    match spawned {
+                        Ok(t) => {
+                            threads.push(t);
+                            senders.push(Some(tx));
                         }
-                    }));
-                    senders.push(Some(tx));
+                        // No thread: this device's ops run on the submitting thread.
+                        Err(_) => senders.push(None),
+                    }
                 }
-                None => senders.push(None),
+                _ => senders.push(None),
             }
         }
-        Pool {
-            devs,
-            senders,
-            threads,
+        Workers { senders, threads }
+    }
+}
+
+/// A ring and the state of the operations in flight on it.
+struct Ring {
+    ring: io_uring::IoUring,
+}
+
+impl Ring {
+    fn new() -> io::Result<Ring> {
+        // Cooperative task running (5.19+) saves an interrupt per completion; rings move
+        // between threads, so no single-issuer mode.
+        let ring = io_uring::IoUring::builder()
+            .setup_coop_taskrun()
+            .build(RING_ENTRIES)
+            .or_else(|_| io_uring::IoUring::new(RING_ENTRIES))?;
+        Ok(Ring { ring })
+    }
+}
+
+pub struct Pool {
+    devs: Vec<Option<Arc<dyn Dev>>>,
+    /// The method in effect (after any fallback).
+    #[cfg_attr(not(test), allow(dead_code))]
+    io: MemberIo,
+    /// Per device: served through a ring (else by its worker thread).
+    via_ring: Vec<bool>,
+    punt: bool,
+    /// Why io_uring is not in use, when it was wanted.
+    fallback: Option<String>,
+    rings: Mutex<Vec<Ring>>,
+    workers: Workers,
+    /// Per device, a descriptor to use in the ring instead of the device's own (-1: none).
+    /// Tests put a descriptor opened for the wrong direction here to have the kernel fail a
+    /// member's operations through the ring path.
+    fd_override: Vec<AtomicI32>,
+}
+
+impl Pool {
+    pub fn new(devs: Vec<Option<Arc<dyn Dev>>>) -> Pool {
+        match MemberIo::from_env() {
+            Ok(io) => Pool::with_io(devs, io),
+            Err(msg) => {
+                eprintln!("raidlab: {msg}; using {}", DEFAULT_IO.name());
+                Pool::with_io(devs, DEFAULT_IO)
+            }
         }
+    }
+
+    /// A pool doing member I/O the way asked, falling back to psync threads when a ring
+    /// cannot be set up.
+    pub fn with_io(devs: Vec<Option<Arc<dyn Dev>>>, want: MemberIo) -> Pool {
+        let mut io = want;
+        let mut fallback = None;
+        let mut rings = Vec::new();
+        if want != MemberIo::Psync {
+            match Ring::new() {
+                Ok(r) => rings.push(r),
+                Err(e) => {
+                    fallback = Some(format!("io_uring setup failed: {e}"));
+                    io = MemberIo::Psync;
+                }
+            }
+        }
+        let ring_for = |d: &dyn Dev| match (io, d.raw()) {
+            (MemberIo::Psync, _) | (_, None) => false,
+            (MemberIo::Uring { .. }, Some(_)) => true,
+            (MemberIo::Auto, Some((fd, _))) => !memory_backed(fd),
+        };
+        let via_ring = devs
+            .iter()
+            .map(|d| d.as_ref().is_some_and(|d| ring_for(&**d)))
+            .collect();
+        let workers = Workers::new(&devs, |d| !ring_for(d));
+        let fd_override = devs.iter().map(|_| AtomicI32::new(-1)).collect();
+        let pool = Pool {
+            devs,
+            io,
+            via_ring,
+            punt: io == MemberIo::Uring { punt: true },
+            fallback,
+            rings: Mutex::new(rings),
+            workers,
+            fd_override,
+        };
+        if std::env::var_os("RAIDLAB_DEBUG").is_some() {
+            eprintln!("raidlab: member I/O: {}", pool.describe());
+        }
+        pool
+    }
+
+    /// How member I/O is done, in words: "io_uring", "psync (thread per member)",
+    /// "io_uring for 2 members, threads for 3 (memory-backed or child arrays)", with the
+    /// reason when io_uring was wanted and could not be set up.
+    pub fn describe(&self) -> String {
+        let present = self.devs.iter().filter(|d| d.is_some()).count();
+        let ring = self.via_ring.iter().filter(|&&r| r).count();
+        let mut s = if ring == 0 {
+            MemberIo::Psync.name().to_string()
+        } else if ring == present {
+            let punt = if self.punt { " (async punt)" } else { "" };
+            format!("io_uring{punt}")
+        } else {
+            format!(
+                "io_uring for {ring} members, threads for {} (memory-backed or child arrays)",
+                present - ring
+            )
+        };
+        if let Some(f) = &self.fallback {
+            s.push_str(&format!(" ({f})"));
+        }
+        s
+    }
+
+    /// Whether device `dev` is served through a ring.
+    pub fn via_ring(&self, dev: usize) -> bool {
+        self.via_ring.get(dev).copied().unwrap_or(false)
     }
 
     pub fn dev(&self, i: usize) -> Option<&Arc<dyn Dev>> {
         self.devs.get(i).and_then(|d| d.as_ref())
     }
 
+    /// Have the ring use `fd` for device `dev`'s operations (-1: the device's own again).
+    /// For tests that make the kernel fail a member's I/O.
+    #[cfg(test)]
+    pub fn override_fd(&self, dev: usize, fd: RawFd) {
+        self.fd_override[dev].store(fd, Ordering::SeqCst);
+    }
+
     /// Run every op, members in parallel; return each (device, error) that failed.
-    pub fn run(&self, mut ops: Vec<Op>) -> Vec<(usize, io::Error)> {
-        if ops.is_empty() {
-            return Vec::new();
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn run(&self, ops: Vec<Op>) -> Vec<(usize, io::Error)> {
+        let mut b = self.batch();
+        b.submit(ops);
+        b.wait()
+    }
+
+    /// An empty batch: submit ops to it (several times, to overlap work with I/O in flight),
+    /// then wait. Dropping it waits too, so no operation outlives its buffer's borrow.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch {
+            pool: self,
+            ring: None,
+            slots: Vec::new(),
+            free: Vec::new(),
+            inflight: 0,
+            backlog: VecDeque::new(),
+            counter: None,
+            errors: Vec::new(),
         }
-        ops.sort_by_key(|o| (o.dev, o.offset));
-        let mut groups: Vec<Vec<Op>> = Vec::new();
-        for op in ops {
-            match groups.last_mut() {
-                Some(g) if g[0].dev == op.dev => g.push(op),
-                _ => groups.push(vec![op]),
-            }
+    }
+
+    fn ring_fd(&self, dev: usize) -> Option<(RawFd, u64)> {
+        if !self.via_ring(dev) {
+            return None;
         }
-        let mut errors = Vec::new();
-        let missing = |g: &Vec<Op>, errors: &mut Vec<(usize, io::Error)>| {
-            errors.push((g[0].dev, io::Error::other("member is not present")));
-        };
-        // The caller's thread does the first group itself; the rest go to the workers.
-        let first = groups.remove(0);
-        let batch = Arc::new(Batch {
-            state: Mutex::new((0, Vec::new())),
-            done: Condvar::new(),
-        });
-        let mut sent = 0;
-        for g in groups {
-            match self.senders.get(g[0].dev).and_then(|s| s.as_ref()) {
-                Some(tx) => {
-                    batch.state.lock().unwrap().0 += 1;
-                    if tx.send((g, batch.clone())).is_err() {
-                        let mut st = batch.state.lock().unwrap();
-                        st.0 -= 1;
-                        st.1.push((usize::MAX, io::Error::other("member worker stopped")));
-                    } else {
-                        sent += 1;
-                    }
-                }
-                None => missing(&g, &mut errors),
-            }
-        }
-        match self.dev(first[0].dev) {
-            Some(dev) => {
-                for op in &first {
-                    if let Err(e) = op.exec(&**dev) {
-                        errors.push((op.dev, e));
-                    }
-                }
-            }
-            None => missing(&first, &mut errors),
-        }
-        if sent > 0 {
-            let mut st = batch.state.lock().unwrap();
-            while st.0 > 0 {
-                st = batch.done.wait(st).unwrap();
-            }
-            errors.append(&mut st.1);
-        } else {
-            errors.append(&mut batch.state.lock().unwrap().1);
-        }
-        errors
+        let (fd, base) = self.dev(dev)?.raw()?;
+        let o = self.fd_override[dev].load(Ordering::SeqCst);
+        Some((if o >= 0 { o } else { fd }, base))
     }
 }
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        self.senders.clear();
-        for t in self.threads.drain(..) {
+        self.workers.senders.clear();
+        for t in self.workers.threads.drain(..) {
             let _ = t.join();
+        }
+    }
+}
+
+/// An operation on a ring: where it goes and how much of it is done.
+struct Slot {
+    dev: usize,
+    fd: RawFd,
+    /// Byte offset in the file (data area offset added).
+    at: u64,
+    ptr: *mut u8,
+    len: usize,
+    write: bool,
+    done: usize,
+    retries: u32,
+}
+
+/// Operations submitted and not yet waited for. See [`Pool::batch`].
+pub struct Batch<'p> {
+    pool: &'p Pool,
+    ring: Option<Ring>,
+    slots: Vec<Slot>,
+    /// Indices of finished slots, reused by later submissions.
+    free: Vec<usize>,
+    inflight: usize,
+    /// Slots waiting for room in the ring.
+    backlog: VecDeque<usize>,
+    counter: Option<Arc<Counter>>,
+    errors: Vec<(usize, io::Error)>,
+}
+
+impl Batch<'_> {
+    /// Start every op; returns without waiting for them (a device with no ring and no worker
+    /// thread is served on this thread before returning).
+    pub fn submit(&mut self, ops: Vec<Op>) {
+        let pool = self.pool;
+        let mut by_dev: Vec<(usize, Vec<Op>)> = Vec::new();
+        let mut queued = false;
+        for op in ops {
+            if let Some((fd, base)) = pool.ring_fd(op.dev) {
+                if self.ring.is_none() {
+                    self.ring = pool
+                        .rings
+                        .lock()
+                        .unwrap()
+                        .pop()
+                        .or_else(|| Ring::new().ok());
+                }
+                if self.ring.is_some() {
+                    let s = Slot {
+                        dev: op.dev,
+                        fd,
+                        at: base + op.offset,
+                        ptr: op.ptr,
+                        len: op.len,
+                        write: op.write,
+                        done: 0,
+                        retries: 0,
+                    };
+                    let i = match self.free.pop() {
+                        Some(i) => {
+                            self.slots[i] = s;
+                            i
+                        }
+                        None => {
+                            self.slots.push(s);
+                            self.slots.len() - 1
+                        }
+                    };
+                    self.backlog.push_back(i);
+                    queued = true;
+                    continue;
+                }
+            }
+            match by_dev.iter_mut().find(|(d, _)| *d == op.dev) {
+                Some((_, v)) => v.push(op),
+                None => by_dev.push((op.dev, vec![op])),
+            }
+        }
+        if queued {
+            self.fill();
+            self.enter(0);
+        }
+        for (dev, group) in by_dev {
+            self.to_thread(dev, group);
+        }
+    }
+
+    /// Hand one device's ops to its worker, or run them here when it has none.
+    fn to_thread(&mut self, dev: usize, group: Vec<Op>) {
+        let pool = self.pool;
+        let Some(d) = pool.dev(dev) else {
+            self.errors
+                .push((dev, io::Error::other("member is not present")));
+            return;
+        };
+        if let Some(tx) = pool.workers.senders.get(dev).and_then(|s| s.as_ref()) {
+            let counter = self
+                .counter
+                .get_or_insert_with(|| {
+                    Arc::new(Counter {
+                        state: Mutex::new((0, Vec::new())),
+                        done: Condvar::new(),
+                    })
+                })
+                .clone();
+            counter.state.lock().unwrap().0 += 1;
+            match tx.send((group, counter.clone())) {
+                Ok(()) => return,
+                Err(e) => {
+                    counter.state.lock().unwrap().0 -= 1;
+                    // The worker is gone: do its ops here.
+                    let (group, _) = e.0;
+                    for op in &group {
+                        if let Err(e) = op.exec(&**d) {
+                            self.errors.push((op.dev, e));
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+        for op in &group {
+            if let Err(e) = op.exec(&**d) {
+                self.errors.push((op.dev, e));
+            }
+        }
+    }
+
+    /// Move backlog slots into the submission queue while the ring has room (never more in
+    /// flight than the ring has entries, so the completion queue cannot overflow).
+    fn fill(&mut self) {
+        let Some(r) = self.ring.as_mut() else { return };
+        let punt = self.pool.punt;
+        while self.inflight < RING_ENTRIES as usize {
+            let Some(i) = self.backlog.pop_front() else {
+                break;
+            };
+            let s = &self.slots[i];
+            let n = (s.len - s.done).min(MAX_SQE_BYTES) as u32;
+            // SAFETY (of the pointer arithmetic): done < len, inside the op's buffer.
+            let p = unsafe { s.ptr.add(s.done) };
+            let fd = io_uring::types::Fd(s.fd);
+            let at = s.at + s.done as u64;
+            let mut e = if s.write {
+                io_uring::opcode::Write::new(fd, p, n).offset(at).build()
+            } else {
+                io_uring::opcode::Read::new(fd, p, n).offset(at).build()
+            };
+            e = e.user_data(i as u64);
+            if punt {
+                e = e.flags(io_uring::squeue::Flags::ASYNC);
+            }
+            // SAFETY: the buffer stays valid until this batch is waited for (Op's contract),
+            // and the batch does not end while the slot is in flight. The queue has room:
+            // fewer than RING_ENTRIES are in flight, and everything pushed is submitted by
+            // `enter` before the next fill.
+            if unsafe { r.ring.submission().push(&e) }.is_err() {
+                self.backlog.push_front(i);
+                break;
+            }
+            self.inflight += 1;
+        }
+    }
+
+    /// Submit what is queued and wait for at least `min` completions, then handle every
+    /// completion there is.
+    fn enter(&mut self, min: usize) {
+        let Some(r) = self.ring.as_mut() else { return };
+        let mut tries = 0;
+        loop {
+            match r.ring.submit_and_wait(min) {
+                Ok(_) => break,
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR) | Some(libc::EAGAIN) | Some(libc::EBUSY)
+                    ) && tries < MAX_RETRIES =>
+                {
+                    tries += 1;
+                    if e.raw_os_error() != Some(libc::EINTR) {
+                        // Completions are what frees kernel resources: take them first.
+                        break;
+                    }
+                }
+                Err(e) => {
+                    // The ring itself fails (not a member): report it against no member, so
+                    // the I/O fails without failing members. What is in flight is waited for
+                    // below through the completion queue.
+                    self.errors
+                        .push((usize::MAX, io::Error::other(format!("io_uring: {e}"))));
+                    break;
+                }
+            }
+        }
+        let done: Vec<(u64, i32)> = r
+            .ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        for (i, res) in done {
+            self.complete(i as usize, res);
+        }
+    }
+
+    fn complete(&mut self, i: usize, res: i32) {
+        let s = &mut self.slots[i];
+        self.inflight -= 1;
+        let err = if res < 0 {
+            let errno = -res;
+            if (errno == libc::EAGAIN || errno == libc::EINTR) && s.retries < MAX_RETRIES {
+                s.retries += 1;
+                self.backlog.push_back(i);
+                return;
+            }
+            Some(io::Error::from_raw_os_error(errno))
+        } else if res == 0 {
+            Some(if s.write {
+                io::Error::new(io::ErrorKind::WriteZero, "member accepted no bytes")
+            } else {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "member ended before the data area did",
+                )
+            })
+        } else {
+            s.done += res as usize;
+            if s.done < s.len {
+                // Short read or write: the rest goes in again.
+                self.backlog.push_back(i);
+                return;
+            }
+            None
+        };
+        if let Some(e) = err {
+            self.errors.push((s.dev, e));
+        }
+        self.free.push(i);
+    }
+
+    /// Wait for every op submitted; return each (device, error) that failed.
+    pub fn wait(mut self) -> Vec<(usize, io::Error)> {
+        self.finish();
+        std::mem::take(&mut self.errors)
+    }
+
+    /// Wait for everything submitted so far; the batch can take more ops afterwards.
+    pub fn wait_all(&mut self) -> Vec<(usize, io::Error)> {
+        self.finish();
+        std::mem::take(&mut self.errors)
+    }
+
+    fn finish(&mut self) {
+        if self.ring.is_some() {
+            let mut stuck = 0;
+            while self.inflight > 0 || !self.backlog.is_empty() {
+                self.fill();
+                let before = (self.inflight, self.backlog.len());
+                // Wait for everything in flight at once: one wakeup per batch, not one per
+                // completion (on a busy machine every wakeup may queue behind other tasks).
+                self.enter(self.inflight.max(1));
+                if self.inflight > 0 && (self.inflight, self.backlog.len()) == before {
+                    // enter failed without progress: nothing else can free these buffers'
+                    // borrows, so keep waiting (a broken ring is reported in `errors`).
+                    stuck += 1;
+                    if stuck % 1000 == 0 {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+        }
+        if let Some(c) = self.counter.take() {
+            let mut st = c.state.lock().unwrap();
+            while st.0 > 0 {
+                st = c.done.wait(st).unwrap();
+            }
+            self.errors.append(&mut st.1);
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        self.finish();
+        if let Some(r) = self.ring.take() {
+            self.pool.rings.lock().unwrap().push(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
+
+    struct FileDev {
+        f: File,
+        base: u64,
+    }
+    impl Dev for FileDev {
+        fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            self.f.read_exact_at(buf, self.base + offset)
+        }
+        fn write(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+            self.f.write_all_at(buf, self.base + offset)
+        }
+        fn flush(&self) -> io::Result<()> {
+            self.f.sync_data()
+        }
+        fn raw(&self) -> Option<(RawFd, u64)> {
+            Some((self.f.as_raw_fd(), self.base))
+        }
+    }
+
+    fn devs(dir: &std::path::Path, n: usize, size: u64) -> Vec<Option<Arc<dyn Dev>>> {
+        (0..n)
+            .map(|i| {
+                let p = dir.join(format!("m{i}"));
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&p)
+                    .unwrap();
+                f.set_len(size).unwrap();
+                Some(Arc::new(FileDev { f, base: 4096 }) as Arc<dyn Dev>)
+            })
+            .collect()
+    }
+
+    fn pattern(len: usize, seed: u8) -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+            .collect()
+    }
+
+    const ALL: [MemberIo; 3] = [
+        MemberIo::Uring { punt: true },
+        MemberIo::Uring { punt: false },
+        MemberIo::Psync,
+    ];
+
+    #[test]
+    fn writes_then_reads_round_trip_with_every_method() {
+        for io in ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let pool = Pool::with_io(devs(dir.path(), 4, 1 << 20), io);
+            assert_eq!(pool.io, io, "io_uring is available on this machine");
+            assert_eq!(pool.via_ring(0), io != MemberIo::Psync);
+            // More ops than the ring has entries, so the backlog path runs too.
+            let bufs: Vec<Vec<u8>> = (0..300).map(|k| pattern(4096, k as u8)).collect();
+            let ops = bufs
+                .iter()
+                .enumerate()
+                .map(|(k, b)| Op::write(k % 4, (k / 4) as u64 * 4096, b))
+                .collect();
+            assert!(pool.run(ops).is_empty());
+            let mut back = vec![vec![0u8; 4096]; 300];
+            let ops = back
+                .iter_mut()
+                .enumerate()
+                .map(|(k, b)| Op::read(k % 4, (k / 4) as u64 * 4096, b))
+                .collect();
+            assert!(pool.run(ops).is_empty());
+            assert_eq!(back, bufs, "{}", io.name());
+            // The data area starts at the device's base offset.
+            let Some(d) = pool.dev(1) else { panic!() };
+            let mut raw = vec![0u8; 4096];
+            d.read(&mut raw, 0).unwrap();
+            assert_eq!(raw, bufs[1]);
+        }
+    }
+
+    #[test]
+    fn pipelined_submissions_in_one_batch_all_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Pool::with_io(devs(dir.path(), 3, 1 << 20), DEFAULT_IO);
+        let bufs: Vec<Vec<u8>> = (0..6).map(|k| pattern(65536, k)).collect();
+        {
+            let mut b = pool.batch();
+            for (k, buf) in bufs.iter().enumerate() {
+                b.submit(vec![Op::write(k % 3, (k / 3) as u64 * 65536, buf)]);
+            }
+            assert!(b.wait().is_empty());
+        }
+        for (k, buf) in bufs.iter().enumerate() {
+            let mut r = vec![0u8; 65536];
+            pool.dev(k % 3)
+                .unwrap()
+                .read(&mut r, (k / 3) as u64 * 65536)
+                .unwrap();
+            assert_eq!(&r, buf);
+        }
+    }
+
+    #[test]
+    fn reading_past_a_member_end_is_an_error_of_that_member() {
+        for io in ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let pool = Pool::with_io(devs(dir.path(), 2, 8192 + 4096), io);
+            let mut a = vec![0u8; 4096];
+            let mut b = vec![0u8; 8192];
+            // Member 1's data area is 8192 bytes: this read gets 4096 and then end of file.
+            let errs = pool.run(vec![Op::read(0, 0, &mut a), Op::read(1, 4096, &mut b)]);
+            assert_eq!(errs.len(), 1, "{}", io.name());
+            assert_eq!(errs[0].0, 1);
+            assert_eq!(errs[0].1.kind(), io::ErrorKind::UnexpectedEof);
+        }
+    }
+
+    #[test]
+    fn kernel_errors_through_the_ring_name_the_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Pool::with_io(devs(dir.path(), 3, 1 << 20), MemberIo::Uring { punt: true });
+        // Member 2 is now written through a descriptor opened read-only: the kernel fails the
+        // write (EBADF) in the ring, and only that member's operation.
+        let ro = File::open(dir.path().join("m2")).unwrap();
+        pool.override_fd(2, ro.as_raw_fd());
+        let data = pattern(8192, 9);
+        let ops = (0..3).map(|m| Op::write(m, 0, &data)).collect();
+        let errs = pool.run(ops);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].0, 2);
+        assert_eq!(errs[0].1.raw_os_error(), Some(libc::EBADF));
+        pool.override_fd(2, -1);
+        assert!(pool.run(vec![Op::write(2, 0, &data)]).is_empty());
+    }
+
+    #[test]
+    fn a_missing_member_is_reported_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = devs(dir.path(), 2, 1 << 20);
+        d[1] = None;
+        let pool = Pool::with_io(d, DEFAULT_IO);
+        let buf = vec![1u8; 512];
+        let errs = pool.run(vec![Op::write(0, 0, &buf), Op::write(1, 0, &buf)]);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].0, 1);
+    }
+
+    #[test]
+    fn devices_without_a_descriptor_go_through_worker_threads() {
+        struct Mem(Mutex<Vec<u8>>);
+        impl Dev for Mem {
+            fn read(&self, buf: &mut [u8], o: u64) -> io::Result<()> {
+                let v = self.0.lock().unwrap();
+                buf.copy_from_slice(&v[o as usize..o as usize + buf.len()]);
+                Ok(())
+            }
+            fn write(&self, buf: &[u8], o: u64) -> io::Result<()> {
+                self.0.lock().unwrap()[o as usize..o as usize + buf.len()].copy_from_slice(buf);
+                Ok(())
+            }
+            fn flush(&self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mut d = devs(dir.path(), 1, 1 << 20);
+        d.push(Some(
+            Arc::new(Mem(Mutex::new(vec![0; 8192]))) as Arc<dyn Dev>
+        ));
+        let pool = Pool::with_io(d, DEFAULT_IO);
+        let a = pattern(4096, 1);
+        let b = pattern(4096, 2);
+        assert!(pool
+            .run(vec![Op::write(0, 0, &a), Op::write(1, 4096, &b)])
+            .is_empty());
+        let (mut ra, mut rb) = (vec![0u8; 4096], vec![0u8; 4096]);
+        assert!(pool
+            .run(vec![Op::read(0, 0, &mut ra), Op::read(1, 4096, &mut rb)])
+            .is_empty());
+        assert_eq!((ra, rb), (a, b));
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    use super::*;
+    use std::os::unix::io::AsRawFd;
+
+    struct F(std::fs::File, u64);
+    impl Dev for F {
+        fn read(&self, b: &mut [u8], o: u64) -> io::Result<()> {
+            use std::os::unix::fs::FileExt;
+            self.0.read_exact_at(b, self.1 + o)
+        }
+        fn write(&self, b: &[u8], o: u64) -> io::Result<()> {
+            use std::os::unix::fs::FileExt;
+            self.0.write_all_at(b, self.1 + o)
+        }
+        fn flush(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn raw(&self) -> Option<(RawFd, u64)> {
+            Some((self.0.as_raw_fd(), self.1))
+        }
+    }
+
+    /// Not a test: `cargo test --release -p raidlab-array pool_speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn pool_speed() {
+        let dir = std::env::var("POOL_DIR").unwrap_or("/dev/shm".into());
+        let n = 9;
+        let devs: Vec<Option<Arc<dyn Dev>>> = (0..n)
+            .map(|i| {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .open(format!("{dir}/pool-speed-{i}"))
+                    .unwrap();
+                f.set_len(128 << 20).unwrap();
+                Some(Arc::new(F(f, 0)) as Arc<dyn Dev>)
+            })
+            .collect();
+        let buf = vec![7u8; 65536];
+        for io in [
+            MemberIo::Psync,
+            MemberIo::Uring { punt: true },
+            MemberIo::Uring { punt: false },
+            MemberIo::Psync,
+            MemberIo::Uring { punt: true },
+        ] {
+            let pool = Pool::with_io(devs.clone(), io);
+            let t = std::time::Instant::now();
+            let mut off = 0u64;
+            while off < (128 << 20) {
+                let ops = (0..4 * n)
+                    .map(|k| Op::write(k % n, off + (k / n) as u64 * 65536, &buf))
+                    .collect();
+                assert!(pool.run(ops).is_empty());
+                off += 4 * 65536;
+            }
+            let s = t.elapsed().as_secs_f64();
+            let workers = std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter(|t| {
+                    let p = t.as_ref().unwrap().path().join("comm");
+                    std::fs::read_to_string(p)
+                        .unwrap_or_default()
+                        .starts_with("iou-wrk")
+                })
+                .count();
+            println!(
+                "{:28} {:8.0} MB/s  io-wq workers {workers}",
+                io.name(),
+                (n as f64 * 128.0 * 1048576.0) / s / 1e6
+            );
+        }
+        for i in 0..n {
+            let _ = std::fs::remove_file(format!("{dir}/pool-speed-{i}"));
         }
     }
 }
