@@ -25,6 +25,7 @@ pub const SIZE_KEYS: &[&str] = &[
     "bs",
     "blocksize",
     "size",
+    "io_size",
     "offset",
     "offset_increment",
     "chunk",
