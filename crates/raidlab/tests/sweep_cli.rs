@@ -187,6 +187,8 @@ setup = ["sleep 0.4"]
     let mut child = Command::new(bin())
         .args(["sweep", exp.to_str().unwrap()])
         .current_dir(dir.path())
+        // A killed sweep cannot remove its scratch folder: keep it inside the test's own.
+        .env("TMPDIR", dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
