@@ -126,6 +126,7 @@ struct Counters {
     passes: Vec<PassStats>,
     pass_span: Vec<(u64, u64)>,
     verify: VerifySummary,
+    iodepth_level: [u64; 7],
 }
 
 /// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
@@ -221,6 +222,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
         if inflight == 0 {
             break;
+        }
+        if !fresh.is_empty() {
+            // fio's IO depths: what was in flight once this batch was queued.
+            c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
         }
         let t_submit = clock.now_ns();
         for &f in &fresh {
@@ -359,6 +364,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         sim: None,
         stopped,
         error,
+        iodepth_level: c.iodepth_level,
         // Fields the engine does not know (filled by the caller) keep their defaults.
         ..Default::default()
     }

@@ -173,6 +173,27 @@ fn the_null_engine_counts_without_touching_the_target() {
         (j.engine.as_str(), j.read.total_ios, j.read.io_bytes),
         ("null", 4096, 16 << 20)
     );
+    // fio's IO depths: every I/O counted once; the null engine completes at once, so each
+    // refill tops the queue back up to 32 in flight (bucket "32": 32-63).
+    assert_eq!(j.iodepth_level.iter().sum::<u64>(), 4096);
+    assert!(j.iodepth_level[5] > 4000, "{:?}", j.iodepth_level);
+}
+
+#[test]
+fn depth_one_jobs_submit_at_depth_one() {
+    let d = tmp();
+    let f = d.path().join("d1");
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[0].iodepth_level, [16, 0, 0, 0, 0, 0, 0]);
 }
 
 #[test]

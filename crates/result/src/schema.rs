@@ -116,6 +116,19 @@ pub struct JobResult {
     pub stopped: Option<String>,
     /// An I/O error that ended the job, described.
     pub error: Option<String>,
+    /// I/Os submitted while the job's requests in flight (itself included) numbered 1, 2–3,
+    /// 4–7, 8–15, 16–31, 32–63 and ≥ 64: fio's `IO depths` (`iodepth_level`). All zero when
+    /// the executor does not count them.
+    #[serde(default)]
+    pub iodepth_level: [u64; 7],
+}
+
+/// The `iodepth_level` bucket of a submission made with `depth` requests in flight.
+pub fn iodepth_bucket(depth: u32) -> usize {
+    match depth {
+        0 | 1 => 0,
+        d => ((31 - d.leading_zeros()) as usize).min(6),
+    }
 }
 
 impl JobResult {
@@ -135,6 +148,9 @@ impl JobResult {
         }
         if self.error.is_none() {
             self.error = other.error.clone();
+        }
+        for (a, b) in self.iodepth_level.iter_mut().zip(other.iodepth_level) {
+            *a += b;
         }
     }
 
