@@ -167,6 +167,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let mut c = Counters::default();
     let mut error: Option<String> = None;
+    // fio's `error`: the errno of the first error (set together with `error`).
+    let mut errno = 0i32;
     // An I/O error ends the job; a verify mismatch is recorded and the job goes on counting.
     let mut io_failed = false;
     let mut stopped: Option<String> = None;
@@ -233,6 +235,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
         fresh.clear();
         if let Err(e) = exec.submit_and_reap(1, &mut done) {
+            if error.is_none() {
+                errno = e.raw_os_error().unwrap_or(libc::EIO);
+            }
             error.get_or_insert(format!("submitting I/O to {}: {e}", setup.target));
             // The executor cannot tell us which requests are still in flight: stop here.
             break;
@@ -254,6 +259,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             match comp.res {
                 Err(e) => {
                     io_failed = true;
+                    if error.is_none() {
+                        errno = e.raw_os_error().unwrap_or(libc::EIO);
+                    }
                     error.get_or_insert(format!(
                         "{what} of {} bytes at offset {} on {}: {e}",
                         r.len, r.offset, setup.target
@@ -262,6 +270,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 Ok(n) if n != r.len => {
                     io_failed = true;
+                    if error.is_none() {
+                        errno = libc::EIO; // as fio reports a short transfer
+                    }
                     error.get_or_insert(format!(
                         "short {what} at offset {} on {}: {n} of {} bytes",
                         r.offset, setup.target, r.len
@@ -348,6 +359,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         })
         .collect();
     let pct = |ns: u64| ns as f64 * 100.0 / elapsed as f64;
+    if error.is_some() && errno == 0 {
+        // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
+        errno = libc::EILSEQ;
+    }
     JobResult {
         name: setup.name,
         groupid: setup.group_id,
@@ -365,6 +380,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         stopped,
         error,
         iodepth_level: c.iodepth_level,
+        // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
+        errno,
         // Fields the engine does not know (filled by the caller) keep their defaults.
         ..Default::default()
     }

@@ -295,10 +295,16 @@ fn verify_catches_a_torn_block() {
         f.read_exact_at(&mut b, 40960 + 1000).unwrap();
         f.write_all_at(&[b[0] ^ 0xff], 40960 + 1000).unwrap();
     });
+    let code = j.error_code();
     let v = j.verify.unwrap();
     assert_eq!((v.blocks_checked, v.mismatches), (64, 1));
     let m = v.first_mismatch.unwrap();
     assert!(m.starts_with("torn block at offset 40960"), "{m}");
+    assert_eq!(
+        code,
+        libc::EILSEQ,
+        "fio reports a verify failure as EILSEQ"
+    );
     assert!(j.error.unwrap().contains("torn block at offset 40960"));
 }
 

@@ -182,7 +182,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
     let mut f = vec![
         ("jobname", v(j.name.clone())),
         ("groupid", v(j.groupid)),
-        ("error", v(u32::from(j.error.is_some()))),
+        ("error", v(j.error_code())),
         ("elapsed", v(j.elapsed_ns / 1_000_000_000)),
         ("job options", options),
         ("read", direction(&j.read, plus)),

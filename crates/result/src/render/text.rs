@@ -87,7 +87,7 @@ fn direction(out: &mut String, name: &str, d: &DirStats) {
 }
 
 fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
-    let err = u32::from(j.error.is_some());
+    let err = j.error_code();
     let when = if timestamp > 0 {
         format!(": {}", ctime_utc(timestamp))
     } else {
