@@ -397,6 +397,7 @@ impl Pool {
             inflight: 0,
             backlog: VecDeque::new(),
             counter: None,
+            deferred: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -447,15 +448,18 @@ pub struct Batch<'p> {
     /// Slots waiting for room in the ring.
     backlog: VecDeque<usize>,
     counter: Option<Arc<Counter>>,
+    /// Ops for thread-served devices, by device, not yet handed out.
+    deferred: Vec<(usize, Vec<Op>)>,
     errors: Vec<(usize, io::Error)>,
 }
 
 impl Batch<'_> {
-    /// Start every op; returns without waiting for them (a device with no ring and no worker
-    /// thread is served on this thread before returning).
+    /// Start every op for devices served by a ring; ops for devices served by threads are
+    /// collected and handed out when the batch is waited for, one job per device — each
+    /// hand-off is a thread wakeup, and on a busy machine a wakeup can cost as much as the
+    /// copy it starts.
     pub fn submit(&mut self, ops: Vec<Op>) {
         let pool = self.pool;
-        let mut by_dev: Vec<(usize, Vec<Op>)> = Vec::new();
         let mut queued = false;
         for op in ops {
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
@@ -495,17 +499,49 @@ impl Batch<'_> {
                     continue;
                 }
             }
-            match by_dev.iter_mut().find(|(d, _)| *d == op.dev) {
+            match self.deferred.iter_mut().find(|(d, _)| *d == op.dev) {
                 Some((_, v)) => v.push(op),
-                None => by_dev.push((op.dev, vec![op])),
+                None => self.deferred.push((op.dev, vec![op])),
             }
         }
         if queued {
             self.fill();
             self.enter(0);
         }
-        for (dev, group) in by_dev {
+    }
+
+    /// Hand the collected thread-served ops out: every device's group but one to its worker,
+    /// and that one done on this thread, which would otherwise only wait.
+    fn start_deferred(&mut self) {
+        let mut groups = std::mem::take(&mut self.deferred);
+        // Metadata writes (a block or two per member) cost less done here than a wakeup.
+        let mut own: Vec<(usize, Vec<Op>)> = Vec::new();
+        for (dev, g) in groups.iter_mut() {
+            if g.iter().any(|o| o.meta) {
+                let (meta, rest): (Vec<Op>, Vec<Op>) =
+                    std::mem::take(g).into_iter().partition(|o| o.meta);
+                own.push((*dev, meta));
+                *g = rest;
+            }
+        }
+        groups.retain(|(_, g)| !g.is_empty());
+        own.extend(groups.pop());
+        for (dev, group) in groups {
             self.to_thread(dev, group);
+        }
+        for (dev, group) in own {
+            match self.pool.dev(dev) {
+                Some(d) => {
+                    for op in &group {
+                        if let Err(e) = op.exec(&**d) {
+                            self.errors.push((op.dev, e));
+                        }
+                    }
+                }
+                None => self
+                    .errors
+                    .push((dev, io::Error::other("member is not present"))),
+            }
         }
     }
 
@@ -695,6 +731,7 @@ impl Batch<'_> {
     }
 
     fn finish(&mut self) {
+        self.start_deferred();
         if self.ring.is_some() {
             let mut stuck = 0;
             while self.inflight > 0 || !self.backlog.is_empty() {
