@@ -75,6 +75,10 @@ impl Dev for Member {
     fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
         Some((self.raw_fd(), self.data_offset))
     }
+    fn write_meta(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.write_raw(buf, offset)?;
+        Member::flush(self)
+    }
 }
 
 impl Dev for Array {
@@ -572,18 +576,25 @@ impl Array {
     // ---------------------------------------------------------------- metadata
 
     fn persist_bitmap(&self, leaf: &Leaf, dirty: &crate::bitmap::Dirty) -> io::Result<()> {
+        // Every member's copy at once (each written and made durable); the batch returns
+        // only when all are, so no data write starts before its bit is on every member.
         let slots = self.slots();
+        let mut ops = Vec::new();
         for (i, m) in leaf.members.iter().enumerate() {
-            let Some(m) = m else { continue };
-            if !Self::writable(&slots, i as u32) {
+            if m.is_none() || !Self::writable(&slots, i as u32) {
                 continue;
             }
-            let r = dirty
-                .iter()
-                .try_for_each(|(off, bytes)| m.write_raw(bytes, BITMAP_OFFSET + off))
-                .and_then(|_| m.flush());
-            if let Err(e) = r {
+            for (off, bytes) in dirty {
+                ops.push(Op::meta_write(i, BITMAP_OFFSET + off, bytes));
+            }
+        }
+        let mut batch = self.pool.batch();
+        batch.submit(ops);
+        for (i, e) in batch.wait() {
+            if i < leaf.members.len() {
                 self.fail_member(i, &e.to_string());
+            } else {
+                return Err(e);
             }
         }
         self.check_failed()

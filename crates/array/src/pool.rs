@@ -38,6 +38,13 @@ pub trait Dev: Send + Sync {
     fn raw(&self) -> Option<(RawFd, u64)> {
         None
     }
+    /// Write metadata at an absolute byte offset (outside the data area) and make it durable.
+    fn write_meta(&self, _buf: &[u8], _offset: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this device holds no member metadata",
+        ))
+    }
 }
 
 /// One member operation. The buffer is referenced by pointer because it is borrowed from the
@@ -49,6 +56,9 @@ pub struct Op {
     ptr: *mut u8,
     len: usize,
     write: bool,
+    /// Metadata: `offset` is absolute (not in the data area) and the write is made durable
+    /// (fdatasync) before the op counts as done.
+    meta: bool,
 }
 
 unsafe impl Send for Op {}
@@ -62,6 +72,7 @@ impl Op {
             ptr: buf.as_mut_ptr(),
             len: buf.len(),
             write: false,
+            meta: false,
         }
     }
     /// # Safety
@@ -74,6 +85,7 @@ impl Op {
             ptr,
             len,
             write,
+            meta: false,
         }
     }
     pub fn write(dev: usize, offset: u64, buf: &[u8]) -> Op {
@@ -83,6 +95,19 @@ impl Op {
             ptr: buf.as_ptr() as *mut u8,
             len: buf.len(),
             write: true,
+            meta: false,
+        }
+    }
+    /// Write metadata (superblock area, bitmap) at absolute byte `offset` of the device and
+    /// make it durable before the batch counts it done.
+    pub fn meta_write(dev: usize, offset: u64, buf: &[u8]) -> Op {
+        Op {
+            dev,
+            offset,
+            ptr: buf.as_ptr() as *mut u8,
+            len: buf.len(),
+            write: true,
+            meta: true,
         }
     }
     fn exec(&self, dev: &dyn Dev) -> io::Result<()> {
@@ -90,7 +115,9 @@ impl Op {
         // batch (a batch does not end before every op has executed); reads get a unique
         // borrow, and writes only read through the pointer.
         unsafe {
-            if self.write {
+            if self.meta {
+                dev.write_meta(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
+            } else if self.write {
                 dev.write(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
             } else {
                 dev.read(
@@ -370,6 +397,7 @@ impl Pool {
             inflight: 0,
             backlog: VecDeque::new(),
             counter: None,
+            deferred: Vec::new(),
             errors: Vec::new(),
         }
     }
@@ -404,6 +432,9 @@ struct Slot {
     write: bool,
     done: usize,
     retries: u32,
+    /// Needs an fdatasync after the write (metadata); `synced` once it is queued.
+    sync: bool,
+    synced: bool,
 }
 
 /// Operations submitted and not yet waited for. See [`Pool::batch`].
@@ -417,15 +448,18 @@ pub struct Batch<'p> {
     /// Slots waiting for room in the ring.
     backlog: VecDeque<usize>,
     counter: Option<Arc<Counter>>,
+    /// Ops for thread-served devices, by device, not yet handed out.
+    deferred: Vec<(usize, Vec<Op>)>,
     errors: Vec<(usize, io::Error)>,
 }
 
 impl Batch<'_> {
-    /// Start every op; returns without waiting for them (a device with no ring and no worker
-    /// thread is served on this thread before returning).
+    /// Start every op for devices served by a ring; ops for devices served by threads are
+    /// collected and handed out when the batch is waited for, one job per device — each
+    /// hand-off is a thread wakeup, and on a busy machine a wakeup can cost as much as the
+    /// copy it starts.
     pub fn submit(&mut self, ops: Vec<Op>) {
         let pool = self.pool;
-        let mut by_dev: Vec<(usize, Vec<Op>)> = Vec::new();
         let mut queued = false;
         for op in ops {
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
@@ -441,12 +475,14 @@ impl Batch<'_> {
                     let s = Slot {
                         dev: op.dev,
                         fd,
-                        at: base + op.offset,
+                        at: if op.meta { op.offset } else { base + op.offset },
                         ptr: op.ptr,
                         len: op.len,
                         write: op.write,
                         done: 0,
                         retries: 0,
+                        sync: op.meta,
+                        synced: false,
                     };
                     let i = match self.free.pop() {
                         Some(i) => {
@@ -463,17 +499,49 @@ impl Batch<'_> {
                     continue;
                 }
             }
-            match by_dev.iter_mut().find(|(d, _)| *d == op.dev) {
+            match self.deferred.iter_mut().find(|(d, _)| *d == op.dev) {
                 Some((_, v)) => v.push(op),
-                None => by_dev.push((op.dev, vec![op])),
+                None => self.deferred.push((op.dev, vec![op])),
             }
         }
         if queued {
             self.fill();
             self.enter(0);
         }
-        for (dev, group) in by_dev {
+    }
+
+    /// Hand the collected thread-served ops out: every device's group but one to its worker,
+    /// and that one done on this thread, which would otherwise only wait.
+    fn start_deferred(&mut self) {
+        let mut groups = std::mem::take(&mut self.deferred);
+        // Metadata writes (a block or two per member) cost less done here than a wakeup.
+        let mut own: Vec<(usize, Vec<Op>)> = Vec::new();
+        for (dev, g) in groups.iter_mut() {
+            if g.iter().any(|o| o.meta) {
+                let (meta, rest): (Vec<Op>, Vec<Op>) =
+                    std::mem::take(g).into_iter().partition(|o| o.meta);
+                own.push((*dev, meta));
+                *g = rest;
+            }
+        }
+        groups.retain(|(_, g)| !g.is_empty());
+        own.extend(groups.pop());
+        for (dev, group) in groups {
             self.to_thread(dev, group);
+        }
+        for (dev, group) in own {
+            match self.pool.dev(dev) {
+                Some(d) => {
+                    for op in &group {
+                        if let Err(e) = op.exec(&**d) {
+                            self.errors.push((op.dev, e));
+                        }
+                    }
+                }
+                None => self
+                    .errors
+                    .push((dev, io::Error::other("member is not present"))),
+            }
         }
     }
 
@@ -528,10 +596,24 @@ impl Batch<'_> {
                 break;
             };
             let s = &self.slots[i];
+            let fd = io_uring::types::Fd(s.fd);
+            if s.synced {
+                // The write is complete: now the fdatasync.
+                let e = io_uring::opcode::Fsync::new(fd)
+                    .flags(io_uring::types::FsyncFlags::DATASYNC)
+                    .build()
+                    .user_data(i as u64);
+                // SAFETY: no buffer; room as below.
+                if unsafe { r.ring.submission().push(&e) }.is_err() {
+                    self.backlog.push_front(i);
+                    break;
+                }
+                self.inflight += 1;
+                continue;
+            }
             let n = (s.len - s.done).min(MAX_SQE_BYTES) as u32;
             // SAFETY (of the pointer arithmetic): done < len, inside the op's buffer.
             let p = unsafe { s.ptr.add(s.done) };
-            let fd = io_uring::types::Fd(s.fd);
             let at = s.at + s.done as u64;
             let mut e = if s.write {
                 io_uring::opcode::Write::new(fd, p, n).offset(at).build()
@@ -605,6 +687,8 @@ impl Batch<'_> {
                 return;
             }
             Some(io::Error::from_raw_os_error(errno))
+        } else if s.synced {
+            None
         } else if res == 0 {
             Some(if s.write {
                 io::Error::new(io::ErrorKind::WriteZero, "member accepted no bytes")
@@ -618,6 +702,11 @@ impl Batch<'_> {
             s.done += res as usize;
             if s.done < s.len {
                 // Short read or write: the rest goes in again.
+                self.backlog.push_back(i);
+                return;
+            }
+            if s.sync {
+                s.synced = true;
                 self.backlog.push_back(i);
                 return;
             }
@@ -642,6 +731,7 @@ impl Batch<'_> {
     }
 
     fn finish(&mut self) {
+        self.start_deferred();
         if self.ring.is_some() {
             let mut stuck = 0;
             while self.inflight > 0 || !self.backlog.is_empty() {
@@ -762,6 +852,60 @@ mod tests {
             let mut raw = vec![0u8; 4096];
             d.read(&mut raw, 0).unwrap();
             assert_eq!(raw, bufs[1]);
+        }
+    }
+
+    #[test]
+    fn metadata_writes_land_at_absolute_offsets_with_every_method() {
+        struct Meta(FileDev);
+        impl Dev for Meta {
+            fn read(&self, b: &mut [u8], o: u64) -> io::Result<()> {
+                self.0.read(b, o)
+            }
+            fn write(&self, b: &[u8], o: u64) -> io::Result<()> {
+                self.0.write(b, o)
+            }
+            fn flush(&self) -> io::Result<()> {
+                self.0.flush()
+            }
+            fn raw(&self) -> Option<(RawFd, u64)> {
+                self.0.raw()
+            }
+            fn write_meta(&self, b: &[u8], o: u64) -> io::Result<()> {
+                self.0.f.write_all_at(b, o)?;
+                self.0.f.sync_data()
+            }
+        }
+        for io in ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let d: Vec<Option<Arc<dyn Dev>>> = devs(dir.path(), 3, 1 << 20)
+                .into_iter()
+                .enumerate()
+                .map(|(i, _)| {
+                    let f = OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open(dir.path().join(format!("m{i}")))
+                        .unwrap();
+                    Some(Arc::new(Meta(FileDev { f, base: 4096 })) as Arc<dyn Dev>)
+                })
+                .collect();
+            let pool = Pool::with_io(d, io);
+            let head = pattern(512, 5);
+            let data = pattern(4096, 6);
+            let mut ops: Vec<Op> = (0..3).map(|m| Op::meta_write(m, 1024, &head)).collect();
+            ops.push(Op::write(1, 0, &data));
+            assert!(pool.run(ops).is_empty(), "{}", io.name());
+            for m in 0..3 {
+                let f = File::open(dir.path().join(format!("m{m}"))).unwrap();
+                let mut got = vec![0u8; 512];
+                f.read_exact_at(&mut got, 1024).unwrap();
+                assert_eq!(got, head, "{} member {m}", io.name());
+            }
+            let f = File::open(dir.path().join("m1")).unwrap();
+            let mut got = vec![0u8; 4096];
+            f.read_exact_at(&mut got, 4096).unwrap();
+            assert_eq!(got, data, "the data write is relative to the data area");
         }
     }
 
