@@ -24,13 +24,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Locks this process holds: (device, inode) → (the locked descriptor, how many guards).
-static HELD: Mutex<Option<HashMap<(u64, u64), (File, usize)>>> = Mutex::new(None);
+/// A member file's identity: (device, inode).
+type FileKey = (u64, u64);
+/// Locks this process holds: file → (the locked descriptor, how many guards).
+type Held = HashMap<FileKey, (File, usize)>;
+static HELD: Mutex<Option<Held>> = Mutex::new(None);
 
 /// Exclusive locks on some members, released when dropped.
 #[derive(Debug)]
 pub struct MemberLocks {
-    keys: Vec<(u64, u64)>,
+    keys: Vec<FileKey>,
 }
 
 /// Another process holds a member's lock.
@@ -85,7 +88,7 @@ impl MemberLocks {
     }
 }
 
-fn release(map: &mut HashMap<(u64, u64), (File, usize)>, keys: &[(u64, u64)]) {
+fn release(map: &mut Held, keys: &[FileKey]) {
     for k in keys {
         if let Some(e) = map.get_mut(k) {
             e.1 -= 1;

@@ -5,6 +5,8 @@
 //! as parallel member I/O with parity (degraded too), marking members faulty, rebuilding onto
 //! spares, scrubbing, resyncing after an unclean stop, and exposing an array as a file through
 //! FUSE. An assembled array is a [`raidlab_engine::BlockTarget`], so `raidlab run` measures it.
+//! One process at a time writes an array's metadata: a running array's members are locked, and
+//! `fail` on a served array asks the serving process ([`control`]).
 //!
 //! It is not for: the parity arithmetic itself (raidlab-parity), measuring or timing
 //! (raidlab-engine), simulating arrays (raidlab-sim), or the command line (the `raidlab`
