@@ -411,6 +411,20 @@ fn nested_raid0_over_raid5_degrades_and_rebuilds() {
     let st = manage::status(&all).unwrap();
     assert_eq!(st.children.len(), 2);
     drop(arr);
+    // fail inside the running process (what a served array's control socket does) reaches
+    // the leaf array holding the member, and refuses a second failure in that leaf.
+    let arr = assemble(&all, &AssembleOptions::default()).unwrap();
+    let msg = manage::fail_running(&arr, &b[1], false).unwrap();
+    assert!(msg.contains("slot 1"), "{msg}");
+    let e = manage::fail_running(&arr, &b[2], false).unwrap_err();
+    assert!(e.is_usage() && e.message().contains("survives"), "{e}");
+    manage::fail_running(&arr, &a[0], false).unwrap();
+    check_all(&arr, &data, "nested with a member of each child failed");
+    let e = manage::fail_running(&arr, Path::new("/nonexistent"), false).unwrap_err();
+    assert!(e.message().contains("not a member"), "{e}");
+    drop(arr);
+    let st = manage::status(&all).unwrap();
+    assert!(st.children.iter().all(|c| c.degraded), "{st:?}");
     // A foreign member is named in the error.
     let other = paths(dir.path(), 2, "x");
     let _ = new_array(&spec("1", None, 0, &other), 3 << 20);
