@@ -22,6 +22,16 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+/// CPU seconds (user + system) this process has used, all threads (and io_uring's
+/// io-wq workers, which are threads of the process) included.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -30,7 +40,9 @@ fn median(v: &[f64]) -> f64 {
 
 /// The peer: each member receives `member_bytes` in chunk-sized writes at the offsets the
 /// array uses, one thread per member (`threads`) or one thread writing each member in turn.
-fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f64 {
+/// Returns (wall seconds, CPU seconds).
+fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> (f64, f64) {
+    let c = cpu_seconds();
     let t = Instant::now();
     let n = chunk.len();
     if threads {
@@ -58,7 +70,7 @@ fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f
             f.sync_data().unwrap();
         }
     }
-    t.elapsed().as_secs_f64()
+    (t.elapsed().as_secs_f64(), cpu_seconds() - c)
 }
 
 fn main() {
@@ -115,6 +127,7 @@ fn main() {
     let member_bytes = total / (n - 1);
     let peer_chunk = &buf[..chunk as usize];
     let array_pass = || {
+        let c = cpu_seconds();
         let t = Instant::now();
         let mut off = 0;
         while off < total {
@@ -122,16 +135,17 @@ fn main() {
             off += req;
         }
         arr.flush().unwrap();
-        t.elapsed().as_secs_f64()
+        (t.elapsed().as_secs_f64(), cpu_seconds() - c)
     };
     let load0 = loadavg();
     array_pass(); // allocate every member page before timing anything
     let (mut a, mut d, mut d1, mut ra, mut ra1) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut ca, mut cd) = (vec![], vec![]);
     for rep in 0..reps {
         let (ta, td, td1);
         if array_only {
             ta = array_pass();
-            (td, td1) = (f64::NAN, f64::NAN);
+            (td, td1) = ((f64::NAN, f64::NAN), (f64::NAN, f64::NAN));
         } else if rep % 2 == 0 {
             ta = array_pass();
             td = direct(&files, peer_chunk, member_bytes, true);
@@ -141,11 +155,13 @@ fn main() {
             td = direct(&files, peer_chunk, member_bytes, true);
             ta = array_pass();
         }
-        a.push(total as f64 / ta / 1e6);
-        d.push(total as f64 / td / 1e6);
-        d1.push(total as f64 / td1 / 1e6);
-        ra.push(td / ta);
-        ra1.push(td1 / ta);
+        a.push(total as f64 / ta.0 / 1e6);
+        d.push(total as f64 / td.0 / 1e6);
+        d1.push(total as f64 / td1.0 / 1e6);
+        ra.push(td.0 / ta.0);
+        ra1.push(td1.0 / ta.0);
+        ca.push(ta.1);
+        cd.push(td.1);
     }
     println!(
         "raid5 {}+1 chunk {} KiB, {} MiB logical per pass, {} passes (median), member I/O: {}",
@@ -184,6 +200,14 @@ fn main() {
             "  ratio array/direct (median of passes): {:.2} (thread per member), {:.2} (one thread)",
             median(&ra),
             median(&ra1)
+        );
+        // On a shared machine wall-clock ratios also measure how much CPU each side got;
+        // CPU seconds per pass measure the work each side did.
+        println!(
+            "  CPU seconds per pass (median): array {:.3}, direct thread per member {:.3}; direct/array {:.2}",
+            median(&ca),
+            median(&cd),
+            median(&cd) / median(&ca)
         );
     }
     arr.close().unwrap();
