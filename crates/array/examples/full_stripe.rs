@@ -2,11 +2,14 @@
 //! members directly, side by side in one run. Prints both rates (decimal MB/s of logical data)
 //! and their ratio. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=5]
 //!
-//! Every member page is written once before timing (an untimed array pass), so the array and
-//! the peers all overwrite allocated pages. Passes alternate which side goes first; each pass
+//! The peer writes the bytes the array writes (data chunks from the same buffer, each row's
+//! parity precomputed), at the same offsets and sizes. Every member page is written once
+//! before timing (an untimed array pass), so the array and the peers all overwrite allocated
+//! pages. Passes alternate which side goes first; each pass
 //! times the array, the members written by one thread per member, and by one thread. Ratios
 //! are per pass (array / peer of the same pass); the medians over passes are reported, with
-//! the load average before and after. `RAIDLAB_MEMBER_IO` picks the array's member I/O
+//! the load average before and after, and CPU seconds per pass (user + system, all threads)
+//! for the array and the thread-per-member peer. `RAIDLAB_MEMBER_IO` picks the array's member I/O
 //! method (auto, uring, uring-async, psync); `FULL_STRIPE_ARRAY_ONLY=1` times the array alone
 //! (for profiling).
 
@@ -22,24 +25,60 @@ fn loadavg() -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+/// CPU seconds (user + system) this process has used, all threads (and io_uring's
+/// io-wq workers, which are threads of the process) included.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
 }
 
+/// The bytes the array writes, as the peer writes them: member `m`'s chunk of row `row` is
+/// data chunk m of that row from the caller's buffer (the last member: the row's parity).
+/// The layout rotates which member gets which chunk; the bytes written, their sources and
+/// the cache footprint are the array's.
+struct Image<'a> {
+    buf: &'a [u8],
+    parity: Vec<Vec<u8>>,
+    chunk: usize,
+}
+
+impl Image<'_> {
+    fn chunk(&self, member: usize, row: usize) -> &[u8] {
+        let rows = self.parity.len();
+        let data = self.buf.len() / rows / self.chunk; // data chunks per row
+        let r = row % rows;
+        if member < data {
+            &self.buf[(r * data + member) * self.chunk..][..self.chunk]
+        } else {
+            &self.parity[r]
+        }
+    }
+}
+
 /// The peer: each member receives `member_bytes` in chunk-sized writes at the offsets the
 /// array uses, one thread per member (`threads`) or one thread writing each member in turn.
-fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f64 {
+/// Returns (wall seconds, CPU seconds).
+fn direct(files: &[File], img: &Image, member_bytes: usize, threads: bool) -> (f64, f64) {
+    let c = cpu_seconds();
     let t = Instant::now();
-    let n = chunk.len();
+    let n = img.chunk;
     if threads {
         std::thread::scope(|sc| {
-            for f in files {
+            for (m, f) in files.iter().enumerate() {
                 sc.spawn(move || {
                     let mut off = 0;
                     while off < member_bytes {
-                        f.write_all_at(chunk, (1 << 20) + off as u64).unwrap();
+                        f.write_all_at(img.chunk(m, off / n), (1 << 20) + off as u64)
+                            .unwrap();
                         off += n;
                     }
                     f.sync_data().unwrap();
@@ -49,8 +88,9 @@ fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f
     } else {
         let mut off = 0;
         while off < member_bytes {
-            for f in files {
-                f.write_all_at(chunk, (1 << 20) + off as u64).unwrap();
+            for (m, f) in files.iter().enumerate() {
+                f.write_all_at(img.chunk(m, off / n), (1 << 20) + off as u64)
+                    .unwrap();
             }
             off += n;
         }
@@ -58,7 +98,7 @@ fn direct(files: &[File], chunk: &[u8], member_bytes: usize, threads: bool) -> f
             f.sync_data().unwrap();
         }
     }
-    t.elapsed().as_secs_f64()
+    (t.elapsed().as_secs_f64(), cpu_seconds() - c)
 }
 
 fn main() {
@@ -113,8 +153,25 @@ fn main() {
     // Data + parity bytes per member for `total` logical bytes; each member receives
     // chunk-sized writes from the array, and the peer writes the same sizes.
     let member_bytes = total / (n - 1);
-    let peer_chunk = &buf[..chunk as usize];
+    let cz = chunk as usize;
+    let rows = req / stripe;
+    let parity = (0..rows)
+        .map(|r| {
+            let mut p = vec![0u8; cz];
+            for d in 0..n - 1 {
+                let src = &buf[(r * (n - 1) + d) * cz..][..cz];
+                p.iter_mut().zip(src).for_each(|(a, b)| *a ^= b);
+            }
+            p
+        })
+        .collect();
+    let img = Image {
+        buf: &buf,
+        parity,
+        chunk: cz,
+    };
     let array_pass = || {
+        let c = cpu_seconds();
         let t = Instant::now();
         let mut off = 0;
         while off < total {
@@ -122,30 +179,33 @@ fn main() {
             off += req;
         }
         arr.flush().unwrap();
-        t.elapsed().as_secs_f64()
+        (t.elapsed().as_secs_f64(), cpu_seconds() - c)
     };
     let load0 = loadavg();
     array_pass(); // allocate every member page before timing anything
     let (mut a, mut d, mut d1, mut ra, mut ra1) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut ca, mut cd) = (vec![], vec![]);
     for rep in 0..reps {
         let (ta, td, td1);
         if array_only {
             ta = array_pass();
-            (td, td1) = (f64::NAN, f64::NAN);
+            (td, td1) = ((f64::NAN, f64::NAN), (f64::NAN, f64::NAN));
         } else if rep % 2 == 0 {
             ta = array_pass();
-            td = direct(&files, peer_chunk, member_bytes, true);
-            td1 = direct(&files, peer_chunk, member_bytes, false);
+            td = direct(&files, &img, member_bytes, true);
+            td1 = direct(&files, &img, member_bytes, false);
         } else {
-            td1 = direct(&files, peer_chunk, member_bytes, false);
-            td = direct(&files, peer_chunk, member_bytes, true);
+            td1 = direct(&files, &img, member_bytes, false);
+            td = direct(&files, &img, member_bytes, true);
             ta = array_pass();
         }
-        a.push(total as f64 / ta / 1e6);
-        d.push(total as f64 / td / 1e6);
-        d1.push(total as f64 / td1 / 1e6);
-        ra.push(td / ta);
-        ra1.push(td1 / ta);
+        a.push(total as f64 / ta.0 / 1e6);
+        d.push(total as f64 / td.0 / 1e6);
+        d1.push(total as f64 / td1.0 / 1e6);
+        ra.push(td.0 / ta.0);
+        ra1.push(td1.0 / ta.0);
+        ca.push(ta.1);
+        cd.push(td.1);
     }
     println!(
         "raid5 {}+1 chunk {} KiB, {} MiB logical per pass, {} passes (median), member I/O: {}",
@@ -184,6 +244,14 @@ fn main() {
             "  ratio array/direct (median of passes): {:.2} (thread per member), {:.2} (one thread)",
             median(&ra),
             median(&ra1)
+        );
+        // On a shared machine wall-clock ratios also measure how much CPU each side got;
+        // CPU seconds per pass measure the work each side did.
+        println!(
+            "  CPU seconds per pass (median): array {:.3}, direct thread per member {:.3}; direct/array {:.2}",
+            median(&ca),
+            median(&cd),
+            median(&cd) / median(&ca)
         );
     }
     arr.close().unwrap();

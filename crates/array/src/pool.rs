@@ -202,52 +202,96 @@ struct Counter {
 
 type Job = (Vec<Op>, Arc<Counter>);
 
-/// One worker thread per device.
+/// Where a thread-served device's operations run: a *lane* is one thread. Lane 0 is the
+/// submitting thread itself; the others are worker threads.
+///
+/// Memory-backed members (tmpfs) share a few lanes, as many as there are CPUs: their I/O is
+/// a memory copy, so more threads than CPUs only add wakeups (measured: with a thread per
+/// member, scheduling and wakeups took about as much CPU as the copying). Other devices
+/// (psync fallback, child arrays) get a lane each, since their I/O blocks on a device.
 struct Workers {
+    /// Per device, its lane (None: ring-served or absent).
+    lane: Vec<Option<usize>>,
+    /// Per lane, the channel to its thread (None for lane 0 and lanes whose thread could
+    /// not be started: their ops run on the submitting thread).
     senders: Vec<Option<Sender<Job>>>,
     threads: Vec<JoinHandle<()>>,
+    /// Lanes shared by memory-backed devices (lane 0 included), 0 if none.
+    shared_lanes: usize,
 }
 
 impl Workers {
-    fn new(devs: &[Option<Arc<dyn Dev>>], wanted: impl Fn(&dyn Dev) -> bool) -> Workers {
-        let mut senders = Vec::new();
-        let mut threads = Vec::new();
-        for (i, d) in devs.iter().enumerate() {
-            match d {
-                Some(dev) if wanted(&**dev) => {
-                    let (tx, rx) = channel::<Job>();
-                    let dev = dev.clone();
-                    let spawned = std::thread::Builder::new()
-                        .name(format!("raidlab-member{i}"))
-                        .spawn(move || {
-                            while let Ok((ops, counter)) = rx.recv() {
-                                let mut errs = Vec::new();
-                                for op in &ops {
-                                    if let Err(e) = op.exec(&*dev) {
-                                        errs.push((op.dev, e));
-                                    }
-                                }
-                                let mut st = counter.state.lock().unwrap();
-                                st.0 -= 1;
-                                st.1.extend(errs);
-                                if st.0 == 0 {
-                                    counter.done.notify_all();
-                                }
-                            }
-                        });
-                    match spawned {
-                        Ok(t) => {
-                            threads.push(t);
-                            senders.push(Some(tx));
-                        }
-                        // No thread: this device's ops run on the submitting thread.
-                        Err(_) => senders.push(None),
-                    }
+    /// `kind(dev)`: None = not thread-served, Some(true) = memory-backed (shared lanes),
+    /// Some(false) = a lane of its own.
+    fn new(
+        devs: &Arc<Vec<Option<Arc<dyn Dev>>>>,
+        kind: impl Fn(&dyn Dev) -> Option<bool>,
+    ) -> Workers {
+        let kinds: Vec<Option<bool>> = devs
+            .iter()
+            .map(|d| d.as_ref().and_then(|d| kind(&**d)))
+            .collect();
+        let shared = kinds.iter().filter(|k| **k == Some(true)).count();
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let shared_lanes = shared.min(cpus);
+        let mut lane = vec![None; devs.len()];
+        let mut next = 0;
+        let mut lanes = shared_lanes.max(1);
+        for (i, k) in kinds.iter().enumerate() {
+            match k {
+                Some(true) => {
+                    lane[i] = Some(next % shared_lanes);
+                    next += 1;
                 }
-                _ => senders.push(None),
+                Some(false) => {
+                    lane[i] = Some(lanes);
+                    lanes += 1;
+                }
+                None => {}
             }
         }
-        Workers { senders, threads }
+        let mut senders: Vec<Option<Sender<Job>>> = vec![None];
+        let mut threads = Vec::new();
+        for l in 1..lanes {
+            let (tx, rx) = channel::<Job>();
+            let devs = Arc::clone(devs);
+            let spawned = std::thread::Builder::new()
+                .name(format!("raidlab-lane{l}"))
+                .spawn(move || {
+                    while let Ok((ops, counter)) = rx.recv() {
+                        let mut errs = Vec::new();
+                        for op in &ops {
+                            let r = match devs.get(op.dev).and_then(|d| d.as_ref()) {
+                                Some(d) => op.exec(&**d),
+                                None => Err(io::Error::other("member is not present")),
+                            };
+                            if let Err(e) = r {
+                                errs.push((op.dev, e));
+                            }
+                        }
+                        let mut st = counter.state.lock().unwrap();
+                        st.0 -= 1;
+                        st.1.extend(errs);
+                        if st.0 == 0 {
+                            counter.done.notify_all();
+                        }
+                    }
+                });
+            match spawned {
+                Ok(t) => {
+                    threads.push(t);
+                    senders.push(Some(tx));
+                }
+                // No thread: this lane's ops run on the submitting thread.
+                Err(_) => senders.push(None),
+            }
+        }
+        Workers {
+            lane,
+            senders,
+            threads,
+            shared_lanes,
+        }
     }
 }
 
@@ -269,7 +313,7 @@ impl Ring {
 }
 
 pub struct Pool {
-    devs: Vec<Option<Arc<dyn Dev>>>,
+    devs: Arc<Vec<Option<Arc<dyn Dev>>>>,
     /// The method in effect (after any fallback).
     #[cfg_attr(not(test), allow(dead_code))]
     io: MemberIo,
@@ -321,7 +365,14 @@ impl Pool {
             .iter()
             .map(|d| d.as_ref().is_some_and(|d| ring_for(&**d)))
             .collect();
-        let workers = Workers::new(&devs, |d| !ring_for(d));
+        let devs = Arc::new(devs);
+        let workers = Workers::new(&devs, |d| {
+            if ring_for(d) {
+                None
+            } else {
+                Some(io == MemberIo::Auto && d.raw().is_some_and(|(fd, _)| memory_backed(fd)))
+            }
+        });
         let fd_override = devs.iter().map(|_| AtomicI32::new(-1)).collect();
         let pool = Pool {
             devs,
@@ -345,7 +396,18 @@ impl Pool {
     pub fn describe(&self) -> String {
         let present = self.devs.iter().filter(|d| d.is_some()).count();
         let ring = self.via_ring.iter().filter(|&&r| r).count();
-        let mut s = if ring == 0 {
+        let shared = self
+            .workers
+            .lane
+            .iter()
+            .filter(|l| l.is_some_and(|l| l < self.workers.shared_lanes))
+            .count();
+        let mut s = if ring == 0 && shared > 0 && shared == present {
+            format!(
+                "psync, {shared} memory-backed members on {} threads",
+                self.workers.shared_lanes
+            )
+        } else if ring == 0 {
             MemberIo::Psync.name().to_string()
         } else if ring == present {
             let punt = if self.punt { " (async punt)" } else { "" };
@@ -510,50 +572,56 @@ impl Batch<'_> {
         }
     }
 
-    /// Hand the collected thread-served ops out: every device's group but one to its worker,
-    /// and that one done on this thread, which would otherwise only wait.
+    /// Hand the collected thread-served ops out, one job per lane: lane 0's ops (or, if it
+    /// has none, one other lane's) run on this thread, which would otherwise only wait.
+    /// Metadata writes (a block or two per member) run here too: cheaper than a wakeup.
     fn start_deferred(&mut self) {
-        let mut groups = std::mem::take(&mut self.deferred);
-        // Metadata writes (a block or two per member) cost less done here than a wakeup.
-        let mut own: Vec<(usize, Vec<Op>)> = Vec::new();
-        for (dev, g) in groups.iter_mut() {
-            if g.iter().any(|o| o.meta) {
-                let (meta, rest): (Vec<Op>, Vec<Op>) =
-                    std::mem::take(g).into_iter().partition(|o| o.meta);
-                own.push((*dev, meta));
-                *g = rest;
-            }
+        if self.deferred.is_empty() {
+            return;
         }
-        groups.retain(|(_, g)| !g.is_empty());
-        own.extend(groups.pop());
-        for (dev, group) in groups {
-            self.to_thread(dev, group);
-        }
-        for (dev, group) in own {
-            match self.pool.dev(dev) {
-                Some(d) => {
-                    for op in &group {
-                        if let Err(e) = op.exec(&**d) {
-                            self.errors.push((op.dev, e));
-                        }
+        let pool = self.pool;
+        let mut own: Vec<Op> = Vec::new();
+        let mut lanes: Vec<(usize, Vec<Op>)> = Vec::new();
+        for (dev, group) in std::mem::take(&mut self.deferred) {
+            let lane = pool.workers.lane.get(dev).copied().flatten().unwrap_or(0);
+            for op in group {
+                if op.meta || lane == 0 {
+                    own.push(op);
+                } else {
+                    match lanes.iter_mut().find(|(l, _)| *l == lane) {
+                        Some((_, v)) => v.push(op),
+                        None => lanes.push((lane, vec![op])),
                     }
                 }
-                None => self
-                    .errors
-                    .push((dev, io::Error::other("member is not present"))),
+            }
+        }
+        if own.is_empty() {
+            if let Some((_, g)) = lanes.pop() {
+                own = g;
+            }
+        }
+        for (lane, group) in lanes {
+            self.to_lane(lane, group);
+        }
+        self.run_here(own);
+    }
+
+    fn run_here(&mut self, ops: Vec<Op>) {
+        for op in &ops {
+            let r = match self.pool.dev(op.dev) {
+                Some(d) => op.exec(&**d),
+                None => Err(io::Error::other("member is not present")),
+            };
+            if let Err(e) = r {
+                self.errors.push((op.dev, e));
             }
         }
     }
 
-    /// Hand one device's ops to its worker, or run them here when it has none.
-    fn to_thread(&mut self, dev: usize, group: Vec<Op>) {
+    /// Hand one lane's ops to its thread, or run them here when it has none.
+    fn to_lane(&mut self, lane: usize, group: Vec<Op>) {
         let pool = self.pool;
-        let Some(d) = pool.dev(dev) else {
-            self.errors
-                .push((dev, io::Error::other("member is not present")));
-            return;
-        };
-        if let Some(tx) = pool.workers.senders.get(dev).and_then(|s| s.as_ref()) {
+        if let Some(tx) = pool.workers.senders.get(lane).and_then(|s| s.as_ref()) {
             let counter = self
                 .counter
                 .get_or_insert_with(|| {
@@ -564,25 +632,13 @@ impl Batch<'_> {
                 })
                 .clone();
             counter.state.lock().unwrap().0 += 1;
-            match tx.send((group, counter.clone())) {
-                Ok(()) => return,
-                Err(e) => {
-                    counter.state.lock().unwrap().0 -= 1;
-                    // The worker is gone: do its ops here.
-                    let (group, _) = e.0;
-                    for op in &group {
-                        if let Err(e) = op.exec(&**d) {
-                            self.errors.push((op.dev, e));
-                        }
-                    }
-                    return;
-                }
+            if let Err(e) = tx.send((group, counter.clone())) {
+                counter.state.lock().unwrap().0 -= 1;
+                // The thread is gone: do its ops here.
+                self.run_here(e.0 .0);
             }
-        }
-        for op in &group {
-            if let Err(e) = op.exec(&**d) {
-                self.errors.push((op.dev, e));
-            }
+        } else {
+            self.run_here(group);
         }
     }
 
@@ -907,6 +963,32 @@ mod tests {
             f.read_exact_at(&mut got, 4096).unwrap();
             assert_eq!(got, data, "the data write is relative to the data area");
         }
+    }
+
+    #[test]
+    fn memory_backed_members_share_a_few_threads_and_round_trip() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let pool = Pool::with_io(devs(dir.path(), 9, 1 << 20), MemberIo::Auto);
+        let cpus = std::thread::available_parallelism().unwrap().get();
+        assert!((0..9).all(|d| !pool.via_ring(d)), "{}", pool.describe());
+        assert_eq!(pool.workers.shared_lanes, cpus.min(9));
+        assert_eq!(pool.workers.threads.len(), cpus.min(9) - 1);
+        assert!(pool.describe().contains("memory-backed"), "{}", pool.describe());
+        let bufs: Vec<Vec<u8>> = (0..36).map(|k| pattern(65536, k as u8)).collect();
+        let ops = bufs
+            .iter()
+            .enumerate()
+            .map(|(k, b)| Op::write(k % 9, (k / 9) as u64 * 65536, b))
+            .collect();
+        assert!(pool.run(ops).is_empty());
+        let mut back = vec![vec![0u8; 65536]; 36];
+        let ops = back
+            .iter_mut()
+            .enumerate()
+            .map(|(k, b)| Op::read(k % 9, (k / 9) as u64 * 65536, b))
+            .collect();
+        assert!(pool.run(ops).is_empty());
+        assert!(back == bufs);
     }
 
     #[test]
