@@ -120,7 +120,9 @@ pub struct ControllerCfg {
     pub read_ahead_kib: u64,
     /// XOR/parity engine rate, MB/s of data.
     pub parity_mb_s: Option<f64>,
-    /// Stripes destaged at once per array.
+    /// Destages in flight at once per array, at most. Below that cap a destage starts only
+    /// while the array's drives have room in their command queues (`disk_queue_depth` each):
+    /// a controller feeds its drives, it does not pile work up in front of them.
     #[serde(default = "one")]
     pub destage_depth: u32,
     /// Neighbouring dirty stripes one destage may take together (their member writes join).
