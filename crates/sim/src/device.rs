@@ -63,13 +63,23 @@ pub struct Loc {
 /// outside [0, m) and the generic remainder is used instead.
 #[inline]
 fn rem(x: f64, m: f64) -> f64 {
-    let q = (x / m).trunc();
+    // Truncation through an integer (exact below 2^63, and a cheap instruction, unlike a call
+    // to `trunc`); anything out of range lands in the fallback.
+    let q = (x / m) as u64 as f64;
     let r = q.mul_add(-m, x);
     if r >= 0.0 && r < m {
         r
     } else {
-        x % m
+        rem_slow(x, m)
     }
+}
+
+/// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
+/// selects afterwards (a remainder has no side effects), which is what `rem` avoids.
+#[cold]
+#[inline(never)]
+fn rem_slow(x: f64, m: f64) -> f64 {
+    x % m
 }
 
 /// A zeroed table of `n` cells; the allocation is lazily backed by the OS, so a model whose
