@@ -4,6 +4,7 @@
 //! time the command starts; the event loop owns queueing.
 
 use crate::catalog::{DeviceKind, DiskSpec};
+use std::cell::Cell;
 
 const SECTOR: u64 = 512;
 
@@ -38,6 +39,56 @@ pub struct DeviceModel {
     pub units: u32,
     ssd_read_ns_per_byte: f64,
     ssd_write_ns_per_byte: f64,
+    /// Seek time by distance in cylinders, filled on first use (bits of the f64; 0 = not yet
+    /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
+    /// the table gives the very same values.
+    seek_table: Vec<Cell<u64>>,
+}
+
+/// Where a command starts on the media, worked out once when it is queued so the drive's
+/// scheduler can compare positioning times without redoing the zone lookup.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Loc {
+    pub cyl: u64,
+    pub sector: u64,
+    pub spt: u64,
+    zone: u32,
+    /// Angular position of the first sector, as a fraction of a turn.
+    target: f64,
+}
+
+/// `x % m` for finite x ≥ 0 and m > 0, bit for bit, without the slow generic `fmod`:
+/// with the true quotient q, x − q·m is exactly representable and a fused multiply-add
+/// returns it exactly; when the rounded division picked a neighbouring q the result falls
+/// outside [0, m) and the generic remainder is used instead.
+#[inline]
+fn rem(x: f64, m: f64) -> f64 {
+    // Truncation through an integer (exact below 2^63, and a cheap instruction, unlike a call
+    // to `trunc`); anything out of range lands in the fallback.
+    let q = (x / m) as u64 as f64;
+    let r = q.mul_add(-m, x);
+    if r >= 0.0 && r < m {
+        r
+    } else {
+        rem_slow(x, m)
+    }
+}
+
+/// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
+/// selects afterwards (a remainder has no side effects), which is what `rem` avoids.
+#[cold]
+#[inline(never)]
+fn rem_slow(x: f64, m: f64) -> f64 {
+    x % m
+}
+
+/// A zeroed table of `n` cells; the allocation is lazily backed by the OS, so a model whose
+/// drives never seek far costs nothing.
+fn zeroed_cells(n: usize) -> Vec<Cell<u64>> {
+    let v = std::mem::ManuallyDrop::new(vec![0u64; n]);
+    // SAFETY: Cell<u64> is repr(transparent) over u64 (same size and alignment); the
+    // allocation is handed over whole with its length and capacity.
+    unsafe { Vec::from_raw_parts(v.as_ptr() as *mut Cell<u64>, v.len(), v.capacity()) }
 }
 
 /// Solve E[|U-V|^p] = 2/((p+1)(p+2)) = f for p: the exponent that makes a random seek take
@@ -87,13 +138,14 @@ impl DeviceModel {
         let avg_frac =
             (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
         let ssd = s.kind == DeviceKind::Ssd;
+        let cylinders = cyl_per_zone * nz;
         DeviceModel {
             kind: s.kind,
             capacity: s.capacity_bytes,
             rev_ns,
             heads,
             zones,
-            cylinders: cyl_per_zone * nz,
+            cylinders,
             seek_track_ns: s.seek_track_ms * 1e6,
             seek_span_ns: (s.seek_full_ms - s.seek_track_ms).max(0.0) * 1e6,
             seek_exp: seek_exponent(avg_frac),
@@ -115,6 +167,11 @@ impl DeviceModel {
                 1e3 / s.write_mb_s.max(1e-3) * s.units.max(1) as f64
             } else {
                 0.0
+            },
+            seek_table: if ssd {
+                Vec::new()
+            } else {
+                zeroed_cells(cylinders as usize + 1)
             },
         }
     }
@@ -149,35 +206,106 @@ impl DeviceModel {
         self.media_rate(self.capacity.saturating_sub(SECTOR))
     }
 
+    fn seek_curve(&self, d: u64) -> f64 {
+        let x = d as f64 / self.cylinders.max(1) as f64;
+        self.seek_track_ns + self.seek_span_ns * x.powf(self.seek_exp)
+    }
+
+    #[inline]
     fn seek_ns(&self, from: u64, to: u64) -> f64 {
         let d = from.abs_diff(to);
         if d == 0 {
             return 0.0;
         }
-        let x = d as f64 / self.cylinders.max(1) as f64;
-        self.seek_track_ns + self.seek_span_ns * x.powf(self.seek_exp)
+        match self.seek_table.get(d as usize) {
+            Some(c) => {
+                let b = c.get();
+                if b != 0 {
+                    return f64::from_bits(b);
+                }
+                let v = self.seek_curve(d);
+                c.set(v.to_bits());
+                v
+            }
+            None => self.seek_curve(d),
+        }
     }
 
-    /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
-    /// at `t` with the head on `cyl`.
-    pub fn positioning_ns(&self, st: &DeviceState, t: u64, offset: u64, write: bool) -> f64 {
-        let (cyl, sector, spt) = self.locate(offset);
-        let mut pos = self.seek_ns(st.cyl, cyl);
+    /// Where a command for `offset` starts (see [`Loc`]).
+    pub fn loc(&self, offset: u64) -> Loc {
+        let lba = offset / SECTOR;
+        let zi = self
+            .zones
+            .partition_point(|z| z.first_lba <= lba)
+            .saturating_sub(1);
+        let z = &self.zones[zi];
+        let rel = lba - z.first_lba;
+        let track = z.first_track + rel / z.spt;
+        let (sector, spt) = (rel % z.spt, z.spt);
+        Loc {
+            cyl: track / self.heads,
+            sector,
+            spt,
+            zone: zi as u32,
+            target: sector as f64 / spt as f64,
+        }
+    }
+
+    /// Cylinder of a byte offset at or after `from` (same zone or a later one).
+    #[inline]
+    fn cyl_from(&self, from: &Loc, offset: u64) -> u64 {
+        let lba = offset / SECTOR;
+        let mut zi = from.zone as usize;
+        while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
+            zi += 1;
+        }
+        let z = &self.zones[zi];
+        if lba < z.first_lba {
+            return self.locate(offset).0;
+        }
+        (z.first_track + (lba - z.first_lba) / z.spt) / self.heads
+    }
+
+    /// Seek plus write settle from the head's cylinder to `loc`: the part of the positioning
+    /// time that does not depend on when the command starts, and a lower bound of it.
+    #[inline]
+    pub fn seek_settle_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
+        let mut pos = self.seek_ns(st.cyl, loc.cyl);
         if write {
             pos += self.write_settle_ns;
         }
-        let arrive = t as f64 + self.command_ns as f64 + pos;
-        let angle_now = ((arrive + st.phase_ns) % self.rev_ns) / self.rev_ns;
-        let target = sector as f64 / spt as f64;
-        let mut wait = target - angle_now;
+        pos
+    }
+
+    /// [`DeviceModel::positioning_ns`] from the seek-and-settle part `pos` and the start time
+    /// plus command overhead `t_cmd` (= `t as f64 + command_ns as f64`).
+    #[inline]
+    pub fn positioning_from(&self, st: &DeviceState, t_cmd: f64, pos: f64, loc: &Loc) -> f64 {
+        let arrive = t_cmd + pos;
+        let angle_now = rem(arrive + st.phase_ns, self.rev_ns) / self.rev_ns;
+        let mut wait = loc.target - angle_now;
         if wait < 0.0 {
             wait += 1.0;
         }
         pos + wait * self.rev_ns
     }
 
-    fn media_ns(&self, offset: u64, len: u64) -> f64 {
-        let (_, sector, spt) = self.locate(offset);
+    /// The start time plus command overhead, as the positioning formula adds them.
+    #[inline]
+    pub fn t_cmd(&self, t: u64) -> f64 {
+        t as f64 + self.command_ns as f64
+    }
+
+    /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
+    /// at `t` with the head on `cyl`.
+    pub fn positioning_ns(&self, st: &DeviceState, t: u64, offset: u64, write: bool) -> f64 {
+        let loc = self.loc(offset);
+        let pos = self.seek_settle_ns(st, &loc, write);
+        self.positioning_from(st, self.t_cmd(t), pos, &loc)
+    }
+
+    fn media_ns(&self, loc: &Loc, len: u64) -> f64 {
+        let (sector, spt) = (loc.sector, loc.spt);
         let per_sector = self.rev_ns / spt as f64;
         let sectors = len.div_ceil(SECTOR);
         let switches = (sector + sectors) / spt;
@@ -186,6 +314,20 @@ impl DeviceModel {
 
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
+        let loc = self.loc(offset);
+        self.service_at(st, t, offset, len, write, &loc)
+    }
+
+    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`).
+    pub fn service_at(
+        &self,
+        st: &mut DeviceState,
+        t: u64,
+        offset: u64,
+        len: u64,
+        write: bool,
+        loc: &Loc,
+    ) -> u64 {
         if self.kind == DeviceKind::Ssd {
             let (lat, per) = if write {
                 (self.program_ns, self.ssd_write_ns_per_byte)
@@ -206,14 +348,14 @@ impl DeviceModel {
             self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
         } else if write && self.write_cache && sequential {
             // Write cache: sequential writes stream behind the cache without rotational misses.
-            self.command_ns as f64 + iface.max(self.media_ns(offset, len))
+            self.command_ns as f64 + iface.max(self.media_ns(loc, len))
         } else {
-            let pos = self.positioning_ns(st, t, offset, write);
-            self.command_ns as f64 + pos + self.media_ns(offset, len).max(iface)
+            let pos = self.seek_settle_ns(st, loc, write);
+            let pos = self.positioning_from(st, self.t_cmd(t), pos, loc);
+            self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
         };
         let ns = ns.max(1.0) as u64;
-        let (cyl, _, _) = self.locate((offset + len).saturating_sub(1));
-        st.cyl = cyl;
+        st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
         st.last_done = t + ns;
         st.last_was_read = !write;

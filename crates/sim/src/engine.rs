@@ -1079,12 +1079,14 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
+        let loc = self.w.models[disk.model].loc(m.offset);
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,
             write,
             join,
             ready: t,
+            loc,
         });
         self.member_ios += 1;
         if t > self.now {
@@ -1107,14 +1109,22 @@ impl<'w> Engine<'w> {
                     None => break,
                 }
             } else {
+                // Shortest positioning time first. The seek (and settle) part is a lower
+                // bound of a command's positioning time: one that cannot beat the best so
+                // far needs no rotational arithmetic (same choice, first one on ties).
                 let n = disk.queue.len().min(disk.queue_depth as usize);
                 let mut best = (f64::INFINITY, usize::MAX);
+                let t_cmd = model.t_cmd(now);
                 for i in 0..n {
                     let r = &disk.queue[i];
                     if r.ready > now {
                         continue;
                     }
-                    let p = model.positioning_ns(&disk.state, now, r.offset, r.write);
+                    let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
+                    if lb >= best.0 {
+                        continue;
+                    }
+                    let p = model.positioning_from(&disk.state, t_cmd, lb, &r.loc);
                     if p < best.0 {
                         best = (p, i);
                     }
@@ -1125,7 +1135,7 @@ impl<'w> Engine<'w> {
                 best.1
             };
             let r = disk.queue.remove(idx).unwrap();
-            let svc = model.service(&mut disk.state, now, r.offset, r.len, r.write);
+            let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
             disk.busy_ns += svc;
             disk.ios += 1;
             disk.active.push((now + svc, r));

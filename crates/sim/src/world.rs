@@ -9,7 +9,7 @@
 
 use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
-use crate::device::{DeviceModel, DeviceState};
+use crate::device::{DeviceModel, DeviceState, Loc};
 use crate::error::SimError;
 use crate::planner::{ArrayGeom, Level};
 use std::collections::{BTreeMap, VecDeque};
@@ -130,6 +130,8 @@ pub struct DiskReq {
     pub join: u32,
     /// Not before this time (parity still being computed).
     pub ready: u64,
+    /// Where it starts on the media (HDDs), for the drive's scheduler.
+    pub loc: Loc,
 }
 
 pub struct Disk {
