@@ -49,6 +49,10 @@ pub struct HostCfg {
     /// Operating-system cost per I/O (syscall, driver, interrupt), µs of one CPU.
     #[serde(default)]
     pub per_io_us: f64,
+    /// Fixed cost of starting each job before its first request (starting the program,
+    /// opening the device), ms. Counted in the job's elapsed time, as `time dd` counts it.
+    #[serde(default)]
+    pub job_start_ms: f64,
     /// Memory/I-O bus bandwidth all interfaces share, MB/s (decimal). None = unbounded.
     pub bus_mb_s: Option<f64>,
     /// Parity computation rate of host (software) RAID, MB/s of data per CPU.

@@ -247,7 +247,8 @@ impl<'w> Engine<'w> {
             j.start = start;
             j.ramp_end = start + j.ramp_end;
             j.deadline = j.deadline.map(|d| start + d);
-            self.at(start, Ev::Issue(i as u32));
+            // The job's program starts and opens its target before the first request.
+            self.at(start + self.w.host_job_start_ns, Ev::Issue(i as u32));
         }
         let total_cache: u64 = self
             .w

@@ -269,6 +269,8 @@ pub struct World {
     pub luns: Vec<Lun>,
     pub host_cpu: usize,
     pub host_io_ns: u64,
+    /// Fixed cost of starting a job (process start, opening the target), ns.
+    pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
 }
 
@@ -610,6 +612,7 @@ impl World {
             luns,
             host_cpu,
             host_io_ns: (c.host.per_io_us * 1e3) as u64,
+            host_job_start_ns: (c.host.job_start_ms * 1e6) as u64,
             host_parity,
         })
     }

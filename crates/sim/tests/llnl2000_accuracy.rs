@@ -126,3 +126,63 @@ fn figure_26_sustained_points_of_the_11p_chain() {
     assert_eq!(n, 12, "6 block sizes × read/write at ≥ 5 GB");
     assert!(bad.is_empty(), "off by more than 15%:\n{}", bad.join("\n"));
 }
+
+/// Figure 26, reads of the 11+p chain at every total from 100 blocks up: the elapsed time
+/// `time dd` reported, against the model's, both at the `time` command's 0.1 s resolution (the
+/// seed: the smallest tests took about one tick). At 100 blocks of 512 B the host's job start
+/// (`job_start_ms`, the intercept of elapsed time against count) is most of the 0.1 s; without
+/// it the model finishes in 0.04 s, which `time` shows as 0.0.
+///
+/// The bar: median error ≤ 10% over the 24 points and at most two beyond 25%. Two points
+/// break the pattern of their neighbours and the model does not follow them: 1000 × 64 KiB
+/// read 21.8 MB/s, slower than both 100 and 10000 blocks (32.7 and 40.7), and 1000 × 512 B
+/// read 1.7 MB/s, faster than the sustained 1.4 (a controller read-cache hit on blocks the
+/// previous test read is one explanation; the seed gives none).
+///
+/// Writes at small totals are not checked here: the measured rate for 1 MiB blocks falls from
+/// 40.3 MB/s (100 blocks, absorbed by the write-back cache) to 28.2 (10000), but the model's
+/// host-to-cache path is fitted to the 16–64 KiB writes of Figures 11–14 (26 MB/s), so it
+/// absorbs nothing faster than it destages; `figure_26_sustained_points_of_the_11p_chain`
+/// checks the writes at 5 GB and more.
+#[test]
+fn figure_26_reads_at_every_total_with_the_job_start_cost() {
+    let csv = std::fs::read_to_string(reference_dir().join("llnl2000/total-size-11p.csv"))
+        .expect("total-size-11p.csv");
+    let target = system("llnl2000/fig14.toml");
+    let tick = |t: f64| (t * 10.0).round() / 10.0;
+    let (mut errs, mut lines) = (Vec::new(), Vec::new());
+    for l in csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let (count, bs): (u64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        let rate: f64 = f[3].parse().unwrap();
+        let bytes = (count * bs) as f64;
+        let measured = tick(bytes / (rate * 1e6));
+        let got = mb_s(
+            &target,
+            &[
+                ("rw", "read"),
+                ("bs", &bs.to_string()),
+                ("size", &(count * bs).to_string()),
+                ("direct", "1"),
+            ],
+        );
+        let predicted = tick(bytes / (got * 1e6));
+        let e = (predicted - measured).abs() / measured;
+        lines.push(format!(
+            "{count:>8} × {bs:>7} B: time {predicted:.1} s, measured {measured:.1} s ({:+.0}%)",
+            (predicted - measured) / measured * 100.0
+        ));
+        errs.push(e);
+    }
+    assert_eq!(errs.len(), 24);
+    let mut sorted = errs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = (sorted[11] + sorted[12]) / 2.0;
+    let far = errs.iter().filter(|&&e| e > 0.25).count();
+    assert!(
+        median <= 0.10 && far <= 2,
+        "median {:.1}%, {far} beyond 25%:\n{}",
+        median * 100.0,
+        lines.join("\n")
+    );
+}
