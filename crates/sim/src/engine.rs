@@ -6,7 +6,7 @@ use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,6 +19,34 @@ enum Ev {
     IoDone(u32),
     /// Next segment of a host ↔ controller transfer.
     Seg(u32),
+}
+
+/// A pending event: ordered by time, then by the order it was scheduled in (`seq`), only —
+/// the event itself never takes part in the comparison. Reversed so the max-heap pops the
+/// earliest first.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
 }
 
 /// A host ↔ controller transfer in progress, moved one segment at a time so streams sharing
@@ -162,7 +190,7 @@ impl Default for Convergence {
 
 pub struct Engine<'w> {
     pub w: &'w mut World,
-    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    heap: BinaryHeap<Pending>,
     seq: u64,
     pub now: u64,
     ios: Vec<Io>,
@@ -201,7 +229,11 @@ impl<'w> Engine<'w> {
     #[inline]
     fn at(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Reverse((t.max(self.now), self.seq, ev)));
+        self.heap.push(Pending {
+            t: t.max(self.now),
+            seq: self.seq,
+            ev,
+        });
     }
 
     fn new_io(&mut self, io: Io) -> u32 {
@@ -267,10 +299,15 @@ impl<'w> Engine<'w> {
             std::collections::VecDeque::new();
         let mut reason = "size";
         let mut any_runtime = false;
-        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
+        while let Some(Pending { t, ev, .. }) = self.heap.pop() {
             self.now = t;
             match ev {
-                Ev::Issue(j) => self.issue(jobs, j),
+                Ev::Issue(j) => {
+                    self.issue(jobs, j);
+                    if jobs.iter().all(|j| j.finished()) {
+                        break;
+                    }
+                }
                 Ev::AtCtrl(io) => self.at_ctrl(io),
                 Ev::Landed(io) => self.landed(io),
                 Ev::DiskDone(d) => self.disk_done(d),
@@ -375,10 +412,11 @@ impl<'w> Engine<'w> {
                         iv_start = (self.now, bytes, dirty);
                         iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
+                    // Only starting and completing I/Os change whether every job is done.
+                    if jobs.iter().all(|j| j.finished()) {
+                        break;
+                    }
                 }
-            }
-            if jobs.iter().all(|j| j.finished()) {
-                break;
             }
         }
         for j in jobs.iter_mut() {
@@ -1058,8 +1096,14 @@ impl<'w> Engine<'w> {
         self.member_ios += 1;
         if t > self.now {
             // Parity is still being computed: the drive sees the command then.
-            // (Dispatch happens at the latest when the drive next looks at its queue.)
-            self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
+            // (Dispatch happens at the latest when the drive next looks at its queue.) A drive
+            // whose every unit is busy until then or later will look at its queue when one
+            // finishes anyway, and a wake-up at `t` would find nothing to do: skip it.
+            let busy_through = disk.active.len() as u32 >= disk.units
+                && disk.active.iter().all(|&(end, _)| end >= t);
+            if !busy_through {
+                self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
+            }
         } else {
             self.dispatch(d);
         }
@@ -1107,8 +1151,11 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             disk.active.push((now + svc, r));
             self.seq += 1;
-            self.heap
-                .push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
+            self.heap.push(Pending {
+                t: now + svc,
+                seq: self.seq,
+                ev: Ev::DiskDone(d as u32),
+            });
         }
     }
 
