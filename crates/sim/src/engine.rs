@@ -201,6 +201,9 @@ pub struct Engine<'w> {
     scratch: Vec<MemberIo>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
+    /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
+    mio_pool: Vec<Vec<MemberIo>>,
+    stripe_pool: Vec<Vec<(u64, u64)>>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -222,8 +225,25 @@ impl<'w> Engine<'w> {
             scratch: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
+            mio_pool: Vec::new(),
+            stripe_pool: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x6a17_7e5),
         }
+    }
+
+    fn take_mios(&mut self) -> Vec<MemberIo> {
+        self.mio_pool.pop().unwrap_or_default()
+    }
+    fn put_mios(&mut self, mut v: Vec<MemberIo>) {
+        v.clear();
+        self.mio_pool.push(v);
+    }
+    fn take_stripes(&mut self) -> Vec<(u64, u64)> {
+        self.stripe_pool.pop().unwrap_or_default()
+    }
+    fn put_stripes(&mut self, mut v: Vec<(u64, u64)>) {
+        v.clear();
+        self.stripe_pool.push(v);
     }
 
     #[inline]
@@ -615,9 +635,9 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai]
-            .geom
-            .map_read(logical, ioc.len, loads.as_deref(), &mut v);
+        let arr = &mut self.w.arrays[ai];
+        arr.plans
+            .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -650,9 +670,9 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai]
-            .geom
-            .map_read(s * sd, sd, loads.as_deref(), &mut v);
+        let arr = &mut self.w.arrays[ai];
+        arr.plans
+            .map_read(&arr.geom, s * sd, sd, loads.as_deref(), &mut v);
         let j = self.new_join(
             v.len() as u32,
             JoinKind::Fill {
@@ -756,19 +776,21 @@ impl<'w> Engine<'w> {
             return;
         }
         // Write-through: plan every stripe now; reads, parity, writes; then complete.
-        let arr = &self.w.arrays[ai];
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
+        let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
+        let arr = &mut self.w.arrays[ai];
         let mut parity = 0;
         let mut pos = logical;
         let end = logical + ioc.len;
         while pos < end {
             let s = pos / sd;
             let e = end.min((s + 1) * sd);
-            let p = arr.geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
-            reads.extend(p.reads);
-            writes.extend(p.writes);
-            parity += p.parity_bytes;
+            parity += arr.plans.stripe_write(
+                &arr.geom,
+                s,
+                &[(pos - s * sd, e - s * sd)],
+                &mut reads,
+                &mut writes,
+            );
             pos = e;
         }
         self.w.arrays[ai]
@@ -781,19 +803,21 @@ impl<'w> Engine<'w> {
                 reads.len() as u32,
                 JoinKind::Through1 { io, writes, parity },
             );
-            for m in reads {
+            for &m in &reads {
                 self.disk_submit(ai, m, false, j);
             }
         }
+        self.put_mios(reads);
     }
 
     fn through_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
         let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
         self.joins[j as usize].ready = t;
-        for m in writes {
+        for &m in &writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn parity_time(&mut self, ai: usize, bytes: u64) -> u64 {
@@ -843,8 +867,8 @@ impl<'w> Engine<'w> {
             let Some(s) = pick else { return };
             // Coalesce the dirty stripes that follow into one destage: their member writes
             // join into longer ones (what a controller's write cache does with neighbours).
-            let mut stripes = Vec::new();
-            let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+            let mut stripes = self.take_stripes();
+            let (mut reads, mut writes, mut parity) = (self.take_mios(), self.take_mios(), 0);
             let mut x = s;
             let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
             let arr = &mut self.w.arrays[ai];
@@ -856,17 +880,17 @@ impl<'w> Engine<'w> {
                     break;
                 }
                 d.destaging = true;
-                let plan = arr.geom.plan_stripe_write(x, &d.ranges);
+                parity += arr
+                    .plans
+                    .stripe_write(&arr.geom, x, &d.ranges, &mut reads, &mut writes);
                 stripes.push((x, d.bytes));
-                reads.extend(plan.reads);
-                writes.extend(plan.writes);
-                parity += plan.parity_bytes;
                 x += 1;
             }
             merge_ios(&mut reads);
             merge_ios(&mut writes);
             arr.destaging += 1;
             if reads.is_empty() {
+                self.put_mios(reads);
                 self.destage_writes(ai, stripes, writes, parity);
             } else {
                 let j = self.new_join(
@@ -878,9 +902,10 @@ impl<'w> Engine<'w> {
                         parity,
                     },
                 );
-                for m in reads {
+                for &m in &reads {
                     self.disk_submit(ai, m, false, j);
                 }
+                self.put_mios(reads);
             }
         }
     }
@@ -901,16 +926,18 @@ impl<'w> Engine<'w> {
             },
         );
         self.joins[j as usize].ready = t;
-        for m in writes {
+        for &m in &writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn destage_all_done(&mut self, ai: usize, stripes: Vec<(u64, u64)>) {
         self.w.arrays[ai].destaging -= 1;
-        for (s, bytes) in stripes {
+        for &(s, bytes) in &stripes {
             self.destage_done(ai, s, bytes);
         }
+        self.put_stripes(stripes);
         let ci = self.w.arrays[ai].ctrl.unwrap();
         self.after_destage(ci, ai);
     }
@@ -965,28 +992,34 @@ impl<'w> Engine<'w> {
 
     fn host_array(&mut self, io: u32, ai: usize, logical: u64) {
         let ioc = self.ios[io as usize];
-        let geom = self.w.arrays[ai].geom.clone();
-        let members = self.w.arrays[ai].members.clone();
         if !ioc.write {
-            let mut v = Vec::new();
-            geom.map_read(logical, ioc.len, None, &mut v);
+            let mut v = self.take_mios();
+            let arr = &mut self.w.arrays[ai];
+            arr.plans.map_read(&arr.geom, logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
-            for m in v {
-                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            for &m in &v {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, false, j, self.now);
             }
+            self.put_mios(v);
             return;
         }
-        let sd = geom.stripe_data_bytes();
-        let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+        let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
+        let arr = &mut self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        let mut parity = 0;
         let mut pos = logical;
         let end = logical + ioc.len;
         while pos < end {
             let s = pos / sd;
             let e = end.min((s + 1) * sd);
-            let p = geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
-            reads.extend(p.reads);
-            writes.extend(p.writes);
-            parity += p.parity_bytes;
+            parity += arr.plans.stripe_write(
+                &arr.geom,
+                s,
+                &[(pos - s * sd, e - s * sd)],
+                &mut reads,
+                &mut writes,
+            );
             pos = e;
         }
         if reads.is_empty() {
@@ -996,19 +1029,22 @@ impl<'w> Engine<'w> {
                 reads.len() as u32,
                 JoinKind::Through1 { io, writes, parity },
             );
-            for m in reads {
-                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            for &m in &reads {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, false, j, self.now);
             }
         }
+        self.put_mios(reads);
     }
 
     fn host_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
         let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
-        let members = self.w.arrays[ai].members.clone();
-        for m in writes {
-            self.member_lun_io(members[m.member as usize], m, true, j, t);
+        for &m in &writes {
+            let lun = self.w.arrays[ai].members[m.member as usize];
+            self.member_lun_io(lun, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
@@ -1184,18 +1220,19 @@ fn merge_ios(v: &mut Vec<MemberIo>) {
         return;
     }
     v.sort_unstable_by_key(|m| (m.member, m.offset));
-    let mut out: Vec<MemberIo> = Vec::with_capacity(v.len());
-    for m in v.drain(..) {
-        if let Some(l) = out.last_mut() {
-            if l.member == m.member && l.offset + l.len >= m.offset {
-                let end = (l.offset + l.len).max(m.offset + m.len);
-                l.len = end - l.offset;
-                continue;
-            }
+    let mut w = 1;
+    for i in 1..v.len() {
+        let m = v[i];
+        let l = &mut v[w - 1];
+        if l.member == m.member && l.offset + l.len >= m.offset {
+            let end = (l.offset + l.len).max(m.offset + m.len);
+            l.len = end - l.offset;
+            continue;
         }
-        out.push(m);
+        v[w] = m;
+        w += 1;
     }
-    *v = out;
+    v.truncate(w);
 }
 
 /// Commands queued or in service per member drive, for the planner's mirror read rule
