@@ -6,7 +6,7 @@ use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,6 +19,34 @@ enum Ev {
     IoDone(u32),
     /// Next segment of a host ↔ controller transfer.
     Seg(u32),
+}
+
+/// A pending event: ordered by time, then by the order it was scheduled in (`seq`), only —
+/// the event itself never takes part in the comparison. Reversed so the max-heap pops the
+/// earliest first.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    t: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
 }
 
 /// A host ↔ controller transfer in progress, moved one segment at a time so streams sharing
@@ -162,7 +190,7 @@ impl Default for Convergence {
 
 pub struct Engine<'w> {
     pub w: &'w mut World,
-    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    heap: BinaryHeap<Pending>,
     seq: u64,
     pub now: u64,
     ios: Vec<Io>,
@@ -173,6 +201,9 @@ pub struct Engine<'w> {
     scratch: Vec<MemberIo>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
+    /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
+    mio_pool: Vec<Vec<MemberIo>>,
+    stripe_pool: Vec<Vec<(u64, u64)>>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -194,14 +225,35 @@ impl<'w> Engine<'w> {
             scratch: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
+            mio_pool: Vec::new(),
+            stripe_pool: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x6a17_7e5),
         }
+    }
+
+    fn take_mios(&mut self) -> Vec<MemberIo> {
+        self.mio_pool.pop().unwrap_or_default()
+    }
+    fn put_mios(&mut self, mut v: Vec<MemberIo>) {
+        v.clear();
+        self.mio_pool.push(v);
+    }
+    fn take_stripes(&mut self) -> Vec<(u64, u64)> {
+        self.stripe_pool.pop().unwrap_or_default()
+    }
+    fn put_stripes(&mut self, mut v: Vec<(u64, u64)>) {
+        v.clear();
+        self.stripe_pool.push(v);
     }
 
     #[inline]
     fn at(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Reverse((t.max(self.now), self.seq, ev)));
+        self.heap.push(Pending {
+            t: t.max(self.now),
+            seq: self.seq,
+            ev,
+        });
     }
 
     fn new_io(&mut self, io: Io) -> u32 {
@@ -268,10 +320,15 @@ impl<'w> Engine<'w> {
             std::collections::VecDeque::new();
         let mut reason = "size";
         let mut any_runtime = false;
-        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
+        while let Some(Pending { t, ev, .. }) = self.heap.pop() {
             self.now = t;
             match ev {
-                Ev::Issue(j) => self.issue(jobs, j),
+                Ev::Issue(j) => {
+                    self.issue(jobs, j);
+                    if jobs.iter().all(|j| j.finished()) {
+                        break;
+                    }
+                }
                 Ev::AtCtrl(io) => self.at_ctrl(io),
                 Ev::Landed(io) => self.landed(io),
                 Ev::DiskDone(d) => self.disk_done(d),
@@ -376,10 +433,11 @@ impl<'w> Engine<'w> {
                         iv_start = (self.now, bytes, dirty);
                         iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
+                    // Only starting and completing I/Os change whether every job is done.
+                    if jobs.iter().all(|j| j.finished()) {
+                        break;
+                    }
                 }
-            }
-            if jobs.iter().all(|j| j.finished()) {
-                break;
             }
         }
         for j in jobs.iter_mut() {
@@ -583,9 +641,9 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai]
-            .geom
-            .map_read(logical, ioc.len, loads.as_deref(), &mut v);
+        let arr = &mut self.w.arrays[ai];
+        arr.plans
+            .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -618,9 +676,9 @@ impl<'w> Engine<'w> {
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
         let loads = member_loads(self.w, ai);
-        self.w.arrays[ai]
-            .geom
-            .map_read(s * sd, sd, loads.as_deref(), &mut v);
+        let arr = &mut self.w.arrays[ai];
+        arr.plans
+            .map_read(&arr.geom, s * sd, sd, loads.as_deref(), &mut v);
         let j = self.new_join(
             v.len() as u32,
             JoinKind::Fill {
@@ -734,19 +792,21 @@ impl<'w> Engine<'w> {
             return;
         }
         // Write-through: plan every stripe now; reads, parity, writes; then complete.
-        let arr = &self.w.arrays[ai];
-        let mut reads = Vec::new();
-        let mut writes = Vec::new();
+        let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
+        let arr = &mut self.w.arrays[ai];
         let mut parity = 0;
         let mut pos = logical;
         let end = logical + ioc.len;
         while pos < end {
             let s = pos / sd;
             let e = end.min((s + 1) * sd);
-            let p = arr.geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
-            reads.extend(p.reads);
-            writes.extend(p.writes);
-            parity += p.parity_bytes;
+            parity += arr.plans.stripe_write(
+                &arr.geom,
+                s,
+                &[(pos - s * sd, e - s * sd)],
+                &mut reads,
+                &mut writes,
+            );
             pos = e;
         }
         self.w.arrays[ai]
@@ -759,19 +819,21 @@ impl<'w> Engine<'w> {
                 reads.len() as u32,
                 JoinKind::Through1 { io, writes, parity },
             );
-            for m in reads {
+            for &m in &reads {
                 self.disk_submit(ai, m, false, j);
             }
         }
+        self.put_mios(reads);
     }
 
     fn through_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
         let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
         self.joins[j as usize].ready = t;
-        for m in writes {
+        for &m in &writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn parity_time(&mut self, ai: usize, bytes: u64) -> u64 {
@@ -838,8 +900,8 @@ impl<'w> Engine<'w> {
             let Some(s) = pick else { return };
             // Coalesce the dirty stripes that follow into one destage: their member writes
             // join into longer ones (what a controller's write cache does with neighbours).
-            let mut stripes = Vec::new();
-            let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+            let mut stripes = self.take_stripes();
+            let (mut reads, mut writes, mut parity) = (self.take_mios(), self.take_mios(), 0);
             let mut x = s;
             let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
             let arr = &mut self.w.arrays[ai];
@@ -851,17 +913,17 @@ impl<'w> Engine<'w> {
                     break;
                 }
                 d.destaging = true;
-                let plan = arr.geom.plan_stripe_write(x, &d.ranges);
+                parity += arr
+                    .plans
+                    .stripe_write(&arr.geom, x, &d.ranges, &mut reads, &mut writes);
                 stripes.push((x, d.bytes));
-                reads.extend(plan.reads);
-                writes.extend(plan.writes);
-                parity += plan.parity_bytes;
                 x += 1;
             }
             merge_ios(&mut reads);
             merge_ios(&mut writes);
             arr.destaging += 1;
             if reads.is_empty() {
+                self.put_mios(reads);
                 self.destage_writes(ai, stripes, writes, parity);
             } else {
                 let j = self.new_join(
@@ -873,9 +935,10 @@ impl<'w> Engine<'w> {
                         parity,
                     },
                 );
-                for m in reads {
+                for &m in &reads {
                     self.disk_submit(ai, m, false, j);
                 }
+                self.put_mios(reads);
             }
         }
     }
@@ -896,16 +959,18 @@ impl<'w> Engine<'w> {
             },
         );
         self.joins[j as usize].ready = t;
-        for m in writes {
+        for &m in &writes {
             self.disk_submit_at(ai, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn destage_all_done(&mut self, ai: usize, stripes: Vec<(u64, u64)>) {
         self.w.arrays[ai].destaging -= 1;
-        for (s, bytes) in stripes {
+        for &(s, bytes) in &stripes {
             self.destage_done(ai, s, bytes);
         }
+        self.put_stripes(stripes);
         let ci = self.w.arrays[ai].ctrl.unwrap();
         self.after_destage(ci, ai);
     }
@@ -961,28 +1026,34 @@ impl<'w> Engine<'w> {
 
     fn host_array(&mut self, io: u32, ai: usize, logical: u64) {
         let ioc = self.ios[io as usize];
-        let geom = self.w.arrays[ai].geom.clone();
-        let members = self.w.arrays[ai].members.clone();
         if !ioc.write {
-            let mut v = Vec::new();
-            geom.map_read(logical, ioc.len, None, &mut v);
+            let mut v = self.take_mios();
+            let arr = &mut self.w.arrays[ai];
+            arr.plans.map_read(&arr.geom, logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
-            for m in v {
-                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            for &m in &v {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, false, j, self.now);
             }
+            self.put_mios(v);
             return;
         }
-        let sd = geom.stripe_data_bytes();
-        let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+        let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
+        let arr = &mut self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        let mut parity = 0;
         let mut pos = logical;
         let end = logical + ioc.len;
         while pos < end {
             let s = pos / sd;
             let e = end.min((s + 1) * sd);
-            let p = geom.plan_stripe_write(s, &[(pos - s * sd, e - s * sd)]);
-            reads.extend(p.reads);
-            writes.extend(p.writes);
-            parity += p.parity_bytes;
+            parity += arr.plans.stripe_write(
+                &arr.geom,
+                s,
+                &[(pos - s * sd, e - s * sd)],
+                &mut reads,
+                &mut writes,
+            );
             pos = e;
         }
         if reads.is_empty() {
@@ -992,19 +1063,22 @@ impl<'w> Engine<'w> {
                 reads.len() as u32,
                 JoinKind::Through1 { io, writes, parity },
             );
-            for m in reads {
-                self.member_lun_io(members[m.member as usize], m, false, j, self.now);
+            for &m in &reads {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, false, j, self.now);
             }
         }
+        self.put_mios(reads);
     }
 
     fn host_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
         let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
-        let members = self.w.arrays[ai].members.clone();
-        for m in writes {
-            self.member_lun_io(members[m.member as usize], m, true, j, t);
+        for &m in &writes {
+            let lun = self.w.arrays[ai].members[m.member as usize];
+            self.member_lun_io(lun, m, true, j, t);
         }
+        self.put_mios(writes);
     }
 
     fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
@@ -1092,8 +1166,14 @@ impl<'w> Engine<'w> {
         self.member_ios += 1;
         if t > self.now {
             // Parity is still being computed: the drive sees the command then.
-            // (Dispatch happens at the latest when the drive next looks at its queue.)
-            self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
+            // (Dispatch happens at the latest when the drive next looks at its queue.) A drive
+            // whose every unit is busy until then or later will look at its queue when one
+            // finishes anyway, and a wake-up at `t` would find nothing to do: skip it.
+            let busy_through = disk.active.len() as u32 >= disk.units
+                && disk.active.iter().all(|&(end, _)| end >= t);
+            if !busy_through {
+                self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
+            }
         } else {
             self.dispatch(d);
         }
@@ -1141,8 +1221,11 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             disk.active.push((now + svc, r));
             self.seq += 1;
-            self.heap
-                .push(Reverse((now + svc, self.seq, Ev::DiskDone(d as u32))));
+            self.heap.push(Pending {
+                t: now + svc,
+                seq: self.seq,
+                ev: Ev::DiskDone(d as u32),
+            });
         }
     }
 
@@ -1171,18 +1254,19 @@ fn merge_ios(v: &mut Vec<MemberIo>) {
         return;
     }
     v.sort_unstable_by_key(|m| (m.member, m.offset));
-    let mut out: Vec<MemberIo> = Vec::with_capacity(v.len());
-    for m in v.drain(..) {
-        if let Some(l) = out.last_mut() {
-            if l.member == m.member && l.offset + l.len >= m.offset {
-                let end = (l.offset + l.len).max(m.offset + m.len);
-                l.len = end - l.offset;
-                continue;
-            }
+    let mut w = 1;
+    for i in 1..v.len() {
+        let m = v[i];
+        let l = &mut v[w - 1];
+        if l.member == m.member && l.offset + l.len >= m.offset {
+            let end = (l.offset + l.len).max(m.offset + m.len);
+            l.len = end - l.offset;
+            continue;
         }
-        out.push(m);
+        v[w] = m;
+        w += 1;
     }
-    *v = out;
+    v.truncate(w);
 }
 
 /// Commands queued or in service per member drive, for the planner's mirror read rule

@@ -11,7 +11,7 @@ use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
 use crate::device::{DeviceModel, DeviceState, Loc};
 use crate::error::SimError;
-use crate::planner::{ArrayGeom, Level};
+use crate::planner::{ArrayGeom, Level, MemberIo};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Transfers are cut into segments this long so they pipeline across a path.
@@ -178,8 +178,29 @@ pub struct Dirty {
     pub born: u64,
 }
 
+/// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
+/// covered. In place: the ranges it meets are replaced by their union with [a, b).
 pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
-    // Returns bytes newly covered.
+    if a >= b {
+        return add_range_sorting(ranges, a, b);
+    }
+    // Ranges before `i` end before `a`; ranges from `j` on start after `b`; those between
+    // overlap or touch [a, b) and merge with it.
+    let i = ranges.partition_point(|&(_, y)| y < a);
+    let j = ranges.partition_point(|&(x, _)| x <= b);
+    if i >= j {
+        ranges.insert(i, (a, b));
+        return b - a;
+    }
+    let covered: u64 = ranges[i..j].iter().map(|(x, y)| y - x).sum();
+    let (lo, hi) = (a.min(ranges[i].0), b.max(ranges[j - 1].1));
+    ranges[i] = (lo, hi);
+    ranges.drain(i + 1..j);
+    (hi - lo) - covered
+}
+
+/// The general form (any input, including an empty range): append, sort, merge.
+fn add_range_sorting(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     let before: u64 = ranges.iter().map(|(x, y)| y - x).sum();
     ranges.push((a, b));
     ranges.sort_unstable();
@@ -197,6 +218,195 @@ pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     let after: u64 = ranges.iter().map(|(x, y)| y - x).sum();
     after - before
 }
+
+/// Member I/O plans of an array by the shape of the request, for arrays whose layout repeats
+/// every `members` stripes (each stripe one chunk row deep on every member): the planner is
+/// then a pure function of (stripe mod members, range within the stripe) up to a shift of the
+/// member offsets, and is asked once per shape. Whether the layout repeats is checked against
+/// the planner itself before the cache is used; otherwise every call goes to the planner.
+#[derive(Debug, Default)]
+pub struct PlanCache {
+    /// None until first used; then whether the layout was found periodic.
+    periodic: Option<bool>,
+    /// (stripe mod period, start, end within the stripe) → destage plan for that residue.
+    writes: FastMap<(u64, u64, u64), CachedWrite>,
+    /// (offset mod period bytes, length) → member reads for that offset.
+    reads: FastMap<(u64, u64), Vec<MemberIo>>,
+}
+
+#[derive(Debug)]
+struct CachedWrite {
+    reads: Vec<MemberIo>,
+    writes: Vec<MemberIo>,
+    parity: u64,
+}
+
+/// Entries kept per map before it starts over (random small I/O over wide stripes has many
+/// shapes; the cache must not grow without bound).
+const PLAN_CACHE_MAX: usize = 1 << 16;
+
+impl PlanCache {
+    fn period(g: &ArrayGeom) -> u64 {
+        g.members.max(1) as u64
+    }
+
+    fn check_periodic(g: &ArrayGeom) -> bool {
+        if !matches!(
+            g.level,
+            Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid10 | Level::Raid5 | Level::Raid6
+        ) || g.g.is_none()
+        {
+            return false;
+        }
+        let (p, sd) = (Self::period(g), g.stripe_data_bytes());
+        // Room for the probes below.
+        if (5 * p + 1) * sd > g.capacity() {
+            return false;
+        }
+        let shifted = |v: &[MemberIo], by: u64| -> Vec<MemberIo> {
+            v.iter()
+                .map(|m| MemberIo {
+                    offset: m.offset + by,
+                    ..*m
+                })
+                .collect()
+        };
+        let half = (sd / 2).max(1);
+        for r in 0..p {
+            for k in [1, 4] {
+                let by = k * p * g.chunk;
+                for (a, b) in [(0, sd), (0, half), (half / 2 + 1, sd - 1)] {
+                    let base = g.plan_stripe_write(r, &[(a, b)]);
+                    let far = g.plan_stripe_write(r + k * p, &[(a, b)]);
+                    if far.reads != shifted(&base.reads, by)
+                        || far.writes != shifted(&base.writes, by)
+                        || far.parity_bytes != base.parity_bytes
+                    {
+                        return false;
+                    }
+                    let (mut x, mut y) = (Vec::new(), Vec::new());
+                    g.map_read(r * sd + a, b - a + sd, None, &mut x);
+                    g.map_read((r + k * p) * sd + a, b - a + sd, None, &mut y);
+                    if y != shifted(&x, by) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn periodic(&mut self, g: &ArrayGeom) -> bool {
+        *self.periodic.get_or_insert_with(|| Self::check_periodic(g))
+    }
+
+    /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
+    /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`).
+    pub fn stripe_write(
+        &mut self,
+        g: &ArrayGeom,
+        s: u64,
+        ranges: &[(u64, u64)],
+        reads: &mut Vec<MemberIo>,
+        writes: &mut Vec<MemberIo>,
+    ) -> u64 {
+        if ranges.len() != 1 || !self.periodic(g) {
+            let p = g.plan_stripe_write(s, ranges);
+            reads.extend(p.reads);
+            writes.extend(p.writes);
+            return p.parity_bytes;
+        }
+        let p = Self::period(g);
+        let r = s % p;
+        let by = (s - r) * g.chunk;
+        let (a, b) = ranges[0];
+        if self.writes.len() >= PLAN_CACHE_MAX {
+            self.writes.clear();
+        }
+        let c = self.writes.entry((r, a, b)).or_insert_with(|| {
+            let w = g.plan_stripe_write(r, &[(a, b)]);
+            CachedWrite {
+                reads: w.reads,
+                writes: w.writes,
+                parity: w.parity_bytes,
+            }
+        });
+        let shift = |m: &MemberIo| MemberIo {
+            offset: m.offset + by,
+            ..*m
+        };
+        reads.extend(c.reads.iter().map(shift));
+        writes.extend(c.writes.iter().map(shift));
+        c.parity
+    }
+
+    /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
+    /// empty, as the planner merges within what it appends). `loads` (mirror read balancing)
+    /// depend on the moment, so those plans are not cached.
+    pub fn map_read(
+        &mut self,
+        g: &ArrayGeom,
+        off: u64,
+        len: u64,
+        loads: Option<&[u64]>,
+        out: &mut Vec<MemberIo>,
+    ) {
+        if loads.is_some() || !out.is_empty() || !self.periodic(g) {
+            return g.map_read(off, len, loads, out);
+        }
+        let span = Self::period(g) * g.stripe_data_bytes();
+        let r = off % span;
+        if r + len > g.capacity() {
+            return g.map_read(off, len, loads, out);
+        }
+        let by = (off - r) / g.stripe_data_bytes() * g.chunk;
+        if self.reads.len() >= PLAN_CACHE_MAX {
+            self.reads.clear();
+        }
+        let c = self.reads.entry((r, len)).or_insert_with(|| {
+            let mut v = Vec::new();
+            g.map_read(r, len, None, &mut v);
+            v
+        });
+        out.extend(c.iter().map(|m| MemberIo {
+            offset: m.offset + by,
+            ..*m
+        }));
+    }
+}
+
+/// A hasher for the simulator's own integer keys (no untrusted input reaches these maps):
+/// multiply-and-rotate per word, far cheaper than the default SipHash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64)
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64)
+    }
+}
+
+pub type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 #[derive(Clone, Debug)]
 pub enum Fill {
@@ -241,6 +451,7 @@ pub struct Array {
     pub births: u64,
     pub destaging: u32,
     pub rcache: BTreeMap<u64, Fill>,
+    pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
@@ -525,6 +736,7 @@ impl World {
                 births: 0,
                 destaging: 0,
                 rcache: BTreeMap::new(),
+                plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
