@@ -640,7 +640,7 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let loads = member_loads(self.w, ai);
+        let loads = member_loads(self.w, ai, logical);
         let arr = &mut self.w.arrays[ai];
         arr.plans
             .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
@@ -675,7 +675,7 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let loads = member_loads(self.w, ai);
+        let loads = member_loads(self.w, ai, s * sd);
         let arr = &mut self.w.arrays[ai];
         arr.plans
             .map_read(&arr.geom, s * sd, sd, loads.as_deref(), &mut v);
@@ -1029,7 +1029,8 @@ impl<'w> Engine<'w> {
         if !ioc.write {
             let mut v = self.take_mios();
             let arr = &mut self.w.arrays[ai];
-            arr.plans.map_read(&arr.geom, logical, ioc.len, None, &mut v);
+            arr.plans
+                .map_read(&arr.geom, logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             for &m in &v {
                 let lun = self.w.arrays[ai].members[m.member as usize];
@@ -1155,6 +1156,7 @@ impl<'w> Engine<'w> {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
         let loc = self.w.models[disk.model].loc(m.offset);
+        disk.head_hint = m.offset + m.len;
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,
@@ -1269,17 +1271,38 @@ fn merge_ios(v: &mut Vec<MemberIo>) {
     v.truncate(w);
 }
 
-/// Commands queued or in service per member drive, for the planner's mirror read rule
-/// (only mirrored levels need it).
-fn member_loads(w: &World, ai: usize) -> Option<Vec<u64>> {
+/// For a mirror read at `logical`, each member's rank under md's read balancing for rotating
+/// disks (drivers/md/raid1.c and raid10.c `read_balance`); the planner sends the read to the
+/// copy with the smallest value. A member with nothing queued wins; among those, and when
+/// every member is busy, the one whose last command ends nearest the data (both copies hold
+/// it at the same member offset). Each copy thus keeps the reads near where it is working and
+/// seeks over less of the disk than a striped drive does.
+fn member_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
     let arr = &w.arrays[ai];
     if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) || arr.ctrl.is_none() {
         return None;
     }
+    let mut first = Vec::with_capacity(1);
+    arr.geom.map_read(
+        logical,
+        512.min(arr.geom.capacity() - logical),
+        None,
+        &mut first,
+    );
+    let target = first.first().map_or(0, |m| m.offset);
     Some(
         arr.members
             .iter()
-            .map(|&d| (w.disks[d].queue.len() + w.disks[d].active.len()) as u64)
+            .map(|&d| {
+                let disk = &w.disks[d];
+                let idle = disk.queue.is_empty() && disk.active.is_empty();
+                let dist = disk.head_hint.abs_diff(target).min(1 << 60);
+                if idle {
+                    dist
+                } else {
+                    dist | 1 << 61
+                }
+            })
             .collect(),
     )
 }

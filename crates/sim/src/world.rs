@@ -146,6 +146,9 @@ pub struct Disk {
     pub backend: Option<usize>,
     pub busy_ns: u64,
     pub ios: u64,
+    /// Member offset where the last command given to it ends (md's `head_position`: where
+    /// the head will be once the queue has drained), for the mirror read rule.
+    pub head_hint: u64,
 }
 
 pub struct Controller {
@@ -253,7 +256,12 @@ impl PlanCache {
     fn check_periodic(g: &ArrayGeom) -> bool {
         if !matches!(
             g.level,
-            Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid10 | Level::Raid5 | Level::Raid6
+            Level::Single
+                | Level::Raid0
+                | Level::Raid1
+                | Level::Raid10
+                | Level::Raid5
+                | Level::Raid6
         ) || g.g.is_none()
         {
             return false;
@@ -405,8 +413,7 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
-pub type FastMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 #[derive(Clone, Debug)]
 pub enum Fill {
@@ -707,6 +714,7 @@ impl World {
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
+                        head_hint: 0,
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
