@@ -119,7 +119,9 @@ fn figure_26_sustained_points_of_the_11p_chain() {
             );
             n += 1;
             if (got - want).abs() / want > 0.15 {
-                bad.push(format!("{rw} bs={bs} count={count}: sim {got:.2} ref {want}"));
+                bad.push(format!(
+                    "{rw} bs={bs} count={count}: sim {got:.2} ref {want}"
+                ));
             }
         }
     }
