@@ -406,11 +406,18 @@ impl<'w> Engine<'w> {
                                                 }
                                                 None => 0.0,
                                             };
+                                            let mut extra_bytes = j
+                                                .target_bytes
+                                                .map_or(0, |tb| tb.saturating_sub(j.bytes_all));
                                             if let Some(d) = j.deadline {
-                                                left_ns =
-                                                    left_ns.min(d.saturating_sub(self.now) as f64);
+                                                let until = d.saturating_sub(self.now) as f64;
+                                                if until < left_ns {
+                                                    left_ns = until;
+                                                    extra_bytes = (left_ns * rate) as u64;
+                                                }
                                             }
-                                            let extra_bytes = (left_ns * rate) as u64;
+                                            // (The size, not rate × time, when the size ends
+                                            // the job: the byte count stays exact.)
                                             let total = (j.read.io_bytes + j.write.io_bytes).max(1);
                                             for st in [&mut j.read, &mut j.write] {
                                                 if st.io_bytes > 0 {
