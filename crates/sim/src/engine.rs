@@ -995,7 +995,8 @@ impl<'w> Engine<'w> {
         if !ioc.write {
             let mut v = self.take_mios();
             let arr = &mut self.w.arrays[ai];
-            arr.plans.map_read(&arr.geom, logical, ioc.len, None, &mut v);
+            arr.plans
+                .map_read(&arr.geom, logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             for &m in &v {
                 let lun = self.w.arrays[ai].members[m.member as usize];

@@ -250,7 +250,12 @@ impl PlanCache {
     fn check_periodic(g: &ArrayGeom) -> bool {
         if !matches!(
             g.level,
-            Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid10 | Level::Raid5 | Level::Raid6
+            Level::Single
+                | Level::Raid0
+                | Level::Raid1
+                | Level::Raid10
+                | Level::Raid5
+                | Level::Raid6
         ) || g.g.is_none()
         {
             return false;
@@ -402,8 +407,7 @@ impl std::hash::Hasher for FastHasher {
     }
 }
 
-pub type FastMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
 #[derive(Clone, Debug)]
 pub enum Fill {
@@ -792,5 +796,88 @@ impl World {
             host_io_ns: (c.host.per_io_us * 1e3) as u64,
             host_parity,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geom(level: Level, members: u32, chunk: u64) -> ArrayGeom {
+        let mut g = ArrayGeom::new(level, members, chunk, 64 * chunk);
+        g.finish().unwrap();
+        g
+    }
+
+    /// The plan cache must hand out exactly what the planner says, for every level and odd
+    /// or even member counts, whether or not the layout turns out periodic.
+    #[test]
+    fn plan_cache_gives_the_planners_plans() {
+        let mut rng = raidlab_workload::Rng::new(7);
+        let shapes = [
+            (Level::Single, 1),
+            (Level::Linear, 3),
+            (Level::Raid0, 3),
+            (Level::Raid1, 2),
+            (Level::Raid10, 4),
+            (Level::Raid10, 3),
+            (Level::Raid5, 5),
+            (Level::Raid5, 4),
+            (Level::Raid6, 6),
+        ];
+        for (level, n) in shapes {
+            let g = geom(level, n, 8192);
+            let mut cache = PlanCache::default();
+            let sd = g.stripe_data_bytes();
+            let stripes = g.capacity() / sd;
+            for _ in 0..400 {
+                // Repeat a few shapes so the cached path is taken.
+                let s = rng.below(stripes);
+                let a = rng.below(4) * 512 * (sd / 2048);
+                let b = (a + 512 * (1 + rng.below(sd / 512))).min(sd);
+                let direct = g.plan_stripe_write(s, &[(a, b)]);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &[(a, b)], &mut r, &mut w);
+                assert_eq!(
+                    (r, w, parity),
+                    (direct.reads, direct.writes, direct.parity_bytes)
+                );
+                let off = s * sd + a;
+                let len = (b - a).min(g.capacity() - off) + rng.below(2) * sd;
+                let len = len.min(g.capacity() - off);
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                g.map_read(off, len, None, &mut x);
+                cache.map_read(&g, off, len, None, &mut y);
+                assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
+            }
+            let expect_periodic =
+                !matches!(level, Level::Linear) && !(level == Level::Raid10 && n % 2 == 1);
+            assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+        }
+    }
+
+    #[test]
+    fn add_range_merges_touching_and_counts_new_bytes() {
+        let mut v = Vec::new();
+        assert_eq!(add_range(&mut v, 10, 20), 10);
+        assert_eq!(add_range(&mut v, 30, 40), 10);
+        assert_eq!(add_range(&mut v, 20, 30), 10);
+        assert_eq!(v, vec![(10, 40)]);
+        assert_eq!(add_range(&mut v, 0, 5), 5);
+        assert_eq!(add_range(&mut v, 3, 50), 50 - 3 - (2 + 30));
+        assert_eq!(v, vec![(0, 50)]);
+        // Against the append-sort-merge form on random input.
+        let mut rng = raidlab_workload::Rng::new(3);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            let x = rng.below(1000);
+            let y = x + 1 + rng.below(50);
+            assert_eq!(add_range(&mut a, x, y), add_range_sorting(&mut b, x, y));
+            assert_eq!(a, b);
+            if a.len() > 20 {
+                a.clear();
+                b.clear();
+            }
+        }
     }
 }
