@@ -49,6 +49,10 @@ pub struct HostCfg {
     /// Operating-system cost per I/O (syscall, driver, interrupt), µs of one CPU.
     #[serde(default)]
     pub per_io_us: f64,
+    /// Fixed cost of starting each job before its first request (starting the program,
+    /// opening the device), ms. Counted in the job's elapsed time, as `time dd` counts it.
+    #[serde(default)]
+    pub job_start_ms: f64,
     /// Memory/I-O bus bandwidth all interfaces share, MB/s (decimal). None = unbounded.
     pub bus_mb_s: Option<f64>,
     /// Parity computation rate of host (software) RAID, MB/s of data per CPU.
@@ -120,7 +124,9 @@ pub struct ControllerCfg {
     pub read_ahead_kib: u64,
     /// XOR/parity engine rate, MB/s of data.
     pub parity_mb_s: Option<f64>,
-    /// Stripes destaged at once per array.
+    /// Destages in flight at once per array, at most. Below that cap a destage starts only
+    /// while the array's drives have room in their command queues (`disk_queue_depth` each):
+    /// a controller feeds its drives, it does not pile work up in front of them.
     #[serde(default = "one")]
     pub destage_depth: u32,
     /// Neighbouring dirty stripes one destage may take together (their member writes join).

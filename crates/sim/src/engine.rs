@@ -299,7 +299,8 @@ impl<'w> Engine<'w> {
             j.start = start;
             j.ramp_end = start + j.ramp_end;
             j.deadline = j.deadline.map(|d| start + d);
-            self.at(start, Ev::Issue(i as u32));
+            // The job's program starts and opens its target before the first request.
+            self.at(start + self.w.host_job_start_ns, Ev::Issue(i as u32));
         }
         let total_cache: u64 = self
             .w
@@ -466,6 +467,11 @@ impl<'w> Engine<'w> {
             for d in a.dirty.values_mut() {
                 d.destaging = false;
             }
+            // Destages in flight were dropped from the age queue; queue every dirty stripe
+            // again in age order.
+            let mut by_age: Vec<(u64, u64)> = a.dirty.iter().map(|(s, d)| (d.born, *s)).collect();
+            by_age.sort_unstable();
+            a.aged = by_age.into_iter().map(|(b, s)| (s, b)).collect();
         }
         for c in self.w.ctrls.iter_mut() {
             c.space_waiters.clear();
@@ -755,7 +761,17 @@ impl<'w> Engine<'w> {
                 let e = end.min((s + 1) * sd);
                 let arr = &mut self.w.arrays[ai];
                 arr.rcache.remove(&s);
-                let d = arr.dirty.entry(s).or_default();
+                if !arr.dirty.contains_key(&s) {
+                    let born = arr.note_dirty(s);
+                    arr.dirty.insert(
+                        s,
+                        Dirty {
+                            born,
+                            ..Default::default()
+                        },
+                    );
+                }
+                let d = arr.dirty.get_mut(&s).expect("inserted above");
                 let (a, b) = (pos - s * sd, e - s * sd);
                 if d.destaging {
                     add_range(&mut d.redirty, a, b);
@@ -841,10 +857,27 @@ impl<'w> Engine<'w> {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         loop {
             let depth = self.w.ctrls[ci].destage_depth;
-            let arr = &mut self.w.arrays[ai];
+            let arr = &self.w.arrays[ai];
             if arr.destaging >= depth {
                 return;
             }
+            // The controller feeds the drives up to their command queue depth and no more:
+            // with every member's queue full, another destage would only wait in the
+            // controller.
+            let queued: usize = arr
+                .members
+                .iter()
+                .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
+                .sum();
+            let room: usize = arr
+                .members
+                .iter()
+                .map(|&d| self.w.disks[d].queue_depth as usize)
+                .sum();
+            if arr.destaging > 0 && queued >= room {
+                return;
+            }
+            let arr = &mut self.w.arrays[ai];
             let mut pick = None;
             while let Some(s) = arr.full.pop_front() {
                 if arr.dirty.get(&s).is_some_and(|d| !d.destaging) {
@@ -857,11 +890,11 @@ impl<'w> Engine<'w> {
                 let pressure =
                     ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
                 if pressure {
-                    pick = arr
-                        .dirty
-                        .iter()
-                        .find(|(_, d)| !d.destaging)
-                        .map(|(s, _)| *s);
+                    // Oldest first (a write-back cache's LRU order). Taking the lowest
+                    // address instead starves the high end of the array: its stripes pile up
+                    // in the cache until they are contiguous and destage almost sequentially,
+                    // which no controller's random-write rate shows.
+                    pick = arr.oldest_dirty();
                 }
             }
             let Some(s) = pick else { return };
@@ -957,6 +990,7 @@ impl<'w> Engine<'w> {
             if nd.bytes == arr.geom.stripe_data_bytes() {
                 arr.full.push_back(s);
             }
+            nd.born = arr.note_dirty(s);
             arr.dirty.insert(s, nd);
         }
         let ctrl = &mut self.w.ctrls[ci];

@@ -173,6 +173,9 @@ pub struct Dirty {
     pub destaging: bool,
     /// Writes that landed while this stripe was being destaged.
     pub redirty: Vec<(u64, u64)>,
+    /// When it became dirty (the array's count of stripes made dirty so far): with
+    /// [`Array::aged`] it gives the oldest dirty stripe.
+    pub born: u64,
 }
 
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
@@ -415,6 +418,29 @@ pub enum Fill {
     Ready,
 }
 
+impl Array {
+    /// A stripe just became dirty: stamp it and queue it by age.
+    pub fn note_dirty(&mut self, s: u64) -> u64 {
+        let b = self.births;
+        self.births += 1;
+        self.aged.push_back((s, b));
+        b
+    }
+
+    /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
+    pub fn oldest_dirty(&mut self) -> Option<u64> {
+        while let Some(&(s, b)) = self.aged.front() {
+            match self.dirty.get(&s) {
+                Some(d) if d.born == b && !d.destaging => return Some(s),
+                _ => {
+                    self.aged.pop_front();
+                }
+            }
+        }
+        None
+    }
+}
+
 pub struct Array {
     pub name: String,
     pub geom: ArrayGeom,
@@ -423,6 +449,10 @@ pub struct Array {
     pub members: Vec<usize>,
     pub dirty: BTreeMap<u64, Dirty>,
     pub full: VecDeque<u64>,
+    /// Stripes in the order they became dirty, as (stripe, born); entries whose stripe has
+    /// since been destaged (or re-dirtied with a newer `born`) are skipped when met.
+    pub aged: VecDeque<(u64, u64)>,
+    pub births: u64,
     pub destaging: u32,
     pub rcache: BTreeMap<u64, Fill>,
     pub plans: PlanCache,
@@ -454,6 +484,8 @@ pub struct World {
     pub luns: Vec<Lun>,
     pub host_cpu: usize,
     pub host_io_ns: u64,
+    /// Fixed cost of starting a job (process start, opening the target), ns.
+    pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
 }
 
@@ -704,6 +736,8 @@ impl World {
                 members,
                 dirty: BTreeMap::new(),
                 full: VecDeque::new(),
+                aged: VecDeque::new(),
+                births: 0,
                 destaging: 0,
                 rcache: BTreeMap::new(),
                 plans: PlanCache::default(),
@@ -794,6 +828,7 @@ impl World {
             luns,
             host_cpu,
             host_io_ns: (c.host.per_io_us * 1e3) as u64,
+            host_job_start_ns: (c.host.job_start_ms * 1e6) as u64,
             host_parity,
         })
     }
