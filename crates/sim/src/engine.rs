@@ -809,9 +809,10 @@ impl<'w> Engine<'w> {
             );
             pos = e;
         }
-        self.w.arrays[ai]
-            .rcache
-            .retain(|s, _| *s < logical / sd || *s > (end - 1) / sd);
+        let rcache = &mut self.w.arrays[ai].rcache;
+        for s in logical / sd..=(end - 1) / sd {
+            rcache.remove(&s);
+        }
         if reads.is_empty() {
             self.through_writes(io, ai, writes, parity);
         } else {

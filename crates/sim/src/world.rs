@@ -447,14 +447,16 @@ pub struct Array {
     pub ctrl: Option<usize>,
     /// Drives (controller arrays) or member LUNs (host arrays).
     pub members: Vec<usize>,
-    pub dirty: BTreeMap<u64, Dirty>,
+    /// Dirty stripes by number (looked up by key only: their order is kept by `full` and
+    /// `aged`).
+    pub dirty: FastMap<u64, Dirty>,
     pub full: VecDeque<u64>,
     /// Stripes in the order they became dirty, as (stripe, born); entries whose stripe has
     /// since been destaged (or re-dirtied with a newer `born`) are skipped when met.
     pub aged: VecDeque<(u64, u64)>,
     pub births: u64,
     pub destaging: u32,
-    pub rcache: BTreeMap<u64, Fill>,
+    pub rcache: FastMap<u64, Fill>,
     pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
@@ -734,12 +736,12 @@ impl World {
                 ),
                 ctrl,
                 members,
-                dirty: BTreeMap::new(),
+                dirty: FastMap::default(),
                 full: VecDeque::new(),
                 aged: VecDeque::new(),
                 births: 0,
                 destaging: 0,
-                rcache: BTreeMap::new(),
+                rcache: FastMap::default(),
                 plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
