@@ -250,63 +250,48 @@ impl PlanCache {
         g.members.max(1) as u64
     }
 
-    fn check_periodic(g: &ArrayGeom) -> bool {
-        if !matches!(
-            g.level,
-            Level::Single
-                | Level::Raid0
-                | Level::Raid1
-                | Level::Raid10
-                | Level::Raid5
-                | Level::Raid6
-        ) || g.g.is_none()
-        {
-            return false;
-        }
-        let (p, sd) = (Self::period(g), g.stripe_data_bytes());
-        // Room for the probes below.
-        if (5 * p + 1) * sd > g.capacity() {
-            return false;
-        }
-        let shifted = |v: &[MemberIo], by: u64| -> Vec<MemberIo> {
-            v.iter()
-                .map(|m| MemberIo {
-                    offset: m.offset + by,
-                    ..*m
-                })
-                .collect()
-        };
-        let half = (sd / 2).max(1);
-        for r in 0..p {
-            for k in [1, 4] {
-                let by = k * p * g.chunk;
-                for (a, b) in [(0, sd), (0, half), (half / 2 + 1, sd - 1)] {
-                    let base = g.plan_stripe_write(r, &[(a, b)]);
-                    let far = g.plan_stripe_write(r + k * p, &[(a, b)]);
-                    if far.reads != shifted(&base.reads, by)
-                        || far.writes != shifted(&base.writes, by)
-                        || far.parity_bytes != base.parity_bytes
-                    {
-                        return false;
-                    }
-                    let (mut x, mut y) = (Vec::new(), Vec::new());
-                    g.map_read(r * sd + a, b - a + sd, None, &mut x);
-                    g.map_read((r + k * p) * sd + a, b - a + sd, None, &mut y);
-                    if y != shifted(&x, by) {
-                        return false;
-                    }
-                }
+    /// Layouts that can repeat every `members` stripes (linear arrays fill one member after
+    /// the other; a near-2 RAID 10 over an odd count shifts its copies from row to row).
+    fn may_repeat(g: &ArrayGeom) -> bool {
+        g.g.is_some()
+            && match g.level {
+                Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 => true,
+                Level::Raid10 => g.members % 2 == 0,
+                Level::Linear => false,
             }
-        }
-        true
     }
 
     fn periodic(&mut self, g: &ArrayGeom) -> bool {
-        *self.periodic.get_or_insert_with(|| Self::check_periodic(g))
+        *self.periodic.get_or_insert_with(|| Self::may_repeat(g))
+    }
+
+    /// `v` with every member offset moved by `by` (down when `down`).
+    fn shift(v: &[MemberIo], by: u64, down: bool) -> Vec<MemberIo> {
+        v.iter()
+            .map(|m| MemberIo {
+                offset: if down { m.offset - by } else { m.offset + by },
+                ..*m
+            })
+            .collect()
+    }
+
+    /// The stripe to check a new shape at stripe `s` against: its residue stripe, or one
+    /// period on when `s` is the residue (if the array reaches that far).
+    fn probe(g: &ArrayGeom, s: u64, stripes_needed: u64) -> Option<u64> {
+        let p = Self::period(g);
+        let r = s % p;
+        if s != r {
+            return Some(r);
+        }
+        ((r + p + stripes_needed) * g.stripe_data_bytes() <= g.capacity()).then_some(r + p)
     }
 
     /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
     /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`).
+    ///
+    /// A shape met for the first time is planned at `s` and at a stripe a whole number of
+    /// periods away; the two must agree up to the shift of member offsets, or this array's
+    /// plans are not cached at all from then on.
     pub fn stripe_write(
         &mut self,
         g: &ArrayGeom,
@@ -325,29 +310,47 @@ impl PlanCache {
         let r = s % p;
         let by = (s - r) * g.chunk;
         let (a, b) = ranges[0];
-        if self.writes.len() >= PLAN_CACHE_MAX {
-            self.writes.clear();
+        if let Some(c) = self.writes.get(&(r, a, b)) {
+            reads.extend(c.reads.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            writes.extend(c.writes.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return c.parity;
         }
-        let c = self.writes.entry((r, a, b)).or_insert_with(|| {
-            let w = g.plan_stripe_write(r, &[(a, b)]);
-            CachedWrite {
-                reads: w.reads,
-                writes: w.writes,
-                parity: w.parity_bytes,
+        let here = g.plan_stripe_write(s, ranges);
+        if let Some(q) = Self::probe(g, s, 1) {
+            let there = g.plan_stripe_write(q, ranges);
+            let qby = (q - r) * g.chunk;
+            let base = CachedWrite {
+                reads: Self::shift(&here.reads, by, true),
+                writes: Self::shift(&here.writes, by, true),
+                parity: here.parity_bytes,
+            };
+            if base.reads == Self::shift(&there.reads, qby, true)
+                && base.writes == Self::shift(&there.writes, qby, true)
+                && there.parity_bytes == base.parity
+            {
+                if self.writes.len() >= PLAN_CACHE_MAX {
+                    self.writes.clear();
+                }
+                self.writes.insert((r, a, b), base);
+            } else {
+                self.periodic = Some(false);
             }
-        });
-        let shift = |m: &MemberIo| MemberIo {
-            offset: m.offset + by,
-            ..*m
-        };
-        reads.extend(c.reads.iter().map(shift));
-        writes.extend(c.writes.iter().map(shift));
-        c.parity
+        }
+        reads.extend(here.reads);
+        writes.extend(here.writes);
+        here.parity_bytes
     }
 
     /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
     /// empty, as the planner merges within what it appends). `loads` (mirror read balancing)
-    /// depend on the moment, so those plans are not cached.
+    /// depend on the moment, so those plans are not cached. New shapes are checked as in
+    /// [`PlanCache::stripe_write`].
     pub fn map_read(
         &mut self,
         g: &ArrayGeom,
@@ -359,24 +362,34 @@ impl PlanCache {
         if loads.is_some() || !out.is_empty() || !self.periodic(g) {
             return g.map_read(off, len, loads, out);
         }
-        let span = Self::period(g) * g.stripe_data_bytes();
+        let sd = g.stripe_data_bytes();
+        let span = Self::period(g) * sd;
         let r = off % span;
-        if r + len > g.capacity() {
-            return g.map_read(off, len, loads, out);
+        let by = (off - r) / sd * g.chunk;
+        if let Some(c) = self.reads.get(&(r, len)) {
+            out.extend(c.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return;
         }
-        let by = (off - r) / g.stripe_data_bytes() * g.chunk;
-        if self.reads.len() >= PLAN_CACHE_MAX {
-            self.reads.clear();
+        g.map_read(off, len, None, out);
+        let s = off / sd;
+        if let Some(q) = Self::probe(g, s, len.div_ceil(sd) + 1) {
+            let qoff = q * sd + off % sd;
+            let mut there = Vec::new();
+            g.map_read(qoff, len, None, &mut there);
+            let qby = (qoff - r) / sd * g.chunk;
+            let base = Self::shift(out, by, true);
+            if base == Self::shift(&there, qby, true) {
+                if self.reads.len() >= PLAN_CACHE_MAX {
+                    self.reads.clear();
+                }
+                self.reads.insert((r, len), base);
+            } else {
+                self.periodic = Some(false);
+            }
         }
-        let c = self.reads.entry((r, len)).or_insert_with(|| {
-            let mut v = Vec::new();
-            g.map_read(r, len, None, &mut v);
-            v
-        });
-        out.extend(c.iter().map(|m| MemberIo {
-            offset: m.offset + by,
-            ..*m
-        }));
     }
 }
 
