@@ -48,10 +48,34 @@ fn golden(dir: &std::path::Path) {
     let loads: [&[(&str, &str)]; 6] = [
         &[("rw", "read"), ("bs", "64k"), ("size", "256m")],
         &[("rw", "write"), ("bs", "512k"), ("size", "1g")],
-        &[("rw", "write"), ("bs", "4k"), ("size", "64m"), ("numjobs", "2")],
-        &[("rw", "randread"), ("bs", "8k"), ("iodepth", "32"), ("runtime", "2s"), ("time_based", "1")],
-        &[("rw", "randwrite"), ("bs", "8k"), ("iodepth", "32"), ("runtime", "2s"), ("time_based", "1")],
-        &[("rw", "randrw"), ("bs", "16k"), ("iodepth", "128"), ("runtime", "1s"), ("time_based", "1"), ("size", "2g")],
+        &[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("numjobs", "2"),
+        ],
+        &[
+            ("rw", "randread"),
+            ("bs", "8k"),
+            ("iodepth", "32"),
+            ("runtime", "2s"),
+            ("time_based", "1"),
+        ],
+        &[
+            ("rw", "randwrite"),
+            ("bs", "8k"),
+            ("iodepth", "32"),
+            ("runtime", "2s"),
+            ("time_based", "1"),
+        ],
+        &[
+            ("rw", "randrw"),
+            ("bs", "16k"),
+            ("iodepth", "128"),
+            ("runtime", "1s"),
+            ("time_based", "1"),
+            ("size", "2g"),
+        ],
     ];
     for f in &files {
         for (k, l) in loads.iter().enumerate() {

@@ -392,6 +392,37 @@ mod tests {
     use crate::catalog;
 
     #[test]
+    fn remainder_is_the_generic_one_bit_for_bit() {
+        let mut rng = raidlab_workload::Rng::new(11);
+        for m in [4e6, 60e9 / 7200.0, 60e9 / 10025.0, 1.0, 3.0e-3] {
+            for _ in 0..20000 {
+                let x = rng.next_f64() * 1e12 * rng.next_f64().powi(3);
+                assert_eq!(rem(x, m).to_bits(), (x % m).to_bits(), "{x} % {m}");
+                // Exact multiples and their neighbours, where the quotient rounds.
+                let k = (rng.below(1 << 20) as f64) * m;
+                for y in [
+                    k,
+                    f64::from_bits(k.to_bits() + 1),
+                    f64::from_bits(k.to_bits().saturating_sub(1)),
+                ] {
+                    assert_eq!(rem(y, m).to_bits(), (y % m).to_bits(), "{y} % {m}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn seek_table_matches_the_curve() {
+        let m = DeviceModel::new(&catalog::find("seagate-st973451ss").unwrap(), None);
+        for d in [1, 2, 17, 1000, m.cylinders / 3, m.cylinders] {
+            let a = m.seek_ns(5, 5 + d);
+            assert_eq!(a.to_bits(), m.seek_curve(d).to_bits());
+            assert_eq!(m.seek_ns(5 + d, 5).to_bits(), a.to_bits(), "cached");
+        }
+        assert_eq!(m.seek_ns(9, 9), 0.0);
+    }
+
+    #[test]
     fn zones_give_the_datasheet_rates() {
         let m = DeviceModel::new(&catalog::find("maxtor-7y250m0").unwrap(), None);
         // Seed 002 Table II: 1102 → 610 sectors per track at 7200 rpm = 67.7 → 37.5 MB/s.

@@ -253,63 +253,48 @@ impl PlanCache {
         g.members.max(1) as u64
     }
 
-    fn check_periodic(g: &ArrayGeom) -> bool {
-        if !matches!(
-            g.level,
-            Level::Single
-                | Level::Raid0
-                | Level::Raid1
-                | Level::Raid10
-                | Level::Raid5
-                | Level::Raid6
-        ) || g.g.is_none()
-        {
-            return false;
-        }
-        let (p, sd) = (Self::period(g), g.stripe_data_bytes());
-        // Room for the probes below.
-        if (5 * p + 1) * sd > g.capacity() {
-            return false;
-        }
-        let shifted = |v: &[MemberIo], by: u64| -> Vec<MemberIo> {
-            v.iter()
-                .map(|m| MemberIo {
-                    offset: m.offset + by,
-                    ..*m
-                })
-                .collect()
-        };
-        let half = (sd / 2).max(1);
-        for r in 0..p {
-            for k in [1, 4] {
-                let by = k * p * g.chunk;
-                for (a, b) in [(0, sd), (0, half), (half / 2 + 1, sd - 1)] {
-                    let base = g.plan_stripe_write(r, &[(a, b)]);
-                    let far = g.plan_stripe_write(r + k * p, &[(a, b)]);
-                    if far.reads != shifted(&base.reads, by)
-                        || far.writes != shifted(&base.writes, by)
-                        || far.parity_bytes != base.parity_bytes
-                    {
-                        return false;
-                    }
-                    let (mut x, mut y) = (Vec::new(), Vec::new());
-                    g.map_read(r * sd + a, b - a + sd, None, &mut x);
-                    g.map_read((r + k * p) * sd + a, b - a + sd, None, &mut y);
-                    if y != shifted(&x, by) {
-                        return false;
-                    }
-                }
+    /// Layouts that can repeat every `members` stripes (linear arrays fill one member after
+    /// the other; a near-2 RAID 10 over an odd count shifts its copies from row to row).
+    fn may_repeat(g: &ArrayGeom) -> bool {
+        g.g.is_some()
+            && match g.level {
+                Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 => true,
+                Level::Raid10 => g.members % 2 == 0,
+                Level::Linear => false,
             }
-        }
-        true
     }
 
     fn periodic(&mut self, g: &ArrayGeom) -> bool {
-        *self.periodic.get_or_insert_with(|| Self::check_periodic(g))
+        *self.periodic.get_or_insert_with(|| Self::may_repeat(g))
+    }
+
+    /// `v` with every member offset moved by `by` (down when `down`).
+    fn shift(v: &[MemberIo], by: u64, down: bool) -> Vec<MemberIo> {
+        v.iter()
+            .map(|m| MemberIo {
+                offset: if down { m.offset - by } else { m.offset + by },
+                ..*m
+            })
+            .collect()
+    }
+
+    /// The stripe to check a new shape at stripe `s` against: its residue stripe, or one
+    /// period on when `s` is the residue (if the array reaches that far).
+    fn probe(g: &ArrayGeom, s: u64, stripes_needed: u64) -> Option<u64> {
+        let p = Self::period(g);
+        let r = s % p;
+        if s != r {
+            return Some(r);
+        }
+        ((r + p + stripes_needed) * g.stripe_data_bytes() <= g.capacity()).then_some(r + p)
     }
 
     /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
     /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`).
+    ///
+    /// A shape met for the first time is planned at `s` and at a stripe a whole number of
+    /// periods away; the two must agree up to the shift of member offsets, or this array's
+    /// plans are not cached at all from then on.
     pub fn stripe_write(
         &mut self,
         g: &ArrayGeom,
@@ -328,29 +313,47 @@ impl PlanCache {
         let r = s % p;
         let by = (s - r) * g.chunk;
         let (a, b) = ranges[0];
-        if self.writes.len() >= PLAN_CACHE_MAX {
-            self.writes.clear();
+        if let Some(c) = self.writes.get(&(r, a, b)) {
+            reads.extend(c.reads.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            writes.extend(c.writes.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return c.parity;
         }
-        let c = self.writes.entry((r, a, b)).or_insert_with(|| {
-            let w = g.plan_stripe_write(r, &[(a, b)]);
-            CachedWrite {
-                reads: w.reads,
-                writes: w.writes,
-                parity: w.parity_bytes,
+        let here = g.plan_stripe_write(s, ranges);
+        if let Some(q) = Self::probe(g, s, 1) {
+            let there = g.plan_stripe_write(q, ranges);
+            let qby = (q - r) * g.chunk;
+            let base = CachedWrite {
+                reads: Self::shift(&here.reads, by, true),
+                writes: Self::shift(&here.writes, by, true),
+                parity: here.parity_bytes,
+            };
+            if base.reads == Self::shift(&there.reads, qby, true)
+                && base.writes == Self::shift(&there.writes, qby, true)
+                && there.parity_bytes == base.parity
+            {
+                if self.writes.len() >= PLAN_CACHE_MAX {
+                    self.writes.clear();
+                }
+                self.writes.insert((r, a, b), base);
+            } else {
+                self.periodic = Some(false);
             }
-        });
-        let shift = |m: &MemberIo| MemberIo {
-            offset: m.offset + by,
-            ..*m
-        };
-        reads.extend(c.reads.iter().map(shift));
-        writes.extend(c.writes.iter().map(shift));
-        c.parity
+        }
+        reads.extend(here.reads);
+        writes.extend(here.writes);
+        here.parity_bytes
     }
 
     /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
     /// empty, as the planner merges within what it appends). `loads` (mirror read balancing)
-    /// depend on the moment, so those plans are not cached.
+    /// depend on the moment, so those plans are not cached. New shapes are checked as in
+    /// [`PlanCache::stripe_write`].
     pub fn map_read(
         &mut self,
         g: &ArrayGeom,
@@ -362,24 +365,34 @@ impl PlanCache {
         if loads.is_some() || !out.is_empty() || !self.periodic(g) {
             return g.map_read(off, len, loads, out);
         }
-        let span = Self::period(g) * g.stripe_data_bytes();
+        let sd = g.stripe_data_bytes();
+        let span = Self::period(g) * sd;
         let r = off % span;
-        if r + len > g.capacity() {
-            return g.map_read(off, len, loads, out);
+        let by = (off - r) / sd * g.chunk;
+        if let Some(c) = self.reads.get(&(r, len)) {
+            out.extend(c.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return;
         }
-        let by = (off - r) / g.stripe_data_bytes() * g.chunk;
-        if self.reads.len() >= PLAN_CACHE_MAX {
-            self.reads.clear();
+        g.map_read(off, len, None, out);
+        let s = off / sd;
+        if let Some(q) = Self::probe(g, s, len.div_ceil(sd) + 1) {
+            let qoff = q * sd + off % sd;
+            let mut there = Vec::new();
+            g.map_read(qoff, len, None, &mut there);
+            let qby = (qoff - r) / sd * g.chunk;
+            let base = Self::shift(out, by, true);
+            if base == Self::shift(&there, qby, true) {
+                if self.reads.len() >= PLAN_CACHE_MAX {
+                    self.reads.clear();
+                }
+                self.reads.insert((r, len), base);
+            } else {
+                self.periodic = Some(false);
+            }
         }
-        let c = self.reads.entry((r, len)).or_insert_with(|| {
-            let mut v = Vec::new();
-            g.map_read(r, len, None, &mut v);
-            v
-        });
-        out.extend(c.iter().map(|m| MemberIo {
-            offset: m.offset + by,
-            ..*m
-        }));
     }
 }
 
@@ -450,14 +463,16 @@ pub struct Array {
     pub ctrl: Option<usize>,
     /// Drives (controller arrays) or member LUNs (host arrays).
     pub members: Vec<usize>,
-    pub dirty: BTreeMap<u64, Dirty>,
+    /// Dirty stripes by number (looked up by key only: their order is kept by `full` and
+    /// `aged`).
+    pub dirty: FastMap<u64, Dirty>,
     pub full: VecDeque<u64>,
     /// Stripes in the order they became dirty, as (stripe, born); entries whose stripe has
     /// since been destaged (or re-dirtied with a newer `born`) are skipped when met.
     pub aged: VecDeque<(u64, u64)>,
     pub births: u64,
     pub destaging: u32,
-    pub rcache: BTreeMap<u64, Fill>,
+    pub rcache: FastMap<u64, Fill>,
     pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
@@ -738,12 +753,12 @@ impl World {
                 ),
                 ctrl,
                 members,
-                dirty: BTreeMap::new(),
+                dirty: FastMap::default(),
                 full: VecDeque::new(),
                 aged: VecDeque::new(),
                 births: 0,
                 destaging: 0,
-                rcache: BTreeMap::new(),
+                rcache: FastMap::default(),
                 plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
@@ -835,5 +850,88 @@ impl World {
             host_job_start_ns: (c.host.job_start_ms * 1e6) as u64,
             host_parity,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geom(level: Level, members: u32, chunk: u64) -> ArrayGeom {
+        let mut g = ArrayGeom::new(level, members, chunk, 64 * chunk);
+        g.finish().unwrap();
+        g
+    }
+
+    /// The plan cache must hand out exactly what the planner says, for every level and odd
+    /// or even member counts, whether or not the layout turns out periodic.
+    #[test]
+    fn plan_cache_gives_the_planners_plans() {
+        let mut rng = raidlab_workload::Rng::new(7);
+        let shapes = [
+            (Level::Single, 1),
+            (Level::Linear, 3),
+            (Level::Raid0, 3),
+            (Level::Raid1, 2),
+            (Level::Raid10, 4),
+            (Level::Raid10, 3),
+            (Level::Raid5, 5),
+            (Level::Raid5, 4),
+            (Level::Raid6, 6),
+        ];
+        for (level, n) in shapes {
+            let g = geom(level, n, 8192);
+            let mut cache = PlanCache::default();
+            let sd = g.stripe_data_bytes();
+            let stripes = g.capacity() / sd;
+            for _ in 0..400 {
+                // Repeat a few shapes so the cached path is taken.
+                let s = rng.below(stripes);
+                let a = rng.below(4) * 512 * (sd / 2048);
+                let b = (a + 512 * (1 + rng.below(sd / 512))).min(sd);
+                let direct = g.plan_stripe_write(s, &[(a, b)]);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &[(a, b)], &mut r, &mut w);
+                assert_eq!(
+                    (r, w, parity),
+                    (direct.reads, direct.writes, direct.parity_bytes)
+                );
+                let off = s * sd + a;
+                let len = (b - a).min(g.capacity() - off) + rng.below(2) * sd;
+                let len = len.min(g.capacity() - off);
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                g.map_read(off, len, None, &mut x);
+                cache.map_read(&g, off, len, None, &mut y);
+                assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
+            }
+            let expect_periodic =
+                !matches!(level, Level::Linear) && !(level == Level::Raid10 && n % 2 == 1);
+            assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+        }
+    }
+
+    #[test]
+    fn add_range_merges_touching_and_counts_new_bytes() {
+        let mut v = Vec::new();
+        assert_eq!(add_range(&mut v, 10, 20), 10);
+        assert_eq!(add_range(&mut v, 30, 40), 10);
+        assert_eq!(add_range(&mut v, 20, 30), 10);
+        assert_eq!(v, vec![(10, 40)]);
+        assert_eq!(add_range(&mut v, 0, 5), 5);
+        assert_eq!(add_range(&mut v, 3, 50), 50 - 3 - (2 + 30));
+        assert_eq!(v, vec![(0, 50)]);
+        // Against the append-sort-merge form on random input.
+        let mut rng = raidlab_workload::Rng::new(3);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            let x = rng.below(1000);
+            let y = x + 1 + rng.below(50);
+            assert_eq!(add_range(&mut a, x, y), add_range_sorting(&mut b, x, y));
+            assert_eq!(a, b);
+            if a.len() > 20 {
+                a.clear();
+                b.clear();
+            }
+        }
     }
 }
