@@ -111,6 +111,14 @@ pub struct ControllerCfg {
     /// Data path rate to the host (reads) and into cache (writes), MB/s.
     pub read_mb_s: Option<f64>,
     pub write_mb_s: Option<f64>,
+    /// Write data arrives in bursts of this size (KiB), each moved from the host port into
+    /// the cache (at `write_mb_s`) only once it has fully arrived; a small write pays both
+    /// hops one after the other, a large one overlaps them. Absent: writes cut through.
+    pub write_burst_kib: Option<u64>,
+    /// Mirrored write-back cache (dual-redundant controllers): each cache keeps a copy of its
+    /// partner's dirty data, so half of `cache_mib` holds this controller's own.
+    #[serde(default)]
+    pub mirrored_cache: bool,
     /// Cache for writes and read-ahead, MiB.
     #[serde(default)]
     pub cache_mib: u64,
@@ -132,6 +140,10 @@ pub struct ControllerCfg {
     /// Neighbouring dirty stripes one destage may take together (their member writes join).
     #[serde(default = "one")]
     pub destage_coalesce: u32,
+    /// Leave dirty data in the cache, full stripes included, until the cache is three
+    /// quarters full, then destage (default: full stripes go at once, the rest under pressure).
+    #[serde(default)]
+    pub lazy_destage: bool,
     /// Back-end (device side) bus rate, MB/s, shared by all disks of this controller.
     pub backend_mb_s: Option<f64>,
 }

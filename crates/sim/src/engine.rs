@@ -727,15 +727,27 @@ impl<'w> Engine<'w> {
 
     fn segment(&mut self, id: u32) {
         let x = self.xfers[id as usize];
-        let seg = x.left.min(crate::world::SEGMENT);
         let lun = self.ios[x.io as usize].lun as usize;
-        let end = transfer(
-            &mut self.w.res,
-            &self.w.luns[lun].data_path,
-            self.now,
-            seg,
-            x.write,
-        );
+        let burst = if x.write {
+            self.w.luns[lun].write_burst
+        } else {
+            None
+        };
+        let seg = x.left.min(burst.unwrap_or(crate::world::SEGMENT));
+        let path = &self.w.luns[lun].data_path;
+        // Store and forward: a burst crosses to the controller, then into its cache; the next
+        // burst follows on the link as soon as the link is done with this one.
+        let (end, next) = match burst {
+            Some(_) => {
+                let (to, into) = path.split_at(path.len() - 1);
+                let arrived = transfer(&mut self.w.res, to, self.now, seg, true);
+                (transfer(&mut self.w.res, into, arrived, seg, true), arrived)
+            }
+            None => {
+                let e = transfer(&mut self.w.res, path, self.now, seg, x.write);
+                (e, e)
+            }
+        };
         let left = x.left - seg;
         if left == 0 {
             self.free_xfers.push(id);
@@ -749,7 +761,7 @@ impl<'w> Engine<'w> {
             );
         } else {
             self.xfers[id as usize].left = left;
-            self.at(end, Ev::Seg(id));
+            self.at(next, Ev::Seg(id));
         }
     }
 
@@ -885,6 +897,11 @@ impl<'w> Engine<'w> {
             if arr.destaging > 0 && queued >= room {
                 return;
             }
+            let ctrl = &self.w.ctrls[ci];
+            let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+            if ctrl.lazy_destage && !pressure {
+                return;
+            }
             let arr = &mut self.w.arrays[ai];
             let mut pick = None;
             while let Some(s) = arr.full.pop_front() {
@@ -894,9 +911,6 @@ impl<'w> Engine<'w> {
                 }
             }
             if pick.is_none() {
-                let ctrl = &self.w.ctrls[ci];
-                let pressure =
-                    ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
                 if pressure {
                     // Oldest first (a write-back cache's LRU order). Taking the lowest
                     // address instead starves the high end of the array: its stripes pile up

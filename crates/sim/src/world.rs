@@ -162,6 +162,8 @@ pub struct Controller {
     pub read_ahead: u64,
     pub destage_depth: u32,
     pub destage_coalesce: u32,
+    /// Destage nothing, not even full stripes, until the cache is three quarters full.
+    pub lazy_destage: bool,
     pub dirty: u64,
     /// Writes waiting for cache space: (io, array).
     pub space_waiters: VecDeque<u32>,
@@ -490,6 +492,10 @@ pub struct Lun {
     pub cmd_path: Vec<(usize, u64)>,
     /// Bandwidth resources data crosses between host memory and the controller's cache.
     pub data_path: Vec<usize>,
+    /// Write data reaches the controller in bursts of this many bytes, each moved into its
+    /// cache only once the whole burst has arrived (the last hop of `data_path` is then the
+    /// controller's data path). None: writes cut through like reads.
+    pub write_burst: Option<u64>,
 }
 
 pub struct World {
@@ -676,12 +682,14 @@ impl World {
                 read_cmd_ns: (k.read_command_us * 1e3) as u64,
                 write_cmd_ns: (k.write_command_us * 1e3) as u64,
                 parity,
-                cache_bytes: k.cache_mib << 20,
+                // A mirrored cache holds a copy of the partner controller's writes in half of it.
+                cache_bytes: (k.cache_mib << 20) >> k.mirrored_cache as u32,
                 // Without a battery the cache may not hold writes: write-through.
                 write_back: policy == WritePolicy::WriteBack && k.battery && k.cache_mib > 0,
                 read_ahead: k.read_ahead_kib * 1024,
                 destage_depth: k.destage_depth.max(1),
                 destage_coalesce: k.destage_coalesce.max(1),
+                lazy_destage: k.lazy_destage,
                 dirty: 0,
                 space_waiters: VecDeque::new(),
                 arrays: Vec::new(),
@@ -791,9 +799,16 @@ impl World {
                     }
                 }
             }
+            let mut write_burst = None;
             if let Some(ci) = arrays[ai].ctrl {
                 data_path.extend(ctrl_res[ci].port);
                 data_path.extend(ctrl_res[ci].data);
+                if ctrl_res[ci].data.is_some() {
+                    write_burst = c.controller[ci]
+                        .write_burst_kib
+                        .filter(|&k| k > 0)
+                        .map(|k| k * 1024);
+                }
             }
             luns.push(Lun {
                 name: l.name.clone(),
@@ -803,6 +818,7 @@ impl World {
                 hidden: l.hidden,
                 cmd_path,
                 data_path,
+                write_burst,
             });
         }
         // Host arrays: members are LUNs; their size is the smallest member LUN.

@@ -141,11 +141,7 @@ fn figure_26_sustained_points_of_the_11p_chain() {
 /// read 1.7 MB/s, faster than the sustained 1.4 (a controller read-cache hit on blocks the
 /// previous test read is one explanation; the seed gives none).
 ///
-/// Writes at small totals are not checked here: the measured rate for 1 MiB blocks falls from
-/// 40.3 MB/s (100 blocks, absorbed by the write-back cache) to 28.2 (10000), but the model's
-/// host-to-cache path is fitted to the 16–64 KiB writes of Figures 11–14 (26 MB/s), so it
-/// absorbs nothing faster than it destages; `figure_26_sustained_points_of_the_11p_chain`
-/// checks the writes at 5 GB and more.
+/// Writes are checked in `figure_26_large_writes_absorbed_then_sustained`.
 #[test]
 fn figure_26_reads_at_every_total_with_the_job_start_cost() {
     let csv = std::fs::read_to_string(reference_dir().join("llnl2000/total-size-11p.csv"))
@@ -185,6 +181,58 @@ fn figure_26_reads_at_every_total_with_the_job_start_cost() {
         median <= 0.10 && far <= 2,
         "median {:.1}%, {far} beyond 25%:\n{}",
         median * 100.0,
+        lines.join("\n")
+    );
+}
+
+/// Figure 26, writes of 512 KiB – 2 MiB blocks at every total: the write-back cache absorbs
+/// the first hundred-odd MB at the rate the host can deliver (100 × 1 MiB: 40.3 MB/s) before
+/// the rate falls to what destaging sustains (10000 × 1 MiB: 28.2 MB/s). Three mechanisms
+/// of the HSG80 give it (systems/llnl2000/components.toml): write data reaches the cache in
+/// bursts that overlap with the link for large writes, the mirrored cache keeps 128 MB of a
+/// controller's own writes, and destaging waits until the cache is ¾ full. Each point within
+/// 15%, and the 100-block 1 MiB rate at least 1.3 × the 10000-block one.
+///
+/// (Small blocks are not in this test: at 512 B – 64 KiB the rate is the host's and the
+/// controller's per-command cost at every total, and Figure 26 measured those writes 5–10%
+/// faster than Figure 14 did for the same chain: 64 KiB 22.5–23.4 against 21.4 MB/s.)
+#[test]
+fn figure_26_large_writes_absorbed_then_sustained() {
+    let csv = std::fs::read_to_string(reference_dir().join("llnl2000/total-size-11p.csv"))
+        .expect("total-size-11p.csv");
+    let target = system("llnl2000/fig14.toml");
+    let (mut lines, mut bad, mut mib) = (Vec::new(), 0, Vec::new());
+    for l in csv.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        let (count, bs): (u64, u64) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        if bs < 512 * 1024 {
+            continue;
+        }
+        let want: f64 = f[4].parse().unwrap();
+        let got = mb_s(
+            &target,
+            &[
+                ("rw", "write"),
+                ("bs", &bs.to_string()),
+                ("size", &(count * bs).to_string()),
+                ("direct", "1"),
+            ],
+        );
+        if (got - want).abs() / want > 0.15 {
+            bad += 1;
+        }
+        if bs == 1 << 20 {
+            mib.push(got);
+        }
+        lines.push(format!(
+            "{count:>6} × {bs:>7} B: sim {got:6.2} ref {want:5.1} ({:+.0}%)",
+            (got - want) / want * 100.0
+        ));
+    }
+    assert_eq!(lines.len(), 9);
+    assert!(
+        bad == 0 && mib[0] >= 1.3 * mib[2],
+        "writes off by more than 15% or not absorbed:\n{}",
         lines.join("\n")
     );
 }
