@@ -72,9 +72,10 @@ pub struct Loc {
 /// outside [0, m) and the generic remainder is used instead.
 #[inline]
 fn rem(x: f64, m: f64) -> f64 {
-    // Truncation through an integer (exact below 2^63, and a cheap instruction, unlike a call
-    // to `trunc`); anything out of range lands in the fallback.
-    let q = (x / m) as u64 as f64;
+    // Truncation through a signed integer (exact below 2^63, and one instruction, unlike a
+    // call to `trunc` or the unsigned conversion); anything out of range saturates and lands
+    // in the fallback.
+    let q = (x / m) as i64 as f64;
     let r = q.mul_add(-m, x);
     if r >= 0.0 && r < m {
         r
@@ -350,7 +351,8 @@ impl DeviceModel {
         slack: f64,
     ) -> f64 {
         let turns = (base + pos) * self.inv_rev;
-        let angle_now = turns - turns as u64 as f64;
+        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
+        let angle_now = turns - turns as i64 as f64;
         let mut wait = loc.target - angle_now;
         if wait < 0.0 {
             wait += 1.0;

@@ -1209,18 +1209,19 @@ impl<'w> Engine<'w> {
                 let slack = 1.0 + now as f64 * 1e-14;
                 let ranks = &mut self.ranks;
                 ranks.clear();
-                let mut low = f64::INFINITY;
-                for i in 0..n {
-                    let r = &disk.queue[i];
+                let (mut low, mut lim) = (f64::INFINITY, f64::INFINITY);
+                for r in disk.queue.iter().take(n) {
                     let mut p = f64::INFINITY;
                     if r.ready <= now
-                        && model.seek_settle_floor_ns(&disk.state, &r.loc, r.write)
-                            <= low + 2.0 * slack
+                        && model.seek_settle_floor_ns(&disk.state, &r.loc, r.write) <= lim
                     {
                         let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
-                        if lb <= low + 2.0 * slack {
+                        if lb <= lim {
                             p = model.rank_from(&disk.state, t_cmd, base, lb, &r.loc, slack);
-                            low = low.min(p);
+                            if p < low {
+                                low = p;
+                                lim = low + 2.0 * slack;
+                            }
                         }
                     }
                     ranks.push(p);
@@ -1229,9 +1230,8 @@ impl<'w> Engine<'w> {
                     break; // nothing ready yet
                 }
                 let mut best = (f64::INFINITY, usize::MAX);
-                for (i, &p) in ranks.iter().enumerate() {
-                    if p <= low + 2.0 * slack {
-                        let r = &disk.queue[i];
+                for (i, (&p, r)) in ranks.iter().zip(disk.queue.iter()).enumerate() {
+                    if p <= lim {
                         let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
                         let p = model.positioning_from(&disk.state, t_cmd, lb, &r.loc);
                         if p < best.0 {
