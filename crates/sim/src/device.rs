@@ -21,6 +21,8 @@ pub struct DeviceModel {
     pub kind: DeviceKind,
     pub capacity: u64,
     rev_ns: f64,
+    /// 1 / `rev_ns`, for ranking (see [`DeviceModel::rank_from`]).
+    inv_rev: f64,
     heads: u64,
     zones: Vec<Zone>,
     cylinders: u64,
@@ -43,7 +45,14 @@ pub struct DeviceModel {
     /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
     /// the table gives the very same values.
     seek_table: Vec<Cell<u64>>,
+    /// The seek time at the start of each run of `SEEK_BUCKET` distances (a lower bound for
+    /// the whole run, the curve rising with distance), small enough to stay in the nearest
+    /// cache while a scheduler scans its queue. Filled on first use like `seek_table`.
+    seek_floor: Vec<Cell<u64>>,
 }
+
+/// Distances (cylinders) per entry of the seek lower-bound table.
+const SEEK_BUCKET_SHIFT: u32 = 6;
 
 /// Where a command starts on the media, worked out once when it is queued so the drive's
 /// scheduler can compare positioning times without redoing the zone lookup.
@@ -63,9 +72,10 @@ pub struct Loc {
 /// outside [0, m) and the generic remainder is used instead.
 #[inline]
 fn rem(x: f64, m: f64) -> f64 {
-    // Truncation through an integer (exact below 2^63, and a cheap instruction, unlike a call
-    // to `trunc`); anything out of range lands in the fallback.
-    let q = (x / m) as u64 as f64;
+    // Truncation through a signed integer (exact below 2^63, and one instruction, unlike a
+    // call to `trunc` or the unsigned conversion); anything out of range saturates and lands
+    // in the fallback.
+    let q = (x / m) as i64 as f64;
     let r = q.mul_add(-m, x);
     if r >= 0.0 && r < m {
         r
@@ -143,6 +153,7 @@ impl DeviceModel {
             kind: s.kind,
             capacity: s.capacity_bytes,
             rev_ns,
+            inv_rev: 1.0 / rev_ns,
             heads,
             zones,
             cylinders,
@@ -172,6 +183,11 @@ impl DeviceModel {
                 Vec::new()
             } else {
                 zeroed_cells(cylinders as usize + 1)
+            },
+            seek_floor: if ssd {
+                Vec::new()
+            } else {
+                zeroed_cells((cylinders >> SEEK_BUCKET_SHIFT) as usize + 1)
             },
         }
     }
@@ -231,6 +247,34 @@ impl DeviceModel {
         }
     }
 
+    /// A lower bound of [`DeviceModel::seek_settle_ns`], from the small table.
+    #[inline]
+    pub fn seek_settle_floor_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
+        let d = st.cyl.abs_diff(loc.cyl);
+        let mut pos = if d == 0 {
+            0.0
+        } else {
+            let k = (d >> SEEK_BUCKET_SHIFT) as usize;
+            match self.seek_floor.get(k) {
+                Some(c) => {
+                    let b = c.get();
+                    if b != 0 {
+                        f64::from_bits(b)
+                    } else {
+                        let v = self.seek_curve(((k as u64) << SEEK_BUCKET_SHIFT).max(1));
+                        c.set(v.to_bits());
+                        v
+                    }
+                }
+                None => 0.0,
+            }
+        };
+        if write {
+            pos += self.write_settle_ns;
+        }
+        pos
+    }
+
     /// Where a command for `offset` starts (see [`Loc`]).
     pub fn loc(&self, offset: u64) -> Loc {
         let lba = offset / SECTOR;
@@ -286,6 +330,36 @@ impl DeviceModel {
         let mut wait = loc.target - angle_now;
         if wait < 0.0 {
             wait += 1.0;
+        }
+        pos + wait * self.rev_ns
+    }
+
+    /// For ranking queued commands (shortest positioning time first): the positioning time
+    /// with the rotation worked out by one multiplication by the reciprocal of a turn, where
+    /// [`DeviceModel::positioning_from`] divides twice. It differs from that by rounding only,
+    /// by less than `slack` ns, except where the target sector is within rounding of passing
+    /// under the head (a wait of nothing or of a whole turn): those are computed exactly.
+    /// `base` = `t_cmd + st.phase_ns`.
+    #[inline]
+    pub fn rank_from(
+        &self,
+        st: &DeviceState,
+        t_cmd: f64,
+        base: f64,
+        pos: f64,
+        loc: &Loc,
+        slack: f64,
+    ) -> f64 {
+        let turns = (base + pos) * self.inv_rev;
+        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
+        let angle_now = turns - turns as i64 as f64;
+        let mut wait = loc.target - angle_now;
+        if wait < 0.0 {
+            wait += 1.0;
+        }
+        let edge = slack * self.inv_rev;
+        if wait < edge || wait > 1.0 - edge {
+            return self.positioning_from(st, t_cmd, pos, loc);
         }
         pos + wait * self.rev_ns
     }
