@@ -415,7 +415,9 @@ impl DeviceModel {
         let ns = if !write && sequential && self.read_ahead_bytes > 0 && st.last_was_read {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
-            let media_per_byte = 1e9 / self.media_rate(offset);
+            // `media_rate(offset)`, from the zone already found for `loc`.
+            let z = &self.zones[loc.zone as usize];
+            let media_per_byte = 1e9 / ((z.spt * SECTOR) as f64 * 1e9 / self.rev_ns);
             let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
