@@ -3,6 +3,13 @@
 //! before any write to it starts, and cleared lazily once its writes are durable; after an
 //! unclean stop only the regions whose bits are set need their parity (or mirror copies)
 //! made consistent again.
+//!
+//! A bit is cleared only once its region has seen no write for [`CLEAR_AFTER`] (md's bitmap
+//! daemon likewise waits before clearing). Beyond sparing bitmap writes for busy regions, this
+//! keeps the bitmaps of arrays nested in a redundant one sound: the enclosing array writes one
+//! stripe to several children at once, and each child's bit for it outlives that stripe's
+//! writes to the other children unless they start seconds apart. So a clean stop can leave
+//! young bits set: harmless, they only widen a later resync.
 
 use crate::superblock::{BITMAP_OFFSET, DATA_ALIGN};
 use std::sync::Mutex;
@@ -12,8 +19,8 @@ use std::time::{Duration, Instant};
 pub const MAX_BITS: u64 = (DATA_ALIGN - BITMAP_OFFSET) * 8;
 /// Aim for this many regions; fewer for small arrays (a region is at least one stripe).
 const TARGET_REGIONS: u64 = 1 << 16;
-/// Bits idle this long get cleared at the next write.
-const CLEAR_AFTER: Duration = Duration::from_secs(2);
+/// Bits idle this long get cleared at the next write (or flush).
+pub const CLEAR_AFTER: Duration = Duration::from_secs(2);
 
 /// Region size and bitmap bytes for an array of `capacity` logical bytes whose stripes hold
 /// `stripe` data bytes: a whole number of stripes, about 64 Ki regions, at most [`MAX_BITS`].
@@ -38,7 +45,16 @@ struct State {
     bits: Vec<u8>,
     inflight: Vec<u32>,
     generation: Vec<u32>,
+    /// `generation` as the last clearing pass saw it, and when (tenths of a second since
+    /// `origin`): a region is idle since then if its generation has not moved.
+    seen_generation: Vec<u32>,
+    seen_at: Vec<u32>,
+    origin: Instant,
     last_clear: Instant,
+}
+
+fn tenths(origin: Instant, now: Instant) -> u32 {
+    (now.saturating_duration_since(origin).as_millis() / 100).min(u32::MAX as u128) as u32
 }
 
 /// Bitmap blocks that changed and must be written to every member: (byte offset within the
@@ -57,6 +73,9 @@ impl Bitmap {
                 bits: b,
                 inflight: vec![0; n],
                 generation: vec![0; n],
+                seen_generation: vec![0; n],
+                seen_at: vec![0; n],
+                origin: now,
                 last_clear: now,
             }),
         }
@@ -116,8 +135,9 @@ impl Bitmap {
         now.duration_since(st.last_clear) >= CLEAR_AFTER && st.bits.iter().any(|&b| b != 0)
     }
 
-    /// Clear the bits of regions with no write in flight. `flush` makes members' data durable
-    /// first; a region written to while flushing keeps its bit.
+    /// Clear the bits of regions with no write in flight and none started for [`CLEAR_AFTER`]
+    /// (as seen by earlier passes). `flush` makes members' data durable first; a region
+    /// written to while flushing keeps its bit.
     pub fn clear_idle(
         &self,
         now: Instant,
@@ -127,10 +147,21 @@ impl Bitmap {
         let candidates: Vec<(usize, u32)> = {
             let mut st = self.state.lock().unwrap();
             st.last_clear = now;
-            (0..st.inflight.len())
-                .filter(|&r| st.bits[r / 8] & (1 << (r % 8)) != 0 && st.inflight[r] == 0)
-                .map(|r| (r, st.generation[r]))
-                .collect()
+            let t = tenths(st.origin, now);
+            let idle_for = (CLEAR_AFTER.as_millis() / 100) as u32;
+            let mut out = Vec::new();
+            for r in 0..st.inflight.len() {
+                if st.bits[r / 8] & (1 << (r % 8)) == 0 {
+                    continue;
+                }
+                if st.generation[r] != st.seen_generation[r] {
+                    st.seen_generation[r] = st.generation[r];
+                    st.seen_at[r] = t;
+                } else if st.inflight[r] == 0 && t.saturating_sub(st.seen_at[r]) >= idle_for {
+                    out.push((r, st.generation[r]));
+                }
+            }
+            out
         };
         if candidates.is_empty() {
             return Ok(());
@@ -214,9 +245,19 @@ mod tests {
         bm.clear_idle(now, || Ok(()), |_| Ok(())).unwrap();
         assert_eq!(bm.set_regions(), vec![3, 4]);
         bm.end_write(4096 * 3 + 10, 5000);
+        // Idle, but not yet for CLEAR_AFTER: kept.
+        bm.clear_idle(now, || Ok(()), |_| panic!("nothing to clear yet"))
+            .unwrap();
+        assert_eq!(bm.set_regions(), vec![3, 4]);
+        // Region 4 written again in between: only region 3 has been idle long enough.
+        bm.start_write(4096 * 4, 10, |_| Ok(())).unwrap();
+        bm.end_write(4096 * 4, 10);
+        bm.clear_idle(now + CLEAR_AFTER, || Ok(()), |_| Ok(()))
+            .unwrap();
+        assert_eq!(bm.set_regions(), vec![4]);
         let mut flushed = false;
         bm.clear_idle(
-            now,
+            now + 2 * CLEAR_AFTER,
             || {
                 flushed = true;
                 Ok(())
