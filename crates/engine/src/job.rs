@@ -126,6 +126,7 @@ struct Counters {
     passes: Vec<PassStats>,
     pass_span: Vec<(u64, u64)>,
     verify: VerifySummary,
+    iodepth_level: [u64; 7],
 }
 
 /// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
@@ -166,6 +167,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let mut c = Counters::default();
     let mut error: Option<String> = None;
+    // fio's `error`: the errno of the first error (set together with `error`).
+    let mut errno = 0i32;
     // An I/O error ends the job; a verify mismatch is recorded and the job goes on counting.
     let mut io_failed = false;
     let mut stopped: Option<String> = None;
@@ -222,12 +225,19 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if inflight == 0 {
             break;
         }
+        if !fresh.is_empty() {
+            // fio's IO depths: what was in flight once this batch was queued.
+            c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
+        }
         let t_submit = clock.now_ns();
         for &f in &fresh {
             slots[f as usize].submit = t_submit;
         }
         fresh.clear();
         if let Err(e) = exec.submit_and_reap(1, &mut done) {
+            if error.is_none() {
+                errno = e.raw_os_error().unwrap_or(libc::EIO);
+            }
             error.get_or_insert(format!("submitting I/O to {}: {e}", setup.target));
             // The executor cannot tell us which requests are still in flight: stop here.
             break;
@@ -249,6 +259,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             match comp.res {
                 Err(e) => {
                     io_failed = true;
+                    if error.is_none() {
+                        errno = e.raw_os_error().unwrap_or(libc::EIO);
+                    }
                     error.get_or_insert(format!(
                         "{what} of {} bytes at offset {} on {}: {e}",
                         r.len, r.offset, setup.target
@@ -257,6 +270,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 Ok(n) if n != r.len => {
                     io_failed = true;
+                    if error.is_none() {
+                        errno = libc::EIO; // as fio reports a short transfer
+                    }
                     error.get_or_insert(format!(
                         "short {what} at offset {} on {}: {n} of {} bytes",
                         r.offset, setup.target, r.len
@@ -343,6 +359,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         })
         .collect();
     let pct = |ns: u64| ns as f64 * 100.0 / elapsed as f64;
+    if error.is_some() && errno == 0 {
+        // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
+        errno = libc::EILSEQ;
+    }
     JobResult {
         name: setup.name,
         groupid: setup.group_id,
@@ -359,6 +379,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         sim: None,
         stopped,
         error,
+        iodepth_level: c.iodepth_level,
+        // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
+        errno,
         // Fields the engine does not know (filled by the caller) keep their defaults.
         ..Default::default()
     }

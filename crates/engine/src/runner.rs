@@ -191,7 +191,8 @@ pub fn run_with_clock(
         let goal_bytes = if spec.time_based {
             None
         } else {
-            Some(stream.region().1 / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
+            let per_pass = spec.io_size.unwrap_or(stream.region().1);
+            Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
         };
         plans.push(InstancePlan {
             spec_index: inst.spec_index,

@@ -134,6 +134,7 @@ fn an_io_error_ends_the_job_and_names_the_offset() {
     let r = run_block(&[s], Arc::new(dev), &RunOptions::default()).unwrap();
     let j = &r.jobs[0];
     let e = j.error.as_deref().unwrap();
+    assert_eq!(j.error_code(), libc::EIO, "fio's error: the errno");
     assert!(
         e.contains("read of 4096 bytes at offset 307200 on mem"),
         "{e}"

@@ -173,6 +173,27 @@ fn the_null_engine_counts_without_touching_the_target() {
         (j.engine.as_str(), j.read.total_ios, j.read.io_bytes),
         ("null", 4096, 16 << 20)
     );
+    // fio's IO depths: every I/O counted once; the null engine completes at once, so each
+    // refill tops the queue back up to 32 in flight (bucket "32": 32-63).
+    assert_eq!(j.iodepth_level.iter().sum::<u64>(), 4096);
+    assert!(j.iodepth_level[5] > 4000, "{:?}", j.iodepth_level);
+}
+
+#[test]
+fn depth_one_jobs_submit_at_depth_one() {
+    let d = tmp();
+    let f = d.path().join("d1");
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[0].iodepth_level, [16, 0, 0, 0, 0, 0, 0]);
 }
 
 #[test]
@@ -274,10 +295,16 @@ fn verify_catches_a_torn_block() {
         f.read_exact_at(&mut b, 40960 + 1000).unwrap();
         f.write_all_at(&[b[0] ^ 0xff], 40960 + 1000).unwrap();
     });
+    let code = j.error_code();
     let v = j.verify.unwrap();
     assert_eq!((v.blocks_checked, v.mismatches), (64, 1));
     let m = v.first_mismatch.unwrap();
     assert!(m.starts_with("torn block at offset 40960"), "{m}");
+    assert_eq!(
+        code,
+        libc::EILSEQ,
+        "fio reports a verify failure as EILSEQ"
+    );
     assert!(j.error.unwrap().contains("torn block at offset 40960"));
 }
 

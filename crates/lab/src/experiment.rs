@@ -18,6 +18,10 @@ pub const TARGET_KEYS: &[&str] = &[
     "members",
     "member_size",
     "dir",
+    // The size of the one file `numjobs` jobs share and split among themselves (seed 002's
+    // threads each reading a contiguous part): workload values refer to it as
+    // `size = "{file_size/numjobs}"`, `offset_increment = "{file_size/numjobs}"`.
+    "file_size",
 ];
 
 /// Parameters whose values are sizes: stored and printed in bytes.
@@ -25,10 +29,12 @@ pub const SIZE_KEYS: &[&str] = &[
     "bs",
     "blocksize",
     "size",
+    "io_size",
     "offset",
     "offset_increment",
     "chunk",
     "member_size",
+    "file_size",
 ];
 
 /// `[repeat]`.
@@ -370,7 +376,8 @@ impl Experiment {
         };
         // Check the options now, so a typo is reported before any run.
         let mut probe = raidlab_workload::JobSpec::default();
-        for (k, v) in &workload {
+        // Values with `{…}` are computed per point (see plan::arith_template).
+        for (k, v) in workload.iter().filter(|(_, v)| !v.contains('{')) {
             raidlab_workload::apply_option(&mut probe, k, Some(v))
                 .map_err(|e| bad(origin, format!("[workload] {e}")))?;
         }

@@ -93,6 +93,68 @@ pub fn template(text: &str, vars: &BTreeMap<String, String>) -> Result<String, S
     Ok(out)
 }
 
+/// Like [`template`], but each `{…}` may be arithmetic over parameters and whole numbers:
+/// `{file_size/numjobs}`, `{bs*4}` — `*` and `/` (integer division, refused when inexact), left
+/// to right. Parameters are read as sizes (`64m`) or plain numbers.
+pub fn arith_template(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("'{text}': unclosed '{{'"))?;
+        let expr = &after[..end];
+        let operand = |name: &str| -> Result<u64, String> {
+            let name = name.trim();
+            if let Ok(n) = name.parse::<u64>() {
+                return Ok(n);
+            }
+            let v = vars.get(name).ok_or_else(|| {
+                format!(
+                    "'{text}': unknown parameter '{name}' (valid: {})",
+                    vars.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })?;
+            raidlab_workload::size::parse_size(v)
+                .map_err(|_| format!("'{text}': {name} = '{v}' is not a number or size"))
+        };
+        let mut ops = expr.split_inclusive(['*', '/']);
+        let first = ops.next().unwrap_or("");
+        let (mut op, mut acc) = match first.strip_suffix(['*', '/']) {
+            Some(a) => (first.chars().last(), operand(a)?),
+            None => (None, operand(first)?),
+        };
+        for piece in ops {
+            let (name, next) = match piece.strip_suffix(['*', '/']) {
+                Some(a) => (a, piece.chars().last()),
+                None => (piece, None),
+            };
+            let x = operand(name)?;
+            acc = match op {
+                Some('*') => acc
+                    .checked_mul(x)
+                    .ok_or_else(|| format!("'{text}': overflows"))?,
+                _ => {
+                    if x == 0 || acc % x != 0 {
+                        return Err(format!("'{text}': {acc} is not divisible by {x} ({name})"));
+                    }
+                    acc / x
+                }
+            };
+            op = next;
+        }
+        if op.is_some() {
+            return Err(format!("'{text}': '{expr}' ends with an operator"));
+        }
+        out.push_str(&acc.to_string());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 /// Plan one point. Errors are usage errors: the experiment asks for something impossible.
 pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<PointPlan, LabError> {
     let here = |m: String| {
@@ -199,13 +261,26 @@ pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<Poin
         name: exp.name.clone(),
         ..JobSpec::default()
     };
-    for (k, v) in &exp.workload {
+    for (k, v) in exp.workload.iter().filter(|(_, v)| !v.contains('{')) {
         apply_option(&mut spec, k, Some(v)).map_err(|e| here(format!("[workload] {e}")))?;
     }
     for (k, v) in &point.values {
         if OPTION_NAMES.contains(&k.as_str()) && k != "filename" {
             apply_option(&mut spec, k, Some(v)).map_err(|e| here(e.to_string()))?;
         }
+    }
+    // Computed values last, so they see the point's (`{file_size/numjobs}`).
+    let mut numbers = vars.clone();
+    for (k, v) in exp.workload.iter().filter(|(_, v)| !v.contains('{')) {
+        numbers.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    numbers
+        .entry("numjobs".into())
+        .or_insert_with(|| spec.numjobs.to_string());
+    for (k, v) in exp.workload.iter().filter(|(_, v)| v.contains('{')) {
+        let value =
+            arith_template(v, &numbers).map_err(|e| here(format!("[workload] {k}: {e}")))?;
+        apply_option(&mut spec, k, Some(&value)).map_err(|e| here(format!("[workload] {e}")))?;
     }
     apply_option(&mut spec, "filename", Some(&target)).map_err(|e| here(e.to_string()))?;
     spec.validate().map_err(|e| here(e.to_string()))?;
@@ -265,6 +340,26 @@ mod tests {
             raidlab: "/bin/raidlab".into(),
             scratch: PathBuf::from("/tmp/scr"),
         }
+    }
+
+    #[test]
+    fn arithmetic_templates_split_a_file_among_jobs() {
+        let vars: BTreeMap<String, String> =
+            [("file_size", "67108864"), ("numjobs", "4"), ("bs", "1m")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        assert_eq!(
+            arith_template("{file_size/numjobs}", &vars).unwrap(),
+            "16777216"
+        );
+        assert_eq!(arith_template("{bs*2}x", &vars).unwrap(), "2097152x");
+        assert_eq!(arith_template("plain", &vars).unwrap(), "plain");
+        let e = arith_template("{file_size/3}", &vars).unwrap_err();
+        assert!(e.contains("not divisible by 3"), "{e}");
+        let e = arith_template("{nope/2}", &vars).unwrap_err();
+        assert!(e.contains("unknown parameter 'nope'"), "{e}");
+        assert!(arith_template("{bs*}", &vars).is_err());
     }
 
     #[test]

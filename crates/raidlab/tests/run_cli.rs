@@ -333,3 +333,24 @@ fn seed000_example_runs_on_the_simulated_system() {
     assert_eq!(jobs[0]["read"]["io_bytes"], 8u64 << 30);
     assert_eq!(jobs[1]["write"]["io_bytes"], 8u64 << 30);
 }
+
+#[test]
+fn io_size_limits_each_pass_inside_a_larger_region() {
+    // xdd's `-mbytes` inside `-seek range`: 2 passes of 64 KiB of 4 KiB random reads over a
+    // 1 MiB region of a simulated drive.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/llnl2000/fig11.toml");
+    let out = raidlab(&[
+        &format!("--filename=sim:{}", system.display()),
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--io_size=64k",
+        "--loops=2",
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "io_size run"));
+    let read = &v["jobs"][0]["read"];
+    assert_eq!(read["io_bytes"], 128u64 << 10, "{read}");
+    assert_eq!(read["total_ios"], 32, "{read}");
+}

@@ -187,6 +187,8 @@ setup = ["sleep 0.4"]
     let mut child = Command::new(bin())
         .args(["sweep", exp.to_str().unwrap()])
         .current_dir(dir.path())
+        // A killed sweep cannot remove its scratch folder: keep it inside the test's own.
+        .env("TMPDIR", dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -264,6 +266,11 @@ fn every_recipe_plans_cleanly() {
             assert!(listing.contains(": 330 points"), "{listing}");
             assert!(listing.contains("[simulated]"));
         }
+        if r.ends_with("xdd2008.toml") {
+            // 4 levels x randread/randwrite, against the simulated systems.
+            assert!(listing.contains(": 8 points"), "{listing}");
+            assert!(listing.contains("[simulated]"));
+        }
         if r.ends_with("linux-raid-chunk.toml") {
             assert!(listing.contains(": 72 points × 5 repetitions"), "{listing}");
         }
@@ -282,4 +289,56 @@ fn report_is_written_after_the_campaign() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let html = std::fs::read_to_string(out_dir.join("index.html")).expect("index.html written");
     assert!(html.contains("<svg"), "the page carries its figures inline");
+}
+
+#[test]
+fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
+    // Issue 5: `raidlab sweep recipes/xdd2008.toml --format csv` gives one row per point with
+    // the system's file stem, rw and the metrics.
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("xdd.db");
+    let recipe = root.join("recipes/xdd2008.toml");
+    let out = sweep(
+        &[
+            recipe.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        &root,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let (sys, rw, iops) = (col("system"), col("rw"), col("iops"));
+    let mut seen = Vec::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let v: f64 = f[iops].parse().unwrap();
+        assert!(v > 0.0, "{line}");
+        seen.push(format!("{} {}", f[sys], f[rw]));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "raid0 randread",
+            "raid0 randwrite",
+            "raid10 randread",
+            "raid10 randwrite",
+            "raid5 randread",
+            "raid5 randwrite",
+            "raid6 randread",
+            "raid6 randwrite",
+        ]
+    );
 }

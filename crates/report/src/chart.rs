@@ -194,6 +194,9 @@ fn title(svg: &mut Svg, t: &str) {
     );
 }
 
+/// Pixels between the plot frame and the ends of a line chart's axes.
+const INSET: f64 = 10.0;
+
 fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
     let mut ys: Vec<f64> = Vec::new();
     let mut xs: Vec<f64> = Vec::new();
@@ -215,8 +218,10 @@ fn line_svg(c: &LineChart, id: &str, standalone: bool) -> String {
     let height = H.max(TOP + legend_rows * 18.0 + 40.0);
     let (px, py) = (LEFT, TOP);
     let (pw, ph) = (W - LEFT - lw - 24.0, height - TOP - BOTTOM);
-    let sx = |v: f64| px + xa.frac(v) * pw;
-    let sy = |v: f64| py + ph - ya.frac(v) * ph;
+    // Data and ticks sit a little inside the frame, so markers at the axes' ends (512 B,
+    // 2 MiB, the top rate) are drawn whole rather than cut by it.
+    let sx = |v: f64| px + INSET + xa.frac(v) * (pw - 2.0 * INSET);
+    let sy = |v: f64| py + ph - INSET - ya.frac(v) * (ph - 2.0 * INSET);
 
     let mut svg = Svg::new(W, height);
     title(&mut svg, &c.title);

@@ -282,7 +282,14 @@ fn parse_size(t: &str) -> Option<u64> {
 pub fn label(p: &Point, keys: &[String]) -> String {
     let parts: Vec<String> = keys
         .iter()
-        .map(|k| format!("{k}={}", show_value(k, p.param(k))))
+        .map(|k| {
+            if k == "target" {
+                // The target names itself: `fig12 (simulated)`, not `target=sim:../fig12.toml`.
+                show_value(k, p.param(k))
+            } else {
+                format!("{k}={}", show_value(k, p.param(k)))
+            }
+        })
         .collect();
     if parts.is_empty() {
         "all".into()
@@ -293,6 +300,22 @@ pub fn label(p: &Point, keys: &[String]) -> String {
 
 /// A value as labels show it: plain byte counts of size parameters in binary units.
 pub fn show_value(param: &str, v: &str) -> String {
+    if param == "target" {
+        if let Some(path) = v.strip_prefix("sim:") {
+            let (file, lun) = match path.split_once('#') {
+                Some((f, l)) => (f, format!("#{l}")),
+                None => (path, String::new()),
+            };
+            let stem = std::path::Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.to_string());
+            return format!("{stem}{lun}");
+        }
+        if let Some(members) = v.strip_prefix("array:") {
+            return format!("array of {} members", members.split(',').count());
+        }
+    }
     if is_size_param(param) && !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) {
         if let Ok(b) = v.parse::<u64>() {
             return crate::axis::format_bytes(b as f64);

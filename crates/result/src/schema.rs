@@ -116,6 +116,34 @@ pub struct JobResult {
     pub stopped: Option<String>,
     /// An I/O error that ended the job, described.
     pub error: Option<String>,
+    /// I/Os submitted while the job's requests in flight (itself included) numbered 1, 2–3,
+    /// 4–7, 8–15, 16–31, 32–63 and ≥ 64: fio's `IO depths` (`iodepth_level`). All zero when
+    /// the executor does not count them.
+    #[serde(default)]
+    pub iodepth_level: [u64; 7],
+    /// The errno of the first error (fio's `error`): EIO for a short transfer, EILSEQ for a
+    /// verify mismatch; 0 without an error, or when the error had no errno.
+    #[serde(default)]
+    pub errno: i32,
+}
+
+impl JobResult {
+    /// fio's `err=` / `"error"`: the errno, or 1 for an error that carries none.
+    pub fn error_code(&self) -> i32 {
+        match (&self.error, self.errno) {
+            (None, _) => 0,
+            (Some(_), 0) => 1,
+            (Some(_), e) => e,
+        }
+    }
+}
+
+/// The `iodepth_level` bucket of a submission made with `depth` requests in flight.
+pub fn iodepth_bucket(depth: u32) -> usize {
+    match depth {
+        0 | 1 => 0,
+        d => ((31 - d.leading_zeros()) as usize).min(6),
+    }
 }
 
 impl JobResult {
@@ -135,6 +163,10 @@ impl JobResult {
         }
         if self.error.is_none() {
             self.error = other.error.clone();
+            self.errno = other.errno;
+        }
+        for (a, b) in self.iodepth_level.iter_mut().zip(other.iodepth_level) {
+            *a += b;
         }
     }
 

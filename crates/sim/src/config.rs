@@ -49,6 +49,10 @@ pub struct HostCfg {
     /// Operating-system cost per I/O (syscall, driver, interrupt), µs of one CPU.
     #[serde(default)]
     pub per_io_us: f64,
+    /// Fixed cost of starting each job before its first request (starting the program,
+    /// opening the device), ms. Counted in the job's elapsed time, as `time dd` counts it.
+    #[serde(default)]
+    pub job_start_ms: f64,
     /// Memory/I-O bus bandwidth all interfaces share, MB/s (decimal). None = unbounded.
     pub bus_mb_s: Option<f64>,
     /// Parity computation rate of host (software) RAID, MB/s of data per CPU.
@@ -107,6 +111,14 @@ pub struct ControllerCfg {
     /// Data path rate to the host (reads) and into cache (writes), MB/s.
     pub read_mb_s: Option<f64>,
     pub write_mb_s: Option<f64>,
+    /// Write data arrives in bursts of this size (KiB), each moved from the host port into
+    /// the cache (at `write_mb_s`) only once it has fully arrived; a small write pays both
+    /// hops one after the other, a large one overlaps them. Absent: writes cut through.
+    pub write_burst_kib: Option<u64>,
+    /// Mirrored write-back cache (dual-redundant controllers): each cache keeps a copy of its
+    /// partner's dirty data, so half of `cache_mib` holds this controller's own.
+    #[serde(default)]
+    pub mirrored_cache: bool,
     /// Cache for writes and read-ahead, MiB.
     #[serde(default)]
     pub cache_mib: u64,
@@ -120,12 +132,18 @@ pub struct ControllerCfg {
     pub read_ahead_kib: u64,
     /// XOR/parity engine rate, MB/s of data.
     pub parity_mb_s: Option<f64>,
-    /// Stripes destaged at once per array.
+    /// Destages in flight at once per array, at most. Below that cap a destage starts only
+    /// while the array's drives have room in their command queues (`disk_queue_depth` each):
+    /// a controller feeds its drives, it does not pile work up in front of them.
     #[serde(default = "one")]
     pub destage_depth: u32,
     /// Neighbouring dirty stripes one destage may take together (their member writes join).
     #[serde(default = "one")]
     pub destage_coalesce: u32,
+    /// Leave dirty data in the cache, full stripes included, until the cache is three
+    /// quarters full, then destage (default: full stripes go at once, the rest under pressure).
+    #[serde(default)]
+    pub lazy_destage: bool,
     /// Back-end (device side) bus rate, MB/s, shared by all disks of this controller.
     pub backend_mb_s: Option<f64>,
 }

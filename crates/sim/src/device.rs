@@ -4,6 +4,7 @@
 //! time the command starts; the event loop owns queueing.
 
 use crate::catalog::{DeviceKind, DiskSpec};
+use std::cell::Cell;
 
 const SECTOR: u64 = 512;
 
@@ -20,6 +21,8 @@ pub struct DeviceModel {
     pub kind: DeviceKind,
     pub capacity: u64,
     rev_ns: f64,
+    /// 1 / `rev_ns`, for ranking (see [`DeviceModel::rank_from`]).
+    inv_rev: f64,
     heads: u64,
     zones: Vec<Zone>,
     cylinders: u64,
@@ -38,6 +41,64 @@ pub struct DeviceModel {
     pub units: u32,
     ssd_read_ns_per_byte: f64,
     ssd_write_ns_per_byte: f64,
+    /// Seek time by distance in cylinders, filled on first use (bits of the f64; 0 = not yet
+    /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
+    /// the table gives the very same values.
+    seek_table: Vec<Cell<u64>>,
+    /// The seek time at the start of each run of `SEEK_BUCKET` distances (a lower bound for
+    /// the whole run, the curve rising with distance), small enough to stay in the nearest
+    /// cache while a scheduler scans its queue. Filled on first use like `seek_table`.
+    seek_floor: Vec<Cell<u64>>,
+}
+
+/// Distances (cylinders) per entry of the seek lower-bound table.
+const SEEK_BUCKET_SHIFT: u32 = 6;
+
+/// Where a command starts on the media, worked out once when it is queued so the drive's
+/// scheduler can compare positioning times without redoing the zone lookup.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Loc {
+    pub cyl: u64,
+    pub sector: u64,
+    pub spt: u64,
+    zone: u32,
+    /// Angular position of the first sector, as a fraction of a turn.
+    target: f64,
+}
+
+/// `x % m` for finite x ≥ 0 and m > 0, bit for bit, without the slow generic `fmod`:
+/// with the true quotient q, x − q·m is exactly representable and a fused multiply-add
+/// returns it exactly; when the rounded division picked a neighbouring q the result falls
+/// outside [0, m) and the generic remainder is used instead.
+#[inline]
+fn rem(x: f64, m: f64) -> f64 {
+    // Truncation through a signed integer (exact below 2^63, and one instruction, unlike a
+    // call to `trunc` or the unsigned conversion); anything out of range saturates and lands
+    // in the fallback.
+    let q = (x / m) as i64 as f64;
+    let r = q.mul_add(-m, x);
+    if r >= 0.0 && r < m {
+        r
+    } else {
+        rem_slow(x, m)
+    }
+}
+
+/// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
+/// selects afterwards (a remainder has no side effects), which is what `rem` avoids.
+#[cold]
+#[inline(never)]
+fn rem_slow(x: f64, m: f64) -> f64 {
+    x % m
+}
+
+/// A zeroed table of `n` cells; the allocation is lazily backed by the OS, so a model whose
+/// drives never seek far costs nothing.
+fn zeroed_cells(n: usize) -> Vec<Cell<u64>> {
+    let v = std::mem::ManuallyDrop::new(vec![0u64; n]);
+    // SAFETY: Cell<u64> is repr(transparent) over u64 (same size and alignment); the
+    // allocation is handed over whole with its length and capacity.
+    unsafe { Vec::from_raw_parts(v.as_ptr() as *mut Cell<u64>, v.len(), v.capacity()) }
 }
 
 /// Solve E[|U-V|^p] = 2/((p+1)(p+2)) = f for p: the exponent that makes a random seek take
@@ -87,13 +148,15 @@ impl DeviceModel {
         let avg_frac =
             (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
         let ssd = s.kind == DeviceKind::Ssd;
+        let cylinders = cyl_per_zone * nz;
         DeviceModel {
             kind: s.kind,
             capacity: s.capacity_bytes,
             rev_ns,
+            inv_rev: 1.0 / rev_ns,
             heads,
             zones,
-            cylinders: cyl_per_zone * nz,
+            cylinders,
             seek_track_ns: s.seek_track_ms * 1e6,
             seek_span_ns: (s.seek_full_ms - s.seek_track_ms).max(0.0) * 1e6,
             seek_exp: seek_exponent(avg_frac),
@@ -115,6 +178,16 @@ impl DeviceModel {
                 1e3 / s.write_mb_s.max(1e-3) * s.units.max(1) as f64
             } else {
                 0.0
+            },
+            seek_table: if ssd {
+                Vec::new()
+            } else {
+                zeroed_cells(cylinders as usize + 1)
+            },
+            seek_floor: if ssd {
+                Vec::new()
+            } else {
+                zeroed_cells((cylinders >> SEEK_BUCKET_SHIFT) as usize + 1)
             },
         }
     }
@@ -149,35 +222,164 @@ impl DeviceModel {
         self.media_rate(self.capacity.saturating_sub(SECTOR))
     }
 
+    fn seek_curve(&self, d: u64) -> f64 {
+        let x = d as f64 / self.cylinders.max(1) as f64;
+        self.seek_track_ns + self.seek_span_ns * x.powf(self.seek_exp)
+    }
+
+    #[inline]
     fn seek_ns(&self, from: u64, to: u64) -> f64 {
         let d = from.abs_diff(to);
         if d == 0 {
             return 0.0;
         }
-        let x = d as f64 / self.cylinders.max(1) as f64;
-        self.seek_track_ns + self.seek_span_ns * x.powf(self.seek_exp)
+        match self.seek_table.get(d as usize) {
+            Some(c) => {
+                let b = c.get();
+                if b != 0 {
+                    return f64::from_bits(b);
+                }
+                let v = self.seek_curve(d);
+                c.set(v.to_bits());
+                v
+            }
+            None => self.seek_curve(d),
+        }
     }
 
-    /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
-    /// at `t` with the head on `cyl`.
-    pub fn positioning_ns(&self, st: &DeviceState, t: u64, offset: u64, write: bool) -> f64 {
-        let (cyl, sector, spt) = self.locate(offset);
-        let mut pos = self.seek_ns(st.cyl, cyl);
+    /// A lower bound of [`DeviceModel::seek_settle_ns`], from the small table.
+    #[inline]
+    pub fn seek_settle_floor_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
+        let d = st.cyl.abs_diff(loc.cyl);
+        let mut pos = if d == 0 {
+            0.0
+        } else {
+            let k = (d >> SEEK_BUCKET_SHIFT) as usize;
+            match self.seek_floor.get(k) {
+                Some(c) => {
+                    let b = c.get();
+                    if b != 0 {
+                        f64::from_bits(b)
+                    } else {
+                        let v = self.seek_curve(((k as u64) << SEEK_BUCKET_SHIFT).max(1));
+                        c.set(v.to_bits());
+                        v
+                    }
+                }
+                None => 0.0,
+            }
+        };
         if write {
             pos += self.write_settle_ns;
         }
-        let arrive = t as f64 + self.command_ns as f64 + pos;
-        let angle_now = ((arrive + st.phase_ns) % self.rev_ns) / self.rev_ns;
-        let target = sector as f64 / spt as f64;
-        let mut wait = target - angle_now;
+        pos
+    }
+
+    /// Where a command for `offset` starts (see [`Loc`]).
+    pub fn loc(&self, offset: u64) -> Loc {
+        let lba = offset / SECTOR;
+        let zi = self
+            .zones
+            .partition_point(|z| z.first_lba <= lba)
+            .saturating_sub(1);
+        let z = &self.zones[zi];
+        let rel = lba - z.first_lba;
+        let track = z.first_track + rel / z.spt;
+        let (sector, spt) = (rel % z.spt, z.spt);
+        Loc {
+            cyl: track / self.heads,
+            sector,
+            spt,
+            zone: zi as u32,
+            target: sector as f64 / spt as f64,
+        }
+    }
+
+    /// Cylinder of a byte offset at or after `from` (same zone or a later one).
+    #[inline]
+    fn cyl_from(&self, from: &Loc, offset: u64) -> u64 {
+        let lba = offset / SECTOR;
+        let mut zi = from.zone as usize;
+        while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
+            zi += 1;
+        }
+        let z = &self.zones[zi];
+        if lba < z.first_lba {
+            return self.locate(offset).0;
+        }
+        (z.first_track + (lba - z.first_lba) / z.spt) / self.heads
+    }
+
+    /// Seek plus write settle from the head's cylinder to `loc`: the part of the positioning
+    /// time that does not depend on when the command starts, and a lower bound of it.
+    #[inline]
+    pub fn seek_settle_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
+        let mut pos = self.seek_ns(st.cyl, loc.cyl);
+        if write {
+            pos += self.write_settle_ns;
+        }
+        pos
+    }
+
+    /// [`DeviceModel::positioning_ns`] from the seek-and-settle part `pos` and the start time
+    /// plus command overhead `t_cmd` (= `t as f64 + command_ns as f64`).
+    #[inline]
+    pub fn positioning_from(&self, st: &DeviceState, t_cmd: f64, pos: f64, loc: &Loc) -> f64 {
+        let arrive = t_cmd + pos;
+        let angle_now = rem(arrive + st.phase_ns, self.rev_ns) / self.rev_ns;
+        let mut wait = loc.target - angle_now;
         if wait < 0.0 {
             wait += 1.0;
         }
         pos + wait * self.rev_ns
     }
 
-    fn media_ns(&self, offset: u64, len: u64) -> f64 {
-        let (_, sector, spt) = self.locate(offset);
+    /// For ranking queued commands (shortest positioning time first): the positioning time
+    /// with the rotation worked out by one multiplication by the reciprocal of a turn, where
+    /// [`DeviceModel::positioning_from`] divides twice. It differs from that by rounding only,
+    /// by less than `slack` ns, except where the target sector is within rounding of passing
+    /// under the head (a wait of nothing or of a whole turn): those are computed exactly.
+    /// `base` = `t_cmd + st.phase_ns`.
+    #[inline]
+    pub fn rank_from(
+        &self,
+        st: &DeviceState,
+        t_cmd: f64,
+        base: f64,
+        pos: f64,
+        loc: &Loc,
+        slack: f64,
+    ) -> f64 {
+        let turns = (base + pos) * self.inv_rev;
+        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
+        let angle_now = turns - turns as i64 as f64;
+        let mut wait = loc.target - angle_now;
+        if wait < 0.0 {
+            wait += 1.0;
+        }
+        let edge = slack * self.inv_rev;
+        if wait < edge || wait > 1.0 - edge {
+            return self.positioning_from(st, t_cmd, pos, loc);
+        }
+        pos + wait * self.rev_ns
+    }
+
+    /// The start time plus command overhead, as the positioning formula adds them.
+    #[inline]
+    pub fn t_cmd(&self, t: u64) -> f64 {
+        t as f64 + self.command_ns as f64
+    }
+
+    /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
+    /// at `t` with the head on `cyl`.
+    pub fn positioning_ns(&self, st: &DeviceState, t: u64, offset: u64, write: bool) -> f64 {
+        let loc = self.loc(offset);
+        let pos = self.seek_settle_ns(st, &loc, write);
+        self.positioning_from(st, self.t_cmd(t), pos, &loc)
+    }
+
+    fn media_ns(&self, loc: &Loc, len: u64) -> f64 {
+        let (sector, spt) = (loc.sector, loc.spt);
         let per_sector = self.rev_ns / spt as f64;
         let sectors = len.div_ceil(SECTOR);
         let switches = (sector + sectors) / spt;
@@ -186,6 +388,20 @@ impl DeviceModel {
 
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
+        let loc = self.loc(offset);
+        self.service_at(st, t, offset, len, write, &loc)
+    }
+
+    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`).
+    pub fn service_at(
+        &self,
+        st: &mut DeviceState,
+        t: u64,
+        offset: u64,
+        len: u64,
+        write: bool,
+        loc: &Loc,
+    ) -> u64 {
         if self.kind == DeviceKind::Ssd {
             let (lat, per) = if write {
                 (self.program_ns, self.ssd_write_ns_per_byte)
@@ -199,21 +415,23 @@ impl DeviceModel {
         let ns = if !write && sequential && self.read_ahead_bytes > 0 && st.last_was_read {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
-            let media_per_byte = 1e9 / self.media_rate(offset);
+            // `media_rate(offset)`, from the zone already found for `loc`.
+            let z = &self.zones[loc.zone as usize];
+            let media_per_byte = 1e9 / ((z.spt * SECTOR) as f64 * 1e9 / self.rev_ns);
             let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
             self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
         } else if write && self.write_cache && sequential {
             // Write cache: sequential writes stream behind the cache without rotational misses.
-            self.command_ns as f64 + iface.max(self.media_ns(offset, len))
+            self.command_ns as f64 + iface.max(self.media_ns(loc, len))
         } else {
-            let pos = self.positioning_ns(st, t, offset, write);
-            self.command_ns as f64 + pos + self.media_ns(offset, len).max(iface)
+            let pos = self.seek_settle_ns(st, loc, write);
+            let pos = self.positioning_from(st, self.t_cmd(t), pos, loc);
+            self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
         };
         let ns = ns.max(1.0) as u64;
-        let (cyl, _, _) = self.locate((offset + len).saturating_sub(1));
-        st.cyl = cyl;
+        st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
         st.last_done = t + ns;
         st.last_was_read = !write;
@@ -248,6 +466,37 @@ impl DeviceState {
 mod tests {
     use super::*;
     use crate::catalog;
+
+    #[test]
+    fn remainder_is_the_generic_one_bit_for_bit() {
+        let mut rng = raidlab_workload::Rng::new(11);
+        for m in [4e6, 60e9 / 7200.0, 60e9 / 10025.0, 1.0, 3.0e-3] {
+            for _ in 0..20000 {
+                let x = rng.next_f64() * 1e12 * rng.next_f64().powi(3);
+                assert_eq!(rem(x, m).to_bits(), (x % m).to_bits(), "{x} % {m}");
+                // Exact multiples and their neighbours, where the quotient rounds.
+                let k = (rng.below(1 << 20) as f64) * m;
+                for y in [
+                    k,
+                    f64::from_bits(k.to_bits() + 1),
+                    f64::from_bits(k.to_bits().saturating_sub(1)),
+                ] {
+                    assert_eq!(rem(y, m).to_bits(), (y % m).to_bits(), "{y} % {m}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn seek_table_matches_the_curve() {
+        let m = DeviceModel::new(&catalog::find("seagate-st973451ss").unwrap(), None);
+        for d in [1, 2, 17, 1000, m.cylinders / 3, m.cylinders] {
+            let a = m.seek_ns(5, 5 + d);
+            assert_eq!(a.to_bits(), m.seek_curve(d).to_bits());
+            assert_eq!(m.seek_ns(5 + d, 5).to_bits(), a.to_bits(), "cached");
+        }
+        assert_eq!(m.seek_ns(9, 9), 0.0);
+    }
 
     #[test]
     fn zones_give_the_datasheet_rates() {

@@ -9,9 +9,9 @@
 
 use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
-use crate::device::{DeviceModel, DeviceState};
+use crate::device::{DeviceModel, DeviceState, Loc};
 use crate::error::SimError;
-use crate::planner::{ArrayGeom, Level};
+use crate::planner::{ArrayGeom, Level, MemberIo};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Transfers are cut into segments this long so they pipeline across a path.
@@ -130,6 +130,8 @@ pub struct DiskReq {
     pub join: u32,
     /// Not before this time (parity still being computed).
     pub ready: u64,
+    /// Where it starts on the media (HDDs), for the drive's scheduler.
+    pub loc: Loc,
 }
 
 pub struct Disk {
@@ -144,6 +146,9 @@ pub struct Disk {
     pub backend: Option<usize>,
     pub busy_ns: u64,
     pub ios: u64,
+    /// Member offset where the last command given to it ends (md's `head_position`: where
+    /// the head will be once the queue has drained), for the mirror read rule.
+    pub head_hint: u64,
 }
 
 pub struct Controller {
@@ -157,6 +162,8 @@ pub struct Controller {
     pub read_ahead: u64,
     pub destage_depth: u32,
     pub destage_coalesce: u32,
+    /// Destage nothing, not even full stripes, until the cache is three quarters full.
+    pub lazy_destage: bool,
     pub dirty: u64,
     /// Writes waiting for cache space: (io, array).
     pub space_waiters: VecDeque<u32>,
@@ -171,10 +178,34 @@ pub struct Dirty {
     pub destaging: bool,
     /// Writes that landed while this stripe was being destaged.
     pub redirty: Vec<(u64, u64)>,
+    /// When it became dirty (the array's count of stripes made dirty so far): with
+    /// [`Array::aged`] it gives the oldest dirty stripe.
+    pub born: u64,
 }
 
+/// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
+/// covered. In place: the ranges it meets are replaced by their union with [a, b).
 pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
-    // Returns bytes newly covered.
+    if a >= b {
+        return add_range_sorting(ranges, a, b);
+    }
+    // Ranges before `i` end before `a`; ranges from `j` on start after `b`; those between
+    // overlap or touch [a, b) and merge with it.
+    let i = ranges.partition_point(|&(_, y)| y < a);
+    let j = ranges.partition_point(|&(x, _)| x <= b);
+    if i >= j {
+        ranges.insert(i, (a, b));
+        return b - a;
+    }
+    let covered: u64 = ranges[i..j].iter().map(|(x, y)| y - x).sum();
+    let (lo, hi) = (a.min(ranges[i].0), b.max(ranges[j - 1].1));
+    ranges[i] = (lo, hi);
+    ranges.drain(i + 1..j);
+    (hi - lo) - covered
+}
+
+/// The general form (any input, including an empty range): append, sort, merge.
+fn add_range_sorting(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     let before: u64 = ranges.iter().map(|(x, y)| y - x).sum();
     ranges.push((a, b));
     ranges.sort_unstable();
@@ -193,10 +224,239 @@ pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     after - before
 }
 
+/// Member I/O plans of an array by the shape of the request, for arrays whose layout repeats
+/// every `members` stripes (each stripe one chunk row deep on every member): the planner is
+/// then a pure function of (stripe mod members, range within the stripe) up to a shift of the
+/// member offsets, and is asked once per shape. Whether the layout repeats is checked against
+/// the planner itself before the cache is used; otherwise every call goes to the planner.
+#[derive(Debug, Default)]
+pub struct PlanCache {
+    /// None until first used; then whether the layout was found periodic.
+    periodic: Option<bool>,
+    /// (stripe mod period, start, end within the stripe) → destage plan for that residue.
+    writes: FastMap<(u64, u64, u64), CachedWrite>,
+    /// (offset mod period bytes, length) → member reads for that offset.
+    reads: FastMap<(u64, u64), Vec<MemberIo>>,
+}
+
+#[derive(Debug)]
+struct CachedWrite {
+    reads: Vec<MemberIo>,
+    writes: Vec<MemberIo>,
+    parity: u64,
+}
+
+/// Entries kept per map before it starts over (random small I/O over wide stripes has many
+/// shapes; the cache must not grow without bound).
+const PLAN_CACHE_MAX: usize = 1 << 16;
+
+impl PlanCache {
+    fn period(g: &ArrayGeom) -> u64 {
+        g.members.max(1) as u64
+    }
+
+    /// Layouts that can repeat every `members` stripes (linear arrays fill one member after
+    /// the other; a near-2 RAID 10 over an odd count shifts its copies from row to row).
+    fn may_repeat(g: &ArrayGeom) -> bool {
+        g.g.is_some()
+            && match g.level {
+                Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 => true,
+                Level::Raid10 => g.members % 2 == 0,
+                Level::Linear => false,
+            }
+    }
+
+    fn periodic(&mut self, g: &ArrayGeom) -> bool {
+        *self.periodic.get_or_insert_with(|| Self::may_repeat(g))
+    }
+
+    /// `v` with every member offset moved by `by` (down when `down`).
+    fn shift(v: &[MemberIo], by: u64, down: bool) -> Vec<MemberIo> {
+        v.iter()
+            .map(|m| MemberIo {
+                offset: if down { m.offset - by } else { m.offset + by },
+                ..*m
+            })
+            .collect()
+    }
+
+    /// The stripe to check a new shape at stripe `s` against: its residue stripe, or one
+    /// period on when `s` is the residue (if the array reaches that far).
+    fn probe(g: &ArrayGeom, s: u64, stripes_needed: u64) -> Option<u64> {
+        let p = Self::period(g);
+        let r = s % p;
+        if s != r {
+            return Some(r);
+        }
+        ((r + p + stripes_needed) * g.stripe_data_bytes() <= g.capacity()).then_some(r + p)
+    }
+
+    /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
+    /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`).
+    ///
+    /// A shape met for the first time is planned at `s` and at a stripe a whole number of
+    /// periods away; the two must agree up to the shift of member offsets, or this array's
+    /// plans are not cached at all from then on.
+    pub fn stripe_write(
+        &mut self,
+        g: &ArrayGeom,
+        s: u64,
+        ranges: &[(u64, u64)],
+        reads: &mut Vec<MemberIo>,
+        writes: &mut Vec<MemberIo>,
+    ) -> u64 {
+        if ranges.len() != 1 || !self.periodic(g) {
+            let p = g.plan_stripe_write(s, ranges);
+            reads.extend(p.reads);
+            writes.extend(p.writes);
+            return p.parity_bytes;
+        }
+        let p = Self::period(g);
+        let r = s % p;
+        let by = (s - r) * g.chunk;
+        let (a, b) = ranges[0];
+        if let Some(c) = self.writes.get(&(r, a, b)) {
+            reads.extend(c.reads.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            writes.extend(c.writes.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return c.parity;
+        }
+        let here = g.plan_stripe_write(s, ranges);
+        if let Some(q) = Self::probe(g, s, 1) {
+            let there = g.plan_stripe_write(q, ranges);
+            let qby = (q - r) * g.chunk;
+            let base = CachedWrite {
+                reads: Self::shift(&here.reads, by, true),
+                writes: Self::shift(&here.writes, by, true),
+                parity: here.parity_bytes,
+            };
+            if base.reads == Self::shift(&there.reads, qby, true)
+                && base.writes == Self::shift(&there.writes, qby, true)
+                && there.parity_bytes == base.parity
+            {
+                if self.writes.len() >= PLAN_CACHE_MAX {
+                    self.writes.clear();
+                }
+                self.writes.insert((r, a, b), base);
+            } else {
+                self.periodic = Some(false);
+            }
+        }
+        reads.extend(here.reads);
+        writes.extend(here.writes);
+        here.parity_bytes
+    }
+
+    /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
+    /// empty, as the planner merges within what it appends). `loads` (mirror read balancing)
+    /// depend on the moment, so those plans are not cached. New shapes are checked as in
+    /// [`PlanCache::stripe_write`].
+    pub fn map_read(
+        &mut self,
+        g: &ArrayGeom,
+        off: u64,
+        len: u64,
+        loads: Option<&[u64]>,
+        out: &mut Vec<MemberIo>,
+    ) {
+        if loads.is_some() || !out.is_empty() || !self.periodic(g) {
+            return g.map_read(off, len, loads, out);
+        }
+        let sd = g.stripe_data_bytes();
+        let span = Self::period(g) * sd;
+        let r = off % span;
+        let by = (off - r) / sd * g.chunk;
+        if let Some(c) = self.reads.get(&(r, len)) {
+            out.extend(c.iter().map(|m| MemberIo {
+                offset: m.offset + by,
+                ..*m
+            }));
+            return;
+        }
+        g.map_read(off, len, None, out);
+        let s = off / sd;
+        if let Some(q) = Self::probe(g, s, len.div_ceil(sd) + 1) {
+            let qoff = q * sd + off % sd;
+            let mut there = Vec::new();
+            g.map_read(qoff, len, None, &mut there);
+            let qby = (qoff - r) / sd * g.chunk;
+            let base = Self::shift(out, by, true);
+            if base == Self::shift(&there, qby, true) {
+                if self.reads.len() >= PLAN_CACHE_MAX {
+                    self.reads.clear();
+                }
+                self.reads.insert((r, len), base);
+            } else {
+                self.periodic = Some(false);
+            }
+        }
+    }
+}
+
+/// A hasher for the simulator's own integer keys (no untrusted input reaches these maps):
+/// multiply-and-rotate per word, far cheaper than the default SipHash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FastHasher(u64);
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(x as u64)
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64)
+    }
+}
+
+pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 #[derive(Clone, Debug)]
 pub enum Fill {
     Pending(Vec<u32>),
     Ready,
+}
+
+impl Array {
+    /// A stripe just became dirty: stamp it and queue it by age.
+    pub fn note_dirty(&mut self, s: u64) -> u64 {
+        let b = self.births;
+        self.births += 1;
+        self.aged.push_back((s, b));
+        b
+    }
+
+    /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
+    pub fn oldest_dirty(&mut self) -> Option<u64> {
+        while let Some(&(s, b)) = self.aged.front() {
+            match self.dirty.get(&s) {
+                Some(d) if d.born == b && !d.destaging => return Some(s),
+                _ => {
+                    self.aged.pop_front();
+                }
+            }
+        }
+        None
+    }
 }
 
 pub struct Array {
@@ -205,10 +465,17 @@ pub struct Array {
     pub ctrl: Option<usize>,
     /// Drives (controller arrays) or member LUNs (host arrays).
     pub members: Vec<usize>,
-    pub dirty: BTreeMap<u64, Dirty>,
+    /// Dirty stripes by number (looked up by key only: their order is kept by `full` and
+    /// `aged`).
+    pub dirty: FastMap<u64, Dirty>,
     pub full: VecDeque<u64>,
+    /// Stripes in the order they became dirty, as (stripe, born); entries whose stripe has
+    /// since been destaged (or re-dirtied with a newer `born`) are skipped when met.
+    pub aged: VecDeque<(u64, u64)>,
+    pub births: u64,
     pub destaging: u32,
-    pub rcache: BTreeMap<u64, Fill>,
+    pub rcache: FastMap<u64, Fill>,
+    pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
@@ -225,6 +492,10 @@ pub struct Lun {
     pub cmd_path: Vec<(usize, u64)>,
     /// Bandwidth resources data crosses between host memory and the controller's cache.
     pub data_path: Vec<usize>,
+    /// Write data reaches the controller in bursts of this many bytes, each moved into its
+    /// cache only once the whole burst has arrived (the last hop of `data_path` is then the
+    /// controller's data path). None: writes cut through like reads.
+    pub write_burst: Option<u64>,
 }
 
 pub struct World {
@@ -237,6 +508,8 @@ pub struct World {
     pub luns: Vec<Lun>,
     pub host_cpu: usize,
     pub host_io_ns: u64,
+    /// Fixed cost of starting a job (process start, opening the target), ns.
+    pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
 }
 
@@ -409,12 +682,14 @@ impl World {
                 read_cmd_ns: (k.read_command_us * 1e3) as u64,
                 write_cmd_ns: (k.write_command_us * 1e3) as u64,
                 parity,
-                cache_bytes: k.cache_mib << 20,
+                // A mirrored cache holds a copy of the partner controller's writes in half of it.
+                cache_bytes: (k.cache_mib << 20) >> k.mirrored_cache as u32,
                 // Without a battery the cache may not hold writes: write-through.
                 write_back: policy == WritePolicy::WriteBack && k.battery && k.cache_mib > 0,
                 read_ahead: k.read_ahead_kib * 1024,
                 destage_depth: k.destage_depth.max(1),
                 destage_coalesce: k.destage_coalesce.max(1),
+                lazy_destage: k.lazy_destage,
                 dirty: 0,
                 space_waiters: VecDeque::new(),
                 arrays: Vec::new(),
@@ -462,6 +737,7 @@ impl World {
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
+                        head_hint: 0,
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
@@ -485,10 +761,13 @@ impl World {
                 ),
                 ctrl,
                 members,
-                dirty: BTreeMap::new(),
+                dirty: FastMap::default(),
                 full: VecDeque::new(),
+                aged: VecDeque::new(),
+                births: 0,
                 destaging: 0,
-                rcache: BTreeMap::new(),
+                rcache: FastMap::default(),
+                plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
@@ -520,9 +799,16 @@ impl World {
                     }
                 }
             }
+            let mut write_burst = None;
             if let Some(ci) = arrays[ai].ctrl {
                 data_path.extend(ctrl_res[ci].port);
                 data_path.extend(ctrl_res[ci].data);
+                if ctrl_res[ci].data.is_some() {
+                    write_burst = c.controller[ci]
+                        .write_burst_kib
+                        .filter(|&k| k > 0)
+                        .map(|k| k * 1024);
+                }
             }
             luns.push(Lun {
                 name: l.name.clone(),
@@ -532,6 +818,7 @@ impl World {
                 hidden: l.hidden,
                 cmd_path,
                 data_path,
+                write_burst,
             });
         }
         // Host arrays: members are LUNs; their size is the smallest member LUN.
@@ -576,7 +863,91 @@ impl World {
             luns,
             host_cpu,
             host_io_ns: (c.host.per_io_us * 1e3) as u64,
+            host_job_start_ns: (c.host.job_start_ms * 1e6) as u64,
             host_parity,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geom(level: Level, members: u32, chunk: u64) -> ArrayGeom {
+        let mut g = ArrayGeom::new(level, members, chunk, 64 * chunk);
+        g.finish().unwrap();
+        g
+    }
+
+    /// The plan cache must hand out exactly what the planner says, for every level and odd
+    /// or even member counts, whether or not the layout turns out periodic.
+    #[test]
+    fn plan_cache_gives_the_planners_plans() {
+        let mut rng = raidlab_workload::Rng::new(7);
+        let shapes = [
+            (Level::Single, 1),
+            (Level::Linear, 3),
+            (Level::Raid0, 3),
+            (Level::Raid1, 2),
+            (Level::Raid10, 4),
+            (Level::Raid10, 3),
+            (Level::Raid5, 5),
+            (Level::Raid5, 4),
+            (Level::Raid6, 6),
+        ];
+        for (level, n) in shapes {
+            let g = geom(level, n, 8192);
+            let mut cache = PlanCache::default();
+            let sd = g.stripe_data_bytes();
+            let stripes = g.capacity() / sd;
+            for _ in 0..400 {
+                // Repeat a few shapes so the cached path is taken.
+                let s = rng.below(stripes);
+                let a = rng.below(4) * 512 * (sd / 2048);
+                let b = (a + 512 * (1 + rng.below(sd / 512))).min(sd);
+                let direct = g.plan_stripe_write(s, &[(a, b)]);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &[(a, b)], &mut r, &mut w);
+                assert_eq!(
+                    (r, w, parity),
+                    (direct.reads, direct.writes, direct.parity_bytes)
+                );
+                let off = s * sd + a;
+                let len = (b - a).min(g.capacity() - off) + rng.below(2) * sd;
+                let len = len.min(g.capacity() - off);
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                g.map_read(off, len, None, &mut x);
+                cache.map_read(&g, off, len, None, &mut y);
+                assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
+            }
+            let expect_periodic =
+                !matches!(level, Level::Linear) && !(level == Level::Raid10 && n % 2 == 1);
+            assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+        }
+    }
+
+    #[test]
+    fn add_range_merges_touching_and_counts_new_bytes() {
+        let mut v = Vec::new();
+        assert_eq!(add_range(&mut v, 10, 20), 10);
+        assert_eq!(add_range(&mut v, 30, 40), 10);
+        assert_eq!(add_range(&mut v, 20, 30), 10);
+        assert_eq!(v, vec![(10, 40)]);
+        assert_eq!(add_range(&mut v, 0, 5), 5);
+        assert_eq!(add_range(&mut v, 3, 50), 50 - 3 - (2 + 30));
+        assert_eq!(v, vec![(0, 50)]);
+        // Against the append-sort-merge form on random input.
+        let mut rng = raidlab_workload::Rng::new(3);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..2000 {
+            let x = rng.below(1000);
+            let y = x + 1 + rng.below(50);
+            assert_eq!(add_range(&mut a, x, y), add_range_sorting(&mut b, x, y));
+            assert_eq!(a, b);
+            if a.len() > 20 {
+                a.clear();
+                b.clear();
+            }
+        }
     }
 }

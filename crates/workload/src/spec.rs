@@ -223,6 +223,11 @@ pub struct JobSpec {
     pub rwmixread: u8,
     /// Bytes of the target each job covers per pass; `None` means to the end of the target.
     pub size: Option<u64>,
+    /// Bytes each pass transfers (fio's `io_size`); `None` means `size`. Smaller than the
+    /// region: a pass touches only part of it (xdd's `-mbytes` inside `-seek range`); larger:
+    /// sequential passes wrap around to the region's start.
+    #[serde(default)]
+    pub io_size: Option<u64>,
     /// Start of the region, bytes.
     pub offset: u64,
     /// Each job `i` of `numjobs` starts at `offset + i * offset_increment` (fio's option), so
@@ -257,6 +262,7 @@ impl Default for JobSpec {
             numjobs: 1,
             rwmixread: 50,
             size: None,
+            io_size: None,
             offset: 0,
             offset_increment: 0,
             runtime_ns: None,
@@ -301,6 +307,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "rwmixread",
     "rwmixwrite",
     "size",
+    "io_size",
+    "io_limit",
     "offset",
     "offset_increment",
     "runtime",
@@ -422,6 +430,13 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.size = Some(s)
         }
+        "io_size" | "io_limit" => {
+            let s = parse_size(value).map_err(err)?;
+            if s == 0 {
+                return Err(err("io_size must be greater than zero".into()));
+            }
+            spec.io_size = Some(s)
+        }
         "offset" => spec.offset = parse_size(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
         "runtime" => {
@@ -522,6 +537,14 @@ impl JobSpec {
             if s < self.bs.min() {
                 return e(format!(
                     "size={s} is smaller than the block size {}",
+                    self.bs.min()
+                ));
+            }
+        }
+        if let Some(s) = self.io_size {
+            if s < self.bs.min() {
+                return e(format!(
+                    "io_size={s} is smaller than the block size {}",
                     self.bs.min()
                 ));
             }

@@ -142,8 +142,12 @@ pub struct RequestStream {
     sizes: Rng,
     seq: u64,
     pass: u32,
-    /// Sequential position within the region, or bytes issued in this pass for random.
+    /// Bytes one pass transfers: `io_size`, else the region's length.
+    pass_bytes: u64,
+    /// Bytes issued in this pass.
     cursor: u64,
+    /// Sequential position within the region (wraps to 0 when `io_size` exceeds the region).
+    pos: u64,
 }
 
 impl RequestStream {
@@ -167,7 +171,9 @@ impl RequestStream {
             sizes: Rng::new(seed ^ 0xAAAA_AAAA_AAAA_AAAA),
             seq: 0,
             pass: 0,
+            pass_bytes: spec.io_size.unwrap_or(len),
             cursor: 0,
+            pos: 0,
         })
     }
     /// The region `(start, len)` this stream stays inside.
@@ -178,7 +184,12 @@ impl RequestStream {
     pub fn requests_per_pass(&self) -> Option<u64> {
         let (r, w) = (&self.spec.bs.read, &self.spec.bs.write);
         if r.is_fixed() && w.is_fixed() && r.min() == w.min() {
-            Some(self.len / r.min())
+            let bs = r.min();
+            Some(if self.random {
+                self.pass_bytes.div_ceil(bs)
+            } else {
+                self.pass_bytes / bs
+            })
         } else {
             None
         }
@@ -223,14 +234,15 @@ impl Iterator for RequestStream {
                 dist.pick(self.sizes.below(100) as u32)
             };
             let fits = if self.random {
-                self.cursor < self.len && bs <= self.len
+                self.cursor < self.pass_bytes && bs <= self.len
             } else {
-                self.cursor + bs <= self.len
+                self.cursor + bs <= self.pass_bytes && bs <= self.len
             };
             if !fits {
-                // End of this pass: the region is covered (or the rest is smaller than a block).
+                // End of this pass: its bytes are issued (or the rest is smaller than a block).
                 self.pass += 1;
                 self.cursor = 0;
+                self.pos = 0;
                 if self.seq == 0 && self.pass > 0 && bs > self.len {
                     return None; // region smaller than every block: nothing to do (validated earlier)
                 }
@@ -240,7 +252,12 @@ impl Iterator for RequestStream {
                 let slots = self.len / bs;
                 self.start + self.offsets.below(slots) * bs
             } else {
-                self.start + self.cursor
+                if self.pos + bs > self.len {
+                    self.pos = 0; // io_size beyond the region: wrap around, as fio does
+                }
+                let o = self.start + self.pos;
+                self.pos += bs;
+                o
             };
             self.cursor += bs;
             let req = Request {
@@ -300,6 +317,51 @@ mod tests {
         assert_eq!(reqs[16].offset, 8192);
         assert_eq!(reqs[16].pass, 1);
         assert!(reqs.iter().all(|r| r.dir == Dir::Read && r.len == 4096));
+    }
+
+    #[test]
+    fn io_size_smaller_than_the_region_ends_the_pass_early_but_spreads_over_it() {
+        // xdd's -mbytes inside -seek range: 1 MiB of 64 KiB requests per pass over 64 MiB.
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "64k"),
+            ("size", "64m"),
+            ("io_size", "1m"),
+            ("loops", "3"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let stream = RequestStream::new(&s, inst, 64 << 20).unwrap();
+        assert_eq!(stream.requests_per_pass(), Some(16));
+        let reqs: Vec<Request> = stream.collect();
+        assert_eq!(reqs.len(), 48, "3 passes of 16 requests");
+        assert_eq!(reqs[16].pass, 1);
+        assert!(
+            reqs.iter().any(|r| r.offset >= 32 << 20),
+            "offsets spread over the whole region, not its first MiB"
+        );
+        assert!(reqs.iter().all(|r| r.offset + r.len <= 64 << 20));
+    }
+
+    #[test]
+    fn io_size_beyond_the_region_wraps_sequential_passes() {
+        let s = spec(&[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "16k"),
+            ("offset", "4k"),
+            ("io_size", "24k"),
+        ]);
+        let offsets: Vec<u64> = first(&s, 1 << 20, 100).iter().map(|r| r.offset).collect();
+        let k = 4096;
+        assert_eq!(offsets, [k, 2 * k, 3 * k, 4 * k, k, 2 * k]);
+    }
+
+    #[test]
+    fn io_size_below_the_block_size_is_refused() {
+        let mut s = spec(&[("bs", "64k"), ("io_size", "4k")]);
+        s.filenames = vec!["t".into()];
+        let e = s.validate().unwrap_err();
+        assert!(e.message.contains("io_size=4096"), "{}", e.message);
     }
 
     #[test]

@@ -264,7 +264,10 @@ fn option_help(name: &str) -> &'static str {
         "numjobs" => "jobs per target, running side by side",
         "rwmixread" => "percent reads for rw/randrw (0-100)",
         "rwmixwrite" => "percent writes for rw/randrw (0-100)",
-        "size" => "bytes per job and pass (default: to the end of the target)",
+        "size" => "bytes of the region each job covers (default: to the end of the target)",
+        "io_size" | "io_limit" => {
+            "bytes each pass transfers (default: size); less touches part of the region"
+        }
         "offset" => "start of the region, bytes",
         "offset_increment" => "job i of numjobs starts at offset + i * this",
         "runtime" => "stop after this long (10s, 500ms, 2m)",
@@ -599,6 +602,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(size) = s.size {
         put("size", size_text(size));
+    }
+    if let Some(io) = s.io_size {
+        put("io_size", size_text(io));
     }
     if s.offset != 0 {
         put("offset", size_text(s.offset));

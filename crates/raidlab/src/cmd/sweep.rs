@@ -210,7 +210,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
             for pt in &points {
                 let spec = &pt.specs[0];
                 println!(
-                    "point {}: {} -> {} [{}] rw={} bs={} size={} iodepth={} numjobs={}",
+                    "point {}: {} -> {} [{}] rw={} bs={} size={}{} iodepth={} numjobs={}",
                     pt.point.index,
                     raidlab_lab::plan::describe(&pt.point),
                     pt.target,
@@ -220,6 +220,9 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                     spec.size
                         .map(|s| s.to_string())
                         .unwrap_or_else(|| "(target)".into()),
+                    spec.io_size
+                        .map(|s| format!(" io_size={s}"))
+                        .unwrap_or_default(),
                     spec.iodepth,
                     spec.numjobs
                 );

@@ -28,7 +28,6 @@ pub const JSON_ABSENT_KEYS: &[&str] = &[
     "ctx",
     "majf",
     "minf",
-    "iodepth_level",
     "iodepth_submit",
     "iodepth_complete",
     "latency_depth",
@@ -183,7 +182,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
     let mut f = vec![
         ("jobname", v(j.name.clone())),
         ("groupid", v(j.groupid)),
-        ("error", v(u32::from(j.error.is_some()))),
+        ("error", v(j.error_code())),
         ("elapsed", v(j.elapsed_ns / 1_000_000_000)),
         ("job options", options),
         ("read", direction(&j.read, plus)),
@@ -196,10 +195,19 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
         ("job_runtime", v(runtime_ms)),
         ("usr_cpu", v(j.usr_cpu)),
         ("sys_cpu", v(j.sys_cpu)),
+        ("iodepth_level", iodepth_levels(&j.iodepth_level)),
     ];
     f.extend(latency_groups(&lat));
     f.push(("raidlab", J::V(extras)));
     obj(f)
+}
+
+/// fio's `iodepth_level`: percent of submissions per depth bucket.
+fn iodepth_levels(counts: &[u64; 7]) -> J {
+    obj(super::iodepth_percentages(counts)
+        .into_iter()
+        .map(|(label, p)| (label, v(p)))
+        .collect())
 }
 
 /// fio's JSON for `result`; with `plus`, fio's `json+` (latency `bins`). `job options` is

@@ -109,3 +109,21 @@ pub(crate) fn latency_distribution(h: &crate::LatencyHistogram) -> Vec<LatencyGr
         group("latency_ms", "msec", 20..31, &MS, Some(">=2000")),
     ]
 }
+
+/// fio's `IO depths` buckets and the percent of submissions in each (0 when none counted).
+pub(crate) fn iodepth_percentages(counts: &[u64; 7]) -> Vec<(&'static str, f64)> {
+    const LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let total: u64 = counts.iter().sum();
+    LABELS
+        .iter()
+        .zip(counts)
+        .map(|(l, &n)| {
+            let p = if total == 0 {
+                0.0
+            } else {
+                n as f64 * 100.0 / total as f64
+            };
+            (*l, p)
+        })
+        .collect()
+}

@@ -87,7 +87,7 @@ fn direction(out: &mut String, name: &str, d: &DirStats) {
 }
 
 fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
-    let err = u32::from(j.error.is_some());
+    let err = j.error_code();
     let when = if timestamp > 0 {
         format!(": {}", ctime_utc(timestamp))
     } else {
@@ -123,6 +123,13 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
         "  cpu          : usr={:.2}%, sys={:.2}%",
         j.usr_cpu, j.sys_cpu
     );
+    if j.iodepth_level.iter().any(|&n| n > 0) {
+        let levels: Vec<String> = super::iodepth_percentages(&j.iodepth_level)
+            .into_iter()
+            .map(|(label, p)| format!("{label}={p:.1}%"))
+            .collect();
+        let _ = writeln!(out, "  IO depths    : {}", levels.join(", "));
+    }
     let _ = writeln!(
         out,
         "  issued rw    : total={},{} short=0,0 dropped=0,0",
@@ -297,8 +304,21 @@ mod tests {
                 job("b", 1, 52_428_800, 1_000_000_000),
             ],
         };
+        let mut r = r;
+        r.jobs[0].iodepth_level = [1, 1, 2, 0, 0, 0, 0];
         let t = render_text(&r);
         assert!(t.contains("a: (groupid=0, jobs=1): err= 0:"), "{t}");
+        assert!(
+            t.contains(
+                "  IO depths    : 1=25.0%, 2=25.0%, 4=50.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%\n"
+            ),
+            "{t}"
+        );
+        assert_eq!(
+            t.matches("IO depths").count(),
+            1,
+            "only jobs that counted depths show them"
+        );
         assert!(
             t.contains("  read: IOPS=25.6k, BW=100MiB/s (105MB/s)(100MiB/1000msec)"),
             "{t}"
