@@ -110,16 +110,23 @@ pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>,
             )));
         }
     }
-    let arr = build(found, 0, depth, opts)?;
+    let (arr, _) = build(found, 0, depth, opts)?;
     Ok(arr)
 }
+
+/// Logical ranges (offset, length) of an array that writes may have left inconsistent at an
+/// unclean stop: a leaf's write-intent bitmap as it was found, and for an enclosing array the
+/// stripes (or chunks) over its children's ranges. An enclosing array has no bitmap of its
+/// own; its children's bitmaps tell it where to resync, because every write it makes to a child
+/// sets the child's bits first.
+type DirtyRanges = Vec<(u64, u64)>;
 
 fn build(
     found: Vec<Found>,
     level: usize,
     depth: usize,
     opts: &AssembleOptions,
-) -> Result<Arc<Array>, ArrayError> {
+) -> Result<(Arc<Array>, DirtyRanges), ArrayError> {
     if level == depth {
         return build_leaf(found, depth, opts);
     }
@@ -140,6 +147,7 @@ fn build(
         groups[role as usize].push(f);
     }
     let mut children: Vec<Option<Arc<Array>>> = Vec::new();
+    let mut dirty_ranges: DirtyRanges = Vec::new();
     let mut labels = Vec::new();
     let mut missing = Vec::new();
     for (i, g) in groups.into_iter().enumerate() {
@@ -162,8 +170,11 @@ fn build(
             .map(|f| f.member.path.display().to_string())
             .collect();
         match build(g, level + 1, depth, opts) {
-            Ok(c) => {
+            Ok((c, ranges)) => {
                 labels.push(format!("{}:{}", c.geo.level, names.join(",")));
+                for (s, len) in ranges {
+                    dirty_ranges.extend(shape::member_range_to_logical(&geo, i as u32, s, s + len));
+                }
                 children.push(Some(c));
             }
             Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {
@@ -227,16 +238,21 @@ fn build(
         dirty,
         level,
     ));
+    dirty_ranges.sort_unstable();
     if dirty && missing.is_empty() && opts.resync && arr.geo.redundancy() > 0 {
+        let mut bytes = 0;
+        for &(s, len) in &dirty_ranges {
+            arr.resync_range(s, s + len)?;
+            bytes += len;
+        }
         if opts.verbose {
             eprintln!(
-                "raidlab: {} array was not stopped cleanly; resyncing it",
+                "raidlab: {} array was not stopped cleanly; resynced {bytes} bytes its children's bitmaps mark",
                 desc.level
             );
         }
-        arr.resync_dirty()?;
     }
-    Ok(arr)
+    Ok((arr, dirty_ranges))
 }
 
 fn newest_desc(found: &[Found], level: usize) -> ArrayDesc {
@@ -260,7 +276,7 @@ fn build_leaf(
     found: Vec<Found>,
     depth: usize,
     opts: &AssembleOptions,
-) -> Result<Arc<Array>, ArrayError> {
+) -> Result<(Arc<Array>, DirtyRanges), ArrayError> {
     let uuid = found[0].sb.array.uuid;
     for f in &found {
         if f.sb.array.uuid != uuid {
@@ -374,6 +390,11 @@ fn build_leaf(
         Instant::now(),
     );
     let dirty = newest.array.dirty;
+    let dirty_ranges: DirtyRanges = bitmap
+        .set_regions()
+        .into_iter()
+        .map(|r| (r * bitmap.region, bitmap.region))
+        .collect();
     let leaf = Leaf {
         members,
         spares,
@@ -431,5 +452,5 @@ fn build_leaf(
             }
         }
     }
-    Ok(arr)
+    Ok((arr, dirty_ranges))
 }

@@ -187,6 +187,7 @@ pub fn create(
             )));
         }
     }
+    let _locks = crate::control::MemberLocks::acquire(&paths, "create the array")?;
     let mut fresh = true;
     let mut made = Vec::new();
     let res = (|| {
@@ -215,9 +216,7 @@ pub fn create(
             verbose: opts.verbose,
         },
     )?;
-    if !opts.assume_clean && !fresh && arr.geo.redundancy() > 0
-        || !opts.assume_clean && !fresh && has_redundant_child(&arr)
-    {
+    if !opts.assume_clean && !fresh && (arr.geo.redundancy() > 0 || has_redundant_child(&arr)) {
         if opts.verbose {
             eprintln!("raidlab: initial resync: making parity consistent with the members' current contents");
         }

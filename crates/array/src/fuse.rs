@@ -4,7 +4,9 @@
 //! 1 MiB per request.
 
 use crate::array::Array;
+use crate::control::{self, Control};
 use crate::error::ArrayError;
+use crate::superblock::uuid_string;
 use fuser::{
     FileAttr, FileType, Filesystem, KernelConfig, MountOption, ReplyAttr, ReplyData,
     ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
@@ -235,8 +237,9 @@ impl Filesystem for VolumeFs {
     }
 }
 
-/// Serve `array` at `dir`/volume until `stop` is set (SIGINT/SIGTERM), picking up member
-/// failures recorded by `raidlab array fail` meanwhile; then unmount and stop the array cleanly.
+/// Serve `array` at `dir`/volume until `stop` is set (SIGINT/SIGTERM), answering `raidlab
+/// array fail` on the array's control socket meanwhile; then unmount and stop the array
+/// cleanly. The caller holds the members' locks (see [`crate::control`]).
 pub fn serve(
     array: Arc<Array>,
     dir: &Path,
@@ -264,6 +267,7 @@ pub fn serve(
         MountOption::FSName("raidlab".into()),
         MountOption::Subtype("raidlab".into()),
     ];
+    let control = Control::listen(&uuid_string(&array.uuid))?;
     let session = fuser::spawn_mount2(fs, dir, &options).map_err(|e| {
         ArrayError::failed(format!(
             "cannot mount FUSE at {}: {e} (needs /dev/fuse and fusermount3 from Debian's fuse3)",
@@ -274,6 +278,11 @@ pub fn serve(
     let mut last_refresh = Instant::now();
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
+        control.serve_pending(&mut |req| match req {
+            control::Request::Fail { member, force } => {
+                crate::manage::fail_running(&array, &member, force)
+            }
+        });
         if last_refresh.elapsed() >= Duration::from_millis(500) {
             array.refresh();
             last_refresh = Instant::now();

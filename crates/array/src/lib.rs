@@ -5,6 +5,8 @@
 //! as parallel member I/O with parity (degraded too), marking members faulty, rebuilding onto
 //! spares, scrubbing, resyncing after an unclean stop, and exposing an array as a file through
 //! FUSE. An assembled array is a [`raidlab_engine::BlockTarget`], so `raidlab run` measures it.
+//! One process at a time writes an array's metadata: a running array's members are locked, and
+//! `fail` on a served array asks the serving process ([`control`]).
 //!
 //! It is not for: the parity arithmetic itself (raidlab-parity), measuring or timing
 //! (raidlab-engine), simulating arrays (raidlab-sim), or the command line (the `raidlab`
@@ -13,6 +15,7 @@
 pub mod array;
 pub mod assemble;
 pub mod bitmap;
+pub mod control;
 pub mod create;
 pub mod error;
 pub mod fuse;
@@ -42,6 +45,8 @@ pub struct OpenOptions {
 /// happens when the last reference is dropped.
 pub struct ArrayTarget {
     pub array: Arc<Array>,
+    /// The members stay locked against other processes' metadata writes while it runs.
+    _locks: control::MemberLocks,
 }
 
 impl raidlab_engine::BlockTarget for ArrayTarget {
@@ -78,6 +83,7 @@ pub fn open_target(
     opts: &OpenOptions,
 ) -> Result<Arc<dyn raidlab_engine::BlockTarget>, ArrayError> {
     let paths = split_members(members);
+    let locks = control::MemberLocks::acquire(&paths, "open the array")?;
     let array = assemble(
         &paths,
         &AssembleOptions {
@@ -86,5 +92,8 @@ pub fn open_target(
             verbose: true,
         },
     )?;
-    Ok(Arc::new(ArrayTarget { array }))
+    Ok(Arc::new(ArrayTarget {
+        array,
+        _locks: locks,
+    }))
 }

@@ -4,6 +4,7 @@
 
 use crate::array::{Array, Backing};
 use crate::assemble::{assemble, desc_at, geometry_of, read_members, AssembleOptions, Found};
+use crate::control::{self, MemberLocks, Request};
 use crate::create::holds_data;
 use crate::error::ArrayError;
 use crate::member::Member;
@@ -270,8 +271,25 @@ fn write_group(group: &[&Found], sb: &mut Superblock, also: &[usize]) -> Result<
     Ok(())
 }
 
-/// `fail`: mark `target` faulty in the array's superblocks.
+/// `fail`: mark `target` faulty in the array's superblocks. When another process runs the
+/// array (it holds the members' locks), the request goes to it through its control socket, so
+/// the running array marks the member faulty and writes its own superblocks; with no control
+/// socket to ask, `fail` refuses.
 pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, ArrayError> {
+    let _locks = match MemberLocks::try_acquire(array)? {
+        Ok(l) => l,
+        Err(busy) => {
+            let found = read_members(array)?;
+            let (group, _, idx) = leaf_group(&found, target)?;
+            let uuid = uuid_string(&desc_at(&group[idx].sb, 0).uuid);
+            let req = Request::Fail {
+                member: control::canonical(target),
+                force,
+            };
+            return control::request(&uuid, &req)
+                .unwrap_or_else(|| Err(control::busy_error(&busy, "fail a member")));
+        }
+    };
     let found = read_members(array)?;
     let (group, mut sb, idx) = leaf_group(&found, target)?;
     let me = &group[idx].sb;
@@ -310,6 +328,9 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
 
 /// `remove`: take a faulty member (or a spare) out of the array and erase its superblock.
 pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
+    let mut paths = array.to_vec();
+    paths.push(target.to_path_buf());
+    let _locks = MemberLocks::acquire(&paths, "remove a member")?;
     let found = read_members(array)?;
     let (group, mut sb, idx) = leaf_group(&found, target)?;
     let me = &group[idx];
@@ -343,6 +364,9 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
 
 /// `add`: make `new` a spare of the array (of the leaf array `array_member` belongs to).
 pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayError> {
+    let mut paths = array.to_vec();
+    paths.push(new.to_path_buf());
+    let _locks = MemberLocks::acquire(&paths, "add a member")?;
     let found = read_members(array)?;
     let anchor = found
         .iter()
@@ -393,6 +417,7 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
 /// Give every out-of-service slot a spare, if there are spares: the slot becomes
 /// `Rebuilding` from 0 and the spare takes its role. Returns how many were assigned.
 pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
+    let _locks = MemberLocks::acquire(array, "assign spares")?;
     let found = read_members(array)?;
     let mut uuids: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
     uuids.sort();
@@ -484,6 +509,74 @@ pub fn scrub_all(
         out.push((name, rep));
     }
     Ok(out)
+}
+
+/// `fail` inside the process running `arr` (asked through its control socket): mark the
+/// member at `member` faulty in its leaf array, with the same checks as [`fail`].
+pub fn fail_running(arr: &Array, member: &Path, force: bool) -> Result<String, ArrayError> {
+    let want = control::canonical(member);
+    match &arr.backing {
+        Backing::Nested(children) => {
+            let mut last = None;
+            for c in children.iter().flatten() {
+                match fail_running(c, member, force) {
+                    Err(e) if e.message().contains("is not a member") => last = Some(e),
+                    other => return other,
+                }
+            }
+            Err(last.unwrap_or_else(|| not_served(member)))
+        }
+        Backing::Leaf(leaf) => {
+            if leaf
+                .spares
+                .iter()
+                .any(|s| control::canonical(&s.path) == want)
+            {
+                return Err(ArrayError::usage(format!(
+                    "{} is a spare; remove it instead",
+                    member.display()
+                )));
+            }
+            let Some(role) = leaf.members.iter().position(|m| {
+                m.as_ref()
+                    .is_some_and(|m| control::canonical(&m.path) == want)
+            }) else {
+                return Err(not_served(member));
+            };
+            let slots = arr.slots();
+            if slots[role].state == SlotState::Faulty {
+                return Err(ArrayError::usage(format!(
+                    "{} is already faulty",
+                    member.display()
+                )));
+            }
+            let lost = slots
+                .iter()
+                .filter(|s| s.state != SlotState::Active)
+                .count() as u32
+                + 1;
+            if lost > arr.geo.redundancy() && !force {
+                return Err(ArrayError::usage(format!(
+                    "failing {} would leave the {} array with {lost} members out of service; it survives {} (pass --force to fail it anyway)",
+                    member.display(),
+                    arr.geo.level,
+                    arr.geo.redundancy()
+                )));
+            }
+            arr.fail_member(role, "marked faulty by raidlab array fail");
+            Ok(format!(
+                "marked {} faulty (slot {role}) in the running array",
+                member.display()
+            ))
+        }
+    }
+}
+
+fn not_served(member: &Path) -> ArrayError {
+    ArrayError::usage(format!(
+        "{} is not a member of the served array",
+        member.display()
+    ))
 }
 
 /// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.

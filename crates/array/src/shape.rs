@@ -109,6 +109,48 @@ pub fn chunk_copies(geo: &Geometry, c: u64) -> Vec<Copy> {
     geo.map(c * geo.chunk_bytes)
 }
 
+/// The logical ranges of `geo` whose redundancy involves bytes [start, end) of `member`'s data
+/// area: whole stripes for parity levels, else the logical chunks stored there. Sorted and
+/// merged. A nested array uses it to turn a child's dirty ranges (the child's logical space is
+/// the parent's member space) into its own ranges to resync.
+pub fn member_range_to_logical(
+    geo: &Geometry,
+    member: u32,
+    start: u64,
+    end: u64,
+) -> Vec<(u64, u64)> {
+    let end = end.min(geo.member_used_bytes());
+    let c = geo.chunk_bytes;
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut push = |s: u64, len: u64| match out.last_mut() {
+        Some(last) if last.0 + last.1 >= s => last.1 = last.1.max(s + len - last.0),
+        _ => out.push((s, len)),
+    };
+    if start >= end {
+        return out;
+    }
+    if geo.level == Level::Linear {
+        let base = member as u64 * geo.member_bytes;
+        push(base + start, end - start);
+    } else if geo.level.has_parity() {
+        let sd = geo.stripe_data_bytes();
+        for row in start / c..end.div_ceil(c) {
+            push(row * sd, sd);
+        }
+    } else {
+        let mut ls: Vec<u64> = (start / c..end.div_ceil(c))
+            .filter_map(|k| geo.unmap(member, k * c))
+            .map(|l| l / c * c)
+            .collect();
+        ls.sort_unstable();
+        ls.dedup();
+        for l in ls {
+            push(l, c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,6 +398,39 @@ mod tests {
             "{e}"
         );
         assert!(parse_level("7").unwrap_err().is_usage());
+    }
+
+    #[test]
+    fn member_ranges_map_to_the_stripes_and_chunks_they_hold() {
+        let r5 = geometry(Level::Raid5, Layout::LeftSymmetric, 4096, 4, 64 * 4096).unwrap();
+        // Member bytes 5000..9000 lie in rows 1 and 2: stripes of 3 data chunks each.
+        assert_eq!(
+            member_range_to_logical(&r5, 2, 5000, 9000),
+            vec![(3 * 4096, 6 * 4096)]
+        );
+        let r1 = geometry(Level::Raid1, Layout::None, 0, 2, 1 << 20).unwrap();
+        assert_eq!(
+            member_range_to_logical(&r1, 1, 70000, 70001),
+            vec![(65536, 65536)]
+        );
+        let n2 = geometry(
+            Level::Raid10,
+            Layout::Raid10 {
+                near: 2,
+                far: 1,
+                offset: false,
+            },
+            4096,
+            4,
+            16 * 4096,
+        )
+        .unwrap();
+        // Member 3, second chunk row: logical chunk 3 (copies on members 2 and 3).
+        assert_eq!(
+            member_range_to_logical(&n2, 3, 4096, 8192),
+            vec![(3 * 4096, 4096)]
+        );
+        assert!(member_range_to_logical(&r5, 0, 64 * 4096, 65 * 4096).is_empty());
     }
 
     #[test]

@@ -411,6 +411,20 @@ fn nested_raid0_over_raid5_degrades_and_rebuilds() {
     let st = manage::status(&all).unwrap();
     assert_eq!(st.children.len(), 2);
     drop(arr);
+    // fail inside the running process (what a served array's control socket does) reaches
+    // the leaf array holding the member, and refuses a second failure in that leaf.
+    let arr = assemble(&all, &AssembleOptions::default()).unwrap();
+    let msg = manage::fail_running(&arr, &b[1], false).unwrap();
+    assert!(msg.contains("slot 1"), "{msg}");
+    let e = manage::fail_running(&arr, &b[2], false).unwrap_err();
+    assert!(e.is_usage() && e.message().contains("survives"), "{e}");
+    manage::fail_running(&arr, &a[0], false).unwrap();
+    check_all(&arr, &data, "nested with a member of each child failed");
+    let e = manage::fail_running(&arr, Path::new("/nonexistent"), false).unwrap_err();
+    assert!(e.message().contains("not a member"), "{e}");
+    drop(arr);
+    let st = manage::status(&all).unwrap();
+    assert!(st.children.iter().all(|c| c.degraded), "{st:?}");
     // A foreign member is named in the error.
     let other = paths(dir.path(), 2, "x");
     let _ = new_array(&spec("1", None, 0, &other), 3 << 20);
@@ -448,4 +462,75 @@ fn dirty_and_degraded_refuses_without_force() {
     let mut got = [0u8; 8192];
     arr.read_at(&mut got, 0).unwrap();
     assert_eq!(got, [1u8; 8192]);
+}
+
+/// A redundant array over arrays (RAID 5 over three RAID 1s) has no bitmap of its own: after an
+/// unclean stop its children's bitmaps say which of its stripes to resync — those, not all.
+#[test]
+fn nested_resync_after_a_crash_follows_the_childrens_bitmaps() {
+    use std::os::unix::fs::FileExt;
+    let dir = scratch();
+    let kids: Vec<Vec<PathBuf>> = (0..3)
+        .map(|i| paths(dir.path(), 2, &format!("k{i}-")))
+        .collect();
+    let child = |ms: &[PathBuf]| MemberSpec::Array(spec("1", None, 0, ms));
+    let top = CreateSpec::new(
+        "5",
+        None,
+        Some(16384),
+        kids.iter().map(|k| child(k)).collect(),
+    )
+    .unwrap();
+    let arr = new_array(&top, (1 << 20) + (2 << 20));
+    let sd = arr.geo.stripe_data_bytes();
+    assert_eq!(sd, 2 * 16384);
+    // One small write in stripe 1, then a crash: nothing is closed.
+    let data = vec![0x6bu8; 4096];
+    arr.write_at(&data, sd + 8192).unwrap();
+    let geo = arr.geo.clone();
+    std::mem::forget(arr);
+    // The crash hit stripe 1's parity write: it did not land, and the parity child's bitmap
+    // still marks its first region (set before the write, cleared only after it). Stripe 100,
+    // far from any write, has bad parity too: what a full resync would also rewrite.
+    let all: Vec<PathBuf> = kids.iter().flatten().cloned().collect();
+    let found = raidlab_array::assemble::read_members(&all).unwrap();
+    let data_offset = found[0].sb.data_offset;
+    for row in [1u64, 100] {
+        let p = geo.stripe_layout(row).unwrap().p.unwrap() as usize;
+        for leaf in &kids[p] {
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(leaf)
+                .unwrap();
+            f.write_all_at(&[0xa5; 4096], data_offset + row * 16384 + 4096)
+                .unwrap();
+            if row == 1 {
+                let at = raidlab_array::superblock::BITMAP_OFFSET;
+                let mut bits = [0u8; 1];
+                f.read_exact_at(&mut bits, at).unwrap();
+                f.write_all_at(&[bits[0] | 1], at).unwrap();
+            }
+        }
+    }
+    let with_resync = AssembleOptions {
+        force: false,
+        resync: true,
+        verbose: false,
+    };
+    let arr = assemble(&all, &with_resync).unwrap();
+    let mut got = vec![0u8; 4096];
+    arr.read_at(&mut got, sd + 8192).unwrap();
+    assert_eq!(got, data);
+    let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
+    let (name, top_rep) = reps.last().unwrap();
+    assert!(name.starts_with("raid5"), "{name}");
+    for (name, r) in &reps[..reps.len() - 1] {
+        assert_eq!(r.mismatches, 0, "{name}: mirror copies differ");
+    }
+    assert_eq!(
+        top_rep.located.iter().map(|l| l.0).collect::<Vec<_>>(),
+        vec![100],
+        "resync must repair the written stripe and only the stripes the children mark"
+    );
 }

@@ -545,3 +545,231 @@ fn fio_verify_over_fuse_with_member_failed_mid_run() {
     );
     assert_eq!(js["state"], "clean");
 }
+
+/// `fail` while `array serve` runs the array goes to the serving process (one writer of the
+/// superblocks); verbs that would write metadata behind its back, and a second serve, are
+/// refused in one line.
+#[test]
+fn fail_on_a_served_array_goes_through_the_serving_process() {
+    ensure_fuse();
+    let d = scratch();
+    let ms = members(d.path(), 4, "f");
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "4m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let list = ms.join(",");
+    let served = Served::start(&list, &d.path().join("mnt"));
+    let pattern: Vec<u8> = (0..3 * 16384 * 7).map(|i| (i * 11 % 253) as u8).collect();
+    let vol = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(served.volume())
+        .unwrap();
+    vol.write_all_at(&pattern, 4096).unwrap();
+
+    let spare = d.path().join("spare").display().to_string();
+    std::fs::write(&spare, vec![0u8; 4 << 20]).unwrap();
+    let other_mnt = d.path().join("mnt2");
+    std::fs::create_dir_all(&other_mnt).unwrap();
+    for (verb, args) in [
+        ("remove", vec!["array", "remove", &list, &ms[3]]),
+        ("add", vec!["array", "add", &list, &spare]),
+        ("rebuild", vec!["array", "rebuild", "--quiet", &list]),
+        ("scrub", vec!["array", "scrub", "--check", &list]),
+        (
+            "serve",
+            vec![
+                "array",
+                "serve",
+                "--fuse",
+                other_mnt.to_str().unwrap(),
+                &list,
+            ],
+        ),
+    ] {
+        let o = run(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{verb} while served: {err}");
+        assert!(
+            err.contains("in use by another process") && err.trim_end().lines().count() == 1,
+            "{verb} while served: {err}"
+        );
+    }
+
+    let out = ok(&["array", "fail", &list, &ms[1]]);
+    assert!(out.contains("running array"), "{out}");
+    // A second failure would lose data: the serving process refuses it as bad input.
+    let o = run(&["array", "fail", &list, &ms[2]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("survives"), "{err}");
+    // The volume keeps serving, degraded, and takes new writes.
+    let mut got = vec![0u8; pattern.len()];
+    vol.read_exact_at(&mut got, 4096).unwrap();
+    assert!(got == pattern, "served data differs after fail");
+    vol.write_all_at(&pattern[..16384], 1 << 20).unwrap();
+    drop(vol);
+    served.stop();
+
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], true, "{js}");
+    assert_eq!(js["state"], "clean", "{js}");
+    let faulty: Vec<&serde_json::Value> = js["member_status"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["state"] == "faulty")
+        .collect();
+    assert_eq!(faulty.len(), 1, "{js}");
+    assert_eq!(faulty[0]["path"], ms[1].as_str(), "{js}");
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; pattern.len()];
+    t.read_at(&mut got, 4096).unwrap();
+    assert!(got == pattern, "data differs after reassembly");
+    let mut got = vec![0u8; 16384];
+    t.read_at(&mut got, 1 << 20).unwrap();
+    assert!(got == pattern[..16384], "degraded write lost");
+}
+
+/// Run a system tool; panic with its stderr if it fails.
+fn tool(cmd: &str, args: &[&str]) -> String {
+    let o = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd} cannot run ({e}): install util-linux and e2fsprogs"));
+    assert!(
+        o.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// A loop device bound to a file, detached when dropped.
+struct Loop(String);
+impl Loop {
+    fn attach(file: &Path) -> Loop {
+        let dev = tool("losetup", &["--find", "--show", file.to_str().unwrap()]);
+        Loop(dev.trim().to_string())
+    }
+}
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// A mounted filesystem, unmounted when dropped (lazily if it is busy).
+struct Mounted(PathBuf);
+impl Mounted {
+    fn mount(dev: &str, dir: &Path, opts: &str) -> Mounted {
+        std::fs::create_dir_all(dir).unwrap();
+        tool("mount", &["-o", opts, dev, dir.to_str().unwrap()]);
+        Mounted(dir.to_path_buf())
+    }
+}
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .arg(&self.0)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// FNV-1a, 64 bits: a checksum of a file's bytes.
+fn fnv64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn file_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// The "any program can use it": a RAID 5 of four files served through FUSE, a loop
+/// device over DIR/volume, ext4 made and mounted on it, files written and read back by
+/// checksum (after a remount, so they come from the array, not the page cache), everything
+/// torn down, the server stopped with SIGTERM, and the array assembled again from its members
+/// with the files intact. Needs root (losetup, mount), util-linux, e2fsprogs and FUSE.
+#[test]
+fn losetup_mkfs_mount_over_the_fuse_volume() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root: losetup and mount"
+    );
+    ensure_fuse();
+    let d = scratch();
+    let ms = members(d.path(), 4, "l");
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "64k", "--size", "40m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let list = ms.join(",");
+    let files: Vec<(String, Vec<u8>)> = [(1u64, 3 << 20), (2, 4096), (3, 777), (4, 1 << 20)]
+        .iter()
+        .map(|&(seed, len)| (format!("file{seed}"), file_bytes(seed, len)))
+        .collect();
+    let sums: Vec<u64> = files.iter().map(|(_, b)| fnv64(b)).collect();
+    let fs_dir = d.path().join("fs");
+    let verify = |dir: &Path, when: &str| {
+        for ((name, _), want) in files.iter().zip(&sums) {
+            let got = std::fs::read(dir.join(name)).unwrap();
+            assert_eq!(fnv64(&got), *want, "{name} differs {when}");
+        }
+    };
+    {
+        let served = Served::start(&list, &d.path().join("mnt"));
+        let lo = Loop::attach(&served.volume());
+        tool("mkfs.ext4", &["-q", &lo.0]);
+        {
+            let m = Mounted::mount(&lo.0, &fs_dir, "rw");
+            for (name, bytes) in &files {
+                std::fs::write(m.0.join(name), bytes).unwrap();
+            }
+            tool("sync", &[]);
+            verify(&m.0, "right after writing");
+        }
+        {
+            let m = Mounted::mount(&lo.0, &fs_dir, "ro");
+            verify(&m.0, "after a remount");
+        }
+        drop(lo);
+        served.stop();
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(
+        js["state"], "clean",
+        "SIGTERM must stop the array cleanly: {js}"
+    );
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    // Assembled again from the members alone: the filesystem and its files are there.
+    let served = Served::start(&list, &d.path().join("mnt"));
+    let lo = Loop::attach(&served.volume());
+    tool("fsck.ext4", &["-n", "-f", &lo.0]);
+    {
+        let m = Mounted::mount(&lo.0, &fs_dir, "ro");
+        verify(&m.0, "after re-assembly");
+    }
+    drop(lo);
+    served.stop();
+}

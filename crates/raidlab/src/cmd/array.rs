@@ -5,6 +5,7 @@
 //! members first, then the member: `raidlab array fail a,b,c,d b`.
 
 use crate::error::CliError;
+use raidlab_array::control::MemberLocks;
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::{manage, ArrayError};
 use raidlab_workload::size::parse_size;
@@ -58,7 +59,7 @@ enum ArrayCmd {
         #[arg(required = true)]
         members: Vec<String>,
     },
-    /// Mark a member faulty (a running `array serve` picks this up within a second).
+    /// Mark a member faulty (of a served array: the serving process does it, as asked).
     Fail {
         /// The array's members, comma-joined
         array: String,
@@ -252,6 +253,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             members,
         } => {
             let paths = member_list(&members);
+            let _locks = MemberLocks::acquire(&paths, "rebuild the array").map_err(cli)?;
             let assigned = manage::assign_spares(&paths).map_err(cli)?;
             if assigned > 0 {
                 eprintln!("raidlab: {assigned} spare(s) take the place of failed members");
@@ -295,7 +297,9 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             if !check && !repair {
                 return Err(CliError::usage("scrub needs --check or --repair"));
             }
-            let arr = manage::open(&member_list(&members), false).map_err(cli)?;
+            let paths = member_list(&members);
+            let _locks = MemberLocks::acquire(&paths, "scrub the array").map_err(cli)?;
+            let arr = manage::open(&paths, false).map_err(cli)?;
             let show = !quiet && stderr_is_tty();
             let mut prog = manage::Progress::new(show, 0);
             let reps = manage::scrub_all(&arr, repair, &mut |what, d, t| {
@@ -347,7 +351,9 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             members,
         } => {
             let stop = manage::stop_flag();
-            let arr = manage::open(&member_list(&members), force).map_err(cli)?;
+            let paths = member_list(&members);
+            let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
+            let arr = manage::open(&paths, force).map_err(cli)?;
             let dir = fuse.clone();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {
                 eprintln!(
