@@ -191,8 +191,10 @@ pub fn run_with_clock(
         let goal_bytes = if spec.time_based {
             None
         } else {
-            let per_pass = spec.io_size.unwrap_or(stream.region().1);
-            Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
+            stream.total_bytes().or_else(|| {
+                let per_pass = spec.io_size.unwrap_or(stream.region().1);
+                Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
+            })
         };
         plans.push(InstancePlan {
             spec_index: inst.spec_index,
@@ -307,6 +309,9 @@ fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineE
     }
     if let Some(s) = spec.size {
         values.push(("size", s));
+    }
+    if let Some(a) = spec.blockalign {
+        values.push(("blockalign", a));
     }
     for (name, v) in values {
         if v % align != 0 {

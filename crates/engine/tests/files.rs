@@ -300,11 +300,7 @@ fn verify_catches_a_torn_block() {
     assert_eq!((v.blocks_checked, v.mismatches), (64, 1));
     let m = v.first_mismatch.unwrap();
     assert!(m.starts_with("torn block at offset 40960"), "{m}");
-    assert_eq!(
-        code,
-        libc::EILSEQ,
-        "fio reports a verify failure as EILSEQ"
-    );
+    assert_eq!(code, libc::EILSEQ, "fio reports a verify failure as EILSEQ");
     assert!(j.error.unwrap().contains("torn block at offset 40960"));
 }
 

@@ -30,6 +30,8 @@ pub const SIZE_KEYS: &[&str] = &[
     "blocksize",
     "size",
     "io_size",
+    "blockalign",
+    "ba",
     "offset",
     "offset_increment",
     "chunk",

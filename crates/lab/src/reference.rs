@@ -40,7 +40,8 @@ fn fmt_number(v: f64) -> String {
     }
 }
 
-/// Fill a template over a CSV row: `{col}`, `{col*N}`, `{col/N}`.
+/// Fill a template over a CSV row: `{col}` (the cell as written), or arithmetic over columns
+/// and numbers with `*` and `/`, left to right: `{block_kib*1024}`, `{count*block_bytes}`.
 pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = template;
@@ -51,28 +52,36 @@ pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, St
             .find('}')
             .ok_or_else(|| format!("'{template}': unclosed '{{'"))?;
         let expr = &after[..end];
-        let (col, op) = match expr.find(['*', '/']) {
-            Some(j) => (&expr[..j], Some((expr.as_bytes()[j], &expr[j + 1..]))),
-            None => (expr, None),
+        let cell = |col: &str| {
+            row.get(col.trim()).ok_or_else(|| {
+                format!(
+                    "'{template}': no column '{}' (columns: {})",
+                    col.trim(),
+                    row.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
+            })
         };
-        let cell = row.get(col.trim()).ok_or_else(|| {
-            format!(
-                "'{template}': no column '{col}' (columns: {})",
-                row.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })?;
-        match op {
-            None => out.push_str(cell),
-            Some((op, n)) => {
-                let x: f64 = cell.parse().map_err(|_| {
-                    format!("'{template}': '{cell}' in column {col} is not a number")
-                })?;
-                let n: f64 = n
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("'{template}': '{n}' is not a number"))?;
-                out.push_str(&fmt_number(if op == b'*' { x * n } else { x / n }));
+        if !expr.contains(['*', '/']) {
+            out.push_str(cell(expr)?);
+        } else {
+            let operand = |t: &str| -> Result<f64, String> {
+                if let Ok(n) = t.trim().parse::<f64>() {
+                    return Ok(n);
+                }
+                let c = cell(t)?;
+                c.parse().map_err(|_| {
+                    format!("'{template}': '{c}' in column {} is not a number", t.trim())
+                })
+            };
+            let mut ops = expr.match_indices(['*', '/']).peekable();
+            let first_end = ops.peek().map(|(j, _)| *j).unwrap_or(expr.len());
+            let mut acc = operand(&expr[..first_end])?;
+            while let Some((j, op)) = ops.next() {
+                let next_end = ops.peek().map(|(k, _)| *k).unwrap_or(expr.len());
+                let x = operand(&expr[j + 1..next_end])?;
+                acc = if op == "*" { acc * x } else { acc / x };
             }
+            out.push_str(&fmt_number(acc));
         }
         rest = &after[end + 1..];
     }
@@ -216,5 +225,14 @@ mod tests {
         let row = BTreeMap::from([("x".to_string(), "2".to_string())]);
         assert_eq!(fill("{x/4}", &row).unwrap(), "0.5");
         assert!(fill("{y}", &row).unwrap_err().contains("no column 'y'"));
+        let fig26 = BTreeMap::from([
+            ("count".to_string(), "1000".to_string()),
+            ("block_bytes".to_string(), "8192".to_string()),
+        ]);
+        assert_eq!(fill("{count*block_bytes}", &fig26).unwrap(), "8192000");
+        assert_eq!(fill("{count*block_bytes/1024}k", &fig26).unwrap(), "8000k");
+        assert!(fill("{count*nope}", &fig26)
+            .unwrap_err()
+            .contains("no column 'nope'"));
     }
 }

@@ -266,6 +266,11 @@ fn every_recipe_plans_cleanly() {
             assert!(listing.contains(": 330 points"), "{listing}");
             assert!(listing.contains("[simulated]"));
         }
+        if r.ends_with("llnl2000-total.toml") {
+            // Figure 26: read/write x the 24 measured (bs, count) pairs.
+            assert!(listing.contains(": 48 points"), "{listing}");
+            assert!(listing.contains("size=51200 "), "100 x 512 B: {listing}");
+        }
         if r.ends_with("xdd2008.toml") {
             // 4 levels x randread/randwrite, against the simulated systems.
             assert!(listing.contains(": 8 points"), "{listing}");

@@ -243,15 +243,11 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
             let cap = engine.w.luns[p.lun].capacity;
             let stream = RequestStream::new(s, &p.inst, cap)
                 .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
-            let per_pass = stream.bytes_per_pass();
+            let total = stream.total_bytes();
             let mut j = JobRt::new(stream, p.lun as u32, s.iodepth.max(1));
             j.ramp_end = s.ramp_time_ns;
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
-            j.target_bytes = if s.time_based {
-                None
-            } else {
-                per_pass.map(|b| b * s.loops as u64)
-            };
+            j.target_bytes = total;
             jobs.push(j);
         }
         let t0 = engine.now;

@@ -228,6 +228,14 @@ pub struct JobSpec {
     /// sequential passes wrap around to the region's start.
     #[serde(default)]
     pub io_size: Option<u64>,
+    /// Boundary random offsets are aligned to (fio's `blockalign`/`ba`); `None` means the
+    /// request's block size. xdd and IOMeter place random requests on any 512-byte sector.
+    #[serde(default)]
+    pub blockalign: Option<u64>,
+    /// Stop after this many requests, if the region or runtime has not ended the job first
+    /// (fio's `number_ios`).
+    #[serde(default)]
+    pub number_ios: Option<u64>,
     /// Start of the region, bytes.
     pub offset: u64,
     /// Each job `i` of `numjobs` starts at `offset + i * offset_increment` (fio's option), so
@@ -263,6 +271,8 @@ impl Default for JobSpec {
             rwmixread: 50,
             size: None,
             io_size: None,
+            blockalign: None,
+            number_ios: None,
             offset: 0,
             offset_increment: 0,
             runtime_ns: None,
@@ -309,6 +319,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "size",
     "io_size",
     "io_limit",
+    "blockalign",
+    "ba",
+    "number_ios",
     "offset",
     "offset_increment",
     "runtime",
@@ -437,6 +450,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.io_size = Some(s)
         }
+        "blockalign" | "ba" => {
+            let a = parse_size(value).map_err(err)?;
+            if a == 0 {
+                return Err(err("blockalign must be greater than zero".into()));
+            }
+            spec.blockalign = Some(a)
+        }
+        "number_ios" => {
+            let n: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| err(format!("'{value}' is not a whole number of requests")))?;
+            spec.number_ios = if n == 0 { None } else { Some(n) };
+        }
         "offset" => spec.offset = parse_size(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
         "runtime" => {
@@ -547,6 +574,23 @@ impl JobSpec {
                     "io_size={s} is smaller than the block size {}",
                     self.bs.min()
                 ));
+            }
+        }
+        if let Some(a) = self.blockalign {
+            if self.direct && a % 512 != 0 {
+                return e(format!(
+                    "blockalign={a} is not a multiple of 512 bytes, which direct=1 needs"
+                ));
+            }
+            if self.verify && self.rw.is_random() {
+                for (bs, _) in self.bs.read.entries.iter().chain(&self.bs.write.entries) {
+                    if a < *bs {
+                        return e(format!(
+                            "verify with blockalign={a} below bs={bs} is refused: random blocks \
+                             would overlap and overwrite each other's headers"
+                        ));
+                    }
+                }
             }
         }
         if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {

@@ -194,6 +194,19 @@ impl RequestStream {
             None
         }
     }
+    /// Bytes the whole stream transfers, if that is known ahead: a fixed block size, not
+    /// time-based; `loops` passes, or fewer when `number_ios` ends it first.
+    pub fn total_bytes(&self) -> Option<u64> {
+        if self.infinite {
+            return None;
+        }
+        let per_pass = self.requests_per_pass()?;
+        let mut n = per_pass * self.spec.loops as u64;
+        if let Some(cap) = self.spec.number_ios {
+            n = n.min(cap);
+        }
+        Some(n * self.spec.bs.read.min())
+    }
     /// Bytes one pass transfers if the block size is fixed.
     pub fn bytes_per_pass(&self) -> Option<u64> {
         self.requests_per_pass()
@@ -223,6 +236,9 @@ impl Iterator for RequestStream {
             if !self.infinite && self.pass >= self.spec.loops {
                 return None;
             }
+            if self.spec.number_ios.is_some_and(|n| self.seq >= n) {
+                return None;
+            }
             let dir = self.next_dir();
             let dist = match dir {
                 Dir::Read => &self.spec.bs.read,
@@ -249,8 +265,17 @@ impl Iterator for RequestStream {
                 continue;
             }
             let offset = if self.random {
-                let slots = self.len / bs;
-                self.start + self.offsets.below(slots) * bs
+                match self.spec.blockalign {
+                    None => {
+                        let slots = self.len / bs;
+                        self.start + self.offsets.below(slots) * bs
+                    }
+                    Some(a) => {
+                        // Any multiple of the alignment where the whole block still fits.
+                        let slots = (self.len - bs) / a + 1;
+                        self.start + self.offsets.below(slots) * a
+                    }
+                }
             } else {
                 if self.pos + bs > self.len {
                     self.pos = 0; // io_size beyond the region: wrap around, as fio does
@@ -354,6 +379,78 @@ mod tests {
         let offsets: Vec<u64> = first(&s, 1 << 20, 100).iter().map(|r| r.offset).collect();
         let k = 4096;
         assert_eq!(offsets, [k, 2 * k, 3 * k, 4 * k, k, 2 * k]);
+    }
+
+    #[test]
+    fn blockalign_places_random_blocks_on_sector_boundaries() {
+        // xdd: 64 KiB requests at any 512-byte sector of the range.
+        let s = spec(&[
+            ("rw", "randwrite"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("ba", "512"),
+        ]);
+        let reqs = first(&s, 1 << 20, 16);
+        assert!(reqs
+            .iter()
+            .all(|r| r.offset % 512 == 0 && r.offset + r.len <= 1 << 20));
+        assert!(
+            reqs.iter().any(|r| r.offset % 65536 != 0),
+            "not all on 64 KiB boundaries: {:?}",
+            reqs.iter().map(|r| r.offset).collect::<Vec<_>>()
+        );
+        // Without it, the block size is the alignment (and the stream is unchanged).
+        let plain = spec(&[("rw", "randwrite"), ("bs", "64k"), ("size", "1m")]);
+        assert!(first(&plain, 1 << 20, 16)
+            .iter()
+            .all(|r| r.offset % 65536 == 0));
+    }
+
+    #[test]
+    fn number_ios_ends_the_stream_early() {
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("loops", "3"),
+            ("number_ios", "20"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        assert_eq!(stream.total_bytes(), Some(20 * 4096));
+        let reqs: Vec<Request> = stream.collect();
+        assert_eq!(reqs.len(), 20);
+        assert_eq!(reqs[19].pass, 1);
+        let unbounded = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("loops", "3"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&unbounded))[0];
+        assert_eq!(
+            RequestStream::new(&unbounded, inst, 1 << 20)
+                .unwrap()
+                .total_bytes(),
+            Some(3 * 64 * 1024)
+        );
+    }
+
+    #[test]
+    fn verify_refuses_blocks_that_could_overlap() {
+        let mut s = spec(&[
+            ("rw", "randwrite"),
+            ("bs", "8k"),
+            ("ba", "4k"),
+            ("verify", "crc32c"),
+        ]);
+        s.filenames = vec!["t".into()];
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.message.contains("blockalign=4096 below bs=8192"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

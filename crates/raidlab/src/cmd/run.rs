@@ -265,6 +265,8 @@ fn option_help(name: &str) -> &'static str {
         "rwmixread" => "percent reads for rw/randrw (0-100)",
         "rwmixwrite" => "percent writes for rw/randrw (0-100)",
         "size" => "bytes of the region each job covers (default: to the end of the target)",
+        "blockalign" | "ba" => "boundary of random offsets (default: the block size), e.g. 512",
+        "number_ios" => "stop after this many requests (if nothing ends the job first)",
         "io_size" | "io_limit" => {
             "bytes each pass transfers (default: size); less touches part of the region"
         }
@@ -605,6 +607,12 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(io) = s.io_size {
         put("io_size", size_text(io));
+    }
+    if let Some(a) = s.blockalign {
+        put("blockalign", size_text(a));
+    }
+    if let Some(n) = s.number_ios {
+        put("number_ios", n.to_string());
     }
     if s.offset != 0 {
         put("offset", size_text(s.offset));
