@@ -184,7 +184,7 @@ fn memory_backed(fd: RawFd) -> bool {
     }
     let t = st.f_type as i64;
     // ramfs: 0x858458f6 (linux/magic.h).
-    t == libc::TMPFS_MAGIC as i64 || t == 0x8584_58f6
+    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
 }
 
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
