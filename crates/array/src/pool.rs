@@ -601,7 +601,7 @@ impl Batch<'_> {
             }
         }
         for (lane, group) in lanes {
-            self.to_lane(lane, group);
+            self.hand_to_lane(lane, group);
         }
         self.run_here(own);
     }
@@ -619,7 +619,7 @@ impl Batch<'_> {
     }
 
     /// Hand one lane's ops to its thread, or run them here when it has none.
-    fn to_lane(&mut self, lane: usize, group: Vec<Op>) {
+    fn hand_to_lane(&mut self, lane: usize, group: Vec<Op>) {
         let pool = self.pool;
         if let Some(tx) = pool.workers.senders.get(lane).and_then(|s| s.as_ref()) {
             let counter = self
