@@ -1,21 +1,24 @@
 //! Parallel member I/O. The member reads or writes of one phase of a plan are submitted
 //! together and waited for together, so every member works at the same time.
 //!
-//! Two ways of doing it, chosen when the array is assembled:
-//! - **io_uring** (the default): member files and block devices are read and written through a
-//!   ring; one ring serves one submitting thread at a time (rings are taken from a free list,
-//!   and a new one is set up when every ring is busy). Each batch's operations go in as SQEs,
-//!   one `io_uring_enter` submits them, and completions are reaped until every operation has
-//!   finished; short reads and writes are resubmitted for the remainder. With `IOSQE_ASYNC`
-//!   ("async punt") each operation goes straight to the kernel's io-wq workers instead of
-//!   first being tried inline at submit: buffered I/O to tmpfs or the page cache would
-//!   otherwise run one member after the other on the submitting thread.
-//! - **psync threads** (the fallback where io_uring cannot be set up: old kernels, seccomp,
-//!   `io_uring_disabled`): one worker thread per member calling pread/pwrite.
+//! Two ways of doing it, chosen per member when the array is assembled:
+//! - **io_uring** (the default for members on block devices and disk filesystems): members
+//!   are read and written through a ring; one ring serves one submitting thread at a time
+//!   (rings are taken from a free list, and a new one is set up when every ring is busy).
+//!   Each batch's operations go in as SQEs, one `io_uring_enter` submits them, and
+//!   completions are reaped together; short reads and writes are resubmitted for the rest,
+//!   metadata writes are followed by an fdatasync SQE. A batch can take several submissions
+//!   before its wait, so parity of the next stripe is computed while writes are in flight.
+//! - **threads** (*lanes*): members in memory (tmpfs, ramfs) share as many threads as there
+//!   are CPUs, the submitting thread being one of them — their I/O is a memory copy, which
+//!   io_uring would hand to its io-wq workers one SQE at a time (measured slower, see
+//!   BENCHMARKS.md, Arrays). Where io_uring cannot be set up (old kernels, seccomp,
+//!   `io_uring_disabled`), and for child arrays of a nested array, each device gets a
+//!   pread/pwrite thread of its own.
 //!
-//! Devices without a file descriptor (child arrays of a nested array) always go through worker
-//! threads. `RAIDLAB_MEMBER_IO=uring|uring-async|psync` forces a method (benchmarks); set
-//! `RAIDLAB_DEBUG` to have the choice printed when an array is assembled.
+//! `RAIDLAB_MEMBER_IO=auto|uring|uring-async|psync` forces a method (`uring-async` flags every
+//! SQE IOSQE_ASYNC); set `RAIDLAB_DEBUG` to have the choice printed when an array is
+//! assembled.
 //!
 //! Every operation of a batch runs to completion even if another fails, so the caller sees
 //! every member that failed and the state a retry starts from is well defined.
@@ -184,7 +187,7 @@ fn memory_backed(fd: RawFd) -> bool {
     }
     let t = st.f_type as i64;
     // ramfs: 0x858458f6 (linux/magic.h).
-    t == libc::TMPFS_MAGIC as i64 || t == 0x8584_58f6
+    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
 }
 
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
@@ -601,7 +604,7 @@ impl Batch<'_> {
             }
         }
         for (lane, group) in lanes {
-            self.to_lane(lane, group);
+            self.hand_to_lane(lane, group);
         }
         self.run_here(own);
     }
@@ -619,7 +622,7 @@ impl Batch<'_> {
     }
 
     /// Hand one lane's ops to its thread, or run them here when it has none.
-    fn to_lane(&mut self, lane: usize, group: Vec<Op>) {
+    fn hand_to_lane(&mut self, lane: usize, group: Vec<Op>) {
         let pool = self.pool;
         if let Some(tx) = pool.workers.senders.get(lane).and_then(|s| s.as_ref()) {
             let counter = self
