@@ -976,7 +976,11 @@ mod tests {
         assert!((0..9).all(|d| !pool.via_ring(d)), "{}", pool.describe());
         assert_eq!(pool.workers.shared_lanes, cpus.min(9));
         assert_eq!(pool.workers.threads.len(), cpus.min(9) - 1);
-        assert!(pool.describe().contains("memory-backed"), "{}", pool.describe());
+        assert!(
+            pool.describe().contains("memory-backed"),
+            "{}",
+            pool.describe()
+        );
         let bufs: Vec<Vec<u8>> = (0..36).map(|k| pattern(65536, k as u8)).collect();
         let ops = bufs
             .iter()

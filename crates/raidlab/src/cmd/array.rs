@@ -355,9 +355,10 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
             let arr = manage::open(&paths, force).map_err(cli)?;
             let dir = fuse.clone();
+            let member_io = arr.member_io();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {
                 eprintln!(
-                    "raidlab: serving {} (Ctrl-C or SIGTERM to stop)",
+                    "raidlab: serving {} (member I/O: {member_io}; Ctrl-C or SIGTERM to stop)",
                     dir.join(raidlab_array::fuse::VOLUME_NAME).display()
                 );
             })
