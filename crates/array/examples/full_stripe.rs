@@ -135,8 +135,10 @@ fn main() {
     )
     .unwrap();
     let stripe = arr.geo.stripe_data_bytes() as usize;
-    // Requests of 4 full stripes, like a large sequential writer (fio bs = 4 stripes).
-    let req = stripe * 4;
+    // Requests of 4 full stripes by default, like a large sequential writer (fio bs = 4
+    // stripes); the 6th argument changes how many.
+    let per_request: usize = args.get(6).and_then(|v| v.parse().ok()).unwrap_or(4);
+    let req = stripe * per_request.max(1);
     let total = arr.capacity() as usize / req * req;
     let mut buf = vec![0u8; req];
     let mut x: u64 = 0x1234_5678_9abc_def1;
