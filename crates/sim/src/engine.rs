@@ -784,18 +784,10 @@ impl<'w> Engine<'w> {
                 let s = pos / sd;
                 let e = end.min((s + 1) * sd);
                 let arr = &mut self.w.arrays[ai];
-                arr.rcache.remove(&s);
-                if !arr.dirty.contains_key(&s) {
-                    let born = arr.note_dirty(s);
-                    arr.dirty.insert(
-                        s,
-                        Dirty {
-                            born,
-                            ..Default::default()
-                        },
-                    );
+                if !arr.rcache.is_empty() {
+                    arr.rcache.remove(&s);
                 }
-                let d = arr.dirty.get_mut(&s).expect("inserted above");
+                let d = arr.dirty_mut(s);
                 let (a, b) = (pos - s * sd, e - s * sd);
                 if d.destaging {
                     add_range(&mut d.redirty, a, b);
@@ -886,6 +878,11 @@ impl<'w> Engine<'w> {
             if arr.destaging >= depth {
                 return;
             }
+            let ctrl = &self.w.ctrls[ci];
+            let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+            if ctrl.lazy_destage && !pressure {
+                return;
+            }
             // The controller feeds the drives up to their command queue depth and no more:
             // with every member's queue full, another destage would only wait in the
             // controller.
@@ -900,11 +897,6 @@ impl<'w> Engine<'w> {
                 .map(|&d| self.w.disks[d].queue_depth as usize)
                 .sum();
             if arr.destaging > 0 && queued >= room {
-                return;
-            }
-            let ctrl = &self.w.ctrls[ci];
-            let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
-            if ctrl.lazy_destage && !pressure {
                 return;
             }
             let arr = &mut self.w.arrays[ai];
