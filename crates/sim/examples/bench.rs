@@ -42,7 +42,7 @@ fn golden(dir: &std::path::Path) {
         .map(|f| f.unwrap().path())
         .filter(|p| {
             p.extension().is_some_and(|e| e == "toml")
-                && !p.file_name().is_some_and(|n| n == "components.toml")
+                && p.file_name().is_none_or(|n| n != "components.toml")
         })
         .collect();
     files.sort();

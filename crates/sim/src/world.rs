@@ -261,7 +261,7 @@ impl PlanCache {
         g.g.is_some()
             && match g.level {
                 Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 => true,
-                Level::Raid10 => g.members % 2 == 0,
+                Level::Raid10 => g.members.is_multiple_of(2),
                 Level::Linear => false,
             }
     }
@@ -935,7 +935,7 @@ mod tests {
                 assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
             }
             let expect_periodic =
-                !matches!(level, Level::Linear) && !(level == Level::Raid10 && n % 2 == 1);
+                !matches!(level, Level::Linear) && (level != Level::Raid10 || n % 2 == 0);
             assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
         }
     }
