@@ -261,7 +261,7 @@ impl PlanCache {
         g.g.is_some()
             && match g.level {
                 Level::Single | Level::Raid0 | Level::Raid1 | Level::Raid5 | Level::Raid6 => true,
-                Level::Raid10 => g.members % 2 == 0,
+                Level::Raid10 => g.members.is_multiple_of(2),
                 Level::Linear => false,
             }
     }
@@ -439,10 +439,24 @@ pub enum Fill {
 impl Array {
     /// A stripe just became dirty: stamp it and queue it by age.
     pub fn note_dirty(&mut self, s: u64) -> u64 {
-        let b = self.births;
-        self.births += 1;
-        self.aged.push_back((s, b));
+        Self::stamp(&mut self.births, &mut self.aged, s)
+    }
+
+    fn stamp(births: &mut u64, aged: &mut VecDeque<(u64, u64)>, s: u64) -> u64 {
+        let b = *births;
+        *births += 1;
+        aged.push_back((s, b));
         b
+    }
+
+    /// Stripe `s`'s dirty entry, made (and stamped as by [`Array::note_dirty`]) if it has
+    /// none: one lookup.
+    pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
+        let (births, aged) = (&mut self.births, &mut self.aged);
+        self.dirty.entry(s).or_insert_with(|| Dirty {
+            born: Self::stamp(births, aged, s),
+            ..Default::default()
+        })
     }
 
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
@@ -921,7 +935,7 @@ mod tests {
                 assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
             }
             let expect_periodic =
-                !matches!(level, Level::Linear) && !(level == Level::Raid10 && n % 2 == 1);
+                !matches!(level, Level::Linear) && (level != Level::Raid10 || n % 2 == 0);
             assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
         }
     }
