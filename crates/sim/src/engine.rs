@@ -132,6 +132,8 @@ pub struct JobRt {
     /// Set when the run converged: the simulated part was extended to the job's size at the
     /// steady rate (virtual ns added).
     pub extrapolated_ns: u64,
+    /// fio's IO depths: requests issued at each depth bucket (see `raidlab_result::schema`).
+    pub iodepth_level: [u64; 7],
 }
 
 impl JobRt {
@@ -161,6 +163,7 @@ impl JobRt {
             bytes_all: 0,
             target_bytes: None,
             extrapolated_ns: 0,
+            iodepth_level: [0; 7],
         }
     }
     fn finished(&self) -> bool {
@@ -580,6 +583,7 @@ impl<'w> Engine<'w> {
                 continue;
             };
             job.inflight += 1;
+            job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
             let io = self.new_io(Io {
                 job: j,

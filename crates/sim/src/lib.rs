@@ -25,6 +25,7 @@
 //! per_io_us = 20          # OS cost per I/O (source: measurement or estimate)
 //! bus_mb_s = 117          # memory/I-O bus shared by all interfaces (optional)
 //! parity_mb_s = 1500      # software RAID parity rate per CPU (optional; host arrays)
+//! job_start_ms = 50       # fixed cost before a job's first request (program start, open)
 //!
 //! [[interface]]           # a host adapter and its link
 //! name = "fc0"
@@ -44,13 +45,17 @@
 //! write_command_us = 480
 //! read_mb_s = 50              # data path cache → host
 //! write_mb_s = 25             # data path host → cache
+//! write_burst_kib = 64        # writes move port → cache in bursts of this size (optional)
 //! cache_mib = 256
+//! mirrored_cache = true       # dual controllers mirror dirty data: half the cache is own
 //! write_policy = "write-back" # or "write-through"
 //! battery = true              # write-back without a battery falls back to write-through
 //! read_ahead_kib = 1024       # 0 = none
 //! parity_mb_s = 37            # XOR engine
-//! destage_depth = 1           # destages in flight per array
+//! destage_depth = 1           # destages in flight per array, at most (also bounded by
+//!                             # room in the drives' command queues)
 //! destage_coalesce = 1        # neighbouring dirty stripes one destage takes together
+//! lazy_destage = false        # hold dirty data until the cache is 3/4 full
 //! backend_mb_s = 80           # device-side bus shared by its drives (optional)
 //!
 //! [[disk]]                    # optional: a catalog entry with overrides
@@ -271,6 +276,7 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
                 sim: None,
                 stopped: None,
                 error: None,
+                iodepth_level: j.iodepth_level,
                 ..Default::default()
             });
         }

@@ -70,3 +70,25 @@ fn unknown_lun_is_a_usage_error() {
     let e = raidlab_sim::run(&[s]).unwrap_err();
     assert!(e.is_usage() && e.message.contains("LUNs: u0c0"), "{e}");
 }
+
+#[test]
+fn simulated_jobs_report_the_queue_depth_they_kept() {
+    // fio's IO depths, as the real engine counts them: a QD 16 random job keeps 16 in flight.
+    let s = common::spec(
+        &common::system("xdd2008/raid5.toml"),
+        &[
+            ("rw", "randread"),
+            ("bs", "8k"),
+            ("size", "64m"),
+            ("iodepth", "16"),
+        ],
+    );
+    let r = raidlab_sim::run(&[s]).unwrap();
+    let levels = r.jobs[0].iodepth_level;
+    let total: u64 = levels.iter().sum();
+    assert!(total >= 500, "{levels:?}");
+    assert!(
+        levels[4] * 10 > total * 9,
+        "bucket 16 dominates: {levels:?}"
+    );
+}
