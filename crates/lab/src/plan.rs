@@ -94,8 +94,8 @@ pub fn template(text: &str, vars: &BTreeMap<String, String>) -> Result<String, S
 }
 
 /// Like [`template`], but each `{…}` may be arithmetic over parameters and whole numbers:
-/// `{file_size/numjobs}`, `{bs*4}` — `*` and `/` (integer division, refused when inexact), left
-/// to right. Parameters are read as sizes (`64m`) or plain numbers.
+/// `{file_size/numjobs}`, `{bs*4}` — `*` and `/`, left to right; the result must be a whole
+/// number (an inexact division is refused). Parameters are read as sizes (`64m`) or numbers.
 pub fn arith_template(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -106,11 +106,7 @@ pub fn arith_template(text: &str, vars: &BTreeMap<String, String>) -> Result<Str
             .find('}')
             .ok_or_else(|| format!("'{text}': unclosed '{{'"))?;
         let expr = &after[..end];
-        let operand = |name: &str| -> Result<u64, String> {
-            let name = name.trim();
-            if let Ok(n) = name.parse::<u64>() {
-                return Ok(n);
-            }
+        let x = crate::reference::arith(expr, |name| {
             let v = vars.get(name).ok_or_else(|| {
                 format!(
                     "'{text}': unknown parameter '{name}' (valid: {})",
@@ -118,37 +114,15 @@ pub fn arith_template(text: &str, vars: &BTreeMap<String, String>) -> Result<Str
                 )
             })?;
             raidlab_workload::size::parse_size(v)
+                .map(|b| b as f64)
                 .map_err(|_| format!("'{text}': {name} = '{v}' is not a number or size"))
-        };
-        let mut ops = expr.split_inclusive(['*', '/']);
-        let first = ops.next().unwrap_or("");
-        let (mut op, mut acc) = match first.strip_suffix(['*', '/']) {
-            Some(a) => (first.chars().last(), operand(a)?),
-            None => (None, operand(first)?),
-        };
-        for piece in ops {
-            let (name, next) = match piece.strip_suffix(['*', '/']) {
-                Some(a) => (a, piece.chars().last()),
-                None => (piece, None),
-            };
-            let x = operand(name)?;
-            acc = match op {
-                Some('*') => acc
-                    .checked_mul(x)
-                    .ok_or_else(|| format!("'{text}': overflows"))?,
-                _ => {
-                    if x == 0 || acc % x != 0 {
-                        return Err(format!("'{text}': {acc} is not divisible by {x} ({name})"));
-                    }
-                    acc / x
-                }
-            };
-            op = next;
+        })?;
+        if !(x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53)) {
+            return Err(format!(
+                "'{text}': {{{expr}}} gives {x}, not a whole number of bytes or items"
+            ));
         }
-        if op.is_some() {
-            return Err(format!("'{text}': '{expr}' ends with an operator"));
-        }
-        out.push_str(&acc.to_string());
+        out.push_str(&(x as u64).to_string());
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -356,7 +330,7 @@ mod tests {
         assert_eq!(arith_template("{bs*2}x", &vars).unwrap(), "2097152x");
         assert_eq!(arith_template("plain", &vars).unwrap(), "plain");
         let e = arith_template("{file_size/3}", &vars).unwrap_err();
-        assert!(e.contains("not divisible by 3"), "{e}");
+        assert!(e.contains("not a whole number"), "{e}");
         let e = arith_template("{nope/2}", &vars).unwrap_err();
         assert!(e.contains("unknown parameter 'nope'"), "{e}");
         assert!(arith_template("{bs*}", &vars).is_err());

@@ -40,6 +40,31 @@ fn fmt_number(v: f64) -> String {
     }
 }
 
+/// Evaluate `a*b/c`, left to right: each operand a number, or a name `value` looks up.
+/// Shared by reference templates (over CSV columns) and computed workload values (over a
+/// point's parameters).
+pub fn arith(expr: &str, value: impl Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
+    let operand = |t: &str| -> Result<f64, String> {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(format!("'{expr}': an operator lacks an operand"));
+        }
+        match t.parse::<f64>() {
+            Ok(n) => Ok(n),
+            Err(_) => value(t),
+        }
+    };
+    let mut ops = expr.match_indices(['*', '/']).peekable();
+    let first_end = ops.peek().map(|(j, _)| *j).unwrap_or(expr.len());
+    let mut acc = operand(&expr[..first_end])?;
+    while let Some((j, op)) = ops.next() {
+        let next_end = ops.peek().map(|(k, _)| *k).unwrap_or(expr.len());
+        let x = operand(&expr[j + 1..next_end])?;
+        acc = if op == "*" { acc * x } else { acc / x };
+    }
+    Ok(acc)
+}
+
 /// Fill a template over a CSV row: `{col}` (the cell as written), or arithmetic over columns
 /// and numbers with `*` and `/`, left to right: `{block_kib*1024}`, `{count*block_bytes}`.
 pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, String> {
@@ -64,23 +89,12 @@ pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, St
         if !expr.contains(['*', '/']) {
             out.push_str(cell(expr)?);
         } else {
-            let operand = |t: &str| -> Result<f64, String> {
-                if let Ok(n) = t.trim().parse::<f64>() {
-                    return Ok(n);
-                }
+            let acc = arith(expr, |t| {
                 let c = cell(t)?;
                 c.parse().map_err(|_| {
                     format!("'{template}': '{c}' in column {} is not a number", t.trim())
                 })
-            };
-            let mut ops = expr.match_indices(['*', '/']).peekable();
-            let first_end = ops.peek().map(|(j, _)| *j).unwrap_or(expr.len());
-            let mut acc = operand(&expr[..first_end])?;
-            while let Some((j, op)) = ops.next() {
-                let next_end = ops.peek().map(|(k, _)| *k).unwrap_or(expr.len());
-                let x = operand(&expr[j + 1..next_end])?;
-                acc = if op == "*" { acc * x } else { acc / x };
-            }
+            })?;
             out.push_str(&fmt_number(acc));
         }
         rest = &after[end + 1..];
