@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Summary of `n` repeated measurements of one metric.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub n: u32,
     pub min: f64,

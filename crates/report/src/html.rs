@@ -311,7 +311,7 @@ fn points_table(h: &mut String, c: &Campaign) {
                     format_number(s.max),
                     format_number(s.stddev),
                     if s.n > 1 { format!("{:.1}{}", s.spread_pct, if flag { " ⚑" } else { "" }) } else { "–".into() },
-                    if s.n > 1 { format!("{} – {}", format_number(s.ci95.0), format_number(s.ci95.1)) } else { "–".into() }
+                    if s.n > 1 { format!("{} – {}", format_number(s.ci95_low), format_number(s.ci95_high)) } else { "–".into() }
                 );
             }
             None => {

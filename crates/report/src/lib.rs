@@ -26,7 +26,6 @@ pub mod png;
 pub mod points;
 pub mod rows;
 pub mod select;
-pub mod stats;
 pub mod svg;
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::chart::Source;
 use crate::rows::RunRow;
-use crate::stats::{stats, Stats};
+use raidlab_lab::stats::Stats;
 
 /// Name of the pseudo-parameter that carries the target when a campaign ran on several.
 pub const TARGET: &str = "target";
@@ -30,7 +30,7 @@ impl Point {
     }
 
     pub fn stats(&self, metric: &str) -> Option<Stats> {
-        self.values.get(metric).and_then(|v| stats(v))
+        self.values.get(metric).and_then(|v| Stats::of(v))
     }
 
     pub fn reps(&self) -> usize {
@@ -252,29 +252,9 @@ pub fn value_number(param: &str, v: &str) -> Option<f64> {
         return x.is_finite().then_some(x);
     }
     if is_size_param(param) || t.ends_with(|c: char| "kKmMgGtTbB".contains(c)) {
-        return parse_size(t).map(|b| b as f64);
+        return raidlab_workload::size::parse_size(t).ok().map(|b| b as f64);
     }
     None
-}
-
-/// fio-style size: a number with an optional k/m/g/t/p suffix, optionally followed by b or ib.
-fn parse_size(t: &str) -> Option<u64> {
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
-    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        "p" | "pb" | "pib" => 1 << 50,
-        _ => return None,
-    };
-    let x: f64 = num.parse().ok()?;
-    let bytes = x * mult as f64;
-    (bytes.is_finite() && bytes >= 0.0).then_some(bytes as u64)
 }
 
 /// A configuration label from some parameters: `rw=read, system=fc`. Sizes given as plain

@@ -303,7 +303,7 @@ fn facet_suffix(keys: &[String], pts: &[&Point]) -> String {
 }
 
 fn reps_note(pts: &[&Point], metric: &str) -> String {
-    let reps: Vec<usize> = pts
+    let reps: Vec<u32> = pts
         .iter()
         .filter_map(|p| p.stats(metric))
         .map(|s| s.n)
