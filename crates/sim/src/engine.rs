@@ -846,22 +846,8 @@ impl<'w> Engine<'w> {
         }
         // Write-through: plan every stripe now; reads, parity, writes; then complete.
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
-        let arr = &mut self.w.arrays[ai];
-        let mut parity = 0;
-        let mut pos = logical;
         let end = logical + ioc.len;
-        while pos < end {
-            let s = pos / sd;
-            let e = end.min((s + 1) * sd);
-            parity += arr.plans.stripe_write(
-                &arr.geom,
-                s,
-                &[(pos - s * sd, e - s * sd)],
-                &mut reads,
-                &mut writes,
-            );
-            pos = e;
-        }
+        let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);
         let rcache = &mut self.w.arrays[ai].rcache;
         for s in logical / sd..=(end - 1) / sd {
             rcache.remove(&s);
@@ -1096,23 +1082,7 @@ impl<'w> Engine<'w> {
             return;
         }
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
-        let arr = &mut self.w.arrays[ai];
-        let sd = arr.geom.stripe_data_bytes();
-        let mut parity = 0;
-        let mut pos = logical;
-        let end = logical + ioc.len;
-        while pos < end {
-            let s = pos / sd;
-            let e = end.min((s + 1) * sd);
-            parity += arr.plans.stripe_write(
-                &arr.geom,
-                s,
-                &[(pos - s * sd, e - s * sd)],
-                &mut reads,
-                &mut writes,
-            );
-            pos = e;
-        }
+        let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);
         if reads.is_empty() {
             self.host_writes(io, ai, writes, parity);
         } else {

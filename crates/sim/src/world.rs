@@ -437,6 +437,34 @@ pub enum Fill {
 }
 
 impl Array {
+    /// Plan a write of `[logical, logical + len)` stripe by stripe (through the plan cache):
+    /// pre-reads into `reads`, member writes into `writes`; returns the parity bytes made.
+    pub fn plan_write_extent(
+        &mut self,
+        logical: u64,
+        len: u64,
+        reads: &mut Vec<MemberIo>,
+        writes: &mut Vec<MemberIo>,
+    ) -> u64 {
+        let sd = self.geom.stripe_data_bytes();
+        let mut parity = 0;
+        let mut pos = logical;
+        let end = logical + len;
+        while pos < end {
+            let s = pos / sd;
+            let e = end.min((s + 1) * sd);
+            parity += self.plans.stripe_write(
+                &self.geom,
+                s,
+                &[(pos - s * sd, e - s * sd)],
+                reads,
+                writes,
+            );
+            pos = e;
+        }
+        parity
+    }
+
     /// A stripe just became dirty: stamp it and queue it by age.
     pub fn note_dirty(&mut self, s: u64) -> u64 {
         Self::stamp(&mut self.births, &mut self.aged, s)
