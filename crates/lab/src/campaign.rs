@@ -175,13 +175,7 @@ fn run_point(
         let (value, curve) = converge(st, db, plan, &key, io)?;
         convergence = curve;
         for s in &mut specs {
-            match c.grow {
-                Grow::Size => s.size = Some(value),
-                Grow::Runtime => {
-                    s.runtime_ns = Some(value);
-                    s.time_based = true;
-                }
-            }
+            c.grow.apply(s, value);
         }
     }
 
@@ -389,13 +383,7 @@ fn converge(
         } else {
             let mut specs = plan.specs.clone();
             for s in &mut specs {
-                match c.grow {
-                    Grow::Size => s.size = Some(value),
-                    Grow::Runtime => {
-                        s.runtime_ns = Some(value);
-                        s.time_based = true;
-                    }
-                }
+                c.grow.apply(s, value);
             }
             let result = run_once(exp, plan, &specs, 0, io)?;
             let s = result.aggregate().summary();

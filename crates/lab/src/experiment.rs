@@ -61,6 +61,19 @@ pub enum Grow {
     Runtime,
 }
 
+impl Grow {
+    /// Set `value` (bytes or ns) as what this grows in `spec`.
+    pub fn apply(self, spec: &mut raidlab_workload::JobSpec, value: u64) {
+        match self {
+            Grow::Size => spec.size = Some(value),
+            Grow::Runtime => {
+                spec.runtime_ns = Some(value);
+                spec.time_based = true;
+            }
+        }
+    }
+}
+
 /// `[converge]`: grow the transfer until the rate settles (seed 000's sustained rate).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Converge {
