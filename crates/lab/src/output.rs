@@ -6,20 +6,10 @@
 use crate::campaign::Outcome;
 use std::fmt::Write;
 
-/// Metrics printed per point (mean over repetitions). `mb_s` is decimal MB/s, `mib_s` MiB/s.
-pub const TABLE_METRICS: &[&str] = &[
-    "mb_s",
-    "mib_s",
-    "iops",
-    "lat_mean_us",
-    "lat_p50_us",
-    "lat_p99_us",
-    "lat_max_us",
-    "read_mb_s",
-    "write_mb_s",
-    "read_iops",
-    "write_iops",
-];
+/// Metrics printed per point (mean over repetitions): the rates and latencies that lead
+/// [`crate::metrics::METRIC_NAMES`], without its byte, time and CPU counters. `mb_s` is decimal
+/// MB/s, `mib_s` MiB/s.
+pub const TABLE_METRICS: &[&str] = crate::metrics::METRIC_NAMES.split_at(11).0;
 
 const STAT_NAMES: &[&str] = &[
     "min",
