@@ -93,15 +93,7 @@ pub fn plan_extents(
             second: w[1],
         });
     }
-    let mut f: Vec<u32> = failed.to_vec();
-    f.sort_unstable();
-    f.dedup();
-    if let Some(&m) = f.iter().find(|&&m| m >= geom.members) {
-        return Err(PlanError::NoSuchMember {
-            member: m,
-            members: geom.members,
-        });
-    }
+    let f = failed_set(geom, failed.iter().copied())?;
     if !geom.survives(&f) {
         let layout = if geom.layout == Layout::None {
             String::new()
@@ -807,15 +799,7 @@ pub fn plan_rebuild(
             capacity: used,
         });
     }
-    let mut f: Vec<u32> = failed.iter().copied().chain([member]).collect();
-    f.sort_unstable();
-    f.dedup();
-    if let Some(&m) = f.iter().find(|&&m| m >= geom.members) {
-        return Err(PlanError::NoSuchMember {
-            member: m,
-            members: geom.members,
-        });
-    }
+    let f = failed_set(geom, failed.iter().copied().chain([member]))?;
     if !geom.survives(&f) {
         return Err(PlanError::TooManyFailures {
             failed: f,
@@ -924,4 +908,19 @@ pub fn plan_rebuild(
         extents: vec![(offset, len)],
         steps,
     })
+}
+
+/// The failed members, sorted and without repeats; a member the array does not have is an
+/// error.
+fn failed_set(geom: &Geometry, failed: impl Iterator<Item = u32>) -> Result<Vec<u32>, PlanError> {
+    let mut f: Vec<u32> = failed.collect();
+    f.sort_unstable();
+    f.dedup();
+    if let Some(&m) = f.iter().find(|&&m| m >= geom.members) {
+        return Err(PlanError::NoSuchMember {
+            member: m,
+            members: geom.members,
+        });
+    }
+    Ok(f)
 }
