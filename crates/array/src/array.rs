@@ -725,46 +725,6 @@ impl Array {
         }
         Ok(())
     }
-
-    /// Pick up slot failures recorded in the superblocks by another process (`raidlab array
-    /// fail` while the array is served). Returns true if anything changed.
-    pub fn refresh(&self) -> bool {
-        let mut changed = false;
-        match &self.backing {
-            Backing::Leaf(leaf) => {
-                let ours = leaf.sb.lock().unwrap().events;
-                let mut newest: Option<Superblock> = None;
-                for m in leaf.members.iter().flatten() {
-                    if let Ok(Some(sb)) = m.read_superblock() {
-                        if sb.array.uuid == self.uuid
-                            && sb.events > ours
-                            && newest.as_ref().is_none_or(|n| sb.events > n.events)
-                        {
-                            newest = Some(sb);
-                        }
-                    }
-                }
-                if let Some(n) = newest {
-                    leaf.sb.lock().unwrap().events = n.events;
-                    for (i, s) in n.slots.iter().enumerate() {
-                        if s.state == SlotState::Faulty && i < self.geo.members as usize {
-                            let cur = self.slots()[i].state;
-                            if cur != SlotState::Faulty {
-                                self.fail_member(i, "marked faulty by raidlab array fail");
-                                changed = true;
-                            }
-                        }
-                    }
-                }
-            }
-            Backing::Nested(children) => {
-                for c in children.iter().flatten() {
-                    changed |= c.refresh();
-                }
-            }
-        }
-        changed
-    }
 }
 
 /// Blocks a computation writes.

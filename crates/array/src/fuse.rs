@@ -15,7 +15,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 pub const VOLUME_NAME: &str = "volume";
 const ROOT: u64 = 1;
@@ -275,7 +275,8 @@ pub fn serve(
         ))
     })?;
     on_ready();
-    let mut last_refresh = Instant::now();
+    // No superblock polling: members are locked while served, so metadata changes from
+    // other processes (`raidlab array fail`) arrive through the control socket.
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(100));
         control.serve_pending(&mut |req| match req {
@@ -283,10 +284,6 @@ pub fn serve(
                 crate::manage::fail_running(&array, &member, force)
             }
         });
-        if last_refresh.elapsed() >= Duration::from_millis(500) {
-            array.refresh();
-            last_refresh = Instant::now();
-        }
     }
     drop(session);
     array.close()
