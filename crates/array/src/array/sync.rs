@@ -1,7 +1,8 @@
 //! md's sync actions on an assembled array, one stripe (parity levels) or chunk (mirrors) at a
 //! time, each under that unit's lock:
-//! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild`] for each target's
-//!   blocks of the unit, then the checkpoint moves past it;
+//! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild_set`] for all the
+//!   targets' blocks of the unit at once (one read of the survivors), then the checkpoint
+//!   moves past it;
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
 //! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
@@ -16,7 +17,9 @@ use crate::error::ArrayError;
 use crate::pq;
 use crate::shape;
 use crate::superblock::SlotState;
-use raidlab_geometry::{plan_check, plan_rebuild, BlockRef, CheckPlan, IoKind, Plan};
+use raidlab_geometry::{
+    plan_check, plan_rebuild, plan_rebuild_set, BlockRef, CheckPlan, IoKind, Plan,
+};
 use raidlab_parity::Block;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -105,24 +108,34 @@ impl Array {
     }
 
     /// Recovery of unit `u`: every member being rebuilt and not yet past `u` gets its blocks
-    /// of the unit from [`plan_rebuild`]; then the checkpoint moves past the unit.
+    /// of the unit from one [`plan_rebuild_set`], so the survivors are read once per row however
+    /// many members are rebuilt (mirror copies at different member offsets are planned per
+    /// offset); then the checkpoint moves past the unit.
     fn rebuild_unit(&self, u: u64) -> Result<(), ArrayError> {
         let _g = self.locks.lock(std::iter::once(u));
         let slots = self.slots();
         let unit = shape::unit(&self.geo);
         let end = (u + 1) * unit;
         let failed = self.failed_for(&slots, u);
-        let mut plans = Vec::new();
+        // Member range → the targets holding it.
+        let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
         for t in 0..slots.len() as u32 {
             if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
                 continue;
             }
-            for (off, len) in self.member_ranges(t, u) {
-                plans.push(
-                    plan_rebuild(&self.geo, t, off, len, &failed)
-                        .map_err(|e| self.plan_failed(e))?,
-                );
+            for r in self.member_ranges(t, u) {
+                match ranges.iter_mut().find(|(x, _)| *x == r) {
+                    Some((_, ts)) => ts.push(t),
+                    None => ranges.push((r, vec![t])),
+                }
             }
+        }
+        let mut plans = Vec::new();
+        for ((off, len), targets) in ranges {
+            plans.push(
+                plan_rebuild_set(&self.geo, &targets, off, len, &failed)
+                    .map_err(|e| self.plan_failed(e))?,
+            );
         }
         self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
         // Still holding the unit lock: a write planned after this sees the unit in sync.
@@ -442,3 +455,6 @@ impl Array {
         Ok(rep)
     }
 }
+
+#[cfg(test)]
+mod tests;
