@@ -35,6 +35,20 @@ pub struct ScrubReport {
     pub located: Vec<(u64, Option<String>)>,
 }
 
+/// Write intent held in leaf bitmaps: (bitmap, logical offset, length) in each leaf's space.
+/// Dropping it ends the intent (the bits may then clear once idle and durable).
+pub(super) struct Intent<'a> {
+    held: Vec<(&'a crate::bitmap::Bitmap, u64, u64)>,
+}
+
+impl Drop for Intent<'_> {
+    fn drop(&mut self) {
+        for (bm, offset, len) in self.held.drain(..) {
+            bm.end_write(offset, len);
+        }
+    }
+}
+
 /// What a check of one unit found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Found {
@@ -313,10 +327,75 @@ impl Array {
             self.resync_range(s, s + leaf.bitmap.region)?;
             bytes += leaf.bitmap.region;
         }
-        let all = leaf.bitmap.clear_all();
-        self.persist_bitmap(leaf, &all)
-            .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        if self.depth == 0 {
+            let all = leaf.bitmap.clear_all();
+            self.persist_bitmap(leaf, &all)
+                .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        }
+        // Under an enclosing array the bits stay (pinned) until every level above has
+        // resynced too: see [`Array::release_found_bits`].
         Ok(bytes.min(self.capacity()))
+    }
+
+    /// Every level of this tree has resynced what its leaves' bitmaps marked at assembly: the
+    /// bits found then may be cleared like any other (lazily, once idle).
+    pub fn release_found_bits(&self) {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => leaf.bitmap.release_found(),
+            super::Backing::Nested(children) => children
+                .iter()
+                .flatten()
+                .for_each(|c| c.release_found_bits()),
+        }
+    }
+
+    /// Mark the write intent of a write to logical [offset, offset+len) of this array, before
+    /// any of its member writes starts; the intent lasts until the returned guard is dropped
+    /// (after every member write of it has completed). A leaf sets its own bitmap's bits. An
+    /// enclosing array with redundancy sets, in every leaf below it, the bits under the
+    /// stripes (or mirror chunks) the write may touch — the invariant stated in
+    /// [`crate::bitmap`]. One without redundancy (RAID 0 over RAID 5s) has no stripe of its
+    /// own to keep consistent: each child marks its own intent when written.
+    pub(super) fn start_intent(&self, offset: u64, len: u64) -> std::io::Result<Intent<'_>> {
+        let mut intent = Intent { held: Vec::new() };
+        match &self.backing {
+            super::Backing::Leaf(_) => self.intent_below(offset, len, &mut intent)?,
+            super::Backing::Nested(_) if self.geo.redundancy() > 0 => {
+                self.intent_below(offset, len, &mut intent)?
+            }
+            super::Backing::Nested(_) => {}
+        }
+        Ok(intent)
+    }
+
+    fn intent_below<'a>(
+        &'a self,
+        offset: u64,
+        len: u64,
+        intent: &mut Intent<'a>,
+    ) -> std::io::Result<()> {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => {
+                leaf.bitmap
+                    .start_write(offset, len, |d| self.persist_bitmap(leaf, d))?;
+                intent.held.push((&leaf.bitmap, offset, len));
+            }
+            super::Backing::Nested(children) => {
+                let slots = self.slots();
+                for (m, off, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
+                    let Some(Some(child)) = children.get(m as usize) else {
+                        continue;
+                    };
+                    if !Self::writable(&slots, m) {
+                        continue;
+                    }
+                    // A child that cannot record intent cannot take the write either: its
+                    // own write path fails the same way, and this array then fails it.
+                    let _ = child.intent_below(off, l, intent);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Members being rebuilt are valid up to logical position `pos`.

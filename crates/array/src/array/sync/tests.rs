@@ -182,3 +182,295 @@ fn rebuild_reads_each_survivor_once_per_row_for_all_targets() {
         assert!(got == model, "{what}: read-back after rebuild differs");
     }
 }
+
+// ------------------------------------------------------------ nested write intent
+
+mod crash {
+    use super::super::super::{Array, Backing};
+    use super::pattern;
+    use crate::assemble::{assemble, AssembleOptions};
+    use crate::bitmap::CLEAR_AFTER;
+    use crate::create::{create, CreateOptions, CreateSpec, MemberSpec};
+    use crate::manage;
+    use crate::pool::Dev;
+    use raidlab_geometry::IoKind;
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, Condvar, Mutex};
+
+    /// Writes to one child wait at the gate (the crash happens while they wait); writes to the
+    /// others go through and are counted.
+    #[derive(Default)]
+    struct Gate {
+        state: Mutex<GateState>,
+        changed: Condvar,
+    }
+
+    #[derive(Default)]
+    struct GateState {
+        armed: bool,
+        hold: usize,
+        waiting: bool,
+        released: bool,
+        passed: u64,
+    }
+
+    struct GatedChild {
+        index: usize,
+        child: Arc<Array>,
+        gate: Arc<Gate>,
+    }
+
+    impl Dev for GatedChild {
+        fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            self.child.read_at(buf, offset)
+        }
+        fn write(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+            let armed = {
+                let mut st = self.gate.state.lock().unwrap();
+                if st.armed && st.hold == self.index {
+                    st.waiting = true;
+                    self.gate.changed.notify_all();
+                    while !st.released {
+                        st = self.gate.changed.wait(st).unwrap();
+                    }
+                }
+                st.armed
+            };
+            let res = self.child.write_at(buf, offset);
+            if armed {
+                self.gate.state.lock().unwrap().passed += 1;
+                self.gate.changed.notify_all();
+            }
+            res
+        }
+        fn flush(&self) -> io::Result<()> {
+            self.child.flush()
+        }
+    }
+
+    fn leaves(arr: &Array) -> Vec<&Array> {
+        match &arr.backing {
+            Backing::Leaf(_) => vec![arr],
+            Backing::Nested(c) => c.iter().flatten().flat_map(|c| leaves(c)).collect(),
+        }
+    }
+
+    fn set_bits(arr: &Array) -> u64 {
+        leaves(arr)
+            .iter()
+            .map(|l| match &l.backing {
+                Backing::Leaf(leaf) => leaf.bitmap.dirty_count(),
+                Backing::Nested(_) => 0,
+            })
+            .sum()
+    }
+
+    /// Idle bits of every leaf cleared: two clearing passes CLEAR_AFTER apart.
+    fn settle(children: &[Arc<Array>]) {
+        children.iter().for_each(|c| c.flush().unwrap());
+        std::thread::sleep(CLEAR_AFTER + std::time::Duration::from_millis(200));
+        children.iter().for_each(|c| c.flush().unwrap());
+    }
+
+    /// A spec over files `dir/{tag}{i}`, recording every leaf member path.
+    fn leaf_spec(
+        level: &str,
+        n: usize,
+        tag: &str,
+        dir: &Path,
+        all: &mut Vec<PathBuf>,
+    ) -> MemberSpec {
+        let ms: Vec<MemberSpec> = (0..n)
+            .map(|i| {
+                let p = dir.join(format!("{tag}{i}"));
+                all.push(p.clone());
+                MemberSpec::Path(p)
+            })
+            .collect();
+        let chunk = (level != "1").then_some(16384);
+        MemberSpec::Array(CreateSpec::new(level, None, chunk, ms).unwrap())
+    }
+
+    /// The crash: a write to stripe `row` of the top array has completed on every child but
+    /// child 1, whose write has not started; the children written have flushed and had time
+    /// to clear their bits. The leaves' files are copied as they are then (what a kill -9 or
+    /// power cut would leave), assembled and resynced: every level's redundancy agrees, every
+    /// other stripe reads as written, and each chunk of the crashed stripe holds either its
+    /// old or its new bytes.
+    fn crash_between_member_writes(what: &str, top: CreateSpec, all: &[PathBuf], dir: &Path) {
+        let arr = create(
+            &top,
+            &CreateOptions {
+                force: false,
+                size: Some((1 << 20) + (1 << 20)),
+                assume_clean: false,
+                verbose: false,
+            },
+        )
+        .unwrap();
+        let Backing::Nested(kids) = &arr.backing else {
+            panic!("{what}: nested")
+        };
+        let children: Vec<Arc<Array>> = kids.iter().map(|c| c.clone().unwrap()).collect();
+        let gate = Arc::new(Gate::default());
+        let devs: Vec<Option<Arc<dyn Dev>>> = children
+            .iter()
+            .enumerate()
+            .map(|(index, c)| {
+                Some(Arc::new(GatedChild {
+                    index,
+                    child: c.clone(),
+                    gate: gate.clone(),
+                }) as Arc<dyn Dev>)
+            })
+            .collect();
+        let top = Array::new(
+            arr.geo.clone(),
+            arr.uuid,
+            arr.labels.clone(),
+            Backing::Nested(kids.clone()),
+            devs,
+            arr.slots(),
+            false,
+            0,
+        );
+        let unit = crate::shape::unit(&top.geo);
+        let cap = top.capacity() as usize;
+        let row = 5u64;
+        let (lo, hi) = ((row * unit) as usize, ((row + 1) * unit) as usize);
+        // Everything but the crashed stripe written and settled: no bit left anywhere.
+        let mut model = pattern(cap, 17);
+        model[lo..hi].iter_mut().for_each(|b| *b = 0);
+        top.write_at(&model[..lo], 0).unwrap();
+        top.write_at(&model[hi..], hi as u64).unwrap();
+        settle(&children);
+        assert_eq!(set_bits(&top), 0, "{what}: bits left after settling");
+        let new = pattern(hi - lo, 23);
+        let writes =
+            raidlab_geometry::plan(&top.geo, IoKind::Write, lo as u64, new.len() as u64, &[])
+                .unwrap()
+                .cost()
+                .member_writes;
+        {
+            let mut st = gate.state.lock().unwrap();
+            st.armed = true;
+            st.hold = 1;
+        }
+        let snapshot = dir.join("snapshot");
+        std::fs::create_dir(&snapshot).unwrap();
+        std::thread::scope(|s| {
+            let writer = s.spawn(|| top.write_at(&new, lo as u64));
+            {
+                let mut st = gate.state.lock().unwrap();
+                while !(st.waiting && st.passed == writes - 1) {
+                    st = gate.changed.wait(st).unwrap();
+                }
+            }
+            // The written children flush, and stay idle long enough to clear what they may.
+            let written: Vec<Arc<Array>> = children
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != 1)
+                .map(|(_, c)| c.clone())
+                .collect();
+            settle(&written);
+            for p in all {
+                std::fs::copy(p, snapshot.join(p.file_name().unwrap())).unwrap();
+            }
+            {
+                let mut st = gate.state.lock().unwrap();
+                st.released = true;
+                gate.changed.notify_all();
+            }
+            writer.join().unwrap().unwrap();
+        });
+        let copies: Vec<PathBuf> = all
+            .iter()
+            .map(|p| snapshot.join(p.file_name().unwrap()))
+            .collect();
+        let after = assemble(
+            &copies,
+            &AssembleOptions {
+                force: false,
+                resync: true,
+                verbose: false,
+            },
+        )
+        .unwrap();
+        // The leaves keep what they found (cleared lazily from now on, not by their own resync
+        // before the levels above had theirs).
+        assert!(set_bits(&after) > 0, "{what}: found bits dropped at assembly");
+        for (name, rep) in manage::scrub_all(&after, false, &mut |_, _, _| {}).unwrap() {
+            assert_eq!(
+                rep.mismatches, 0,
+                "{what}: {name} inconsistent after resync at {:?}",
+                rep.located
+            );
+        }
+        let mut got = vec![0u8; cap];
+        after.read_at(&mut got, 0).unwrap();
+        assert!(
+            got[..lo] == model[..lo] && got[hi..] == model[hi..],
+            "{what}: data outside the crashed stripe changed"
+        );
+        let chunk = top.geo.chunk_bytes as usize;
+        for (k, piece) in got[lo..hi].chunks(chunk).enumerate() {
+            let new_piece = &new[k * chunk..(k + 1) * chunk];
+            assert!(
+                piece.iter().all(|&b| b == 0) || piece == new_piece,
+                "{what}: chunk {k} of the crashed stripe is neither old nor new"
+            );
+        }
+    }
+
+    #[test]
+    fn crash_between_a_nested_parent_s_member_writes_leaves_a_bit_at_every_level() {
+        type Build = fn(&Path, &mut Vec<PathBuf>) -> (&'static str, CreateSpec);
+        let cases: [Build; 3] = [
+            |d, all| {
+                let kids = (0..3)
+                    .map(|i| leaf_spec("0", 2, &format!("r0-{i}-"), d, all))
+                    .collect();
+                (
+                    "raid5 over raid0s",
+                    CreateSpec::new("5", None, Some(16384), kids).unwrap(),
+                )
+            },
+            |d, all| {
+                let kids = (0..2)
+                    .map(|i| leaf_spec("5", 3, &format!("r5-{i}-"), d, all))
+                    .collect();
+                (
+                    "raid1 over raid5s",
+                    CreateSpec::new("1", None, None, kids).unwrap(),
+                )
+            },
+            |d, all| {
+                // Three levels: RAID 6 over RAID 0s of RAID 1s.
+                let kids = (0..4)
+                    .map(|i| {
+                        let mids = (0..2)
+                            .map(|j| leaf_spec("1", 2, &format!("m{i}-{j}-"), d, all))
+                            .collect();
+                        MemberSpec::Array(CreateSpec::new("0", None, Some(16384), mids).unwrap())
+                    })
+                    .collect();
+                (
+                    "raid6 over raid0s of raid1s",
+                    CreateSpec::new("6", None, Some(16384), kids).unwrap(),
+                )
+            },
+        ];
+        std::thread::scope(|s| {
+            for build in cases {
+                s.spawn(move || {
+                    let dir = tempfile::tempdir().unwrap();
+                    let mut all = Vec::new();
+                    let (what, spec) = build(dir.path(), &mut all);
+                    crash_between_member_writes(what, spec, &all, dir.path());
+                });
+            }
+        });
+    }
+}
