@@ -96,8 +96,18 @@ impl Array {
         }
     }
 
-    /// Run a plan; a member error marks the member faulty and fails this unit.
+    /// Run a plan; a member error marks the member faulty and fails this unit. An enclosing
+    /// array's rewrites (resync, rebuild, repair may write two children of one stripe) hold
+    /// write intent in the leaves below over the plan's logical range while they run.
     fn run_plan(&self, plan: &Plan, buf: &mut [u8]) -> Result<(), ArrayError> {
+        let writes = plan.steps.iter().any(|s| !s.writes.is_empty());
+        let _intent = match &self.backing {
+            super::Backing::Nested(_) if writes => Some(
+                self.start_intent(plan.offset, plan.len)
+                    .map_err(|e| ArrayError::failed(format!("cannot record write intent: {e}")))?,
+            ),
+            _ => None,
+        };
         let errs = self.exec_plan(plan, buf.as_mut_ptr(), buf.len());
         self.take_errs(errs)
     }
