@@ -424,13 +424,37 @@ impl Array {
         });
         let mut pending: Vec<Op> = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
+            // When pipelining, the step's writes of blocks no computation of the step
+            // produces (data from the caller's buffer) go out before its parity is
+            // computed, so the member I/O of a full-stripe write starts at once and the
+            // parity is computed while it runs.
+            let outputs: Vec<BlockRef> = if pipeline {
+                st.compute.iter().flat_map(compute_outputs).collect()
+            } else {
+                Vec::new()
+            };
+            let mut later = Vec::new();
+            for io in &st.writes {
+                if pipeline && !outputs.contains(&io.block) {
+                    let p = ptr(&mut scratch, si, io.block, io.len);
+                    // SAFETY: as for the reads.
+                    pending.push(unsafe {
+                        Op::raw(io.member as usize, io.offset, p, io.len as usize, true)
+                    });
+                } else {
+                    later.push(io);
+                }
+            }
+            if !pending.is_empty() {
+                batch.submit(std::mem::take(&mut pending));
+            }
             for c in &st.compute {
                 if let Err(e) = self.compute(c, &mut |b, len| ptr(&mut scratch, si, b, len)) {
                     drop(batch);
                     return vec![(usize::MAX, e)];
                 }
             }
-            for io in &st.writes {
+            for io in later {
                 let p = ptr(&mut scratch, si, io.block, io.len);
                 // SAFETY: as for the reads.
                 pending.push(unsafe {

@@ -203,28 +203,95 @@ struct Counter {
     done: Condvar,
 }
 
+impl Counter {
+    fn new() -> Arc<Counter> {
+        Arc::new(Counter {
+            state: Mutex::new((0, Vec::new())),
+            done: Condvar::new(),
+        })
+    }
+    fn remaining(&self) -> usize {
+        self.state.lock().unwrap().0
+    }
+    /// `n` units of work are done, with these errors.
+    fn finish(&self, n: usize, errs: Vec<(usize, io::Error)>) {
+        let mut st = self.state.lock().unwrap();
+        st.0 -= n;
+        st.1.extend(errs);
+        if st.0 == 0 {
+            self.done.notify_all();
+        }
+    }
+}
+
 type Job = (Vec<Op>, Arc<Counter>);
 
-/// Where a thread-served device's operations run: a *lane* is one thread. Lane 0 is the
-/// submitting thread itself; the others are worker threads.
+/// Memory-backed members' operations not yet taken by a thread, from every batch in flight.
+/// Any of the pool's shared workers, or a submitting thread waiting for its batch, takes
+/// the next one: the threads stay busy as long as there is work, whichever request it
+/// belongs to, and a request's writes start as soon as they are submitted.
+struct Shared {
+    state: Mutex<SharedState>,
+    more: Condvar,
+}
+
+struct SharedState {
+    tasks: VecDeque<(Op, Arc<Counter>)>,
+    /// Workers asleep waiting for tasks.
+    idle: usize,
+    closed: bool,
+}
+
+impl Shared {
+    fn push(&self, ops: Vec<Op>, counter: &Arc<Counter>) {
+        let n = ops.len();
+        counter.state.lock().unwrap().0 += n;
+        let wake = {
+            let mut st = self.state.lock().unwrap();
+            st.tasks.extend(ops.into_iter().map(|op| (op, Arc::clone(counter))));
+            st.idle.min(n)
+        };
+        for _ in 0..wake {
+            self.more.notify_one();
+        }
+    }
+    fn pop(&self) -> Option<(Op, Arc<Counter>)> {
+        self.state.lock().unwrap().tasks.pop_front()
+    }
+}
+
+fn exec_on(devs: &[Option<Arc<dyn Dev>>], op: &Op) -> io::Result<()> {
+    match devs.get(op.dev).and_then(|d| d.as_ref()) {
+        Some(d) => op.exec(&**d),
+        None => Err(io::Error::other("member is not present")),
+    }
+}
+
+/// Where thread-served devices' operations run.
 ///
-/// Memory-backed members (tmpfs) share a few lanes, as many as there are CPUs: their I/O is
-/// a memory copy, so more threads than CPUs only add wakeups (measured: with a thread per
-/// member, scheduling and wakeups took about as much CPU as the copying). Other devices
-/// (psync fallback, child arrays) get a lane each, since their I/O blocks on a device.
+/// Memory-backed members (tmpfs) share one queue served by as many threads as there are
+/// CPUs, the submitting thread counting as one (it works through the queue while it waits
+/// for its batch): their I/O is a memory copy, so more threads than CPUs only add wakeups
+/// (measured: with a thread per member, scheduling and wakeups took about as much CPU as the
+/// copying). Other devices (psync fallback, child arrays) get a thread (*lane*) each, since
+/// their I/O blocks on a device; lane 0 is the submitting thread.
 struct Workers {
-    /// Per device, its lane (None: ring-served or absent).
+    /// Per device, its own lane (None: ring-served, memory-backed, or absent).
     lane: Vec<Option<usize>>,
+    /// Per device, served through the shared queue.
+    shared_dev: Vec<bool>,
     /// Per lane, the channel to its thread (None for lane 0 and lanes whose thread could
     /// not be started: their ops run on the submitting thread).
     senders: Vec<Option<Sender<Job>>>,
     threads: Vec<JoinHandle<()>>,
-    /// Lanes shared by memory-backed devices (lane 0 included), 0 if none.
+    shared: Arc<Shared>,
+    /// Threads serving the shared queue, the submitting thread included; 0 if no device
+    /// is memory-backed.
     shared_lanes: usize,
 }
 
 impl Workers {
-    /// `kind(dev)`: None = not thread-served, Some(true) = memory-backed (shared lanes),
+    /// `kind(dev)`: None = not thread-served, Some(true) = memory-backed (shared queue),
     /// Some(false) = a lane of its own.
     fn new(
         devs: &Arc<Vec<Option<Arc<dyn Dev>>>>,
@@ -234,27 +301,63 @@ impl Workers {
             .iter()
             .map(|d| d.as_ref().and_then(|d| kind(&**d)))
             .collect();
-        let shared = kinds.iter().filter(|k| **k == Some(true)).count();
+        let shared_count = kinds.iter().filter(|k| **k == Some(true)).count();
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let shared_lanes = shared.min(cpus);
+        let mut shared_lanes = shared_count.min(cpus);
         let mut lane = vec![None; devs.len()];
-        let mut next = 0;
-        let mut lanes = shared_lanes.max(1);
+        let mut lanes = 1;
         for (i, k) in kinds.iter().enumerate() {
-            match k {
-                Some(true) => {
-                    lane[i] = Some(next % shared_lanes);
-                    next += 1;
+            if *k == Some(false) {
+                lane[i] = Some(lanes);
+                lanes += 1;
+            }
+        }
+        let shared_dev = kinds.iter().map(|k| *k == Some(true)).collect();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(SharedState {
+                tasks: VecDeque::new(),
+                idle: 0,
+                closed: false,
+            }),
+            more: Condvar::new(),
+        });
+        let mut threads = Vec::new();
+        for w in 1..shared_lanes {
+            let devs = Arc::clone(devs);
+            let q = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("raidlab-mem{w}"))
+                .spawn(move || loop {
+                    let (op, counter) = {
+                        let mut st = q.state.lock().unwrap();
+                        loop {
+                            if let Some(t) = st.tasks.pop_front() {
+                                break t;
+                            }
+                            if st.closed {
+                                return;
+                            }
+                            st.idle += 1;
+                            st = q.more.wait(st).unwrap();
+                            st.idle -= 1;
+                        }
+                    };
+                    let errs = match exec_on(&devs, &op) {
+                        Ok(()) => Vec::new(),
+                        Err(e) => vec![(op.dev, e)],
+                    };
+                    counter.finish(1, errs);
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                // Fewer workers: the submitting threads do the rest.
+                Err(_) => {
+                    shared_lanes = w;
+                    break;
                 }
-                Some(false) => {
-                    lane[i] = Some(lanes);
-                    lanes += 1;
-                }
-                None => {}
             }
         }
         let mut senders: Vec<Option<Sender<Job>>> = vec![None];
-        let mut threads = Vec::new();
         for l in 1..lanes {
             let (tx, rx) = channel::<Job>();
             let devs = Arc::clone(devs);
@@ -264,20 +367,11 @@ impl Workers {
                     while let Ok((ops, counter)) = rx.recv() {
                         let mut errs = Vec::new();
                         for op in &ops {
-                            let r = match devs.get(op.dev).and_then(|d| d.as_ref()) {
-                                Some(d) => op.exec(&**d),
-                                None => Err(io::Error::other("member is not present")),
-                            };
-                            if let Err(e) = r {
+                            if let Err(e) = exec_on(&devs, op) {
                                 errs.push((op.dev, e));
                             }
                         }
-                        let mut st = counter.state.lock().unwrap();
-                        st.0 -= 1;
-                        st.1.extend(errs);
-                        if st.0 == 0 {
-                            counter.done.notify_all();
-                        }
+                        counter.finish(1, errs);
                     }
                 });
             match spawned {
@@ -291,8 +385,10 @@ impl Workers {
         }
         Workers {
             lane,
+            shared_dev,
             senders,
             threads,
+            shared,
             shared_lanes,
         }
     }
@@ -399,12 +495,7 @@ impl Pool {
     pub fn describe(&self) -> String {
         let present = self.devs.iter().filter(|d| d.is_some()).count();
         let ring = self.via_ring.iter().filter(|&&r| r).count();
-        let shared = self
-            .workers
-            .lane
-            .iter()
-            .filter(|l| l.is_some_and(|l| l < self.workers.shared_lanes))
-            .count();
+        let shared = self.workers.shared_dev.iter().filter(|&&s| s).count();
         let mut s = if ring == 0 && shared > 0 && shared == present {
             format!(
                 "psync, {shared} memory-backed members on {} threads",
@@ -480,6 +571,8 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.workers.senders.clear();
+        self.workers.shared.state.lock().unwrap().closed = true;
+        self.workers.shared.more.notify_all();
         for t in self.workers.threads.drain(..) {
             let _ = t.join();
         }
@@ -526,7 +619,12 @@ impl Batch<'_> {
     pub fn submit(&mut self, ops: Vec<Op>) {
         let pool = self.pool;
         let mut queued = false;
+        let mut mem = Vec::new();
         for op in ops {
+            if !op.meta && pool.workers.shared_dev.get(op.dev).copied().unwrap_or(false) {
+                mem.push(op);
+                continue;
+            }
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
                 if self.ring.is_none() {
                     self.ring = pool
@@ -568,6 +666,10 @@ impl Batch<'_> {
                 Some((_, v)) => v.push(op),
                 None => self.deferred.push((op.dev, vec![op])),
             }
+        }
+        if !mem.is_empty() {
+            let c = self.counter.get_or_insert_with(Counter::new);
+            pool.workers.shared.push(mem, c);
         }
         if queued {
             self.fill();
@@ -625,15 +727,7 @@ impl Batch<'_> {
     fn hand_to_lane(&mut self, lane: usize, group: Vec<Op>) {
         let pool = self.pool;
         if let Some(tx) = pool.workers.senders.get(lane).and_then(|s| s.as_ref()) {
-            let counter = self
-                .counter
-                .get_or_insert_with(|| {
-                    Arc::new(Counter {
-                        state: Mutex::new((0, Vec::new())),
-                        done: Condvar::new(),
-                    })
-                })
-                .clone();
+            let counter = self.counter.get_or_insert_with(Counter::new).clone();
             counter.state.lock().unwrap().0 += 1;
             if let Err(e) = tx.send((group, counter.clone())) {
                 counter.state.lock().unwrap().0 -= 1;
@@ -810,6 +904,19 @@ impl Batch<'_> {
             }
         }
         if let Some(c) = self.counter.take() {
+            // Work through the memory-backed queue (this batch's tasks first, being the
+            // oldest ones queued after those of batches submitted earlier) until this batch
+            // has nothing left to start, then wait for what other threads are running.
+            while c.remaining() > 0 {
+                let Some((op, oc)) = self.pool.workers.shared.pop() else {
+                    break;
+                };
+                let errs = match exec_on(&self.pool.devs, &op) {
+                    Ok(()) => Vec::new(),
+                    Err(e) => vec![(op.dev, e)],
+                };
+                oc.finish(1, errs);
+            }
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
                 st = c.done.wait(st).unwrap();
