@@ -227,16 +227,23 @@ impl Counter {
 type Job = (Vec<Op>, Arc<Counter>);
 
 /// Memory-backed members' operations not yet taken by a thread, from every batch in flight.
-/// Any of the pool's shared workers, or a submitting thread waiting for its batch, takes
-/// the next one: the threads stay busy as long as there is work, whichever request it
-/// belongs to, and a request's writes start as soon as they are submitted.
+/// Each member has a home thread (its queue), so that a member file is written by one thread
+/// at a time as long as every thread has work (two writers of one tmpfs file contend for its
+/// inode lock); a thread with nothing of its own takes the oldest task of another queue. So
+/// the threads stay busy as long as there is work, whichever request it belongs to, and a
+/// request's writes start as soon as they are submitted. Queue 0 is the submitting threads'
+/// (they work through the queues while they wait for their batch).
 struct Shared {
     state: Mutex<SharedState>,
     more: Condvar,
+    /// Per device, its queue.
+    home: Vec<usize>,
 }
 
+type Task = (Op, Arc<Counter>);
+
 struct SharedState {
-    tasks: VecDeque<(Op, Arc<Counter>)>,
+    tasks: Vec<VecDeque<Task>>,
     /// Workers asleep waiting for tasks.
     idle: usize,
     closed: bool,
@@ -244,19 +251,28 @@ struct SharedState {
 
 impl Shared {
     fn push(&self, ops: Vec<Op>, counter: &Arc<Counter>) {
-        let n = ops.len();
-        counter.state.lock().unwrap().0 += n;
+        counter.state.lock().unwrap().0 += ops.len();
         let wake = {
             let mut st = self.state.lock().unwrap();
-            st.tasks.extend(ops.into_iter().map(|op| (op, Arc::clone(counter))));
-            st.idle.min(n)
+            for op in ops {
+                let q = self.home.get(op.dev).copied().unwrap_or(0);
+                st.tasks[q].push_back((op, Arc::clone(counter)));
+            }
+            st.idle > 0
         };
-        for _ in 0..wake {
-            self.more.notify_one();
+        if wake {
+            self.more.notify_all();
         }
     }
-    fn pop(&self) -> Option<(Op, Arc<Counter>)> {
-        self.state.lock().unwrap().tasks.pop_front()
+    /// The next task for the thread whose queue is `own`: its own oldest, else another's.
+    fn take(st: &mut SharedState, own: usize) -> Option<Task> {
+        if let Some(t) = st.tasks[own].pop_front() {
+            return Some(t);
+        }
+        st.tasks.iter_mut().find_map(|q| q.pop_front())
+    }
+    fn pop(&self, own: usize) -> Option<Task> {
+        Self::take(&mut self.state.lock().unwrap(), own)
     }
 }
 
@@ -312,14 +328,23 @@ impl Workers {
                 lanes += 1;
             }
         }
-        let shared_dev = kinds.iter().map(|k| *k == Some(true)).collect();
+        let shared_dev: Vec<bool> = kinds.iter().map(|k| *k == Some(true)).collect();
+        let mut home = vec![0; devs.len()];
+        let mut next = 0;
+        for (i, s) in shared_dev.iter().enumerate() {
+            if *s {
+                home[i] = next % shared_lanes;
+                next += 1;
+            }
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(SharedState {
-                tasks: VecDeque::new(),
+                tasks: (0..shared_lanes.max(1)).map(|_| VecDeque::new()).collect(),
                 idle: 0,
                 closed: false,
             }),
             more: Condvar::new(),
+            home,
         });
         let mut threads = Vec::new();
         for w in 1..shared_lanes {
@@ -331,7 +356,7 @@ impl Workers {
                     let (op, counter) = {
                         let mut st = q.state.lock().unwrap();
                         loop {
-                            if let Some(t) = st.tasks.pop_front() {
+                            if let Some(t) = Shared::take(&mut st, w) {
                                 break t;
                             }
                             if st.closed {
@@ -908,7 +933,7 @@ impl Batch<'_> {
             // oldest ones queued after those of batches submitted earlier) until this batch
             // has nothing left to start, then wait for what other threads are running.
             while c.remaining() > 0 {
-                let Some((op, oc)) = self.pool.workers.shared.pop() else {
+                let Some((op, oc)) = self.pool.workers.shared.pop(0) else {
                     break;
                 };
                 let errs = match exec_on(&self.pool.devs, &op) {
