@@ -9,7 +9,7 @@
 
 use crate::bitmap::Bitmap;
 use crate::error::ArrayError;
-use crate::member::Member;
+use crate::member::{AlignedBuf, Member};
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
@@ -74,6 +74,9 @@ impl Dev for Member {
     }
     fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
         Some((self.raw_fd(), self.data_offset))
+    }
+    fn align(&self) -> u64 {
+        Member::align(self)
     }
     fn write_meta(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.write_raw(buf, offset)?;
@@ -171,7 +174,30 @@ impl Array {
     /// How member I/O is done ("io_uring", "psync (thread per member)", or a mix), with
     /// the reason when io_uring was wanted but could not be set up.
     pub fn member_io(&self) -> String {
-        self.pool.describe()
+        let mut s = self.pool.describe();
+        if let Backing::Leaf(leaf) = &self.backing {
+            let mut modes: Vec<String> = Vec::new();
+            for m in leaf.members.iter().flatten() {
+                let mode = m.io_mode().to_string();
+                if !modes.contains(&mode) {
+                    modes.push(mode);
+                }
+            }
+            match modes.len() {
+                0 => {}
+                1 => s.push_str(&format!("; members {}", modes[0])),
+                _ => {
+                    let per: Vec<String> = leaf
+                        .members
+                        .iter()
+                        .flatten()
+                        .map(|m| format!("{}: {}", m.path.display(), m.io_mode()))
+                        .collect();
+                    s.push_str(&format!("; members {}", per.join(", ")));
+                }
+            }
+        }
+        s
     }
 
     pub fn slots(&self) -> Vec<SlotRt> {
@@ -789,14 +815,15 @@ impl Zeros {
 thread_local! {
     static ZEROS: Zeros = const { Zeros(std::cell::RefCell::new(Vec::new())) };
     /// Scratch buffers of finished plans, kept for the next plan on this thread.
-    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE: std::cell::RefCell<Vec<AlignedBuf>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The scratch buffers of one plan, per step. Buffers come from (and go back to) this
 /// thread's spares, so a steady stream of requests allocates and zeroes nothing; contents
-/// are undefined until read or computed, as the plan's contract says.
+/// are undefined until read or computed, as the plan's contract says. They are aligned for
+/// direct I/O, so parity is written to O_DIRECT members without a bounce copy.
 struct Scratch {
-    steps: Vec<Vec<Vec<u8>>>,
+    steps: Vec<Vec<AlignedBuf>>,
 }
 
 impl Scratch {
@@ -816,7 +843,7 @@ impl Scratch {
                             let n = n as usize;
                             match spare.iter().rposition(|v| v.len() == n) {
                                 Some(i) => spare.swap_remove(i),
-                                None => vec![0u8; n],
+                                None => AlignedBuf::new(n),
                             }
                         })
                         .collect()

@@ -23,6 +23,7 @@
 //! Every operation of a batch runs to completion even if another fails, so the caller sees
 //! every member that failed and the state a retry starts from is well defined.
 
+use crate::member::{memory_backed, AlignedBuf};
 use std::collections::VecDeque;
 use std::io;
 use std::os::unix::io::RawFd;
@@ -47,6 +48,11 @@ pub trait Dev: Send + Sync {
             io::ErrorKind::Unsupported,
             "this device holds no member metadata",
         ))
+    }
+    /// The alignment direct I/O through `raw()`'s descriptor needs (offset, length, buffer
+    /// address); 1 if none. `read`, `write` and `write_meta` take any alignment.
+    fn align(&self) -> u64 {
+        1
     }
 }
 
@@ -178,17 +184,6 @@ impl MemberIo {
 /// I/O asynchronously, go through the ring.
 pub const DEFAULT_IO: MemberIo = MemberIo::Auto;
 
-/// Whether the descriptor's file lives in memory (tmpfs, ramfs).
-fn memory_backed(fd: RawFd) -> bool {
-    // SAFETY: fstatfs writes only into the struct it is given.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
-        return false;
-    }
-    let t = st.f_type as i64;
-    // ramfs: 0x858458f6 (linux/magic.h).
-    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
-}
 
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
 const RING_ENTRIES: u32 = 128;
@@ -618,6 +613,10 @@ struct Slot {
     /// Needs an fdatasync after the write (metadata); `synced` once it is queued.
     sync: bool,
     synced: bool,
+    /// For direct I/O from or into a misaligned buffer: the aligned copy the ring uses
+    /// (`ptr` points into it), and for reads the caller's buffer to copy it to when done.
+    bounce: Option<AlignedBuf>,
+    user: *mut u8,
 }
 
 /// Operations submitted and not yet waited for. See [`Pool::batch`].
@@ -659,18 +658,45 @@ impl Batch<'_> {
                         .pop()
                         .or_else(|| Ring::new().ok());
                 }
+                let at = if op.meta { op.offset } else { base + op.offset };
+                let a = pool.dev(op.dev).map_or(1, |d| d.align()).max(1);
+                if at % a != 0 || op.len as u64 % a != 0 {
+                    // Part of a block: the device's own path reads the rest of the block
+                    // first. Rare (sub-block I/O), so it runs here, synchronously.
+                    if let Some(d) = pool.dev(op.dev) {
+                        if let Err(e) = op.exec(&**d) {
+                            self.errors.push((op.dev, e));
+                        }
+                    }
+                    continue;
+                }
                 if self.ring.is_some() {
+                    let mut bounce = None;
+                    let mut ptr = op.ptr;
+                    if ptr as u64 % a != 0 {
+                        let mut b = AlignedBuf::new(op.len);
+                        if op.write {
+                            // SAFETY: op.ptr points at op.len readable bytes (Op's contract).
+                            b.as_mut_slice().copy_from_slice(unsafe {
+                                std::slice::from_raw_parts(op.ptr, op.len)
+                            });
+                        }
+                        ptr = b.as_mut_ptr();
+                        bounce = Some(b);
+                    }
                     let s = Slot {
                         dev: op.dev,
                         fd,
-                        at: if op.meta { op.offset } else { base + op.offset },
-                        ptr: op.ptr,
+                        at,
+                        ptr,
                         len: op.len,
                         write: op.write,
                         done: 0,
                         retries: 0,
                         sync: op.meta,
                         synced: false,
+                        bounce,
+                        user: op.ptr,
                     };
                     let i = match self.free.pop() {
                         Some(i) => {
@@ -887,6 +913,10 @@ impl Batch<'_> {
                 s.synced = true;
                 self.backlog.push_back(i);
                 return;
+            }
+            if let (false, Some(b)) = (s.write, s.bounce.take()) {
+                // SAFETY: user points at len writable bytes (Op's contract), b holds len.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_slice().as_ptr(), s.user, s.len) };
             }
             None
         };
