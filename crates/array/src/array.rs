@@ -590,14 +590,12 @@ impl Array {
             return Ok(());
         }
         self.mark_dirty()?;
-        if let Backing::Leaf(leaf) = &self.backing {
-            leaf.bitmap
-                .start_write(offset, buf.len() as u64, |d| self.persist_bitmap(leaf, d))?;
-        }
+        // Write intent in this leaf's bitmap, or in the leaves under an enclosing array.
+        let intent = self.start_intent(offset, buf.len() as u64)?;
         // The pointer is only read through for writes (plans use the caller's buffer as input).
         let res = self.planned_io(IoKind::Write, buf.as_ptr() as *mut u8, buf.len(), offset);
+        drop(intent);
         if let Backing::Leaf(leaf) = &self.backing {
-            leaf.bitmap.end_write(offset, buf.len() as u64);
             let now = Instant::now();
             if leaf.bitmap.clear_due(now) {
                 let _ = self.clear_bitmap(leaf, now);

@@ -110,7 +110,10 @@ pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>,
             )));
         }
     }
-    let (arr, _) = build(found, 0, depth, opts)?;
+    let (arr, _, settled) = build(found, 0, depth, opts)?;
+    if settled && opts.resync {
+        arr.release_found_bits();
+    }
     Ok(arr)
 }
 
@@ -121,12 +124,17 @@ pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>,
 /// sets the child's bits first.
 type DirtyRanges = Vec<(u64, u64)>;
 
+/// What building one level gives: the array, its dirty ranges, and whether it and every level
+/// below it are consistent (resynced, or clean) — only then may the leaves' bits found at
+/// assembly be cleared (see [`crate::bitmap`]).
+type Built = (Arc<Array>, DirtyRanges, bool);
+
 fn build(
     found: Vec<Found>,
     level: usize,
     depth: usize,
     opts: &AssembleOptions,
-) -> Result<(Arc<Array>, DirtyRanges), ArrayError> {
+) -> Result<Built, ArrayError> {
     if level == depth {
         return build_leaf(found, depth, opts);
     }
@@ -150,6 +158,7 @@ fn build(
     let mut dirty_ranges: DirtyRanges = Vec::new();
     let mut labels = Vec::new();
     let mut missing = Vec::new();
+    let mut settled = true;
     for (i, g) in groups.into_iter().enumerate() {
         if g.is_empty() {
             children.push(None);
@@ -170,7 +179,8 @@ fn build(
             .map(|f| f.member.path.display().to_string())
             .collect();
         match build(g, level + 1, depth, opts) {
-            Ok((c, ranges)) => {
+            Ok((c, ranges, child_settled)) => {
+                settled &= child_settled;
                 labels.push(format!("{}:{}", c.geo.level, names.join(",")));
                 for (s, len) in ranges {
                     dirty_ranges.extend(shape::member_range_to_logical(&geo, i as u32, s, s + len));
@@ -239,6 +249,9 @@ fn build(
         level,
     ));
     dirty_ranges.sort_unstable();
+    if dirty && !missing.is_empty() && arr.geo.redundancy() > 0 {
+        settled = false;
+    }
     if dirty && missing.is_empty() && opts.resync && arr.geo.redundancy() > 0 {
         let mut bytes = 0;
         for &(s, len) in &dirty_ranges {
@@ -252,7 +265,7 @@ fn build(
             );
         }
     }
-    Ok((arr, dirty_ranges))
+    Ok((arr, dirty_ranges, settled))
 }
 
 fn newest_desc(found: &[Found], level: usize) -> ArrayDesc {
@@ -276,7 +289,7 @@ fn build_leaf(
     found: Vec<Found>,
     depth: usize,
     opts: &AssembleOptions,
-) -> Result<(Arc<Array>, DirtyRanges), ArrayError> {
+) -> Result<Built, ArrayError> {
     let uuid = found[0].sb.array.uuid;
     for f in &found {
         if f.sb.array.uuid != uuid {
@@ -437,6 +450,7 @@ fn build_leaf(
     if dirty && degraded && arr.geo.redundancy() > 0 && !opts.force {
         return Err(write_hole_error(&desc.level, &uuid));
     }
+    let settled = !(dirty && degraded && arr.geo.redundancy() > 0);
     if dirty && opts.resync {
         if degraded {
             if opts.verbose {
@@ -452,5 +466,5 @@ fn build_leaf(
             }
         }
     }
-    Ok((arr, dirty_ranges))
+    Ok((arr, dirty_ranges, settled))
 }

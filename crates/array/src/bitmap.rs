@@ -4,11 +4,28 @@
 //! unclean stop only the regions whose bits are set need their parity (or mirror copies)
 //! made consistent again.
 //!
-//! A bit is cleared only once its region has seen no write for [`CLEAR_AFTER`] (md's bitmap
-//! daemon likewise waits before clearing). Beyond sparing bitmap writes for busy regions, this
-//! keeps the bitmaps of arrays nested in a redundant one sound: the enclosing array writes one
-//! stripe to several children at once, and each child's bit for it outlives that stripe's
-//! writes to the other children unless they start seconds apart. So a clean stop can leave
+//! A bit is cleared only when its region has no write (and no intent, see below) in flight,
+//! has seen none start for [`CLEAR_AFTER`] (md's bitmap daemon likewise waits before
+//! clearing), and the members were flushed after that; and never while it is *pinned*.
+//!
+//! Nested arrays: an enclosing array has no bitmap of its own. Its intent lives in the bitmaps
+//! of the leaves below it, under this invariant:
+//!
+//! > For every array A with redundancy, from before the first member write of a write to a
+//! > stripe (or mirror chunk) of A starts until all of that write's member writes have
+//! > completed, every leaf under A that the write may touch holds, durable on its members, a
+//! > set bit over the leaf range below that stripe, counted as in flight (so not clearable).
+//!
+//! A then writes to its children only after [`Bitmap::start_write`] has returned for each of
+//! them (`Array::start_intent`). After the write, each leaf clears its bit only once its own
+//! members are flushed, so a leaf whose part of the stripe is not durable still has its bit
+//! set. A crash therefore leaves, for every stripe of every level that may be inconsistent, a
+//! set bit in some leaf below it; assembly maps the leaves' set regions up level by level
+//! (`member_range_to_logical`) and resyncs them at each level with redundancy.
+//!
+//! Bits found set at assembly are pinned until every level above has resynced (a leaf must not
+//! lose them while its parent still needs them to know where to resync, even if the leaf itself
+//! has nothing to resync); then they clear lazily like any other. A clean stop can leave
 //! young bits set: harmless, they only widen a later resync.
 
 use crate::superblock::{BITMAP_OFFSET, DATA_ALIGN};
@@ -49,6 +66,8 @@ struct State {
     /// `origin`): a region is idle since then if its generation has not moved.
     seen_generation: Vec<u32>,
     seen_at: Vec<u32>,
+    /// Bits found set when the bitmap was loaded, kept until [`Bitmap::release_found`].
+    pinned: Vec<u8>,
     origin: Instant,
     last_clear: Instant,
 }
@@ -66,6 +85,7 @@ impl Bitmap {
         let n = (bytes * 8) as usize;
         let mut b = bits;
         b.resize(bytes as usize, 0);
+        let pinned = b.clone();
         Bitmap {
             region,
             bytes,
@@ -75,6 +95,7 @@ impl Bitmap {
                 generation: vec![0; n],
                 seen_generation: vec![0; n],
                 seen_at: vec![0; n],
+                pinned,
                 origin: now,
                 last_clear: now,
             }),
@@ -87,8 +108,9 @@ impl Bitmap {
         first..=last
     }
 
-    /// A write to [offset, offset+len) starts: count it, and return the bitmap blocks whose
-    /// bits went from clear to set (to be written and flushed before the data). The lock is
+    /// A write to [offset, offset+len) starts: count it, and hand `persist` the bitmap blocks
+    /// whose bits went from clear to set (to be written and flushed before the data). When
+    /// `persist` fails the write is not counted (no `end_write` follows). The lock is
     /// held by the caller through `persist` so no write can overtake a bit being made durable.
     pub fn start_write(
         &self,
@@ -119,7 +141,14 @@ impl Bitmap {
                 )
             })
             .collect();
-        persist(&dirty)
+        let res = persist(&dirty);
+        if res.is_err() {
+            // The write will not happen: it no longer holds its regions.
+            for r in self.regions(offset, len) {
+                st.inflight[r] -= 1;
+            }
+        }
+        res
     }
 
     pub fn end_write(&self, offset: u64, len: u64) {
@@ -151,7 +180,7 @@ impl Bitmap {
             let idle_for = (CLEAR_AFTER.as_millis() / 100) as u32;
             let mut out = Vec::new();
             for r in 0..st.inflight.len() {
-                if st.bits[r / 8] & (1 << (r % 8)) == 0 {
+                if st.bits[r / 8] & !st.pinned[r / 8] & (1 << (r % 8)) == 0 {
                     continue;
                 }
                 if st.generation[r] != st.seen_generation[r] {
@@ -196,11 +225,20 @@ impl Bitmap {
             .collect()
     }
 
-    /// Clear every bit (after a full resync); returns the whole bitmap to persist.
+    /// Clear every bit (after a full resync of an array nothing encloses); returns the whole
+    /// bitmap to persist.
     pub fn clear_all(&self) -> Dirty {
         let mut st = self.state.lock().unwrap();
         st.bits.iter_mut().for_each(|b| *b = 0);
+        st.pinned.iter_mut().for_each(|b| *b = 0);
         vec![(0, st.bits.clone())]
+    }
+
+    /// The bits found at load may now be cleared like any other (every enclosing array has
+    /// resynced the regions they stand for).
+    pub fn release_found(&self) {
+        let mut st = self.state.lock().unwrap();
+        st.pinned.iter_mut().for_each(|b| *b = 0);
     }
 
     pub fn dirty_count(&self) -> u64 {
@@ -269,6 +307,27 @@ mod tests {
         )
         .unwrap();
         assert!(flushed);
+        assert!(bm.set_regions().is_empty());
+    }
+
+    #[test]
+    fn bits_found_at_load_stay_until_released() {
+        let now = Instant::now();
+        let bm = Bitmap::new(4096, 4096, vec![0b101], now);
+        assert_eq!(bm.set_regions(), vec![0, 2]);
+        bm.start_write(4096, 10, |_| Ok(())).unwrap();
+        bm.end_write(4096, 10);
+        for k in 1..4 {
+            bm.clear_idle(now + k * CLEAR_AFTER, || Ok(()), |_| Ok(()))
+                .unwrap();
+        }
+        // The region written since is cleared; the found ones are not.
+        assert_eq!(bm.set_regions(), vec![0, 2]);
+        bm.release_found();
+        for k in 4..6 {
+            bm.clear_idle(now + k * CLEAR_AFTER, || Ok(()), |_| Ok(()))
+                .unwrap();
+        }
         assert!(bm.set_regions().is_empty());
     }
 }

@@ -151,6 +151,67 @@ pub fn member_range_to_logical(
     out
 }
 
+/// The member ranges (member, offset in its data area, length) a write of logical
+/// [offset, offset+len) of `geo` may touch, whatever members have failed: whole rows on every
+/// member for parity levels and RAID 0, every copy for mirrors, the covered members' pieces for
+/// linear. A superset of any plan's writes, merged per member. The reverse of
+/// [`member_range_to_logical`]; a nested array uses it to mark write intent in its children.
+pub fn logical_to_member_ranges(geo: &Geometry, offset: u64, len: u64) -> Vec<(u32, u64, u64)> {
+    let mut out: Vec<(u32, u64, u64)> = Vec::new();
+    if len == 0 {
+        return out;
+    }
+    let end = offset + len;
+    let c = geo.chunk_bytes;
+    let rows = |first: u64, last: u64, out: &mut Vec<(u32, u64, u64)>| {
+        for m in 0..geo.members {
+            out.push((m, first * c, (last - first + 1) * c));
+        }
+    };
+    match geo.level {
+        Level::Linear => {
+            let mb = geo.member_bytes;
+            let mut pos = offset;
+            while pos < end {
+                let (m, off) = (pos / mb, pos % mb);
+                let l = (end - pos).min(mb - off);
+                out.push((m as u32, off, l));
+                pos += l;
+            }
+        }
+        Level::Raid0 => {
+            let n = geo.members as u64;
+            rows(offset / c / n, (end - 1) / c / n, &mut out);
+        }
+        Level::Raid4 | Level::Raid5 | Level::Raid6 => {
+            let sd = geo.stripe_data_bytes();
+            rows(offset / sd, (end - 1) / sd, &mut out);
+        }
+        Level::Raid1 | Level::Raid10 => {
+            let mut pos = offset;
+            while pos < end {
+                let l = (end - pos).min(c - pos % c);
+                for loc in geo.map(pos) {
+                    out.push((loc.member, loc.offset, l));
+                }
+                pos += l;
+            }
+            out.sort_unstable();
+            let mut merged: Vec<(u32, u64, u64)> = Vec::with_capacity(out.len());
+            for (m, o, l) in out {
+                match merged.last_mut() {
+                    Some(last) if last.0 == m && last.1 + last.2 >= o => {
+                        last.2 = last.2.max(o + l - last.1)
+                    }
+                    _ => merged.push((m, o, l)),
+                }
+            }
+            out = merged;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,5 +505,66 @@ mod tests {
         assert_eq!((small.chunk_bytes, small.member_bytes), (4096, 8192));
         let lin = geometry(Level::Linear, Layout::None, 0, 3, 10000).unwrap();
         assert_eq!(lin.capacity(), 3 * 8192);
+    }
+
+    /// Every member write any plan makes (healthy or degraded) lies in the ranges a nested
+    /// parent marks intent for.
+    #[test]
+    fn member_ranges_of_a_write_cover_every_plan_s_writes() {
+        use raidlab_geometry::{plan, IoKind};
+        let c = 4096;
+        let geos = [
+            (Level::Linear, Layout::None, 3),
+            (Level::Raid0, Layout::None, 3),
+            (Level::Raid1, Layout::None, 3),
+            (
+                Level::Raid10,
+                Layout::parse(Level::Raid10, "f2").unwrap(),
+                3,
+            ),
+            (
+                Level::Raid10,
+                Layout::parse(Level::Raid10, "o2").unwrap(),
+                4,
+            ),
+            (
+                Level::Raid10,
+                Layout::parse(Level::Raid10, "n2").unwrap(),
+                5,
+            ),
+            (Level::Raid5, Layout::LeftSymmetric, 4),
+            (Level::Raid6, Layout::LeftSymmetric, 6),
+        ];
+        let mut x = 12345u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for (level, layout, members) in geos {
+            let g = Geometry::new(level, layout, c, members, 16 * c).unwrap();
+            for _ in 0..200 {
+                let off = next(g.capacity());
+                let len = 1 + next((g.capacity() - off).min(5 * c));
+                let ranges = logical_to_member_ranges(&g, off, len);
+                let failed: Vec<u32> = match next(3) {
+                    0 => vec![],
+                    _ if g.redundancy() > 0 => vec![next(members as u64) as u32],
+                    _ => vec![],
+                };
+                let p = plan(&g, IoKind::Write, off, len, &failed).unwrap();
+                for s in &p.steps {
+                    for w in &s.writes {
+                        assert!(
+                            ranges.iter().any(|&(m, o, l)| m == w.member
+                                && o <= w.offset
+                                && w.offset + w.len <= o + l),
+                            "{level} {layout}: write {w:?} of {off}+{len} outside {ranges:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

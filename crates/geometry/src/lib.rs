@@ -14,7 +14,7 @@
 //!
 //! Entry points: [`Geometry::new`], [`Geometry::map`] / [`Geometry::unmap`],
 //! [`Geometry::stripe_layout`] (P/Q placement and md's Q coefficients per stripe), [`plan`] /
-//! [`plan_extents`] (logical I/O), [`plan_rebuild`] (recovering a member), [`plan_check`] (checking a stripe's
+//! [`plan_extents`] (logical I/O), [`plan_rebuild`] / [`plan_rebuild_set`] (recovering members), [`plan_check`] (checking a stripe's
 //! redundancy, as scrub does), and [`Volume`] /
 //! [`plan_volume`] for nested arrays (RAID 50, 60, 10 of 1s, RAID 0 over RAID 5).
 //!
@@ -50,5 +50,5 @@ pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
-pub use planner::{plan, plan_extents, plan_rebuild, plan_with, PlanOptions};
+pub use planner::{plan, plan_extents, plan_rebuild, plan_rebuild_set, plan_with, PlanOptions};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

@@ -777,7 +777,8 @@ fn parity_write(st: &Stripe, steps: &mut Vec<Step>) {
 /// `failed` also missing (`member` itself may be listed or not). Each step reads survivors,
 /// computes the lost block (mirror copy, XOR, or P/Q recovery), and writes it to `member`.
 /// Space the layout does not use (beyond [`Geometry::member_used_bytes`]) has nothing to
-/// rebuild. The plan's `offset`/`len` are the member range.
+/// rebuild. The plan's `offset`/`len` are the member range. [`plan_rebuild_set`] with one
+/// target.
 pub fn plan_rebuild(
     geom: &Geometry,
     member: u32,
@@ -785,7 +786,31 @@ pub fn plan_rebuild(
     len: u64,
     failed: &[u32],
 ) -> Result<Plan, PlanError> {
-    if member >= geom.members {
+    plan_rebuild_set(geom, &[member], offset, len, failed)
+}
+
+/// Plan the rebuild of the same member range (`len` bytes at member offset `offset`) on every
+/// member of `targets` at once, with the members in `failed` also missing (targets may be
+/// listed there or not). Per chunk row the survivors are read once and every target's block
+/// comes out of that one read: RAID 6 losing two members recovers both from one pass over the
+/// row (md's recovery of a double failure, raid6_2data_recov / raid6_datap_recov, the same way),
+/// and mirror targets holding the same data share one read of a surviving copy. Targets are
+/// written in the order given. Errors as [`plan_rebuild`]: a target or failed member the array
+/// does not have, a range past [`Geometry::member_used_bytes`], or more lost members than the
+/// array survives.
+pub fn plan_rebuild_set(
+    geom: &Geometry,
+    targets: &[u32],
+    offset: u64,
+    len: u64,
+    failed: &[u32],
+) -> Result<Plan, PlanError> {
+    let mut targets: Vec<u32> = targets.to_vec();
+    {
+        let mut seen = std::collections::HashSet::new();
+        targets.retain(|t| seen.insert(*t));
+    }
+    if let Some(&member) = targets.iter().find(|&&t| t >= geom.members) {
         return Err(PlanError::NoSuchMember {
             member,
             members: geom.members,
@@ -799,13 +824,17 @@ pub fn plan_rebuild(
             capacity: used,
         });
     }
-    let f = failed_set(geom, failed.iter().copied().chain([member]))?;
+    let f = failed_set(geom, failed.iter().chain(&targets).copied())?;
     if !geom.survives(&f) {
+        let which = match targets.as_slice() {
+            [m] => format!("member {m}"),
+            ts => format!("members {ts:?}"),
+        };
         return Err(PlanError::TooManyFailures {
             failed: f,
             redundancy: geom.redundancy(),
             what: format!(
-                "rebuilding member {member} of a {} array of {} members",
+                "rebuilding {which} of a {} array of {} members",
                 geom.level, geom.members
             ),
         });
@@ -814,9 +843,9 @@ pub fn plan_rebuild(
     let c = geom.chunk_bytes;
     // Pieces of the member range cut at chunk rows: (row, offset in row, length).
     for (row, a, l, _) in chunk_pieces(offset, offset + len, c) {
-        let b = a + l;
         let mut s = StepBuilder::new(row, Strategy::Rebuild);
-        let target = s.scratch(l);
+        let blocks: Vec<BlockRef> = targets.iter().map(|_| s.scratch(l)).collect();
+        let block_of = |m: u32| targets.iter().position(|&t| t == m).map(|i| blocks[i]);
         if geom.level.has_parity() {
             let st = Stripe {
                 g: geom,
@@ -836,24 +865,18 @@ pub fn plan_rebuild(
                     *slot = Some(blk);
                 }
             }
-            if let Some(k) = st.sl.data_index(member) {
-                let targets: Vec<BlockRef> = fd
-                    .iter()
-                    .map(|&x| {
-                        if x == k as usize {
-                            target
-                        } else {
-                            s.scratch(l)
-                        }
-                    })
-                    .collect();
-                st.recover(&mut s, a, l, &known, &fd, &targets);
-            } else {
-                // Parity: first any other lost data, then the parity from all data.
-                let lost: Vec<BlockRef> = fd.iter().map(|_| s.scratch(l)).collect();
-                if !fd.is_empty() {
-                    st.recover(&mut s, a, l, &known, &fd, &lost);
-                }
+            // Every lost data block, into its target's block when it is one.
+            let lost: Vec<BlockRef> = fd
+                .iter()
+                .map(|&k| block_of(st.sl.data[k]).unwrap_or_else(|| s.scratch(l)))
+                .collect();
+            if !fd.is_empty() {
+                st.recover(&mut s, a, l, &known, &fd, &lost);
+            }
+            // Then the parity targets, from all the data.
+            let p_target = st.sl.p.and_then(block_of);
+            let q_target = st.sl.q.and_then(block_of);
+            if p_target.is_some() || q_target.is_some() {
                 let data: Vec<BlockRef> = (0..d)
                     .map(|k| {
                         known[k].unwrap_or_else(|| lost[fd.iter().position(|&x| x == k).unwrap()])
@@ -864,12 +887,8 @@ pub fn plan_rebuild(
                     for (k, blk) in data.iter().enumerate() {
                         slots[st.sl.q_slot[k] as usize] = Some(*blk);
                     }
-                    let other = s.scratch(l);
-                    let (p, q) = if st.sl.p == Some(member) {
-                        (target, other)
-                    } else {
-                        (other, target)
-                    };
+                    let p = p_target.unwrap_or_else(|| s.scratch(l));
+                    let q = q_target.unwrap_or_else(|| s.scratch(l));
                     s.compute(Compute::GenPq {
                         data: slots,
                         p,
@@ -879,26 +898,43 @@ pub fn plan_rebuild(
                 } else {
                     s.compute(Compute::Xor {
                         inputs: data,
-                        out: target,
+                        out: p_target.expect("checked"),
                         len: l,
                     });
                 }
             }
+            for (i, &t) in targets.iter().enumerate() {
+                s.write(t, row * c + a, l, blocks[i]);
+            }
         } else {
-            // Mirrors: copy from a surviving copy of the same data.
-            let Some(logical) = geom.unmap(member, row * c + a) else {
+            // Mirrors: targets holding the same logical bytes share one read of a surviving
+            // copy; space a target does not use for data is skipped.
+            let mut read: Vec<(u64, BlockRef)> = vec![];
+            for (i, &t) in targets.iter().enumerate() {
+                let Some(logical) = geom.unmap(t, row * c + a) else {
+                    continue;
+                };
+                let blk = match read.iter().find(|(at, _)| *at == logical) {
+                    Some(&(_, b)) => b,
+                    None => {
+                        let Some(src) = geom
+                            .map(logical)
+                            .into_iter()
+                            .find(|loc| f.binary_search(&loc.member).is_err())
+                        else {
+                            unreachable!("survives() checked")
+                        };
+                        s.read(src.member, src.offset, l, blocks[i]);
+                        read.push((logical, blocks[i]));
+                        blocks[i]
+                    }
+                };
+                s.write(t, row * c + a, l, blk);
+            }
+            if read.is_empty() {
                 continue;
-            };
-            let Some(src) = geom
-                .map(logical)
-                .into_iter()
-                .find(|loc| f.binary_search(&loc.member).is_err())
-            else {
-                unreachable!("survives() checked")
-            };
-            s.read(src.member, src.offset, l, target);
+            }
         }
-        s.write(member, row * c + a, b - a, target);
         steps.push(s.finish());
     }
     Ok(Plan {

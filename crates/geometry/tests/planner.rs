@@ -453,3 +453,48 @@ fn rebuild_plans_read_survivors_and_write_the_target() {
     // RAID 0 cannot rebuild anything.
     assert!(raidlab_geometry::plan_rebuild(&raid(Level::Raid0, 2), 0, 0, K, &[]).is_err());
 }
+
+#[test]
+fn rebuilding_two_raid6_members_reads_each_survivor_once_per_row() {
+    let g = raid(Level::Raid6, 6);
+    // Every pair of lost members (two data, data + P, data + Q, P + Q over the rows).
+    for a in 0..6 {
+        for b in a + 1..6 {
+            let both = raidlab_geometry::plan_rebuild_set(&g, &[a, b], 0, 4 * K, &[]).unwrap();
+            let apart: u64 = [a, b]
+                .iter()
+                .map(|&t| {
+                    let other = if t == a { b } else { a };
+                    raidlab_geometry::plan_rebuild(&g, t, 0, 4 * K, &[other])
+                        .unwrap()
+                        .cost()
+                        .member_reads
+                })
+                .sum();
+            assert_eq!(both.steps.len(), 4);
+            for s in &both.steps {
+                let mut read: Vec<u32> = s.reads.iter().map(|r| r.member).collect();
+                read.sort_unstable();
+                let want: Vec<u32> = (0..6).filter(|&m| m != a && m != b).collect();
+                assert_eq!(read, want, "row {} of targets {a},{b}", s.stripe);
+                let mut written: Vec<u32> = s.writes.iter().map(|w| w.member).collect();
+                written.sort_unstable();
+                assert_eq!(written, vec![a, b]);
+            }
+            assert_eq!(both.cost().member_reads, 4 * 4);
+            assert_eq!(apart, 2 * 4 * 4, "one target at a time reads the row twice");
+        }
+    }
+    // A 3-way mirror rebuilding two copies reads the third once.
+    let m = raid(Level::Raid1, 3);
+    let p = raidlab_geometry::plan_rebuild_set(&m, &[0, 2], 0, 2 * K, &[]).unwrap();
+    assert_eq!(p.cost().member_reads, 2);
+    assert_eq!(p.cost().member_writes, 4);
+    assert!(p
+        .steps
+        .iter()
+        .all(|s| s.reads.iter().all(|r| r.member == 1)));
+    // More lost than RAID 6 survives, and unknown targets: refused.
+    assert!(raidlab_geometry::plan_rebuild_set(&g, &[0, 1], 0, K, &[2]).is_err());
+    assert!(raidlab_geometry::plan_rebuild_set(&g, &[0, 9], 0, K, &[]).is_err());
+}

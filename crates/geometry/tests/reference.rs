@@ -306,4 +306,68 @@ proptest! {
         execute(&plan_volume(&vol, IoKind::Read, 0, cap, &others).unwrap(), &mut members, &mut all);
         prop_assert!(all == shadow);
     }
+
+    #[test]
+    fn rebuild_set_restores_every_target_reading_survivors_once(
+        g in geometry_strategy(),
+        ops in prop::collection::vec((any::<u64>(), any::<u64>()), 1..12),
+        fail_seed in any::<u64>(),
+        split in any::<u32>(),
+        piece in 1u64..5,
+    ) {
+        prop_assume!(g.redundancy() > 0);
+        let cap = g.capacity();
+        let mut members = Members::new(g.members as usize, g.member_bytes);
+        let vol = Volume::flat(g.clone());
+        let mut shadow = vec![0u8; cap as usize];
+        for &(a, b) in &ops {
+            let off = a % cap;
+            let len = 1 + b % (cap - off);
+            let mut data = pattern(a, len as usize);
+            execute(&plan_volume(&vol, IoKind::Write, off, len, &[]).unwrap(), &mut members, &mut data);
+            shadow[off as usize..(off + len) as usize].copy_from_slice(&data);
+        }
+        let lost = pick_failed(&g, fail_seed, g.redundancy());
+        prop_assume!(g.survives(&lost));
+        // Some of the lost members are rebuilt together, the rest stay missing.
+        let n_targets = 1 + split as usize % lost.len();
+        let (targets, others) = (lost[..n_targets].to_vec(), lost[n_targets..].to_vec());
+        let originals: Vec<Vec<u8>> = targets.iter().map(|&t| members.data[t as usize].clone()).collect();
+        for &t in &targets {
+            members.data[t as usize] = pattern(fail_seed ^ t as u64, g.member_bytes as usize);
+        }
+        members.failed = others.clone();
+        let used = g.member_used_bytes();
+        let step = (used / piece).max(1);
+        let mut pos = 0;
+        while pos < used {
+            let l = step.min(used - pos);
+            let p = raidlab_geometry::plan_rebuild_set(&g, &targets, pos, l, &others).unwrap();
+            for s in &p.steps {
+                let mut read: Vec<(u32, u64)> = s.reads.iter().map(|r| (r.member, r.offset)).collect();
+                prop_assert!(read.iter().all(|(m, _)| !lost.contains(m)), "read a lost member");
+                read.sort_unstable();
+                let n = read.len();
+                read.dedup();
+                prop_assert_eq!(read.len(), n, "a survivor block read twice in one row");
+                if g.level.has_parity() {
+                    // One pass over the row: at most one read per surviving member.
+                    prop_assert!(n as u32 <= g.members - lost.len() as u32);
+                }
+            }
+            execute(&raidlab_geometry::VolumePlan::flat_plan(p), &mut members, &mut []);
+            pos += l;
+        }
+        for (t, original) in targets.iter().zip(&originals) {
+            let rebuilt = &members.data[*t as usize];
+            for o in 0..used {
+                if g.level.has_parity() || g.unmap(*t, o).is_some() {
+                    prop_assert_eq!(rebuilt[o as usize], original[o as usize], "member {} byte {}", t, o);
+                }
+            }
+        }
+        let mut all = vec![0u8; cap as usize];
+        execute(&plan_volume(&vol, IoKind::Read, 0, cap, &others).unwrap(), &mut members, &mut all);
+        prop_assert!(all == shadow);
+    }
 }

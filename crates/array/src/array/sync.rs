@@ -1,7 +1,8 @@
 //! md's sync actions on an assembled array, one stripe (parity levels) or chunk (mirrors) at a
 //! time, each under that unit's lock:
-//! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild`] for each target's
-//!   blocks of the unit, then the checkpoint moves past it;
+//! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild_set`] for all the
+//!   targets' blocks of the unit at once (one read of the survivors), then the checkpoint
+//!   moves past it;
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
 //! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
@@ -16,7 +17,9 @@ use crate::error::ArrayError;
 use crate::pq;
 use crate::shape;
 use crate::superblock::SlotState;
-use raidlab_geometry::{plan_check, plan_rebuild, BlockRef, CheckPlan, IoKind, Plan};
+use raidlab_geometry::{
+    plan_check, plan_rebuild, plan_rebuild_set, BlockRef, CheckPlan, IoKind, Plan,
+};
 use raidlab_parity::Block;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -30,6 +33,20 @@ pub struct ScrubReport {
     pub repaired: bool,
     /// (row or chunk, member located as bad where parity could tell)
     pub located: Vec<(u64, Option<String>)>,
+}
+
+/// Write intent held in leaf bitmaps: (bitmap, logical offset, length) in each leaf's space.
+/// Dropping it ends the intent (the bits may then clear once idle and durable).
+pub(super) struct Intent<'a> {
+    held: Vec<(&'a crate::bitmap::Bitmap, u64, u64)>,
+}
+
+impl Drop for Intent<'_> {
+    fn drop(&mut self) {
+        for (bm, offset, len) in self.held.drain(..) {
+            bm.end_write(offset, len);
+        }
+    }
 }
 
 /// What a check of one unit found.
@@ -105,24 +122,34 @@ impl Array {
     }
 
     /// Recovery of unit `u`: every member being rebuilt and not yet past `u` gets its blocks
-    /// of the unit from [`plan_rebuild`]; then the checkpoint moves past the unit.
+    /// of the unit from one [`plan_rebuild_set`], so the survivors are read once per row however
+    /// many members are rebuilt (mirror copies at different member offsets are planned per
+    /// offset); then the checkpoint moves past the unit.
     fn rebuild_unit(&self, u: u64) -> Result<(), ArrayError> {
         let _g = self.locks.lock(std::iter::once(u));
         let slots = self.slots();
         let unit = shape::unit(&self.geo);
         let end = (u + 1) * unit;
         let failed = self.failed_for(&slots, u);
-        let mut plans = Vec::new();
+        // Member range → the targets holding it.
+        let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
         for t in 0..slots.len() as u32 {
             if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
                 continue;
             }
-            for (off, len) in self.member_ranges(t, u) {
-                plans.push(
-                    plan_rebuild(&self.geo, t, off, len, &failed)
-                        .map_err(|e| self.plan_failed(e))?,
-                );
+            for r in self.member_ranges(t, u) {
+                match ranges.iter_mut().find(|(x, _)| *x == r) {
+                    Some((_, ts)) => ts.push(t),
+                    None => ranges.push((r, vec![t])),
+                }
             }
+        }
+        let mut plans = Vec::new();
+        for ((off, len), targets) in ranges {
+            plans.push(
+                plan_rebuild_set(&self.geo, &targets, off, len, &failed)
+                    .map_err(|e| self.plan_failed(e))?,
+            );
         }
         self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
         // Still holding the unit lock: a write planned after this sees the unit in sync.
@@ -300,10 +327,75 @@ impl Array {
             self.resync_range(s, s + leaf.bitmap.region)?;
             bytes += leaf.bitmap.region;
         }
-        let all = leaf.bitmap.clear_all();
-        self.persist_bitmap(leaf, &all)
-            .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        if self.depth == 0 {
+            let all = leaf.bitmap.clear_all();
+            self.persist_bitmap(leaf, &all)
+                .map_err(|e| ArrayError::failed(format!("cannot write bitmap: {e}")))?;
+        }
+        // Under an enclosing array the bits stay (pinned) until every level above has
+        // resynced too: see [`Array::release_found_bits`].
         Ok(bytes.min(self.capacity()))
+    }
+
+    /// Every level of this tree has resynced what its leaves' bitmaps marked at assembly: the
+    /// bits found then may be cleared like any other (lazily, once idle).
+    pub fn release_found_bits(&self) {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => leaf.bitmap.release_found(),
+            super::Backing::Nested(children) => children
+                .iter()
+                .flatten()
+                .for_each(|c| c.release_found_bits()),
+        }
+    }
+
+    /// Mark the write intent of a write to logical [offset, offset+len) of this array, before
+    /// any of its member writes starts; the intent lasts until the returned guard is dropped
+    /// (after every member write of it has completed). A leaf sets its own bitmap's bits. An
+    /// enclosing array with redundancy sets, in every leaf below it, the bits under the
+    /// stripes (or mirror chunks) the write may touch — the invariant stated in
+    /// [`crate::bitmap`]. One without redundancy (RAID 0 over RAID 5s) has no stripe of its
+    /// own to keep consistent: each child marks its own intent when written.
+    pub(super) fn start_intent(&self, offset: u64, len: u64) -> std::io::Result<Intent<'_>> {
+        let mut intent = Intent { held: Vec::new() };
+        match &self.backing {
+            super::Backing::Leaf(_) => self.intent_below(offset, len, &mut intent)?,
+            super::Backing::Nested(_) if self.geo.redundancy() > 0 => {
+                self.intent_below(offset, len, &mut intent)?
+            }
+            super::Backing::Nested(_) => {}
+        }
+        Ok(intent)
+    }
+
+    fn intent_below<'a>(
+        &'a self,
+        offset: u64,
+        len: u64,
+        intent: &mut Intent<'a>,
+    ) -> std::io::Result<()> {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => {
+                leaf.bitmap
+                    .start_write(offset, len, |d| self.persist_bitmap(leaf, d))?;
+                intent.held.push((&leaf.bitmap, offset, len));
+            }
+            super::Backing::Nested(children) => {
+                let slots = self.slots();
+                for (m, off, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
+                    let Some(Some(child)) = children.get(m as usize) else {
+                        continue;
+                    };
+                    if !Self::writable(&slots, m) {
+                        continue;
+                    }
+                    // A child that cannot record intent cannot take the write either: its
+                    // own write path fails the same way, and this array then fails it.
+                    let _ = child.intent_below(off, l, intent);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Members being rebuilt are valid up to logical position `pos`.
@@ -442,3 +534,6 @@ impl Array {
         Ok(rep)
     }
 }
+
+#[cfg(test)]
+mod tests;
