@@ -1,6 +1,7 @@
 //! Full-stripe sequential writes through an array vs. writing the same member bytes to the
 //! members directly, side by side in one run. Prints both rates (decimal MB/s of logical data)
 //! and their ratio. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=5]
+//! [stripes_per_request=4] [requests_in_flight=1]
 //!
 //! The peer writes the bytes the array writes (data chunks from the same buffer, each row's
 //! parity precomputed), at the same offsets and sizes. Every member page is written once
@@ -172,13 +173,36 @@ fn main() {
         parity,
         chunk: cz,
     };
+    // Requests in flight on the array (7th argument, default 1): that many threads each
+    // writing the next request, the way `raidlab run` drives an array target with iodepth
+    // N (N threads calling write_at); the FUSE volume has one request in flight.
+    let depth: usize = args
+        .get(7)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let array_pass = || {
         let c = cpu_seconds();
         let t = Instant::now();
-        let mut off = 0;
-        while off < total {
-            arr.write_at(&buf, off as u64).unwrap();
-            off += req;
+        if depth == 1 {
+            let mut off = 0;
+            while off < total {
+                arr.write_at(&buf, off as u64).unwrap();
+                off += req;
+            }
+        } else {
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            std::thread::scope(|sc| {
+                for _ in 0..depth {
+                    sc.spawn(|| loop {
+                        let off = next.fetch_add(req, std::sync::atomic::Ordering::Relaxed);
+                        if off >= total {
+                            break;
+                        }
+                        arr.write_at(&buf, off as u64).unwrap();
+                    });
+                }
+            });
         }
         arr.flush().unwrap();
         (t.elapsed().as_secs_f64(), cpu_seconds() - c)
@@ -210,9 +234,11 @@ fn main() {
         cd.push(td.1);
     }
     println!(
-        "raid5 {}+1 chunk {} KiB, {} MiB logical per pass, {} passes (median), member I/O: {}",
+        "raid5 {}+1 chunk {} KiB, {} KiB requests, {} in flight, {} MiB logical per pass, {} passes (median), member I/O: {}",
         n - 1,
         chunk / 1024,
+        req >> 10,
+        depth,
         total >> 20,
         reps,
         arr.member_io()

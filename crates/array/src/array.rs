@@ -9,7 +9,7 @@
 
 use crate::bitmap::Bitmap;
 use crate::error::ArrayError;
-use crate::member::Member;
+use crate::member::{AlignedBuf, Member};
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
@@ -74,6 +74,9 @@ impl Dev for Member {
     }
     fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
         Some((self.raw_fd(), self.data_offset))
+    }
+    fn align(&self) -> u64 {
+        Member::align(self)
     }
     fn write_meta(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.write_raw(buf, offset)?;
@@ -171,7 +174,30 @@ impl Array {
     /// How member I/O is done ("io_uring", "psync (thread per member)", or a mix), with
     /// the reason when io_uring was wanted but could not be set up.
     pub fn member_io(&self) -> String {
-        self.pool.describe()
+        let mut s = self.pool.describe();
+        if let Backing::Leaf(leaf) = &self.backing {
+            let mut modes: Vec<String> = Vec::new();
+            for m in leaf.members.iter().flatten() {
+                let mode = m.io_mode().to_string();
+                if !modes.contains(&mode) {
+                    modes.push(mode);
+                }
+            }
+            match modes.len() {
+                0 => {}
+                1 => s.push_str(&format!("; members {}", modes[0])),
+                _ => {
+                    let per: Vec<String> = leaf
+                        .members
+                        .iter()
+                        .flatten()
+                        .map(|m| format!("{}: {}", m.path.display(), m.io_mode()))
+                        .collect();
+                    s.push_str(&format!("; members {}", per.join(", ")));
+                }
+            }
+        }
+        s
     }
 
     pub fn slots(&self) -> Vec<SlotRt> {
@@ -424,13 +450,37 @@ impl Array {
         });
         let mut pending: Vec<Op> = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
+            // When pipelining, the step's writes of blocks no computation of the step
+            // produces (data from the caller's buffer) go out before its parity is
+            // computed, so the member I/O of a full-stripe write starts at once and the
+            // parity is computed while it runs.
+            let outputs: Vec<BlockRef> = if pipeline {
+                st.compute.iter().flat_map(compute_outputs).collect()
+            } else {
+                Vec::new()
+            };
+            let mut later = Vec::new();
+            for io in &st.writes {
+                if pipeline && !outputs.contains(&io.block) {
+                    let p = ptr(&mut scratch, si, io.block, io.len);
+                    // SAFETY: as for the reads.
+                    pending.push(unsafe {
+                        Op::raw(io.member as usize, io.offset, p, io.len as usize, true)
+                    });
+                } else {
+                    later.push(io);
+                }
+            }
+            if !pending.is_empty() {
+                batch.submit(std::mem::take(&mut pending));
+            }
             for c in &st.compute {
                 if let Err(e) = self.compute(c, &mut |b, len| ptr(&mut scratch, si, b, len)) {
                     drop(batch);
                     return vec![(usize::MAX, e)];
                 }
             }
-            for io in &st.writes {
+            for io in later {
                 let p = ptr(&mut scratch, si, io.block, io.len);
                 // SAFETY: as for the reads.
                 pending.push(unsafe {
@@ -763,14 +813,15 @@ impl Zeros {
 thread_local! {
     static ZEROS: Zeros = const { Zeros(std::cell::RefCell::new(Vec::new())) };
     /// Scratch buffers of finished plans, kept for the next plan on this thread.
-    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SPARE: std::cell::RefCell<Vec<AlignedBuf>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The scratch buffers of one plan, per step. Buffers come from (and go back to) this
 /// thread's spares, so a steady stream of requests allocates and zeroes nothing; contents
-/// are undefined until read or computed, as the plan's contract says.
+/// are undefined until read or computed, as the plan's contract says. They are aligned for
+/// direct I/O, so parity is written to O_DIRECT members without a bounce copy.
 struct Scratch {
-    steps: Vec<Vec<Vec<u8>>>,
+    steps: Vec<Vec<AlignedBuf>>,
 }
 
 impl Scratch {
@@ -790,7 +841,7 @@ impl Scratch {
                             let n = n as usize;
                             match spare.iter().rposition(|v| v.len() == n) {
                                 Some(i) => spare.swap_remove(i),
-                                None => vec![0u8; n],
+                                None => AlignedBuf::new(n),
                             }
                         })
                         .collect()

@@ -1,13 +1,23 @@
 //! A member device: a regular file or a block device holding one slot of an array.
 //! This is the only place that touches members' bytes; everything above works in terms of
 //! the member's data area.
+//!
+//! Members on block devices and on disk filesystems are opened O_DIRECT, so array I/O does
+//! not go through (and evict) the page cache twice, once for the array's users and once per
+//! member. Direct I/O needs offsets, lengths and buffers aligned to the device's logical
+//! block size; I/O that is not gets an aligned bounce buffer (and, for a write covering part
+//! of a block, the block's other bytes are read first). Members in memory (tmpfs, ramfs)
+//! are opened buffered: there the page cache is the storage. A filesystem that refuses
+//! O_DIRECT gets a buffered member, and [`Member::io_mode`] says so.
 
 use crate::error::ArrayError;
 use crate::superblock::{read_newest, Superblock, SB_BYTES, SB_COPY_B};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 #[derive(Debug)]
 pub struct Member {
@@ -17,6 +27,119 @@ pub struct Member {
     pub size: u64,
     /// Start of the data area (from the superblock; 0 until one is known).
     pub data_offset: u64,
+    /// Direct I/O alignment (offsets, lengths, buffer addresses) in bytes; 1 if buffered.
+    align: u64,
+    /// How the member is opened, in words ("O_DIRECT", "buffered (tmpfs)", ...).
+    mode: String,
+    /// Writes covering part of an aligned block (read, patch, write the whole block) hold
+    /// this exclusively, other I/O shares it: no write can land between such a write's
+    /// read and its write-back of bytes it does not own.
+    rmw: RwLock<()>,
+}
+
+/// A zeroed heap buffer whose address is a multiple of [`AlignedBuf::ALIGN`], for direct I/O.
+pub struct AlignedBuf {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: it owns its memory, like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Enough for any logical block size in use (512 and 4096).
+    pub const ALIGN: usize = 4096;
+
+    pub fn new(len: usize) -> AlignedBuf {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN)
+            .expect("buffer size fits a layout");
+        // SAFETY: the layout has a nonzero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len }
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: len initialized (zeroed) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.len.max(1), Self::ALIGN).unwrap();
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len)
+    }
+}
+
+thread_local! {
+    /// A bounce buffer per thread, reused (and grown) from one unaligned I/O to the next.
+    static BOUNCE: std::cell::RefCell<Option<AlignedBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with an aligned buffer of at least `len` bytes (contents undefined).
+fn with_bounce<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    // Keep at most this much per thread; larger I/O allocates for the occasion.
+    const KEEP: usize = 8 << 20;
+    let mut b = BOUNCE
+        .with(|c| c.borrow_mut().take())
+        .filter(|b| b.len() >= len)
+        .unwrap_or_else(|| AlignedBuf::new(len.next_power_of_two().max(AlignedBuf::ALIGN)));
+    let r = f(&mut b.as_mut_slice()[..len]);
+    if b.len() <= KEEP {
+        BOUNCE.with(|c| *c.borrow_mut() = Some(b));
+    }
+    r
+}
+
+/// Whether a file descriptor's file lives in memory (tmpfs, ramfs).
+pub(crate) fn memory_backed(fd: std::os::unix::io::RawFd) -> bool {
+    // SAFETY: fstatfs writes only into the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
+        return false;
+    }
+    let t = st.f_type as i64;
+    // ramfs: 0x858458f6 (linux/magic.h).
+    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
+}
+
+/// Read as much of [offset, offset + buf.len()) as the file holds; the rest of `buf` is
+/// zeroed (a block past the end of a regular file).
+fn read_upto(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => {
+                buf[done..].fill(0);
+                break;
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 impl Member {
@@ -53,30 +176,130 @@ impl Member {
                 .seek(SeekFrom::End(0))
                 .map_err(|e| ArrayError::io("cannot size member", path, &e))?
         };
+        let (file, align, mode) = Self::direct(path, file, meta.is_file());
         Ok(Member {
             path: path.to_path_buf(),
             file,
             size,
             data_offset: 0,
+            align,
+            mode,
+            rmw: RwLock::new(()),
         })
     }
 
+    /// Reopen `file` O_DIRECT where that works: (file, alignment, how it is opened).
+    fn direct(path: &Path, file: File, regular: bool) -> (File, u64, String) {
+        use std::os::unix::io::AsRawFd;
+        if std::env::var_os("RAIDLAB_MEMBER_BUFFERED").is_some() {
+            return (file, 1, "buffered (RAIDLAB_MEMBER_BUFFERED)".into());
+        }
+        if regular && memory_backed(file.as_raw_fd()) {
+            return (file, 1, "buffered (in memory)".into());
+        }
+        let align = if regular {
+            // The filesystem block size: a multiple of the device's logical block size,
+            // which is what disk filesystems ask direct I/O to be aligned to.
+            use std::os::unix::fs::MetadataExt;
+            file.metadata().map(|m| m.blksize()).unwrap_or(4096).clamp(512, 4096)
+        } else {
+            let mut lbs: libc::c_int = 0;
+            // SAFETY: BLKSSZGET writes one int.
+            if unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET, &mut lbs) } != 0 || lbs <= 0
+            {
+                4096
+            } else {
+                lbs as u64
+            }
+        };
+        let direct = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path);
+        let d = match direct {
+            Ok(d) => d,
+            Err(e) => return (file, 1, format!("buffered (O_DIRECT refused: {e})")),
+        };
+        // Some filesystems accept the flag at open and refuse the I/O: try a read.
+        let mut probe = AlignedBuf::new(align as usize);
+        if let Err(e) = read_upto(&d, probe.as_mut_slice(), 0) {
+            return (file, 1, format!("buffered (O_DIRECT refused: {e})"));
+        }
+        (d, align, "O_DIRECT".into())
+    }
+
+    /// How the member is opened: "O_DIRECT", or "buffered (why)".
+    pub fn io_mode(&self) -> &str {
+        &self.mode
+    }
+
+    /// The direct I/O alignment (offsets, lengths, buffer addresses); 1 when buffered.
+    pub fn align(&self) -> u64 {
+        self.align
+    }
+
+    fn aligned(&self, ptr: *const u8, len: usize, offset: u64) -> bool {
+        let a = self.align;
+        a <= 1 || (offset % a == 0 && len as u64 % a == 0 && ptr as u64 % a == 0)
+    }
+
     pub fn read_raw(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        self.file.read_exact_at(buf, offset)
+        if self.aligned(buf.as_ptr(), buf.len(), offset) {
+            return self.file.read_exact_at(buf, offset);
+        }
+        let a = self.align;
+        let lo = offset / a * a;
+        let hi = (offset + buf.len() as u64).div_ceil(a) * a;
+        with_bounce((hi - lo) as usize, |b| {
+            self.file.read_exact_at(b, lo)?;
+            let at = (offset - lo) as usize;
+            buf.copy_from_slice(&b[at..at + buf.len()]);
+            Ok(())
+        })
     }
 
     pub fn write_raw(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
-        self.file.write_all_at(buf, offset)
+        if self.aligned(buf.as_ptr(), buf.len(), offset) {
+            let _shared = self.rmw.read().unwrap();
+            return self.file.write_all_at(buf, offset);
+        }
+        let a = self.align;
+        let end = offset + buf.len() as u64;
+        if offset % a == 0 && end % a == 0 {
+            // Only the buffer is misaligned: copy it.
+            let _shared = self.rmw.read().unwrap();
+            return with_bounce(buf.len(), |b| {
+                b.copy_from_slice(buf);
+                self.file.write_all_at(b, offset)
+            });
+        }
+        let lo = offset / a * a;
+        let hi = end.div_ceil(a) * a;
+        let _excl = self.rmw.write().unwrap();
+        with_bounce((hi - lo) as usize, |b| {
+            let n = b.len();
+            let ab = a as usize;
+            if offset != lo {
+                read_upto(&self.file, &mut b[..ab], lo)?;
+            }
+            if end != hi && (hi - a >= offset || offset == lo) {
+                read_upto(&self.file, &mut b[n - ab..], hi - a)?;
+            }
+            let at = (offset - lo) as usize;
+            b[at..at + buf.len()].copy_from_slice(buf);
+            self.file.write_all_at(b, lo)
+        })
     }
 
     /// Read from the data area.
     pub fn read_data(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        self.file.read_exact_at(buf, self.data_offset + offset)
+        self.read_raw(buf, self.data_offset + offset)
     }
 
     /// Write to the data area.
     pub fn write_data(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
-        self.file.write_all_at(buf, self.data_offset + offset)
+        self.write_raw(buf, self.data_offset + offset)
     }
 
     /// The open descriptor (for member I/O through io_uring).

@@ -23,6 +23,7 @@
 //! Every operation of a batch runs to completion even if another fails, so the caller sees
 //! every member that failed and the state a retry starts from is well defined.
 
+use crate::member::{memory_backed, AlignedBuf};
 use std::collections::VecDeque;
 use std::io;
 use std::os::unix::io::RawFd;
@@ -47,6 +48,11 @@ pub trait Dev: Send + Sync {
             io::ErrorKind::Unsupported,
             "this device holds no member metadata",
         ))
+    }
+    /// The alignment direct I/O through `raw()`'s descriptor needs (offset, length, buffer
+    /// address); 1 if none. `read`, `write` and `write_meta` take any alignment.
+    fn align(&self) -> u64 {
+        1
     }
 }
 
@@ -178,17 +184,6 @@ impl MemberIo {
 /// I/O asynchronously, go through the ring.
 pub const DEFAULT_IO: MemberIo = MemberIo::Auto;
 
-/// Whether the descriptor's file lives in memory (tmpfs, ramfs).
-fn memory_backed(fd: RawFd) -> bool {
-    // SAFETY: fstatfs writes only into the struct it is given.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
-        return false;
-    }
-    let t = st.f_type as i64;
-    // ramfs: 0x858458f6 (linux/magic.h).
-    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
-}
 
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
 const RING_ENTRIES: u32 = 128;
@@ -203,28 +198,111 @@ struct Counter {
     done: Condvar,
 }
 
+impl Counter {
+    fn new() -> Arc<Counter> {
+        Arc::new(Counter {
+            state: Mutex::new((0, Vec::new())),
+            done: Condvar::new(),
+        })
+    }
+    fn remaining(&self) -> usize {
+        self.state.lock().unwrap().0
+    }
+    /// `n` units of work are done, with these errors.
+    fn finish(&self, n: usize, errs: Vec<(usize, io::Error)>) {
+        let mut st = self.state.lock().unwrap();
+        st.0 -= n;
+        st.1.extend(errs);
+        if st.0 == 0 {
+            self.done.notify_all();
+        }
+    }
+}
+
 type Job = (Vec<Op>, Arc<Counter>);
 
-/// Where a thread-served device's operations run: a *lane* is one thread. Lane 0 is the
-/// submitting thread itself; the others are worker threads.
+/// Memory-backed members' operations not yet taken by a thread, from every batch in flight.
+/// Each member has a home thread (its queue), so that a member file is written by one thread
+/// at a time as long as every thread has work (two writers of one tmpfs file contend for its
+/// inode lock); a thread with nothing of its own takes the oldest task of another queue. So
+/// the threads stay busy as long as there is work, whichever request it belongs to, and a
+/// request's writes start as soon as they are submitted. Queue 0 is the submitting threads'
+/// (they work through the queues while they wait for their batch).
+struct Shared {
+    state: Mutex<SharedState>,
+    more: Condvar,
+    /// Per device, its queue.
+    home: Vec<usize>,
+}
+
+type Task = (Op, Arc<Counter>);
+
+struct SharedState {
+    tasks: Vec<VecDeque<Task>>,
+    /// Workers asleep waiting for tasks.
+    idle: usize,
+    closed: bool,
+}
+
+impl Shared {
+    fn push(&self, ops: Vec<Op>, counter: &Arc<Counter>) {
+        counter.state.lock().unwrap().0 += ops.len();
+        let wake = {
+            let mut st = self.state.lock().unwrap();
+            for op in ops {
+                let q = self.home.get(op.dev).copied().unwrap_or(0);
+                st.tasks[q].push_back((op, Arc::clone(counter)));
+            }
+            st.idle > 0
+        };
+        if wake {
+            self.more.notify_all();
+        }
+    }
+    /// The next task for the thread whose queue is `own`: its own oldest, else another's.
+    fn take(st: &mut SharedState, own: usize) -> Option<Task> {
+        if let Some(t) = st.tasks[own].pop_front() {
+            return Some(t);
+        }
+        st.tasks.iter_mut().find_map(|q| q.pop_front())
+    }
+    fn pop(&self, own: usize) -> Option<Task> {
+        Self::take(&mut self.state.lock().unwrap(), own)
+    }
+}
+
+fn exec_on(devs: &[Option<Arc<dyn Dev>>], op: &Op) -> io::Result<()> {
+    match devs.get(op.dev).and_then(|d| d.as_ref()) {
+        Some(d) => op.exec(&**d),
+        None => Err(io::Error::other("member is not present")),
+    }
+}
+
+/// Where thread-served devices' operations run.
 ///
-/// Memory-backed members (tmpfs) share a few lanes, as many as there are CPUs: their I/O is
-/// a memory copy, so more threads than CPUs only add wakeups (measured: with a thread per
-/// member, scheduling and wakeups took about as much CPU as the copying). Other devices
-/// (psync fallback, child arrays) get a lane each, since their I/O blocks on a device.
+/// Memory-backed members (tmpfs) share one queue served by as many threads as there are
+/// CPUs, the submitting thread counting as one (it works through the queue while it waits
+/// for its batch): their I/O is a memory copy, so more threads than CPUs only add wakeups
+/// (measured: with a thread per member, scheduling and wakeups took about as much CPU as the
+/// copying). Other devices (psync fallback, child arrays) get a thread (*lane*) each, since
+/// their I/O blocks on a device; lane 0 is the submitting thread.
 struct Workers {
-    /// Per device, its lane (None: ring-served or absent).
+    /// Per device, its own lane (None: ring-served, memory-backed, or absent).
     lane: Vec<Option<usize>>,
+    /// Per device, served through the shared queue.
+    shared_dev: Vec<bool>,
     /// Per lane, the channel to its thread (None for lane 0 and lanes whose thread could
     /// not be started: their ops run on the submitting thread).
     senders: Vec<Option<Sender<Job>>>,
     threads: Vec<JoinHandle<()>>,
-    /// Lanes shared by memory-backed devices (lane 0 included), 0 if none.
+    shared: Arc<Shared>,
+    /// Threads serving the shared queue, the submitting thread included; 0 if no device
+    /// is memory-backed.
     shared_lanes: usize,
 }
 
 impl Workers {
-    /// `kind(dev)`: None = not thread-served, Some(true) = memory-backed (shared lanes),
+    /// `kind(dev)`: None = not thread-served, Some(true) = memory-backed (shared queue),
     /// Some(false) = a lane of its own.
     fn new(
         devs: &Arc<Vec<Option<Arc<dyn Dev>>>>,
@@ -234,27 +312,72 @@ impl Workers {
             .iter()
             .map(|d| d.as_ref().and_then(|d| kind(&**d)))
             .collect();
-        let shared = kinds.iter().filter(|k| **k == Some(true)).count();
+        let shared_count = kinds.iter().filter(|k| **k == Some(true)).count();
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let shared_lanes = shared.min(cpus);
+        let mut shared_lanes = shared_count.min(cpus);
         let mut lane = vec![None; devs.len()];
-        let mut next = 0;
-        let mut lanes = shared_lanes.max(1);
+        let mut lanes = 1;
         for (i, k) in kinds.iter().enumerate() {
-            match k {
-                Some(true) => {
-                    lane[i] = Some(next % shared_lanes);
-                    next += 1;
+            if *k == Some(false) {
+                lane[i] = Some(lanes);
+                lanes += 1;
+            }
+        }
+        let shared_dev: Vec<bool> = kinds.iter().map(|k| *k == Some(true)).collect();
+        let mut home = vec![0; devs.len()];
+        let mut next = 0;
+        for (i, s) in shared_dev.iter().enumerate() {
+            if *s {
+                home[i] = next % shared_lanes;
+                next += 1;
+            }
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(SharedState {
+                tasks: (0..shared_lanes.max(1)).map(|_| VecDeque::new()).collect(),
+                idle: 0,
+                closed: false,
+            }),
+            more: Condvar::new(),
+            home,
+        });
+        let mut threads = Vec::new();
+        for w in 1..shared_lanes {
+            let devs = Arc::clone(devs);
+            let q = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name(format!("raidlab-mem{w}"))
+                .spawn(move || loop {
+                    let (op, counter) = {
+                        let mut st = q.state.lock().unwrap();
+                        loop {
+                            if let Some(t) = Shared::take(&mut st, w) {
+                                break t;
+                            }
+                            if st.closed {
+                                return;
+                            }
+                            st.idle += 1;
+                            st = q.more.wait(st).unwrap();
+                            st.idle -= 1;
+                        }
+                    };
+                    let errs = match exec_on(&devs, &op) {
+                        Ok(()) => Vec::new(),
+                        Err(e) => vec![(op.dev, e)],
+                    };
+                    counter.finish(1, errs);
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                // Fewer workers: the submitting threads do the rest.
+                Err(_) => {
+                    shared_lanes = w;
+                    break;
                 }
-                Some(false) => {
-                    lane[i] = Some(lanes);
-                    lanes += 1;
-                }
-                None => {}
             }
         }
         let mut senders: Vec<Option<Sender<Job>>> = vec![None];
-        let mut threads = Vec::new();
         for l in 1..lanes {
             let (tx, rx) = channel::<Job>();
             let devs = Arc::clone(devs);
@@ -264,20 +387,11 @@ impl Workers {
                     while let Ok((ops, counter)) = rx.recv() {
                         let mut errs = Vec::new();
                         for op in &ops {
-                            let r = match devs.get(op.dev).and_then(|d| d.as_ref()) {
-                                Some(d) => op.exec(&**d),
-                                None => Err(io::Error::other("member is not present")),
-                            };
-                            if let Err(e) = r {
+                            if let Err(e) = exec_on(&devs, op) {
                                 errs.push((op.dev, e));
                             }
                         }
-                        let mut st = counter.state.lock().unwrap();
-                        st.0 -= 1;
-                        st.1.extend(errs);
-                        if st.0 == 0 {
-                            counter.done.notify_all();
-                        }
+                        counter.finish(1, errs);
                     }
                 });
             match spawned {
@@ -291,8 +405,10 @@ impl Workers {
         }
         Workers {
             lane,
+            shared_dev,
             senders,
             threads,
+            shared,
             shared_lanes,
         }
     }
@@ -399,12 +515,7 @@ impl Pool {
     pub fn describe(&self) -> String {
         let present = self.devs.iter().filter(|d| d.is_some()).count();
         let ring = self.via_ring.iter().filter(|&&r| r).count();
-        let shared = self
-            .workers
-            .lane
-            .iter()
-            .filter(|l| l.is_some_and(|l| l < self.workers.shared_lanes))
-            .count();
+        let shared = self.workers.shared_dev.iter().filter(|&&s| s).count();
         let mut s = if ring == 0 && shared > 0 && shared == present {
             format!(
                 "psync, {shared} memory-backed members on {} threads",
@@ -480,6 +591,8 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.workers.senders.clear();
+        self.workers.shared.state.lock().unwrap().closed = true;
+        self.workers.shared.more.notify_all();
         for t in self.workers.threads.drain(..) {
             let _ = t.join();
         }
@@ -500,6 +613,10 @@ struct Slot {
     /// Needs an fdatasync after the write (metadata); `synced` once it is queued.
     sync: bool,
     synced: bool,
+    /// For direct I/O from or into a misaligned buffer: the aligned copy the ring uses
+    /// (`ptr` points into it), and for reads the caller's buffer to copy it to when done.
+    bounce: Option<AlignedBuf>,
+    user: *mut u8,
 }
 
 /// Operations submitted and not yet waited for. See [`Pool::batch`].
@@ -526,7 +643,12 @@ impl Batch<'_> {
     pub fn submit(&mut self, ops: Vec<Op>) {
         let pool = self.pool;
         let mut queued = false;
+        let mut mem = Vec::new();
         for op in ops {
+            if !op.meta && pool.workers.shared_dev.get(op.dev).copied().unwrap_or(false) {
+                mem.push(op);
+                continue;
+            }
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
                 if self.ring.is_none() {
                     self.ring = pool
@@ -536,18 +658,45 @@ impl Batch<'_> {
                         .pop()
                         .or_else(|| Ring::new().ok());
                 }
+                let at = if op.meta { op.offset } else { base + op.offset };
+                let a = pool.dev(op.dev).map_or(1, |d| d.align()).max(1);
+                if at % a != 0 || op.len as u64 % a != 0 {
+                    // Part of a block: the device's own path reads the rest of the block
+                    // first. Rare (sub-block I/O), so it runs here, synchronously.
+                    if let Some(d) = pool.dev(op.dev) {
+                        if let Err(e) = op.exec(&**d) {
+                            self.errors.push((op.dev, e));
+                        }
+                    }
+                    continue;
+                }
                 if self.ring.is_some() {
+                    let mut bounce = None;
+                    let mut ptr = op.ptr;
+                    if ptr as u64 % a != 0 {
+                        let mut b = AlignedBuf::new(op.len);
+                        if op.write {
+                            // SAFETY: op.ptr points at op.len readable bytes (Op's contract).
+                            b.as_mut_slice().copy_from_slice(unsafe {
+                                std::slice::from_raw_parts(op.ptr, op.len)
+                            });
+                        }
+                        ptr = b.as_mut_ptr();
+                        bounce = Some(b);
+                    }
                     let s = Slot {
                         dev: op.dev,
                         fd,
-                        at: if op.meta { op.offset } else { base + op.offset },
-                        ptr: op.ptr,
+                        at,
+                        ptr,
                         len: op.len,
                         write: op.write,
                         done: 0,
                         retries: 0,
                         sync: op.meta,
                         synced: false,
+                        bounce,
+                        user: op.ptr,
                     };
                     let i = match self.free.pop() {
                         Some(i) => {
@@ -568,6 +717,10 @@ impl Batch<'_> {
                 Some((_, v)) => v.push(op),
                 None => self.deferred.push((op.dev, vec![op])),
             }
+        }
+        if !mem.is_empty() {
+            let c = self.counter.get_or_insert_with(Counter::new);
+            pool.workers.shared.push(mem, c);
         }
         if queued {
             self.fill();
@@ -625,15 +778,7 @@ impl Batch<'_> {
     fn hand_to_lane(&mut self, lane: usize, group: Vec<Op>) {
         let pool = self.pool;
         if let Some(tx) = pool.workers.senders.get(lane).and_then(|s| s.as_ref()) {
-            let counter = self
-                .counter
-                .get_or_insert_with(|| {
-                    Arc::new(Counter {
-                        state: Mutex::new((0, Vec::new())),
-                        done: Condvar::new(),
-                    })
-                })
-                .clone();
+            let counter = self.counter.get_or_insert_with(Counter::new).clone();
             counter.state.lock().unwrap().0 += 1;
             if let Err(e) = tx.send((group, counter.clone())) {
                 counter.state.lock().unwrap().0 -= 1;
@@ -769,6 +914,10 @@ impl Batch<'_> {
                 self.backlog.push_back(i);
                 return;
             }
+            if let (false, Some(b)) = (s.write, s.bounce.take()) {
+                // SAFETY: user points at len writable bytes (Op's contract), b holds len.
+                unsafe { std::ptr::copy_nonoverlapping(b.as_slice().as_ptr(), s.user, s.len) };
+            }
             None
         };
         if let Some(e) = err {
@@ -810,6 +959,19 @@ impl Batch<'_> {
             }
         }
         if let Some(c) = self.counter.take() {
+            // Work through the memory-backed queue (this batch's tasks first, being the
+            // oldest ones queued after those of batches submitted earlier) until this batch
+            // has nothing left to start, then wait for what other threads are running.
+            while c.remaining() > 0 {
+                let Some((op, oc)) = self.pool.workers.shared.pop(0) else {
+                    break;
+                };
+                let errs = match exec_on(&self.pool.devs, &op) {
+                    Ok(()) => Vec::new(),
+                    Err(e) => vec![(op.dev, e)],
+                };
+                oc.finish(1, errs);
+            }
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
                 st = c.done.wait(st).unwrap();
