@@ -316,6 +316,8 @@ fn build_leaf(
             checkpoint: s.checkpoint,
         })
         .collect();
+    // Why a slot has no usable member, where a member was found and set aside.
+    let mut why: Vec<Option<String>> = vec![None; n];
     for f in found {
         let path = f.member.path.display().to_string();
         if f.sb.is_spare() {
@@ -351,6 +353,10 @@ fn build_leaf(
                 );
             }
             slots[role].state = SlotState::Faulty;
+            why[role] = Some(format!(
+                "{path} out of date (events {} < {})",
+                f.sb.events, newest.events
+            ));
             continue;
         }
         dev_uuids[role] = f.sb.dev_uuid;
@@ -433,7 +439,13 @@ fn build_leaf(
     if !survives {
         let names: Vec<String> = lost
             .iter()
-            .map(|&i| format!("{} {}", labels[i], arr.slots()[i].state.name()))
+            .map(|&i| match (&why[i], &arr.backing) {
+                (Some(w), _) => w.clone(),
+                (None, Backing::Leaf(l)) if l.members[i].is_none() => {
+                    format!("slot {i} {}", arr.slots()[i].state.name())
+                }
+                _ => format!("{} {}", labels[i], arr.slots()[i].state.name()),
+            })
             .collect();
         return Err(ArrayError::failed(format!(
             "cannot start {} array {}: {} of {} members are missing or faulty ({}); {} survives {}",
