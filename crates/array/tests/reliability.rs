@@ -236,7 +236,7 @@ fn random_geometries_writes_and_failures() {
     let cases: u64 = std::env::var("RAIDLAB_ARRAY_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+        .unwrap_or(2000);
     for case in 0..cases {
         one_case(case);
     }

@@ -1,6 +1,8 @@
 //! `raidlab array …` end to end: create/status/fail/remove/add/rebuild/scrub through the
-//! binary, bad input as one line with exit 2, kill -9 of a serving process mid-writes, and
-//! fio's verify over the FUSE volume with a member failed mid-run.
+//! binary, bad input as one line with exit 2, an interrupted rebuild resumed, stale, missing,
+//! foreign and data-holding members named, kill -9 of a serving process mid-writes, serve
+//! stopped by Ctrl-C and SIGTERM, and fio's verify over the FUSE volume with a member failed
+//! mid-run.
 //!
 //! Needs /dev/fuse, fusermount3 (Debian: fuse3) and fio (Debian: fio); these tests fail, not
 //! skip, when they are missing.
@@ -772,4 +774,230 @@ fn losetup_mkfs_mount_over_the_fuse_volume() {
     }
     drop(lo);
     served.stop();
+}
+
+/// A rebuild of two RAID 6 members interrupted half way keeps its checkpoint: status shows
+/// the progress, and the next `rebuild` resumes from there (its first progress line is past
+/// half), shows percent, rate and time left, and ends with every byte back.
+#[test]
+fn interrupted_rebuild_resumes_with_progress_and_rate() {
+    let d = scratch();
+    let ms = members(d.path(), 6, "r");
+    let list = ms.join(",");
+    let mut args = vec![
+        "array", "create", "--level", "6", "--chunk", "16k", "--size", "9m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let pattern: Vec<u8> = (0..4 * 16384 * 100).map(|i| (i * 29 % 241) as u8).collect();
+    {
+        let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+        t.write_at(&pattern, 0).unwrap();
+    }
+    ok(&["array", "fail", &list, &ms[1]]);
+    ok(&["array", "fail", &list, &ms[4]]);
+    ok(&["array", "remove", &list, &ms[1]]);
+    let without1: Vec<String> = [0, 2, 3, 4, 5].iter().map(|&i| ms[i].clone()).collect();
+    ok(&["array", "remove", &without1.join(","), &ms[4]]);
+    for m in [&ms[1], &ms[4]] {
+        std::fs::write(m, vec![0x5au8; 9 << 20]).unwrap();
+    }
+    let rest: Vec<String> = [0, 2, 3, 5].iter().map(|&i| ms[i].clone()).collect();
+    for m in [&ms[1], &ms[4]] {
+        ok(&["array", "add", "--force", &rest.join(","), m]);
+    }
+    // Interrupted half way (what Ctrl-C does: the stop flag), through the library.
+    let paths: Vec<PathBuf> = ms.iter().map(PathBuf::from).collect();
+    assert_eq!(raidlab_array::manage::assign_spares(&paths).unwrap(), 2);
+    {
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let done = raidlab_array::manage::rebuild_all(&arr, &stop, &mut |_, d, t| {
+            if d * 2 >= t {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+        assert!(!done, "the rebuild must stop when asked");
+        arr.close().unwrap();
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let p = js["rebuild_progress"].as_f64().unwrap_or(-1.0);
+    assert!((0.45..0.6).contains(&p), "rebuild progress {p}: {js}");
+    assert_eq!(js["degraded"], true, "{js}");
+    let text = ok(&["array", "status", &list]);
+    assert!(text.contains("rebuild: 5"), "{text}");
+    // Resume, with the progress line on.
+    let o = run(&["array", "rebuild", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("MB/s") && err.contains("s left") && err.contains("100.0%"),
+        "{err}"
+    );
+    let first = err
+        .split(['\r', '\n'])
+        .find_map(|l| {
+            let (head, _) = l.split_once('%')?;
+            head.rsplit(' ').next()?.parse::<f64>().ok()
+        })
+        .unwrap();
+    assert!(first >= 45.0, "resumed rebuild started at {first}%: {err}");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], false, "{js}");
+    assert!(js["rebuild_progress"].is_null(), "{js}");
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    // The two rebuilt members alone with the rest: fail two others, read everything.
+    ok(&["array", "fail", &list, &ms[0]]);
+    ok(&["array", "fail", &list, &ms[5]]);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; pattern.len()];
+    t.read_at(&mut got, 0).unwrap();
+    assert!(got == pattern, "data differs after the resumed rebuild");
+}
+
+/// Members that are out of date, missing, foreign, or hold data: each named in one line.
+#[test]
+fn stale_missing_foreign_and_data_holding_members_are_named() {
+    let d = scratch();
+    // A member holding data is refused by create without --force, and by name.
+    let ms = members(d.path(), 4, "s");
+    std::fs::write(&ms[2], vec![0x11u8; 4 << 20]).unwrap();
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "4m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    let o = run(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&ms[2]) && err.contains("data") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    args.push("--force");
+    ok(&args);
+    let list = ms.join(",");
+    // A copy of member 1 taken now goes out of date when the array is written.
+    let stale = std::fs::read(&ms[1]).unwrap();
+    let pattern: Vec<u8> = (0..3 * 16384 * 9).map(|i| (i * 17 % 239) as u8).collect();
+    {
+        let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+        t.write_at(&pattern, 0).unwrap();
+    }
+    std::fs::write(&ms[1], &stale).unwrap();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["member_status"][1]["state"], "out-of-date", "{js}");
+    // `run --filename array:` kicks it (md's non-fresh member), says so, and reads right.
+    let target = format!("--filename=array:{list}");
+    let o = run(&["run", &target, "--rw=read", "--size=64k", "--name=x"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&ms[1]) && err.contains("out of date") && err.contains("kicking"),
+        "{err}"
+    );
+    {
+        let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+        let mut got = vec![0u8; pattern.len()];
+        t.read_at(&mut got, 0).unwrap();
+        assert!(got == pattern, "data differs with a stale member kicked");
+    }
+    // Stale member 1 and member 3 missing: more than RAID 5 survives, one line naming both.
+    let without3 = ms[..3].join(",");
+    let o = run(&[
+        "run",
+        &format!("--filename=array:{without3}"),
+        "--rw=read",
+        "--size=64k",
+        "--name=x",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("raidlab: ")
+            && last.contains("cannot start")
+            && last.contains("slot 3 missing")
+            && last.contains(&format!("{} out of date", ms[1]))
+            && last.contains("survives 1"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    // A member of another array in the list: named as foreign, bad input.
+    let other = members(d.path(), 2, "o");
+    let mut a1 = vec!["array", "create", "--level", "1", "--size", "4m"];
+    a1.extend(other.iter().map(String::as_str));
+    ok(&a1);
+    let mixed = format!("{list},{}", other[0]);
+    let o = run(&[
+        "run",
+        &format!("--filename=array:{mixed}"),
+        "--rw=read",
+        "--size=64k",
+        "--name=x",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("foreign") && err.contains(&other[0]), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+fn mounted(dir: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let want = dir.canonicalize().unwrap().display().to_string();
+    mounts
+        .lines()
+        .any(|l| l.split(' ').nth(1) == Some(want.as_str()))
+}
+
+/// `array serve` stops on Ctrl-C (SIGINT) and on SIGTERM alike: the volume is unmounted, the
+/// process exits 0, and the array is recorded clean with what was written.
+#[test]
+fn serve_unmounts_cleanly_on_ctrl_c_and_sigterm() {
+    ensure_fuse();
+    let d = scratch();
+    let ms = members(d.path(), 3, "u");
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "4m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let list = ms.join(",");
+    for (k, sig) in [libc::SIGINT, libc::SIGTERM].into_iter().enumerate() {
+        let mnt = d.path().join(format!("mnt{k}"));
+        let mut served = Served::start(&list, &mnt);
+        assert!(mounted(&mnt), "not mounted while serving");
+        let block = vec![0x40u8 + k as u8; 65536];
+        {
+            let vol = std::fs::OpenOptions::new()
+                .write(true)
+                .open(served.volume())
+                .unwrap();
+            vol.write_all_at(&block, 65536 * k as u64).unwrap();
+        }
+        unsafe { libc::kill(served.child.id() as i32, sig) };
+        let st = served.child.wait().unwrap();
+        assert!(
+            st.success(),
+            "serve did not stop cleanly on signal {sig}: {st}"
+        );
+        assert!(!mounted(&mnt), "still mounted after signal {sig}");
+        std::mem::forget(served);
+        let js: serde_json::Value =
+            serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list]))
+                .unwrap();
+        assert_eq!(js["state"], "clean", "after signal {sig}: {js}");
+        let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+        let mut got = vec![0u8; block.len()];
+        t.read_at(&mut got, 65536 * k as u64).unwrap();
+        assert!(
+            got == block,
+            "write through the volume lost after signal {sig}"
+        );
+    }
 }
