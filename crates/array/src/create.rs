@@ -148,6 +148,40 @@ pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
     if member.has_nonzero_head()? {
         return Ok(Some("data (nonzero bytes in its first MiB)".into()));
     }
+    if let Some(at) = nonzero_sample(member)? {
+        return Ok(Some(format!("data (nonzero bytes at byte {at})")));
+    }
+    Ok(None)
+}
+
+/// Blocks read past the first MiB when looking for data: so many spread over the member, and
+/// its last block. A zeroed start does not make the rest free (a disk's partition table or a
+/// filesystem's first blocks may have been wiped alone). A sample, not a proof.
+const SAMPLES: u64 = 32;
+const SAMPLE_BYTES: u64 = 64 << 10;
+
+/// The offset of a nonzero byte found in the sampled blocks, if any.
+fn nonzero_sample(member: &Member) -> Result<Option<u64>, ArrayError> {
+    let size = member.size;
+    if size <= 1 << 20 {
+        return Ok(None);
+    }
+    let mut at: Vec<u64> = (1..=SAMPLES)
+        .map(|k| size / (SAMPLES + 1) * k / SAMPLE_BYTES * SAMPLE_BYTES)
+        .chain([size.saturating_sub(SAMPLE_BYTES) / 4096 * 4096])
+        .filter(|&o| o >= 1 << 20)
+        .collect();
+    at.dedup();
+    let mut buf = vec![0u8; SAMPLE_BYTES as usize];
+    for o in at {
+        let n = SAMPLE_BYTES.min(size - o) as usize;
+        member
+            .read_raw(&mut buf[..n], o)
+            .map_err(|e| ArrayError::io("cannot read", &member.path, &e))?;
+        if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
+            return Ok(Some(o + i as u64));
+        }
+    }
     Ok(None)
 }
 

@@ -878,6 +878,20 @@ fn stale_missing_foreign_and_data_holding_members_are_named() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    // Data past a zeroed first MiB is found too.
+    std::fs::write(&ms[2], vec![0u8; 4 << 20]).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&ms[2])
+        .unwrap();
+    f.write_all_at(b"still here", (4 << 20) - 100).unwrap();
+    let o = run(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&ms[2]) && err.contains("nonzero bytes at byte"),
+        "{err}"
+    );
     args.push("--force");
     ok(&args);
     let list = ms.join(",");
