@@ -75,7 +75,8 @@ fn direct(files: &[File], img: &Image, member_bytes: usize, threads: bool) -> (f
     if threads {
         std::thread::scope(|sc| {
             for (m, f) in files.iter().enumerate() {
-                sc.spawn(move || {
+                let t = std::thread::Builder::new().name(format!("direct-{m}"));
+                t.spawn_scoped(sc, move || {
                     let mut off = 0;
                     while off < member_bytes {
                         f.write_all_at(img.chunk(m, off / n), (1 << 20) + off as u64)
@@ -83,7 +84,8 @@ fn direct(files: &[File], img: &Image, member_bytes: usize, threads: bool) -> (f
                         off += n;
                     }
                     f.sync_data().unwrap();
-                });
+                })
+                .unwrap();
             }
         });
     } else {

@@ -175,29 +175,39 @@ impl Array {
     /// the reason when io_uring was wanted but could not be set up.
     pub fn member_io(&self) -> String {
         let mut s = self.pool.describe();
-        if let Backing::Leaf(leaf) = &self.backing {
-            let mut modes: Vec<String> = Vec::new();
-            for m in leaf.members.iter().flatten() {
-                let mode = m.io_mode().to_string();
-                if !modes.contains(&mode) {
-                    modes.push(mode);
-                }
+        let mut all = Vec::new();
+        self.member_modes(&mut all);
+        let mut modes: Vec<&str> = Vec::new();
+        for (_, m) in &all {
+            if !modes.contains(&m.as_str()) {
+                modes.push(m);
             }
-            match modes.len() {
-                0 => {}
-                1 => s.push_str(&format!("; members {}", modes[0])),
-                _ => {
-                    let per: Vec<String> = leaf
-                        .members
-                        .iter()
-                        .flatten()
-                        .map(|m| format!("{}: {}", m.path.display(), m.io_mode()))
-                        .collect();
-                    s.push_str(&format!("; members {}", per.join(", ")));
-                }
+        }
+        match modes.len() {
+            0 => {}
+            1 => s.push_str(&format!("; members {}", modes[0])),
+            _ => {
+                let per: Vec<String> = all.iter().map(|(p, m)| format!("{p}: {m}")).collect();
+                s.push_str(&format!("; members {}", per.join(", ")));
             }
         }
         s
+    }
+
+    /// (path, how it is opened) of every leaf member below this array.
+    fn member_modes(&self, out: &mut Vec<(String, String)>) {
+        match &self.backing {
+            Backing::Leaf(leaf) => {
+                for m in leaf.members.iter().flatten() {
+                    out.push((m.path.display().to_string(), m.io_mode().to_string()));
+                }
+            }
+            Backing::Nested(children) => {
+                for c in children.iter().flatten() {
+                    c.member_modes(out);
+                }
+            }
+        }
     }
 
     pub fn slots(&self) -> Vec<SlotRt> {

@@ -260,6 +260,9 @@ impl Member {
     }
 
     pub fn write_raw(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        if self.align <= 1 {
+            return self.file.write_all_at(buf, offset);
+        }
         if self.aligned(buf.as_ptr(), buf.len(), offset) {
             let _shared = self.rmw.read().unwrap();
             return self.file.write_all_at(buf, offset);

@@ -328,7 +328,8 @@ impl Workers {
         let mut next = 0;
         for (i, s) in shared_dev.iter().enumerate() {
             if *s {
-                home[i] = next % shared_lanes;
+                // The submitting thread also computes the parity: it gets the smaller share.
+                home[i] = (next + 1) % shared_lanes;
                 next += 1;
             }
         }
