@@ -307,30 +307,36 @@ fn scrub_finds_and_repairs_a_corrupt_block() {
         );
         arr.close().unwrap();
         drop(arr);
-        // Corrupt 4 KiB inside row 3 of member 1 (data for some rows, parity for others).
+        // Corrupt 4 KiB inside each of n consecutive rows of member 1: over n rows the member
+        // holds data, P and Q (parity levels), so each kind of bad block is found.
         let victim = 1;
+        let rows = 3..3 + n as u64;
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(&ms[victim])
             .unwrap();
-        f.write_all_at(&[0x5a; 4096], (1 << 20) + 3 * 16384 + 4096)
-            .unwrap();
+        for r in rows.clone() {
+            f.write_all_at(&[0x5a; 4096], (1 << 20) + r * 16384 + 4096)
+                .unwrap();
+        }
         drop(f);
         let arr = manage::open(&ms, false).unwrap();
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
         assert_eq!(
-            reps[0].1.mismatches, 1,
-            "raid{level} {layout:?}: check must find the corrupt block"
+            reps[0].1.mismatches, n as u64,
+            "raid{level} {layout:?}: check must find every corrupt block"
         );
         if level == "6" {
-            assert_eq!(
-                reps[0].1.located[0].1.as_deref(),
-                Some(ms[victim].to_str().unwrap()),
-                "raid6 {layout:?} must locate it"
-            );
+            for (row, who) in &reps[0].1.located {
+                assert_eq!(
+                    who.as_deref(),
+                    Some(ms[victim].to_str().unwrap()),
+                    "raid6 {layout:?} must locate the bad block of row {row}"
+                );
+            }
         }
         let reps = manage::scrub_all(&arr, true, &mut |_, _, _| {}).unwrap();
-        assert_eq!(reps[0].1.mismatches, 1);
+        assert_eq!(reps[0].1.mismatches, n as u64);
         let reps = manage::scrub_all(&arr, false, &mut |_, _, _| {}).unwrap();
         assert_eq!(
             reps[0].1.mismatches, 0,
