@@ -120,8 +120,9 @@ pub fn assemble(paths: &[PathBuf], opts: &AssembleOptions) -> Result<Arc<Array>,
 /// Logical ranges (offset, length) of an array that writes may have left inconsistent at an
 /// unclean stop: a leaf's write-intent bitmap as it was found, and for an enclosing array the
 /// stripes (or chunks) over its children's ranges. An enclosing array has no bitmap of its
-/// own; its children's bitmaps tell it where to resync, because every write it makes to a child
-/// sets the child's bits first.
+/// own; its leaves' bitmaps tell it where to resync, because each of its writes holds intent
+/// in every leaf below the stripes it touches until all its member writes are done (the
+/// invariant in [`crate::bitmap`]).
 type DirtyRanges = Vec<(u64, u64)>;
 
 /// What building one level gives: the array, its dirty ranges, and whether it and every level

@@ -37,7 +37,7 @@ use std::sync::Arc;
 /// How `open_target` assembles.
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
-    /// Start a dirty and degraded array anyway (see [`assemble`]).
+    /// Start a dirty and degraded array anyway (see [`assemble()`]).
     pub force: bool,
 }
 
