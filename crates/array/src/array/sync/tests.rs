@@ -400,10 +400,7 @@ mod crash {
         .unwrap();
         // The leaves keep what they found (cleared lazily from now on, not by their own resync
         // before the levels above had theirs).
-        assert!(
-            set_bits(&after) > 0,
-            "{what}: found bits dropped at assembly"
-        );
+        assert!(set_bits(&after) > 0, "{what}: found bits dropped at assembly");
         for (name, rep) in manage::scrub_all(&after, false, &mut |_, _, _| {}).unwrap() {
             assert_eq!(
                 rep.mismatches, 0,
