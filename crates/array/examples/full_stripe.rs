@@ -178,11 +178,7 @@ fn main() {
     // Requests in flight on the array (7th argument, default 1): that many threads each
     // writing the next request, the way `raidlab run` drives an array target with iodepth
     // N (N threads calling write_at); the FUSE volume has one request in flight.
-    let depth: usize = args
-        .get(7)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1)
-        .max(1);
+    let depth: usize = args.get(7).and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
     let array_pass = || {
         let c = cpu_seconds();
         let t = Instant::now();

@@ -56,7 +56,8 @@ impl AlignedBuf {
             .expect("buffer size fits a layout");
         // SAFETY: the layout has a nonzero size.
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr =
+            std::ptr::NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         AlignedBuf { ptr, len }
     }
     pub fn len(&self) -> usize {
@@ -201,7 +202,10 @@ impl Member {
             // The filesystem block size: a multiple of the device's logical block size,
             // which is what disk filesystems ask direct I/O to be aligned to.
             use std::os::unix::fs::MetadataExt;
-            file.metadata().map(|m| m.blksize()).unwrap_or(4096).clamp(512, 4096)
+            file.metadata()
+                .map(|m| m.blksize())
+                .unwrap_or(4096)
+                .clamp(512, 4096)
         } else {
             let mut lbs: libc::c_int = 0;
             // SAFETY: BLKSSZGET writes one int.

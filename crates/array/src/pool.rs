@@ -184,7 +184,6 @@ impl MemberIo {
 /// I/O asynchronously, go through the ring.
 pub const DEFAULT_IO: MemberIo = MemberIo::Auto;
 
-
 /// Submission queue entries per ring; a batch with more operations keeps this many in flight.
 const RING_ENTRIES: u32 = 128;
 /// The most bytes one SQE moves (the rest of a longer operation is resubmitted).
@@ -221,24 +220,29 @@ impl Counter {
 
 type Job = (Vec<Op>, Arc<Counter>);
 
-/// Memory-backed members' operations not yet taken by a thread, from every batch in flight.
-/// Each member has a home thread (its queue), so that a member file is written by one thread
-/// at a time as long as every thread has work (two writers of one tmpfs file contend for its
-/// inode lock); a thread with nothing of its own takes the oldest task of another queue. So
-/// the threads stay busy as long as there is work, whichever request it belongs to, and a
-/// request's writes start as soon as they are submitted. Queue 0 is the submitting threads'
-/// (they work through the queues while they wait for their batch).
+/// Memory-backed members' operations not yet taken by a thread, from every batch in flight,
+/// queued per member. A thread takes a member's next operation only while no other thread is
+/// writing that member, and keeps to the member it has just written while it has work; it
+/// looks at its home members first, then at any other: a member file is written by one
+/// thread at a time, mostly the same one (two writers of one tmpfs file contend for its inode
+/// lock and pass its page-cache structures between CPUs), and the threads stay busy as long
+/// as there is work, whichever request it belongs to. A request's writes start as soon as
+/// they are submitted. Home 0 belongs to the submitting threads (they work through the
+/// queues while they wait for their batch).
 struct Shared {
     state: Mutex<SharedState>,
     more: Condvar,
-    /// Per device, its queue.
+    /// Per device, the thread it is home to.
     home: Vec<usize>,
 }
 
 type Task = (Op, Arc<Counter>);
 
 struct SharedState {
+    /// Per device, its operations not yet started.
     tasks: Vec<VecDeque<Task>>,
+    /// Per device, whether a thread is running one of its operations.
+    busy: Vec<bool>,
     /// Workers asleep waiting for tasks.
     idle: usize,
     closed: bool,
@@ -250,8 +254,8 @@ impl Shared {
         let wake = {
             let mut st = self.state.lock().unwrap();
             for op in ops {
-                let q = self.home.get(op.dev).copied().unwrap_or(0);
-                st.tasks[q].push_back((op, Arc::clone(counter)));
+                let d = op.dev;
+                st.tasks[d].push_back((op, Arc::clone(counter)));
             }
             st.idle > 0
         };
@@ -259,15 +263,73 @@ impl Shared {
             self.more.notify_all();
         }
     }
-    /// The next task for the thread whose queue is `own`: its own oldest, else another's.
-    fn take(st: &mut SharedState, own: usize) -> Option<Task> {
-        if let Some(t) = st.tasks[own].pop_front() {
-            return Some(t);
-        }
-        st.tasks.iter_mut().find_map(|q| q.pop_front())
+
+    /// The next task for thread `own` that last ran an operation of device `last`, and
+    /// claim its device: `last` again if it has work, else a home device, else any.
+    fn take(&self, st: &mut SharedState, own: usize, last: Option<usize>) -> Option<Task> {
+        let free = |st: &SharedState, d: usize| !st.busy[d] && !st.tasks[d].is_empty();
+        let d = last
+            .filter(|&d| free(st, d))
+            .or_else(|| (0..st.tasks.len()).find(|&d| self.home[d] == own && free(st, d)))
+            .or_else(|| (0..st.tasks.len()).find(|&d| free(st, d)))?;
+        st.busy[d] = true;
+        st.tasks[d].pop_front()
     }
-    fn pop(&self, own: usize) -> Option<Task> {
-        Self::take(&mut self.state.lock().unwrap(), own)
+
+    /// Run one task for thread `own` (claimed from `last` onwards, see [`Shared::take`]);
+    /// the device it ran on, None if there was nothing to run.
+    fn run_one(
+        &self,
+        devs: &[Option<Arc<dyn Dev>>],
+        own: usize,
+        last: Option<usize>,
+    ) -> Option<usize> {
+        let (op, counter) = self.take(&mut self.state.lock().unwrap(), own, last)?;
+        let d = op.dev;
+        self.run(devs, op, counter);
+        Some(d)
+    }
+
+    fn run(&self, devs: &[Option<Arc<dyn Dev>>], op: Op, counter: Arc<Counter>) {
+        let d = op.dev;
+        let errs = match exec_on(devs, &op) {
+            Ok(()) => Vec::new(),
+            Err(e) => vec![(d, e)],
+        };
+        let wake = {
+            let mut st = self.state.lock().unwrap();
+            st.busy[d] = false;
+            st.idle > 0 && !st.tasks[d].is_empty()
+        };
+        // A device with more work is free again: a sleeping worker may take it (its last
+        // writer may be a submitting thread that is about to return).
+        if wake {
+            self.more.notify_one();
+        }
+        counter.finish(1, errs);
+    }
+
+    /// A worker: run tasks until the pool is closed.
+    fn serve(&self, devs: &[Option<Arc<dyn Dev>>], own: usize) {
+        let mut last = None;
+        loop {
+            let task = {
+                let mut st = self.state.lock().unwrap();
+                loop {
+                    if let Some(t) = self.take(&mut st, own, last) {
+                        break t;
+                    }
+                    if st.closed {
+                        return;
+                    }
+                    st.idle += 1;
+                    st = self.more.wait(st).unwrap();
+                    st.idle -= 1;
+                }
+            };
+            last = Some(task.0.dev);
+            self.run(devs, task.0, task.1);
+        }
     }
 }
 
@@ -335,7 +397,8 @@ impl Workers {
         }
         let shared = Arc::new(Shared {
             state: Mutex::new(SharedState {
-                tasks: (0..shared_lanes.max(1)).map(|_| VecDeque::new()).collect(),
+                tasks: devs.iter().map(|_| VecDeque::new()).collect(),
+                busy: vec![false; devs.len()],
                 idle: 0,
                 closed: false,
             }),
@@ -348,27 +411,7 @@ impl Workers {
             let q = Arc::clone(&shared);
             let spawned = std::thread::Builder::new()
                 .name(format!("raidlab-mem{w}"))
-                .spawn(move || loop {
-                    let (op, counter) = {
-                        let mut st = q.state.lock().unwrap();
-                        loop {
-                            if let Some(t) = Shared::take(&mut st, w) {
-                                break t;
-                            }
-                            if st.closed {
-                                return;
-                            }
-                            st.idle += 1;
-                            st = q.more.wait(st).unwrap();
-                            st.idle -= 1;
-                        }
-                    };
-                    let errs = match exec_on(&devs, &op) {
-                        Ok(()) => Vec::new(),
-                        Err(e) => vec![(op.dev, e)],
-                    };
-                    counter.finish(1, errs);
-                });
+                .spawn(move || q.serve(&devs, w));
             match spawned {
                 Ok(t) => threads.push(t),
                 // Fewer workers: the submitting threads do the rest.
@@ -646,7 +689,14 @@ impl Batch<'_> {
         let mut queued = false;
         let mut mem = Vec::new();
         for op in ops {
-            if !op.meta && pool.workers.shared_dev.get(op.dev).copied().unwrap_or(false) {
+            if !op.meta
+                && pool
+                    .workers
+                    .shared_dev
+                    .get(op.dev)
+                    .copied()
+                    .unwrap_or(false)
+            {
                 mem.push(op);
                 continue;
             }
@@ -960,18 +1010,15 @@ impl Batch<'_> {
             }
         }
         if let Some(c) = self.counter.take() {
-            // Work through the memory-backed queue (this batch's tasks first, being the
-            // oldest ones queued after those of batches submitted earlier) until this batch
-            // has nothing left to start, then wait for what other threads are running.
+            // Work through the memory-backed queues until this batch has nothing left that
+            // this thread may start, then wait for what other threads are running.
+            let shared = &self.pool.workers.shared;
+            let mut last = None;
             while c.remaining() > 0 {
-                let Some((op, oc)) = self.pool.workers.shared.pop(0) else {
-                    break;
-                };
-                let errs = match exec_on(&self.pool.devs, &op) {
-                    Ok(()) => Vec::new(),
-                    Err(e) => vec![(op.dev, e)],
-                };
-                oc.finish(1, errs);
+                match shared.run_one(&self.pool.devs, 0, last) {
+                    Some(d) => last = Some(d),
+                    None => break,
+                }
             }
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
@@ -1159,6 +1206,107 @@ mod tests {
             .collect();
         assert!(pool.run(ops).is_empty());
         assert!(back == bufs);
+    }
+
+    /// Several threads submitting batches at once to memory-backed members (as with
+    /// several requests in flight on an array): every operation runs exactly once, each
+    /// member is written by one thread at a time, and every batch sees its own bytes land.
+    #[test]
+    fn concurrent_batches_on_memory_members_run_each_member_on_one_thread_at_a_time() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize};
+        struct Watched {
+            f: FileDev,
+            running: AtomicBool,
+            overlaps: Arc<AtomicUsize>,
+            ops: AtomicUsize,
+        }
+        impl Dev for Watched {
+            fn read(&self, buf: &mut [u8], o: u64) -> io::Result<()> {
+                self.f.read(buf, o)
+            }
+            fn write(&self, buf: &[u8], o: u64) -> io::Result<()> {
+                if self.running.swap(true, Ordering::SeqCst) {
+                    self.overlaps.fetch_add(1, Ordering::SeqCst);
+                }
+                self.ops.fetch_add(1, Ordering::SeqCst);
+                let r = self.f.write(buf, o);
+                self.running.store(false, Ordering::SeqCst);
+                r
+            }
+            fn flush(&self) -> io::Result<()> {
+                self.f.flush()
+            }
+            fn raw(&self) -> Option<(RawFd, u64)> {
+                self.f.raw()
+            }
+        }
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let overlaps = Arc::new(AtomicUsize::new(0));
+        let watched: Vec<Arc<Watched>> = (0..5)
+            .map(|i| {
+                let p = dir.path().join(format!("m{i}"));
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&p)
+                    .unwrap();
+                f.set_len(8 << 20).unwrap();
+                Arc::new(Watched {
+                    f: FileDev { f, base: 4096 },
+                    running: AtomicBool::new(false),
+                    overlaps: Arc::clone(&overlaps),
+                    ops: AtomicUsize::new(0),
+                })
+            })
+            .collect();
+        let d = watched
+            .iter()
+            .map(|w| Some(Arc::clone(w) as Arc<dyn Dev>))
+            .collect();
+        let pool = Pool::with_io(d, MemberIo::Auto);
+        assert!(
+            pool.describe().contains("memory-backed"),
+            "{}",
+            pool.describe()
+        );
+        const THREADS: usize = 4;
+        const BATCHES: usize = 40;
+        std::thread::scope(|sc| {
+            for t in 0..THREADS {
+                let pool = &pool;
+                sc.spawn(move || {
+                    for b in 0..BATCHES {
+                        // Each thread owns its own 16 KiB slots of every member.
+                        let slot = (b * THREADS + t) as u64 % 128;
+                        let bufs: Vec<Vec<u8>> = (0..5)
+                            .map(|m| pattern(16384, (t * 31 + b + m) as u8))
+                            .collect();
+                        let mut batch = pool.batch();
+                        // Two submissions per batch, like a pipelined request.
+                        for half in [0..3, 3..5] {
+                            let ops = half.map(|m| Op::write(m, slot * 16384, &bufs[m])).collect();
+                            batch.submit(ops);
+                        }
+                        assert!(batch.wait().is_empty());
+                        for (m, want) in bufs.iter().enumerate() {
+                            let mut got = vec![0u8; 16384];
+                            pool.dev(m).unwrap().read(&mut got, slot * 16384).unwrap();
+                            assert!(&got == want, "thread {t} batch {b} member {m}");
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(
+            overlaps.load(Ordering::SeqCst),
+            0,
+            "two threads wrote one member at once"
+        );
+        for w in &watched {
+            assert_eq!(w.ops.load(Ordering::SeqCst), THREADS * BATCHES);
+        }
     }
 
     #[test]

@@ -183,7 +183,10 @@ fn loop_device_members_are_direct_and_survive_unaligned_io_failure_and_rebuild()
     {
         use std::os::unix::fs::FileExt;
         let junk = vec![0xa5u8; 1 << 20];
-        let f = std::fs::OpenOptions::new().write(true).open(&ms[2]).unwrap();
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&ms[2])
+            .unwrap();
         for k in 0..24 {
             f.write_all_at(&junk, k << 20).unwrap();
         }
