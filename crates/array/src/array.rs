@@ -409,9 +409,10 @@ impl Array {
         Err(eio(format!("{:?} failed on every attempt", kind)))
     }
 
-    /// Run a plan: every step's phase-1 reads as one parallel batch; then step by step, its
-    /// parity work and the submission of its phase-2 writes, so that parity of step k+1 is
-    /// computed while step k's member writes are in flight; then wait for every write.
+    /// Run a plan: every step's phase-1 reads as one parallel batch; then step by step, the
+    /// submission of its writes that need no computation, its parity work, and the
+    /// submission of the rest, so that a stripe's parity is computed while its data and the
+    /// previous stripes are being written; then wait for every write (helping with them).
     ///
     /// Parity is computed straight into the buffer it is written from (a scratch buffer),
     /// and data is written straight from the caller's buffer; scratch buffers are reused

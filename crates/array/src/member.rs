@@ -125,6 +125,30 @@ pub(crate) fn memory_backed(fd: std::os::unix::io::RawFd) -> bool {
     t == libc::TMPFS_MAGIC || t == 0x8584_58f6
 }
 
+/// The direct I/O alignment the kernel reports for a file (statx STATX_DIOALIGN, Linux 6.1+):
+/// the larger of the offset and memory alignments; Some(0) if the file cannot do direct
+/// I/O, None if the kernel does not say.
+fn dio_align(file: &File) -> Option<u64> {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: statx writes only into the struct it is given; the path is an empty C string.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    let rc = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
+    if rc != 0 || stx.stx_mask & libc::STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some(u64::from(
+        stx.stx_dio_offset_align.max(stx.stx_dio_mem_align),
+    ))
+}
+
 /// Read as much of [offset, offset + buf.len()) as the file holds; the rest of `buf` is
 /// zeroed (a block past the end of a regular file).
 fn read_upto(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
@@ -199,13 +223,25 @@ impl Member {
             return (file, 1, "buffered (in memory)".into());
         }
         let align = if regular {
-            // The filesystem block size: a multiple of the device's logical block size,
-            // which is what disk filesystems ask direct I/O to be aligned to.
-            use std::os::unix::fs::MetadataExt;
-            file.metadata()
-                .map(|m| m.blksize())
-                .unwrap_or(4096)
-                .clamp(512, 4096)
+            match dio_align(&file) {
+                Some(0) => {
+                    return (
+                        file,
+                        1,
+                        "buffered (the filesystem has no direct I/O)".into(),
+                    )
+                }
+                Some(a) => a,
+                // No answer (kernels before 6.1): the filesystem block size, a multiple of
+                // the device's logical block size, which disk filesystems align to.
+                None => {
+                    use std::os::unix::fs::MetadataExt;
+                    file.metadata()
+                        .map(|m| m.blksize())
+                        .unwrap_or(4096)
+                        .clamp(512, 4096)
+                }
+            }
         } else {
             let mut lbs: libc::c_int = 0;
             // SAFETY: BLKSSZGET writes one int.
@@ -230,10 +266,10 @@ impl Member {
         if let Err(e) = read_upto(&d, probe.as_mut_slice(), 0) {
             return (file, 1, format!("buffered (O_DIRECT refused: {e})"));
         }
-        (d, align, "O_DIRECT".into())
+        (d, align, format!("O_DIRECT ({align}-byte blocks)"))
     }
 
-    /// How the member is opened: "O_DIRECT", or "buffered (why)".
+    /// How the member is opened: "O_DIRECT (N-byte blocks)", or "buffered (why)".
     pub fn io_mode(&self) -> &str {
         &self.mode
     }

@@ -9,12 +9,14 @@
 //!   completions are reaped together; short reads and writes are resubmitted for the rest,
 //!   metadata writes are followed by an fdatasync SQE. A batch can take several submissions
 //!   before its wait, so parity of the next stripe is computed while writes are in flight.
-//! - **threads** (*lanes*): members in memory (tmpfs, ramfs) share as many threads as there
-//!   are CPUs, the submitting thread being one of them — their I/O is a memory copy, which
-//!   io_uring would hand to its io-wq workers one SQE at a time (measured slower, see
-//!   BENCHMARKS.md, Arrays). Where io_uring cannot be set up (old kernels, seccomp,
-//!   `io_uring_disabled`), and for child arrays of a nested array, each device gets a
-//!   pread/pwrite thread of its own.
+//! - **threads**: members in memory (tmpfs, ramfs) share as many threads as there are CPUs,
+//!   the submitting threads among them — their I/O is a memory copy, which io_uring would
+//!   hand to its io-wq workers one SQE at a time (measured slower, see BENCHMARKS.md,
+//!   Arrays). Their operations go into per-member queues as soon as they are submitted;
+//!   worker threads, and submitting threads while they wait for their batch, take them, one
+//!   thread per member at a time (see `Shared`). Where io_uring cannot be set up (old
+//!   kernels, seccomp, `io_uring_disabled`), and for child arrays of a nested array, each
+//!   device gets a pread/pwrite thread (*lane*) of its own.
 //!
 //! `RAIDLAB_MEMBER_IO=auto|uring|uring-async|psync` forces a method (`uring-async` flags every
 //! SQE IOSQE_ASYNC); set `RAIDLAB_DEBUG` to have the choice printed when an array is
@@ -680,10 +682,10 @@ pub struct Batch<'p> {
 }
 
 impl Batch<'_> {
-    /// Start every op for devices served by a ring; ops for devices served by threads are
-    /// collected and handed out when the batch is waited for, one job per device — each
-    /// hand-off is a thread wakeup, and on a busy machine a wakeup can cost as much as the
-    /// copy it starts.
+    /// Start every op for devices served by a ring; queue every op for memory-backed
+    /// devices (the pool's threads start on them at once); ops for devices with a thread of
+    /// their own are collected and handed out when the batch is waited for, one job per
+    /// device — each hand-off is a thread wakeup.
     pub fn submit(&mut self, ops: Vec<Op>) {
         let pool = self.pool;
         let mut queued = false;
