@@ -215,8 +215,6 @@ pub struct Engine<'w> {
     /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
     mio_pool: Vec<Vec<MemberIo>>,
     stripe_pool: Vec<Vec<(u64, u64)>>,
-    /// Scratch: a drive's queued commands' approximate positioning times.
-    ranks: Vec<f64>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -242,7 +240,6 @@ impl<'w> Engine<'w> {
             free_xfers: Vec::new(),
             mio_pool: Vec::new(),
             stripe_pool: Vec::new(),
-            ranks: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x6a17_7e5),
         }
     }
@@ -1218,54 +1215,93 @@ impl<'w> Engine<'w> {
                     None => break,
                 }
             } else {
-                // Shortest positioning time first, the first of equals on ties. Ranked in
-                // two passes: every ready command by `rank_from` (within `slack` ns of its
-                // exact positioning time, and cheap), then the exact formula for those that
-                // come within twice that of the best — the same choice as the exact formula
-                // over all of them. The seek (and settle) part bounds a command's positioning
-                // time from below: one whose seek cannot come near the best is not ranked.
-                let n = disk.queue.len().min(disk.queue_depth as usize);
+                // Shortest positioning time first, the first of equals on ties (by arrival),
+                // among the first `queue_depth` commands that are ready. A command's
+                // positioning time is its seek (and settle) plus the wait for its sector: it
+                // ends when the sector passes under the head, so it is at least the time `u`
+                // until the sector first passes under the head from now (one turn later for
+                // each turn the seek takes). The window is kept in angle order: looking at the
+                // commands in the order their sectors come round (rising `u`), the search can
+                // stop at the first whose `u` exceeds the best positioning time found — no
+                // later one can reach its sector sooner. `u` is approximate: `slack` covers
+                // its rounding against the exact formula, which alone picks the command.
                 let t_cmd = model.t_cmd(now);
-                let base = t_cmd + disk.state.phase_ns;
+                let settle = model.settle_ns();
+                let rev = model.rev_ns();
+                let st = &disk.state;
+                let w = &disk.queue.by_angle;
+                let a0 = model.angle_at(st, t_cmd);
                 let slack = 1.0 + now as f64 * 1e-14;
-                let ranks = &mut self.ranks;
-                ranks.clear();
-                let (mut low, mut lim) = (f64::INFINITY, f64::INFINITY);
-                for r in disk.queue.iter().take(n) {
-                    let mut p = f64::INFINITY;
-                    if r.ready <= now
-                        && model.seek_settle_floor_ns(&disk.state, &r.loc, r.write) <= lim
-                    {
-                        let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
-                        if lb <= lim {
-                            p = model.rank_from(&disk.state, t_cmd, base, lb, &r.loc, slack);
-                            if p < low {
-                                low = p;
-                                lim = low + 2.0 * slack;
+                let n = w.len();
+                let first = w.partition_point(|c| c.target < a0);
+                let mut best = (f64::INFINITY, u64::MAX, 0usize);
+                let eval = |k: usize, best: &mut (f64, u64, usize)| {
+                    let c = &w[k];
+                    if c.ready <= now {
+                        let seek = model.seek_to_ns(st, c.cyl);
+                        if seek <= best.0 {
+                            let pos = if c.write { seek + settle } else { seek };
+                            let p = model.positioning_to(st, t_cmd, pos, c.target);
+                            if p < best.0 || (p == best.0 && c.seq < best.1) {
+                                *best = (p, c.seq, k);
                             }
                         }
                     }
-                    ranks.push(p);
+                };
+                let mut seen = 0;
+                while seen < n {
+                    let k = if first + seen < n {
+                        first + seen
+                    } else {
+                        first + seen - n
+                    };
+                    let mut wait = w[k].target - a0;
+                    if wait < 0.0 {
+                        wait += 1.0;
+                    }
+                    if wait * rev - slack > best.0 {
+                        break;
+                    }
+                    eval(k, &mut best);
+                    seen += 1;
                 }
-                if low == f64::INFINITY {
+                // Sectors just past the head by the approximate angle may in fact be just
+                // ahead of it: those at the end of the order within `slack` of a full turn.
+                let mut back = 0;
+                while seen + back < n {
+                    let k = if first >= back + 1 {
+                        first - back - 1
+                    } else {
+                        first + n - back - 1
+                    };
+                    let mut wait = w[k].target - a0;
+                    if wait < 0.0 {
+                        wait += 1.0;
+                    }
+                    if wait * rev < rev - 2.0 * slack {
+                        break;
+                    }
+                    eval(k, &mut best);
+                    back += 1;
+                }
+                if best.1 == u64::MAX {
                     break; // nothing ready yet
                 }
-                let mut best = (f64::INFINITY, usize::MAX);
-                for (i, (&p, r)) in ranks.iter().zip(disk.queue.iter()).enumerate() {
-                    if p <= lim {
-                        let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
-                        let p = model.positioning_from(&disk.state, t_cmd, lb, &r.loc);
-                        if p < best.0 {
-                            best = (p, i);
-                        }
-                    }
-                }
-                if best.1 == usize::MAX {
-                    break;
-                }
-                best.1
+                let c = w[best.2];
+                let r = disk.queue.remove_seq(c.seq, c.target);
+                let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
+                disk.busy_ns += svc;
+                disk.ios += 1;
+                disk.active.push((now + svc, r));
+                self.seq += 1;
+                self.heap.push(Pending {
+                    t: now + svc,
+                    seq: self.seq,
+                    ev: Ev::DiskDone(d as u32),
+                });
+                continue;
             };
-            let r = disk.queue.remove(idx).unwrap();
+            let r = disk.queue.remove(idx);
             let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
             disk.busy_ns += svc;
             disk.ios += 1;

@@ -134,11 +134,116 @@ pub struct DiskReq {
     pub loc: Loc,
 }
 
+/// A command in a drive's scheduling window (the first `queue_depth` commands of its queue),
+/// with what shortest-positioning-time-first needs to rank it.
+#[derive(Clone, Copy, Debug)]
+pub struct Cand {
+    pub cyl: u64,
+    /// Arrival order on this drive (its place in the queue; ties go to the earliest).
+    pub seq: u64,
+    pub ready: u64,
+    /// Angular position of its first sector, as a fraction of a turn.
+    pub target: f64,
+    pub write: bool,
+}
+
+/// A drive's queue of commands not yet in service, in arrival order, and — for drives that
+/// schedule by shortest positioning time — the commands within its queue depth ordered by
+/// the angle of their first sector, so the scheduler can look at them in the order they pass
+/// under the head and stop once the rotation alone takes longer than the best found.
+#[derive(Debug, Default)]
+pub struct DriveQueue {
+    reqs: VecDeque<(u64, DiskReq)>,
+    /// The first `window` commands of `reqs`, by (angle, arrival); empty if `window` = 0.
+    pub by_angle: Vec<Cand>,
+    window: usize,
+    next_seq: u64,
+}
+
+impl DriveQueue {
+    /// `window`: how many of the first commands the scheduler chooses among (0: none is
+    /// kept by cylinder — the drive serves in arrival order).
+    pub fn new(window: usize) -> DriveQueue {
+        DriveQueue {
+            window,
+            ..Default::default()
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.reqs.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.reqs.is_empty()
+    }
+    #[inline]
+    pub fn iter(&self) -> impl Iterator<Item = &DiskReq> {
+        self.reqs.iter().map(|(_, r)| r)
+    }
+    pub fn clear(&mut self) {
+        self.reqs.clear();
+        self.by_angle.clear();
+    }
+    #[inline]
+    fn enter(&mut self, seq: u64, r: &DiskReq) {
+        let c = Cand {
+            cyl: r.loc.cyl,
+            seq,
+            ready: r.ready,
+            target: r.loc.target(),
+            write: r.write,
+        };
+        let i = self
+            .by_angle
+            .partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
+        self.by_angle.insert(i, c);
+    }
+    #[inline]
+    pub fn push_back(&mut self, r: DiskReq) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.reqs.push_back((seq, r));
+        if self.reqs.len() <= self.window {
+            self.enter(seq, &r);
+        }
+    }
+    /// Take out the command at `idx` in arrival order.
+    #[inline]
+    pub fn remove(&mut self, idx: usize) -> DiskReq {
+        let (seq, r) = self.reqs.remove(idx).unwrap();
+        if self.window > 0 {
+            self.leave(seq, r.loc.target());
+        }
+        r
+    }
+    /// Take out the command that arrived as `seq` (one of the window's).
+    #[inline]
+    pub fn remove_seq(&mut self, seq: u64, target: f64) -> DiskReq {
+        let idx = self.reqs.partition_point(|(s, _)| *s < seq);
+        let (_, r) = self.reqs.remove(idx).unwrap();
+        self.leave(seq, target);
+        r
+    }
+    #[inline]
+    fn leave(&mut self, seq: u64, target: f64) {
+        let i = self
+            .by_angle
+            .partition_point(|x| (x.target, x.seq) < (target, seq));
+        self.by_angle.remove(i);
+        // The next command in arrival order moves up into the window.
+        if self.reqs.len() >= self.window {
+            let (s, r) = self.reqs[self.window - 1];
+            self.enter(s, &r);
+        }
+    }
+}
+
 pub struct Disk {
     pub name: String,
     pub model: usize,
     pub state: DeviceState,
-    pub queue: VecDeque<DiskReq>,
+    pub queue: DriveQueue,
     /// Commands in service with their end times.
     pub active: Vec<(u64, DiskReq)>,
     pub units: u32,
@@ -768,7 +873,16 @@ impl World {
                         name: format!("ctrl/{}/{}/disk{d}", c.controller[ci].name, a.name),
                         model: mi,
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
-                        queue: VecDeque::new(),
+                        // Drives with one unit and a queue choose by positioning time.
+                        queue: DriveQueue::new(
+                            if a.disk_queue_depth <= 1
+                                || (spec.kind == DeviceKind::Ssd && units > 1)
+                            {
+                                0
+                            } else {
+                                a.disk_queue_depth as usize
+                            },
+                        ),
                         active: Vec::new(),
                         units: if spec.kind == DeviceKind::Ssd {
                             units
