@@ -1210,7 +1210,7 @@ impl<'w> Engine<'w> {
         while (disk.active.len() as u32) < disk.units && !disk.queue.is_empty() {
             let model = &self.w.models[disk.model];
             let idx = if disk.queue_depth <= 1 || disk.units > 1 {
-                match disk.queue.iter().position(|r| r.ready <= now) {
+                match disk.queue.first_ready(now) {
                     Some(i) => i,
                     None => break,
                 }
@@ -1287,8 +1287,7 @@ impl<'w> Engine<'w> {
                 if best.1 == u64::MAX {
                     break; // nothing ready yet
                 }
-                let c = w[best.2];
-                let r = disk.queue.remove_seq(c.seq, c.target);
+                let r = disk.queue.take(best.2);
                 let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
                 disk.busy_ns += svc;
                 disk.ios += 1;

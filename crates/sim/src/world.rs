@@ -144,25 +144,32 @@ pub struct Cand {
     pub ready: u64,
     /// Angular position of its first sector, as a fraction of a turn.
     pub target: f64,
+    /// Where the command itself is kept.
+    slot: u32,
     pub write: bool,
 }
 
-/// A drive's queue of commands not yet in service, in arrival order, and — for drives that
-/// schedule by shortest positioning time — the commands within its queue depth ordered by
-/// the angle of their first sector, so the scheduler can look at them in the order they pass
-/// under the head and stop once the rotation alone takes longer than the best found.
+/// A drive's queue of commands not yet in service. For drives that schedule by shortest
+/// positioning time, the first `window` (its queue depth) by arrival are kept ordered by the
+/// angle of their first sector, so the scheduler can look at them in the order they pass
+/// under the head and stop once the rotation alone takes longer than the best found; the
+/// rest wait in arrival order. Drives that serve in arrival order keep all in `rest`.
+/// The commands themselves stay put in `slab`; the orders hold their slots.
 #[derive(Debug, Default)]
 pub struct DriveQueue {
-    reqs: VecDeque<(u64, DiskReq)>,
-    /// The first `window` commands of `reqs`, by (angle, arrival); empty if `window` = 0.
+    slab: Vec<DiskReq>,
+    free: Vec<u32>,
+    /// The window by (angle, arrival); empty if `window` = 0.
     pub by_angle: Vec<Cand>,
+    /// The commands after the window, in arrival order: (arrival, slot).
+    rest: VecDeque<(u64, u32)>,
     window: usize,
     next_seq: u64,
 }
 
 impl DriveQueue {
     /// `window`: how many of the first commands the scheduler chooses among (0: none is
-    /// kept by cylinder — the drive serves in arrival order).
+    /// kept by angle — the drive serves in arrival order).
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
             window,
@@ -171,27 +178,27 @@ impl DriveQueue {
     }
     #[inline]
     pub fn len(&self) -> usize {
-        self.reqs.len()
+        self.by_angle.len() + self.rest.len()
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.reqs.is_empty()
-    }
-    #[inline]
-    pub fn iter(&self) -> impl Iterator<Item = &DiskReq> {
-        self.reqs.iter().map(|(_, r)| r)
+        self.by_angle.is_empty() && self.rest.is_empty()
     }
     pub fn clear(&mut self) {
-        self.reqs.clear();
+        self.slab.clear();
+        self.free.clear();
         self.by_angle.clear();
+        self.rest.clear();
     }
     #[inline]
-    fn enter(&mut self, seq: u64, r: &DiskReq) {
+    fn enter(&mut self, seq: u64, slot: u32) {
+        let r = &self.slab[slot as usize];
         let c = Cand {
             cyl: r.loc.cyl,
             seq,
             ready: r.ready,
             target: r.loc.target(),
+            slot,
             write: r.write,
         };
         let i = self
@@ -203,39 +210,46 @@ impl DriveQueue {
     pub fn push_back(&mut self, r: DiskReq) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.reqs.push_back((seq, r));
-        if self.reqs.len() <= self.window {
-            self.enter(seq, &r);
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = r;
+                i
+            }
+            None => {
+                self.slab.push(r);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        if self.by_angle.len() < self.window {
+            self.enter(seq, slot);
+        } else {
+            self.rest.push_back((seq, slot));
         }
     }
-    /// Take out the command at `idx` in arrival order.
+    /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
+    #[inline]
+    pub fn first_ready(&self, now: u64) -> Option<usize> {
+        self.rest
+            .iter()
+            .position(|&(_, i)| self.slab[i as usize].ready <= now)
+    }
+    /// Arrival-order drives: take out the command at `idx` in arrival order.
     #[inline]
     pub fn remove(&mut self, idx: usize) -> DiskReq {
-        let (seq, r) = self.reqs.remove(idx).unwrap();
-        if self.window > 0 {
-            self.leave(seq, r.loc.target());
-        }
-        r
+        let (_, i) = self.rest.remove(idx).unwrap();
+        self.free.push(i);
+        self.slab[i as usize]
     }
-    /// Take out the command that arrived as `seq` (one of the window's).
+    /// Take out the command at `k` of the window ([`DriveQueue::by_angle`]); the next in
+    /// arrival order moves up into the window.
     #[inline]
-    pub fn remove_seq(&mut self, seq: u64, target: f64) -> DiskReq {
-        let idx = self.reqs.partition_point(|(s, _)| *s < seq);
-        let (_, r) = self.reqs.remove(idx).unwrap();
-        self.leave(seq, target);
-        r
-    }
-    #[inline]
-    fn leave(&mut self, seq: u64, target: f64) {
-        let i = self
-            .by_angle
-            .partition_point(|x| (x.target, x.seq) < (target, seq));
-        self.by_angle.remove(i);
-        // The next command in arrival order moves up into the window.
-        if self.reqs.len() >= self.window {
-            let (s, r) = self.reqs[self.window - 1];
-            self.enter(s, &r);
+    pub fn take(&mut self, k: usize) -> DiskReq {
+        let c = self.by_angle.remove(k);
+        self.free.push(c.slot);
+        if let Some((seq, slot)) = self.rest.pop_front() {
+            self.enter(seq, slot);
         }
+        self.slab[c.slot as usize]
     }
 }
 
