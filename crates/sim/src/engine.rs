@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
+use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::collections::VecDeque;
@@ -261,6 +261,9 @@ pub struct Engine<'w> {
     /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
     mio_pool: Vec<Vec<MemberIo>>,
     stripe_pool: Vec<Vec<(u64, u64)>>,
+    /// Scratch: the commands a drive's scheduler looked at, with their approximate
+    /// positioning times.
+    ranks: Vec<(f64, usize)>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -286,6 +289,7 @@ impl<'w> Engine<'w> {
             free_xfers: Vec::new(),
             mio_pool: Vec::new(),
             stripe_pool: Vec::new(),
+            ranks: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x6a17_7e5),
         }
     }
@@ -1261,79 +1265,12 @@ impl<'w> Engine<'w> {
                     None => break,
                 }
             } else {
-                // Shortest positioning time first, the first of equals on ties (by arrival),
-                // among the first `queue_depth` commands that are ready. A command's
-                // positioning time is its seek (and settle) plus the wait for its sector: it
-                // ends when the sector passes under the head, so it is at least the time `u`
-                // until the sector first passes under the head from now (one turn later for
-                // each turn the seek takes). The window is kept in angle order: looking at the
-                // commands in the order their sectors come round (rising `u`), the search can
-                // stop at the first whose `u` exceeds the best positioning time found — no
-                // later one can reach its sector sooner. `u` is approximate: `slack` covers
-                // its rounding against the exact formula, which alone picks the command.
-                let t_cmd = model.t_cmd(now);
-                let settle = model.settle_ns();
-                let rev = model.rev_ns();
-                let st = &disk.state;
-                let w = &disk.queue.by_angle;
-                let a0 = model.angle_at(st, t_cmd);
-                let slack = 1.0 + now as f64 * 1e-14;
-                let n = w.len();
-                let first = w.partition_point(|c| c.target < a0);
-                let mut best = (f64::INFINITY, u64::MAX, 0usize);
-                let eval = |k: usize, best: &mut (f64, u64, usize)| {
-                    let c = &w[k];
-                    if c.ready <= now {
-                        let seek = model.seek_to_ns(st, c.cyl);
-                        if seek <= best.0 {
-                            let pos = if c.write { seek + settle } else { seek };
-                            let p = model.positioning_to(st, t_cmd, pos, c.target);
-                            if p < best.0 || (p == best.0 && c.seq < best.1) {
-                                *best = (p, c.seq, k);
-                            }
-                        }
-                    }
-                };
-                let mut seen = 0;
-                while seen < n {
-                    let k = if first + seen < n {
-                        first + seen
-                    } else {
-                        first + seen - n
-                    };
-                    let mut wait = w[k].target - a0;
-                    if wait < 0.0 {
-                        wait += 1.0;
-                    }
-                    if wait * rev - slack > best.0 {
-                        break;
-                    }
-                    eval(k, &mut best);
-                    seen += 1;
-                }
-                // Sectors just past the head by the approximate angle may in fact be just
-                // ahead of it: those at the end of the order within `slack` of a full turn.
-                let mut back = 0;
-                while seen + back < n {
-                    let k = if first >= back + 1 {
-                        first - back - 1
-                    } else {
-                        first + n - back - 1
-                    };
-                    let mut wait = w[k].target - a0;
-                    if wait < 0.0 {
-                        wait += 1.0;
-                    }
-                    if wait * rev < rev - 2.0 * slack {
-                        break;
-                    }
-                    eval(k, &mut best);
-                    back += 1;
-                }
-                if best.1 == u64::MAX {
+                // Shortest positioning time first (see `world::sptf_pick`).
+                let Some(k) = sptf_pick(model, &disk.state, &disk.queue.by_angle, now, &mut self.ranks)
+                else {
                     break; // nothing ready yet
-                }
-                let r = disk.queue.take(best.2);
+                };
+                let r = disk.queue.take(k);
                 let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
                 disk.busy_ns += svc;
                 disk.ios += 1;

@@ -81,6 +81,9 @@
 //! hidden = false              # hidden LUNs only serve as members of host arrays
 //! ```
 
+#[allow(clippy::declare_interior_mutable_const)]
+const Z: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static DBG: [std::sync::atomic::AtomicU64; 16] = [Z; 16];
 pub mod catalog;
 pub mod config;
 pub mod device;
