@@ -255,6 +255,9 @@ pub struct Engine<'w> {
     joins: Vec<Join>,
     free_joins: Vec<u32>,
     pub member_ios: u64,
+    /// Events handled and host commands issued (for the simulator's speed benchmark).
+    pub events: u64,
+    pub host_ios: u64,
     scratch: Vec<MemberIo>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
@@ -284,6 +287,8 @@ impl<'w> Engine<'w> {
             joins: Vec::new(),
             free_joins: Vec::new(),
             member_ios: 0,
+            events: 0,
+            host_ios: 0,
             scratch: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
@@ -409,6 +414,7 @@ impl<'w> Engine<'w> {
         while let Some((t, ev)) = self.next_event() {
             self.now = t;
             self.event_t = t;
+            self.events += 1;
             match ev {
                 Ev::Issue(j) => {
                     self.issue(jobs, j);
@@ -630,6 +636,7 @@ impl<'w> Engine<'w> {
                 continue;
             };
             job.inflight += 1;
+            self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
             let io = self.new_io(Io {
