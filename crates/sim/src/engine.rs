@@ -963,18 +963,20 @@ impl<'w> Engine<'w> {
             // The controller feeds the drives up to their command queue depth and no more:
             // with every member's queue full, another destage would only wait in the
             // controller.
-            let queued: usize = arr
-                .members
-                .iter()
-                .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
-                .sum();
-            let room: usize = arr
-                .members
-                .iter()
-                .map(|&d| self.w.disks[d].queue_depth as usize)
-                .sum();
-            if arr.destaging > 0 && queued >= room {
-                return;
+            if arr.destaging > 0 {
+                let queued: usize = arr
+                    .members
+                    .iter()
+                    .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
+                    .sum();
+                let room: usize = arr
+                    .members
+                    .iter()
+                    .map(|&d| self.w.disks[d].queue_depth as usize)
+                    .sum();
+                if queued >= room {
+                    return;
+                }
             }
             let arr = &mut self.w.arrays[ai];
             let mut pick = None;

@@ -341,7 +341,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
 fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
     let mut v = Vec::new();
     for r in &w.res {
-        let servers = r.free.len() as f64;
+        let servers = r.servers() as f64;
         v.push(ComponentUse {
             name: r.name.clone(),
             kind: r.kind.into(),

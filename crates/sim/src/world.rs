@@ -23,8 +23,10 @@ pub struct Res {
     pub kind: &'static str,
     /// ns per byte for reads (towards the host) and writes (away from it); 0 = not on that way.
     pub ns_per_byte: [f64; 2],
-    /// Free time of each server.
-    pub free: Vec<u64>,
+    /// Free time of the first server (every bandwidth resource has just one), and of the
+    /// others.
+    free0: u64,
+    free_more: Vec<u64>,
     pub busy_ns: u64,
     pub note: String,
 }
@@ -40,7 +42,8 @@ impl Res {
             name: name.into(),
             kind,
             ns_per_byte: [0.0; 2],
-            free: vec![0; servers.max(1) as usize],
+            free0: 0,
+            free_more: vec![0; servers.max(1) as usize - 1],
             busy_ns: 0,
             note: note.into(),
         }
@@ -55,17 +58,26 @@ impl Res {
     /// Occupy the earliest-free server for `dur` from no earlier than `now`; returns the end.
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
-        let (i, f) = self
-            .free
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, f)| **f)
-            .map(|(i, f)| (i, *f))
-            .unwrap();
+        // The earliest free, the first of equals.
+        let mut f = self.free0;
+        let mut at = None;
+        for (i, &x) in self.free_more.iter().enumerate() {
+            if x < f {
+                f = x;
+                at = Some(i);
+            }
+        }
         let end = now.max(f) + dur;
-        self.free[i] = end;
+        match at {
+            None => self.free0 = end,
+            Some(i) => self.free_more[i] = end,
+        }
         self.busy_ns += dur;
         end
+    }
+    /// How many servers it has.
+    pub fn servers(&self) -> usize {
+        1 + self.free_more.len()
     }
     /// Bound in bytes/s (the faster direction), if it has one.
     pub fn bound(&self) -> Option<f64> {
@@ -102,8 +114,8 @@ pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bo
             let npb = res[r].ns_per_byte[w];
             if npb > 0.0 {
                 let d = ((seg as f64 * npb) as u64).max(1);
-                *s = (*s).max(res[r].free[0]);
-                res[r].free[0] = *s + d;
+                *s = (*s).max(res[r].free0);
+                res[r].free0 = *s + d;
                 res[r].busy_ns += d;
                 *end = (*end).max(*s + d);
             }
