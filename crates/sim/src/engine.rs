@@ -6,7 +6,8 @@ use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
-use std::collections::VecDeque;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -20,8 +21,9 @@ enum Ev {
     Seg(u32),
 }
 
-/// A pending event, due at `t`; events due at the same time go in the order they were
-/// scheduled in (`seq`).
+/// A pending event: ordered by time, then by the order it was scheduled in (`seq`), only —
+/// the event itself never takes part in the comparison. Reversed so the max-heap pops the
+/// earliest first.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     t: u64,
@@ -29,71 +31,23 @@ struct Pending {
     ev: Ev,
 }
 
-impl Pending {
-    #[inline(always)]
-    fn before(&self, o: &Pending) -> bool {
-        self.t < o.t || (self.t == o.t && self.seq < o.seq)
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
     }
 }
-
-/// The pending events, earliest (time, seq) first: a 4-ary min-heap (half the levels of a
-/// binary heap, and each node's children share a cache line or two). Every key is distinct,
-/// so the order events come out in does not depend on the heap's shape.
-#[derive(Default)]
-struct EventQueue {
-    v: Vec<Pending>,
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
 }
-
-impl EventQueue {
+impl Ord for Pending {
     #[inline]
-    fn peek(&self) -> Option<&Pending> {
-        self.v.first()
-    }
-    fn clear(&mut self) {
-        self.v.clear();
-    }
-    #[inline]
-    fn push(&mut self, p: Pending) {
-        let mut i = self.v.len();
-        self.v.push(p);
-        while i > 0 {
-            let up = (i - 1) / 4;
-            if !p.before(&self.v[up]) {
-                break;
-            }
-            self.v[i] = self.v[up];
-            i = up;
-        }
-        self.v[i] = p;
-    }
-    #[inline]
-    fn pop(&mut self) -> Option<Pending> {
-        let last = self.v.pop()?;
-        let n = self.v.len();
-        if n == 0 {
-            return Some(last);
-        }
-        let top = self.v[0];
-        let mut i = 0;
-        loop {
-            let c = 4 * i + 1;
-            if c >= n {
-                break;
-            }
-            let mut m = c;
-            for k in c + 1..(c + 4).min(n) {
-                if self.v[k].before(&self.v[m]) {
-                    m = k;
-                }
-            }
-            if !self.v[m].before(&last) {
-                break;
-            }
-            self.v[i] = self.v[m];
-            i = m;
-        }
-        self.v[i] = last;
-        Some(top)
+    fn cmp(&self, o: &Self) -> Ordering {
+        // One wide comparison instead of two chained ones.
+        let key = |p: &Pending| (p.t as u128) << 64 | p.seq as u128;
+        key(o).cmp(&key(self))
     }
 }
 
@@ -241,7 +195,7 @@ impl Default for Convergence {
 
 pub struct Engine<'w> {
     pub w: &'w mut World,
-    heap: EventQueue,
+    heap: BinaryHeap<Pending>,
     /// Events scheduled for the current time, in scheduling order: kept out of the heap
     /// (a quarter of all events are completions due at once), merged with it by (time, seq)
     /// in [`Engine::next_event`]. Empty whenever time moves on.
@@ -277,7 +231,7 @@ impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
         Engine {
             w,
-            heap: EventQueue::default(),
+            heap: BinaryHeap::new(),
             due: VecDeque::new(),
             event_t: 0,
             seq: 0,
