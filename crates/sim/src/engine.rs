@@ -1033,7 +1033,10 @@ impl<'w> Engine<'w> {
         let d = arr.dirty.remove(&s).unwrap_or_default();
         let mut freed = bytes;
         if !d.redirty.is_empty() {
-            let mut nd = Dirty::default();
+            let mut nd = Dirty {
+                ranges: arr.take_ranges(),
+                ..Default::default()
+            };
             for &(a, b) in &d.redirty {
                 nd.bytes += add_range(&mut nd.ranges, a, b);
             }
@@ -1045,6 +1048,8 @@ impl<'w> Engine<'w> {
             nd.born = arr.note_dirty(s);
             arr.dirty.insert(s, nd);
         }
+        arr.put_ranges(d.ranges);
+        arr.put_ranges(d.redirty);
         let ctrl = &mut self.w.ctrls[ci];
         ctrl.dirty -= freed.min(ctrl.dirty);
     }

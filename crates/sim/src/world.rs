@@ -721,11 +721,25 @@ impl Array {
     /// Stripe `s`'s dirty entry, made (and stamped as by [`Array::note_dirty`]) if it has
     /// none: one lookup.
     pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
-        let (births, aged) = (&mut self.births, &mut self.aged);
+        let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
         self.dirty.entry(s).or_insert_with(|| Dirty {
             born: Self::stamp(births, aged, s),
+            ranges: pool.pop().unwrap_or_default(),
             ..Default::default()
         })
+    }
+
+    /// An empty range list, reusing one a destaged stripe left.
+    pub fn take_ranges(&mut self) -> Vec<(u64, u64)> {
+        self.range_pool.pop().unwrap_or_default()
+    }
+
+    /// Keep a destaged stripe's range list (emptied) for the next stripe made dirty.
+    pub fn put_ranges(&mut self, mut v: Vec<(u64, u64)>) {
+        if v.capacity() > 0 && self.range_pool.len() < 1024 {
+            v.clear();
+            self.range_pool.push(v);
+        }
     }
 
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
@@ -763,6 +777,8 @@ pub struct Array {
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
     pub next_stream: usize,
+    /// Emptied dirty-range lists, reused for stripes made dirty.
+    pub range_pool: Vec<Vec<(u64, u64)>>,
 }
 
 pub struct Lun {
@@ -1063,6 +1079,7 @@ impl World {
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
+                range_pool: Vec::new(),
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
