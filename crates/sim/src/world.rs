@@ -474,8 +474,9 @@ fn add_range_sorting(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
 pub struct PlanCache {
     /// None until first used; then whether the layout was found periodic.
     periodic: Option<bool>,
-    /// (stripe mod period, start, end within the stripe) → destage plan for that residue.
-    writes: FastMap<(u64, u64, u64), CachedWrite>,
+    /// (stripe mod period, dirty ranges within the stripe, unused entries empty) → destage
+    /// plan for that residue.
+    writes: FastMap<(u64, [(u64, u64); MAX_RANGES]), CachedWrite>,
     /// (offset mod period bytes, length) → member reads for that offset.
     reads: FastMap<(u64, u64), Vec<MemberIo>>,
 }
@@ -486,6 +487,10 @@ struct CachedWrite {
     writes: Vec<MemberIo>,
     parity: u64,
 }
+
+/// Destages of stripes with up to this many dirty ranges have their plans cached (random
+/// small writes leave one to three; their shapes repeat).
+const MAX_RANGES: usize = 4;
 
 /// Entries kept per map before it starts over (random small I/O over wide stripes has many
 /// shapes; the cache must not grow without bound).
@@ -546,7 +551,7 @@ impl PlanCache {
         reads: &mut Vec<MemberIo>,
         writes: &mut Vec<MemberIo>,
     ) -> u64 {
-        if ranges.len() != 1 || !self.periodic(g) {
+        if ranges.is_empty() || ranges.len() > MAX_RANGES || !self.periodic(g) {
             let p = g.plan_stripe_write(s, ranges);
             reads.extend(p.reads);
             writes.extend(p.writes);
@@ -555,8 +560,10 @@ impl PlanCache {
         let p = Self::period(g);
         let r = s % p;
         let by = (s - r) * g.chunk;
-        let (a, b) = ranges[0];
-        if let Some(c) = self.writes.get(&(r, a, b)) {
+        let mut shape = [(0u64, 0u64); MAX_RANGES];
+        shape[..ranges.len()].copy_from_slice(ranges);
+        let key = (r, shape);
+        if let Some(c) = self.writes.get(&key) {
             reads.extend(c.reads.iter().map(|m| MemberIo {
                 offset: m.offset + by,
                 ..*m
@@ -583,7 +590,7 @@ impl PlanCache {
                 if self.writes.len() >= PLAN_CACHE_MAX {
                     self.writes.clear();
                 }
-                self.writes.insert((r, a, b), base);
+                self.writes.insert(key, base);
             } else {
                 self.periodic = Some(false);
             }
@@ -1220,6 +1227,21 @@ mod tests {
                 assert_eq!(
                     (r, w, parity),
                     (direct.reads, direct.writes, direct.parity_bytes)
+                );
+                // Several dirty ranges in the stripe (sorted, apart), from a few shapes so
+                // they repeat.
+                let mut ranges = Vec::new();
+                for _ in 0..1 + rng.below(5) {
+                    let x = rng.below(8) * (sd / 8);
+                    add_range(&mut ranges, x, (x + 512 * (1 + rng.below(3))).min(sd));
+                }
+                let direct = g.plan_stripe_write(s, &ranges);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &ranges, &mut r, &mut w);
+                assert_eq!(
+                    (r, w, parity),
+                    (direct.reads, direct.writes, direct.parity_bytes),
+                    "{level:?} × {n}: stripe {s} ranges {ranges:?}"
                 );
                 let off = s * sd + a;
                 let len = (b - a).min(g.capacity() - off) + rng.below(2) * sd;
