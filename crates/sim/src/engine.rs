@@ -1281,8 +1281,13 @@ impl<'w> Engine<'w> {
                 }
             } else {
                 // Shortest positioning time first (see `world::sptf_pick`).
-                let Some(k) = sptf_pick(model, &disk.state, &disk.queue.by_angle, now, &mut self.ranks)
-                else {
+                let Some(k) = sptf_pick(
+                    model,
+                    &disk.state,
+                    &disk.queue.by_angle,
+                    now,
+                    &mut self.ranks,
+                ) else {
                     break; // nothing ready yet
                 };
                 let r = disk.queue.take(k);
