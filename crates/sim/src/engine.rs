@@ -404,6 +404,8 @@ impl<'w> Engine<'w> {
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
+        // The next multiple of `interval_ios` (a division per completion was measurable).
+        let mut next_interval = interval_ios;
         let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
                                                           // Per-job bytes at each interval start, to get each job's steady rate over the window.
@@ -457,7 +459,11 @@ impl<'w> Engine<'w> {
                         self.issue(jobs, ioc.job);
                     }
                     completions += 1;
-                    if conv.enabled && completions % interval_ios == 0 && self.now > iv_start.0 {
+                    let interval_done = completions == next_interval;
+                    if interval_done {
+                        next_interval += interval_ios;
+                    }
+                    if conv.enabled && interval_done && self.now > iv_start.0 {
                         let ramp_done = jobs.iter().all(|j| self.now >= j.ramp_end);
                         let bytes: u64 = jobs.iter().map(|j| j.bytes_done).sum();
                         let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum();
