@@ -570,6 +570,7 @@ impl<'w> Engine<'w> {
             d.active.clear();
         }
         for a in self.w.arrays.iter_mut() {
+            a.drive_cmds = 0;
             a.rcache.retain(|_, f| matches!(f, Fill::Ready));
             a.destaging = 0;
             for d in a.dirty.values_mut() {
@@ -970,20 +971,15 @@ impl<'w> Engine<'w> {
             // The controller feeds the drives up to their command queue depth and no more:
             // with every member's queue full, another destage would only wait in the
             // controller.
-            if arr.destaging > 0 {
-                let queued: usize = arr
-                    .members
+            debug_assert_eq!(
+                arr.drive_cmds,
+                arr.members
                     .iter()
                     .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
-                    .sum();
-                let room: usize = arr
-                    .members
-                    .iter()
-                    .map(|&d| self.w.disks[d].queue_depth as usize)
-                    .sum();
-                if queued >= room {
-                    return;
-                }
+                    .sum::<usize>()
+            );
+            if arr.destaging > 0 && arr.drive_cmds >= arr.drive_room {
+                return;
             }
             let arr = &mut self.w.arrays[ai];
             let mut pick = None;
@@ -1251,6 +1247,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let loc = self.w.models[disk.model].loc(m.offset);
         disk.head_hint = m.offset + m.len;
+        self.w.arrays[ai].drive_cmds += 1;
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,
@@ -1332,6 +1329,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
         let (_, r) = disk.active.swap_remove(i);
+        self.w.arrays[disk.array].drive_cmds -= 1;
         let backend = disk.backend;
         let t = match backend {
             Some(b) => transfer(&mut self.w.res, &[b], now, r.len, r.write),

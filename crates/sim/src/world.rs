@@ -390,6 +390,8 @@ pub struct Disk {
     /// Member offset where the last command given to it ends (md's `head_position`: where
     /// the head will be once the queue has drained), for the mirror read rule.
     pub head_hint: u64,
+    /// The array it belongs to.
+    pub array: usize,
 }
 
 pub struct Controller {
@@ -786,6 +788,9 @@ pub struct Array {
     pub next_stream: usize,
     /// Emptied dirty-range lists, reused for stripes made dirty.
     pub range_pool: Vec<Vec<(u64, u64)>>,
+    /// Commands queued or in service on its drives, and how many their queues take.
+    pub drive_cmds: usize,
+    pub drive_room: usize,
 }
 
 pub struct Lun {
@@ -1053,6 +1058,7 @@ impl World {
                         busy_ns: 0,
                         ios: 0,
                         head_hint: 0,
+                        array: arrays.len(),
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
@@ -1060,6 +1066,7 @@ impl World {
             } else {
                 (Vec::new(), 0)
             };
+            let drive_room = members.len() * a.disk_queue_depth.max(1) as usize;
             let chunk = a.chunk_kib * 1024;
             let mb_ = if member_bytes > 0 {
                 member_bytes / chunk * chunk
@@ -1087,6 +1094,8 @@ impl World {
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
                 range_pool: Vec::new(),
+                drive_cmds: 0,
+                drive_room,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
