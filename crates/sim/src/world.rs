@@ -1280,7 +1280,12 @@ mod tests {
             for round in 0..4000 {
                 let mut st = DeviceState::new(rng.next_f64(), &m);
                 st.cyl = rng.below(cyls);
-                let now = rng.below(60_000_000_000);
+                // Up to a minute of virtual time, and now and then hours.
+                let now = rng.below(if round % 3 == 0 {
+                    1 << 44
+                } else {
+                    60_000_000_000
+                });
                 let t_cmd = m.t_cmd(now);
                 let a0 = m.angle_at(&st, t_cmd);
                 let span = if round % 2 == 0 { cyls / 100 } else { cyls };
