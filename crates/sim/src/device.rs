@@ -370,10 +370,13 @@ impl DeviceModel {
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
         let loc = self.loc(offset);
-        self.service_at(st, t, offset, len, write, &loc)
+        self.service_at(st, t, offset, len, write, &loc, None)
     }
 
-    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`).
+    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`),
+    /// and its positioning time at `t` if already worked out (by
+    /// [`DeviceModel::positioning_from`], as shortest-positioning-time-first does).
+    #[allow(clippy::too_many_arguments)]
     pub fn service_at(
         &self,
         st: &mut DeviceState,
@@ -382,6 +385,7 @@ impl DeviceModel {
         len: u64,
         write: bool,
         loc: &Loc,
+        positioning: Option<f64>,
     ) -> u64 {
         if self.kind == DeviceKind::Ssd {
             let (lat, per) = if write {
@@ -407,8 +411,13 @@ impl DeviceModel {
             // Write cache: sequential writes stream behind the cache without rotational misses.
             self.command_ns as f64 + iface.max(self.media_ns(loc, len))
         } else {
-            let pos = self.seek_settle_ns(st, loc, write);
-            let pos = self.positioning_from(st, self.t_cmd(t), pos, loc);
+            let pos = match positioning {
+                Some(p) => p,
+                None => {
+                    let pos = self.seek_settle_ns(st, loc, write);
+                    self.positioning_from(st, self.t_cmd(t), pos, loc)
+                }
+            };
             self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
         };
         let ns = ns.max(1.0) as u64;

@@ -1284,7 +1284,7 @@ impl<'w> Engine<'w> {
                 }
             } else {
                 // Shortest positioning time first (see `world::sptf_pick`).
-                let Some(k) = sptf_pick(
+                let Some((k, positioning)) = sptf_pick(
                     model,
                     &disk.state,
                     &disk.queue.by_angle,
@@ -1294,7 +1294,15 @@ impl<'w> Engine<'w> {
                     break; // nothing ready yet
                 };
                 let r = disk.queue.take(k);
-                let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
+                let svc = model.service_at(
+                    &mut disk.state,
+                    now,
+                    r.offset,
+                    r.len,
+                    r.write,
+                    &r.loc,
+                    Some(positioning),
+                );
                 disk.busy_ns += svc;
                 disk.ios += 1;
                 disk.active.push((now + svc, r));
@@ -1307,7 +1315,8 @@ impl<'w> Engine<'w> {
                 continue;
             };
             let r = disk.queue.remove(idx);
-            let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
+            let svc =
+                model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc, None);
             disk.busy_ns += svc;
             disk.ios += 1;
             disk.active.push((now + svc, r));

@@ -267,14 +267,15 @@ impl DriveQueue {
 
 /// Shortest positioning time first: which of a drive's window of queued commands
 /// ([`DriveQueue::by_angle`]) to start at `now`, the first to arrive among equals; None if
-/// none is ready. `ranks` is scratch space.
+/// none is ready, with its positioning time (by [`DeviceModel::positioning_from`]). `ranks`
+/// is scratch space.
 pub fn sptf_pick(
     model: &DeviceModel,
     st: &DeviceState,
     w: &[Cand],
     now: u64,
     ranks: &mut Vec<(f64, usize)>,
-) -> Option<usize> {
+) -> Option<(usize, f64)> {
     // Shortest positioning time first, the first of equals on ties (by arrival),
     // among the first `queue_depth` commands that are ready. A command's
     // positioning time is its seek (and settle) plus the wait for its sector: it
@@ -372,7 +373,7 @@ pub fn sptf_pick(
             }
         }
     }
-    (best.1 != u64::MAX).then_some(best.2)
+    (best.1 != u64::MAX).then_some((best.2, best.0))
 }
 
 pub struct Disk {
@@ -1333,8 +1334,8 @@ mod tests {
                     }
                 }
                 assert_eq!(
-                    sptf_pick(&m, &st, &w, now, &mut ranks),
-                    best.map(|b| b.2),
+                    sptf_pick(&m, &st, &w, now, &mut ranks).map(|(k, p)| (k, p.to_bits())),
+                    best.map(|b| (b.2, b.0.to_bits())),
                     "{disk} round {round}"
                 );
             }
