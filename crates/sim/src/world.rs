@@ -203,16 +203,20 @@ impl DriveQueue {
         self.rest.clear();
     }
     #[inline]
-    fn enter(&mut self, seq: u64, slot: u32) {
+    fn cand(&self, seq: u64, slot: u32) -> Cand {
         let r = &self.slab[slot as usize];
-        let c = Cand {
+        Cand {
             cyl: r.loc.cyl,
             seq,
             ready: r.ready,
             target: r.loc.target(),
             slot,
             write: r.write,
-        };
+        }
+    }
+    #[inline]
+    fn enter(&mut self, seq: u64, slot: u32) {
+        let c = self.cand(seq, slot);
         let i = self
             .by_angle
             .partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
@@ -256,12 +260,28 @@ impl DriveQueue {
     /// arrival order moves up into the window.
     #[inline]
     pub fn take(&mut self, k: usize) -> DiskReq {
-        let c = self.by_angle.remove(k);
-        self.free.push(c.slot);
-        if let Some((seq, slot)) = self.rest.pop_front() {
-            self.enter(seq, slot);
+        let old = self.by_angle[k];
+        self.free.push(old.slot);
+        match self.rest.pop_front() {
+            None => {
+                self.by_angle.remove(k);
+            }
+            Some((seq, slot)) => {
+                // The newcomer takes the leaving command's place and moves to its own:
+                // only the commands between the two shift.
+                let c = self.cand(seq, slot);
+                let w = &mut self.by_angle;
+                let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
+                if j <= k {
+                    w[j..=k].rotate_right(1);
+                    w[j] = c;
+                } else {
+                    w[k..j].rotate_left(1);
+                    w[j - 1] = c;
+                }
+            }
         }
-        self.slab[c.slot as usize]
+        self.slab[old.slot as usize]
     }
 }
 
@@ -1339,6 +1359,48 @@ mod tests {
                     "{disk} round {round}"
                 );
             }
+        }
+    }
+
+    /// A drive's window holds its first `window` commands by arrival, ordered by angle, as
+    /// commands come and go; the one taken is the one chosen.
+    #[test]
+    fn drive_queue_window_is_the_first_arrivals_by_angle() {
+        let m = DeviceModel::new(&crate::catalog::find("seagate-st973451ss").unwrap(), None);
+        let mut rng = raidlab_workload::Rng::new(9);
+        let mut q = DriveQueue::new(8);
+        // (arrival, offset) of what the queue should hold, in arrival order.
+        let mut want: Vec<(u64, u64)> = Vec::new();
+        let mut arrivals = 0u64;
+        for step in 0..5000 {
+            if want.is_empty() || (rng.below(2) == 0 && want.len() < 40) {
+                let offset = rng.below(m.capacity / 512 - 64) * 512;
+                q.push_back(DiskReq {
+                    offset,
+                    len: 4096,
+                    write: rng.below(2) == 0,
+                    join: 0,
+                    ready: 0,
+                    loc: m.loc(offset),
+                });
+                want.push((arrivals, offset));
+                arrivals += 1;
+            } else {
+                let k = rng.below(q.by_angle.len() as u64) as usize;
+                let seq = q.by_angle[k].seq;
+                let r = q.take(k);
+                let i = want.iter().position(|w| w.0 == seq).unwrap();
+                assert_eq!(r.offset, want.remove(i).1, "step {step}");
+            }
+            assert_eq!(q.len(), want.len());
+            let mut seqs: Vec<u64> = q.by_angle.iter().map(|c| c.seq).collect();
+            assert!(q
+                .by_angle
+                .windows(2)
+                .all(|p| (p[0].target, p[0].seq) < (p[1].target, p[1].seq)));
+            seqs.sort_unstable();
+            let first: Vec<u64> = want.iter().take(8).map(|w| w.0).collect();
+            assert_eq!(seqs, first, "step {step}");
         }
     }
 
