@@ -67,7 +67,7 @@ impl EventQueue {
     fn key(p: &Pending) -> (u64, u64) {
         (p.t, p.seq)
     }
-    #[inline(always)]
+    #[inline]
     fn push(&mut self, p: Pending) {
         match self.first {
             Some(f) => {
@@ -88,7 +88,7 @@ impl EventQueue {
     fn peek(&self) -> Option<&Pending> {
         self.first.as_ref().or_else(|| self.heap.peek())
     }
-    #[inline(always)]
+    #[inline]
     fn pop(&mut self) -> Option<Pending> {
         self.first.take().or_else(|| self.heap.pop())
     }
@@ -315,7 +315,7 @@ impl<'w> Engine<'w> {
         self.stripe_pool.push(v);
     }
 
-    #[inline(always)]
+    #[inline]
     fn at(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
         let t = t.max(self.now);
@@ -333,7 +333,7 @@ impl<'w> Engine<'w> {
     }
 
     /// The next event by (time, seq): the heap's first, or the first of those due now.
-    #[inline(always)]
+    #[inline]
     fn next_event(&mut self) -> Option<(u64, Ev)> {
         if let Some(&(seq, ev)) = self.due.front() {
             match self.heap.peek() {
