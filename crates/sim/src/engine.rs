@@ -51,53 +51,6 @@ impl Ord for Pending {
     }
 }
 
-/// The pending events, earliest (time, seq) first: a binary heap with its earliest event
-/// held apart. An event scheduled earlier than everything pending (a host command's next
-/// step, while the drives' events lie milliseconds ahead) is taken straight back without
-/// entering the heap. Every key is distinct, so the order is the heap's own.
-#[derive(Default)]
-struct EventQueue {
-    /// Earlier than everything in `heap`, when set.
-    first: Option<Pending>,
-    heap: BinaryHeap<Pending>,
-}
-
-impl EventQueue {
-    #[inline]
-    fn key(p: &Pending) -> (u64, u64) {
-        (p.t, p.seq)
-    }
-    #[inline]
-    fn push(&mut self, p: Pending) {
-        match self.first {
-            Some(f) => {
-                if Self::key(&p) < Self::key(&f) {
-                    self.heap.push(f);
-                    self.first = Some(p);
-                } else {
-                    self.heap.push(p);
-                }
-            }
-            None => match self.heap.peek() {
-                Some(h) if Self::key(h) < Self::key(&p) => self.heap.push(p),
-                _ => self.first = Some(p),
-            },
-        }
-    }
-    #[inline]
-    fn peek(&self) -> Option<&Pending> {
-        self.first.as_ref().or_else(|| self.heap.peek())
-    }
-    #[inline]
-    fn pop(&mut self) -> Option<Pending> {
-        self.first.take().or_else(|| self.heap.pop())
-    }
-    fn clear(&mut self) {
-        self.first = None;
-        self.heap.clear();
-    }
-}
-
 /// A host ↔ controller transfer in progress, moved one segment at a time so streams sharing
 /// a hop take turns on it at the time they actually get there.
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +195,7 @@ impl Default for Convergence {
 
 pub struct Engine<'w> {
     pub w: &'w mut World,
-    heap: EventQueue,
+    heap: BinaryHeap<Pending>,
     /// Events scheduled for the current time, in scheduling order: kept out of the heap
     /// (a quarter of all events are completions due at once), merged with it by (time, seq)
     /// in [`Engine::next_event`]. Empty whenever time moves on.
@@ -278,7 +231,7 @@ impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
         Engine {
             w,
-            heap: EventQueue::default(),
+            heap: BinaryHeap::new(),
             due: VecDeque::new(),
             event_t: 0,
             seq: 0,
