@@ -21,12 +21,16 @@ fn main() {
     for r in cases {
         let r = r.expect("benchmark systems");
         println!(
-            "{}: {} points, {} member I/Os in {:.2} s = {:.0} member I/Os/s",
+            "{}: {} points, {} member I/Os in {:.2} s = {:.0} member I/Os/s \
+             ({} host commands, {} events = {:.0} events/s)",
             r.name,
             r.points,
             r.member_ios,
             r.seconds,
-            r.member_ios_per_s()
+            r.member_ios_per_s(),
+            r.host_ios,
+            r.events,
+            r.events_per_s()
         );
     }
 }

@@ -21,7 +21,6 @@ pub struct DeviceModel {
     pub kind: DeviceKind,
     pub capacity: u64,
     rev_ns: f64,
-    /// 1 / `rev_ns`, for ranking (see [`DeviceModel::rank_from`]).
     inv_rev: f64,
     heads: u64,
     zones: Vec<Zone>,
@@ -45,14 +44,7 @@ pub struct DeviceModel {
     /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
     /// the table gives the very same values.
     seek_table: Vec<Cell<u64>>,
-    /// The seek time at the start of each run of `SEEK_BUCKET` distances (a lower bound for
-    /// the whole run, the curve rising with distance), small enough to stay in the nearest
-    /// cache while a scheduler scans its queue. Filled on first use like `seek_table`.
-    seek_floor: Vec<Cell<u64>>,
 }
-
-/// Distances (cylinders) per entry of the seek lower-bound table.
-const SEEK_BUCKET_SHIFT: u32 = 6;
 
 /// Where a command starts on the media, worked out once when it is queued so the drive's
 /// scheduler can compare positioning times without redoing the zone lookup.
@@ -64,6 +56,14 @@ pub struct Loc {
     zone: u32,
     /// Angular position of the first sector, as a fraction of a turn.
     target: f64,
+}
+
+impl Loc {
+    /// Angular position of the first sector, as a fraction of a turn.
+    #[inline]
+    pub fn target(&self) -> f64 {
+        self.target
+    }
 }
 
 /// `x % m` for finite x ≥ 0 and m > 0, bit for bit, without the slow generic `fmod`:
@@ -184,11 +184,6 @@ impl DeviceModel {
             } else {
                 zeroed_cells(cylinders as usize + 1)
             },
-            seek_floor: if ssd {
-                Vec::new()
-            } else {
-                zeroed_cells((cylinders >> SEEK_BUCKET_SHIFT) as usize + 1)
-            },
         }
     }
 
@@ -247,32 +242,41 @@ impl DeviceModel {
         }
     }
 
-    /// A lower bound of [`DeviceModel::seek_settle_ns`], from the small table.
+    /// Seek time from the head's cylinder to `cyl` (no settle): it rises with the distance,
+    /// so it bounds from below the positioning time of every command at least as far.
     #[inline]
-    pub fn seek_settle_floor_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
-        let d = st.cyl.abs_diff(loc.cyl);
-        let mut pos = if d == 0 {
+    pub fn seek_to_ns(&self, st: &DeviceState, cyl: u64) -> f64 {
+        self.seek_ns(st.cyl, cyl)
+    }
+
+    /// One turn of the platters, ns.
+    #[inline]
+    pub fn rev_ns(&self) -> f64 {
+        self.rev_ns
+    }
+
+    /// The angle under the head at `t_cmd` (as [`DeviceModel::t_cmd`] gives it), as a fraction
+    /// of a turn: where a command with no seek would start waiting for its sector. Within
+    /// rounding (far below a nanosecond's worth of turn) of what the positioning formula
+    /// works out: by a multiplication, where the formula divides twice.
+    #[inline]
+    pub fn angle_at(&self, st: &DeviceState, t_cmd: f64) -> f64 {
+        let turns = (t_cmd + st.phase_ns) * self.inv_rev;
+        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
+        let a = turns - turns as i64 as f64;
+        if a < 0.0 {
             0.0
+        } else if a >= 1.0 {
+            1.0 - f64::EPSILON
         } else {
-            let k = (d >> SEEK_BUCKET_SHIFT) as usize;
-            match self.seek_floor.get(k) {
-                Some(c) => {
-                    let b = c.get();
-                    if b != 0 {
-                        f64::from_bits(b)
-                    } else {
-                        let v = self.seek_curve(((k as u64) << SEEK_BUCKET_SHIFT).max(1));
-                        c.set(v.to_bits());
-                        v
-                    }
-                }
-                None => 0.0,
-            }
-        };
-        if write {
-            pos += self.write_settle_ns;
+            a
         }
-        pos
+    }
+
+    /// Write settle time, added to a write's seek.
+    #[inline]
+    pub fn settle_ns(&self) -> f64 {
+        self.write_settle_ns
     }
 
     /// Where a command for `offset` starts (see [`Loc`]).
@@ -325,41 +329,18 @@ impl DeviceModel {
     /// plus command overhead `t_cmd` (= `t as f64 + command_ns as f64`).
     #[inline]
     pub fn positioning_from(&self, st: &DeviceState, t_cmd: f64, pos: f64, loc: &Loc) -> f64 {
-        let arrive = t_cmd + pos;
-        let angle_now = rem(arrive + st.phase_ns, self.rev_ns) / self.rev_ns;
-        let mut wait = loc.target - angle_now;
-        if wait < 0.0 {
-            wait += 1.0;
-        }
-        pos + wait * self.rev_ns
+        self.positioning_to(st, t_cmd, pos, loc.target)
     }
 
-    /// For ranking queued commands (shortest positioning time first): the positioning time
-    /// with the rotation worked out by one multiplication by the reciprocal of a turn, where
-    /// [`DeviceModel::positioning_from`] divides twice. It differs from that by rounding only,
-    /// by less than `slack` ns, except where the target sector is within rounding of passing
-    /// under the head (a wait of nothing or of a whole turn): those are computed exactly.
-    /// `base` = `t_cmd + st.phase_ns`.
+    /// [`DeviceModel::positioning_from`] for a command whose first sector is at angle
+    /// `target` (a fraction of a turn).
     #[inline]
-    pub fn rank_from(
-        &self,
-        st: &DeviceState,
-        t_cmd: f64,
-        base: f64,
-        pos: f64,
-        loc: &Loc,
-        slack: f64,
-    ) -> f64 {
-        let turns = (base + pos) * self.inv_rev;
-        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
-        let angle_now = turns - turns as i64 as f64;
-        let mut wait = loc.target - angle_now;
+    pub fn positioning_to(&self, st: &DeviceState, t_cmd: f64, pos: f64, target: f64) -> f64 {
+        let arrive = t_cmd + pos;
+        let angle_now = rem(arrive + st.phase_ns, self.rev_ns) / self.rev_ns;
+        let mut wait = target - angle_now;
         if wait < 0.0 {
             wait += 1.0;
-        }
-        let edge = slack * self.inv_rev;
-        if wait < edge || wait > 1.0 - edge {
-            return self.positioning_from(st, t_cmd, pos, loc);
         }
         pos + wait * self.rev_ns
     }
@@ -389,10 +370,13 @@ impl DeviceModel {
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
         let loc = self.loc(offset);
-        self.service_at(st, t, offset, len, write, &loc)
+        self.service_at(st, t, offset, len, write, &loc, None)
     }
 
-    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`).
+    /// [`DeviceModel::service`] with the start already located (`loc` = `self.loc(offset)`),
+    /// and its positioning time at `t` if already worked out (by
+    /// [`DeviceModel::positioning_from`], as shortest-positioning-time-first does).
+    #[allow(clippy::too_many_arguments)]
     pub fn service_at(
         &self,
         st: &mut DeviceState,
@@ -401,6 +385,7 @@ impl DeviceModel {
         len: u64,
         write: bool,
         loc: &Loc,
+        positioning: Option<f64>,
     ) -> u64 {
         if self.kind == DeviceKind::Ssd {
             let (lat, per) = if write {
@@ -426,8 +411,13 @@ impl DeviceModel {
             // Write cache: sequential writes stream behind the cache without rotational misses.
             self.command_ns as f64 + iface.max(self.media_ns(loc, len))
         } else {
-            let pos = self.seek_settle_ns(st, loc, write);
-            let pos = self.positioning_from(st, self.t_cmd(t), pos, loc);
+            let pos = match positioning {
+                Some(p) => p,
+                None => {
+                    let pos = self.seek_settle_ns(st, loc, write);
+                    self.positioning_from(st, self.t_cmd(t), pos, loc)
+                }
+            };
             self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
         };
         let ns = ns.max(1.0) as u64;

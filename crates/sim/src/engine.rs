@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, World};
+use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
@@ -209,14 +209,18 @@ pub struct Engine<'w> {
     joins: Vec<Join>,
     free_joins: Vec<u32>,
     pub member_ios: u64,
+    /// Events handled and host commands issued (for the simulator's speed benchmark).
+    pub events: u64,
+    pub host_ios: u64,
     scratch: Vec<MemberIo>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
     /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
     mio_pool: Vec<Vec<MemberIo>>,
     stripe_pool: Vec<Vec<(u64, u64)>>,
-    /// Scratch: a drive's queued commands' approximate positioning times.
-    ranks: Vec<f64>,
+    /// Scratch: the commands a drive's scheduler looked at, with their approximate
+    /// positioning times.
+    ranks: Vec<(f64, usize)>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -237,6 +241,8 @@ impl<'w> Engine<'w> {
             joins: Vec::new(),
             free_joins: Vec::new(),
             member_ios: 0,
+            events: 0,
+            host_ios: 0,
             scratch: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
@@ -351,6 +357,8 @@ impl<'w> Engine<'w> {
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
+        // The next multiple of `interval_ios` (a division per completion was measurable).
+        let mut next_interval = interval_ios;
         let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
                                                           // Per-job bytes at each interval start, to get each job's steady rate over the window.
@@ -362,6 +370,7 @@ impl<'w> Engine<'w> {
         while let Some((t, ev)) = self.next_event() {
             self.now = t;
             self.event_t = t;
+            self.events += 1;
             match ev {
                 Ev::Issue(j) => {
                     self.issue(jobs, j);
@@ -403,7 +412,11 @@ impl<'w> Engine<'w> {
                         self.issue(jobs, ioc.job);
                     }
                     completions += 1;
-                    if conv.enabled && completions % interval_ios == 0 && self.now > iv_start.0 {
+                    let interval_done = completions == next_interval;
+                    if interval_done {
+                        next_interval += interval_ios;
+                    }
+                    if conv.enabled && interval_done && self.now > iv_start.0 {
                         let ramp_done = jobs.iter().all(|j| self.now >= j.ramp_end);
                         let bytes: u64 = jobs.iter().map(|j| j.bytes_done).sum();
                         let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum();
@@ -510,6 +523,7 @@ impl<'w> Engine<'w> {
             d.active.clear();
         }
         for a in self.w.arrays.iter_mut() {
+            a.drive_cmds = 0;
             a.rcache.retain(|_, f| matches!(f, Fill::Ready));
             a.destaging = 0;
             for d in a.dirty.values_mut() {
@@ -583,6 +597,7 @@ impl<'w> Engine<'w> {
                 continue;
             };
             job.inflight += 1;
+            self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
             let io = self.new_io(Io {
@@ -909,17 +924,14 @@ impl<'w> Engine<'w> {
             // The controller feeds the drives up to their command queue depth and no more:
             // with every member's queue full, another destage would only wait in the
             // controller.
-            let queued: usize = arr
-                .members
-                .iter()
-                .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
-                .sum();
-            let room: usize = arr
-                .members
-                .iter()
-                .map(|&d| self.w.disks[d].queue_depth as usize)
-                .sum();
-            if arr.destaging > 0 && queued >= room {
+            debug_assert_eq!(
+                arr.drive_cmds,
+                arr.members
+                    .iter()
+                    .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
+                    .sum::<usize>()
+            );
+            if arr.destaging > 0 && arr.drive_cmds >= arr.drive_room {
                 return;
             }
             let arr = &mut self.w.arrays[ai];
@@ -1023,7 +1035,10 @@ impl<'w> Engine<'w> {
         let d = arr.dirty.remove(&s).unwrap_or_default();
         let mut freed = bytes;
         if !d.redirty.is_empty() {
-            let mut nd = Dirty::default();
+            let mut nd = Dirty {
+                ranges: arr.take_ranges(),
+                ..Default::default()
+            };
             for &(a, b) in &d.redirty {
                 nd.bytes += add_range(&mut nd.ranges, a, b);
             }
@@ -1035,6 +1050,8 @@ impl<'w> Engine<'w> {
             nd.born = arr.note_dirty(s);
             arr.dirty.insert(s, nd);
         }
+        arr.put_ranges(d.ranges);
+        arr.put_ranges(d.redirty);
         let ctrl = &mut self.w.ctrls[ci];
         ctrl.dirty -= freed.min(ctrl.dirty);
     }
@@ -1183,6 +1200,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let loc = self.w.models[disk.model].loc(m.offset);
         disk.head_hint = m.offset + m.len;
+        self.w.arrays[ai].drive_cmds += 1;
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,
@@ -1213,60 +1231,45 @@ impl<'w> Engine<'w> {
         while (disk.active.len() as u32) < disk.units && !disk.queue.is_empty() {
             let model = &self.w.models[disk.model];
             let idx = if disk.queue_depth <= 1 || disk.units > 1 {
-                match disk.queue.iter().position(|r| r.ready <= now) {
+                match disk.queue.first_ready(now) {
                     Some(i) => i,
                     None => break,
                 }
             } else {
-                // Shortest positioning time first, the first of equals on ties. Ranked in
-                // two passes: every ready command by `rank_from` (within `slack` ns of its
-                // exact positioning time, and cheap), then the exact formula for those that
-                // come within twice that of the best — the same choice as the exact formula
-                // over all of them. The seek (and settle) part bounds a command's positioning
-                // time from below: one whose seek cannot come near the best is not ranked.
-                let n = disk.queue.len().min(disk.queue_depth as usize);
-                let t_cmd = model.t_cmd(now);
-                let base = t_cmd + disk.state.phase_ns;
-                let slack = 1.0 + now as f64 * 1e-14;
-                let ranks = &mut self.ranks;
-                ranks.clear();
-                let (mut low, mut lim) = (f64::INFINITY, f64::INFINITY);
-                for r in disk.queue.iter().take(n) {
-                    let mut p = f64::INFINITY;
-                    if r.ready <= now
-                        && model.seek_settle_floor_ns(&disk.state, &r.loc, r.write) <= lim
-                    {
-                        let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
-                        if lb <= lim {
-                            p = model.rank_from(&disk.state, t_cmd, base, lb, &r.loc, slack);
-                            if p < low {
-                                low = p;
-                                lim = low + 2.0 * slack;
-                            }
-                        }
-                    }
-                    ranks.push(p);
-                }
-                if low == f64::INFINITY {
+                // Shortest positioning time first (see `world::sptf_pick`).
+                let Some((k, positioning)) = sptf_pick(
+                    model,
+                    &disk.state,
+                    &disk.queue.by_angle,
+                    now,
+                    &mut self.ranks,
+                ) else {
                     break; // nothing ready yet
-                }
-                let mut best = (f64::INFINITY, usize::MAX);
-                for (i, (&p, r)) in ranks.iter().zip(disk.queue.iter()).enumerate() {
-                    if p <= lim {
-                        let lb = model.seek_settle_ns(&disk.state, &r.loc, r.write);
-                        let p = model.positioning_from(&disk.state, t_cmd, lb, &r.loc);
-                        if p < best.0 {
-                            best = (p, i);
-                        }
-                    }
-                }
-                if best.1 == usize::MAX {
-                    break;
-                }
-                best.1
+                };
+                let r = disk.queue.take(k);
+                let svc = model.service_at(
+                    &mut disk.state,
+                    now,
+                    r.offset,
+                    r.len,
+                    r.write,
+                    &r.loc,
+                    Some(positioning),
+                );
+                disk.busy_ns += svc;
+                disk.ios += 1;
+                disk.active.push((now + svc, r));
+                self.seq += 1;
+                self.heap.push(Pending {
+                    t: now + svc,
+                    seq: self.seq,
+                    ev: Ev::DiskDone(d as u32),
+                });
+                continue;
             };
-            let r = disk.queue.remove(idx).unwrap();
-            let svc = model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc);
+            let r = disk.queue.remove(idx);
+            let svc =
+                model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc, None);
             disk.busy_ns += svc;
             disk.ios += 1;
             disk.active.push((now + svc, r));
@@ -1288,6 +1291,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
         let (_, r) = disk.active.swap_remove(i);
+        self.w.arrays[disk.array].drive_cmds -= 1;
         let backend = disk.backend;
         let t = match backend {
             Some(b) => transfer(&mut self.w.res, &[b], now, r.len, r.write),

@@ -154,6 +154,17 @@ struct Planned {
 }
 
 pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimError> {
+    run_counted(specs, cfg).map(|(r, _)| r)
+}
+
+/// What the event loop did in one run: for the speed benchmark.
+#[derive(Clone, Copy, Debug, Default)]
+struct Work {
+    events: u64,
+    host_ios: u64,
+}
+
+fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), SimError> {
     let mut system: Option<PathBuf> = None;
     for s in specs {
         s.validate().map_err(|e| SimError::usage(e.message))?;
@@ -282,6 +293,10 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
         }
     }
     member_ios += engine.member_ios;
+    let work = Work {
+        events: engine.events,
+        host_ios: engine.host_ios,
+    };
     let vt = engine.now.max(1);
     drop(engine);
     let components = components(&world, vt);
@@ -313,17 +328,20 @@ pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimErro
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
-    Ok(RunResult {
-        version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
-        timestamp: 0,
-        jobs: results,
-    })
+    Ok((
+        RunResult {
+            version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
+            timestamp: 0,
+            jobs: results,
+        },
+        work,
+    ))
 }
 
 fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
     let mut v = Vec::new();
     for r in &w.res {
-        let servers = r.free.len() as f64;
+        let servers = r.servers() as f64;
         v.push(ComponentUse {
             name: r.name.clone(),
             kind: r.kind.into(),
@@ -578,12 +596,18 @@ pub mod bench {
         pub name: String,
         pub points: u32,
         pub member_ios: u64,
+        /// Host commands the jobs issued, and events the event loop handled.
+        pub host_ios: u64,
+        pub events: u64,
         pub seconds: f64,
     }
 
     impl BenchResult {
         pub fn member_ios_per_s(&self) -> f64 {
             self.member_ios as f64 / self.seconds.max(1e-9)
+        }
+        pub fn events_per_s(&self) -> f64 {
+            self.events as f64 / self.seconds.max(1e-9)
         }
     }
 
@@ -596,7 +620,7 @@ pub mod bench {
     /// sizes × read/write, 8 GB per stream as in the seed. `clock` returns seconds.
     pub fn llnl2000(systems_dir: &Path, clock: &dyn Fn() -> f64) -> Result<BenchResult, SimError> {
         let t0 = clock();
-        let (mut ios, mut points) = (0, 0);
+        let (mut ios, mut points, mut work) = (0, 0, Work::default());
         for fig in 11..=25 {
             let target = format!(
                 "sim:{}",
@@ -607,7 +631,9 @@ pub mod bench {
             for bs in LLNL_BS {
                 for rw in ["read", "write"] {
                     let s = sized(&target, rw, bs, 8 << 30, 1);
-                    let r = run(&[s])?;
+                    let (r, w) = run_counted(&[s], &RunConfig::default())?;
+                    work.events += w.events;
+                    work.host_ios += w.host_ios;
                     ios += r
                         .jobs
                         .first()
@@ -621,6 +647,8 @@ pub mod bench {
             name: "llnl2000 all figures".into(),
             points,
             member_ios: ios,
+            host_ios: work.host_ios,
+            events: work.events,
             seconds: clock() - t0,
         })
     }
@@ -642,7 +670,7 @@ pub mod bench {
             },
         };
         let t0 = clock();
-        let r = run_with(&[s], &cfg)?;
+        let (r, work) = run_counted(&[s], &cfg)?;
         let ios = r
             .jobs
             .first()
@@ -652,6 +680,8 @@ pub mod bench {
             name: "xdd2008 raid5 8k randrw qd128, 60 s virtual".into(),
             points: 1,
             member_ios: ios,
+            host_ios: work.host_ios,
+            events: work.events,
             seconds: clock() - t0,
         })
     }

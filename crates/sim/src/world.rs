@@ -23,8 +23,10 @@ pub struct Res {
     pub kind: &'static str,
     /// ns per byte for reads (towards the host) and writes (away from it); 0 = not on that way.
     pub ns_per_byte: [f64; 2],
-    /// Free time of each server.
-    pub free: Vec<u64>,
+    /// Free time of the first server (every bandwidth resource has just one), and of the
+    /// others.
+    free0: u64,
+    free_more: Vec<u64>,
     pub busy_ns: u64,
     pub note: String,
 }
@@ -40,7 +42,8 @@ impl Res {
             name: name.into(),
             kind,
             ns_per_byte: [0.0; 2],
-            free: vec![0; servers.max(1) as usize],
+            free0: 0,
+            free_more: vec![0; servers.max(1) as usize - 1],
             busy_ns: 0,
             note: note.into(),
         }
@@ -55,17 +58,26 @@ impl Res {
     /// Occupy the earliest-free server for `dur` from no earlier than `now`; returns the end.
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
-        let (i, f) = self
-            .free
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, f)| **f)
-            .map(|(i, f)| (i, *f))
-            .unwrap();
+        // The earliest free, the first of equals.
+        let mut f = self.free0;
+        let mut at = None;
+        for (i, &x) in self.free_more.iter().enumerate() {
+            if x < f {
+                f = x;
+                at = Some(i);
+            }
+        }
         let end = now.max(f) + dur;
-        self.free[i] = end;
+        match at {
+            None => self.free0 = end,
+            Some(i) => self.free_more[i] = end,
+        }
         self.busy_ns += dur;
         end
+    }
+    /// How many servers it has.
+    pub fn servers(&self) -> usize {
+        1 + self.free_more.len()
     }
     /// Bound in bytes/s (the faster direction), if it has one.
     pub fn bound(&self) -> Option<f64> {
@@ -102,8 +114,8 @@ pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bo
             let npb = res[r].ns_per_byte[w];
             if npb > 0.0 {
                 let d = ((seg as f64 * npb) as u64).max(1);
-                *s = (*s).max(res[r].free[0]);
-                res[r].free[0] = *s + d;
+                *s = (*s).max(res[r].free0);
+                res[r].free0 = *s + d;
                 res[r].busy_ns += d;
                 *end = (*end).max(*s + d);
             }
@@ -134,11 +146,261 @@ pub struct DiskReq {
     pub loc: Loc,
 }
 
+/// A command in a drive's scheduling window (the first `queue_depth` commands of its queue),
+/// with what shortest-positioning-time-first needs to rank it.
+#[derive(Clone, Copy, Debug)]
+pub struct Cand {
+    pub cyl: u64,
+    /// Arrival order on this drive (its place in the queue; ties go to the earliest).
+    pub seq: u64,
+    pub ready: u64,
+    /// Angular position of its first sector, as a fraction of a turn.
+    pub target: f64,
+    /// Where the command itself is kept.
+    slot: u32,
+    pub write: bool,
+}
+
+/// A drive's queue of commands not yet in service. For drives that schedule by shortest
+/// positioning time, the first `window` (its queue depth) by arrival are kept ordered by the
+/// angle of their first sector, so the scheduler can look at them in the order they pass
+/// under the head and stop once the rotation alone takes longer than the best found; the
+/// rest wait in arrival order. Drives that serve in arrival order keep all in `rest`.
+/// The commands themselves stay put in `slab`; the orders hold their slots.
+#[derive(Debug, Default)]
+pub struct DriveQueue {
+    slab: Vec<DiskReq>,
+    free: Vec<u32>,
+    /// The window by (angle, arrival); empty if `window` = 0.
+    pub by_angle: Vec<Cand>,
+    /// The commands after the window, in arrival order: (arrival, slot).
+    rest: VecDeque<(u64, u32)>,
+    window: usize,
+    next_seq: u64,
+}
+
+impl DriveQueue {
+    /// `window`: how many of the first commands the scheduler chooses among (0: none is
+    /// kept by angle — the drive serves in arrival order).
+    pub fn new(window: usize) -> DriveQueue {
+        DriveQueue {
+            window,
+            ..Default::default()
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.by_angle.len() + self.rest.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.by_angle.is_empty() && self.rest.is_empty()
+    }
+    pub fn clear(&mut self) {
+        self.slab.clear();
+        self.free.clear();
+        self.by_angle.clear();
+        self.rest.clear();
+    }
+    #[inline]
+    fn cand(&self, seq: u64, slot: u32) -> Cand {
+        let r = &self.slab[slot as usize];
+        Cand {
+            cyl: r.loc.cyl,
+            seq,
+            ready: r.ready,
+            target: r.loc.target(),
+            slot,
+            write: r.write,
+        }
+    }
+    #[inline]
+    fn enter(&mut self, seq: u64, slot: u32) {
+        let c = self.cand(seq, slot);
+        let i = self
+            .by_angle
+            .partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
+        self.by_angle.insert(i, c);
+    }
+    #[inline]
+    pub fn push_back(&mut self, r: DiskReq) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = r;
+                i
+            }
+            None => {
+                self.slab.push(r);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        if self.by_angle.len() < self.window {
+            self.enter(seq, slot);
+        } else {
+            self.rest.push_back((seq, slot));
+        }
+    }
+    /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
+    #[inline]
+    pub fn first_ready(&self, now: u64) -> Option<usize> {
+        self.rest
+            .iter()
+            .position(|&(_, i)| self.slab[i as usize].ready <= now)
+    }
+    /// Arrival-order drives: take out the command at `idx` in arrival order.
+    #[inline]
+    pub fn remove(&mut self, idx: usize) -> DiskReq {
+        let (_, i) = self.rest.remove(idx).unwrap();
+        self.free.push(i);
+        self.slab[i as usize]
+    }
+    /// Take out the command at `k` of the window ([`DriveQueue::by_angle`]); the next in
+    /// arrival order moves up into the window.
+    #[inline]
+    pub fn take(&mut self, k: usize) -> DiskReq {
+        let old = self.by_angle[k];
+        self.free.push(old.slot);
+        match self.rest.pop_front() {
+            None => {
+                self.by_angle.remove(k);
+            }
+            Some((seq, slot)) => {
+                // The newcomer takes the leaving command's place and moves to its own:
+                // only the commands between the two shift.
+                let c = self.cand(seq, slot);
+                let w = &mut self.by_angle;
+                let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
+                if j <= k {
+                    w[j..=k].rotate_right(1);
+                    w[j] = c;
+                } else {
+                    w[k..j].rotate_left(1);
+                    w[j - 1] = c;
+                }
+            }
+        }
+        self.slab[old.slot as usize]
+    }
+}
+
+/// Shortest positioning time first: which of a drive's window of queued commands
+/// ([`DriveQueue::by_angle`]) to start at `now`, the first to arrive among equals; None if
+/// none is ready, with its positioning time (by [`DeviceModel::positioning_from`]). `ranks`
+/// is scratch space.
+pub fn sptf_pick(
+    model: &DeviceModel,
+    st: &DeviceState,
+    w: &[Cand],
+    now: u64,
+    ranks: &mut Vec<(f64, usize)>,
+) -> Option<(usize, f64)> {
+    // Shortest positioning time first, the first of equals on ties (by arrival),
+    // among the first `queue_depth` commands that are ready. A command's
+    // positioning time is its seek (and settle) plus the wait for its sector: it
+    // ends when the sector passes under the head, so it is at least the time `u`
+    // until the sector first passes under the head from now (one turn later for
+    // each turn the seek takes). The window is kept in angle order: looking at the
+    // commands in the order their sectors come round (rising `u`), the search can
+    // stop at the first whose `u` exceeds the best positioning time found — no
+    // later one can reach its sector sooner. `u` is approximate: `slack` covers
+    // its rounding against the exact formula, which alone picks the command.
+    //
+    // In the walk a command's positioning time is taken as `u` when its seek ends
+    // before the sector comes round (by more than `slack`), `u` + one turn when it
+    // ends after that and before the next pass, and by the exact formula
+    // otherwise. The exact formula then decides among those within twice `slack`
+    // of the best so found.
+    let t_cmd = model.t_cmd(now);
+    let settle = model.settle_ns();
+    let rev = model.rev_ns();
+    let a0 = model.angle_at(st, t_cmd);
+    let slack = 1.0 + now as f64 * 1e-14;
+    let n = w.len();
+    let first = w.partition_point(|c| c.target < a0);
+    ranks.clear();
+    let mut low = f64::INFINITY;
+    let mut look = |k: usize, u: f64, low: &mut f64| {
+        let c = &w[k];
+        if c.ready > now {
+            return;
+        }
+        let seek = model.seek_to_ns(st, c.cyl);
+        if seek > *low + slack {
+            return;
+        }
+        let pos = if c.write { seek + settle } else { seek };
+        let p = if u >= slack && u <= rev - slack && pos <= u - slack {
+            u
+        } else if u >= slack && pos > u + slack && pos <= u + rev - slack {
+            u + rev
+        } else {
+            model.positioning_to(st, t_cmd, pos, c.target)
+        };
+        if p < *low {
+            *low = p;
+        }
+        ranks.push((p, k));
+    };
+    let mut seen = 0;
+    while seen < n {
+        let k = if first + seen < n {
+            first + seen
+        } else {
+            first + seen - n
+        };
+        let mut wait = w[k].target - a0;
+        if wait < 0.0 {
+            wait += 1.0;
+        }
+        let u = wait * rev;
+        if u - slack > low + slack {
+            break;
+        }
+        look(k, u, &mut low);
+        seen += 1;
+    }
+    // Sectors just past the head by the approximate angle may in fact be just
+    // ahead of it: those at the end of the order within `slack` of a full turn.
+    let mut back = 0;
+    while seen + back < n {
+        let k = if first > back {
+            first - back - 1
+        } else {
+            first + n - back - 1
+        };
+        let mut wait = w[k].target - a0;
+        if wait < 0.0 {
+            wait += 1.0;
+        }
+        let u = wait * rev;
+        if u < rev - 2.0 * slack {
+            break;
+        }
+        look(k, u, &mut low);
+        back += 1;
+    }
+    let mut best = (f64::INFINITY, u64::MAX, 0usize);
+    for &(p, k) in ranks.iter() {
+        if p <= low + 2.0 * slack {
+            let c = &w[k];
+            let seek = model.seek_to_ns(st, c.cyl);
+            let pos = if c.write { seek + settle } else { seek };
+            let p = model.positioning_to(st, t_cmd, pos, c.target);
+            if p < best.0 || (p == best.0 && c.seq < best.1) {
+                best = (p, c.seq, k);
+            }
+        }
+    }
+    (best.1 != u64::MAX).then_some((best.2, best.0))
+}
+
 pub struct Disk {
     pub name: String,
     pub model: usize,
     pub state: DeviceState,
-    pub queue: VecDeque<DiskReq>,
+    pub queue: DriveQueue,
     /// Commands in service with their end times.
     pub active: Vec<(u64, DiskReq)>,
     pub units: u32,
@@ -149,6 +411,8 @@ pub struct Disk {
     /// Member offset where the last command given to it ends (md's `head_position`: where
     /// the head will be once the queue has drained), for the mirror read rule.
     pub head_hint: u64,
+    /// The array it belongs to.
+    pub array: usize,
 }
 
 pub struct Controller {
@@ -233,8 +497,9 @@ fn add_range_sorting(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
 pub struct PlanCache {
     /// None until first used; then whether the layout was found periodic.
     periodic: Option<bool>,
-    /// (stripe mod period, start, end within the stripe) → destage plan for that residue.
-    writes: FastMap<(u64, u64, u64), CachedWrite>,
+    /// (stripe mod period, dirty ranges within the stripe, unused entries empty) → destage
+    /// plan for that residue.
+    writes: FastMap<(u64, [(u64, u64); MAX_RANGES]), CachedWrite>,
     /// (offset mod period bytes, length) → member reads for that offset.
     reads: FastMap<(u64, u64), Vec<MemberIo>>,
 }
@@ -245,6 +510,10 @@ struct CachedWrite {
     writes: Vec<MemberIo>,
     parity: u64,
 }
+
+/// Destages of stripes with up to this many dirty ranges have their plans cached (random
+/// small writes leave one to three; their shapes repeat).
+const MAX_RANGES: usize = 4;
 
 /// Entries kept per map before it starts over (random small I/O over wide stripes has many
 /// shapes; the cache must not grow without bound).
@@ -305,7 +574,7 @@ impl PlanCache {
         reads: &mut Vec<MemberIo>,
         writes: &mut Vec<MemberIo>,
     ) -> u64 {
-        if ranges.len() != 1 || !self.periodic(g) {
+        if ranges.is_empty() || ranges.len() > MAX_RANGES || !self.periodic(g) {
             let p = g.plan_stripe_write(s, ranges);
             reads.extend(p.reads);
             writes.extend(p.writes);
@@ -314,8 +583,10 @@ impl PlanCache {
         let p = Self::period(g);
         let r = s % p;
         let by = (s - r) * g.chunk;
-        let (a, b) = ranges[0];
-        if let Some(c) = self.writes.get(&(r, a, b)) {
+        let mut shape = [(0u64, 0u64); MAX_RANGES];
+        shape[..ranges.len()].copy_from_slice(ranges);
+        let key = (r, shape);
+        if let Some(c) = self.writes.get(&key) {
             reads.extend(c.reads.iter().map(|m| MemberIo {
                 offset: m.offset + by,
                 ..*m
@@ -342,7 +613,7 @@ impl PlanCache {
                 if self.writes.len() >= PLAN_CACHE_MAX {
                     self.writes.clear();
                 }
-                self.writes.insert((r, a, b), base);
+                self.writes.insert(key, base);
             } else {
                 self.periodic = Some(false);
             }
@@ -480,11 +751,25 @@ impl Array {
     /// Stripe `s`'s dirty entry, made (and stamped as by [`Array::note_dirty`]) if it has
     /// none: one lookup.
     pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
-        let (births, aged) = (&mut self.births, &mut self.aged);
+        let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
         self.dirty.entry(s).or_insert_with(|| Dirty {
             born: Self::stamp(births, aged, s),
+            ranges: pool.pop().unwrap_or_default(),
             ..Default::default()
         })
+    }
+
+    /// An empty range list, reusing one a destaged stripe left.
+    pub fn take_ranges(&mut self) -> Vec<(u64, u64)> {
+        self.range_pool.pop().unwrap_or_default()
+    }
+
+    /// Keep a destaged stripe's range list (emptied) for the next stripe made dirty.
+    pub fn put_ranges(&mut self, mut v: Vec<(u64, u64)>) {
+        if v.capacity() > 0 && self.range_pool.len() < 1024 {
+            v.clear();
+            self.range_pool.push(v);
+        }
     }
 
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
@@ -522,6 +807,11 @@ pub struct Array {
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
     pub next_stream: usize,
+    /// Emptied dirty-range lists, reused for stripes made dirty.
+    pub range_pool: Vec<Vec<(u64, u64)>>,
+    /// Commands queued or in service on its drives, and how many their queues take.
+    pub drive_cmds: usize,
+    pub drive_room: usize,
 }
 
 pub struct Lun {
@@ -768,7 +1058,16 @@ impl World {
                         name: format!("ctrl/{}/{}/disk{d}", c.controller[ci].name, a.name),
                         model: mi,
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
-                        queue: VecDeque::new(),
+                        // Drives with one unit and a queue choose by positioning time.
+                        queue: DriveQueue::new(
+                            if a.disk_queue_depth <= 1
+                                || (spec.kind == DeviceKind::Ssd && units > 1)
+                            {
+                                0
+                            } else {
+                                a.disk_queue_depth as usize
+                            },
+                        ),
                         active: Vec::new(),
                         units: if spec.kind == DeviceKind::Ssd {
                             units
@@ -780,6 +1079,7 @@ impl World {
                         busy_ns: 0,
                         ios: 0,
                         head_hint: 0,
+                        array: arrays.len(),
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
@@ -787,6 +1087,7 @@ impl World {
             } else {
                 (Vec::new(), 0)
             };
+            let drive_room = members.len() * a.disk_queue_depth.max(1) as usize;
             let chunk = a.chunk_kib * 1024;
             let mb_ = if member_bytes > 0 {
                 member_bytes / chunk * chunk
@@ -813,6 +1114,9 @@ impl World {
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
+                range_pool: Vec::new(),
+                drive_cmds: 0,
+                drive_room,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
@@ -954,6 +1258,21 @@ mod tests {
                     (r, w, parity),
                     (direct.reads, direct.writes, direct.parity_bytes)
                 );
+                // Several dirty ranges in the stripe (sorted, apart), from a few shapes so
+                // they repeat.
+                let mut ranges = Vec::new();
+                for _ in 0..1 + rng.below(5) {
+                    let x = rng.below(8) * (sd / 8);
+                    add_range(&mut ranges, x, (x + 512 * (1 + rng.below(3))).min(sd));
+                }
+                let direct = g.plan_stripe_write(s, &ranges);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &ranges, &mut r, &mut w);
+                assert_eq!(
+                    (r, w, parity),
+                    (direct.reads, direct.writes, direct.parity_bytes),
+                    "{level:?} × {n}: stripe {s} ranges {ranges:?}"
+                );
                 let off = s * sd + a;
                 let len = (b - a).min(g.capacity() - off) + rng.below(2) * sd;
                 let len = len.min(g.capacity() - off);
@@ -965,6 +1284,123 @@ mod tests {
             let expect_periodic =
                 !matches!(level, Level::Linear) && (level != Level::Raid10 || n % 2 == 0);
             assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+        }
+    }
+
+    /// The angle-ordered search picks exactly what ranking every ready command by the exact
+    /// positioning formula picks (the first to arrive among equals): narrow and full-stroke
+    /// queues, commands not yet ready, sectors right at the head's angle and seeks that end
+    /// right as the sector comes round.
+    #[test]
+    fn sptf_search_picks_the_exact_shortest() {
+        let mut rng = raidlab_workload::Rng::new(5);
+        for disk in ["seagate-st973451ss", "maxtor-7y250m0"] {
+            let m = DeviceModel::new(&crate::catalog::find(disk).unwrap(), Some(false));
+            let cyls = m.loc(m.capacity - 512).cyl + 1;
+            let mut ranks = Vec::new();
+            for round in 0..4000 {
+                let mut st = DeviceState::new(rng.next_f64(), &m);
+                st.cyl = rng.below(cyls);
+                // Up to a minute of virtual time, and now and then hours.
+                let now = rng.below(if round % 3 == 0 {
+                    1 << 44
+                } else {
+                    60_000_000_000
+                });
+                let t_cmd = m.t_cmd(now);
+                let a0 = m.angle_at(&st, t_cmd);
+                let span = if round % 2 == 0 { cyls / 100 } else { cyls };
+                let n = 1 + rng.below(40) as usize;
+                let mut w: Vec<Cand> = (0..n as u64)
+                    .map(|seq| {
+                        let cyl = (st.cyl + rng.below(span)).min(cyls - 1);
+                        let write = rng.below(3) == 0;
+                        let target = match rng.below(6) {
+                            0 => a0,
+                            1 => {
+                                // Seek ends as the sector arrives.
+                                let mut pos = m.seek_to_ns(&st, cyl);
+                                if write {
+                                    pos += m.settle_ns();
+                                }
+                                (a0 + pos / m.rev_ns()).fract()
+                            }
+                            2 => (a0 + 1.0 - 1e-13).fract(),
+                            _ => rng.next_f64(),
+                        };
+                        Cand {
+                            cyl,
+                            seq,
+                            ready: if rng.below(5) == 0 { now + 1 } else { now },
+                            target,
+                            slot: 0,
+                            write,
+                        }
+                    })
+                    .collect();
+                w.sort_by(|a, b| (a.target, a.seq).partial_cmp(&(b.target, b.seq)).unwrap());
+                let mut best: Option<(f64, u64, usize)> = None;
+                for (k, c) in w.iter().enumerate() {
+                    if c.ready > now {
+                        continue;
+                    }
+                    let mut pos = m.seek_to_ns(&st, c.cyl);
+                    if c.write {
+                        pos += m.settle_ns();
+                    }
+                    let p = m.positioning_to(&st, t_cmd, pos, c.target);
+                    if best.is_none_or(|b| p < b.0 || (p == b.0 && c.seq < b.1)) {
+                        best = Some((p, c.seq, k));
+                    }
+                }
+                assert_eq!(
+                    sptf_pick(&m, &st, &w, now, &mut ranks).map(|(k, p)| (k, p.to_bits())),
+                    best.map(|b| (b.2, b.0.to_bits())),
+                    "{disk} round {round}"
+                );
+            }
+        }
+    }
+
+    /// A drive's window holds its first `window` commands by arrival, ordered by angle, as
+    /// commands come and go; the one taken is the one chosen.
+    #[test]
+    fn drive_queue_window_is_the_first_arrivals_by_angle() {
+        let m = DeviceModel::new(&crate::catalog::find("seagate-st973451ss").unwrap(), None);
+        let mut rng = raidlab_workload::Rng::new(9);
+        let mut q = DriveQueue::new(8);
+        // (arrival, offset) of what the queue should hold, in arrival order.
+        let mut want: Vec<(u64, u64)> = Vec::new();
+        let mut arrivals = 0u64;
+        for step in 0..5000 {
+            if want.is_empty() || (rng.below(2) == 0 && want.len() < 40) {
+                let offset = rng.below(m.capacity / 512 - 64) * 512;
+                q.push_back(DiskReq {
+                    offset,
+                    len: 4096,
+                    write: rng.below(2) == 0,
+                    join: 0,
+                    ready: 0,
+                    loc: m.loc(offset),
+                });
+                want.push((arrivals, offset));
+                arrivals += 1;
+            } else {
+                let k = rng.below(q.by_angle.len() as u64) as usize;
+                let seq = q.by_angle[k].seq;
+                let r = q.take(k);
+                let i = want.iter().position(|w| w.0 == seq).unwrap();
+                assert_eq!(r.offset, want.remove(i).1, "step {step}");
+            }
+            assert_eq!(q.len(), want.len());
+            let mut seqs: Vec<u64> = q.by_angle.iter().map(|c| c.seq).collect();
+            assert!(q
+                .by_angle
+                .windows(2)
+                .all(|p| (p[0].target, p[0].seq) < (p[1].target, p[1].seq)));
+            seqs.sort_unstable();
+            let first: Vec<u64> = want.iter().take(8).map(|w| w.0).collect();
+            assert_eq!(seqs, first, "step {step}");
         }
     }
 

@@ -465,15 +465,20 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
             "member_ios": r.member_ios,
             "seconds": r.seconds,
             "member_ios_per_s": r.member_ios_per_s(),
+            "host_ios": r.host_ios,
+            "events": r.events,
+            "events_per_s": r.events_per_s(),
         }));
         if a.output_format == "text" {
             println!(
-                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s",
+                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s",
                 r.name,
                 r.points,
                 r.member_ios,
                 r.seconds,
-                r.member_ios_per_s()
+                r.member_ios_per_s(),
+                r.events,
+                r.events_per_s()
             );
         }
     }
