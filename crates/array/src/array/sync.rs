@@ -155,15 +155,102 @@ impl Array {
             }
         }
         let mut plans = Vec::new();
-        for ((off, len), targets) in ranges {
+        for ((off, len), targets) in &ranges {
             plans.push(
-                plan_rebuild_set(&self.geo, &targets, off, len, &failed)
+                plan_rebuild_set(&self.geo, targets, *off, *len, &failed)
                     .map_err(|e| self.plan_failed(e))?,
             );
         }
+        let done = ranges;
         self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
+        // A child array rebuilt whole from this array's redundancy took the blocks as plain
+        // writes over whatever its new members held: its own parity (and its children's) is
+        // made consistent over what was written, still under this unit's lock.
+        if let super::Backing::Nested(children) = &self.backing {
+            for ((off, len), targets) in &done {
+                for &t in targets {
+                    if let Some(Some(c)) = children.get(t as usize) {
+                        c.resync_subtree(*off, *len)?;
+                    }
+                }
+            }
+        }
         // Still holding the unit lock: a write planned after this sees the unit in sync.
         self.advance_checkpoint(end);
+        Ok(())
+    }
+
+    /// Make redundancy consistent over logical [offset, offset+len) of this array and of every
+    /// array below it (the lowest levels first, each level reading through the ones below).
+    pub(super) fn resync_subtree(&self, offset: u64, len: u64) -> Result<(), ArrayError> {
+        if len == 0 {
+            return Ok(());
+        }
+        if let super::Backing::Nested(children) = &self.backing {
+            for (m, o, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
+                if let Some(Some(c)) = children.get(m as usize) {
+                    let l = l.min(c.capacity().saturating_sub(o));
+                    c.resync_subtree(o, l)?;
+                }
+            }
+        }
+        self.resync_range(offset, offset + len)
+    }
+
+    /// Record in a child array being rebuilt whole how far this array's rebuild has come
+    /// (`None`: it holds its data again). The mark sits in the child's own description on
+    /// every leaf below it, so assembly knows the child is valid only below the checkpoint.
+    fn set_child_mark(&self, child: &Array, mark: Option<u64>) -> Result<(), ArrayError> {
+        child.set_rebuild_mark(0, mark)
+    }
+
+    /// Set the rebuild mark of the description `up` levels above this array's own (0 = its
+    /// own) on every leaf of this array.
+    fn set_rebuild_mark(&self, up: usize, mark: Option<u64>) -> Result<(), ArrayError> {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => {
+                {
+                    let mut sb = leaf.sb.lock().unwrap();
+                    let d = if up == 0 {
+                        Some(&mut sb.array)
+                    } else {
+                        sb.parents.get_mut(up - 1)
+                    };
+                    match d {
+                        Some(d) if d.rebuild != mark => d.rebuild = mark,
+                        _ => return Ok(()),
+                    }
+                }
+                let _g = self.meta_lock.lock().unwrap();
+                self.persist()
+            }
+            super::Backing::Nested(children) => {
+                for c in children.iter().flatten() {
+                    c.set_rebuild_mark(up + 1, mark)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Persist this array's state and, for an enclosing array, the rebuild checkpoints of the
+    /// children being rebuilt whole (`targets`).
+    fn persist_rebuild(&self, targets: &[usize]) -> Result<(), ArrayError> {
+        self.persist()?;
+        if let super::Backing::Nested(children) = &self.backing {
+            let slots = self.slots();
+            for &t in targets {
+                let Some(Some(c)) = children.get(t) else {
+                    continue;
+                };
+                match slots[t].state {
+                    SlotState::Rebuilding => self.set_child_mark(c, Some(slots[t].checkpoint))?,
+                    SlotState::Active => self.set_child_mark(c, None)?,
+                    // Failed again: its own leaves record why; keep the mark as it was.
+                    _ => {}
+                }
+            }
+        }
         Ok(())
     }
 
@@ -466,16 +553,26 @@ impl Array {
         let mut since = 0;
         for u in start / unit..self.units() {
             if stop.load(Ordering::SeqCst) {
-                self.persist()?;
+                self.persist_rebuild(&targets)?;
                 return Ok(false);
             }
             self.rebuild_unit(u)?;
             since += unit;
             if since >= persist_every {
                 since = 0;
-                self.persist()?;
+                self.persist_rebuild(&targets)?;
             }
             progress(((u + 1) * unit).min(cap), cap);
+        }
+        // A child rebuilt whole may be larger than what this array uses of it: its tail is
+        // made consistent too, so its own scrub finds nothing to repair.
+        if let super::Backing::Nested(children) = &self.backing {
+            let used = self.geo.member_used_bytes();
+            for &t in &targets {
+                if let Some(Some(c)) = children.get(t) {
+                    c.resync_subtree(used, c.capacity().saturating_sub(used))?;
+                }
+            }
         }
         {
             let mut slots = self.slots.write().unwrap();
@@ -488,7 +585,7 @@ impl Array {
                 }
             }
         }
-        self.persist()?;
+        self.persist_rebuild(&targets)?;
         Ok(true)
     }
 
