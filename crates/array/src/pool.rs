@@ -370,6 +370,7 @@ impl Workers {
     /// Some(false) = a lane of its own.
     fn new(
         devs: &Arc<Vec<Option<Arc<dyn Dev>>>>,
+        cpus: usize,
         kind: impl Fn(&dyn Dev) -> Option<bool>,
     ) -> Workers {
         let kinds: Vec<Option<bool>> = devs
@@ -377,7 +378,6 @@ impl Workers {
             .map(|d| d.as_ref().and_then(|d| kind(&**d)))
             .collect();
         let shared_count = kinds.iter().filter(|k| **k == Some(true)).count();
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         let mut shared_lanes = shared_count.min(cpus);
         let mut lane = vec![None; devs.len()];
         let mut lanes = 1;
@@ -509,6 +509,12 @@ impl Pool {
     /// A pool doing member I/O the way asked, falling back to psync threads when a ring
     /// cannot be set up.
     pub fn with_io(devs: Vec<Option<Arc<dyn Dev>>>, want: MemberIo) -> Pool {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Pool::with_io_on(devs, want, cpus)
+    }
+
+    /// As [`Pool::with_io`], sized for `cpus` CPUs.
+    fn with_io_on(devs: Vec<Option<Arc<dyn Dev>>>, want: MemberIo, cpus: usize) -> Pool {
         let mut io = want;
         let mut fallback = None;
         let mut rings = Vec::new();
@@ -531,7 +537,7 @@ impl Pool {
             .map(|d| d.as_ref().is_some_and(|d| ring_for(&**d)))
             .collect();
         let devs = Arc::new(devs);
-        let workers = Workers::new(&devs, |d| {
+        let workers = Workers::new(&devs, cpus, |d| {
             if ring_for(d) {
                 None
             } else {
@@ -1022,9 +1028,27 @@ impl Batch<'_> {
                     None => break,
                 }
             }
+            // This batch's operations left in a queue are ones whose member another thread
+            // was writing: that thread, or a worker, normally takes them next, but the other
+            // may be a submitting thread about to return and there may be no worker (one
+            // CPU): look again now and then rather than trust a wakeup.
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
-                st = c.done.wait(st).unwrap();
+                let (g, timeout) = c
+                    .done
+                    .wait_timeout(st, std::time::Duration::from_millis(1))
+                    .unwrap();
+                st = g;
+                if timeout.timed_out() && st.0 > 0 {
+                    drop(st);
+                    while let Some(d) = shared.run_one(&self.pool.devs, 0, last) {
+                        last = Some(d);
+                        if c.remaining() == 0 {
+                            break;
+                        }
+                    }
+                    st = c.state.lock().unwrap();
+                }
             }
             self.errors.append(&mut st.1);
         }
@@ -1308,6 +1332,40 @@ mod tests {
         );
         for w in &watched {
             assert_eq!(w.ops.load(Ordering::SeqCst), THREADS * BATCHES);
+        }
+    }
+
+    /// With no worker thread (one CPU), concurrent submitters of memory-backed writes all
+    /// finish: the submitters run every operation between them.
+    #[test]
+    fn concurrent_batches_finish_without_worker_threads() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let pool = Arc::new(Pool::with_io_on(
+            devs(dir.path(), 3, 5 << 20),
+            MemberIo::Auto,
+            1,
+        ));
+        assert!(pool.workers.threads.is_empty());
+        let (tx, rx) = std::sync::mpsc::channel();
+        for t in 0..4u8 {
+            let pool = Arc::clone(&pool);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for b in 0..200u64 {
+                    let bufs: Vec<Vec<u8>> = (0..3).map(|m| pattern(65536, t ^ m as u8)).collect();
+                    let at = (b % 16 * 4 + t as u64) * 65536;
+                    let mut batch = pool.batch();
+                    for (m, buf) in bufs.iter().enumerate() {
+                        batch.submit(vec![Op::write(m, at, buf)]);
+                    }
+                    assert!(batch.wait().is_empty());
+                }
+                tx.send(t).unwrap();
+            });
+        }
+        for _ in 0..4 {
+            rx.recv_timeout(std::time::Duration::from_secs(60))
+                .expect("a submitter is stuck waiting for its batch");
         }
     }
 
