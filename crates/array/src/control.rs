@@ -79,14 +79,35 @@ impl MemberLocks {
         Ok(Ok(guard))
     }
 
-    /// Lock the members or fail with one line naming the member in use elsewhere.
+    /// Lock the members, waiting up to [`LOCK_GRACE`] for a lock being let go, or fail with
+    /// one line naming the member in use elsewhere.
     pub fn acquire(paths: &[PathBuf], doing: &str) -> Result<MemberLocks, ArrayError> {
-        match Self::try_acquire(paths)? {
+        match Self::acquire_within(paths, LOCK_GRACE)? {
             Ok(g) => Ok(g),
             Err(b) => Err(busy_error(&b, doing)),
         }
     }
+
+    /// [`MemberLocks::try_acquire`], retried until `grace` has passed.
+    pub fn acquire_within(
+        paths: &[PathBuf],
+        grace: Duration,
+    ) -> Result<Result<MemberLocks, Busy>, ArrayError> {
+        let start = std::time::Instant::now();
+        loop {
+            match Self::try_acquire(paths)? {
+                Err(_) if start.elapsed() < grace => std::thread::sleep(Duration::from_millis(20)),
+                other => return Ok(other),
+            }
+        }
+    }
 }
+
+/// How long taking the locks waits for another holder to let go. A lock outlives its holder
+/// for a moment when the descriptor was copied into a child process between fork and exec
+/// (a flock belongs to the open file, which the copy shares until exec closes it): a process
+/// that spawns children while it runs an array can make the next verb see a stale lock.
+pub const LOCK_GRACE: Duration = Duration::from_secs(1);
 
 fn release(map: &mut Held, keys: &[FileKey]) {
     for k in keys {

@@ -286,8 +286,14 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
                 member: control::canonical(target),
                 force,
             };
-            return control::request(&uuid, &req)
-                .unwrap_or_else(|| Err(control::busy_error(&busy, "fail a member")));
+            match control::request(&uuid, &req) {
+                Some(reply) => return reply,
+                // No serving process answers: wait briefly for a lock being let go.
+                None => match MemberLocks::acquire_within(array, control::LOCK_GRACE)? {
+                    Ok(l) => l,
+                    Err(_) => return Err(control::busy_error(&busy, "fail a member")),
+                },
+            }
         }
     };
     let found = read_members(array)?;
