@@ -719,7 +719,7 @@ impl Batch<'_> {
                 }
                 let at = if op.meta { op.offset } else { base + op.offset };
                 let a = pool.dev(op.dev).map_or(1, |d| d.align()).max(1);
-                if at % a != 0 || op.len as u64 % a != 0 {
+                if !at.is_multiple_of(a) || !(op.len as u64).is_multiple_of(a) {
                     // Part of a block: the device's own path reads the rest of the block
                     // first. Rare (sub-block I/O), so it runs here, synchronously.
                     if let Some(d) = pool.dev(op.dev) {
@@ -732,7 +732,7 @@ impl Batch<'_> {
                 if self.ring.is_some() {
                     let mut bounce = None;
                     let mut ptr = op.ptr;
-                    if ptr as u64 % a != 0 {
+                    if !(ptr as u64).is_multiple_of(a) {
                         let mut b = AlignedBuf::new(op.len);
                         if op.write {
                             // SAFETY: op.ptr points at op.len readable bytes (Op's contract).
