@@ -344,9 +344,10 @@ fn exec_on(devs: &[Option<Arc<dyn Dev>>], op: &Op) -> io::Result<()> {
 
 /// Where thread-served devices' operations run.
 ///
-/// Memory-backed members (tmpfs) share one queue served by as many threads as there are
-/// CPUs, the submitting thread counting as one (it works through the queue while it waits
-/// for its batch): their I/O is a memory copy, so more threads than CPUs only add wakeups
+/// Memory-backed members (tmpfs) share the queues of [`Shared`], served by as many threads
+/// as there are CPUs, the submitting threads counting as one (they work through the queues
+/// while they wait for their batch): their I/O is a memory copy, so more threads than CPUs
+/// only add wakeups
 /// (measured: with a thread per member, scheduling and wakeups took about as much CPU as the
 /// copying). Other devices (psync fallback, child arrays) get a thread (*lane*) each, since
 /// their I/O blocks on a device; lane 0 is the submitting thread.
