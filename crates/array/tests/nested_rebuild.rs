@@ -426,3 +426,114 @@ fn a_lost_child_without_parent_redundancy_is_a_clear_error() {
         "{msg}"
     );
 }
+
+#[test]
+fn writes_during_the_parent_level_rebuild_land() {
+    // The rebuild and a writer share the array (what a process serving it would do): every
+    // unit is rebuilt under its lock, so writes before, behind and ahead of the checkpoint
+    // all read back, and the child ends consistent.
+    let c = &CASES[1];
+    let dir = scratch();
+    let mut rng = Rng(4242);
+    let (arr, leaves) = build(c, dir.path(), 128);
+    let mut model = vec![0u8; arr.capacity() as usize];
+    rng.fill(&mut model);
+    arr.write_at(&model, 0).unwrap();
+    arr.close().unwrap();
+    drop(arr);
+    fail_and_replace(c, &leaves, &mut rng, &mut model);
+    let all = all_leaves(&leaves);
+    manage::assign_spares(&all).unwrap();
+    let arr = manage::open(&all, false).unwrap();
+    let stop = AtomicBool::new(false);
+    let model = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut model = model;
+            scribble(&arr, &mut model, &mut rng, 300, "during rebuild");
+            model
+        });
+        assert!(manage::rebuild_all(&arr, &stop, &mut |_, _, _| {}).unwrap());
+        writer.join().unwrap()
+    });
+    assert_eq!(arr.degraded_count(), 0);
+    check_all(&arr, &model, "written during the rebuild");
+    scrub_clean(&arr, "written during the rebuild");
+    arr.close().unwrap();
+    drop(arr);
+    read_through_rebuilt(c, &all, &model);
+}
+
+#[test]
+fn three_levels_raid6_over_raid0s_of_raid1s() {
+    // Both disks of one RAID 1 fail: that RAID 1 fails, so does the RAID 0 above it; the
+    // RAID 6 rewrites that whole RAID 0 (both its RAID 1s) from its P and Q.
+    let dir = scratch();
+    let mut rng = Rng(99);
+    let disk = |i: usize, j: usize, k: usize| dir.path().join(format!("d{i}{j}{k}"));
+    let tree: Vec<MemberSpec> = (0..4)
+        .map(|i| {
+            let pairs = (0..2)
+                .map(|j| {
+                    MemberSpec::Array(spec(
+                        "1",
+                        0,
+                        (0..2).map(|k| MemberSpec::Path(disk(i, j, k))).collect(),
+                    ))
+                })
+                .collect();
+            MemberSpec::Array(spec("0", 4096, pairs))
+        })
+        .collect();
+    let arr = create(
+        &spec("6", 8192, tree),
+        &CreateOptions {
+            force: false,
+            size: Some((1 << 20) + 24 * 16384),
+            assume_clean: false,
+            verbose: false,
+        },
+    )
+    .unwrap();
+    let mut model = vec![0u8; arr.capacity() as usize];
+    rng.fill(&mut model);
+    arr.write_at(&model, 0).unwrap();
+    arr.close().unwrap();
+    drop(arr);
+    let all: Vec<PathBuf> = (0..4)
+        .flat_map(|i| (0..2).flat_map(move |j| (0..2).map(move |k| (i, j, k))))
+        .map(|(i, j, k)| disk(i, j, k))
+        .collect();
+    let dead = [disk(2, 1, 0), disk(2, 1, 1)];
+    for p in &dead {
+        manage::fail(&all, p, true).unwrap();
+    }
+    let present: Vec<PathBuf> = all.iter().filter(|p| !dead.contains(p)).cloned().collect();
+    let arr = assemble(&present, &quiet()).unwrap();
+    check_all(&arr, &model, "raid6 degraded");
+    scribble(&arr, &mut model, &mut rng, 20, "raid6 degraded");
+    arr.close().unwrap();
+    drop(arr);
+    // One disk at a time, so that the RAID 1 keeps a member whose superblock names it (a
+    // leaf array with no readable member left is re-created, not added to).
+    for p in &dead {
+        manage::remove(&all, p).unwrap();
+        let others: Vec<PathBuf> = all.iter().filter(|q| *q != p).cloned().collect();
+        manage::add(&others, p, true).unwrap();
+    }
+    manage::assign_spares(&all).unwrap();
+    let st = manage::status(&all).unwrap();
+    assert!(st.not_active.contains(&(2, "rebuilding".into())), "{st:?}");
+    let arr = manage::open(&all, false).unwrap();
+    assert_eq!(arr.slots()[2].state, SlotState::Rebuilding);
+    let stop = AtomicBool::new(false);
+    assert!(manage::rebuild_all(&arr, &stop, &mut |_, _, _| {}).unwrap());
+    check_all(&arr, &model, "raid6 rebuilt");
+    scrub_clean(&arr, "raid6 rebuilt");
+    arr.close().unwrap();
+    drop(arr);
+    // Two other RAID 0s out: the rebuilt one is needed for every stripe.
+    let arr = assemble(&all, &quiet()).unwrap();
+    arr.fail_member(0, "test");
+    arr.fail_member(3, "test");
+    check_all(&arr, &model, "raid6 through the rebuilt raid0");
+}
