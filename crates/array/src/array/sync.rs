@@ -2,7 +2,12 @@
 //! time, each under that unit's lock:
 //! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild_set`] for all the
 //!   targets' blocks of the unit at once (one read of the survivors), then the checkpoint
-//!   moves past it;
+//!   moves past it. An enclosing array recovers the same way onto a child array rebuilt whole
+//!   (one that lost more members than it survives and was given new ones): the child takes
+//!   the blocks as ordinary writes, then resyncs its own redundancy (and its children's) over
+//!   what was written, still under the unit's lock; the progress is a checkpoint in the
+//!   child's description on its leaves (`ArrayDesc::rebuild`), so an interrupted rebuild
+//!   resumes and assembly knows the child is valid only below it;
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
 //! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
