@@ -1240,3 +1240,72 @@ fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
         "{err}"
     );
 }
+
+/// kill -9 of `raidlab array rebuild` while it rewrites a child from the parent: the child
+/// stays marked rebuilding, and the next `rebuild` finishes it with every byte right.
+#[test]
+fn kill_9_during_a_parent_level_rebuild_then_rebuild_again() {
+    let d = scratch();
+    let kids: Vec<Vec<String>> = (0..3)
+        .map(|i| members(d.path(), 2, &format!("k{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let ofs: Vec<String> = kids
+        .iter()
+        .map(|k| format!("0:16k:{}", k.join(",")))
+        .collect();
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "64k", "--size", "48m",
+    ];
+    for o in &ofs {
+        args.extend(["--of", o.as_str()]);
+    }
+    ok(&args);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let cap = t.size() as usize;
+    let pattern: Vec<u8> = (0..cap).map(|i| (i * 37 % 253) as u8).collect();
+    t.write_at(&pattern, 0).unwrap();
+    drop(t);
+    ok(&["array", "fail", "--force", &list, &kids[0][1]]);
+    ok(&["array", "remove", &list, &kids[0][1]]);
+    std::fs::write(&kids[0][1], vec![0x3cu8; 48 << 20]).unwrap();
+    let rest: Vec<String> = all.iter().filter(|m| **m != kids[0][1]).cloned().collect();
+    ok(&["array", "add", "--force", &rest.join(","), &kids[0][1]]);
+
+    let mut child = raidlab()
+        .args(["array", "rebuild", &list])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first progress line means the parent-level rebuild is under way.
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains("rebuild raid5") {
+        use std::io::Read;
+        if err.read(&mut byte).unwrap() == 0 {
+            panic!("rebuild ended early: {}", String::from_utf8_lossy(&seen));
+        }
+        seen.push(byte[0]);
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["not_active"][0][1], "rebuilding", "{js}");
+
+    let o = run(&["array", "rebuild", "--quiet", &list]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    ok(&["array", "fail", "--force", &list, &kids[1][0]]);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; cap];
+    t.read_at(&mut got, 0).unwrap();
+    assert!(
+        got == pattern,
+        "data differs after a rebuild killed and run again"
+    );
+}
