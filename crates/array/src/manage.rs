@@ -528,7 +528,32 @@ enum Health {
 /// A subtree to mark for a rebuild from above: (its level in the tree, its leaves).
 type ToMark<'a> = (usize, Vec<&'a Found>);
 
+/// How the subtree of `found` at `level` stands; children its enclosing array can rewrite
+/// whole are added to `marks`. A child already being rebuilt whole that lost members again
+/// (and has new ones) is marked again: its rebuild starts over, since what it had rebuilt
+/// sat partly on the members just replaced.
 fn health<'a>(
+    found: &[&'a Found],
+    level: usize,
+    depth: usize,
+    marks: &mut Vec<ToMark<'a>>,
+) -> Result<Health, ArrayError> {
+    let marked = level > 0
+        && found
+            .iter()
+            .any(|f| desc_at(&f.sb, level).rebuild.is_some());
+    let h = health_of(found, level, depth, marks)?;
+    Ok(match h {
+        Health::Serves if marked => Health::Marked,
+        Health::Replaceable(_) if marked => {
+            marks.push((level, found.to_vec()));
+            Health::Marked
+        }
+        h => h,
+    })
+}
+
+fn health_of<'a>(
     found: &[&'a Found],
     level: usize,
     depth: usize,
@@ -538,13 +563,6 @@ fn health<'a>(
     let desc = desc_at(&newest.sb, level).clone();
     let geo = geometry_of(&desc)?;
     let name = format!("{} array {}", desc.level, uuid_string(&desc.uuid));
-    if level > 0
-        && found
-            .iter()
-            .any(|f| desc_at(&f.sb, level).rebuild.is_some())
-    {
-        return Ok(Health::Marked);
-    }
     if level == depth {
         // A leaf: slots without an in-sync member, and slots being rebuilt onto spares.
         let sb = &newest.sb;

@@ -537,3 +537,58 @@ fn three_levels_raid6_over_raid0s_of_raid1s() {
     arr.fail_member(3, "test");
     check_all(&arr, &model, "raid6 through the rebuilt raid0");
 }
+
+#[test]
+fn a_child_replaced_again_mid_rebuild_starts_over() {
+    let c = &CASES[0];
+    let dir = scratch();
+    let mut rng = Rng(31337);
+    let (arr, leaves) = build(c, dir.path(), 128);
+    let mut model = vec![0u8; arr.capacity() as usize];
+    rng.fill(&mut model);
+    arr.write_at(&model, 0).unwrap();
+    arr.close().unwrap();
+    drop(arr);
+    fail_and_replace(c, &leaves, &mut rng, &mut model);
+    let all = all_leaves(&leaves);
+    manage::assign_spares(&all).unwrap();
+    let arr = manage::open(&all, false).unwrap();
+    let cap = arr.capacity();
+    let stop = AtomicBool::new(false);
+    let done = manage::rebuild_all(&arr, &stop, &mut |_, d, _| {
+        if d >= cap / 2 {
+            stop.store(true, Ordering::SeqCst);
+        }
+    })
+    .unwrap();
+    assert!(!done);
+    arr.close().unwrap();
+    drop(arr);
+    assert!(manage::status(&all).unwrap().rebuild_progress.unwrap() > 0.4);
+    // The new disk (half rebuilt) dies too and is replaced: the child's rebuild restarts.
+    let (ci, li) = c.fail[0];
+    let p = &leaves[ci][li];
+    manage::fail(&all, p, true).unwrap();
+    manage::remove(&all, p).unwrap();
+    let mut junk = vec![0u8; std::fs::metadata(p).unwrap().len() as usize];
+    rng.fill(&mut junk);
+    std::fs::write(p, &junk).unwrap();
+    let others: Vec<PathBuf> = all.iter().filter(|q| *q != p).cloned().collect();
+    manage::add(&others, p, true).unwrap();
+    manage::assign_spares(&all).unwrap();
+    assert_eq!(manage::status(&all).unwrap().rebuild_progress, Some(0.0));
+    let arr = manage::open(&all, false).unwrap();
+    assert_eq!(arr.slots()[ci].state, SlotState::Rebuilding);
+    assert_eq!(arr.slots()[ci].checkpoint, 0);
+    check_all(&arr, &model, "replaced again");
+    assert!(manage::rebuild_all(&arr, &stop_never(), &mut |_, _, _| {}).unwrap());
+    check_all(&arr, &model, "rebuilt after the second replacement");
+    scrub_clean(&arr, "rebuilt after the second replacement");
+    arr.close().unwrap();
+    drop(arr);
+    read_through_rebuilt(c, &all, &model);
+}
+
+fn stop_never() -> AtomicBool {
+    AtomicBool::new(false)
+}
