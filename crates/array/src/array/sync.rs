@@ -136,53 +136,87 @@ impl Array {
         self.capacity() / shape::unit(&self.geo)
     }
 
-    /// Recovery of unit `u`: every member being rebuilt and not yet past `u` gets its blocks
-    /// of the unit from one [`plan_rebuild_set`], so the survivors are read once per row however
-    /// many members are rebuilt (mirror copies at different member offsets are planned per
-    /// offset); then the checkpoint moves past the unit.
-    fn rebuild_unit(&self, u: u64) -> Result<(), ArrayError> {
-        let _g = self.locks.lock(std::iter::once(u));
+    /// Recovery of units `first..=last`: every member being rebuilt and not yet past a unit
+    /// gets its blocks of the unit from one [`plan_rebuild_set`], so the survivors are read
+    /// once per row however many members are rebuilt (mirror copies at different member
+    /// offsets are planned per offset); all the units' plans run as one parallel batch under
+    /// their locks, then the checkpoint moves past them. A leaf takes one unit at a time; an
+    /// enclosing array rebuilding a child whole takes as many as cover one of the child's
+    /// own units, so the child's redundancy is resynced once per child row.
+    fn rebuild_units(&self, first: u64, last: u64) -> Result<(), ArrayError> {
+        let _g = self.locks.lock(first..=last);
         let slots = self.slots();
         let unit = shape::unit(&self.geo);
-        let end = (u + 1) * unit;
-        let failed = self.failed_for(&slots, u);
-        // Member range → the targets holding it.
-        let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
-        for t in 0..slots.len() as u32 {
-            if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
-                continue;
-            }
-            for r in self.member_ranges(t, u) {
-                match ranges.iter_mut().find(|(x, _)| *x == r) {
-                    Some((_, ts)) => ts.push(t),
-                    None => ranges.push((r, vec![t])),
-                }
-            }
-        }
         let mut plans = Vec::new();
-        for ((off, len), targets) in &ranges {
-            plans.push(
-                plan_rebuild_set(&self.geo, targets, *off, *len, &failed)
-                    .map_err(|e| self.plan_failed(e))?,
-            );
-        }
-        let done = ranges;
-        self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
-        // A child array rebuilt whole from this array's redundancy took the blocks as plain
-        // writes over whatever its new members held: its own parity (and its children's) is
-        // made consistent over what was written, still under this unit's lock.
-        if let super::Backing::Nested(children) = &self.backing {
-            for ((off, len), targets) in &done {
-                for &t in targets {
-                    if let Some(Some(c)) = children.get(t as usize) {
-                        c.resync_subtree(*off, *len)?;
+        // (target, member offset, length) written.
+        let mut written: Vec<(u32, u64, u64)> = Vec::new();
+        for u in first..=last {
+            let end = (u + 1) * unit;
+            let failed = self.failed_for(&slots, u);
+            // Member range → the targets holding it.
+            let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
+            for t in 0..slots.len() as u32 {
+                if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
+                    continue;
+                }
+                for r in self.member_ranges(t, u) {
+                    match ranges.iter_mut().find(|(x, _)| *x == r) {
+                        Some((_, ts)) => ts.push(t),
+                        None => ranges.push((r, vec![t])),
                     }
                 }
             }
+            for ((off, len), targets) in &ranges {
+                plans.push(
+                    plan_rebuild_set(&self.geo, targets, *off, *len, &failed)
+                        .map_err(|e| self.plan_failed(e))?,
+                );
+                written.extend(targets.iter().map(|&t| (t, *off, *len)));
+            }
         }
-        // Still holding the unit lock: a write planned after this sees the unit in sync.
-        self.advance_checkpoint(end);
+        let len = (last + 1 - first) * unit;
+        self.run_plan(&merged(IoKind::Write, first * unit, len, plans), &mut [])?;
+        // A child array rebuilt whole from this array's redundancy took the blocks as plain
+        // writes over whatever its new members held: its own parity (and its children's) is
+        // made consistent over what was written, still under the units' locks.
+        if let super::Backing::Nested(children) = &self.backing {
+            written.sort_unstable();
+            let mut spans: Vec<(u32, u64, u64)> = Vec::new();
+            for (t, o, l) in written {
+                match spans.last_mut() {
+                    Some(s) if s.0 == t && s.1 + s.2 >= o => s.2 = s.2.max(o + l - s.1),
+                    _ => spans.push((t, o, l)),
+                }
+            }
+            for (t, o, l) in spans {
+                if let Some(Some(c)) = children.get(t as usize) {
+                    c.resync_subtree(o, l)?;
+                }
+            }
+        }
+        // Still holding the units' locks: a write planned after this sees them in sync.
+        self.advance_checkpoint((last + 1) * unit);
         Ok(())
+    }
+
+    /// How many units [`Self::rebuild_units`] takes at once for these targets: for an
+    /// enclosing parity or RAID 1 array (one chunk of each member per unit), enough to cover
+    /// the largest of the target children's own units (at most 64); else 1.
+    fn rebuild_group(&self, targets: &[usize]) -> u64 {
+        let super::Backing::Nested(children) = &self.backing else {
+            return 1;
+        };
+        if !(self.geo.level.has_parity() || self.geo.level == raidlab_geometry::Level::Raid1) {
+            return 1;
+        }
+        let per_unit = self.geo.chunk_bytes.max(1);
+        targets
+            .iter()
+            .filter_map(|&t| children.get(t).and_then(|c| c.as_ref()))
+            .map(|c| shape::unit(&c.geo) / per_unit)
+            .max()
+            .unwrap_or(1)
+            .clamp(1, 64)
     }
 
     /// Make redundancy consistent over logical [offset, offset+len) of this array and of every
@@ -555,19 +589,24 @@ impl Array {
             .min()
             .unwrap_or(0);
         let unit = shape::unit(&self.geo);
+        let group = self.rebuild_group(&targets);
+        let units = self.units();
         let mut since = 0;
-        for u in start / unit..self.units() {
+        let mut u = start / unit;
+        while u < units {
             if stop.load(Ordering::SeqCst) {
                 self.persist_rebuild(&targets)?;
                 return Ok(false);
             }
-            self.rebuild_unit(u)?;
-            since += unit;
+            let last = ((u / group + 1) * group).min(units) - 1;
+            self.rebuild_units(u, last)?;
+            since += (last + 1 - u) * unit;
             if since >= persist_every {
                 since = 0;
                 self.persist_rebuild(&targets)?;
             }
-            progress(((u + 1) * unit).min(cap), cap);
+            progress(((last + 1) * unit).min(cap), cap);
+            u = last + 1;
         }
         // A child rebuilt whole may be larger than what this array uses of it: its tail is
         // made consistent too, so its own scrub finds nothing to repair.
