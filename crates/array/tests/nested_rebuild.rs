@@ -93,6 +93,20 @@ const CASES: &[Case] = &[
         then_fail: &[1],
     },
     Case {
+        // A child row (6 × 4 KiB) is no multiple of the parent's 16 KiB chunk: the rebuild
+        // writes rows of the child in part (two blocks: read-modify-write over the new
+        // members' garbage), and must resync them.
+        name: "raid5 over raid5s",
+        top: "5",
+        top_chunk: 16384,
+        child_level: "5",
+        child_chunk: 4096,
+        children: 3,
+        per_child: 7,
+        fail: &[(2, 3), (2, 1)],
+        then_fail: &[0],
+    },
+    Case {
         name: "raid6 over raid0s",
         top: "6",
         top_chunk: 8192,

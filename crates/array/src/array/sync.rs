@@ -84,6 +84,86 @@ fn merged(kind: IoKind, offset: u64, len: u64, plans: Vec<Plan>) -> Plan {
     }
 }
 
+/// A rebuild plan whose writes (to the members being rebuilt) read from blocks the plan
+/// computes or reads itself, turned into one that leaves those blocks in a caller's buffer
+/// instead of writing them: each member's writes laid out contiguously by member offset.
+/// Returns the plan, the spans (member, member offset, offset in the buffer, length) and the
+/// buffer's size; `None` when a member's writes are not one contiguous range, or a written
+/// block is the caller's already.
+fn redirect_writes(plan: &Plan) -> Option<(Plan, Vec<(u32, u64, u64, u64)>, u64)> {
+    // Per member: (lowest offset, end, bytes).
+    let mut range: std::collections::BTreeMap<u32, (u64, u64, u64)> = Default::default();
+    for w in plan.steps.iter().flat_map(|s| &s.writes) {
+        if matches!(w.block, BlockRef::User { .. }) {
+            return None;
+        }
+        let r = range
+            .entry(w.member)
+            .or_insert((w.offset, w.offset + w.len, 0));
+        r.0 = r.0.min(w.offset);
+        r.1 = r.1.max(w.offset + w.len);
+        r.2 += w.len;
+    }
+    let mut base = std::collections::BTreeMap::new();
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for (&m, &(lo, hi, bytes)) in &range {
+        if bytes != hi - lo {
+            return None;
+        }
+        base.insert(m, (lo, at));
+        spans.push((m, lo, at, hi - lo));
+        at += hi - lo;
+    }
+    let mut out = plan.clone();
+    for step in &mut out.steps {
+        let mut map: Vec<(BlockRef, BlockRef)> = Vec::new();
+        for w in &step.writes {
+            let (lo, b) = base[&w.member];
+            let to = BlockRef::User {
+                at: b + w.offset - lo,
+            };
+            if map.iter().any(|(from, _)| *from == w.block) {
+                // One block written to two members: keep the plan as it is.
+                return None;
+            }
+            map.push((w.block, to));
+        }
+        let sub = |b: &mut BlockRef| {
+            if let Some((_, to)) = map.iter().find(|(from, _)| from == b) {
+                *b = *to;
+            }
+        };
+        let sub_slot = |s: &mut raidlab_geometry::Slot| match s {
+            raidlab_geometry::Slot::Known(b) | raidlab_geometry::Slot::Missing(b) => sub(b),
+            raidlab_geometry::Slot::Zero => {}
+        };
+        for r in &mut step.reads {
+            sub(&mut r.block);
+        }
+        for c in &mut step.compute {
+            match c {
+                raidlab_geometry::Compute::Xor { inputs, out, .. } => {
+                    inputs.iter_mut().for_each(sub);
+                    sub(out);
+                }
+                raidlab_geometry::Compute::GenPq { data, p, q, .. } => {
+                    data.iter_mut().flatten().for_each(sub);
+                    sub(p);
+                    sub(q);
+                }
+                raidlab_geometry::Compute::RecoverPq { data, p, q, .. } => {
+                    data.iter_mut().for_each(sub_slot);
+                    sub_slot(p);
+                    sub_slot(q);
+                }
+            }
+        }
+        step.writes.clear();
+    }
+    Some((out, spans, at))
+}
+
 fn block(buf: &[u8], b: BlockRef, len: u64) -> &[u8] {
     match b {
         BlockRef::User { at } => &buf[at as usize..(at + len) as usize],
@@ -175,7 +255,37 @@ impl Array {
             }
         }
         let len = (last + 1 - first) * unit;
-        self.run_plan(&merged(IoKind::Write, first * unit, len, plans), &mut [])?;
+        let plan = merged(IoKind::Write, first * unit, len, plans);
+        if let super::Backing::Nested(children) = &self.backing {
+            if let Some((plan, spans, bytes)) = redirect_writes(&plan) {
+                // The children's blocks computed into one buffer, then written to each child
+                // as one extent: whole rows of the child become full-stripe writes, whose
+                // parity is computed from the data alone.
+                let mut buf = vec![0u8; bytes as usize];
+                self.run_plan(&plan, &mut buf)?;
+                for (t, off, at, l) in spans {
+                    let Some(dev) = self.pool.dev(t as usize) else {
+                        continue;
+                    };
+                    if let Err(e) = dev.write(&buf[at as usize..(at + l) as usize], off) {
+                        self.fail_member(t as usize, &e.to_string());
+                        return Err(ArrayError::failed(format!("member I/O failed: {e}")));
+                    }
+                    let Some(Some(c)) = children.get(t as usize) else {
+                        continue;
+                    };
+                    // Rows only partly written (or a child with arrays below it) are resynced.
+                    let cu = shape::unit(&c.geo);
+                    let leaf = matches!(c.backing, super::Backing::Leaf(_));
+                    if !(leaf && off % cu == 0 && l % cu == 0) {
+                        c.resync_subtree(off, l)?;
+                    }
+                }
+                self.advance_checkpoint((last + 1) * unit);
+                return Ok(());
+            }
+        }
+        self.run_plan(&plan, &mut [])?;
         // A child array rebuilt whole from this array's redundancy took the blocks as plain
         // writes over whatever its new members held: its own parity (and its children's) is
         // made consistent over what was written, still under the units' locks.
