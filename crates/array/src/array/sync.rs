@@ -310,8 +310,9 @@ impl Array {
     }
 
     /// How many units [`Self::rebuild_units`] takes at once for these targets: for an
-    /// enclosing parity or RAID 1 array (one chunk of each member per unit), enough to cover
-    /// the largest of the target children's own units (at most 64); else 1.
+    /// enclosing parity or RAID 1 array (one chunk of each member per unit), a multiple of
+    /// what covers the largest of the target children's own units (at most 64 units), about
+    /// 1 MiB of each child; else 1.
     fn rebuild_group(&self, targets: &[usize]) -> u64 {
         let super::Backing::Nested(children) = &self.backing else {
             return 1;
@@ -320,13 +321,16 @@ impl Array {
             return 1;
         }
         let per_unit = self.geo.chunk_bytes.max(1);
-        targets
+        let Some(row) = targets
             .iter()
             .filter_map(|&t| children.get(t).and_then(|c| c.as_ref()))
-            .map(|c| shape::unit(&c.geo) / per_unit)
+            .map(|c| (shape::unit(&c.geo) / per_unit).clamp(1, 64))
             .max()
-            .unwrap_or(1)
-            .clamp(1, 64)
+        else {
+            return 1;
+        };
+        // Whole child rows, at least 1 MiB of each child per batch: fewer, larger writes.
+        row * ((1 << 20) / per_unit / row).max(1)
     }
 
     /// Make redundancy consistent over logical [offset, offset+len) of this array and of every
