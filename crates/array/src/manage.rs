@@ -758,6 +758,14 @@ pub fn scrub_all(
 ) -> Result<Vec<(String, crate::array::ScrubReport)>, ArrayError> {
     let mut out = Vec::new();
     if let Backing::Nested(children) = &arr.backing {
+        // A child being rebuilt whole holds nothing valid above the checkpoint yet: its own
+        // scrub would count (or "repair") that, so the whole tree waits for the rebuild.
+        if arr.slots().iter().any(|s| s.state == SlotState::Rebuilding) {
+            return Err(ArrayError::usage(format!(
+                "a child array of the {} array is being rebuilt: run raidlab array rebuild first, then scrub",
+                arr.geo.level
+            )));
+        }
         for c in children.iter().flatten() {
             out.extend(scrub_all(c, repair, progress)?);
         }

@@ -340,6 +340,8 @@ fn interrupted_parent_level_rebuild_resumes() {
     // Reassembled half rebuilt: reads below and above the checkpoint, writes on both sides.
     let arr = assemble(&all, &quiet()).unwrap();
     assert_eq!(arr.slots()[1].state, SlotState::Rebuilding);
+    let e = manage::scrub_all(&arr, true, &mut |_, _, _| {}).unwrap_err();
+    assert!(e.is_usage() && e.message().contains("rebuild first"), "{e}");
     let cp = arr.slots()[1].checkpoint;
     assert!(cp > 0 && cp < cap, "checkpoint {cp}");
     check_all(&arr, &model, "half rebuilt");
