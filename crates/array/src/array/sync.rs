@@ -312,7 +312,7 @@ impl Array {
     /// How many units [`Self::rebuild_units`] takes at once for these targets: for an
     /// enclosing parity or RAID 1 array (one chunk of each member per unit), a multiple of
     /// what covers the largest of the target children's own units (at most 64 units), about
-    /// 1 MiB of each child; else 1.
+    /// 256 KiB of each child; else 1.
     fn rebuild_group(&self, targets: &[usize]) -> u64 {
         let super::Backing::Nested(children) = &self.backing else {
             return 1;
@@ -329,8 +329,9 @@ impl Array {
         else {
             return 1;
         };
-        // Whole child rows, at least 1 MiB of each child per batch: fewer, larger writes.
-        row * ((1 << 20) / per_unit / row).max(1)
+        // Whole child rows, at least 256 KiB of each child per batch: fewer, larger writes
+        // (larger batches measured slower: nothing overlaps the reads and writes of one).
+        row * ((256 << 10) / per_unit / row).max(1)
     }
 
     /// Make redundancy consistent over logical [offset, offset+len) of this array and of every
