@@ -84,13 +84,16 @@ fn merged(kind: IoKind, offset: u64, len: u64, plans: Vec<Plan>) -> Plan {
     }
 }
 
+/// A member's blocks left in a buffer: (member, member offset, offset in the buffer, length).
+type Span = (u32, u64, u64, u64);
+
 /// A rebuild plan whose writes (to the members being rebuilt) read from blocks the plan
 /// computes or reads itself, turned into one that leaves those blocks in a caller's buffer
 /// instead of writing them: each member's writes laid out contiguously by member offset.
 /// Returns the plan, the spans (member, member offset, offset in the buffer, length) and the
 /// buffer's size; `None` when a member's writes are not one contiguous range, or a written
 /// block is the caller's already.
-fn redirect_writes(plan: &Plan) -> Option<(Plan, Vec<(u32, u64, u64, u64)>, u64)> {
+fn redirect_writes(plan: &Plan) -> Option<(Plan, Vec<Span>, u64)> {
     // Per member: (lowest offset, end, bytes).
     let mut range: std::collections::BTreeMap<u32, (u64, u64, u64)> = Default::default();
     for w in plan.steps.iter().flat_map(|s| &s.writes) {
