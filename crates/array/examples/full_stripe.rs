@@ -179,6 +179,9 @@ fn main() {
     // writing the next request, the way `raidlab run` drives an array target with iodepth
     // N (N threads calling write_at); the FUSE volume has one request in flight.
     let depth: usize = args.get(7).and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+    // Each request in flight has a buffer of its own, as with `raidlab run` (same bytes, so
+    // the peer's image stays the array's).
+    let copies: Vec<Vec<u8>> = (0..depth).map(|_| buf.clone()).collect();
     let array_pass = || {
         let c = cpu_seconds();
         let t = Instant::now();
@@ -191,13 +194,15 @@ fn main() {
         } else {
             let next = std::sync::atomic::AtomicUsize::new(0);
             std::thread::scope(|sc| {
-                for _ in 0..depth {
-                    sc.spawn(|| loop {
+                for own in &copies {
+                    let next = &next;
+                    let arr = &arr;
+                    sc.spawn(move || loop {
                         let off = next.fetch_add(req, std::sync::atomic::Ordering::Relaxed);
                         if off >= total {
                             break;
                         }
-                        arr.write_at(&buf, off as u64).unwrap();
+                        arr.write_at(own, off as u64).unwrap();
                     });
                 }
             });

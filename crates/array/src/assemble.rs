@@ -160,6 +160,8 @@ fn build(
     let mut labels = Vec::new();
     let mut missing = Vec::new();
     let mut settled = true;
+    // Children being rebuilt whole from this array's redundancy: (role, checkpoint).
+    let mut rebuilding: Vec<(usize, u64)> = Vec::new();
     for (i, g) in groups.into_iter().enumerate() {
         if g.is_empty() {
             children.push(None);
@@ -179,6 +181,15 @@ fn build(
             .iter()
             .map(|f| f.member.path.display().to_string())
             .collect();
+        // Leaves may disagree after a crash between their updates: the lowest checkpoint is
+        // the one every leaf has reached.
+        if let Some(cp) = g
+            .iter()
+            .filter_map(|f| desc_at(&f.sb, level + 1).rebuild)
+            .min()
+        {
+            rebuilding.push((i, cp));
+        }
         match build(g, level + 1, depth, opts) {
             Ok((c, ranges, child_settled)) => {
                 settled &= child_settled;
@@ -189,6 +200,7 @@ fn build(
                 children.push(Some(c));
             }
             Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {
+                rebuilding.retain(|&(r, _)| r != i);
                 if opts.verbose {
                     eprintln!(
                         "raidlab: child {i} of the {} array cannot start ({e}); starting degraded",
@@ -204,24 +216,44 @@ fn build(
     }
     let slots: Vec<SlotRt> = children
         .iter()
-        .map(|c| SlotRt {
-            state: if c.is_some() {
-                SlotState::Active
-            } else {
-                SlotState::Missing
+        .enumerate()
+        .map(
+            |(i, c)| match (c, rebuilding.iter().find(|(r, _)| *r == i)) {
+                (Some(_), Some(&(_, cp))) => SlotRt {
+                    state: SlotState::Rebuilding,
+                    checkpoint: cp,
+                },
+                (Some(_), None) => SlotRt {
+                    state: SlotState::Active,
+                    checkpoint: 0,
+                },
+                (None, _) => SlotRt {
+                    state: SlotState::Missing,
+                    checkpoint: 0,
+                },
             },
-            checkpoint: 0,
-        })
+        )
         .collect();
-    if missing.len() as u32 > geo.redundancy() {
+    let in_rebuild: Vec<usize> = rebuilding
+        .iter()
+        .map(|&(r, _)| r)
+        .filter(|&r| children[r].is_some())
+        .collect();
+    if (missing.len() + in_rebuild.len()) as u32 > geo.redundancy() {
+        let rb = if in_rebuild.is_empty() {
+            String::new()
+        } else {
+            format!(" and {in_rebuild:?} are being rebuilt")
+        };
         return Err(ArrayError::failed(format!(
-            "cannot start {} array {}: child array(s) {:?} are missing and it survives {}",
+            "cannot start {} array {}: child array(s) {:?} are missing{rb} and it survives {}",
             desc.level,
             uuid_string(&desc.uuid),
             missing,
             geo.redundancy()
         )));
     }
+    let degraded = !missing.is_empty() || !in_rebuild.is_empty();
     for c in children.iter().flatten() {
         if c.capacity() < geo.member_bytes {
             return Err(ArrayError::usage(format!(
@@ -232,7 +264,7 @@ fn build(
         }
     }
     let dirty = desc.dirty;
-    if dirty && !missing.is_empty() && geo.redundancy() > 0 && !opts.force {
+    if dirty && degraded && geo.redundancy() > 0 && !opts.force {
         return Err(write_hole_error(&desc.level, &desc.uuid));
     }
     let devs: Vec<Option<Arc<dyn Dev>>> = children
@@ -250,10 +282,10 @@ fn build(
         level,
     ));
     dirty_ranges.sort_unstable();
-    if dirty && !missing.is_empty() && arr.geo.redundancy() > 0 {
+    if dirty && degraded && arr.geo.redundancy() > 0 {
         settled = false;
     }
-    if dirty && missing.is_empty() && opts.resync && arr.geo.redundancy() > 0 {
+    if dirty && !degraded && opts.resync && arr.geo.redundancy() > 0 {
         let mut bytes = 0;
         for &(s, len) in &dirty_ranges {
             arr.resync_range(s, s + len)?;

@@ -132,7 +132,7 @@ impl Drop for MemberLocks {
 /// The one-line refusal when another process runs the array.
 pub fn busy_error(b: &Busy, doing: &str) -> ArrayError {
     ArrayError::usage(format!(
-        "cannot {doing}: member {} is in use by another process running the array (raidlab array serve, or raidlab run on array:…); stop that process first{}",
+        "cannot {doing}: member {} is in use by another process running the array (raidlab array serve or rebuild, or raidlab run on array:…); stop that process or let it finish first{}",
         b.member.display(),
         if doing.starts_with("fail") {
             ""

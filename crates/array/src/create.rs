@@ -419,6 +419,7 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
         role: 0,
         dirty: false,
         member_bytes: geo.member_bytes,
+        rebuild: None,
     }
 }
 

@@ -3,7 +3,8 @@
 //! This crate is for: creating arrays (superblocks, write-intent bitmap, data area on each
 //! member), assembling them from their members' superblocks, serving logical reads and writes
 //! as parallel member I/O with parity (degraded too), marking members faulty, rebuilding onto
-//! spares, scrubbing, resyncing after an unclean stop, and exposing an array as a file through
+//! spares (in a nested array, a failed child array rewritten whole from its parent's
+//! redundancy), scrubbing, resyncing after an unclean stop, and exposing an array as a file through
 //! FUSE. An assembled array is a [`raidlab_engine::BlockTarget`], so `raidlab run` measures it.
 //! One process at a time writes an array's metadata: a running array's members are locked, and
 //! `fail` on a served array asks the serving process ([`control`]).

@@ -74,6 +74,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
     if level < depth {
         let mut children = Vec::new();
         let mut not_active = Vec::new();
+        let mut progress: Option<f64> = None;
         for role in 0..desc.members {
             let group: Vec<&Found> = found
                 .iter()
@@ -85,7 +86,16 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
                 continue;
             }
             let c = status_at(&group, level + 1, depth)?;
-            if c.degraded {
+            // Rebuilt whole from this array's redundancy: how far, in this array's bytes.
+            if let Some(cp) = group
+                .iter()
+                .filter_map(|f| desc_at(&f.sb, level + 1).rebuild)
+                .min()
+            {
+                not_active.push((role, "rebuilding".to_string()));
+                let p = cp as f64 / geo.capacity().max(1) as f64;
+                progress = Some(progress.map_or(p, |q| q.min(p)));
+            } else if c.degraded {
                 not_active.push((role, "degraded".to_string()));
             }
             children.push(c);
@@ -99,9 +109,11 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             members: desc.members,
             capacity_bytes: geo.capacity(),
             state: if dirty { "dirty" } else { "clean" }.into(),
-            degraded: not_active.iter().any(|(_, s)| s == "missing"),
+            degraded: not_active
+                .iter()
+                .any(|(_, s)| s == "missing" || s == "rebuilding"),
             not_active,
-            rebuild_progress: None,
+            rebuild_progress: progress,
             events: newest.sb.events,
             member_status: Vec::new(),
             children,
@@ -374,12 +386,30 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
     paths.push(new.to_path_buf());
     let _locks = MemberLocks::acquire(&paths, "add a member")?;
     let found = read_members(array)?;
+    // Prefer a leaf array with more slots out of service than it has spares (so that adding
+    // one disk after another fills several degraded leaves of a nested array in turn), then
+    // any with a slot out of service.
+    let wants = |f: &&Found| {
+        let out =
+            f.sb.slots
+                .iter()
+                .filter(|s| s.state != SlotState::Active)
+                .count();
+        let spares = found
+            .iter()
+            .filter(|g| g.sb.array.uuid == f.sb.array.uuid && g.sb.is_spare())
+            .count();
+        out > spares
+    };
     let anchor = found
         .iter()
         .filter(|f| !same_path(&f.member.path, new))
-        .find(|f| {
-            // Prefer a leaf array with a slot out of service.
-            f.sb.slots.iter().any(|s| s.state != SlotState::Active)
+        .find(wants)
+        .or_else(|| {
+            found
+                .iter()
+                .filter(|f| !same_path(&f.member.path, new))
+                .find(|f| f.sb.slots.iter().any(|s| s.state != SlotState::Active))
         })
         .or_else(|| found.iter().find(|f| !same_path(&f.member.path, new)))
         .ok_or_else(|| ArrayError::usage("give the array's members and the new member"))?;
@@ -421,7 +451,9 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
 }
 
 /// Give every out-of-service slot a spare, if there are spares: the slot becomes
-/// `Rebuilding` from 0 and the spare takes its role. Returns how many were assigned.
+/// `Rebuilding` from 0 and the spare takes its role. Then [`mark_parent_rebuilds`]: a child
+/// array that lost more members than it survives is set to be rebuilt whole by its enclosing
+/// array. Returns how many spares were assigned.
 pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
     let _locks = MemberLocks::acquire(array, "assign spares")?;
     let found = read_members(array)?;
@@ -473,7 +505,225 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             f.member.write_superblock(&own)?;
         }
     }
+    // A child that lost more than it survives and now has a member in every slot again is
+    // rebuilt whole by its enclosing array.
+    mark_parent_rebuilds(array)?;
     Ok(assigned)
+}
+
+/// How a subtree of a nested array stands, from its members' superblocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Health {
+    /// Serves its data (maybe degraded, maybe rebuilding onto spares by itself).
+    Serves,
+    /// Already being rebuilt whole by its enclosing array.
+    Marked,
+    /// Lost more than it survives, but every slot below it has a member again (spares taken
+    /// in place of the failed ones): its enclosing array can rewrite it whole.
+    Replaceable(String),
+    /// Lost more than it survives with slots left empty: nothing can rebuild it here.
+    Dead(String),
+}
+
+/// A subtree to mark for a rebuild from above: (its level in the tree, its leaves).
+type ToMark<'a> = (usize, Vec<&'a Found>);
+
+/// How the subtree of `found` at `level` stands; children its enclosing array can rewrite
+/// whole are added to `marks`. A child already being rebuilt whole that lost members again
+/// (and has new ones) is marked again: its rebuild starts over, since what it had rebuilt
+/// sat partly on the members just replaced.
+fn health<'a>(
+    found: &[&'a Found],
+    level: usize,
+    depth: usize,
+    marks: &mut Vec<ToMark<'a>>,
+) -> Result<Health, ArrayError> {
+    let marked = level > 0
+        && found
+            .iter()
+            .any(|f| desc_at(&f.sb, level).rebuild.is_some());
+    let h = health_of(found, level, depth, marks)?;
+    Ok(match h {
+        Health::Serves if marked => Health::Marked,
+        Health::Replaceable(_) if marked => {
+            marks.push((level, found.to_vec()));
+            Health::Marked
+        }
+        h => h,
+    })
+}
+
+fn health_of<'a>(
+    found: &[&'a Found],
+    level: usize,
+    depth: usize,
+    marks: &mut Vec<ToMark<'a>>,
+) -> Result<Health, ArrayError> {
+    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let desc = desc_at(&newest.sb, level).clone();
+    let geo = geometry_of(&desc)?;
+    let name = format!("{} array {}", desc.level, uuid_string(&desc.uuid));
+    if level == depth {
+        // A leaf: slots without an in-sync member, and slots being rebuilt onto spares.
+        let sb = &newest.sb;
+        let mut lost = Vec::new();
+        let mut out = Vec::new();
+        for (i, s) in sb.slots.iter().enumerate() {
+            let present = found.iter().any(|f| {
+                !f.sb.is_spare() && f.sb.dev_uuid == s.dev_uuid && f.sb.events == sb.events
+            });
+            if !present || matches!(s.state, SlotState::Faulty | SlotState::Missing) {
+                lost.push(i as u32);
+                out.push(i as u32);
+            } else if s.state == SlotState::Rebuilding {
+                out.push(i as u32);
+            }
+        }
+        if geo.survives(&out) {
+            return Ok(Health::Serves);
+        }
+        let what = format!(
+            "the {name} lost {} of {} members, more than the {} it survives",
+            out.len(),
+            desc.members,
+            geo.redundancy()
+        );
+        return Ok(if lost.is_empty() {
+            Health::Replaceable(what)
+        } else {
+            Health::Dead(what)
+        });
+    }
+    let mut out = Vec::new();
+    let mut dead = None;
+    let mut replaceable = Vec::new();
+    for role in 0..desc.members {
+        let group: Vec<&'a Found> = found
+            .iter()
+            .copied()
+            .filter(|f| desc_at(&f.sb, level).role == role)
+            .collect();
+        if group.is_empty() {
+            out.push(role);
+            dead.get_or_insert(format!("child {role} of the {name} is missing"));
+            continue;
+        }
+        match health(&group, level + 1, depth, marks)? {
+            Health::Serves => {}
+            Health::Marked => out.push(role),
+            Health::Replaceable(why) => {
+                out.push(role);
+                replaceable.push((role, group, why));
+            }
+            Health::Dead(why) => {
+                out.push(role);
+                dead.get_or_insert(why);
+            }
+        }
+    }
+    if geo.survives(&out) {
+        for (_, group, _) in replaceable {
+            marks.push((level + 1, group));
+        }
+        return Ok(Health::Serves);
+    }
+    let why = |first: String| {
+        let roles: Vec<String> = out.iter().map(|r| r.to_string()).collect();
+        if geo.redundancy() == 0 {
+            format!("{first}, and the {name} above it has no redundancy to recompute it from")
+        } else {
+            format!(
+                "{first}; the {name} has {} of {} children out of service ({}) and survives {}",
+                out.len(),
+                desc.members,
+                roles.join(", "),
+                geo.redundancy()
+            )
+        }
+    };
+    Ok(match (dead, replaceable.first()) {
+        (Some(d), _) => Health::Dead(why(d)),
+        (None, Some((_, _, r))) => Health::Replaceable(why(r.clone())),
+        (None, None) => Health::Serves,
+    })
+}
+
+/// After spares took the place of failed members: a child array that lost more members than
+/// it survives cannot rebuild itself, but its enclosing array can rewrite it whole from its
+/// own redundancy (md's way: re-create the child, add it to the parent, which recovers onto
+/// it). Each such child gets a rebuild mark at checkpoint 0 in its description on every leaf
+/// below it, and its leaves' slots being rebuilt become active (their content will come from
+/// above); assembly then starts the enclosing array with that child rebuilding. Returns how
+/// many children were marked; fails with one line when a child's data is lost (no
+/// enclosing array with redundancy, or more children out than the enclosing array survives).
+pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
+    let found = read_members(array)?;
+    let depth = found[0].sb.parents.len();
+    if depth == 0 {
+        return Ok(0);
+    }
+    let refs: Vec<&Found> = found.iter().collect();
+    let mut marks = Vec::new();
+    match health(&refs, 0, depth, &mut marks)? {
+        Health::Serves | Health::Marked => {}
+        // Nothing has been replaced: assembly says what is missing.
+        Health::Dead(_) if marks.is_empty() && !any_replaceable(&refs, depth)? => return Ok(0),
+        Health::Dead(why) | Health::Replaceable(why) => {
+            return Err(ArrayError::failed(format!(
+                "cannot rebuild: {why}; its data is lost (restore it from a backup after re-creating the array)"
+            )))
+        }
+    }
+    for (level, leaves) in &marks {
+        let mut uuids: Vec<[u8; 16]> = leaves.iter().map(|f| f.sb.array.uuid).collect();
+        uuids.sort();
+        uuids.dedup();
+        for u in uuids {
+            let group: Vec<&Found> = leaves
+                .iter()
+                .copied()
+                .filter(|f| f.sb.array.uuid == u)
+                .collect();
+            let mut sb = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+            let np = sb.parents.len();
+            let d = if *level == depth {
+                &mut sb.array
+            } else {
+                &mut sb.parents[np - 1 - level]
+            };
+            d.rebuild = Some(0);
+            let mut also = Vec::new();
+            for s in sb.slots.iter_mut() {
+                if s.state == SlotState::Rebuilding {
+                    s.state = SlotState::Active;
+                    s.checkpoint = 0;
+                    if let Some(i) = group.iter().position(|f| f.sb.dev_uuid == s.dev_uuid) {
+                        also.push(i);
+                    }
+                }
+            }
+            write_group(&group, &mut sb, &also)?;
+        }
+    }
+    Ok(marks.len())
+}
+
+/// Whether any leaf array below got spares in place of more members than it survives.
+fn any_replaceable(found: &[&Found], depth: usize) -> Result<bool, ArrayError> {
+    let mut uuids: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
+    uuids.sort();
+    uuids.dedup();
+    for u in uuids {
+        let group: Vec<&Found> = found
+            .iter()
+            .copied()
+            .filter(|f| f.sb.array.uuid == u)
+            .collect();
+        if let Health::Replaceable(_) = health(&group, depth, depth, &mut Vec::new())? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Rebuild every slot being rebuilt, in every leaf array of the tree. `stop` interrupts
@@ -489,7 +739,10 @@ pub fn rebuild_all(
                 return Ok(false);
             }
         }
-        return Ok(true);
+        // Then the children being rebuilt whole from this array's redundancy.
+        if !arr.slots().iter().any(|s| s.state == SlotState::Rebuilding) {
+            return Ok(true);
+        }
     }
     let name = format!("{} {}", arr.geo.level, &uuid_string(&arr.uuid)[..8]);
     // Persist progress about every 1/64 of the array (at least every 4 MiB).
@@ -505,6 +758,14 @@ pub fn scrub_all(
 ) -> Result<Vec<(String, crate::array::ScrubReport)>, ArrayError> {
     let mut out = Vec::new();
     if let Backing::Nested(children) = &arr.backing {
+        // A child being rebuilt whole holds nothing valid above the checkpoint yet: its own
+        // scrub would count (or "repair") that, so the whole tree waits for the rebuild.
+        if arr.slots().iter().any(|s| s.state == SlotState::Rebuilding) {
+            return Err(ArrayError::usage(format!(
+                "a child array of the {} array is being rebuilt: run raidlab array rebuild first, then scrub",
+                arr.geo.level
+            )));
+        }
         for c in children.iter().flatten() {
             out.extend(scrub_all(c, repair, progress)?);
         }

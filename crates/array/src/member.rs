@@ -281,7 +281,10 @@ impl Member {
 
     fn aligned(&self, ptr: *const u8, len: usize, offset: u64) -> bool {
         let a = self.align;
-        a <= 1 || (offset % a == 0 && len as u64 % a == 0 && ptr as u64 % a == 0)
+        a <= 1
+            || (offset.is_multiple_of(a)
+                && (len as u64).is_multiple_of(a)
+                && (ptr as u64).is_multiple_of(a))
     }
 
     pub fn read_raw(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
@@ -309,7 +312,7 @@ impl Member {
         }
         let a = self.align;
         let end = offset + buf.len() as u64;
-        if offset % a == 0 && end % a == 0 {
+        if offset.is_multiple_of(a) && end.is_multiple_of(a) {
             // Only the buffer is misaligned: copy it.
             let _shared = self.rmw.read().unwrap();
             return with_bounce(buf.len(), |b| {

@@ -344,9 +344,10 @@ fn exec_on(devs: &[Option<Arc<dyn Dev>>], op: &Op) -> io::Result<()> {
 
 /// Where thread-served devices' operations run.
 ///
-/// Memory-backed members (tmpfs) share one queue served by as many threads as there are
-/// CPUs, the submitting thread counting as one (it works through the queue while it waits
-/// for its batch): their I/O is a memory copy, so more threads than CPUs only add wakeups
+/// Memory-backed members (tmpfs) share the queues of [`Shared`], served by as many threads
+/// as there are CPUs, the submitting threads counting as one (they work through the queues
+/// while they wait for their batch): their I/O is a memory copy, so more threads than CPUs
+/// only add wakeups
 /// (measured: with a thread per member, scheduling and wakeups took about as much CPU as the
 /// copying). Other devices (psync fallback, child arrays) get a thread (*lane*) each, since
 /// their I/O blocks on a device; lane 0 is the submitting thread.
@@ -370,6 +371,7 @@ impl Workers {
     /// Some(false) = a lane of its own.
     fn new(
         devs: &Arc<Vec<Option<Arc<dyn Dev>>>>,
+        cpus: usize,
         kind: impl Fn(&dyn Dev) -> Option<bool>,
     ) -> Workers {
         let kinds: Vec<Option<bool>> = devs
@@ -377,7 +379,6 @@ impl Workers {
             .map(|d| d.as_ref().and_then(|d| kind(&**d)))
             .collect();
         let shared_count = kinds.iter().filter(|k| **k == Some(true)).count();
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
         let mut shared_lanes = shared_count.min(cpus);
         let mut lane = vec![None; devs.len()];
         let mut lanes = 1;
@@ -509,6 +510,12 @@ impl Pool {
     /// A pool doing member I/O the way asked, falling back to psync threads when a ring
     /// cannot be set up.
     pub fn with_io(devs: Vec<Option<Arc<dyn Dev>>>, want: MemberIo) -> Pool {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Pool::with_io_on(devs, want, cpus)
+    }
+
+    /// As [`Pool::with_io`], sized for `cpus` CPUs.
+    fn with_io_on(devs: Vec<Option<Arc<dyn Dev>>>, want: MemberIo, cpus: usize) -> Pool {
         let mut io = want;
         let mut fallback = None;
         let mut rings = Vec::new();
@@ -531,7 +538,7 @@ impl Pool {
             .map(|d| d.as_ref().is_some_and(|d| ring_for(&**d)))
             .collect();
         let devs = Arc::new(devs);
-        let workers = Workers::new(&devs, |d| {
+        let workers = Workers::new(&devs, cpus, |d| {
             if ring_for(d) {
                 None
             } else {
@@ -713,7 +720,7 @@ impl Batch<'_> {
                 }
                 let at = if op.meta { op.offset } else { base + op.offset };
                 let a = pool.dev(op.dev).map_or(1, |d| d.align()).max(1);
-                if at % a != 0 || op.len as u64 % a != 0 {
+                if !at.is_multiple_of(a) || !(op.len as u64).is_multiple_of(a) {
                     // Part of a block: the device's own path reads the rest of the block
                     // first. Rare (sub-block I/O), so it runs here, synchronously.
                     if let Some(d) = pool.dev(op.dev) {
@@ -726,7 +733,7 @@ impl Batch<'_> {
                 if self.ring.is_some() {
                     let mut bounce = None;
                     let mut ptr = op.ptr;
-                    if ptr as u64 % a != 0 {
+                    if !(ptr as u64).is_multiple_of(a) {
                         let mut b = AlignedBuf::new(op.len);
                         if op.write {
                             // SAFETY: op.ptr points at op.len readable bytes (Op's contract).
@@ -1022,9 +1029,27 @@ impl Batch<'_> {
                     None => break,
                 }
             }
+            // This batch's operations left in a queue are ones whose member another thread
+            // was writing: that thread, or a worker, normally takes them next, but the other
+            // may be a submitting thread about to return and there may be no worker (one
+            // CPU): look again now and then rather than trust a wakeup.
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
-                st = c.done.wait(st).unwrap();
+                let (g, timeout) = c
+                    .done
+                    .wait_timeout(st, std::time::Duration::from_millis(1))
+                    .unwrap();
+                st = g;
+                if timeout.timed_out() && st.0 > 0 {
+                    drop(st);
+                    while let Some(d) = shared.run_one(&self.pool.devs, 0, last) {
+                        last = Some(d);
+                        if c.remaining() == 0 {
+                            break;
+                        }
+                    }
+                    st = c.state.lock().unwrap();
+                }
             }
             self.errors.append(&mut st.1);
         }
@@ -1308,6 +1333,40 @@ mod tests {
         );
         for w in &watched {
             assert_eq!(w.ops.load(Ordering::SeqCst), THREADS * BATCHES);
+        }
+    }
+
+    /// With no worker thread (one CPU), concurrent submitters of memory-backed writes all
+    /// finish: the submitters run every operation between them.
+    #[test]
+    fn concurrent_batches_finish_without_worker_threads() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let pool = Arc::new(Pool::with_io_on(
+            devs(dir.path(), 3, 5 << 20),
+            MemberIo::Auto,
+            1,
+        ));
+        assert!(pool.workers.threads.is_empty());
+        let (tx, rx) = std::sync::mpsc::channel();
+        for t in 0..4u8 {
+            let pool = Arc::clone(&pool);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for b in 0..200u64 {
+                    let bufs: Vec<Vec<u8>> = (0..3).map(|m| pattern(65536, t ^ m as u8)).collect();
+                    let at = (b % 16 * 4 + t as u64) * 65536;
+                    let mut batch = pool.batch();
+                    for (m, buf) in bufs.iter().enumerate() {
+                        batch.submit(vec![Op::write(m, at, buf)]);
+                    }
+                    assert!(batch.wait().is_empty());
+                }
+                tx.send(t).unwrap();
+            });
+        }
+        for _ in 0..4 {
+            rx.recv_timeout(std::time::Duration::from_secs(60))
+                .expect("a submitter is stuck waiting for its batch");
         }
     }
 

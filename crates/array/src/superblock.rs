@@ -37,6 +37,8 @@ pub const MAX_MEMBERS: u32 = 120;
 pub const MAX_PARENTS: usize = 3;
 /// Marks the trailer of full-length layout names.
 const LONG_NAMES_TAG: &[u8; 4] = b"LNAM";
+/// Marks the trailer of rebuilds from an enclosing array (after the layout names).
+const PARENT_REBUILD_TAG: &[u8; 4] = b"PRBD";
 
 /// The state of one slot (role) of an array, as its superblocks record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -105,6 +107,10 @@ pub struct ArrayDesc {
     pub dirty: bool,
     /// Bytes of each child's data area this array uses.
     pub member_bytes: u64,
+    /// This array is being rewritten by its enclosing array from that array's redundancy
+    /// (it had failed and was replaced): the enclosing array's logical bytes below this
+    /// checkpoint are valid in it, nothing above. `None` when it holds its data.
+    pub rebuild: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +164,11 @@ impl Superblock {
         w.bytes(LONG_NAMES_TAG);
         for d in std::iter::once(&self.array).chain(&self.parents) {
             w.str_n::<32>(&d.layout);
+        }
+        w.bytes(PARENT_REBUILD_TAG);
+        for d in std::iter::once(&self.array).chain(&self.parents) {
+            w.0.push(d.rebuild.is_some() as u8);
+            w.u64(d.rebuild.unwrap_or(0));
         }
         assert!(
             w.0.len() <= SB_BYTES - 4,
@@ -230,6 +241,13 @@ impl Superblock {
             for p in parents.iter_mut() {
                 p.layout = r.str_n::<32>()?;
             }
+            if r.take(4)? == PARENT_REBUILD_TAG {
+                for d in std::iter::once(&mut array).chain(parents.iter_mut()) {
+                    let on = r.take(1)?[0] != 0;
+                    let cp = r.u64()?;
+                    d.rebuild = on.then_some(cp);
+                }
+            }
         }
         Ok(Some(Superblock {
             events,
@@ -268,6 +286,7 @@ fn decode_desc(r: &mut Reader) -> Result<ArrayDesc, String> {
         role: r.u32()?,
         dirty: r.take(1)?[0] != 0,
         member_bytes: r.u64()?,
+        rebuild: None,
     })
 }
 
@@ -390,6 +409,7 @@ mod tests {
                 role: 1,
                 dirty: true,
                 member_bytes: 1 << 20,
+                rebuild: Some(3 << 16),
             },
             parents: vec![ArrayDesc {
                 uuid: [2; 16],
@@ -400,6 +420,7 @@ mod tests {
                 role: 2,
                 dirty: false,
                 member_bytes: 2 << 20,
+                rebuild: None,
             }],
             data_offset: 1 << 20,
             data_size: 1 << 20,
@@ -460,8 +481,10 @@ mod tests {
         sb.array.layout = "right-asymmetric-6".into();
         sb.parents[0].layout = "ddf-zero-restart".into();
         assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb.clone()));
-        // A superblock from before the trailer: zeros after the slots, 16-byte names only.
-        let old = sample();
+        // A superblock from before the trailers: zeros after the slots, 16-byte names only,
+        // no rebuild from an enclosing array.
+        let mut old = sample();
+        old.array.rebuild = None;
         let mut enc = old.encode();
         let slots_end = enc.windows(4).position(|w| w == LONG_NAMES_TAG).unwrap();
         enc[slots_end..SB_BYTES - 4].fill(0);

@@ -1105,3 +1105,207 @@ fn dirty_and_degraded_array_needs_force_and_says_why() {
     t.read_at(&mut got, 0).unwrap();
     assert!(got == block, "data differs on the forced degraded start");
 }
+
+/// A RAID 0 child of a RAID 5 loses a disk: the child fails, the RAID 5 runs degraded; the
+/// dead disk is replaced (`fail --force`, `remove`, `add`) and `rebuild` rewrites the whole
+/// child from the RAID 5's parity — interrupted, shown rebuilding at the parent's level,
+/// resumed. A RAID 0 over RAID 5s losing a whole child says its data is lost.
+#[test]
+fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
+    let d = scratch();
+    let kids: Vec<Vec<String>> = (0..3)
+        .map(|i| members(d.path(), 2, &format!("c{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let ofs: Vec<String> = kids
+        .iter()
+        .map(|k| format!("0:4k:{}", k.join(",")))
+        .collect();
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "6m",
+    ];
+    for o in &ofs {
+        args.extend(["--of", o.as_str()]);
+    }
+    ok(&args);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let cap = t.size() as usize;
+    let pattern: Vec<u8> = (0..cap).map(|i| (i * 31 % 251) as u8).collect();
+    t.write_at(&pattern, 0).unwrap();
+    drop(t);
+    let read_all = |list: &str| {
+        let t = raidlab_array::open_target(list, &raidlab_array::OpenOptions::default()).unwrap();
+        let mut got = vec![0u8; cap];
+        t.read_at(&mut got, 0).unwrap();
+        got == pattern
+    };
+
+    // Failing a disk of a RAID 0 child needs --force (the child fails with it).
+    let o = run(&["array", "fail", &list, &kids[1][0]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--force") && err.lines().count() == 1, "{err}");
+    ok(&["array", "fail", "--force", &list, &kids[1][0]]);
+    assert!(read_all(&list), "degraded at the RAID 5 level");
+    // Nothing replaced yet: rebuild says what is missing.
+    let o = run(&["array", "rebuild", "--quiet", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("add a spare"), "{err}");
+
+    ok(&["array", "remove", &list, &kids[1][0]]);
+    std::fs::write(&kids[1][0], vec![0xa5u8; 6 << 20]).unwrap();
+    let rest: Vec<String> = all.iter().filter(|m| **m != kids[1][0]).cloned().collect();
+    let out = ok(&["array", "add", "--force", &rest.join(","), &kids[1][0]]);
+    assert!(out.contains("spare"), "{out}");
+
+    // Interrupted (what Ctrl-C does), through the library; the child shows as rebuilding.
+    let paths: Vec<PathBuf> = all.iter().map(PathBuf::from).collect();
+    raidlab_array::manage::assign_spares(&paths).unwrap();
+    {
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let done = raidlab_array::manage::rebuild_all(&arr, &stop, &mut |_, d, t| {
+            if d * 2 >= t {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+        assert!(!done);
+        arr.close().unwrap();
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["not_active"][0][0], 1, "{js}");
+    assert_eq!(js["not_active"][0][1], "rebuilding", "{js}");
+    let p = js["rebuild_progress"].as_f64().unwrap_or(-1.0);
+    assert!((0.4..0.7).contains(&p), "rebuild progress {p}: {js}");
+    let text = ok(&["array", "status", &list]);
+    assert!(
+        text.contains("slot 1 rebuilding") && text.contains("rebuild: "),
+        "{text}"
+    );
+    assert!(read_all(&list), "half rebuilt");
+
+    let o = run(&["array", "rebuild", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("rebuild raid5") && err.contains("MB/s") && err.contains("100.0%"),
+        "{err}"
+    );
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], false, "{js}");
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    // The rebuilt child carries real data: fail another child, read everything.
+    ok(&["array", "fail", "--force", &list, &kids[2][1]]);
+    assert!(read_all(&list), "served through the rebuilt child");
+
+    // RAID 0 over RAID 5s: a RAID 5 child losing two disks has lost its data.
+    let kids: Vec<Vec<String>> = (0..2)
+        .map(|i| members(d.path(), 3, &format!("z{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let ofs: Vec<String> = kids
+        .iter()
+        .map(|k| format!("5:4k:{}", k.join(",")))
+        .collect();
+    let mut args = vec![
+        "array", "create", "--level", "0", "--chunk", "16k", "--size", "4m",
+    ];
+    for o in &ofs {
+        args.extend(["--of", o.as_str()]);
+    }
+    ok(&args);
+    ok(&["array", "fail", &list, &kids[0][0]]);
+    ok(&["array", "fail", "--force", &list, &kids[0][1]]);
+    let mut given: Vec<String> = all[2..].to_vec();
+    for m in &kids[0][..2] {
+        ok(&["array", "remove", &list, m]);
+        ok(&["array", "add", "--force", &given.join(","), m]);
+        given.push(m.clone());
+    }
+    let o = run(&["array", "rebuild", "--quiet", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("raidlab: cannot rebuild")
+            && last.contains("no redundancy")
+            && last.contains("data is lost"),
+        "{err}"
+    );
+}
+
+/// kill -9 of `raidlab array rebuild` while it rewrites a child from the parent: the child
+/// stays marked rebuilding, and the next `rebuild` finishes it with every byte right.
+#[test]
+fn kill_9_during_a_parent_level_rebuild_then_rebuild_again() {
+    let d = scratch();
+    let kids: Vec<Vec<String>> = (0..3)
+        .map(|i| members(d.path(), 2, &format!("k{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let ofs: Vec<String> = kids
+        .iter()
+        .map(|k| format!("0:16k:{}", k.join(",")))
+        .collect();
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "64k", "--size", "48m",
+    ];
+    for o in &ofs {
+        args.extend(["--of", o.as_str()]);
+    }
+    ok(&args);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let cap = t.size() as usize;
+    let pattern: Vec<u8> = (0..cap).map(|i| (i * 37 % 253) as u8).collect();
+    t.write_at(&pattern, 0).unwrap();
+    drop(t);
+    ok(&["array", "fail", "--force", &list, &kids[0][1]]);
+    ok(&["array", "remove", &list, &kids[0][1]]);
+    std::fs::write(&kids[0][1], vec![0x3cu8; 48 << 20]).unwrap();
+    let rest: Vec<String> = all.iter().filter(|m| **m != kids[0][1]).cloned().collect();
+    ok(&["array", "add", "--force", &rest.join(","), &kids[0][1]]);
+
+    let mut child = raidlab()
+        .args(["array", "rebuild", &list])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first progress line means the parent-level rebuild is under way.
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains("rebuild raid5") {
+        use std::io::Read;
+        if err.read(&mut byte).unwrap() == 0 {
+            panic!("rebuild ended early: {}", String::from_utf8_lossy(&seen));
+        }
+        seen.push(byte[0]);
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["not_active"][0][1], "rebuilding", "{js}");
+
+    let o = run(&["array", "rebuild", "--quiet", &list]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    ok(&["array", "fail", "--force", &list, &kids[1][0]]);
+    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; cap];
+    t.read_at(&mut got, 0).unwrap();
+    assert!(
+        got == pattern,
+        "data differs after a rebuild killed and run again"
+    );
+}

@@ -2,7 +2,12 @@
 //! time, each under that unit's lock:
 //! - *recovery* of members being rebuilt: raidlab-geometry's [`plan_rebuild_set`] for all the
 //!   targets' blocks of the unit at once (one read of the survivors), then the checkpoint
-//!   moves past it;
+//!   moves past it. An enclosing array recovers the same way onto a child array rebuilt whole
+//!   (one that lost more members than it survives and was given new ones): the child takes
+//!   the blocks as ordinary writes, then resyncs its own redundancy (and its children's) over
+//!   what was written, still under the unit's lock; the progress is a checkpoint in the
+//!   child's description on its leaves (`ArrayDesc::rebuild`), so an interrupted rebuild
+//!   resumes and assembly knows the child is valid only below it;
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
 //! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
@@ -79,6 +84,89 @@ fn merged(kind: IoKind, offset: u64, len: u64, plans: Vec<Plan>) -> Plan {
     }
 }
 
+/// A member's blocks left in a buffer: (member, member offset, offset in the buffer, length).
+type Span = (u32, u64, u64, u64);
+
+/// A rebuild plan whose writes (to the members being rebuilt) read from blocks the plan
+/// computes or reads itself, turned into one that leaves those blocks in a caller's buffer
+/// instead of writing them: each member's writes laid out contiguously by member offset.
+/// Returns the plan, the spans (member, member offset, offset in the buffer, length) and the
+/// buffer's size; `None` when a member's writes are not one contiguous range, or a written
+/// block is the caller's already.
+fn redirect_writes(plan: &Plan) -> Option<(Plan, Vec<Span>, u64)> {
+    // Per member: (lowest offset, end, bytes).
+    let mut range: std::collections::BTreeMap<u32, (u64, u64, u64)> = Default::default();
+    for w in plan.steps.iter().flat_map(|s| &s.writes) {
+        if matches!(w.block, BlockRef::User { .. }) {
+            return None;
+        }
+        let r = range
+            .entry(w.member)
+            .or_insert((w.offset, w.offset + w.len, 0));
+        r.0 = r.0.min(w.offset);
+        r.1 = r.1.max(w.offset + w.len);
+        r.2 += w.len;
+    }
+    let mut base = std::collections::BTreeMap::new();
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for (&m, &(lo, hi, bytes)) in &range {
+        if bytes != hi - lo {
+            return None;
+        }
+        base.insert(m, (lo, at));
+        spans.push((m, lo, at, hi - lo));
+        at += hi - lo;
+    }
+    let mut out = plan.clone();
+    for step in &mut out.steps {
+        let mut map: Vec<(BlockRef, BlockRef)> = Vec::new();
+        for w in &step.writes {
+            let (lo, b) = base[&w.member];
+            let to = BlockRef::User {
+                at: b + w.offset - lo,
+            };
+            if map.iter().any(|(from, _)| *from == w.block) {
+                // One block written to two members: keep the plan as it is.
+                return None;
+            }
+            map.push((w.block, to));
+        }
+        let sub = |b: &mut BlockRef| {
+            if let Some((_, to)) = map.iter().find(|(from, _)| from == b) {
+                *b = *to;
+            }
+        };
+        let sub_slot = |s: &mut raidlab_geometry::Slot| match s {
+            raidlab_geometry::Slot::Known(b) | raidlab_geometry::Slot::Missing(b) => sub(b),
+            raidlab_geometry::Slot::Zero => {}
+        };
+        for r in &mut step.reads {
+            sub(&mut r.block);
+        }
+        for c in &mut step.compute {
+            match c {
+                raidlab_geometry::Compute::Xor { inputs, out, .. } => {
+                    inputs.iter_mut().for_each(sub);
+                    sub(out);
+                }
+                raidlab_geometry::Compute::GenPq { data, p, q, .. } => {
+                    data.iter_mut().flatten().for_each(sub);
+                    sub(p);
+                    sub(q);
+                }
+                raidlab_geometry::Compute::RecoverPq { data, p, q, .. } => {
+                    data.iter_mut().for_each(sub_slot);
+                    sub_slot(p);
+                    sub_slot(q);
+                }
+            }
+        }
+        step.writes.clear();
+    }
+    Some((out, spans, at))
+}
+
 fn block(buf: &[u8], b: BlockRef, len: u64) -> &[u8] {
     match b {
         BlockRef::User { at } => &buf[at as usize..(at + len) as usize],
@@ -131,39 +219,195 @@ impl Array {
         self.capacity() / shape::unit(&self.geo)
     }
 
-    /// Recovery of unit `u`: every member being rebuilt and not yet past `u` gets its blocks
-    /// of the unit from one [`plan_rebuild_set`], so the survivors are read once per row however
-    /// many members are rebuilt (mirror copies at different member offsets are planned per
-    /// offset); then the checkpoint moves past the unit.
-    fn rebuild_unit(&self, u: u64) -> Result<(), ArrayError> {
-        let _g = self.locks.lock(std::iter::once(u));
+    /// Recovery of units `first..=last`: every member being rebuilt and not yet past a unit
+    /// gets its blocks of the unit from one [`plan_rebuild_set`], so the survivors are read
+    /// once per row however many members are rebuilt (mirror copies at different member
+    /// offsets are planned per offset); all the units' plans run as one parallel batch under
+    /// their locks, then the checkpoint moves past them. A leaf takes one unit at a time; an
+    /// enclosing array rebuilding a child whole takes as many as cover one of the child's
+    /// own units, so the child's redundancy is resynced once per child row.
+    fn rebuild_units(&self, first: u64, last: u64) -> Result<(), ArrayError> {
+        let _g = self.locks.lock(first..=last);
         let slots = self.slots();
         let unit = shape::unit(&self.geo);
-        let end = (u + 1) * unit;
-        let failed = self.failed_for(&slots, u);
-        // Member range → the targets holding it.
-        let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
-        for t in 0..slots.len() as u32 {
-            if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
-                continue;
+        let mut plans = Vec::new();
+        // (target, member offset, length) written.
+        let mut written: Vec<(u32, u64, u64)> = Vec::new();
+        for u in first..=last {
+            let end = (u + 1) * unit;
+            let failed = self.failed_for(&slots, u);
+            // Member range → the targets holding it.
+            let mut ranges: Vec<((u64, u64), Vec<u32>)> = Vec::new();
+            for t in 0..slots.len() as u32 {
+                if !Self::writable(&slots, t) || Self::readable(&slots, t, end) {
+                    continue;
+                }
+                for r in self.member_ranges(t, u) {
+                    match ranges.iter_mut().find(|(x, _)| *x == r) {
+                        Some((_, ts)) => ts.push(t),
+                        None => ranges.push((r, vec![t])),
+                    }
+                }
             }
-            for r in self.member_ranges(t, u) {
-                match ranges.iter_mut().find(|(x, _)| *x == r) {
-                    Some((_, ts)) => ts.push(t),
-                    None => ranges.push((r, vec![t])),
+            for ((off, len), targets) in &ranges {
+                plans.push(
+                    plan_rebuild_set(&self.geo, targets, *off, *len, &failed)
+                        .map_err(|e| self.plan_failed(e))?,
+                );
+                written.extend(targets.iter().map(|&t| (t, *off, *len)));
+            }
+        }
+        let len = (last + 1 - first) * unit;
+        let plan = merged(IoKind::Write, first * unit, len, plans);
+        if let super::Backing::Nested(children) = &self.backing {
+            if let Some((plan, spans, bytes)) = redirect_writes(&plan) {
+                // The children's blocks computed into one buffer, then written to each child
+                // as one extent: whole rows of the child become full-stripe writes, whose
+                // parity is computed from the data alone.
+                let mut buf = vec![0u8; bytes as usize];
+                self.run_plan(&plan, &mut buf)?;
+                for (t, off, at, l) in spans {
+                    let Some(dev) = self.pool.dev(t as usize) else {
+                        continue;
+                    };
+                    if let Err(e) = dev.write(&buf[at as usize..(at + l) as usize], off) {
+                        self.fail_member(t as usize, &e.to_string());
+                        return Err(ArrayError::failed(format!("member I/O failed: {e}")));
+                    }
+                    let Some(Some(c)) = children.get(t as usize) else {
+                        continue;
+                    };
+                    // Rows only partly written (or a child with arrays below it) are resynced.
+                    let cu = shape::unit(&c.geo);
+                    let leaf = matches!(c.backing, super::Backing::Leaf(_));
+                    if !(leaf && off % cu == 0 && l % cu == 0) {
+                        c.resync_subtree(off, l)?;
+                    }
+                }
+                self.advance_checkpoint((last + 1) * unit);
+                return Ok(());
+            }
+        }
+        self.run_plan(&plan, &mut [])?;
+        // A child array rebuilt whole from this array's redundancy took the blocks as plain
+        // writes over whatever its new members held: its own parity (and its children's) is
+        // made consistent over what was written, still under the units' locks.
+        if let super::Backing::Nested(children) = &self.backing {
+            written.sort_unstable();
+            let mut spans: Vec<(u32, u64, u64)> = Vec::new();
+            for (t, o, l) in written {
+                match spans.last_mut() {
+                    Some(s) if s.0 == t && s.1 + s.2 >= o => s.2 = s.2.max(o + l - s.1),
+                    _ => spans.push((t, o, l)),
+                }
+            }
+            for (t, o, l) in spans {
+                if let Some(Some(c)) = children.get(t as usize) {
+                    c.resync_subtree(o, l)?;
                 }
             }
         }
-        let mut plans = Vec::new();
-        for ((off, len), targets) in ranges {
-            plans.push(
-                plan_rebuild_set(&self.geo, &targets, off, len, &failed)
-                    .map_err(|e| self.plan_failed(e))?,
-            );
+        // Still holding the units' locks: a write planned after this sees them in sync.
+        self.advance_checkpoint((last + 1) * unit);
+        Ok(())
+    }
+
+    /// How many units [`Self::rebuild_units`] takes at once for these targets: for an
+    /// enclosing parity or RAID 1 array (one chunk of each member per unit), a multiple of
+    /// what covers the largest of the target children's own units (at most 64 units), about
+    /// 256 KiB of each child; else 1.
+    fn rebuild_group(&self, targets: &[usize]) -> u64 {
+        let super::Backing::Nested(children) = &self.backing else {
+            return 1;
+        };
+        if !(self.geo.level.has_parity() || self.geo.level == raidlab_geometry::Level::Raid1) {
+            return 1;
         }
-        self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut [])?;
-        // Still holding the unit lock: a write planned after this sees the unit in sync.
-        self.advance_checkpoint(end);
+        let per_unit = self.geo.chunk_bytes.max(1);
+        let Some(row) = targets
+            .iter()
+            .filter_map(|&t| children.get(t).and_then(|c| c.as_ref()))
+            .map(|c| (shape::unit(&c.geo) / per_unit).clamp(1, 64))
+            .max()
+        else {
+            return 1;
+        };
+        // Whole child rows, at least 256 KiB of each child per batch: fewer, larger writes
+        // (larger batches measured slower: nothing overlaps the reads and writes of one).
+        row * ((256 << 10) / per_unit / row).max(1)
+    }
+
+    /// Make redundancy consistent over logical [offset, offset+len) of this array and of every
+    /// array below it (the lowest levels first, each level reading through the ones below).
+    pub(super) fn resync_subtree(&self, offset: u64, len: u64) -> Result<(), ArrayError> {
+        if len == 0 {
+            return Ok(());
+        }
+        if let super::Backing::Nested(children) = &self.backing {
+            for (m, o, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
+                if let Some(Some(c)) = children.get(m as usize) {
+                    let l = l.min(c.capacity().saturating_sub(o));
+                    c.resync_subtree(o, l)?;
+                }
+            }
+        }
+        self.resync_range(offset, offset + len)
+    }
+
+    /// Record in a child array being rebuilt whole how far this array's rebuild has come
+    /// (`None`: it holds its data again). The mark sits in the child's own description on
+    /// every leaf below it, so assembly knows the child is valid only below the checkpoint.
+    fn set_child_mark(&self, child: &Array, mark: Option<u64>) -> Result<(), ArrayError> {
+        child.set_rebuild_mark(0, mark)
+    }
+
+    /// Set the rebuild mark of the description `up` levels above this array's own (0 = its
+    /// own) on every leaf of this array.
+    fn set_rebuild_mark(&self, up: usize, mark: Option<u64>) -> Result<(), ArrayError> {
+        match &self.backing {
+            super::Backing::Leaf(leaf) => {
+                {
+                    let mut sb = leaf.sb.lock().unwrap();
+                    let d = if up == 0 {
+                        Some(&mut sb.array)
+                    } else {
+                        sb.parents.get_mut(up - 1)
+                    };
+                    match d {
+                        Some(d) if d.rebuild != mark => d.rebuild = mark,
+                        _ => return Ok(()),
+                    }
+                }
+                let _g = self.meta_lock.lock().unwrap();
+                self.persist()
+            }
+            super::Backing::Nested(children) => {
+                for c in children.iter().flatten() {
+                    c.set_rebuild_mark(up + 1, mark)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Persist this array's state and, for an enclosing array, the rebuild checkpoints of the
+    /// children being rebuilt whole (`targets`).
+    fn persist_rebuild(&self, targets: &[usize]) -> Result<(), ArrayError> {
+        self.persist()?;
+        if let super::Backing::Nested(children) = &self.backing {
+            let slots = self.slots();
+            for &t in targets {
+                let Some(Some(c)) = children.get(t) else {
+                    continue;
+                };
+                match slots[t].state {
+                    SlotState::Rebuilding => self.set_child_mark(c, Some(slots[t].checkpoint))?,
+                    SlotState::Active => self.set_child_mark(c, None)?,
+                    // Failed again: its own leaves record why; keep the mark as it was.
+                    _ => {}
+                }
+            }
+        }
         Ok(())
     }
 
@@ -463,19 +707,34 @@ impl Array {
             .min()
             .unwrap_or(0);
         let unit = shape::unit(&self.geo);
+        let group = self.rebuild_group(&targets);
+        let units = self.units();
         let mut since = 0;
-        for u in start / unit..self.units() {
+        let mut u = start / unit;
+        while u < units {
             if stop.load(Ordering::SeqCst) {
-                self.persist()?;
+                self.persist_rebuild(&targets)?;
                 return Ok(false);
             }
-            self.rebuild_unit(u)?;
-            since += unit;
+            let last = ((u / group + 1) * group).min(units) - 1;
+            self.rebuild_units(u, last)?;
+            since += (last + 1 - u) * unit;
             if since >= persist_every {
                 since = 0;
-                self.persist()?;
+                self.persist_rebuild(&targets)?;
             }
-            progress(((u + 1) * unit).min(cap), cap);
+            progress(((last + 1) * unit).min(cap), cap);
+            u = last + 1;
+        }
+        // A child rebuilt whole may be larger than what this array uses of it: its tail is
+        // made consistent too, so its own scrub finds nothing to repair.
+        if let super::Backing::Nested(children) = &self.backing {
+            let used = self.geo.member_used_bytes();
+            for &t in &targets {
+                if let Some(Some(c)) = children.get(t) {
+                    c.resync_subtree(used, c.capacity().saturating_sub(used))?;
+                }
+            }
         }
         {
             let mut slots = self.slots.write().unwrap();
@@ -488,7 +747,7 @@ impl Array {
                 }
             }
         }
-        self.persist()?;
+        self.persist_rebuild(&targets)?;
         Ok(true)
     }
 

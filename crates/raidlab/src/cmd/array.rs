@@ -71,6 +71,13 @@ enum ArrayCmd {
     /// Remove a faulty member (or a spare) from the array and erase its superblock.
     Remove { array: String, member: String },
     /// Add a member as a spare; `rebuild` puts it in place of a failed one.
+    ///
+    /// In a nested array the spare joins the leaf array with a slot out of service and no
+    /// spare for it yet (or give only that child's members as ARRAY). A child that lost more
+    /// members than it survives (a disk of a RAID 0 child, two of a RAID 5 child) is brought
+    /// back the way md users do it — replace the dead disks, re-create the child, add it to
+    /// the parent: `fail --force` / `remove` the dead disks, `add` a new disk for each, then
+    /// `rebuild`, which rewrites that whole child from the parent's redundancy.
     Add {
         array: String,
         member: String,
@@ -79,6 +86,14 @@ enum ArrayCmd {
         force: bool,
     },
     /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks).
+    ///
+    /// Leaf arrays rebuild their own members. A child array with spares in more slots than
+    /// it survives is rebuilt whole by its enclosing array from that array's redundancy (its
+    /// other members are rewritten too; status shows the child rebuilding at the parent's
+    /// level). The rebuild holds the array's members while it runs (`run` and `serve` refuse
+    /// the busy array); interrupted, the array serves correct data half rebuilt and the next
+    /// `rebuild` resumes. Fails in one line when the child's data is lost: an enclosing array
+    /// without redundancy (RAID 0 over RAID 5s), or more children out than it survives.
     Rebuild {
         /// Start a dirty and degraded array anyway
         #[arg(long)]
