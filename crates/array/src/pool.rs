@@ -237,6 +237,10 @@ struct Shared {
     /// Changes whenever work is queued or a member is released (watched without the lock
     /// by a worker polling before it sleeps).
     stamp: AtomicUsize,
+    /// Batches with memory-backed operations not all done. A submitting thread polls for
+    /// its last writes only when its batch is the only one: with more submitters than
+    /// CPUs, polling takes the CPU from threads with work.
+    active: AtomicUsize,
     /// Per device, the thread it is home to.
     home: Vec<usize>,
 }
@@ -436,6 +440,7 @@ impl Workers {
             }),
             more: Condvar::new(),
             stamp: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
             home,
         });
         let mut threads = Vec::new();
@@ -656,6 +661,7 @@ impl Pool {
             inflight: 0,
             backlog: VecDeque::new(),
             counter: None,
+            active: false,
             deferred: Vec::new(),
             errors: Vec::new(),
         }
@@ -713,6 +719,8 @@ pub struct Batch<'p> {
     /// Slots waiting for room in the ring.
     backlog: VecDeque<usize>,
     counter: Option<Arc<Counter>>,
+    /// Counted in the shared queues' active batches.
+    active: bool,
     /// Ops for thread-served devices, by device, not yet handed out.
     deferred: Vec<(usize, Vec<Op>)>,
     errors: Vec<(usize, io::Error)>,
@@ -809,6 +817,10 @@ impl Batch<'_> {
             }
         }
         if !mem.is_empty() {
+            if !self.active {
+                self.active = true;
+                pool.workers.shared.active.fetch_add(1, Ordering::AcqRel);
+            }
             let c = self.counter.get_or_insert_with(Counter::new);
             pool.workers.shared.push(mem, c);
         }
@@ -1066,7 +1078,8 @@ impl Batch<'_> {
             // What is left is running on other threads and ends within one operation:
             // poll for it a little before sleeping.
             let t0 = std::time::Instant::now();
-            while c.remaining() > 0 && t0.elapsed() < POLL {
+            let alone = shared.active.load(Ordering::Acquire) <= 1;
+            while alone && c.remaining() > 0 && t0.elapsed() < POLL {
                 for _ in 0..32 {
                     std::hint::spin_loop();
                 }
@@ -1090,6 +1103,14 @@ impl Batch<'_> {
                 }
             }
             self.errors.append(&mut st.1);
+        }
+        if self.active {
+            self.active = false;
+            self.pool
+                .workers
+                .shared
+                .active
+                .fetch_sub(1, Ordering::AcqRel);
         }
     }
 }
