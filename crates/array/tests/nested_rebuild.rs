@@ -13,36 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn fill(&mut self, buf: &mut [u8]) {
-        for c in buf.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
-            c.copy_from_slice(&v[..c.len()]);
-        }
-    }
-}
-
-fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    tempfile::Builder::new()
-        .prefix("raidlab-nested-rebuild")
-        .tempdir_in(base)
-        .unwrap()
-}
+mod common;
+use common::{check_all, scratch, scrub_clean, Rng};
 
 fn quiet() -> AssembleOptions {
     AssembleOptions {
@@ -155,16 +127,6 @@ fn build(c: &Case, dir: &Path, rows: u64) -> (Arc<Array>, Vec<Vec<PathBuf>>) {
     (arr, leaves)
 }
 
-fn check_all(arr: &Array, model: &[u8], what: &str) {
-    let mut got = vec![0u8; model.len()];
-    arr.read_at(&mut got, 0)
-        .unwrap_or_else(|e| panic!("{what}: full read failed: {e}"));
-    if got != model {
-        let first = got.iter().zip(model).position(|(a, b)| a != b).unwrap();
-        panic!("{what}: data differs first at byte {first}");
-    }
-}
-
 /// Random writes (and a read of each) against the model.
 fn scribble(arr: &Array, model: &mut [u8], rng: &mut Rng, n: usize, what: &str) {
     let cap = model.len() as u64;
@@ -228,14 +190,6 @@ fn fail_and_replace(c: &Case, leaves: &[Vec<PathBuf>], rng: &mut Rng, model: &mu
     }
 }
 
-fn scrub_clean(arr: &Array, what: &str) {
-    let reps = manage::scrub_all(arr, false, &mut |_, _, _| {}).unwrap();
-    assert!(!reps.is_empty(), "{what}: nothing scrubbed");
-    for (name, r) in reps {
-        assert_eq!(r.mismatches, 0, "{what}: scrub of {name} found mismatches");
-    }
-}
-
 /// Fail the case's other children at the parent level: the rebuilt ones must carry the data.
 fn read_through_rebuilt(c: &Case, all: &[PathBuf], model: &[u8]) {
     let arr = assemble(all, &quiet()).unwrap();
@@ -252,7 +206,7 @@ fn read_through_rebuilt(c: &Case, all: &[PathBuf], model: &[u8]) {
 #[test]
 fn failed_children_are_replaced_and_rebuilt_from_the_parent() {
     for (k, c) in CASES.iter().enumerate() {
-        let dir = scratch();
+        let dir = scratch("raidlab-nested-rebuild");
         let mut rng = Rng(0x5eed_0000 + k as u64 * 7919 + 1);
         let (arr, leaves) = build(c, dir.path(), 12);
         let mut model = vec![0u8; arr.capacity() as usize];
@@ -308,7 +262,7 @@ fn failed_children_are_replaced_and_rebuilt_from_the_parent() {
 #[test]
 fn interrupted_parent_level_rebuild_resumes() {
     let c = &CASES[0];
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let mut rng = Rng(77);
     let (arr, leaves) = build(c, dir.path(), 256);
     let mut model = vec![0u8; arr.capacity() as usize];
@@ -364,7 +318,7 @@ fn interrupted_parent_level_rebuild_resumes() {
 #[test]
 fn a_lost_child_without_parent_redundancy_is_a_clear_error() {
     // RAID 0 over RAID 5s: a RAID 5 child losing two members has lost its data.
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let c = Case {
         name: "raid0 over raid5s",
         top: "0",
@@ -409,7 +363,7 @@ fn a_lost_child_without_parent_redundancy_is_a_clear_error() {
     assert!(assemble(&all, &quiet()).is_err());
 
     // RAID 5 over RAID 0s with two children failed: more than the parent survives.
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let c = Case {
         fail: &[(0, 0), (1, 1)],
         ..CASES[0]
@@ -449,7 +403,7 @@ fn writes_during_the_parent_level_rebuild_land() {
     // unit is rebuilt under its lock, so writes before, behind and ahead of the checkpoint
     // all read back, and the child ends consistent.
     let c = &CASES[1];
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let mut rng = Rng(4242);
     let (arr, leaves) = build(c, dir.path(), 128);
     let mut model = vec![0u8; arr.capacity() as usize];
@@ -483,7 +437,7 @@ fn writes_during_the_parent_level_rebuild_land() {
 fn three_levels_raid6_over_raid0s_of_raid1s() {
     // Both disks of one RAID 1 fail: that RAID 1 fails, so does the RAID 0 above it; the
     // RAID 6 rewrites that whole RAID 0 (both its RAID 1s) from its P and Q.
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let mut rng = Rng(99);
     let disk = |i: usize, j: usize, k: usize| dir.path().join(format!("d{i}{j}{k}"));
     let tree: Vec<MemberSpec> = (0..4)
@@ -557,7 +511,7 @@ fn three_levels_raid6_over_raid0s_of_raid1s() {
 #[test]
 fn a_child_replaced_again_mid_rebuild_starts_over() {
     let c = &CASES[0];
-    let dir = scratch();
+    let dir = scratch("raidlab-nested-rebuild");
     let mut rng = Rng(31337);
     let (arr, leaves) = build(c, dir.path(), 128);
     let mut model = vec![0u8; arr.capacity() as usize];

@@ -13,24 +13,8 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn fill(&mut self, buf: &mut [u8]) {
-        for b in buf {
-            *b = self.next() as u8;
-        }
-    }
-}
+mod common;
+use common::{check_all, scrub_clean, Rng};
 
 /// Loop devices over files in a directory on the root disk, detached when dropped.
 struct Loops {
@@ -148,19 +132,6 @@ fn unaligned_io(arr: &Array, model: &mut Vec<u8>, rng: &mut Rng, ops: usize) {
     check_all(arr, model, "after unaligned I/O");
 }
 
-fn check_all(arr: &Array, model: &[u8], what: &str) {
-    let mut raw = vec![0u8; model.len() + 1];
-    let got = &mut raw[1..];
-    arr.read_at(got, 0).unwrap();
-    assert!(got == model, "{what}: array contents differ");
-}
-
-fn scrub_clean(arr: &Array) {
-    for (name, r) in manage::scrub_all(arr, false, &mut |_, _, _| {}).unwrap() {
-        assert_eq!(r.mismatches, 0, "scrub of {name} found mismatches");
-    }
-}
-
 #[test]
 fn loop_device_members_are_direct_and_survive_unaligned_io_failure_and_rebuild() {
     // Members 0 and 2 with 4096-byte logical blocks, 1 and 3 with 512.
@@ -172,7 +143,7 @@ fn loop_device_members_are_direct_and_survive_unaligned_io_failure_and_rebuild()
     let mut model = Vec::new();
     let mut rng = Rng(0x0d1e_c7a5_u64 | 1);
     unaligned_io(&arr, &mut model, &mut rng, 300);
-    scrub_clean(&arr);
+    scrub_clean(&arr, "odirect");
 
     // Fail a 4096-byte member, keep writing degraded, then replace and rebuild it.
     arr.fail_member(2, "test failure");
@@ -202,7 +173,7 @@ fn loop_device_members_are_direct_and_survive_unaligned_io_failure_and_rebuild()
     assert!(manage::rebuild_all(&arr, &stop, &mut |_, _, _| {}).unwrap());
     assert_eq!(arr.degraded_count(), 0);
     check_all(&arr, &model, "after rebuild");
-    scrub_clean(&arr);
+    scrub_clean(&arr, "odirect");
     // The rebuilt member carries its share: fail another and read everything.
     arr.fail_member(0, "test: a survivor fails now");
     check_all(&arr, &model, "served by the rebuilt member");
@@ -226,7 +197,7 @@ fn disk_filesystem_members_are_direct_memory_members_buffered() {
     let mut model = Vec::new();
     let mut rng = Rng(0x5eed_f11e);
     unaligned_io(&arr, &mut model, &mut rng, 200);
-    scrub_clean(&arr);
+    scrub_clean(&arr, "odirect");
     arr.close().unwrap();
     drop(arr);
 

@@ -11,36 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn fill(&mut self, buf: &mut [u8]) {
-        for c in buf.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
-            c.copy_from_slice(&v[..c.len()]);
-        }
-    }
-}
-
-fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    tempfile::Builder::new()
-        .prefix("raidlab-array-test")
-        .tempdir_in(base)
-        .unwrap()
-}
+mod common;
+use common::{check_all, scratch, Rng};
 
 fn paths(dir: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
     (0..n).map(|i| dir.join(format!("{tag}{i}"))).collect()
@@ -104,16 +76,6 @@ const GEOMETRIES: &[(&str, Option<&str>, u32, u32)] = &[
     ("6", Some("ddf-N-continue"), 4, 8),
 ];
 
-fn check_all(arr: &Array, model: &[u8], what: &str) {
-    let mut got = vec![0u8; model.len()];
-    arr.read_at(&mut got, 0)
-        .unwrap_or_else(|e| panic!("{what}: full read failed: {e}"));
-    if got != model {
-        let first = got.iter().zip(model).position(|(a, b)| a != b).unwrap();
-        panic!("{what}: data differs first at byte {first}");
-    }
-}
-
 fn one_case(case: u64) {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (case * 0x1000_0001 + 1));
     let (level, layout, lo, hi) = GEOMETRIES[rng.below(GEOMETRIES.len() as u64) as usize];
@@ -121,7 +83,7 @@ fn one_case(case: u64) {
     let chunk = 4096u64 << rng.below(3);
     let rows = 3 + rng.below(6);
     let member_size = (1 << 20) + rows * chunk;
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     let ms = paths(dir.path(), n, "m");
     let s = spec(level, layout, chunk, &ms);
     let what = format!("case {case}: raid{level} {layout:?} x{n} chunk {chunk}");
@@ -244,7 +206,7 @@ fn random_geometries_writes_and_failures() {
 
 #[test]
 fn more_failures_than_redundancy_error_never_wrong_data() {
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     for (level, n, kill) in [
         ("5", 4, 2),
         ("6", 5, 3),
@@ -284,7 +246,7 @@ fn more_failures_than_redundancy_error_never_wrong_data() {
 #[test]
 fn scrub_finds_and_repairs_a_corrupt_block() {
     use std::os::unix::fs::FileExt;
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     for (level, layout, n) in [
         ("5", None, 4),
         ("6", None, 6),
@@ -351,7 +313,7 @@ fn scrub_finds_and_repairs_a_corrupt_block() {
 
 #[test]
 fn concurrent_writers_to_one_stripe_serialize() {
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     for level in ["5", "6"] {
         let ms = paths(dir.path(), 6, &format!("c{level}-"));
         let arr = new_array(&spec(level, None, 65536, &ms), (1 << 20) + 8 * 65536);
@@ -388,7 +350,7 @@ fn concurrent_writers_to_one_stripe_serialize() {
 
 #[test]
 fn nested_raid0_over_raid5_degrades_and_rebuilds() {
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     let a = paths(dir.path(), 3, "a");
     let b = paths(dir.path(), 3, "b");
     let child = |ms: &[PathBuf]| MemberSpec::Array(spec("5", None, 16384, ms));
@@ -442,7 +404,7 @@ fn nested_raid0_over_raid5_degrades_and_rebuilds() {
 
 #[test]
 fn dirty_and_degraded_refuses_without_force() {
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     let ms = paths(dir.path(), 4, "d");
     let arr = new_array(&spec("5", None, 65536, &ms), 3 << 20);
     arr.write_at(&[1u8; 8192], 0).unwrap();
@@ -475,7 +437,7 @@ fn dirty_and_degraded_refuses_without_force() {
 #[test]
 fn nested_resync_after_a_crash_follows_the_childrens_bitmaps() {
     use std::os::unix::fs::FileExt;
-    let dir = scratch();
+    let dir = scratch("raidlab-array-test");
     let kids: Vec<Vec<PathBuf>> = (0..3)
         .map(|i| paths(dir.path(), 2, &format!("k{i}-")))
         .collect();
