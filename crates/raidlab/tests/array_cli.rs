@@ -1106,6 +1106,32 @@ fn dirty_and_degraded_array_needs_force_and_says_why() {
     assert!(got == block, "data differs on the forced degraded start");
 }
 
+/// `array create` of a nested array: `children` arrays of `per_child` new member files each
+/// (named TAG{i}m…), every child given as `--of CHILD:members` (CHILD = "level:chunk:"), under
+/// the parent's `args`. Returns the members per child, all members, and the array's list.
+fn create_nested(
+    dir: &Path,
+    (tag, children, per_child, child): (&str, usize, usize, &str),
+    args: &[&str],
+) -> (Vec<Vec<String>>, Vec<String>, String) {
+    let kids: Vec<Vec<String>> = (0..children)
+        .map(|i| members(dir, per_child, &format!("{tag}{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let ofs: Vec<String> = kids
+        .iter()
+        .map(|k| format!("{child}{}", k.join(",")))
+        .collect();
+    let mut full = vec!["array", "create"];
+    full.extend_from_slice(args);
+    for o in &ofs {
+        full.extend(["--of", o.as_str()]);
+    }
+    ok(&full);
+    (kids, all, list)
+}
+
 /// A RAID 0 child of a RAID 5 loses a disk: the child fails, the RAID 5 runs degraded; the
 /// dead disk is replaced (`fail --force`, `remove`, `add`) and `rebuild` rewrites the whole
 /// child from the RAID 5's parity — interrupted, shown rebuilding at the parent's level,
@@ -1113,22 +1139,11 @@ fn dirty_and_degraded_array_needs_force_and_says_why() {
 #[test]
 fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
     let d = scratch();
-    let kids: Vec<Vec<String>> = (0..3)
-        .map(|i| members(d.path(), 2, &format!("c{i}m")))
-        .collect();
-    let all: Vec<String> = kids.iter().flatten().cloned().collect();
-    let list = all.join(",");
-    let ofs: Vec<String> = kids
-        .iter()
-        .map(|k| format!("0:4k:{}", k.join(",")))
-        .collect();
-    let mut args = vec![
-        "array", "create", "--level", "5", "--chunk", "16k", "--size", "6m",
-    ];
-    for o in &ofs {
-        args.extend(["--of", o.as_str()]);
-    }
-    ok(&args);
+    let (kids, all, list) = create_nested(
+        d.path(),
+        ("c", 3, 2, "0:4k:"),
+        &["--level", "5", "--chunk", "16k", "--size", "6m"],
+    );
     let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
     let cap = t.size() as usize;
     let pattern: Vec<u8> = (0..cap).map(|i| (i * 31 % 251) as u8).collect();
@@ -1205,22 +1220,11 @@ fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
     assert!(read_all(&list), "served through the rebuilt child");
 
     // RAID 0 over RAID 5s: a RAID 5 child losing two disks has lost its data.
-    let kids: Vec<Vec<String>> = (0..2)
-        .map(|i| members(d.path(), 3, &format!("z{i}m")))
-        .collect();
-    let all: Vec<String> = kids.iter().flatten().cloned().collect();
-    let list = all.join(",");
-    let ofs: Vec<String> = kids
-        .iter()
-        .map(|k| format!("5:4k:{}", k.join(",")))
-        .collect();
-    let mut args = vec![
-        "array", "create", "--level", "0", "--chunk", "16k", "--size", "4m",
-    ];
-    for o in &ofs {
-        args.extend(["--of", o.as_str()]);
-    }
-    ok(&args);
+    let (kids, all, list) = create_nested(
+        d.path(),
+        ("z", 2, 3, "5:4k:"),
+        &["--level", "0", "--chunk", "16k", "--size", "4m"],
+    );
     ok(&["array", "fail", &list, &kids[0][0]]);
     ok(&["array", "fail", "--force", &list, &kids[0][1]]);
     let mut given: Vec<String> = all[2..].to_vec();
@@ -1246,22 +1250,11 @@ fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
 #[test]
 fn kill_9_during_a_parent_level_rebuild_then_rebuild_again() {
     let d = scratch();
-    let kids: Vec<Vec<String>> = (0..3)
-        .map(|i| members(d.path(), 2, &format!("k{i}m")))
-        .collect();
-    let all: Vec<String> = kids.iter().flatten().cloned().collect();
-    let list = all.join(",");
-    let ofs: Vec<String> = kids
-        .iter()
-        .map(|k| format!("0:16k:{}", k.join(",")))
-        .collect();
-    let mut args = vec![
-        "array", "create", "--level", "5", "--chunk", "64k", "--size", "48m",
-    ];
-    for o in &ofs {
-        args.extend(["--of", o.as_str()]);
-    }
-    ok(&args);
+    let (kids, all, list) = create_nested(
+        d.path(),
+        ("k", 3, 2, "0:16k:"),
+        &["--level", "5", "--chunk", "64k", "--size", "48m"],
+    );
     let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
     let cap = t.size() as usize;
     let pattern: Vec<u8> = (0..cap).map(|i| (i * 37 % 253) as u8).collect();
