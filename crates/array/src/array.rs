@@ -914,7 +914,7 @@ mod tests {
         (arr, paths)
     }
 
-    fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    pub(in crate::array) fn pattern(len: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..len)
             .map(|_| {

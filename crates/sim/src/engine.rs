@@ -1230,9 +1230,9 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         while (disk.active.len() as u32) < disk.units && !disk.queue.is_empty() {
             let model = &self.w.models[disk.model];
-            let idx = if disk.queue_depth <= 1 || disk.units > 1 {
+            let (r, positioning) = if disk.queue_depth <= 1 || disk.units > 1 {
                 match disk.queue.first_ready(now) {
-                    Some(i) => i,
+                    Some(i) => (disk.queue.remove(i), None),
                     None => break,
                 }
             } else {
@@ -1246,30 +1246,17 @@ impl<'w> Engine<'w> {
                 ) else {
                     break; // nothing ready yet
                 };
-                let r = disk.queue.take(k);
-                let svc = model.service_at(
-                    &mut disk.state,
-                    now,
-                    r.offset,
-                    r.len,
-                    r.write,
-                    &r.loc,
-                    Some(positioning),
-                );
-                disk.busy_ns += svc;
-                disk.ios += 1;
-                disk.active.push((now + svc, r));
-                self.seq += 1;
-                self.heap.push(Pending {
-                    t: now + svc,
-                    seq: self.seq,
-                    ev: Ev::DiskDone(d as u32),
-                });
-                continue;
+                (disk.queue.take(k), Some(positioning))
             };
-            let r = disk.queue.remove(idx);
-            let svc =
-                model.service_at(&mut disk.state, now, r.offset, r.len, r.write, &r.loc, None);
+            let svc = model.service_at(
+                &mut disk.state,
+                now,
+                r.offset,
+                r.len,
+                r.write,
+                &r.loc,
+                positioning,
+            );
             disk.busy_ns += svc;
             disk.ios += 1;
             disk.active.push((now + svc, r));

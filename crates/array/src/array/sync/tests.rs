@@ -1,6 +1,7 @@
 //! Sync actions over in-memory members that count what is asked of them.
 
 use super::super::{Array, Backing, SlotRt};
+use crate::array::tests::pattern;
 use crate::pool::Dev;
 use crate::superblock::SlotState;
 use raidlab_geometry::{Geometry, Layout, Level};
@@ -67,18 +68,6 @@ fn array_over(geo: &Geometry, devs: &[Arc<CountingDev>], slots: Vec<SlotRt>) -> 
         false,
         0,
     )
-}
-
-fn pattern(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// Rebuilding several members reads each survivor's block of a row once, whatever the number
