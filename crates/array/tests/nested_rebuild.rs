@@ -259,26 +259,30 @@ fn failed_children_are_replaced_and_rebuilt_from_the_parent() {
     }
 }
 
-#[test]
-fn interrupted_parent_level_rebuild_resumes() {
-    let c = &CASES[0];
-    let dir = scratch("raidlab-nested-rebuild");
-    let mut rng = Rng(77);
-    let (arr, leaves) = build(c, dir.path(), 256);
+/// Build the case with `rows` rows of random data, fail and replace its children, and stop
+/// the parent-level rebuild once 1/`stop_div` of the capacity is done. Returns the model,
+/// the leaves per child and all leaf paths.
+fn interrupted_rebuild(
+    c: &Case,
+    dir: &Path,
+    rng: &mut Rng,
+    rows: u64,
+    stop_div: u64,
+) -> (Vec<u8>, Vec<Vec<PathBuf>>, Vec<PathBuf>) {
+    let (arr, leaves) = build(c, dir, rows);
     let mut model = vec![0u8; arr.capacity() as usize];
     rng.fill(&mut model);
     arr.write_at(&model, 0).unwrap();
     arr.close().unwrap();
     drop(arr);
-    fail_and_replace(c, &leaves, &mut rng, &mut model);
+    fail_and_replace(c, &leaves, rng, &mut model);
     let all = all_leaves(&leaves);
     manage::assign_spares(&all).unwrap();
-
     let arr = manage::open(&all, false).unwrap();
     let cap = arr.capacity();
     let stop = AtomicBool::new(false);
     let done = manage::rebuild_all(&arr, &stop, &mut |_, d, _| {
-        if d >= cap / 3 {
+        if d >= cap / stop_div {
             stop.store(true, Ordering::SeqCst);
         }
     })
@@ -286,6 +290,16 @@ fn interrupted_parent_level_rebuild_resumes() {
     assert!(!done, "the rebuild was to be interrupted");
     arr.close().unwrap();
     drop(arr);
+    (model, leaves, all)
+}
+
+#[test]
+fn interrupted_parent_level_rebuild_resumes() {
+    let c = &CASES[0];
+    let dir = scratch("raidlab-nested-rebuild");
+    let mut rng = Rng(77);
+    let (mut model, _leaves, all) = interrupted_rebuild(c, dir.path(), &mut rng, 256, 3);
+    let cap = model.len() as u64;
     let st = manage::status(&all).unwrap();
     let p = st.rebuild_progress.expect("progress is kept");
     assert!(p > 0.2 && p < 0.9, "progress {p}");
@@ -513,27 +527,7 @@ fn a_child_replaced_again_mid_rebuild_starts_over() {
     let c = &CASES[0];
     let dir = scratch("raidlab-nested-rebuild");
     let mut rng = Rng(31337);
-    let (arr, leaves) = build(c, dir.path(), 128);
-    let mut model = vec![0u8; arr.capacity() as usize];
-    rng.fill(&mut model);
-    arr.write_at(&model, 0).unwrap();
-    arr.close().unwrap();
-    drop(arr);
-    fail_and_replace(c, &leaves, &mut rng, &mut model);
-    let all = all_leaves(&leaves);
-    manage::assign_spares(&all).unwrap();
-    let arr = manage::open(&all, false).unwrap();
-    let cap = arr.capacity();
-    let stop = AtomicBool::new(false);
-    let done = manage::rebuild_all(&arr, &stop, &mut |_, d, _| {
-        if d >= cap / 2 {
-            stop.store(true, Ordering::SeqCst);
-        }
-    })
-    .unwrap();
-    assert!(!done);
-    arr.close().unwrap();
-    drop(arr);
+    let (model, leaves, all) = interrupted_rebuild(c, dir.path(), &mut rng, 128, 2);
     assert!(manage::status(&all).unwrap().rebuild_progress.unwrap() > 0.4);
     // The new disk (half rebuilt) dies too and is replaced: the child's rebuild restarts.
     let (ci, li) = c.fail[0];
