@@ -1071,10 +1071,6 @@ impl Batch<'_> {
                     None => break,
                 }
             }
-            // This batch's operations left in a queue are ones whose member another thread
-            // was writing: that thread, or a worker, normally takes them next, but the other
-            // may be a submitting thread about to return and there may be no worker (one
-            // CPU): look again now and then rather than trust a wakeup.
             // What is left is running on other threads and ends within one operation:
             // poll for it a little before sleeping.
             let t0 = std::time::Instant::now();
@@ -1084,6 +1080,10 @@ impl Batch<'_> {
                     std::hint::spin_loop();
                 }
             }
+            // This batch's operations left in a queue are ones whose member another thread
+            // was writing: that thread, or a worker, normally takes them next, but the other
+            // may be a submitting thread about to return and there may be no worker (one
+            // CPU): look again now and then rather than trust a wakeup.
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
                 let (g, timeout) = c
