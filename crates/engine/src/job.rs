@@ -382,8 +382,6 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         iodepth_level: c.iodepth_level,
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
         errno,
-        // Fields the engine does not know (filled by the caller) keep their defaults.
-        ..Default::default()
     }
 }
 

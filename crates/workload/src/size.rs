@@ -77,7 +77,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{t}' is not a duration"))?;
     let ns = v * unit_ns;
-    if !ns.is_finite() || ns < 0.0 || ns > 1e19 {
+    if !ns.is_finite() || !(0.0..=1e19).contains(&ns) {
         return Err(format!("'{t}' is out of range"));
     }
     Ok(ns.round() as u64)

@@ -614,7 +614,7 @@ impl JobSpec {
             Some(s) => s,
             None => target_size.saturating_sub(start),
         };
-        if start.checked_add(len).map_or(true, |end| end > target_size) || len == 0 {
+        if start.checked_add(len).is_none_or(|end| end > target_size) || len == 0 {
             return Err(SpecError {
                 message: format!(
                     "job '{}' (#{job_index}) covers [{start}, {}) but the target holds {target_size} bytes",
