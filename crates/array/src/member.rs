@@ -9,6 +9,11 @@
 //! of a block, the block's other bytes are read first). Members in memory (tmpfs, ramfs)
 //! are opened buffered: there the page cache is the storage. A filesystem that refuses
 //! O_DIRECT gets a buffered member, and [`Member::io_mode`] says so.
+//!
+//! A member in tmpfs is also mapped (`mmap`, shared): its data is read and written as a
+//! memory copy to and from its pages, with no system call and no page-cache lookup per
+//! page (see [`Mapping`]). `RAIDLAB_MEMBER_BUFFERED=1` turns both off: every member is read
+//! and written with pread/pwrite through the page cache.
 
 use crate::error::ArrayError;
 use crate::superblock::{read_newest, Superblock, SB_BYTES, SB_COPY_B};
@@ -35,6 +40,141 @@ pub struct Member {
     /// this exclusively, other I/O shares it: no write can land between such a write's
     /// read and its write-back of bytes it does not own.
     rmw: RwLock<()>,
+    /// The file mapped into memory (members in memory only).
+    map: Option<Mapping>,
+}
+
+/// A member file in tmpfs mapped shared into the address space. The
+/// mapping shares the file's pages with pread/pwrite, io_uring and other processes, so it
+/// is one more way into the same bytes, not a copy of them.
+///
+/// A store into a hole of a mapped tmpfs file allocates the page from inside a page fault,
+/// where a full filesystem can only answer with SIGBUS. So a region is written through the
+/// mapping only after `fallocate` has allocated it, [`Mapping::EXTENT`] bytes at a time,
+/// once per extent per process (ENOSPC there is an ordinary I/O error). Reads go through
+/// the mapping only from extents known to be allocated (a read fault on a hole would
+/// allocate a page too); others are read with pread, which reads holes as zeros.
+///
+/// A member file truncated by another process while it is mapped makes a copy from past
+/// its new end fault with SIGBUS; members are locked against other raidlab processes, and
+/// truncating a member of a running array destroys it whichever way it is written.
+pub struct Mapping {
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+    /// One bit per extent: allocated (by our fallocate) since the mapping was made.
+    allocated: Vec<std::sync::atomic::AtomicU64>,
+}
+
+// SAFETY: the mapping is shared memory owned by this value until drop; copies in and out go
+// through raw pointers, and callers serialize overlapping I/O (stripe locks), as they do for
+// pread/pwrite.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl std::fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mapping({} bytes)", self.len)
+    }
+}
+
+impl Mapping {
+    /// Allocation granularity: big enough that a sequential writer pays one fallocate per
+    /// 32 chunks of 64 KiB, small enough that a sparse member is not filled far beyond
+    /// what is written.
+    pub const EXTENT: u64 = 2 << 20;
+
+    /// Map `len` bytes of `file` shared, read-write; None if it cannot be mapped.
+    fn new(file: &File, len: u64) -> Option<Mapping> {
+        use std::os::unix::io::AsRawFd;
+        let n = usize::try_from(len).ok().filter(|&n| n > 0)?;
+        // SAFETY: a fresh mapping of a file we hold open; the kernel picks the address.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                n,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let extents = len.div_ceil(Self::EXTENT).div_ceil(64) as usize;
+        Some(Mapping {
+            ptr: std::ptr::NonNull::new(p.cast())?,
+            len: n,
+            allocated: (0..extents)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
+        })
+    }
+
+    fn extents(&self, offset: u64, len: usize) -> std::ops::Range<u64> {
+        offset / Self::EXTENT..(offset + len as u64).div_ceil(Self::EXTENT)
+    }
+
+    fn is_allocated(&self, e: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        self.allocated[(e / 64) as usize].load(Ordering::Acquire) & (1 << (e % 64)) != 0
+    }
+
+    /// Whether every extent of [offset, offset + len) is allocated.
+    fn allocated(&self, offset: u64, len: usize) -> bool {
+        self.extents(offset, len).all(|e| self.is_allocated(e))
+    }
+
+    /// Allocate every extent of [offset, offset + len) not known to be allocated.
+    fn allocate(&self, file: &File, offset: u64, len: usize) -> std::io::Result<()> {
+        use std::os::unix::io::AsRawFd;
+        use std::sync::atomic::Ordering;
+        for e in self.extents(offset, len) {
+            if self.is_allocated(e) {
+                continue;
+            }
+            let at = e * Self::EXTENT;
+            let n = Self::EXTENT.min(self.len as u64 - at);
+            // SAFETY: fallocate on a descriptor we hold; within the file's size, so the
+            // size does not change.
+            let rc = unsafe {
+                libc::fallocate(
+                    file.as_raw_fd(),
+                    libc::FALLOC_FL_KEEP_SIZE,
+                    at as i64,
+                    n as i64,
+                )
+            };
+            if rc != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            self.allocated[(e / 64) as usize].fetch_or(1 << (e % 64), Ordering::AcqRel);
+        }
+        Ok(())
+    }
+
+    fn check(&self, offset: u64, len: usize) -> std::io::Result<()> {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|end| end > self.len as u64)
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "I/O at {offset}+{len} is past the end of the member ({} bytes)",
+                    self.len
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly what `new` mapped; no copy is running (we are dropped).
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
 }
 
 /// A zeroed heap buffer whose address is a multiple of [`AlignedBuf::ALIGN`], for direct I/O.
@@ -125,6 +265,13 @@ pub(crate) fn memory_backed(fd: std::os::unix::io::RawFd) -> bool {
     t == libc::TMPFS_MAGIC || t == 0x8584_58f6
 }
 
+/// Whether a file descriptor's file is on tmpfs.
+fn on_tmpfs(fd: std::os::unix::io::RawFd) -> bool {
+    // SAFETY: fstatfs writes only into the struct it is given.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::fstatfs(fd, &mut st) == 0 && st.f_type as i64 == libc::TMPFS_MAGIC }
+}
+
 /// The direct I/O alignment the kernel reports for a file (statx STATX_DIOALIGN, Linux 6.1+):
 /// the larger of the offset and memory alignments; Some(0) if the file cannot do direct
 /// I/O, None if the kernel does not say.
@@ -201,7 +348,20 @@ impl Member {
                 .seek(SeekFrom::End(0))
                 .map_err(|e| ArrayError::io("cannot size member", path, &e))?
         };
-        let (file, align, mode) = Self::direct(path, file, meta.is_file());
+        let (file, align, mut mode) = Self::direct(path, file, meta.is_file());
+        // tmpfs only: ramfs cannot fallocate (see `Mapping`), so its members stay on
+        // pread/pwrite.
+        let map = if meta.is_file()
+            && std::env::var_os("RAIDLAB_MEMBER_BUFFERED").is_none()
+            && on_tmpfs(std::os::unix::io::AsRawFd::as_raw_fd(&file))
+        {
+            Mapping::new(&file, size)
+        } else {
+            None
+        };
+        if map.is_some() {
+            mode = "mapped (in memory)".into();
+        }
         Ok(Member {
             path: path.to_path_buf(),
             file,
@@ -210,6 +370,7 @@ impl Member {
             align,
             mode,
             rmw: RwLock::new(()),
+            map,
         })
     }
 
@@ -340,12 +501,57 @@ impl Member {
 
     /// Read from the data area.
     pub fn read_data(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        self.read_raw(buf, self.data_offset + offset)
+        let at = self.data_offset + offset;
+        if let Some(m) = &self.map {
+            m.check(at, buf.len())?;
+            if m.allocated(at, buf.len()) {
+                // SAFETY: in bounds (checked); the mapping lives as long as self; `buf` is
+                // ours alone and cannot overlap the mapping.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        m.ptr.as_ptr().add(at as usize),
+                        buf.as_mut_ptr(),
+                        buf.len(),
+                    )
+                };
+                return Ok(());
+            }
+        }
+        self.read_raw(buf, at)
+    }
+
+    /// Where `len` bytes of the data area at `offset` are in memory, for reading and
+    /// writing in place: a mapped member whose pages there are allocated (allocating them
+    /// if need be). None if the member is not mapped, the range is outside it, or the
+    /// allocation fails (a write through `write_data` then reports why).
+    pub fn map_data(&self, offset: u64, len: usize) -> Option<*mut u8> {
+        let m = self.map.as_ref()?;
+        let at = self.data_offset.checked_add(offset)?;
+        m.check(at, len).ok()?;
+        m.allocate(&self.file, at, len).ok()?;
+        // SAFETY: in bounds (checked).
+        Some(unsafe { m.ptr.as_ptr().add(at as usize) })
     }
 
     /// Write to the data area.
     pub fn write_data(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
-        self.write_raw(buf, self.data_offset + offset)
+        let at = self.data_offset + offset;
+        if let Some(m) = &self.map {
+            m.check(at, buf.len())?;
+            m.allocate(&self.file, at, buf.len())?;
+            // SAFETY: in bounds (checked) and allocated (no fault can need a new page); the
+            // mapping lives as long as self; a caller's buffer is not inside a member's
+            // mapping.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    buf.as_ptr(),
+                    m.ptr.as_ptr().add(at as usize),
+                    buf.len(),
+                )
+            };
+            return Ok(());
+        }
+        self.write_raw(buf, at)
     }
 
     /// The open descriptor (for member I/O through io_uring).

@@ -207,7 +207,7 @@ fn disk_filesystem_members_are_direct_memory_members_buffered() {
         let arr = new_array("5", &ms, Some(4 << 20));
         assert_member_flags(&arr, false);
         assert!(
-            arr.member_io().contains("buffered (in memory)"),
+            arr.member_io().contains("mapped (in memory)"),
             "{}",
             arr.member_io()
         );

@@ -27,7 +27,7 @@ impl Rng {
     }
 }
 
-/// A scratch folder in memory when there is /dev/shm (members stay buffered there), else /tmp.
+/// A scratch folder in memory when there is /dev/shm (members are mapped there), else /tmp.
 pub fn scratch(prefix: &str) -> tempfile::TempDir {
     let base = if Path::new("/dev/shm").is_dir() {
         "/dev/shm"
