@@ -12,6 +12,7 @@ use crate::error::ArrayError;
 use crate::member::{AlignedBuf, Member};
 use crate::pool::{Dev, Op, Pool};
 use crate::pq;
+use crate::stripe_copy::{Parity, Segment, StripeCopy};
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
 use raidlab_geometry::{BlockRef, Compute, Geometry, IoKind, Level, Plan, Slot as PlanSlot};
 use std::collections::HashSet;
@@ -60,6 +61,8 @@ pub struct Array {
     dirty: AtomicBool,
     failed: AtomicBool,
     meta_lock: Mutex<()>,
+    /// Stripes written as stripe copies (see `stripe_copy`) since assembly.
+    stripe_copies: std::sync::atomic::AtomicU64,
 }
 
 impl Dev for Member {
@@ -77,6 +80,9 @@ impl Dev for Member {
     }
     fn align(&self) -> u64 {
         Member::align(self)
+    }
+    fn map_data(&self, offset: u64, len: usize) -> Option<*mut u8> {
+        Member::map_data(self, offset, len)
     }
     fn write_meta(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.write_raw(buf, offset)?;
@@ -164,7 +170,15 @@ impl Array {
             dirty: AtomicBool::new(dirty),
             failed: AtomicBool::new(false),
             meta_lock: Mutex::new(()),
+            stripe_copies: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Stripes this array (not its children) has written since assembly as one pass of
+    /// memory copies into mapped members, data and parity together (full-stripe writes to
+    /// members in tmpfs).
+    pub fn stripe_copies(&self) -> u64 {
+        self.stripe_copies.load(Ordering::Relaxed)
     }
 
     pub fn capacity(&self) -> u64 {
@@ -460,7 +474,24 @@ impl Array {
                 .all(|b| matches!(b, BlockRef::Scratch(_)))
         });
         let mut pending: Vec<Op> = Vec::new();
+        let mut fused = StripeCopy::default();
+        let mut fused_devs: Vec<usize> = Vec::new();
         for (si, st) in plan.steps.iter().enumerate() {
+            // A stripe written whole to mapped members: its copies and parity are done
+            // as one pass over each block, in shares of the request (see `stripe_copy`).
+            if pipeline {
+                if let Some((devs, seg)) =
+                    self.stripe_copy(st, &mut |b, len| ptr(&mut scratch, si, b, len))
+                {
+                    fused.segs.push(seg);
+                    for d in devs {
+                        if !fused_devs.contains(&d) {
+                            fused_devs.push(d);
+                        }
+                    }
+                    continue;
+                }
+            }
             // When pipelining, the step's writes of blocks no computation of the step
             // produces (data from the caller's buffer) go out before its parity is
             // computed, so the member I/O of a full-stripe write starts at once and the
@@ -502,12 +533,122 @@ impl Array {
                 batch.submit(std::mem::take(&mut pending));
             }
         }
+        if !fused.segs.is_empty() {
+            self.stripe_copies
+                .fetch_add(fused.segs.len() as u64, Ordering::Relaxed);
+            // One share per thread serving the queues, each queued on a different member (a
+            // member's queue runs one operation at a time): one hand-off per thread per
+            // request, and the threads finish together.
+            let shares = fused.split(self.pool.threads().min(fused_devs.len()));
+            for (share, &dev) in shares.into_iter().zip(&fused_devs) {
+                // SAFETY: sources are the caller's buffer, alive until the batch is waited
+                // for; destinations are distinct member ranges (a plan writes a member range
+                // once) and shares distinct ranges of them, held by this request's stripe
+                // locks; the members are thread-served (checked by `stripe_copy`).
+                pending.push(unsafe { Op::stripe_copy(dev, share) });
+            }
+        }
         if !pending.is_empty() {
             batch.submit(pending);
         }
         let errs = batch.wait();
         scratch.give_back();
         errs
+    }
+
+    /// A plan step as one [`StripeCopy`], if it can be: its computations are parity of the
+    /// caller's data (XOR or P+Q), all of one length, and each of its writes, of that
+    /// length, goes to a mapped member not served by a ring, from the caller's buffer or a
+    /// computation's output (written once). Returns the members written (parity members
+    /// first) and the copy. `at(b, len)` locates a block in the caller's buffer.
+    fn stripe_copy(
+        &self,
+        st: &raidlab_geometry::Step,
+        at: &mut dyn FnMut(BlockRef, u64) -> *mut u8,
+    ) -> Option<(Vec<usize>, Segment)> {
+        let len = match st.compute.first()? {
+            Compute::Xor { len, .. } | Compute::GenPq { len, .. } => *len,
+            Compute::RecoverPq { .. } => return None,
+        };
+        let mut outs: Vec<(BlockRef, Option<(usize, *mut u8)>)> = Vec::new();
+        for c in &st.compute {
+            match c {
+                Compute::Xor {
+                    inputs,
+                    out,
+                    len: l,
+                } if *l == len => {
+                    if !inputs.iter().all(|b| matches!(b, BlockRef::User { .. })) {
+                        return None;
+                    }
+                    outs.push((*out, None));
+                }
+                Compute::GenPq { data, p, q, len: l } if *l == len => {
+                    if !data
+                        .iter()
+                        .flatten()
+                        .all(|b| matches!(b, BlockRef::User { .. }))
+                    {
+                        return None;
+                    }
+                    outs.push((*p, None));
+                    outs.push((*q, None));
+                }
+                _ => return None,
+            }
+        }
+        let mut copies = Vec::new();
+        for io in &st.writes {
+            let dev = io.member as usize;
+            if io.len != len || self.pool.via_ring(dev) {
+                return None;
+            }
+            let dst = self.pool.dev(dev)?.map_data(io.offset, len as usize)?;
+            if let BlockRef::User { .. } = io.block {
+                copies.push((at(io.block, len) as *const u8, dst));
+            } else {
+                let o = outs.iter_mut().find(|(b, _)| *b == io.block)?;
+                if o.1.is_some() {
+                    return None;
+                }
+                o.1 = Some((dev, dst));
+            }
+        }
+        let mut placed = outs.iter().map(|(b, d)| d.map(|d| (*b, d)));
+        let placed: Vec<(BlockRef, (usize, *mut u8))> = placed.by_ref().collect::<Option<_>>()?;
+        let out = |b: &BlockRef| placed.iter().find(|(o, _)| o == b).map(|(_, d)| d.1);
+        let mut parity = Vec::new();
+        for c in &st.compute {
+            parity.push(match c {
+                Compute::Xor { inputs, out: o, .. } => Parity::P {
+                    ins: inputs.iter().map(|&b| at(b, len) as *const u8).collect(),
+                    out: out(o)?,
+                },
+                Compute::GenPq { data, p, q, .. } => Parity::Pq {
+                    data: data
+                        .iter()
+                        .map(|d| d.map(|b| at(b, len) as *const u8))
+                        .collect(),
+                    p: out(p)?,
+                    q: out(q)?,
+                },
+                Compute::RecoverPq { .. } => return None,
+            });
+        }
+        let mut devs: Vec<usize> = placed.iter().map(|(_, d)| d.0).collect();
+        for io in &st.writes {
+            if !devs.contains(&(io.member as usize)) {
+                devs.push(io.member as usize);
+            }
+        }
+        Some((
+            devs,
+            Segment {
+                len: len as usize,
+                copies,
+                parity,
+            },
+        ))
     }
 
     /// One parity computation; `at(b, len)` locates a block (bounds checked there).
@@ -949,6 +1090,51 @@ mod tests {
         let mut got = vec![0u8; model.len()];
         arr.read_at(&mut got, 0).unwrap();
         assert!(got == model, "degraded read-back differs");
+    }
+
+    /// Full-stripe writes to tmpfs members are stripe copies (data copied and parity
+    /// computed into the mapped pages in one pass), next to ordinary plans for a request's
+    /// partial stripes: every byte reads back, scrub finds the parity consistent, and with
+    /// a member failed, what it held is rebuilt from parity the stripe copies wrote.
+    #[test]
+    fn full_stripe_writes_to_mapped_members_are_stripe_copies() {
+        for (level, n) in [("4", 4), ("5", 5), ("6", 6), ("6", 7)] {
+            let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+            let (arr, _) = raid(level, n, dir.path());
+            assert!(arr.member_io().contains("mapped"), "{}", arr.member_io());
+            let stripe = arr.geo.stripe_data_bytes() as usize;
+            let cap = arr.capacity() as usize;
+            let mut model = pattern(cap, 9);
+            arr.write_at(&model, 0).unwrap();
+            assert_eq!(arr.stripe_copies(), (cap / stripe) as u64, "level {level}");
+            // Half a stripe and 512 bytes in, three stripes long: two whole stripes inside.
+            let off = stripe / 2 + 512;
+            let new = pattern(3 * stripe, 11);
+            model[off..off + new.len()].copy_from_slice(&new);
+            arr.write_at(&new, off as u64).unwrap();
+            assert_eq!(
+                arr.stripe_copies(),
+                (cap / stripe) as u64 + 2,
+                "level {level}"
+            );
+            let mut got = vec![0u8; cap];
+            arr.read_at(&mut got, 0).unwrap();
+            assert!(
+                got == model,
+                "level {level}: data differs after stripe copies"
+            );
+            let rep = arr.scrub(false, &mut |_, _| {}).unwrap();
+            assert_eq!(rep.mismatches, 0, "level {level}: parity of stripe copies");
+            // Degraded: full-stripe writes with member 1 failed, then every byte read back,
+            // member 1's from parity.
+            arr.fail_member(1, "test");
+            let new = pattern(4 * stripe, 13);
+            model[2 * stripe..6 * stripe].copy_from_slice(&new);
+            arr.write_at(&new, 2 * stripe as u64).unwrap();
+            let mut got = vec![0u8; cap];
+            arr.read_at(&mut got, 0).unwrap();
+            assert!(got == model, "level {level}: degraded data differs");
+        }
     }
 
     /// A member whose reads fail in the ring: the read is served from parity (RAID 6 here),

@@ -25,6 +25,8 @@ pub mod member;
 mod pool;
 mod pq;
 pub mod shape;
+mod stripe_copy;
+pub use stripe_copy::stream_copy;
 pub mod superblock;
 
 pub use array::Array;

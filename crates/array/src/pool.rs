@@ -26,6 +26,7 @@
 //! every member that failed and the state a retry starts from is well defined.
 
 use crate::member::{memory_backed, AlignedBuf};
+use crate::stripe_copy::StripeCopy;
 use std::collections::VecDeque;
 use std::io;
 use std::os::unix::io::RawFd;
@@ -56,6 +57,12 @@ pub trait Dev: Send + Sync {
     fn align(&self) -> u64 {
         1
     }
+    /// Where `len` bytes of the data area at `offset` can be read and written in memory (a
+    /// mapped member, its pages allocated), or None: then only `read` and `write` reach
+    /// them. A write through the pointer is a write to the device.
+    fn map_data(&self, _offset: u64, _len: usize) -> Option<*mut u8> {
+        None
+    }
 }
 
 /// One member operation. The buffer is referenced by pointer because it is borrowed from the
@@ -70,6 +77,9 @@ pub struct Op {
     /// Metadata: `offset` is absolute (not in the data area) and the write is made durable
     /// (fdatasync) before the op counts as done.
     meta: bool,
+    /// A full-stripe write to mapped members, done as memory copies (`dev` is its parity
+    /// member, for the queue it waits in): never on a ring.
+    stripe: Option<Box<StripeCopy>>,
 }
 
 unsafe impl Send for Op {}
@@ -84,6 +94,7 @@ impl Op {
             len: buf.len(),
             write: false,
             meta: false,
+            stripe: None,
         }
     }
     /// # Safety
@@ -97,6 +108,23 @@ impl Op {
             len,
             write,
             meta: false,
+            stripe: None,
+        }
+    }
+    /// A full-stripe write to mapped members, queued as an operation on `dev`.
+    ///
+    /// # Safety
+    /// As [`StripeCopy::run`]'s, until the batch this op is submitted to has been waited
+    /// for (or dropped); `dev` is served by threads, not a ring.
+    pub unsafe fn stripe_copy(dev: usize, sc: StripeCopy) -> Op {
+        Op {
+            dev,
+            offset: 0,
+            ptr: std::ptr::null_mut(),
+            len: sc.bytes(),
+            write: true,
+            meta: false,
+            stripe: Some(Box::new(sc)),
         }
     }
     pub fn write(dev: usize, offset: u64, buf: &[u8]) -> Op {
@@ -107,6 +135,7 @@ impl Op {
             len: buf.len(),
             write: true,
             meta: false,
+            stripe: None,
         }
     }
     /// Write metadata (superblock area, bitmap) at absolute byte `offset` of the device and
@@ -119,6 +148,7 @@ impl Op {
             len: buf.len(),
             write: true,
             meta: true,
+            stripe: None,
         }
     }
     fn exec(&self, dev: &dyn Dev) -> io::Result<()> {
@@ -126,7 +156,11 @@ impl Op {
         // batch (a batch does not end before every op has executed); reads get a unique
         // borrow, and writes only read through the pointer.
         unsafe {
-            if self.meta {
+            if let Some(sc) = &self.stripe {
+                // SAFETY: the contract of `Op::stripe_copy`.
+                sc.run();
+                Ok(())
+            } else if self.meta {
                 dev.write_meta(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
             } else if self.write {
                 dev.write(std::slice::from_raw_parts(self.ptr, self.len), self.offset)
@@ -336,7 +370,9 @@ impl Shared {
         loop {
             let task = {
                 let mut st = self.state.lock().unwrap();
-                let mut polled = false;
+                // Poll until POLL has passed without work, however often the queues change
+                // meanwhile (a member released by another thread changes them too).
+                let t0 = std::time::Instant::now();
                 loop {
                     if let Some(t) = self.take(&mut st, own, last) {
                         break t;
@@ -344,11 +380,9 @@ impl Shared {
                     if st.closed {
                         return;
                     }
-                    if !polled {
-                        polled = true;
+                    if t0.elapsed() < POLL {
                         let seen = self.stamp.load(Ordering::Acquire);
                         drop(st);
-                        let t0 = std::time::Instant::now();
                         while self.stamp.load(Ordering::Acquire) == seen && t0.elapsed() < POLL {
                             for _ in 0..32 {
                                 std::hint::spin_loop();
@@ -626,6 +660,12 @@ impl Pool {
         s
     }
 
+    /// Threads that serve memory-backed members' operations, submitting threads counted
+    /// as one (at least 1).
+    pub fn threads(&self) -> usize {
+        self.workers.shared_lanes.max(1)
+    }
+
     /// Whether device `dev` is served through a ring.
     pub fn via_ring(&self, dev: usize) -> bool {
         self.via_ring.get(dev).copied().unwrap_or(false)
@@ -745,6 +785,14 @@ impl Batch<'_> {
                     .unwrap_or(false)
             {
                 mem.push(op);
+                continue;
+            }
+            if op.stripe.is_some() {
+                debug_assert!(!pool.via_ring(op.dev), "stripe copies are not ring I/O");
+                match self.deferred.iter_mut().find(|(d, _)| *d == op.dev) {
+                    Some((_, v)) => v.push(op),
+                    None => self.deferred.push((op.dev, vec![op])),
+                }
                 continue;
             }
             if let Some((fd, base)) = pool.ring_fd(op.dev) {
