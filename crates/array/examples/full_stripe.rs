@@ -1,18 +1,19 @@
-//! Full-stripe sequential writes through an array vs. writing the same member bytes to the
-//! members directly, side by side in one run. Prints both rates (decimal MB/s of logical data)
-//! and their ratio. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=5]
+//! Full-stripe writes through an array vs. writing the same member bytes to the members
+//! directly, side by side in one run. Prints the rates (decimal MB/s of logical data) and the
+//! ratios. Usage: full_stripe DIR [members=9] [chunk=64k] [member_mib=128] [reps=5]
 //! [stripes_per_request=4] [requests_in_flight=1]
 //!
-//! The peer writes the bytes the array writes (data chunks from the same buffer, each row's
-//! parity precomputed), at the same offsets and sizes. Every member page is written once
-//! before timing (an untimed array pass), so the array and the peers all overwrite allocated
-//! pages. Passes alternate which side goes first; each pass
-//! times the array, the members written by one thread per member, and by one thread. Ratios
-//! are per pass (array / peer of the same pass); the medians over passes are reported, with
-//! the load average before and after, and CPU seconds per pass (user + system, all threads)
-//! for the array and the thread-per-member peer. `RAIDLAB_MEMBER_IO` picks the array's member I/O
-//! method (auto, uring, uring-async, psync); `FULL_STRIPE_ARRAY_ONLY=1` times the array alone
-//! (for profiling).
+//! The peers write the bytes the array writes (data chunks from the same buffer, each row's
+//! parity precomputed), at the same offsets and sizes, four ways: pwrite from a thread per
+//! member, pwrite from one thread writing each member in turn, memcpy into the members'
+//! mapped pages from a thread per member, and the same with streaming stores (the array's
+//! own copy for tmpfs members). Every member page is written once before timing (an untimed
+//! array pass), so the array and the peers all overwrite allocated pages. Passes alternate
+//! which side goes first. Ratios are per pass (array / peer of the same pass); the medians
+//! over passes are reported, with the load average before and after, and CPU seconds per
+//! pass (user + system, all threads). `RAIDLAB_MEMBER_IO` picks the array's member I/O
+//! method (auto, uring, uring-async, psync), `RAIDLAB_MEMBER_BUFFERED=1` turns off mapping;
+//! `FULL_STRIPE_ARRAY_ONLY=1` times the array alone (for profiling).
 
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use std::fs::{File, OpenOptions};
