@@ -407,7 +407,7 @@ fn kill_9_mid_writes_then_resync_keeps_acknowledged_data() {
     ];
     args.extend(ms.iter().map(String::as_str));
     ok(&args);
-    kill_9_then_resync(d.path(), &ms.join(","), 1);
+    kill_9_then_resync(d.path(), &ms.join(","), 1, 8192);
 }
 
 /// The same crash under a nested array with redundancy at both levels (RAID 5 over three
@@ -431,13 +431,29 @@ fn kill_9_mid_writes_to_a_nested_array_then_resync_at_every_level() {
     }
     ok(&args);
     let list = kids.concat().join(",");
-    kill_9_then_resync(d.path(), &list, 4);
+    kill_9_then_resync(d.path(), &list, 4, 8192);
+}
+
+/// The same crash with whole-stripe writes to tmpfs members, which are written as stripe
+/// copies (data and parity copied into the mapped members' pages with streaming stores).
+#[test]
+fn kill_9_mid_full_stripe_writes_then_resync_keeps_acknowledged_data() {
+    ensure_fuse();
+    let d = scratch();
+    let ms = members(d.path(), 5, "f");
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "6m",
+    ];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    // Four data members × 16 KiB: every write is one whole stripe.
+    kill_9_then_resync(d.path(), &ms.join(","), 1, 65536);
 }
 
 /// Serve `list`, write stamped blocks through the volume, kill -9 the server mid-writes, then
 /// assemble (resync) and check every acknowledged write and the redundancy of each of the
-/// `arrays` arrays with redundancy in the tree.
-fn kill_9_then_resync(d: &Path, list: &str, arrays: usize) {
+/// `arrays` arrays with redundancy in the tree. Blocks are `bs` bytes at multiples of `bs`.
+fn kill_9_then_resync(d: &Path, list: &str, arrays: usize, bs: u64) {
     let list = list.to_string();
     let served = Served::start(&list, &d.join("mnt"));
     let vol = std::fs::OpenOptions::new()
@@ -446,9 +462,9 @@ fn kill_9_then_resync(d: &Path, list: &str, arrays: usize) {
         .open(served.volume())
         .unwrap();
     let cap = vol.metadata().unwrap().len();
-    // Writer: 8 KiB blocks at pseudo-random block indices, each stamped with its sequence
+    // Writer: blocks of bs bytes at pseudo-random block indices, each stamped with its sequence
     // number; a write is acknowledged once pwrite returned.
-    let blocks = cap / 8192;
+    let blocks = cap / bs;
     let (tx, rx) = std::sync::mpsc::channel::<(u64, u64)>();
     let writer = std::thread::spawn(move || {
         let mut x: u64 = 12345;
@@ -457,10 +473,10 @@ fn kill_9_then_resync(d: &Path, list: &str, arrays: usize) {
             x ^= x >> 7;
             x ^= x << 17;
             let blk = x % blocks;
-            let buf: Vec<u8> = (0..8192u64)
+            let buf: Vec<u8> = (0..bs)
                 .map(|i| (seq.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8)
                 .collect();
-            if vol.write_all_at(&buf, blk * 8192).is_err() {
+            if vol.write_all_at(&buf, blk * bs).is_err() {
                 break;
             }
             if tx.send((blk, seq)).is_err() {
@@ -498,9 +514,9 @@ fn kill_9_then_resync(d: &Path, list: &str, arrays: usize) {
     // Assemble (resyncs dirty regions), then check parity and the data.
     let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
     for (b, s) in &acked {
-        let mut got = vec![0u8; 8192];
-        t.read_at(&mut got, b * 8192).unwrap();
-        let want: Vec<u8> = (0..8192u64)
+        let mut got = vec![0u8; bs as usize];
+        t.read_at(&mut got, b * bs).unwrap();
+        let want: Vec<u8> = (0..bs)
             .map(|i| (s.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8)
             .collect();
         // A later write to the same block may have landed unacknowledged: accept a newer stamp.
