@@ -230,7 +230,12 @@ const MAX_RETRIES: u32 = 1000;
 /// Completion count of a set of operations handed to worker threads.
 struct Counter {
     state: Mutex<(usize, Vec<(usize, io::Error)>)>,
+    /// Signalled when the count reaches zero, and when [`Counter::wake`] is called.
     done: Condvar,
+    /// Bumped (then `done` signalled under `state`'s lock) whenever one of these operations
+    /// may have become runnable: a waiter that saw no operation it could start re-checks
+    /// before it sleeps, so no such change is missed.
+    epoch: AtomicUsize,
 }
 
 impl Counter {
@@ -238,7 +243,14 @@ impl Counter {
         Arc::new(Counter {
             state: Mutex::new((0, Vec::new())),
             done: Condvar::new(),
+            epoch: AtomicUsize::new(0),
         })
+    }
+    /// One of these operations may be runnable now (its member was released).
+    fn wake(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        let _held = self.state.lock().unwrap();
+        self.done.notify_all();
     }
     fn remaining(&self) -> usize {
         self.state.lock().unwrap().0
@@ -350,16 +362,21 @@ impl Shared {
             Ok(()) => Vec::new(),
             Err(e) => vec![(d, e)],
         };
-        let wake = {
+        let (wake, next) = {
             let mut st = self.state.lock().unwrap();
             st.busy[d] = false;
             self.stamp.fetch_add(1, Ordering::Release);
-            st.idle > 0 && !st.tasks[d].is_empty()
+            let next = st.tasks[d].front().map(|t| Arc::clone(&t.1));
+            (st.idle > 0 && next.is_some(), next)
         };
-        // A device with more work is free again: a sleeping worker may take it (its last
-        // writer may be a submitting thread that is about to return).
+        // A device with more work is free again: a sleeping worker may take it, and so may
+        // the submitting thread whose operation is next on it (this thread may be a
+        // submitting thread about to return, and there may be no worker).
         if wake {
             self.more.notify_one();
+        }
+        if let Some(c) = next {
+            c.wake();
         }
         counter.finish(1, errs);
     }
@@ -1110,45 +1127,48 @@ impl Batch<'_> {
         }
         if let Some(c) = self.counter.take() {
             // Work through the memory-backed queues until this batch has nothing left that
-            // this thread may start, then wait for what other threads are running.
+            // this thread may start, then wait for what other threads are running; whenever
+            // one of this batch's operations may have become startable (`Counter::wake`,
+            // when its member is released), look again.
             let shared = &self.pool.workers.shared;
             let mut last = None;
-            while c.remaining() > 0 {
-                match shared.run_one(&self.pool.devs, 0, last) {
-                    Some(d) => last = Some(d),
-                    None => break,
+            let mut seen = c.epoch.load(Ordering::Acquire);
+            let work = |last: &mut Option<usize>| {
+                while c.remaining() > 0 {
+                    match shared.run_one(&self.pool.devs, 0, *last) {
+                        Some(d) => *last = Some(d),
+                        None => break,
+                    }
                 }
-            }
+            };
+            work(&mut last);
             // What is left is running on other threads and ends within one operation:
             // poll for it a little before sleeping.
             let t0 = std::time::Instant::now();
             let alone = shared.active.load(Ordering::Acquire) <= 1;
             while alone && c.remaining() > 0 && t0.elapsed() < POLL {
+                let e = c.epoch.load(Ordering::Acquire);
+                if e != seen {
+                    seen = e;
+                    work(&mut last);
+                }
                 for _ in 0..32 {
                     std::hint::spin_loop();
                 }
             }
-            // This batch's operations left in a queue are ones whose member another thread
-            // was writing: that thread, or a worker, normally takes them next, but the other
-            // may be a submitting thread about to return and there may be no worker (one
-            // CPU): look again now and then rather than trust a wakeup.
             let mut st = c.state.lock().unwrap();
             while st.0 > 0 {
-                let (g, timeout) = c
-                    .done
-                    .wait_timeout(st, std::time::Duration::from_millis(1))
-                    .unwrap();
-                st = g;
-                if timeout.timed_out() && st.0 > 0 {
+                // `seen` was read before the last look found nothing to start; a wake since
+                // has bumped the epoch (checked under the lock `wake` signals under).
+                let e = c.epoch.load(Ordering::Acquire);
+                if e != seen {
+                    seen = e;
                     drop(st);
-                    while let Some(d) = shared.run_one(&self.pool.devs, 0, last) {
-                        last = Some(d);
-                        if c.remaining() == 0 {
-                            break;
-                        }
-                    }
+                    work(&mut last);
                     st = c.state.lock().unwrap();
+                    continue;
                 }
+                st = c.done.wait(st).unwrap();
             }
             self.errors.append(&mut st.1);
         }
