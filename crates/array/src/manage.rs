@@ -25,6 +25,9 @@ pub struct MemberStatus {
     pub events: u64,
     pub data_offset: u64,
     pub data_bytes: u64,
+    /// How the member is read and written when the array runs: "mapped (in memory)",
+    /// "O_DIRECT (512-byte blocks)", "buffered (why)".
+    pub io: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -147,6 +150,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             events: f.sb.events,
             data_offset: f.sb.data_offset,
             data_bytes: f.sb.data_size,
+            io: f.member.io_mode().to_string(),
         });
     }
     members.sort_by_key(|m| m.role.unwrap_or(u32::MAX));
@@ -219,14 +223,14 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
     }
     if !s.member_status.is_empty() {
         out += &format!(
-            "{pad}{:>5}  {:<11} {:>7}  {:>12}  member\n",
+            "{pad}{:>5}  {:<11} {:>7}  {:>12}  member (I/O)\n",
             "role", "state", "events", "data-offset"
         );
         for m in &s.member_status {
             let role = m.role.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
             out += &format!(
-                "{pad}{role:>5}  {:<11} {:>7}  {:>12}  {}\n",
-                m.state, m.events, m.data_offset, m.path
+                "{pad}{role:>5}  {:<11} {:>7}  {:>12}  {} ({})\n",
+                m.state, m.events, m.data_offset, m.path, m.io
             );
         }
     }

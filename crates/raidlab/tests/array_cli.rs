@@ -71,6 +71,19 @@ fn create_status_fail_remove_add_rebuild_scrub() {
     assert_eq!(js["degraded"], false);
     assert_eq!(js["member_status"].as_array().unwrap().len(), 4);
     assert_eq!(js["member_status"][0]["data_offset"], 1 << 20);
+    // Members in tmpfs are mapped; on disk they would be O_DIRECT.
+    let io = js["member_status"][0]["io"].as_str().unwrap();
+    let in_shm = ms[0].starts_with("/dev/shm");
+    assert!(
+        if in_shm {
+            io == "mapped (in memory)"
+        } else {
+            io.starts_with("O_DIRECT") || io.starts_with("buffered")
+        },
+        "{io}"
+    );
+    let text = ok(&["array", "status", &list]);
+    assert!(text.contains(&format!("{} ({io})", ms[0])), "{text}");
 
     // Creating over members that now hold an array is refused without --force, naming it.
     let o = run(&args);
