@@ -148,6 +148,20 @@ impl Mapping {
             if rc != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Map the extent's pages now, in one call, rather than taking a fault on the
+            // first store to each of them. Populating for reading maps 16 pages per fault
+            // (fault-around) where writing maps one, and the pages come out writable: tmpfs
+            // keeps no dirty accounting, so its shared mappings need no write fault. In
+            // `raidlab run`, 2 MiB writes: system time 50% → 27% of the run. (Linux 5.14+;
+            // where it is refused, the faults happen as before.)
+            // SAFETY: a range inside our own mapping; the pages are allocated.
+            unsafe {
+                libc::madvise(
+                    self.ptr.as_ptr().add(at as usize).cast(),
+                    n as usize,
+                    libc::MADV_POPULATE_READ,
+                )
+            };
             self.allocated[(e / 64) as usize].fetch_or(1 << (e % 64), Ordering::AcqRel);
         }
         Ok(())
