@@ -197,12 +197,16 @@ impl Executor for Uring {
     }
 }
 
-/// A [`BlockTarget`] served by `depth` worker threads, each calling read_at/write_at.
+/// A [`BlockTarget`] served by `depth` worker threads, each calling read_at/write_at; with
+/// depth 1, by the job's own thread (one request at a time either way, and no hand-off to
+/// another thread and back per request).
 pub struct Block {
     work: Option<mpsc::Sender<Work>>,
     done_rx: mpsc::Receiver<Completion>,
     queued: Vec<Work>,
     workers: Vec<std::thread::JoinHandle<(u64, u64)>>,
+    /// Depth 1: the target, called from `submit_and_reap`.
+    inline: Option<Arc<dyn BlockTarget>>,
 }
 
 struct Work {
@@ -216,6 +220,16 @@ struct Work {
 impl Block {
     pub fn new(dev: Arc<dyn BlockTarget>, depth: u32) -> io::Result<Self> {
         let (work_tx, work_rx) = mpsc::channel::<Work>();
+        if depth <= 1 {
+            let (_, done_rx) = mpsc::channel();
+            return Ok(Block {
+                work: Some(work_tx),
+                done_rx,
+                queued: Vec::with_capacity(1),
+                workers: Vec::new(),
+                inline: Some(dev),
+            });
+        }
         let work_rx = Arc::new(Mutex::new(work_rx));
         let (done_tx, done_rx) = mpsc::channel();
         let mut workers = Vec::new();
@@ -235,25 +249,7 @@ impl Block {
                             };
                             // SAFETY: the driver keeps the slot's buffer alive and untouched until
                             // this completion is reaped.
-                            let res = unsafe {
-                                match w.dir {
-                                    Dir::Read => dev.read_at(
-                                        std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len),
-                                        w.offset,
-                                    ),
-                                    Dir::Write => dev.write_at(
-                                        std::slice::from_raw_parts(w.buf as *const u8, w.len),
-                                        w.offset,
-                                    ),
-                                }
-                            };
-                            if tx
-                                .send(Completion {
-                                    slot: w.slot,
-                                    res: res.map(|_| w.len as u64),
-                                })
-                                .is_err()
-                            {
+                            if tx.send(unsafe { serve(&*dev, &w) }).is_err() {
                                 break;
                             }
                         }
@@ -267,7 +263,29 @@ impl Block {
             done_rx,
             queued: Vec::with_capacity(depth as usize),
             workers,
+            inline: None,
         })
+    }
+}
+
+/// Run one request on the target.
+///
+/// # Safety
+/// `w.buf` points at `w.len` bytes that stay valid and untouched by others for the call.
+unsafe fn serve(dev: &dyn BlockTarget, w: &Work) -> Completion {
+    let res = match w.dir {
+        Dir::Read => dev.read_at(
+            std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len),
+            w.offset,
+        ),
+        Dir::Write => dev.write_at(
+            std::slice::from_raw_parts(w.buf as *const u8, w.len),
+            w.offset,
+        ),
+    };
+    Completion {
+        slot: w.slot,
+        res: res.map(|_| w.len as u64),
     }
 }
 
@@ -282,6 +300,14 @@ impl Executor for Block {
         });
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        if let Some(dev) = &self.inline {
+            for w in self.queued.drain(..) {
+                // SAFETY: as in the workers: the driver keeps the slot's buffer alive and
+                // untouched until this completion is reaped (here, before returning).
+                done.push(unsafe { serve(&**dev, &w) });
+            }
+            return Ok(());
+        }
         let tx = self.work.as_ref().expect("executor used after finish");
         for w in self.queued.drain(..) {
             tx.send(w)
