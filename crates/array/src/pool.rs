@@ -293,15 +293,19 @@ struct Shared {
 
 type Task = (Op, Arc<Counter>);
 
-/// How long a thread out of work polls before it sleeps: a worker for more work (about the
-/// gap between one request's last write and the next request's first from a writer with
-/// one request in flight), a submitting thread for the last writes of its batch that other
-/// threads are running (less than one 64 KiB copy). Waking a sleeping thread on an idle
-/// CPU costs more than that in latency (a virtual CPU that halts needs an interrupt):
-/// measured on an idle 2-CPU machine, full-stripe writes at 0.47–0.51 of the direct
-/// writers without polling, 0.64–0.70 with (BENCHMARKS.md, Arrays). On a busy machine the
-/// polling costs CPU: at most this long per request.
-const POLL: std::time::Duration = std::time::Duration::from_micros(30);
+/// How long a thread out of work polls before it sleeps: a worker for more work (the gap
+/// between one request's last write and the next request's first, from a writer with one
+/// request in flight: the caller's own work between requests, then planning), a submitting
+/// thread for the last writes of its batch that other threads are running. Waking a
+/// sleeping thread on an idle CPU costs more than that in latency (a virtual CPU that halts
+/// needs an interrupt), and meanwhile the other thread does the sleeper's share. Measured on
+/// an idle 2-CPU machine (BENCHMARKS.md, Arrays): without polling full-stripe writes ran at
+/// 0.47–0.51 of the direct writers, with 30 µs 0.64–0.70; with stripe copies into mapped
+/// members, 100 µs against 30 µs took `raidlab run` 2 MiB writes from 670–890 context
+/// switches per 5 GiB to 95–184 and 9.2–9.7 to 10.0–11.1 GB/s, and the bench from 0.77–0.91
+/// to 0.95–1.01 of the memcpy peer. On a busy machine the polling costs CPU: at most this
+/// long per request.
+const POLL: std::time::Duration = std::time::Duration::from_micros(100);
 
 struct SharedState {
     /// Per device, its operations not yet started.
