@@ -374,7 +374,7 @@ impl<'w> Engine<'w> {
             match ev {
                 Ev::Issue(j) => {
                     self.issue(jobs, j);
-                    if jobs.iter().all(|j| j.finished()) {
+                    if jobs[j as usize].finished() && jobs.iter().all(|j| j.finished()) {
                         break;
                     }
                 }
@@ -493,8 +493,9 @@ impl<'w> Engine<'w> {
                         iv_start = (self.now, bytes, dirty);
                         iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
-                    // Only starting and completing I/Os change whether every job is done.
-                    if jobs.iter().all(|j| j.finished()) {
+                    // Only starting and completing I/Os change whether every job is done
+                    // (and not while this one is still going).
+                    if jobs[ioc.job as usize].finished() && jobs.iter().all(|j| j.finished()) {
                         break;
                     }
                 }

@@ -148,7 +148,7 @@ pub struct SegCosts {
 impl SegCosts {
     /// [`transfer`] of `bytes` over `path` (the same for every path and direction this
     /// memo is used with).
-    #[inline]
+    #[inline(always)]
     pub fn transfer(
         &mut self,
         res: &mut [Res],
