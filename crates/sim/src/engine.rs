@@ -374,7 +374,7 @@ impl<'w> Engine<'w> {
             match ev {
                 Ev::Issue(j) => {
                     self.issue(jobs, j);
-                    if jobs.iter().all(|j| j.finished()) {
+                    if jobs[j as usize].finished() && jobs.iter().all(|j| j.finished()) {
                         break;
                     }
                 }
@@ -402,8 +402,8 @@ impl<'w> Engine<'w> {
                         st.io_bytes += ioc.len;
                         st.total_ios += 1;
                         let lat = self.now - ioc.issued;
+                        // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
-                        st.lat.record(lat);
                         job.bytes_done += ioc.len;
                     }
                     if job.finished() {
@@ -493,8 +493,9 @@ impl<'w> Engine<'w> {
                         iv_start = (self.now, bytes, dirty);
                         iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
-                    // Only starting and completing I/Os change whether every job is done.
-                    if jobs.iter().all(|j| j.finished()) {
+                    // Only starting and completing I/Os change whether every job is done
+                    // (and not while this one is still going).
+                    if jobs[ioc.job as usize].finished() && jobs.iter().all(|j| j.finished()) {
                         break;
                     }
                 }
@@ -507,6 +508,10 @@ impl<'w> Engine<'w> {
             if j.deadline.is_some_and(|d| j.end >= d) {
                 any_runtime = true;
             }
+            // A simulated command is submitted the moment it is issued: its total latency
+            // is its completion latency.
+            j.read.lat = j.read.clat.clone();
+            j.write.lat = j.write.clat.clone();
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
@@ -791,17 +796,19 @@ impl<'w> Engine<'w> {
             None
         };
         let seg = x.left.min(burst.unwrap_or(crate::world::SEGMENT));
-        let path = &self.w.luns[lun].data_path;
+        let l = &mut self.w.luns[lun];
+        let (path, costs, res) = (&l.data_path, &mut l.seg_costs, &mut self.w.res);
         // Store and forward: a burst crosses to the controller, then into its cache; the next
         // burst follows on the link as soon as the link is done with this one.
         let (end, next) = match burst {
             Some(_) => {
                 let (to, into) = path.split_at(path.len() - 1);
-                let arrived = transfer(&mut self.w.res, to, self.now, seg, true);
-                (transfer(&mut self.w.res, into, arrived, seg, true), arrived)
+                let (c_to, c_into) = costs.split_at_mut(3);
+                let arrived = c_to[2].transfer(res, to, self.now, seg, true);
+                (c_into[0].transfer(res, into, arrived, seg, true), arrived)
             }
             None => {
-                let e = transfer(&mut self.w.res, path, self.now, seg, x.write);
+                let e = costs[x.write as usize].transfer(res, path, self.now, seg, x.write);
                 (e, e)
             }
         };
