@@ -15,7 +15,8 @@
 //! registered, one `io_uring_enter` submits the batch and waits for at least one completion),
 //! `psync` (pread/pwrite; synchronous, so its iodepth is 1 whatever the job says, as in fio),
 //! `null` (no I/O, the target is never opened: the engine's own overhead), and for
-//! [`Target::Block`] `iodepth` worker threads calling [`BlockTarget::read_at`]/`write_at`.
+//! [`Target::Block`] `iodepth` worker threads calling [`BlockTarget::read_at`]/`write_at`
+//! (at iodepth 1, the job's own thread calls them).
 //!
 //! Timing: `lat` runs from when a request was ready to issue (its slot freed) to its
 //! completion, `clat` from its submission to completion; I/O completing inside `ramp_time`
