@@ -267,23 +267,24 @@ fn with_bounce<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     r
 }
 
-/// Whether a file descriptor's file lives in memory (tmpfs, ramfs).
-pub(crate) fn memory_backed(fd: std::os::unix::io::RawFd) -> bool {
+/// The filesystem type (`f_type`, linux/magic.h) a file descriptor's file is on.
+fn fs_type(fd: std::os::unix::io::RawFd) -> Option<i64> {
     // SAFETY: fstatfs writes only into the struct it is given.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstatfs(fd, &mut st) } != 0 {
-        return false;
-    }
-    let t = st.f_type as i64;
-    // ramfs: 0x858458f6 (linux/magic.h).
-    t == libc::TMPFS_MAGIC || t == 0x8584_58f6
+    (unsafe { libc::fstatfs(fd, &mut st) } == 0).then_some(st.f_type as i64)
+}
+
+/// ramfs's `f_type` (linux/magic.h).
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Whether a file descriptor's file lives in memory (tmpfs, ramfs).
+pub(crate) fn memory_backed(fd: std::os::unix::io::RawFd) -> bool {
+    matches!(fs_type(fd), Some(t) if t == libc::TMPFS_MAGIC || t == RAMFS_MAGIC)
 }
 
 /// Whether a file descriptor's file is on tmpfs.
 fn on_tmpfs(fd: std::os::unix::io::RawFd) -> bool {
-    // SAFETY: fstatfs writes only into the struct it is given.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    unsafe { libc::fstatfs(fd, &mut st) == 0 && st.f_type as i64 == libc::TMPFS_MAGIC }
+    fs_type(fd) == Some(libc::TMPFS_MAGIC)
 }
 
 /// The direct I/O alignment the kernel reports for a file (statx STATX_DIOALIGN, Linux 6.1+):
