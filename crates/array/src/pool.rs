@@ -808,15 +808,9 @@ impl Batch<'_> {
                 mem.push(op);
                 continue;
             }
-            if op.stripe.is_some() {
-                debug_assert!(!pool.via_ring(op.dev), "stripe copies are not ring I/O");
-                match self.deferred.iter_mut().find(|(d, _)| *d == op.dev) {
-                    Some((_, v)) => v.push(op),
-                    None => self.deferred.push((op.dev, vec![op])),
-                }
-                continue;
-            }
-            if let Some((fd, base)) = pool.ring_fd(op.dev) {
+            // A stripe copy is memory copies, never ring I/O: it runs on a thread.
+            debug_assert!(op.stripe.is_none() || !pool.via_ring(op.dev));
+            if let Some((fd, base)) = pool.ring_fd(op.dev).filter(|_| op.stripe.is_none()) {
                 if self.ring.is_none() {
                     self.ring = pool
                         .rings
@@ -1222,20 +1216,22 @@ mod tests {
         }
     }
 
+    /// Member `i` in `dir`: a new file of `size` bytes, its data area 4 KiB in.
+    fn file_dev(dir: &std::path::Path, i: usize, size: u64) -> FileDev {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(dir.join(format!("m{i}")))
+            .unwrap();
+        f.set_len(size).unwrap();
+        FileDev { f, base: 4096 }
+    }
+
     fn devs(dir: &std::path::Path, n: usize, size: u64) -> Vec<Option<Arc<dyn Dev>>> {
         (0..n)
-            .map(|i| {
-                let p = dir.join(format!("m{i}"));
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(&p)
-                    .unwrap();
-                f.set_len(size).unwrap();
-                Some(Arc::new(FileDev { f, base: 4096 }) as Arc<dyn Dev>)
-            })
+            .map(|i| Some(Arc::new(file_dev(dir, i, size)) as Arc<dyn Dev>))
             .collect()
     }
 
@@ -1402,17 +1398,8 @@ mod tests {
         let overlaps = Arc::new(AtomicUsize::new(0));
         let watched: Vec<Arc<Watched>> = (0..5)
             .map(|i| {
-                let p = dir.path().join(format!("m{i}"));
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .open(&p)
-                    .unwrap();
-                f.set_len(8 << 20).unwrap();
                 Arc::new(Watched {
-                    f: FileDev { f, base: 4096 },
+                    f: file_dev(dir.path(), i, 8 << 20),
                     running: AtomicBool::new(false),
                     overlaps: Arc::clone(&overlaps),
                     ops: AtomicUsize::new(0),
