@@ -614,8 +614,11 @@ impl Array {
                 o.1 = Some((dev, dst));
             }
         }
-        let mut placed = outs.iter().map(|(b, d)| d.map(|d| (*b, d)));
-        let placed: Vec<(BlockRef, (usize, *mut u8))> = placed.by_ref().collect::<Option<_>>()?;
+        // Every output is written somewhere (else this is not a stripe copy).
+        let placed: Vec<(BlockRef, (usize, *mut u8))> = outs
+            .iter()
+            .map(|(b, d)| d.map(|d| (*b, d)))
+            .collect::<Option<_>>()?;
         let out = |b: &BlockRef| placed.iter().find(|(o, _)| o == b).map(|(_, d)| d.1);
         let mut parity = Vec::new();
         for c in &st.compute {
@@ -1022,7 +1025,7 @@ impl Scratch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::create::{create, CreateOptions, CreateSpec, MemberSpec};
     use crate::superblock::SlotState;
     use std::fs::{File, OpenOptions};
@@ -1055,7 +1058,7 @@ mod tests {
         (arr, paths)
     }
 
-    pub(in crate::array) fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    pub(crate) fn pattern(len: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..len)
             .map(|_| {

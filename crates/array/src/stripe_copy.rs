@@ -245,18 +245,7 @@ impl StripeCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pattern(len: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
+    use crate::array::tests::pattern;
 
     /// Copies land byte for byte and parity equals the parity crate's over whole blocks,
     /// for lengths that are and are not multiples of BLOCK.
