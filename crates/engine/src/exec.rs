@@ -201,12 +201,19 @@ impl Executor for Uring {
 /// depth 1, by the job's own thread (one request at a time either way, and no hand-off to
 /// another thread and back per request).
 pub struct Block {
-    work: Option<mpsc::Sender<Work>>,
-    done_rx: mpsc::Receiver<Completion>,
+    serving: Serving,
     queued: Vec<Work>,
-    workers: Vec<std::thread::JoinHandle<(u64, u64)>>,
-    /// Depth 1: the target, called from `submit_and_reap`.
-    inline: Option<Arc<dyn BlockTarget>>,
+}
+
+enum Serving {
+    /// Depth 1: the job's own thread calls the target, in `submit_and_reap`.
+    Inline(Arc<dyn BlockTarget>),
+    /// Worker threads fed through a channel (`work` is None once finished).
+    Threads {
+        work: Option<mpsc::Sender<Work>>,
+        done_rx: mpsc::Receiver<Completion>,
+        workers: Vec<std::thread::JoinHandle<(u64, u64)>>,
+    },
 }
 
 struct Work {
@@ -219,17 +226,13 @@ struct Work {
 
 impl Block {
     pub fn new(dev: Arc<dyn BlockTarget>, depth: u32) -> io::Result<Self> {
-        let (work_tx, work_rx) = mpsc::channel::<Work>();
         if depth <= 1 {
-            let (_, done_rx) = mpsc::channel();
             return Ok(Block {
-                work: Some(work_tx),
-                done_rx,
+                serving: Serving::Inline(dev),
                 queued: Vec::with_capacity(1),
-                workers: Vec::new(),
-                inline: Some(dev),
             });
         }
+        let (work_tx, work_rx) = mpsc::channel::<Work>();
         let work_rx = Arc::new(Mutex::new(work_rx));
         let (done_tx, done_rx) = mpsc::channel();
         let mut workers = Vec::new();
@@ -259,11 +262,12 @@ impl Block {
             );
         }
         Ok(Block {
-            work: Some(work_tx),
-            done_rx,
+            serving: Serving::Threads {
+                work: Some(work_tx),
+                done_rx,
+                workers,
+            },
             queued: Vec::with_capacity(depth as usize),
-            workers,
-            inline: None,
         })
     }
 }
@@ -300,41 +304,39 @@ impl Executor for Block {
         });
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
-        if let Some(dev) = &self.inline {
-            for w in self.queued.drain(..) {
-                // SAFETY: as in the workers: the driver keeps the slot's buffer alive and
-                // untouched until this completion is reaped (here, before returning).
-                done.push(unsafe { serve(&**dev, &w) });
-            }
-            return Ok(());
-        }
-        let tx = self.work.as_ref().expect("executor used after finish");
-        for w in self.queued.drain(..) {
-            tx.send(w)
-                .map_err(|_| io::Error::other("block target workers have stopped"))?;
-        }
-        let mut got = 0;
-        while got < min {
-            match self.done_rx.recv() {
-                Ok(c) => {
-                    done.push(c);
-                    got += 1;
+        let (work, done_rx) = match &self.serving {
+            Serving::Inline(dev) => {
+                for w in self.queued.drain(..) {
+                    // SAFETY: the driver keeps the slot's buffer alive and untouched until
+                    // this completion is reaped (here, before returning).
+                    done.push(unsafe { serve(&**dev, &w) });
                 }
-                Err(_) => return Err(io::Error::other("block target workers have stopped")),
+                return Ok(());
             }
+            Serving::Threads { work, done_rx, .. } => (work, done_rx),
+        };
+        let stopped = || io::Error::other("block target workers have stopped");
+        let tx = work.as_ref().expect("executor used after finish");
+        for w in self.queued.drain(..) {
+            tx.send(w).map_err(|_| stopped())?;
         }
-        while let Ok(c) = self.done_rx.try_recv() {
+        for _ in 0..min {
+            done.push(done_rx.recv().map_err(|_| stopped())?);
+        }
+        while let Ok(c) = done_rx.try_recv() {
             done.push(c);
         }
         Ok(())
     }
     fn finish(&mut self) -> (u64, u64) {
-        self.work = None;
         let mut t = (0, 0);
-        for w in self.workers.drain(..) {
-            if let Ok((u, s)) = w.join() {
-                t.0 += u;
-                t.1 += s;
+        if let Serving::Threads { work, workers, .. } = &mut self.serving {
+            *work = None;
+            for w in workers.drain(..) {
+                if let Ok((u, s)) = w.join() {
+                    t.0 += u;
+                    t.1 += s;
+                }
             }
         }
         t
