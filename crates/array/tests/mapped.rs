@@ -7,32 +7,16 @@
 
 mod common;
 
-use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// Sparse members, no initial resync (it would write every page).
 fn new_array(
     level: &str,
     members: &[PathBuf],
     size: u64,
 ) -> std::sync::Arc<raidlab_array::array::Array> {
-    let spec = CreateSpec::new(
-        level,
-        None,
-        Some(65536),
-        members.iter().cloned().map(MemberSpec::Path).collect(),
-    )
-    .unwrap();
-    create(
-        &spec,
-        &CreateOptions {
-            force: false,
-            size: Some(size),
-            assume_clean: true,
-            verbose: false,
-        },
-    )
-    .unwrap()
+    common::create_array(level, members, Some(size), false, true)
 }
 
 fn blocks(paths: &[PathBuf]) -> u64 {

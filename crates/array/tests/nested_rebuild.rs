@@ -152,24 +152,51 @@ fn all_leaves(leaves: &[Vec<PathBuf>]) -> Vec<PathBuf> {
     leaves.iter().flatten().cloned().collect()
 }
 
-/// Fail the case's leaves (through the superblocks, as `raidlab array fail --force` does),
-/// then replace each with a fresh file of garbage added as a spare.
-fn fail_and_replace(c: &Case, leaves: &[Vec<PathBuf>], rng: &mut Rng, model: &mut [u8]) {
+/// Fail the case's leaves through the superblocks, as `raidlab array fail --force` does:
+/// (every leaf, the failed ones, the others).
+fn fail_leaves(c: &Case, leaves: &[Vec<PathBuf>]) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
     let all = all_leaves(leaves);
     for &(ci, li) in c.fail {
         manage::fail(&all, &leaves[ci][li], true).unwrap();
     }
-    // Degraded at the parent level: every byte still reads, and writes land.
     let failed: Vec<PathBuf> = c
         .fail
         .iter()
         .map(|&(ci, li)| leaves[ci][li].clone())
         .collect();
-    let present: Vec<PathBuf> = all
+    let present = all
         .iter()
         .filter(|p| !failed.contains(p))
         .cloned()
         .collect();
+    (all, failed, present)
+}
+
+/// Remove each failed leaf and add it back as a spare, filled with garbage first when `rng`
+/// is given.
+fn replace_leaves(
+    all: &[PathBuf],
+    failed: &[PathBuf],
+    present: &[PathBuf],
+    mut rng: Option<&mut Rng>,
+) {
+    let mut given = present.to_vec();
+    for p in failed {
+        manage::remove(all, p).unwrap();
+        if let Some(rng) = rng.as_deref_mut() {
+            let mut junk = vec![0u8; std::fs::metadata(p).unwrap().len() as usize];
+            rng.fill(&mut junk);
+            std::fs::write(p, &junk).unwrap();
+        }
+        manage::add(&given, p, true).unwrap();
+        given.push(p.clone());
+    }
+}
+
+/// Fail the case's leaves, then replace each with a fresh file of garbage added as a spare.
+fn fail_and_replace(c: &Case, leaves: &[Vec<PathBuf>], rng: &mut Rng, model: &mut [u8]) {
+    let (all, failed, present) = fail_leaves(c, leaves);
+    // Degraded at the parent level: every byte still reads, and writes land.
     let arr = assemble(&present, &quiet()).unwrap();
     for &(ci, _) in c.fail {
         assert_ne!(arr.slots()[ci].state, SlotState::Active, "{}", c.name);
@@ -179,15 +206,7 @@ fn fail_and_replace(c: &Case, leaves: &[Vec<PathBuf>], rng: &mut Rng, model: &mu
     arr.close().unwrap();
     drop(arr);
     // Rebuilding now cannot work: nothing has been replaced yet.
-    let mut given = present.clone();
-    for p in &failed {
-        manage::remove(&all, p).unwrap();
-        let mut junk = vec![0u8; std::fs::metadata(p).unwrap().len() as usize];
-        rng.fill(&mut junk);
-        std::fs::write(p, &junk).unwrap();
-        manage::add(&given, p, true).unwrap();
-        given.push(p.clone());
-    }
+    replace_leaves(&all, &failed, &present, Some(rng));
 }
 
 /// Fail the case's other children at the parent level: the rebuilt ones must carry the data.
@@ -349,25 +368,8 @@ fn a_lost_child_without_parent_redundancy_is_a_clear_error() {
         .unwrap();
     arr.close().unwrap();
     drop(arr);
-    let all = all_leaves(&leaves);
-    for &(ci, li) in c.fail {
-        manage::fail(&all, &leaves[ci][li], true).unwrap();
-    }
-    let failed: Vec<PathBuf> = c
-        .fail
-        .iter()
-        .map(|&(ci, li)| leaves[ci][li].clone())
-        .collect();
-    let mut given: Vec<PathBuf> = all
-        .iter()
-        .filter(|p| !failed.contains(p))
-        .cloned()
-        .collect();
-    for p in &failed {
-        manage::remove(&all, p).unwrap();
-        manage::add(&given, p, true).unwrap();
-        given.push(p.clone());
-    }
+    let (all, failed, present) = fail_leaves(&c, &leaves);
+    replace_leaves(&all, &failed, &present, None);
     let e = manage::assign_spares(&all).unwrap_err();
     let msg = e.to_string();
     assert!(
@@ -385,25 +387,8 @@ fn a_lost_child_without_parent_redundancy_is_a_clear_error() {
     let (arr, leaves) = build(&c, dir.path(), 8);
     arr.close().unwrap();
     drop(arr);
-    let all = all_leaves(&leaves);
-    for &(ci, li) in c.fail {
-        manage::fail(&all, &leaves[ci][li], true).unwrap();
-    }
-    let failed: Vec<PathBuf> = c
-        .fail
-        .iter()
-        .map(|&(ci, li)| leaves[ci][li].clone())
-        .collect();
-    let mut given: Vec<PathBuf> = all
-        .iter()
-        .filter(|p| !failed.contains(p))
-        .cloned()
-        .collect();
-    for p in &failed {
-        manage::remove(&all, p).unwrap();
-        manage::add(&given, p, true).unwrap();
-        given.push(p.clone());
-    }
+    let (all, failed, present) = fail_leaves(&c, &leaves);
+    replace_leaves(&all, &failed, &present, None);
     let msg = manage::assign_spares(&all).unwrap_err().to_string();
     assert!(
         msg.contains("2 of 3 children out of service") && msg.contains("survives 1"),

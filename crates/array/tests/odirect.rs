@@ -6,7 +6,6 @@
 //! The loop-device test needs root and losetup (util-linux); it fails, never skips, without.
 
 use raidlab_array::array::{Array, Backing};
-use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::manage;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,24 +64,9 @@ impl Drop for Loops {
     }
 }
 
+/// Members here are loop devices and files the test made: created over with --force.
 fn new_array(level: &str, members: &[PathBuf], size: Option<u64>) -> Arc<Array> {
-    let spec = CreateSpec::new(
-        level,
-        None,
-        Some(65536),
-        members.iter().cloned().map(MemberSpec::Path).collect(),
-    )
-    .unwrap();
-    create(
-        &spec,
-        &CreateOptions {
-            force: true,
-            size,
-            assume_clean: false,
-            verbose: false,
-        },
-    )
-    .unwrap()
+    common::create_array(level, members, size, true, false)
 }
 
 /// Every present member's descriptor carries O_DIRECT (or, `direct == false`, does not).

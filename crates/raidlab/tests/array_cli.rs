@@ -1161,6 +1161,25 @@ fn create_nested(
     (kids, all, list)
 }
 
+/// Assemble `list`, fill the whole volume with byte `i * mul % modulo` at offset `i`, and
+/// return what was written.
+fn fill_volume(list: &str, mul: usize, modulo: usize) -> Vec<u8> {
+    let t = raidlab_array::open_target(list, &raidlab_array::OpenOptions::default()).unwrap();
+    let pattern: Vec<u8> = (0..t.size() as usize)
+        .map(|i| (i * mul % modulo) as u8)
+        .collect();
+    t.write_at(&pattern, 0).unwrap();
+    pattern
+}
+
+/// Assemble `list` and say whether the whole volume reads back as `want`.
+fn volume_holds(list: &str, want: &[u8]) -> bool {
+    let t = raidlab_array::open_target(list, &raidlab_array::OpenOptions::default()).unwrap();
+    let mut got = vec![0u8; want.len()];
+    t.read_at(&mut got, 0).unwrap();
+    got == want
+}
+
 /// A RAID 0 child of a RAID 5 loses a disk: the child fails, the RAID 5 runs degraded; the
 /// dead disk is replaced (`fail --force`, `remove`, `add`) and `rebuild` rewrites the whole
 /// child from the RAID 5's parity — interrupted, shown rebuilding at the parent's level,
@@ -1173,17 +1192,8 @@ fn a_failed_child_is_replaced_and_rebuilt_from_the_parent() {
         ("c", 3, 2, "0:4k:"),
         &["--level", "5", "--chunk", "16k", "--size", "6m"],
     );
-    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
-    let cap = t.size() as usize;
-    let pattern: Vec<u8> = (0..cap).map(|i| (i * 31 % 251) as u8).collect();
-    t.write_at(&pattern, 0).unwrap();
-    drop(t);
-    let read_all = |list: &str| {
-        let t = raidlab_array::open_target(list, &raidlab_array::OpenOptions::default()).unwrap();
-        let mut got = vec![0u8; cap];
-        t.read_at(&mut got, 0).unwrap();
-        got == pattern
-    };
+    let pattern = fill_volume(&list, 31, 251);
+    let read_all = |list: &str| volume_holds(list, &pattern);
 
     // Failing a disk of a RAID 0 child needs --force (the child fails with it).
     let o = run(&["array", "fail", &list, &kids[1][0]]);
@@ -1284,11 +1294,7 @@ fn kill_9_during_a_parent_level_rebuild_then_rebuild_again() {
         ("k", 3, 2, "0:16k:"),
         &["--level", "5", "--chunk", "64k", "--size", "48m"],
     );
-    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
-    let cap = t.size() as usize;
-    let pattern: Vec<u8> = (0..cap).map(|i| (i * 37 % 253) as u8).collect();
-    t.write_at(&pattern, 0).unwrap();
-    drop(t);
+    let pattern = fill_volume(&list, 37, 253);
     ok(&["array", "fail", "--force", &list, &kids[0][1]]);
     ok(&["array", "remove", &list, &kids[0][1]]);
     std::fs::write(&kids[0][1], vec![0x3cu8; 48 << 20]).unwrap();
@@ -1323,11 +1329,8 @@ fn kill_9_during_a_parent_level_rebuild_then_rebuild_again() {
     let out = ok(&["array", "scrub", "--check", &list]);
     assert!(out.contains(" 0 mismatched"), "{out}");
     ok(&["array", "fail", "--force", &list, &kids[1][0]]);
-    let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
-    let mut got = vec![0u8; cap];
-    t.read_at(&mut got, 0).unwrap();
     assert!(
-        got == pattern,
+        volume_holds(&list, &pattern),
         "data differs after a rebuild killed and run again"
     );
 }

@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 use raidlab_array::array::Array;
+use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::manage;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// xorshift64: reproducible data and choices from a case's seed.
 pub struct Rng(pub u64);
@@ -60,4 +62,33 @@ pub fn scrub_clean(arr: &Array, what: &str) {
     for (name, r) in reps {
         assert_eq!(r.mismatches, 0, "{what}: scrub of {name} found mismatches");
     }
+}
+
+/// Create a RAID `level` array with 64 KiB chunks over `members` (created `size` bytes
+/// long if given); `force` overwrites members holding data, `assume_clean` skips the
+/// initial resync.
+pub fn create_array(
+    level: &str,
+    members: &[PathBuf],
+    size: Option<u64>,
+    force: bool,
+    assume_clean: bool,
+) -> Arc<Array> {
+    let spec = CreateSpec::new(
+        level,
+        None,
+        Some(65536),
+        members.iter().cloned().map(MemberSpec::Path).collect(),
+    )
+    .unwrap();
+    create(
+        &spec,
+        &CreateOptions {
+            force,
+            size,
+            assume_clean,
+            verbose: false,
+        },
+    )
+    .unwrap()
 }
