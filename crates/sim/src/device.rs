@@ -367,6 +367,20 @@ impl DeviceModel {
         sectors as f64 * per_sector + switches as f64 * self.head_switch_ns
     }
 
+    /// Whether a command at `offset` continues the drive's last one without positioning: a
+    /// sequential write taken into the write cache, or a sequential read of what the drive
+    /// has been reading ahead since the last read. The scheduler serves such a command first
+    /// (it is where the head is), and the service time charges it no seek or rotation.
+    #[inline]
+    pub fn streams(&self, st: &DeviceState, offset: u64, write: bool) -> bool {
+        offset == st.last_end
+            && if write {
+                self.write_cache
+            } else {
+                self.read_ahead_bytes > 0 && st.last_was_read
+            }
+    }
+
     /// Service time of a command starting at `t`; updates the state.
     pub fn service(&self, st: &mut DeviceState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
         let loc = self.loc(offset);
@@ -396,8 +410,8 @@ impl DeviceModel {
             return self.command_ns + lat + (len as f64 * per) as u64;
         }
         let iface = len as f64 * self.iface_ns_per_byte;
-        let sequential = offset == st.last_end;
-        let ns = if !write && sequential && self.read_ahead_bytes > 0 && st.last_was_read {
+        let streams = self.streams(st, offset, write);
+        let ns = if streams && !write {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
             // `media_rate(offset)`, from the zone already found for `loc`.
@@ -407,7 +421,7 @@ impl DeviceModel {
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
             self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
-        } else if write && self.write_cache && sequential {
+        } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses.
             self.command_ns as f64 + iface.max(self.media_ns(loc, len))
         } else {

@@ -296,6 +296,26 @@ impl DriveQueue {
             self.rest.push_back((seq, slot));
         }
     }
+    /// The first to arrive of the window's commands ready by `now` that the drive streams
+    /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
+    /// last ended, whose first sector is at angle `target`.
+    pub fn streaming(
+        &self,
+        model: &DeviceModel,
+        st: &DeviceState,
+        target: f64,
+        now: u64,
+    ) -> Option<usize> {
+        let i = self.by_angle.partition_point(|x| x.target < target);
+        self.by_angle[i..]
+            .iter()
+            .take_while(|c| c.target == target)
+            .position(|c| {
+                let r = &self.slab[c.slot as usize];
+                c.ready <= now && model.streams(st, r.offset, r.write)
+            })
+            .map(|p| i + p)
+    }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
     pub fn first_ready(&self, now: u64) -> Option<usize> {
