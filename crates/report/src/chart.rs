@@ -609,9 +609,19 @@ fn bars_svg(b: &BarChart, standalone: bool) -> String {
     }
     let ya = Axis::fit(&b.y_label, Scale::Linear, Unit::Plain, ys, true);
     let lw = legend_width(b.series.iter().map(|s| s.label.clone()));
-    let height = H.max(TOP + (b.series.len() as f64) * 18.0 + 40.0);
+    // Category labels wider than their group are set on a slant below the axis, with room
+    // made for them under the plot.
+    let group = (W - LEFT - lw - 24.0) / b.categories.len().max(1) as f64;
+    let widest = b
+        .categories
+        .iter()
+        .map(|c| text_width(c, 11.0))
+        .fold(0.0, f64::max);
+    let slant = widest > group - 6.0;
+    let drop = if slant { widest * 0.71 } else { 0.0 };
+    let height = H.max(TOP + (b.series.len() as f64) * 18.0 + 40.0) + drop;
     let (px, py) = (LEFT, TOP);
-    let (pw, ph) = (W - LEFT - lw - 24.0, height - TOP - BOTTOM);
+    let (pw, ph) = (W - LEFT - lw - 24.0, height - TOP - BOTTOM - drop);
     let sy = |v: f64| py + ph - ya.frac(v) * ph;
     let mut svg = Svg::new(W, height);
     title(&mut svg, &b.title);
@@ -643,20 +653,26 @@ fn bars_svg(b: &BarChart, standalone: bool) -> String {
                 }
             }
         }
-        svg.text(
-            px + (ci as f64 + 0.5) * gw,
-            py + ph + 20.0,
-            cat,
-            11.0,
-            Anchor::Middle,
-            INK,
-            "",
-        );
+        let (lx, ly) = (px + (ci as f64 + 0.5) * gw, py + ph + 20.0);
+        if slant {
+            let (lx, ly) = (lx + 4.0, ly - 6.0);
+            svg.text(
+                lx,
+                ly,
+                cat,
+                11.0,
+                Anchor::End,
+                INK,
+                &format!(r#"transform="rotate(-45 {} {})""#, n(lx), n(ly)),
+            );
+        } else {
+            svg.text(lx, ly, cat, 11.0, Anchor::Middle, INK, "");
+        }
     }
     svg.rect(px, py, pw, ph, "none", Some(INK));
     svg.text(
         px + pw / 2.0,
-        py + ph + 44.0,
+        py + ph + 44.0 + drop,
         &b.x_label,
         12.5,
         Anchor::Middle,

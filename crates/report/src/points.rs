@@ -200,14 +200,41 @@ fn cmp_points(varying: &[String], a: &Point, b: &Point) -> Ordering {
     a.source.cmp(&b.source)
 }
 
-/// Order two values of one parameter: numerically when both are numbers, else as text.
+/// Order two values of one parameter: numerically when both are numbers, else as text with
+/// runs of digits compared as numbers (`raid5-4d-c64` before `raid5-4d-c256`, `fig9` before
+/// `fig11`).
 pub fn cmp_values(param: &str, a: &str, b: &str) -> Ordering {
     match (value_number(param, a), value_number(param, b)) {
         (Some(x), Some(y)) => x.total_cmp(&y),
         (Some(_), None) => Ordering::Less,
         (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.cmp(b),
+        (None, None) => natural_cmp(a, b),
     }
+}
+
+/// Text order with runs of ASCII digits compared by value; equal-valued runs fall back to
+/// their text (so `07` and `7` still differ), and whole equal strings are Equal.
+fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    let digits = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+    while let (Some(&p), Some(&q)) = (x.first(), y.first()) {
+        let o = if p.is_ascii_digit() && q.is_ascii_digit() {
+            let (m, n) = (digits(x), digits(y));
+            let (u, v) = (&x[..m], &y[..n]);
+            let trim = |s: &[u8]| -> usize { s.iter().take_while(|&&c| c == b'0').count() };
+            let (u0, v0) = (&u[trim(u)..], &v[trim(v)..]);
+            let o = u0.len().cmp(&v0.len()).then(u0.cmp(v0)).then(u.cmp(v));
+            (x, y) = (&x[m..], &y[n..]);
+            o
+        } else {
+            (x, y) = (&x[1..], &y[1..]);
+            p.cmp(&q)
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    x.len().cmp(&y.len())
 }
 
 /// Does this parameter hold a byte quantity?
@@ -328,6 +355,35 @@ mod tests {
                 .collect(),
             metrics: [("mb_s".to_string(), mb_s)].into_iter().collect(),
         }
+    }
+
+    #[test]
+    fn names_sort_with_their_numbers_in_order() {
+        let mut v = vec![
+            "raid5-4d-c1024",
+            "raid10-4d-c16",
+            "raid5-4d-c64",
+            "raid5-4d-c16",
+            "raid5-4d-c256",
+            "fig11",
+            "fig9",
+            "fig09",
+        ];
+        v.sort_by(|a, b| cmp_values("system", a, b));
+        assert_eq!(
+            v,
+            [
+                "fig09",
+                "fig9",
+                "fig11",
+                "raid5-4d-c16",
+                "raid5-4d-c64",
+                "raid5-4d-c256",
+                "raid5-4d-c1024",
+                "raid10-4d-c16"
+            ]
+        );
+        assert_eq!(cmp_values("system", "a7b", "a7b"), Ordering::Equal);
     }
 
     #[test]

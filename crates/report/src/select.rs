@@ -245,10 +245,20 @@ fn facets_max<'a>(
     max_series: usize,
 ) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
     let mut facet_keys: Vec<String> = Vec::new();
+    // A parameter that follows from the used ones (a simulated system's target from its
+    // `system`) tells the points on a chart apart no further: it is neither series nor facet.
+    let follows = |k: &str| {
+        let mut seen: BTreeMap<Vec<&str>, &str> = BTreeMap::new();
+        !used.is_empty()
+            && c.points.iter().all(|p| {
+                let key: Vec<&str> = used.iter().map(|u| p.param(u)).collect();
+                *seen.entry(key).or_insert(p.param(k)) == p.param(k)
+            })
+    };
     let mut series_keys: Vec<String> = c
         .varying
         .iter()
-        .filter(|v| !used.contains(&v.as_str()))
+        .filter(|v| !used.contains(&v.as_str()) && !follows(v))
         .cloned()
         .collect();
     let combos = |keys: &[String]| -> usize {

@@ -80,6 +80,55 @@ fn read_percentage_by_queue_depth_gives_iops_and_latency_curves_per_depth() {
     assert_eq!(c.series[0].points.len(), 5);
 }
 
+/// Seed 001/003 recipes sweep simulated systems: the target follows from `system`, so the
+/// bars are grouped by system with one series per remaining parameter (rw), not one series
+/// per system and rw, and the systems come in the order of the numbers in their names.
+#[test]
+fn a_system_sweep_gives_one_bar_series_per_rw_grouped_by_system() {
+    let mut rows = Vec::new();
+    let systems = [
+        "raid5-4d-c1024",
+        "raid0-4d-c16",
+        "raid5-4d-c64",
+        "raid10-4d-c16",
+    ];
+    for (i, sys) in systems.iter().enumerate() {
+        for (j, rw) in ["read", "write"].iter().enumerate() {
+            rows.push(row(
+                "chunks-sim",
+                "simulated",
+                &format!("sim:../systems/linuxraid2010/{sys}.toml"),
+                (2 * i + j) as u64,
+                0,
+                &[("system", sys.to_string()), ("rw", rw.to_string())],
+                &[("mb_s", 100.0 + (10 * i + j) as f64)],
+            ));
+        }
+    }
+    let figs = select_figures(&rows, &[]);
+    assert_eq!(figs.len(), 1);
+    let Figure::Bars(b) = &figs[0].figure else {
+        panic!("expected bars")
+    };
+    assert_eq!(
+        b.categories,
+        [
+            "raid0-4d-c16",
+            "raid5-4d-c64",
+            "raid5-4d-c1024",
+            "raid10-4d-c16"
+        ]
+    );
+    let labels: Vec<&str> = b.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["rw=read (simulated)", "rw=write (simulated)"]);
+    // Every bar is drawn: each series has a value in every group.
+    assert!(b
+        .series
+        .iter()
+        .all(|s| s.values.iter().all(|v| v.is_some())));
+    assert_eq!(b.series[1].values[2].unwrap().0, 101.0);
+}
+
 #[test]
 fn level_by_chunk_gives_grouped_bars_with_error_bars() {
     let figs = select_figures(&level_chunk(), &[]);
@@ -89,9 +138,10 @@ fn level_by_chunk_gives_grouped_bars_with_error_bars() {
     };
     assert_eq!(b.categories, ["4 KiB", "64 KiB", "256 KiB", "1 MiB"]);
     let labels: Vec<&str> = b.series.iter().map(|s| s.label.as_str()).collect();
+    // Levels in the order of their numbers, not their text.
     assert_eq!(
         labels,
-        ["level=raid0", "level=raid10", "level=raid5", "level=raid6"]
+        ["level=raid0", "level=raid5", "level=raid6", "level=raid10"]
     );
     let (v, err) = b.series[0].values[0].unwrap();
     assert_eq!(v, 302.0, "median of 300, 301, 302, 303, 304");
