@@ -33,6 +33,11 @@ pub struct DiskSpec {
     pub seek_track_ms: f64,
     pub seek_avg_ms: f64,
     pub seek_full_ms: f64,
+    /// A measured seek curve instead of the datasheet's three times: points (fraction of a
+    /// full stroke from 0 to 1, ms), rising in distance, interpolated linearly. Empty: the
+    /// curve is fitted to `seek_track_ms`, `seek_avg_ms` and `seek_full_ms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seek_table: Vec<(f64, f64)>,
     /// Extra settle for writes over reads, ms.
     pub write_settle_ms: f64,
     pub head_switch_ms: f64,
@@ -67,6 +72,7 @@ impl DiskSpec {
             seek_track_ms: 1.0,
             seek_avg_ms: 8.5,
             seek_full_ms: 18.0,
+            seek_table: Vec::new(),
             write_settle_ms: 0.5,
             head_switch_ms: 0.8,
             interface_mb_s: 150.0,

@@ -443,6 +443,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 .map_err(|e: toml::de::Error| {
                     err(name, format!("disk '{name}': {}", e.message().trim()))
                 })?;
+        check_seek_table(name, &spec.seek_table).map_err(|m| err(name, m))?;
         cat.insert(name.to_string(), spec);
     }
     let mut disks = BTreeMap::new();
@@ -602,4 +603,36 @@ pub fn load(path: &std::path::Path) -> Result<System, SimError> {
         SimError::usage(format!("cannot read system file '{}': {e}", path.display()))
     })?;
     parse_in(&path.display().to_string(), &text, path.parent())
+}
+
+/// A measured seek table: at least two points (fraction of a full stroke, ms), fractions
+/// rising within 0..=1, times finite, not negative and not falling with distance.
+fn check_seek_table(disk: &str, t: &[(f64, f64)]) -> Result<(), String> {
+    if t.is_empty() {
+        return Ok(());
+    }
+    let what = "seek_table = [[fraction of a full stroke 0..1, ms], ...], fractions rising, \
+                times not falling";
+    if t.len() < 2 {
+        return Err(format!(
+            "disk '{disk}': seek_table needs at least two points ({what})"
+        ));
+    }
+    for (i, &(x, ms)) in t.iter().enumerate() {
+        if !(0.0..=1.0).contains(&x) || !ms.is_finite() || ms < 0.0 {
+            return Err(format!(
+                "disk '{disk}': seek_table point {} is [{x}, {ms}] ({what})",
+                i + 1
+            ));
+        }
+        if let Some(&(px, pms)) = i.checked_sub(1).map(|j| &t[j]) {
+            if x <= px || ms < pms {
+                return Err(format!(
+                    "disk '{disk}': seek_table point {} [{x}, {ms}] does not follow [{px}, {pms}] ({what})",
+                    i + 1
+                ));
+            }
+        }
+    }
+    Ok(())
 }

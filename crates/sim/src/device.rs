@@ -25,9 +25,7 @@ pub struct DeviceModel {
     heads: u64,
     zones: Vec<Zone>,
     cylinders: u64,
-    seek_track_ns: f64,
-    seek_span_ns: f64,
-    seek_exp: f64,
+    seek: SeekCurve,
     write_settle_ns: f64,
     head_switch_ns: f64,
     iface_ns_per_byte: f64,
@@ -101,6 +99,101 @@ fn zeroed_cells(n: usize) -> Vec<Cell<u64>> {
     unsafe { Vec::from_raw_parts(v.as_ptr() as *mut Cell<u64>, v.len(), v.capacity()) }
 }
 
+/// Seek time against distance, as a fraction x of a full stroke (0 < x ≤ 1).
+///
+/// From a datasheet's track-to-track, average and full-stroke times the curve has the shape
+/// drives show (Ruemmler and Wilkes, "An introduction to disk drive modeling", IEEE Computer
+/// 27(3), 1994): a short seek is mostly the arm accelerating and decelerating, so its time
+/// grows with the square root of the distance; a long one coasts at top speed, so it grows
+/// linearly. The two parts meet at `knee` with the same value and slope, the curve runs from
+/// the track-to-track to the full-stroke time, and `knee` is placed so that a random seek
+/// (two independent uniform positions) takes the average time on it.
+#[derive(Clone, Debug)]
+enum SeekCurve {
+    /// `track + span·g(x)`, g = 2√(x·knee)/(1+knee) up to the knee, (knee + x)/(1+knee) past it.
+    SqrtLinear { track: f64, span: f64, knee: f64 },
+    /// `track + span·x^exp`: for datasheets whose average lies outside what the two-part
+    /// curve can reach (between 1/3 and 8/15 of the way from track-to-track to full stroke).
+    Power { track: f64, span: f64, exp: f64 },
+    /// A measured table: (fraction of a full stroke, ns), interpolated linearly.
+    Table(Vec<(f64, f64)>),
+}
+
+impl SeekCurve {
+    fn from_spec(s: &DiskSpec) -> SeekCurve {
+        if !s.seek_table.is_empty() {
+            return SeekCurve::Table(s.seek_table.iter().map(|&(x, ms)| (x, ms * 1e6)).collect());
+        }
+        let track = s.seek_track_ms * 1e6;
+        let span = (s.seek_full_ms - s.seek_track_ms).max(0.0) * 1e6;
+        let f = (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
+        match sqrt_linear_knee(f) {
+            Some(knee) => SeekCurve::SqrtLinear { track, span, knee },
+            None => SeekCurve::Power {
+                track,
+                span,
+                exp: seek_exponent(f),
+            },
+        }
+    }
+
+    /// Seek time in ns for a distance `x` of a full stroke.
+    fn at(&self, x: f64) -> f64 {
+        match self {
+            SeekCurve::SqrtLinear { track, span, knee } => {
+                let g = if x < *knee {
+                    2.0 * (x * knee).sqrt() / (1.0 + knee)
+                } else {
+                    (knee + x) / (1.0 + knee)
+                };
+                track + span * g
+            }
+            SeekCurve::Power { track, span, exp } => track + span * x.powf(*exp),
+            SeekCurve::Table(t) => {
+                let i = t.partition_point(|&(tx, _)| tx < x);
+                match (i.checked_sub(1).map(|j| t[j]), t.get(i)) {
+                    (Some((x0, y0)), Some(&(x1, y1))) if x1 > x0 => {
+                        y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+                    }
+                    (_, Some(&(_, y))) | (Some((_, y)), None) => y,
+                    (None, None) => 0.0,
+                }
+            }
+        }
+    }
+}
+
+/// The mean of the two-part curve g (track = 0, full stroke = 1) over random seeks, whose
+/// distance x has density 2(1 − x), for a knee at `k`.
+fn sqrt_linear_mean(k: f64) -> f64 {
+    let b = 2.0 * k.sqrt() / (1.0 + k); // g = b√x below the knee
+    let (c, e) = (k / (1.0 + k), 1.0 / (1.0 + k)); // g = c + e·x above it
+                                                   // ∫₀ᵏ b√x·2(1−x) dx + ∫ₖ¹ (c + e·x)·2(1−x) dx
+    b * 2.0 * (2.0 / 3.0 * k.powf(1.5) - 2.0 / 5.0 * k.powf(2.5))
+        + c * (1.0 - k) * (1.0 - k)
+        + e * (1.0 / 3.0 - k * k + 2.0 / 3.0 * k * k * k)
+}
+
+/// The knee that makes a random seek take fraction `f` of the way from the track-to-track to
+/// the full-stroke time: none when `f` is outside (1/3, 8/15), the means of a straight line
+/// (knee at 0) and of a square root over the whole stroke (knee at 1). The mean rises with
+/// the knee, so bisection finds it.
+fn sqrt_linear_knee(f: f64) -> Option<f64> {
+    if !(f > 1.0 / 3.0 + 1e-9 && f < 8.0 / 15.0 - 1e-9) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if sqrt_linear_mean(mid) < f {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
 /// Solve E[|U-V|^p] = 2/((p+1)(p+2)) = f for p: the exponent that makes a random seek take
 /// the datasheet's average time on the curve t(x) = t_track + (t_full - t_track)·x^p.
 fn seek_exponent(f: f64) -> f64 {
@@ -145,8 +238,6 @@ impl DeviceModel {
             lba += cyl_per_zone * heads * spt(z);
             track += cyl_per_zone * heads;
         }
-        let avg_frac =
-            (s.seek_avg_ms - s.seek_track_ms) / (s.seek_full_ms - s.seek_track_ms).max(1e-9);
         let ssd = s.kind == DeviceKind::Ssd;
         let cylinders = cyl_per_zone * nz;
         DeviceModel {
@@ -157,9 +248,7 @@ impl DeviceModel {
             heads,
             zones,
             cylinders,
-            seek_track_ns: s.seek_track_ms * 1e6,
-            seek_span_ns: (s.seek_full_ms - s.seek_track_ms).max(0.0) * 1e6,
-            seek_exp: seek_exponent(avg_frac),
+            seek: SeekCurve::from_spec(s),
             write_settle_ns: s.write_settle_ms * 1e6,
             head_switch_ns: s.head_switch_ms * 1e6,
             iface_ns_per_byte: 1e3 / s.interface_mb_s.max(1e-3),
@@ -217,9 +306,11 @@ impl DeviceModel {
         self.media_rate(self.capacity.saturating_sub(SECTOR))
     }
 
+    /// Seek time over `d` ≥ 1 cylinders: one cylinder is the curve's start (track-to-track),
+    /// the whole stroke its end.
     fn seek_curve(&self, d: u64) -> f64 {
-        let x = d as f64 / self.cylinders.max(1) as f64;
-        self.seek_track_ns + self.seek_span_ns * x.powf(self.seek_exp)
+        let span = self.cylinders.saturating_sub(1).max(1) as f64;
+        self.seek.at(d.saturating_sub(1) as f64 / span)
     }
 
     #[inline]
@@ -500,6 +591,82 @@ mod tests {
             assert_eq!(m.seek_ns(5 + d, 5).to_bits(), a.to_bits(), "cached");
         }
         assert_eq!(m.seek_ns(9, 9), 0.0);
+    }
+
+    /// Every catalog drive's curve runs from its track-to-track to its full-stroke time, and a
+    /// random seek (two independent uniform cylinders) takes its datasheet average on it.
+    #[test]
+    fn seek_curves_meet_the_datasheet_times() {
+        for spec in catalog::catalog()
+            .into_iter()
+            .filter(|s| s.kind == DeviceKind::Hdd)
+        {
+            let m = DeviceModel::new(&spec, None);
+            let c = m.cylinders;
+            let ms = |d: u64| m.seek_curve(d) / 1e6;
+            assert!((ms(1) - spec.seek_track_ms).abs() < 1e-9, "{}", spec.name);
+            assert!((ms(c) - spec.seek_full_ms).abs() < 1e-9, "{}", spec.name);
+            let mut rng = raidlab_workload::Rng::new(3);
+            let n = 200_000;
+            let mean = (0..n)
+                .map(|_| ms(rng.below(c).abs_diff(rng.below(c))))
+                .sum::<f64>()
+                / n as f64;
+            assert!(
+                (mean / spec.seek_avg_ms - 1.0).abs() < 0.01,
+                "{}: random seeks average {mean:.3} ms, datasheet {}",
+                spec.name,
+                spec.seek_avg_ms
+            );
+            // Never shorter for a longer distance.
+            let mut last = 0.0;
+            for k in 1..=1000u64 {
+                let t = ms(c * k / 1000);
+                assert!(t >= last, "{}", spec.name);
+                last = t;
+            }
+        }
+    }
+
+    /// Short seeks grow with the square root of the distance, long ones linearly, and the
+    /// two meet smoothly: one datasheet's curve measured at points either side of the knee.
+    #[test]
+    fn short_seeks_go_as_the_root_long_ones_linearly() {
+        let spec = catalog::find("samsung-hd501lj").unwrap();
+        let m = DeviceModel::new(&spec, None);
+        let SeekCurve::SqrtLinear { track, knee, .. } = m.seek else {
+            panic!("the HD501LJ's times fit the two-part curve")
+        };
+        assert!((0.05..0.95).contains(&knee), "knee at {knee}");
+        let at = |x: f64| m.seek.at(x) - track;
+        // Below the knee: four times the distance, twice the time (above track-to-track).
+        let x = knee / 16.0;
+        assert!((at(4.0 * x) / at(x) - 2.0).abs() < 1e-9);
+        // Above it: equal steps, equal increments.
+        let (a, b, c) = (
+            at(knee + 0.1 * (1.0 - knee)),
+            at(knee + 0.2 * (1.0 - knee)),
+            at(knee + 0.3 * (1.0 - knee)),
+        );
+        assert!(((b - a) - (c - b)).abs() < 1e-6 * c);
+        // Continuous in value and slope at the knee.
+        let h = 1e-7;
+        assert!((at(knee - h) - at(knee + h)).abs() < 1e-3 * at(knee));
+        let (l, r) = ((at(knee) - at(knee - h)) / h, (at(knee + h) - at(knee)) / h);
+        assert!((l / r - 1.0).abs() < 1e-3, "slopes {l} and {r}");
+    }
+
+    /// A measured table replaces the fitted curve and is interpolated between its points.
+    #[test]
+    fn a_measured_seek_table_is_interpolated() {
+        let mut spec = catalog::find("samsung-hd501lj").unwrap();
+        spec.seek_table = vec![(0.0, 1.0), (0.5, 11.0), (1.0, 16.0)];
+        let m = DeviceModel::new(&spec, None);
+        let c = m.cylinders;
+        assert!((m.seek_curve(c / 4) / 1e6 - 6.0).abs() < 0.01);
+        assert!((m.seek_curve(c / 2) / 1e6 - 11.0).abs() < 0.01);
+        assert!((m.seek_curve(3 * c / 4) / 1e6 - 13.5).abs() < 0.01);
+        assert!((m.seek_curve(c) / 1e6 - 16.0).abs() < 1e-9);
     }
 
     #[test]

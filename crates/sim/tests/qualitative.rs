@@ -139,7 +139,7 @@ fn one_aligned_stream_makes_a_hot_raid5_member() {
     let (one, one_busy) = xdd_run("raid5", "randwrite", 1);
     let (spread, spread_busy) = xdd_run("raid5", "randwrite", 16);
     assert!(
-        one_busy > 1.07 && spread_busy < 1.04,
+        one_busy > 1.04 && spread_busy < 1.02,
         "busiest / idlest member busy time: one aligned stream {one_busy:.3}, 16 phases {spread_busy:.3}"
     );
     assert!(

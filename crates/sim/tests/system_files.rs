@@ -42,6 +42,61 @@ fn bad_files_say_where_and_what_is_valid() {
     );
 }
 
+/// A drive can carry a measured seek table; a malformed one is one line naming the disk, the
+/// point and the valid form, and a good one changes what random reads cost.
+#[test]
+fn a_measured_seek_table_is_checked_and_used() {
+    let base = "[system]\nname = \"x\"\n[host]\n[[controller]]\nname = \"c\"\n\
+[[disk]]\nname = \"d\"\nbase = \"samsung-hd501lj\"\nTABLE\n\
+[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"single\"\ndisks = 1\ndisk = \"d\"\n\
+[[lun]]\nname = \"l\"\narray = \"a\"\n";
+    for (table, what) in [
+        ("seek_table = [[0.0, 1.0]]", "at least two points"),
+        (
+            "seek_table = [[0.0, 1.0], [1.5, 9.0]]",
+            "point 2 is [1.5, 9]",
+        ),
+        (
+            "seek_table = [[0.0, 5.0], [0.5, 4.0], [1.0, 9.0]]",
+            "does not follow",
+        ),
+        ("seek_table = [[0.5, 5.0], [0.2, 6.0]]", "does not follow"),
+    ] {
+        let e = raidlab_sim::config::parse("s.toml", &base.replace("TABLE", table)).unwrap_err();
+        assert!(
+            e.is_usage()
+                && e.message.contains("disk 'd'")
+                && e.message.contains(what)
+                && e.message.contains("fraction of a full stroke")
+                && !e.message.contains('\n'),
+            "{table}: {e}"
+        );
+    }
+    let dir = std::env::temp_dir().join(format!("raidlab-seek-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let iops_with = |table: &str| {
+        let p = dir.join("s.toml");
+        std::fs::write(&p, base.replace("TABLE", table)).unwrap();
+        iops(
+            &format!("sim:{}", p.display()),
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("size", "100g"),
+                ("io_size", "8m"),
+            ],
+        )
+    };
+    let fitted = iops_with("");
+    let slow = iops_with("seek_table = [[0.0, 20.0], [1.0, 40.0]]");
+    let fast = iops_with("seek_table = [[0.0, 0.1], [1.0, 0.2]]");
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        slow < fitted * 0.6 && fast > fitted * 1.3,
+        "IOPS: table 20-40 ms {slow:.0}, fitted {fitted:.0}, table 0.1-0.2 ms {fast:.0}"
+    );
+}
+
 #[test]
 fn every_shipped_system_loads_and_explains() {
     let mut n = 0;
