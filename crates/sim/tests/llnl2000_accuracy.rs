@@ -53,7 +53,10 @@ fn figures_11_to_14_median_error_within_ten_percent() {
     assert_eq!(errs.len(), 88, "4 figures × 11 block sizes × read/write");
     errs.sort_by(f64::total_cmp);
     let median = (errs[43] + errs[44]) / 2.0;
-    eprintln!("seed 000 Figures 11-14: median absolute error {:.1}%", median * 100.0);
+    eprintln!(
+        "seed 000 Figures 11-14: median absolute error {:.1}%",
+        median * 100.0
+    );
     assert!(
         median <= 0.10,
         "median error {:.1}% > 10%:\n{}",
