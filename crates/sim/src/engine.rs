@@ -237,7 +237,7 @@ impl Default for Convergence {
 
 pub struct Engine<'w> {
     pub w: &'w mut World,
-    heap: EventQueue,
+    pending: EventQueue,
     /// Events scheduled for the current time, in scheduling order: kept out of the heap
     /// (a quarter of all events are completions due at once), merged with it by (time, seq)
     /// in [`Engine::next_event`]. Empty whenever time moves on.
@@ -273,7 +273,7 @@ impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
         Engine {
             w,
-            heap: EventQueue::default(),
+            pending: EventQueue::default(),
             due: VecDeque::new(),
             event_t: 0,
             seq: 0,
@@ -319,7 +319,7 @@ impl<'w> Engine<'w> {
         if t == self.event_t {
             self.due.push_back((self.seq, ev));
         } else {
-            self.heap.push(Pending {
+            self.pending.push(Pending {
                 t,
                 seq: self.seq,
                 ev,
@@ -331,7 +331,7 @@ impl<'w> Engine<'w> {
     #[inline]
     fn next_event(&mut self) -> Option<(u64, Ev)> {
         if let Some(&(seq, ev)) = self.due.front() {
-            match self.heap.peek() {
+            match self.pending.peek() {
                 Some(p) if p.t == self.event_t && p.seq < seq => {}
                 _ => {
                     self.due.pop_front();
@@ -339,7 +339,7 @@ impl<'w> Engine<'w> {
                 }
             }
         }
-        self.heap.pop().map(|p| (p.t, p.ev))
+        self.pending.pop().map(|p| (p.t, p.ev))
     }
 
     fn new_io(&mut self, io: Io) -> u32 {
@@ -563,7 +563,7 @@ impl<'w> Engine<'w> {
         }
         // Drop whatever is still in flight: the next group starts from a clean queue but the
         // caches keep their contents (as a real system between jobs).
-        self.heap.clear();
+        self.pending.clear();
         self.due.clear();
         for d in self.w.disks.iter_mut() {
             d.queue.clear();
@@ -1318,7 +1318,7 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             disk.active.push((now + svc, r));
             self.seq += 1;
-            self.heap.push(Pending {
+            self.pending.push(Pending {
                 t: now + svc,
                 seq: self.seq,
                 ev: Ev::DiskDone(d as u32),
