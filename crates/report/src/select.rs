@@ -245,22 +245,35 @@ fn facets_max<'a>(
     max_series: usize,
 ) -> Vec<(Vec<String>, Vec<String>, Vec<&'a Point>)> {
     let mut facet_keys: Vec<String> = Vec::new();
-    // A parameter that follows from the used ones (a simulated system's target from its
+    // A parameter that follows from the others (a simulated system's target from its
     // `system`) tells the points on a chart apart no further: it is neither series nor facet.
-    let follows = |k: &str| {
+    // `target` is looked at first, so that of the two the system's name stays.
+    let follows = |k: &str, from: &[&str]| {
         let mut seen: BTreeMap<Vec<&str>, &str> = BTreeMap::new();
-        !used.is_empty()
+        !from.is_empty()
             && c.points.iter().all(|p| {
-                let key: Vec<&str> = used.iter().map(|u| p.param(u)).collect();
+                let key: Vec<&str> = from.iter().map(|u| p.param(u)).collect();
                 *seen.entry(key).or_insert(p.param(k)) == p.param(k)
             })
     };
     let mut series_keys: Vec<String> = c
         .varying
         .iter()
-        .filter(|v| !used.contains(&v.as_str()) && !follows(v))
+        .filter(|v| !used.contains(&v.as_str()))
         .cloned()
         .collect();
+    let mut order: Vec<String> = series_keys.clone();
+    order.sort_by_key(|k| k != "target");
+    for k in order {
+        let from: Vec<&str> = used
+            .iter()
+            .copied()
+            .chain(series_keys.iter().map(String::as_str).filter(|o| *o != k))
+            .collect();
+        if follows(&k, &from) {
+            series_keys.retain(|o| *o != k);
+        }
+    }
     let combos = |keys: &[String]| -> usize {
         c.points
             .iter()

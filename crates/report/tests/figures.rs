@@ -129,6 +129,50 @@ fn a_system_sweep_gives_one_bar_series_per_rw_grouped_by_system() {
     assert_eq!(b.series[1].values[2].unwrap().0, 101.0);
 }
 
+/// Seed 004's recipe over simulated systems: one chart per system, titled by the system
+/// alone (its target follows from it and is not a second facet).
+#[test]
+fn per_system_charts_are_titled_by_the_system_alone() {
+    let mut rows = Vec::new();
+    let mut point = 0;
+    for sys in ["raid5-4d", "raid10-4d"] {
+        for mix in ["0", "50", "100"] {
+            for depth in ["1", "2", "4", "8", "16", "32", "64", "128", "256"] {
+                rows.push(row(
+                    "iometer-sim",
+                    "simulated",
+                    &format!("sim:../systems/iometer2008/{sys}.toml"),
+                    point,
+                    0,
+                    &[
+                        ("system", sys.to_string()),
+                        ("rwmixread", mix.to_string()),
+                        ("iodepth", depth.to_string()),
+                    ],
+                    &[("iops", 100.0 + point as f64), ("mb_s", 1.0)],
+                ));
+                point += 1;
+            }
+        }
+    }
+    let figs = select_figures(&rows, &[]);
+    let titles: Vec<String> = figs
+        .iter()
+        .filter(|f| f.kind == "iops-vs-read")
+        .map(|f| match &f.figure {
+            Figure::Line(c) => c.title.clone(),
+            _ => panic!("expected lines"),
+        })
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "IOPS against read percentage (system=raid5-4d)",
+            "IOPS against read percentage (system=raid10-4d)"
+        ]
+    );
+}
+
 #[test]
 fn level_by_chunk_gives_grouped_bars_with_error_bars() {
     let figs = select_figures(&level_chunk(), &[]);
