@@ -313,6 +313,38 @@ impl DeviceModel {
         self.media_rate(self.capacity.saturating_sub(SECTOR))
     }
 
+    /// The seek curve in words, for `explain`: track-to-track, random-seek average and
+    /// full-stroke times, and its shape. Empty for an SSD.
+    pub fn seek_summary(&self) -> String {
+        if self.kind != DeviceKind::Hdd {
+            return String::new();
+        }
+        // The average over random seeks (distance density 2(1 − x)), by the midpoint rule.
+        let n = 2000;
+        let mean = (0..n)
+            .map(|i| {
+                let x = (i as f64 + 0.5) / n as f64;
+                self.seek.at(x) * 2.0 * (1.0 - x) / n as f64
+            })
+            .sum::<f64>();
+        let shape = match &self.seek {
+            SeekCurve::SqrtLinear { knee, .. } => {
+                format!(
+                    "√ of the distance, linear past {:.0}% of the stroke",
+                    knee * 100.0
+                )
+            }
+            SeekCurve::Power { exp, .. } => format!("distance^{exp:.2}"),
+            SeekCurve::Table(t) => format!("measured table, {} points", t.len()),
+        };
+        format!(
+            "seek {:.2}/{:.2}/{:.2} ms track/average/full ({shape})",
+            self.seek.at(0.0) / 1e6,
+            mean / 1e6,
+            self.seek.at(1.0) / 1e6
+        )
+    }
+
     /// Seek time over `d` ≥ 1 cylinders: one cylinder is the curve's start (track-to-track),
     /// the whole stroke its end.
     fn seek_curve(&self, d: u64) -> f64 {

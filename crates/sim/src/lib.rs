@@ -556,6 +556,10 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6
             );
+            let seek = m.seek_summary();
+            if !seek.is_empty() {
+                let _ = writeln!(s, "  {:<30} {seek}", "");
+            }
         } else {
             let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();
             let _ = writeln!(

@@ -88,6 +88,22 @@ fn a_measured_seek_table_is_checked_and_used() {
         )
     };
     let fitted = iops_with("");
+    // `explain` says what curve a drive seeks on: fitted to the datasheet, or the table.
+    let text = raidlab_sim::explain(&dir.join("s.toml")).unwrap();
+    assert!(
+        text.contains("seek 0.80/8.90/18.00 ms track/average/full (√ of the distance"),
+        "{text}"
+    );
+    std::fs::write(
+        dir.join("t.toml"),
+        base.replace("TABLE", "seek_table = [[0, 1], [1, 19]]"),
+    )
+    .unwrap();
+    let text = raidlab_sim::explain(&dir.join("t.toml")).unwrap();
+    assert!(
+        text.contains("seek 1.00/7.00/19.00 ms track/average/full (measured table, 2 points)"),
+        "{text}"
+    );
     let slow = iops_with("seek_table = [[0.0, 20.0], [1.0, 40.0]]");
     let fast = iops_with("seek_table = [[0.0, 0.1], [1.0, 0.2]]");
     std::fs::remove_dir_all(&dir).ok();
