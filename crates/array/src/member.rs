@@ -540,30 +540,28 @@ impl Member {
     /// if need be). None if the member is not mapped, the range is outside it, or the
     /// allocation fails (a write through `write_data` then reports why).
     pub fn map_data(&self, offset: u64, len: usize) -> Option<*mut u8> {
+        self.mapped_for_write(self.data_offset.checked_add(offset)?, len)?
+            .ok()
+    }
+
+    /// A mapped member's pages at member offset `at` for `len` bytes, in bounds and
+    /// allocated so a store cannot fault for a new page; None if the member is not mapped.
+    fn mapped_for_write(&self, at: u64, len: usize) -> Option<std::io::Result<*mut u8>> {
         let m = self.map.as_ref()?;
-        let at = self.data_offset.checked_add(offset)?;
-        m.check(at, len).ok()?;
-        m.allocate(&self.file, at, len).ok()?;
-        // SAFETY: in bounds (checked).
-        Some(unsafe { m.ptr.as_ptr().add(at as usize) })
+        Some(m.check(at, len).and_then(|()| {
+            m.allocate(&self.file, at, len)?;
+            // SAFETY: in bounds (checked).
+            Ok(unsafe { m.ptr.as_ptr().add(at as usize) })
+        }))
     }
 
     /// Write to the data area.
     pub fn write_data(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
         let at = self.data_offset + offset;
-        if let Some(m) = &self.map {
-            m.check(at, buf.len())?;
-            m.allocate(&self.file, at, buf.len())?;
-            // SAFETY: in bounds (checked) and allocated (no fault can need a new page); the
-            // mapping lives as long as self; a caller's buffer is not inside a member's
-            // mapping.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    buf.as_ptr(),
-                    m.ptr.as_ptr().add(at as usize),
-                    buf.len(),
-                )
-            };
+        if let Some(p) = self.mapped_for_write(at, buf.len()) {
+            // SAFETY: in bounds and allocated (no fault can need a new page); the mapping
+            // lives as long as self; a caller's buffer is not inside a member's mapping.
+            unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), p?, buf.len()) };
             return Ok(());
         }
         self.write_raw(buf, at)

@@ -172,9 +172,10 @@ impl SeekCurve {
 /// The mean of the two-part curve g (track = 0, full stroke = 1) over random seeks, whose
 /// distance x has density 2(1 − x), for a knee at `k`.
 fn sqrt_linear_mean(k: f64) -> f64 {
-    let b = 2.0 * k.sqrt() / (1.0 + k); // g = b√x below the knee
-    let (c, e) = (k / (1.0 + k), 1.0 / (1.0 + k)); // g = c + e·x above it
-                                                   // ∫₀ᵏ b√x·2(1−x) dx + ∫ₖ¹ (c + e·x)·2(1−x) dx
+    // g = b√x below the knee, c + e·x above it.
+    let b = 2.0 * k.sqrt() / (1.0 + k);
+    let (c, e) = (k / (1.0 + k), 1.0 / (1.0 + k));
+    // ∫₀ᵏ b√x·2(1−x) dx + ∫ₖ¹ (c + e·x)·2(1−x) dx
     b * 2.0 * (2.0 / 3.0 * k.powf(1.5) - 2.0 / 5.0 * k.powf(2.5))
         + c * (1.0 - k) * (1.0 - k)
         + e * (1.0 / 3.0 - k * k + 2.0 / 3.0 * k * k * k)

@@ -2,7 +2,6 @@
 //! destaging and drives advance in virtual time (integer ns). Events are ordered by time and
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
-use crate::catalog::DeviceKind;
 use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World};
 use raidlab_result::{DirStats, LatencyHistogram};
@@ -1284,11 +1283,7 @@ impl<'w> Engine<'w> {
                     Some(i) => (disk.queue.remove(i), None),
                     None => break,
                 }
-            } else if let Some(k) = (disk.state.last_end != u64::MAX
-                && model.kind == DeviceKind::Hdd)
-                .then(|| model.loc(disk.state.last_end).target())
-                .and_then(|a| disk.queue.streaming(model, &disk.state, a, now))
-            {
+            } else if let Some(k) = disk.queue.streaming(model, &disk.state, now) {
                 // A command that continues the last one streams on with no positioning
                 // (write cache, read-ahead): the drive serves it before any other.
                 (disk.queue.take(k), None)

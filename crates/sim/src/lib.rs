@@ -61,7 +61,7 @@
 //! [[disk]]                    # optional: a catalog entry with overrides
 //! name = "my-drive"
 //! base = "compaq-18g-10k"
-//! seek_avg_ms = 5.4            # with seek_track_ms and seek_full_ms: a fitted curve, √ of
+//! seek_avg_ms = 5.4           # with seek_track_ms and seek_full_ms: a fitted curve, √ of
 //!                             # the distance for short seeks and linear for long ones
 //! # seek_table = [[0.0, 0.6], [0.1, 3.1], [0.5, 7.4], [1.0, 12.0]]
 //! #                           # or a measured one: (fraction of a full stroke, ms) points

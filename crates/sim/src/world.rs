@@ -298,14 +298,12 @@ impl DriveQueue {
     }
     /// The first to arrive of the window's commands ready by `now` that the drive streams
     /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
-    /// last ended, whose first sector is at angle `target`.
-    pub fn streaming(
-        &self,
-        model: &DeviceModel,
-        st: &DeviceState,
-        target: f64,
-        now: u64,
-    ) -> Option<usize> {
+    /// last ended, so the window holds them at that offset's angle.
+    pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
+        if st.last_end == u64::MAX || model.kind != DeviceKind::Hdd {
+            return None;
+        }
+        let target = model.loc(st.last_end).target();
         let i = self.by_angle.partition_point(|x| x.target < target);
         self.by_angle[i..]
             .iter()
