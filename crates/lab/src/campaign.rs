@@ -22,6 +22,22 @@ use std::collections::BTreeMap;
 /// Runs one repetition of a point.
 pub trait Runner {
     fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError>;
+    /// Whether a run may be computed ahead of its turn and beside other runs: it neither
+    /// touches nor measures the machine (a simulated target), so when it runs and what runs
+    /// beside it cannot change its result. Default: no.
+    fn independent(&self, _specs: &[JobSpec]) -> bool {
+        false
+    }
+    /// How many independent runs [`Runner::run_many`] works on at once; 1 (the default):
+    /// every run goes in its turn.
+    fn width(&self) -> usize {
+        1
+    }
+    /// Independent runs, possibly at once; the results in the order given. Default: one
+    /// after another.
+    fn run_many(&mut self, batch: &[&[JobSpec]]) -> Vec<Result<RunResult, LabError>> {
+        batch.iter().map(|s| self.run(s)).collect()
+    }
 }
 
 /// Side effects around a run.
@@ -132,16 +148,18 @@ pub fn run(
     let mut report = Report::default();
     report.reference_rows =
         crate::reference::import(exp, db, campaign_id, &mut *io.observe, (io.now)())?;
+    let ahead = Ahead::plan(exp, db, &plans, &*io.runner)?;
     let mut state = State {
         exp,
         campaign_id,
         env_id,
         done: 0,
         total: 0,
+        ahead,
     };
     state.total = plans.len() as u64 * exp.repeat.count as u64;
-    for plan in &plans {
-        let outcome = run_point(&mut state, db, plan, io, &mut report)?;
+    for pi in 0..plans.len() {
+        let outcome = run_point(&mut state, db, &plans, pi, io, &mut report)?;
         report.outcomes.push(outcome);
     }
     db.end_campaign(campaign_id, (io.now)())?;
@@ -154,15 +172,106 @@ struct State<'e> {
     env_id: i64,
     done: u64,
     total: u64,
+    ahead: Ahead,
+}
+
+/// A run: (plan index, attempt, repetition).
+type RunKey = (usize, u32, u32);
+
+/// Runs computed ahead of their turn, several at once ([`Runner::run_many`]). Only runs
+/// with nothing around them qualify (no hooks, no cache defeat, no member files, no
+/// convergence search) whose runner says they are independent (simulated targets). They
+/// are stored in the campaign's order as their turn comes, exactly as if run then; runs
+/// computed together share the batch's start and end times.
+struct Ahead {
+    /// Runs still to come that may be computed ahead, in the order the campaign meets them.
+    queue: std::collections::VecDeque<RunKey>,
+    /// Computed runs waiting for their turn: (started, ended, result).
+    ready: BTreeMap<RunKey, (u64, u64, Result<RunResult, LabError>)>,
+    /// Runs per batch.
+    batch: usize,
+}
+
+impl Ahead {
+    /// The runs the campaign will meet, as the database stands, that may go ahead.
+    fn plan(
+        exp: &Experiment,
+        db: &Db,
+        plans: &[PointPlan],
+        runner: &dyn Runner,
+    ) -> Result<Ahead, LabError> {
+        let width = runner.width();
+        let mut queue = std::collections::VecDeque::new();
+        // Runs around which the campaign does something must go in their turn.
+        let alone = exp.converge.is_some()
+            || !exp.hooks.setup.is_empty()
+            || !exp.hooks.teardown.is_empty()
+            || !matches!(exp.hooks.cache_defeat, CacheDefeat::None);
+        if width > 1 && !alone {
+            for (pi, plan) in plans.iter().enumerate() {
+                if !plan.member_files_to_create.is_empty() || !runner.independent(&plan.specs) {
+                    continue;
+                }
+                let key = params_key(&plan.params);
+                let attempt = db.last_attempt(&exp.hash, &key, &plan.source)?.unwrap_or(0);
+                let done = db.done_reps(&exp.hash, &key, &plan.source, attempt)?;
+                for rep in 0..exp.repeat.count {
+                    if !done.contains(&rep) {
+                        queue.push_back((pi, attempt, rep));
+                    }
+                }
+            }
+        }
+        Ok(Ahead {
+            queue,
+            ready: BTreeMap::new(),
+            // A few runs per worker, so one long run does not leave the others idle for
+            // long while a batch finishes.
+            batch: width.saturating_mul(4),
+        })
+    }
+
+    /// Run `key`'s result if it may go ahead: computed now with the next runs in the queue,
+    /// or earlier. None: it runs in its turn.
+    fn take(
+        &mut self,
+        key: RunKey,
+        plans: &[PointPlan],
+        io: &mut Io,
+    ) -> Option<(u64, u64, Result<RunResult, LabError>)> {
+        if let Some(r) = self.ready.remove(&key) {
+            return Some(r);
+        }
+        // Runs the campaign passed by without asking (it took another path) are dropped.
+        while self.queue.front().is_some_and(|&k| k != key && k < key) {
+            self.queue.pop_front();
+        }
+        if self.queue.front() != Some(&key) {
+            return None;
+        }
+        let n = self.batch.min(self.queue.len());
+        let keys: Vec<RunKey> = self.queue.drain(..n).collect();
+        let batch: Vec<&[JobSpec]> = keys.iter().map(|k| &plans[k.0].specs[..]).collect();
+        let started = (io.now)();
+        let results = io.runner.run_many(&batch);
+        let ended = (io.now)();
+        debug_assert_eq!(results.len(), keys.len());
+        for (k, r) in keys.into_iter().zip(results) {
+            self.ready.insert(k, (started, ended, r));
+        }
+        self.ready.remove(&key)
+    }
 }
 
 fn run_point(
     st: &mut State,
     db: &mut Db,
-    plan: &PointPlan,
+    plans: &[PointPlan],
+    pi: usize,
     io: &mut Io,
     report: &mut Report,
 ) -> Result<Outcome, LabError> {
+    let plan = &plans[pi];
     let exp = st.exp;
     let key = params_key(&plan.params);
     let hash = &exp.hash;
@@ -204,8 +313,19 @@ fn run_point(
                 total: st.total,
                 what: describe(&plan.point),
             });
-            let started = (io.now)();
-            let result = run_once(exp, plan, &specs, rep, io)?;
+            let (started, result) = match st.ahead.take((pi, attempt, rep), plans, io) {
+                Some((started, ended, r)) => {
+                    let r =
+                        r.map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
+                    (started, (r, ended))
+                }
+                None => {
+                    let started = (io.now)();
+                    let r = run_once(exp, plan, &specs, rep, io)?;
+                    (started, (r, (io.now)()))
+                }
+            };
+            let (result, ended) = result;
             let metrics = crate::metrics::of_run(&result);
             let record = RunRecord {
                 campaign_id: st.campaign_id,
@@ -222,7 +342,7 @@ fn run_point(
                 workload: serde_json::to_string(&specs).unwrap_or_default(),
                 result_json: serde_json::to_string(&result).ok(),
                 started_at: started,
-                ended_at: (io.now)(),
+                ended_at: ended,
             };
             db.insert_run(&record)?;
             st.done += 1;

@@ -18,9 +18,21 @@ struct FakeRunner {
     log: Log,
     calls: u32,
     rate: Box<dyn FnMut(u32, &JobSpec) -> Result<f64, LabError>>,
+    /// Runs it computes at once (1: every run in its turn); above 1 every run is independent.
+    width: usize,
 }
 
 impl Runner for FakeRunner {
+    fn independent(&self, _specs: &[JobSpec]) -> bool {
+        self.width > 1
+    }
+    fn width(&self) -> usize {
+        self.width
+    }
+    fn run_many(&mut self, batch: &[&[JobSpec]]) -> Vec<Result<RunResult, LabError>> {
+        self.log.borrow_mut().push(format!("batch {}", batch.len()));
+        batch.iter().map(|s| self.run(s)).collect()
+    }
     fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
         let n = self.calls;
         self.calls += 1;
@@ -102,11 +114,22 @@ fn go(
     rate: impl FnMut(u32, &JobSpec) -> Result<f64, LabError> + 'static,
     fail_on: Option<&str>,
 ) -> (Result<campaign::Report, LabError>, Harness) {
+    go_wide(exp, db, rate, fail_on, 1)
+}
+
+fn go_wide(
+    exp: &Experiment,
+    db: &mut Db,
+    rate: impl FnMut(u32, &JobSpec) -> Result<f64, LabError> + 'static,
+    fail_on: Option<&str>,
+    width: usize,
+) -> (Result<campaign::Report, LabError>, Harness) {
     let log: Log = Rc::new(RefCell::new(Vec::new()));
     let mut runner = FakeRunner {
         log: log.clone(),
         calls: 0,
         rate: Box::new(rate),
+        width,
     };
     let mut actions = FakeActions {
         log: log.clone(),
@@ -391,5 +414,104 @@ metrics = { mb_s = "read_mb_s" }
     assert_eq!(
         measured[1].params["bs"], "2097152",
         "same key as the reference row, so they overlay"
+    );
+}
+
+/// Rate by block size alone (so the order runs are computed in cannot change it); 16 KiB
+/// fails when `fail` is set.
+fn by_bs(fail: bool) -> impl FnMut(u32, &JobSpec) -> Result<f64, LabError> {
+    move |_, s| {
+        let bs = s.bs.read.entries[0].0;
+        if fail && bs == 16384 {
+            return Err(LabError::failed("16k failed"));
+        }
+        Ok(bs as f64 / 1024.0)
+    }
+}
+
+const FIVE: &str = "name = \"five\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"sim:x.toml\"\n[sweep]\nbs = [\"4k\", \"8k\", \"16k\", \"32k\", \"64k\"]\n[repeat]\ncount = 2";
+
+fn batches(h: &Harness) -> Vec<String> {
+    h.log
+        .borrow()
+        .iter()
+        .filter(|l| l.starts_with("batch"))
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn independent_runs_are_computed_in_batches_and_stored_as_in_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = exp(FIVE);
+    let mut one = Db::open_or_create(&dir.path().join("one.db")).unwrap();
+    let (r1, h1) = go_wide(&e, &mut one, by_bs(false), None, 1);
+    assert!(batches(&h1).is_empty(), "width 1 never batches");
+    let mut wide = Db::open_or_create(&dir.path().join("wide.db")).unwrap();
+    let (r2, h2) = go_wide(&e, &mut wide, by_bs(false), None, 2);
+    // Ten runs, four per worker per batch: 8 then 2.
+    assert_eq!(batches(&h2), ["batch 8", "batch 2"]);
+    let (r1, r2) = (r1.unwrap(), r2.unwrap());
+    assert_eq!(r2.runs_done, 10);
+    assert_eq!(r1.outcomes, r2.outcomes);
+    let key = |db: &Db| -> Vec<_> {
+        db.runs()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.point, r.rep, r.metrics.get("mb_s").copied()))
+            .collect()
+    };
+    assert_eq!(key(&one), key(&wide));
+    // Progress reads as in turn: each run starts, then is done, in order.
+    let order = |h: &Harness| -> Vec<String> {
+        h.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::RunStart { point, rep, .. } => Some(format!("start {point}.{rep}")),
+                Event::RunDone { point, rep, .. } => Some(format!("done {point}.{rep}")),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(order(&h1), order(&h2));
+}
+
+#[test]
+fn a_failed_run_in_a_batch_stops_the_campaign_at_its_turn_and_a_rerun_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.db");
+    let e = exp(FIVE);
+    {
+        let mut db = Db::open_or_create(&path).unwrap();
+        let (r, h) = go_wide(&e, &mut db, by_bs(true), None, 4);
+        let err = r.unwrap_err().to_string();
+        assert!(
+            err.contains("point 2 rep 0") && err.contains("16k failed"),
+            "{err}"
+        );
+        assert_eq!(batches(&h), ["batch 10"]);
+        // The runs before the failed one are stored, none after it.
+        assert_eq!(db.runs().unwrap().len(), 4);
+    }
+    let mut db = Db::open_existing(&path).unwrap();
+    let (r, h) = go_wide(&e, &mut db, by_bs(false), None, 4);
+    let r = r.unwrap();
+    assert_eq!((r.runs_done, r.runs_skipped), (6, 4));
+    assert_eq!(batches(&h), ["batch 6"]);
+    assert_eq!(db.runs().unwrap().len(), 10);
+}
+
+#[test]
+fn runs_with_hooks_around_them_go_in_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{FIVE}\n[hooks]\nsetup = [\"prepare {{rep}}\"]");
+    let mut db = Db::open_or_create(&dir.path().join("h.db")).unwrap();
+    let (r, h) = go_wide(&exp(&text), &mut db, by_bs(false), None, 4);
+    assert_eq!(r.unwrap().runs_done, 10);
+    assert!(batches(&h).is_empty());
+    let log = h.log.borrow();
+    assert_eq!(
+        &log[..2],
+        ["cmd prepare 0", "run bs=4096 size=Some(1048576)"]
     );
 }

@@ -375,3 +375,40 @@ fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
         ]
     );
 }
+
+#[test]
+fn simulated_points_computed_in_parallel_print_and_store_what_one_at_a_time_does() {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = root.join("recipes/xdd2008.toml");
+    let run = |parallel: &str| {
+        let db = dir.path().join(format!("p{parallel}.db"));
+        let out = sweep(
+            &[
+                recipe.to_str().unwrap(),
+                "--format",
+                "csv",
+                "--set",
+                "io_size=256m",
+                "--parallel",
+                parallel,
+                "--db",
+                db.to_str().unwrap(),
+            ],
+            &root,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let one = run("1");
+    assert_eq!(one.lines().count(), 9, "{one}");
+    assert_eq!(one, run("3"));
+    // A second sweep into the same database finds every run stored and prints the same.
+    assert_eq!(one, run("3"));
+
+    let out = sweep(&[recipe.to_str().unwrap(), "--parallel", "0"], &root);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--parallel") && err.contains("0"), "{err}");
+}

@@ -402,13 +402,13 @@ fn leak_c_path(p: &Path) -> *mut libc::c_char {
 
 /// Where a filename points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TargetKind {
+pub(crate) enum TargetKind {
     Simulated,
     Array,
     Path,
 }
 
-fn target_kind(name: &str) -> TargetKind {
+pub(crate) fn target_kind(name: &str) -> TargetKind {
     if name.starts_with("sim:") {
         TargetKind::Simulated
     } else if name.starts_with("array:") {

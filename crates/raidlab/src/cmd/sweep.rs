@@ -1,5 +1,5 @@
 //! `raidlab sweep [EXPERIMENT.toml] [--db FILE] [--report DIR] [--format text|csv|json]
-//! [--set KEY=VALUE]… [--dry-run] [--force]`: run an experiment into its results database and
+//! [--set KEY=VALUE]… [--dry-run] [--force] [--parallel N]`: run an experiment into its results database and
 //! print one row per point.
 //!
 //! Without an experiment file it runs the embedded default (recipes/default.toml: a block-size
@@ -11,7 +11,7 @@
 //! The wall clock, progress with ETA, Ctrl-C and the runs themselves live here, at the edge;
 //! the campaign logic is raidlab-lab's.
 
-use crate::cmd::run::{execute, ExecOptions};
+use crate::cmd::run::{execute, target_kind, ExecOptions, TargetKind};
 use crate::error::CliError;
 use raidlab_lab::campaign::{self, Event, Io, Runner};
 use raidlab_lab::db::Db;
@@ -49,6 +49,10 @@ pub struct SweepArgs {
     /// Write even over targets holding a filesystem, partition table or array signature.
     #[arg(long)]
     force: bool,
+    /// Simulated runs to compute at once (default: the CPUs this process may use). Measured
+    /// runs, and runs with hooks or cache defeat around them, always go one at a time.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    parallel: Option<u32>,
 }
 
 fn cli(e: LabError) -> CliError {
@@ -60,8 +64,20 @@ fn cli(e: LabError) -> CliError {
 }
 
 /// Runs points through `raidlab run`'s dispatcher (engine, arrays or simulator by target).
+/// Simulated runs are pure functions of their jobs, so `parallel` of them go at once.
 struct ExecRunner {
     force: bool,
+    parallel: usize,
+}
+
+impl ExecRunner {
+    fn lab_error(e: CliError) -> LabError {
+        if e.code == 2 {
+            LabError::usage(e.message)
+        } else {
+            LabError::failed(e.message)
+        }
+    }
 }
 
 impl Runner for ExecRunner {
@@ -73,13 +89,61 @@ impl Runner for ExecRunner {
                 progress: false,
             },
         )
-        .map_err(|e| {
-            if e.code == 2 {
-                LabError::usage(e.message)
-            } else {
-                LabError::failed(e.message)
-            }
-        })
+        .map_err(Self::lab_error)
+    }
+
+    fn independent(&self, specs: &[JobSpec]) -> bool {
+        !specs.is_empty()
+            && specs.iter().all(|s| {
+                !s.filenames.is_empty()
+                    && s.filenames
+                        .iter()
+                        .all(|f| target_kind(f) == TargetKind::Simulated)
+            })
+    }
+
+    fn width(&self) -> usize {
+        self.parallel
+    }
+
+    /// Workers take the next run not yet taken, so long and short runs even out.
+    fn run_many(&mut self, batch: &[&[JobSpec]]) -> Vec<Result<RunResult, LabError>> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let workers = self.parallel.min(batch.len()).max(1);
+        let force = self.force;
+        let mut done: Vec<(usize, Result<RunResult, LabError>)> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    sc.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(specs) = batch.get(i) else { break };
+                            let r = execute(
+                                specs.to_vec(),
+                                &ExecOptions {
+                                    force,
+                                    progress: false,
+                                },
+                            )
+                            .map_err(Self::lab_error);
+                            mine.push((i, r));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| match h.join() {
+                    Ok(v) => v,
+                    Err(p) => std::panic::resume_unwind(p),
+                })
+                .collect()
+        });
+        done.sort_by_key(|d| d.0);
+        done.into_iter().map(|d| d.1).collect()
     }
 }
 
@@ -187,6 +251,9 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         }
     }
 
+    let parallel = args
+        .parallel
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let scratch = Scratch::new()?;
     let raidlab = std::env::current_exe()
         .map(|p| p.display().to_string())
@@ -245,7 +312,10 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         }
         let env =
             raidlab_lab::env::capture(&format!("raidlab-{}", env!("CARGO_PKG_VERSION")), &targets);
-        let mut runner = ExecRunner { force: args.force };
+        let mut runner = ExecRunner {
+            force: args.force,
+            parallel: parallel as usize,
+        };
         let mut actions = raidlab_lab::actions::SystemActions;
         let started = Instant::now();
         let mut ran_here = 0u64;
