@@ -159,9 +159,16 @@ pub fn run(
     };
     state.total = plans.len() as u64 * exp.repeat.count as u64;
     for pi in 0..plans.len() {
-        let outcome = run_point(&mut state, db, &plans, pi, io, &mut report)?;
-        report.outcomes.push(outcome);
+        match run_point(&mut state, db, &plans, pi, io, &mut report) {
+            Ok(outcome) => report.outcomes.push(outcome),
+            Err(e) => {
+                // The runs stored before the failure are kept.
+                db.commit_group()?;
+                return Err(e);
+            }
+        }
     }
+    db.commit_group()?;
     db.end_campaign(campaign_id, (io.now)())?;
     Ok(report)
 }
@@ -233,22 +240,28 @@ impl Ahead {
 
     /// Run `key`'s result if it may go ahead: computed now with the next runs in the queue,
     /// or earlier. None: it runs in its turn.
+    /// The batch's runs, and whatever the campaign stores while it goes through them, are
+    /// committed together ([`Db::begin_group`]) when the next batch is computed or the
+    /// campaign ends or fails.
+    #[allow(clippy::type_complexity)]
     fn take(
         &mut self,
         key: RunKey,
         plans: &[PointPlan],
+        db: &mut Db,
         io: &mut Io,
-    ) -> Option<(u64, u64, Result<RunResult, LabError>)> {
+    ) -> Result<Option<(u64, u64, Result<RunResult, LabError>)>, LabError> {
         if let Some(r) = self.ready.remove(&key) {
-            return Some(r);
+            return Ok(Some(r));
         }
         // Runs the campaign passed by without asking (it took another path) are dropped.
         while self.queue.front().is_some_and(|&k| k != key && k < key) {
             self.queue.pop_front();
         }
         if self.queue.front() != Some(&key) {
-            return None;
+            return Ok(None);
         }
+        db.commit_group()?;
         let n = self.batch.min(self.queue.len());
         let keys: Vec<RunKey> = self.queue.drain(..n).collect();
         let batch: Vec<&[JobSpec]> = keys.iter().map(|k| &plans[k.0].specs[..]).collect();
@@ -259,7 +272,8 @@ impl Ahead {
         for (k, r) in keys.into_iter().zip(results) {
             self.ready.insert(k, (started, ended, r));
         }
-        self.ready.remove(&key)
+        db.begin_group()?;
+        Ok(self.ready.remove(&key))
     }
 }
 
@@ -313,7 +327,7 @@ fn run_point(
                 total: st.total,
                 what: describe(&plan.point),
             });
-            let (started, result) = match st.ahead.take((pi, attempt, rep), plans, io) {
+            let (started, result) = match st.ahead.take((pi, attempt, rep), plans, db, io)? {
                 Some((started, ended, r)) => {
                     let r =
                         r.map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;

@@ -20,7 +20,8 @@
 //! id, or damaged — is refused with a clear error and never written to.
 //!
 //! Every run is inserted in its own transaction, so killing the process loses at most the run
-//! in progress; a re-run skips the runs already stored (matched by experiment hash, point
+//! in progress (runs computed together in a batch are committed together, so at most that
+//! batch); a re-run skips the runs already stored (matched by experiment hash, point
 //! parameters, attempt and repetition).
 
 use crate::error::LabError;
@@ -660,11 +661,35 @@ impl Db {
             .map_err(sql_err(&self.path, "read schema"))
     }
 
-    /// Store one run in its own transaction, adding columns for new parameters and metrics.
+    /// Hold back the commits of what follows until [`Db::commit_group`]: the runs of a group
+    /// computed together are stored with one synchronous commit, and kept or lost together.
+    /// Nothing happens if a group is already open.
+    pub fn begin_group(&mut self) -> Result<(), LabError> {
+        if self.conn.is_autocommit() {
+            self.conn
+                .execute_batch("BEGIN")
+                .map_err(sql_err(&self.path, "begin"))?;
+        }
+        Ok(())
+    }
+
+    /// Commit the open group ([`Db::begin_group`]), if any.
+    pub fn commit_group(&mut self) -> Result<(), LabError> {
+        if !self.conn.is_autocommit() {
+            self.conn
+                .execute_batch("COMMIT")
+                .map_err(sql_err(&self.path, "commit"))?;
+        }
+        Ok(())
+    }
+
+    /// Store one run in its own transaction (or in the open group's: [`Db::begin_group`]),
+    /// adding columns for new parameters and metrics.
     pub fn insert_run(&mut self, rec: &RunRecord) -> Result<(), LabError> {
         let existing: BTreeSet<String> = self.run_columns()?.into_iter().collect();
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(sql_err(&path, "begin"))?;
+        // A savepoint is a transaction of its own outside a group, and nests inside one.
+        let tx = self.conn.savepoint().map_err(sql_err(&path, "begin"))?;
         let mut extra_cols: Vec<(String, rusqlite::types::Value)> = Vec::new();
         let mut added: BTreeSet<String> = BTreeSet::new();
         for (k, v) in &rec.params {

@@ -462,6 +462,9 @@ fn independent_runs_are_computed_in_batches_and_stored_as_in_their_turn() {
             .collect()
     };
     assert_eq!(key(&one), key(&wide));
+    // Committed: another connection sees every run while this one is still open.
+    let other = Db::open_existing(&dir.path().join("wide.db")).unwrap();
+    assert_eq!(key(&other), key(&one));
     // Progress reads as in turn: each run starts, then is done, in order.
     let order = |h: &Harness| -> Vec<String> {
         h.events
@@ -490,8 +493,9 @@ fn a_failed_run_in_a_batch_stops_the_campaign_at_its_turn_and_a_rerun_resumes() 
             "{err}"
         );
         assert_eq!(batches(&h), ["batch 10"]);
-        // The runs before the failed one are stored, none after it.
+        // The runs before the failed one are stored (and committed), none after it.
         assert_eq!(db.runs().unwrap().len(), 4);
+        assert_eq!(Db::open_existing(&path).unwrap().runs().unwrap().len(), 4);
     }
     let mut db = Db::open_existing(&path).unwrap();
     let (r, h) = go_wide(&e, &mut db, by_bs(false), None, 4);
