@@ -542,19 +542,26 @@ impl DeviceModel {
         }
         let iface = len as f64 * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);
+        // A streaming command moves at the zone's sustained rate: the catalog's sectors per
+        // track give the rate a drive sustains along its tracks, head switches included (its
+        // track skew hides them), so none is charged again here. `media_rate(offset)`, from
+        // the zone already found for `loc`.
+        let sustained_per_byte = || {
+            let z = &self.zones[loc.zone as usize];
+            self.rev_ns / (z.spt * SECTOR) as f64
+        };
         let ns = if streams && !write {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
-            // `media_rate(offset)`, from the zone already found for `loc`.
-            let z = &self.zones[loc.zone as usize];
-            let media_per_byte = 1e9 / ((z.spt * SECTOR) as f64 * 1e9 / self.rev_ns);
+            let media_per_byte = sustained_per_byte();
             let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
             self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
         } else if streams {
-            // Write cache: sequential writes stream behind the cache without rotational misses.
-            self.command_ns as f64 + iface.max(self.media_ns(loc, len))
+            // Write cache: sequential writes stream behind the cache without rotational misses,
+            // at the same sustained rate as sequential reads.
+            self.command_ns as f64 + iface.max(len as f64 * sustained_per_byte())
         } else {
             let pos = match positioning {
                 Some(p) => p,

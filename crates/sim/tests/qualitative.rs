@@ -275,6 +275,24 @@ fn parity_levels_prefer_smaller_chunks_than_striping_for_sequential_writes() {
     }
 }
 
+/// Seed 003's one measured number: "a single drive provides a read speed of 85 MB/s and a
+/// write speed of 88 MB/s" (dd, 1 MiB). The drive alone, as seed 003's arrays see it, reads
+/// and writes sequentially at its sustained rate, within 10% of each.
+#[test]
+fn the_seed_003_drive_alone_reads_and_writes_at_its_measured_rates() {
+    let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
+    for (rw, measured) in [("read", 85.0), ("write", 88.0)] {
+        let r = mb_s(
+            &t,
+            &[("rw", rw), ("bs", "1m"), ("size", "2g"), ("iodepth", "8")],
+        );
+        assert!(
+            (r - measured).abs() <= 0.1 * measured,
+            "{rw}: {r:.1} MB/s, measured {measured}"
+        );
+    }
+}
+
 /// A drive with a write cache takes sequential writes into it and writes them out as one
 /// stream, whatever order its command queue (NCQ, shortest positioning time first) holds
 /// them in: no rotation is lost between commands, for any request size or queue depth.
