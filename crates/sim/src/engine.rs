@@ -911,6 +911,10 @@ impl<'w> Engine<'w> {
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
         let end = logical + ioc.len;
         let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);
+        // One command per member for what the request puts there contiguously, as a
+        // controller's firmware (and the block layer under md) joins them.
+        merge_ios(&mut reads);
+        merge_ios(&mut writes);
         let rcache = &mut self.w.arrays[ai].rcache;
         for s in logical / sd..=(end - 1) / sd {
             rcache.remove(&s);
@@ -1148,6 +1152,8 @@ impl<'w> Engine<'w> {
         }
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
         let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);
+        merge_ios(&mut reads);
+        merge_ios(&mut writes);
         if reads.is_empty() {
             self.host_writes(io, ai, writes, parity);
         } else {
