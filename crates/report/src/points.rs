@@ -257,6 +257,8 @@ pub fn is_size_param(name: &str) -> bool {
             | "total"
             | "total_bytes"
             | "stripe"
+            | "offset"
+            | "offset_increment"
     ) || n.ends_with("_bytes")
 }
 
@@ -289,6 +291,9 @@ pub fn value_number(param: &str, v: &str) -> Option<f64> {
 pub fn label(p: &Point, keys: &[String]) -> String {
     let parts: Vec<String> = keys
         .iter()
+        // A parameter the point does not have (a reference table without that column) is
+        // left out rather than shown empty.
+        .filter(|k| !p.param(k).is_empty())
         .map(|k| {
             if k == "target" {
                 // The target names itself: `fig12 (simulated)`, not `target=sim:../fig12.toml`.
@@ -403,6 +408,34 @@ mod tests {
         assert!(c.is_numeric("bs"));
         assert_eq!(value_number("bs", "2m"), Some(2097152.0));
         assert_eq!(value_number("rw", "read"), None);
+    }
+
+    #[test]
+    fn labels_leave_out_parameters_a_point_lacks_and_show_offsets_as_sizes() {
+        let rows = vec![
+            row(
+                "c",
+                "simulated",
+                "sim:a.toml",
+                &[("rw", "write"), ("offset_increment", "2147483648")],
+                1.0,
+            ),
+            row("c", "reference", "", &[("rw", "write")], 2.0),
+        ];
+        let c = &campaigns(&rows)[0];
+        let keys = vec!["rw".to_string(), "offset_increment".to_string()];
+        let sim = c
+            .points
+            .iter()
+            .find(|p| !p.param("offset_increment").is_empty())
+            .unwrap();
+        let reference = c
+            .points
+            .iter()
+            .find(|p| p.param("offset_increment").is_empty())
+            .unwrap();
+        assert_eq!(label(sim, &keys), "rw=write, offset_increment=2 GiB");
+        assert_eq!(label(reference, &keys), "rw=write");
     }
 
     #[test]

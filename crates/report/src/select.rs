@@ -596,12 +596,13 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
 
 /// Two numeric parameters to draw a heatmap over, if the campaign has them: a size-like one
 /// across and a count-like one up (threads × buffer, numjobs × bs, iodepth × bs). Read % ×
-/// queue depth is left to its line charts.
+/// queue depth is left to its line charts. A parameter with only two values is no axis for
+/// a heatmap: it reads better as two lines.
 fn heatmap_axes(c: &Campaign, numeric: &[&String]) -> Option<(String, String)> {
     let candidates: Vec<&String> = numeric
         .iter()
         .copied()
-        .filter(|p| c.distinct(p).len() >= 2)
+        .filter(|p| c.distinct(p).iter().filter(|v| !v.is_empty()).count() >= 3)
         .collect();
     let sizes: Vec<&String> = candidates
         .iter()

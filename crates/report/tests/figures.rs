@@ -478,3 +478,63 @@ fn a_third_parameter_gives_one_heatmap_per_value() {
     assert_eq!(h.x_values, ["1 MiB", "4 MiB", "16 MiB"]);
     assert_eq!(h.y_values, ["1", "2", "4", "8"]);
 }
+
+/// Jobs × where they run (two values) with a reference table that lacks the second column:
+/// lines against jobs, one per layout, the reference overlaid, rather than a heatmap whose
+/// second axis has two rows (and a third, empty one for the reference).
+#[test]
+fn a_two_valued_parameter_makes_lines_not_a_heatmap_axis() {
+    let mut rows = Vec::new();
+    let mut point = 0;
+    for layout in ["0", "2147483648"] {
+        for jobs in [1u32, 2, 4, 8] {
+            let rate = if layout == "0" {
+                19.0 * jobs.min(2) as f64
+            } else {
+                19.0
+            };
+            rows.push(row(
+                "ronnie",
+                "simulated",
+                "sim:fig11.toml",
+                point,
+                0,
+                &[
+                    ("numjobs", jobs.to_string()),
+                    ("offset_increment", layout.to_string()),
+                ],
+                &[("mb_s", rate)],
+            ));
+            point += 1;
+        }
+    }
+    for (jobs, rate) in [(1u32, 14.6), (2, 29.7), (4, 24.5), (8, 23.0)] {
+        rows.push(row(
+            "ronnie",
+            "reference",
+            "",
+            point,
+            0,
+            &[("numjobs", jobs.to_string())],
+            &[("mb_s", rate)],
+        ));
+        point += 1;
+    }
+    let figs = select_figures(&rows, &[]);
+    assert_eq!(
+        figs.iter().map(|f| f.kind.as_str()).collect::<Vec<_>>(),
+        ["rate-vs-numjobs"]
+    );
+    let Figure::Line(c) = &figs[0].figure else {
+        panic!("expected a line chart")
+    };
+    let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "offset_increment=0 B (simulated)",
+            "offset_increment=2 GiB (simulated)",
+            "reference"
+        ]
+    );
+}
