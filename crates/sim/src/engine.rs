@@ -396,7 +396,7 @@ impl<'w> Engine<'w> {
             .map(|c| c.cache_bytes)
             .sum();
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
-        let interval_ios = conv.interval_ios.max(depth * 4);
+        let mut interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
         // The next multiple of `interval_ios` (a division per completion was measurable).
         let mut next_interval = interval_ios;
@@ -494,11 +494,13 @@ impl<'w> Engine<'w> {
                                             as f64
                                             / span;
                                         if rate > 0.0 {
+                                            // A job with no size to reach (time_based)
+                                            // runs on to its deadline.
                                             let mut left_ns = match j.target_bytes {
                                                 Some(tb) => {
                                                     tb.saturating_sub(j.bytes_all) as f64 / rate
                                                 }
-                                                None => 0.0,
+                                                None => f64::INFINITY,
                                             };
                                             let mut extra_bytes = j
                                                 .target_bytes
@@ -509,6 +511,9 @@ impl<'w> Engine<'w> {
                                                     left_ns = until;
                                                     extra_bytes = (left_ns * rate) as u64;
                                                 }
+                                            }
+                                            if !left_ns.is_finite() {
+                                                left_ns = 0.0;
                                             }
                                             // (The size, not rate × time, when the size ends
                                             // the job: the byte count stays exact.)
@@ -529,6 +534,17 @@ impl<'w> Engine<'w> {
                                     }
                                 }
                                 break;
+                            }
+                            if rates.len() == conv.window
+                                && cv(rates.iter().map(|r| r.0)) > 2.0 * conv.tolerance
+                            {
+                                // The intervals are too short to tell a trend from their
+                                // noise (random service times, writes waiting on full
+                                // caches): judge longer ones.
+                                interval_ios *= 2;
+                                next_interval = completions + interval_ios;
+                                rates.clear();
+                                snaps.clear();
                             }
                         }
                         iv_start = (self.now, bytes, dirty);
@@ -1345,6 +1361,18 @@ impl<'w> Engine<'w> {
         self.signal(r.join, t);
         self.dispatch(d);
     }
+}
+
+/// Coefficient of variation (standard deviation over mean) of some rates; 0 if their mean
+/// is not positive.
+fn cv(rates: impl Iterator<Item = f64> + Clone) -> f64 {
+    let n = rates.clone().count() as f64;
+    let mean = rates.clone().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let var = rates.map(|r| (r - mean) * (r - mean)).sum::<f64>() / n;
+    var.sqrt() / mean
 }
 
 /// Sort member I/Os and join those that continue each other on the same member.

@@ -374,3 +374,35 @@ fn write_through_parity_levels_at_a_high_write_share() {
         "8 disks, 25% reads, QD 16: raid6 {r6:.0}, raid5 {r5:.0}, raid10 {r10:.0} IOPS"
     );
 }
+
+/// A time-based job that the simulator stops early, once its rate has settled, reports the
+/// runtime it asked for and the I/O it would have done in it at that rate, as a size-bound
+/// job reports its whole size: not the average over the few seconds simulated.
+#[test]
+fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
+    let r = raidlab_sim::run(&[spec(
+        &system("xdd2008/raid0.toml"),
+        &[
+            ("rw", "randread"),
+            ("bs", "64k"),
+            ("iodepth", "16"),
+            ("size", "24g"),
+            ("runtime", "300s"),
+            ("time_based", "1"),
+        ],
+    )])
+    .unwrap();
+    let j = &r.jobs[0];
+    assert_eq!(j.sim.as_ref().unwrap().stop_reason, "converged");
+    let virtual_s = j.sim.as_ref().unwrap().virtual_time_ns as f64 / 1e9;
+    assert!(virtual_s < 100.0, "stopped early: {virtual_s} s simulated");
+    let runtime_s = j.read.runtime_ns as f64 / 1e9;
+    assert!((runtime_s - 300.0).abs() < 1.0, "runtime {runtime_s} s");
+    // The I/O of the whole runtime, at about the rate of the part simulated.
+    let simulated_ios = j.read.clat.count() as f64;
+    assert!(
+        j.read.total_ios as f64 > 0.9 * simulated_ios * 300.0 / virtual_s,
+        "{} I/Os in 300 s, {simulated_ios} in the {virtual_s} s simulated",
+        j.read.total_ios
+    );
+}
