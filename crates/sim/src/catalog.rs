@@ -49,6 +49,10 @@ pub struct DiskSpec {
     pub read_ahead_kib: u32,
     /// On-drive write cache enabled by default.
     pub write_cache: bool,
+    /// The drive's buffer, KiB: with the write cache on, how much written data it holds
+    /// ahead of the media.
+    #[serde(default = "default_cache_kib")]
+    pub cache_kib: u32,
     // --- SSD ---
     pub read_us: f64,
     pub program_us: f64,
@@ -56,6 +60,10 @@ pub struct DiskSpec {
     pub units: u32,
     pub read_mb_s: f64,
     pub write_mb_s: f64,
+}
+
+fn default_cache_kib() -> u32 {
+    8192
 }
 
 impl DiskSpec {
@@ -79,6 +87,7 @@ impl DiskSpec {
             command_us: 50.0,
             read_ahead_kib: 512,
             write_cache: true,
+            cache_kib: default_cache_kib(),
             read_us: 0.0,
             program_us: 0.0,
             units: 1,
@@ -113,6 +122,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         command_us: 50.0,
         read_ahead_kib: 512,
         write_cache: false, // array controllers of the time disable drive write caches
+        cache_kib: 1024,    // the family's smallest buffer; unused here (write cache off)
         ..DiskSpec::hdd("compaq-18g-10k")
     });
 
@@ -131,6 +141,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         seek_full_ms: 17.0,
         interface_mb_s: 150.0,
         read_ahead_kib: 2048,
+        cache_kib: 8192,
         ..DiskSpec::hdd("maxtor-7y250m0")
     });
 
@@ -153,6 +164,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         command_us: 30.0,
         read_ahead_kib: 1024,
         write_cache: true,
+        cache_kib: 16384,
         ..DiskSpec::hdd("seagate-st973451ss")
     });
 
@@ -171,6 +183,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         seek_full_ms: 18.0,
         interface_mb_s: 300.0,
         read_ahead_kib: 2048,
+        cache_kib: 16384,
         ..DiskSpec::hdd("samsung-hd501lj")
     });
 
@@ -188,6 +201,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         seek_full_ms: 18.0,
         interface_mb_s: 300.0,
         read_ahead_kib: 4096,
+        cache_kib: 32768,
         ..DiskSpec::hdd("samsung-hd103uj")
     });
 
@@ -210,6 +224,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         command_us: 30.0,
         read_ahead_kib: 1024,
         write_cache: true,
+        cache_kib: 16384,
         ..DiskSpec::hdd("fujitsu-mba3147rc")
     });
 
@@ -227,6 +242,7 @@ pub fn catalog() -> Vec<DiskSpec> {
         seek_full_ms: 16.0,
         interface_mb_s: 600.0,
         read_ahead_kib: 8192,
+        cache_kib: 262144,
         ..DiskSpec::hdd("cmr-7200-8tb")
     });
 

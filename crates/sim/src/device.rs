@@ -38,6 +38,8 @@ pub struct DeviceModel {
     command_ns: u64,
     read_ahead_bytes: u64,
     pub write_cache: bool,
+    /// Written data the drive holds ahead of the media (write cache on).
+    pub write_cache_bytes: u64,
     // SSD
     read_ns: u64,
     program_ns: u64,
@@ -263,6 +265,7 @@ impl DeviceModel {
             command_ns: (s.command_us * 1e3) as u64,
             read_ahead_bytes: s.read_ahead_kib as u64 * 1024,
             write_cache: write_cache.unwrap_or(s.write_cache),
+            write_cache_bytes: s.cache_kib as u64 * 1024,
             read_ns: (s.read_us * 1e3) as u64,
             program_ns: (s.program_us * 1e3) as u64,
             units: if ssd { s.units.max(1) } else { 1 },
@@ -474,6 +477,13 @@ impl DeviceModel {
             wait += 1.0;
         }
         pos + wait * self.rev_ns
+    }
+
+    /// Time to take a write's data into the write cache: the command's overhead and its
+    /// transfer over the interface.
+    #[inline]
+    pub fn accept_ns(&self, len: u64) -> u64 {
+        (self.command_ns as f64 + len as f64 * self.iface_ns_per_byte).max(1.0) as u64
     }
 
     /// The start time plus command overhead, as the positioning formula adds them.

@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World};
+use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World, HELD};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
@@ -388,13 +388,21 @@ impl<'w> Engine<'w> {
             // The job's program starts and opens its target before the first request.
             self.at(start + self.w.host_job_start_ns, Ev::Issue(i as u32));
         }
+        // Write-back caches, the controllers' and the drives': while one fills, the rate is
+        // about to change.
         let total_cache: u64 = self
             .w
             .ctrls
             .iter()
             .filter(|c| c.write_back)
             .map(|c| c.cache_bytes)
-            .sum();
+            .sum::<u64>()
+            + self
+                .w
+                .disks
+                .iter()
+                .filter_map(|d| d.wcache.as_ref().map(|wc| wc.capacity))
+                .sum::<u64>();
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let mut interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
@@ -460,7 +468,13 @@ impl<'w> Engine<'w> {
                     if conv.enabled && interval_done && self.now > iv_start.0 {
                         let ramp_done = jobs.iter().all(|j| self.now >= j.ramp_end);
                         let bytes: u64 = jobs.iter().map(|j| j.bytes_done).sum();
-                        let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum();
+                        let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum::<u64>()
+                            + self
+                                .w
+                                .disks
+                                .iter()
+                                .filter_map(|d| d.wcache.as_ref().map(|wc| wc.bytes))
+                                .sum::<u64>();
                         if ramp_done {
                             let rate = (bytes - iv_start.1) as f64 / (self.now - iv_start.0) as f64;
                             rates.push((rate, iv_start.2, dirty));
@@ -583,6 +597,10 @@ impl<'w> Engine<'w> {
         for d in self.w.disks.iter_mut() {
             d.queue.clear();
             d.active.clear();
+            if let Some(wc) = d.wcache.as_mut() {
+                wc.held.clear();
+                wc.bytes = 0;
+            }
         }
         for a in self.w.arrays.iter_mut() {
             a.drive_cmds = 0;
@@ -996,7 +1014,11 @@ impl<'w> Engine<'w> {
                 arr.drive_cmds,
                 arr.members
                     .iter()
-                    .map(|&d| self.w.disks[d].queue.len() + self.w.disks[d].active.len())
+                    .map(|&d| {
+                        let disk = &self.w.disks[d];
+                        disk.queue.len()
+                            + disk.active.iter().filter(|(_, r)| r.join != HELD).count()
+                    })
                     .sum::<usize>()
             );
             if arr.destaging > 0 && arr.drive_cmds >= arr.drive_room {
@@ -1295,11 +1317,90 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// A drive with its write cache on takes the data of ready writes while it has room, in
+    /// the order they came: each completes once its data is in (after the command's overhead
+    /// and the interface transfer, one at a time), and the drive holds it for the media.
+    /// Returns whether a ready write is still waiting for room.
+    fn accept_writes(&mut self, d: usize) -> bool {
+        let now = self.now;
+        loop {
+            let disk = &mut self.w.disks[d];
+            let model = &self.w.models[disk.model];
+            let Some(wc) = disk.wcache.as_mut() else {
+                return false;
+            };
+            let room = wc.capacity.saturating_sub(wc.bytes);
+            let Some(mut r) = disk.queue.take_first_write(now, room) else {
+                return disk.queue.has_ready_write(now);
+            };
+            let end = now.max(wc.accept_free) + model.accept_ns(r.len);
+            wc.accept_free = end;
+            wc.bytes += r.len;
+            let join = std::mem::replace(&mut r.join, HELD);
+            // The media writes it once its data has arrived.
+            r.ready = end;
+            wc.held.push_back(r);
+            disk.ios += 1;
+            let (idle, backend) = (disk.active.is_empty(), disk.backend);
+            self.w.arrays[disk.array].drive_cmds -= 1;
+            let t = match backend {
+                Some(b) => transfer(&mut self.w.res, &[b], end, r.len, true),
+                None => end,
+            };
+            self.signal(join, t);
+            if idle {
+                // The media is idle: look again once the data is in.
+                self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
+            }
+        }
+    }
+
     fn dispatch(&mut self, d: usize) {
         let now = self.now;
+        let waiting = self.accept_writes(d);
         let disk = &mut self.w.disks[d];
-        while (disk.active.len() as u32) < disk.units && !disk.queue.is_empty() {
+        while (disk.active.len() as u32) < disk.units {
             let model = &self.w.models[disk.model];
+            // The write cache's held writes go to the media when it is three quarters full or
+            // a write waits for room, and otherwise when no command of the queue is ready.
+            let held = disk.wcache.as_mut().filter(|wc| !wc.held.is_empty());
+            let press = held
+                .as_ref()
+                .is_some_and(|wc| waiting || wc.bytes * 4 >= wc.capacity * 3);
+            if let Some(wc) = held.filter(|_| press || disk.queue.is_empty()) {
+                let pick = match wc.held.streaming(model, &disk.state, now) {
+                    Some(k) => Some((k, None)),
+                    None => sptf_pick(model, &disk.state, &wc.held.by_angle, now, &mut self.ranks)
+                        .map(|(k, p)| (k, Some(p))),
+                };
+                if let Some((k, positioning)) = pick {
+                    let r = wc.held.take(k);
+                    let svc = model.service_at(
+                        &mut disk.state,
+                        now,
+                        r.offset,
+                        r.len,
+                        true,
+                        &r.loc,
+                        positioning,
+                    );
+                    disk.busy_ns += svc;
+                    disk.active.push((now + svc, r));
+                    self.seq += 1;
+                    self.pending.push(Pending {
+                        t: now + svc,
+                        seq: self.seq,
+                        ev: Ev::DiskDone(d as u32),
+                    });
+                    continue;
+                }
+                if disk.queue.is_empty() {
+                    break; // held data not in yet: a wake-up is due when it is
+                }
+            }
+            if disk.queue.is_empty() {
+                break;
+            }
             let (r, positioning) = if disk.queue_depth <= 1 || disk.units > 1 {
                 match disk.queue.first_ready(now) {
                     Some(i) => (disk.queue.remove(i), None),
@@ -1352,6 +1453,15 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
         let (_, r) = disk.active.swap_remove(i);
+        if r.join == HELD {
+            // The media has written data the write cache held: its room is free again.
+            let wc = disk
+                .wcache
+                .as_mut()
+                .expect("held writes only in a write cache");
+            wc.bytes -= r.len;
+            return self.dispatch(d);
+        }
         self.w.arrays[disk.array].drive_cmds -= 1;
         let backend = disk.backend;
         let t = match backend {

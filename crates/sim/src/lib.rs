@@ -65,6 +65,8 @@
 //!                             # the distance for short seeks and linear for long ones
 //! # seek_table = [[0.0, 0.6], [0.1, 3.1], [0.5, 7.4], [1.0, 12.0]]
 //! #                           # or a measured one: (fraction of a full stroke, ms) points
+//! write_cache = true          # the drive acknowledges writes from its buffer and writes
+//! cache_kib = 16384           # them out in its own order; how much it holds
 //!
 //! [[array]]
 //! name = "chain0"

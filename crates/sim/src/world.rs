@@ -314,6 +314,35 @@ impl DriveQueue {
             })
             .map(|p| i + p)
     }
+    /// Take out the first write to arrive that is ready by `now` and no longer than `room`
+    /// bytes (for a write cache to take in).
+    pub fn take_first_write(&mut self, now: u64, room: u64) -> Option<DiskReq> {
+        let fits = |r: &DiskReq| r.write && r.ready <= now && r.len <= room;
+        // The window holds the earliest arrivals; the rest came after them.
+        let k = self
+            .by_angle
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| fits(&self.slab[c.slot as usize]))
+            .min_by_key(|(_, c)| c.seq)
+            .map(|(k, _)| k);
+        if let Some(k) = k {
+            return Some(self.take(k));
+        }
+        let idx = self
+            .rest
+            .iter()
+            .position(|&(_, i)| fits(&self.slab[i as usize]))?;
+        Some(self.remove(idx))
+    }
+    /// Whether a write ready by `now` is queued.
+    pub fn has_ready_write(&self, now: u64) -> bool {
+        let ready = |i: u32| {
+            let r = &self.slab[i as usize];
+            r.write && r.ready <= now
+        };
+        self.by_angle.iter().any(|c| ready(c.slot)) || self.rest.iter().any(|&(_, i)| ready(i))
+    }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
     pub fn first_ready(&self, now: u64) -> Option<usize> {
@@ -468,6 +497,23 @@ pub fn sptf_pick(
     (best.1 != u64::MAX).then_some((best.2, best.0))
 }
 
+/// A drive's write cache, when it is on: the writes it has acknowledged and holds until the
+/// media takes them, in its own order (the one continuing the last first, else by
+/// positioning time) — not the order they came in.
+#[derive(Debug, Default)]
+pub struct WriteCache {
+    /// Held writes (their `join` is [`HELD`]).
+    pub held: DriveQueue,
+    /// Bytes held, and how many it can hold.
+    pub bytes: u64,
+    pub capacity: u64,
+    /// When the interface has taken the last accepted write's data.
+    pub accept_free: u64,
+}
+
+/// The `join` of a write a drive holds in its write cache: nobody waits for it.
+pub const HELD: u32 = u32::MAX;
+
 pub struct Disk {
     pub name: String,
     pub model: usize,
@@ -480,6 +526,8 @@ pub struct Disk {
     pub backend: Option<usize>,
     pub busy_ns: u64,
     pub ios: u64,
+    /// The write cache (HDDs with it on).
+    pub wcache: Option<WriteCache>,
     /// Member offset where the last command given to it ends (md's `head_position`: where
     /// the head will be once the queue has drained), for the mirror read rule.
     pub head_hint: u64,
@@ -1169,6 +1217,13 @@ impl World {
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
+                        wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
+                            || WriteCache {
+                                held: DriveQueue::new(a.disk_queue_depth.max(1) as usize),
+                                capacity: models[mi].write_cache_bytes,
+                                ..Default::default()
+                            },
+                        ),
                         head_hint: 0,
                         array: arrays.len(),
                     });
