@@ -1363,45 +1363,25 @@ impl<'w> Engine<'w> {
             let model = &self.w.models[disk.model];
             // The write cache's held writes go to the media when it is three quarters full or
             // a write waits for room, and otherwise when no command of the queue is ready.
-            let held = disk.wcache.as_mut().filter(|wc| !wc.held.is_empty());
-            let press = held
-                .as_ref()
-                .is_some_and(|wc| waiting || wc.bytes * 4 >= wc.capacity * 3);
-            if let Some(wc) = held.filter(|_| press || disk.queue.is_empty()) {
-                let pick = match wc.held.streaming(model, &disk.state, now) {
-                    Some(k) => Some((k, None)),
-                    None => sptf_pick(model, &disk.state, &wc.held.by_angle, now, &mut self.ranks)
-                        .map(|(k, p)| (k, Some(p))),
-                };
-                if let Some((k, positioning)) = pick {
-                    let r = wc.held.take(k);
-                    let svc = model.service_at(
-                        &mut disk.state,
-                        now,
-                        r.offset,
-                        r.len,
-                        true,
-                        &r.loc,
-                        positioning,
-                    );
-                    disk.busy_ns += svc;
-                    disk.active.push((now + svc, r));
-                    self.seq += 1;
-                    self.pending.push(Pending {
-                        t: now + svc,
-                        seq: self.seq,
-                        ev: Ev::DiskDone(d as u32),
-                    });
-                    continue;
-                }
-                if disk.queue.is_empty() {
-                    break; // held data not in yet: a wake-up is due when it is
+            let mut from_held = None;
+            if let Some(wc) = disk.wcache.as_mut().filter(|wc| !wc.held.is_empty()) {
+                let press = waiting || wc.bytes * 4 >= wc.capacity * 3;
+                if press || disk.queue.is_empty() {
+                    let pick = match wc.held.streaming(model, &disk.state, now) {
+                        Some(k) => Some((k, None)),
+                        None => {
+                            sptf_pick(model, &disk.state, &wc.held.by_angle, now, &mut self.ranks)
+                                .map(|(k, p)| (k, Some(p)))
+                        }
+                    };
+                    from_held = pick.map(|(k, p)| (wc.held.take(k), p));
                 }
             }
-            if disk.queue.is_empty() {
-                break;
-            }
-            let (r, positioning) = if disk.queue_depth <= 1 || disk.units > 1 {
+            let (r, positioning) = if let Some(held) = from_held {
+                held
+            } else if disk.queue.is_empty() {
+                break; // (held data not in yet: a wake-up is due when it is)
+            } else if disk.queue_depth <= 1 || disk.units > 1 {
                 match disk.queue.first_ready(now) {
                     Some(i) => (disk.queue.remove(i), None),
                     None => break,
@@ -1433,7 +1413,10 @@ impl<'w> Engine<'w> {
                 positioning,
             );
             disk.busy_ns += svc;
-            disk.ios += 1;
+            if r.join != HELD {
+                // (A held write was counted when the drive took it in.)
+                disk.ios += 1;
+            }
             disk.active.push((now + svc, r));
             self.seq += 1;
             self.pending.push(Pending {
