@@ -561,6 +561,15 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             let seek = m.seek_summary();
             if !seek.is_empty() {
                 let _ = writeln!(s, "  {:<30} {seek}", "");
+                let cache = if m.write_cache {
+                    format!(
+                        "drive write cache on: holds {} KiB of writes, written out in the drive's own order",
+                        m.write_cache_bytes >> 10
+                    )
+                } else {
+                    "drive write cache off: each write waits for the media".to_string()
+                };
+                let _ = writeln!(s, "  {:<30} {cache}", "");
             }
         } else {
             let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();

@@ -163,3 +163,33 @@ fn simulated_jobs_report_the_queue_depth_they_kept() {
         "bucket 16 dominates: {levels:?}"
     );
 }
+
+/// `explain` says whether each array's drives hold writes in a write cache and how much; a
+/// `[[disk]]` entry sets it with `write_cache` and `cache_kib`.
+#[test]
+fn explain_names_the_drive_write_cache() {
+    let text = raidlab_sim::explain(&repo().join("systems/iometer2008/raid0-4d.toml")).unwrap();
+    assert!(
+        text.contains("drive write cache on: holds 16384 KiB of writes"),
+        "{text}"
+    );
+    let text = raidlab_sim::explain(&repo().join("systems/llnl2000/fig11.toml")).unwrap();
+    assert!(text.contains("drive write cache off"), "{text}");
+    let dir = std::env::temp_dir().join(format!("raidlab-wcache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    std::fs::write(
+        &p,
+        "[system]\nname = \"x\"\n[host]\n[[controller]]\nname = \"c\"\n\
+[[disk]]\nname = \"d\"\nbase = \"compaq-18g-10k\"\nwrite_cache = true\ncache_kib = 2048\n\
+[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"single\"\ndisks = 1\ndisk = \"d\"\n\
+[[lun]]\nname = \"l\"\narray = \"a\"\n",
+    )
+    .unwrap();
+    let text = raidlab_sim::explain(&p).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        text.contains("drive write cache on: holds 2048 KiB of writes"),
+        "{text}"
+    );
+}
