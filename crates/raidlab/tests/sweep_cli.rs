@@ -412,3 +412,63 @@ fn simulated_points_computed_in_parallel_print_and_store_what_one_at_a_time_does
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("--parallel") && err.contains("0"), "{err}");
 }
+
+#[test]
+fn ctrl_c_stops_a_sweep_before_its_next_run_with_every_run_before_it_stored() {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("int.db");
+    let recipe = root.join("recipes/llnl2000.toml");
+    let child = Command::new(bin())
+        .args(["sweep", recipe.to_str().unwrap(), "--parallel", "2", "--db"])
+        .arg(&db)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let start = Instant::now();
+    let mut child = child;
+    let runs = |db: &Path| -> Vec<(u64, String)> {
+        raidlab_lab::db::Db::open_existing(db)
+            .and_then(|d| d.runs())
+            .map(|r| r.into_iter().map(|r| (r.point, r.source)).collect())
+            .unwrap_or_default()
+    };
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        if runs(&db).iter().any(|(_, s)| s != "reference") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the sweep never stored a run"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it could be interrupted"
+        );
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("interrupted by Ctrl-C") && last.contains("again to resume"),
+        "{err}"
+    );
+    // The runs stored are the campaign's first ones, each once: it stopped at its turn.
+    let mut points: Vec<u64> = runs(&db)
+        .into_iter()
+        .filter(|(_, s)| s != "reference")
+        .map(|(p, _)| p)
+        .collect();
+    points.sort();
+    assert!(!points.is_empty() && points.len() < 330, "{} runs", points.len());
+    assert_eq!(points, (0..points.len() as u64).collect::<Vec<_>>());
+}

@@ -383,10 +383,15 @@ fn stop_flag() -> Arc<AtomicBool> {
     .clone()
 }
 
-/// True once Ctrl-C has been pressed, for `raidlab sweep` to stop starting new points.
-#[allow(dead_code)]
+/// True once Ctrl-C has been pressed, for `raidlab sweep` to stop starting new runs.
 pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
+}
+
+/// Catch Ctrl-C from now on: the first stops what is running after its I/O in flight (and a
+/// sweep before its next run), a second quits at once.
+pub fn catch_interrupts() {
+    let _ = stop_flag();
 }
 
 fn leak_c_path(p: &Path) -> *mut libc::c_char {

@@ -11,7 +11,9 @@
 //! The wall clock, progress with ETA, Ctrl-C and the runs themselves live here, at the edge;
 //! the campaign logic is raidlab-lab's.
 
-use crate::cmd::run::{execute, target_kind, ExecOptions, TargetKind};
+use crate::cmd::run::{
+    catch_interrupts, execute, interrupted, target_kind, ExecOptions, TargetKind,
+};
 use crate::error::CliError;
 use raidlab_lab::campaign::{self, Event, Io, Runner};
 use raidlab_lab::db::Db;
@@ -71,6 +73,12 @@ struct ExecRunner {
 }
 
 impl ExecRunner {
+    /// What a run not started because of Ctrl-C returns: the campaign stops there, with every
+    /// run before it stored, and a later sweep resumes from it.
+    fn interrupted_error() -> LabError {
+        LabError::failed("interrupted by Ctrl-C; run the same sweep again to resume")
+    }
+
     fn lab_error(e: CliError) -> LabError {
         if e.code == 2 {
             LabError::usage(e.message)
@@ -82,6 +90,9 @@ impl ExecRunner {
 
 impl Runner for ExecRunner {
     fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+        if interrupted() {
+            return Err(Self::interrupted_error());
+        }
         execute(
             specs.to_vec(),
             &ExecOptions {
@@ -120,6 +131,10 @@ impl Runner for ExecRunner {
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(specs) = batch.get(i) else { break };
+                            if interrupted() {
+                                mine.push((i, Err(Self::interrupted_error())));
+                                continue;
+                            }
                             let r = execute(
                                 specs.to_vec(),
                                 &ExecOptions {
@@ -254,6 +269,8 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     let parallel = args
         .parallel
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    // Ctrl-C stops the sweep before its next run, not in the middle of storing one.
+    catch_interrupts();
     let scratch = Scratch::new()?;
     let raidlab = std::env::current_exe()
         .map(|p| p.display().to_string())
