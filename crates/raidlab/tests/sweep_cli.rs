@@ -469,6 +469,10 @@ fn ctrl_c_stops_a_sweep_before_its_next_run_with_every_run_before_it_stored() {
         .map(|(p, _)| p)
         .collect();
     points.sort();
-    assert!(!points.is_empty() && points.len() < 330, "{} runs", points.len());
+    assert!(
+        !points.is_empty() && points.len() < 330,
+        "{} runs",
+        points.len()
+    );
     assert_eq!(points, (0..points.len() as u64).collect::<Vec<_>>());
 }

@@ -598,8 +598,7 @@ impl<'w> Engine<'w> {
             d.queue.clear();
             d.active.clear();
             if let Some(wc) = d.wcache.as_mut() {
-                wc.held.clear();
-                wc.bytes = 0;
+                wc.clear();
             }
         }
         for a in self.w.arrays.iter_mut() {
@@ -1335,11 +1334,10 @@ impl<'w> Engine<'w> {
             };
             let end = now.max(wc.accept_free) + model.accept_ns(r.len);
             wc.accept_free = end;
-            wc.bytes += r.len;
             let join = std::mem::replace(&mut r.join, HELD);
             // The media writes it once its data has arrived.
             r.ready = end;
-            wc.held.push_back(r);
+            wc.hold(r);
             disk.ios += 1;
             let (idle, backend) = (disk.active.is_empty(), disk.backend);
             self.w.arrays[disk.array].drive_cmds -= 1;
@@ -1355,9 +1353,39 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// A drive with held writes serves a ready read of data it holds from its buffer: the
+    /// command's overhead and the transfer, no media.
+    fn read_hits(&mut self, d: usize) {
+        let now = self.now;
+        loop {
+            let disk = &mut self.w.disks[d];
+            let model = &self.w.models[disk.model];
+            let Some(wc) = disk.wcache.as_mut().filter(|wc| !wc.extents.is_empty()) else {
+                return;
+            };
+            let Some(r) = disk
+                .queue
+                .take_first_read(now, |r| wc.holds(r.offset, r.len))
+            else {
+                return;
+            };
+            let end = now.max(wc.accept_free) + model.accept_ns(r.len);
+            wc.accept_free = end;
+            disk.ios += 1;
+            let backend = disk.backend;
+            self.w.arrays[disk.array].drive_cmds -= 1;
+            let t = match backend {
+                Some(b) => transfer(&mut self.w.res, &[b], end, r.len, false),
+                None => end,
+            };
+            self.signal(r.join, t);
+        }
+    }
+
     fn dispatch(&mut self, d: usize) {
         let now = self.now;
         let waiting = self.accept_writes(d);
+        self.read_hits(d);
         let disk = &mut self.w.disks[d];
         while (disk.active.len() as u32) < disk.units {
             let model = &self.w.models[disk.model];
@@ -1442,7 +1470,7 @@ impl<'w> Engine<'w> {
                 .wcache
                 .as_mut()
                 .expect("held writes only in a write cache");
-            wc.bytes -= r.len;
+            wc.written(&r);
             return self.dispatch(d);
         }
         self.w.arrays[disk.array].drive_cmds -= 1;

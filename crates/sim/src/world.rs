@@ -317,7 +317,13 @@ impl DriveQueue {
     /// Take out the first write to arrive that is ready by `now` and no longer than `room`
     /// bytes (for a write cache to take in).
     pub fn take_first_write(&mut self, now: u64, room: u64) -> Option<DiskReq> {
-        let fits = |r: &DiskReq| r.write && r.ready <= now && r.len <= room;
+        self.take_first(|r| r.write && r.ready <= now && r.len <= room)
+    }
+    /// Take out the first read to arrive that is ready by `now` and that `hit` accepts.
+    pub fn take_first_read(&mut self, now: u64, hit: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
+        self.take_first(|r| !r.write && r.ready <= now && hit(r))
+    }
+    fn take_first(&mut self, fits: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
         // The window holds the earliest arrivals; the rest came after them.
         let k = self
             .by_angle
@@ -504,11 +510,48 @@ pub fn sptf_pick(
 pub struct WriteCache {
     /// Held writes (their `join` is [`HELD`]).
     pub held: DriveQueue,
+    /// Where held writes start: (end, how many start there), so a read of held data is
+    /// served from the buffer.
+    pub extents: BTreeMap<u64, (u64, u32)>,
     /// Bytes held, and how many it can hold.
     pub bytes: u64,
     pub capacity: u64,
     /// When the interface has taken the last accepted write's data.
     pub accept_free: u64,
+}
+
+impl WriteCache {
+    /// Hold a write the drive has taken in.
+    pub fn hold(&mut self, r: DiskReq) {
+        self.bytes += r.len;
+        let e = self.extents.entry(r.offset).or_insert((0, 0));
+        e.0 = e.0.max(r.offset + r.len);
+        e.1 += 1;
+        self.held.push_back(r);
+    }
+    /// The media has written a held write.
+    pub fn written(&mut self, r: &DiskReq) {
+        self.bytes -= r.len;
+        if let Some(e) = self.extents.get_mut(&r.offset) {
+            e.1 -= 1;
+            if e.1 == 0 {
+                self.extents.remove(&r.offset);
+            }
+        }
+    }
+    /// Whether [offset, offset + len) lies within one held write (the one starting nearest
+    /// below it).
+    pub fn holds(&self, offset: u64, len: u64) -> bool {
+        self.extents
+            .range(..=offset)
+            .next_back()
+            .is_some_and(|(_, &(end, _))| end >= offset + len)
+    }
+    pub fn clear(&mut self) {
+        self.held.clear();
+        self.extents.clear();
+        self.bytes = 0;
+    }
 }
 
 /// The `join` of a write a drive holds in its write cache: nobody waits for it.

@@ -465,3 +465,26 @@ fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
         j.read.total_ios
     );
 }
+
+/// A drive serves a read of data its write cache still holds from the buffer, as drives do:
+/// on a region small enough to stay in the cache, most reads of a read/write mix return in
+/// the time of the command and the transfer, not after seeking and waiting for the sector.
+#[test]
+fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
+    let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
+    let r = raidlab_sim::run(&[spec(
+        &t,
+        &[
+            ("rw", "randrw"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("iodepth", "16"),
+            ("runtime", "10s"),
+            ("time_based", "1"),
+        ],
+    )])
+    .unwrap();
+    let p50_ms = r.jobs[0].read.clat.percentile(50.0) as f64 / 1e6;
+    // A 7200 rpm drive's turn takes 8.3 ms: a media read waits about half of one.
+    assert!(p50_ms < 1.0, "median read latency {p50_ms:.2} ms");
+}
