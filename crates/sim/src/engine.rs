@@ -1338,14 +1338,8 @@ impl<'w> Engine<'w> {
             // The media writes it once its data has arrived.
             r.ready = end;
             wc.hold(r);
-            disk.ios += 1;
-            let (idle, backend) = (disk.active.is_empty(), disk.backend);
-            self.w.arrays[disk.array].drive_cmds -= 1;
-            let t = match backend {
-                Some(b) => transfer(&mut self.w.res, &[b], end, r.len, true),
-                None => end,
-            };
-            self.signal(join, t);
+            let idle = disk.active.is_empty();
+            self.done_from_buffer(d, end, r.len, true, join);
             if idle {
                 // The media is idle: look again once the data is in.
                 self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
@@ -1371,15 +1365,23 @@ impl<'w> Engine<'w> {
             };
             let end = now.max(wc.accept_free) + model.accept_ns(r.len);
             wc.accept_free = end;
-            disk.ios += 1;
-            let backend = disk.backend;
-            self.w.arrays[disk.array].drive_cmds -= 1;
-            let t = match backend {
-                Some(b) => transfer(&mut self.w.res, &[b], end, r.len, false),
-                None => end,
-            };
-            self.signal(r.join, t);
+            self.done_from_buffer(d, end, r.len, false, r.join);
         }
+    }
+
+    /// A command a drive completes from its buffer at `end` (a write taken in, a read of
+    /// held data): it leaves the drive's count of queued commands, its data crosses the
+    /// back-end bus, and whoever waits on `join` is told.
+    fn done_from_buffer(&mut self, d: usize, end: u64, len: u64, write: bool, join: u32) {
+        let disk = &mut self.w.disks[d];
+        disk.ios += 1;
+        let backend = disk.backend;
+        self.w.arrays[disk.array].drive_cmds -= 1;
+        let t = match backend {
+            Some(b) => transfer(&mut self.w.res, &[b], end, len, write),
+            None => end,
+        };
+        self.signal(join, t);
     }
 
     fn dispatch(&mut self, d: usize) {
