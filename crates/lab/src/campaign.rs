@@ -240,6 +240,7 @@ impl Ahead {
 
     /// Run `key`'s result if it may go ahead: computed now with the next runs in the queue,
     /// or earlier. None: it runs in its turn.
+    ///
     /// The batch's runs, and whatever the campaign stores while it goes through them, are
     /// committed together ([`Db::begin_group`]) when the next batch is computed or the
     /// campaign ends or fails.
@@ -255,7 +256,7 @@ impl Ahead {
             return Ok(Some(r));
         }
         // Runs the campaign passed by without asking (it took another path) are dropped.
-        while self.queue.front().is_some_and(|&k| k != key && k < key) {
+        while self.queue.front().is_some_and(|&k| k < key) {
             self.queue.pop_front();
         }
         if self.queue.front() != Some(&key) {
@@ -327,19 +328,18 @@ fn run_point(
                 total: st.total,
                 what: describe(&plan.point),
             });
-            let (started, result) = match st.ahead.take((pi, attempt, rep), plans, db, io)? {
+            let (started, result, ended) = match st.ahead.take((pi, attempt, rep), plans, db, io)? {
                 Some((started, ended, r)) => {
                     let r =
                         r.map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
-                    (started, (r, ended))
+                    (started, r, ended)
                 }
                 None => {
                     let started = (io.now)();
                     let r = run_once(exp, plan, &specs, rep, io)?;
-                    (started, (r, (io.now)()))
+                    (started, r, (io.now)())
                 }
             };
-            let (result, ended) = result;
             let metrics = crate::metrics::of_run(&result);
             let record = RunRecord {
                 campaign_id: st.campaign_id,

@@ -1338,8 +1338,9 @@ impl<'w> Engine<'w> {
             // The media writes it once its data has arrived.
             r.ready = end;
             wc.hold(r);
+            disk.ios += 1;
             let idle = disk.active.is_empty();
-            self.done_from_buffer(d, end, r.len, true, join);
+            self.command_done(d, end, r.len, true, join);
             if idle {
                 // The media is idle: look again once the data is in.
                 self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
@@ -1365,21 +1366,21 @@ impl<'w> Engine<'w> {
             };
             let end = now.max(wc.accept_free) + model.accept_ns(r.len);
             wc.accept_free = end;
-            self.done_from_buffer(d, end, r.len, false, r.join);
+            disk.ios += 1;
+            self.command_done(d, end, r.len, false, r.join);
         }
     }
 
-    /// A command a drive completes from its buffer at `end` (a write taken in, a read of
-    /// held data): it leaves the drive's count of queued commands, its data crosses the
-    /// back-end bus, and whoever waits on `join` is told.
-    fn done_from_buffer(&mut self, d: usize, end: u64, len: u64, write: bool, join: u32) {
-        let disk = &mut self.w.disks[d];
-        disk.ios += 1;
+    /// A drive's command is done at `at` (from the media, or from its buffer: a write taken
+    /// in, a read of held data): it leaves the drive's count of queued commands, its data
+    /// crosses the back-end bus, and whoever waits on `join` is told.
+    fn command_done(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
+        let disk = &self.w.disks[d];
         let backend = disk.backend;
         self.w.arrays[disk.array].drive_cmds -= 1;
         let t = match backend {
-            Some(b) => transfer(&mut self.w.res, &[b], end, len, write),
-            None => end,
+            Some(b) => transfer(&mut self.w.res, &[b], at, len, write),
+            None => at,
         };
         self.signal(join, t);
     }
@@ -1475,13 +1476,7 @@ impl<'w> Engine<'w> {
             wc.written(&r);
             return self.dispatch(d);
         }
-        self.w.arrays[disk.array].drive_cmds -= 1;
-        let backend = disk.backend;
-        let t = match backend {
-            Some(b) => transfer(&mut self.w.res, &[b], now, r.len, r.write),
-            None => now,
-        };
-        self.signal(r.join, t);
+        self.command_done(d, now, r.len, r.write, r.join);
         self.dispatch(d);
     }
 }

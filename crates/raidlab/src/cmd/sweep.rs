@@ -79,28 +79,31 @@ impl ExecRunner {
         LabError::failed("interrupted by Ctrl-C; run the same sweep again to resume")
     }
 
-    fn lab_error(e: CliError) -> LabError {
-        if e.code == 2 {
-            LabError::usage(e.message)
-        } else {
-            LabError::failed(e.message)
-        }
-    }
-}
-
-impl Runner for ExecRunner {
-    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+    /// One run through `raidlab run`'s dispatcher, unless Ctrl-C came first.
+    fn execute(specs: &[JobSpec], force: bool) -> Result<RunResult, LabError> {
         if interrupted() {
             return Err(Self::interrupted_error());
         }
         execute(
             specs.to_vec(),
             &ExecOptions {
-                force: self.force,
+                force,
                 progress: false,
             },
         )
-        .map_err(Self::lab_error)
+        .map_err(|e| {
+            if e.code == 2 {
+                LabError::usage(e.message)
+            } else {
+                LabError::failed(e.message)
+            }
+        })
+    }
+}
+
+impl Runner for ExecRunner {
+    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+        Self::execute(specs, self.force)
     }
 
     fn independent(&self, specs: &[JobSpec]) -> bool {
@@ -131,19 +134,7 @@ impl Runner for ExecRunner {
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(specs) = batch.get(i) else { break };
-                            if interrupted() {
-                                mine.push((i, Err(Self::interrupted_error())));
-                                continue;
-                            }
-                            let r = execute(
-                                specs.to_vec(),
-                                &ExecOptions {
-                                    force,
-                                    progress: false,
-                                },
-                            )
-                            .map_err(Self::lab_error);
-                            mine.push((i, r));
+                            mine.push((i, Self::execute(specs, force)));
                         }
                         mine
                     })
