@@ -307,6 +307,11 @@ fn run_point(
     let mut first_skip = true;
     loop {
         let done = db.done_reps(hash, &key, &plan.source, attempt)?;
+        // The attempt's last run, its point's row and the superseding of earlier attempts
+        // are committed together (one synchronous commit instead of three when runs go one
+        // at a time); a batch's open group already holds them.
+        let last_rep = (0..exp.repeat.count).rev().find(|r| !done.contains(r));
+        let mut point_group = false;
         for rep in 0..exp.repeat.count {
             if done.contains(&rep) {
                 st.done += 1;
@@ -358,6 +363,10 @@ fn run_point(
                 started_at: started,
                 ended_at: ended,
             };
+            if Some(rep) == last_rep && !db.in_group() {
+                db.begin_group()?;
+                point_group = true;
+            }
             db.insert_run(&record)?;
             st.done += 1;
             report.runs_done += 1;
@@ -397,11 +406,17 @@ fn run_point(
             });
         }
         if again {
+            if point_group {
+                db.commit_group()?;
+            }
             attempt += 1;
             st.total += exp.repeat.count as u64;
             continue;
         }
         db.supersede(hash, &key, &plan.source, attempt)?;
+        if point_group {
+            db.commit_group()?;
+        }
         return Ok(Outcome {
             point: plan.point.index,
             values: plan

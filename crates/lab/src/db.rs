@@ -673,6 +673,11 @@ impl Db {
         Ok(())
     }
 
+    /// Whether a group is open ([`Db::begin_group`]).
+    pub fn in_group(&self) -> bool {
+        !self.conn.is_autocommit()
+    }
+
     /// Commit the open group ([`Db::begin_group`]), if any.
     pub fn commit_group(&mut self) -> Result<(), LabError> {
         if !self.conn.is_autocommit() {
