@@ -145,9 +145,16 @@ pub fn run(
     };
     let campaign_id = db.begin_campaign(&info)?;
     let env_id = db.record_environment(campaign_id, env)?;
-    let mut report = Report::default();
-    report.reference_rows =
-        crate::reference::import(exp, db, campaign_id, &mut *io.observe, (io.now)())?;
+    let mut report = Report {
+        reference_rows: crate::reference::import(
+            exp,
+            db,
+            campaign_id,
+            &mut *io.observe,
+            (io.now)(),
+        )?,
+        ..Default::default()
+    };
     let ahead = Ahead::plan(exp, db, &plans, &*io.runner)?;
     let mut state = State {
         exp,
