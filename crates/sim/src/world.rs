@@ -1384,10 +1384,18 @@ impl World {
             }
         }
         for l in luns.iter_mut() {
-            l.capacity = arrays[l.array].geom.capacity().saturating_sub(l.offset);
-        }
-        for a in luns.iter() {
-            let _ = a;
+            let cap = arrays[l.array].geom.capacity();
+            if l.offset >= cap {
+                return Err(SimError::usage(format!(
+                    "{}: lun '{}': offset_bytes {} is not inside array '{}' (valid: 0 to {})",
+                    sys.file,
+                    l.name,
+                    l.offset,
+                    arrays[l.array].name,
+                    cap.saturating_sub(1)
+                )));
+            }
+            l.capacity = cap - l.offset;
         }
         Ok(World {
             system: sys.file.clone(),

@@ -193,3 +193,40 @@ fn explain_names_the_drive_write_cache() {
         "{text}"
     );
 }
+
+/// A LUN must start inside its array: an offset past the end is one line naming the LUN, the
+/// array and the valid offsets, not a job that "covers" a target of 0 bytes.
+#[test]
+fn a_lun_offset_past_its_array_is_a_usage_error() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-lunoff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(repo().join("systems/xdd2008/raid0.toml"))
+        .unwrap()
+        .replace("offset_bytes = 32256", "offset_bytes = 999999999999999")
+        .replace(
+            "include = [\"components.toml\"]",
+            "include = [\"comp.toml\"]",
+        );
+    assert!(text.contains("999999999999999"));
+    std::fs::copy(
+        repo().join("systems/xdd2008/components.toml"),
+        dir.join("comp.toml"),
+    )
+    .unwrap();
+    let f = dir.join("far.toml");
+    std::fs::write(&f, text).unwrap();
+    let e = raidlab_sim::run(&[spec(
+        &format!("sim:{}", f.display()),
+        &[("rw", "randread"), ("bs", "8k"), ("size", "64m")],
+    )])
+    .unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    assert!(
+        e.message.contains("lun 'ntfs'")
+            && e.message.contains("offset_bytes 999999999999999")
+            && e.message.contains("array 'raid0'")
+            && e.message.contains("valid: 0 to "),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
