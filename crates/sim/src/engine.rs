@@ -388,6 +388,17 @@ impl<'w> Engine<'w> {
             // The job's program starts and opens its target before the first request.
             self.at(start + self.w.host_job_start_ns, Ev::Issue(i as u32));
         }
+        // Drives still holding writes from the group before write them out as they would
+        // have: when nothing else waits, or first when their buffers are pressed.
+        for d in 0..self.w.disks.len() {
+            if self.w.disks[d]
+                .wcache
+                .as_ref()
+                .is_some_and(|wc| !wc.held.is_empty())
+            {
+                self.at(start, Ev::DiskDone(d as u32 | 0x8000_0000));
+            }
+        }
         // Write-back caches, the controllers' and the drives': while one fills, the rate is
         // about to change.
         let total_cache: u64 = self
@@ -596,9 +607,15 @@ impl<'w> Engine<'w> {
         self.due.clear();
         for d in self.w.disks.iter_mut() {
             d.queue.clear();
-            d.active.clear();
-            if let Some(wc) = d.wcache.as_mut() {
-                wc.clear();
+            // A drive keeps what its write cache holds, including a held write the media
+            // was writing: it writes that one again.
+            for (_, r) in d.active.drain(..) {
+                if r.join == HELD {
+                    d.wcache
+                        .as_mut()
+                        .expect("held writes only in a write cache")
+                        .rehold(r);
+                }
             }
         }
         for a in self.w.arrays.iter_mut() {

@@ -529,6 +529,12 @@ impl WriteCache {
         e.1 += 1;
         self.held.push_back(r);
     }
+    /// Hold again a write the media had started but not finished (its bytes and extent
+    /// are still counted).
+    pub fn rehold(&mut self, r: DiskReq) {
+        debug_assert!(self.extents.contains_key(&r.offset));
+        self.held.push_back(r);
+    }
     /// The media has written a held write.
     pub fn written(&mut self, r: &DiskReq) {
         self.bytes -= r.len;
@@ -546,11 +552,6 @@ impl WriteCache {
             .range(..=offset)
             .next_back()
             .is_some_and(|(_, &(end, _))| end >= offset + len)
-    }
-    pub fn clear(&mut self) {
-        self.held.clear();
-        self.extents.clear();
-        self.bytes = 0;
     }
 }
 

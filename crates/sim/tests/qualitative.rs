@@ -488,3 +488,45 @@ fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
     // A 7200 rpm drive's turn takes 8.3 ms: a media read waits about half of one.
     assert!(p50_ms < 1.0, "median read latency {p50_ms:.2} ms");
 }
+
+/// What a drive's write cache holds when a job group ends is still there for the next group
+/// (stonewall), as on a real drive between jobs: the media writes it out while the next
+/// group's reads queue behind it. Reads after a write group wait longer than the same reads
+/// after a read group.
+#[test]
+fn a_drive_writes_out_what_it_held_after_the_group_that_wrote_it() {
+    let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
+    let reads_after = |first: &str| {
+        let a = spec(
+            &t,
+            &[
+                ("rw", first),
+                ("bs", "8k"),
+                ("size", "12m"),
+                ("iodepth", "1"),
+            ],
+        );
+        let b = spec(
+            &t,
+            &[
+                ("rw", "randread"),
+                ("bs", "8k"),
+                ("offset", "100g"),
+                ("size", "4m"),
+                ("iodepth", "1"),
+                ("stonewall", "1"),
+            ],
+        );
+        let r = raidlab_sim::run(&[a, b]).unwrap();
+        assert_eq!(r.jobs[1].read.total_ios, 512);
+        r.jobs[1].read.clat.mean()
+    };
+    let after_writes = reads_after("randwrite");
+    let after_reads = reads_after("randread");
+    assert!(
+        after_writes > 1.3 * after_reads,
+        "mean read latency after a write group {:.2} ms, after a read group {:.2} ms",
+        after_writes / 1e6,
+        after_reads / 1e6
+    );
+}
