@@ -1352,12 +1352,23 @@ impl<'w> Engine<'w> {
             let end = now.max(wc.accept_free) + model.accept_ns(r.len);
             wc.accept_free = end;
             let join = std::mem::replace(&mut r.join, HELD);
+            disk.ios += 1;
+            // A rewrite of data the buffer holds, and that the media is not writing now,
+            // replaces it there: the media writes it once.
+            let (offset, len) = (r.offset, r.len);
+            let rewrite = wc.holds(offset, len)
+                && !disk.active.iter().any(|(_, a)| {
+                    a.join == HELD && a.offset < offset + len && offset < a.offset + a.len
+                });
+            if rewrite {
+                self.command_done(d, end, len, true, join);
+                continue;
+            }
             // The media writes it once its data has arrived.
             r.ready = end;
             wc.hold(r);
-            disk.ios += 1;
             let idle = disk.active.is_empty();
-            self.command_done(d, end, r.len, true, join);
+            self.command_done(d, end, len, true, join);
             if idle {
                 // The media is idle: look again once the data is in.
                 self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
