@@ -62,6 +62,8 @@ pub struct Loc {
     zone: u32,
     /// Angular position of the first sector, as a fraction of a turn.
     target: f64,
+    /// Angular position of the track's first sector (its skew), as a fraction of a turn.
+    skew: f64,
 }
 
 impl Loc {
@@ -88,6 +90,14 @@ fn rem(x: f64, m: f64) -> f64 {
     } else {
         rem_slow(x, m)
     }
+}
+
+/// `x.fract()` for finite 0 ≤ x < 2^63, bit for bit: the whole part through a signed
+/// integer (exact in that range) instead of a call to `trunc`.
+#[inline]
+fn fract_pos(x: f64) -> f64 {
+    debug_assert!((0.0..9.2e18).contains(&x), "{x}");
+    x - x as i64 as f64
 }
 
 /// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
@@ -424,13 +434,30 @@ impl DeviceModel {
         let rel = lba - z.first_lba;
         let track = z.first_track + rel / z.spt;
         let (sector, spt) = (rel % z.spt, z.spt);
+        let skew = fract_pos(track as f64 * self.track_skew);
         Loc {
             cyl: track / self.heads,
             sector,
             spt,
             zone: zi as u32,
-            target: (sector as f64 / spt as f64 + (track as f64 * self.track_skew).fract()).fract(),
+            target: fract_pos(sector as f64 / spt as f64 + skew),
+            skew,
         }
+    }
+
+    /// Angular position of the sector holding byte `end` (as [`Loc::target`] of
+    /// `self.loc(end)`), for a command starting at `offset` located at `loc` and ending there:
+    /// on the start's track it follows from the start's sector and the track's skew.
+    #[inline]
+    fn end_target(&self, loc: &Loc, offset: u64, end: u64) -> f64 {
+        let sector = loc.sector + (end / SECTOR - offset / SECTOR);
+        let a = if sector < loc.spt {
+            fract_pos(sector as f64 / loc.spt as f64 + loc.skew)
+        } else {
+            self.loc(end).target
+        };
+        debug_assert_eq!(a.to_bits(), self.loc(end).target.to_bits());
+        a
     }
 
     /// Cylinder of a byte offset at or after `from` (same zone or a later one).
@@ -514,12 +541,25 @@ impl DeviceModel {
     /// (it is where the head is), and the service time charges it no seek or rotation.
     #[inline]
     pub fn streams(&self, st: &DeviceState, offset: u64, write: bool) -> bool {
-        offset == st.last_end
-            && if write {
-                self.write_cache
-            } else {
-                self.read_ahead_bytes > 0 && st.last_was_read
-            }
+        offset == st.last_end && self.may_stream(st, write)
+    }
+
+    /// Whether a command (a write if `write`) could stream on from the drive's last one, at
+    /// the offset where that one ended ([`DeviceModel::streams`]).
+    #[inline]
+    pub fn may_stream(&self, st: &DeviceState, write: bool) -> bool {
+        if write {
+            self.write_cache
+        } else {
+            self.read_ahead_bytes > 0 && st.last_was_read
+        }
+    }
+
+    /// Whether any command could stream on from the drive's last one
+    /// ([`DeviceModel::streams`]).
+    #[inline]
+    pub fn any_may_stream(&self, st: &DeviceState) -> bool {
+        st.last_end != u64::MAX && (self.may_stream(st, true) || self.may_stream(st, false))
     }
 
     /// Service time of a command starting at `t`; updates the state.
@@ -583,8 +623,10 @@ impl DeviceModel {
             self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
         };
         let ns = ns.max(1.0) as u64;
+        debug_assert_eq!(*loc, self.loc(offset));
         st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
+        st.last_end_target = self.end_target(loc, offset, offset + len);
         st.last_done = t + ns;
         st.last_was_read = !write;
         ns
@@ -598,6 +640,9 @@ pub struct DeviceState {
     pub last_end: u64,
     pub last_done: u64,
     pub last_was_read: bool,
+    /// Angular position of the sector holding `last_end`, as a fraction of a turn (where a
+    /// command streaming on from the last one starts).
+    pub last_end_target: f64,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
 }
@@ -609,6 +654,7 @@ impl DeviceState {
             last_end: u64::MAX,
             last_done: 0,
             last_was_read: false,
+            last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
         }
     }

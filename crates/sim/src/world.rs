@@ -300,10 +300,10 @@ impl DriveQueue {
     /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
     /// last ended, so the window holds them at that offset's angle.
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
-        if st.last_end == u64::MAX || model.kind != DeviceKind::Hdd {
+        if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
             return None;
         }
-        let target = model.loc(st.last_end).target();
+        let target = st.last_end_target;
         let i = self.by_angle.partition_point(|x| x.target < target);
         self.by_angle[i..]
             .iter()
