@@ -100,6 +100,21 @@ fn fract_pos(x: f64) -> f64 {
     x - x as i64 as f64
 }
 
+/// `x as f64` for x < 2^63 (times, offsets and counts), bit for bit, by the signed
+/// conversion: one instruction where the unsigned one takes several.
+#[inline(always)]
+pub(crate) fn f64_of(x: u64) -> f64 {
+    debug_assert!(x < 1 << 63, "{x}");
+    x as i64 as f64
+}
+
+/// `x as u64` for 0 ≤ x < 2^63, bit for bit, by the signed conversion, as [`f64_of`].
+#[inline(always)]
+pub(crate) fn u64_of(x: f64) -> u64 {
+    debug_assert!((0.0..9_223_372_036_854_775_808.0).contains(&x), "{x}");
+    x as i64 as u64
+}
+
 /// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
 /// selects afterwards (a remainder has no side effects), which is what `rem` avoids.
 #[cold]
@@ -434,13 +449,13 @@ impl DeviceModel {
         let rel = lba - z.first_lba;
         let track = z.first_track + rel / z.spt;
         let (sector, spt) = (rel % z.spt, z.spt);
-        let skew = fract_pos(track as f64 * self.track_skew);
+        let skew = fract_pos(f64_of(track) * self.track_skew);
         Loc {
             cyl: track / self.heads,
             sector,
             spt,
             zone: zi as u32,
-            target: fract_pos(sector as f64 / spt as f64 + skew),
+            target: fract_pos(f64_of(sector) / f64_of(spt) + skew),
             skew,
         }
     }
@@ -452,7 +467,7 @@ impl DeviceModel {
     fn end_target(&self, loc: &Loc, offset: u64, end: u64) -> f64 {
         let sector = loc.sector + (end / SECTOR - offset / SECTOR);
         let a = if sector < loc.spt {
-            fract_pos(sector as f64 / loc.spt as f64 + loc.skew)
+            fract_pos(f64_of(sector) / f64_of(loc.spt) + loc.skew)
         } else {
             self.loc(end).target
         };
@@ -510,13 +525,13 @@ impl DeviceModel {
     /// transfer over the interface.
     #[inline]
     pub fn accept_ns(&self, len: u64) -> u64 {
-        (self.command_ns as f64 + len as f64 * self.iface_ns_per_byte).max(1.0) as u64
+        u64_of((f64_of(self.command_ns) + f64_of(len) * self.iface_ns_per_byte).max(1.0))
     }
 
     /// The start time plus command overhead, as the positioning formula adds them.
     #[inline]
     pub fn t_cmd(&self, t: u64) -> f64 {
-        t as f64 + self.command_ns as f64
+        f64_of(t) + f64_of(self.command_ns)
     }
 
     /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
@@ -529,10 +544,10 @@ impl DeviceModel {
 
     fn media_ns(&self, loc: &Loc, len: u64) -> f64 {
         let (sector, spt) = (loc.sector, loc.spt);
-        let per_sector = self.rev_ns / spt as f64;
+        let per_sector = self.rev_ns / f64_of(spt);
         let sectors = len.div_ceil(SECTOR);
         let switches = (sector + sectors) / spt;
-        sectors as f64 * per_sector + switches as f64 * self.head_switch_ns
+        f64_of(sectors) * per_sector + f64_of(switches) * self.head_switch_ns
     }
 
     /// Whether a command at `offset` continues the drive's last one without positioning: a
@@ -588,9 +603,9 @@ impl DeviceModel {
             } else {
                 (self.read_ns, self.ssd_read_ns_per_byte)
             };
-            return self.command_ns + lat + (len as f64 * per) as u64;
+            return self.command_ns + lat + u64_of(f64_of(len) * per);
         }
-        let iface = len as f64 * self.iface_ns_per_byte;
+        let iface = f64_of(len) * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);
         // A streaming command moves at the zone's sustained rate: the catalog's sectors per
         // track give the rate a drive sustains along its tracks, head switches included (its
@@ -598,20 +613,20 @@ impl DeviceModel {
         // the zone already found for `loc`.
         let sustained_per_byte = || {
             let z = &self.zones[loc.zone as usize];
-            self.rev_ns / (z.spt * SECTOR) as f64
+            self.rev_ns / f64_of(z.spt * SECTOR)
         };
         let ns = if streams && !write {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
             let media_per_byte = sustained_per_byte();
-            let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
+            let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
-            self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
+            f64_of(self.command_ns) + iface.max(f64_of(rest) * media_per_byte)
         } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses,
             // at the same sustained rate as sequential reads.
-            self.command_ns as f64 + iface.max(len as f64 * sustained_per_byte())
+            f64_of(self.command_ns) + iface.max(f64_of(len) * sustained_per_byte())
         } else {
             let pos = match positioning {
                 Some(p) => p,
@@ -620,9 +635,9 @@ impl DeviceModel {
                     self.positioning_from(st, self.t_cmd(t), pos, loc)
                 }
             };
-            self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
+            f64_of(self.command_ns) + pos + self.media_ns(loc, len).max(iface)
         };
-        let ns = ns.max(1.0) as u64;
+        let ns = u64_of(ns.max(1.0));
         debug_assert_eq!(*loc, self.loc(offset));
         st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
@@ -682,6 +697,23 @@ mod tests {
                     assert_eq!(rem(y, m).to_bits(), (y % m).to_bits(), "{y} % {m}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn conversions_are_the_plain_ones_bit_for_bit() {
+        let mut rng = raidlab_workload::Rng::new(7);
+        for _ in 0..100_000 {
+            let x = rng.next_u64() >> (1 + rng.below(63));
+            assert_eq!(f64_of(x).to_bits(), (x as f64).to_bits(), "{x}");
+            let z = x as f64 * rng.next_f64();
+            assert_eq!(u64_of(z), z as u64, "{z}");
+        }
+        for x in [0, 1, (1 << 53) + 1, (1 << 63) - 1] {
+            assert_eq!(f64_of(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+        for y in [0.0, -0.0, 0.5, 9.2e18] {
+            assert_eq!(u64_of(y), y as u64, "{y}");
         }
     }
 

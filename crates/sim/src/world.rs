@@ -421,7 +421,7 @@ pub fn sptf_pick(
     // of the best so found.
     let t_cmd = model.t_cmd(now);
     let a0 = model.angle_at(st, t_cmd);
-    let slack = 1.0 + now as f64 * 1e-14;
+    let slack = 1.0 + crate::device::f64_of(now) * 1e-14;
     let n = w.len();
     let first = w.partition_point(|c| c.target < a0);
     let mut walk = Walk {
