@@ -24,6 +24,10 @@ pub struct DeviceModel {
     inv_rev: f64,
     heads: u64,
     zones: Vec<Zone>,
+    /// The zone holding the first sector of each run of `1 << zone_shift` sectors: no zone is
+    /// shorter than a run, so a run starts in that zone or ends in the next.
+    zone_hint: Vec<u32>,
+    zone_shift: u32,
     cylinders: u64,
     seek: SeekCurve,
     write_settle_ns: f64,
@@ -274,6 +278,14 @@ impl DeviceModel {
         }
         let ssd = s.kind == DeviceKind::Ssd;
         let cylinders = cyl_per_zone * nz;
+        let shortest = (0..nz).map(|z| cyl_per_zone * heads * spt(z)).min().unwrap_or(1);
+        let zone_shift = shortest.max(1).ilog2();
+        let zone_hint = (0..=lba >> zone_shift)
+            .map(|c| {
+                let first = c << zone_shift;
+                (zones.partition_point(|z| z.first_lba <= first) - 1) as u32
+            })
+            .collect();
         DeviceModel {
             kind: s.kind,
             capacity: s.capacity_bytes,
@@ -281,6 +293,8 @@ impl DeviceModel {
             inv_rev: 1.0 / rev_ns,
             heads,
             zones,
+            zone_hint,
+            zone_shift,
             cylinders,
             seek: SeekCurve::from_spec(s),
             write_settle_ns: s.write_settle_ms * 1e6,
@@ -312,12 +326,30 @@ impl DeviceModel {
         }
     }
 
+    /// Index of the zone holding sector `lba` (the last zone for any past the end).
+    #[inline]
+    fn zone_index(&self, lba: u64) -> usize {
+        let i = match self.zone_hint.get((lba >> self.zone_shift) as usize) {
+            Some(&h) => {
+                let h = h as usize;
+                match self.zones.get(h + 1) {
+                    Some(next) if next.first_lba <= lba => h + 1,
+                    _ => h,
+                }
+            }
+            None => self.zones.len() - 1,
+        };
+        debug_assert_eq!(
+            i,
+            self.zones
+                .partition_point(|z| z.first_lba <= lba)
+                .saturating_sub(1)
+        );
+        i
+    }
+
     fn zone_of(&self, lba: u64) -> &Zone {
-        let i = self
-            .zones
-            .partition_point(|z| z.first_lba <= lba)
-            .saturating_sub(1);
-        &self.zones[i]
+        &self.zones[self.zone_index(lba)]
     }
 
     /// (cylinder, sector within track, sectors per track) of a byte offset.
@@ -441,10 +473,7 @@ impl DeviceModel {
     /// Where a command for `offset` starts (see [`Loc`]).
     pub fn loc(&self, offset: u64) -> Loc {
         let lba = offset / SECTOR;
-        let zi = self
-            .zones
-            .partition_point(|z| z.first_lba <= lba)
-            .saturating_sub(1);
+        let zi = self.zone_index(lba);
         let z = &self.zones[zi];
         let rel = lba - z.first_lba;
         let track = z.first_track + rel / z.spt;
@@ -714,6 +743,27 @@ mod tests {
         }
         for y in [0.0, -0.0, 0.5, 9.2e18] {
             assert_eq!(u64_of(y), y as u64, "{y}");
+        }
+    }
+
+    #[test]
+    fn zone_hints_find_the_zone_a_search_finds() {
+        let mut rng = raidlab_workload::Rng::new(13);
+        for spec in catalog::catalog() {
+            let m = DeviceModel::new(&spec, None);
+            let search = |lba: u64| {
+                m.zones
+                    .partition_point(|z| z.first_lba <= lba)
+                    .saturating_sub(1)
+            };
+            let end = m.zones.last().unwrap().first_lba * 2 + 1000;
+            let edges = m.zones.iter().flat_map(|z| {
+                let b = z.first_lba;
+                [b.saturating_sub(1), b, b + 1]
+            });
+            for lba in edges.chain((0..10_000).map(|_| rng.below(end))) {
+                assert_eq!(m.zone_index(lba), search(lba), "{} sector {lba}", spec.name);
+            }
         }
     }
 
