@@ -380,10 +380,10 @@ impl DriveQueue {
                 let w = &mut self.by_angle;
                 let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
                 if j <= k {
-                    w[j..=k].rotate_right(1);
+                    w.copy_within(j..k, j + 1);
                     w[j] = c;
                 } else {
-                    w[k..j].rotate_left(1);
+                    w.copy_within(k + 1..j, k);
                     w[j - 1] = c;
                 }
             }
