@@ -504,10 +504,18 @@ impl DeviceModel {
         a
     }
 
-    /// Cylinder of a byte offset at or after `from` (same zone or a later one).
+    /// Cylinder of a byte offset at or after `start`, located at `from` (same zone or a later
+    /// one).
     #[inline]
-    fn cyl_from(&self, from: &Loc, offset: u64) -> u64 {
+    fn cyl_from(&self, from: &Loc, start: u64, offset: u64) -> u64 {
         let lba = offset / SECTOR;
+        // On the start's track (zones hold whole tracks): the start's cylinder.
+        if let Some(d) = lba.checked_sub(start / SECTOR) {
+            if from.sector + d < from.spt {
+                debug_assert_eq!(from.cyl, self.locate(offset).0);
+                return from.cyl;
+            }
+        }
         let mut zi = from.zone as usize;
         while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
             zi += 1;
@@ -668,7 +676,7 @@ impl DeviceModel {
         };
         let ns = u64_of(ns.max(1.0));
         debug_assert_eq!(*loc, self.loc(offset));
-        st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
+        st.cyl = self.cyl_from(loc, offset, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
         st.last_end_target = self.end_target(loc, offset, offset + len);
         st.last_done = t + ns;
