@@ -24,6 +24,10 @@ pub struct DeviceModel {
     inv_rev: f64,
     heads: u64,
     zones: Vec<Zone>,
+    /// The zone holding the first sector of each run of `1 << zone_shift` sectors: no zone is
+    /// shorter than a run, so a run starts in that zone or ends in the next.
+    zone_hint: Vec<u32>,
+    zone_shift: u32,
     cylinders: u64,
     seek: SeekCurve,
     write_settle_ns: f64,
@@ -62,6 +66,8 @@ pub struct Loc {
     zone: u32,
     /// Angular position of the first sector, as a fraction of a turn.
     target: f64,
+    /// Angular position of the track's first sector (its skew), as a fraction of a turn.
+    skew: f64,
 }
 
 impl Loc {
@@ -88,6 +94,29 @@ fn rem(x: f64, m: f64) -> f64 {
     } else {
         rem_slow(x, m)
     }
+}
+
+/// `x.fract()` for finite 0 ≤ x < 2^63, bit for bit: the whole part through a signed
+/// integer (exact in that range) instead of a call to `trunc`.
+#[inline]
+fn fract_pos(x: f64) -> f64 {
+    debug_assert!((0.0..9.2e18).contains(&x), "{x}");
+    x - x as i64 as f64
+}
+
+/// `x as f64` for x < 2^63 (times, offsets and counts), bit for bit, by the signed
+/// conversion: one instruction where the unsigned one takes several.
+#[inline(always)]
+pub(crate) fn f64_of(x: u64) -> f64 {
+    debug_assert!(x < 1 << 63, "{x}");
+    x as i64 as f64
+}
+
+/// `x as u64` for 0 ≤ x < 2^63, bit for bit, by the signed conversion, as [`f64_of`].
+#[inline(always)]
+pub(crate) fn u64_of(x: f64) -> u64 {
+    debug_assert!((0.0..9_223_372_036_854_775_808.0).contains(&x), "{x}");
+    x as i64 as u64
 }
 
 /// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
@@ -249,6 +278,14 @@ impl DeviceModel {
         }
         let ssd = s.kind == DeviceKind::Ssd;
         let cylinders = cyl_per_zone * nz;
+        let shortest = (0..nz).map(|z| cyl_per_zone * heads * spt(z)).min().unwrap_or(1);
+        let zone_shift = shortest.max(1).ilog2();
+        let zone_hint = (0..=lba >> zone_shift)
+            .map(|c| {
+                let first = c << zone_shift;
+                (zones.partition_point(|z| z.first_lba <= first) - 1) as u32
+            })
+            .collect();
         DeviceModel {
             kind: s.kind,
             capacity: s.capacity_bytes,
@@ -256,6 +293,8 @@ impl DeviceModel {
             inv_rev: 1.0 / rev_ns,
             heads,
             zones,
+            zone_hint,
+            zone_shift,
             cylinders,
             seek: SeekCurve::from_spec(s),
             write_settle_ns: s.write_settle_ms * 1e6,
@@ -287,12 +326,30 @@ impl DeviceModel {
         }
     }
 
+    /// Index of the zone holding sector `lba` (the last zone for any past the end).
+    #[inline]
+    fn zone_index(&self, lba: u64) -> usize {
+        let i = match self.zone_hint.get((lba >> self.zone_shift) as usize) {
+            Some(&h) => {
+                let h = h as usize;
+                match self.zones.get(h + 1) {
+                    Some(next) if next.first_lba <= lba => h + 1,
+                    _ => h,
+                }
+            }
+            None => self.zones.len() - 1,
+        };
+        debug_assert_eq!(
+            i,
+            self.zones
+                .partition_point(|z| z.first_lba <= lba)
+                .saturating_sub(1)
+        );
+        i
+    }
+
     fn zone_of(&self, lba: u64) -> &Zone {
-        let i = self
-            .zones
-            .partition_point(|z| z.first_lba <= lba)
-            .saturating_sub(1);
-        &self.zones[i]
+        &self.zones[self.zone_index(lba)]
     }
 
     /// (cylinder, sector within track, sectors per track) of a byte offset.
@@ -416,27 +473,49 @@ impl DeviceModel {
     /// Where a command for `offset` starts (see [`Loc`]).
     pub fn loc(&self, offset: u64) -> Loc {
         let lba = offset / SECTOR;
-        let zi = self
-            .zones
-            .partition_point(|z| z.first_lba <= lba)
-            .saturating_sub(1);
+        let zi = self.zone_index(lba);
         let z = &self.zones[zi];
         let rel = lba - z.first_lba;
         let track = z.first_track + rel / z.spt;
         let (sector, spt) = (rel % z.spt, z.spt);
+        let skew = fract_pos(f64_of(track) * self.track_skew);
         Loc {
             cyl: track / self.heads,
             sector,
             spt,
             zone: zi as u32,
-            target: (sector as f64 / spt as f64 + (track as f64 * self.track_skew).fract()).fract(),
+            target: fract_pos(f64_of(sector) / f64_of(spt) + skew),
+            skew,
         }
     }
 
-    /// Cylinder of a byte offset at or after `from` (same zone or a later one).
+    /// Angular position of the sector holding byte `end` (as [`Loc::target`] of
+    /// `self.loc(end)`), for a command starting at `offset` located at `loc` and ending there:
+    /// on the start's track it follows from the start's sector and the track's skew.
     #[inline]
-    fn cyl_from(&self, from: &Loc, offset: u64) -> u64 {
+    fn end_target(&self, loc: &Loc, offset: u64, end: u64) -> f64 {
+        let sector = loc.sector + (end / SECTOR - offset / SECTOR);
+        let a = if sector < loc.spt {
+            fract_pos(f64_of(sector) / f64_of(loc.spt) + loc.skew)
+        } else {
+            self.loc(end).target
+        };
+        debug_assert_eq!(a.to_bits(), self.loc(end).target.to_bits());
+        a
+    }
+
+    /// Cylinder of a byte offset at or after `start`, located at `from` (same zone or a later
+    /// one).
+    #[inline]
+    fn cyl_from(&self, from: &Loc, start: u64, offset: u64) -> u64 {
         let lba = offset / SECTOR;
+        // On the start's track (zones hold whole tracks): the start's cylinder.
+        if let Some(d) = lba.checked_sub(start / SECTOR) {
+            if from.sector + d < from.spt {
+                debug_assert_eq!(from.cyl, self.locate(offset).0);
+                return from.cyl;
+            }
+        }
         let mut zi = from.zone as usize;
         while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
             zi += 1;
@@ -483,13 +562,13 @@ impl DeviceModel {
     /// transfer over the interface.
     #[inline]
     pub fn accept_ns(&self, len: u64) -> u64 {
-        (self.command_ns as f64 + len as f64 * self.iface_ns_per_byte).max(1.0) as u64
+        u64_of((f64_of(self.command_ns) + f64_of(len) * self.iface_ns_per_byte).max(1.0))
     }
 
     /// The start time plus command overhead, as the positioning formula adds them.
     #[inline]
     pub fn t_cmd(&self, t: u64) -> f64 {
-        t as f64 + self.command_ns as f64
+        f64_of(t) + f64_of(self.command_ns)
     }
 
     /// Positioning time (seek + settle + rotational wait) if a command for `offset` started
@@ -502,10 +581,10 @@ impl DeviceModel {
 
     fn media_ns(&self, loc: &Loc, len: u64) -> f64 {
         let (sector, spt) = (loc.sector, loc.spt);
-        let per_sector = self.rev_ns / spt as f64;
+        let per_sector = self.rev_ns / f64_of(spt);
         let sectors = len.div_ceil(SECTOR);
         let switches = (sector + sectors) / spt;
-        sectors as f64 * per_sector + switches as f64 * self.head_switch_ns
+        f64_of(sectors) * per_sector + f64_of(switches) * self.head_switch_ns
     }
 
     /// Whether a command at `offset` continues the drive's last one without positioning: a
@@ -514,12 +593,25 @@ impl DeviceModel {
     /// (it is where the head is), and the service time charges it no seek or rotation.
     #[inline]
     pub fn streams(&self, st: &DeviceState, offset: u64, write: bool) -> bool {
-        offset == st.last_end
-            && if write {
-                self.write_cache
-            } else {
-                self.read_ahead_bytes > 0 && st.last_was_read
-            }
+        offset == st.last_end && self.may_stream(st, write)
+    }
+
+    /// Whether a command (a write if `write`) could stream on from the drive's last one, at
+    /// the offset where that one ended ([`DeviceModel::streams`]).
+    #[inline]
+    pub fn may_stream(&self, st: &DeviceState, write: bool) -> bool {
+        if write {
+            self.write_cache
+        } else {
+            self.read_ahead_bytes > 0 && st.last_was_read
+        }
+    }
+
+    /// Whether any command could stream on from the drive's last one
+    /// ([`DeviceModel::streams`]).
+    #[inline]
+    pub fn any_may_stream(&self, st: &DeviceState) -> bool {
+        st.last_end != u64::MAX && (self.may_stream(st, true) || self.may_stream(st, false))
     }
 
     /// Service time of a command starting at `t`; updates the state.
@@ -548,9 +640,9 @@ impl DeviceModel {
             } else {
                 (self.read_ns, self.ssd_read_ns_per_byte)
             };
-            return self.command_ns + lat + (len as f64 * per) as u64;
+            return self.command_ns + lat + u64_of(f64_of(len) * per);
         }
-        let iface = len as f64 * self.iface_ns_per_byte;
+        let iface = f64_of(len) * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);
         // A streaming command moves at the zone's sustained rate: the catalog's sectors per
         // track give the rate a drive sustains along its tracks, head switches included (its
@@ -558,20 +650,20 @@ impl DeviceModel {
         // the zone already found for `loc`.
         let sustained_per_byte = || {
             let z = &self.zones[loc.zone as usize];
-            self.rev_ns / (z.spt * SECTOR) as f64
+            self.rev_ns / f64_of(z.spt * SECTOR)
         };
         let ns = if streams && !write {
             // The drive kept reading after the last command: what it has buffered moves at
             // interface speed, the rest streams from the media with no positioning.
             let media_per_byte = sustained_per_byte();
-            let buffered = (((t.saturating_sub(st.last_done)) as f64 / media_per_byte) as u64)
+            let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
-            self.command_ns as f64 + iface.max(rest as f64 * media_per_byte)
+            f64_of(self.command_ns) + iface.max(f64_of(rest) * media_per_byte)
         } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses,
             // at the same sustained rate as sequential reads.
-            self.command_ns as f64 + iface.max(len as f64 * sustained_per_byte())
+            f64_of(self.command_ns) + iface.max(f64_of(len) * sustained_per_byte())
         } else {
             let pos = match positioning {
                 Some(p) => p,
@@ -580,11 +672,13 @@ impl DeviceModel {
                     self.positioning_from(st, self.t_cmd(t), pos, loc)
                 }
             };
-            self.command_ns as f64 + pos + self.media_ns(loc, len).max(iface)
+            f64_of(self.command_ns) + pos + self.media_ns(loc, len).max(iface)
         };
-        let ns = ns.max(1.0) as u64;
-        st.cyl = self.cyl_from(loc, (offset + len).saturating_sub(1));
+        let ns = u64_of(ns.max(1.0));
+        debug_assert_eq!(*loc, self.loc(offset));
+        st.cyl = self.cyl_from(loc, offset, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
+        st.last_end_target = self.end_target(loc, offset, offset + len);
         st.last_done = t + ns;
         st.last_was_read = !write;
         ns
@@ -598,6 +692,9 @@ pub struct DeviceState {
     pub last_end: u64,
     pub last_done: u64,
     pub last_was_read: bool,
+    /// Angular position of the sector holding `last_end`, as a fraction of a turn (where a
+    /// command streaming on from the last one starts).
+    pub last_end_target: f64,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
 }
@@ -609,6 +706,7 @@ impl DeviceState {
             last_end: u64::MAX,
             last_done: 0,
             last_was_read: false,
+            last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
         }
     }
@@ -635,6 +733,44 @@ mod tests {
                 ] {
                     assert_eq!(rem(y, m).to_bits(), (y % m).to_bits(), "{y} % {m}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn conversions_are_the_plain_ones_bit_for_bit() {
+        let mut rng = raidlab_workload::Rng::new(7);
+        for _ in 0..100_000 {
+            let x = rng.next_u64() >> (1 + rng.below(63));
+            assert_eq!(f64_of(x).to_bits(), (x as f64).to_bits(), "{x}");
+            let z = x as f64 * rng.next_f64();
+            assert_eq!(u64_of(z), z as u64, "{z}");
+        }
+        for x in [0, 1, (1 << 53) + 1, (1 << 63) - 1] {
+            assert_eq!(f64_of(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+        for y in [0.0, -0.0, 0.5, 9.2e18] {
+            assert_eq!(u64_of(y), y as u64, "{y}");
+        }
+    }
+
+    #[test]
+    fn zone_hints_find_the_zone_a_search_finds() {
+        let mut rng = raidlab_workload::Rng::new(13);
+        for spec in catalog::catalog() {
+            let m = DeviceModel::new(&spec, None);
+            let search = |lba: u64| {
+                m.zones
+                    .partition_point(|z| z.first_lba <= lba)
+                    .saturating_sub(1)
+            };
+            let end = m.zones.last().unwrap().first_lba * 2 + 1000;
+            let edges = m.zones.iter().flat_map(|z| {
+                let b = z.first_lba;
+                [b.saturating_sub(1), b, b + 1]
+            });
+            for lba in edges.chain((0..10_000).map(|_| rng.below(end))) {
+                assert_eq!(m.zone_index(lba), search(lba), "{} sector {lba}", spec.name);
             }
         }
     }

@@ -300,10 +300,10 @@ impl DriveQueue {
     /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
     /// last ended, so the window holds them at that offset's angle.
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
-        if st.last_end == u64::MAX || model.kind != DeviceKind::Hdd {
+        if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
             return None;
         }
-        let target = model.loc(st.last_end).target();
+        let target = st.last_end_target;
         let i = self.by_angle.partition_point(|x| x.target < target);
         self.by_angle[i..]
             .iter()
@@ -380,10 +380,10 @@ impl DriveQueue {
                 let w = &mut self.by_angle;
                 let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
                 if j <= k {
-                    w[j..=k].rotate_right(1);
+                    w.copy_within(j..k, j + 1);
                     w[j] = c;
                 } else {
-                    w[k..j].rotate_left(1);
+                    w.copy_within(k + 1..j, k);
                     w[j - 1] = c;
                 }
             }
@@ -420,53 +420,51 @@ pub fn sptf_pick(
     // otherwise. The exact formula then decides among those within twice `slack`
     // of the best so found.
     let t_cmd = model.t_cmd(now);
-    let settle = model.settle_ns();
-    let rev = model.rev_ns();
     let a0 = model.angle_at(st, t_cmd);
-    let slack = 1.0 + now as f64 * 1e-14;
+    let slack = 1.0 + crate::device::f64_of(now) * 1e-14;
     let n = w.len();
     let first = w.partition_point(|c| c.target < a0);
-    ranks.clear();
-    let mut low = f64::INFINITY;
-    let mut look = |k: usize, u: f64, low: &mut f64| {
-        let c = &w[k];
-        if c.ready > now {
-            return;
-        }
-        let seek = model.seek_to_ns(st, c.cyl);
-        if seek > *low + slack {
-            return;
-        }
-        let pos = if c.write { seek + settle } else { seek };
-        let p = if u >= slack && u <= rev - slack && pos <= u - slack {
-            u
-        } else if u >= slack && pos > u + slack && pos <= u + rev - slack {
-            u + rev
-        } else {
-            model.positioning_to(st, t_cmd, pos, c.target)
-        };
-        if p < *low {
-            *low = p;
-        }
-        ranks.push((p, k));
+    let mut walk = Walk {
+        model,
+        st,
+        now,
+        t_cmd,
+        settle: model.settle_ns(),
+        rev: model.rev_ns(),
+        slack,
+        rev_less: model.rev_ns() - slack,
+        low: f64::INFINITY,
+        low_plus: f64::INFINITY + slack,
+        ranks,
     };
+    walk.ranks.clear();
+    let rev = walk.rev;
+    // The sectors still to come this turn (at or past the head's angle), then those that
+    // come round on the next: `wait` below is `target - a0`, plus a turn for the latter.
     let mut seen = 0;
-    while seen < n {
-        let k = if first + seen < n {
-            first + seen
-        } else {
-            first + seen - n
-        };
-        let mut wait = w[k].target - a0;
-        if wait < 0.0 {
-            wait += 1.0;
-        }
+    let mut stopped = false;
+    for (i, c) in w[first..].iter().enumerate() {
+        let wait = c.target - a0;
+        debug_assert!(wait >= 0.0);
         let u = wait * rev;
-        if u - slack > low + slack {
+        if u - slack > walk.low_plus {
+            stopped = true;
             break;
         }
-        look(k, u, &mut low);
+        walk.look(c, first + i, u);
         seen += 1;
+    }
+    if !stopped {
+        for (k, c) in w[..first].iter().enumerate() {
+            let wait = c.target - a0;
+            debug_assert!(wait < 0.0);
+            let u = (wait + 1.0) * rev;
+            if u - slack > walk.low_plus {
+                break;
+            }
+            walk.look(c, k, u);
+            seen += 1;
+        }
     }
     // Sectors just past the head by the approximate angle may in fact be just
     // ahead of it: those at the end of the order within `slack` of a full turn.
@@ -485,15 +483,16 @@ pub fn sptf_pick(
         if u < rev - 2.0 * slack {
             break;
         }
-        look(k, u, &mut low);
+        walk.look(&w[k], k, u);
         back += 1;
     }
+    let low = walk.low;
     let mut best = (f64::INFINITY, u64::MAX, 0usize);
-    for &(p, k) in ranks.iter() {
+    for &(p, k) in walk.ranks.iter() {
         if p <= low + 2.0 * slack {
             let c = &w[k];
             let seek = model.seek_to_ns(st, c.cyl);
-            let pos = if c.write { seek + settle } else { seek };
+            let pos = if c.write { seek + walk.settle } else { seek };
             let p = model.positioning_to(st, t_cmd, pos, c.target);
             if p < best.0 || (p == best.0 && c.seq < best.1) {
                 best = (p, c.seq, k);
@@ -501,6 +500,60 @@ pub fn sptf_pick(
         }
     }
     (best.1 != u64::MAX).then_some((best.2, best.0))
+}
+
+/// [`sptf_pick`]'s walk through the window: the best positioning time so far and the
+/// commands near it.
+struct Walk<'a> {
+    model: &'a DeviceModel,
+    st: &'a DeviceState,
+    now: u64,
+    t_cmd: f64,
+    settle: f64,
+    /// One turn, ns; and one turn less `slack`.
+    rev: f64,
+    rev_less: f64,
+    slack: f64,
+    /// The lowest positioning time so far, and it plus `slack`.
+    low: f64,
+    low_plus: f64,
+    /// (positioning time, place in the window) of the commands looked at that may yet be
+    /// within twice `slack` of the lowest.
+    ranks: &'a mut Vec<(f64, usize)>,
+}
+
+impl Walk<'_> {
+    /// Look at command `c` (at `k` in the window), whose sector first passes under the head
+    /// `u` ns from now (approximately).
+    #[inline(always)]
+    fn look(&mut self, c: &Cand, k: usize, u: f64) {
+        if c.ready > self.now {
+            return;
+        }
+        let seek = self.model.seek_to_ns(self.st, c.cyl);
+        if seek > self.low_plus {
+            return;
+        }
+        let slack = self.slack;
+        let pos = if c.write { seek + self.settle } else { seek };
+        let p = if u >= slack && u <= self.rev_less && pos <= u - slack {
+            u
+        } else if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
+            u + self.rev
+        } else {
+            self.model
+                .positioning_to(self.st, self.t_cmd, pos, c.target)
+        };
+        if p < self.low {
+            self.low = p;
+            self.low_plus = p + slack;
+        }
+        // Only those within twice `slack` of the lowest are ranked by the exact formula at
+        // the end; the lowest only falls.
+        if p <= self.low + 2.0 * slack {
+            self.ranks.push((p, k));
+        }
+    }
 }
 
 /// A drive's write cache, when it is on: the writes it has acknowledged and holds until the
