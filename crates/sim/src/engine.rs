@@ -1328,7 +1328,8 @@ impl<'w> Engine<'w> {
             if !busy_through {
                 self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
             }
-        } else {
+        } else if disk.wcache.is_some() || (disk.active.len() as u32) < disk.units {
+            // (A drive without a write cache whose every unit is busy has nothing to do.)
             self.dispatch(d);
         }
     }
@@ -1415,6 +1416,12 @@ impl<'w> Engine<'w> {
 
     fn dispatch(&mut self, d: usize) {
         let now = self.now;
+        // A drive without a write cache whose every unit is busy takes nothing in and starts
+        // nothing: it looks again when a command finishes.
+        let disk = &self.w.disks[d];
+        if disk.wcache.is_none() && disk.active.len() as u32 >= disk.units {
+            return;
+        }
         let waiting = self.accept_writes(d);
         self.read_hits(d);
         let disk = &mut self.w.disks[d];
