@@ -231,6 +231,18 @@ pub struct DriveQueue {
     rest: VecDeque<(u64, u32)>,
     window: usize,
     next_seq: u64,
+    /// How many of the window's commands start at an offset of each bucket
+    /// ([`start_bucket`]): a command streaming on from the drive's last one starts where that
+    /// one ended, and none can while that offset's bucket counts none. Empty (no buckets) for
+    /// windows too wide to count in a `u16`.
+    starts: Vec<u16>,
+}
+
+/// The bucket of [`DriveQueue::starts`] a command starting at byte `offset` counts in: the
+/// top bits of its sector by Fibonacci hashing (commands' sectors share their low bits).
+#[inline]
+fn start_bucket(offset: u64) -> usize {
+    ((offset >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 impl DriveQueue {
@@ -239,6 +251,11 @@ impl DriveQueue {
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
             window,
+            starts: if window <= u16::MAX as usize {
+                vec![0; 256]
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         }
     }
@@ -255,6 +272,7 @@ impl DriveQueue {
         self.free.clear();
         self.by_angle.clear();
         self.rest.clear();
+        self.starts.fill(0);
     }
     #[inline]
     fn cand(&self, seq: u64, slot: u32) -> Cand {
@@ -268,9 +286,23 @@ impl DriveQueue {
             write: r.write,
         }
     }
+    /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
+    /// leaves it, if not `enters`).
+    #[inline]
+    fn count_start(&mut self, slot: u32, enters: bool) {
+        let b = start_bucket(self.slab[slot as usize].offset);
+        if let Some(n) = self.starts.get_mut(b) {
+            if enters {
+                *n += 1;
+            } else {
+                *n -= 1;
+            }
+        }
+    }
     #[inline]
     fn enter(&mut self, seq: u64, slot: u32) {
         let c = self.cand(seq, slot);
+        self.count_start(slot, true);
         let i = self
             .by_angle
             .partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
@@ -301,6 +333,13 @@ impl DriveQueue {
     /// last ended, so the window holds them at that offset's angle.
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
         if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
+            return None;
+        }
+        if self.starts.get(start_bucket(st.last_end)) == Some(&0) {
+            debug_assert!(self
+                .by_angle
+                .iter()
+                .all(|c| self.slab[c.slot as usize].offset != st.last_end));
             return None;
         }
         let target = st.last_end_target;
@@ -369,6 +408,7 @@ impl DriveQueue {
     pub fn take(&mut self, k: usize) -> DiskReq {
         let old = self.by_angle[k];
         self.free.push(old.slot);
+        self.count_start(old.slot, false);
         match self.rest.pop_front() {
             None => {
                 self.by_angle.remove(k);
@@ -377,6 +417,7 @@ impl DriveQueue {
                 // The newcomer takes the leaving command's place and moves to its own:
                 // only the commands between the two shift.
                 let c = self.cand(seq, slot);
+                self.count_start(slot, true);
                 let w = &mut self.by_angle;
                 let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
                 if j <= k {
