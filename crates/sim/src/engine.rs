@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World, HELD};
+use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
@@ -261,7 +261,7 @@ pub struct Engine<'w> {
     stripe_pool: Vec<Vec<(u64, u64)>>,
     /// Scratch: the commands a drive's scheduler looked at, with their approximate
     /// positioning times.
-    ranks: Vec<(f64, usize)>,
+    ranks: Vec<Ranked>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
