@@ -419,18 +419,26 @@ impl DeviceModel {
         if d == 0 {
             return 0.0;
         }
-        match self.seek_table.get(d as usize) {
-            Some(c) => {
-                let b = c.get();
-                if b != 0 {
-                    return f64::from_bits(b);
-                }
-                let v = self.seek_curve(d);
-                c.set(v.to_bits());
-                v
+        if let Some(c) = self.seek_table.get(d as usize) {
+            let b = c.get();
+            if b != 0 {
+                return f64::from_bits(b);
             }
-            None => self.seek_curve(d),
         }
+        self.seek_miss(d)
+    }
+
+    /// [`DeviceModel::seek_ns`] over `d` ≥ 1 cylinders not yet in the table: from the curve,
+    /// kept in the table where it has room. Out of line, so the callers' loops (the
+    /// scheduler's) carry nothing of the curve.
+    #[cold]
+    #[inline(never)]
+    fn seek_miss(&self, d: u64) -> f64 {
+        let v = self.seek_curve(d);
+        if let Some(c) = self.seek_table.get(d as usize) {
+            c.set(v.to_bits());
+        }
+        v
     }
 
     /// Seek time from the head's cylinder to `cyl` (no settle): it rises with the distance,

@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World, HELD};
+use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
@@ -261,7 +261,7 @@ pub struct Engine<'w> {
     stripe_pool: Vec<Vec<(u64, u64)>>,
     /// Scratch: the commands a drive's scheduler looked at, with their approximate
     /// positioning times.
-    ranks: Vec<(f64, usize)>,
+    ranks: Vec<Ranked>,
     /// Host software cost varies per request (scheduling, interrupts): uniform over
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
@@ -1328,7 +1328,8 @@ impl<'w> Engine<'w> {
             if !busy_through {
                 self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
             }
-        } else {
+        } else if disk.wcache.is_some() || (disk.active.len() as u32) < disk.units {
+            // (A drive without a write cache whose every unit is busy has nothing to do.)
             self.dispatch(d);
         }
     }
@@ -1415,6 +1416,12 @@ impl<'w> Engine<'w> {
 
     fn dispatch(&mut self, d: usize) {
         let now = self.now;
+        // A drive without a write cache whose every unit is busy takes nothing in and starts
+        // nothing: it looks again when a command finishes.
+        let disk = &self.w.disks[d];
+        if disk.wcache.is_none() && disk.active.len() as u32 >= disk.units {
+            return;
+        }
         let waiting = self.accept_writes(d);
         self.read_hits(d);
         let disk = &mut self.w.disks[d];

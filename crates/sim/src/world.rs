@@ -231,6 +231,18 @@ pub struct DriveQueue {
     rest: VecDeque<(u64, u32)>,
     window: usize,
     next_seq: u64,
+    /// How many of the window's commands start at an offset of each bucket
+    /// ([`start_bucket`]): a command streaming on from the drive's last one starts where that
+    /// one ended, and none can while that offset's bucket counts none. Empty (no buckets) for
+    /// windows too wide to count in a `u16`.
+    starts: Vec<u16>,
+}
+
+/// The bucket of [`DriveQueue::starts`] a command starting at byte `offset` counts in: the
+/// top bits of its sector by Fibonacci hashing (commands' sectors share their low bits).
+#[inline]
+fn start_bucket(offset: u64) -> usize {
+    ((offset >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 impl DriveQueue {
@@ -239,6 +251,11 @@ impl DriveQueue {
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
             window,
+            starts: if window <= u16::MAX as usize {
+                vec![0; 256]
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         }
     }
@@ -255,6 +272,7 @@ impl DriveQueue {
         self.free.clear();
         self.by_angle.clear();
         self.rest.clear();
+        self.starts.fill(0);
     }
     #[inline]
     fn cand(&self, seq: u64, slot: u32) -> Cand {
@@ -268,9 +286,23 @@ impl DriveQueue {
             write: r.write,
         }
     }
+    /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
+    /// leaves it, if not `enters`).
+    #[inline]
+    fn count_start(&mut self, slot: u32, enters: bool) {
+        let b = start_bucket(self.slab[slot as usize].offset);
+        if let Some(n) = self.starts.get_mut(b) {
+            if enters {
+                *n += 1;
+            } else {
+                *n -= 1;
+            }
+        }
+    }
     #[inline]
     fn enter(&mut self, seq: u64, slot: u32) {
         let c = self.cand(seq, slot);
+        self.count_start(slot, true);
         let i = self
             .by_angle
             .partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
@@ -301,6 +333,13 @@ impl DriveQueue {
     /// last ended, so the window holds them at that offset's angle.
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
         if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
+            return None;
+        }
+        if self.starts.get(start_bucket(st.last_end)) == Some(&0) {
+            debug_assert!(self
+                .by_angle
+                .iter()
+                .all(|c| self.slab[c.slot as usize].offset != st.last_end));
             return None;
         }
         let target = st.last_end_target;
@@ -369,6 +408,7 @@ impl DriveQueue {
     pub fn take(&mut self, k: usize) -> DiskReq {
         let old = self.by_angle[k];
         self.free.push(old.slot);
+        self.count_start(old.slot, false);
         match self.rest.pop_front() {
             None => {
                 self.by_angle.remove(k);
@@ -377,6 +417,7 @@ impl DriveQueue {
                 // The newcomer takes the leaving command's place and moves to its own:
                 // only the commands between the two shift.
                 let c = self.cand(seq, slot);
+                self.count_start(slot, true);
                 let w = &mut self.by_angle;
                 let j = w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq));
                 if j <= k {
@@ -401,7 +442,7 @@ pub fn sptf_pick(
     st: &DeviceState,
     w: &[Cand],
     now: u64,
-    ranks: &mut Vec<(f64, usize)>,
+    ranks: &mut Vec<Ranked>,
 ) -> Option<(usize, f64)> {
     // Shortest positioning time first, the first of equals on ties (by arrival),
     // among the first `queue_depth` commands that are ready. A command's
@@ -435,6 +476,7 @@ pub fn sptf_pick(
         rev_less: model.rev_ns() - slack,
         low: f64::INFINITY,
         low_plus: f64::INFINITY + slack,
+        low_2: f64::INFINITY + 2.0 * slack,
         ranks,
     };
     walk.ranks.clear();
@@ -467,32 +509,35 @@ pub fn sptf_pick(
         }
     }
     // Sectors just past the head by the approximate angle may in fact be just
-    // ahead of it: those at the end of the order within `slack` of a full turn.
-    let mut back = 0;
-    while seen + back < n {
-        let k = if first > back {
-            first - back - 1
-        } else {
-            first + n - back - 1
-        };
-        let mut wait = w[k].target - a0;
-        if wait < 0.0 {
-            wait += 1.0;
+    // ahead of it: those at the end of the order within `slack` of a full turn, the
+    // commands not yet looked at back from the head's angle (those of the next turn,
+    // then those of this one).
+    let near_turn = rev - 2.0 * slack;
+    let mut left = n - seen;
+    'back: {
+        for (k, c) in w[..first].iter().enumerate().rev() {
+            let u = (c.target - a0 + 1.0) * rev;
+            if left == 0 || u < near_turn {
+                break 'back;
+            }
+            walk.look(c, k, u);
+            left -= 1;
         }
-        let u = wait * rev;
-        if u < rev - 2.0 * slack {
-            break;
+        for (i, c) in w[first..].iter().enumerate().rev() {
+            let u = (c.target - a0) * rev;
+            if left == 0 || u < near_turn {
+                break 'back;
+            }
+            walk.look(c, first + i, u);
+            left -= 1;
         }
-        walk.look(&w[k], k, u);
-        back += 1;
     }
-    let low = walk.low;
+    let near_low = walk.low_2;
     let mut best = (f64::INFINITY, u64::MAX, 0usize);
-    for &(p, k) in walk.ranks.iter() {
-        if p <= low + 2.0 * slack {
+    for r in walk.ranks.iter() {
+        if r.p <= near_low {
+            let (k, pos) = (r.k, r.pos);
             let c = &w[k];
-            let seek = model.seek_to_ns(st, c.cyl);
-            let pos = if c.write { seek + walk.settle } else { seek };
             let p = model.positioning_to(st, t_cmd, pos, c.target);
             if p < best.0 || (p == best.0 && c.seq < best.1) {
                 best = (p, c.seq, k);
@@ -514,12 +559,21 @@ struct Walk<'a> {
     rev: f64,
     rev_less: f64,
     slack: f64,
-    /// The lowest positioning time so far, and it plus `slack`.
+    /// The lowest positioning time so far, it plus `slack`, and it plus twice `slack`.
     low: f64,
     low_plus: f64,
-    /// (positioning time, place in the window) of the commands looked at that may yet be
-    /// within twice `slack` of the lowest.
-    ranks: &'a mut Vec<(f64, usize)>,
+    low_2: f64,
+    /// The commands looked at that may yet be within twice `slack` of the lowest.
+    ranks: &'a mut Vec<Ranked>,
+}
+
+/// A command [`sptf_pick`] looked at: its approximate positioning time, its seek (and
+/// settle), and its place in the window.
+#[derive(Clone, Copy, Debug)]
+pub struct Ranked {
+    p: f64,
+    pos: f64,
+    k: usize,
 }
 
 impl Walk<'_> {
@@ -544,14 +598,15 @@ impl Walk<'_> {
             self.model
                 .positioning_to(self.st, self.t_cmd, pos, c.target)
         };
-        if p < self.low {
-            self.low = p;
-            self.low_plus = p + slack;
-        }
         // Only those within twice `slack` of the lowest are ranked by the exact formula at
-        // the end; the lowest only falls.
-        if p <= self.low + 2.0 * slack {
-            self.ranks.push((p, k));
+        // the end; the lowest only falls, and one lower than it is within.
+        if p <= self.low_2 {
+            if p < self.low {
+                self.low = p;
+                self.low_plus = p + slack;
+                self.low_2 = p + 2.0 * slack;
+            }
+            self.ranks.push(Ranked { p, pos, k });
         }
     }
 }
