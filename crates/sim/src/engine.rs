@@ -846,11 +846,13 @@ impl<'w> Engine<'w> {
     }
 
     fn start_xfer(&mut self, io: u32, write: bool) {
-        let x = Xfer {
-            io,
-            left: self.ios[io as usize].len,
-            write,
-        };
+        let len = self.ios[io as usize].len;
+        // Most transfers are one segment long: they need no entry in `xfers`.
+        let (left, next) = self.move_segment(io, len, write);
+        if left == 0 {
+            return;
+        }
+        let x = Xfer { io, left, write };
         let id = if let Some(i) = self.free_xfers.pop() {
             self.xfers[i as usize] = x;
             i
@@ -858,19 +860,29 @@ impl<'w> Engine<'w> {
             self.xfers.push(x);
             (self.xfers.len() - 1) as u32
         };
-        self.segment(id);
+        self.at(next, Ev::Seg(id));
     }
 
     fn segment(&mut self, id: u32) {
         let x = self.xfers[id as usize];
-        let lun = self.ios[x.io as usize].lun as usize;
-        let burst = if x.write {
-            self.w.luns[lun].write_burst
+        let (left, next) = self.move_segment(x.io, x.left, x.write);
+        if left == 0 {
+            self.free_xfers.push(id);
         } else {
-            None
-        };
-        let seg = x.left.min(burst.unwrap_or(crate::world::SEGMENT));
+            self.xfers[id as usize].left = left;
+            self.at(next, Ev::Seg(id));
+        }
+    }
+
+    /// Move the next segment of the `left` bytes still to go of `io`'s data. Returns the bytes
+    /// left after it and when the next segment may start; when none are left, the transfer's
+    /// end (data landed in the cache, or in host memory) is scheduled instead.
+    #[inline(always)]
+    fn move_segment(&mut self, io: u32, left: u64, write: bool) -> (u64, u64) {
+        let lun = self.ios[io as usize].lun as usize;
         let l = &mut self.w.luns[lun];
+        let burst = if write { l.write_burst } else { None };
+        let seg = left.min(burst.unwrap_or(crate::world::SEGMENT));
         let (path, costs, res) = (&l.data_path, &mut l.seg_costs, &mut self.w.res);
         // Store and forward: a burst crosses to the controller, then into its cache; the next
         // burst follows on the link as soon as the link is done with this one.
@@ -882,25 +894,15 @@ impl<'w> Engine<'w> {
                 (c_into[0].transfer(res, into, arrived, seg, true), arrived)
             }
             None => {
-                let e = costs[x.write as usize].transfer(res, path, self.now, seg, x.write);
+                let e = costs[write as usize].transfer(res, path, self.now, seg, write);
                 (e, e)
             }
         };
-        let left = x.left - seg;
+        let left = left - seg;
         if left == 0 {
-            self.free_xfers.push(id);
-            self.at(
-                end,
-                if x.write {
-                    Ev::Landed(x.io)
-                } else {
-                    Ev::IoDone(x.io)
-                },
-            );
-        } else {
-            self.xfers[id as usize].left = left;
-            self.at(next, Ev::Seg(id));
+            self.at(end, if write { Ev::Landed(io) } else { Ev::IoDone(io) });
         }
+        (left, next)
     }
 
     fn landed(&mut self, io: u32) {
