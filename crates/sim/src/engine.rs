@@ -995,7 +995,21 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// Start destages of array `ai`'s dirty stripes, as many as its controller allows now.
+    #[inline(always)]
     fn kick_destage(&mut self, ai: usize) {
+        // Without pressure on the cache, a lazy controller starts nothing, nor does any with
+        // no full stripe queued (most writes land so): decided here without the call.
+        let arr = &self.w.arrays[ai];
+        let ctrl = &self.w.ctrls[arr.ctrl.unwrap()];
+        let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+        if !pressure && (ctrl.lazy_destage || arr.full.is_empty()) {
+            return;
+        }
+        self.start_destages(ai);
+    }
+
+    fn start_destages(&mut self, ai: usize) {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         loop {
             let depth = self.w.ctrls[ci].destage_depth;
