@@ -695,27 +695,19 @@ impl<'w> Engine<'w> {
 
     /// Send a command from the host down its LUN's path.
     fn submit(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
+        let ioc = &self.ios[io as usize];
+        let write = ioc.write;
         let lun = &self.w.luns[ioc.lun as usize];
-        let mut t = self.now;
-        for (k, &(r, ns)) in lun.cmd_path.iter().enumerate() {
-            let ns = if k == 0 {
-                (ns as f64 * (0.5 + self.jitter.next_f64())) as u64
-            } else {
-                ns
-            };
-            t = self.w.res[r].reserve(t, ns);
+        let res = &mut self.w.res;
+        // The host's share varies per command (see `jitter`); the others' do not.
+        let (&(cpu, ns), rest) = lun.cmd_path.split_first().expect("a host CPU");
+        let ns = (ns as f64 * (0.5 + self.jitter.next_f64())) as u64;
+        let mut t = res[cpu].reserve(self.now, ns);
+        for &(r, ns) in rest {
+            t = res[r].reserve(t, ns);
         }
-        let arr = &self.w.arrays[lun.array];
-        if let Some(c) = arr.ctrl {
-            let ctrl = &self.w.ctrls[c];
-            let ns = if ioc.write {
-                ctrl.write_cmd_ns
-            } else {
-                ctrl.read_cmd_ns
-            };
-            let cpu = ctrl.cpu;
-            t = self.w.res[cpu].reserve(t, ns);
+        if let Some((cpu, ns)) = lun.ctrl_cmd {
+            t = res[cpu].reserve(t, ns[write as usize]);
         }
         self.at(t, Ev::AtCtrl(io));
     }

@@ -999,8 +999,12 @@ pub struct Lun {
     pub offset: u64,
     pub capacity: u64,
     pub hidden: bool,
-    /// Processors a command visits before the controller: (resource, ns).
+    /// Processors a command visits before the controller: (resource, ns), the host's CPU
+    /// first.
     pub cmd_path: Vec<(usize, u64)>,
+    /// The controller's processor, with its time per read and per write command (None for a
+    /// LUN of a host array).
+    pub ctrl_cmd: Option<(usize, [u64; 2])>,
     /// Bandwidth resources data crosses between host memory and the controller's cache.
     pub data_path: Vec<usize>,
     /// Write data reaches the controller in bursts of this many bytes, each moved into its
@@ -1352,6 +1356,10 @@ impl World {
                 capacity: 0,
                 hidden: l.hidden,
                 cmd_path,
+                ctrl_cmd: arrays[ai].ctrl.map(|ci| {
+                    let ctrl = &ctrls[ci];
+                    (ctrl.cpu, [ctrl.read_cmd_ns, ctrl.write_cmd_ns])
+                }),
                 data_path,
                 write_burst,
                 seg_costs: Default::default(),
