@@ -33,20 +33,25 @@ struct EventQueue {
 }
 
 impl EventQueue {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, p: Pending) {
         let key = (p.t, p.seq);
         match self.first {
             Some(f) if key < (f.t, f.seq) => {
-                self.heap.push(f);
                 self.first = Some(p);
+                self.to_heap(f);
             }
-            Some(_) => self.heap.push(p),
+            Some(_) => self.to_heap(p),
             None => match self.heap.peek() {
-                Some(h) if (h.t, h.seq) < key => self.heap.push(p),
+                Some(h) if (h.t, h.seq) < key => self.to_heap(p),
                 _ => self.first = Some(p),
             },
         }
+    }
+    /// (Out of line: scheduling an event stays small enough to inline everywhere.)
+    #[inline(never)]
+    fn to_heap(&mut self, p: Pending) {
+        self.heap.push(p);
     }
     #[inline]
     fn peek(&self) -> Option<&Pending> {
@@ -309,7 +314,7 @@ impl<'w> Engine<'w> {
         self.stripe_pool.push(v);
     }
 
-    #[inline]
+    #[inline(always)]
     fn at(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
         let t = t.max(self.now);
