@@ -897,7 +897,14 @@ impl<'w> Engine<'w> {
         };
         let left = left - seg;
         if left == 0 {
-            self.at(end, if write { Ev::Landed(io) } else { Ev::IoDone(io) });
+            self.at(
+                end,
+                if write {
+                    Ev::Landed(io)
+                } else {
+                    Ev::IoDone(io)
+                },
+            );
         }
         (left, next)
     }

@@ -612,16 +612,25 @@ pub struct Dirty {
 
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
 /// covered. In place: the ranges it meets are replaced by their union with [a, b).
+#[inline(always)]
 pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
+    // A sequential writer's next range continues the last one: inline, the rest not.
+    match ranges.last_mut() {
+        Some(last) if last.1 == a && a < b => {
+            last.1 = b;
+            b - a
+        }
+        _ => add_range_more(ranges, a, b),
+    }
+}
+
+/// [`add_range`] but for a range continuing the last.
+fn add_range_more(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     if a >= b {
         return add_range_sorting(ranges, a, b);
     }
-    // A sequential writer's next range continues the last one or follows it.
+    // A writer's next range follows the last one, or is the first.
     match ranges.last_mut() {
-        Some(last) if last.1 == a => {
-            last.1 = b;
-            return b - a;
-        }
         Some(last) if last.1 < a => {
             ranges.push((a, b));
             return b - a;
@@ -929,6 +938,7 @@ impl Array {
 
     /// Stripe `s`'s dirty entry, made (and stamped as by [`Array::note_dirty`]) if it has
     /// none: one lookup.
+    #[inline]
     pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
         let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
         self.dirty.entry(s).or_insert_with(|| Dirty {
