@@ -7,7 +7,7 @@ use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, World, 
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -244,8 +244,11 @@ pub struct Engine<'w> {
     pending: EventQueue,
     /// Events scheduled for the current time, in scheduling order: kept out of the heap
     /// (a quarter of all events are completions due at once), merged with it by (time, seq)
-    /// in [`Engine::next_event`]. Empty whenever time moves on.
-    due: VecDeque<(u64, Ev)>,
+    /// in [`Engine::next_event`]. Empty whenever time moves on. A list read from `due_head`
+    /// rather than a ring: they are only added, then all taken.
+    due: Vec<(u64, Ev)>,
+    /// The first of `due` not yet handled (the list is emptied once all are).
+    due_head: usize,
     /// The time of the event being handled.
     event_t: u64,
     seq: u64,
@@ -278,7 +281,8 @@ impl<'w> Engine<'w> {
         Engine {
             w,
             pending: EventQueue::default(),
-            due: VecDeque::new(),
+            due: Vec::new(),
+            due_head: 0,
             event_t: 0,
             seq: 0,
             now: 0,
@@ -321,7 +325,7 @@ impl<'w> Engine<'w> {
         // (`now` runs ahead of the event being handled while a host array's member command
         // is sent at a later time; only what is due at the event's own time queues here.)
         if t == self.event_t {
-            self.due.push_back((self.seq, ev));
+            self.due.push((self.seq, ev));
         } else {
             self.pending.push(Pending {
                 t,
@@ -334,11 +338,15 @@ impl<'w> Engine<'w> {
     /// The next event by (time, seq): the heap's first, or the first of those due now.
     #[inline]
     fn next_event(&mut self) -> Option<(u64, Ev)> {
-        if let Some(&(seq, ev)) = self.due.front() {
+        if let Some(&(seq, ev)) = self.due.get(self.due_head) {
             match self.pending.peek() {
                 Some(p) if p.t == self.event_t && p.seq < seq => {}
                 _ => {
-                    self.due.pop_front();
+                    self.due_head += 1;
+                    if self.due_head == self.due.len() {
+                        self.due.clear();
+                        self.due_head = 0;
+                    }
                     return Some((self.event_t, ev));
                 }
             }
@@ -599,6 +607,7 @@ impl<'w> Engine<'w> {
         // caches keep their contents (as a real system between jobs).
         self.pending.clear();
         self.due.clear();
+        self.due_head = 0;
         for d in self.w.disks.iter_mut() {
             d.queue.clear();
             d.active.clear();
