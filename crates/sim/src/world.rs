@@ -59,19 +59,14 @@ impl Res {
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
         // The earliest free, the first of equals.
-        let mut f = self.free0;
-        let mut at = None;
-        for (i, &x) in self.free_more.iter().enumerate() {
-            if x < f {
-                f = x;
-                at = Some(i);
+        let mut free = &mut self.free0;
+        for x in self.free_more.iter_mut() {
+            if *x < *free {
+                free = x;
             }
         }
-        let end = now.max(f) + dur;
-        match at {
-            None => self.free0 = end,
-            Some(i) => self.free_more[i] = end,
-        }
+        let end = now.max(*free) + dur;
+        *free = end;
         self.busy_ns += dur;
         end
     }
