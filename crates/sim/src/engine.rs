@@ -708,6 +708,7 @@ impl<'w> Engine<'w> {
     }
 
     /// Send a command from the host down its LUN's path.
+    #[inline(always)]
     fn submit(&mut self, io: u32) {
         let ioc = &self.ios[io as usize];
         let write = ioc.write;
