@@ -921,18 +921,19 @@ impl<'w> Engine<'w> {
 
     fn landed(&mut self, io: u32) {
         let ioc = self.ios[io as usize];
-        let ai = self.w.luns[ioc.lun as usize].array;
-        let logical = self.w.luns[ioc.lun as usize].offset + ioc.offset;
-        let ci = self.w.arrays[ai].ctrl.unwrap();
-        let sd = self.w.arrays[ai].geom.stripe_data_bytes();
-        if self.w.ctrls[ci].write_back {
+        let lun = &self.w.luns[ioc.lun as usize];
+        let (ai, logical) = (lun.array, lun.offset + ioc.offset);
+        let arr = &mut self.w.arrays[ai];
+        let ci = arr.ctrl.unwrap();
+        let sd = arr.geom.stripe_data_bytes();
+        let ctrl = &mut self.w.ctrls[ci];
+        if ctrl.write_back {
             let mut pos = logical;
             let end = logical + ioc.len;
             let mut overlap = 0;
             while pos < end {
                 let s = pos / sd;
                 let e = end.min((s + 1) * sd);
-                let arr = &mut self.w.arrays[ai];
                 if !arr.rcache.is_empty() {
                     arr.rcache.remove(&s);
                 }
@@ -951,9 +952,12 @@ impl<'w> Engine<'w> {
                 pos = e;
             }
             // Rewritten bytes did not need new space.
-            self.w.ctrls[ci].dirty -= overlap;
+            ctrl.dirty -= overlap;
+            let destage = may_destage(arr, ctrl);
             self.at(self.now, Ev::IoDone(io));
-            self.kick_destage(ai);
+            if destage {
+                self.start_destages(ai);
+            }
             return;
         }
         // Write-through: plan every stripe now; reads, parity, writes; then complete.
@@ -1012,15 +1016,10 @@ impl<'w> Engine<'w> {
     /// Start destages of array `ai`'s dirty stripes, as many as its controller allows now.
     #[inline(always)]
     fn kick_destage(&mut self, ai: usize) {
-        // Without pressure on the cache, a lazy controller starts nothing, nor does any with
-        // no full stripe queued (most writes land so): decided here without the call.
         let arr = &self.w.arrays[ai];
-        let ctrl = &self.w.ctrls[arr.ctrl.unwrap()];
-        let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
-        if !pressure && (ctrl.lazy_destage || arr.full.is_empty()) {
-            return;
+        if may_destage(arr, &self.w.ctrls[arr.ctrl.unwrap()]) {
+            self.start_destages(ai);
         }
-        self.start_destages(ai);
     }
 
     fn start_destages(&mut self, ai: usize) {
@@ -1509,6 +1508,15 @@ impl<'w> Engine<'w> {
         self.command_done(d, now, r.len, r.write, r.join);
         self.dispatch(d);
     }
+}
+
+/// Whether [`Engine::start_destages`] may start a destage of `arr` (of controller `ctrl`).
+/// Without pressure on the cache, a lazy controller starts nothing, nor does any with no full
+/// stripe queued (most writes land so): decided without the call.
+#[inline(always)]
+fn may_destage(arr: &crate::world::Array, ctrl: &crate::world::Controller) -> bool {
+    let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+    pressure || !(ctrl.lazy_destage || arr.full.is_empty())
 }
 
 /// Coefficient of variation (standard deviation over mean) of some rates; 0 if their mean
