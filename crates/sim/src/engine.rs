@@ -716,7 +716,10 @@ impl<'w> Engine<'w> {
         let res = &mut self.w.res;
         // The host's share varies per command (see `jitter`); the others' do not.
         let (&(cpu, ns), rest) = lun.cmd_path.split_first().expect("a host CPU");
-        let ns = (ns as f64 * (0.5 + self.jitter.next_f64())) as u64;
+        // (Through i64, which converts in one instruction each way: the same values below
+        // 2^63 ns.)
+        debug_assert!(ns < 1 << 62);
+        let ns = (ns as i64 as f64 * (0.5 + self.jitter.next_f64())) as i64 as u64;
         let mut t = res[cpu].reserve(self.now, ns);
         for &(r, ns) in rest {
             t = res[r].reserve(t, ns);
