@@ -39,18 +39,18 @@ impl EventQueue {
         match self.first {
             Some(f) if key < (f.t, f.seq) => {
                 self.first = Some(p);
-                self.to_heap(f);
+                self.heap_push(f);
             }
-            Some(_) => self.to_heap(p),
+            Some(_) => self.heap_push(p),
             None => match self.heap.peek() {
-                Some(h) if (h.t, h.seq) < key => self.to_heap(p),
+                Some(h) if (h.t, h.seq) < key => self.heap_push(p),
                 _ => self.first = Some(p),
             },
         }
     }
     /// (Out of line: scheduling an event stays small enough to inline everywhere.)
     #[inline(never)]
-    fn to_heap(&mut self, p: Pending) {
+    fn heap_push(&mut self, p: Pending) {
         self.heap.push(p);
     }
     #[inline]
