@@ -7,7 +7,7 @@ use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, Ranked,
 use raidlab_result::{DirStats, LatencyHistogram};
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -33,20 +33,25 @@ struct EventQueue {
 }
 
 impl EventQueue {
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, p: Pending) {
         let key = (p.t, p.seq);
         match self.first {
             Some(f) if key < (f.t, f.seq) => {
-                self.heap.push(f);
                 self.first = Some(p);
+                self.heap_push(f);
             }
-            Some(_) => self.heap.push(p),
+            Some(_) => self.heap_push(p),
             None => match self.heap.peek() {
-                Some(h) if (h.t, h.seq) < key => self.heap.push(p),
+                Some(h) if (h.t, h.seq) < key => self.heap_push(p),
                 _ => self.first = Some(p),
             },
         }
+    }
+    /// (Out of line: scheduling an event stays small enough to inline everywhere.)
+    #[inline(never)]
+    fn heap_push(&mut self, p: Pending) {
+        self.heap.push(p);
     }
     #[inline]
     fn peek(&self) -> Option<&Pending> {
@@ -239,8 +244,11 @@ pub struct Engine<'w> {
     pending: EventQueue,
     /// Events scheduled for the current time, in scheduling order: kept out of the heap
     /// (a quarter of all events are completions due at once), merged with it by (time, seq)
-    /// in [`Engine::next_event`]. Empty whenever time moves on.
-    due: VecDeque<(u64, Ev)>,
+    /// in [`Engine::next_event`]. Empty whenever time moves on. A list read from `due_head`
+    /// rather than a ring: they are only added, then all taken.
+    due: Vec<(u64, Ev)>,
+    /// The first of `due` not yet handled (the list is emptied once all are).
+    due_head: usize,
     /// The time of the event being handled.
     event_t: u64,
     seq: u64,
@@ -273,7 +281,8 @@ impl<'w> Engine<'w> {
         Engine {
             w,
             pending: EventQueue::default(),
-            due: VecDeque::new(),
+            due: Vec::new(),
+            due_head: 0,
             event_t: 0,
             seq: 0,
             now: 0,
@@ -309,14 +318,14 @@ impl<'w> Engine<'w> {
         self.stripe_pool.push(v);
     }
 
-    #[inline]
+    #[inline(always)]
     fn at(&mut self, t: u64, ev: Ev) {
         self.seq += 1;
         let t = t.max(self.now);
         // (`now` runs ahead of the event being handled while a host array's member command
         // is sent at a later time; only what is due at the event's own time queues here.)
         if t == self.event_t {
-            self.due.push_back((self.seq, ev));
+            self.due.push((self.seq, ev));
         } else {
             self.pending.push(Pending {
                 t,
@@ -329,11 +338,15 @@ impl<'w> Engine<'w> {
     /// The next event by (time, seq): the heap's first, or the first of those due now.
     #[inline]
     fn next_event(&mut self) -> Option<(u64, Ev)> {
-        if let Some(&(seq, ev)) = self.due.front() {
+        if let Some(&(seq, ev)) = self.due.get(self.due_head) {
             match self.pending.peek() {
                 Some(p) if p.t == self.event_t && p.seq < seq => {}
                 _ => {
-                    self.due.pop_front();
+                    self.due_head += 1;
+                    if self.due_head == self.due.len() {
+                        self.due.clear();
+                        self.due_head = 0;
+                    }
                     return Some((self.event_t, ev));
                 }
             }
@@ -605,6 +618,7 @@ impl<'w> Engine<'w> {
         // caches keep their contents (as a real system between jobs).
         self.pending.clear();
         self.due.clear();
+        self.due_head = 0;
         for d in self.w.disks.iter_mut() {
             d.queue.clear();
             // A drive keeps what its write cache holds, including a held write the media
@@ -711,28 +725,24 @@ impl<'w> Engine<'w> {
     }
 
     /// Send a command from the host down its LUN's path.
+    #[inline(always)]
     fn submit(&mut self, io: u32) {
-        let ioc = self.ios[io as usize];
+        let ioc = &self.ios[io as usize];
+        let write = ioc.write;
         let lun = &self.w.luns[ioc.lun as usize];
-        let mut t = self.now;
-        for (k, &(r, ns)) in lun.cmd_path.iter().enumerate() {
-            let ns = if k == 0 {
-                (ns as f64 * (0.5 + self.jitter.next_f64())) as u64
-            } else {
-                ns
-            };
-            t = self.w.res[r].reserve(t, ns);
+        let res = &mut self.w.res;
+        // The host's share varies per command (see `jitter`); the others' do not.
+        let (&(cpu, ns), rest) = lun.cmd_path.split_first().expect("a host CPU");
+        // (Through i64, which converts in one instruction each way: the same values below
+        // 2^63 ns.)
+        debug_assert!(ns < 1 << 62);
+        let ns = (ns as i64 as f64 * (0.5 + self.jitter.next_f64())) as i64 as u64;
+        let mut t = res[cpu].reserve(self.now, ns);
+        for &(r, ns) in rest {
+            t = res[r].reserve(t, ns);
         }
-        let arr = &self.w.arrays[lun.array];
-        if let Some(c) = arr.ctrl {
-            let ctrl = &self.w.ctrls[c];
-            let ns = if ioc.write {
-                ctrl.write_cmd_ns
-            } else {
-                ctrl.read_cmd_ns
-            };
-            let cpu = ctrl.cpu;
-            t = self.w.res[cpu].reserve(t, ns);
+        if let Some((cpu, ns)) = lun.ctrl_cmd {
+            t = res[cpu].reserve(t, ns[write as usize]);
         }
         self.at(t, Ev::AtCtrl(io));
     }
@@ -863,11 +873,13 @@ impl<'w> Engine<'w> {
     }
 
     fn start_xfer(&mut self, io: u32, write: bool) {
-        let x = Xfer {
-            io,
-            left: self.ios[io as usize].len,
-            write,
-        };
+        let len = self.ios[io as usize].len;
+        // Most transfers are one segment long: they need no entry in `xfers`.
+        let (left, next) = self.move_segment(io, len, write);
+        if left == 0 {
+            return;
+        }
+        let x = Xfer { io, left, write };
         let id = if let Some(i) = self.free_xfers.pop() {
             self.xfers[i as usize] = x;
             i
@@ -875,19 +887,29 @@ impl<'w> Engine<'w> {
             self.xfers.push(x);
             (self.xfers.len() - 1) as u32
         };
-        self.segment(id);
+        self.at(next, Ev::Seg(id));
     }
 
     fn segment(&mut self, id: u32) {
         let x = self.xfers[id as usize];
-        let lun = self.ios[x.io as usize].lun as usize;
-        let burst = if x.write {
-            self.w.luns[lun].write_burst
+        let (left, next) = self.move_segment(x.io, x.left, x.write);
+        if left == 0 {
+            self.free_xfers.push(id);
         } else {
-            None
-        };
-        let seg = x.left.min(burst.unwrap_or(crate::world::SEGMENT));
+            self.xfers[id as usize].left = left;
+            self.at(next, Ev::Seg(id));
+        }
+    }
+
+    /// Move the next segment of the `left` bytes still to go of `io`'s data. Returns the bytes
+    /// left after it and when the next segment may start; when none are left, the transfer's
+    /// end (data landed in the cache, or in host memory) is scheduled instead.
+    #[inline(always)]
+    fn move_segment(&mut self, io: u32, left: u64, write: bool) -> (u64, u64) {
+        let lun = self.ios[io as usize].lun as usize;
         let l = &mut self.w.luns[lun];
+        let burst = if write { l.write_burst } else { None };
+        let seg = left.min(burst.unwrap_or(crate::world::SEGMENT));
         let (path, costs, res) = (&l.data_path, &mut l.seg_costs, &mut self.w.res);
         // Store and forward: a burst crosses to the controller, then into its cache; the next
         // burst follows on the link as soon as the link is done with this one.
@@ -899,41 +921,39 @@ impl<'w> Engine<'w> {
                 (c_into[0].transfer(res, into, arrived, seg, true), arrived)
             }
             None => {
-                let e = costs[x.write as usize].transfer(res, path, self.now, seg, x.write);
+                let e = costs[write as usize].transfer(res, path, self.now, seg, write);
                 (e, e)
             }
         };
-        let left = x.left - seg;
+        let left = left - seg;
         if left == 0 {
-            self.free_xfers.push(id);
             self.at(
                 end,
-                if x.write {
-                    Ev::Landed(x.io)
+                if write {
+                    Ev::Landed(io)
                 } else {
-                    Ev::IoDone(x.io)
+                    Ev::IoDone(io)
                 },
             );
-        } else {
-            self.xfers[id as usize].left = left;
-            self.at(next, Ev::Seg(id));
         }
+        (left, next)
     }
 
     fn landed(&mut self, io: u32) {
         let ioc = self.ios[io as usize];
-        let ai = self.w.luns[ioc.lun as usize].array;
-        let logical = self.w.luns[ioc.lun as usize].offset + ioc.offset;
-        let ci = self.w.arrays[ai].ctrl.unwrap();
-        let sd = self.w.arrays[ai].geom.stripe_data_bytes();
-        if self.w.ctrls[ci].write_back {
+        let lun = &self.w.luns[ioc.lun as usize];
+        let (ai, logical) = (lun.array, lun.offset + ioc.offset);
+        let arr = &mut self.w.arrays[ai];
+        let ci = arr.ctrl.unwrap();
+        let sd = arr.geom.stripe_data_bytes();
+        let ctrl = &mut self.w.ctrls[ci];
+        if ctrl.write_back {
             let mut pos = logical;
             let end = logical + ioc.len;
             let mut overlap = 0;
             while pos < end {
                 let s = pos / sd;
                 let e = end.min((s + 1) * sd);
-                let arr = &mut self.w.arrays[ai];
                 if !arr.rcache.is_empty() {
                     arr.rcache.remove(&s);
                 }
@@ -952,9 +972,12 @@ impl<'w> Engine<'w> {
                 pos = e;
             }
             // Rewritten bytes did not need new space.
-            self.w.ctrls[ci].dirty -= overlap;
+            ctrl.dirty -= overlap;
+            let destage = may_destage(arr, ctrl);
             self.at(self.now, Ev::IoDone(io));
-            self.kick_destage(ai);
+            if destage {
+                self.start_destages(ai);
+            }
             return;
         }
         // Write-through: plan every stripe now; reads, parity, writes; then complete.
@@ -1010,7 +1033,16 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// Start destages of array `ai`'s dirty stripes, as many as its controller allows now.
+    #[inline(always)]
     fn kick_destage(&mut self, ai: usize) {
+        let arr = &self.w.arrays[ai];
+        if may_destage(arr, &self.w.ctrls[arr.ctrl.unwrap()]) {
+            self.start_destages(ai);
+        }
+    }
+
+    fn start_destages(&mut self, ai: usize) {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         loop {
             let depth = self.w.ctrls[ci].destage_depth;
@@ -1514,6 +1546,15 @@ impl<'w> Engine<'w> {
         self.command_done(d, now, r.len, r.write, r.join);
         self.dispatch(d);
     }
+}
+
+/// Whether [`Engine::start_destages`] may start a destage of `arr` (of controller `ctrl`).
+/// Without pressure on the cache, a lazy controller starts nothing, nor does any with no full
+/// stripe queued (most writes land so): decided without the call.
+#[inline(always)]
+fn may_destage(arr: &crate::world::Array, ctrl: &crate::world::Controller) -> bool {
+    let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+    pressure || !(ctrl.lazy_destage || arr.full.is_empty())
 }
 
 /// Coefficient of variation (standard deviation over mean) of some rates; 0 if their mean

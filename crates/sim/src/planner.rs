@@ -73,17 +73,23 @@ pub struct ArrayGeom {
     pub member_bytes: u64,
     /// The shared planner's geometry (built by [`ArrayGeom::finish`] once sizes are known).
     pub g: Option<raidlab_geometry::Geometry>,
+    /// A stripe's data bytes (see [`ArrayGeom::stripe_data_bytes`]), worked out once: every
+    /// cached host command asks.
+    stripe_data: u64,
 }
 
 impl ArrayGeom {
     pub fn new(level: Level, members: u32, chunk: u64, member_bytes: u64) -> ArrayGeom {
-        ArrayGeom {
+        let mut a = ArrayGeom {
             level,
             members,
             chunk,
             member_bytes,
             g: None,
-        }
+            stripe_data: 0,
+        };
+        a.stripe_data = a.stripe_data_of_shape();
+        a
     }
 
     /// Build the planner's geometry; errors are the planner's own (bad shapes).
@@ -120,7 +126,12 @@ impl ArrayGeom {
     }
     /// The unit the controller caches and destages in: a stripe's data (a chunk for a single
     /// drive or a linear array, so read-ahead works in chunks there too).
+    #[inline]
     pub fn stripe_data_bytes(&self) -> u64 {
+        debug_assert_eq!(self.stripe_data, self.stripe_data_of_shape());
+        self.stripe_data
+    }
+    fn stripe_data_of_shape(&self) -> u64 {
         match self.level {
             Level::Single | Level::Linear => self.chunk,
             _ => self.chunk * self.data_disks() as u64,

@@ -59,19 +59,14 @@ impl Res {
     #[inline]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
         // The earliest free, the first of equals.
-        let mut f = self.free0;
-        let mut at = None;
-        for (i, &x) in self.free_more.iter().enumerate() {
-            if x < f {
-                f = x;
-                at = Some(i);
+        let mut free = &mut self.free0;
+        for x in self.free_more.iter_mut() {
+            if *x < *free {
+                free = x;
             }
         }
-        let end = now.max(f) + dur;
-        match at {
-            None => self.free0 = end,
-            Some(i) => self.free_more[i] = end,
-        }
+        let end = now.max(*free) + dur;
+        *free = end;
         self.busy_ns += dur;
         end
     }
@@ -721,16 +716,25 @@ pub struct Dirty {
 
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
 /// covered. In place: the ranges it meets are replaced by their union with [a, b).
+#[inline(always)]
 pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
+    // A sequential writer's next range continues the last one: inline, the rest not.
+    match ranges.last_mut() {
+        Some(last) if last.1 == a && a < b => {
+            last.1 = b;
+            b - a
+        }
+        _ => add_range_more(ranges, a, b),
+    }
+}
+
+/// [`add_range`] but for a range continuing the last.
+fn add_range_more(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     if a >= b {
         return add_range_sorting(ranges, a, b);
     }
-    // A sequential writer's next range continues the last one or follows it.
+    // A writer's next range follows the last one, or is the first.
     match ranges.last_mut() {
-        Some(last) if last.1 == a => {
-            last.1 = b;
-            return b - a;
-        }
         Some(last) if last.1 < a => {
             ranges.push((a, b));
             return b - a;
@@ -1038,6 +1042,7 @@ impl Array {
 
     /// Stripe `s`'s dirty entry, made (and stamped as by [`Array::note_dirty`]) if it has
     /// none: one lookup.
+    #[inline]
     pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
         let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
         self.dirty.entry(s).or_insert_with(|| Dirty {
@@ -1108,8 +1113,12 @@ pub struct Lun {
     pub offset: u64,
     pub capacity: u64,
     pub hidden: bool,
-    /// Processors a command visits before the controller: (resource, ns).
+    /// Processors a command visits before the controller: (resource, ns), the host's CPU
+    /// first.
     pub cmd_path: Vec<(usize, u64)>,
+    /// The controller's processor, with its time per read and per write command (None for a
+    /// LUN of a host array).
+    pub ctrl_cmd: Option<(usize, [u64; 2])>,
     /// Bandwidth resources data crosses between host memory and the controller's cache.
     pub data_path: Vec<usize>,
     /// Write data reaches the controller in bursts of this many bytes, each moved into its
@@ -1461,6 +1470,10 @@ impl World {
                 capacity: 0,
                 hidden: l.hidden,
                 cmd_path,
+                ctrl_cmd: arrays[ai].ctrl.map(|ci| {
+                    let ctrl = &ctrls[ci];
+                    (ctrl.cpu, [ctrl.read_cmd_ns, ctrl.write_cmd_ns])
+                }),
                 data_path,
                 write_burst,
                 seg_costs: Default::default(),

@@ -148,6 +148,9 @@ pub struct RequestStream {
     cursor: u64,
     /// Sequential position within the region (wraps to 0 when `io_size` exceeds the region).
     pos: u64,
+    /// The direction and block size of every request when no draw picks either (one
+    /// direction, one block size for it): such streams take a shorter path.
+    fixed: Option<(Dir, u64)>,
 }
 
 impl RequestStream {
@@ -159,11 +162,19 @@ impl RequestStream {
     ) -> Result<Self, SpecError> {
         let (start, len) = spec.region(instance.job_index, target_size)?;
         let seed = instance.seed(spec);
+        let read_percent = spec.rw.read_percent(spec.rwmixread);
+        let fixed = match read_percent {
+            100 => Some((Dir::Read, &spec.bs.read)),
+            0 => Some((Dir::Write, &spec.bs.write)),
+            _ => None,
+        }
+        .filter(|(_, d)| d.is_fixed())
+        .map(|(dir, d)| (dir, d.entries[0].0));
         Ok(RequestStream {
             spec: spec.clone(),
             start,
             len,
-            read_percent: spec.rw.read_percent(spec.rwmixread),
+            read_percent,
             random: spec.rw.is_random(),
             infinite: spec.time_based,
             offsets: Rng::new(seed),
@@ -174,6 +185,7 @@ impl RequestStream {
             pass_bytes: spec.io_size.unwrap_or(len),
             cursor: 0,
             pos: 0,
+            fixed,
         })
     }
     /// The region `(start, len)` this stream stays inside.
@@ -228,15 +240,65 @@ impl RequestStream {
     }
 }
 
-impl Iterator for RequestStream {
-    type Item = Request;
-
-    fn next(&mut self) -> Option<Request> {
-        loop {
-            if !self.infinite && self.pass >= self.spec.loops {
-                return None;
+impl RequestStream {
+    /// The request of `bs` bytes in direction `dir` at the current position (a block that
+    /// fits in this pass), and move past it.
+    #[inline(always)]
+    fn place(&mut self, dir: Dir, bs: u64) -> Request {
+        let offset = if self.random {
+            match self.spec.blockalign {
+                None => {
+                    let slots = self.len / bs;
+                    self.start + self.offsets.below(slots) * bs
+                }
+                Some(a) => {
+                    // Any multiple of the alignment where the whole block still fits.
+                    let slots = (self.len - bs) / a + 1;
+                    self.start + self.offsets.below(slots) * a
+                }
             }
-            if self.spec.number_ios.is_some_and(|n| self.seq >= n) {
+        } else {
+            if self.pos + bs > self.len {
+                self.pos = 0; // io_size beyond the region: wrap around, as fio does
+            }
+            let o = self.start + self.pos;
+            self.pos += bs;
+            o
+        };
+        self.cursor += bs;
+        let req = Request {
+            seq: self.seq,
+            pass: self.pass,
+            offset,
+            len: bs,
+            dir,
+        };
+        self.seq += 1;
+        debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
+        req
+    }
+
+    /// Whether the stream has ended (its passes or its request count done).
+    #[inline(always)]
+    fn ended(&self) -> bool {
+        (!self.infinite && self.pass >= self.spec.loops)
+            || self.spec.number_ios.is_some_and(|n| self.seq >= n)
+    }
+
+    /// Whether a block of `bs` bytes still belongs to this pass.
+    #[inline(always)]
+    fn fits(&self, bs: u64) -> bool {
+        if self.random {
+            self.cursor < self.pass_bytes && bs <= self.len
+        } else {
+            self.cursor + bs <= self.pass_bytes && bs <= self.len
+        }
+    }
+
+    /// [`Iterator::next`] in general: draws, pass ends, the stream's end.
+    fn next_any(&mut self) -> Option<Request> {
+        loop {
+            if self.ended() {
                 return None;
             }
             let dir = self.next_dir();
@@ -249,12 +311,7 @@ impl Iterator for RequestStream {
             } else {
                 dist.pick(self.sizes.below(100) as u32)
             };
-            let fits = if self.random {
-                self.cursor < self.pass_bytes && bs <= self.len
-            } else {
-                self.cursor + bs <= self.pass_bytes && bs <= self.len
-            };
-            if !fits {
+            if !self.fits(bs) {
                 // End of this pass: its bytes are issued (or the rest is smaller than a block).
                 self.pass += 1;
                 self.cursor = 0;
@@ -264,40 +321,24 @@ impl Iterator for RequestStream {
                 }
                 continue;
             }
-            let offset = if self.random {
-                match self.spec.blockalign {
-                    None => {
-                        let slots = self.len / bs;
-                        self.start + self.offsets.below(slots) * bs
-                    }
-                    Some(a) => {
-                        // Any multiple of the alignment where the whole block still fits.
-                        let slots = (self.len - bs) / a + 1;
-                        self.start + self.offsets.below(slots) * a
-                    }
-                }
-            } else {
-                if self.pos + bs > self.len {
-                    self.pos = 0; // io_size beyond the region: wrap around, as fio does
-                }
-                let o = self.start + self.pos;
-                self.pos += bs;
-                o
-            };
-            self.cursor += bs;
-            let req = Request {
-                seq: self.seq,
-                pass: self.pass,
-                offset,
-                len: bs,
-                dir,
-            };
-            self.seq += 1;
-            debug_assert!(
-                req.offset >= self.start && req.offset + req.len <= self.start + self.len
-            );
-            return Some(req);
+            return Some(self.place(dir, bs));
         }
+    }
+}
+
+impl Iterator for RequestStream {
+    type Item = Request;
+
+    #[inline]
+    fn next(&mut self) -> Option<Request> {
+        // One direction, one block size, within a pass: nothing to draw but a random offset
+        // (most requests of most jobs). Anything else, `next_any` decides as before.
+        if let Some((dir, bs)) = self.fixed {
+            if !self.ended() && self.fits(bs) {
+                return Some(self.place(dir, bs));
+            }
+        }
+        self.next_any()
     }
 }
 
@@ -535,6 +576,40 @@ mod tests {
     }
 
     proptest! {
+        /// The short path of one-direction, one-size streams gives exactly the requests the
+        /// general path gives (across passes, wraps, alignment and request counts).
+        #[test]
+        fn fixed_streams_take_the_general_paths_requests(
+            bs_k in 1u64..64, size_k in 1u64..512, off_k in 0u64..64, io_k in 0u64..1024,
+            random in any::<bool>(), write in any::<bool>(), ba in 0u64..3, loops in 1u32..4,
+            nios in 0u64..200, time_based in any::<bool>(), seed in any::<u64>()
+        ) {
+            let mut s = spec(&[("bs", &format!("{bs_k}k")), ("size", &format!("{size_k}k")),
+                ("offset", &format!("{off_k}k")), ("loops", &loops.to_string())]);
+            s.rw = match (random, write) {
+                (true, true) => RwMode::RandWrite,
+                (true, false) => RwMode::RandRead,
+                (false, true) => RwMode::Write,
+                (false, false) => RwMode::Read,
+            };
+            if io_k > 0 { s.io_size = Some(io_k * 1024); }
+            if ba > 0 { s.blockalign = Some(ba * 512); }
+            if nios > 0 { s.number_ios = Some(nios); }
+            s.time_based = time_based;
+            s.runtime_ns = Some(1);
+            s.randseed = seed;
+            if s.validate().is_err() { return Ok(()); }
+            let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+            let target = (off_k + size_k) * 1024;
+            let Ok(fast) = RequestStream::new(&s, inst, target) else { return Ok(()) };
+            prop_assert!(fast.fixed.is_some());
+            let mut general = fast.clone();
+            general.fixed = None;
+            let a: Vec<Request> = fast.take(700).collect();
+            let b: Vec<Request> = general.take(700).collect();
+            prop_assert_eq!(a, b);
+        }
+
         #[test]
         fn requests_never_leave_the_region(
             bs_k in 1u64..64, size_k in 64u64..4096, off_k in 0u64..1024,
