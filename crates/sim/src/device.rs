@@ -60,9 +60,11 @@ pub struct DeviceModel {
 /// scheduler can compare positioning times without redoing the zone lookup.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Loc {
-    pub cyl: u64,
-    pub sector: u64,
-    pub spt: u64,
+    /// (Cylinders, sectors and sectors per track all fit a u32 by far: the drive's queue
+    /// keeps its commands smaller so.)
+    pub cyl: u32,
+    pub sector: u32,
+    pub spt: u32,
     zone: u32,
     /// Angular position of the first sector, as a fraction of a turn.
     target: f64,
@@ -487,10 +489,12 @@ impl DeviceModel {
         let track = z.first_track + rel / z.spt;
         let (sector, spt) = (rel % z.spt, z.spt);
         let skew = fract_pos(f64_of(track) * self.track_skew);
+        let cyl = track / self.heads;
+        debug_assert!(cyl <= u32::MAX as u64 && spt <= u32::MAX as u64);
         Loc {
-            cyl: track / self.heads,
-            sector,
-            spt,
+            cyl: cyl as u32,
+            sector: sector as u32,
+            spt: spt as u32,
             zone: zi as u32,
             target: fract_pos(f64_of(sector) / f64_of(spt) + skew),
             skew,
@@ -502,9 +506,9 @@ impl DeviceModel {
     /// on the start's track it follows from the start's sector and the track's skew.
     #[inline]
     fn end_target(&self, loc: &Loc, offset: u64, end: u64) -> f64 {
-        let sector = loc.sector + (end / SECTOR - offset / SECTOR);
-        let a = if sector < loc.spt {
-            fract_pos(f64_of(sector) / f64_of(loc.spt) + loc.skew)
+        let sector = loc.sector as u64 + (end / SECTOR - offset / SECTOR);
+        let a = if sector < loc.spt as u64 {
+            fract_pos(f64_of(sector) / f64_of(loc.spt as u64) + loc.skew)
         } else {
             self.loc(end).target
         };
@@ -519,9 +523,9 @@ impl DeviceModel {
         let lba = offset / SECTOR;
         // On the start's track (zones hold whole tracks): the start's cylinder.
         if let Some(d) = lba.checked_sub(start / SECTOR) {
-            if from.sector + d < from.spt {
-                debug_assert_eq!(from.cyl, self.locate(offset).0);
-                return from.cyl;
+            if from.sector as u64 + d < from.spt as u64 {
+                debug_assert_eq!(from.cyl as u64, self.locate(offset).0);
+                return from.cyl as u64;
             }
         }
         let mut zi = from.zone as usize;
@@ -539,7 +543,7 @@ impl DeviceModel {
     /// time that does not depend on when the command starts, and a lower bound of it.
     #[inline]
     pub fn seek_settle_ns(&self, st: &DeviceState, loc: &Loc, write: bool) -> f64 {
-        let mut pos = self.seek_ns(st.cyl, loc.cyl);
+        let mut pos = self.seek_ns(st.cyl, loc.cyl as u64);
         if write {
             pos += self.write_settle_ns;
         }
@@ -588,7 +592,7 @@ impl DeviceModel {
     }
 
     fn media_ns(&self, loc: &Loc, len: u64) -> f64 {
-        let (sector, spt) = (loc.sector, loc.spt);
+        let (sector, spt) = (loc.sector as u64, loc.spt as u64);
         let per_sector = self.rev_ns / f64_of(spt);
         let sectors = len.div_ceil(SECTOR);
         let switches = (sector + sectors) / spt;
@@ -876,7 +880,7 @@ mod tests {
     #[test]
     fn a_track_crossing_leaves_the_head_ahead_of_the_next_sectors() {
         let m = DeviceModel::new(&catalog::find("samsung-hd501lj").unwrap(), Some(false));
-        let spt = m.loc(0).spt;
+        let spt = m.loc(0).spt as u64;
         let mut st = DeviceState::new(0.0, &m);
         // Two reads on one track first, then one crossing into the next.
         let (first, len) = ((spt - 48) * SECTOR, 32 * SECTOR);

@@ -1461,6 +1461,8 @@ impl<'w> Engine<'w> {
             let model = &self.w.models[disk.model];
             // The write cache's held writes go to the media when it is three quarters full or
             // a write waits for room, and otherwise when no command of the queue is ready.
+            // The command chosen goes straight from its queue's store into `active` (its end
+            // time set once its service time is known), with no copy on the way.
             let mut from_held = None;
             if let Some(wc) = disk.wcache.as_mut().filter(|wc| !wc.held.is_empty()) {
                 let press = waiting || wc.bytes * 4 >= wc.capacity * 3;
@@ -1472,22 +1474,29 @@ impl<'w> Engine<'w> {
                                 .map(|(k, p)| (k, Some(p)))
                         }
                     };
-                    from_held = pick.map(|(k, p)| (wc.held.take(k), p));
+                    from_held = pick.map(|(k, p)| {
+                        wc.held.take_into(k, &mut disk.active);
+                        p
+                    });
                 }
             }
-            let (r, positioning) = if let Some(held) = from_held {
-                held
+            let positioning = if let Some(p) = from_held {
+                p
             } else if disk.queue.is_empty() {
                 break; // (held data not in yet: a wake-up is due when it is)
             } else if disk.queue_depth <= 1 || disk.units > 1 {
                 match disk.queue.first_ready(now) {
-                    Some(i) => (disk.queue.remove(i), None),
+                    Some(i) => {
+                        disk.active.push((0, disk.queue.remove(i)));
+                        None
+                    }
                     None => break,
                 }
             } else if let Some(k) = disk.queue.streaming(model, &disk.state, now) {
                 // A command that continues the last one streams on with no positioning
                 // (write cache, read-ahead): the drive serves it before any other.
-                (disk.queue.take(k), None)
+                disk.queue.take_into(k, &mut disk.active);
+                None
             } else {
                 // Shortest positioning time first (see `world::sptf_pick`).
                 let Some((k, positioning)) = sptf_pick(
@@ -1499,8 +1508,10 @@ impl<'w> Engine<'w> {
                 ) else {
                     break; // nothing ready yet
                 };
-                (disk.queue.take(k), Some(positioning))
+                disk.queue.take_into(k, &mut disk.active);
+                Some(positioning)
             };
+            let (end, r) = disk.active.last_mut().expect("the command just started");
             let svc = model.service_at(
                 &mut disk.state,
                 now,
@@ -1515,7 +1526,7 @@ impl<'w> Engine<'w> {
                 // (A held write was counted when the drive took it in.)
                 disk.ios += 1;
             }
-            disk.active.push((now + svc, r));
+            *end = now + svc;
             self.seq += 1;
             self.pending.push(Pending {
                 t: now + svc,

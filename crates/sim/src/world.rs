@@ -199,15 +199,29 @@ pub struct DiskReq {
 /// with what shortest-positioning-time-first needs to rank it.
 #[derive(Clone, Copy, Debug)]
 pub struct Cand {
-    pub cyl: u64,
+    pub cyl: u32,
     /// Arrival order on this drive (its place in the queue; ties go to the earliest).
     pub seq: u64,
     pub ready: u64,
     /// Angular position of its first sector, as a fraction of a turn.
     pub target: f64,
+    /// Where the command itself is kept (its slot, shifted up one bit), and whether it is a
+    /// write (the low bit): a window of 32 bytes a command, which the scheduler's inserts
+    /// and removals shift.
+    slot_write: u32,
+}
+
+impl Cand {
+    /// Whether the command is a write (its seek takes the write settle too).
+    #[inline(always)]
+    pub fn write(&self) -> bool {
+        self.slot_write & 1 != 0
+    }
     /// Where the command itself is kept.
-    slot: u32,
-    pub write: bool,
+    #[inline(always)]
+    fn slot(&self) -> u32 {
+        self.slot_write >> 1
+    }
 }
 
 /// A drive's queue of commands not yet in service. For drives that schedule by shortest
@@ -277,8 +291,7 @@ impl DriveQueue {
             seq,
             ready: r.ready,
             target: r.loc.target(),
-            slot,
-            write: r.write,
+            slot_write: slot << 1 | r.write as u32,
         }
     }
     /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
@@ -314,6 +327,7 @@ impl DriveQueue {
             }
             None => {
                 self.slab.push(r);
+                debug_assert!(self.slab.len() <= 1 << 31, "a slot shifted up one bit fits a u32");
                 (self.slab.len() - 1) as u32
             }
         };
@@ -334,7 +348,7 @@ impl DriveQueue {
             debug_assert!(self
                 .by_angle
                 .iter()
-                .all(|c| self.slab[c.slot as usize].offset != st.last_end));
+                .all(|c| self.slab[c.slot() as usize].offset != st.last_end));
             return None;
         }
         let target = st.last_end_target;
@@ -343,7 +357,7 @@ impl DriveQueue {
             .iter()
             .take_while(|c| c.target == target)
             .position(|c| {
-                let r = &self.slab[c.slot as usize];
+                let r = &self.slab[c.slot() as usize];
                 c.ready <= now && model.streams(st, r.offset, r.write)
             })
             .map(|p| i + p)
@@ -363,7 +377,7 @@ impl DriveQueue {
             .by_angle
             .iter()
             .enumerate()
-            .filter(|(_, c)| fits(&self.slab[c.slot as usize]))
+            .filter(|(_, c)| fits(&self.slab[c.slot() as usize]))
             .min_by_key(|(_, c)| c.seq)
             .map(|(k, _)| k);
         if let Some(k) = k {
@@ -381,7 +395,7 @@ impl DriveQueue {
             let r = &self.slab[i as usize];
             r.write && r.ready <= now
         };
-        self.by_angle.iter().any(|c| ready(c.slot)) || self.rest.iter().any(|&(_, i)| ready(i))
+        self.by_angle.iter().any(|c| ready(c.slot())) || self.rest.iter().any(|&(_, i)| ready(i))
     }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
@@ -401,9 +415,23 @@ impl DriveQueue {
     /// arrival order moves up into the window.
     #[inline]
     pub fn take(&mut self, k: usize) -> DiskReq {
+        let slot = self.take_slot(k);
+        self.slab[slot as usize]
+    }
+    /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
+    /// time of 0 for the caller to set: copied once, from where the queue kept it.
+    #[inline]
+    pub fn take_into(&mut self, k: usize, active: &mut Vec<(u64, DiskReq)>) {
+        let slot = self.take_slot(k);
+        active.push((0, self.slab[slot as usize]));
+    }
+    /// The window's command at `k` leaves it (see [`DriveQueue::take`]); its slot, which
+    /// still holds it until the next command arrives.
+    #[inline]
+    fn take_slot(&mut self, k: usize) -> u32 {
         let old = self.by_angle[k];
-        self.free.push(old.slot);
-        self.count_start(old.slot, false);
+        self.free.push(old.slot());
+        self.count_start(old.slot(), false);
         match self.rest.pop_front() {
             None => {
                 self.by_angle.remove(k);
@@ -424,7 +452,7 @@ impl DriveQueue {
                 }
             }
         }
-        self.slab[old.slot as usize]
+        old.slot()
     }
 }
 
@@ -579,12 +607,12 @@ impl Walk<'_> {
         if c.ready > self.now {
             return;
         }
-        let seek = self.model.seek_to_ns(self.st, c.cyl);
+        let seek = self.model.seek_to_ns(self.st, c.cyl as u64);
         if seek > self.low_plus {
             return;
         }
         let slack = self.slack;
-        let pos = if c.write { seek + self.settle } else { seek };
+        let pos = if c.write() { seek + self.settle } else { seek };
         let p = if u >= slack && u <= self.rev_less && pos <= u - slack {
             u
         } else if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
@@ -1616,7 +1644,7 @@ mod tests {
         let mut rng = raidlab_workload::Rng::new(5);
         for disk in ["seagate-st973451ss", "maxtor-7y250m0"] {
             let m = DeviceModel::new(&crate::catalog::find(disk).unwrap(), Some(false));
-            let cyls = m.loc(m.capacity - 512).cyl + 1;
+            let cyls = m.loc(m.capacity - 512).cyl as u64 + 1;
             let mut ranks = Vec::new();
             for round in 0..4000 {
                 let mut st = DeviceState::new(rng.next_f64(), &m);
@@ -1649,12 +1677,11 @@ mod tests {
                             _ => rng.next_f64(),
                         };
                         Cand {
-                            cyl,
+                            cyl: cyl as u32,
                             seq,
                             ready: if rng.below(5) == 0 { now + 1 } else { now },
                             target,
-                            slot: 0,
-                            write,
+                            slot_write: write as u32,
                         }
                     })
                     .collect();
@@ -1664,8 +1691,8 @@ mod tests {
                     if c.ready > now {
                         continue;
                     }
-                    let mut pos = m.seek_to_ns(&st, c.cyl);
-                    if c.write {
+                    let mut pos = m.seek_to_ns(&st, c.cyl as u64);
+                    if c.write() {
                         pos += m.settle_ns();
                     }
                     let p = m.positioning_to(&st, t_cmd, pos, c.target);
