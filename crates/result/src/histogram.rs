@@ -20,17 +20,13 @@ pub const PLAT_NR: usize = PLAT_GROUPS * PLAT_VAL as usize;
 /// Bucket index of a latency value in ns.
 #[inline]
 pub fn bucket_of(value: u64) -> usize {
-    if value == 0 {
-        return 0;
-    }
-    let msb = 63 - value.leading_zeros();
-    if msb <= PLAT_BITS {
-        return value as usize;
-    }
-    let error_bits = msb - PLAT_BITS;
-    let base = ((error_bits + 1) as usize) << PLAT_BITS;
-    let offset = ((PLAT_VAL - 1) & (value >> error_bits)) as usize;
-    (base + offset).min(PLAT_NR - 1)
+    // A value's top PLAT_BITS + 1 bits (64–127) above the group's 64 × its error bits.
+    // Below 128 there are no error bits and the value is its own bucket: one expression,
+    // without a branch, serves every value.
+    let msb = 63 - (value | 1).leading_zeros();
+    let error_bits = msb.saturating_sub(PLAT_BITS);
+    let index = ((error_bits as usize) << PLAT_BITS) + (value >> error_bits) as usize;
+    index.min(PLAT_NR - 1)
 }
 
 /// Representative value (ns) of a bucket: its midpoint, as fio reports it.
@@ -80,7 +76,9 @@ impl LatencyHistogram {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += ns as u128;
-        self.sum_sq += (ns as f64) * (ns as f64);
+        // (Through i64 below 2^63 ns, which converts in one instruction: the same value.)
+        let x = if ns < 1 << 63 { ns as i64 as f64 } else { ns as f64 };
+        self.sum_sq += x * x;
     }
     pub fn merge(&mut self, other: &LatencyHistogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
@@ -207,6 +205,36 @@ mod tests {
             assert!(v >= last);
             last = v;
         }
+    }
+
+    /// fio's bucketing, as written in its stat.c.
+    fn fio_bucket(value: u64) -> usize {
+        if value == 0 {
+            return 0;
+        }
+        let msb = 63 - value.leading_zeros();
+        if msb <= PLAT_BITS {
+            return value as usize;
+        }
+        let error_bits = msb - PLAT_BITS;
+        let base = ((error_bits + 1) as usize) << PLAT_BITS;
+        let offset = ((PLAT_VAL - 1) & (value >> error_bits)) as usize;
+        (base + offset).min(PLAT_NR - 1)
+    }
+
+    #[test]
+    fn buckets_as_fio_buckets_them() {
+        for v in 0..70_000u64 {
+            assert_eq!(bucket_of(v), fio_bucket(v), "{v}");
+        }
+        for shift in 0..64 {
+            for d in [0u64, 1, 2, 3, 63, 64, 65, 127] {
+                for v in [(1u64 << shift).wrapping_add(d), (1u64 << shift).wrapping_sub(d)] {
+                    assert_eq!(bucket_of(v), fio_bucket(v), "{v}");
+                }
+            }
+        }
+        assert_eq!(bucket_of(u64::MAX), PLAT_NR - 1);
     }
 
     #[test]
