@@ -41,7 +41,7 @@ pub fn bucket_value(index: usize) -> u64 {
     base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyHistogram {
     #[serde(with = "sparse_counts")]
     counts: Vec<u64>,
@@ -50,6 +50,24 @@ pub struct LatencyHistogram {
     max: u64,
     sum: u128,
     sum_sq: f64,
+}
+
+impl Clone for LatencyHistogram {
+    fn clone(&self) -> Self {
+        LatencyHistogram {
+            counts: self.counts.clone(),
+            ..*self
+        }
+    }
+    /// Copies the counts into the buckets `self` already has, without allocating.
+    fn clone_from(&mut self, source: &Self) {
+        self.counts.clone_from(&source.counts);
+        self.n = source.n;
+        self.min = source.min;
+        self.max = source.max;
+        self.sum = source.sum;
+        self.sum_sq = source.sum_sq;
+    }
 }
 
 impl Default for LatencyHistogram {
@@ -257,6 +275,11 @@ mod tests {
         g.merge(&h);
         assert_eq!(g.count(), 1001);
         assert_eq!(g.min(), 5);
+        let mut c = LatencyHistogram::new();
+        c.record(7);
+        c.clone_from(&g);
+        assert_eq!(c, g);
+        assert_eq!(c, g.clone());
     }
 
     #[test]
