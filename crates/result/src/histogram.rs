@@ -94,9 +94,7 @@ impl LatencyHistogram {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += ns as u128;
-        // (Through i64 below 2^63 ns, which converts in one instruction: the same value.)
-        let x = if ns < 1 << 63 { ns as i64 as f64 } else { ns as f64 };
-        self.sum_sq += x * x;
+        self.sum_sq += (ns as f64) * (ns as f64);
     }
     pub fn merge(&mut self, other: &LatencyHistogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
