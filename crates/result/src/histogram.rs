@@ -20,17 +20,13 @@ pub const PLAT_NR: usize = PLAT_GROUPS * PLAT_VAL as usize;
 /// Bucket index of a latency value in ns.
 #[inline]
 pub fn bucket_of(value: u64) -> usize {
-    if value == 0 {
-        return 0;
-    }
-    let msb = 63 - value.leading_zeros();
-    if msb <= PLAT_BITS {
-        return value as usize;
-    }
-    let error_bits = msb - PLAT_BITS;
-    let base = ((error_bits + 1) as usize) << PLAT_BITS;
-    let offset = ((PLAT_VAL - 1) & (value >> error_bits)) as usize;
-    (base + offset).min(PLAT_NR - 1)
+    // A value's top PLAT_BITS + 1 bits (64–127) above the group's 64 × its error bits.
+    // Below 128 there are no error bits and the value is its own bucket: one expression,
+    // without a branch, serves every value.
+    let msb = 63 - (value | 1).leading_zeros();
+    let error_bits = msb.saturating_sub(PLAT_BITS);
+    let index = ((error_bits as usize) << PLAT_BITS) + (value >> error_bits) as usize;
+    index.min(PLAT_NR - 1)
 }
 
 /// Representative value (ns) of a bucket: its midpoint, as fio reports it.
@@ -45,7 +41,7 @@ pub fn bucket_value(index: usize) -> u64 {
     base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyHistogram {
     #[serde(with = "sparse_counts")]
     counts: Vec<u64>,
@@ -54,6 +50,24 @@ pub struct LatencyHistogram {
     max: u64,
     sum: u128,
     sum_sq: f64,
+}
+
+impl Clone for LatencyHistogram {
+    fn clone(&self) -> Self {
+        LatencyHistogram {
+            counts: self.counts.clone(),
+            ..*self
+        }
+    }
+    /// Copies the counts into the buckets `self` already has, without allocating.
+    fn clone_from(&mut self, source: &Self) {
+        self.counts.clone_from(&source.counts);
+        self.n = source.n;
+        self.min = source.min;
+        self.max = source.max;
+        self.sum = source.sum;
+        self.sum_sq = source.sum_sq;
+    }
 }
 
 impl Default for LatencyHistogram {
@@ -209,6 +223,36 @@ mod tests {
         }
     }
 
+    /// fio's bucketing, as written in its stat.c.
+    fn fio_bucket(value: u64) -> usize {
+        if value == 0 {
+            return 0;
+        }
+        let msb = 63 - value.leading_zeros();
+        if msb <= PLAT_BITS {
+            return value as usize;
+        }
+        let error_bits = msb - PLAT_BITS;
+        let base = ((error_bits + 1) as usize) << PLAT_BITS;
+        let offset = ((PLAT_VAL - 1) & (value >> error_bits)) as usize;
+        (base + offset).min(PLAT_NR - 1)
+    }
+
+    #[test]
+    fn buckets_as_fio_buckets_them() {
+        for v in 0..70_000u64 {
+            assert_eq!(bucket_of(v), fio_bucket(v), "{v}");
+        }
+        for shift in 0..64 {
+            for d in [0u64, 1, 2, 3, 63, 64, 65, 127] {
+                for v in [(1u64 << shift).wrapping_add(d), (1u64 << shift).wrapping_sub(d)] {
+                    assert_eq!(bucket_of(v), fio_bucket(v), "{v}");
+                }
+            }
+        }
+        assert_eq!(bucket_of(u64::MAX), PLAT_NR - 1);
+    }
+
     #[test]
     fn statistics() {
         let mut h = LatencyHistogram::new();
@@ -229,6 +273,11 @@ mod tests {
         g.merge(&h);
         assert_eq!(g.count(), 1001);
         assert_eq!(g.min(), 5);
+        let mut c = LatencyHistogram::new();
+        c.record(7);
+        c.clone_from(&g);
+        assert_eq!(c, g);
+        assert_eq!(c, g.clone());
     }
 
     #[test]

@@ -139,6 +139,7 @@ impl JobResult {
 }
 
 /// The `iodepth_level` bucket of a submission made with `depth` requests in flight.
+#[inline]
 pub fn iodepth_bucket(depth: u32) -> usize {
     match depth {
         0 | 1 => 0,

@@ -4,7 +4,7 @@
 
 use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
-use raidlab_result::{DirStats, LatencyHistogram};
+use raidlab_result::DirStats;
 use raidlab_workload::{Dir, RequestStream};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -195,16 +195,8 @@ impl JobRt {
             ramp_end: 0,
             deadline: None,
             end: 0,
-            read: DirStats {
-                clat: LatencyHistogram::new(),
-                lat: LatencyHistogram::new(),
-                ..Default::default()
-            },
-            write: DirStats {
-                clat: LatencyHistogram::new(),
-                lat: LatencyHistogram::new(),
-                ..Default::default()
-            },
+            read: DirStats::default(),
+            write: DirStats::default(),
             bytes_done: 0,
             bytes_all: 0,
             target_bytes: None,
@@ -605,8 +597,9 @@ impl<'w> Engine<'w> {
             }
             // A simulated command is submitted the moment it is issued: its total latency
             // is its completion latency.
-            j.read.lat = j.read.clat.clone();
-            j.write.lat = j.write.clat.clone();
+            // (Copied into the histogram it has: no allocation.)
+            j.read.lat.clone_from(&j.read.clat);
+            j.write.lat.clone_from(&j.write.clat);
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
