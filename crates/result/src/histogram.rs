@@ -245,7 +245,10 @@ mod tests {
         }
         for shift in 0..64 {
             for d in [0u64, 1, 2, 3, 63, 64, 65, 127] {
-                for v in [(1u64 << shift).wrapping_add(d), (1u64 << shift).wrapping_sub(d)] {
+                for v in [
+                    (1u64 << shift).wrapping_add(d),
+                    (1u64 << shift).wrapping_sub(d),
+                ] {
                     assert_eq!(bucket_of(v), fio_bucket(v), "{v}");
                 }
             }

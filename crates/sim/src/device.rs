@@ -280,7 +280,10 @@ impl DeviceModel {
         }
         let ssd = s.kind == DeviceKind::Ssd;
         let cylinders = cyl_per_zone * nz;
-        let shortest = (0..nz).map(|z| cyl_per_zone * heads * spt(z)).min().unwrap_or(1);
+        let shortest = (0..nz)
+            .map(|z| cyl_per_zone * heads * spt(z))
+            .min()
+            .unwrap_or(1);
         let zone_shift = shortest.max(1).ilog2();
         let zone_hint = (0..=lba >> zone_shift)
             .map(|c| {

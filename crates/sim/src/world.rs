@@ -261,7 +261,10 @@ fn start_bucket(offset: u64) -> usize {
 fn place_by_angle(w: &[Cand], c: &Cand) -> usize {
     debug_assert!(w.iter().all(|x| x.seq < c.seq));
     let i = w.partition_point(|x| x.target <= c.target);
-    debug_assert_eq!(i, w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq)));
+    debug_assert_eq!(
+        i,
+        w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq))
+    );
     i
 }
 
@@ -336,7 +339,10 @@ impl DriveQueue {
             }
             None => {
                 self.slab.push(r);
-                debug_assert!(self.slab.len() <= 1 << 31, "a slot shifted up one bit fits a u32");
+                debug_assert!(
+                    self.slab.len() <= 1 << 31,
+                    "a slot shifted up one bit fits a u32"
+                );
                 (self.slab.len() - 1) as u32
             }
         };
