@@ -61,12 +61,9 @@ impl Clone for LatencyHistogram {
     }
     /// Copies the counts into the buckets `self` already has, without allocating.
     fn clone_from(&mut self, source: &Self) {
-        self.counts.clone_from(&source.counts);
-        self.n = source.n;
-        self.min = source.min;
-        self.max = source.max;
-        self.sum = source.sum;
-        self.sum_sq = source.sum_sq;
+        let mut counts = std::mem::take(&mut self.counts);
+        counts.clone_from(&source.counts);
+        *self = LatencyHistogram { counts, ..*source };
     }
 }
 

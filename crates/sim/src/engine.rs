@@ -1044,7 +1044,7 @@ impl<'w> Engine<'w> {
                 return;
             }
             let ctrl = &self.w.ctrls[ci];
-            let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
+            let pressure = destage_pressure(ctrl);
             if ctrl.lazy_destage && !pressure {
                 return;
             }
@@ -1353,8 +1353,8 @@ impl<'w> Engine<'w> {
             if !busy_through {
                 self.at(t, Ev::DiskDone(d as u32 | 0x8000_0000));
             }
-        } else if disk.wcache.is_some() || (disk.active.len() as u32) < disk.units {
-            // (A drive without a write cache whose every unit is busy has nothing to do.)
+        } else if disk.may_start() {
+            // (Checked here as well, to skip the call: most arrivals find the drive busy.)
             self.dispatch(d);
         }
     }
@@ -1443,8 +1443,7 @@ impl<'w> Engine<'w> {
         let now = self.now;
         // A drive without a write cache whose every unit is busy takes nothing in and starts
         // nothing: it looks again when a command finishes.
-        let disk = &self.w.disks[d];
-        if disk.wcache.is_none() && disk.active.len() as u32 >= disk.units {
+        if !self.w.disks[d].may_start() {
             return;
         }
         let waiting = self.accept_writes(d);
@@ -1557,8 +1556,14 @@ impl<'w> Engine<'w> {
 /// stripe queued (most writes land so): decided without the call.
 #[inline(always)]
 fn may_destage(arr: &crate::world::Array, ctrl: &crate::world::Controller) -> bool {
-    let pressure = ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty();
-    pressure || !(ctrl.lazy_destage || arr.full.is_empty())
+    destage_pressure(ctrl) || !(ctrl.lazy_destage || arr.full.is_empty())
+}
+
+/// Whether a controller's cache is pressed: three quarters dirty, or writes wait for room.
+/// Then it destages whatever is oldest, lazy or not.
+#[inline(always)]
+fn destage_pressure(ctrl: &crate::world::Controller) -> bool {
+    ctrl.dirty * 4 >= ctrl.cache_bytes * 3 || !ctrl.space_waiters.is_empty()
 }
 
 /// Coefficient of variation (standard deviation over mean) of some rates; 0 if their mean

@@ -725,6 +725,16 @@ pub struct Disk {
     pub array: usize,
 }
 
+impl Disk {
+    /// Whether the drive could do something now: take a write into its cache, or start a
+    /// command on an idle unit. A drive without a write cache whose every unit is busy looks
+    /// again when a command finishes.
+    #[inline(always)]
+    pub fn may_start(&self) -> bool {
+        self.wcache.is_some() || (self.active.len() as u32) < self.units
+    }
+}
+
 pub struct Controller {
     pub name: String,
     pub cpu: usize,
@@ -771,7 +781,7 @@ pub fn add_range(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     }
 }
 
-/// [`add_range`] but for a range continuing the last.
+/// [`add_range`] for any range but one continuing the last (out of line).
 fn add_range_more(ranges: &mut Vec<(u64, u64)>, a: u64, b: u64) -> u64 {
     if a >= b {
         return add_range_sorting(ranges, a, b);
