@@ -1100,14 +1100,21 @@ impl Array {
         let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
         self.dirty.entry(s).or_insert_with(|| Dirty {
             born: Self::stamp(births, aged, s),
-            ranges: pool.pop().unwrap_or_default(),
+            ranges: pool.pop().unwrap_or_else(Self::new_ranges),
             ..Default::default()
         })
     }
 
+    /// A new range list, with room for the few ranges a stripe usually gathers (made
+    /// directly rather than grown on its first push).
+    #[inline(never)]
+    fn new_ranges() -> Vec<(u64, u64)> {
+        Vec::with_capacity(4)
+    }
+
     /// An empty range list, reusing one a destaged stripe left.
     pub fn take_ranges(&mut self) -> Vec<(u64, u64)> {
-        self.range_pool.pop().unwrap_or_default()
+        self.range_pool.pop().unwrap_or_else(Self::new_ranges)
     }
 
     /// Keep a destaged stripe's range list (emptied) for the next stripe made dirty.
