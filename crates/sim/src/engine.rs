@@ -406,6 +406,7 @@ impl<'w> Engine<'w> {
         }
     }
 
+    #[inline(always)]
     fn signal(&mut self, j: u32, t: u64) {
         let jj = &mut self.joins[j as usize];
         jj.ready = jj.ready.max(t);
