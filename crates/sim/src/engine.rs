@@ -50,8 +50,7 @@ impl EventQueue {
             },
         }
     }
-    /// (Out of line: scheduling an event stays small enough to inline everywhere.)
-    #[inline(never)]
+    #[inline(always)]
     fn heap_push(&mut self, p: Pending) {
         let key = p.key();
         let h = &mut self.heap;
@@ -391,6 +390,7 @@ impl<'w> Engine<'w> {
         }
     }
 
+    #[inline(always)]
     fn new_join(&mut self, remaining: u32, kind: JoinKind) -> u32 {
         let j = Join {
             remaining,
@@ -936,6 +936,7 @@ impl<'w> Engine<'w> {
         self.start_xfer(io, true);
     }
 
+    #[inline(always)]
     fn start_xfer(&mut self, io: u32, write: bool) {
         let len = self.ios[io as usize].len;
         // Most transfers are one segment long: they need no entry in `xfers`.
