@@ -1625,10 +1625,14 @@ impl<'w> Engine<'w> {
 
 /// Whether [`Engine::start_destages`] may start a destage of `arr` (of controller `ctrl`).
 /// Without pressure on the cache, a lazy controller starts nothing, nor does any with no full
-/// stripe queued (most writes land so): decided without the call.
+/// stripe queued (most writes land so); nor does any with as many destages going as it
+/// allows, or with its drives' queues full while one is going (most writes land so under
+/// pressure): decided without the call, by the checks it starts with.
 #[inline(always)]
 fn may_destage(arr: &crate::world::Array, ctrl: &crate::world::Controller) -> bool {
-    destage_pressure(ctrl) || !(ctrl.lazy_destage || arr.full.is_empty())
+    let room = arr.destaging < ctrl.destage_depth
+        && !(arr.destaging > 0 && arr.drive_cmds >= arr.drive_room);
+    room && (destage_pressure(ctrl) || !(ctrl.lazy_destage || arr.full.is_empty()))
 }
 
 /// Whether a controller's cache is pressed: three quarters dirty, or writes wait for room.
