@@ -639,7 +639,7 @@ impl DeviceModel {
     /// and its positioning time at `t` if already worked out (by
     /// [`DeviceModel::positioning_from`], as shortest-positioning-time-first does).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn service_at(
         &self,
         st: &mut DeviceState,

@@ -1534,7 +1534,7 @@ impl<'w> Engine<'w> {
                     let pick = match wc.held.streaming(model, &disk.state, now) {
                         Some(k) => Some((k, None)),
                         None => {
-                            sptf_pick(model, &disk.state, &wc.held.by_angle, now, &mut self.ranks)
+                            sptf_pick(model, &disk.state, &wc.held.window, now, &mut self.ranks)
                                 .map(|(k, p)| (k, Some(p)))
                         }
                     };
@@ -1563,13 +1563,9 @@ impl<'w> Engine<'w> {
                 None
             } else {
                 // Shortest positioning time first (see `world::sptf_pick`).
-                let Some((k, positioning)) = sptf_pick(
-                    model,
-                    &disk.state,
-                    &disk.queue.by_angle,
-                    now,
-                    &mut self.ranks,
-                ) else {
+                let Some((k, positioning)) =
+                    sptf_pick(model, &disk.state, &disk.queue.window, now, &mut self.ranks)
+                else {
                     break; // nothing ready yet
                 };
                 disk.queue.take_into(k, &mut disk.active);

@@ -220,49 +220,228 @@ pub struct DiskReq {
 }
 
 /// A command in a drive's scheduling window (the first `queue_depth` commands of its queue),
-/// with what shortest-positioning-time-first needs to rank it.
-#[derive(Clone, Copy, Debug)]
+/// with what shortest-positioning-time-first needs to rank it, and its neighbours in the
+/// window's order (see [`Window`]): 32 bytes, which the scheduler's walk reads.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Cand {
-    pub cyl: u32,
-    /// Arrival order on this drive (its place in the queue; ties go to the earliest).
-    pub seq: u64,
-    pub ready: u64,
     /// Angular position of its first sector, as a fraction of a turn.
     pub target: f64,
-    /// Where the command itself is kept (its slot, shifted up one bit), and whether it is a
-    /// write (the low bit): a window of 32 bytes a command, which the scheduler's inserts
-    /// and removals shift.
-    slot_write: u32,
+    pub ready: u64,
+    pub cyl: u32,
+    /// The slots of the next and the previous command by (angle, arrival), round the turn:
+    /// the last command's next is the first.
+    next: u32,
+    prev: u32,
+    /// Whether the command is a write (the low bit), and its arc of the turn
+    /// ([`arc_of`], the bits above).
+    flags: u32,
 }
 
 impl Cand {
+    pub fn new(target: f64, ready: u64, cyl: u32, write: bool) -> Cand {
+        Cand {
+            target,
+            ready,
+            cyl,
+            next: 0,
+            prev: 0,
+            flags: write as u32,
+        }
+    }
     /// Whether the command is a write (its seek takes the write settle too).
     #[inline(always)]
     pub fn write(&self) -> bool {
-        self.slot_write & 1 != 0
+        self.flags & 1 != 0
     }
-    /// Where the command itself is kept.
     #[inline(always)]
-    fn slot(&self) -> u32 {
-        self.slot_write >> 1
+    fn arc(&self) -> usize {
+        (self.flags >> 1) as usize
+    }
+}
+
+/// How many equal arcs a [`Window`] cuts the turn into (one bit each of a `u64`).
+const ARCS: usize = 64;
+
+/// The arc of the turn holding angle `target` (a fraction of a turn): the top bits of the
+/// fraction of `1 + target` (no float to integer conversion). Arcs rise with the angle (the
+/// sum is rounded monotonically), so the window's order by angle is by arc first.
+#[inline(always)]
+fn arc_of(target: f64) -> usize {
+    debug_assert!((0.0..1.0).contains(&target), "{target}");
+    const SHIFT: u32 = 52 - ARCS.trailing_zeros();
+    // `1 + target` lies in [1, 2] (2 only by rounding up, which the `min` puts in the last arc).
+    let a = ((1.0 + target).to_bits() >> SHIFT) - (1.0f64.to_bits() >> SHIFT);
+    (a as usize).min(ARCS - 1)
+}
+
+/// A drive's scheduling window: its commands ordered by the angle of their first sector,
+/// then by arrival, as a ring linked through their slots, with the first command of each of
+/// [`ARCS`] equal arcs of the turn. The scheduler walks it from the head's angle in the order
+/// the sectors pass under the head; a command enters or leaves without moving the others,
+/// and the first command at or past an angle is found from its arc.
+#[derive(Debug)]
+pub struct Window {
+    /// The commands by slot (those of slots out of the window are stale).
+    nodes: Vec<Cand>,
+    /// Their arrival order on the drive, by slot (ties go to the earliest).
+    seqs: Vec<u64>,
+    /// The first command (by angle, arrival) of each arc that holds any.
+    heads: [u32; ARCS],
+    /// Which arcs hold commands (bit `b`: arc `b`).
+    occupied: u64,
+    len: usize,
+}
+
+impl Default for Window {
+    fn default() -> Window {
+        Window {
+            nodes: Vec::new(),
+            seqs: Vec::new(),
+            heads: [0; ARCS],
+            occupied: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Window {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    fn clear(&mut self) {
+        self.occupied = 0;
+        self.len = 0;
+    }
+    /// The command in `slot` (which must be in the window).
+    #[inline(always)]
+    pub fn get(&self, slot: u32) -> &Cand {
+        &self.nodes[slot as usize]
+    }
+    /// The arrival order of the command in `slot` (which must be in the window).
+    #[inline(always)]
+    pub fn seq(&self, slot: u32) -> u64 {
+        self.seqs[slot as usize]
+    }
+    /// The first command by (angle, arrival).
+    #[inline]
+    pub fn first(&self) -> Option<u32> {
+        (self.occupied != 0).then(|| self.heads[self.occupied.trailing_zeros() as usize])
+    }
+    /// The window's commands (slot and command) by (angle, arrival).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Cand)> + '_ {
+        let mut n = self.first().unwrap_or(0);
+        (0..self.len).map(move |_| {
+            let s = n;
+            let c = self.get(s);
+            n = c.next;
+            (s, c)
+        })
+    }
+    /// The first command at an angle of `target` or past it (strictly past if `PAST`); None
+    /// if every command is before it.
+    #[inline]
+    fn seek<const PAST: bool>(&self, target: f64) -> Option<u32> {
+        let b = arc_of(target);
+        if self.occupied >> b & 1 != 0 {
+            let h = self.heads[b];
+            let mut n = h;
+            loop {
+                let c = self.get(n);
+                if c.target > target || (!PAST && c.target == target) {
+                    return Some(n);
+                }
+                n = c.next;
+                if n == h || self.get(n).arc() != b {
+                    break;
+                }
+            }
+        }
+        // The first command of the next arc that holds any (b < 64: both shifts in range).
+        let later = self.occupied & (u64::MAX << b << 1);
+        (later != 0).then(|| self.heads[later.trailing_zeros() as usize])
+    }
+    /// Put command `c`, the `seq`th to arrive, in the window, in `slot`. It arrived after
+    /// every command there, so it goes after all at its angle.
+    #[inline]
+    fn insert(&mut self, slot: u32, seq: u64, mut c: Cand) {
+        let b = arc_of(c.target);
+        c.flags = c.flags & 1 | (b as u32) << 1;
+        let s = slot as usize;
+        if self.nodes.len() <= s {
+            self.nodes.resize(s + 1, Cand::default());
+            self.seqs.resize(s + 1, 0);
+        }
+        self.seqs[s] = seq;
+        match self.first() {
+            None => {
+                c.next = slot;
+                c.prev = slot;
+            }
+            Some(first) => {
+                debug_assert!(self.iter().all(|(x, _)| self.seq(x) < seq));
+                // Before the first command past its angle; if none, last (before the first).
+                let past = self.seek::<true>(c.target);
+                let next = past.unwrap_or(first);
+                let prev = self.get(next).prev;
+                c.next = next;
+                c.prev = prev;
+                self.nodes[prev as usize].next = slot;
+                self.nodes[next as usize].prev = slot;
+                debug_assert!(past.is_none() || self.get(next).target > c.target);
+                debug_assert!(past == Some(first) || self.get(prev).target <= c.target);
+                if self.occupied >> b & 1 != 0 && past != Some(self.heads[b]) {
+                    // Not the arc's first.
+                    self.nodes[s] = c;
+                    self.len += 1;
+                    return;
+                }
+            }
+        }
+        self.heads[b] = slot;
+        self.occupied |= 1 << b;
+        self.nodes[s] = c;
+        self.len += 1;
+    }
+    /// Take the command in `slot` out of the window.
+    #[inline]
+    fn remove(&mut self, slot: u32) {
+        let c = *self.get(slot);
+        let b = c.arc();
+        debug_assert!(self.occupied >> b & 1 != 0);
+        if self.heads[b] == slot {
+            if c.next != slot && self.get(c.next).arc() == b {
+                self.heads[b] = c.next;
+            } else {
+                self.occupied &= !(1 << b);
+            }
+        }
+        self.nodes[c.prev as usize].next = c.next;
+        self.nodes[c.next as usize].prev = c.prev;
+        self.len -= 1;
     }
 }
 
 /// A drive's queue of commands not yet in service. For drives that schedule by shortest
-/// positioning time, the first `window` (its queue depth) by arrival are kept ordered by the
-/// angle of their first sector, so the scheduler can look at them in the order they pass
-/// under the head and stop once the rotation alone takes longer than the best found; the
-/// rest wait in arrival order. Drives that serve in arrival order keep all in `rest`.
-/// The commands themselves stay put in `slab`; the orders hold their slots.
+/// positioning time, the first `window` (its queue depth) by arrival are kept in a
+/// [`Window`] ordered by the angle of their first sector, so the scheduler can look at them
+/// in the order they pass under the head and stop once the rotation alone takes longer than
+/// the best found; the rest wait in arrival order. Drives that serve in arrival order keep
+/// all in `rest`. The commands themselves stay put in `slab`; the orders hold their slots.
 #[derive(Debug, Default)]
 pub struct DriveQueue {
     slab: Vec<DiskReq>,
     free: Vec<u32>,
-    /// The window by (angle, arrival); empty if `window` = 0.
-    pub by_angle: Vec<Cand>,
+    /// The first `depth` commands by arrival, by (angle, arrival); empty if `depth` = 0.
+    pub window: Window,
     /// The commands after the window, in arrival order: (arrival, slot).
     rest: VecDeque<(u64, u32)>,
-    window: usize,
+    /// How many commands the window holds at most.
+    depth: usize,
     next_seq: u64,
     /// How many of the window's commands start at an offset of each bucket
     /// ([`start_bucket`]): a command streaming on from the drive's last one starts where that
@@ -278,26 +457,12 @@ fn start_bucket(offset: u64) -> usize {
     ((offset >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
-/// Where a command arriving in the window `w` goes in its (angle, arrival) order. It
-/// arrived after every command there (the window holds the earliest arrivals), so it goes
-/// after all at its angle too: one compare of angles a step, not of (angle, arrival) pairs.
-#[inline]
-fn place_by_angle(w: &[Cand], c: &Cand) -> usize {
-    debug_assert!(w.iter().all(|x| x.seq < c.seq));
-    let i = w.partition_point(|x| x.target <= c.target);
-    debug_assert_eq!(
-        i,
-        w.partition_point(|x| (x.target, x.seq) < (c.target, c.seq))
-    );
-    i
-}
-
 impl DriveQueue {
     /// `window`: how many of the first commands the scheduler chooses among (0: none is
     /// kept by angle — the drive serves in arrival order).
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
-            window,
+            depth: window,
             starts: if window <= u16::MAX as usize {
                 vec![0; 256]
             } else {
@@ -308,29 +473,18 @@ impl DriveQueue {
     }
     #[inline]
     pub fn len(&self) -> usize {
-        self.by_angle.len() + self.rest.len()
+        self.window.len() + self.rest.len()
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.by_angle.is_empty() && self.rest.is_empty()
+        self.window.is_empty() && self.rest.is_empty()
     }
     pub fn clear(&mut self) {
         self.slab.clear();
         self.free.clear();
-        self.by_angle.clear();
+        self.window.clear();
         self.rest.clear();
         self.starts.fill(0);
-    }
-    #[inline]
-    fn cand(&self, seq: u64, slot: u32) -> Cand {
-        let r = &self.slab[slot as usize];
-        Cand {
-            cyl: r.loc.cyl,
-            seq,
-            ready: r.ready,
-            target: r.loc.target(),
-            slot_write: slot << 1 | r.write as u32,
-        }
     }
     /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
     /// leaves it, if not `enters`).
@@ -347,10 +501,10 @@ impl DriveQueue {
     }
     #[inline]
     fn enter(&mut self, seq: u64, slot: u32) {
-        let c = self.cand(seq, slot);
+        let r = &self.slab[slot as usize];
+        let c = Cand::new(r.loc.target(), r.ready, r.loc.cyl, r.write);
         self.count_start(slot, true);
-        let i = place_by_angle(&self.by_angle, &c);
-        self.by_angle.insert(i, c);
+        self.window.insert(slot, seq, c);
     }
     #[inline]
     pub fn push_back(&mut self, r: DiskReq) {
@@ -363,14 +517,11 @@ impl DriveQueue {
             }
             None => {
                 self.slab.push(r);
-                debug_assert!(
-                    self.slab.len() <= 1 << 31,
-                    "a slot shifted up one bit fits a u32"
-                );
+                debug_assert!(self.slab.len() <= u32::MAX as usize, "a slot fits a u32");
                 (self.slab.len() - 1) as u32
             }
         };
-        if self.by_angle.len() < self.window {
+        if self.window.len() < self.depth {
             self.enter(seq, slot);
         } else {
             self.rest.push_back((seq, slot));
@@ -378,28 +529,39 @@ impl DriveQueue {
     }
     /// The first to arrive of the window's commands ready by `now` that the drive streams
     /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
-    /// last ended, so the window holds them at that offset's angle.
-    pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<usize> {
+    /// last ended, so the window holds them at that offset's angle. Its slot.
+    #[inline]
+    pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<u32> {
         if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
             return None;
         }
         if self.starts.get(start_bucket(st.last_end)) == Some(&0) {
             debug_assert!(self
-                .by_angle
+                .window
                 .iter()
-                .all(|c| self.slab[c.slot() as usize].offset != st.last_end));
+                .all(|(s, _)| self.slab[s as usize].offset != st.last_end));
             return None;
         }
+        self.streaming_at(model, st, now)
+    }
+    /// [`DriveQueue::streaming`] once a command may start at the last one's end: the search
+    /// (out of line; most calls end before it).
+    #[inline(never)]
+    fn streaming_at(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<u32> {
         let target = st.last_end_target;
-        let i = self.by_angle.partition_point(|x| x.target < target);
-        self.by_angle[i..]
-            .iter()
-            .take_while(|c| c.target == target)
-            .position(|c| {
-                let r = &self.slab[c.slot() as usize];
-                c.ready <= now && model.streams(st, r.offset, r.write)
-            })
-            .map(|p| i + p)
+        let mut n = self.window.seek::<false>(target)?;
+        for _ in 0..self.window.len() {
+            let c = self.window.get(n);
+            if c.target != target {
+                break;
+            }
+            let r = &self.slab[n as usize];
+            if c.ready <= now && model.streams(st, r.offset, r.write) {
+                return Some(n);
+            }
+            n = c.next;
+        }
+        None
     }
     /// Take out the first write to arrive that is ready by `now` and no longer than `room`
     /// bytes (for a write cache to take in).
@@ -413,12 +575,11 @@ impl DriveQueue {
     fn take_first(&mut self, fits: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
         // The window holds the earliest arrivals; the rest came after them.
         let k = self
-            .by_angle
+            .window
             .iter()
-            .enumerate()
-            .filter(|(_, c)| fits(&self.slab[c.slot() as usize]))
-            .min_by_key(|(_, c)| c.seq)
-            .map(|(k, _)| k);
+            .filter(|&(s, _)| fits(&self.slab[s as usize]))
+            .min_by_key(|&(s, _)| self.window.seq(s))
+            .map(|(s, _)| s);
         if let Some(k) = k {
             return Some(self.take(k));
         }
@@ -434,7 +595,7 @@ impl DriveQueue {
             let r = &self.slab[i as usize];
             r.write && r.ready <= now
         };
-        self.by_angle.iter().any(|c| ready(c.slot())) || self.rest.iter().any(|&(_, i)| ready(i))
+        self.window.iter().any(|(s, _)| ready(s)) || self.rest.iter().any(|&(_, i)| ready(i))
     }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
@@ -450,62 +611,43 @@ impl DriveQueue {
         self.free.push(i);
         self.slab[i as usize]
     }
-    /// Take out the command at `k` of the window ([`DriveQueue::by_angle`]); the next in
-    /// arrival order moves up into the window.
+    /// Take out the window's command in `slot`; the next in arrival order moves up into the
+    /// window.
     #[inline]
-    pub fn take(&mut self, k: usize) -> DiskReq {
-        let slot = self.take_slot(k);
+    pub fn take(&mut self, slot: u32) -> DiskReq {
+        self.take_slot(slot);
         self.slab[slot as usize]
     }
     /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
     #[inline]
-    pub fn take_into(&mut self, k: usize, active: &mut Vec<(u64, DiskReq)>) {
-        let slot = self.take_slot(k);
+    pub fn take_into(&mut self, slot: u32, active: &mut Vec<(u64, DiskReq)>) {
+        self.take_slot(slot);
         active.push((0, self.slab[slot as usize]));
     }
-    /// The window's command at `k` leaves it (see [`DriveQueue::take`]); its slot, which
-    /// still holds it until the next command arrives.
+    /// The window's command in `slot` leaves it (see [`DriveQueue::take`]); the slot still
+    /// holds it until the next command arrives.
     #[inline]
-    fn take_slot(&mut self, k: usize) -> u32 {
-        let old = self.by_angle[k];
-        self.free.push(old.slot());
-        self.count_start(old.slot(), false);
-        match self.rest.pop_front() {
-            None => {
-                self.by_angle.remove(k);
-            }
-            Some((seq, slot)) => {
-                // The newcomer takes the leaving command's place and moves to its own:
-                // only the commands between the two shift.
-                let c = self.cand(seq, slot);
-                self.count_start(slot, true);
-                let w = &mut self.by_angle;
-                let j = place_by_angle(w, &c);
-                if j <= k {
-                    w.copy_within(j..k, j + 1);
-                    w[j] = c;
-                } else {
-                    w.copy_within(k + 1..j, k);
-                    w[j - 1] = c;
-                }
-            }
+    fn take_slot(&mut self, slot: u32) {
+        self.window.remove(slot);
+        self.free.push(slot);
+        self.count_start(slot, false);
+        if let Some((seq, s)) = self.rest.pop_front() {
+            self.enter(seq, s);
         }
-        old.slot()
     }
 }
 
-/// Shortest positioning time first: which of a drive's window of queued commands
-/// ([`DriveQueue::by_angle`]) to start at `now`, the first to arrive among equals; None if
-/// none is ready, with its positioning time (by [`DeviceModel::positioning_from`]). `ranks`
-/// is scratch space.
+/// Shortest positioning time first: which of a drive's window of queued commands to start
+/// at `now` (its slot), the first to arrive among equals; None if none is ready, with its
+/// positioning time (by [`DeviceModel::positioning_from`]). `ranks` is scratch space.
 pub fn sptf_pick(
     model: &DeviceModel,
     st: &DeviceState,
-    w: &[Cand],
+    w: &Window,
     now: u64,
     ranks: &mut Vec<Ranked>,
-) -> Option<(usize, f64)> {
+) -> Option<(u32, f64)> {
     // Shortest positioning time first, the first of equals on ties (by arrival),
     // among the first `queue_depth` commands that are ready. A command's
     // positioning time is its seek (and settle) plus the wait for its sector: it
@@ -526,7 +668,6 @@ pub fn sptf_pick(
     let a0 = model.angle_at(st, t_cmd);
     let slack = 1.0 + crate::device::f64_of(now) * 1e-14;
     let n = w.len();
-    let first = w.partition_point(|c| c.target < a0);
     let mut walk = Walk {
         model,
         st,
@@ -543,23 +684,31 @@ pub fn sptf_pick(
     };
     walk.ranks.clear();
     let rev = walk.rev;
-    // The sectors still to come this turn (at or past the head's angle), then those that
-    // come round on the next: `wait` below is `target - a0`, plus a turn for the latter.
+    // From the first sector at or past the head's angle round the turn: those still to come
+    // this turn (`wait` below is `target - a0` ≥ 0), then those that come round on the next
+    // (`wait` < 0, plus a turn).
+    let start = w.seek::<false>(a0).or_else(|| w.first())?;
     let mut seen = 0;
+    let mut k = start;
     let mut stopped = false;
-    for (i, c) in w[first..].iter().enumerate() {
+    while seen < n {
+        let c = w.get(k);
         let wait = c.target - a0;
-        debug_assert!(wait >= 0.0);
+        if wait < 0.0 {
+            break; // (the first of the next turn)
+        }
         let u = wait * rev;
         if u - slack > walk.low_plus {
             stopped = true;
             break;
         }
-        walk.look(c, first + i, u);
+        walk.look(c, k, u);
         seen += 1;
+        k = c.next;
     }
     if !stopped {
-        for (k, c) in w[..first].iter().enumerate() {
+        while seen < n {
+            let c = w.get(k);
             let wait = c.target - a0;
             debug_assert!(wait < 0.0);
             let u = (wait + 1.0) * rev;
@@ -568,6 +717,7 @@ pub fn sptf_pick(
             }
             walk.look(c, k, u);
             seen += 1;
+            k = c.next;
         }
     }
     // Sectors just past the head by the approximate angle may in fact be just
@@ -576,33 +726,31 @@ pub fn sptf_pick(
     // then those of this one).
     let near_turn = rev - 2.0 * slack;
     let mut left = n - seen;
-    'back: {
-        for (k, c) in w[..first].iter().enumerate().rev() {
-            let u = (c.target - a0 + 1.0) * rev;
-            if left == 0 || u < near_turn {
-                break 'back;
-            }
-            walk.look(c, k, u);
-            left -= 1;
+    let mut k = w.get(start).prev;
+    while left > 0 {
+        let c = w.get(k);
+        let wait = c.target - a0;
+        let u = if wait < 0.0 {
+            (wait + 1.0) * rev
+        } else {
+            wait * rev
+        };
+        if u < near_turn {
+            break;
         }
-        for (i, c) in w[first..].iter().enumerate().rev() {
-            let u = (c.target - a0) * rev;
-            if left == 0 || u < near_turn {
-                break 'back;
-            }
-            walk.look(c, first + i, u);
-            left -= 1;
-        }
+        walk.look(c, k, u);
+        left -= 1;
+        k = c.prev;
     }
     let near_low = walk.low_2;
-    let mut best = (f64::INFINITY, u64::MAX, 0usize);
+    let mut best = (f64::INFINITY, u64::MAX, 0u32);
     for r in walk.ranks.iter() {
         if r.p <= near_low {
             let (k, pos) = (r.k, r.pos);
-            let c = &w[k];
-            let p = model.positioning_to(st, t_cmd, pos, c.target);
-            if p < best.0 || (p == best.0 && c.seq < best.1) {
-                best = (p, c.seq, k);
+            let p = model.positioning_to(st, t_cmd, pos, w.get(k).target);
+            let seq = w.seq(k);
+            if p < best.0 || (p == best.0 && seq < best.1) {
+                best = (p, seq, k);
             }
         }
     }
@@ -630,19 +778,19 @@ struct Walk<'a> {
 }
 
 /// A command [`sptf_pick`] looked at: its approximate positioning time, its seek (and
-/// settle), and its place in the window.
+/// settle), and its slot.
 #[derive(Clone, Copy, Debug)]
 pub struct Ranked {
     p: f64,
     pos: f64,
-    k: usize,
+    k: u32,
 }
 
 impl Walk<'_> {
-    /// Look at command `c` (at `k` in the window), whose sector first passes under the head
-    /// `u` ns from now (approximately).
+    /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
+    /// from now (approximately).
     #[inline(always)]
-    fn look(&mut self, c: &Cand, k: usize, u: f64) {
+    fn look(&mut self, c: &Cand, k: u32, u: f64) {
         if c.ready > self.now {
             return;
         }
@@ -652,10 +800,12 @@ impl Walk<'_> {
         }
         let slack = self.slack;
         let pos = if c.write() { seek + self.settle } else { seek };
-        let p = if u >= slack && u <= self.rev_less && pos <= u - slack {
-            u
-        } else if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
+        // (The first two cases exclude each other; the first is the more common, a seek
+        // that ends after its sector has passed.)
+        let p = if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
             u + self.rev
+        } else if u >= slack && u <= self.rev_less && pos <= u - slack {
+            u
         } else {
             self.model
                 .positioning_to(self.st, self.t_cmd, pos, c.target)
@@ -1715,8 +1865,8 @@ mod tests {
                 let a0 = m.angle_at(&st, t_cmd);
                 let span = if round % 2 == 0 { cyls / 100 } else { cyls };
                 let n = 1 + rng.below(40) as usize;
-                let mut w: Vec<Cand> = (0..n as u64)
-                    .map(|seq| {
+                let cands: Vec<Cand> = (0..n as u64)
+                    .map(|_| {
                         let cyl = (st.cyl + rng.below(span)).min(cyls - 1);
                         let write = rng.below(3) == 0;
                         let target = match rng.below(6) {
@@ -1732,18 +1882,25 @@ mod tests {
                             2 => (a0 + 1.0 - 1e-13).fract(),
                             _ => rng.next_f64(),
                         };
-                        Cand {
-                            cyl: cyl as u32,
-                            seq,
-                            ready: if rng.below(5) == 0 { now + 1 } else { now },
-                            target,
-                            slot_write: write as u32,
-                        }
+                        let ready = if rng.below(5) == 0 { now + 1 } else { now };
+                        Cand::new(target, ready, cyl as u32, write)
                     })
                     .collect();
-                w.sort_by(|a, b| (a.target, a.seq).partial_cmp(&(b.target, b.seq)).unwrap());
-                let mut best: Option<(f64, u64, usize)> = None;
-                for (k, c) in w.iter().enumerate() {
+                // The window, filled in arrival order (slot = arrival), keeps them by
+                // (angle, arrival).
+                let mut w = Window::default();
+                for (seq, c) in cands.iter().enumerate() {
+                    w.insert(seq as u32, seq as u64, *c);
+                }
+                let order: Vec<(f64, u64)> = w.iter().map(|(s, c)| (c.target, w.seq(s))).collect();
+                assert_eq!(order.len(), n);
+                assert!(
+                    order.windows(2).all(|p| p[0] < p[1]),
+                    "{disk} round {round}"
+                );
+                let mut best: Option<(f64, u64)> = None;
+                for (seq, c) in cands.iter().enumerate() {
+                    let seq = seq as u64;
                     if c.ready > now {
                         continue;
                     }
@@ -1752,13 +1909,13 @@ mod tests {
                         pos += m.settle_ns();
                     }
                     let p = m.positioning_to(&st, t_cmd, pos, c.target);
-                    if best.is_none_or(|b| p < b.0 || (p == b.0 && c.seq < b.1)) {
-                        best = Some((p, c.seq, k));
+                    if best.is_none_or(|b| p < b.0 || (p == b.0 && seq < b.1)) {
+                        best = Some((p, seq));
                     }
                 }
                 assert_eq!(
-                    sptf_pick(&m, &st, &w, now, &mut ranks).map(|(k, p)| (k, p.to_bits())),
-                    best.map(|b| (b.2, b.0.to_bits())),
+                    sptf_pick(&m, &st, &w, now, &mut ranks).map(|(k, p)| (w.seq(k), p.to_bits())),
+                    best.map(|b| (b.1, b.0.to_bits())),
                     "{disk} round {round}"
                 );
             }
@@ -1789,18 +1946,21 @@ mod tests {
                 want.push((arrivals, offset));
                 arrivals += 1;
             } else {
-                let k = rng.below(q.by_angle.len() as u64) as usize;
-                let seq = q.by_angle[k].seq;
-                let r = q.take(k);
+                let k = rng.below(q.window.len() as u64) as usize;
+                let (slot, _) = q.window.iter().nth(k).unwrap();
+                let seq = q.window.seq(slot);
+                let r = q.take(slot);
                 let i = want.iter().position(|w| w.0 == seq).unwrap();
                 assert_eq!(r.offset, want.remove(i).1, "step {step}");
             }
             assert_eq!(q.len(), want.len());
-            let mut seqs: Vec<u64> = q.by_angle.iter().map(|c| c.seq).collect();
-            assert!(q
-                .by_angle
-                .windows(2)
-                .all(|p| (p[0].target, p[0].seq) < (p[1].target, p[1].seq)));
+            let order: Vec<(f64, u64)> = q
+                .window
+                .iter()
+                .map(|(s, c)| (c.target, q.window.seq(s)))
+                .collect();
+            assert!(order.windows(2).all(|p| p[0] < p[1]));
+            let mut seqs: Vec<u64> = order.iter().map(|o| o.1).collect();
             seqs.sort_unstable();
             let first: Vec<u64> = want.iter().take(8).map(|w| w.0).collect();
             assert_eq!(seqs, first, "step {step}");
