@@ -1027,7 +1027,7 @@ impl<'w> Engine<'w> {
                 if d.destaging {
                     add_range(&mut d.redirty, a, b);
                 } else {
-                    let added = add_range(&mut d.ranges, a, b);
+                    let added = d.ranges.add(a, b);
                     overlap += (b - a) - added;
                     d.bytes += added;
                     if d.bytes == sd {
@@ -1170,9 +1170,13 @@ impl<'w> Engine<'w> {
                     break;
                 }
                 d.destaging = true;
-                parity += arr
-                    .plans
-                    .stripe_write(&arr.geom, x, &d.ranges, &mut reads, &mut writes);
+                parity += arr.plans.stripe_write(
+                    &arr.geom,
+                    x,
+                    d.ranges.as_slice(),
+                    &mut reads,
+                    &mut writes,
+                );
                 stripes.push((x, d.bytes));
                 x += 1;
             }
@@ -1238,12 +1242,9 @@ impl<'w> Engine<'w> {
         let d = arr.dirty.remove(&s).unwrap_or_default();
         let mut freed = bytes;
         if !d.redirty.is_empty() {
-            let mut nd = Dirty {
-                ranges: arr.take_ranges(),
-                ..Default::default()
-            };
+            let mut nd = Dirty::default();
             for &(a, b) in &d.redirty {
-                nd.bytes += add_range(&mut nd.ranges, a, b);
+                nd.bytes += nd.ranges.add(a, b);
             }
             // Rewritten bytes stay in cache.
             freed = freed.saturating_sub(nd.bytes);
@@ -1253,8 +1254,6 @@ impl<'w> Engine<'w> {
             nd.born = arr.note_dirty(s);
             arr.dirty.insert(s, nd);
         }
-        arr.put_ranges(d.ranges);
-        arr.put_ranges(d.redirty);
         let ctrl = &mut self.w.ctrls[ci];
         ctrl.dirty -= freed.min(ctrl.dirty);
     }

@@ -931,7 +931,7 @@ pub struct Controller {
 #[derive(Clone, Debug, Default)]
 pub struct Dirty {
     /// Dirty byte ranges relative to the stripe start, sorted, merged.
-    pub ranges: Vec<(u64, u64)>,
+    pub ranges: Ranges,
     pub bytes: u64,
     pub destaging: bool,
     /// Writes that landed while this stripe was being destaged.
@@ -939,6 +939,83 @@ pub struct Dirty {
     /// When it became dirty (the array's count of stripes made dirty so far): with
     /// [`Array::aged`] it gives the oldest dirty stripe.
     pub born: u64,
+}
+
+/// Ranges a [`Ranges`] holds without allocating.
+const INLINE_RANGES: usize = 4;
+
+/// A stripe's dirty byte ranges, sorted and merged as by [`add_range`]: the first few inline
+/// (random small writes leave one to three a stripe), more in a `Vec`. A stripe made dirty
+/// thus needs no allocation, nor a free when the world is dropped, however many stripes
+/// the cache holds.
+#[derive(Clone, Debug, Default)]
+pub struct Ranges {
+    /// While `spill` is empty: how many of `inline` hold ranges.
+    len: usize,
+    inline: [(u64, u64); INLINE_RANGES],
+    /// Every range, once more than fit inline were needed (never empty then).
+    spill: Vec<(u64, u64)>,
+}
+
+impl Ranges {
+    #[inline]
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        if self.spill.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.spill
+        }
+    }
+
+    /// Add [a, b), as [`add_range`] does to a `Vec`; returns the bytes newly covered.
+    #[inline(always)]
+    pub fn add(&mut self, a: u64, b: u64) -> u64 {
+        if !self.spill.is_empty() {
+            return add_range(&mut self.spill, a, b);
+        }
+        let n = self.len;
+        // A sequential writer's next range continues the last one, or follows it.
+        if n > 0 && self.inline[n - 1].1 == a && a < b {
+            self.inline[n - 1].1 = b;
+            return b - a;
+        }
+        if a < b && n < INLINE_RANGES && (n == 0 || self.inline[n - 1].1 < a) {
+            self.inline[n] = (a, b);
+            self.len = n + 1;
+            return b - a;
+        }
+        self.add_more(a, b)
+    }
+
+    /// [`Ranges::add`] for the other cases (out of line): as `add_range_more`, in place, or
+    /// moving the ranges to `spill` when one more does not fit.
+    #[inline(never)]
+    fn add_more(&mut self, a: u64, b: u64) -> u64 {
+        let n = self.len;
+        if a < b {
+            let r = &self.inline[..n];
+            let i = r.partition_point(|&(_, y)| y < a);
+            let j = r.partition_point(|&(x, _)| x <= b);
+            if i < j {
+                let covered: u64 = r[i..j].iter().map(|(x, y)| y - x).sum();
+                let (lo, hi) = (a.min(r[i].0), b.max(r[j - 1].1));
+                self.inline[i] = (lo, hi);
+                self.inline.copy_within(j..n, i + 1);
+                self.len = n - (j - i - 1);
+                return (hi - lo) - covered;
+            }
+            if n < INLINE_RANGES {
+                self.inline.copy_within(i..n, i + 1);
+                self.inline[i] = (a, b);
+                self.len = n + 1;
+                return b - a;
+            }
+        }
+        self.spill.extend_from_slice(&self.inline[..n]);
+        let added = add_range(&mut self.spill, a, b);
+        debug_assert!(!self.spill.is_empty());
+        added
+    }
 }
 
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
@@ -1307,32 +1384,11 @@ impl Array {
     /// none: one lookup.
     #[inline]
     pub fn dirty_mut(&mut self, s: u64) -> &mut Dirty {
-        let (births, aged, pool) = (&mut self.births, &mut self.aged, &mut self.range_pool);
+        let (births, aged) = (&mut self.births, &mut self.aged);
         self.dirty.entry(s).or_insert_with(|| Dirty {
             born: Self::stamp(births, aged, s),
-            ranges: pool.pop().unwrap_or_else(Self::new_ranges),
             ..Default::default()
         })
-    }
-
-    /// A new range list, with room for the few ranges a stripe usually gathers (made
-    /// directly rather than grown on its first push).
-    #[inline(never)]
-    fn new_ranges() -> Vec<(u64, u64)> {
-        Vec::with_capacity(4)
-    }
-
-    /// An empty range list, reusing one a destaged stripe left.
-    pub fn take_ranges(&mut self) -> Vec<(u64, u64)> {
-        self.range_pool.pop().unwrap_or_else(Self::new_ranges)
-    }
-
-    /// Keep a destaged stripe's range list (emptied) for the next stripe made dirty.
-    pub fn put_ranges(&mut self, mut v: Vec<(u64, u64)>) {
-        if v.capacity() > 0 && self.range_pool.len() < 1024 {
-            v.clear();
-            self.range_pool.push(v);
-        }
     }
 
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
@@ -1370,8 +1426,6 @@ pub struct Array {
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
     pub next_stream: usize,
-    /// Emptied dirty-range lists, reused for stripes made dirty.
-    pub range_pool: Vec<Vec<(u64, u64)>>,
     /// Commands queued or in service on its drives, and how many their queues take.
     pub drive_cmds: usize,
     pub drive_room: usize,
@@ -1691,7 +1745,6 @@ impl World {
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
-                range_pool: Vec::new(),
                 drive_cmds: 0,
                 drive_room,
             });
@@ -2033,6 +2086,16 @@ mod tests {
             assert_eq!(add_range(&mut a, x, y), add_range_sorting(&mut b, x, y));
             assert_eq!(a, b);
             x = y + (k % 3 == 0) as u64 * rng.below(5);
+        }
+        // The inline form, few ranges or many (spilled), empty ranges among them.
+        for round in 0..400 {
+            let (mut r, mut b) = (Ranges::default(), Vec::new());
+            for _ in 0..1 + round % 12 {
+                let x = rng.below(200);
+                let y = x + rng.below(30);
+                assert_eq!(r.add(x, y), add_range_sorting(&mut b, x, y));
+                assert_eq!(r.as_slice(), &b[..]);
+            }
         }
     }
 
