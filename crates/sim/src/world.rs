@@ -1098,6 +1098,90 @@ pub struct PlanCache {
     writes: FastMap<(u64, [(u64, u64); MAX_RANGES]), CachedWrite>,
     /// (offset mod period bytes, length) → member reads for that offset.
     reads: FastMap<(u64, u64), Vec<MemberIo>>,
+    /// RAID 5 only: the destage plans by their member roles (see [`Roles`]), which all
+    /// stripes share, instead of by residue and roles in one: a `members`-th of the shapes
+    /// to plan. None until first used; then whether the planner was found to plan by roles.
+    roles: Option<Option<Roles>>,
+}
+
+/// A RAID 5 array's member roles in each stripe of a period: role k < data disks is the
+/// stripe's k-th data chunk, role `data disks` its parity. The planner plans a parity stripe
+/// from its layout alone (`raidlab_geometry::planner::plan_parity`: which member holds each
+/// data chunk and P, and the stripe's base offset), so a plan by roles, member offsets taken
+/// from the stripe's base, holds for every stripe — up to the order of its I/Os, which
+/// callers sort anyway ([`PlanCache::stripe_write`]).
+#[derive(Debug)]
+struct Roles {
+    /// Per stripe residue: role → member.
+    member: Vec<Vec<u32>>,
+    /// Per stripe residue: member → role.
+    role: Vec<Vec<u32>>,
+    /// Dirty ranges within the stripe (unused entries empty) → plan by roles.
+    writes: FastMap<[(u64, u64); MAX_RANGES], CachedWrite>,
+}
+
+impl Roles {
+    /// The roles of `g`'s stripes, if it is a RAID 5 array whose layout repeats every
+    /// `members` stripes.
+    fn new(g: &ArrayGeom) -> Option<Roles> {
+        if g.level != Level::Raid5 {
+            return None;
+        }
+        let geo = g.g.as_ref()?;
+        let p = PlanCache::period(g);
+        let (mut member, mut role) = (Vec::new(), Vec::new());
+        for r in 0..p {
+            let sl = geo.stripe_layout(r)?;
+            if (r + p + 1) * g.stripe_data_bytes() <= g.capacity() {
+                let next = geo.stripe_layout(r + p)?;
+                if (&next.data, next.p) != (&sl.data, sl.p) {
+                    return None;
+                }
+            }
+            let mut m = sl.data.clone();
+            m.push(sl.p?);
+            let mut inv = vec![u32::MAX; g.members as usize];
+            for (k, &x) in m.iter().enumerate() {
+                inv[x as usize] = k as u32;
+            }
+            member.push(m);
+            role.push(inv);
+        }
+        Some(Roles {
+            member,
+            role,
+            writes: FastMap::default(),
+        })
+    }
+
+    /// `v` (member I/Os of stripe residue `r`, base offset `base`) by roles.
+    fn to_roles(&self, r: u64, base: u64, v: &[MemberIo]) -> Vec<MemberIo> {
+        let role = &self.role[r as usize];
+        v.iter()
+            .map(|m| MemberIo {
+                member: role[m.member as usize],
+                offset: m.offset - base,
+                len: m.len,
+            })
+            .collect()
+    }
+
+    /// Append `v` (by roles) as member I/Os of stripe residue `r`, base offset `base`.
+    #[inline]
+    fn extend(&self, r: u64, base: u64, v: &[MemberIo], out: &mut Vec<MemberIo>) {
+        let member = &self.member[r as usize];
+        out.extend(v.iter().map(|m| MemberIo {
+            member: member[m.member as usize],
+            offset: m.offset + base,
+            len: m.len,
+        }));
+    }
+}
+
+/// `v` sorted by (member, offset, len): the order-free form of a plan's I/Os.
+fn sorted_ios(mut v: Vec<MemberIo>) -> Vec<MemberIo> {
+    v.sort_unstable_by_key(|m| (m.member, m.offset, m.len));
+    v
 }
 
 #[derive(Debug)]
@@ -1157,7 +1241,8 @@ impl PlanCache {
     }
 
     /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
-    /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`).
+    /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`). The I/Os
+    /// may come in another order than the planner's (see [`Roles`]): callers sort them.
     ///
     /// A shape met for the first time is planned at `s` and at a stripe a whole number of
     /// periods away; the two must agree up to the shift of member offsets, or this array's
@@ -1181,6 +1266,54 @@ impl PlanCache {
         let by = (s - r) * g.chunk;
         let mut shape = [(0u64, 0u64); MAX_RANGES];
         shape[..ranges.len()].copy_from_slice(ranges);
+        if let Some(roles) = self.roles.get_or_insert_with(|| Roles::new(g)) {
+            let base = s * g.chunk;
+            if let Some(c) = roles.writes.get(&shape) {
+                let (r0, w0) = (reads.len(), writes.len());
+                roles.extend(r, base, &c.reads, reads);
+                roles.extend(r, base, &c.writes, writes);
+                debug_assert!({
+                    let direct = g.plan_stripe_write(s, ranges);
+                    sorted_ios(reads[r0..].to_vec()) == sorted_ios(direct.reads)
+                        && sorted_ios(writes[w0..].to_vec()) == sorted_ios(direct.writes)
+                        && c.parity == direct.parity_bytes
+                });
+                return c.parity;
+            }
+            let here = g.plan_stripe_write(s, ranges);
+            let c = CachedWrite {
+                reads: roles.to_roles(r, base, &here.reads),
+                writes: roles.to_roles(r, base, &here.writes),
+                parity: here.parity_bytes,
+            };
+            // Checked once a shape against the planner at a neighbouring stripe, whose
+            // roles fall on other members.
+            let sd = g.stripe_data_bytes();
+            let q = if (s + 2) * sd <= g.capacity() {
+                Some(s + 1)
+            } else {
+                s.checked_sub(1)
+            };
+            let same = q.is_none_or(|q| {
+                let there = g.plan_stripe_write(q, ranges);
+                let (qr, qbase) = (q % p, q * g.chunk);
+                sorted_ios(c.reads.clone()) == sorted_ios(roles.to_roles(qr, qbase, &there.reads))
+                    && sorted_ios(c.writes.clone())
+                        == sorted_ios(roles.to_roles(qr, qbase, &there.writes))
+                    && c.parity == there.parity_bytes
+            });
+            if same {
+                if roles.writes.len() >= PLAN_CACHE_MAX {
+                    roles.writes.clear();
+                }
+                roles.writes.insert(shape, c);
+            } else {
+                self.roles = Some(None);
+            }
+            reads.extend(here.reads);
+            writes.extend(here.writes);
+            return here.parity_bytes;
+        }
         let key = (r, shape);
         if let Some(c) = self.writes.get(&key) {
             reads.extend(c.reads.iter().map(|m| MemberIo {
