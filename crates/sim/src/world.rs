@@ -1328,20 +1328,17 @@ impl PlanCache {
         }
         let here = g.plan_stripe_write(s, ranges);
         if let Some(q) = Self::probe(g, s, 1) {
+            let there = g.plan_stripe_write(q, ranges);
+            let qby = (q - r) * g.chunk;
             let base = CachedWrite {
                 reads: Self::shift(&here.reads, by, true),
                 writes: Self::shift(&here.writes, by, true),
                 parity: here.parity_bytes,
             };
-            let same = match Self::same_layout(g, s, q) {
-                Some(same) => {
-                    // (Debug builds, the tests among them, still plan at `q` and compare.)
-                    debug_assert_eq!(same, Self::same_write_plan(g, q, ranges, &base));
-                    same
-                }
-                None => Self::same_write_plan(g, q, ranges, &base),
-            };
-            if same {
+            if base.reads == Self::shift(&there.reads, qby, true)
+                && base.writes == Self::shift(&there.writes, qby, true)
+                && there.parity_bytes == base.parity
+            {
                 if self.writes.len() >= PLAN_CACHE_MAX {
                     self.writes.clear();
                 }
@@ -1353,39 +1350,6 @@ impl PlanCache {
         reads.extend(here.reads);
         writes.extend(here.writes);
         here.parity_bytes
-    }
-
-    /// Whether the planner's destage plan for `ranges` at stripe `q` is `base` (a plan moved
-    /// down to its residue stripe) once moved down the same way.
-    fn same_write_plan(g: &ArrayGeom, q: u64, ranges: &[(u64, u64)], base: &CachedWrite) -> bool {
-        let there = g.plan_stripe_write(q, ranges);
-        let qby = (q - q % Self::period(g)) * g.chunk;
-        base.reads == Self::shift(&there.reads, qby, true)
-            && base.writes == Self::shift(&there.writes, qby, true)
-            && there.parity_bytes == base.parity
-    }
-
-    /// For the parity levels, whether stripes `s` and `q` put data, P and Q on the same
-    /// members (the same layout but for the stripe's number); `None` for the other levels.
-    ///
-    /// The planner plans a parity stripe from its layout and its first row's member offset
-    /// alone (`raidlab_geometry::planner::plan_parity`), so with the same layout its plan at
-    /// `q` is its plan at `s` moved by the member offset between them: a new shape need not
-    /// be planned a second time to check that the layout repeats (each plan costs about
-    /// 16 k instructions).
-    fn same_layout(g: &ArrayGeom, s: u64, q: u64) -> Option<bool> {
-        if !matches!(g.level, Level::Raid5 | Level::Raid6) {
-            return None;
-        }
-        let geo = g.g.as_ref()?;
-        let (a, b) = (geo.stripe_layout(s)?, geo.stripe_layout(q)?);
-        Some(
-            a.data == b.data
-                && a.p == b.p
-                && a.q == b.q
-                && a.q_slot == b.q_slot
-                && a.syndrome_slots == b.syndrome_slots,
-        )
     }
 
     /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
