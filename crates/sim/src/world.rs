@@ -950,39 +950,36 @@ const INLINE_RANGES: usize = 4;
 /// the cache holds.
 #[derive(Clone, Debug, Default)]
 pub struct Ranges {
-    /// While `spill` is empty: how many of `inline` hold ranges.
+    /// How many of `inline` hold ranges, or [`SPILLED`].
     len: usize,
     inline: [(u64, u64); INLINE_RANGES],
-    /// Every range, once more than fit inline were needed (never empty then).
+    /// Every range, once more than fit inline were needed.
     spill: Vec<(u64, u64)>,
 }
+
+/// [`Ranges::len`] once the ranges are in `spill` (past the inline array, so the inline
+/// fast path's bounds check fails).
+const SPILLED: usize = usize::MAX;
 
 impl Ranges {
     #[inline]
     pub fn as_slice(&self) -> &[(u64, u64)] {
-        if self.spill.is_empty() {
-            &self.inline[..self.len]
-        } else {
+        if self.len == SPILLED {
             &self.spill
+        } else {
+            &self.inline[..self.len]
         }
     }
 
     /// Add [a, b), as [`add_range`] does to a `Vec`; returns the bytes newly covered.
     #[inline(always)]
     pub fn add(&mut self, a: u64, b: u64) -> u64 {
-        if !self.spill.is_empty() {
-            return add_range(&mut self.spill, a, b);
-        }
-        let n = self.len;
-        // A sequential writer's next range continues the last one, or follows it.
-        if n > 0 && self.inline[n - 1].1 == a && a < b {
-            self.inline[n - 1].1 = b;
-            return b - a;
-        }
-        if a < b && n < INLINE_RANGES && (n == 0 || self.inline[n - 1].1 < a) {
-            self.inline[n] = (a, b);
-            self.len = n + 1;
-            return b - a;
+        // A sequential writer's next range continues the last one: inline, the rest not.
+        if let Some(last) = self.inline.get_mut(self.len.wrapping_sub(1)) {
+            if last.1 == a && a < b {
+                last.1 = b;
+                return b - a;
+            }
         }
         self.add_more(a, b)
     }
@@ -991,6 +988,9 @@ impl Ranges {
     /// moving the ranges to `spill` when one more does not fit.
     #[inline(never)]
     fn add_more(&mut self, a: u64, b: u64) -> u64 {
+        if self.len == SPILLED {
+            return add_range(&mut self.spill, a, b);
+        }
         let n = self.len;
         if a < b {
             let r = &self.inline[..n];
@@ -1012,9 +1012,8 @@ impl Ranges {
             }
         }
         self.spill.extend_from_slice(&self.inline[..n]);
-        let added = add_range(&mut self.spill, a, b);
-        debug_assert!(!self.spill.is_empty());
-        added
+        self.len = SPILLED;
+        add_range(&mut self.spill, a, b)
     }
 }
 
