@@ -2023,6 +2023,12 @@ mod tests {
             let expect_periodic =
                 !matches!(level, Level::Linear) && (level != Level::Raid10 || n % 2 == 0);
             assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+            // RAID 5 destage plans come from the cache by roles, and the planner agreed.
+            assert_eq!(
+                matches!(cache.roles, Some(Some(_))),
+                level == Level::Raid5,
+                "{level:?} × {n}"
+            );
         }
     }
 
