@@ -1511,7 +1511,63 @@ impl<'w> Engine<'w> {
         self.signal(join, t);
     }
 
+    /// Let drive `d` take in and start what it can now.
+    #[inline(always)]
     fn dispatch(&mut self, d: usize) {
+        let disk = &self.w.disks[d];
+        if disk.wcache.is_none() && disk.units == 1 && disk.queue_depth > 1 {
+            self.start_one(d)
+        } else {
+            self.dispatch_any(d)
+        }
+    }
+
+    /// [`Engine::dispatch`] for the usual hard disk: one command at a time, no write cache,
+    /// commands chosen by shortest positioning time first. The general loop's steps that
+    /// apply, in its order, on one straight path: an idle drive with a queue starts the
+    /// command that streams on from its last one if any, else the one `sptf_pick` picks.
+    fn start_one(&mut self, d: usize) {
+        let now = self.now;
+        let disk = &mut self.w.disks[d];
+        debug_assert!(disk.wcache.is_none() && disk.units == 1 && disk.queue_depth > 1);
+        if !disk.active.is_empty() || disk.queue.is_empty() {
+            return;
+        }
+        let model = &self.w.models[disk.model];
+        let (k, positioning) = match disk.queue.streaming(model, &disk.state, now) {
+            Some(k) => (k, None),
+            None => {
+                match sptf_pick(model, &disk.state, &disk.queue.window, now, &mut self.ranks) {
+                    Some((k, p)) => (k, Some(p)),
+                    None => return, // nothing ready yet
+                }
+            }
+        };
+        disk.queue.take_into(k, &mut disk.active);
+        let (end, r) = disk.active.last_mut().expect("the command just started");
+        debug_assert!(r.join != HELD, "held writes only in a write cache");
+        let svc = model.service_at(
+            &mut disk.state,
+            now,
+            r.offset,
+            r.len,
+            r.write,
+            &r.loc,
+            positioning,
+        );
+        disk.busy_ns += svc;
+        disk.ios += 1;
+        *end = now + svc;
+        self.seq += 1;
+        self.pending.push(Pending {
+            t: now + svc,
+            seq: self.seq,
+            ev: Ev::DiskDone(d as u32),
+        });
+    }
+
+    /// [`Engine::dispatch`] for any drive.
+    fn dispatch_any(&mut self, d: usize) {
         let now = self.now;
         // A drive without a write cache whose every unit is busy takes nothing in and starts
         // nothing: it looks again when a command finishes.

@@ -620,7 +620,7 @@ impl DriveQueue {
     }
     /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
-    #[inline]
+    #[inline(always)]
     pub fn take_into(&mut self, slot: u32, active: &mut Vec<(u64, DiskReq)>) {
         self.take_slot(slot);
         active.push((0, self.slab[slot as usize]));
@@ -724,23 +724,14 @@ pub fn sptf_pick(
     // ahead of it: those at the end of the order within `slack` of a full turn, the
     // commands not yet looked at back from the head's angle (those of the next turn,
     // then those of this one).
+    // (Almost always none is: the first of them is checked here, the rest out of line.)
     let near_turn = rev - 2.0 * slack;
-    let mut left = n - seen;
-    let mut k = w.get(start).prev;
-    while left > 0 {
-        let c = w.get(k);
-        let wait = c.target - a0;
-        let u = if wait < 0.0 {
-            (wait + 1.0) * rev
-        } else {
-            wait * rev
-        };
-        if u < near_turn {
-            break;
+    let left = n - seen;
+    if left > 0 {
+        let k = w.get(start).prev;
+        if turn_wait(w.get(k).target - a0, rev) >= near_turn {
+            walk.back(w, k, left, a0, near_turn);
         }
-        walk.look(c, k, u);
-        left -= 1;
-        k = c.prev;
     }
     let near_low = walk.low_2;
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
@@ -786,7 +777,37 @@ pub struct Ranked {
     k: u32,
 }
 
+/// The time, ns, until an angle `wait` (a fraction of a turn, > −1) from the head's passes
+/// under it: `wait` of a turn, or `wait` plus a turn if the angle is behind the head.
+#[inline(always)]
+fn turn_wait(wait: f64, rev: f64) -> f64 {
+    if wait < 0.0 {
+        (wait + 1.0) * rev
+    } else {
+        wait * rev
+    }
+}
+
 impl Walk<'_> {
+    /// Look at the window's commands back round the turn from the one in slot `k` (`left` of
+    /// them at most) while their sectors come round within `near_turn` ns of a full turn
+    /// from the head's angle `a0`: by the approximate angle just past the head, they may in
+    /// fact be just ahead of it.
+    #[cold]
+    #[inline(never)]
+    fn back(&mut self, w: &Window, mut k: u32, mut left: usize, a0: f64, near_turn: f64) {
+        while left > 0 {
+            let c = w.get(k);
+            let u = turn_wait(c.target - a0, self.rev);
+            if u < near_turn {
+                break;
+            }
+            self.look(c, k, u);
+            left -= 1;
+            k = c.prev;
+        }
+    }
+
     /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
     /// from now (approximately).
     #[inline(always)]
