@@ -547,7 +547,7 @@ impl DeviceModel {
 
     /// Cylinder of a byte offset at or after `start`, located at `from` (same zone or a later
     /// one).
-    #[inline]
+    #[inline(always)]
     fn cyl_from(&self, from: &Loc, start: u64, offset: u64) -> u64 {
         let lba = offset / SECTOR;
         // On the start's track (zones hold whole tracks): the start's cylinder.
@@ -557,6 +557,13 @@ impl DeviceModel {
                 return from.cyl as u64;
             }
         }
+        self.cyl_off_track(from, lba, offset)
+    }
+
+    /// [`DeviceModel::cyl_from`] for an offset past the start's track (out of line: most
+    /// commands end on the track they start on).
+    #[inline(never)]
+    fn cyl_off_track(&self, from: &Loc, lba: u64, offset: u64) -> u64 {
         let mut zi = from.zone as usize;
         while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
             zi += 1;
@@ -715,7 +722,9 @@ impl DeviceModel {
                     self.positioning_from(st, self.t_cmd(t), pos, loc)
                 }
             };
-            f64_of(self.command_ns) + pos + self.media_ns(loc, len).max(iface)
+            // (`max` of two non-negative numbers, neither NaN, without its NaN handling.)
+            let media = self.media_ns(loc, len);
+            f64_of(self.command_ns) + pos + if iface > media { iface } else { media }
         };
         let ns = u64_of(ns.max(1.0));
         debug_assert_eq!(*loc, self.loc(offset));

@@ -1660,9 +1660,11 @@ impl<'w> Engine<'w> {
         let now = self.now;
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
-        let (_, r) = disk.active.swap_remove(i);
-        if r.join == HELD {
+        let r = &disk.active[i].1;
+        let (len, write, join) = (r.len, r.write, r.join);
+        if join == HELD {
             // The media has written data the write cache held: its room is free again.
+            let (_, r) = disk.active.swap_remove(i);
             let wc = disk
                 .wcache
                 .as_mut()
@@ -1670,7 +1672,14 @@ impl<'w> Engine<'w> {
             wc.written(&r);
             return self.dispatch(d);
         }
-        self.command_done(d, now, r.len, r.write, r.join);
+        // It leaves as by `swap_remove` (the last takes its place), without a copy of it: the
+        // one unit's command is the last.
+        let last = disk.active.len() - 1;
+        if i != last {
+            disk.active[i] = disk.active[last];
+        }
+        disk.active.truncate(last);
+        self.command_done(d, now, len, write, join);
         self.dispatch(d);
     }
 }

@@ -627,7 +627,7 @@ impl DriveQueue {
     }
     /// The window's command in `slot` leaves it (see [`DriveQueue::take`]); the slot still
     /// holds it until the next command arrives.
-    #[inline]
+    #[inline(always)]
     fn take_slot(&mut self, slot: u32) {
         self.window.remove(slot);
         self.free.push(slot);
