@@ -724,13 +724,22 @@ pub fn sptf_pick(
     // ahead of it: those at the end of the order within `slack` of a full turn, the
     // commands not yet looked at back from the head's angle (those of the next turn,
     // then those of this one).
-    // (Almost always none is: the first of them is checked here, the rest out of line.)
+    // (Almost always none is: the first of them is checked before the loop.)
     let near_turn = rev - 2.0 * slack;
-    let left = n - seen;
+    let mut left = n - seen;
     if left > 0 {
-        let k = w.get(start).prev;
+        let mut k = w.get(start).prev;
         if turn_wait(w.get(k).target - a0, rev) >= near_turn {
-            walk.back(w, k, left, a0, near_turn);
+            while left > 0 {
+                let c = w.get(k);
+                let u = turn_wait(c.target - a0, rev);
+                if u < near_turn {
+                    break;
+                }
+                walk.look(c, k, u);
+                left -= 1;
+                k = c.prev;
+            }
         }
     }
     let near_low = walk.low_2;
@@ -789,25 +798,6 @@ fn turn_wait(wait: f64, rev: f64) -> f64 {
 }
 
 impl Walk<'_> {
-    /// Look at the window's commands back round the turn from the one in slot `k` (`left` of
-    /// them at most) while their sectors come round within `near_turn` ns of a full turn
-    /// from the head's angle `a0`: by the approximate angle just past the head, they may in
-    /// fact be just ahead of it.
-    #[cold]
-    #[inline(never)]
-    fn back(&mut self, w: &Window, mut k: u32, mut left: usize, a0: f64, near_turn: f64) {
-        while left > 0 {
-            let c = w.get(k);
-            let u = turn_wait(c.target - a0, self.rev);
-            if u < near_turn {
-                break;
-            }
-            self.look(c, k, u);
-            left -= 1;
-            k = c.prev;
-        }
-    }
-
     /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
     /// from now (approximately).
     #[inline(always)]
