@@ -511,6 +511,13 @@ impl DeviceModel {
 
     /// Where a command for `offset` starts (see [`Loc`]).
     pub fn loc(&self, offset: u64) -> Loc {
+        self.loc_inline(offset)
+    }
+
+    /// [`DeviceModel::loc`], inline where a command enters a drive's queue (once per member
+    /// I/O).
+    #[inline(always)]
+    pub fn loc_inline(&self, offset: u64) -> Loc {
         let lba = offset / SECTOR;
         let zi = self.zone_index(lba);
         let z = &self.zones[zi];

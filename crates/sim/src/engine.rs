@@ -1403,7 +1403,7 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
-        let loc = self.w.models[disk.model].loc(m.offset);
+        let loc = self.w.models[disk.model].loc_inline(m.offset);
         disk.head_hint = m.offset + m.len;
         self.w.arrays[ai].drive_cmds += 1;
         disk.queue.push_back(DiskReq {
@@ -1501,6 +1501,13 @@ impl<'w> Engine<'w> {
     /// in, a read of held data): it leaves the drive's count of queued commands, its data
     /// crosses the back-end bus, and whoever waits on `join` is told.
     fn command_done(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
+        self.command_done_inline(d, at, len, write, join)
+    }
+
+    /// [`Engine::command_done`], inline where a drive's media completes a command (once per
+    /// member I/O).
+    #[inline(always)]
+    fn command_done_inline(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
         let disk = &self.w.disks[d];
         let backend = disk.backend;
         self.w.arrays[disk.array].drive_cmds -= 1;
@@ -1679,7 +1686,7 @@ impl<'w> Engine<'w> {
             disk.active[i] = disk.active[last];
         }
         disk.active.truncate(last);
-        self.command_done(d, now, len, write, join);
+        self.command_done_inline(d, now, len, write, join);
         self.dispatch(d);
     }
 }
