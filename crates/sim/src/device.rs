@@ -22,6 +22,8 @@ pub struct DeviceModel {
     pub capacity: u64,
     rev_ns: f64,
     inv_rev: f64,
+    /// Whole numbers of turns below this are exact in ns ([`exact_multiples_below`]).
+    rev_exact_below: f64,
     heads: u64,
     zones: Vec<Zone>,
     /// The zone holding the first sector of each run of `1 << zone_shift` sectors: no zone is
@@ -80,22 +82,45 @@ impl Loc {
     }
 }
 
+/// `x % m` for finite x ≥ 0 and m > 0, bit for bit (the tests' reference for
+/// [`rem_exact_below`], with no multiple taken as exact).
+#[cfg(test)]
+fn rem(x: f64, m: f64) -> f64 {
+    rem_exact_below(x, m, 0.0)
+}
+
 /// `x % m` for finite x ≥ 0 and m > 0, bit for bit, without the slow generic `fmod`:
 /// with the true quotient q, x − q·m is exactly representable and a fused multiply-add
 /// returns it exactly; when the rounded division picked a neighbouring q the result falls
-/// outside [0, m) and the generic remainder is used instead.
+/// outside [0, m) and the generic remainder is used instead. For q below `exact_below`
+/// (see [`exact_multiples_below`]) q·m is exact, and the product and a plain subtraction
+/// give the same single rounding without the multiply-add's call (the baseline x86-64
+/// target has no FMA instruction).
 #[inline]
-fn rem(x: f64, m: f64) -> f64 {
+fn rem_exact_below(x: f64, m: f64, exact_below: f64) -> f64 {
     // Truncation through a signed integer (exact below 2^63, and one instruction, unlike a
     // call to `trunc` or the unsigned conversion); anything out of range saturates and lands
     // in the fallback.
     let q = (x / m) as i64 as f64;
-    let r = q.mul_add(-m, x);
+    let r = if q < exact_below {
+        x - q * m
+    } else {
+        q.mul_add(-m, x)
+    };
     if r >= 0.0 && r < m {
         r
     } else {
         rem_slow(x, m)
     }
+}
+
+/// A bound under which every whole number q gives an exact q·`m` (finite, normal, > 0): q
+/// below 2^t has at most t significant bits, and `m` at most 53 − t, where t counts the zero
+/// bits at the low end of its significand (a turn of 4 ms, 15 000 rpm, leaves 39 of them).
+fn exact_multiples_below(m: f64) -> f64 {
+    debug_assert!(m.is_normal() && m > 0.0);
+    let significand = m.to_bits() & ((1 << 52) - 1) | 1 << 52;
+    (1u64 << significand.trailing_zeros()) as f64
 }
 
 /// `x.fract()` for finite 0 ≤ x < 2^63, bit for bit: the whole part through a signed
@@ -296,6 +321,7 @@ impl DeviceModel {
             capacity: s.capacity_bytes,
             rev_ns,
             inv_rev: 1.0 / rev_ns,
+            rev_exact_below: exact_multiples_below(rev_ns),
             heads,
             zones,
             zone_hint,
@@ -485,6 +511,13 @@ impl DeviceModel {
 
     /// Where a command for `offset` starts (see [`Loc`]).
     pub fn loc(&self, offset: u64) -> Loc {
+        self.loc_inline(offset)
+    }
+
+    /// [`DeviceModel::loc`], inline where a command enters a drive's queue (once per member
+    /// I/O).
+    #[inline(always)]
+    pub fn loc_inline(&self, offset: u64) -> Loc {
         let lba = offset / SECTOR;
         let zi = self.zone_index(lba);
         let z = &self.zones[zi];
@@ -521,7 +554,7 @@ impl DeviceModel {
 
     /// Cylinder of a byte offset at or after `start`, located at `from` (same zone or a later
     /// one).
-    #[inline]
+    #[inline(always)]
     fn cyl_from(&self, from: &Loc, start: u64, offset: u64) -> u64 {
         let lba = offset / SECTOR;
         // On the start's track (zones hold whole tracks): the start's cylinder.
@@ -531,6 +564,13 @@ impl DeviceModel {
                 return from.cyl as u64;
             }
         }
+        self.cyl_off_track(from, lba, offset)
+    }
+
+    /// [`DeviceModel::cyl_from`] for an offset past the start's track (out of line: most
+    /// commands end on the track they start on).
+    #[inline(never)]
+    fn cyl_off_track(&self, from: &Loc, lba: u64, offset: u64) -> u64 {
         let mut zi = from.zone as usize;
         while zi + 1 < self.zones.len() && self.zones[zi + 1].first_lba <= lba {
             zi += 1;
@@ -565,7 +605,8 @@ impl DeviceModel {
     #[inline]
     pub fn positioning_to(&self, st: &DeviceState, t_cmd: f64, pos: f64, target: f64) -> f64 {
         let arrive = t_cmd + pos;
-        let angle_now = rem(arrive + st.phase_ns, self.rev_ns) / self.rev_ns;
+        let angle_now =
+            rem_exact_below(arrive + st.phase_ns, self.rev_ns, self.rev_exact_below) / self.rev_ns;
         let mut wait = target - angle_now;
         if wait < 0.0 {
             wait += 1.0;
@@ -688,7 +729,9 @@ impl DeviceModel {
                     self.positioning_from(st, self.t_cmd(t), pos, loc)
                 }
             };
-            f64_of(self.command_ns) + pos + self.media_ns(loc, len).max(iface)
+            // (`max` of two non-negative numbers, neither NaN, without its NaN handling.)
+            let media = self.media_ns(loc, len);
+            f64_of(self.command_ns) + pos + if iface > media { iface } else { media }
         };
         let ns = u64_of(ns.max(1.0));
         debug_assert_eq!(*loc, self.loc(offset));
@@ -740,6 +783,9 @@ mod tests {
             for _ in 0..20000 {
                 let x = rng.next_f64() * 1e12 * rng.next_f64().powi(3);
                 assert_eq!(rem(x, m).to_bits(), (x % m).to_bits(), "{x} % {m}");
+                let e = exact_multiples_below(m);
+                let r = rem_exact_below(x, m, e);
+                assert_eq!(r.to_bits(), (x % m).to_bits(), "{x} % {m} below {e}");
                 // Exact multiples and their neighbours, where the quotient rounds.
                 let k = (rng.below(1 << 20) as f64) * m;
                 for y in [
@@ -748,6 +794,8 @@ mod tests {
                     f64::from_bits(k.to_bits().saturating_sub(1)),
                 ] {
                     assert_eq!(rem(y, m).to_bits(), (y % m).to_bits(), "{y} % {m}");
+                    let r = rem_exact_below(y, m, exact_multiples_below(m));
+                    assert_eq!(r.to_bits(), (y % m).to_bits(), "{y} % {m}");
                 }
             }
         }

@@ -1402,7 +1402,7 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
-        let loc = self.w.models[disk.model].loc(m.offset);
+        let loc = self.w.models[disk.model].loc_inline(m.offset);
         disk.head_hint = m.offset + m.len;
         self.w.arrays[ai].drive_cmds += 1;
         disk.queue.push_back(DiskReq {
@@ -1500,6 +1500,13 @@ impl<'w> Engine<'w> {
     /// in, a read of held data): it leaves the drive's count of queued commands, its data
     /// crosses the back-end bus, and whoever waits on `join` is told.
     fn command_done(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
+        self.command_done_inline(d, at, len, write, join)
+    }
+
+    /// [`Engine::command_done`], inline where a drive's media completes a command (once per
+    /// member I/O).
+    #[inline(always)]
+    fn command_done_inline(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
         let disk = &self.w.disks[d];
         let backend = disk.backend;
         self.w.arrays[disk.array].drive_cmds -= 1;
@@ -1510,7 +1517,63 @@ impl<'w> Engine<'w> {
         self.signal(join, t);
     }
 
+    /// Let drive `d` take in and start what it can now.
+    #[inline(always)]
     fn dispatch(&mut self, d: usize) {
+        let disk = &self.w.disks[d];
+        if disk.wcache.is_none() && disk.units == 1 && disk.queue_depth > 1 {
+            self.start_one(d)
+        } else {
+            self.dispatch_any(d)
+        }
+    }
+
+    /// [`Engine::dispatch`] for the usual hard disk: one command at a time, no write cache,
+    /// commands chosen by shortest positioning time first. The general loop's steps that
+    /// apply, in its order, on one straight path: an idle drive with a queue starts the
+    /// command that streams on from its last one if any, else the one `sptf_pick` picks.
+    fn start_one(&mut self, d: usize) {
+        let now = self.now;
+        let disk = &mut self.w.disks[d];
+        debug_assert!(disk.wcache.is_none() && disk.units == 1 && disk.queue_depth > 1);
+        if !disk.active.is_empty() || disk.queue.is_empty() {
+            return;
+        }
+        let model = &self.w.models[disk.model];
+        let (k, positioning) = match disk.queue.streaming(model, &disk.state, now) {
+            Some(k) => (k, None),
+            None => {
+                match sptf_pick(model, &disk.state, &disk.queue.window, now, &mut self.ranks) {
+                    Some((k, p)) => (k, Some(p)),
+                    None => return, // nothing ready yet
+                }
+            }
+        };
+        disk.queue.take_into(k, &mut disk.active);
+        let (end, r) = disk.active.last_mut().expect("the command just started");
+        debug_assert!(r.join != HELD, "held writes only in a write cache");
+        let svc = model.service_at(
+            &mut disk.state,
+            now,
+            r.offset,
+            r.len,
+            r.write,
+            &r.loc,
+            positioning,
+        );
+        disk.busy_ns += svc;
+        disk.ios += 1;
+        *end = now + svc;
+        self.seq += 1;
+        self.pending.push(Pending {
+            t: now + svc,
+            seq: self.seq,
+            ev: Ev::DiskDone(d as u32),
+        });
+    }
+
+    /// [`Engine::dispatch`] for any drive.
+    fn dispatch_any(&mut self, d: usize) {
         let now = self.now;
         // A drive without a write cache whose every unit is busy takes nothing in and starts
         // nothing: it looks again when a command finishes.
@@ -1603,9 +1666,11 @@ impl<'w> Engine<'w> {
         let now = self.now;
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
-        let (_, r) = disk.active.swap_remove(i);
-        if r.join == HELD {
+        let r = &disk.active[i].1;
+        let (len, write, join) = (r.len, r.write, r.join);
+        if join == HELD {
             // The media has written data the write cache held: its room is free again.
+            let (_, r) = disk.active.swap_remove(i);
             let wc = disk
                 .wcache
                 .as_mut()
@@ -1613,7 +1678,14 @@ impl<'w> Engine<'w> {
             wc.written(&r);
             return self.dispatch(d);
         }
-        self.command_done(d, now, r.len, r.write, r.join);
+        // It leaves as by `swap_remove` (the last takes its place), without a copy of it: the
+        // one unit's command is the last.
+        let last = disk.active.len() - 1;
+        if i != last {
+            disk.active[i] = disk.active[last];
+        }
+        disk.active.truncate(last);
+        self.command_done_inline(d, now, len, write, join);
         self.dispatch(d);
     }
 }

@@ -620,14 +620,14 @@ impl DriveQueue {
     }
     /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
-    #[inline]
+    #[inline(always)]
     pub fn take_into(&mut self, slot: u32, active: &mut Vec<(u64, DiskReq)>) {
         self.take_slot(slot);
         active.push((0, self.slab[slot as usize]));
     }
     /// The window's command in `slot` leaves it (see [`DriveQueue::take`]); the slot still
     /// holds it until the next command arrives.
-    #[inline]
+    #[inline(always)]
     fn take_slot(&mut self, slot: u32) {
         self.window.remove(slot);
         self.free.push(slot);
@@ -724,23 +724,23 @@ pub fn sptf_pick(
     // ahead of it: those at the end of the order within `slack` of a full turn, the
     // commands not yet looked at back from the head's angle (those of the next turn,
     // then those of this one).
+    // (Almost always none is: the first of them is checked before the loop.)
     let near_turn = rev - 2.0 * slack;
     let mut left = n - seen;
-    let mut k = w.get(start).prev;
-    while left > 0 {
-        let c = w.get(k);
-        let wait = c.target - a0;
-        let u = if wait < 0.0 {
-            (wait + 1.0) * rev
-        } else {
-            wait * rev
-        };
-        if u < near_turn {
-            break;
+    if left > 0 {
+        let mut k = w.get(start).prev;
+        if turn_wait(w.get(k).target - a0, rev) >= near_turn {
+            while left > 0 {
+                let c = w.get(k);
+                let u = turn_wait(c.target - a0, rev);
+                if u < near_turn {
+                    break;
+                }
+                walk.look(c, k, u);
+                left -= 1;
+                k = c.prev;
+            }
         }
-        walk.look(c, k, u);
-        left -= 1;
-        k = c.prev;
     }
     let near_low = walk.low_2;
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
@@ -784,6 +784,17 @@ pub struct Ranked {
     p: f64,
     pos: f64,
     k: u32,
+}
+
+/// The time, ns, until an angle `wait` (a fraction of a turn, > −1) from the head's passes
+/// under it: `wait` of a turn, or `wait` plus a turn if the angle is behind the head.
+#[inline(always)]
+fn turn_wait(wait: f64, rev: f64) -> f64 {
+    if wait < 0.0 {
+        (wait + 1.0) * rev
+    } else {
+        wait * rev
+    }
 }
 
 impl Walk<'_> {
