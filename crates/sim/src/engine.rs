@@ -1550,23 +1550,11 @@ impl<'w> Engine<'w> {
             }
         };
         disk.queue.take_into(k, &mut disk.active);
-        let (end, r) = disk.active.last_mut().expect("the command just started");
-        debug_assert!(r.join != HELD, "held writes only in a write cache");
-        let svc = model.service_at(
-            &mut disk.state,
-            now,
-            r.offset,
-            r.len,
-            r.write,
-            &r.loc,
-            positioning,
-        );
-        disk.busy_ns += svc;
-        disk.ios += 1;
-        *end = now + svc;
+        debug_assert!(disk.active.last().is_some_and(|(_, r)| r.join != HELD));
+        let end = start_last(disk, model, now, positioning);
         self.seq += 1;
         self.pending.push(Pending {
-            t: now + svc,
+            t: end,
             seq: self.seq,
             ev: Ev::DiskDone(d as u32),
         });
@@ -1633,25 +1621,10 @@ impl<'w> Engine<'w> {
                 disk.queue.take_into(k, &mut disk.active);
                 Some(positioning)
             };
-            let (end, r) = disk.active.last_mut().expect("the command just started");
-            let svc = model.service_at(
-                &mut disk.state,
-                now,
-                r.offset,
-                r.len,
-                r.write,
-                &r.loc,
-                positioning,
-            );
-            disk.busy_ns += svc;
-            if r.join != HELD {
-                // (A held write was counted when the drive took it in.)
-                disk.ios += 1;
-            }
-            *end = now + svc;
+            let end = start_last(disk, model, now, positioning);
             self.seq += 1;
             self.pending.push(Pending {
-                t: now + svc,
+                t: end,
                 seq: self.seq,
                 ev: Ev::DiskDone(d as u32),
             });
@@ -1688,6 +1661,35 @@ impl<'w> Engine<'w> {
         self.command_done_inline(d, now, len, write, join);
         self.dispatch(d);
     }
+}
+
+/// Start the command just moved into the drive's `active` list (its last): its service time
+/// from now (`positioning` as the scheduler worked it out, or None to work it out), which
+/// the drive's busy time and count take; returns when it ends.
+#[inline(always)]
+fn start_last(
+    disk: &mut crate::world::Disk,
+    model: &crate::device::DeviceModel,
+    now: u64,
+    positioning: Option<f64>,
+) -> u64 {
+    let (end, r) = disk.active.last_mut().expect("the command just started");
+    let svc = model.service_at(
+        &mut disk.state,
+        now,
+        r.offset,
+        r.len,
+        r.write,
+        &r.loc,
+        positioning,
+    );
+    disk.busy_ns += svc;
+    if r.join != HELD {
+        // (A held write was counted when the drive took it in.)
+        disk.ios += 1;
+    }
+    *end = now + svc;
+    *end
 }
 
 /// Whether [`Engine::start_destages`] may start a destage of `arr` (of controller `ctrl`).
