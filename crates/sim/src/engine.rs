@@ -3,7 +3,7 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, sptf_pick, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
+use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
 use raidlab_result::DirStats;
 use raidlab_workload::{Dir, RequestStream};
 
@@ -1540,14 +1540,9 @@ impl<'w> Engine<'w> {
             return;
         }
         let model = &self.w.models[disk.model];
-        let (k, positioning) = match disk.queue.streaming(model, &disk.state, now) {
-            Some(k) => (k, None),
-            None => {
-                match sptf_pick(model, &disk.state, &disk.queue.window, now, &mut self.ranks) {
-                    Some((k, p)) => (k, Some(p)),
-                    None => return, // nothing ready yet
-                }
-            }
+        let Some((k, positioning)) = disk.queue.pick(model, &disk.state, now, &mut self.ranks)
+        else {
+            return; // nothing ready yet
         };
         disk.queue.take_into(k, &mut disk.active);
         debug_assert!(disk.active.last().is_some_and(|(_, r)| r.join != HELD));
@@ -1581,13 +1576,7 @@ impl<'w> Engine<'w> {
             if let Some(wc) = disk.wcache.as_mut().filter(|wc| !wc.held.is_empty()) {
                 let press = waiting || wc.bytes * 4 >= wc.capacity * 3;
                 if press || disk.queue.is_empty() {
-                    let pick = match wc.held.streaming(model, &disk.state, now) {
-                        Some(k) => Some((k, None)),
-                        None => {
-                            sptf_pick(model, &disk.state, &wc.held.window, now, &mut self.ranks)
-                                .map(|(k, p)| (k, Some(p)))
-                        }
-                    };
+                    let pick = wc.held.pick(model, &disk.state, now, &mut self.ranks);
                     from_held = pick.map(|(k, p)| {
                         wc.held.take_into(k, &mut disk.active);
                         p
@@ -1606,20 +1595,17 @@ impl<'w> Engine<'w> {
                     }
                     None => break,
                 }
-            } else if let Some(k) = disk.queue.streaming(model, &disk.state, now) {
-                // A command that continues the last one streams on with no positioning
-                // (write cache, read-ahead): the drive serves it before any other.
-                disk.queue.take_into(k, &mut disk.active);
-                None
             } else {
-                // Shortest positioning time first (see `world::sptf_pick`).
+                // A command that continues the last one streams on with no positioning
+                // (write cache, read-ahead): the drive serves it before any other; otherwise
+                // shortest positioning time first (see `world::sptf_pick`).
                 let Some((k, positioning)) =
-                    sptf_pick(model, &disk.state, &disk.queue.window, now, &mut self.ranks)
+                    disk.queue.pick(model, &disk.state, now, &mut self.ranks)
                 else {
                     break; // nothing ready yet
                 };
                 disk.queue.take_into(k, &mut disk.active);
-                Some(positioning)
+                positioning
             };
             let end = start_last(disk, model, now, positioning);
             self.seq += 1;

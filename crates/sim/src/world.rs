@@ -544,6 +544,22 @@ impl DriveQueue {
         }
         self.streaming_at(model, st, now)
     }
+    /// The command a drive that schedules by positioning time starts next from this queue's
+    /// window: the one that streams on from its last command if any (no positioning), else the
+    /// one [`sptf_pick`] picks, with its positioning time; None if none is ready. Its slot.
+    #[inline(always)]
+    pub fn pick(
+        &self,
+        model: &DeviceModel,
+        st: &DeviceState,
+        now: u64,
+        ranks: &mut Vec<Ranked>,
+    ) -> Option<(u32, Option<f64>)> {
+        match self.streaming(model, st, now) {
+            Some(k) => Some((k, None)),
+            None => sptf_pick(model, st, &self.window, now, ranks).map(|(k, p)| (k, Some(p))),
+        }
+    }
     /// [`DriveQueue::streaming`] once a command may start at the last one's end: the search
     /// (out of line; most calls end before it).
     #[inline(never)]
