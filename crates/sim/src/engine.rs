@@ -665,49 +665,14 @@ impl<'w> Engine<'w> {
             a.drive_cmds = 0;
             a.rcache.retain(|_, f| matches!(f, Fill::Ready));
             a.destaging = 0;
-            // Queue every dirty stripe by age again. The age queue is in age order already and
-            // holds every dirty stripe but those whose destage was in flight when met at its
-            // front (dropped), among stale entries: keep its live entries (`destaging` marks
-            // a stripe not met yet), then merge the few missing ones back in.
             for d in a.dirty.values_mut() {
-                d.destaging = true;
+                d.destaging = false;
             }
-            let dirty = &mut a.dirty;
-            a.aged.retain(|&(s, b)| match dirty.get_mut(&s) {
-                Some(d) if d.born == b && d.destaging => {
-                    d.destaging = false;
-                    true
-                }
-                _ => false,
-            });
-            if a.aged.len() < a.dirty.len() {
-                let mut missing: Vec<(u64, u64)> = a
-                    .dirty
-                    .iter_mut()
-                    .filter(|(_, d)| d.destaging)
-                    .map(|(&s, d)| {
-                        d.destaging = false;
-                        (d.born, s)
-                    })
-                    .collect();
-                missing.sort_unstable();
-                let live = std::mem::take(&mut a.aged);
-                let mut missing = missing.into_iter().map(|(b, s)| (s, b)).peekable();
-                for e in live {
-                    while let Some(m) = missing.next_if(|m| m.1 < e.1) {
-                        a.aged.push_back(m);
-                    }
-                    a.aged.push_back(e);
-                }
-                a.aged.extend(missing);
-            }
-            debug_assert_eq!(a.aged.len(), a.dirty.len());
-            debug_assert!(a
-                .aged
-                .iter()
-                .zip(a.aged.iter().skip(1))
-                .all(|(x, y)| x.1 < y.1));
-            debug_assert!(a.dirty.values().all(|d| !d.destaging));
+            // Destages in flight were dropped from the age queue; queue every dirty stripe
+            // again in age order.
+            let mut by_age: Vec<(u64, u64)> = a.dirty.iter().map(|(s, d)| (d.born, *s)).collect();
+            by_age.sort_unstable();
+            a.aged = by_age.into_iter().map(|(b, s)| (s, b)).collect();
         }
         for c in self.w.ctrls.iter_mut() {
             c.space_waiters.clear();
