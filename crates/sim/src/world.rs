@@ -70,6 +70,22 @@ impl Res {
         self.busy_ns += dur;
         end
     }
+    /// How long `bytes` take to cross it in direction `w` (0 read, 1 write), if that
+    /// direction carries data through it (a nonzero rate); at least 1 ns.
+    #[inline(always)]
+    fn hop_ns(&self, bytes: u64, w: usize) -> Option<u64> {
+        let npb = self.ns_per_byte[w];
+        (npb > 0.0).then(|| ((bytes as f64 * npb) as u64).max(1))
+    }
+    /// Occupy its first server for `d` from no earlier than `t`, as a hop of a transfer does
+    /// (links, buses and adapters have one); returns when the hop starts.
+    #[inline(always)]
+    fn hop_from(&mut self, t: u64, d: u64) -> u64 {
+        let s = t.max(self.free0);
+        self.free0 = s + d;
+        self.busy_ns += d;
+        s
+    }
     /// How many servers it has.
     pub fn servers(&self) -> usize {
         1 + self.free_more.len()
@@ -106,15 +122,10 @@ pub fn transfer(res: &mut [Res], path: &[usize], now: u64, bytes: u64, write: bo
     if let &[r] = path {
         if bytes > 0 && bytes <= SEGMENT {
             let r = &mut res[r];
-            let npb = r.ns_per_byte[write as usize];
-            if npb > 0.0 {
-                let d = ((bytes as f64 * npb) as u64).max(1);
-                let s = now.max(r.free0);
-                r.free0 = s + d;
-                r.busy_ns += d;
-                return s + d;
-            }
-            return now;
+            return match r.hop_ns(bytes, write as usize) {
+                Some(d) => r.hop_from(now, d) + d,
+                None => now,
+            };
         }
     }
     transfer_segments(res, path, now, bytes, write)
@@ -130,12 +141,8 @@ fn transfer_segments(res: &mut [Res], path: &[usize], now: u64, bytes: u64, writ
         let seg = left.min(SEGMENT);
         let mut s = now;
         let mut hop = |r: usize, s: &mut u64, end: &mut u64| {
-            let npb = res[r].ns_per_byte[w];
-            if npb > 0.0 {
-                let d = ((seg as f64 * npb) as u64).max(1);
-                *s = (*s).max(res[r].free0);
-                res[r].free0 = *s + d;
-                res[r].busy_ns += d;
+            if let Some(d) = res[r].hop_ns(seg, w) {
+                *s = res[r].hop_from(*s, d);
                 *end = (*end).max(*s + d);
             }
         };
@@ -184,9 +191,8 @@ impl SegCosts {
             self.seg = bytes;
             self.hops.clear();
             let mut add = |r: usize| {
-                let npb = res[r].ns_per_byte[w];
-                if npb > 0.0 {
-                    self.hops.push((r, ((bytes as f64 * npb) as u64).max(1)));
+                if let Some(d) = res[r].hop_ns(bytes, w) {
+                    self.hops.push((r, d));
                 }
             };
             if write {
@@ -197,10 +203,7 @@ impl SegCosts {
         }
         let (mut s, mut end) = (now, now);
         for &(r, d) in &self.hops {
-            let r = &mut res[r];
-            s = s.max(r.free0);
-            r.free0 = s + d;
-            r.busy_ns += d;
+            s = res[r].hop_from(s, d);
             end = end.max(s + d);
         }
         end
