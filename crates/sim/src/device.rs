@@ -716,6 +716,10 @@ impl DeviceModel {
             let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
                 .min(self.read_ahead_bytes);
             let rest = len.saturating_sub(buffered);
+            // The media was busy for this command while the drive was idle to its host: the
+            // drive's utilization counts that time too (a streaming read keeps the media
+            // busy however short the commands' own service times are).
+            st.ahead_ns += f64_of(buffered.min(len)) * media_per_byte;
             f64_of(self.command_ns) + iface.max(f64_of(rest) * media_per_byte)
         } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses,
@@ -756,6 +760,9 @@ pub struct DeviceState {
     pub last_end_target: f64,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
+    /// Media time spent reading ahead data that a later command took, ns: busy time of the
+    /// drive that no command's service time holds.
+    pub ahead_ns: f64,
 }
 
 impl DeviceState {
@@ -767,6 +774,7 @@ impl DeviceState {
             last_was_read: false,
             last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
+            ahead_ns: 0.0,
         }
     }
 }

@@ -356,11 +356,14 @@ fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
         });
     }
     for d in &w.disks {
+        // Busy: the commands' service times and the media time spent reading ahead what
+        // later commands took.
+        let busy_ns = d.busy_ns + d.state.ahead_ns.round() as u64;
         v.push(ComponentUse {
             name: d.name.clone(),
             kind: "disk".into(),
-            utilization: (d.busy_ns as f64 / vt as f64 / d.units as f64).min(1.0),
-            busy_ns: d.busy_ns,
+            utilization: (busy_ns as f64 / vt as f64 / d.units as f64).min(1.0),
+            busy_ns,
             bound_bytes_s: Some(w.models[d.model].outer_rate()),
         });
     }
