@@ -107,7 +107,12 @@ use world::World;
 pub struct ComponentBound {
     pub name: String,
     pub kind: String,
+    /// Bytes/s. For drives, arrays and LUNs: at the drives' inner-zone rate, which a data set
+    /// spread over the whole stroke cannot beat for long (seed 002's stage-2 figure).
     pub bound_bytes_s: f64,
+    /// Bytes/s at the drives' outer-zone rate, the ceiling of a data set near the drives'
+    /// start (the same as `bound_bytes_s` where no drive sets the bound).
+    pub outer_bytes_s: f64,
     pub note: String,
 }
 
@@ -380,14 +385,15 @@ pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
 
 fn bounds_of(w: &World) -> Vec<ComponentBound> {
     let mut out = Vec::new();
-    let bw = |npb: f64| if npb > 0.0 { 1e9 / npb } else { f64::INFINITY };
     for r in &w.res {
         if let Some(b) = r.bound() {
             let (rd, wr) = (bw(r.ns_per_byte[0]), bw(r.ns_per_byte[1]));
+            let b = rd.min(b.max(rd));
             out.push(ComponentBound {
                 name: r.name.clone(),
                 kind: r.kind.into(),
-                bound_bytes_s: rd.min(b.max(rd)),
+                bound_bytes_s: b,
+                outer_bytes_s: b,
                 note: format!(
                     "{}; read {:.1} MB/s, write {:.1} MB/s",
                     r.note,
@@ -397,55 +403,92 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
             });
         }
     }
-    // Arrays: what the drives can stream (inner-zone rate, the slowest) × data disks.
-    let mut array_read = vec![f64::INFINITY; w.arrays.len()];
-    let mut array_write = vec![f64::INFINITY; w.arrays.len()];
+    // Arrays behind a controller: what their data drives can stream. Seed 002 (stage 2) takes
+    // the inner-zone rate, the slowest, as the drives' sustained figure: a data set spread over
+    // the whole stroke cannot beat it for long. The outer zone's rate is the ceiling a data
+    // set near the start of the drives can reach.
+    let mut inner = vec![f64::INFINITY; w.arrays.len()];
+    let mut outer = vec![f64::INFINITY; w.arrays.len()];
     for (ai, a) in w.arrays.iter().enumerate() {
         if a.ctrl.is_none() {
             continue;
         }
         let m = &w.models[w.disks[a.members[0]].model];
-        let n = a.members.len() as f64;
         let dd = a.geom.data_disks() as f64;
-        // Reads: every member holds data in rotated-parity and mirror layouts.
-        let rd_members = match a.geom.level {
-            planner::Level::Raid5
-            | planner::Level::Raid6
-            | planner::Level::Raid10
-            | planner::Level::Raid1 => n,
-            _ => dd,
-        };
-        array_read[ai] = m.inner_rate() * rd_members * dd / rd_members.max(dd).max(1.0)
-            * (rd_members / dd.max(1.0)).min(1.0)
-            / (rd_members / dd.max(1.0)).min(1.0);
-        array_read[ai] = m.inner_rate() * dd;
-        array_write[ai] = m.inner_rate() * dd;
+        inner[ai] = m.inner_rate() * dd;
+        outer[ai] = m.outer_rate() * dd;
         out.push(ComponentBound {
             name: format!("array/{}", a.name),
             kind: "array".into(),
-            bound_bytes_s: array_read[ai],
+            bound_bytes_s: inner[ai],
+            outer_bytes_s: outer[ai],
             note: format!(
-                "{:?} of {} drives, {} data; drives {:.1}–{:.1} MB/s (inner–outer); full-stripe write {:.1} MB/s",
+                "{:?} of {} drives, {} data; drives {:.1}–{:.1} MB/s (inner–outer zone)",
                 a.geom.level,
                 a.members.len(),
                 dd,
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6,
-                array_write[ai] / 1e6
             ),
         });
     }
-    // Per LUN: the smallest bound on its path, and its array's.
-    let mut lun_bound = vec![f64::INFINITY; w.luns.len()];
-    let mut users = vec![0usize; w.res.len()];
-    let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
+    let (luns_in, all_in) = lun_bounds(w, &inner);
+    let (luns_out, all_out) = lun_bounds(w, &outer);
     for (li, l) in w.luns.iter().enumerate() {
+        out.push(ComponentBound {
+            name: format!("lun/{}", l.name),
+            kind: "lun".into(),
+            bound_bytes_s: luns_in[li].0,
+            outer_bytes_s: luns_out[li].0,
+            note: limited_by(&luns_in[li].1, &luns_out[li].1),
+        });
+    }
+    out.push(ComponentBound {
+        name: "all".into(),
+        kind: "system".into(),
+        bound_bytes_s: all_in.0,
+        outer_bytes_s: all_out.0,
+        note: if all_in.1.is_empty() {
+            "sum of the LUN bounds".into()
+        } else {
+            format!("shared {} divides its bound", all_in.1)
+        },
+    });
+    out
+}
+
+/// Bytes/s through a resource that takes `npb` ns a byte (unbounded at 0).
+fn bw(npb: f64) -> f64 {
+    if npb > 0.0 {
+        1e9 / npb
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// "limited by X", or "limited by X (Y at the outer zone)" when the drives' zone moves the
+/// limit from one component to another.
+fn limited_by(inner: &str, outer: &str) -> String {
+    if inner == outer {
+        format!("limited by {inner}")
+    } else {
+        format!("limited by {inner}; at the outer zone by {outer}")
+    }
+}
+
+/// Read bounds per LUN (with what sets each) and for all visible LUNs at once (with the shared
+/// resource that divides it, if any), given what each array behind a controller can stream.
+fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, String)) {
+    // Per LUN: the smallest bound on its path, and its array's.
+    let mut luns = Vec::with_capacity(w.luns.len());
+    let mut users = vec![0usize; w.res.len()];
+    for l in &w.luns {
         let mut b = array_read[l.array];
         let mut via = format!("array/{}", w.arrays[l.array].name);
         if w.arrays[l.array].ctrl.is_none() {
             // Host array: the sum of its member LUNs' bounds.
-            let members = &w.arrays[l.array].members;
-            b = members
+            b = w.arrays[l.array]
+                .members
                 .iter()
                 .map(|&m| lun_path_bound(w, m).0.min(array_read[w.luns[m].array]))
                 .sum();
@@ -458,25 +501,22 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                 via = w.res[r].name.clone();
             }
         }
-        lun_bound[li] = b;
-        if visible.contains(&li) {
+        if !l.hidden {
             for &r in &l.data_path {
                 users[r] += 1;
             }
         }
-        out.push(ComponentBound {
-            name: format!("lun/{}", l.name),
-            kind: "lun".into(),
-            bound_bytes_s: b,
-            note: format!("limited by {via}"),
-        });
+        luns.push((b, via));
     }
     // All visible LUNs at once: each shared resource divides its bound among its users.
     let mut total = 0.0;
     let mut limiter = String::new();
-    for &li in &visible {
-        let mut b = lun_bound[li];
-        for &r in &w.luns[li].data_path {
+    for (li, l) in w.luns.iter().enumerate() {
+        if l.hidden {
+            continue;
+        }
+        let mut b = luns[li].0;
+        for &r in &l.data_path {
             let share = bw(w.res[r].ns_per_byte[0]) / users[r].max(1) as f64;
             if share < b {
                 b = share;
@@ -485,17 +525,7 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         }
         total += b;
     }
-    out.push(ComponentBound {
-        name: "all".into(),
-        kind: "system".into(),
-        bound_bytes_s: total,
-        note: if limiter.is_empty() {
-            "sum of the LUN bounds".into()
-        } else {
-            format!("shared {limiter} divides its bound")
-        },
-    });
-    out
+    (luns, (total, limiter))
 }
 
 fn lun_path_bound(w: &World, li: usize) -> (f64, String) {
@@ -511,6 +541,20 @@ fn lun_path_bound(w: &World, li: usize) -> (f64, String) {
     (b, via)
 }
 
+/// "186.8 MB/s read", or "186.8 MB/s read over the whole stroke (inner zone), 344.0 at the
+/// outer zone" when the drives' zone moves the bound.
+fn read_bound(b: &ComponentBound) -> String {
+    if (b.outer_bytes_s - b.bound_bytes_s).abs() <= 1e-9 * b.bound_bytes_s.abs() {
+        format!("{:.1} MB/s read", b.bound_bytes_s / 1e6)
+    } else {
+        format!(
+            "{:.1} MB/s read over the whole stroke (inner zone), {:.1} at the outer zone",
+            b.bound_bytes_s / 1e6,
+            b.outer_bytes_s / 1e6
+        )
+    }
+}
+
 /// Text for `raidlab explain SYSTEM`: the path from host to drives with each component's
 /// bound, then the bound per LUN and for all LUNs.
 pub fn explain(system: &Path) -> Result<String, SimError> {
@@ -524,7 +568,7 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
         let _ = writeln!(s, "  {}", sys.cfg.system.description);
     }
     let _ = writeln!(s, "host: {}", w.res[w.host_cpu].note);
-    for (li, l) in w.luns.iter().enumerate() {
+    for l in &w.luns {
         let a = &w.arrays[l.array];
         let _ = writeln!(
             s,
@@ -586,22 +630,11 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             );
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
-            let _ = writeln!(
-                s,
-                "  bound: {:.1} MB/s read ({})",
-                lb.bound_bytes_s / 1e6,
-                lb.note
-            );
+            let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);
         }
-        let _ = li;
     }
     if let Some(all) = b.iter().find(|x| x.name == "all") {
-        let _ = writeln!(
-            s,
-            "all LUNs at once: {:.1} MB/s read ({})",
-            all.bound_bytes_s / 1e6,
-            all.note
-        );
+        let _ = writeln!(s, "all LUNs at once: {} ({})", read_bound(all), all.note);
     }
     Ok(s)
 }

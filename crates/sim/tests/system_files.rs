@@ -230,3 +230,50 @@ fn a_lun_offset_past_its_array_is_a_usage_error() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
+/// 002's stage-2 figure) and at the outer zone. A sequential read at the drives' start runs
+/// above the first and never above the second; one at their end stays under the first.
+#[test]
+fn drive_bound_luns_have_an_inner_and_an_outer_zone_bound() {
+    let sys = repo().join("systems/linuxraid2010/raid0-4d-c256.toml");
+    let b = raidlab_sim::bounds(&sys).unwrap();
+    let md = b.iter().find(|c| c.name == "lun/md0").expect("lun/md0");
+    assert!(md.outer_bytes_s > 1.5 * md.bound_bytes_s, "{md:?}");
+    let t = system("linuxraid2010/raid0-4d-c256.toml");
+    let read = |offset: &str| {
+        mb_s(
+            &t,
+            &[
+                ("rw", "read"),
+                ("bs", "1m"),
+                ("size", "1g"),
+                ("iodepth", "8"),
+                ("offset", offset),
+            ],
+        ) * 1e6
+    };
+    let start = read("0");
+    assert!(
+        start > md.bound_bytes_s && start <= md.outer_bytes_s,
+        "start {start:.0} B/s, bounds {md:?}"
+    );
+    let end = read("1850g"); // 1850 GiB: the last 12 GB of the 2 TB LUN
+    assert!(
+        end <= md.bound_bytes_s * 1.01,
+        "end {end:.0} B/s, bounds {md:?}"
+    );
+    let text = raidlab_sim::explain(&sys).unwrap();
+    assert!(
+        text.contains(
+            "186.8 MB/s read over the whole stroke (inner zone), 344.1 at the outer zone"
+        ),
+        "{text}"
+    );
+    // A path-limited LUN has one bound.
+    let text = raidlab_sim::explain(&repo().join("systems/llnl2000/fig16.toml")).unwrap();
+    assert!(
+        text.contains("  bound: 50.0 MB/s read (limited by ctrl/"),
+        "{text}"
+    );
+}

@@ -43,6 +43,7 @@ pub fn main(args: ExplainArgs) -> Result<(), CliError> {
                         "name": c.name,
                         "kind": c.kind,
                         "bound_bytes_s": if c.bound_bytes_s.is_finite() { serde_json::json!(c.bound_bytes_s) } else { serde_json::Value::Null },
+                        "outer_bound_bytes_s": if c.outer_bytes_s.is_finite() { serde_json::json!(c.outer_bytes_s) } else { serde_json::Value::Null },
                         "note": c.note,
                     })
                 })
