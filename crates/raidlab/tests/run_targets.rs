@@ -354,6 +354,15 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     let text = assert_ok(&out, "simulated text");
     assert!(text.contains("simulated    : system="), "{text}");
     assert!(text.contains("bottleneck   :"), "{text}");
+    // The simulated host has no page cache: a buffered job (fio's default) is told, once, that
+    // it ran as direct I/O; a direct one is not.
+    let note = "a simulated host has no page cache";
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+    let out = raidlab(&[&target, "--rw=write", "--bs=1m", "--size=64m", "--direct=1"]);
+    assert_ok(&out, "simulated direct");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(note), "{err}");
     // A system file that does not exist is bad input.
     let out = raidlab(&[
         "--filename=sim:/nonexistent/system.toml",

@@ -521,13 +521,27 @@ fn open_array(
 }
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
-    raidlab_sim::run(specs).map_err(|e| {
+    let r = raidlab_sim::run(specs).map_err(|e| {
         if e.is_usage() {
             CliError::usage(e.to_string())
         } else {
             CliError::failed(e.to_string())
         }
-    })
+    })?;
+    if specs.iter().any(|s| !s.direct) {
+        // Once a process (a sweep runs its points through here), and only after a run: bad
+        // input stays one line.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "raidlab: note: a simulated host has no page cache: buffered jobs (direct=0, \
+                 fio's default) run as direct I/O, one request per block size; give direct=1 to \
+                 say so, and the requests the page cache would issue (e.g. its read-ahead \
+                 size) as bs and iodepth"
+            )
+        });
+    }
+    Ok(r)
 }
 
 /// fio-style size text: `4k`, `1m`, `3g`, or bytes.
