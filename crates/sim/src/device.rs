@@ -667,10 +667,8 @@ impl DeviceModel {
     /// within the span the drive reads ahead: the drive reaches it by reading on.
     #[inline(always)]
     pub fn reads_ahead_to(&self, st: &DeviceState, offset: u64) -> bool {
-        st.last_was_read
-            && offset > st.last_end
-            && offset - st.last_end < self.read_ahead_bytes
-            && st.last_end != u64::MAX
+        // (A drive that has not read yet has `last_end` at u64::MAX: no offset lies past it.)
+        st.last_was_read && offset > st.last_end && offset - st.last_end < self.read_ahead_bytes
     }
 
     /// Whether any command could stream on from the drive's last one
@@ -791,8 +789,8 @@ pub struct DeviceState {
     pub last_end_target: f64,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
-    /// Media time spent reading ahead data that a later command took, ns: busy time of the
-    /// drive that no command's service time holds.
+    /// Media time spent reading ahead between commands, ns, as far as the next command took
+    /// or skipped over: busy time of the drive that no command's service time holds.
     pub ahead_ns: f64,
 }
 
@@ -1045,8 +1043,8 @@ mod tests {
 
     /// Reads that skip a chunk each time (a RAID 5 member's data chunks past its parity
     /// chunks), each issued after the head has passed the skipped chunk, are reached by the
-    /// drive reading on: three quarters of the media rate, not a lost turn each. Past the read-ahead span the
-    /// drive positions again.
+    /// drive reading on: three quarters of the media rate, not a lost turn each. Past the
+    /// read-ahead span the drive positions again.
     #[test]
     fn reads_that_skip_ahead_within_the_read_ahead_stream_on() {
         let m = DeviceModel::new(&catalog::find("samsung-hd501lj").unwrap(), None);

@@ -361,8 +361,8 @@ fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
         });
     }
     for d in &w.disks {
-        // Busy: the commands' service times and the media time spent reading ahead what
-        // later commands took.
+        // Busy: the commands' service times and the media time spent reading ahead between
+        // them ([`device::DeviceState::ahead_ns`]).
         let busy_ns = d.busy_ns + d.state.ahead_ns.round() as u64;
         v.push(ComponentUse {
             name: d.name.clone(),
@@ -466,7 +466,7 @@ fn bw(npb: f64) -> f64 {
     }
 }
 
-/// "limited by X", or "limited by X (Y at the outer zone)" when the drives' zone moves the
+/// "limited by X", or "limited by X; at the outer zone by Y" when the drives' zone moves the
 /// limit from one component to another.
 fn limited_by(inner: &str, outer: &str) -> String {
     if inner == outer {
