@@ -671,6 +671,27 @@ impl DeviceModel {
         st.last_was_read && offset > st.last_end && offset - st.last_end < self.read_ahead_bytes
     }
 
+    /// A read the drive reaches by reading on from where its last read ended, `need` bytes
+    /// from there to the read's end: what it read ahead since (up to its read-ahead span)
+    /// moves at interface speed, the rest streams from the media. Its time, and the media
+    /// time spent reading ahead for it, which the drive's utilization counts too (a
+    /// streaming read keeps the media busy however short the commands' own times are).
+    #[inline(always)]
+    fn read_on(
+        &self,
+        st: &DeviceState,
+        t: u64,
+        need: u64,
+        iface: f64,
+        media_per_byte: f64,
+    ) -> (f64, f64) {
+        let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
+            .min(self.read_ahead_bytes);
+        let ns = f64_of(self.command_ns)
+            + iface.max(f64_of(need.saturating_sub(buffered)) * media_per_byte);
+        (ns, f64_of(buffered.min(need)) * media_per_byte)
+    }
+
     /// Whether any command could stream on from the drive's last one
     /// ([`DeviceModel::streams`]).
     #[inline]
@@ -718,17 +739,10 @@ impl DeviceModel {
             self.rev_ns / f64_of(z.spt * SECTOR)
         };
         let ns = if streams && !write {
-            // The drive kept reading after the last command: what it has buffered moves at
-            // interface speed, the rest streams from the media with no positioning.
-            let media_per_byte = sustained_per_byte();
-            let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
-                .min(self.read_ahead_bytes);
-            let rest = len.saturating_sub(buffered);
-            // The media was busy for this command while the drive was idle to its host: the
-            // drive's utilization counts that time too (a streaming read keeps the media
-            // busy however short the commands' own service times are).
-            st.ahead_ns += f64_of(buffered.min(len)) * media_per_byte;
-            f64_of(self.command_ns) + iface.max(f64_of(rest) * media_per_byte)
+            // The drive kept reading after the last command and streams on, no positioning.
+            let (ns, ahead) = self.read_on(st, t, len, iface, sustained_per_byte());
+            st.ahead_ns += ahead;
+            ns
         } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses,
             // at the same sustained rate as sequential reads.
@@ -750,14 +764,10 @@ impl DeviceModel {
                 // chunk past a parity chunk): the drive has been reading ahead over the gap
                 // since then, so it takes what it holds and streams the rest, unless the head
                 // would get there sooner by positioning.
-                let media_per_byte = sustained_per_byte();
                 let need = offset + len - st.last_end;
-                let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
-                    .min(self.read_ahead_bytes);
-                let streamed = f64_of(self.command_ns)
-                    + iface.max(f64_of(need.saturating_sub(buffered)) * media_per_byte);
+                let (streamed, ahead) = self.read_on(st, t, need, iface, sustained_per_byte());
                 if streamed < positioned {
-                    st.ahead_ns += f64_of(buffered.min(need)) * media_per_byte;
+                    st.ahead_ns += ahead;
                     streamed
                 } else {
                     positioned
