@@ -1512,12 +1512,7 @@ impl<'w> Engine<'w> {
         disk.queue.take_into(k, &mut disk.active);
         debug_assert!(disk.active.last().is_some_and(|(_, r)| r.join != HELD));
         let end = start_last(disk, model, now, positioning);
-        self.seq += 1;
-        self.pending.push(Pending {
-            t: end,
-            seq: self.seq,
-            ev: Ev::DiskDone(d as u32),
-        });
+        self.at(end, Ev::DiskDone(d as u32));
     }
 
     /// [`Engine::dispatch`] for any drive.
@@ -1530,8 +1525,11 @@ impl<'w> Engine<'w> {
         }
         let waiting = self.accept_writes(d);
         self.read_hits(d);
-        let disk = &mut self.w.disks[d];
-        while (disk.active.len() as u32) < disk.units {
+        loop {
+            let disk = &mut self.w.disks[d];
+            if disk.active.len() as u32 >= disk.units {
+                break;
+            }
             let model = &self.w.models[disk.model];
             // The write cache's held writes go to the media when it is three quarters full or
             // a write waits for room, and otherwise when no command of the queue is ready.
@@ -1573,12 +1571,7 @@ impl<'w> Engine<'w> {
                 positioning
             };
             let end = start_last(disk, model, now, positioning);
-            self.seq += 1;
-            self.pending.push(Pending {
-                t: end,
-                seq: self.seq,
-                ev: Ev::DiskDone(d as u32),
-            });
+            self.at(end, Ev::DiskDone(d as u32));
         }
     }
 
