@@ -1228,6 +1228,14 @@ const MAX_RANGES: usize = 4;
 /// shapes; the cache must not grow without bound).
 const PLAN_CACHE_MAX: usize = 1 << 16;
 
+/// Keeps `v` under `k` in a plan cache map, emptying the map first if it is full.
+fn insert_capped<K: std::hash::Hash + Eq, V>(map: &mut FastMap<K, V>, k: K, v: V) {
+    if map.len() >= PLAN_CACHE_MAX {
+        map.clear();
+    }
+    map.insert(k, v);
+}
+
 impl PlanCache {
     fn period(g: &ArrayGeom) -> u64 {
         g.members.max(1) as u64
@@ -1332,10 +1340,7 @@ impl PlanCache {
                     && c.parity == there.parity_bytes
             });
             if same {
-                if roles.writes.len() >= PLAN_CACHE_MAX {
-                    roles.writes.clear();
-                }
-                roles.writes.insert(shape, c);
+                insert_capped(&mut roles.writes, shape, c);
             } else {
                 self.roles = Some(None);
             }
@@ -1368,10 +1373,7 @@ impl PlanCache {
                 && base.writes == Self::shift(&there.writes, qby, true)
                 && there.parity_bytes == base.parity
             {
-                if self.writes.len() >= PLAN_CACHE_MAX {
-                    self.writes.clear();
-                }
-                self.writes.insert(key, base);
+                insert_capped(&mut self.writes, key, base);
             } else {
                 self.periodic = Some(false);
             }
@@ -1416,10 +1418,7 @@ impl PlanCache {
             let qby = (qoff - r) / sd * g.chunk;
             let base = Self::shift(out, by, true);
             if base == Self::shift(&there, qby, true) {
-                if self.reads.len() >= PLAN_CACHE_MAX {
-                    self.reads.clear();
-                }
-                self.reads.insert((r, len), base);
+                insert_capped(&mut self.reads, (r, len), base);
             } else {
                 self.periodic = Some(false);
             }
