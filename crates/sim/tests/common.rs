@@ -39,13 +39,16 @@ pub fn spec(target: &str, opts: &[(&str, &str)]) -> JobSpec {
     s
 }
 
+/// A simulated run of one job on `target` with fio options `opts`.
+pub fn sim_run(target: &str, opts: &[(&str, &str)]) -> raidlab_result::RunResult {
+    raidlab_sim::run(&[spec(target, opts)]).unwrap()
+}
+
 /// Aggregate MB/s (decimal) of a simulated run.
 pub fn mb_s(target: &str, opts: &[(&str, &str)]) -> f64 {
-    let r = raidlab_sim::run(&[spec(target, opts)]).unwrap();
-    r.aggregate().summary().mb_s
+    sim_run(target, opts).aggregate().summary().mb_s
 }
 
 pub fn iops(target: &str, opts: &[(&str, &str)]) -> f64 {
-    let r = raidlab_sim::run(&[spec(target, opts)]).unwrap();
-    r.aggregate().summary().iops
+    sim_run(target, opts).aggregate().summary().iops
 }

@@ -311,7 +311,7 @@ fn a_write_cached_drive_hides_the_gaps_between_commands_one_at_a_time() {
             ("iodepth", "8"),
         ],
     );
-    let r = raidlab_sim::run(&[spec(
+    let r = sim_run(
         &t,
         &[
             ("rw", "write"),
@@ -319,8 +319,7 @@ fn a_write_cached_drive_hides_the_gaps_between_commands_one_at_a_time() {
             ("size", "1g"),
             ("iodepth", "1"),
         ],
-    )])
-    .unwrap();
+    );
     let write = r.aggregate().summary().mb_s;
     assert!(
         write >= 0.93 * read,
@@ -345,7 +344,7 @@ fn a_write_cached_drive_hides_the_gaps_between_commands_one_at_a_time() {
 #[test]
 fn drives_streaming_from_read_ahead_are_busy_and_the_bottleneck() {
     let t = system("linuxraid2010/raid0-4d-c256.toml");
-    let r = raidlab_sim::run(&[spec(
+    let r = sim_run(
         &t,
         &[
             ("rw", "read"),
@@ -353,8 +352,7 @@ fn drives_streaming_from_read_ahead_are_busy_and_the_bottleneck() {
             ("size", "1g"),
             ("iodepth", "1"),
         ],
-    )])
-    .unwrap();
+    );
     let one = mb_s(
         &system("linuxraid2010/raid0-4d-c256.toml#sd0lun"),
         &[
@@ -482,7 +480,7 @@ fn write_through_parity_levels_at_a_high_write_share() {
 /// job reports its whole size: not the average over the few seconds simulated.
 #[test]
 fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
-    let r = raidlab_sim::run(&[spec(
+    let r = sim_run(
         &system("xdd2008/raid0.toml"),
         &[
             ("rw", "randread"),
@@ -492,8 +490,7 @@ fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
             ("runtime", "300s"),
             ("time_based", "1"),
         ],
-    )])
-    .unwrap();
+    );
     let j = &r.jobs[0];
     assert_eq!(j.sim.as_ref().unwrap().stop_reason, "converged");
     let virtual_s = j.sim.as_ref().unwrap().virtual_time_ns as f64 / 1e9;
@@ -515,7 +512,7 @@ fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
 #[test]
 fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
     let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
-    let r = raidlab_sim::run(&[spec(
+    let r = sim_run(
         &t,
         &[
             ("rw", "randrw"),
@@ -525,8 +522,7 @@ fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
             ("runtime", "10s"),
             ("time_based", "1"),
         ],
-    )])
-    .unwrap();
+    );
     let p50_ms = r.jobs[0].read.clat.percentile(50.0) as f64 / 1e6;
     // A 7200 rpm drive's turn takes 8.3 ms: a media read waits about half of one.
     assert!(p50_ms < 1.0, "median read latency {p50_ms:.2} ms");
@@ -589,8 +585,8 @@ fn a_drive_rewrites_held_data_in_its_buffer() {
             ("numjobs", n),
         ]
     };
-    let one = raidlab_sim::run(&[spec(&t, &opts("1"))]).unwrap();
-    let two = raidlab_sim::run(&[spec(&t, &opts("2"))]).unwrap();
+    let one = sim_run(&t, &opts("1"));
+    let two = sim_run(&t, &opts("2"));
     let rate =
         |j: &raidlab_result::JobResult| j.write.io_bytes as f64 * 1e3 / j.write.runtime_ns as f64;
     let alone = rate(&one.jobs[0]);
