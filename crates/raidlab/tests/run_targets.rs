@@ -363,6 +363,30 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     assert_ok(&out, "simulated direct");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains(note), "{err}");
+    // A host with a page cache runs the buffered job through it, says what the cache did,
+    // and gives no note.
+    let dir = tempfile::tempdir().unwrap();
+    let sys = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/linuxraid2010");
+    let comps = std::fs::read_to_string(sys.join("components.toml")).unwrap();
+    std::fs::write(
+        dir.path().join("components.toml"),
+        comps.replacen(
+            "[host]\n",
+            "[host]\npage_cache_mib = 512\ncopy_mb_s = 2000\n",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::copy(sys.join("raid0-4d-c64.toml"), dir.path().join("r0.toml")).unwrap();
+    let cached = format!("--filename=sim:{}", dir.path().join("r0.toml").display());
+    let out = raidlab(&[&cached, "--rw=read", "--bs=4k", "--size=64m", "--name=seq"]);
+    let text = assert_ok(&out, "simulated page cache");
+    assert!(
+        text.contains("page cache   : 512 MiB, read hits="),
+        "{text}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(note), "{err}");
     // A system file that does not exist is bad input.
     let out = raidlab(&[
         "--filename=sim:/nonexistent/system.toml",

@@ -89,6 +89,26 @@ pub struct SimExtras {
     pub bottleneck: Option<String>,
     /// Member I/Os simulated (for the simulator's own speed benchmark).
     pub member_ios: u64,
+    /// The simulated host's page cache, if it has one: what buffered jobs found there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache: Option<PageCacheUse>,
+}
+
+/// What a simulated host's page cache did over a run (bytes are whole 4 KiB pages).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageCacheUse {
+    pub capacity_bytes: u64,
+    /// Bytes buffered reads found in memory (or already being read), and bytes they had to
+    /// read themselves.
+    pub hit_bytes: u64,
+    pub miss_bytes: u64,
+    /// Bytes read ahead of the readers.
+    pub read_ahead_bytes: u64,
+    pub written_back_bytes: u64,
+    /// Dirty bytes still in memory when the run ended (not yet on the devices).
+    pub dirty_bytes: u64,
+    /// Buffered writes that waited for write-back (dirty data over the limit).
+    pub throttled_writes: u64,
 }
 
 /// The result of one job (or of a reporting group, when merged).

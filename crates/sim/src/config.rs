@@ -57,6 +57,48 @@ pub struct HostCfg {
     pub bus_mb_s: Option<f64>,
     /// Parity computation rate of host (software) RAID, MB/s of data per CPU.
     pub parity_mb_s: Option<f64>,
+    /// Memory the operating system caches file data in, MiB. Absent: no page cache, and
+    /// buffered jobs run as direct ones.
+    pub page_cache_mib: Option<f64>,
+    /// Copy rate between the page cache and a program's buffer, MB/s of one CPU (needed with
+    /// `page_cache_mib`).
+    pub copy_mb_s: Option<f64>,
+    /// Read-ahead of a LUN, KiB (Linux's default: 128). Host RAID arrays read ahead at least
+    /// two full stripes, as md sets its arrays.
+    #[serde(default = "read_ahead_default")]
+    pub read_ahead_kib: u64,
+    /// Largest block request the host sends, KiB (the queue's `max_sectors_kb`).
+    #[serde(default = "max_request_default")]
+    pub max_request_kib: u64,
+    /// Dirty data, % of the page cache, above which the host writes back in the background,
+    /// and above which a writer waits (Linux's `dirty_background_ratio`, `dirty_ratio`).
+    #[serde(default = "dirty_background_default")]
+    pub dirty_background_ratio: f64,
+    #[serde(default = "dirty_default")]
+    pub dirty_ratio: f64,
+    /// Write-back requests in flight at most (the block queue's `nr_requests`).
+    #[serde(default = "nr_requests_default")]
+    pub nr_requests: u32,
+}
+
+// Linux's defaults: VM_READAHEAD_KB (mm), max_sectors_kb of 512 KiB (1024 sectors, the
+// block layer's default limit through 4.x), vm.dirty_background_ratio = 10,
+// vm.dirty_ratio = 20, nr_requests = 128 (Documentation/admin-guide/sysctl/vm.rst,
+// Documentation/block/queue-sysfs.rst).
+fn read_ahead_default() -> u64 {
+    128
+}
+fn max_request_default() -> u64 {
+    512
+}
+fn dirty_background_default() -> f64 {
+    10.0
+}
+fn dirty_default() -> f64 {
+    20.0
+}
+fn nr_requests_default() -> u32 {
+    128
 }
 
 fn one() -> u32 {
@@ -406,6 +448,48 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 format!("name '{n}' is used twice (every component needs its own name)"),
             ));
         }
+    }
+    let h = &cfg.host;
+    if let Some(pc) = h.page_cache_mib {
+        if !(pc.is_finite() && pc > 0.0) {
+            return Err(err(
+                "page_cache_mib",
+                format!("host.page_cache_mib = {pc}: needs a size above 0 MiB"),
+            ));
+        }
+        if !h.copy_mb_s.is_some_and(|c| c.is_finite() && c > 0.0) {
+            return Err(err(
+                "page_cache_mib",
+                "host.page_cache_mib needs copy_mb_s = <MB/s> (the copy rate between the page \
+                 cache and a program's buffer, one CPU)"
+                    .into(),
+            ));
+        }
+        let (bg, dr) = (h.dirty_background_ratio, h.dirty_ratio);
+        if !(bg > 0.0 && bg <= dr && dr < 100.0) {
+            return Err(err(
+                "dirty_ratio",
+                format!(
+                    "host: dirty_background_ratio = {bg}, dirty_ratio = {dr}: valid is \
+                     0 < dirty_background_ratio <= dirty_ratio < 100 (% of the page cache)"
+                ),
+            ));
+        }
+        if h.max_request_kib < 4 || h.nr_requests == 0 {
+            return Err(err(
+                "max_request_kib",
+                format!(
+                    "host: max_request_kib = {}, nr_requests = {}: valid is at least 4 KiB \
+                     and 1 request",
+                    h.max_request_kib, h.nr_requests
+                ),
+            ));
+        }
+    } else if h.copy_mb_s.is_some() {
+        return Err(err(
+            "copy_mb_s",
+            "host.copy_mb_s is the page cache's copy rate: give page_cache_mib as well".into(),
+        ));
     }
     // Disk catalog with the file's own entries and overrides.
     let mut cat: BTreeMap<String, DiskSpec> = catalog::catalog()

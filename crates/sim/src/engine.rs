@@ -17,7 +17,13 @@ enum Ev {
     IoDone(u32),
     /// Next segment of a host ↔ controller transfer.
     Seg(u32),
+    /// The page cache's flusher wakes (see [`crate::pagecache::FLUSH_EVERY_NS`]).
+    Flusher,
 }
+
+/// The job of a block request the host's page cache sends (its `parent` is the cache's
+/// request id).
+const CACHE_JOB: u32 = u32::MAX - 1;
 
 /// The pending events: a binary heap, and beside it the soonest event if it was the soonest
 /// when scheduled (`first`, never later than any event in the heap). An event scheduled
@@ -139,7 +145,7 @@ struct Xfer {
 
 #[derive(Clone, Copy, Debug)]
 struct Io {
-    /// Job index, or u32::MAX for a member I/O of a host array.
+    /// Job index, u32::MAX for a member I/O of a host array, or [`CACHE_JOB`].
     job: u32,
     lun: u32,
     /// Byte offset within the LUN.
@@ -149,7 +155,8 @@ struct Io {
     issued: u64,
     /// For host-array member I/Os: the join to signal.
     parent: u32,
-    /// Stripes still being filled before a cached read can go up.
+    /// Stripes still being filled before a cached read can go up; for a buffered job's
+    /// command, the page cache's block reads it waits for.
     waiting: u32,
 }
 
@@ -211,6 +218,8 @@ pub struct JobRt {
     pub extrapolated_ns: u64,
     /// fio's IO depths: requests issued at each depth bucket (see `raidlab_result::schema`).
     pub iodepth_level: [u64; 7],
+    /// Through the host's page cache (`direct=0` on a host that has one).
+    pub buffered: bool,
 }
 
 impl JobRt {
@@ -233,6 +242,7 @@ impl JobRt {
             target_bytes: None,
             extrapolated_ns: 0,
             iodepth_level: [0; 7],
+            buffered: false,
         }
     }
     fn finished(&self) -> bool {
@@ -299,6 +309,11 @@ pub struct Engine<'w> {
     /// 0.5–1.5 × its mean, drawn from a fixed seed so runs repeat exactly. Without it,
     /// threads that start in lockstep would stay in lockstep forever.
     jitter: raidlab_workload::Rng,
+    /// The page cache's block requests to send (scratch), the buffered writes waiting for
+    /// write-back (command, when its copy ends), and whether the flusher's wake-up is queued.
+    block_out: Vec<crate::pagecache::BlockIo>,
+    throttled: std::collections::VecDeque<(u32, u64)>,
+    flusher_armed: bool,
 }
 
 impl<'w> Engine<'w> {
@@ -326,6 +341,9 @@ impl<'w> Engine<'w> {
             stripe_pool: Vec::new(),
             ranks: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x6a17_7e5),
+            block_out: Vec::new(),
+            throttled: std::collections::VecDeque::new(),
+            flusher_armed: false,
         }
     }
 
@@ -422,6 +440,9 @@ impl<'w> Engine<'w> {
     pub fn run(&mut self, jobs: &mut [JobRt], conv: &Convergence) -> &'static str {
         let start = self.now;
         self.event_t = start;
+        if let Some(pc) = self.w.page_cache.as_mut() {
+            pc.new_group(jobs.len());
+        }
         for (i, j) in jobs.iter_mut().enumerate() {
             j.start = start;
             j.ramp_end = start + j.ramp_end;
@@ -454,7 +475,12 @@ impl<'w> Engine<'w> {
                 .disks
                 .iter()
                 .filter_map(|d| d.wcache.as_ref().map(|wc| wc.capacity))
-                .sum::<u64>();
+                .sum::<u64>()
+            + self
+                .w
+                .page_cache
+                .as_ref()
+                .map_or(0, |pc| pc.cfg.limit * crate::pagecache::PAGE);
         let depth: u64 = jobs.iter().map(|j| j.depth as u64).sum();
         let mut interval_ios = conv.interval_ios.max(depth * 4);
         let mut completions = 0u64;
@@ -484,11 +510,16 @@ impl<'w> Engine<'w> {
                 Ev::DiskDone(d) => self.disk_done(d),
                 Ev::Join(j) => self.join_done(j),
                 Ev::Seg(x) => self.segment(x),
+                Ev::Flusher => self.flusher(),
                 Ev::IoDone(io) => {
                     let ioc = self.ios[io as usize];
                     self.free_ios.push(io);
-                    if ioc.job == u32::MAX {
-                        self.signal(ioc.parent, self.now);
+                    if ioc.job >= CACHE_JOB {
+                        if ioc.job == u32::MAX {
+                            self.signal(ioc.parent, self.now);
+                        } else {
+                            self.cache_io_done(ioc);
+                        }
                         continue;
                     }
                     let job = &mut jobs[ioc.job as usize];
@@ -526,7 +557,12 @@ impl<'w> Engine<'w> {
                                 .disks
                                 .iter()
                                 .filter_map(|d| d.wcache.as_ref().map(|wc| wc.bytes))
-                                .sum::<u64>();
+                                .sum::<u64>()
+                            + self
+                                .w
+                                .page_cache
+                                .as_ref()
+                                .map_or(0, |pc| pc.dirty_pages * crate::pagecache::PAGE);
                         if ramp_done {
                             let rate = (bytes - iv_start.1) as f64 / (self.now - iv_start.0) as f64;
                             rates.push((rate, iv_start.2, dirty));
@@ -677,6 +713,9 @@ impl<'w> Engine<'w> {
         for c in self.w.ctrls.iter_mut() {
             c.space_waiters.clear();
         }
+        // (The page cache forgets its dropped requests when the next group starts.)
+        self.throttled.clear();
+        self.flusher_armed = false;
         reason
     }
 
@@ -739,6 +778,7 @@ impl<'w> Engine<'w> {
             self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
+            let buffered = job.buffered;
             let io = self.new_io(Io {
                 job: j,
                 lun,
@@ -749,7 +789,128 @@ impl<'w> Engine<'w> {
                 parent: 0,
                 waiting: 0,
             });
-            self.submit(io);
+            if buffered {
+                self.buffered(io, j);
+            } else {
+                self.submit(io);
+            }
+        }
+    }
+
+    /// A buffered job's command: through the page cache, which may send block requests
+    /// (its misses, read-ahead, the pages a partial write needs) and have it wait for them.
+    fn buffered(&mut self, io: u32, job: u32) {
+        let ioc = self.ios[io as usize];
+        let mut out = std::mem::take(&mut self.block_out);
+        let pc = self
+            .w
+            .page_cache
+            .as_mut()
+            .expect("buffered jobs run with a page cache");
+        let waits = if ioc.write {
+            pc.write_prepare(ioc.lun, ioc.offset, ioc.len, io, &mut out)
+        } else {
+            pc.read(job as usize, ioc.lun, ioc.offset, ioc.len, io, &mut out)
+        };
+        for b in out.drain(..) {
+            self.send_block(b);
+        }
+        self.block_out = out;
+        self.ios[io as usize].waiting = waits;
+        if waits == 0 {
+            self.buffered_copy(io);
+        }
+    }
+
+    /// Send one of the page cache's block requests down its LUN's path, as a direct command.
+    fn send_block(&mut self, b: crate::pagecache::BlockIo) {
+        let io = self.new_io(Io {
+            job: CACHE_JOB,
+            lun: b.lun,
+            offset: b.offset,
+            len: b.len,
+            write: b.write,
+            issued: self.now,
+            parent: b.id,
+            waiting: 0,
+        });
+        self.submit(io);
+    }
+
+    /// A buffered command's pages are in memory: copy its data on a host CPU; a write's pages
+    /// are dirty from then on, and its writer waits while dirty data is over the limit.
+    fn buffered_copy(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let ns = ((ioc.len as f64 * self.w.copy_ns_per_byte) as u64).max(1);
+        let t = self.w.res[self.w.host_cpu].reserve(self.now, ns);
+        if ioc.write {
+            let pc = self.w.page_cache.as_mut().expect("a page cache");
+            pc.write_commit(ioc.lun, ioc.offset, ioc.len, self.now);
+            let over = pc.over_limit();
+            if over {
+                pc.stats.throttled += 1;
+            }
+            if !self.flusher_armed {
+                self.flusher_armed = true;
+                self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+            }
+            self.pump_writeback();
+            if over {
+                self.throttled.push_back((io, t));
+                return;
+            }
+        }
+        self.at(t, Ev::IoDone(io));
+    }
+
+    /// Send the write-back requests that are due and fit in the queue.
+    fn pump_writeback(&mut self) {
+        while let Some(b) = self
+            .w
+            .page_cache
+            .as_mut()
+            .and_then(|pc| pc.next_writeback())
+        {
+            self.send_block(b);
+        }
+    }
+
+    fn flusher(&mut self) {
+        self.flusher_armed = false;
+        let pc = self.w.page_cache.as_mut().expect("a page cache");
+        if pc.flusher_tick(self.now) {
+            self.flusher_armed = true;
+            self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+        }
+        self.pump_writeback();
+    }
+
+    /// One of the page cache's block requests is done.
+    fn cache_io_done(&mut self, ioc: Io) {
+        let pc = self.w.page_cache.as_mut().expect("a page cache");
+        if ioc.write {
+            pc.writeback_done(ioc.parent);
+            while !self
+                .w
+                .page_cache
+                .as_ref()
+                .expect("a page cache")
+                .over_limit()
+            {
+                let Some((io, t)) = self.throttled.pop_front() else {
+                    break;
+                };
+                self.at(t, Ev::IoDone(io));
+            }
+            self.pump_writeback();
+        } else {
+            for h in pc.read_done(ioc.parent) {
+                let x = &mut self.ios[h as usize];
+                x.waiting -= 1;
+                if x.waiting == 0 {
+                    self.buffered_copy(h);
+                }
+            }
         }
     }
 

@@ -91,6 +91,7 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod pagecache;
 pub mod planner;
 pub mod world;
 
@@ -274,6 +275,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.ramp_end = s.ramp_time_ns;
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
             j.target_bytes = total;
+            j.buffered = !s.direct && engine.w.page_cache.is_some();
             jobs.push(j);
         }
         let t0 = engine.now;
@@ -329,6 +331,18 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         components,
         bottleneck,
         member_ios,
+        page_cache: world.page_cache.as_ref().map(|pc| {
+            let b = |pages: u64| pages * pagecache::PAGE;
+            raidlab_result::PageCacheUse {
+                capacity_bytes: b(pc.cfg.capacity),
+                hit_bytes: b(pc.stats.hit_pages),
+                miss_bytes: b(pc.stats.miss_pages),
+                read_ahead_bytes: b(pc.stats.read_ahead_pages),
+                written_back_bytes: b(pc.stats.written_back_pages),
+                dirty_bytes: b(pc.dirty_pages),
+                throttled_writes: pc.stats.throttled,
+            }
+        }),
     };
     for r in results.iter_mut() {
         r.sim = Some(extras.clone());

@@ -1592,6 +1592,10 @@ pub struct World {
     /// Fixed cost of starting a job (process start, opening the target), ns.
     pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
+    /// The host's page cache, if the system file gives it one, and its copy time, ns per
+    /// byte of one CPU.
+    pub page_cache: Option<crate::pagecache::PageCache>,
+    pub copy_ns_per_byte: f64,
 }
 
 fn mb(x: f64) -> String {
@@ -1967,7 +1971,42 @@ impl World {
             }
             l.capacity = cap - l.offset;
         }
+        let page_cache = c.host.page_cache_mib.map(|mib| {
+            use crate::pagecache::{PageCache, PageCacheCfg, PAGE};
+            let capacity = ((mib * 1048576.0) as u64 / PAGE).max(2);
+            let ra = c.host.read_ahead_kib * 1024 / PAGE;
+            // md reads ahead at least two full stripes of a striped array (Linux
+            // drivers/md: raid0, raid10 and raid5 set their queue's read-ahead so).
+            let read_ahead = luns
+                .iter()
+                .map(|l| {
+                    let a = &arrays[l.array];
+                    let striped = matches!(
+                        a.geom.level,
+                        Level::Raid0 | Level::Raid10 | Level::Raid5 | Level::Raid6
+                    );
+                    if a.ctrl.is_none() && striped {
+                        ra.max(2 * a.geom.stripe_data_bytes() / PAGE)
+                    } else {
+                        ra
+                    }
+                })
+                .collect();
+            let limit =
+                ((capacity as f64 * c.host.dirty_ratio / 100.0) as u64).clamp(1, capacity - 1);
+            PageCache::new(PageCacheCfg {
+                capacity,
+                read_ahead,
+                max_request: (c.host.max_request_kib * 1024 / PAGE).max(1),
+                background: ((capacity as f64 * c.host.dirty_background_ratio / 100.0) as u64)
+                    .min(limit),
+                limit,
+                writeback_depth: c.host.nr_requests,
+            })
+        });
         Ok(World {
+            page_cache,
+            copy_ns_per_byte: c.host.copy_mb_s.map_or(0.0, |r| 1e3 / r),
             system: sys.file.clone(),
             res,
             models,

@@ -528,16 +528,20 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             CliError::failed(e.to_string())
         }
     })?;
-    if specs.iter().any(|s| !s.direct) {
+    let no_page_cache = r
+        .jobs
+        .iter()
+        .any(|j| j.sim.as_ref().is_some_and(|x| x.page_cache.is_none()));
+    if no_page_cache && specs.iter().any(|s| !s.direct) {
         // Once a process (a sweep runs its points through here), and only after a run: bad
         // input stays one line.
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
             eprintln!(
-                "raidlab: note: a simulated host has no page cache: buffered jobs (direct=0, \
-                 fio's default) run as direct I/O, one request per block size; give direct=1 to \
-                 say so, and the requests the page cache would issue (e.g. its read-ahead \
-                 size) as bs and iodepth"
+                "raidlab: note: a simulated host has no page cache unless its system file gives \
+                 [host] page_cache_mib and copy_mb_s: buffered jobs (direct=0, fio's default) \
+                 run as direct I/O, one request per block size; give direct=1 to say so, or \
+                 give the host a page cache"
             )
         });
     }

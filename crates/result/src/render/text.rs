@@ -181,6 +181,24 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
             "  bottleneck   : {}",
             s.bottleneck.as_deref().unwrap_or("none above 90% busy")
         );
+        if let Some(pc) = &s.page_cache {
+            let read = pc.hit_bytes + pc.miss_bytes;
+            let hits = if read > 0 {
+                format!("{:.1}%", pc.hit_bytes as f64 * 100.0 / read as f64)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "  page cache   : {} MiB, read hits={hits}, read ahead={} MiB, written back={} MiB, \
+                 dirty at end={} MiB, writes throttled={}",
+                pc.capacity_bytes >> 20,
+                pc.read_ahead_bytes >> 20,
+                pc.written_back_bytes >> 20,
+                pc.dirty_bytes >> 20,
+                pc.throttled_writes
+            );
+        }
         let mut comps: Vec<_> = s.components.iter().collect();
         comps.sort_by(|a, b| {
             b.utilization
@@ -388,6 +406,15 @@ mod tests {
             }],
             bottleneck: Some("host/fc0".into()),
             member_ios: 42,
+            page_cache: Some(crate::schema::PageCacheUse {
+                capacity_bytes: 512 << 20,
+                hit_bytes: 3 << 20,
+                miss_bytes: 1 << 20,
+                read_ahead_bytes: 2 << 20,
+                written_back_bytes: 5 << 20,
+                dirty_bytes: 0,
+                throttled_writes: 7,
+            }),
         });
         j.stopped = Some("interrupted".into());
         let t = render_text(&RunResult {
@@ -404,6 +431,13 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("stopped by size"), "{t}");
+        assert!(
+            t.contains(
+                "page cache   : 512 MiB, read hits=75.0%, read ahead=2 MiB, written back=5 MiB, \
+                 dirty at end=0 MiB, writes throttled=7"
+            ),
+            "{t}"
+        );
         assert!(t.contains("stopped early: interrupted"), "{t}");
     }
 }

@@ -1,0 +1,212 @@
+//! The simulated host's page cache: buffered jobs (`direct=0`) on a host whose system file
+//! gives it one. Seed 003's host (2 GB of RAM, md over four drives) with the cache sizes below.
+
+mod common;
+
+use common::*;
+use raidlab_workload::JobSpec;
+use std::path::PathBuf;
+
+/// Seed 003's systems in a temporary folder, the host given `mib` of page cache.
+fn cached_systems(mib: u64) -> PathBuf {
+    cached_systems_with(mib, "")
+}
+
+fn cached_systems_with(mib: u64, extra: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("raidlab-sim-pagecache-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let src = repo().join("systems/linuxraid2010");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let text = if p.file_name().unwrap() == "components.toml" {
+            text.replacen(
+                "[host]\n",
+                &format!("[host]\npage_cache_mib = {mib}\ncopy_mb_s = 2000\n{extra}"),
+                1,
+            )
+        } else {
+            text
+        };
+        std::fs::write(d.join(p.file_name().unwrap()), text).unwrap();
+    }
+    d
+}
+
+fn target(dir: &std::path::Path, file: &str) -> String {
+    format!("sim:{}", dir.join(file).display())
+}
+
+/// Two jobs, the second after the first (stonewall): their MB/s.
+fn twice(t: &str, opts: &[(&str, &str)]) -> (f64, f64) {
+    let a = spec(t, opts);
+    let mut b: JobSpec = spec(t, opts);
+    b.name = "again".into();
+    b.stonewall = true;
+    let r = raidlab_sim::run(&[a, b]).unwrap();
+    let mb = |j: &raidlab_result::JobResult| {
+        j.read.io_bytes as f64 / (j.read.runtime_ns as f64 / 1e9) / 1e6
+    };
+    (mb(&r.jobs[0]), mb(&r.jobs[1]))
+}
+
+/// Seed 002's cache defeat: "for large enough files, this is a non-issue as there will
+/// eventually be enough cache turnover", but a file that fits in memory is read from memory
+/// the second time.
+#[test]
+fn a_file_that_fits_in_the_page_cache_is_read_again_from_memory_and_one_twice_its_size_is_not() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    let opts = |size: &'static str| [("rw", "read"), ("bs", "1m"), ("size", size)];
+    let (cold, warm) = twice(&t, &opts("256m"));
+    assert!(
+        warm > 5.0 * cold,
+        "a 256 MiB file in 512 MiB of cache: {cold:.0} then {warm:.0} MB/s"
+    );
+    let (cold, again) = twice(&t, &opts("1g"));
+    assert!(
+        again < 1.15 * cold,
+        "a 1 GiB file through 512 MiB of cache: {cold:.0} then {again:.0} MB/s"
+    );
+}
+
+/// Read-ahead: a program reading 4 KiB at a time gets the array's streaming rate, because the
+/// host reads ahead in windows of up to two of md's stripes; without the page cache each 4 KiB
+/// read waits its turn.
+#[test]
+fn small_buffered_sequential_reads_stream_through_read_ahead() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    let opts = |direct: &'static str| {
+        [
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "256m"),
+            ("direct", direct),
+        ]
+    };
+    let buffered = sim_run(&t, &opts("0"));
+    let direct = mb_s(&t, &opts("1"));
+    let streaming = mb_s(
+        &t,
+        &[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "1g"),
+            ("direct", "1"),
+            ("iodepth", "4"),
+        ],
+    );
+    let b = buffered.aggregate().summary().mb_s;
+    assert!(
+        b > 3.0 * direct && b > 0.8 * streaming,
+        "4 KiB reads: buffered {b:.0}, direct {direct:.0}, 1 MiB × 4 direct {streaming:.0} MB/s"
+    );
+    let pc = buffered.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .page_cache
+        .clone()
+        .unwrap();
+    assert!(pc.read_ahead_bytes >= pc.hit_bytes, "{pc:?}");
+    assert!(pc.hit_bytes > 100 * pc.miss_bytes, "{pc:?}");
+}
+
+/// Buffered writes: under the background threshold they only fill memory (fio without
+/// end_fsync reports that); far over the page cache they go at the rate write-back reaches
+/// the array, writers waiting on the dirty limit.
+#[test]
+fn buffered_writes_fill_memory_then_wait_for_write_back() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid5-4d-c64.toml");
+    let small = mb_s(&t, &[("rw", "write"), ("bs", "1m"), ("size", "32m")]);
+    assert!(
+        small > 1000.0,
+        "32 MiB into 512 MiB of cache: {small:.0} MB/s"
+    );
+    let big = sim_run(&t, &[("rw", "write"), ("bs", "1m"), ("size", "4g")]);
+    let b = big.aggregate().summary().mb_s;
+    let direct = mb_s(
+        &t,
+        &[
+            ("rw", "write"),
+            ("bs", "512k"),
+            ("size", "2g"),
+            ("direct", "1"),
+            ("iodepth", "16"),
+        ],
+    );
+    assert!(
+        b < 1.3 * direct && b > 0.5 * direct,
+        "4 GiB buffered {b:.0} MB/s, 512 KiB direct writes at depth 16 {direct:.0} MB/s"
+    );
+    let pc = big.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .page_cache
+        .clone()
+        .unwrap();
+    assert!(
+        pc.throttled_writes > 0 && pc.written_back_bytes > 1 << 30,
+        "{pc:?}"
+    );
+    // What is dirty at the end stays under the limit (20% of the cache) plus what is in
+    // flight.
+    assert!(
+        pc.dirty_bytes <= pc.capacity_bytes / 5 + (64 << 20),
+        "{pc:?}"
+    );
+}
+
+/// md reads ahead at least two full stripes of its array; a LUN behind a controller reads
+/// ahead the host's default.
+#[test]
+fn md_arrays_read_ahead_two_stripes() {
+    let dir = cached_systems(512);
+    let ra = |file: &str| {
+        let sys = raidlab_sim::config::load(&dir.join(file)).unwrap();
+        let w = raidlab_sim::world::World::build(&sys).unwrap();
+        let pc = w.page_cache.as_ref().unwrap();
+        let md = w.luns.iter().position(|l| !l.hidden).unwrap();
+        let member = w.luns.iter().position(|l| l.hidden).unwrap();
+        (
+            pc.cfg.read_ahead[md] * 4096,
+            pc.cfg.read_ahead[member] * 4096,
+        )
+    };
+    // 6 drives of RAID 6 with 1 MiB chunks: 4 MiB of data a stripe.
+    assert_eq!(ra("raid6-6d-c1024.toml"), (8 << 20, 128 << 10));
+    // 4 drives of RAID 0 with 16 KiB chunks: 2 × 64 KiB is less than the default.
+    assert_eq!(ra("raid0-4d-c16.toml"), (128 << 10, 128 << 10));
+}
+
+#[test]
+fn a_page_cache_needs_its_copy_rate_and_sane_dirty_ratios() {
+    let dir = cached_systems(64);
+    let comps = dir.join("components.toml");
+    let good = std::fs::read_to_string(&comps).unwrap();
+    let ours = "page_cache_mib = 64\ncopy_mb_s = 2000\n";
+    let error = |host: &str| {
+        std::fs::write(&comps, good.replacen(ours, host, 1)).unwrap();
+        let r = raidlab_sim::config::load(&dir.join("raid0-4d-c64.toml"));
+        r.err().expect("bad host settings are refused").to_string()
+    };
+    let e = error("page_cache_mib = 64\n");
+    assert!(
+        e.contains("components.toml:") && e.contains("needs copy_mb_s"),
+        "{e}"
+    );
+    let e = error("page_cache_mib = 64\ncopy_mb_s = 2000\ndirty_ratio = 5\n");
+    assert!(
+        e.contains("0 < dirty_background_ratio <= dirty_ratio < 100"),
+        "{e}"
+    );
+    let e = error("copy_mb_s = 2000\n");
+    assert!(e.contains("give page_cache_mib as well"), "{e}");
+    std::fs::write(&comps, &good).unwrap();
+    assert!(raidlab_sim::config::load(&dir.join("raid0-4d-c64.toml")).is_ok());
+}
