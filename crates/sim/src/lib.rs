@@ -26,6 +26,13 @@
 //! bus_mb_s = 117          # memory/I-O bus shared by all interfaces (optional)
 //! parity_mb_s = 1500      # software RAID parity rate per CPU (optional; host arrays)
 //! job_start_ms = 50       # fixed cost before a job's first request (program start, open)
+//! page_cache_mib = 1600   # optional: buffered jobs (direct=0) go through a page cache
+//! copy_mb_s = 1500        # with it: copy rate cache ↔ program buffer, one CPU
+//! read_ahead_kib = 128    # LUN read-ahead (md arrays: two stripes at least)
+//! max_request_kib = 512   # largest block request (max_sectors_kb)
+//! dirty_background_ratio = 10  # % of the cache dirty before write-back starts
+//! dirty_ratio = 20        # % dirty before writers wait
+//! nr_requests = 128       # write-back requests in flight at most
 //!
 //! [[interface]]           # a host adapter and its link
 //! name = "fc0"
@@ -582,6 +589,26 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
         let _ = writeln!(s, "  {}", sys.cfg.system.description);
     }
     let _ = writeln!(s, "host: {}", w.res[w.host_cpu].note);
+    match &w.page_cache {
+        Some(pc) => {
+            let c = &sys.cfg.host;
+            let _ = writeln!(
+                s,
+                "  page cache {:.0} MiB, copies at {:.0} MB/s a CPU; read-ahead {} KiB (md \
+                 arrays: two stripes at least); requests up to {} KiB; write-back over {}% \
+                 dirty, writers wait over {}%",
+                pc.cfg.capacity as f64 * pagecache::PAGE as f64 / 1048576.0,
+                c.copy_mb_s.unwrap_or(0.0),
+                c.read_ahead_kib,
+                c.max_request_kib,
+                c.dirty_background_ratio,
+                c.dirty_ratio
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  no page cache: buffered jobs run as direct ones");
+        }
+    }
     for l in &w.luns {
         let a = &w.arrays[l.array];
         let _ = writeln!(

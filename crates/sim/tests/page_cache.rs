@@ -22,6 +22,12 @@ fn cached_systems_with(mib: u64, extra: &str) -> PathBuf {
         let p = e.unwrap().path();
         let text = std::fs::read_to_string(&p).unwrap();
         let text = if p.file_name().unwrap() == "components.toml" {
+            // (The host's own cache settings out, these in.)
+            let text: String = text
+                .lines()
+                .filter(|l| !l.starts_with("page_cache_mib") && !l.starts_with("copy_mb_s"))
+                .map(|l| format!("{l}\n"))
+                .collect();
             text.replacen(
                 "[host]\n",
                 &format!("[host]\npage_cache_mib = {mib}\ncopy_mb_s = 2000\n{extra}"),
@@ -182,6 +188,17 @@ fn md_arrays_read_ahead_two_stripes() {
     assert_eq!(ra("raid6-6d-c1024.toml"), (8 << 20, 128 << 10));
     // 4 drives of RAID 0 with 16 KiB chunks: 2 × 64 KiB is less than the default.
     assert_eq!(ra("raid0-4d-c16.toml"), (128 << 10, 128 << 10));
+    // `explain` says so, and says when a host has no page cache.
+    let e = raidlab_sim::explain(&dir.join("raid0-4d-c16.toml")).unwrap();
+    assert!(
+        e.contains("  page cache 512 MiB, copies at 2000 MB/s a CPU; read-ahead 128 KiB"),
+        "{e}"
+    );
+    let e = raidlab_sim::explain(&repo().join("systems/xdd2008/raid5.toml")).unwrap();
+    assert!(
+        e.contains("  no page cache: buffered jobs run as direct ones"),
+        "{e}"
+    );
 }
 
 #[test]

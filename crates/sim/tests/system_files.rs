@@ -249,6 +249,7 @@ fn drive_bound_luns_have_an_inner_and_an_outer_zone_bound() {
                 ("bs", "1m"),
                 ("size", "1g"),
                 ("iodepth", "8"),
+                ("direct", "1"),
                 ("offset", offset),
             ],
         ) * 1e6
