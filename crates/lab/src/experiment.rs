@@ -210,6 +210,73 @@ pub fn fnv1a_hex(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
+/// The simulated system files an experiment names (`system = …` in `[target]` or swept,
+/// or a `sim:` filename), each with a fingerprint of its text and of the files it includes.
+/// Files that cannot be read are left out (running them reports the error).
+fn system_prints(doc: &toml::Table, base_dir: &Path) -> Vec<(String, String)> {
+    let mut names: Vec<String> = Vec::new();
+    let mut take = |v: &toml::Value, key: &str| {
+        let vals: Vec<&toml::Value> = match v {
+            toml::Value::Array(a) => a.iter().collect(),
+            other => vec![other],
+        };
+        for x in vals {
+            if let Some(t) = x.as_str() {
+                if key == "system" || t.starts_with("sim:") {
+                    let t = t.trim_start_matches("sim:");
+                    names.push(t.split('#').next().unwrap_or(t).to_string());
+                }
+            }
+        }
+    };
+    for section in ["target", "sweep"] {
+        if let Some(t) = doc.get(section).and_then(|t| t.as_table()) {
+            for key in ["system", "filename"] {
+                if let Some(v) = t.get(key) {
+                    take(v, key);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let path = if Path::new(&n).is_absolute() {
+            PathBuf::from(&n)
+        } else {
+            base_dir.join(&n)
+        };
+        let mut text = Vec::new();
+        if with_includes(&path, &mut text, 0) {
+            out.push((n, fnv1a_hex(&text)));
+        }
+    }
+    out
+}
+
+/// Append `path`'s bytes and those of the files its `include = [...]` names (relative to it).
+fn with_includes(path: &Path, into: &mut Vec<u8>, depth: u32) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    into.extend_from_slice(&bytes);
+    if depth < 8 {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(t) = text.parse::<toml::Table>() {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            for inc in t
+                .get("include")
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str())
+            {
+                with_includes(&dir.join(inc), into, depth + 1);
+            }
+        }
+    }
+    true
+}
+
 /// Apply a `--set KEY=VALUE` override to the experiment's TOML. `a.b=v` sets that path;
 /// a bare target key (`filename`, `system`, `level`, `members`, …) sets `[target]`; any other
 /// bare key is a fio option in `[workload]`. A key that is also a sweep axis stops being swept
@@ -491,6 +558,11 @@ impl Experiment {
         let mut identity = doc.clone();
         for k in ["description", "repeat", "reference", "limits"] {
             identity.remove(k);
+        }
+        // A simulated system is part of what decides the runs: a changed system file (or one
+        // it includes) is a new experiment, not a resumed one.
+        for (path, print) in system_prints(&doc, base_dir) {
+            identity.insert(format!("system file {path}"), toml::Value::String(print));
         }
         let hash = fnv1a_hex(toml::to_string(&identity).unwrap_or_default().as_bytes());
         let effective = toml::to_string(&doc).unwrap_or_else(|_| text.to_string());
@@ -937,6 +1009,33 @@ rerun = 1
         assert_eq!(a.hash, b.hash);
         assert_ne!(a.hash, c.hash);
         assert_eq!(a.hash.len(), 16);
+    }
+
+    /// Stored simulated results are reused only while the system files are the same: an
+    /// edited system (or a file it includes) makes a new experiment, not a resumed one.
+    #[test]
+    fn hash_follows_the_simulated_system_files_and_their_includes() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("parts.toml"), "[host]\ncpus = 2\n").unwrap();
+        std::fs::write(d.join("a.toml"), "include = [\"parts.toml\"]\n").unwrap();
+        std::fs::write(d.join("b.toml"), "include = [\"parts.toml\"]\n").unwrap();
+        let text = "name = \"x\"\n[workload]\nrw = \"read\"\nsize = \"1m\"\n\
+                    [sweep]\nsystem = [\"a.toml\", \"b.toml\"]\n";
+        let hash = || Experiment::parse(text, "t", d, &[]).unwrap().hash;
+        let first = hash();
+        assert_eq!(hash(), first);
+        std::fs::write(d.join("parts.toml"), "[host]\ncpus = 4\n").unwrap();
+        let second = hash();
+        assert_ne!(second, first, "an included file changed");
+        std::fs::write(d.join("b.toml"), "include = [\"parts.toml\"]\n# note\n").unwrap();
+        assert_ne!(hash(), second, "a swept system file changed");
+        // A sim: filename counts too.
+        let t2 = "name = \"x\"\n[workload]\nrw = \"read\"\nsize = \"1m\"\n\
+                  [target]\nfilename = \"sim:a.toml#lun0\"\n";
+        let h1 = Experiment::parse(t2, "t", d, &[]).unwrap().hash;
+        std::fs::write(d.join("a.toml"), "include = [\"parts.toml\"]\n\n").unwrap();
+        assert_ne!(Experiment::parse(t2, "t", d, &[]).unwrap().hash, h1);
     }
 
     #[test]
