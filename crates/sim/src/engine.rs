@@ -699,6 +699,7 @@ impl<'w> Engine<'w> {
         }
         for a in self.w.arrays.iter_mut() {
             a.drive_cmds = 0;
+            a.landing.clear();
             a.rcache.retain(|_, f| matches!(f, Fill::Ready));
             a.destaging = 0;
             for d in a.dirty.values_mut() {
@@ -956,6 +957,7 @@ impl<'w> Engine<'w> {
                     self.kick_destage(ai);
                 }
             } else {
+                self.w.arrays[ai].landing.push_back(io);
                 self.data_down(io);
             }
             return;
@@ -1171,7 +1173,31 @@ impl<'w> Engine<'w> {
             }
             return;
         }
-        // Write-through: plan every stripe now; reads, parity, writes; then complete.
+        // Write-through: in the order the controller took the commands.
+        if self.w.arrays[ai].landing.front() != Some(&io) {
+            debug_assert!(self.w.arrays[ai].landing.contains(&io));
+            self.ios[io as usize].waiting = 1;
+            return;
+        }
+        self.w.arrays[ai].landing.pop_front();
+        self.write_through(io, ai, logical);
+        while let Some(&next) = self.w.arrays[ai].landing.front() {
+            if self.ios[next as usize].waiting == 0 {
+                break;
+            }
+            self.w.arrays[ai].landing.pop_front();
+            self.ios[next as usize].waiting = 0;
+            let n = self.ios[next as usize];
+            let logical = self.w.luns[n.lun as usize].offset + n.offset;
+            self.write_through(next, ai, logical);
+        }
+    }
+
+    /// A write-through write's data is in: plan every stripe now; reads, parity, writes; then
+    /// complete.
+    fn write_through(&mut self, io: u32, ai: usize, logical: u64) {
+        let ioc = self.ios[io as usize];
+        let sd = self.w.arrays[ai].geom.stripe_data_bytes();
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
         let end = logical + ioc.len;
         let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);

@@ -1551,6 +1551,10 @@ pub struct Array {
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
     pub next_stream: usize,
+    /// Write-through writes whose data is on its way, in the order the controller took their
+    /// commands: a write's data that lands before an earlier one's waits for it, so the drives
+    /// get commands in that order (a drive takes a command, then the data it asks for).
+    pub landing: VecDeque<u32>,
     /// Commands queued or in service on its drives, and how many their queues take.
     pub drive_cmds: usize,
     pub drive_room: usize,
@@ -1874,6 +1878,7 @@ impl World {
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
+                landing: VecDeque::new(),
                 drive_cmds: 0,
                 drive_room,
             });
