@@ -442,6 +442,12 @@ impl<'w> Engine<'w> {
         self.event_t = start;
         if let Some(pc) = self.w.page_cache.as_mut() {
             pc.new_group(jobs.len());
+            // Dirty pages the last group left: the flusher and write-back carry on.
+            if pc.dirty_pages > 0 {
+                self.flusher_armed = true;
+                self.at(start + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+                self.pump_writeback();
+            }
         }
         for (i, j) in jobs.iter_mut().enumerate() {
             j.start = start;

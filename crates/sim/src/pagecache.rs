@@ -418,6 +418,15 @@ impl PageCache {
                 .count() as u64
         };
         let held_before = held(self);
+        // What the request finds is the most recently used, before read-ahead makes room.
+        for p in p0..p1 {
+            if let Some(&s) = self.map.get(&key(lun, p)) {
+                if self.slots[s as usize].state == State::Ready {
+                    self.unlink(s);
+                    self.link_head(s);
+                }
+            }
+        }
         self.async_ahead(&mut ra, lun, p0, p1, max, out);
         let held_now = held(self);
         if held_now < n {

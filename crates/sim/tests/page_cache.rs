@@ -227,3 +227,48 @@ fn a_page_cache_needs_its_copy_rate_and_sane_dirty_ratios() {
     std::fs::write(&comps, &good).unwrap();
     assert!(raidlab_sim::config::load(&dir.join("raid0-4d-c64.toml")).is_ok());
 }
+
+/// Dirty data a job group leaves in memory is written back during the next one: once it is
+/// 30 s old, even under the background threshold.
+#[test]
+fn dirty_data_left_by_one_group_is_written_back_in_the_next() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    // 32 MiB: under the background threshold (10% of 512 MiB), so it stays dirty.
+    let write = spec(&t, &[("rw", "write"), ("bs", "1m"), ("size", "32m")]);
+    let mut read = spec(
+        &t,
+        &[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("offset", "1g"),
+            ("size", "100m"),
+            ("direct", "1"),
+            ("runtime", "40s"),
+            ("time_based", "1"),
+        ],
+    );
+    read.stonewall = true;
+    let cfg = raidlab_sim::RunConfig {
+        convergence: raidlab_sim::engine::Convergence {
+            enabled: false,
+            ..Default::default()
+        },
+    };
+    let only_write = raidlab_sim::run_with(&[write.clone()], &cfg).unwrap();
+    let pc = only_write.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .page_cache
+        .clone()
+        .unwrap();
+    assert_eq!(pc.dirty_bytes, 32 << 20, "{pc:?}");
+    let r = raidlab_sim::run_with(&[write, read], &cfg).unwrap();
+    let pc = r.jobs[1].sim.as_ref().unwrap().page_cache.clone().unwrap();
+    assert_eq!(
+        (pc.dirty_bytes, pc.written_back_bytes),
+        (0, 32 << 20),
+        "{pc:?}"
+    );
+}
