@@ -314,6 +314,9 @@ pub struct Engine<'w> {
     block_out: Vec<crate::pagecache::BlockIo>,
     throttled: std::collections::VecDeque<(u32, u64)>,
     flusher_armed: bool,
+    /// Buffered reads waiting for a step: where the next step starts, the end, and the
+    /// waited-for step's length.
+    reading: std::collections::HashMap<u32, (u64, u64, u64)>,
 }
 
 impl<'w> Engine<'w> {
@@ -344,6 +347,7 @@ impl<'w> Engine<'w> {
             block_out: Vec::new(),
             throttled: std::collections::VecDeque::new(),
             flusher_armed: false,
+            reading: std::collections::HashMap::new(),
         }
     }
 
@@ -722,6 +726,7 @@ impl<'w> Engine<'w> {
         }
         // (The page cache forgets its dropped requests when the next group starts.)
         self.throttled.clear();
+        self.reading.clear();
         self.flusher_armed = false;
         reason
     }
@@ -814,19 +819,53 @@ impl<'w> Engine<'w> {
             .page_cache
             .as_mut()
             .expect("buffered jobs run with a page cache");
-        let waits = if ioc.write {
-            pc.write_prepare(ioc.lun, ioc.offset, ioc.len, io, &mut out)
-        } else {
-            pc.read(job as usize, ioc.lun, ioc.offset, ioc.len, io, &mut out)
-        };
+        if !ioc.write {
+            debug_assert_eq!(ioc.job, job);
+            self.block_out = out;
+            return self.buffered_read(io, ioc.offset, ioc.offset + ioc.len);
+        }
+        let waits = pc.write_prepare(ioc.lun, ioc.offset, ioc.len, io, &mut out);
         for b in out.drain(..) {
             self.send_block(b);
         }
         self.block_out = out;
         self.ios[io as usize].waiting = waits;
         if waits == 0 {
-            self.buffered_copy(io);
+            self.buffered_copy(io, ioc.len);
         }
+    }
+
+    /// Bytes `[from, end)` of a buffered read, through the cache one read-ahead step at a
+    /// time (as the kernel reads a large request: a window, then the next), each step's data
+    /// copied once it is in memory.
+    fn buffered_read(&mut self, io: u32, mut from: u64, end: u64) {
+        loop {
+            let ioc = self.ios[io as usize];
+            let mut out = std::mem::take(&mut self.block_out);
+            let pc = self.w.page_cache.as_mut().expect("a page cache");
+            let len = (end - from).min(pc.read_step(ioc.lun));
+            let waits = pc.read(ioc.job as usize, ioc.lun, from, len, io, &mut out);
+            for b in out.drain(..) {
+                self.send_block(b);
+            }
+            self.block_out = out;
+            from += len;
+            if waits > 0 {
+                self.ios[io as usize].waiting = waits;
+                self.reading.insert(io, (from, end, len));
+                return;
+            }
+            if from == end {
+                return self.buffered_copy(io, len);
+            }
+            self.copy(len);
+        }
+    }
+
+    /// Copy `bytes` between the page cache and a program's buffer on a host CPU; when it ends.
+    fn copy(&mut self, bytes: u64) -> u64 {
+        let ns = ((bytes as f64 * self.w.copy_ns_per_byte) as u64).max(1);
+        self.w.res[self.w.host_cpu].reserve(self.now, ns)
     }
 
     /// Send one of the page cache's block requests down its LUN's path, as a direct command.
@@ -846,10 +885,9 @@ impl<'w> Engine<'w> {
 
     /// A buffered command's pages are in memory: copy its data on a host CPU; a write's pages
     /// are dirty from then on, and its writer waits while dirty data is over the limit.
-    fn buffered_copy(&mut self, io: u32) {
+    fn buffered_copy(&mut self, io: u32, bytes: u64) {
         let ioc = self.ios[io as usize];
-        let ns = ((ioc.len as f64 * self.w.copy_ns_per_byte) as u64).max(1);
-        let t = self.w.res[self.w.host_cpu].reserve(self.now, ns);
+        let t = self.copy(bytes);
         if ioc.write {
             let pc = self.w.page_cache.as_mut().expect("a page cache");
             pc.write_commit(ioc.lun, ioc.offset, ioc.len, self.now);
@@ -914,8 +952,20 @@ impl<'w> Engine<'w> {
             for h in pc.read_done(ioc.parent) {
                 let x = &mut self.ios[h as usize];
                 x.waiting -= 1;
-                if x.waiting == 0 {
-                    self.buffered_copy(h);
+                if x.waiting > 0 {
+                    continue;
+                }
+                if x.write {
+                    let len = x.len;
+                    self.buffered_copy(h, len);
+                    continue;
+                }
+                let (next, end, len) = self.reading.remove(&h).expect("a read in progress");
+                if next == end {
+                    self.buffered_copy(h, len);
+                } else {
+                    self.copy(len);
+                    self.buffered_read(h, next, end);
                 }
             }
         }

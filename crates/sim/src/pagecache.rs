@@ -395,6 +395,12 @@ impl PageCache {
         }
     }
 
+    /// The largest step a buffered read of `lun` takes through [`PageCache::read`] at a
+    /// time, bytes: its largest read-ahead window.
+    pub fn read_step(&self, lun: u32) -> u64 {
+        self.cfg.read_ahead[lun as usize].max(self.cfg.max_request) * PAGE
+    }
+
     /// A buffered read of `len` bytes at `offset` of `lun` by `job`, host command `io`: the
     /// block requests to send (appended to `out`) and how many the command waits for
     /// (0: every page is in memory).
@@ -410,7 +416,9 @@ impl PageCache {
         let p0 = offset / PAGE;
         let p1 = (offset + len).div_ceil(PAGE).max(p0 + 1);
         let n = p1 - p0;
-        let max = self.cfg.read_ahead[lun as usize].max(n);
+        // A request larger than the read-ahead opens windows of its size, up to the largest
+        // block request (Linux's `ondemand_readahead`, since 2.6.3x: `io_pages`).
+        let max = self.cfg.read_ahead[lun as usize].max(n.min(self.cfg.max_request));
         let mut ra = self.ra[job];
         let held = |c: &PageCache| {
             (p0..p1)
@@ -431,8 +439,13 @@ impl PageCache {
         let held_now = held(self);
         if held_now < n {
             // (A LUN with read-ahead off reads only what is asked for.)
+            // (Sequential: from the page the last read ended in or the next, as Linux
+            // counts it.)
             let sequential = self.cfg.read_ahead[lun as usize] > 0
-                && (ra.next == Some(p0) || (ra.next.is_none() && p0 == 0));
+                && match ra.next {
+                    Some(nx) => p0 == nx || p0 + 1 == nx,
+                    None => p0 == 0,
+                };
             if sequential {
                 // A new window from here: the request and the read-ahead after it.
                 ra.size = if ra.size == 0 {
@@ -701,6 +714,22 @@ mod tests {
         assert_eq!(reads, 0, "the read-ahead kept ahead of the reader");
         assert!(total >= 190 * 4096);
         assert!(c.stats.read_ahead_pages > 150);
+    }
+
+    #[test]
+    fn a_read_larger_than_the_read_ahead_goes_in_windows_of_the_largest_request() {
+        // Read-ahead 32 pages, requests of up to 128: a reader asking for 128 pages at a
+        // time gets a window of 128 and the next 128 ahead, never its whole buffer at once.
+        let mut c = cache(100_000, 32);
+        c.new_group(1);
+        assert_eq!(c.read_step(0), 128 * 4096);
+        let mut out = Vec::new();
+        assert_eq!(c.read(0, 0, 0, 128 * 4096, 1, &mut out), 1);
+        let reqs: Vec<(u64, u64)> = out
+            .iter()
+            .map(|b| (b.offset / 4096, b.len / 4096))
+            .collect();
+        assert_eq!(reqs, vec![(0, 128), (128, 128)]);
     }
 
     #[test]

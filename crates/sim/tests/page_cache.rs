@@ -121,6 +121,33 @@ fn small_buffered_sequential_reads_stream_through_read_ahead() {
     assert!(pc.hit_bytes > 100 * pc.miss_bytes, "{pc:?}");
 }
 
+/// A program's buffer far larger than the read-ahead is filled window by window, every byte
+/// read once: a 64 MiB buffer reads as fast as a 1 MiB one.
+#[test]
+fn a_large_buffer_is_read_window_by_window() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    let run = |bs: &'static str| sim_run(&t, &[("rw", "read"), ("bs", bs), ("size", "512m")]);
+    let (big, small) = (run("64m"), run("1m"));
+    let pc = big.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .page_cache
+        .clone()
+        .unwrap();
+    assert_eq!(big.jobs[0].read.total_ios, 8);
+    assert_eq!(pc.hit_bytes + pc.miss_bytes, 512 << 20, "{pc:?}");
+    let (b, s) = (
+        big.aggregate().summary().mb_s,
+        small.aggregate().summary().mb_s,
+    );
+    assert!(
+        (b - s).abs() < 0.1 * s,
+        "64 MiB buffer {b:.0} MB/s, 1 MiB {s:.0}"
+    );
+}
+
 /// Buffered writes: under the background threshold they only fill memory (fio without
 /// end_fsync reports that); far over the page cache they go at the rate write-back reaches
 /// the array, writers waiting on the dirty limit.
