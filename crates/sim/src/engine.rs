@@ -811,6 +811,7 @@ impl<'w> Engine<'w> {
 
     /// A buffered job's command: through the page cache, which may send block requests
     /// (its misses, read-ahead, the pages a partial write needs) and have it wait for them.
+    #[inline(never)]
     fn buffered(&mut self, io: u32, job: u32) {
         let ioc = self.ios[io as usize];
         let mut out = std::mem::take(&mut self.block_out);
@@ -931,6 +932,7 @@ impl<'w> Engine<'w> {
     }
 
     /// One of the page cache's block requests is done.
+    #[inline(never)]
     fn cache_io_done(&mut self, ioc: Io) {
         let pc = self.w.page_cache.as_mut().expect("a page cache");
         if ioc.write {
