@@ -21,6 +21,11 @@ pub struct Completion {
 pub trait Executor {
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize);
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
+    /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
+    /// reaped.
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// CPU time (user ns, system ns) spent in helper threads, once the executor is finished.
     fn finish(&mut self) -> (u64, u64) {
         (0, 0)
@@ -98,6 +103,9 @@ impl Executor for Psync {
         done.push(Completion { slot, res });
         Ok(())
     }
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
 }
 
 /// io_uring with the file and the buffer area registered, so each request costs one SQE.
@@ -105,7 +113,7 @@ pub struct Uring {
     ring: io_uring::IoUring,
     fixed: bool,
     fd: i32,
-    _file: File,
+    file: File,
     pending: usize,
 }
 
@@ -137,13 +145,16 @@ impl Uring {
             ring,
             fixed,
             fd,
-            _file: file,
+            file,
             pending: 0,
         })
     }
 }
 
 impl Executor for Uring {
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
@@ -203,6 +214,7 @@ impl Executor for Uring {
 pub struct Block {
     serving: Serving,
     queued: Vec<Work>,
+    dev: Arc<dyn BlockTarget>,
 }
 
 enum Serving {
@@ -228,8 +240,9 @@ impl Block {
     pub fn new(dev: Arc<dyn BlockTarget>, depth: u32) -> io::Result<Self> {
         if depth <= 1 {
             return Ok(Block {
-                serving: Serving::Inline(dev),
+                serving: Serving::Inline(Arc::clone(&dev)),
                 queued: Vec::with_capacity(1),
+                dev,
             });
         }
         let (work_tx, work_rx) = mpsc::channel::<Work>();
@@ -268,6 +281,7 @@ impl Block {
                 workers,
             },
             queued: Vec::with_capacity(depth as usize),
+            dev,
         })
     }
 }
@@ -327,6 +341,9 @@ impl Executor for Block {
             done.push(c);
         }
         Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        self.dev.flush()
     }
     fn finish(&mut self) -> (u64, u64) {
         let mut t = (0, 0);

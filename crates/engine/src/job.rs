@@ -97,6 +97,8 @@ pub struct JobSetup {
     pub stop: Arc<AtomicBool>,
     /// Bytes completed, for the progress line.
     pub progress: Arc<AtomicU64>,
+    /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
+    pub end_fsync: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -330,6 +332,18 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
     }
 
+    // fio's end_fsync: the flush is part of the job (its time counts in the rate).
+    if setup.end_fsync && c.write.total_ios > 0 && !io_failed && stopped.is_none() {
+        match exec.sync() {
+            Ok(()) => last_counted = last_counted.max(clock.now_ns()),
+            Err(e) => {
+                if error.is_none() {
+                    errno = e.raw_os_error().unwrap_or(libc::EIO);
+                    error = Some(format!("end_fsync: {e}"));
+                }
+            }
+        }
+    }
     let end = clock.now_ns();
     let (eu, es) = exec.finish();
     let cpu1 = thread_cpu();

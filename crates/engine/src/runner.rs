@@ -214,6 +214,7 @@ pub fn run_with_clock(
                 clock: Arc::clone(&clock),
                 stop: Arc::clone(&stop),
                 progress: Arc::new(AtomicU64::new(0)),
+                end_fsync: spec.end_fsync,
             },
             exec,
             buf_align: align.max(4096) as usize,
@@ -440,12 +441,17 @@ fn run_instance(p: InstancePlan) -> JobResult {
             }
         },
         ExecPlan::Block(dev) => {
+            let end_fsync = p.setup.end_fsync;
             let r = match Block::new(Arc::clone(&dev), depth) {
                 Ok(mut b) => {
                     let mut r = drive(p.setup, &mut b, &bufs);
                     b.finish();
-                    if let Err(e) = dev.flush() {
-                        r.error.get_or_insert(format!("flushing {}: {e}", r.target));
+                    // (Written data is flushed once: inside the job with end_fsync.)
+                    let flushed = end_fsync && r.write.total_ios > 0 && r.error.is_none();
+                    if !flushed {
+                        if let Err(e) = dev.flush() {
+                            r.error.get_or_insert(format!("flushing {}: {e}", r.target));
+                        }
                     }
                     r
                 }

@@ -248,3 +248,52 @@ fn impossible_depths_and_buffers_are_usage_errors() {
         "{e}"
     );
 }
+
+/// fio's end_fsync: a job that wrote flushes its target once, after its last write and
+/// inside its runtime (a flush taking 1 s shows in the write rate); without it the target is
+/// still flushed once, after the job and outside its runtime.
+#[test]
+fn end_fsync_flushes_after_the_last_write_inside_the_runtime() {
+    for (rw, end_fsync, depth, inside) in [
+        ("write", "1", "1", true),
+        ("randwrite", "1", "8", true),
+        ("write", "0", "1", false),
+        ("read", "1", "4", false),
+    ] {
+        let clock = Arc::new(Stepping::new(1000));
+        let mut dev = MemTarget::new(1 << 20, 512);
+        dev.flush_takes = Some((Arc::clone(&clock), 1_000_000_000));
+        let dev = Arc::new(dev);
+        let mut s = spec(&[
+            ("rw", rw),
+            ("bs", "4k"),
+            ("size", "256k"),
+            ("iodepth", depth),
+            ("end_fsync", end_fsync),
+        ]);
+        s.filenames = vec!["mem".into()];
+        let d = Arc::clone(&dev);
+        let mut resolve = |name: &str| {
+            Ok(raidlab_engine::Target::Block {
+                label: name.to_string(),
+                dev: Arc::clone(&d) as Arc<dyn raidlab_engine::BlockTarget>,
+            })
+        };
+        let r = raidlab_engine::run_with_clock(&[s], &mut resolve, &RunOptions::default(), clock)
+            .unwrap();
+        let j = &r.jobs[0];
+        assert!(j.error.is_none(), "{:?}", j.error);
+        let f = dev.flushes.lock().unwrap().clone();
+        assert_eq!(
+            f,
+            vec![64],
+            "{rw} end_fsync={end_fsync}: one flush, after the 64 requests"
+        );
+        let runtime = j.read.runtime_ns.max(j.write.runtime_ns);
+        assert_eq!(
+            runtime >= 1_000_000_000,
+            inside,
+            "{rw} end_fsync={end_fsync}: runtime {runtime} ns"
+        );
+    }
+}

@@ -437,3 +437,28 @@ fn a_stop_during_layout_ends_the_run_with_a_clear_error() {
         "{e}"
     );
 }
+
+/// end_fsync on a file: each executor flushes it at the end without error, the data intact.
+#[test]
+fn end_fsync_flushes_a_file_on_every_executor() {
+    let d = tmp();
+    for engine in ["psync", "io_uring"] {
+        let f = d.path().join(engine);
+        let r = run_paths(
+            &[spec(&[
+                ("rw", "write"),
+                ("bs", "64k"),
+                ("size", "1m"),
+                ("ioengine", engine),
+                ("end_fsync", "1"),
+                ("filename", f.to_str().unwrap()),
+            ])],
+            false,
+        )
+        .unwrap();
+        let j = &r.jobs[0];
+        assert_eq!(j.error, None, "{engine}");
+        assert_eq!(j.write.io_bytes, 1 << 20, "{engine}");
+        assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20, "{engine}");
+    }
+}

@@ -220,6 +220,11 @@ pub struct JobRt {
     pub iodepth_level: [u64; 7],
     /// Through the host's page cache (`direct=0` on a host that has one).
     pub buffered: bool,
+    /// fio's end_fsync: once its last request is done, the job waits (`syncing`) until
+    /// its LUN's dirty pages are written back.
+    pub end_fsync: bool,
+    pub syncing: bool,
+    synced: bool,
 }
 
 impl JobRt {
@@ -243,10 +248,13 @@ impl JobRt {
             extrapolated_ns: 0,
             iodepth_level: [0; 7],
             buffered: false,
+            end_fsync: false,
+            syncing: false,
+            synced: false,
         }
     }
     fn finished(&self) -> bool {
-        (self.exhausted || self.stopped) && self.inflight == 0
+        (self.exhausted || self.stopped) && self.inflight == 0 && !self.syncing
     }
 }
 
@@ -529,6 +537,9 @@ impl<'w> Engine<'w> {
                             self.signal(ioc.parent, self.now);
                         } else {
                             self.cache_io_done(ioc);
+                            if ioc.write && self.synced_jobs(jobs) {
+                                break;
+                            }
                         }
                         continue;
                     }
@@ -547,6 +558,9 @@ impl<'w> Engine<'w> {
                         // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
+                    }
+                    if (job.exhausted || job.stopped) && job.inflight == 0 {
+                        self.start_sync(job);
                     }
                     if job.finished() {
                         job.end = self.now;
@@ -626,6 +640,15 @@ impl<'w> Engine<'w> {
                                             }
                                             if !left_ns.is_finite() {
                                                 left_ns = 0.0;
+                                            }
+                                            // end_fsync: its LUN's dirty data written at
+                                            // the steady rate too.
+                                            if j.end_fsync && j.buffered {
+                                                let pc = self.w.page_cache.as_ref();
+                                                let dirty = pc.map_or(0, |pc| {
+                                                    pc.lun_dirty(j.lun) * crate::pagecache::PAGE
+                                                });
+                                                left_ns += dirty as f64 / rate;
                                             }
                                             // (The size, not rate × time, when the size ends
                                             // the job: the byte count stays exact.)
@@ -773,6 +796,9 @@ impl<'w> Engine<'w> {
         loop {
             let job = &mut jobs[j as usize];
             if job.inflight >= job.depth || job.exhausted || job.stopped {
+                if (job.exhausted || job.stopped) && job.inflight == 0 {
+                    self.start_sync(job);
+                }
                 if job.finished() && job.end == 0 {
                     job.end = self.now;
                 }
@@ -929,6 +955,35 @@ impl<'w> Engine<'w> {
             self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
         }
         self.pump_writeback();
+    }
+
+    /// A job whose last request is done starts its end_fsync: its LUN's dirty pages are
+    /// written back now, and it ends when none are left.
+    fn start_sync(&mut self, job: &mut JobRt) {
+        if !job.end_fsync || job.synced || job.syncing || !job.buffered {
+            return;
+        }
+        job.synced = true;
+        let pc = self.w.page_cache.as_mut().expect("a page cache");
+        if pc.lun_dirty(job.lun) > 0 {
+            job.syncing = true;
+            pc.flush_lun(job.lun);
+            self.pump_writeback();
+        }
+    }
+
+    /// After a write-back: jobs whose end_fsync is done end now. Whether every job is done.
+    fn synced_jobs(&mut self, jobs: &mut [JobRt]) -> bool {
+        let pc = self.w.page_cache.as_ref().expect("a page cache");
+        let mut any = false;
+        for j in jobs.iter_mut().filter(|j| j.syncing) {
+            if pc.lun_dirty(j.lun) == 0 {
+                j.syncing = false;
+                j.end = self.now;
+                any = true;
+            }
+        }
+        any && jobs.iter().all(|j| j.finished())
     }
 
     /// One of the page cache's block requests is done.

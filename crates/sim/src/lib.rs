@@ -283,6 +283,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
+            j.end_fsync = s.end_fsync;
             jobs.push(j);
         }
         let t0 = engine.now;

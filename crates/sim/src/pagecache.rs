@@ -125,8 +125,9 @@ pub struct PageCache {
     tail: u32,
     /// Dirty pages not under write-back, by key (LUN, page): write-back goes in this order.
     dirty: BTreeSet<u64>,
-    /// Dirty pages including those under write-back.
+    /// Dirty pages including those under write-back, in all and per LUN.
     pub dirty_pages: u64,
+    lun_dirty: Vec<u64>,
     writeback_inflight: u32,
     cursor: u64,
     /// Per LUN: when it went from clean to dirty, and whether the flusher found it expired.
@@ -187,6 +188,7 @@ impl PageCache {
             dirty_pages: 0,
             writeback_inflight: 0,
             cursor: 0,
+            lun_dirty: vec![0; luns],
             dirtied_at: vec![None; luns],
             expired: vec![false; luns],
             reqs: Vec::new(),
@@ -525,6 +527,7 @@ impl PageCache {
                     self.insert(k, State::Dirty);
                     self.dirty.insert(k);
                     self.dirty_pages += 1;
+                    self.lun_dirty[lun as usize] += 1;
                 }
                 Some(s) => match self.slots[s as usize].state {
                     State::Ready | State::Reading(_) => {
@@ -533,6 +536,7 @@ impl PageCache {
                         self.set_state(s, State::Dirty);
                         self.dirty.insert(k);
                         self.dirty_pages += 1;
+                        self.lun_dirty[lun as usize] += 1;
                     }
                     State::Dirty => {}
                     State::Writeback { .. } => {
@@ -544,6 +548,18 @@ impl PageCache {
         let l = lun as usize;
         if self.dirtied_at[l].is_none() {
             self.dirtied_at[l] = Some(now);
+        }
+    }
+
+    /// Dirty pages of `lun`, including those under write-back.
+    pub fn lun_dirty(&self, lun: u32) -> u64 {
+        self.lun_dirty[lun as usize]
+    }
+
+    /// Write back every dirty page of `lun` now, whatever the thresholds (an fsync).
+    pub fn flush_lun(&mut self, lun: u32) {
+        if self.lun_dirty[lun as usize] > 0 {
+            self.expired[lun as usize] = true;
         }
     }
 
@@ -624,6 +640,7 @@ impl PageCache {
                 State::Writeback { redirtied: false } => {
                     self.set_state(s, State::Ready);
                     self.dirty_pages -= 1;
+                    self.lun_dirty[lun_of(k) as usize] -= 1;
                     self.stats.written_back_pages += 1;
                 }
                 st => unreachable!("page under write-back found {st:?}"),
@@ -631,19 +648,10 @@ impl PageCache {
         }
         // A LUN with nothing dirty left starts its 30 s again when next written.
         let lun = lun_of(r.key) as usize;
-        let lo = key(lun as u32, 0);
-        let still = self.dirty.range(lo..lo + (1 << 40)).next().is_some();
-        if !still && !self.lun_has_writeback(lun as u32) {
+        if self.lun_dirty[lun] == 0 {
             self.dirtied_at[lun] = None;
             self.expired[lun] = false;
         }
-    }
-
-    fn lun_has_writeback(&self, lun: u32) -> bool {
-        self.reqs
-            .iter()
-            .flatten()
-            .any(|r| r.write && lun_of(r.key) == lun)
     }
 }
 

@@ -249,6 +249,10 @@ pub struct JobSpec {
     /// Passes over the region (fio's `loops`).
     pub loops: u32,
     pub direct: bool,
+    /// Flush the job's written data to the device when it ends, counted in its runtime
+    /// (fio's `end_fsync`).
+    #[serde(default)]
+    pub end_fsync: bool,
     pub ioengine: IoEngine,
     pub randseed: u64,
     /// Targets; each gets its own `numjobs` jobs.
@@ -280,6 +284,7 @@ impl Default for JobSpec {
             ramp_time_ns: 0,
             loops: 1,
             direct: false,
+            end_fsync: false,
             ioengine: IoEngine::IoUring,
             // fio's default seed, so a default job draws a fixed sequence.
             randseed: 0x89,
@@ -329,6 +334,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "ramp_time",
     "loops",
     "direct",
+    "end_fsync",
     "ioengine",
     "randseed",
     "filename",
@@ -474,6 +480,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "ramp_time" => spec.ramp_time_ns = parse_duration_ns(value).map_err(err)?,
         "loops" => spec.loops = parse_u32(value, 1, 1_000_000).map_err(err)?,
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
+        "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
         "randseed" => {
             spec.randseed = value.parse().map_err(|_| {

@@ -55,6 +55,10 @@ pub struct MemTarget {
     /// Set this flag once this many requests have arrived.
     pub stop_after: Option<(u64, Arc<AtomicBool>)>,
     written_once: Mutex<std::collections::HashSet<u64>>,
+    /// How many requests had arrived at each flush.
+    pub flushes: Mutex<Vec<u64>>,
+    /// A flush moves this clock on by this many ns (it takes that long).
+    pub flush_takes: Option<(Arc<raidlab_engine::clock::Stepping>, u64)>,
 }
 
 impl MemTarget {
@@ -68,6 +72,8 @@ impl MemTarget {
             fail_at: None,
             stop_after: None,
             written_once: Mutex::new(Default::default()),
+            flushes: Mutex::new(Vec::new()),
+            flush_takes: None,
         }
     }
     fn note(&self, write: bool, offset: u64, len: u64) -> io::Result<()> {
@@ -115,6 +121,13 @@ impl BlockTarget for MemTarget {
         Ok(())
     }
     fn flush(&self) -> io::Result<()> {
+        self.flushes
+            .lock()
+            .unwrap()
+            .push(self.seq.load(Ordering::SeqCst));
+        if let Some((clock, ns)) = &self.flush_takes {
+            clock.advance(*ns);
+        }
         Ok(())
     }
 }

@@ -277,6 +277,9 @@ fn option_help(name: &str) -> &'static str {
         "ramp_time" => "run this long before counting",
         "loops" => "passes over the region",
         "direct" => "1: O_DIRECT (bypass the page cache)",
+        "end_fsync" => {
+            "1: flush written data to the device when the job ends (counted in its runtime)"
+        }
         "ioengine" => "io_uring (default), psync, null",
         "randseed" => "seed of the request stream",
         "filename" => {
@@ -656,6 +659,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         put("loops", s.loops.to_string());
     }
     put("direct", u8::from(s.direct).to_string());
+    if s.end_fsync {
+        put("end_fsync", "1".into());
+    }
     if s.randseed != d.randseed {
         put("randseed", s.randseed.to_string());
     }
