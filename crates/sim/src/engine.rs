@@ -959,6 +959,8 @@ impl<'w> Engine<'w> {
 
     /// A job whose last request is done starts its end_fsync: its LUN's dirty pages are
     /// written back now, and it ends when none are left.
+    #[cold]
+    #[inline(never)]
     fn start_sync(&mut self, job: &mut JobRt) {
         if !job.end_fsync || job.synced || job.syncing || !job.buffered {
             return;
@@ -973,6 +975,7 @@ impl<'w> Engine<'w> {
     }
 
     /// After a write-back: jobs whose end_fsync is done end now. Whether every job is done.
+    #[inline(never)]
     fn synced_jobs(&mut self, jobs: &mut [JobRt]) -> bool {
         let pc = self.w.page_cache.as_ref().expect("a page cache");
         let mut any = false;
