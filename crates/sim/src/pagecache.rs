@@ -503,10 +503,10 @@ impl PageCache {
         let end = offset + len;
         let (p0, p1) = (offset / PAGE, end.div_ceil(PAGE));
         let mut partial = Vec::new();
-        if offset % PAGE != 0 {
+        if !offset.is_multiple_of(PAGE) {
             partial.push(p0);
         }
-        if end % PAGE != 0 && partial.last() != Some(&(p1 - 1)) {
+        if !end.is_multiple_of(PAGE) && partial.last() != Some(&(p1 - 1)) {
             partial.push(p1 - 1);
         }
         let mut waits = 0;

@@ -237,7 +237,7 @@ fn a_page_cache_needs_its_copy_rate_and_sane_dirty_ratios() {
     let error = |host: &str| {
         std::fs::write(&comps, good.replacen(ours, host, 1)).unwrap();
         let r = raidlab_sim::config::load(&dir.join("raid0-4d-c64.toml"));
-        r.err().expect("bad host settings are refused").to_string()
+        r.expect_err("bad host settings are refused").to_string()
     };
     let e = error("page_cache_mib = 64\n");
     assert!(
@@ -282,7 +282,7 @@ fn dirty_data_left_by_one_group_is_written_back_in_the_next() {
             ..Default::default()
         },
     };
-    let only_write = raidlab_sim::run_with(&[write.clone()], &cfg).unwrap();
+    let only_write = raidlab_sim::run_with(std::slice::from_ref(&write), &cfg).unwrap();
     let pc = only_write.jobs[0]
         .sim
         .as_ref()
