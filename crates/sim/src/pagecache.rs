@@ -117,6 +117,9 @@ pub struct CacheStats {
 
 pub struct PageCache {
     pub cfg: PageCacheCfg,
+    /// Page slots by key. (The simulator's multiply-and-rotate hasher clusters sequential
+    /// page keys: the standard one is faster here. Only `new_group` walks the map, and what
+    /// it does to each page does not depend on the order.)
     map: HashMap<u64, u32>,
     slots: Vec<Page>,
     free: Vec<u32>,
