@@ -830,8 +830,20 @@ impl<'w> Engine<'w> {
             if buffered {
                 self.buffered(io, j);
             } else {
+                if req.dir == Dir::Write && self.w.page_cache.is_some() {
+                    self.direct_write_past_cache(io);
+                }
                 self.submit(io);
             }
+        }
+    }
+
+    /// A direct write on a host with a page cache: the cached pages it covers are stale.
+    #[inline(never)]
+    fn direct_write_past_cache(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        if let Some(pc) = self.w.page_cache.as_mut() {
+            pc.invalidate(ioc.lun, ioc.offset, ioc.len);
         }
     }
 

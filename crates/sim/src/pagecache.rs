@@ -554,6 +554,23 @@ impl PageCache {
         }
     }
 
+    /// A direct write of `[offset, offset + len)` went past the cache: the clean pages it
+    /// covers are stale and dropped, as Linux invalidates them after an O_DIRECT write.
+    /// (Dirty pages stay: Linux would write them back before the direct write; not modelled.)
+    pub fn invalidate(&mut self, lun: u32, offset: u64, len: u64) {
+        if self.map.is_empty() {
+            return;
+        }
+        for p in offset / PAGE..(offset + len).div_ceil(PAGE) {
+            let k = key(lun, p);
+            if let Some(&s) = self.map.get(&k) {
+                if self.slots[s as usize].state == State::Ready {
+                    self.drop_page(k);
+                }
+            }
+        }
+    }
+
     /// Dirty pages of `lun`, including those under write-back.
     pub fn lun_dirty(&self, lun: u32) -> u64 {
         self.lun_dirty[lun as usize]

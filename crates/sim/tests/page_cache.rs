@@ -352,3 +352,39 @@ fn end_fsync_counts_the_flush_in_the_rate() {
         "8 GiB: {a:.0} MB/s, with end_fsync {b:.0}"
     );
 }
+
+/// A direct write makes the clean cached pages it covers stale: a buffered re-read reads
+/// that part from the devices again, and only that part.
+#[test]
+fn a_direct_write_drops_the_cached_pages_it_covers() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    let read = |stonewall: bool| {
+        let mut s = spec(&t, &[("rw", "read"), ("bs", "1m"), ("size", "64m")]);
+        s.stonewall = stonewall;
+        s
+    };
+    let mut write = spec(
+        &t,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("size", "32m"),
+            ("direct", "1"),
+        ],
+    );
+    write.stonewall = true;
+    // Bytes the cache read from the devices over the run.
+    let from_devices = |specs: &[raidlab_workload::JobSpec]| {
+        let r = raidlab_sim::run(specs).unwrap();
+        let pc = r.jobs[0].sim.as_ref().unwrap().page_cache.clone().unwrap();
+        pc.miss_bytes + pc.read_ahead_bytes
+    };
+    let without = from_devices(&[read(false), read(true)]);
+    let with = from_devices(&[read(false), write, read(true)]);
+    let again = with - without;
+    assert!(
+        (32 << 20..=(32 << 20) + (1 << 20)).contains(&again),
+        "read again after the direct write: {again} bytes"
+    );
+}
