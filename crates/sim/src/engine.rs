@@ -19,7 +19,13 @@ enum Ev {
     Seg(u32),
     /// The page cache's flusher wakes (see [`crate::pagecache::FLUSH_EVERY_NS`]).
     Flusher,
+    /// Look again whether the drives under jobs in end_fsync still hold writes.
+    SyncCheck,
 }
+
+/// How often a job in end_fsync looks whether its drives have written out what their write
+/// caches hold (the flush the drives are sent; they drain them when idle).
+const SYNC_CHECK_NS: u64 = 100_000;
 
 /// The job of a block request the host's page cache sends (its `parent` is the cache's
 /// request id).
@@ -325,6 +331,7 @@ pub struct Engine<'w> {
     /// Buffered reads waiting for a step: where the next step starts, the end, and the
     /// waited-for step's length.
     reading: std::collections::HashMap<u32, (u64, u64, u64)>,
+    sync_check_armed: bool,
 }
 
 impl<'w> Engine<'w> {
@@ -356,6 +363,7 @@ impl<'w> Engine<'w> {
             throttled: std::collections::VecDeque::new(),
             flusher_armed: false,
             reading: std::collections::HashMap::new(),
+            sync_check_armed: false,
         }
     }
 
@@ -529,6 +537,12 @@ impl<'w> Engine<'w> {
                 Ev::Join(j) => self.join_done(j),
                 Ev::Seg(x) => self.segment(x),
                 Ev::Flusher => self.flusher(),
+                Ev::SyncCheck => {
+                    self.sync_check_armed = false;
+                    if self.synced_jobs(jobs) {
+                        break;
+                    }
+                }
                 Ev::IoDone(io) => {
                     let ioc = self.ios[io as usize];
                     self.free_ios.push(io);
@@ -751,6 +765,7 @@ impl<'w> Engine<'w> {
         self.throttled.clear();
         self.reading.clear();
         self.flusher_armed = false;
+        self.sync_check_armed = false;
         reason
     }
 
@@ -970,33 +985,69 @@ impl<'w> Engine<'w> {
     }
 
     /// A job whose last request is done starts its end_fsync: its LUN's dirty pages are
-    /// written back now, and it ends when none are left.
+    /// written back now, and it ends when none are left and the drives under the LUN have
+    /// written out their write caches (the cache flush an fsync sends them).
     #[cold]
     #[inline(never)]
     fn start_sync(&mut self, job: &mut JobRt) {
-        if !job.end_fsync || job.synced || job.syncing || !job.buffered {
+        if !job.end_fsync || job.synced || job.syncing {
             return;
         }
         job.synced = true;
-        let pc = self.w.page_cache.as_mut().expect("a page cache");
-        if pc.lun_dirty(job.lun) > 0 {
+        let pc = self.w.page_cache.as_mut().filter(|_| job.buffered);
+        if let Some(pc) = pc.filter(|pc| pc.lun_dirty(job.lun) > 0) {
             job.syncing = true;
             pc.flush_lun(job.lun);
             self.pump_writeback();
+        } else if self.drives_hold_writes(job.lun as usize) {
+            job.syncing = true;
+            self.arm_sync_check();
+        }
+    }
+
+    fn arm_sync_check(&mut self) {
+        if !self.sync_check_armed {
+            self.sync_check_armed = true;
+            self.at(self.now + SYNC_CHECK_NS, Ev::SyncCheck);
+        }
+    }
+
+    /// Whether a drive under `lun` still holds writes in its write cache.
+    fn drives_hold_writes(&self, lun: usize) -> bool {
+        let a = &self.w.arrays[self.w.luns[lun].array];
+        if a.ctrl.is_some() {
+            a.members.iter().any(|&d| {
+                self.w.disks[d]
+                    .wcache
+                    .as_ref()
+                    .is_some_and(|wc| wc.bytes > 0)
+            })
+        } else {
+            a.members.iter().any(|&l| self.drives_hold_writes(l))
         }
     }
 
     /// After a write-back: jobs whose end_fsync is done end now. Whether every job is done.
     #[inline(never)]
     fn synced_jobs(&mut self, jobs: &mut [JobRt]) -> bool {
-        let pc = self.w.page_cache.as_ref().expect("a page cache");
         let mut any = false;
+        let mut drives_busy = false;
         for j in jobs.iter_mut().filter(|j| j.syncing) {
-            if pc.lun_dirty(j.lun) == 0 {
-                j.syncing = false;
-                j.end = self.now;
-                any = true;
+            let pc = self.w.page_cache.as_ref();
+            if pc.is_some_and(|pc| pc.lun_dirty(j.lun) > 0) {
+                continue;
             }
+            // The page cache's part is done; the drives' caches must be empty too.
+            if self.drives_hold_writes(j.lun as usize) {
+                drives_busy = true;
+                continue;
+            }
+            j.syncing = false;
+            j.end = self.now;
+            any = true;
+        }
+        if drives_busy {
+            self.arm_sync_check();
         }
         any && jobs.iter().all(|j| j.finished())
     }

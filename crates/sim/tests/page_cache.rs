@@ -302,8 +302,8 @@ fn dirty_data_left_by_one_group_is_written_back_in_the_next() {
 
 /// fio's end_fsync: the job ends once its dirty data is on the devices, and its rate counts
 /// that time — a write that fits in memory then runs near the array's rate, not memory's.
-/// (256 MiB: more than the drives' own write caches hold, 4 × 16 MiB; a flush does not empty
-/// those here.)
+/// The drives are flushed too: 64 MiB fits in their own write caches (4 × 16 MiB), and the
+/// job still waits for their media.
 #[test]
 fn end_fsync_counts_the_flush_in_the_rate() {
     let dir = cached_systems(512);
@@ -328,6 +328,11 @@ fn end_fsync_counts_the_flush_in_the_rate() {
             ("direct", "1"),
             ("iodepth", "4"),
         ],
+    );
+    let small = run("64m", "1").aggregate().summary().mb_s;
+    assert!(
+        small < 1.3 * direct,
+        "64 MiB flushed: {small:.0} MB/s; direct {direct:.0}"
     );
     let memory = run("256m", "0");
     let flushed = run("256m", "1");
@@ -386,5 +391,29 @@ fn a_direct_write_drops_the_cached_pages_it_covers() {
     assert!(
         (32 << 20..=(32 << 20) + (1 << 20)).contains(&again),
         "read again after the direct write: {again} bytes"
+    );
+}
+
+/// end_fsync on a direct job: the drive's write cache is flushed too, so 12 MiB that fit in
+/// it are counted at the media's rate (the seed 003 drive writes 88 MB/s), not the link's.
+#[test]
+fn end_fsync_flushes_a_drives_write_cache_after_direct_writes() {
+    let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
+    let run = |fsync: &'static str| {
+        mb_s(
+            &t,
+            &[
+                ("rw", "write"),
+                ("bs", "1m"),
+                ("size", "12m"),
+                ("direct", "1"),
+                ("end_fsync", fsync),
+            ],
+        )
+    };
+    let (cached, flushed) = (run("0"), run("1"));
+    assert!(
+        cached > 150.0 && flushed < 95.0,
+        "12 MiB: {cached:.0} MB/s into the drive's cache, {flushed:.0} flushed"
     );
 }
