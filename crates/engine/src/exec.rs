@@ -215,6 +215,8 @@ pub struct Block {
     serving: Serving,
     queued: Vec<Work>,
     dev: Arc<dyn BlockTarget>,
+    /// Flushed by [`Executor::sync`] (end_fsync): the runner need not flush it again.
+    pub flushed: bool,
 }
 
 enum Serving {
@@ -243,6 +245,7 @@ impl Block {
                 serving: Serving::Inline(Arc::clone(&dev)),
                 queued: Vec::with_capacity(1),
                 dev,
+                flushed: false,
             });
         }
         let (work_tx, work_rx) = mpsc::channel::<Work>();
@@ -282,6 +285,7 @@ impl Block {
             },
             queued: Vec::with_capacity(depth as usize),
             dev,
+            flushed: false,
         })
     }
 }
@@ -343,7 +347,9 @@ impl Executor for Block {
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
-        self.dev.flush()
+        self.dev.flush()?;
+        self.flushed = true;
+        Ok(())
     }
     fn finish(&mut self) -> (u64, u64) {
         let mut t = (0, 0);

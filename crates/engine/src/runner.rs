@@ -441,14 +441,12 @@ fn run_instance(p: InstancePlan) -> JobResult {
             }
         },
         ExecPlan::Block(dev) => {
-            let end_fsync = p.setup.end_fsync;
             let r = match Block::new(Arc::clone(&dev), depth) {
                 Ok(mut b) => {
                     let mut r = drive(p.setup, &mut b, &bufs);
                     b.finish();
                     // (Written data is flushed once: inside the job with end_fsync.)
-                    let flushed = end_fsync && r.write.total_ios > 0 && r.error.is_none();
-                    if !flushed {
+                    if !b.flushed {
                         if let Err(e) = dev.flush() {
                             r.error.get_or_insert(format!("flushing {}: {e}", r.target));
                         }

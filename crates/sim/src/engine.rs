@@ -259,8 +259,12 @@ impl JobRt {
             synced: false,
         }
     }
+    /// Nothing more to issue and nothing in flight.
+    fn drained(&self) -> bool {
+        (self.exhausted || self.stopped) && self.inflight == 0
+    }
     fn finished(&self) -> bool {
-        (self.exhausted || self.stopped) && self.inflight == 0 && !self.syncing
+        self.drained() && !self.syncing
     }
 }
 
@@ -464,8 +468,7 @@ impl<'w> Engine<'w> {
             pc.new_group(jobs.len());
             // Dirty pages the last group left: the flusher and write-back carry on.
             if pc.dirty_pages > 0 {
-                self.flusher_armed = true;
-                self.at(start + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+                self.arm_flusher();
                 self.pump_writeback();
             }
         }
@@ -573,7 +576,7 @@ impl<'w> Engine<'w> {
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
                     }
-                    if (job.exhausted || job.stopped) && job.inflight == 0 {
+                    if job.drained() {
                         self.start_sync(job);
                     }
                     if job.finished() {
@@ -811,7 +814,7 @@ impl<'w> Engine<'w> {
         loop {
             let job = &mut jobs[j as usize];
             if job.inflight >= job.depth || job.exhausted || job.stopped {
-                if (job.exhausted || job.stopped) && job.inflight == 0 {
+                if job.drained() {
                     self.start_sync(job);
                 }
                 if job.finished() && job.end == 0 {
@@ -843,7 +846,7 @@ impl<'w> Engine<'w> {
                 waiting: 0,
             });
             if buffered {
-                self.buffered(io, j);
+                self.buffered(io);
             } else {
                 if req.dir == Dir::Write && self.w.page_cache.is_some() {
                     self.direct_write_past_cache(io);
@@ -865,19 +868,17 @@ impl<'w> Engine<'w> {
     /// A buffered job's command: through the page cache, which may send block requests
     /// (its misses, read-ahead, the pages a partial write needs) and have it wait for them.
     #[inline(never)]
-    fn buffered(&mut self, io: u32, job: u32) {
+    fn buffered(&mut self, io: u32) {
         let ioc = self.ios[io as usize];
+        if !ioc.write {
+            return self.buffered_read(io, ioc.offset, ioc.offset + ioc.len);
+        }
         let mut out = std::mem::take(&mut self.block_out);
         let pc = self
             .w
             .page_cache
             .as_mut()
             .expect("buffered jobs run with a page cache");
-        if !ioc.write {
-            debug_assert_eq!(ioc.job, job);
-            self.block_out = out;
-            return self.buffered_read(io, ioc.offset, ioc.offset + ioc.len);
-        }
         let waits = pc.write_prepare(ioc.lun, ioc.offset, ioc.len, io, &mut out);
         for b in out.drain(..) {
             self.send_block(b);
@@ -918,7 +919,8 @@ impl<'w> Engine<'w> {
 
     /// Copy `bytes` between the page cache and a program's buffer on a host CPU; when it ends.
     fn copy(&mut self, bytes: u64) -> u64 {
-        let ns = ((bytes as f64 * self.w.copy_ns_per_byte) as u64).max(1);
+        let pc = self.w.page_cache.as_ref().expect("a page cache");
+        let ns = ((bytes as f64 * pc.cfg.copy_ns_per_byte) as u64).max(1);
         self.w.res[self.w.host_cpu].reserve(self.now, ns)
     }
 
@@ -949,10 +951,7 @@ impl<'w> Engine<'w> {
             if over {
                 pc.stats.throttled += 1;
             }
-            if !self.flusher_armed {
-                self.flusher_armed = true;
-                self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
-            }
+            self.arm_flusher();
             self.pump_writeback();
             if over {
                 self.throttled.push_back((io, t));
@@ -974,12 +973,19 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// Queue the flusher's next wake-up, unless one is queued.
+    fn arm_flusher(&mut self) {
+        if !self.flusher_armed {
+            self.flusher_armed = true;
+            self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+        }
+    }
+
     fn flusher(&mut self) {
         self.flusher_armed = false;
         let pc = self.w.page_cache.as_mut().expect("a page cache");
         if pc.flusher_tick(self.now) {
-            self.flusher_armed = true;
-            self.at(self.now + crate::pagecache::FLUSH_EVERY_NS, Ev::Flusher);
+            self.arm_flusher();
         }
         self.pump_writeback();
     }

@@ -124,6 +124,13 @@ pub struct ComponentBound {
     pub note: String,
 }
 
+impl ComponentBound {
+    /// Whether the drives' zone moves the bound: the outer zone's is higher.
+    pub fn zoned(&self) -> bool {
+        self.outer_bytes_s > self.bound_bytes_s * (1.0 + 1e-9)
+    }
+}
+
 /// Options of a simulated run beyond the job specs.
 #[derive(Clone, Debug, Default)]
 pub struct RunConfig {
@@ -566,7 +573,7 @@ fn lun_path_bound(w: &World, li: usize) -> (f64, String) {
 /// "186.8 MB/s read", or "186.8 MB/s read over the whole stroke (inner zone), 344.0 at the
 /// outer zone" when the drives' zone moves the bound.
 fn read_bound(b: &ComponentBound) -> String {
-    if (b.outer_bytes_s - b.bound_bytes_s).abs() <= 1e-9 * b.bound_bytes_s.abs() {
+    if !b.zoned() {
         format!("{:.1} MB/s read", b.bound_bytes_s / 1e6)
     } else {
         format!(

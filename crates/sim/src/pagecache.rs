@@ -34,7 +34,7 @@ pub const PAGE: u64 = 4096;
 pub const FLUSH_EVERY_NS: u64 = 5_000_000_000;
 pub const EXPIRE_NS: u64 = 30_000_000_000;
 
-/// The cache's settings, in pages.
+/// The cache's settings (sizes in pages).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PageCacheCfg {
     pub capacity: u64,
@@ -47,6 +47,8 @@ pub struct PageCacheCfg {
     pub limit: u64,
     /// Write-back requests in flight at most (the block queue's `nr_requests`).
     pub writeback_depth: u32,
+    /// Copy time between the cache and a program's buffer, ns per byte of one CPU.
+    pub copy_ns_per_byte: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,6 +253,11 @@ impl PageCache {
         }
         self.head = s;
     }
+    /// Make a clean page the most recently used.
+    fn touch(&mut self, s: u32) {
+        self.unlink(s);
+        self.link_head(s);
+    }
     fn set_state(&mut self, s: u32, st: State) {
         let was = self.slots[s as usize].state;
         if was == State::Ready && st != State::Ready {
@@ -366,10 +373,7 @@ impl PageCache {
                     }
                 }
                 State::Reading(_) => {}
-                State::Ready => {
-                    self.unlink(s);
-                    self.link_head(s);
-                }
+                State::Ready => self.touch(s),
                 _ => {}
             }
         }
@@ -435,8 +439,7 @@ impl PageCache {
         for p in p0..p1 {
             if let Some(&s) = self.map.get(&key(lun, p)) {
                 if self.slots[s as usize].state == State::Ready {
-                    self.unlink(s);
-                    self.link_head(s);
+                    self.touch(s);
                 }
             }
         }
@@ -520,6 +523,13 @@ impl PageCache {
         waits
     }
 
+    /// Page `k` has just become dirty: queue it for write-back and count it.
+    fn count_dirty(&mut self, k: u64) {
+        self.dirty.insert(k);
+        self.dirty_pages += 1;
+        self.lun_dirty[lun_of(k) as usize] += 1;
+    }
+
     /// A buffered write's data is in the cache at `now`: its pages are dirty.
     pub fn write_commit(&mut self, lun: u32, offset: u64, len: u64, now: u64) {
         let (p0, p1) = (offset / PAGE, (offset + len).div_ceil(PAGE));
@@ -528,18 +538,14 @@ impl PageCache {
             match self.map.get(&k).copied() {
                 None => {
                     self.insert(k, State::Dirty);
-                    self.dirty.insert(k);
-                    self.dirty_pages += 1;
-                    self.lun_dirty[lun as usize] += 1;
+                    self.count_dirty(k);
                 }
                 Some(s) => match self.slots[s as usize].state {
                     State::Ready | State::Reading(_) => {
                         // (A page still being read is overwritten: the read's data is stale
                         // for these bytes, and the page is dirty from now on.)
                         self.set_state(s, State::Dirty);
-                        self.dirty.insert(k);
-                        self.dirty_pages += 1;
-                        self.lun_dirty[lun as usize] += 1;
+                        self.count_dirty(k);
                     }
                     State::Dirty => {}
                     State::Writeback { .. } => {
@@ -687,6 +693,7 @@ mod tests {
             background: capacity / 10,
             limit: capacity / 5,
             writeback_depth: 4,
+            copy_ns_per_byte: 0.5,
         })
     }
 

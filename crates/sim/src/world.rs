@@ -1596,10 +1596,8 @@ pub struct World {
     /// Fixed cost of starting a job (process start, opening the target), ns.
     pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
-    /// The host's page cache, if the system file gives it one, and its copy time, ns per
-    /// byte of one CPU.
+    /// The host's page cache, if the system file gives it one.
     pub page_cache: Option<crate::pagecache::PageCache>,
-    pub copy_ns_per_byte: f64,
 }
 
 fn mb(x: f64) -> String {
@@ -2007,11 +2005,11 @@ impl World {
                     .min(limit),
                 limit,
                 writeback_depth: c.host.nr_requests,
+                copy_ns_per_byte: c.host.copy_mb_s.map_or(0.0, |r| 1e3 / r),
             })
         });
         Ok(World {
             page_cache,
-            copy_ns_per_byte: c.host.copy_mb_s.map_or(0.0, |r| 1e3 / r),
             system: sys.file.clone(),
             res,
             models,

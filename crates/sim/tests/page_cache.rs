@@ -41,6 +41,12 @@ fn cached_systems_with(mib: u64, extra: &str) -> PathBuf {
     d
 }
 
+/// What the page cache did over run `r` (every job of a run reports the same).
+fn cache_use(r: &raidlab_result::RunResult, job: usize) -> raidlab_result::PageCacheUse {
+    let sim = r.jobs[job].sim.as_ref().expect("a simulated run");
+    sim.page_cache.clone().expect("a host with a page cache")
+}
+
 fn target(dir: &std::path::Path, file: &str) -> String {
     format!("sim:{}", dir.join(file).display())
 }
@@ -110,13 +116,7 @@ fn small_buffered_sequential_reads_stream_through_read_ahead() {
         b > 3.0 * direct && b > 0.8 * streaming,
         "4 KiB reads: buffered {b:.0}, direct {direct:.0}, 1 MiB × 4 direct {streaming:.0} MB/s"
     );
-    let pc = buffered.jobs[0]
-        .sim
-        .as_ref()
-        .unwrap()
-        .page_cache
-        .clone()
-        .unwrap();
+    let pc = cache_use(&buffered, 0);
     assert!(pc.read_ahead_bytes >= pc.hit_bytes, "{pc:?}");
     assert!(pc.hit_bytes > 100 * pc.miss_bytes, "{pc:?}");
 }
@@ -129,13 +129,7 @@ fn a_large_buffer_is_read_window_by_window() {
     let t = target(&dir, "raid0-4d-c64.toml");
     let run = |bs: &'static str| sim_run(&t, &[("rw", "read"), ("bs", bs), ("size", "512m")]);
     let (big, small) = (run("64m"), run("1m"));
-    let pc = big.jobs[0]
-        .sim
-        .as_ref()
-        .unwrap()
-        .page_cache
-        .clone()
-        .unwrap();
+    let pc = cache_use(&big, 0);
     assert_eq!(big.jobs[0].read.total_ios, 8);
     assert_eq!(pc.hit_bytes + pc.miss_bytes, 512 << 20, "{pc:?}");
     let (b, s) = (
@@ -176,13 +170,7 @@ fn buffered_writes_fill_memory_then_wait_for_write_back() {
         b < 1.3 * direct && b > 0.5 * direct,
         "4 GiB buffered {b:.0} MB/s, 512 KiB direct writes at depth 16 {direct:.0} MB/s"
     );
-    let pc = big.jobs[0]
-        .sim
-        .as_ref()
-        .unwrap()
-        .page_cache
-        .clone()
-        .unwrap();
+    let pc = cache_use(&big, 0);
     assert!(
         pc.throttled_writes > 0 && pc.written_back_bytes > 1 << 30,
         "{pc:?}"
@@ -283,16 +271,10 @@ fn dirty_data_left_by_one_group_is_written_back_in_the_next() {
         },
     };
     let only_write = raidlab_sim::run_with(std::slice::from_ref(&write), &cfg).unwrap();
-    let pc = only_write.jobs[0]
-        .sim
-        .as_ref()
-        .unwrap()
-        .page_cache
-        .clone()
-        .unwrap();
+    let pc = cache_use(&only_write, 0);
     assert_eq!(pc.dirty_bytes, 32 << 20, "{pc:?}");
     let r = raidlab_sim::run_with(&[write, read], &cfg).unwrap();
-    let pc = r.jobs[1].sim.as_ref().unwrap().page_cache.clone().unwrap();
+    let pc = cache_use(&r, 1);
     assert_eq!(
         (pc.dirty_bytes, pc.written_back_bytes),
         (0, 32 << 20),
@@ -344,10 +326,8 @@ fn end_fsync_counts_the_flush_in_the_rate() {
         m > 1.8 * f && f < 1.3 * direct,
         "256 MiB: {m:.0} MB/s into memory, {f:.0} flushed; direct {direct:.0}"
     );
-    let pc =
-        |r: &raidlab_result::RunResult| r.jobs[0].sim.as_ref().unwrap().page_cache.clone().unwrap();
-    assert!(pc(&memory).dirty_bytes > 0);
-    assert_eq!(pc(&flushed).dirty_bytes, 0);
+    assert!(cache_use(&memory, 0).dirty_bytes > 0);
+    assert_eq!(cache_use(&flushed, 0).dirty_bytes, 0);
     // Far over the cache (the run converges and is extended): the flush of what is dirty at
     // the end still costs a little.
     let (a, b) = (run("8g", "0"), run("8g", "1"));
@@ -382,7 +362,7 @@ fn a_direct_write_drops_the_cached_pages_it_covers() {
     // Bytes the cache read from the devices over the run.
     let from_devices = |specs: &[raidlab_workload::JobSpec]| {
         let r = raidlab_sim::run(specs).unwrap();
-        let pc = r.jobs[0].sim.as_ref().unwrap().page_cache.clone().unwrap();
+        let pc = cache_use(&r, 0);
         pc.miss_bytes + pc.read_ahead_bytes
     };
     let without = from_devices(&[read(false), read(true)]);

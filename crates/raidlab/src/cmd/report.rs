@@ -172,7 +172,7 @@ pub fn report_db(
                     .map(|b| ComponentLimit {
                         // The whole stroke's bound is the one that holds for a large data
                         // set; the note gives the outer zone's where the drives set it.
-                        note: if b.outer_bytes_s > b.bound_bytes_s * (1.0 + 1e-9) {
+                        note: if b.zoned() {
                             format!(
                                 "{}; {:.1} MB/s at the outer zone",
                                 b.note,
