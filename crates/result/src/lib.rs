@@ -14,6 +14,6 @@ pub mod schema;
 pub use histogram::LatencyHistogram;
 pub use render::{render, render_json, render_text, render_with_options, OutputFormat};
 pub use schema::{
-    ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, RunResult, SimExtras, Summary,
-    VerifySummary,
+    ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, RunResult, SimExtras,
+    StripeCacheUse, Summary, VerifySummary,
 };

@@ -92,6 +92,24 @@ pub struct SimExtras {
     /// The simulated host's page cache, if it has one: what buffered jobs found there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache: Option<PageCacheUse>,
+    /// The stripe caches of parity arrays the simulated host runs (md): how their stripes
+    /// were written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stripe_caches: Vec<StripeCacheUse>,
+}
+
+/// What one md array's stripe cache did over a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StripeCacheUse {
+    pub array: String,
+    /// Its size in stripe heads (a 4 KiB page of each member).
+    pub stripe_heads: u64,
+    /// Stripe operations (one per chunk row) that wrote without reading first, and those that
+    /// read old data or parity first (partial stripes).
+    pub full_writes: u64,
+    pub preread_writes: u64,
+    /// Writes that waited for free stripe heads.
+    pub room_waits: u64,
 }
 
 /// What a simulated host's page cache did over a run (bytes are whole 4 KiB pages).

@@ -210,6 +210,9 @@ pub struct ArrayCfg {
     /// Commands queued at each drive (1 = FIFO, >1 = shortest positioning time first).
     #[serde(default = "one")]
     pub disk_queue_depth: u32,
+    /// md's `stripe_cache_size` (stripe heads: a page of each member), for host raid5/raid6
+    /// arrays; md's default when absent.
+    pub stripe_cache_size: Option<u32>,
 }
 
 fn default_chunk() -> u64 {
@@ -609,6 +612,22 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 }
                 check_count(&a.level, m.len() as u32)
                     .map_err(|e| err(&a.name, format!("array '{}': {e}", a.name)))?;
+            }
+        }
+        if let Some(n) = a.stripe_cache_size {
+            use crate::stripecache::{STRIPES_MAX, STRIPES_MIN};
+            let what = if a.controller.is_some() || !matches!(a.level.as_str(), "raid5" | "raid6") {
+                Some("applies to host (md) raid5/raid6 arrays only")
+            } else if !(STRIPES_MIN..=STRIPES_MAX).contains(&n) {
+                Some("must be 17 to 32768 stripe heads, as md's sysfs accepts")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(err(
+                    "stripe_cache_size",
+                    format!("array '{}': stripe_cache_size = {n}: {what}", a.name),
+                ));
             }
         }
     }

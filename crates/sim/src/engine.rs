@@ -21,6 +21,8 @@ enum Ev {
     Flusher,
     /// Look again whether the drives under jobs in end_fsync still hold writes.
     SyncCheck,
+    /// A host parity array's unplug timer (see [`crate::stripecache::UNPLUG_NS`]).
+    Unplug(u32),
 }
 
 /// How often a job in end_fsync looks whether its drives have written out what their write
@@ -192,6 +194,22 @@ enum JoinKind {
     },
     /// Write-through writes done, or a host array's member I/Os done: complete the I/O.
     Complete(u32),
+    /// A host parity array's stripe: its pre-reads done (compute parity, write).
+    StripeRead {
+        array: u32,
+        stripes: Vec<u64>,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
+    /// A host parity array's stripes: their writes done.
+    StripeDone { array: u32, stripes: Vec<u64> },
+    /// A slice (rows `r0..r1` within the chunk) of a host parity array's stripe written.
+    StripeSlice {
+        array: u32,
+        stripe: u64,
+        r0: u64,
+        r1: u64,
+    },
 }
 
 struct Join {
@@ -315,6 +333,9 @@ pub struct Engine<'w> {
     scratch: Vec<MemberIo>,
     /// Scratch for [`merge_ios`].
     sort_tmp: Vec<MemberIo>,
+    /// Scratch for host parity arrays' stripe caches: stripes to start, writes done.
+    stripes_ready: Vec<u64>,
+    stripe_writers: Vec<u32>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
     /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
@@ -357,6 +378,8 @@ impl<'w> Engine<'w> {
             host_ios: 0,
             scratch: Vec::new(),
             sort_tmp: Vec::new(),
+            stripes_ready: Vec::new(),
+            stripe_writers: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
             mio_pool: Vec::new(),
@@ -540,6 +563,7 @@ impl<'w> Engine<'w> {
                 Ev::Join(j) => self.join_done(j),
                 Ev::Seg(x) => self.segment(x),
                 Ev::Flusher => self.flusher(),
+                Ev::Unplug(a) => self.unplug(a as usize, true),
                 Ev::SyncCheck => {
                     self.sync_check_armed = false;
                     if self.synced_jobs(jobs) {
@@ -1637,6 +1661,16 @@ impl<'w> Engine<'w> {
             self.put_mios(v);
             return;
         }
+        if let Some(sc) = self.w.arrays[ai].stripe_cache.as_mut() {
+            // md: through the stripe cache, done once every piece is written.
+            self.ios[io as usize].waiting = sc.pieces(logical, logical + ioc.len);
+            let mut ready = std::mem::take(&mut self.stripes_ready);
+            if !sc.admit(io, logical, logical + ioc.len, &mut ready) {
+                self.stripes_ready = ready;
+                return self.unplug(ai, false);
+            }
+            return self.start_stripes(ai, ready);
+        }
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
         let parity = self.w.arrays[ai].plan_write_extent(logical, ioc.len, &mut reads, &mut writes);
         merge_ios(&mut reads, &mut self.sort_tmp);
@@ -1654,6 +1688,217 @@ impl<'w> Engine<'w> {
             }
         }
         self.put_mios(reads);
+    }
+
+    /// Host parity array `ai` is unplugged (by its timer if `timer`, else by a writer waiting
+    /// for room): its delayed stripes start, unless some are pre-reading.
+    fn unplug(&mut self, ai: usize, timer: bool) {
+        let sc = self.w.arrays[ai]
+            .stripe_cache
+            .as_mut()
+            .expect("a stripe cache");
+        if timer {
+            sc.timer = false;
+        }
+        let mut ready = std::mem::take(&mut self.stripes_ready);
+        sc.unplug(&mut ready);
+        self.start_stripes(ai, ready);
+    }
+
+    /// Start the operations of host parity array `ai`'s stripes in `ready`, as one batch: the
+    /// stripes that need no pre-read write together, those that do read together and then
+    /// write together, each member's pieces joined where they meet (as the block layer merges
+    /// the requests md sends while the queue is plugged). Then arm the array's unplug timer if
+    /// stripes are left delayed.
+    fn start_stripes(&mut self, ai: usize, mut ready: Vec<u64>) {
+        let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
+        let (mut r_reads, mut r_writes) = (self.take_mios(), self.take_mios());
+        let (mut w_stripes, mut r_stripes) = (Vec::new(), Vec::new());
+        let (mut w_parity, mut r_parity) = (0, 0);
+        for &s in &ready {
+            let arr = &mut self.w.arrays[ai];
+            let sc = arr.stripe_cache.as_mut().expect("a stripe cache");
+            let sc_chunk = sc.chunk();
+            let Some(op) = sc.take(s) else { continue };
+            let w0 = writes.len();
+            let parity = arr
+                .plans
+                .stripe_write(&arr.geom, s, &op.ranges, &mut reads, &mut writes);
+            if reads.is_empty() {
+                if sc_chunk > crate::stripecache::SLICE {
+                    let mine: Vec<MemberIo> = writes.drain(w0..).collect();
+                    self.stripe_slices(ai, s, mine, parity);
+                    continue;
+                }
+                w_stripes.push(s);
+                w_parity += parity;
+            } else {
+                arr.stripe_cache
+                    .as_mut()
+                    .expect("a stripe cache")
+                    .prereads(s);
+                r_stripes.push(s);
+                r_parity += parity;
+                r_reads.append(&mut reads);
+                r_writes.extend(writes.drain(w0..));
+            }
+        }
+        ready.clear();
+        self.stripes_ready = ready;
+        if !w_stripes.is_empty() {
+            merge_ios(&mut writes, &mut self.sort_tmp);
+            self.stripe_writes(ai, w_stripes, writes, w_parity);
+        } else {
+            self.put_mios(writes);
+        }
+        self.put_mios(reads);
+        if !r_stripes.is_empty() {
+            merge_ios(&mut r_reads, &mut self.sort_tmp);
+            merge_ios(&mut r_writes, &mut self.sort_tmp);
+            let j = self.new_join(
+                r_reads.len() as u32,
+                JoinKind::StripeRead {
+                    array: ai as u32,
+                    stripes: r_stripes,
+                    writes: r_writes,
+                    parity: r_parity,
+                },
+            );
+            for &m in &r_reads {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, false, j, self.now);
+            }
+        } else {
+            self.put_mios(r_writes);
+        }
+        self.put_mios(r_reads);
+        let sc = self.w.arrays[ai]
+            .stripe_cache
+            .as_mut()
+            .expect("a stripe cache");
+        if !sc.timer && sc.has_delayed() {
+            sc.timer = true;
+            self.at(
+                self.now + crate::stripecache::UNPLUG_NS,
+                Ev::Unplug(ai as u32),
+            );
+        }
+    }
+
+    /// A batch of a host parity array's stripes writes its members (after its parity is
+    /// computed).
+    fn stripe_writes(&mut self, ai: usize, stripes: Vec<u64>, writes: Vec<MemberIo>, parity: u64) {
+        let t = self.parity_time(ai, parity);
+        let j = self.new_join(
+            writes.len() as u32,
+            JoinKind::StripeDone {
+                array: ai as u32,
+                stripes,
+            },
+        );
+        for &m in &writes {
+            let lun = self.w.arrays[ai].members[m.member as usize];
+            self.member_lun_io(lun, m, true, j, t);
+        }
+        self.put_mios(writes);
+    }
+
+    /// A host parity array's stripe whose chunks are larger than the largest member request
+    /// writes its members in slices of rows, each its own requests (after its parity is
+    /// computed): md frees a slice's stripe heads once the slice is written.
+    fn stripe_slices(&mut self, ai: usize, s: u64, writes: Vec<MemberIo>, parity: u64) {
+        use crate::stripecache::SLICE;
+        let t = self.parity_time(ai, parity);
+        let sc = self.w.arrays[ai]
+            .stripe_cache
+            .as_mut()
+            .expect("a stripe cache");
+        let chunk = sc.chunk();
+        // A member's chunk of stripe `s` starts at `s` chunks into the member.
+        let base = s * chunk;
+        debug_assert!(writes
+            .iter()
+            .all(|m| m.offset >= base && m.offset + m.len <= base + chunk));
+        let slices: Vec<(u64, u64, Vec<MemberIo>)> = (0..chunk.div_ceil(SLICE))
+            .map(|i| (i * SLICE, ((i + 1) * SLICE).min(chunk)))
+            .map(|(r0, r1)| {
+                let part = writes
+                    .iter()
+                    .filter_map(|m| {
+                        let a = m.offset.max(base + r0);
+                        let b = (m.offset + m.len).min(base + r1);
+                        (a < b).then_some(MemberIo {
+                            member: m.member,
+                            offset: a,
+                            len: b - a,
+                        })
+                    })
+                    .collect::<Vec<_>>();
+                (r0, r1, part)
+            })
+            .filter(|(_, _, part)| !part.is_empty())
+            .collect();
+        sc.sliced(s, slices.len() as u32);
+        for (r0, r1, part) in slices {
+            let j = self.new_join(
+                part.len() as u32,
+                JoinKind::StripeSlice {
+                    array: ai as u32,
+                    stripe: s,
+                    r0,
+                    r1,
+                },
+            );
+            for &m in &part {
+                let lun = self.w.arrays[ai].members[m.member as usize];
+                self.member_lun_io(lun, m, true, j, t);
+            }
+        }
+    }
+
+    /// A slice of a host parity array's stripe is written: its stripe heads are free for
+    /// writes waiting for room; the stripe is done with its last slice.
+    fn stripe_slice_done(&mut self, ai: usize, s: u64, r0: u64, r1: u64) {
+        let sc = self.w.arrays[ai]
+            .stripe_cache
+            .as_mut()
+            .expect("a stripe cache");
+        if sc.slice_done(s, r0, r1) {
+            return self.stripe_done(ai, vec![s]);
+        }
+        let mut ready = std::mem::take(&mut self.stripes_ready);
+        if sc.resume(&mut ready) {
+            sc.unplug(&mut ready);
+        }
+        self.start_stripes(ai, ready);
+    }
+
+    /// A batch of a host parity array's stripes is written: the host writes whose last piece
+    /// they held are done; writes waiting for room go on.
+    fn stripe_done(&mut self, ai: usize, stripes: Vec<u64>) {
+        let sc = self.w.arrays[ai]
+            .stripe_cache
+            .as_mut()
+            .expect("a stripe cache");
+        let mut ready = std::mem::take(&mut self.stripes_ready);
+        let mut writes = std::mem::take(&mut self.stripe_writers);
+        let mut freed = false;
+        for &s in &stripes {
+            freed |= sc.done(s, &mut writes, &mut ready);
+        }
+        if freed && sc.resume(&mut ready) {
+            sc.unplug(&mut ready);
+        }
+        for &io in &writes {
+            let x = &mut self.ios[io as usize];
+            x.waiting -= 1;
+            if x.waiting == 0 {
+                self.at(self.now, Ev::IoDone(io));
+            }
+        }
+        writes.clear();
+        self.stripe_writers = writes;
+        self.start_stripes(ai, ready);
     }
 
     fn host_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
@@ -1718,6 +1963,19 @@ impl<'w> Engine<'w> {
                     self.host_writes(io, ai, writes, parity)
                 }
             }
+            JoinKind::StripeRead {
+                array,
+                stripes,
+                writes,
+                parity,
+            } => self.stripe_writes(array as usize, stripes, writes, parity),
+            JoinKind::StripeDone { array, stripes } => self.stripe_done(array as usize, stripes),
+            JoinKind::StripeSlice {
+                array,
+                stripe,
+                r0,
+                r1,
+            } => self.stripe_slice_done(array as usize, stripe, r0, r1),
             JoinKind::Complete(io) => {
                 let ioc = self.ios[io as usize];
                 let ai = self.w.luns[ioc.lun as usize].array;

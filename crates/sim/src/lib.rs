@@ -100,6 +100,7 @@ pub mod engine;
 pub mod error;
 pub mod pagecache;
 pub mod planner;
+pub mod stripecache;
 pub mod world;
 
 pub use error::SimError;
@@ -358,6 +359,20 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 throttled_writes: pc.stats.throttled,
             }
         }),
+        stripe_caches: world
+            .arrays
+            .iter()
+            .filter_map(|a| {
+                let sc = a.stripe_cache.as_ref()?;
+                Some(raidlab_result::StripeCacheUse {
+                    array: a.name.clone(),
+                    stripe_heads: sc.rows().1,
+                    full_writes: sc.full_writes,
+                    preread_writes: sc.preread_writes,
+                    room_waits: sc.room_waits,
+                })
+            })
+            .collect(),
     };
     for r in results.iter_mut() {
         r.sim = Some(extras.clone());
@@ -677,6 +692,18 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 a.geom.chunk >> 10,
                 names.join(", ")
             );
+            if let Some(sc) = &a.stripe_cache {
+                let heads = sc.rows().1;
+                let _ = writeln!(
+                    s,
+                    "  {:<30} stripe cache {heads} stripe heads ({} KiB of each member): partial \
+                     stripes wait for the rest of their data until an unplug ({} ms, or a writer \
+                     waiting for room)",
+                    "",
+                    (heads * stripecache::ROW) >> 10,
+                    stripecache::UNPLUG_NS / 1_000_000
+                );
+            }
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
             let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);

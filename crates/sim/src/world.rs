@@ -1558,6 +1558,8 @@ pub struct Array {
     /// Commands queued or in service on its drives, and how many their queues take.
     pub drive_cmds: usize,
     pub drive_room: usize,
+    /// md's stripe cache, for a parity array the host runs.
+    pub stripe_cache: Option<crate::stripecache::StripeCache>,
 }
 
 pub struct Lun {
@@ -1879,6 +1881,7 @@ impl World {
                 landing: VecDeque::new(),
                 drive_cmds: 0,
                 drive_room,
+                stripe_cache: None,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
@@ -1958,6 +1961,15 @@ impl World {
                 arrays[ai].geom.finish().map_err(|e| {
                     SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name))
                 })?;
+                let g = &arrays[ai].geom;
+                if g.level.parity() > 0 {
+                    arrays[ai].stripe_cache = Some(crate::stripecache::StripeCache::new(
+                        a.stripe_cache_size
+                            .unwrap_or(crate::stripecache::DEFAULT_STRIPES),
+                        g.chunk,
+                        g.stripe_data_bytes(),
+                    ));
+                }
             }
         }
         for l in luns.iter_mut() {

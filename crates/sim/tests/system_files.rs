@@ -194,6 +194,64 @@ fn explain_names_the_drive_write_cache() {
     );
 }
 
+/// An md array's stripe cache: `explain` gives its size; `stripe_cache_size` sets it, within
+/// md's range and only where there is one (a host raid5/raid6 array).
+#[test]
+fn the_md_stripe_cache_is_explained_and_checked() {
+    let src = repo().join("systems/linuxraid2010");
+    let text = raidlab_sim::explain(&src.join("raid6-4d-c64.toml")).unwrap();
+    assert!(
+        text.contains("stripe cache 256 stripe heads (1024 KiB of each member)"),
+        "{text}"
+    );
+    let text = raidlab_sim::explain(&src.join("raid10-4d-c64.toml")).unwrap();
+    assert!(!text.contains("stripe cache"), "{text}");
+    let dir = std::env::temp_dir().join(format!("raidlab-stripecache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(src.join("components.toml"), dir.join("components.toml")).unwrap();
+    let md = std::fs::read_to_string(src.join("raid5-4d-c64.toml")).unwrap();
+    let r10 = std::fs::read_to_string(src.join("raid10-4d-c64.toml")).unwrap();
+    for (base, n, what) in [
+        (&md, 16, "must be 17 to 32768 stripe heads"),
+        (&md, 40000, "must be 17 to 32768 stripe heads"),
+        (&r10, 512, "applies to host (md) raid5/raid6 arrays only"),
+    ] {
+        let p = dir.join("s.toml");
+        let text = base.replacen(
+            "chunk_kib = 64\n",
+            &format!("chunk_kib = 64\nstripe_cache_size = {n}\n"),
+            1,
+        );
+        assert!(text.contains("stripe_cache_size"));
+        std::fs::write(&p, text).unwrap();
+        let e = raidlab_sim::explain(&p).unwrap_err();
+        assert!(
+            e.is_usage()
+                && e.message.contains("s.toml:")
+                && e.message
+                    .contains(&format!("stripe_cache_size = {n}: {what}"))
+                && !e.message.contains('\n'),
+            "{e}"
+        );
+    }
+    let p = dir.join("s.toml");
+    std::fs::write(
+        &p,
+        md.replacen(
+            "chunk_kib = 64\n",
+            "chunk_kib = 64\nstripe_cache_size = 1024\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let text = raidlab_sim::explain(&p).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        text.contains("stripe cache 1024 stripe heads (4096 KiB"),
+        "{text}"
+    );
+}
+
 /// A LUN must start inside its array: an offset past the end is one line naming the LUN, the
 /// array and the valid offsets, not a job that "covers" a target of 0 bytes.
 #[test]

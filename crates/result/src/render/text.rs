@@ -199,6 +199,20 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
                 pc.throttled_writes
             );
         }
+        for sc in &s.stripe_caches {
+            let ops = sc.full_writes + sc.preread_writes;
+            let pre = if ops > 0 {
+                format!("{:.1}%", sc.preread_writes as f64 * 100.0 / ops as f64)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "  stripe cache : {}: {} stripe heads, stripes written={ops}, with pre-reads={pre}, \
+                 writes waited for room={}",
+                sc.array, sc.stripe_heads, sc.room_waits
+            );
+        }
         let mut comps: Vec<_> = s.components.iter().collect();
         comps.sort_by(|a, b| {
             b.utilization
@@ -415,6 +429,13 @@ mod tests {
                 dirty_bytes: 0,
                 throttled_writes: 7,
             }),
+            stripe_caches: vec![crate::schema::StripeCacheUse {
+                array: "md".into(),
+                stripe_heads: 256,
+                full_writes: 3,
+                preread_writes: 1,
+                room_waits: 2,
+            }],
         });
         j.stopped = Some("interrupted".into());
         let t = render_text(&RunResult {
@@ -435,6 +456,13 @@ mod tests {
             t.contains(
                 "page cache   : 512 MiB, read hits=75.0%, read ahead=2 MiB, written back=5 MiB, \
                  dirty at end=0 MiB, writes throttled=7"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "stripe cache : md: 256 stripe heads, stripes written=4, with pre-reads=25.0%, \
+                 writes waited for room=2"
             ),
             "{t}"
         );
