@@ -84,6 +84,8 @@
 //! disk = "compaq-18g-10k"     # catalog name (see `catalog`)
 //! disk_write_cache = false    # optional override of the drives' write cache
 //! disk_queue_depth = 1        # >1: drives reorder (shortest positioning time first)
+//! # stripe_cache_size = 256    # host raid5/raid6 (md) only: its stripe cache, in stripe
+//! #                           # heads of 4 KiB a member (17 to 32768; md's 256 if absent)
 //!
 //! [[lun]]
 //! name = "lun0"

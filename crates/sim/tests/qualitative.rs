@@ -233,12 +233,15 @@ fn tempfile_dir() -> std::path::PathBuf {
 /// Seed 003, writes: "RAID levels with parity, such as RAID 5 and 6, seem to favor a smaller
 /// chunk size of 64 KB. The RAID levels that only perform striping, such as RAID 0 and 10,
 /// prefer a larger chunk size." dd bs=1M through the host's page cache, as the seed wrote:
-/// write-back sends up to 512 KiB requests in offset order, many in flight. With large chunks a parity level's stripe is wider than the requests, so every
-/// request is a partial stripe with pre-reads (read-modify-write), and its rate falls well
-/// below its best; a striping level has no parity to update, and large chunks do as well as
-/// its best (within the noise of a 2 GB run). (Small chunks cost a striping level next to
-/// nothing here: each member's pieces of a request are joined into one command, as the block
-/// layer joins them, so the seed's striping optimum at 256–512 KiB is not reproduced.)
+/// write-back sends up to 512 KiB requests in offset order, many in flight, and md's stripe
+/// cache joins their pieces into whole stripes. With 1 MiB chunks a parity level's stripe needs
+/// every one of md's 256 stripe heads: while one stripe is written the writer waits, md
+/// unplugs, and the next stripe goes with only part of its data, reading first — its rate
+/// falls well below its best. A striping level has no parity to update, and large chunks do
+/// as well as its best (within the noise of a 2 GB run). (Small chunks cost a striping level
+/// next to nothing here: each member's pieces of a request are joined into one command, as
+/// the block layer joins them, so the seed's striping optimum at 256–512 KiB is not
+/// reproduced.)
 #[test]
 fn parity_levels_prefer_smaller_chunks_than_striping_for_sequential_writes() {
     let chunks = [16u64, 64, 256, 1024];
