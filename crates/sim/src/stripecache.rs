@@ -208,11 +208,16 @@ impl StripeCache {
         pos
     }
 
-    /// Whether stripes are delayed (an unplug would start them).
-    pub fn has_delayed(&self) -> bool {
-        self.delayed
-            .iter()
-            .any(|s| self.entries.get(s).is_some_and(|e| e.delayed))
+    /// Whether stripes are delayed (an unplug would start them). Drops the entries at the
+    /// front of the delayed list that no longer are.
+    pub fn has_delayed(&mut self) -> bool {
+        while let Some(s) = self.delayed.front() {
+            if self.entries.get(s).is_some_and(|e| e.delayed) {
+                return true;
+            }
+            self.delayed.pop_front();
+        }
+        false
     }
 
     /// The array is unplugged: every delayed stripe goes to `ready` if none is pre-reading;
