@@ -563,7 +563,7 @@ impl<'w> Engine<'w> {
                 Ev::Join(j) => self.join_done(j),
                 Ev::Seg(x) => self.segment(x),
                 Ev::Flusher => self.flusher(),
-                Ev::Unplug(a) => self.unplug(a as usize, true),
+                Ev::Unplug(a) => self.unplug_timer(a as usize),
                 Ev::SyncCheck => {
                     self.sync_check_armed = false;
                     if self.synced_jobs(jobs) {
@@ -1654,10 +1654,7 @@ impl<'w> Engine<'w> {
             arr.plans
                 .map_read(&arr.geom, logical, ioc.len, None, &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
-            for &m in &v {
-                let lun = self.w.arrays[ai].members[m.member as usize];
-                self.member_lun_io(lun, m, false, j, self.now);
-            }
+            self.member_ios(ai, &v, false, j, self.now);
             self.put_mios(v);
             return;
         }
@@ -1665,10 +1662,7 @@ impl<'w> Engine<'w> {
             // md: through the stripe cache, done once every piece is written.
             self.ios[io as usize].waiting = sc.pieces(logical, logical + ioc.len);
             let mut ready = std::mem::take(&mut self.stripes_ready);
-            if !sc.admit(io, logical, logical + ioc.len, &mut ready) {
-                self.stripes_ready = ready;
-                return self.unplug(ai, false);
-            }
+            sc.admit(io, logical, logical + ioc.len, &mut ready);
             return self.start_stripes(ai, ready);
         }
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());
@@ -1676,30 +1670,25 @@ impl<'w> Engine<'w> {
         merge_ios(&mut reads, &mut self.sort_tmp);
         merge_ios(&mut writes, &mut self.sort_tmp);
         if reads.is_empty() {
-            self.host_writes(io, ai, writes, parity);
+            self.host_writes(ai, writes, parity, JoinKind::Complete(io));
         } else {
             let j = self.new_join(
                 reads.len() as u32,
                 JoinKind::Through1 { io, writes, parity },
             );
-            for &m in &reads {
-                let lun = self.w.arrays[ai].members[m.member as usize];
-                self.member_lun_io(lun, m, false, j, self.now);
-            }
+            self.member_ios(ai, &reads, false, j, self.now);
         }
         self.put_mios(reads);
     }
 
-    /// Host parity array `ai` is unplugged (by its timer if `timer`, else by a writer waiting
-    /// for room): its delayed stripes start, unless some are pre-reading.
-    fn unplug(&mut self, ai: usize, timer: bool) {
+    /// Host parity array `ai`'s unplug timer: its delayed stripes start, unless some are
+    /// pre-reading.
+    fn unplug_timer(&mut self, ai: usize) {
         let sc = self.w.arrays[ai]
             .stripe_cache
             .as_mut()
             .expect("a stripe cache");
-        if timer {
-            sc.timer = false;
-        }
+        sc.timer = false;
         let mut ready = std::mem::take(&mut self.stripes_ready);
         sc.unplug(&mut ready);
         self.start_stripes(ai, ready);
@@ -1747,7 +1736,11 @@ impl<'w> Engine<'w> {
         self.stripes_ready = ready;
         if !w_stripes.is_empty() {
             merge_ios(&mut writes, &mut self.sort_tmp);
-            self.stripe_writes(ai, w_stripes, writes, w_parity);
+            let kind = JoinKind::StripeDone {
+                array: ai as u32,
+                stripes: w_stripes,
+            };
+            self.host_writes(ai, writes, w_parity, kind);
         } else {
             self.put_mios(writes);
         }
@@ -1764,10 +1757,7 @@ impl<'w> Engine<'w> {
                     parity: r_parity,
                 },
             );
-            for &m in &r_reads {
-                let lun = self.w.arrays[ai].members[m.member as usize];
-                self.member_lun_io(lun, m, false, j, self.now);
-            }
+            self.member_ios(ai, &r_reads, false, j, self.now);
         } else {
             self.put_mios(r_writes);
         }
@@ -1783,24 +1773,6 @@ impl<'w> Engine<'w> {
                 Ev::Unplug(ai as u32),
             );
         }
-    }
-
-    /// A batch of a host parity array's stripes writes its members (after its parity is
-    /// computed).
-    fn stripe_writes(&mut self, ai: usize, stripes: Vec<u64>, writes: Vec<MemberIo>, parity: u64) {
-        let t = self.parity_time(ai, parity);
-        let j = self.new_join(
-            writes.len() as u32,
-            JoinKind::StripeDone {
-                array: ai as u32,
-                stripes,
-            },
-        );
-        for &m in &writes {
-            let lun = self.w.arrays[ai].members[m.member as usize];
-            self.member_lun_io(lun, m, true, j, t);
-        }
-        self.put_mios(writes);
     }
 
     /// A host parity array's stripe whose chunks are larger than the largest member request
@@ -1849,10 +1821,7 @@ impl<'w> Engine<'w> {
                     r1,
                 },
             );
-            for &m in &part {
-                let lun = self.w.arrays[ai].members[m.member as usize];
-                self.member_lun_io(lun, m, true, j, t);
-            }
+            self.member_ios(ai, &part, true, j, t);
         }
     }
 
@@ -1867,9 +1836,7 @@ impl<'w> Engine<'w> {
             return self.stripe_done(ai, vec![s]);
         }
         let mut ready = std::mem::take(&mut self.stripes_ready);
-        if sc.resume(&mut ready) {
-            sc.unplug(&mut ready);
-        }
+        sc.resume(&mut ready);
         self.start_stripes(ai, ready);
     }
 
@@ -1886,8 +1853,8 @@ impl<'w> Engine<'w> {
         for &s in &stripes {
             freed |= sc.done(s, &mut writes, &mut ready);
         }
-        if freed && sc.resume(&mut ready) {
-            sc.unplug(&mut ready);
+        if freed {
+            sc.resume(&mut ready);
         }
         for &io in &writes {
             let x = &mut self.ios[io as usize];
@@ -1901,30 +1868,34 @@ impl<'w> Engine<'w> {
         self.start_stripes(ai, ready);
     }
 
-    fn host_writes(&mut self, io: u32, ai: usize, writes: Vec<MemberIo>, parity: u64) {
+    /// Host array `ai` writes its members once the parity of `parity` bytes is computed; the
+    /// writes signal a join of `kind` when done.
+    fn host_writes(&mut self, ai: usize, writes: Vec<MemberIo>, parity: u64, kind: JoinKind) {
         let t = self.parity_time(ai, parity);
-        let j = self.new_join(writes.len() as u32, JoinKind::Complete(io));
-        for &m in &writes {
-            let lun = self.w.arrays[ai].members[m.member as usize];
-            self.member_lun_io(lun, m, true, j, t);
-        }
+        let j = self.new_join(writes.len() as u32, kind);
+        self.member_ios(ai, &writes, true, j, t);
         self.put_mios(writes);
     }
 
-    fn member_lun_io(&mut self, lun: usize, m: MemberIo, write: bool, join: u32, t: u64) {
-        let io = self.new_io(Io {
-            job: u32::MAX,
-            lun: lun as u32,
-            offset: m.offset,
-            len: m.len,
-            write,
-            issued: t,
-            parent: join,
-            waiting: 0,
-        });
+    /// Send host array `ai`'s member I/Os `ios` down their member LUNs at `t` (or now, if
+    /// later), each signalling `join` when done.
+    fn member_ios(&mut self, ai: usize, ios: &[MemberIo], write: bool, join: u32, t: u64) {
         let saved = self.now;
         self.now = t.max(saved);
-        self.submit(io);
+        for &m in ios {
+            let lun = self.w.arrays[ai].members[m.member as usize];
+            let io = self.new_io(Io {
+                job: u32::MAX,
+                lun: lun as u32,
+                offset: m.offset,
+                len: m.len,
+                write,
+                issued: t,
+                parent: join,
+                waiting: 0,
+            });
+            self.submit(io);
+        }
         self.now = saved;
     }
 
@@ -1960,7 +1931,7 @@ impl<'w> Engine<'w> {
                 if self.w.arrays[ai].ctrl.is_some() {
                     self.through_writes(io, ai, writes, parity)
                 } else {
-                    self.host_writes(io, ai, writes, parity)
+                    self.host_writes(ai, writes, parity, JoinKind::Complete(io))
                 }
             }
             JoinKind::StripeRead {
@@ -1968,7 +1939,11 @@ impl<'w> Engine<'w> {
                 stripes,
                 writes,
                 parity,
-            } => self.stripe_writes(array as usize, stripes, writes, parity),
+            } => {
+                let ai = array as usize;
+                let kind = JoinKind::StripeDone { array, stripes };
+                self.host_writes(ai, writes, parity, kind)
+            }
             JoinKind::StripeDone { array, stripes } => self.stripe_done(array as usize, stripes),
             JoinKind::StripeSlice {
                 array,

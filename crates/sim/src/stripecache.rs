@@ -155,8 +155,8 @@ impl StripeCache {
     /// Take in host write `io`'s data [pos, end) (logical offsets in the array), stripe by
     /// stripe while there is room and no earlier write waits for it. Stripes the data
     /// completes are pushed to `ready` (start them with [`StripeCache::take`]). Returns
-    /// whether every piece was taken in; if not, the rest waits for room and the caller
-    /// should unplug ([`StripeCache::unplug`]).
+    /// whether every piece was taken in; if not, the rest waits for room, and the wait
+    /// unplugs the array ([`StripeCache::unplug`]: the stripes it starts go to `ready` too).
     ///
     /// Writes wait in offset order: the order one writer (the flusher) submits them in, each
     /// blocking until it has its stripe heads; host CPU time may have swapped neighbours on
@@ -171,6 +171,7 @@ impl StripeCache {
             self.room_waits += 1;
             let i = self.waiting.partition_point(|w| w.1 <= at);
             self.waiting.insert(i, (io, at, end));
+            self.unplug(ready);
             return false;
         }
         true
@@ -339,12 +340,14 @@ impl StripeCache {
     }
 
     /// Take in the writes waiting for room, in order, while it lasts (stripes they complete
-    /// go to `ready`). Returns whether one still waits (the caller should unplug).
+    /// go to `ready`). Returns whether one still waits; it unplugs the array, as in
+    /// [`StripeCache::admit`].
     pub fn resume(&mut self, ready: &mut Vec<u64>) -> bool {
         while let Some(&(io, pos, end)) = self.waiting.front() {
             let at = self.admit_from(io, pos, end, ready);
             if at < end {
                 self.waiting.front_mut().expect("a waiting write").1 = at;
+                self.unplug(ready);
                 return true;
             }
             self.waiting.pop_front();

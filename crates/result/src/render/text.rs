@@ -23,6 +23,15 @@ fn bw_pair(bytes_s: f64) -> String {
 
 /// fio's scaling rule: nanoseconds unless the smallest value is over 2 µs and the largest
 /// over ~100 µs (then µs), and the same again one step up for ms.
+/// `part` as a percentage of `whole` with one decimal, or "-" when `whole` is 0.
+fn share(part: u64, whole: u64) -> String {
+    if whole > 0 {
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    } else {
+        "-".into()
+    }
+}
+
 fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
     let (min, max) = (h.min(), h.max());
     if min > 2_000_000 && max > 99_999_999 {
@@ -182,12 +191,7 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
             s.bottleneck.as_deref().unwrap_or("none above 90% busy")
         );
         if let Some(pc) = &s.page_cache {
-            let read = pc.hit_bytes + pc.miss_bytes;
-            let hits = if read > 0 {
-                format!("{:.1}%", pc.hit_bytes as f64 * 100.0 / read as f64)
-            } else {
-                "-".into()
-            };
+            let hits = share(pc.hit_bytes, pc.hit_bytes + pc.miss_bytes);
             let _ = writeln!(
                 out,
                 "  page cache   : {} MiB, read hits={hits}, read ahead={} MiB, written back={} MiB, \
@@ -201,11 +205,7 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
         }
         for sc in &s.stripe_caches {
             let ops = sc.full_writes + sc.preread_writes;
-            let pre = if ops > 0 {
-                format!("{:.1}%", sc.preread_writes as f64 * 100.0 / ops as f64)
-            } else {
-                "-".into()
-            };
+            let pre = share(sc.preread_writes, ops);
             let _ = writeln!(
                 out,
                 "  stripe cache : {}: {} stripe heads, stripes written={ops}, with pre-reads={pre}, \
