@@ -139,8 +139,12 @@ pub struct Experiment {
     pub origin: String,
     /// The effective experiment (after `--set` overrides) as TOML text.
     pub text: String,
-    /// Hash of what determines the runs (workload, target, sweep, converge, hooks): 16 hex digits.
+    /// Hash of what determines the runs (workload, target, sweep, converge, hooks, the
+    /// simulated system files, and the simulator's code once [`Experiment::simulated_by`] is
+    /// told it): 16 hex digits.
     pub hash: String,
+    /// Whether any of its targets is a simulated system (`system = …` or a `sim:` filename).
+    pub simulates: bool,
     /// fio options, in file order.
     pub workload: Vec<(String, String)>,
     /// Fixed target parameters (see [`TARGET_KEYS`]).
@@ -212,8 +216,9 @@ pub fn fnv1a_hex(bytes: &[u8]) -> String {
 
 /// The simulated system files an experiment names (`system = …` in `[target]` or swept,
 /// or a `sim:` filename), each with a fingerprint of its text and of the files it includes.
-/// Files that cannot be read are left out (running them reports the error).
-fn system_prints(doc: &toml::Table, base_dir: &Path) -> Vec<(String, String)> {
+/// Files that cannot be read are left out (running them reports the error); the flag says
+/// whether the experiment names any simulated system at all.
+fn system_prints(doc: &toml::Table, base_dir: &Path) -> (bool, Vec<(String, String)>) {
     let mut names: Vec<String> = Vec::new();
     let mut take = |v: &toml::Value, key: &str| {
         let vals: Vec<&toml::Value> = match v {
@@ -239,6 +244,7 @@ fn system_prints(doc: &toml::Table, base_dir: &Path) -> Vec<(String, String)> {
         }
     }
     let mut out = Vec::new();
+    let simulates = !names.is_empty();
     for n in names {
         let path = if Path::new(&n).is_absolute() {
             PathBuf::from(&n)
@@ -250,7 +256,7 @@ fn system_prints(doc: &toml::Table, base_dir: &Path) -> Vec<(String, String)> {
             out.push((n, fnv1a_hex(&text)));
         }
     }
-    out
+    (simulates, out)
 }
 
 /// Append `path`'s bytes and those of the files its `include = [...]` names (relative to it).
@@ -361,6 +367,16 @@ pub fn apply_override(doc: &mut toml::Table, assignment: &str) -> Result<(), Lab
 }
 
 impl Experiment {
+    /// The simulator that will run this experiment's simulated points, by the fingerprint of
+    /// its code: folded into the hash, so points stored by another simulator are not resumed
+    /// (they are kept, under their own campaign). Experiments with no simulated target keep
+    /// their hash: a measurement does not depend on the simulator.
+    pub fn simulated_by(&mut self, model_print: &str) {
+        if self.simulates {
+            self.hash = fnv1a_hex(format!("{}\nsimulator {model_print}", self.hash).as_bytes());
+        }
+    }
+
     /// Read an experiment file, applying `--set` overrides.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Experiment, LabError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
@@ -561,7 +577,8 @@ impl Experiment {
         }
         // A simulated system is part of what decides the runs: a changed system file (or one
         // it includes) is a new experiment, not a resumed one.
-        for (path, print) in system_prints(&doc, base_dir) {
+        let (simulates, prints) = system_prints(&doc, base_dir);
+        for (path, print) in prints {
             identity.insert(format!("system file {path}"), toml::Value::String(print));
         }
         let hash = fnv1a_hex(toml::to_string(&identity).unwrap_or_default().as_bytes());
@@ -573,6 +590,7 @@ impl Experiment {
             origin: origin.to_string(),
             text: effective,
             hash,
+            simulates,
             workload,
             target,
             axes,
@@ -1036,6 +1054,39 @@ rerun = 1
         let h1 = Experiment::parse(t2, "t", d, &[]).unwrap().hash;
         std::fs::write(d.join("a.toml"), "include = [\"parts.toml\"]\n\n").unwrap();
         assert_ne!(Experiment::parse(t2, "t", d, &[]).unwrap().hash, h1);
+    }
+
+    /// A simulated experiment's stored points belong to the simulator that made them; a
+    /// measured experiment's do not depend on it.
+    #[test]
+    fn hash_follows_the_simulator_only_for_simulated_experiments() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.toml"), "[host]\ncpus = 2\n").unwrap();
+        let sim = "name = \"x\"\n[workload]\nrw = \"read\"\nsize = \"1m\"\n\
+                   [target]\nsystem = \"a.toml\"\n";
+        let by = |text: &str, print: &str| {
+            let mut e = Experiment::parse(text, "t", d, &[]).unwrap();
+            let before = e.hash.clone();
+            e.simulated_by(print);
+            (before, e.hash)
+        };
+        let (plain, one) = by(sim, "0123456789abcdef");
+        let (_, same) = by(sim, "0123456789abcdef");
+        let (_, other) = by(sim, "fedcba9876543210");
+        assert_ne!(one, plain);
+        assert_eq!(one, same, "the same simulator resumes");
+        assert_ne!(one, other, "another simulator starts afresh");
+        assert_eq!(one.len(), 16);
+        // A sim: filename swept as an axis counts as simulated too.
+        let swept = "name = \"x\"\n[workload]\nrw = \"read\"\nsize = \"1m\"\n\
+                     [sweep]\nfilename = [\"sim:a.toml#lun0\", \"/dev/null\"]\n";
+        let (p, q) = by(swept, "0123456789abcdef");
+        assert_ne!(p, q);
+        let real = "name = \"x\"\n[workload]\nrw = \"read\"\nsize = \"1m\"\n\
+                    [target]\nfilename = \"/dev/null\"\n";
+        let (p, q) = by(real, "0123456789abcdef");
+        assert_eq!(p, q, "a measurement keeps its hash");
     }
 
     #[test]

@@ -107,6 +107,12 @@ pub mod world;
 
 pub use error::SimError;
 
+/// Fingerprint (16 hex digits) of the code that decides a simulated result: this crate's
+/// sources and those of the workload, geometry and result crates, taken when it is built. Two
+/// builds with the same print simulate the same points bit for bit; the lab folds it into an
+/// experiment's hash so a newer simulator does not reuse results stored by an older one.
+pub const MODEL_PRINT: &str = env!("RAIDLAB_SIM_MODEL_PRINT");
+
 use engine::{Convergence, Engine, JobRt};
 use raidlab_result::{ComponentUse, JobResult, RunResult, SimExtras};
 use raidlab_workload::{JobInstance, JobSpec, RequestStream};

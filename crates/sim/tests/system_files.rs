@@ -336,3 +336,18 @@ fn drive_bound_luns_have_an_inner_and_an_outer_zone_bound() {
         "{text}"
     );
 }
+
+/// The fingerprint sweeps resume simulated points by is made when the crate is built: 16
+/// lowercase hex digits (the build script hashed the sources it found).
+#[test]
+fn the_model_print_is_a_fingerprint() {
+    let p = raidlab_sim::MODEL_PRINT;
+    assert_eq!(p.len(), 16, "{p}");
+    assert!(
+        p.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{p}"
+    );
+    // The hash of no sources at all would be FNV-1a's offset basis.
+    assert_ne!(p, "cbf29ce484222325", "the build script found no sources");
+}

@@ -257,6 +257,11 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         }
     }
 
+    // Simulated points stored by another build of the simulator are not resumed.
+    for p in &mut plans {
+        p.exp.simulated_by(raidlab_sim::MODEL_PRINT);
+    }
+
     let parallel = args
         .parallel
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
