@@ -40,6 +40,63 @@ pub fn find_signature(path: &Path) -> io::Result<Option<String>> {
     Ok(None)
 }
 
+/// The extended attribute raidlab puts on the regular files it lays out (and on those a
+/// `--force` run wrote over): a file carrying it is raidlab's scratch and may be written again
+/// without `--force`. Any other file holding data needs `--force`.
+pub const SCRATCH_XATTR: &str = "user.raidlab.scratch";
+
+fn xattr_name() -> std::ffi::CString {
+    std::ffi::CString::new(SCRATCH_XATTR).expect("no NUL in the name")
+}
+
+/// Mark `file` as raidlab's scratch. Where the filesystem has no user extended attributes the
+/// mark is not kept, and a later write run over the file asks for `--force` again.
+pub fn mark_scratch(file: &File) {
+    use std::os::fd::AsRawFd;
+    let name = xattr_name();
+    // SAFETY: a valid fd, a NUL-terminated name and a one-byte value that outlives the call.
+    unsafe {
+        libc::fsetxattr(file.as_raw_fd(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0);
+    }
+}
+
+/// Whether `file` carries raidlab's scratch mark.
+pub fn is_scratch(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    let name = xattr_name();
+    let mut v = [0u8; 1];
+    // SAFETY: a valid fd, a NUL-terminated name, and a buffer of the length given.
+    let n = unsafe {
+        libc::fgetxattr(
+            file.as_raw_fd(),
+            name.as_ptr(),
+            v.as_mut_ptr().cast(),
+            v.len(),
+        )
+    };
+    n == 1 && v[0] == b'1'
+}
+
+/// Whether a regular file holds any data: some byte not in a hole. A file that is all holes
+/// (made with truncate, or never written) holds none; where the filesystem cannot say
+/// (no SEEK_DATA), a non-empty file is taken to hold data.
+pub fn holds_data(file: &File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let len = size_of(file)?;
+    if len == 0 {
+        return Ok(false);
+    }
+    // SAFETY: lseek on a valid fd; it only moves the offset.
+    let r = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_DATA) };
+    if r >= 0 {
+        return Ok((r as u64) < len);
+    }
+    match io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENXIO) => Ok(false), // no data past offset 0: all holes
+        _ => Ok(true),
+    }
+}
+
 fn size_of(file: &File) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut f = file;

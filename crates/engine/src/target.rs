@@ -93,6 +93,7 @@ pub fn prepare_path(
             .create_new(true)
             .open(path)
             .map_err(|e| EngineError::usage(format!("cannot create target {shown}: {e}")))?;
+        safety::mark_scratch(&f);
         lay_out(&f, 0, end, stop)
             .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
         let meta = f
@@ -125,6 +126,7 @@ pub fn prepare_path(
     }
     if writes && meta.len() > 0 {
         refuse_signature(path, force)?;
+        refuse_foreign_data(path, force)?;
     }
     let mut size = meta.len();
     if let Some(end) = need_end {
@@ -158,6 +160,33 @@ fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
             path.display()
         ))),
     }
+}
+
+/// A regular file holding data raidlab did not put there (no scratch mark) is written over
+/// only with `force`; a forced run marks it, so it is raidlab's scratch from then on.
+fn refuse_foreign_data(path: &Path, force: bool) -> Result<(), EngineError> {
+    let shown = path.display();
+    let f =
+        File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
+    if safety::is_scratch(&f) {
+        return Ok(());
+    }
+    if !force {
+        let data = safety::holds_data(&f).map_err(|e| {
+            EngineError::failed(format!("cannot read {shown} to check for data: {e}"))
+        })?;
+        if data {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            return Err(EngineError::usage(format!(
+                "refusing to write to {shown}: it holds {len} bytes raidlab did not lay out (use --force to overwrite it; raidlab then treats it as its own scratch file)"
+            )));
+        }
+    }
+    // Marking needs the file open for writing (the caller writes it next anyway).
+    if let Ok(w) = OpenOptions::new().write(true).open(path) {
+        safety::mark_scratch(&w);
+    }
+    Ok(())
 }
 
 /// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.

@@ -196,6 +196,51 @@ fn depth_one_jobs_submit_at_depth_one() {
     assert_eq!(r.jobs[0].iodepth_level, [16, 0, 0, 0, 0, 0, 0]);
 }
 
+/// Any data raidlab did not lay out is kept unless the run is forced: a text file is not
+/// written over, a file raidlab created is written again freely, and so is one a forced run
+/// took over; a file that is all holes holds nothing to lose.
+#[test]
+fn writing_over_foreign_data_needs_force() {
+    let d = tmp();
+    let notes = d.path().join("notes.txt");
+    std::fs::write(&notes, b"my notes\n").unwrap();
+    let write = |f: &std::path::Path| {
+        spec(&[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("filename", f.to_str().unwrap()),
+        ])
+    };
+    let e = run_paths(&[write(&notes)], false).unwrap_err();
+    assert!(e.is_usage());
+    assert!(
+        e.to_string()
+            .contains("holds 9 bytes raidlab did not lay out")
+            && e.to_string().contains("--force"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&notes).unwrap(),
+        b"my notes\n",
+        "refused run must not write"
+    );
+    run_paths(&[write(&notes)], true).unwrap();
+    assert_eq!(std::fs::read(&notes).unwrap().len(), 64 << 10);
+    run_paths(&[write(&notes)], false).expect("a forced run made it raidlab's scratch");
+    // Created by raidlab: written again without force.
+    let own = d.path().join("own");
+    run_paths(&[write(&own)], false).unwrap();
+    run_paths(&[write(&own)], false).expect("raidlab's own file");
+    // All holes: nothing to lose.
+    let sparse = d.path().join("sparse");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    run_paths(&[write(&sparse)], false).expect("a sparse file holds no data");
+}
+
 #[test]
 fn writing_over_a_signature_needs_force() {
     let d = tmp();
@@ -252,7 +297,8 @@ fn io_stays_inside_the_region() {
         ("iodepth", "16"),
         ("filename", f.to_str().unwrap()),
     ]);
-    run_paths(&[w], false).unwrap();
+    // (The file holds data raidlab did not write: only a forced run writes over it.)
+    run_paths(&[w], true).unwrap();
     let after = std::fs::read(&f).unwrap();
     assert_eq!(after.len(), before.len());
     assert_eq!(after[..1 << 20], before[..1 << 20]);
