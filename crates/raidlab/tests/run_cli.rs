@@ -354,3 +354,32 @@ fn io_size_limits_each_pass_inside_a_larger_region() {
     assert_eq!(read["io_bytes"], 128u64 << 10, "{read}");
     assert_eq!(read["total_ios"], 32, "{read}");
 }
+
+/// A job that ends inside its ramp_time counts nothing: the run says so instead of printing
+/// empty results as if they were measured.
+#[test]
+fn a_job_ending_within_its_ramp_is_noted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid0.toml");
+    let target = format!("--filename=sim:{}", system.display());
+    let base = [
+        "--name=j",
+        target.as_str(),
+        "--rw=read",
+        "--bs=4k",
+        "--size=1m",
+        "--direct=1",
+    ];
+    let mut args = base.to_vec();
+    args.push("--ramp_time=10s");
+    let out = raidlab(&args);
+    assert_ok(&out, "ramp longer than the job");
+    let err = stderr(&out);
+    assert!(
+        err.contains("job 'j' ended within its ramp_time=10s: nothing was counted"),
+        "{err}"
+    );
+    let out = raidlab(&base);
+    assert_ok(&out, "no ramp");
+    assert!(!stderr(&out).contains("ramp_time"), "{}", stderr(&out));
+}

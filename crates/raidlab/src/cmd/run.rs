@@ -314,7 +314,9 @@ raidlab's options:
                         options given before it are defaults for its jobs
   --output-format FMT   text (default), json, json+ (json with fio's latency bins)
   --output FILE         write the results to FILE instead of standard output
-  --force               write over a target that holds a filesystem, partition table or array
+  --force               write over a target that holds a filesystem, partition table or array,
+                        or a file holding data raidlab did not lay out (the file is then
+                        marked as raidlab's scratch: user.raidlab.scratch)
   --verify              verify=crc32c for every job
   --progress            progress line on stderr (default: when stderr is a terminal)
   --no-progress         no progress line
@@ -458,7 +460,32 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
         (Some(_), None) => run_simulated(&specs)?,
         _ => run_real(&specs, opts)?,
     };
+    for line in ramp_notes(&specs, &result) {
+        eprintln!("raidlab: note: {line}");
+    }
     Ok(result)
+}
+
+/// Jobs with a `ramp_time` that counted nothing: they ended (their size done) before the ramp
+/// did, so their results are empty rather than measured.
+fn ramp_notes(specs: &[JobSpec], result: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in specs.iter().filter(|s| s.ramp_time_ns > 0) {
+        let counted = result
+            .jobs
+            .iter()
+            .filter(|j| j.name == s.name)
+            .any(|j| j.read.total_ios + j.write.total_ios > 0);
+        if !counted && result.jobs.iter().any(|j| j.name == s.name) {
+            out.push(format!(
+                "job '{}' ended within its ramp_time={}: nothing was counted (valid: a size or \
+                 runtime that lasts past the ramp, e.g. time_based with runtime)",
+                s.name,
+                duration_text(s.ramp_time_ns)
+            ));
+        }
+    }
+    out
 }
 
 fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError> {
