@@ -726,7 +726,9 @@ impl DeviceModel {
             } else {
                 (self.read_ns, self.ssd_read_ns_per_byte)
             };
-            return self.command_ns + lat + u64_of(f64_of(len) * per);
+            // At least a nanosecond, as for a disk: a command that took no time would let a
+            // time-based run go round without its clock moving.
+            return (self.command_ns + lat + u64_of(f64_of(len) * per)).max(1);
         }
         let iface = f64_of(len) * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);

@@ -294,7 +294,13 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             let stream = RequestStream::new(s, &p.inst, cap)
                 .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
             let total = stream.total_bytes();
-            let mut j = JobRt::new(stream, p.lun as u32, s.iodepth.max(1));
+            // psync issues one request at a time whatever iodepth says, as fio's sync engines
+            // and the real executor on files do.
+            let depth = match s.ioengine {
+                raidlab_workload::IoEngine::Psync => 1,
+                _ => s.iodepth.max(1),
+            };
+            let mut j = JobRt::new(stream, p.lun as u32, depth);
             j.ramp_end = s.ramp_time_ns;
             j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
             j.target_bytes = total;

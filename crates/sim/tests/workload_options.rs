@@ -1,0 +1,34 @@
+//! fio options whose meaning the simulator must share with the real executor.
+
+mod common;
+use common::{sim_run, system};
+
+/// psync is synchronous: one request in flight whatever iodepth says (fio's sync engines,
+/// and the real executor on files, run at depth 1).
+#[test]
+fn psync_runs_one_request_at_a_time() {
+    let target = system("xdd2008/raid0.toml");
+    let run = |opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("rw", "randread"),
+            ("bs", "8k"),
+            ("size", "64m"),
+            ("direct", "1"),
+        ];
+        o.extend_from_slice(opts);
+        sim_run(&target, &o)
+    };
+    let psync_deep = run(&[("ioengine", "psync"), ("iodepth", "64")]);
+    let psync_one = run(&[("ioengine", "psync"), ("iodepth", "1")]);
+    let uring_deep = run(&[("iodepth", "64")]);
+    let iops = |r: &raidlab_result::RunResult| r.aggregate().summary().iops;
+    assert_eq!(iops(&psync_deep), iops(&psync_one));
+    let depths = &psync_deep.jobs[0].iodepth_level;
+    assert_eq!(depths.iter().sum::<u64>(), depths[0], "all at depth 1: {depths:?}");
+    assert!(
+        iops(&uring_deep) > 2.0 * iops(&psync_one),
+        "io_uring at depth 64 {} vs psync {}",
+        iops(&uring_deep),
+        iops(&psync_one)
+    );
+}
