@@ -621,10 +621,18 @@ impl JobSpec {
             Some(s) => s,
             None => target_size.saturating_sub(start),
         };
+        if start >= target_size && self.size.is_none() {
+            return Err(SpecError {
+                message: format!(
+                    "job '{}' (#{job_index}) starts at byte {start}, at or past the end of the target, which holds {target_size} bytes (valid: offset below {target_size})",
+                    self.name
+                ),
+            });
+        }
         if start.checked_add(len).is_none_or(|end| end > target_size) || len == 0 {
             return Err(SpecError {
                 message: format!(
-                    "job '{}' (#{job_index}) covers [{start}, {}) but the target holds {target_size} bytes",
+                    "job '{}' (#{job_index}) covers [{start}, {}) but the target holds {target_size} bytes (valid: offset + size up to {target_size})",
                     self.name,
                     start.saturating_add(len)
                 ),
@@ -719,6 +727,21 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(s.region(2, 4 << 20).unwrap(), (2 << 20, 1 << 20));
-        assert!(s.region(4, 4 << 20).is_err());
+        let e = s.region(4, 4 << 20).unwrap_err().message;
+        assert!(
+            e.contains("covers [4194304, 5242880)") && e.contains("up to 4194304"),
+            "{e}"
+        );
+        // An offset past the end with no size: said as such, not as an empty region.
+        let past = JobSpec {
+            offset: 5 << 20,
+            ..Default::default()
+        };
+        let e = past.region(0, 4 << 20).unwrap_err().message;
+        assert!(
+            e.contains("starts at byte 5242880, at or past the end")
+                && e.contains("offset below 4194304"),
+            "{e}"
+        );
     }
 }
