@@ -300,6 +300,10 @@ fn bad_input_is_one_line_exit_2() {
         ),
         (vec!["array", "create", "--level", "5"], "does not exist"),
         (vec!["array", "status", "/nonexistent/x"], "does not exist"),
+        (
+            vec!["array", "create", "--level", "5", "--size", "-4m"],
+            "--size -4m: '-4m' is not a size",
+        ),
     ] {
         let mut a = args.clone();
         a.extend(ms.iter().map(String::as_str));

@@ -35,10 +35,10 @@ enum ArrayCmd {
         #[arg(long)]
         layout: Option<String>,
         /// Chunk size (default 512k, like mdadm)
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         chunk: Option<String>,
         /// Create missing member files with this size
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         size: Option<String>,
         /// Overwrite members that hold data (a filesystem, a partition table, nonzero bytes)
         #[arg(long)]
