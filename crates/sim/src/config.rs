@@ -347,7 +347,17 @@ fn apply_models(
         .get("models")
         .cloned()
         .unwrap_or(toml::Value::Table(toml::Table::new()));
-    for kind in ["controller", "interface", "switch"] {
+    if let Some(m) = models.as_table() {
+        if let Some(k) = m.keys().find(|k| !MODEL_KINDS.contains(&k.as_str())) {
+            let (f, line) = sect_line(texts, &format!("[models.{k}"), file);
+            return Err(SimError::usage(format!(
+                "{f}:{line}: [models.{k}.*]: there are no {k} models (valid: {}; drives are \
+                 [[disk]] entries with base = \"<catalog name>\")",
+                MODEL_KINDS.map(|k| format!("[models.{k}.NAME]")).join(", ")
+            )));
+        }
+    }
+    for kind in MODEL_KINDS {
         let Some(toml::Value::Array(items)) = t.get_mut(kind) else {
             continue;
         };
@@ -402,6 +412,318 @@ fn locate(texts: &[(String, String)], value: &str, fallback: &str) -> (String, u
     (fallback.to_string(), 1)
 }
 
+/// Kinds of shared parameter sets (`[models.KIND.NAME]`).
+const MODEL_KINDS: [&str; 3] = ["controller", "interface", "switch"];
+
+/// A section of a loaded text: its file, the 1-based line of its header and its lines.
+struct Sect<'a> {
+    file: &'a str,
+    first: usize,
+    lines: Vec<&'a str>,
+}
+
+impl Sect<'_> {
+    /// 1-based line of `key = ...` in this section.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        self.lines
+            .iter()
+            .position(|l| key_value(l).is_some_and(|(k, _)| k == key))
+            .map(|i| self.first + i)
+    }
+}
+
+/// `key` and `value` of a `key = value` line (None for headers, comments and the rest).
+fn key_value(line: &str) -> Option<(&str, &str)> {
+    let l = line.trim();
+    if l.starts_with('#') || l.starts_with('[') {
+        return None;
+    }
+    let (k, v) = l.split_once('=')?;
+    Some((k.trim().trim_matches('"'), v.trim()))
+}
+
+/// Sections whose header starts with `header` (e.g. `[[controller]]`, `[host]`) and, given a
+/// name, that hold `name = "NAME"`; in the order of `texts` (the file itself first).
+fn sects<'a>(texts: &'a [(String, String)], header: &str, name: Option<&str>) -> Vec<Sect<'a>> {
+    let mut out = Vec::new();
+    for (f, t) in texts {
+        let mut cur: Option<Sect> = None;
+        for (i, l) in t.lines().enumerate() {
+            if l.trim_start().starts_with('[') {
+                out.extend(cur.take());
+                if l.trim_start().starts_with(header) {
+                    cur = Some(Sect {
+                        file: f,
+                        first: i + 1,
+                        lines: Vec::new(),
+                    });
+                }
+            }
+            if let Some(c) = cur.as_mut() {
+                c.lines.push(l);
+            }
+        }
+        out.extend(cur);
+    }
+    out.retain(|s| {
+        name.is_none_or(|n| {
+            let q = format!("\"{n}\"");
+            s.lines
+                .iter()
+                .any(|l| key_value(l).is_some_and(|(k, v)| k == "name" && v.starts_with(&q)))
+        })
+    });
+    out
+}
+
+/// File and line of the first section starting with `header`.
+fn sect_line(texts: &[(String, String)], header: &str, fallback: &str) -> (String, usize) {
+    sects(texts, header, None)
+        .first()
+        .map(|s| (s.file.to_string(), s.first))
+        .unwrap_or((fallback.to_string(), 1))
+}
+
+/// File and line of `key` of the component `header` named `name` (any such section when
+/// None), else of `key` in its model's section (`model`, e.g. `[models.controller.M]`), else
+/// of the component's name; `fallback:1` when none is found.
+fn key_line(
+    texts: &[(String, String)],
+    header: &str,
+    name: Option<&str>,
+    model: Option<&str>,
+    key: &str,
+    fallback: &str,
+) -> (String, usize) {
+    let own = sects(texts, header, name);
+    let models = model.map(|m| sects(texts, m, None)).unwrap_or_default();
+    own.iter()
+        .chain(&models)
+        .find_map(|s| s.line_of(key).map(|l| (s.file.to_string(), l)))
+        .or_else(|| {
+            own.first()
+                .map(|s| (s.file.to_string(), s.line_of("name").unwrap_or(s.first)))
+        })
+        .unwrap_or((fallback.to_string(), 1))
+}
+
+/// A number's valid range: above `lo` (`open`) or from `lo`, to `hi`, in `unit`.
+#[derive(Clone, Copy)]
+struct Rule {
+    lo: f64,
+    open: bool,
+    hi: f64,
+    unit: &'static str,
+}
+
+const fn range(lo: f64, hi: f64, unit: &'static str) -> Rule {
+    Rule {
+        lo,
+        open: false,
+        hi,
+        unit,
+    }
+}
+/// Rates, MB/s (decimal): above 0 and at most 1 TB/s.
+const RATE: Rule = Rule {
+    lo: 0.0,
+    open: true,
+    hi: 1e6,
+    unit: "MB/s (1 TB/s)",
+};
+/// Costs per command or I/O: at most a second.
+const COST_US: Rule = range(0.0, 1e6, "µs (1 s)");
+/// Drive mechanics (seeks, settling, head switches): at most a second.
+const MECH_MS: Rule = range(0.0, 1000.0, "ms");
+/// Sizes in KiB: at most 1 GiB, so byte counts cannot overflow.
+const KIB: Rule = range(0.0, 1048576.0, "KiB (1 GiB)");
+/// Sizes in MiB (caches): at most 16 TiB.
+const MIB: Rule = range(0.0, 16777216.0, "MiB (16 TiB)");
+/// Queue depths, counts of drives and destages.
+const COUNT: Rule = range(1.0, 1024.0, "");
+
+/// A value as written: integer keys are shown and compared as integers.
+#[derive(Clone, Copy)]
+enum Num {
+    F(f64),
+    I(u64),
+}
+
+/// One key to check: its value (None: absent), its rule, and for optional keys what leaving
+/// them out means.
+type Item = (&'static str, Option<Num>, Rule, Option<&'static str>);
+
+fn f(x: f64) -> Option<Num> {
+    Some(Num::F(x))
+}
+fn i(x: impl Into<u64>) -> Option<Num> {
+    Some(Num::I(x.into()))
+}
+
+/// The first value outside its rule: its key and `key = value: valid is ...`.
+fn first_bad(items: &[Item]) -> Option<(&'static str, String)> {
+    items.iter().find_map(|&(key, v, r, absent)| {
+        let (x, shown) = match v? {
+            Num::F(x) => (x, x.to_string()),
+            Num::I(n) => (n as f64, n.to_string()),
+        };
+        let above = if r.open { x > r.lo } else { x >= r.lo };
+        if x.is_finite() && above && x <= r.hi {
+            return None;
+        }
+        let valid = if r.open {
+            format!("above {} and at most {} {}", r.lo, r.hi, r.unit)
+        } else {
+            format!("{} to {} {}", r.lo, r.hi, r.unit)
+        };
+        let hint = absent
+            .map(|a| format!("; leave {key} out for {a}"))
+            .unwrap_or_default();
+        Some((
+            key,
+            format!("{key} = {shown}: valid is {}{hint}", valid.trim_end()),
+        ))
+    })
+}
+
+/// Most cylinders (HDDs) and zone-index slots a drive model may lay out.
+const LAYOUT_MAX: u128 = 1 << 22;
+
+/// A drive's values: rates, costs, mechanics, and sizes. HDD fields are not checked on SSDs
+/// and SSD fields not on HDDs (each kind ignores the other's), except that both lay out their
+/// blocks in zones, so `heads`, `zones` and the sectors per track are capped on either.
+fn disk_items(s: &DiskSpec) -> Vec<Item> {
+    let hdd = s.kind == catalog::DeviceKind::Hdd;
+    let lo = if hdd { 1.0 } else { 0.0 };
+    let mut v: Vec<Item> = vec![
+        (
+            "capacity_bytes",
+            i(s.capacity_bytes),
+            range(1048576.0, (1u64 << 50) as f64, "bytes (1 MiB to 1 PiB)"),
+            None,
+        ),
+        ("interface_mb_s", f(s.interface_mb_s), RATE, None),
+        ("command_us", f(s.command_us), COST_US, None),
+        ("heads", i(s.heads), range(lo, 255.0, ""), None),
+        ("zones", i(s.zones), range(lo, 65536.0, ""), None),
+        ("spt_outer", i(s.spt_outer), range(lo, 1e5, "sectors"), None),
+    ];
+    if hdd {
+        v.extend([
+            (
+                "spt_inner",
+                i(s.spt_inner),
+                range(1.0, s.spt_outer as f64, "sectors (at most spt_outer)"),
+                None,
+            ),
+            ("rpm", f(s.rpm), range(1000.0, 30000.0, "rpm"), None),
+            ("seek_track_ms", f(s.seek_track_ms), MECH_MS, None),
+            (
+                "seek_avg_ms",
+                f(s.seek_avg_ms),
+                range(
+                    s.seek_track_ms,
+                    1000.0,
+                    "ms (seek_track_ms ≤ seek_avg_ms ≤ seek_full_ms)",
+                ),
+                None,
+            ),
+            (
+                "seek_full_ms",
+                f(s.seek_full_ms),
+                range(
+                    s.seek_avg_ms,
+                    1000.0,
+                    "ms (seek_track_ms ≤ seek_avg_ms ≤ seek_full_ms)",
+                ),
+                None,
+            ),
+            ("write_settle_ms", f(s.write_settle_ms), MECH_MS, None),
+            ("head_switch_ms", f(s.head_switch_ms), MECH_MS, None),
+            ("read_ahead_kib", i(s.read_ahead_kib), KIB, None),
+            ("cache_kib", i(s.cache_kib), KIB, None),
+        ]);
+    } else {
+        v.extend([
+            (
+                "spt_inner",
+                i(s.spt_inner),
+                range(0.0, 1e5, "sectors"),
+                None,
+            ),
+            ("read_us", f(s.read_us), COST_US, None),
+            ("program_us", f(s.program_us), COST_US, None),
+            ("units", i(s.units), range(1.0, 4096.0, ""), None),
+            ("read_mb_s", f(s.read_mb_s), RATE, None),
+            ("write_mb_s", f(s.write_mb_s), RATE, None),
+        ]);
+    }
+    v
+}
+
+/// What the device model lays out for a drive (as `DeviceModel::new` does): cylinders, and
+/// slots of its zone index. Too many of either is memory the simulator cannot spend.
+fn check_layout(s: &DiskSpec) -> Result<(), (&'static str, String)> {
+    let (heads, nz) = (s.heads.max(1) as u128, s.zones.max(1) as u128);
+    let spt = |z: u128| -> u128 {
+        if nz == 1 {
+            s.spt_outer as u128
+        } else {
+            let (o, i) = (s.spt_outer as f64, s.spt_inner as f64);
+            (o + (i - o) * z as f64 / (nz - 1) as f64).round().max(1.0) as u128
+        }
+    };
+    let per_cyl: u128 = (0..nz).map(|z| spt(z) * heads).sum();
+    let cyl_per_zone = (s.capacity_bytes as u128 / 512 / per_cyl.max(1)).max(1) + 1;
+    let lba: u128 = (0..nz).map(|z| cyl_per_zone * heads * spt(z)).sum();
+    let shortest = (0..nz)
+        .map(|z| cyl_per_zone * heads * spt(z))
+        .min()
+        .unwrap_or(1);
+    let slots = (lba >> shortest.max(1).ilog2()) + 1;
+    let shape = format!(
+        "capacity_bytes = {}, heads = {}, zones = {}, spt_outer = {}, spt_inner = {}",
+        s.capacity_bytes, s.heads, s.zones, s.spt_outer, s.spt_inner
+    );
+    if s.kind == catalog::DeviceKind::Hdd && cyl_per_zone * nz > LAYOUT_MAX {
+        return Err((
+            "capacity_bytes",
+            format!(
+                "{shape} make {} cylinders: valid is at most {LAYOUT_MAX} (more heads or \
+                 sectors per track, or a smaller capacity)",
+                cyl_per_zone * nz
+            ),
+        ));
+    }
+    if slots > LAYOUT_MAX {
+        return Err((
+            "spt_inner",
+            format!(
+                "{shape} make zones too unequal to index ({slots} slots): valid is at most \
+                 {LAYOUT_MAX} (fewer zones, or spt_inner closer to spt_outer)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `layout` names the one layout the simulator lays an array out in (md's default
+/// for its level, as `planner` builds it), and that layout's name.
+fn layout_ok(level: &str, layout: &str) -> (bool, String) {
+    use raidlab_geometry::{Layout, Level as G};
+    let g = match level {
+        "raid10" => G::Raid10,
+        "raid5" => G::Raid5,
+        "raid6" => G::Raid6,
+        _ => G::Raid0,
+    };
+    let modelled = Layout::default_for(g);
+    (
+        Layout::parse(g, layout).is_ok_and(|l| l == modelled),
+        modelled.to_string(),
+    )
+}
+
 /// Parse and check a system file's text. `file` is used in messages, `dir` resolves includes.
 pub fn parse(file: &str, text: &str) -> Result<System, SimError> {
     parse_in(file, text, None)
@@ -435,32 +757,181 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         let (f, l) = locate(&texts, needle, file);
         SimError::usage(format!("{f}:{l}: {msg}"))
     };
+    // `key` of the component `header` named `name` (or its model), as `file:line: msg`.
+    let at = |header: &str, name: Option<&str>, model: Option<String>, key: &str, msg: String| {
+        let (f, l) = key_line(&texts, header, name, model.as_deref(), key, file);
+        SimError::usage(format!("{f}:{l}: {msg}"))
+    };
     let mut names = std::collections::BTreeSet::new();
-    let all_names = cfg
-        .interface
-        .iter()
-        .map(|i| &i.name)
-        .chain(cfg.switch.iter().map(|s| &s.name))
-        .chain(cfg.controller.iter().map(|c| &c.name))
-        .chain(cfg.array.iter().map(|a| &a.name))
-        .chain(cfg.lun.iter().map(|l| &l.name));
-    for n in all_names {
-        if !names.insert(n.clone()) {
-            return Err(err(
-                n,
-                format!("name '{n}' is used twice (every component needs its own name)"),
-            ));
+    let all_names = [
+        (
+            "interface",
+            cfg.interface.iter().map(|x| &x.name).collect::<Vec<_>>(),
+        ),
+        ("switch", cfg.switch.iter().map(|x| &x.name).collect()),
+        (
+            "controller",
+            cfg.controller.iter().map(|x| &x.name).collect(),
+        ),
+        ("array", cfg.array.iter().map(|x| &x.name).collect()),
+        ("lun", cfg.lun.iter().map(|x| &x.name).collect()),
+    ];
+    for (kind, list) in &all_names {
+        for n in list {
+            let lun = *kind == "lun";
+            if n.is_empty() || (lun && n.contains([':', '#'])) {
+                return Err(at(
+                    &format!("[[{kind}]]"),
+                    Some(n),
+                    None,
+                    "name",
+                    format!(
+                        "{kind} name \"{n}\": valid is a name that is not empty{}",
+                        if lun {
+                            " and holds no ':' or '#' (a LUN is the target sim:FILE#LUN)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
+            if !names.insert(n.to_string()) {
+                return Err(err(
+                    n,
+                    format!("name '{n}' is used twice (every component needs its own name)"),
+                ));
+            }
         }
     }
+    // Values: rates, costs and sizes within their ranges (`first_bad`'s rules).
     let h = &cfg.host;
-    if let Some(pc) = h.page_cache_mib {
-        if !(pc.is_finite() && pc > 0.0) {
-            return Err(err(
+    let no_limit = Some("no limit");
+    let mut values: Vec<(&str, Option<&str>, Option<String>, String, Vec<Item>)> = vec![(
+        "[host]",
+        None,
+        None,
+        "host".into(),
+        vec![
+            ("cpus", i(h.cpus), range(1.0, 1024.0, "CPUs"), None),
+            ("per_io_us", f(h.per_io_us), COST_US, None),
+            (
+                "job_start_ms",
+                f(h.job_start_ms),
+                range(0.0, 1e6, "ms (1000 s)"),
+                None,
+            ),
+            ("bus_mb_s", h.bus_mb_s.map(Num::F), RATE, no_limit),
+            ("parity_mb_s", h.parity_mb_s.map(Num::F), RATE, no_limit),
+            (
                 "page_cache_mib",
-                format!("host.page_cache_mib = {pc}: needs a size above 0 MiB"),
-            ));
+                h.page_cache_mib.map(Num::F),
+                Rule { open: true, ..MIB },
+                Some("no page cache"),
+            ),
+            ("copy_mb_s", h.copy_mb_s.map(Num::F), RATE, None),
+            ("read_ahead_kib", i(h.read_ahead_kib), KIB, None),
+            (
+                "max_request_kib",
+                i(h.max_request_kib),
+                Rule { lo: 4.0, ..KIB },
+                None,
+            ),
+            (
+                "nr_requests",
+                i(h.nr_requests),
+                range(1.0, 65536.0, "requests"),
+                None,
+            ),
+        ],
+    )];
+    for x in &cfg.interface {
+        values.push((
+            "[[interface]]",
+            Some(&x.name),
+            x.model.as_ref().map(|m| format!("[models.interface.{m}]")),
+            format!("interface '{}'", x.name),
+            vec![
+                ("link_mb_s", f(x.link_mb_s), RATE, None),
+                (
+                    "read_mb_s",
+                    x.read_mb_s.map(Num::F),
+                    RATE,
+                    Some("the link rate"),
+                ),
+                (
+                    "write_mb_s",
+                    x.write_mb_s.map(Num::F),
+                    RATE,
+                    Some("the link rate"),
+                ),
+                ("per_command_us", f(x.per_command_us), COST_US, None),
+            ],
+        ));
+    }
+    for x in &cfg.switch {
+        values.push((
+            "[[switch]]",
+            Some(&x.name),
+            x.model.as_ref().map(|m| format!("[models.switch.{m}]")),
+            format!("switch '{}'", x.name),
+            vec![
+                (
+                    "bandwidth_mb_s",
+                    x.bandwidth_mb_s.map(Num::F),
+                    RATE,
+                    Some("a non-blocking switch"),
+                ),
+                ("per_command_us", f(x.per_command_us), COST_US, None),
+            ],
+        ));
+    }
+    for x in &cfg.controller {
+        values.push((
+            "[[controller]]",
+            Some(&x.name),
+            x.model.as_ref().map(|m| format!("[models.controller.{m}]")),
+            format!("controller '{}'", x.name),
+            vec![
+                ("port_mb_s", x.port_mb_s.map(Num::F), RATE, no_limit),
+                ("read_command_us", f(x.read_command_us), COST_US, None),
+                ("write_command_us", f(x.write_command_us), COST_US, None),
+                ("read_mb_s", x.read_mb_s.map(Num::F), RATE, no_limit),
+                ("write_mb_s", x.write_mb_s.map(Num::F), RATE, no_limit),
+                (
+                    "write_burst_kib",
+                    x.write_burst_kib.map(Num::I),
+                    Rule { lo: 1.0, ..KIB },
+                    Some("writes that cut through"),
+                ),
+                ("cache_mib", i(x.cache_mib), MIB, None),
+                ("read_ahead_kib", i(x.read_ahead_kib), KIB, None),
+                ("parity_mb_s", x.parity_mb_s.map(Num::F), RATE, no_limit),
+                ("destage_depth", i(x.destage_depth), COUNT, None),
+                ("destage_coalesce", i(x.destage_coalesce), COUNT, None),
+                ("backend_mb_s", x.backend_mb_s.map(Num::F), RATE, no_limit),
+            ],
+        ));
+    }
+    for x in &cfg.array {
+        values.push((
+            "[[array]]",
+            Some(&x.name),
+            None,
+            format!("array '{}'", x.name),
+            vec![
+                ("chunk_kib", i(x.chunk_kib), Rule { lo: 1.0, ..KIB }, None),
+                ("disks", x.disks.map(|n| Num::I(n.into())), COUNT, None),
+                ("disk_queue_depth", i(x.disk_queue_depth), COUNT, None),
+            ],
+        ));
+    }
+    for (header, name, model, what, items) in values {
+        if let Some((key, msg)) = first_bad(&items) {
+            return Err(at(header, name, model, key, format!("{what}: {msg}")));
         }
-        if !h.copy_mb_s.is_some_and(|c| c.is_finite() && c > 0.0) {
+    }
+    if h.page_cache_mib.is_some() {
+        if h.copy_mb_s.is_none() {
             return Err(err(
                 "page_cache_mib",
                 "host.page_cache_mib needs copy_mb_s = <MB/s> (the copy rate between the page \
@@ -475,16 +946,6 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 format!(
                     "host: dirty_background_ratio = {bg}, dirty_ratio = {dr}: valid is \
                      0 < dirty_background_ratio <= dirty_ratio < 100 (% of the page cache)"
-                ),
-            ));
-        }
-        if h.max_request_kib < 4 || h.nr_requests == 0 {
-            return Err(err(
-                "max_request_kib",
-                format!(
-                    "host: max_request_kib = {}, nr_requests = {}: valid is at least 4 KiB \
-                     and 1 request",
-                    h.max_request_kib, h.nr_requests
                 ),
             ));
         }
@@ -504,6 +965,29 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             .get("name")
             .and_then(|v| v.as_str())
             .ok_or_else(|| err("[[disk]]", "[[disk]] needs name = \"...\"".into()))?;
+        let disk_at = |key: &str, msg: String| at("[[disk]]", Some(name), None, key, msg);
+        if name.is_empty() {
+            return Err(disk_at(
+                "name",
+                "disk name \"\": valid is a name that is not empty".into(),
+            ));
+        }
+        if cfg
+            .disk
+            .iter()
+            .filter(|d| d.get("name").and_then(|v| v.as_str()) == Some(name))
+            .count()
+            > 1
+        {
+            let (f, l) = sects(&texts, "[[disk]]", Some(name))
+                .last()
+                .map(|s| (s.file.to_string(), s.line_of("name").unwrap_or(s.first)))
+                .unwrap_or((file.to_string(), 1));
+            return Err(SimError::usage(format!(
+                "{f}:{l}: disk '{name}' is defined twice (every [[disk]] needs its own name; \
+                 base = \"{name}\" in a second one takes the first's values)"
+            )));
+        }
         let mut base = match t.get("base").and_then(|v| v.as_str()) {
             Some(b) => {
                 let spec = cat.get(b).ok_or_else(|| {
@@ -530,7 +1014,10 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 .map_err(|e: toml::de::Error| {
                     err(name, format!("disk '{name}': {}", e.message().trim()))
                 })?;
-        check_seek_table(name, &spec.seek_table).map_err(|m| err(name, m))?;
+        check_seek_table(name, &spec.seek_table).map_err(|m| disk_at("seek_table", m))?;
+        if let Some((key, m)) = first_bad(&disk_items(&spec)).or(check_layout(&spec).err()) {
+            return Err(disk_at(key, format!("disk '{name}': {m}")));
+        }
         cat.insert(name.to_string(), spec);
     }
     let mut disks = BTreeMap::new();
@@ -550,10 +1037,49 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 ),
             ));
         }
-        if a.chunk_kib == 0 {
-            return Err(err(
-                &a.name,
-                format!("array '{}': chunk_kib must be at least 1", a.name),
+        let array_at = |key: &str, msg: String| {
+            at(
+                "[[array]]",
+                Some(&a.name),
+                None,
+                key,
+                format!("array '{}': {msg}", a.name),
+            )
+        };
+        if let Some(l) = &a.layout {
+            let (ok, modelled) = layout_ok(&a.level, l);
+            if !ok {
+                return Err(array_at(
+                    "layout",
+                    format!(
+                        "layout = \"{l}\": the simulator lays {} out as md's default (valid: \
+                         {modelled}, or leave layout out)",
+                        a.level
+                    ),
+                ));
+            }
+        }
+        // Keys of the other kind of array.
+        let (wrong, kind, takes) = match &a.controller {
+            Some(_) => (
+                vec![("members", a.members.is_some())],
+                "a controller array",
+                "disks = <count> and disk = \"<drive>\"",
+            ),
+            None => (
+                vec![
+                    ("disks", a.disks.is_some()),
+                    ("disk", a.disk.is_some()),
+                    ("disk_write_cache", a.disk_write_cache.is_some()),
+                ],
+                "a host array (no controller)",
+                "members = [\"lun\", ...]",
+            ),
+        };
+        if let Some((key, _)) = wrong.iter().find(|(_, set)| *set) {
+            return Err(array_at(
+                key,
+                format!("{key} does not apply to {kind}: it takes {takes}"),
             ));
         }
         match &a.controller {
@@ -592,13 +1118,31 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 })?;
                 check_count(&a.level, n)
                     .map_err(|m| err(&a.name, format!("array '{}': {m}", a.name)))?;
+                if a.chunk_kib * 1024 > spec.capacity_bytes {
+                    return Err(array_at(
+                        "chunk_kib",
+                        format!(
+                            "chunk_kib = {}: valid is 1 to {} KiB (a chunk fits on a drive: \
+                             '{dn}' holds {} bytes)",
+                            a.chunk_kib,
+                            (spec.capacity_bytes >> 10).min(1 << 20),
+                            spec.capacity_bytes
+                        ),
+                    ));
+                }
                 disks.insert(a.name.clone(), spec.clone());
             }
             None => {
                 let m = a.members.as_ref().ok_or_else(|| {
                     err(&a.name, format!("array '{}': a host array (no controller) needs members = [\"lun\", ...]", a.name))
                 })?;
-                for x in m {
+                for (k, x) in m.iter().enumerate() {
+                    if m[..k].contains(x) {
+                        return Err(array_at(
+                            "members",
+                            format!("members lists '{x}' twice (valid: each LUN once)"),
+                        ));
+                    }
                     if !lun_names.contains(&x.as_str()) {
                         return Err(err(
                             x,
@@ -709,20 +1253,20 @@ pub fn load(path: &std::path::Path) -> Result<System, SimError> {
 }
 
 /// A measured seek table: at least two points (fraction of a full stroke, ms), fractions
-/// rising within 0..=1, times finite, not negative and not falling with distance.
+/// rising within 0..=1, times 0 to 1000 ms and not falling with distance.
 fn check_seek_table(disk: &str, t: &[(f64, f64)]) -> Result<(), String> {
     if t.is_empty() {
         return Ok(());
     }
-    let what = "seek_table = [[fraction of a full stroke 0..1, ms], ...], fractions rising, \
-                times not falling";
+    let what = "seek_table = [[fraction of a full stroke 0..1, ms 0..1000], ...], fractions \
+                rising, times not falling";
     if t.len() < 2 {
         return Err(format!(
             "disk '{disk}': seek_table needs at least two points ({what})"
         ));
     }
     for (i, &(x, ms)) in t.iter().enumerate() {
-        if !(0.0..=1.0).contains(&x) || !ms.is_finite() || ms < 0.0 {
+        if !(0.0..=1.0).contains(&x) || !(0.0..=1000.0).contains(&ms) {
             return Err(format!(
                 "disk '{disk}': seek_table point {} is [{x}, {ms}] ({what})",
                 i + 1
@@ -738,4 +1282,23 @@ fn check_seek_table(disk: &str, t: &[(f64, f64)]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The built-in drives pass the checks a `[[disk]]` entry gets.
+    #[test]
+    fn catalog_drives_pass_the_drive_checks() {
+        for d in catalog::catalog() {
+            assert!(first_bad(&disk_items(&d)).is_none(), "{}", d.name);
+            assert!(check_layout(&d).is_ok(), "{}", d.name);
+            assert!(
+                check_seek_table(&d.name, &d.seek_table).is_ok(),
+                "{}",
+                d.name
+            );
+        }
+    }
 }

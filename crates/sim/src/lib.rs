@@ -79,6 +79,8 @@
 //! name = "chain0"
 //! controller = "ctrlA"        # absent = host software RAID over `members` (LUN names)
 //! level = "raid5"             # single, linear, raid0, raid1, raid10, raid5, raid6
+//! # layout = "left-symmetric" # md's default for the level, the only layout simulated
+//! #                           # (raid10: n2; others: none); absent = that default
 //! chunk_kib = 64
 //! disks = 5
 //! disk = "compaq-18g-10k"     # catalog name (see `catalog`)
@@ -94,6 +96,15 @@
 //! offset_bytes = 0            # where the host's data starts (a partition offset)
 //! hidden = false              # hidden LUNs only serve as members of host arrays
 //! ```
+//!
+//! Values are checked as the file loads, each error one line with `file:line`, the component,
+//! the key and what is valid: rates (`*_mb_s`) above 0 and at most 1 TB/s (an optional rate
+//! left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s, `job_start_ms` 0
+//! to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek, 1000 to 30000
+//! rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue depths 1 to 1024.
+//! An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names are not empty, a
+//! LUN's holds no `:` or `#`; a host array takes `members` (each LUN once), a controller
+//! array `disks` and `disk`.
 
 pub mod catalog;
 pub mod config;
@@ -435,9 +446,14 @@ fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
 
 /// Each component's theoretical bound and the bound per LUN and for all LUNs together
 /// (reads; the note gives the write bound where it differs).
+/// `SYSTEM#LUN` checks that the LUN exists and gives the same list.
 pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
-    let sys = config::load(system)?;
+    let (system, lun) = split_lun(system)?;
+    let sys = config::load(&system)?;
     let w = World::build(&sys)?;
+    if let Some(l) = &lun {
+        lun_and_members(&w, &system, l)?;
+    }
     Ok(bounds_of(&w))
 }
 
@@ -613,11 +629,61 @@ fn read_bound(b: &ComponentBound) -> String {
     }
 }
 
+/// `PATH` or `PATH#LUN` (a path that exists as written is never split).
+fn split_lun(system: &Path) -> Result<(PathBuf, Option<String>), SimError> {
+    let s = system.to_string_lossy();
+    match s.split_once('#') {
+        Some((p, l)) if !system.exists() => {
+            if p.is_empty() || l.is_empty() {
+                return Err(SimError::usage(format!(
+                    "'{s}': expected SYSTEM.toml or SYSTEM.toml#LUN"
+                )));
+            }
+            Ok((PathBuf::from(p), Some(l.to_string())))
+        }
+        _ => Ok((system.to_path_buf(), None)),
+    }
+}
+
+/// The LUN named `lun` and those it is built on (members of host arrays, recursively).
+fn lun_and_members(w: &World, path: &Path, lun: &str) -> Result<Vec<bool>, SimError> {
+    let li = w.luns.iter().position(|x| x.name == lun).ok_or_else(|| {
+        SimError::usage(format!(
+            "no LUN '{lun}' in {} (LUNs: {})",
+            path.display(),
+            w.luns
+                .iter()
+                .map(|x| x.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    let mut show = vec![false; w.luns.len()];
+    let mut todo = vec![li];
+    while let Some(i) = todo.pop() {
+        if !std::mem::replace(&mut show[i], true) {
+            let a = &w.arrays[w.luns[i].array];
+            if a.ctrl.is_none() {
+                todo.extend(&a.members);
+            }
+        }
+    }
+    Ok(show)
+}
+
 /// Text for `raidlab explain SYSTEM`: the path from host to drives with each component's
-/// bound, then the bound per LUN and for all LUNs.
+/// bound, then the bound per LUN and for all LUNs. `SYSTEM#LUN` explains that LUN (and the
+/// LUNs its host array is built on); a LUN the system does not have is a usage error naming
+/// those it has.
 pub fn explain(system: &Path) -> Result<String, SimError> {
+    let (system, lun) = split_lun(system)?;
+    let system = system.as_path();
     let sys = config::load(system)?;
     let w = World::build(&sys)?;
+    let show = match &lun {
+        Some(l) => lun_and_members(&w, system, l)?,
+        None => vec![true; w.luns.len()],
+    };
     let b = bounds_of(&w);
     let mut s = String::new();
     use std::fmt::Write;
@@ -646,7 +712,7 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             let _ = writeln!(s, "  no page cache: buffered jobs run as direct ones");
         }
     }
-    for l in &w.luns {
+    for (l, _) in w.luns.iter().zip(&show).filter(|(_, &v)| v) {
         let a = &w.arrays[l.array];
         let _ = writeln!(
             s,
@@ -723,7 +789,7 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);
         }
     }
-    if let Some(all) = b.iter().find(|x| x.name == "all") {
+    if let Some(all) = b.iter().find(|x| x.name == "all" && lun.is_none()) {
         let _ = writeln!(s, "all LUNs at once: {} ({})", read_bound(all), all.note);
     }
     Ok(s)

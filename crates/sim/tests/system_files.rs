@@ -351,3 +351,542 @@ fn the_model_print_is_a_fingerprint() {
     // The hash of no sources at all would be FNV-1a's offset basis.
     assert_ne!(p, "cbf29ce484222325", "the build script found no sources");
 }
+
+/// A small valid system for the checks below: a controller with a RAID 5 and a single drive,
+/// each a hidden LUN, and a host RAID 1 over the two.
+const SMALL: &str = "[system]\nname = \"x\"\n[host]\ncpus = 2\n\
+[[interface]]\nname = \"fc0\"\nlink_mb_s = 100\n[[switch]]\nname = \"sw\"\n\
+[[controller]]\nname = \"c\"\nwrite_mb_s = 50\ncache_mib = 64\n\
+[[disk]]\nname = \"d\"\nbase = \"compaq-18g-10k\"\n\
+[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"raid5\"\ndisks = 4\ndisk = \"d\"\n\
+[[array]]\nname = \"b\"\ncontroller = \"c\"\nlevel = \"single\"\ndisks = 1\ndisk = \"d\"\n\
+[[array]]\nname = \"md\"\nlevel = \"raid1\"\nmembers = [\"la\", \"lb\"]\n\
+[[lun]]\nname = \"la\"\narray = \"a\"\npath = [\"fc0\", \"sw\"]\nhidden = true\n\
+[[lun]]\nname = \"lb\"\narray = \"b\"\npath = [\"fc0\"]\nhidden = true\n\
+[[lun]]\nname = \"m\"\narray = \"md\"\n";
+
+/// `SMALL` with its first `old` replaced by `new`.
+fn small_with(old: &str, new: &str) -> String {
+    assert!(SMALL.contains(old), "{old}");
+    SMALL.replacen(old, new, 1)
+}
+
+/// Each (old, new, key, wanted pieces): `SMALL` so changed is refused with one usage line
+/// that starts `s.toml:N:` where line N holds `key`, and names the key and what is valid.
+fn all_refused(cases: &[(&str, &str, &str, &[&str])]) {
+    for &(old, new, key, want) in cases {
+        let text = small_with(old, new);
+        let e = raidlab_sim::config::parse("s.toml", &text)
+            .map(|_| ())
+            .expect_err(&format!("{new} is refused"));
+        let m = &e.message;
+        let line: usize = m
+            .strip_prefix("s.toml:")
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{new}: no s.toml:LINE in {m}"));
+        assert!(
+            e.is_usage() && !m.contains('\n') && m.contains(key),
+            "{new}: {m}"
+        );
+        assert!(
+            text.lines().nth(line - 1).is_some_and(|l| l.contains(key)),
+            "{new}: line {line} does not hold {key}: {m}"
+        );
+        for w in want {
+            assert!(m.contains(w), "{new}: wanted '{w}' in {m}");
+        }
+    }
+}
+
+#[test]
+fn the_small_system_loads() {
+    raidlab_sim::config::parse("s.toml", SMALL).unwrap();
+}
+
+/// Rates and costs of the host, interfaces, switches and controllers: finite, rates above 0
+/// and at most 1 TB/s, costs 0 to a second; a present 0 where absence means no limit says so.
+#[test]
+fn rates_and_costs_must_be_finite_and_in_range() {
+    const RATE: &str = "valid is above 0 and at most 1000000 MB/s (1 TB/s)";
+    const COST: &str = "valid is 0 to 1000000 µs (1 s)";
+    let host = "cpus = 2\n";
+    let ifc = "name = \"fc0\"\n";
+    let sw = "name = \"sw\"\n";
+    let ctl = "name = \"c\"\n";
+    all_refused(&[
+        (
+            host,
+            "cpus = 2\nper_io_us = inf\n",
+            "per_io_us",
+            &["host: per_io_us = inf", COST],
+        ),
+        (host, "cpus = 2\nper_io_us = 1e300\n", "per_io_us", &[COST]),
+        (
+            host,
+            "cpus = 2\njob_start_ms = -1\n",
+            "job_start_ms",
+            &["0 to 1000000 ms"],
+        ),
+        (
+            host,
+            "cpus = 2\nbus_mb_s = 0\n",
+            "bus_mb_s",
+            &[RATE, "leave bus_mb_s out for no limit"],
+        ),
+        (
+            host,
+            "cpus = 2\nparity_mb_s = nan\n",
+            "parity_mb_s",
+            &["= NaN", RATE],
+        ),
+        (
+            "link_mb_s = 100",
+            "link_mb_s = 0",
+            "link_mb_s",
+            &["interface 'fc0': link_mb_s = 0", RATE],
+        ),
+        (
+            ifc,
+            "name = \"fc0\"\nread_mb_s = 2e6\n",
+            "read_mb_s",
+            &[RATE, "out for the link rate"],
+        ),
+        (
+            ifc,
+            "name = \"fc0\"\nper_command_us = -3\n",
+            "per_command_us",
+            &[COST],
+        ),
+        (
+            sw,
+            "name = \"sw\"\nbandwidth_mb_s = 0\n",
+            "bandwidth_mb_s",
+            &["switch 'sw'", RATE, "non-blocking"],
+        ),
+        (
+            sw,
+            "name = \"sw\"\nper_command_us = inf\n",
+            "per_command_us",
+            &[COST],
+        ),
+        (
+            "write_mb_s = 50",
+            "write_mb_s = 0",
+            "write_mb_s",
+            &[
+                "controller 'c': write_mb_s = 0",
+                RATE,
+                "leave write_mb_s out for no limit",
+            ],
+        ),
+        ("write_mb_s = 50", "write_mb_s = -1", "write_mb_s", &[RATE]),
+        ("write_mb_s = 50", "write_mb_s = nan", "write_mb_s", &[RATE]),
+        (ctl, "name = \"c\"\nport_mb_s = inf\n", "port_mb_s", &[RATE]),
+        (
+            ctl,
+            "name = \"c\"\nbackend_mb_s = 0\n",
+            "backend_mb_s",
+            &[RATE],
+        ),
+        (
+            ctl,
+            "name = \"c\"\nparity_mb_s = -37\n",
+            "parity_mb_s",
+            &[RATE],
+        ),
+        (
+            ctl,
+            "name = \"c\"\nread_command_us = 1e300\n",
+            "read_command_us",
+            &[COST],
+        ),
+        (
+            ctl,
+            "name = \"c\"\nwrite_command_us = -1\n",
+            "write_command_us",
+            &[COST],
+        ),
+    ]);
+    // A model's value is checked where the component takes it, and its line is the model's.
+    let text = small_with(
+        "[[controller]]\nname = \"c\"\n",
+        "[models.controller.m]\nread_mb_s = 0\n[[controller]]\nname = \"c\"\nmodel = \"m\"\n",
+    );
+    let e = raidlab_sim::config::parse("s.toml", &text).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("s.toml:11: controller 'c': read_mb_s = 0"),
+        "{e}"
+    );
+}
+
+/// Counts, queue depths and sizes: at least 1 where 0 makes no sense, and small enough that
+/// byte counts cannot overflow (KiB sizes at most 1 GiB, cache MiB at most 16 TiB).
+#[test]
+fn integer_keys_are_range_checked() {
+    const KIB: &str = "1048576 KiB (1 GiB)";
+    let ctl = "name = \"c\"\n";
+    let arr = "name = \"a\"\n";
+    all_refused(&[
+        (
+            "cpus = 2",
+            "cpus = 0",
+            "cpus",
+            &["host: cpus = 0: valid is 1 to 1024 CPUs"],
+        ),
+        (
+            "cpus = 2",
+            "cpus = 2\nnr_requests = 0",
+            "nr_requests",
+            &["valid is 1 to"],
+        ),
+        (
+            "cpus = 2",
+            "cpus = 2\nmax_request_kib = 2",
+            "max_request_kib",
+            &["valid is 4 to", KIB],
+        ),
+        (
+            "cpus = 2",
+            "cpus = 2\nmax_request_kib = 18014398509481984",
+            "max_request_kib",
+            &[KIB],
+        ),
+        (
+            "cpus = 2",
+            "cpus = 2\nread_ahead_kib = 18014398509481984",
+            "read_ahead_kib",
+            &[KIB],
+        ),
+        (
+            "cache_mib = 64",
+            "cache_mib = 1099511627776",
+            "cache_mib",
+            &["16777216 MiB"],
+        ),
+        (
+            ctl,
+            "name = \"c\"\ndestage_depth = 0\n",
+            "destage_depth",
+            &["1 to 1024"],
+        ),
+        (
+            ctl,
+            "name = \"c\"\ndestage_coalesce = 0\n",
+            "destage_coalesce",
+            &["1 to 1024"],
+        ),
+        (
+            ctl,
+            "name = \"c\"\nwrite_burst_kib = 0\n",
+            "write_burst_kib",
+            &[KIB, "leave write_burst_kib out"],
+        ),
+        (
+            ctl,
+            "name = \"c\"\nread_ahead_kib = 18014398509481984\n",
+            "read_ahead_kib",
+            &[KIB],
+        ),
+        (
+            arr,
+            "name = \"a\"\nchunk_kib = 0\n",
+            "chunk_kib",
+            &["array 'a'", "1 to", KIB],
+        ),
+        (
+            arr,
+            "name = \"a\"\nchunk_kib = 9999999999\n",
+            "chunk_kib",
+            &[KIB],
+        ),
+        (
+            arr,
+            "name = \"a\"\nchunk_kib = 1099511627776\n",
+            "chunk_kib",
+            &[KIB],
+        ),
+        (
+            arr,
+            "name = \"a\"\ndisk_queue_depth = 0\n",
+            "disk_queue_depth",
+            &["1 to 1024"],
+        ),
+        (
+            "disks = 4",
+            "disks = 100000",
+            "disks",
+            &["disks = 100000: valid is 1 to 1024"],
+        ),
+    ]);
+}
+
+/// A drive's values, by kind: an HDD's mechanics and an SSD's rates and latencies; each kind
+/// ignores the other's fields (they default to 0), so those are not refused.
+#[test]
+fn drive_values_are_checked_for_their_kind() {
+    let hdd = "base = \"compaq-18g-10k\"\n";
+    let ssd = |extra: &str| format!("base = \"nvme-tlc-1tb\"\n{extra}\n");
+    let with = |extra: &str| format!("{hdd}{extra}\n");
+    let rate = "above 0 and at most 1000000 MB/s";
+    let seeks = "(seek_track_ms ≤ seek_avg_ms ≤ seek_full_ms)";
+    let cases: Vec<(String, &str, Vec<&str>)> = vec![
+        (
+            with("rpm = 0"),
+            "rpm",
+            vec!["disk 'd': rpm = 0: valid is 1000 to 30000 rpm"],
+        ),
+        (with("rpm = nan"), "rpm", vec!["1000 to 30000 rpm"]),
+        (with("heads = 0"), "heads", vec!["1 to 255"]),
+        (with("zones = 0"), "zones", vec!["1 to 65536"]),
+        (with("zones = 1000000000"), "zones", vec!["1 to 65536"]),
+        (
+            with("spt_outer = 0"),
+            "spt_outer",
+            vec!["1 to 100000 sectors"],
+        ),
+        (
+            with("spt_inner = 0"),
+            "spt_inner",
+            vec!["at most spt_outer"],
+        ),
+        (
+            with("spt_inner = 500"),
+            "spt_inner",
+            vec!["1 to 436 sectors (at most spt_outer)"],
+        ),
+        (
+            with("seek_track_ms = -1"),
+            "seek_track_ms",
+            vec!["0 to 1000 ms"],
+        ),
+        (
+            with("seek_avg_ms = 0.1"),
+            "seek_avg_ms",
+            vec!["0.6 to 1000 ms", seeks],
+        ),
+        (
+            with("seek_full_ms = 2000"),
+            "seek_full_ms",
+            vec!["5.2 to 1000 ms", seeks],
+        ),
+        (
+            with("write_settle_ms = inf"),
+            "write_settle_ms",
+            vec!["0 to 1000 ms"],
+        ),
+        (
+            with("head_switch_ms = -1"),
+            "head_switch_ms",
+            vec!["0 to 1000 ms"],
+        ),
+        (
+            with("capacity_bytes = 0"),
+            "capacity_bytes",
+            vec!["1048576 to"],
+        ),
+        (
+            with("capacity_bytes = 1000000000000000\nheads = 1\nspt_outer = 10\nspt_inner = 10"),
+            "capacity_bytes",
+            vec!["cylinders: valid is at most 4194304"],
+        ),
+        (with("interface_mb_s = 0"), "interface_mb_s", vec![rate]),
+        (
+            with("command_us = 1e300"),
+            "command_us",
+            vec!["0 to 1000000 µs"],
+        ),
+        (
+            with("cache_kib = 4294967295"),
+            "cache_kib",
+            vec!["1048576 KiB"],
+        ),
+        (ssd("read_mb_s = 0"), "read_mb_s", vec![rate]),
+        (ssd("write_mb_s = nan"), "write_mb_s", vec![rate]),
+        (ssd("units = 0"), "units", vec!["1 to 4096"]),
+        (ssd("read_us = inf"), "read_us", vec!["0 to 1000000 µs"]),
+        (
+            ssd("program_us = -1"),
+            "program_us",
+            vec!["0 to 1000000 µs"],
+        ),
+        (ssd("zones = 1000000"), "zones", vec!["0 to 65536"]),
+        (
+            ssd("zones = 65536\nspt_outer = 100000\nspt_inner = 0"),
+            "spt_inner",
+            vec!["too unequal to index"],
+        ),
+    ];
+    for (new, key, want) in &cases {
+        all_refused(&[(hdd, new, key, want)]);
+    }
+    // The other kind's fields are ignored, not refused.
+    for ok in [
+        ssd("rpm = 0\nheads = 0\nseek_avg_ms = 0\nspt_inner = 0"),
+        with("read_mb_s = 0\nread_us = -5\nunits = 0"),
+    ] {
+        let text = small_with(hdd, &ok);
+        raidlab_sim::config::parse("s.toml", &text).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    // A chunk must fit on a drive.
+    let e = raidlab_sim::config::parse(
+        "s.toml",
+        &small_with(hdd, &with("capacity_bytes = 16777216")).replacen(
+            "disks = 4\n",
+            "disks = 4\nchunk_kib = 32768\n",
+            1,
+        ),
+    )
+    .unwrap_err();
+    assert!(
+        e.message
+            .contains("array 'a': chunk_kib = 32768: valid is 1 to 16384 KiB"),
+        "{e}"
+    );
+}
+
+/// Configurations that parse but make no sense: each is one line naming the array, disk,
+/// model kind or name, and what is valid.
+#[test]
+fn nonsense_configurations_are_refused() {
+    all_refused(&[
+        (
+            "members = [\"la\", \"lb\"]",
+            "members = [\"la\", \"la\"]",
+            "members",
+            &["array 'md': members lists 'la' twice (valid: each LUN once)"],
+        ),
+        (
+            "name = \"md\"\n",
+            "name = \"md\"\ndisks = 4\n",
+            "disks",
+            &[
+                "array 'md': disks does not apply to a host array",
+                "members = [",
+            ],
+        ),
+        (
+            "name = \"md\"\n",
+            "name = \"md\"\ndisk = \"nope\"\n",
+            "disk",
+            &["disk does not apply to a host array"],
+        ),
+        (
+            "name = \"a\"\n",
+            "name = \"a\"\nmembers = [\"lb\"]\n",
+            "members",
+            &[
+                "members does not apply to a controller array",
+                "disks = <count>",
+            ],
+        ),
+        (
+            "name = \"a\"\n",
+            "name = \"a\"\nlayout = \"bogus\"\n",
+            "layout",
+            &["array 'a': layout = \"bogus\"", "valid: left-symmetric"],
+        ),
+        (
+            "name = \"md\"\n",
+            "name = \"md\"\nlayout = \"f2\"\n",
+            "layout",
+            &["valid: none"],
+        ),
+        (
+            "[[array]]\nname = \"a\"",
+            "[[disk]]\nname = \"d\"\nbase = \"samsung-hd501lj\"\n[[array]]\nname = \"a\"",
+            "name",
+            &["disk 'd' is defined twice"],
+        ),
+        (
+            "[[array]]\nname = \"a\"",
+            "[models.disk.x]\nrpm = 1\n[[array]]\nname = \"a\"",
+            "models.disk",
+            &[
+                "no disk models",
+                "[models.controller.NAME], [models.interface.NAME], [models.switch.NAME]",
+            ],
+        ),
+        (
+            "[[array]]\nname = \"a\"",
+            "[models.bogus.x]\n[[array]]\nname = \"a\"",
+            "models.bogus",
+            &["no bogus models", "[models.switch.NAME]"],
+        ),
+        (
+            "name = \"m\"",
+            "name = \"\"",
+            "name",
+            &["lun name \"\": valid is a name that is not empty and holds no ':' or '#'"],
+        ),
+        (
+            "name = \"m\"",
+            "name = \"m:1\"",
+            "name",
+            &["lun name \"m:1\""],
+        ),
+        (
+            "name = \"m\"",
+            "name = \"m#2\"",
+            "name",
+            &["lun name \"m#2\""],
+        ),
+        (
+            "name = \"sw\"",
+            "name = \"\"",
+            "name",
+            &["switch name \"\": valid is a name that is not empty"],
+        ),
+    ]);
+    // The layouts the simulator lays arrays out in are accepted.
+    for (old, new) in [
+        (
+            "name = \"a\"\n",
+            "name = \"a\"\nlayout = \"left-symmetric\"\n",
+        ),
+        ("name = \"a\"\n", "name = \"a\"\nlayout = \"ls\"\n"),
+        ("name = \"md\"\n", "name = \"md\"\nlayout = \"none\"\n"),
+    ] {
+        raidlab_sim::config::parse("s.toml", &small_with(old, new))
+            .unwrap_or_else(|e| panic!("{new}: {e}"));
+    }
+}
+
+/// `explain SYSTEM#LUN` explains that LUN and those it is built on; a LUN the system does not
+/// have is a usage error listing the LUNs, as `run` says.
+#[test]
+fn explain_takes_and_checks_a_lun() {
+    let dir = std::env::temp_dir().join(format!("raidlab-explain-lun-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    std::fs::write(&p, SMALL).unwrap();
+    let with_lun = |l: &str| std::path::PathBuf::from(format!("{}#{l}", p.display()));
+    let e = raidlab_sim::explain(&with_lun("nolun")).unwrap_err();
+    assert!(
+        e.is_usage()
+            && e.message.contains("no LUN 'nolun'")
+            && e.message.contains("LUNs: la, lb, m"),
+        "{e}"
+    );
+    let e = raidlab_sim::bounds(&with_lun("nolun")).unwrap_err();
+    assert!(e.is_usage() && e.message.contains("LUNs: la, lb, m"), "{e}");
+    assert!(raidlab_sim::explain(&with_lun("")).unwrap_err().is_usage());
+    let all = raidlab_sim::explain(&p).unwrap();
+    assert!(
+        all.contains("lun m:") && all.contains("all LUNs at once"),
+        "{all}"
+    );
+    let m = raidlab_sim::explain(&with_lun("m")).unwrap();
+    assert!(
+        m.contains("lun m:") && m.contains("lun la (hidden)") && m.contains("lun lb (hidden)"),
+        "{m}"
+    );
+    assert!(!m.contains("all LUNs at once"), "{m}");
+    let lb = raidlab_sim::explain(&with_lun("lb")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        lb.contains("lun lb (hidden)") && !lb.contains("lun m:") && !lb.contains("lun la"),
+        "{lb}"
+    );
+}

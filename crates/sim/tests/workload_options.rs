@@ -24,7 +24,11 @@ fn psync_runs_one_request_at_a_time() {
     let iops = |r: &raidlab_result::RunResult| r.aggregate().summary().iops;
     assert_eq!(iops(&psync_deep), iops(&psync_one));
     let depths = &psync_deep.jobs[0].iodepth_level;
-    assert_eq!(depths.iter().sum::<u64>(), depths[0], "all at depth 1: {depths:?}");
+    assert_eq!(
+        depths.iter().sum::<u64>(),
+        depths[0],
+        "all at depth 1: {depths:?}"
+    );
     assert!(
         iops(&uring_deep) > 2.0 * iops(&psync_one),
         "io_uring at depth 64 {} vs psync {}",

@@ -14,14 +14,8 @@ pub struct ExplainArgs {
 }
 
 pub fn main(args: ExplainArgs) -> Result<(), CliError> {
-    let path = std::path::PathBuf::from(
-        args.system
-            .strip_prefix("sim:")
-            .unwrap_or(&args.system)
-            .split('#')
-            .next()
-            .unwrap_or(""),
-    );
+    // `PATH#LUN` goes to the simulator whole: it checks the LUN and explains that LUN.
+    let path = std::path::PathBuf::from(args.system.strip_prefix("sim:").unwrap_or(&args.system));
     let err = |e: raidlab_sim::SimError| {
         if e.is_usage() {
             CliError::usage(e.to_string())
