@@ -119,6 +119,51 @@ pub fn plan_all(exp: &Experiment, ctx: &Context) -> Result<Vec<PointPlan>, LabEr
         .collect()
 }
 
+/// Check that every simulated system file the plans name (`system = …`, or a `sim:`
+/// filename) is a file that can be read, so a missing one is reported before anything runs
+/// (and by a dry run). Only existence and readability: whether it is a valid system is the
+/// simulator's to say when it loads it. The error names the file and where it was given.
+pub fn check_system_files(exp: &Experiment, plans: &[PointPlan]) -> Result<(), LabError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for plan in plans {
+        let Some(rest) = plan.target.strip_prefix("sim:") else {
+            continue;
+        };
+        let file = rest.split('#').next().unwrap_or(rest);
+        if !seen.insert(file.to_string()) {
+            continue;
+        }
+        let problem = match std::fs::metadata(file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+            Err(e) => format!("cannot be read: {e}"),
+            Ok(m) if m.is_dir() => "is a folder, not a system file".to_string(),
+            Ok(_) => match std::fs::File::open(file) {
+                Ok(_) => continue,
+                Err(e) => format!("cannot be read: {e}"),
+            },
+        };
+        let key = if plan.point.get("system").is_some() || exp.target.contains_key("system") {
+            "system"
+        } else {
+            "filename"
+        };
+        let place = if plan.point.get(key).is_some() {
+            format!(
+                "[sweep] {key}, point {} ({})",
+                plan.point.index,
+                describe(&plan.point)
+            )
+        } else {
+            format!("[target] {key}")
+        };
+        return Err(LabError::usage(format!(
+            "{}: {place}: system file {file} {problem}",
+            exp.origin
+        )));
+    }
+    Ok(())
+}
+
 /// Everything a campaign needs from its caller.
 pub struct Io<'a> {
     pub runner: &'a mut dyn Runner,

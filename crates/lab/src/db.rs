@@ -288,7 +288,7 @@ fn check_ours(path: &Path) -> Result<(), LabError> {
     }
     if got < 16 || &header != b"SQLite format 3\0" {
         return Err(LabError::usage(format!(
-            "{shown} is not an SQLite database (refusing to touch it; give another file with --db)"
+            "{shown} is not an SQLite database (refusing to touch it)"
         )));
     }
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -304,7 +304,7 @@ fn check_ours(path: &Path) -> Result<(), LabError> {
     if app != APPLICATION_ID {
         return Err(LabError::usage(format!(
             "{shown} is an SQLite database but not a raidlab results database (application_id {app:#x}, \
-             expected {APPLICATION_ID:#x}); refusing to touch it, give another file with --db"
+             expected {APPLICATION_ID:#x}); refusing to touch it"
         )));
     }
     let version: i32 = conn
@@ -348,9 +348,25 @@ impl Db {
 
     /// Open the database at `path`, creating it (with raidlab's schema) if there is no file.
     /// An existing file that is not a raidlab database is refused and left as it is.
+    /// A missing folder is a usage error naming `path` (not the side file the schema is
+    /// built in).
     pub fn open_or_create(path: &Path) -> Result<Db, LabError> {
         if path.exists() {
             return Self::open_existing(path);
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                let why = if dir.exists() {
+                    "is not a folder"
+                } else {
+                    "does not exist"
+                };
+                return Err(LabError::usage(format!(
+                    "results database {}: folder {} {why}",
+                    path.display(),
+                    dir.display()
+                )));
+            }
         }
         // Build the schema in a side file and link it into place, so a crash never leaves a
         // half-made file at `path`, and a file that appears meanwhile is not replaced.
@@ -1121,5 +1137,30 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.is_usage() && e.to_string().contains("does not exist"));
+    }
+
+    /// A database in a missing folder names the path given, not the side file the schema
+    /// is built in, and is bad input.
+    #[test]
+    fn a_missing_folder_is_a_usage_error_naming_the_path_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodir").join("x.db");
+        let e = Db::open_or_create(&path).err().unwrap();
+        let s = e.to_string();
+        assert!(e.is_usage(), "{s}");
+        assert!(
+            s.contains(&path.display().to_string())
+                && s.contains("does not exist")
+                && !s.contains("creating"),
+            "{s}"
+        );
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let e = Db::open_or_create(&file.join("x.db")).err().unwrap();
+        assert!(
+            e.is_usage() && e.to_string().contains("is not a folder"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"x");
     }
 }

@@ -178,7 +178,7 @@ pub fn is_param(key: &str) -> bool {
 }
 
 /// The canonical form of a parameter value: sizes in bytes, everything else as written.
-/// `system` keeps its path here; [`display_value`] shows its file stem.
+/// `system` keeps its path here; [`display_value`] and [`system_labels`] show it.
 pub fn canonical_value(key: &str, value: &str) -> Result<String, String> {
     if SIZE_KEYS.contains(&key) && !value.contains(',') {
         return parse_size(value).map(|b| b.to_string());
@@ -187,21 +187,62 @@ pub fn canonical_value(key: &str, value: &str) -> Result<String, String> {
 }
 
 /// How a parameter is shown in tables and stored in the database: `system` as its file stem
-/// (`fig16`), everything else canonical.
+/// (`fig16`), everything else canonical. A swept `system` axis whose files share a stem is
+/// shown by [`system_labels`] instead.
 pub fn display_value(key: &str, canonical: &str) -> String {
     if key == "system" {
-        let p = Path::new(canonical.trim_start_matches("sim:"));
-        let stem = p
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let lun = canonical
-            .split_once('#')
-            .map(|(_, l)| format!("#{l}"))
-            .unwrap_or_default();
-        return format!("{stem}{lun}");
+        return system_labels(std::slice::from_ref(&canonical.to_string())).remove(0);
     }
     canonical.to_string()
+}
+
+/// A `system` value split into its path's components (the last one without its extension)
+/// and its `#lun` suffix. `.` and empty components are left out.
+fn system_parts(canonical: &str) -> (Vec<String>, String) {
+    let v = canonical.trim_start_matches("sim:");
+    let (path, lun) = match v.split_once('#') {
+        Some((p, l)) => (p, format!("#{l}")),
+        None => (v, String::new()),
+    };
+    let mut parts: Vec<String> = path
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .map(str::to_string)
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        if let Some(stem) = Path::new(last.as_str()).file_stem() {
+            *last = stem.to_string_lossy().into_owned();
+        }
+    }
+    (parts, lun)
+}
+
+/// How the values of a swept `system` axis are shown and stored: each by its file stem
+/// (`fig16`) when that is unique among the axis's files; when several different files share
+/// a stem, each by as many trailing path components as tell it from the others
+/// (`xdd2008/raid5`, `alt/raid5`). Distinct files are thus distinct points (in tables, in
+/// the database and when a campaign resumes); equal values get equal labels.
+pub fn system_labels(values: &[String]) -> Vec<String> {
+    let parts: Vec<(Vec<String>, String)> = values.iter().map(|v| system_parts(v)).collect();
+    let label = |i: usize, k: usize| -> String {
+        let (p, lun) = &parts[i];
+        format!("{}{lun}", p[p.len().saturating_sub(k)..].join("/"))
+    };
+    let longest = parts.iter().map(|p| p.0.len()).max().unwrap_or(0).max(1);
+    (0..values.len())
+        .map(|i| {
+            let others: Vec<usize> = (0..values.len())
+                .filter(|&j| values[j] != values[i])
+                .collect();
+            (1..=longest)
+                .map(|k| label(i, k))
+                .enumerate()
+                .find(|(k, l)| others.iter().all(|&j| label(j, k + 1) != *l))
+                .map(|(_, l)| l)
+                // Two spellings of one path (`a//x.toml`, `a/x.toml`): as written.
+                .unwrap_or_else(|| values[i].trim_start_matches("sim:").to_string())
+        })
+        .collect()
 }
 
 /// 64-bit FNV-1a, printed as 16 hex digits: a stable fingerprint (not a security hash).

@@ -23,7 +23,8 @@ pub struct Context {
 pub struct PointPlan {
     pub point: Point,
     /// The parameters stored with each run: swept axes and fixed target parameters, shown
-    /// as in tables (`system` by its file stem, sizes in bytes).
+    /// as in tables (`system` by its file stem, or more of its path when swept files share
+    /// a stem; sizes in bytes). They identify the point in the database.
     pub params: BTreeMap<String, String>,
     /// The target as given to the runner (`/dev/sdb`, `array:a,b`, `sim:…/fig11.toml`).
     pub target: String,
@@ -296,10 +297,8 @@ pub fn describe(point: &Point) -> String {
     if point.values.is_empty() {
         return "no axes".into();
     }
-    point
-        .values
-        .iter()
-        .map(|(k, v)| format!("{k}={}", display_value(k, v)))
+    (0..point.values.len())
+        .map(|i| format!("{}={}", point.values[i].0, point.label(i)))
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -1,12 +1,13 @@
 //! Sweep axes and their expansion into points: the full cartesian product of the axes, first
 //! axis slowest, less the `exclude`d combinations.
 //!
-//! An axis is a list (`rw = ["read", "write"]`), powers of two (`bs = { pow2 = ["512", "2m"] }`),
+//! An axis is a list (`rw = ["read", "write"]`), powers of two (`bs = { pow2 = ["512", "2m"] }`:
+//! low, 2·low, … up to high; both ends must be powers of two),
 //! an arithmetic range (`rwmixread = { from = 0, to = 100, step = 25 }`), a geometric one
 //! (`iodepth = { from = 1, to = 256, factor = 4 }`), or a single value. Size-valued axes
 //! (`bs`, `size`, `chunk`, …) take fio's suffixes and are stored in bytes.
 
-use crate::experiment::{canonical_value, display_value, scalar, SIZE_KEYS};
+use crate::experiment::{canonical_value, display_value, scalar, system_labels, SIZE_KEYS};
 use raidlab_workload::size::parse_size;
 use std::collections::BTreeMap;
 
@@ -18,6 +19,8 @@ const MAX_AXIS_VALUES: usize = 100_000;
 pub struct Axis {
     pub name: String,
     pub values: Vec<String>,
+    /// Each value as shown in tables and stored in the database (see [`Axis::labels_of`]).
+    pub labels: Vec<String>,
 }
 
 fn number(key: &str, v: &toml::Value) -> Result<u64, String> {
@@ -32,6 +35,26 @@ fn number(key: &str, v: &toml::Value) -> Result<u64, String> {
 }
 
 impl Axis {
+    /// An axis of these canonical values, labelled by [`Axis::labels_of`].
+    pub fn new(name: &str, values: Vec<String>) -> Axis {
+        Axis {
+            name: name.to_string(),
+            labels: Self::labels_of(name, &values),
+            values,
+        }
+    }
+
+    /// How an axis's values are shown and stored: `system` files by their stems, or by as
+    /// many trailing path components as tell apart files sharing a stem
+    /// ([`system_labels`]); everything else as its canonical value.
+    pub fn labels_of(name: &str, values: &[String]) -> Vec<String> {
+        if name == "system" {
+            system_labels(values)
+        } else {
+            values.iter().map(|v| display_value(name, v)).collect()
+        }
+    }
+
     pub fn parse(name: &str, v: &toml::Value) -> Result<Axis, String> {
         let values: Vec<String> = match v {
             toml::Value::Array(items) => {
@@ -57,6 +80,22 @@ impl Axis {
                     let hi = number(name, &ends[1])?;
                     if lo == 0 || hi < lo {
                         return Err(format!("pow2 = [{lo}, {hi}]: need 0 < low <= high"));
+                    }
+                    for (end, given, x) in [("low", &ends[0], lo), ("high", &ends[1], hi)] {
+                        if !x.is_power_of_two() {
+                            let given = scalar(given).unwrap_or_default();
+                            let shown = if given.trim() == x.to_string() {
+                                given
+                            } else {
+                                format!("{given} ({x})")
+                            };
+                            let below = 1u64 << (63 - x.leading_zeros());
+                            return Err(format!(
+                                "pow2 {end} end {shown} is not a power of two \
+                                 (the axis doubles from low to high; e.g. {below} or {})",
+                                below.saturating_mul(2)
+                            ));
+                        }
                     }
                     let mut out = Vec::new();
                     let mut x = lo;
@@ -119,10 +158,7 @@ impl Axis {
         if values.len() > MAX_AXIS_VALUES {
             return Err(format!("more than {MAX_AXIS_VALUES} values"));
         }
-        Ok(Axis {
-            name: name.to_string(),
-            values,
-        })
+        Ok(Axis::new(name, values))
     }
 }
 
@@ -133,6 +169,8 @@ pub struct Point {
     pub index: u64,
     /// Axis name → canonical value, in axis order.
     pub values: Vec<(String, String)>,
+    /// Each value as shown and stored (the axis's label for it), in axis order.
+    pub labels: Vec<String>,
 }
 
 impl Point {
@@ -143,11 +181,18 @@ impl Point {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-    /// Parameters as stored and shown (`system` as its file stem).
+    /// The value of the axis at `i` as shown and stored.
+    pub fn label(&self, i: usize) -> String {
+        match self.labels.get(i) {
+            Some(l) => l.clone(),
+            None => display_value(&self.values[i].0, &self.values[i].1),
+        }
+    }
+    /// Parameters as stored and shown (`system` as its file stem, or more of its path when
+    /// swept files share a stem): what tells points apart in the database.
     pub fn params(&self) -> BTreeMap<String, String> {
-        self.values
-            .iter()
-            .map(|(k, v)| (k.clone(), display_value(k, v)))
+        (0..self.values.len())
+            .map(|i| (self.values[i].0.clone(), self.label(i)))
             .collect()
     }
 }
@@ -156,13 +201,20 @@ impl Point {
 /// combinations matching an `exclude` entry (all of whose keys equal the point's values).
 /// No axes gives one point with no parameters.
 pub fn expand(axes: &[Axis], exclude: &[BTreeMap<String, String>]) -> Vec<Point> {
-    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    type Combo = (Vec<(String, String)>, Vec<String>);
+    let mut combos: Vec<Combo> = vec![(Vec::new(), Vec::new())];
     for axis in axes {
+        let labels = if axis.labels.len() == axis.values.len() {
+            axis.labels.clone()
+        } else {
+            Axis::labels_of(&axis.name, &axis.values)
+        };
         let mut next = Vec::with_capacity(combos.len() * axis.values.len());
         for c in &combos {
-            for v in &axis.values {
+            for (v, l) in axis.values.iter().zip(&labels) {
                 let mut c = c.clone();
-                c.push((axis.name.clone(), v.clone()));
+                c.0.push((axis.name.clone(), v.clone()));
+                c.1.push(l.clone());
                 next.push(c);
             }
         }
@@ -170,16 +222,17 @@ pub fn expand(axes: &[Axis], exclude: &[BTreeMap<String, String>]) -> Vec<Point>
     }
     combos
         .into_iter()
-        .filter(|c| {
+        .filter(|(c, _)| {
             !exclude.iter().any(|ex| {
                 ex.iter()
                     .all(|(k, v)| c.iter().any(|(ck, cv)| ck == k && cv == v))
             })
         })
         .enumerate()
-        .map(|(i, values)| Point {
+        .map(|(i, (values, labels))| Point {
             index: i as u64,
             values,
+            labels,
         })
         .collect()
 }
@@ -225,6 +278,9 @@ mod tests {
         for (name, v, want) in [
             ("bs", "[]", "empty list"),
             ("bs", r#"{ pow2 = ["2m", "512"] }"#, "low <= high"),
+            ("bs", r#"{ pow2 = ["3k", "5k"] }"#, "low end 3k (3072) is not a power of two"),
+            ("bs", r#"{ pow2 = ["4k", "5k"] }"#, "high end 5k (5120) is not a power of two"),
+            ("iodepth", "{ pow2 = [1, 100] }", "high end 100 is not a power of two (the axis doubles from low to high; e.g. 64 or 128)"),
             ("iodepth", "{ from = 5, to = 1, step = 1 }", "above"),
             (
                 "iodepth",
@@ -243,14 +299,8 @@ mod tests {
     #[test]
     fn cartesian_product_with_exclusions() {
         let axes = vec![
-            Axis {
-                name: "rw".into(),
-                values: vec!["read".into(), "write".into()],
-            },
-            Axis {
-                name: "bs".into(),
-                values: vec!["512".into(), "4096".into(), "65536".into()],
-            },
+            Axis::new("rw", vec!["read".into(), "write".into()]),
+            Axis::new("bs", vec!["512".into(), "4096".into(), "65536".into()]),
         ];
         let all = expand(&axes, &[]);
         assert_eq!(all.len(), 6);
@@ -283,7 +333,38 @@ mod tests {
         let p = Point {
             index: 0,
             values: vec![("system".into(), "../systems/llnl2000/fig11.toml".into())],
+            labels: Vec::new(),
         };
         assert_eq!(p.params()["system"], "fig11");
+    }
+
+    /// Two different files named raid5.toml are two points, told apart by their folders;
+    /// a stem that is unique stays the stem.
+    #[test]
+    fn systems_sharing_a_stem_are_told_apart_by_their_folders() {
+        let a = axis(
+            "system",
+            r#"["/tmp/p/systems/xdd2008/raid5.toml", "/tmp/p/alt/raid5.toml", "../systems/llnl2000/fig16.toml"]"#,
+        )
+        .unwrap();
+        assert_eq!(a.labels, ["xdd2008/raid5", "alt/raid5", "fig16"]);
+        let pts = expand(std::slice::from_ref(&a), &[]);
+        assert_ne!(pts[0].params(), pts[1].params());
+        assert_eq!(pts[0].params()["system"], "xdd2008/raid5");
+        assert_eq!(pts[2].params()["system"], "fig16");
+        // As many components as needed, a shorter path included.
+        let a = axis(
+            "system",
+            r#"["x/a/r.toml", "y/a/r.toml", "r.toml", "sim:q.toml#lun0", "sim:z/q.toml#lun1"]"#,
+        )
+        .unwrap();
+        assert_eq!(a.labels, ["x/a/r", "y/a/r", "r", "q#lun0", "q#lun1"]);
+        // The recipes' systems keep their stems.
+        let a = axis(
+            "system",
+            r#"["../systems/xdd2008/raid0.toml", "../systems/xdd2008/raid5.toml"]"#,
+        )
+        .unwrap();
+        assert_eq!(a.labels, ["raid0", "raid5"]);
     }
 }

@@ -519,3 +519,105 @@ fn runs_with_hooks_around_them_go_in_their_turn() {
         ["cmd prepare 0", "run bs=4096 size=Some(1048576)"]
     );
 }
+
+/// Two different system files with the same name are two points: both run, each stores its
+/// own result under its own label, and a second campaign finds both stored (the resume
+/// check tells them apart too). Before, the second was "already in the database" and both
+/// rows carried the first file's result.
+#[test]
+fn systems_with_the_same_file_name_are_distinct_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"same\"\n[workload]\nsize = \"1m\"\n\
+                [sweep]\nsystem = [\"/p/systems/xdd2008/raid5.toml\", \"/p/alt/raid5.toml\"]";
+    let e = exp(text);
+    let path = dir.path().join("s.db");
+    let mut db = Db::open_or_create(&path).unwrap();
+    let by_file = |_: u32, s: &JobSpec| -> Result<f64, LabError> {
+        Ok(if s.filenames[0].contains("/alt/") {
+            50.0
+        } else {
+            200.0
+        })
+    };
+    let (r, h) = go(&e, &mut db, by_file, None);
+    let r = r.unwrap();
+    assert_eq!((r.runs_done, r.runs_skipped), (2, 0));
+    assert!(
+        !h.events.iter().any(|e| matches!(e, Event::Skipped { .. })),
+        "{:?}",
+        h.events
+    );
+    let shown: Vec<_> = r.outcomes.iter().map(|o| o.values[0].1.clone()).collect();
+    assert_eq!(shown, ["xdd2008/raid5", "alt/raid5"]);
+    let rate = |o: &campaign::Outcome| o.stats["mb_s"].mean;
+    assert!(
+        (rate(&r.outcomes[0]) - 200.0).abs() < 1.0,
+        "{:?}",
+        r.outcomes[0]
+    );
+    assert!(
+        (rate(&r.outcomes[1]) - 50.0).abs() < 1.0,
+        "{:?}",
+        r.outcomes[1]
+    );
+    let runs = db.runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0].params, runs[1].params);
+    assert!(
+        runs[1].target.contains("/p/alt/raid5.toml"),
+        "{}",
+        runs[1].target
+    );
+    let (r, _) = go(&e, &mut db, by_file, None);
+    assert_eq!(r.unwrap().runs_skipped, 2);
+    assert_eq!(db.runs().unwrap().len(), 2);
+}
+
+/// A simulated system file that is missing is named, with the point or table that gave it,
+/// before anything runs.
+#[test]
+fn missing_system_files_are_named_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("ok.toml");
+    std::fs::write(&ok, "[host]\n").unwrap();
+    let text = format!(
+        "name = \"m\"\n[workload]\nsize = \"1m\"\n[sweep]\nsystem = [\"{}\", \"{}\"]",
+        ok.display(),
+        dir.path().join("gone.toml").display()
+    );
+    let e = exp(&text);
+    let plans = campaign::plan_all(&e, &ctx()).unwrap();
+    let err = campaign::check_system_files(&e, &plans).unwrap_err();
+    let s = err.to_string();
+    assert!(err.is_usage(), "{s}");
+    assert!(
+        s.starts_with("t.toml: [sweep] system, point 1 (system=gone)")
+            && s.contains("gone.toml does not exist")
+            && !s.contains('\n'),
+        "{s}"
+    );
+    let e = Experiment::parse(
+        &text,
+        "t.toml",
+        Path::new("."),
+        &["system=/nonexistent".into()],
+    )
+    .unwrap();
+    let plans = campaign::plan_all(&e, &ctx()).unwrap();
+    let s = campaign::check_system_files(&e, &plans)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        s.contains("[target] system: system file /nonexistent does not exist"),
+        "{s}"
+    );
+    let fine = Experiment::parse(
+        &text,
+        "t.toml",
+        Path::new("."),
+        &[format!("system={}", ok.display())],
+    )
+    .unwrap();
+    let plans = campaign::plan_all(&fine, &ctx()).unwrap();
+    campaign::check_system_files(&fine, &plans).unwrap();
+}

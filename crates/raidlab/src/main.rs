@@ -51,19 +51,87 @@ fn main() {
                 0
             }
             _ => {
-                // One line: clap's first line says what was wrong; valid values follow it.
-                let rendered = e.render().to_string();
-                let first = rendered
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("bad arguments");
-                let first = first.trim_start_matches("error: ");
-                eprintln!("raidlab: {first} (see raidlab --help)");
+                eprintln!("raidlab: {}", clap_one_line(&e));
                 2
             }
         },
     };
     std::process::exit(code);
+}
+
+/// A clap error as one line, for every command: what was wrong with its details (the
+/// missing arguments, the valid values, clap's tip), and the help to read.
+fn clap_one_line(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let rendered = e.render().to_string();
+    // The command the error is about, from clap's usage line: `raidlab report`.
+    let command = rendered
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Usage:"))
+        .map(|u| {
+            u.split_whitespace()
+                .take_while(|w| !w.starts_with(['-', '<', '[']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "raidlab".into());
+    let missing = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args)))
+            if !args.is_empty() =>
+        {
+            Some(args.join(", "))
+        }
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::String(arg))) => Some(arg.clone()),
+        _ => None,
+    };
+    // `raidlab report` → `report: ` in front of the message (the line starts with `raidlab:`).
+    let which = command
+        .strip_prefix("raidlab")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(|c| format!("{c}: "))
+        .unwrap_or_default();
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        // The command's help would follow; one line names what may come next instead.
+        let subcommands: Vec<&str> = rendered
+            .lines()
+            .skip_while(|l| l.trim() != "Commands:")
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|c| *c != "help")
+            .collect();
+        if !subcommands.is_empty() {
+            return format!(
+                "{which}missing a command (valid: {}; see {command} --help)",
+                subcommands.join(", ")
+            );
+        }
+    }
+    let what = match missing {
+        Some(args) => format!("{which}missing required arguments: {args}"),
+        None => {
+            // clap's message and its details (valid values, tips), without the usage and
+            // the pointer to --help, which follows.
+            let mut parts: Vec<String> = Vec::new();
+            for l in rendered.lines() {
+                let t = l.trim();
+                if t.starts_with("Usage:") || t.starts_with("For more information") {
+                    break;
+                }
+                if !t.is_empty() {
+                    parts.push(t.trim_start_matches("error: ").to_string());
+                }
+            }
+            if parts.is_empty() {
+                "bad arguments".into()
+            } else {
+                parts.join("; ")
+            }
+        }
+    };
+    format!("{what} (see {command} --help)")
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {

@@ -170,7 +170,10 @@ fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(one_line_error(&o, 2).contains("not an SQLite database"));
+    let err = one_line_error(&o, 2);
+    assert!(err.contains("not an SQLite database"), "{err}");
+    // report takes the database as its argument: no --db to point at.
+    assert!(!err.contains("--db"), "{err}");
     assert_eq!(
         std::fs::read_to_string(&foreign).unwrap(),
         "not a database at all, and it must stay this way"
@@ -191,7 +194,22 @@ fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
     assert!(one_line_error(&o, 2).contains("cannot create report directory"));
 
     let o = raidlab().arg("report").arg(&db).output().unwrap();
-    one_line_error(&o, 2);
+    let err = one_line_error(&o, 2);
+    assert!(err.contains("--out"), "names the missing argument: {err}");
+    for content in [&b""[..], b"some notes\n", &[0x9c, 0x01, 0xff, 0x00, 0x42]] {
+        let f = dir.path().join("other.db");
+        std::fs::write(&f, content).unwrap();
+        let o = raidlab()
+            .arg("report")
+            .arg(&f)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = one_line_error(&o, 2);
+        assert!(!err.contains("--db") && err.contains("other.db"), "{err}");
+        assert_eq!(std::fs::read(&f).unwrap(), content);
+    }
 
     let limits = dir.path().join("limits.toml");
     std::fs::write(&limits, "[limits]\nlink = \"fast\"\n").unwrap();

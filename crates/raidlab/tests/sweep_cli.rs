@@ -476,3 +476,182 @@ fn ctrl_c_stops_a_sweep_before_its_next_run_with_every_run_before_it_stored() {
     );
     assert_eq!(points, (0..points.len() as u64).collect::<Vec<_>>());
 }
+
+/// Copy `systems/xdd2008` (the system files and what they include) into `to`.
+fn copy_xdd2008(to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(repo_root().join("systems/xdd2008")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// Two different system files both named raid5.toml are two points: both run, each row
+/// carries its own file's result under a label telling them apart, and a second sweep finds
+/// both stored. Before, the second point was "already in the database" and both rows
+/// carried the first file's result.
+#[test]
+fn two_system_files_with_the_same_name_are_two_points() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_xdd2008(&dir.path().join("systems/xdd2008"));
+    copy_xdd2008(&dir.path().join("alt"));
+    let alt = dir.path().join("alt/raid5.toml");
+    let system = std::fs::read_to_string(&alt).unwrap();
+    assert!(system.contains("\ndisks = 8"), "{system}");
+    std::fs::write(&alt, system.replace("\ndisks = 8", "\ndisks = 3")).unwrap();
+    let body = format!(
+        "[workload]\nrw = \"randread\"\nbs = \"64k\"\niodepth = 16\ndirect = 1\nsize = \"1g\"\nio_size = \"256m\"\n\
+         [sweep]\nsystem = [\"{}\", \"{}\"]\n",
+        dir.path().join("systems/xdd2008/raid5.toml").display(),
+        alt.display()
+    );
+    let exp = write_experiment(dir.path(), "same", &body);
+    let out = sweep(&[exp.to_str().unwrap(), "--format", "csv"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("already in the database"),
+        "{}",
+        text(&out.stderr)
+    );
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let (sys, mb) = (col("system"), col("mb_s"));
+    assert_eq!((rows[0][sys], rows[1][sys]), ("xdd2008/raid5", "alt/raid5"));
+    assert_ne!(rows[0][mb], rows[1][mb], "each file's own result: {csv}");
+    let runs = raidlab_lab::db::Db::open_existing(&dir.path().join("same.db"))
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0].metrics.get("mb_s"), runs[1].metrics.get("mb_s"));
+    // The resume check tells them apart too: both found, the same rows printed.
+    let again = sweep(&[exp.to_str().unwrap(), "--format", "csv"], dir.path());
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(text(&again.stdout), csv);
+    assert_eq!(
+        text(&again.stderr)
+            .matches("already in the database")
+            .count(),
+        2,
+        "{}",
+        text(&again.stderr)
+    );
+}
+
+fn usage_line(out: &Output) -> String {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.starts_with("raidlab: ") && !err.contains("panicked"),
+        "{err}"
+    );
+    err
+}
+
+/// Bad options and values are one line, exit 2, before anything runs: a pow2 axis whose
+/// ends are not powers of two, a --db in a missing folder (named as given, not the side
+/// file the schema is built in), a --report that is a file, a system file that does not
+/// exist (also in a dry run), a foreign database (pointing at --db).
+#[test]
+fn bad_options_are_caught_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exp = write_experiment(d, "small", SMALL);
+    let e = exp.to_str().unwrap();
+
+    let pow = write_experiment(
+        d,
+        "pow",
+        "[target]\nfilename = \"{scratch}/f\"\n[workload]\nsize = \"1m\"\n[sweep]\nbs = { pow2 = [\"3k\", \"5k\"] }\n",
+    );
+    let err = usage_line(&sweep(&[pow.to_str().unwrap(), "--dry-run"], d));
+    assert!(
+        err.contains("[sweep] bs") && err.contains("3k (3072) is not a power of two"),
+        "{err}"
+    );
+
+    let nodir = d.join("nodir/x.db");
+    let err = usage_line(&sweep(&[e, "--db", nodir.to_str().unwrap()], d));
+    assert!(
+        err.contains(nodir.to_str().unwrap())
+            && err.contains("does not exist")
+            && !err.contains("creating"),
+        "{err}"
+    );
+
+    let file = d.join("afile");
+    std::fs::write(&file, "keep").unwrap();
+    let err = usage_line(&sweep(&[e, "--report", file.to_str().unwrap()], d));
+    assert!(err.contains("--report") && err.contains("afile"), "{err}");
+    let err = usage_line(&sweep(
+        &[e, "--report", file.join("sub").to_str().unwrap()],
+        d,
+    ));
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert!(!d.join("small.db").exists(), "nothing ran");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec![e, "--set", "system=/nonexistent"];
+        args.extend_from_slice(extra);
+        let err = usage_line(&sweep(&args, d));
+        assert!(
+            err.contains("[target] system") && err.contains("/nonexistent does not exist"),
+            "{err}"
+        );
+    }
+    let two = write_experiment(
+        d,
+        "two",
+        "[workload]\nsize = \"1m\"\n[sweep]\nsystem = [\"gone/raid5.toml\"]\nrw = [\"read\", \"write\"]\n",
+    );
+    let err = usage_line(&sweep(&[two.to_str().unwrap(), "--dry-run"], d));
+    assert!(
+        err.contains("[sweep] system, point 0 (system=raid5 rw=read)")
+            && err.contains("gone/raid5.toml does not exist"),
+        "{err}"
+    );
+    assert!(!d.join("small.db").exists() && !d.join("two.db").exists());
+
+    let foreign = d.join("notes.db");
+    std::fs::write(&foreign, "text").unwrap();
+    let err = usage_line(&sweep(&[e, "--db", foreign.to_str().unwrap()], d));
+    assert!(err.contains("--db"), "{err}");
+}
+
+/// A missing required argument is named, for any command (clap's list used to be lost).
+#[test]
+fn missing_arguments_are_named_in_one_line() {
+    for (args, want) in [
+        (
+            &["report", "good.db"][..],
+            "report: missing required arguments: --out <DIR>",
+        ),
+        (&["explain"], "explain: missing required arguments: <"),
+        (
+            &["array", "status"],
+            "array status: missing required arguments: <",
+        ),
+        (&["array"], "array: missing a command (valid: create"),
+        (&[], "missing a command (valid: run"),
+    ] {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        let err = usage_line(&out);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("provided: ("), "{args:?}: {err}");
+    }
+    let out = Command::new(bin())
+        .args(["sweep", "--format", "xml"])
+        .output()
+        .unwrap();
+    let err = usage_line(&out);
+    assert!(
+        err.contains("xml") && err.contains("text, csv, json"),
+        "{err}"
+    );
+}

@@ -88,7 +88,16 @@ pub fn report_db(
             CliError::failed(format!("report: {e}"))
         }
     };
-    let db = raidlab_lab::db::Db::open_existing(db_path).map_err(lab)?;
+    // The database is this command's argument (there is no --db here).
+    let db = raidlab_lab::db::Db::open_existing(db_path).map_err(|e| {
+        if e.is_usage() {
+            CliError::usage(format!(
+                "report: {e}; give the results database raidlab sweep wrote"
+            ))
+        } else {
+            lab(e)
+        }
+    })?;
     let runs = db.runs().map_err(lab)?;
     let conv = db.convergence().map_err(lab)?;
 

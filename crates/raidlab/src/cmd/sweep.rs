@@ -201,7 +201,65 @@ struct Plan {
     db: PathBuf,
 }
 
+/// `--db FILE` must name a file in an existing folder (the database is created there).
+fn check_db_arg(db: &Path) -> Result<(), CliError> {
+    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            let why = if dir.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
+            };
+            return Err(CliError::usage(format!(
+                "--db {}: folder {} {why} (create it first, or give a file in an existing folder)",
+                db.display(),
+                dir.display()
+            )));
+        }
+    }
+    if db.is_dir() {
+        return Err(CliError::usage(format!(
+            "--db {}: is a folder (give a database file, e.g. {})",
+            db.display(),
+            db.join("results.db").display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--report DIR` must be a folder or a path one can be made at: checked before anything
+/// runs, so a sweep does not end in an error after its runs.
+fn check_report_arg(dir: &Path) -> Result<(), CliError> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(CliError::usage(format!(
+                "--report {}: is a file, not a folder (give a folder; it is created if missing)",
+                dir.display()
+            )));
+        }
+        return Ok(());
+    }
+    // The nearest part of the path that exists must be a folder to create the rest in.
+    if let Some(a) = dir.ancestors().skip(1).find(|a| a.exists()) {
+        if !a.is_dir() {
+            return Err(CliError::usage(format!(
+                "--report {}: cannot create it: {} is a file, not a folder",
+                dir.display(),
+                a.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub fn main(args: SweepArgs) -> Result<(), CliError> {
+    // The options naming files are checked before anything is read or run.
+    if let Some(db) = &args.db {
+        check_db_arg(db)?;
+    }
+    if let Some(dir) = &args.report {
+        check_report_arg(dir)?;
+    }
     let mut plans = Vec::new();
     let mut report_dir = args.report.clone();
     match &args.experiment {
@@ -276,9 +334,17 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         scratch: scratch.0.clone(),
     };
 
+    // Every point of every experiment is planned, and the system files they simulate found,
+    // before the first run (or the database) is touched.
+    let mut planned_all = Vec::with_capacity(plans.len());
+    for p in &plans {
+        let points = campaign::plan_all(&p.exp, &ctx).map_err(cli)?;
+        campaign::check_system_files(&p.exp, &points).map_err(cli)?;
+        planned_all.push(points);
+    }
+
     if args.dry_run {
-        for p in &plans {
-            let points = campaign::plan_all(&p.exp, &ctx).map_err(cli)?;
+        for (p, points) in plans.iter().zip(&planned_all) {
             println!(
                 "# {} ({}): {} points × {} repetitions, database {}",
                 p.exp.name,
@@ -287,7 +353,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 p.exp.repeat.count,
                 p.db.display()
             );
-            for pt in &points {
+            for pt in points {
                 let spec = &pt.specs[0];
                 println!(
                     "point {}: {} -> {} [{}] rw={} bs={} size={}{} iodepth={} numjobs={}",
@@ -311,12 +377,16 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         return Ok(());
     }
 
-    for p in &plans {
-        // Check every point before opening (or creating) the database.
-        let planned = campaign::plan_all(&p.exp, &ctx).map_err(cli)?;
-        let mut db = Db::open_or_create(&p.db).map_err(cli)?;
+    for (p, planned) in plans.iter().zip(&planned_all) {
+        let mut db = Db::open_or_create(&p.db).map_err(|e| {
+            if e.is_usage() {
+                CliError::usage(format!("{e}; give another file with --db"))
+            } else {
+                cli(e)
+            }
+        })?;
         let mut targets = Vec::new();
-        for pl in &planned {
+        for pl in planned {
             for t in raidlab_lab::env::target_paths(&pl.target) {
                 if !targets.contains(&t) {
                     targets.push(t);
