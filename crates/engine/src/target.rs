@@ -131,6 +131,9 @@ pub fn prepare_path(
     let mut size = meta.len();
     if let Some(end) = need_end {
         if end > size {
+            if !writes {
+                refuse_to_extend(path, size, end, force)?;
+            }
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
             })?;
@@ -183,6 +186,29 @@ fn refuse_foreign_data(path: &Path, force: bool) -> Result<(), EngineError> {
         }
     }
     // Marking needs the file open for writing (the caller writes it next anyway).
+    if let Ok(w) = OpenOptions::new().write(true).open(path) {
+        safety::mark_scratch(&w);
+    }
+    Ok(())
+}
+
+/// A read job needing more than a file holds lays the rest out, as fio does; but a file
+/// holding data raidlab did not put there is not changed, not even at its end, unless `force`
+/// (a forced run marks it as raidlab's scratch).
+fn refuse_to_extend(path: &Path, size: u64, end: u64, force: bool) -> Result<(), EngineError> {
+    let shown = path.display();
+    let f =
+        File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
+    if safety::is_scratch(&f) {
+        return Ok(());
+    }
+    let data = safety::holds_data(&f)
+        .map_err(|e| EngineError::failed(format!("cannot read {shown} to check for data: {e}")))?;
+    if data && !force {
+        return Err(EngineError::usage(format!(
+            "target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: size= up to {size}, or --force to extend it with zeros)"
+        )));
+    }
     if let Ok(w) = OpenOptions::new().write(true).open(path) {
         safety::mark_scratch(&w);
     }

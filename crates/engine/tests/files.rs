@@ -54,13 +54,14 @@ fn a_short_file_is_extended_without_touching_its_data() {
     let d = tmp();
     let f = d.path().join("short");
     std::fs::write(&f, vec![7u8; 4096]).unwrap();
+    // (Not raidlab's file: extending it takes --force, see a_read_job_extends_only_raidlabs_files.)
     run_paths(
         &[spec(&[
             ("rw", "read"),
             ("size", "1m"),
             ("filename", f.to_str().unwrap()),
         ])],
-        false,
+        true,
     )
     .unwrap();
     let data = std::fs::read(&f).unwrap();
@@ -239,6 +240,52 @@ fn writing_over_foreign_data_needs_force() {
         .set_len(1 << 20)
         .unwrap();
     run_paths(&[write(&sparse)], false).expect("a sparse file holds no data");
+}
+
+/// A read job longer than a file lays the rest out only on raidlab's own files: somebody
+/// else's file is not extended unless the run is forced.
+#[test]
+fn a_read_job_extends_only_raidlabs_files() {
+    let d = tmp();
+    let theirs = d.path().join("theirs");
+    std::fs::write(&theirs, vec![7u8; 8192]).unwrap();
+    let read = |f: &std::path::Path| {
+        spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("filename", f.to_str().unwrap()),
+        ])
+    };
+    let e = run_paths(&[read(&theirs)], false).unwrap_err();
+    assert!(e.is_usage());
+    assert!(
+        e.to_string()
+            .contains("holds 8192 bytes and the job reads to byte 65536"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::metadata(&theirs).unwrap().len(),
+        8192,
+        "not extended"
+    );
+    run_paths(&[read(&theirs)], true).unwrap();
+    assert_eq!(std::fs::metadata(&theirs).unwrap().len(), 65536);
+    assert_eq!(
+        std::fs::read(&theirs).unwrap()[..8192],
+        vec![7u8; 8192][..],
+        "data kept"
+    );
+    // raidlab's own file grows without force.
+    let own = d.path().join("own");
+    run_paths(&[read(&own)], false).unwrap();
+    let longer = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "128k"),
+        ("filename", own.to_str().unwrap()),
+    ]);
+    run_paths(&[longer], false).expect("raidlab's own file");
 }
 
 #[test]
