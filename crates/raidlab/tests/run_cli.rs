@@ -383,3 +383,45 @@ fn a_job_ending_within_its_ramp_is_noted() {
     assert_ok(&out, "no ramp");
     assert!(!stderr(&out).contains("ramp_time"), "{}", stderr(&out));
 }
+
+/// The results file never replaces data: not a job's target, not a file raidlab did not
+/// write (without --force); raidlab's own earlier results are replaced freely, and
+/// /dev/null takes them.
+#[test]
+fn output_does_not_replace_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    std::fs::write(p("tgt"), vec![5u8; 1 << 20]).unwrap();
+    std::fs::write(p("notes.txt"), b"my notes").unwrap();
+    let run_to = |out: &str, force: bool| {
+        let target = format!("--filename={}", p("tgt"));
+        let output = format!("--output={out}");
+        let mut a = vec![
+            "--name=a",
+            target.as_str(),
+            "--rw=read",
+            "--bs=4k",
+            "--size=64k",
+            output.as_str(),
+        ];
+        if force {
+            a.push("--force");
+        }
+        raidlab(&a)
+    };
+    let out = run_to(&p("tgt"), true);
+    let err = assert_usage_error(&out, "--output onto the target");
+    assert!(err.contains("is job 'a''s target"), "{err}");
+    assert_eq!(std::fs::read(p("tgt")).unwrap(), vec![5u8; 1 << 20]);
+    let out = run_to(&p("notes.txt"), false);
+    let err = assert_usage_error(&out, "--output onto a text file");
+    assert!(err.contains("holds 8 bytes raidlab did not write"), "{err}");
+    assert_eq!(std::fs::read(p("notes.txt")).unwrap(), b"my notes");
+    assert_ok(&run_to(&p("notes.txt"), true), "forced");
+    assert!(std::fs::read_to_string(p("notes.txt"))
+        .unwrap()
+        .contains("groupid=0"));
+    assert_ok(&run_to(&p("res.txt"), false), "new file");
+    assert_ok(&run_to(&p("res.txt"), false), "raidlab's own results again");
+    assert_ok(&run_to("/dev/null", false), "/dev/null");
+}

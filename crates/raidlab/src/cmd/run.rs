@@ -824,6 +824,64 @@ fn progress_default() -> bool {
     unsafe { libc::isatty(2) == 1 }
 }
 
+/// `--output PATH` may be a new file, a character device (`/dev/null`, `/dev/stdout`), or a
+/// regular file holding raidlab's results or nothing; a file holding other data needs
+/// `--force`, and a job's own target or a block device is never replaced by the results.
+fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(()); // created (or refused with the open error) below
+    };
+    let shown = path.display();
+    let ft = meta.file_type();
+    if ft.is_char_device() || ft.is_fifo() {
+        return Ok(());
+    }
+    if !ft.is_file() {
+        return Err(CliError::usage(format!(
+            "--output {shown}: not a regular file (valid: a file path, or /dev/stdout)"
+        )));
+    }
+    for j in jobs {
+        // An array target's members count as its files.
+        let files = j
+            .filenames
+            .iter()
+            .flat_map(|f| match f.strip_prefix("array:") {
+                Some(members) => members.split(',').map(str::to_string).collect::<Vec<_>>(),
+                None => vec![f.clone()],
+            });
+        for f in files {
+            if std::fs::metadata(&f).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
+                return Err(CliError::usage(format!(
+                    "--output {shown} is job '{}''s target {f}: the results would replace the data being measured (valid: another file)",
+                    j.name
+                )));
+            }
+        }
+    }
+    if force || meta.len() == 0 {
+        return Ok(());
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| CliError::usage(format!("--output {shown}: cannot open: {e}")))?;
+    if raidlab_engine::safety::is_scratch(&file) {
+        return Ok(());
+    }
+    if let Ok(Some(what)) = raidlab_engine::safety::find_signature(path) {
+        return Err(CliError::usage(format!(
+            "--output {shown}: it holds a {what} (use --force to replace it with the results)"
+        )));
+    }
+    if raidlab_engine::safety::holds_data(&file).unwrap_or(true) {
+        return Err(CliError::usage(format!(
+            "--output {shown}: it holds {} bytes raidlab did not write (use --force to replace it with the results)",
+            meta.len()
+        )));
+    }
+    Ok(())
+}
+
 pub fn main(args: RunArgs) -> Result<(), CliError> {
     let inv = parse_args(&args.rest)?;
     if inv.help {
@@ -831,7 +889,10 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         return Ok(());
     }
     // Check the output file can be written before measuring anything, so a long run is not
-    // lost to a typo in --output.
+    // lost to a typo in --output, and that it is not somebody's data.
+    if let Some(path) = &inv.output {
+        check_output(path, &inv.jobs, inv.force)?;
+    }
     let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
     let output = match &inv.output {
         Some(path) => Some(
@@ -849,6 +910,12 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         ),
         None => None,
     };
+    if let Some(f) = &output {
+        // raidlab's own results from now on: a later run may replace them without --force.
+        if f.metadata().is_ok_and(|m| m.is_file()) {
+            raidlab_engine::safety::mark_scratch(f);
+        }
+    }
     let opts = ExecOptions {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
@@ -890,8 +957,9 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     use std::io::Write;
     match (output, &inv.output) {
         (Some(mut file), Some(path)) => {
-            let written = file
-                .set_len(0)
+            // (A regular file is emptied first; /dev/null or a pipe just takes the text.)
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
+            let written = (if regular { file.set_len(0) } else { Ok(()) })
                 .and_then(|_| file.write_all(text.as_bytes()))
                 .and_then(|_| file.flush());
             if let Err(e) = written {
