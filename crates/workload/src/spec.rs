@@ -621,6 +621,14 @@ impl JobSpec {
             Some(s) => s,
             None => target_size.saturating_sub(start),
         };
+        if target_size == 0 && self.size.is_none() {
+            return Err(SpecError {
+                message: format!(
+                    "job '{}' (#{job_index}): the target is empty (0 bytes; valid: give size= and raidlab lays a file out)",
+                    self.name
+                ),
+            });
+        }
         if start >= target_size && self.size.is_none() {
             return Err(SpecError {
                 message: format!(
@@ -737,6 +745,11 @@ mod tests {
             offset: 5 << 20,
             ..Default::default()
         };
+        let e = past.region(0, 0).unwrap_err().message;
+        assert!(
+            e.contains("the target is empty (0 bytes; valid: give size="),
+            "{e}"
+        );
         let e = past.region(0, 4 << 20).unwrap_err().message;
         assert!(
             e.contains("starts at byte 5242880, at or past the end")
