@@ -46,7 +46,7 @@ struct ParityArgs {
     #[arg(long, default_value = "64k")]
     chunk: String,
     /// Time spent on each measurement (kernel × operation): seconds, or with a unit (500ms).
-    #[arg(long, default_value = "0.5")]
+    #[arg(long, default_value = "0.5", allow_hyphen_values = true)]
     seconds: String,
     /// Measure only this kernel (scalar, avx2, avx512bw, gfni-avx2, gfni-avx512).
     #[arg(long)]
@@ -109,6 +109,25 @@ fn parity(a: ParityArgs) -> Result<(), CliError> {
         return Err(CliError::usage(format!(
             "bench parity: --chunk {} out of range (valid: 1 byte to 64m)",
             a.chunk
+        )));
+    }
+    // The stripe's data blocks, P and Q, and two saved blocks for the recovery check.
+    let need = (n as u64 + 4).saturating_mul(chunk);
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    let half_ram = (pages.max(0) as u64).saturating_mul(page.max(0) as u64) / 2;
+    if half_ram > 0 && need > half_ram {
+        return Err(CliError::usage(format!(
+            "bench parity: {} data disks of {} need {} MiB of buffers, more than half of this machine's memory ({} MiB; valid: a smaller --chunk or fewer --data-disks)",
+            a.data_disks,
+            a.chunk,
+            need >> 20,
+            half_ram >> 20
         )));
     }
     let ns = raidlab_workload::size::parse_duration_ns(&a.seconds)
@@ -279,25 +298,29 @@ impl std::ops::DerefMut for Aligned {
 }
 
 /// Time `f` for `per`, split in rounds of about ROUND; the best round's rate in GB/s of `bytes` per call.
+/// The measurement ends once `per` has passed (after at least one round), so a call that
+/// takes longer than a round (large stripes) does not stretch it by the number of rounds.
 fn best_rate(per: Duration, bytes: usize, mut f: impl FnMut()) -> f64 {
     f(); // warm caches and page in the buffers
     let n = rounds(per);
     let round = per / n;
+    let begin = Instant::now();
     let mut best = 0f64;
     for _ in 0..n {
         let start = Instant::now();
         let mut calls = 0u64;
         let elapsed = loop {
-            for _ in 0..4 {
-                f();
-            }
-            calls += 4;
+            f();
+            calls += 1;
             let e = start.elapsed();
             if e >= round {
                 break e;
             }
         };
         best = best.max(calls as f64 * bytes as f64 / elapsed.as_nanos() as f64);
+        if begin.elapsed() >= per {
+            break;
+        }
     }
     best
 }
@@ -372,6 +395,10 @@ mod tests {
             (&["--chunk", "0"][..], "--chunk 0 out of range"),
             (&["--chunk", "12x"][..], "--chunk: '12x' has unknown unit"),
             (&["--seconds", "1ms"][..], "--seconds 1ms out of range"),
+            (
+                &["--seconds", "-1"][..],
+                "--seconds: '-1' is not a duration",
+            ),
             (&["--output-format", "xml"][..], "valid: text, json"),
             (
                 &["--kernel", "sse9"][..],
