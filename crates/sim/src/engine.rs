@@ -1812,7 +1812,8 @@ impl<'w> Engine<'w> {
                     .filter_map(|m| {
                         let a = m.offset.max(base + r0);
                         let b = (m.offset + m.len).min(base + r1);
-                        (a < b).then_some(MemberIo {
+                        // (`then`, not `then_some`: `b - a` only when a < b.)
+                        (a < b).then(|| MemberIo {
                             member: m.member,
                             offset: a,
                             len: b - a,
