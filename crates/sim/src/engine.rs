@@ -1189,9 +1189,7 @@ impl<'w> Engine<'w> {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
-        let cached = (s0..=s1).all(|s| {
-            arr.rcache.contains_key(&s) || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
-        });
+        let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.fully_dirty(s));
         let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
             Some(i) => {
                 arr.read_streams[i] = logical + ioc.len;
@@ -1238,10 +1236,7 @@ impl<'w> Engine<'w> {
     fn ensure_fill(&mut self, ai: usize, s: u64) {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
-        if arr.rcache.contains_key(&s)
-            || arr.dirty.get(&s).is_some_and(|d| d.bytes == sd)
-            || (s + 1) * sd > arr.geom.capacity()
-        {
+        if arr.rcache.contains_key(&s) || arr.fully_dirty(s) || (s + 1) * sd > arr.geom.capacity() {
             return;
         }
         arr.rcache.insert(s, Fill::Pending(Vec::new()));
@@ -1382,6 +1377,7 @@ impl<'w> Engine<'w> {
                     d.bytes += added;
                     if d.bytes == sd {
                         arr.full.push_back(s);
+                        arr.full_dirty.insert(s);
                     }
                 }
                 pos = e;
@@ -1614,6 +1610,9 @@ impl<'w> Engine<'w> {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         let arr = &mut self.w.arrays[ai];
         let d = arr.dirty.remove(&s).unwrap_or_default();
+        if d.bytes == arr.geom.stripe_data_bytes() {
+            arr.full_dirty.remove(&s);
+        }
         let mut freed = bytes;
         if !d.redirty.is_empty() {
             let mut nd = Dirty::default();
@@ -1624,6 +1623,7 @@ impl<'w> Engine<'w> {
             freed = freed.saturating_sub(nd.bytes);
             if nd.bytes == arr.geom.stripe_data_bytes() {
                 arr.full.push_back(s);
+                arr.full_dirty.insert(s);
             }
             nd.born = arr.note_dirty(s);
             arr.dirty.insert(s, nd);

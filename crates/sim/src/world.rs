@@ -1457,6 +1457,7 @@ impl std::hash::Hasher for FastHasher {
 }
 
 pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
 #[derive(Clone, Debug)]
 pub enum Fill {
@@ -1516,6 +1517,20 @@ impl Array {
         })
     }
 
+    /// Whether every data byte of stripe `s` is dirty (as the dirty map has it).
+    #[inline]
+    pub fn fully_dirty(&self, s: u64) -> bool {
+        let full = self.full_dirty.contains(&s);
+        debug_assert_eq!(
+            full,
+            self.dirty
+                .get(&s)
+                .is_some_and(|d| d.bytes == self.geom.stripe_data_bytes()),
+            "full_dirty out of step for stripe {s}"
+        );
+        full
+    }
+
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
     pub fn oldest_dirty(&mut self) -> Option<u64> {
         while let Some(&(s, b)) = self.aged.front() {
@@ -1546,6 +1561,10 @@ pub struct Array {
     pub births: u64,
     pub destaging: u32,
     pub rcache: FastMap<u64, Fill>,
+    /// The stripes whose every data byte is dirty (`dirty[s].bytes` is the stripe's data
+    /// size): what a read asks of the dirty map, kept apart so reads do not probe the map,
+    /// whose entries a random workload scatters over megabytes.
+    pub full_dirty: FastSet<u64>,
     pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
@@ -1874,6 +1893,7 @@ impl World {
                 births: 0,
                 destaging: 0,
                 rcache: FastMap::default(),
+                full_dirty: FastSet::default(),
                 plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
