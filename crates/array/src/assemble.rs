@@ -42,25 +42,22 @@ pub struct Found {
     pub sb: Superblock,
 }
 
-/// Open every path and read its superblock; a path without one is bad input.
+/// Open every path and read its superblock; a path without one is bad input, and so is one
+/// file under two names, or members of one array whose superblocks disagree on its shape.
 pub fn read_members(paths: &[PathBuf]) -> Result<Vec<Found>, ArrayError> {
     if paths.is_empty() {
         return Err(ArrayError::usage(
             "no members given (valid: array:M1,M2,… or a list of member paths)",
         ));
     }
-    let mut out = Vec::with_capacity(paths.len());
+    crate::member::check_distinct(paths)?;
+    let mut out: Vec<Found> = Vec::with_capacity(paths.len());
     for p in paths {
-        if paths.iter().filter(|q| *q == p).count() > 1 {
-            return Err(ArrayError::usage(format!(
-                "member {} is listed twice",
-                p.display()
-            )));
-        }
         let mut member = Member::open(p)?;
         let sb = member.read_superblock()?.ok_or_else(|| {
             ArrayError::usage(format!(
-                "{} has no raidlab superblock: it is not an array member (create one with raidlab array create)",
+                "{} has no raidlab superblock, so it is not a member of an array (a removed or wiped member has none): leave it out of the member list, or add it back as a spare with raidlab array add ARRAY {}",
+                p.display(),
                 p.display()
             ))
         })?;
@@ -73,9 +70,57 @@ pub fn read_members(paths: &[PathBuf]) -> Result<Vec<Found>, ArrayError> {
                 sb.data_offset + sb.data_size
             )));
         }
+        for f in &out {
+            agree(f, &member.path, &sb)?;
+        }
         out.push(Found { member, sb });
     }
     Ok(out)
+}
+
+/// Members of one array (the same uuid at some level) must describe it alike: each one's
+/// superblock passed its own checks, and this makes one member's roles valid against another
+/// member's description (assembly and status index the newest member's slots by every
+/// member's role).
+fn agree(f: &Found, path: &std::path::Path, sb: &Superblock) -> Result<(), ArrayError> {
+    let chain = |s: &Superblock| -> Vec<ArrayDesc> {
+        std::iter::once(s.array.clone())
+            .chain(s.parents.iter().cloned())
+            .collect()
+    };
+    for a in chain(&f.sb) {
+        for b in chain(sb) {
+            if a.uuid != b.uuid {
+                continue;
+            }
+            let fields: [(&str, String, String); 5] = [
+                ("level", a.level.clone(), b.level.clone()),
+                ("layout", a.layout.clone(), b.layout.clone()),
+                (
+                    "chunk_bytes",
+                    a.chunk_bytes.to_string(),
+                    b.chunk_bytes.to_string(),
+                ),
+                ("members", a.members.to_string(), b.members.to_string()),
+                (
+                    "member_bytes",
+                    a.member_bytes.to_string(),
+                    b.member_bytes.to_string(),
+                ),
+            ];
+            for (name, x, y) in fields {
+                if x != y {
+                    return Err(ArrayError::usage(format!(
+                        "members {} and {} disagree on {name} of array {} ({x} and {y}): one superblock is damaged; leave the damaged member out of the list",
+                        f.member.path.display(),
+                        path.display(),
+                        uuid_string(&a.uuid)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The description of the array at `level` (0 = outermost) of this member's tree.

@@ -56,11 +56,16 @@ impl CreateSpec {
             Some(l) => parse_layout(level, l)?,
             None => Layout::default_for(level),
         };
-        if chunk.is_some() && !has_chunk(level) {
-            return Err(ArrayError::usage(format!(
-                "{level} has no chunk size (drop --chunk)"
-            )));
-        }
+        // A level without a chunk takes none, or 0 (as `--of 1:0:a,b` writes it).
+        let chunk = match chunk {
+            Some(c) if !has_chunk(level) && c != 0 => {
+                return Err(ArrayError::usage(format!(
+                    "{level} has no chunk size (drop --chunk)"
+                )));
+            }
+            Some(0) if !has_chunk(level) => None,
+            c => c,
+        };
         if members.len() as u32 > MAX_MEMBERS {
             return Err(ArrayError::usage(format!(
                 "{} members given; at most {MAX_MEMBERS}",
@@ -93,13 +98,18 @@ impl CreateSpec {
             _ => return Err(bad()),
         };
         let lvl = parse_level(level)?;
-        let chunk = if chunk.is_empty() || !has_chunk(lvl) {
+        let chunk = if chunk.is_empty() {
             None
         } else {
-            Some(
-                raidlab_workload::size::parse_size(chunk)
-                    .map_err(|e| ArrayError::usage(format!("--of '{text}': chunk {e}")))?,
-            )
+            let c = raidlab_workload::size::parse_size(chunk)
+                .map_err(|e| ArrayError::usage(format!("--of '{text}': chunk {e}")))?;
+            // As with --level and --chunk: a level without a chunk refuses one.
+            if !has_chunk(lvl) && c != 0 {
+                return Err(ArrayError::usage(format!(
+                    "--of '{text}': {lvl} has no chunk size (give 0 or leave CHUNK empty, e.g. {level}::a,b)"
+                )));
+            }
+            Some(c)
         };
         let members: Vec<MemberSpec> = list
             .split(',')
@@ -136,7 +146,13 @@ impl CreateSpec {
     }
 }
 
-/// What is on a would-be member: None if it is free to use.
+/// What is on a would-be member: None if it is free to use. `create` and `add` both ask.
+///
+/// A signature (filesystem, partition table, md or raidlab superblock) or a nonzero byte in
+/// the first MiB is data. Past the first MiB, a regular file is read where it holds data: its
+/// data extents (SEEK_DATA / SEEK_HOLE), so a file of holes costs nothing and a written
+/// block anywhere is found. A block device, and a file past [`EXTENT_READ_CAP`] bytes of
+/// extents, is sampled ([`nonzero_sample`]).
 pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
     if let Ok(Some(sig)) = raidlab_engine::safety::find_signature(&member.path) {
         return Ok(Some(sig));
@@ -148,28 +164,106 @@ pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
     if member.has_nonzero_head()? {
         return Ok(Some("data (nonzero bytes in its first MiB)".into()));
     }
-    if let Some(at) = nonzero_sample(member)? {
+    let sample_from = if member.is_file() {
+        match scan_extents(&member.path, member.size, 1 << 20, EXTENT_READ_CAP)? {
+            Scan::Nonzero(at) => return Ok(Some(format!("data (nonzero bytes at byte {at})"))),
+            Scan::Zero => return Ok(None),
+            Scan::CapReached(at) => at,
+        }
+    } else {
+        1 << 20
+    };
+    if let Some(at) = nonzero_sample(member, sample_from)? {
         return Ok(Some(format!("data (nonzero bytes at byte {at})")));
     }
     Ok(None)
 }
 
-/// Blocks read past the first MiB when looking for data: so many spread over the member, and
-/// its last block. A zeroed start does not make the rest free (a disk's partition table or a
-/// filesystem's first blocks may have been wiped alone). A sample, not a proof.
+/// Bytes of a regular file's data extents read when looking for data. A file holding more
+/// is read this far, then sampled from there on like a block device: the check stays a
+/// bounded cost (seconds) on a large, fully written file, which is a sample, not a proof,
+/// past the cap.
+const EXTENT_READ_CAP: u64 = 1 << 30;
+
+/// What reading a file's data extents found.
+#[derive(Debug, PartialEq, Eq)]
+enum Scan {
+    /// A nonzero byte at this offset.
+    Nonzero(u64),
+    /// Every byte from the start offset on is zero (written zeros, or holes).
+    Zero,
+    /// All zero up to this offset, where `cap` bytes had been read.
+    CapReached(u64),
+}
+
+/// Read the data extents of the regular file at `path` (`size` bytes) from `from` on, at
+/// most `cap` bytes, looking for a nonzero byte. Holes are skipped unread (they read as
+/// zeros). Where the filesystem has no SEEK_DATA the whole file counts as data. Read through
+/// its own buffered descriptor: no alignment rules, short reads at the end are fine.
+fn scan_extents(path: &Path, size: u64, from: u64, cap: u64) -> Result<Scan, ArrayError> {
+    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::File::open(path).map_err(|e| ArrayError::io("cannot read", path, &e))?;
+    let fd = file.as_raw_fd();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut pos = from;
+    let mut left = cap;
+    while pos < size {
+        // SAFETY: lseek on a descriptor we own; reads go by offset, so its position is unused.
+        let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
+        let (start, end) = if data < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                // No data from `pos` to the end: holes only.
+                Some(libc::ENXIO) => return Ok(Scan::Zero),
+                // No SEEK_DATA here: read everything.
+                _ => (pos, size),
+            }
+        } else {
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+            let hole = if hole < 0 { size } else { hole as u64 };
+            (data as u64, hole.min(size))
+        };
+        let mut at = start;
+        while at < end {
+            if left == 0 {
+                return Ok(Scan::CapReached(at));
+            }
+            let n = (end - at).min(buf.len() as u64).min(left) as usize;
+            let got = match file.read_at(&mut buf[..n], at) {
+                Ok(0) => return Ok(Scan::Zero), // the file shrank under us
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ArrayError::io("cannot read", path, &e)),
+            };
+            if let Some(i) = buf[..got].iter().position(|&b| b != 0) {
+                return Ok(Scan::Nonzero(at + i as u64));
+            }
+            at += got as u64;
+            left -= got as u64;
+        }
+        pos = end.max(pos + 1);
+    }
+    Ok(Scan::Zero)
+}
+
+/// Blocks read from `from` on when looking for data on a block device (or past the extent
+/// cap of a file): so many spread over the member, and its last block. A zeroed start does
+/// not make the rest free (a disk's partition table or a filesystem's first blocks may have
+/// been wiped alone). A sample, not a proof.
 const SAMPLES: u64 = 32;
 const SAMPLE_BYTES: u64 = 64 << 10;
 
-/// The offset of a nonzero byte found in the sampled blocks, if any.
-fn nonzero_sample(member: &Member) -> Result<Option<u64>, ArrayError> {
+/// The offset of a nonzero byte found in the sampled blocks at or past `from`, if any.
+fn nonzero_sample(member: &Member, from: u64) -> Result<Option<u64>, ArrayError> {
     let size = member.size;
-    if size <= 1 << 20 {
+    if size <= from {
         return Ok(None);
     }
     let mut at: Vec<u64> = (1..=SAMPLES)
         .map(|k| size / (SAMPLES + 1) * k / SAMPLE_BYTES * SAMPLE_BYTES)
         .chain([size.saturating_sub(SAMPLE_BYTES) / 4096 * 4096])
-        .filter(|&o| o >= 1 << 20)
+        .filter(|&o| o >= from)
         .collect();
     at.dedup();
     let mut buf = vec![0u8; SAMPLE_BYTES as usize];
@@ -213,14 +307,9 @@ pub fn create(
         )));
     }
     let paths = spec.leaf_paths();
-    for p in &paths {
-        if paths.iter().filter(|q| *q == p).count() > 1 {
-            return Err(ArrayError::usage(format!(
-                "member {} is listed twice",
-                p.display()
-            )));
-        }
-    }
+    // One file under two names would get two roles' superblocks, the second overwriting the
+    // first: refused before anything is written.
+    crate::member::check_distinct(&paths)?;
     let _locks = crate::control::MemberLocks::acquire(&paths, "create the array")?;
     let mut fresh = true;
     let mut made = Vec::new();
@@ -232,6 +321,8 @@ pub fn create(
             }
             fresh &= new;
         }
+        // Again, now that every member exists (two names of one new file).
+        crate::member::check_distinct(&paths)?;
         let plan = plan(spec)?;
         write_tree(&plan, &[], opts)
     })();
@@ -471,4 +562,81 @@ fn write_tree(p: &Planned, parents: &[ArrayDesc], _opts: &CreateOptions) -> Resu
         write_tree(c, &ps, _opts)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    fn sparse(dir: &Path, name: &str, size: u64, writes: &[(u64, &[u8])]) -> PathBuf {
+        let p = dir.join(name);
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(size).unwrap();
+        for (at, b) in writes {
+            f.write_all_at(b, *at).unwrap();
+        }
+        p
+    }
+
+    /// The probe's case: 64 KiB of data at block 150 of a 16 MiB file, between the sampled
+    /// blocks. The data extents are read, so it is found wherever it lies.
+    #[test]
+    fn data_anywhere_in_a_file_is_found() {
+        let d = tempfile::tempdir().unwrap();
+        let block = vec![0x5au8; 65536];
+        let p = sparse(d.path(), "u2", 16 << 20, &[(150 * 65536, &block)]);
+        let m = Member::open(&p).unwrap();
+        assert_eq!(
+            holds_data(&m).unwrap().as_deref(),
+            Some("data (nonzero bytes at byte 9830400)")
+        );
+        // One byte, anywhere.
+        for at in [(1 << 20) + 1, 5 << 20, (16 << 20) - 1] {
+            let p = sparse(d.path(), &format!("b{at}"), 16 << 20, &[(at, &[1])]);
+            let m = Member::open(&p).unwrap();
+            let got = holds_data(&m).unwrap();
+            assert_eq!(
+                got.as_deref(),
+                Some(format!("data (nonzero bytes at byte {at})").as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn holes_and_written_zeros_hold_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = sparse(d.path(), "h", 64 << 20, &[]);
+        assert_eq!(holds_data(&Member::open(&p).unwrap()).unwrap(), None);
+        let zeros = vec![0u8; 3 << 20];
+        let p = sparse(d.path(), "z", 64 << 20, &[(7 << 20, &zeros)]);
+        assert_eq!(holds_data(&Member::open(&p).unwrap()).unwrap(), None);
+    }
+
+    /// Past the cap of bytes read, the rest is sampled: the scan says where it stopped.
+    #[test]
+    fn the_extent_scan_stops_at_its_cap() {
+        let d = tempfile::tempdir().unwrap();
+        let zeros = vec![0u8; 4 << 20];
+        let p = sparse(d.path(), "c", 8 << 20, &[(0, &zeros), (6 << 20, &[7])]);
+        assert_eq!(
+            scan_extents(&p, 8 << 20, 1 << 20, 1 << 20).unwrap(),
+            Scan::CapReached(2 << 20)
+        );
+        assert_eq!(
+            scan_extents(&p, 8 << 20, 1 << 20, 1 << 30).unwrap(),
+            Scan::Nonzero(6 << 20)
+        );
+    }
+
+    #[test]
+    fn a_chunk_for_a_level_without_one_is_refused_alike_by_level_and_of() {
+        let ms = || vec![MemberSpec::Path("a".into()), MemberSpec::Path("b".into())];
+        assert!(CreateSpec::new("1", None, Some(65536), ms()).is_err());
+        assert!(CreateSpec::parse_child("1:64k:a,b").is_err());
+        assert!(CreateSpec::new("1", None, Some(0), ms()).is_ok());
+        assert!(CreateSpec::parse_child("1:0:a,b").is_ok());
+        assert!(CreateSpec::parse_child("1::a,b").is_ok());
+        assert!(CreateSpec::new("1", None, None, ms()).is_ok());
+    }
 }

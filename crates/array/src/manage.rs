@@ -45,6 +45,9 @@ pub struct ArrayStatus {
     pub not_active: Vec<(u32, String)>,
     /// Rebuild progress 0..=1 where a slot is rebuilding.
     pub rebuild_progress: Option<f64>,
+    /// Set when the array has lost more than it survives and cannot start: why, in words
+    /// ("2 of 4 members out of service (…); raid5 tolerates 1").
+    pub cannot_start: Option<String>,
     pub events: u64,
     pub member_status: Vec<MemberStatus>,
     pub children: Vec<ArrayStatus>,
@@ -98,12 +101,20 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
                 not_active.push((role, "rebuilding".to_string()));
                 let p = cp as f64 / geo.capacity().max(1) as f64;
                 progress = Some(progress.map_or(p, |q| q.min(p)));
+            } else if c.cannot_start.is_some() {
+                not_active.push((role, "failed".to_string()));
             } else if c.degraded {
                 not_active.push((role, "degraded".to_string()));
             }
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
+        let out: Vec<u32> = not_active
+            .iter()
+            .filter(|(_, s)| s != "degraded")
+            .map(|(r, _)| *r)
+            .collect();
+        let cannot_start = cannot_start(&geo, &desc.level, &out, &not_active, "children");
         return Ok(ArrayStatus {
             uuid: uuid_string(&desc.uuid),
             level: desc.level.clone(),
@@ -114,9 +125,10 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             state: if dirty { "dirty" } else { "clean" }.into(),
             degraded: not_active
                 .iter()
-                .any(|(_, s)| s == "missing" || s == "rebuilding"),
+                .any(|(_, s)| s == "missing" || s == "rebuilding" || s == "failed"),
             not_active,
             rebuild_progress: progress,
+            cannot_start,
             events: newest.sb.events,
             member_status: Vec::new(),
             children,
@@ -126,11 +138,27 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
     let mut members = Vec::new();
     let mut present = vec![false; desc.members as usize];
     for f in found {
+        if f.sb.array.uuid != sb.array.uuid {
+            return Err(ArrayError::usage(format!(
+                "member {} belongs to array {}, not to array {} with the members beside it (foreign member)",
+                f.member.path.display(),
+                uuid_string(&f.sb.array.uuid),
+                uuid_string(&sb.array.uuid)
+            )));
+        }
         let (role, state) = if f.sb.is_spare() {
             (None, "spare".to_string())
         } else {
             let r = f.sb.array.role;
-            let slot = &sb.slots[r as usize];
+            // Superblocks are checked when read and members of one array agree on its
+            // member count, so every role has its slot.
+            let Some(slot) = sb.slots.get(r as usize) else {
+                return Err(ArrayError::usage(format!(
+                    "member {} claims role {r} of a {}-member array",
+                    f.member.path.display(),
+                    sb.slots.len()
+                )));
+            };
             let st = if slot.dev_uuid != f.sb.dev_uuid {
                 "replaced".to_string()
             } else if f.sb.events < sb.events
@@ -169,6 +197,8 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             progress = Some(s.checkpoint as f64 / geo.capacity().max(1) as f64);
         }
     }
+    let out: Vec<u32> = not_active.iter().map(|(r, _)| *r).collect();
+    let cannot_start = cannot_start(&geo, &desc.level, &out, &not_active, "members");
     Ok(ArrayStatus {
         uuid: uuid_string(&desc.uuid),
         level: desc.level.clone(),
@@ -180,10 +210,40 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
+        cannot_start,
         events: sb.events,
         member_status: members,
         children: Vec::new(),
     })
+}
+
+/// Why an array with the slots `out` out of service cannot start, or None if it can.
+fn cannot_start(
+    geo: &raidlab_geometry::Geometry,
+    level: &str,
+    out: &[u32],
+    not_active: &[(u32, String)],
+    what: &str,
+) -> Option<String> {
+    if geo.survives(out) {
+        return None;
+    }
+    let list: Vec<String> = not_active
+        .iter()
+        .filter(|(r, _)| out.contains(r))
+        .map(|(i, st)| format!("slot {i} {st}"))
+        .collect();
+    let tolerates = if geo.level == raidlab_geometry::Level::Raid10 {
+        "some chunks have no copy left".to_string()
+    } else {
+        format!("{level} tolerates {}", geo.redundancy())
+    };
+    Some(format!(
+        "{} of {} {what} out of service ({}); {tolerates}",
+        out.len(),
+        geo.members,
+        list.join(", ")
+    ))
 }
 
 /// Human-readable status, mdadm --detail style.
@@ -209,7 +269,9 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         s.capacity_bytes as f64 / (1u64 << 30) as f64
     );
     let mut state = s.state.clone();
-    if s.degraded {
+    if let Some(why) = &s.cannot_start {
+        state = format!("failed, cannot start: {why}; {state}");
+    } else if s.degraded {
         let list: Vec<String> = s
             .not_active
             .iter()
@@ -388,6 +450,14 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
 pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayError> {
     let mut paths = array.to_vec();
     paths.push(new.to_path_buf());
+    // The new member must not be one of the array's members under another name.
+    crate::member::check_distinct(array)?;
+    if let Some(why) = crate::member::overlaps_any(new, array) {
+        return Err(ArrayError::usage(format!(
+            "{} is already a member of the array: {why}",
+            new.display()
+        )));
+    }
     let _locks = MemberLocks::acquire(&paths, "add a member")?;
     let found = read_members(array)?;
     // Prefer a leaf array with more slots out of service than it has spares (so that adding
@@ -848,6 +918,67 @@ fn not_served(member: &Path) -> ArrayError {
         "{} is not a member of the served array",
         member.display()
     ))
+}
+
+/// The slots out of service anywhere in the tree, as "slot 2 faulty" (leaf of a flat array)
+/// or "child 1 slot 2 faulty"; a child array that is missing or being rebuilt whole counts
+/// as "child 1 missing".
+pub fn out_of_service(st: &ArrayStatus) -> Vec<String> {
+    fn walk(st: &ArrayStatus, prefix: &str, out: &mut Vec<String>) {
+        if st.children.is_empty() {
+            for (i, s) in &st.not_active {
+                out.push(format!("{prefix}slot {i} {s}"));
+            }
+            return;
+        }
+        let mut k = 0;
+        for (i, s) in &st.not_active {
+            if s == "missing" || s == "rebuilding" {
+                out.push(format!("{prefix}child {i} {s}"));
+            }
+        }
+        for role in 0..st.members {
+            if st
+                .not_active
+                .iter()
+                .any(|(i, s)| *i == role && s == "missing")
+            {
+                continue;
+            }
+            if let Some(c) = st.children.get(k) {
+                walk(c, &format!("{prefix}child {role} "), out);
+            }
+            k += 1;
+        }
+    }
+    let mut out = Vec::new();
+    walk(st, "", &mut out);
+    out
+}
+
+/// Whether any array of the tree has a slot (or child) out of service.
+pub fn degraded_anywhere(st: &ArrayStatus) -> bool {
+    st.degraded || st.children.iter().any(degraded_anywhere)
+}
+
+/// Assemble for `scrub`: every member must be in service (a degraded stripe has nothing left
+/// to check against), which is said here, before assembly, with what to do about it — not
+/// assembly's own refusals, which speak of flags scrub does not have.
+pub fn open_for_scrub(array: &[PathBuf]) -> Result<Arc<Array>, ArrayError> {
+    let st = status(array)?;
+    if let Some(why) = &st.cannot_start {
+        return Err(ArrayError::failed(format!(
+            "cannot scrub: the {} array cannot start: {why}",
+            st.level
+        )));
+    }
+    if degraded_anywhere(&st) {
+        return Err(ArrayError::usage(format!(
+            "cannot scrub: the array is degraded ({}) and scrub needs every member in service: add a spare with raidlab array add, run raidlab array rebuild (with --force if it was not stopped cleanly), then scrub",
+            out_of_service(&st).join(", ")
+        )));
+    }
+    open(array, false)
 }
 
 /// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.

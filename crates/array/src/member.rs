@@ -42,6 +42,8 @@ pub struct Member {
     rmw: RwLock<()>,
     /// The file mapped into memory (members in memory only).
     map: Option<Mapping>,
+    /// A regular file (not a block device).
+    regular: bool,
 }
 
 /// A member file in tmpfs mapped shared into the address space. The
@@ -332,6 +334,29 @@ fn read_upto(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 impl Member {
     /// Open an existing file or block device for reading and writing.
     pub fn open(path: &Path) -> Result<Member, ArrayError> {
+        // What the name is, before opening it: a directory or a character device is the
+        // caller's mistake, said in one line rather than as the open's raw error.
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ArrayError::usage(format!(
+                    "member {} does not exist (valid: an existing file or block device)",
+                    path.display()
+                )))
+            }
+            Ok(md) if md.is_dir() => {
+                return Err(ArrayError::usage(format!(
+                    "member {} is a directory (valid: a regular file or a block device)",
+                    path.display()
+                )))
+            }
+            Ok(md) if !md.is_file() && !is_block_device(&md) => {
+                return Err(ArrayError::usage(format!(
+                    "member {} is neither a regular file nor a block device",
+                    path.display()
+                )))
+            }
+            _ => {}
+        }
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -339,7 +364,7 @@ impl Member {
             .map_err(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
                     ArrayError::usage(format!(
-                        "member {} does not exist (create the file first or pass --size)",
+                        "member {} does not exist (valid: an existing file or block device)",
                         path.display()
                     ))
                 } else {
@@ -352,8 +377,7 @@ impl Member {
         let size = if meta.is_file() {
             meta.len()
         } else {
-            use std::os::unix::fs::FileTypeExt;
-            if !meta.file_type().is_block_device() {
+            if !is_block_device(&meta) {
                 return Err(ArrayError::usage(format!(
                     "member {} is neither a regular file nor a block device",
                     path.display()
@@ -386,7 +410,13 @@ impl Member {
             mode,
             rmw: RwLock::new(()),
             map,
+            regular: meta.is_file(),
         })
+    }
+
+    /// Whether the member is a regular file (not a block device).
+    pub fn is_file(&self) -> bool {
+        self.regular
     }
 
     /// Reopen `file` O_DIRECT where that works: (file, alignment, how it is opened).
@@ -588,8 +618,12 @@ impl Member {
             .map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
         self.read_raw(&mut b, SB_COPY_B)
             .map_err(|e| ArrayError::io("cannot read superblock of", &self.path, &e))?;
-        read_newest(&a, &b)
-            .map_err(|m| ArrayError::usage(format!("member {}: {m}", self.path.display())))
+        read_newest(&a, &b, self.size).map_err(|m| {
+            ArrayError::usage(format!(
+                "member {}: damaged superblock: {m}",
+                self.path.display()
+            ))
+        })
     }
 
     /// Write both copies: A, flush, B, flush; so a torn write leaves one valid copy.
@@ -618,5 +652,200 @@ impl Member {
         self.read_raw(&mut buf, 0)
             .map_err(|e| ArrayError::io("cannot read", &self.path, &e))?;
         Ok(buf.iter().any(|&b| b != 0))
+    }
+}
+
+fn is_block_device(md: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    md.file_type().is_block_device()
+}
+
+/// What one member name reaches, to tell two names of one file apart: a symbolic or hard
+/// link, `./a` beside `/dir/a`, a loop device over the file.
+#[derive(Debug, Default)]
+struct Ident {
+    /// The storage the name reaches: (b'f', st_dev, st_ino) of a regular file (also a loop
+    /// device's backing file), (b'b', st_rdev, 0) of a block device.
+    own: Vec<(u8, u64, u64)>,
+    /// Storage that contains it: a partition's whole disk (and that disk's backing file).
+    within: Vec<(u8, u64, u64)>,
+    /// A loop device's backing file, for the message.
+    backing: Option<PathBuf>,
+    /// A name that does not exist yet (create makes it): its absolute form.
+    absent: Option<PathBuf>,
+}
+
+/// (major, minor) of a device number, as glibc's gnu_dev_major/minor compute them.
+fn major_minor(dev: u64) -> (u64, u64) {
+    (
+        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
+        (dev & 0xff) | ((dev >> 12) & !0xff),
+    )
+}
+
+/// A block device's file in /sys (`/sys/dev/block/MAJ:MIN`, resolved).
+fn sys_block(rdev: u64) -> Option<PathBuf> {
+    let (ma, mi) = major_minor(rdev);
+    std::fs::canonicalize(format!("/sys/dev/block/{ma}:{mi}")).ok()
+}
+
+/// The backing file of the loop device whose /sys directory is `sys`, if it is one.
+fn loop_backing(sys: &Path) -> Option<PathBuf> {
+    let s = std::fs::read_to_string(sys.join("loop/backing_file")).ok()?;
+    let s = s.trim_end_matches('\n');
+    (!s.is_empty()).then(|| PathBuf::from(s))
+}
+
+fn file_key(p: &Path) -> Option<(u8, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(p).ok()?;
+    md.is_file().then(|| (b'f', md.dev(), md.ino()))
+}
+
+fn ident(p: &Path) -> Ident {
+    use std::os::unix::fs::MetadataExt;
+    let mut id = Ident::default();
+    let Ok(md) = std::fs::metadata(p) else {
+        // Not there (yet): the same absolute name is the same file.
+        let abs = match (p.parent(), p.file_name()) {
+            (Some(dir), Some(name)) => {
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                std::fs::canonicalize(dir)
+                    .map(|d| d.join(name))
+                    .unwrap_or_else(|_| p.to_path_buf())
+            }
+            _ => p.to_path_buf(),
+        };
+        id.absent = Some(abs);
+        return id;
+    };
+    if md.is_file() {
+        id.own.push((b'f', md.dev(), md.ino()));
+    } else if is_block_device(&md) {
+        let rdev = md.rdev();
+        id.own.push((b'b', rdev, 0));
+        if let Some(sys) = sys_block(rdev) {
+            if let Some(back) = loop_backing(&sys) {
+                id.own.extend(file_key(&back));
+                id.backing = Some(back);
+            }
+            // A partition lies inside its disk (the /sys directory above it).
+            if sys.join("partition").exists() {
+                if let Some(disk) = sys.parent() {
+                    let dev = std::fs::read_to_string(disk.join("dev")).unwrap_or_default();
+                    if let Some((ma, mi)) = dev.trim().split_once(':') {
+                        if let (Ok(ma), Ok(mi)) = (ma.parse::<u64>(), mi.parse::<u64>()) {
+                            let d = ((ma & 0xfff) << 8)
+                                | ((ma & !0xfff) << 32)
+                                | (mi & 0xff)
+                                | ((mi & !0xff) << 12);
+                            id.within.push((b'b', d, 0));
+                        }
+                    }
+                    if let Some(back) = loop_backing(disk) {
+                        id.within.extend(file_key(&back));
+                    }
+                }
+            }
+        }
+    }
+    id
+}
+
+/// Why the names `pa` and `pb` (with their identities) reach the same storage, if they do:
+/// "A and B are one file (…)" or "A lies inside B (…)".
+fn clash(pa: &Path, a: &Ident, pb: &Path, b: &Ident) -> Option<String> {
+    let (na, nb) = (pa.display(), pb.display());
+    if pa == pb {
+        return Some(format!("{na} is in the list already"));
+    }
+    if a.own.iter().any(|k| b.own.contains(k)) || a.absent.is_some() && a.absent == b.absent {
+        let via = match (&a.backing, &b.backing) {
+            (None, Some(f)) => format!(" ({nb} is a loop device over {})", f.display()),
+            (Some(f), None) => format!(" ({na} is a loop device over {})", f.display()),
+            (Some(f), Some(_)) => format!(" (both are loop devices over {})", f.display()),
+            (None, None) => String::new(),
+        };
+        return Some(format!("{na} and {nb} are one file{via}"));
+    }
+    if a.within.iter().any(|k| b.own.contains(k)) {
+        return Some(format!("{na} lies inside {nb} (a partition of it)"));
+    }
+    if b.within.iter().any(|k| a.own.contains(k)) {
+        return Some(format!("{nb} lies inside {na} (a partition of it)"));
+    }
+    None
+}
+
+/// Refuse a member list that names one file (or device) twice, under any names: the same
+/// string, a symbolic or hard link, a relative and an absolute path, a loop device over a
+/// listed file, a partition of a listed disk. Checked before anything is written.
+pub fn check_distinct(paths: &[PathBuf]) -> Result<(), ArrayError> {
+    let ids: Vec<Ident> = paths.iter().map(|p| ident(p)).collect();
+    for j in 1..paths.len() {
+        for i in 0..j {
+            if paths[i] == paths[j] {
+                return Err(ArrayError::usage(format!(
+                    "member {} is listed twice (list each member once)",
+                    paths[i].display()
+                )));
+            }
+            if let Some(why) = clash(&paths[i], &ids[i], &paths[j], &ids[j]) {
+                return Err(ArrayError::usage(format!(
+                    "members {why}: list each member once"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `new` reaches the storage of one of `members` (under any name): why, if so.
+pub fn overlaps_any(new: &Path, members: &[PathBuf]) -> Option<String> {
+    let n = ident(new);
+    members.iter().find_map(|m| clash(m, &ident(m), new, &n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One file under two names is one member, however it is named.
+    #[test]
+    fn two_names_of_one_file_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        std::fs::write(&a, b"x").unwrap();
+        std::fs::write(d.path().join("b"), b"x").unwrap();
+        std::os::unix::fs::symlink(&a, d.path().join("sym")).unwrap();
+        std::fs::hard_link(&a, d.path().join("hard")).unwrap();
+        let b = d.path().join("b");
+        for other in [
+            d.path().join("sym"),
+            d.path().join("hard"),
+            d.path().join(".").join("a"),
+            d.path().join("sub/../a"),
+            a.clone(),
+        ] {
+            std::fs::create_dir_all(d.path().join("sub")).unwrap();
+            let e = check_distinct(&[a.clone(), b.clone(), other.clone()]).unwrap_err();
+            assert!(e.is_usage(), "{e}");
+            assert!(
+                e.message().contains("are one file") || e.message().contains("listed twice"),
+                "{other:?}: {e}"
+            );
+        }
+        assert!(check_distinct(&[a.clone(), b.clone()]).is_ok());
+        // Names not created yet: the same absolute name twice.
+        let n = d.path().join("new");
+        let e = check_distinct(&[n.clone(), d.path().join("sub/../new")]).unwrap_err();
+        assert!(e.message().contains("are one file"), "{e}");
+        assert!(check_distinct(&[n, d.path().join("new2")]).is_ok());
+        assert!(overlaps_any(&d.path().join("hard"), &[b.clone(), a.clone()]).is_some());
+        assert!(overlaps_any(&b, &[a]).is_none());
     }
 }

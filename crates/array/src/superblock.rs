@@ -12,7 +12,10 @@
 //! `data_offset` is 1 MiB aligned. Each copy carries a crc32c of its first 4092 bytes in its
 //! last 4 bytes and a sequence number; a reader takes the valid copy with the higher sequence,
 //! and a writer always writes A, flushes, then B, so a write torn at any point leaves one valid
-//! copy. Integers are little-endian.
+//! copy. Integers are little-endian. A checksum says a copy is whole, not that it makes
+//! sense: a copy is used only when every field passes [`Superblock::check`] (counts, roles,
+//! sizes and offsets within the format and the member), else the other copy is taken, and
+//! with neither the member is refused naming the field.
 //!
 //! A member of a nested array (RAID 0 over RAID 5s) carries its own array's description plus
 //! one description per enclosing array (`parents`), innermost first, each with the role the
@@ -174,9 +177,8 @@ impl Superblock {
             w.0.len() <= SB_BYTES - 4,
             "superblock overflow: member count is bounded by MAX_MEMBERS"
         );
-        w.0.resize(SB_BYTES - 4, 0);
-        let crc = crc32c::crc32c(&w.0);
-        w.u32(crc);
+        w.0.resize(SB_BYTES, 0);
+        seal(&mut w.0);
         w.0
     }
 
@@ -196,14 +198,22 @@ impl Superblock {
                 "superblock version {version} (this raidlab reads version {VERSION})"
             ));
         }
-        let _size = r.u32()?;
+        let size = r.u32()?;
+        if size != SB_BYTES as u32 {
+            return Err(format!("field size is {size} (valid: {SB_BYTES})"));
+        }
         let events = r.u64()?;
         let seq = r.u64()?;
         let ctime_ns = r.u64()?;
         let dev_uuid = r.uuid()?;
         let data_offset = r.u64()?;
         let data_size = r.u64()?;
-        let _bitmap_offset = r.u64()?;
+        let bitmap_offset = r.u64()?;
+        if bitmap_offset != BITMAP_OFFSET {
+            return Err(format!(
+                "field bitmap_offset is {bitmap_offset} (valid: {BITMAP_OFFSET})"
+            ));
+        }
         let bitmap_bytes = r.u64()?;
         let bitmap_region = r.u64()?;
         let mut array = decode_desc(&mut r)?;
@@ -262,6 +272,220 @@ impl Superblock {
             bitmap_region,
             slots,
         }))
+    }
+}
+
+impl Superblock {
+    /// Whether every field is one this format can hold and a member of `member_size` bytes
+    /// allows: the checksum only says the copy is whole, not that what was written makes
+    /// sense (a bug, a hand edit, another tool). Err says which field, its value and what is
+    /// valid, as "field NAME is VALUE (valid: …)". Assembly, status and every verb rely on
+    /// these bounds (roles index the slots, the bitmap is allocated and indexed by them).
+    pub fn check(&self, member_size: u64) -> Result<(), String> {
+        fn bad<T>(field: &str, value: impl std::fmt::Display, valid: String) -> Result<T, String> {
+            Err(format!("field {field} is {value} (valid: {valid})"))
+        }
+        let max_bitmap = DATA_ALIGN - BITMAP_OFFSET;
+        if self.bitmap_bytes == 0
+            || !self.bitmap_bytes.is_multiple_of(4096)
+            || self.bitmap_bytes > max_bitmap
+        {
+            return bad(
+                "bitmap_bytes",
+                self.bitmap_bytes,
+                format!("a multiple of 4096 from 4096 to {max_bitmap}"),
+            );
+        }
+        let min_offset = data_offset_for(self.bitmap_bytes);
+        if self.data_offset < min_offset
+            || !self.data_offset.is_multiple_of(DATA_ALIGN)
+            || self.data_offset >= member_size
+        {
+            return bad(
+                "data_offset",
+                self.data_offset,
+                format!(
+                    "a multiple of {DATA_ALIGN} from {min_offset} (past the superblocks and the bitmap) to below the member's end at {member_size}"
+                ),
+            );
+        }
+        let room = member_size - self.data_offset;
+        if self.data_size == 0 || self.data_size > room {
+            return bad(
+                "data_size",
+                self.data_size,
+                format!(
+                    "1 to {room}: what the {member_size}-byte member holds past data_offset {}; was the member truncated?",
+                    self.data_offset
+                ),
+            );
+        }
+        // The array's own description, then the enclosing ones, innermost first: each one's
+        // member_bytes is bounded by the capacity of the one below it.
+        let descs: Vec<(String, &ArrayDesc)> = std::iter::once(("array".to_string(), &self.array))
+            .chain(
+                self.parents
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (format!("parents[{i}]"), d)),
+            )
+            .collect();
+        let mut capacities = Vec::with_capacity(descs.len());
+        let mut units = Vec::with_capacity(descs.len());
+        let mut below = self.data_size;
+        for (i, (name, d)) in descs.iter().enumerate() {
+            let level = match crate::shape::parse_level(&d.level) {
+                Ok(l) => l,
+                Err(_) => {
+                    return bad(
+                        &format!("{name}.level"),
+                        format!("'{}'", d.level),
+                        "linear, raid0, raid1, raid10, raid4, raid5, raid6".into(),
+                    )
+                }
+            };
+            let layout = match crate::shape::parse_layout(level, &d.layout) {
+                Ok(l) => l,
+                Err(e) => {
+                    return bad(
+                        &format!("{name}.layout"),
+                        format!("'{}'", d.layout),
+                        format!("a layout of {level}: {e}"),
+                    )
+                }
+            };
+            let min = match level {
+                raidlab_geometry::Level::Linear | raidlab_geometry::Level::Raid0 => 1,
+                raidlab_geometry::Level::Raid6 => 4,
+                _ => 2,
+            };
+            if d.members < min || d.members > MAX_MEMBERS {
+                return bad(
+                    &format!("{name}.members"),
+                    d.members,
+                    format!("{min} to {MAX_MEMBERS} for {level}"),
+                );
+            }
+            if i == 0 && self.slots.len() != d.members as usize {
+                return bad(
+                    "array.members",
+                    d.members,
+                    format!(
+                        "{}, the number of slots the superblock lists",
+                        self.slots.len()
+                    ),
+                );
+            }
+            if d.role >= d.members && !(i == 0 && d.role == ROLE_SPARE) {
+                return bad(
+                    &format!("{name}.role"),
+                    d.role,
+                    format!(
+                        "0 to {} (a slot of the {}-member array){}",
+                        d.members - 1,
+                        d.members,
+                        if i == 0 {
+                            ", or a spare's 4294967295"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
+            let what_below = if i == 0 {
+                "data_size".to_string()
+            } else {
+                format!("the capacity of {}", descs[i - 1].0)
+            };
+            if d.member_bytes == 0 || d.member_bytes > below {
+                return bad(
+                    &format!("{name}.member_bytes"),
+                    d.member_bytes,
+                    format!("1 to {below} ({what_below})"),
+                );
+            }
+            if crate::shape::has_chunk(level) {
+                let c = d.chunk_bytes;
+                if c < 4096 || !c.is_power_of_two() || c > d.member_bytes {
+                    return bad(
+                        &format!("{name}.chunk_bytes"),
+                        c,
+                        format!(
+                            "a power of two from 4096 to member_bytes ({})",
+                            d.member_bytes
+                        ),
+                    );
+                }
+            } else if d.chunk_bytes != 0 {
+                return bad(
+                    &format!("{name}.chunk_bytes"),
+                    d.chunk_bytes,
+                    format!("0: {level} has no chunk"),
+                );
+            }
+            // Keep capacity arithmetic (members × member_bytes, and raid10's copies) far from
+            // overflowing 64 bits.
+            if (d.members as u64).saturating_mul(d.member_bytes) > 1 << 60 {
+                return bad(
+                    &format!("{name}.member_bytes"),
+                    d.member_bytes,
+                    format!("at most 2^60 bytes over all {} members", d.members),
+                );
+            }
+            let geo =
+                crate::shape::geometry(level, layout, d.chunk_bytes, d.members, d.member_bytes)
+                    .map_err(|e| format!("{name} does not describe an array: {e}"))?;
+            below = geo.capacity();
+            capacities.push(below);
+            units.push(crate::shape::unit(&geo));
+        }
+        // A rebuild from an enclosing array counts in that array's bytes; the outermost array
+        // has none above it.
+        for (i, (name, d)) in descs.iter().enumerate() {
+            if let Some(cp) = d.rebuild {
+                match capacities.get(i + 1) {
+                    Some(&cap) if cp <= cap => {}
+                    Some(&cap) => {
+                        return bad(
+                            &format!("{name}.rebuild"),
+                            cp,
+                            format!("0 to {cap}, the capacity of {}", descs[i + 1].0),
+                        )
+                    }
+                    None => {
+                        return bad(
+                            &format!("{name}.rebuild"),
+                            cp,
+                            "none: the outermost array is not rebuilt from above".into(),
+                        )
+                    }
+                }
+            }
+        }
+        let capacity = capacities[0];
+        let regions = capacity.div_ceil(self.bitmap_region.max(1));
+        if self.bitmap_region == 0 || regions > self.bitmap_bytes * 8 {
+            return bad(
+                "bitmap_region",
+                self.bitmap_region,
+                format!(
+                    "at least {} bytes: the bitmap's {} bits must cover the array's {capacity} bytes",
+                    capacity.div_ceil(self.bitmap_bytes * 8).max(1),
+                    self.bitmap_bytes * 8
+                ),
+            );
+        }
+        let most = capacity.div_ceil(units[0]) * units[0];
+        for (i, s) in self.slots.iter().enumerate() {
+            if s.checkpoint > most {
+                return bad(
+                    &format!("slots[{i}].checkpoint"),
+                    s.checkpoint,
+                    format!("0 to {most}, the array's capacity"),
+                );
+            }
+        }
+        Ok(())
     }
 }
 
@@ -345,14 +569,40 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Read both copies from a member and return the newest valid one.
-pub fn read_newest(copy_a: &[u8], copy_b: &[u8]) -> Result<Option<Superblock>, String> {
-    let a = Superblock::decode(copy_a)?;
-    let b = Superblock::decode(copy_b)?;
-    Ok(match (a, b) {
-        (Some(a), Some(b)) => Some(if b.seq > a.seq { b } else { a }),
-        (Some(a), None) => Some(a),
-        (None, Some(b)) => Some(b),
+/// Put the checksum of a superblock copy's first 4092 bytes into its last 4.
+pub fn seal(buf: &mut [u8]) {
+    let crc = crc32c::crc32c(&buf[..SB_BYTES - 4]);
+    buf[SB_BYTES - 4..SB_BYTES].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Read both copies from a member of `member_size` bytes and return the newest valid one:
+/// checksummed, and with every field within what the format and the member allow
+/// ([`Superblock::check`]). A copy that fails the check is passed over for the other; when
+/// neither passes, the error says what is wrong with the newer one.
+pub fn read_newest(
+    copy_a: &[u8],
+    copy_b: &[u8],
+    member_size: u64,
+) -> Result<Option<Superblock>, String> {
+    let judge = |buf: &[u8]| -> Option<Result<Superblock, (u64, String)>> {
+        let seq = |b: &[u8]| u64::from_le_bytes(b[24..32].try_into().unwrap());
+        match Superblock::decode(buf) {
+            Ok(None) => None,
+            Ok(Some(sb)) => Some(match sb.check(member_size) {
+                Ok(()) => Ok(sb),
+                Err(e) => Err((sb.seq, e)),
+            }),
+            Err(e) => Some(Err((seq(buf), e))),
+        }
+    };
+    Ok(match (judge(copy_a), judge(copy_b)) {
+        (Some(Ok(a)), Some(Ok(b))) => Some(if b.seq > a.seq { b } else { a }),
+        (Some(Ok(a)), _) => Some(a),
+        (_, Some(Ok(b))) => Some(b),
+        (Some(Err((sa, ea))), Some(Err((sb, eb)))) => {
+            return Err(if sb > sa { eb } else { ea });
+        }
+        (Some(Err((_, e))), None) | (None, Some(Err((_, e)))) => return Err(e),
         (None, None) => None,
     })
 }
@@ -424,7 +674,7 @@ mod tests {
             }],
             data_offset: 1 << 20,
             data_size: 1 << 20,
-            bitmap_bytes: 512,
+            bitmap_bytes: 4096,
             bitmap_region: 1 << 16,
             slots: vec![
                 Slot {
@@ -446,6 +696,109 @@ mod tests {
         }
     }
 
+    /// A member big enough for `sample()`.
+    const SIZE: u64 = 4 << 20;
+
+    #[test]
+    fn the_sample_passes_its_checks() {
+        assert_eq!(sample().check(SIZE), Ok(()));
+        let mut spare = sample();
+        spare.array.role = ROLE_SPARE;
+        assert_eq!(spare.check(SIZE), Ok(()));
+    }
+
+    /// Every field changed to a value the format or the member cannot hold, in both copies
+    /// with the checksum recomputed (as a bug or a hand edit would leave it): reading the
+    /// member refuses it, naming the field, rather than letting assembly index, allocate or
+    /// overlap by it.
+    #[test]
+    fn checksum_valid_superblocks_with_bad_fields_are_refused() {
+        type Edit = (&'static str, fn(&mut Superblock));
+        let edits: Vec<Edit> = vec![
+            ("array.members", |s| s.array.members = 200),
+            ("array.members", |s| s.array.members = 4),
+            ("array.members", |s| s.array.members = 0),
+            ("array.role", |s| s.array.role = 50),
+            ("array.role", |s| s.array.role = 3),
+            ("bitmap_bytes", |s| s.bitmap_bytes = (1 << 63) - 1),
+            ("bitmap_bytes", |s| s.bitmap_bytes = 0),
+            ("bitmap_bytes", |s| s.bitmap_bytes = 100),
+            ("bitmap_bytes", |s| s.bitmap_bytes = DATA_ALIGN),
+            ("data_offset", |s| s.data_offset = 0),
+            ("data_offset", |s| s.data_offset = 4096),
+            ("data_offset", |s| s.data_offset = (1 << 20) + 512),
+            ("data_offset", |s| s.data_offset = !(DATA_ALIGN - 1)),
+            ("data_size", |s| s.data_size = 0),
+            ("data_size", |s| s.data_size = SIZE),
+            ("data_size", |s| s.data_size = u64::MAX),
+            ("bitmap_region", |s| s.bitmap_region = 0),
+            ("bitmap_region", |s| s.bitmap_region = 1),
+            ("array.chunk_bytes", |s| s.array.chunk_bytes = 0),
+            ("array.chunk_bytes", |s| s.array.chunk_bytes = 3000),
+            ("array.chunk_bytes", |s| s.array.chunk_bytes = 1 << 40),
+            ("array.member_bytes", |s| s.array.member_bytes = 0),
+            ("array.member_bytes", |s| s.array.member_bytes = 2 << 20),
+            ("array.member_bytes", |s| s.array.member_bytes = u64::MAX),
+            ("array.level", |s| s.array.level = "raid9".into()),
+            ("array.layout", |s| s.array.layout = "diagonal".into()),
+            ("array.rebuild", |s| s.array.rebuild = Some(1 << 40)),
+            ("parents[0].members", |s| s.parents[0].members = 0),
+            ("parents[0].members", |s| s.parents[0].members = 121),
+            ("parents[0].role", |s| s.parents[0].role = 4),
+            ("parents[0].role", |s| s.parents[0].role = ROLE_SPARE),
+            ("parents[0].chunk_bytes", |s| {
+                s.parents[0].chunk_bytes = 12345
+            }),
+            ("parents[0].member_bytes", |s| {
+                s.parents[0].member_bytes = 3 << 20
+            }),
+            ("parents[0].member_bytes", |s| s.parents[0].member_bytes = 0),
+            ("parents[0].level", |s| s.parents[0].level = String::new()),
+            ("parents[0].rebuild", |s| s.parents[0].rebuild = Some(0)),
+            ("slots[1].checkpoint", |s| s.slots[1].checkpoint = u64::MAX),
+            ("array.chunk_bytes", |s| {
+                s.array.level = "raid1".into();
+                s.array.layout = String::new();
+            }),
+        ];
+        for (field, edit) in edits {
+            let mut sb = sample();
+            edit(&mut sb);
+            let enc = sb.encode();
+            let got = read_newest(&enc, &enc, SIZE);
+            let err = got.expect_err(field);
+            assert!(
+                err.starts_with(&format!("field {field} is ")) && err.contains("(valid: "),
+                "{field}: {err}"
+            );
+            assert!(!err.contains('\n'), "{err}");
+        }
+        // Fields the struct does not carry, written into the bytes and resealed.
+        for (at, field) in [(12, "size"), (72, "bitmap_offset")] {
+            let mut enc = sample().encode();
+            enc[at] ^= 0x10;
+            seal(&mut enc);
+            let err = read_newest(&enc, &enc, SIZE).expect_err(field);
+            assert!(err.starts_with(&format!("field {field} is ")), "{err}");
+        }
+        // A member too small for the data area the superblock describes.
+        let err =
+            read_newest(&sample().encode(), &sample().encode(), (2 << 20) - 4096).unwrap_err();
+        assert!(err.starts_with("field data_size is "), "{err}");
+    }
+
+    #[test]
+    fn a_copy_with_bad_fields_is_passed_over_for_the_good_one() {
+        let good = sample();
+        let mut bad = sample();
+        bad.seq = 9;
+        bad.array.members = 200;
+        let sb = read_newest(&bad.encode(), &good.encode(), SIZE)
+            .unwrap()
+            .unwrap();
+        assert_eq!(sb, good);
+    }
+
     #[test]
     fn round_trips() {
         let sb = sample();
@@ -464,12 +817,12 @@ mod tests {
         b.events = 8;
         let ea = a.encode();
         let mut eb = b.encode();
-        assert_eq!(read_newest(&ea, &eb).unwrap().unwrap().events, 8);
+        assert_eq!(read_newest(&ea, &eb, SIZE).unwrap().unwrap().events, 8);
         eb[100] ^= 1; // torn write of copy B
         assert_eq!(Superblock::decode(&eb).unwrap(), None);
-        assert_eq!(read_newest(&ea, &eb).unwrap().unwrap().events, 7);
+        assert_eq!(read_newest(&ea, &eb, SIZE).unwrap().unwrap().events, 7);
         assert_eq!(
-            read_newest(&[0u8; SB_BYTES], &[0u8; SB_BYTES]).unwrap(),
+            read_newest(&[0u8; SB_BYTES], &[0u8; SB_BYTES], SIZE).unwrap(),
             None
         );
     }

@@ -11,8 +11,11 @@
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
 //! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
-//!   P/Q syndromes and repair rebuilds it with [`plan_rebuild`]; otherwise repair rewrites the
-//!   parity or the other copies.
+//!   P/Q syndromes and repair rebuilds it with [`plan_rebuild`]; a mirror with three or more
+//!   copies lets a strict majority of agreeing copies decide, and repair rewrites the others
+//!   from it; otherwise (RAID 4/5, two copies, no majority) the bad block cannot be located
+//!   and repair rewrites the parity from the data, or the other copies from the first, which
+//!   makes the stripe consistent but not necessarily right ([`ScrubReport::unlocated`]).
 //!
 //! The plans are the ones the simulator costs, so arrays and models share one definition of
 //! what rebuilding and scrubbing read, compute and write.
@@ -36,8 +39,14 @@ pub struct ScrubReport {
     /// md's mismatch_cnt: 512-byte sectors in mismatched stripes (one chunk each).
     pub mismatch_sectors: u64,
     pub repaired: bool,
-    /// (row or chunk, member located as bad where parity could tell)
+    /// (row or chunk, member located as bad where parity or a majority of copies could tell;
+    /// several, comma-joined, when a majority outvoted more than one copy)
     pub located: Vec<(u64, Option<String>)>,
+    /// Mismatches whose bad block could not be located (RAID 4/5; RAID 6 with more than one
+    /// bad block; mirrors without a strict majority of agreeing copies). `--repair` made
+    /// them consistent by rewriting the parity from the data, or the other copies from the
+    /// first: the data read from them may still be the wrong one.
+    pub unlocated: u64,
 }
 
 /// Write intent held in leaf bitmaps: (bitmap, logical offset, length) in each leaf's space.
@@ -58,8 +67,9 @@ impl Drop for Intent<'_> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Found {
     Consistent,
-    /// Redundancy disagrees; RAID 6 may name the member holding the bad block.
-    Mismatch(Option<u32>),
+    /// Redundancy disagrees; RAID 6 (from the syndromes) and mirrors of three or more copies
+    /// (by majority) may name the members holding the bad blocks (empty: not located).
+    Mismatch(Vec<u32>),
 }
 
 /// What to do with a unit that does not agree.
@@ -425,10 +435,10 @@ impl Array {
             return Ok(Found::Consistent);
         }
         // RAID 6: which single block explains both syndromes (Anvin's single-disk corruption
-        // rule, over md's syndrome source list). RAID 4/5 and mirrors cannot tell.
-        let located = if cp.sources.is_empty() {
-            None
-        } else {
+        // rule, over md's syndrome source list). Mirrors of three or more copies: the copies
+        // outside a strict majority that agree. RAID 4/5 and two-way mirrors cannot tell.
+        let mut majority = None;
+        let located: Vec<u32> = if !cp.sources.is_empty() {
             let len = cp.agree[0].len;
             let zeros = vec![0u8; len as usize];
             let srcs: Vec<&[u8]> = cp
@@ -442,18 +452,78 @@ impl Array {
                 block(&buf, p.stored, len),
                 Some(block(&buf, q.stored, len)),
             ) {
-                pq::Syndrome::Bad(Block::P) => Some(p.member),
-                pq::Syndrome::Bad(Block::Q) => Some(q.member),
-                pq::Syndrome::Bad(Block::Data(z)) => cp.sources[z].map(|(m, _)| m),
-                _ => None,
+                pq::Syndrome::Bad(Block::P) => vec![p.member],
+                pq::Syndrome::Bad(Block::Q) => vec![q.member],
+                pq::Syndrome::Bad(Block::Data(z)) => {
+                    cp.sources[z].map(|(m, _)| m).into_iter().collect()
+                }
+                _ => vec![],
             }
+        } else if !self.geo.level.has_parity() && cp.agree.len() >= 2 {
+            // Every copy: (member, block); the first is what the others are compared with.
+            let first = cp.agree[0].expected;
+            let len = cp.agree[0].len;
+            let first_member = cp.plan.steps[0]
+                .reads
+                .iter()
+                .find(|r| r.block == first)
+                .map(|r| r.member)
+                .expect("the first copy was read");
+            let copies: Vec<(u32, BlockRef)> = std::iter::once((first_member, first))
+                .chain(cp.agree.iter().map(|a| (a.member, a.stored)))
+                .collect();
+            let n = copies.len();
+            let winner = copies.iter().find(|(_, b)| {
+                let same = copies
+                    .iter()
+                    .filter(|(_, o)| block(&buf, *o, len) == block(&buf, *b, len))
+                    .count();
+                2 * same > n
+            });
+            match winner {
+                Some(&(_, good)) => {
+                    majority = Some(good);
+                    copies
+                        .iter()
+                        .filter(|(_, b)| block(&buf, *b, len) != block(&buf, good, len))
+                        .map(|(m, _)| *m)
+                        .collect()
+                }
+                None => vec![],
+            }
+        } else {
+            vec![]
         };
         let mut plans = Vec::new();
         let mut writes = Vec::new();
         let parity_member = |m: u32| cp.agree.iter().any(|a| a.member == m);
-        match (on, located) {
-            (OnMismatch::Count, _) => {}
-            (OnMismatch::Repair, Some(m)) if !parity_member(m) => {
+        let offset_of = |member: u32, b: BlockRef| {
+            cp.plan.steps[0]
+                .reads
+                .iter()
+                .find(|r| r.member == member && r.block == b)
+                .map(|r| r.offset)
+                .expect("every compared block was read")
+        };
+        match (on, located.as_slice(), majority) {
+            (OnMismatch::Count, _, _) => {}
+            (OnMismatch::Repair, bad_copies, Some(good)) => {
+                // A mirror's majority: every other copy is rewritten from it.
+                for &m in bad_copies {
+                    let (stored, len) = if let Some(a) = cp.agree.iter().find(|a| a.member == m) {
+                        (a.stored, a.len)
+                    } else {
+                        (cp.agree[0].expected, cp.agree[0].len)
+                    };
+                    writes.push(raidlab_geometry::MemberIo {
+                        member: m,
+                        offset: offset_of(m, stored),
+                        len,
+                        block: good,
+                    });
+                }
+            }
+            (OnMismatch::Repair, &[m], None) if !parity_member(m) => {
                 // A located data block: rebuild it from the rest of the stripe.
                 for (off, len) in self.member_ranges(m, u) {
                     plans.push(
@@ -464,15 +534,9 @@ impl Array {
             }
             _ => {
                 for a in &bad {
-                    let offset = cp.plan.steps[0]
-                        .reads
-                        .iter()
-                        .find(|r| r.member == a.member && r.block == a.stored)
-                        .map(|r| r.offset)
-                        .expect("every compared block was read");
                     writes.push(raidlab_geometry::MemberIo {
                         member: a.member,
-                        offset,
+                        offset: offset_of(a.member, a.stored),
                         len: a.len,
                         block: a.expected,
                     });
@@ -791,11 +855,19 @@ impl Array {
                 self.check_unit(u, on)?
             };
             rep.stripes += 1;
-            if let Found::Mismatch(m) = found {
+            if let Found::Mismatch(ms) = found {
                 rep.mismatches += 1;
                 rep.mismatch_sectors += self.geo.chunk_bytes / 512;
-                rep.located
-                    .push((u, m.map(|m| self.labels[m as usize].clone())));
+                if ms.is_empty() {
+                    rep.unlocated += 1;
+                    rep.located.push((u, None));
+                } else {
+                    let names: Vec<&str> = ms
+                        .iter()
+                        .map(|&m| self.labels[m as usize].as_str())
+                        .collect();
+                    rep.located.push((u, Some(names.join(", "))));
+                }
             }
             progress(((u + 1) * unit).min(cap), cap);
         }

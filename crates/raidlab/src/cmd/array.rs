@@ -148,6 +148,42 @@ fn size_arg(flag: &str, v: &str) -> Result<u64, CliError> {
     parse_size(v).map_err(|e| CliError::usage(format!("--{flag} {v}: {e}")))
 }
 
+/// The refusal of `rebuild` with slots out of service and no spare for them (exit 2).
+fn no_spare(lost: &[String], paths: &[PathBuf]) -> CliError {
+    let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    CliError::usage(format!(
+        "nothing to rebuild onto: {} (no spare); add a spare with raidlab array add {} NEW-MEMBER, then run rebuild again",
+        lost.join(", "),
+        list.join(",")
+    ))
+}
+
+/// What scrub could not do, in words, for an array's report named `name` ("raid5 UUID"):
+/// mismatches whose bad block could not be located.
+fn scrub_note(name: &str, r: &raidlab_array::array::ScrubReport, repair: bool) -> Option<String> {
+    if r.unlocated == 0 {
+        return None;
+    }
+    let level = name.split(' ').next().unwrap_or(name);
+    let parity = matches!(level, "raid4" | "raid5" | "raid6");
+    let why = match level {
+        "raid4" | "raid5" => format!("{level} cannot tell which block of a stripe is wrong"),
+        "raid6" => "more than one block of a stripe is wrong, so raid6 cannot tell which".into(),
+        _ => "no strict majority of copies agrees, so the bad copy could not be located".into(),
+    };
+    Some(match (repair, parity) {
+        (true, true) => format!(
+            "{} stripe(s): parity was rewritten to match the data, but {why}, so the data may still be wrong",
+            r.unlocated
+        ),
+        (true, false) => format!(
+            "{} chunk(s): {why}; the other copies were rewritten from the first, which may be the bad one",
+            r.unlocated
+        ),
+        (false, _) => format!("{} mismatch(es) not located: {why}", r.unlocated),
+    })
+}
+
 fn stderr_is_tty() -> bool {
     unsafe { libc::isatty(2) == 1 }
 }
@@ -273,6 +309,20 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             if assigned > 0 {
                 eprintln!("raidlab: {assigned} spare(s) take the place of failed members");
             }
+            // Nothing to rebuild onto (a slot out of service, no spare for it, nothing being
+            // rebuilt): the user's to fix, said before anything runs.
+            let st = manage::status(&paths).map_err(cli)?;
+            if let (true, Some(why)) = (st.children.is_empty(), &st.cannot_start) {
+                // No spare helps a flat array that lost more than it survives.
+                return Err(CliError::failed(format!(
+                    "cannot rebuild: the {} array lost more than it survives: {why}",
+                    st.level
+                )));
+            }
+            let lost = manage::out_of_service(&st);
+            if !lost.is_empty() && !lost.iter().any(|l| l.ends_with("rebuilding")) {
+                return Err(no_spare(&lost, &paths));
+            }
             let arr = manage::open(&paths, force).map_err(cli)?;
             let stop = manage::stop_flag();
             let mut prog: Option<manage::Progress> = None;
@@ -289,15 +339,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             }
             if arr.degraded_count() > 0 {
                 let st = manage::status(&paths).map_err(cli)?;
-                let list: Vec<String> = st
-                    .not_active
-                    .iter()
-                    .map(|(i, s)| format!("slot {i} {s}"))
-                    .collect();
-                return Err(CliError::failed(format!(
-                    "nothing to rebuild onto: {} (add a spare with raidlab array add)",
-                    list.join(", ")
-                )));
+                return Err(no_spare(&manage::out_of_service(&st), &paths));
             }
             println!("rebuild complete; array is in sync");
             Ok(())
@@ -314,7 +356,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             }
             let paths = member_list(&members);
             let _locks = MemberLocks::acquire(&paths, "scrub the array").map_err(cli)?;
-            let arr = manage::open(&paths, false).map_err(cli)?;
+            let arr = manage::open_for_scrub(&paths).map_err(cli)?;
             let show = !quiet && stderr_is_tty();
             let mut prog = manage::Progress::new(show, 0);
             let reps = manage::scrub_all(&arr, repair, &mut |what, d, t| {
@@ -331,7 +373,8 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 let v: Vec<serde_json::Value> = reps
                     .iter()
                     .map(|(n, r)| serde_json::json!({"array": n, "stripes": r.stripes, "mismatches": r.mismatches,
-                        "mismatch_sectors": r.mismatch_sectors, "repaired": r.repaired, "located": r.located}))
+                        "mismatch_sectors": r.mismatch_sectors, "repaired": r.repaired, "located": r.located,
+                        "unlocated": r.unlocated, "note": scrub_note(n, r, repair)}))
                     .collect();
                 println!(
                     "{}",
@@ -340,20 +383,23 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 );
             } else {
                 for (name, r) in &reps {
+                    let done = match (repair, r.mismatches, r.unlocated) {
+                        (false, _, _) | (true, 0, _) => String::new(),
+                        (true, _, 0) => ", repaired".into(),
+                        (true, m, u) if u < m => format!(", {} repaired", m - u),
+                        _ => String::new(),
+                    };
+                    let note = scrub_note(name, r, repair)
+                        .map(|n| format!("; {n}"))
+                        .unwrap_or_default();
                     println!(
-                        "{name}: {} stripes checked, {} mismatched (mismatch_cnt {} sectors){}",
-                        r.stripes,
-                        r.mismatches,
-                        r.mismatch_sectors,
-                        if repair && r.mismatches > 0 {
-                            ", repaired"
-                        } else {
-                            ""
-                        }
+                        "{name}: {} stripes checked, {} mismatched (mismatch_cnt {} sectors){done}{note}",
+                        r.stripes, r.mismatches, r.mismatch_sectors,
                     );
                     for (row, who) in &r.located {
-                        if let Some(who) = who {
-                            println!("  stripe {row}: bad block on {who}");
+                        match who {
+                            Some(who) => println!("  stripe {row}: bad block on {who}"),
+                            None => println!("  stripe {row}: mismatch, bad block not located"),
                         }
                     }
                 }

@@ -466,3 +466,131 @@ mod crash {
         });
     }
 }
+
+/// Scrub over member files: which copy or block a mismatch is blamed on, and what repair does.
+mod scrub_files {
+    use crate::assemble::{assemble, AssembleOptions};
+    use crate::create::{create, CreateOptions, CreateSpec, MemberSpec};
+    use std::os::unix::fs::FileExt;
+    use std::path::PathBuf;
+
+    /// A `level` array over `n` new 4 MiB member files holding a known pattern (the array
+    /// closed), and the pattern.
+    fn made(
+        level: &str,
+        chunk: Option<u64>,
+        n: usize,
+        dir: &std::path::Path,
+    ) -> (Vec<PathBuf>, Vec<u8>) {
+        let ms: Vec<PathBuf> = (0..n).map(|i| dir.join(format!("m{i}"))).collect();
+        let spec = CreateSpec::new(
+            level,
+            None,
+            chunk,
+            ms.iter().cloned().map(MemberSpec::Path).collect(),
+        )
+        .unwrap();
+        let arr = create(
+            &spec,
+            &CreateOptions {
+                size: Some(4 << 20),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let data: Vec<u8> = (0..256 << 10).map(|i| (i * 7 % 251) as u8).collect();
+        arr.write_at(&data, 0).unwrap();
+        arr.close().unwrap();
+        (ms, data)
+    }
+
+    fn open(ms: &[PathBuf]) -> std::sync::Arc<crate::array::Array> {
+        assemble(ms, &AssembleOptions::default()).unwrap()
+    }
+
+    /// Overwrite `len` bytes of member `m`'s data area at `at` with `byte`.
+    fn damage(m: &PathBuf, at: u64, len: usize, byte: u8) {
+        let f = std::fs::OpenOptions::new().write(true).open(m).unwrap();
+        f.write_all_at(&vec![byte; len], (1 << 20) + at).unwrap();
+    }
+
+    fn member_bytes(m: &PathBuf, at: u64, len: usize) -> Vec<u8> {
+        let f = std::fs::File::open(m).unwrap();
+        let mut b = vec![0u8; len];
+        f.read_exact_at(&mut b, (1 << 20) + at).unwrap();
+        b
+    }
+
+    #[test]
+    fn a_three_way_mirror_repairs_the_outvoted_copy_from_the_majority() {
+        let d = tempfile::tempdir().unwrap();
+        let (ms, data) = made("1", None, 3, d.path());
+        // The first copy (the one the old repair trusted) goes bad.
+        damage(&ms[0], 100, 512, 0xee);
+        let arr = open(&ms);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 0), "{rep:?}");
+        assert_eq!(rep.located, vec![(0, Some(ms[0].display().to_string()))]);
+        let mut got = vec![0u8; data.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == data, "the majority's data was not kept");
+        let again = arr.scrub(false, &mut |_, _| {}).unwrap();
+        assert_eq!(again.mismatches, 0);
+        arr.close().unwrap();
+        for m in &ms {
+            assert!(member_bytes(m, 0, 4096) == data[..4096], "{m:?}");
+        }
+    }
+
+    #[test]
+    fn a_mirror_without_a_majority_says_the_bad_copy_is_not_located() {
+        let d = tempfile::tempdir().unwrap();
+        // Two copies: nothing to outvote with.
+        let (ms, _) = made("1", None, 2, d.path());
+        damage(&ms[1], 0, 512, 0x11);
+        let arr = open(&ms);
+        let rep = arr.scrub(false, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 1));
+        assert_eq!(rep.located, vec![(0, None)]);
+        arr.close().unwrap();
+        // Three copies, all different: no strict majority; repair still makes them agree.
+        let d = tempfile::tempdir().unwrap();
+        let (ms, _) = made("1", None, 3, d.path());
+        damage(&ms[1], 0, 512, 0x11);
+        damage(&ms[2], 0, 512, 0x22);
+        let arr = open(&ms);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 1), "{rep:?}");
+        assert_eq!(arr.scrub(false, &mut |_, _| {}).unwrap().mismatches, 0);
+        arr.close().unwrap();
+    }
+
+    #[test]
+    fn raid5_repair_rewrites_parity_and_counts_the_block_as_not_located() {
+        let d = tempfile::tempdir().unwrap();
+        let (ms, _) = made("5", Some(16384), 3, d.path());
+        damage(&ms[0], 0, 512, 0x5a);
+        let arr = open(&ms);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 1), "{rep:?}");
+        assert_eq!(rep.located, vec![(0, None)]);
+        assert_eq!(arr.scrub(false, &mut |_, _| {}).unwrap().mismatches, 0);
+        arr.close().unwrap();
+    }
+
+    #[test]
+    fn raid6_still_locates_and_repairs_a_bad_data_block() {
+        let d = tempfile::tempdir().unwrap();
+        let (ms, data) = made("6", Some(16384), 4, d.path());
+        // Stripe 0 of left-symmetric RAID 6 over 4: member 0 holds data.
+        damage(&ms[0], 0, 512, 0x5a);
+        let arr = open(&ms);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 0), "{rep:?}");
+        assert_eq!(rep.located, vec![(0, Some(ms[0].display().to_string()))]);
+        let mut got = vec![0u8; data.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == data);
+        arr.close().unwrap();
+    }
+}
