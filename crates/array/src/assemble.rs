@@ -329,6 +329,9 @@ fn build(
     dirty_ranges.sort_unstable();
     if dirty && degraded && arr.geo.redundancy() > 0 {
         settled = false;
+        if opts.resync {
+            eprintln!("{}", write_hole_warning(&desc.level));
+        }
     }
     if dirty && !degraded && opts.resync && arr.geo.redundancy() > 0 {
         let mut bytes = 0;
@@ -344,6 +347,15 @@ fn build(
         }
     }
     Ok((arr, dirty_ranges, settled))
+}
+
+/// What starting a dirty, degraded array (with `--force`) risks: the RAID 5/6 write hole.
+fn write_hole_warning(level: &impl std::fmt::Display) -> String {
+    format!(
+        "raidlab: warning: started the dirty, degraded {level} array because of --force: \
+         stripes being written when it stopped may have parity that does not match their data, \
+         so the missing member's blocks there read wrong, and a rebuild writes them wrong"
+    )
 }
 
 fn newest_desc(found: &[Found], level: usize) -> ArrayDesc {
@@ -543,9 +555,8 @@ fn build_leaf(
     let settled = !(dirty && degraded && arr.geo.redundancy() > 0);
     if dirty && opts.resync {
         if degraded {
-            if opts.verbose {
-                eprintln!("raidlab: starting dirty degraded {} array because of --force; parity of dirty stripes is not verified", desc.level);
-            }
+            // Always said, not only when verbose: it is a risk to data, not progress.
+            eprintln!("{}", write_hole_warning(&desc.level));
         } else {
             let bytes = arr.resync_dirty()?;
             if opts.verbose {

@@ -1162,7 +1162,14 @@ fn dirty_and_degraded_array_needs_force_and_says_why() {
         "--name=x",
         "--force",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // The forced start says what it risks, verbose or not.
+    assert!(
+        err.contains("warning: started the dirty, degraded raid5 array because of --force")
+            && err.contains("a rebuild writes them wrong"),
+        "{err}"
+    );
     let t = raidlab_array::open_target(
         &ms[..3].join(","),
         &raidlab_array::OpenOptions { force: true },
