@@ -158,6 +158,14 @@ impl Axis {
         if values.len() > MAX_AXIS_VALUES {
             return Err(format!("more than {MAX_AXIS_VALUES} values"));
         }
+        // A value given twice (perhaps spelt two ways: 4k and 4096) would be one point run
+        // once and then "already in the database".
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(v) = values.iter().find(|v| !seen.insert(v.as_str())) {
+            return Err(format!(
+                "the value {v} is given twice (valid: each value once; sizes count in bytes, so 4k and 4096 are one value)"
+            ));
+        }
         Ok(Axis::new(name, values))
     }
 }
@@ -279,6 +287,8 @@ mod tests {
             ("bs", "[]", "empty list"),
             ("bs", r#"{ pow2 = ["2m", "512"] }"#, "low <= high"),
             ("bs", r#"{ pow2 = ["3k", "5k"] }"#, "low end 3k (3072) is not a power of two"),
+            ("bs", r#"["4k", "64k", "4096"]"#, "the value 4096 is given twice"),
+            ("rw", r#"["read", "read"]"#, "the value read is given twice"),
             ("bs", r#"{ pow2 = ["4k", "5k"] }"#, "high end 5k (5120) is not a power of two"),
             ("iodepth", "{ pow2 = [1, 100] }", "high end 100 is not a power of two (the axis doubles from low to high; e.g. 64 or 128)"),
             ("iodepth", "{ from = 5, to = 1, step = 1 }", "above"),
