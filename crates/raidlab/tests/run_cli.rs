@@ -425,3 +425,46 @@ fn output_does_not_replace_data() {
     assert_ok(&run_to(&p("res.txt"), false), "raidlab's own results again");
     assert_ok(&run_to("/dev/null", false), "/dev/null");
 }
+
+/// Results that cannot be written (a full disk, here /dev/full) are an error, not exit 0 with
+/// the results lost; a closed pipe (`| head`) is not.
+#[test]
+fn results_that_cannot_be_written_are_an_error() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = format!(
+        "--filename=sim:{}",
+        root.join("systems/xdd2008/raid0.toml").display()
+    );
+    let args = [
+        "run",
+        "--name=j",
+        &target,
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+        "--direct=1",
+    ];
+    let full = std::process::Command::new(bin())
+        .args(args)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = stderr(&full);
+    assert_eq!(full.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot write the results to standard output"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    // A reader that goes away early.
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

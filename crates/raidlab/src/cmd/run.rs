@@ -973,8 +973,15 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         }
         _ => {
             let mut out = std::io::stdout().lock();
-            // A closed pipe (| head) is not an error worth a message.
-            let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+            // A closed pipe (| head) is not an error worth a message; any other failure (a
+            // full disk, /dev/full) loses the results and says so.
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(CliError::failed(format!(
+                        "cannot write the results to standard output: {e}"
+                    )));
+                }
+            }
         }
     }
     if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
