@@ -6,12 +6,59 @@
 
 use crate::spec::{apply_option, JobSpec, SpecError};
 
-/// Parse a job file from disk. Errors read `FILE:LINE: what (valid: …)`.
+/// Parse a job file from disk, expanding `${VAR}` from the environment as fio does. Errors
+/// read `FILE:LINE: what (valid: …)`.
 pub fn parse_job_file(path: &std::path::Path) -> Result<Vec<JobSpec>, SpecError> {
     let text = std::fs::read_to_string(path).map_err(|e| SpecError {
         message: format!("{}: cannot read job file: {e}", path.display()),
     })?;
-    parse_job_text(&text, &path.display().to_string(), JobSpec::default())
+    let origin = path.display().to_string();
+    let text = expand_vars(&text, &origin, |v| std::env::var(v).ok())?;
+    parse_job_text(&text, &origin, JobSpec::default())
+}
+
+/// Replace each `${NAME}` in job-file text by `lookup(NAME)` (fio expands environment
+/// variables this way). A name `lookup` does not know is an error naming it and its line:
+/// fio would pass the text on, and a file named `${NAME}` is never what was meant.
+pub fn expand_vars(
+    text: &str,
+    origin: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<String, SpecError> {
+    if !text.contains("${") {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if line.trim_start().starts_with([';', '#']) {
+            out.push_str(line); // comments are left as written
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("${") {
+            out.push_str(&rest[..at]);
+            let after = &rest[at + 2..];
+            let Some(end) = after.find('}') else {
+                return Err(SpecError {
+                    message: format!(
+                        "{origin}:{}: '${{' without a closing '}}' (valid: ${{NAME}})",
+                        i + 1
+                    ),
+                });
+            };
+            let name = &after[..end];
+            let value = lookup(name).ok_or_else(|| SpecError {
+                message: format!(
+                    "{origin}:{}: ${{{name}}} is not set in the environment (valid: set it, or write the value)",
+                    i + 1
+                ),
+            })?;
+            out.push_str(&value);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+    }
+    Ok(out)
 }
 
 /// Parse job-file text. `origin` names it in errors; `base` holds defaults (e.g. options
@@ -26,6 +73,8 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
         message: format!("{origin}:{line}: {m}"),
     };
 
+    // (A byte-order mark some editors write is not part of the first line.)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
@@ -100,6 +149,28 @@ mod tests {
         assert_eq!(jobs[1].rwmixread, 67);
         assert!(jobs[1].stonewall && !jobs[0].stonewall);
         assert!(jobs.iter().all(|j| j.direct && j.bs.min() == 8192));
+    }
+
+    #[test]
+    fn variables_are_expanded_and_a_missing_one_is_named() {
+        let env = |v: &str| (v == "DIR").then(|| "/tmp/x".to_string());
+        let t = expand_vars("[a]\n# ${OTHER}\nfilename=${DIR}/f\nbs=4k\n", "t.fio", env).unwrap();
+        assert_eq!(t, "[a]\n# ${OTHER}\nfilename=/tmp/x/f\nbs=4k\n");
+        let e = expand_vars("[a]\nrw=read\nfilename=${NOPE}\n", "t.fio", env).unwrap_err();
+        assert!(
+            e.message.starts_with("t.fio:3: ${NOPE} is not set"),
+            "{}",
+            e.message
+        );
+        let e = expand_vars("[a]\nfilename=${DIR\n", "t.fio", env).unwrap_err();
+        assert!(
+            e.message.contains("t.fio:2: '${' without a closing"),
+            "{}",
+            e.message
+        );
+        // A byte-order mark before the first section is not part of it.
+        let jobs = parse_job_text("\u{feff}[a]\nrw=read\n", "t.fio", JobSpec::default()).unwrap();
+        assert_eq!(jobs[0].name, "a");
     }
 
     #[test]

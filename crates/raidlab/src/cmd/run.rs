@@ -250,6 +250,9 @@ fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError>
             "{path}: cannot read job file: {e} (valid: a readable fio job file)"
         ))
     })?;
+    // `${VAR}` from the environment, as fio expands it.
+    let text = raidlab_workload::expand_vars(&text, path, |v| std::env::var(v).ok())
+        .map_err(|e| CliError::usage(e.message))?;
     parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))
 }
 
