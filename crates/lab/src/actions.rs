@@ -38,24 +38,60 @@ impl Actions for SystemActions {
             })
     }
 
+    /// The dummy file is only ever written when raidlab made it: a missing path is created
+    /// (and marked as raidlab's scratch), a file raidlab made earlier (the mark, or all holes)
+    /// is extended; any other file shorter than `size` is refused, and a block device is only
+    /// read (refused when smaller than `size`). Nothing holding data is written.
     fn read_file(&mut self, path: &str, size: u64) -> Result<(), LabError> {
+        use std::os::unix::fs::FileTypeExt;
         let e = |m: String| LabError::failed(format!("cache defeat file {path}: {m}"));
-        let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if have < size {
-            // Fill it with data (not a sparse hole, which would be read from no cache at all).
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|x| e(x.to_string()))?;
-            let block = vec![0x5au8; 1 << 20];
-            let mut left = size - have;
-            while left > 0 {
-                let n = left.min(block.len() as u64) as usize;
-                f.write_all(&block[..n]).map_err(|x| e(x.to_string()))?;
-                left -= n as u64;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => Some(m),
+            Err(x) if x.kind() == std::io::ErrorKind::NotFound => None,
+            Err(x) => return Err(e(x.to_string())),
+        };
+        match &meta {
+            None => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map_err(|x| e(x.to_string()))?;
+                mark_scratch(&f);
+                fill(&f, 0, size).map_err(|x| e(x.to_string()))?;
             }
-            f.sync_all().map_err(|x| e(x.to_string()))?;
+            Some(m) if m.file_type().is_block_device() => {
+                let have = std::fs::File::open(path)
+                    .and_then(|mut f| std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0)))
+                    .map_err(|x| e(x.to_string()))?;
+                if have < size {
+                    return Err(LabError::usage(format!(
+                        "cache defeat file {path}: a block device of {have} bytes, smaller than size = {size}; it is only read, never written (give a device of at least {size} bytes, or a new file path for raidlab to create)"
+                    )));
+                }
+            }
+            Some(m) if m.is_file() => {
+                let have = m.len();
+                if have < size {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(path)
+                        .map_err(|x| e(x.to_string()))?;
+                    let ours = is_scratch(&f) || !holds_data(&f).map_err(|x| e(x.to_string()))?;
+                    if !ours {
+                        return Err(LabError::usage(format!(
+                            "cache defeat file {path}: holds data ({have} bytes, less than size = {size}) and was not made by raidlab, so it is not written (give a new path for raidlab to create, or a file of at least {size} bytes)"
+                        )));
+                    }
+                    mark_scratch(&f);
+                    fill(&f, have, size - have).map_err(|x| e(x.to_string()))?;
+                }
+            }
+            Some(_) => {
+                return Err(LabError::usage(format!(
+                    "cache defeat file {path}: not a regular file or block device (give a file path; raidlab creates it if missing)"
+                )))
+            }
         }
         let mut f = std::fs::File::open(path).map_err(|x| e(x.to_string()))?;
         let mut buf = vec![0u8; 1 << 20];
@@ -107,9 +143,91 @@ impl Actions for SystemActions {
     }
 }
 
+/// Write `len` bytes of data (not a sparse hole, which would be read from no cache at all)
+/// at `from`, then sync.
+fn fill(f: &std::fs::File, from: u64, len: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let block = vec![0x5au8; 1 << 20];
+    let mut at = from;
+    let end = from + len;
+    while at < end {
+        let n = (end - at).min(block.len() as u64) as usize;
+        f.write_all_at(&block[..n], at)?;
+        at += n as u64;
+    }
+    f.sync_all()
+}
+
+/// The extended attribute raidlab puts on the regular files it lays out (the engine's
+/// `safety::SCRATCH_XATTR`; the same mark, set here without depending on the engine).
+const SCRATCH_XATTR: &[u8] = b"user.raidlab.scratch\0";
+
+/// Mark `file` as raidlab's scratch (not kept where the filesystem has no user xattrs).
+fn mark_scratch(file: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid fd, a NUL-terminated name and a one-byte value that outlive the call.
+    unsafe {
+        fsetxattr(
+            file.as_raw_fd(),
+            SCRATCH_XATTR.as_ptr().cast(),
+            b"1".as_ptr().cast(),
+            1,
+            0,
+        );
+    }
+}
+
+/// Whether `file` carries raidlab's scratch mark.
+fn is_scratch(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut v = [0u8; 1];
+    // SAFETY: a valid fd, a NUL-terminated name, and a buffer of the length given.
+    let n = unsafe {
+        fgetxattr(
+            file.as_raw_fd(),
+            SCRATCH_XATTR.as_ptr().cast(),
+            v.as_mut_ptr().cast(),
+            v.len(),
+        )
+    };
+    n == 1 && v[0] == b'1'
+}
+
+/// Whether a regular file holds any data: some byte not in a hole (as the engine's
+/// `safety::holds_data`). Where the filesystem cannot say, a non-empty file holds data.
+fn holds_data(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    const SEEK_DATA: std::os::raw::c_int = 3;
+    const ENXIO: i32 = 6;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    // SAFETY: lseek on a valid fd; it only moves the offset.
+    let r = unsafe { lseek(file.as_raw_fd(), 0, SEEK_DATA) };
+    if r >= 0 {
+        return Ok((r as u64) < len);
+    }
+    Ok(std::io::Error::last_os_error().raw_os_error() != Some(ENXIO))
+}
+
 extern "C" {
     #[link_name = "sync"]
     fn libc_sync();
+    fn fsetxattr(
+        fd: std::os::raw::c_int,
+        name: *const std::os::raw::c_char,
+        value: *const std::os::raw::c_void,
+        size: usize,
+        flags: std::os::raw::c_int,
+    ) -> std::os::raw::c_int;
+    fn fgetxattr(
+        fd: std::os::raw::c_int,
+        name: *const std::os::raw::c_char,
+        value: *mut std::os::raw::c_void,
+        size: usize,
+    ) -> isize;
+    fn lseek(fd: std::os::raw::c_int, offset: i64, whence: std::os::raw::c_int) -> i64;
 }
 
 #[cfg(test)]
@@ -154,6 +272,69 @@ mod tests {
             std::fs::metadata(&p).unwrap().len(),
             3 << 20,
             "an existing larger file is kept"
+        );
+        // A file raidlab made may be grown.
+        a.read_file(&p, 4 << 20).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 4 << 20);
+    }
+
+    #[test]
+    fn dummy_file_holding_someone_elses_data_is_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("notes.txt");
+        std::fs::write(&p, b"my notes\n").unwrap();
+        let path = p.display().to_string();
+        let mut a = SystemActions;
+        let e = a.read_file(&path, 2 << 20).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        let m = e.to_string();
+        assert!(
+            m.contains("holds data") && m.contains("new path") && !m.contains('\n'),
+            "{m}"
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"my notes\n", "left as it was");
+        // A file at least as large is only read.
+        a.read_file(&path, 4).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"my notes\n");
+        // A sparse file (all holes, no data) may be filled.
+        let sparse = dir.path().join("sparse");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        a.read_file(&sparse.display().to_string(), 1 << 20).unwrap();
+        assert_eq!(std::fs::metadata(&sparse).unwrap().len(), 1 << 20);
+        // A folder is refused.
+        let e = a
+            .read_file(&dir.path().display().to_string(), 1)
+            .unwrap_err();
+        assert!(
+            e.is_usage() && e.to_string().contains("not a regular file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn block_devices_are_only_read() {
+        // Any block device this machine has, opened read-only: too small is refused, and
+        // nothing is ever written (the read path opens it read-only).
+        let Some(dev) = std::fs::read_dir("/dev").ok().and_then(|d| {
+            d.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+                use std::os::unix::fs::FileTypeExt;
+                std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+                    && std::fs::File::open(p).is_ok()
+            })
+        }) else {
+            eprintln!("no readable block device here; skipped");
+            return;
+        };
+        let mut a = SystemActions;
+        let e = a
+            .read_file(&dev.display().to_string(), u64::MAX / 2)
+            .unwrap_err();
+        assert!(
+            e.is_usage() && e.to_string().contains("smaller than size"),
+            "{e}"
         );
     }
 }

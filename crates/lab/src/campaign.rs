@@ -46,7 +46,9 @@ pub trait Actions {
     fn command(&mut self, cmd: &str) -> Result<(), LabError>;
     /// `sync`, then drop the page cache.
     fn drop_caches(&mut self) -> Result<(), LabError>;
-    /// Read `size` bytes of `path` (creating it first if it is missing or shorter).
+    /// Read `size` bytes of `path`: created first if missing, extended only if raidlab made
+    /// it; a file holding other data, or a block device, is never written (refused when
+    /// shorter than `size`).
     fn read_file(&mut self, path: &str, size: u64) -> Result<(), LabError>;
     /// Create member files of `size` bytes (refusing to replace existing ones).
     fn create_files(&mut self, files: &[String], size: u64) -> Result<(), LabError>;
@@ -67,8 +69,14 @@ pub enum Event {
     },
     /// A run finished with this value of the spread metric.
     RunDone { point: u64, rep: u32, value: f64 },
-    /// A point already in the database.
-    Skipped { point: u64, what: String },
+    /// A point with repetitions already in the database: `stored` are kept, `missing` run
+    /// now (empty: the whole point is skipped).
+    Skipped {
+        point: u64,
+        what: String,
+        stored: Vec<u32>,
+        missing: Vec<u32>,
+    },
     /// A point's spread is over the threshold; `rerun` says whether it will run again.
     Flagged {
         point: u64,
@@ -369,9 +377,13 @@ fn run_point(
                 st.done += 1;
                 report.runs_skipped += 1;
                 if first_skip {
+                    let (stored, missing): (Vec<u32>, Vec<u32>) =
+                        (0..exp.repeat.count).partition(|r| done.contains(r));
                     (io.observe)(&Event::Skipped {
                         point: plan.point.index,
                         what: describe(&plan.point),
+                        stored,
+                        missing,
                     });
                     first_skip = false;
                 }
@@ -387,13 +399,16 @@ fn run_point(
             });
             let (started, result, ended) = match st.ahead.take((pi, attempt, rep), plans, db, io)? {
                 Some((started, ended, r)) => {
-                    let r =
-                        r.map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
+                    let r = r
+                        .and_then(|r| check_complete(&r).map(|_| r))
+                        .map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
                     (started, r, ended)
                 }
                 None => {
                     let started = (io.now)();
                     let r = run_once(exp, plan, &specs, rep, io)?;
+                    check_complete(&r)
+                        .map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
                     (started, r, (io.now)())
                 }
             };
@@ -486,6 +501,44 @@ fn run_point(
             convergence,
         });
     }
+}
+
+/// Whether a run's result may be stored as a repetition: every job ran to its end (none was
+/// stopped early, by Ctrl-C or an error) and some job counted I/O. A run that fails this is
+/// not stored (its point fails with the reason), so a later sweep runs it again instead of
+/// keeping a partial or empty measurement.
+pub fn check_complete(result: &RunResult) -> Result<(), LabError> {
+    if let Some(j) = result.jobs.iter().find(|j| j.stopped.is_some()) {
+        let why = j.stopped.as_deref().unwrap_or("");
+        return Err(LabError::failed(format!(
+            "job '{}' was stopped early ({why}) after {:.2} s; the run is not stored (run the same sweep again to resume)",
+            j.name,
+            j.elapsed_ns as f64 / 1e9
+        )));
+    }
+    if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
+        return Err(LabError::failed(format!(
+            "job '{}' failed: {}; the run is not stored",
+            j.name,
+            j.error.as_deref().unwrap_or("")
+        )));
+    }
+    let ios: u64 = result
+        .jobs
+        .iter()
+        .map(|j| j.read.total_ios + j.write.total_ios)
+        .sum();
+    let bytes: u64 = result
+        .jobs
+        .iter()
+        .map(|j| j.read.io_bytes + j.write.io_bytes)
+        .sum();
+    if ios == 0 && bytes == 0 {
+        return Err(LabError::failed(
+            "no job counted any I/O (is ramp_time as long as the run, or the size or runtime too small?); the run is not stored, as its rates and latencies would be 0",
+        ));
+    }
+    Ok(())
 }
 
 /// Statistics per metric over repetitions.
@@ -587,6 +640,12 @@ fn converge(
                 c.grow.apply(s, value);
             }
             let result = run_once(exp, plan, &specs, 0, io)?;
+            check_complete(&result).map_err(|e| {
+                e.context(format!(
+                    "point {} convergence step {step}",
+                    plan.point.index
+                ))
+            })?;
             let s = result.aggregate().summary();
             db.insert_convergence(
                 st.campaign_id,

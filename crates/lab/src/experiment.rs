@@ -719,9 +719,21 @@ fn get_u32(
         Some(toml::Value::Integer(i)) if *i >= min as i64 && *i <= max as i64 => {
             Ok(Some(*i as u32))
         }
+        Some(toml::Value::Integer(i)) => Err(bad(
+            origin,
+            format!("[{table_name}] {key} = {i}: out of range (a whole number from {min} to {max})"),
+        )),
+        Some(toml::Value::Float(f)) if f.is_finite() && f.fract() == 0.0 => Err(bad(
+            origin,
+            format!(
+                "[{table_name}] {key} = {v}: a decimal number, not a whole number (write it without a decimal point or exponent, e.g. {}; from {min} to {max})",
+                *f as i64,
+                v = t[key]
+            ),
+        )),
         Some(v) => Err(bad(
             origin,
-            format!("[{table_name}] {key} = {v}: expected a whole number from {min} to {max}"),
+            format!("[{table_name}] {key} = {v}: not a whole number (give one from {min} to {max})"),
         )),
     }
 }

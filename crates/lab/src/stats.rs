@@ -17,7 +17,9 @@ pub struct Stats {
     /// (max − min) / median × 100; 0 when the median is 0.
     pub spread_pct: f64,
     /// 95% confidence interval of the mean: mean ± t(0.975, n−1) · stddev / √n. Equal to the
-    /// mean for a single value (no interval can be given).
+    /// mean for a single value (no interval can be given). When every value is ≥ 0 (rates,
+    /// latencies, sizes, CPU: every metric the lab stores) the low end is clamped at 0, since
+    /// the quantity cannot be negative (few repetitions can otherwise give e.g. −3877 MB/s).
     pub ci95_low: f64,
     pub ci95_high: f64,
 }
@@ -62,7 +64,11 @@ impl Stats {
             max,
             stddev,
             spread_pct,
-            ci95_low: mean - half,
+            ci95_low: if min >= 0.0 {
+                (mean - half).max(0.0)
+            } else {
+                mean - half
+            },
             ci95_high: mean + half,
         })
     }
@@ -126,6 +132,17 @@ mod tests {
         );
         assert!(Stats::of(&[]).is_none());
         assert!(Stats::of(&[f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn interval_of_non_negative_values_stays_non_negative() {
+        // n = 2: t = 12.706, the raw interval reaches far below zero.
+        let s = Stats::of(&[100.0, 900.0]).unwrap();
+        assert_eq!(s.ci95_low, 0.0);
+        assert!(s.ci95_high > 900.0);
+        // Values that may be negative keep their interval.
+        let d = Stats::of(&[-1.0, 1.0]).unwrap();
+        assert!(d.ci95_low < -1.0);
     }
 
     #[test]

@@ -20,6 +20,8 @@ struct FakeRunner {
     rate: Box<dyn FnMut(u32, &JobSpec) -> Result<f64, LabError>>,
     /// Runs it computes at once (1: every run in its turn); above 1 every run is independent.
     width: usize,
+    /// Changes the result of call n (a job stopped early, no I/O counted, …).
+    alter: Box<dyn FnMut(u32, &mut JobResult)>,
 }
 
 impl Runner for FakeRunner {
@@ -51,6 +53,7 @@ impl Runner for FakeRunner {
         j.read.io_bytes = bytes;
         j.read.total_ios = bytes / s.bs.read.entries[0].0;
         j.read.runtime_ns = (bytes as f64 / (mb_s * 1e6) * 1e9) as u64;
+        (self.alter)(n, &mut j);
         Ok(RunResult {
             version: "test".into(),
             timestamp: 0,
@@ -124,12 +127,24 @@ fn go_wide(
     fail_on: Option<&str>,
     width: usize,
 ) -> (Result<campaign::Report, LabError>, Harness) {
+    go_full(exp, db, rate, fail_on, width, |_, _| {})
+}
+
+fn go_full(
+    exp: &Experiment,
+    db: &mut Db,
+    rate: impl FnMut(u32, &JobSpec) -> Result<f64, LabError> + 'static,
+    fail_on: Option<&str>,
+    width: usize,
+    alter: impl FnMut(u32, &mut JobResult) + 'static,
+) -> (Result<campaign::Report, LabError>, Harness) {
     let log: Log = Rc::new(RefCell::new(Vec::new()));
     let mut runner = FakeRunner {
         log: log.clone(),
         calls: 0,
         rate: Box::new(rate),
         width,
+        alter: Box::new(alter),
     };
     let mut actions = FakeActions {
         log: log.clone(),
@@ -620,4 +635,103 @@ fn missing_system_files_are_named_before_anything_runs() {
     .unwrap();
     let plans = campaign::plan_all(&fine, &ctx()).unwrap();
     campaign::check_system_files(&fine, &plans).unwrap();
+}
+
+/// A job stopped by Ctrl-C: the run is neither stored nor counted, the campaign fails at it
+/// with the reason, and the next sweep runs it again.
+#[test]
+fn a_run_stopped_early_is_not_stored_and_a_resumed_sweep_runs_it_again() {
+    let text = "name = \"stop\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"/f\"\n[sweep]\nbs = [\"4k\", \"8k\"]\n[repeat]\ncount = 2";
+    let e = exp(text);
+    for width in [1, 4] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let mut db = Db::open_or_create(&path).unwrap();
+            // Call 1 (point 0 rep 1) is cut short.
+            let (r, _) = go_full(
+                &e,
+                &mut db,
+                |_, _| Ok(10.0),
+                None,
+                width,
+                |n, j| {
+                    if n == 1 {
+                        j.stopped = Some("interrupted".into());
+                        j.elapsed_ns = 970_000_000;
+                    }
+                },
+            );
+            let err = r.unwrap_err().to_string();
+            assert!(
+                err.contains("point 0 rep 1")
+                    && err.contains("stopped early (interrupted)")
+                    && err.contains("not stored"),
+                "{err}"
+            );
+            let runs = db.runs().unwrap();
+            assert_eq!(runs.len(), 1, "only the complete run is stored");
+        }
+        let mut db = Db::open_existing(&path).unwrap();
+        let (r, h) = go_wide(&e, &mut db, |_, _| Ok(20.0), None, width);
+        let r = r.unwrap();
+        assert_eq!((r.runs_done, r.runs_skipped), (3, 1), "width {width}");
+        assert_eq!(r.outcomes[0].stats["mb_s"].n, 2);
+        assert!(h.events.iter().any(|ev| matches!(
+            ev,
+            Event::Skipped { point: 0, stored, missing, .. } if stored == &[0] && missing == &[1]
+        )));
+        assert_eq!(db.runs().unwrap().len(), 4);
+    }
+}
+
+#[test]
+fn a_run_that_counted_no_io_fails_its_point_and_is_not_stored() {
+    let text = "name = \"zero\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"/f\"\n[repeat]\ncount = 2";
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("z.db")).unwrap();
+    let (r, _) = go_full(
+        &exp(text),
+        &mut db,
+        |_, _| Ok(10.0),
+        None,
+        1,
+        |_, j| {
+            j.read = Default::default();
+            j.write = Default::default();
+        },
+    );
+    let err = r.unwrap_err();
+    assert!(!err.is_usage());
+    let m = err.to_string();
+    assert!(
+        m.contains("point 0 rep 0") && m.contains("no job counted any I/O"),
+        "{m}"
+    );
+    assert!(db.runs().unwrap().is_empty());
+}
+
+#[test]
+fn a_convergence_step_stopped_early_is_not_stored() {
+    let text = "name = \"cs\"\n[workload]\nbs = \"64k\"\n[target]\nfilename = \"/f\"\n[converge]\ngrow = \"size\"\nstart = \"1m\"\nfactor = 4\ntolerance = 0.05\nmax_steps = 10";
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("c.db")).unwrap();
+    let (r, _) = go_full(
+        &exp(text),
+        &mut db,
+        |_, _| Ok(10.0),
+        None,
+        1,
+        |n, j| {
+            if n == 1 {
+                j.stopped = Some("interrupted".into());
+            }
+        },
+    );
+    let m = r.unwrap_err().to_string();
+    assert!(
+        m.contains("convergence step 1") && m.contains("stopped early"),
+        "{m}"
+    );
+    assert_eq!(db.convergence().unwrap().len(), 1);
 }

@@ -655,3 +655,147 @@ fn missing_arguments_are_named_in_one_line() {
         "{err}"
     );
 }
+
+/// Runs the sweep with standard output going to `stdout`; (status, stderr).
+fn sweep_to(args: &[&str], cwd: &Path, stdout: Stdio) -> (std::process::ExitStatus, String) {
+    let out = Command::new(bin())
+        .arg("sweep")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run raidlab");
+    (out.status, text(&out.stderr))
+}
+
+fn stored_runs(db: &Path) -> usize {
+    raidlab_lab::db::Db::open_existing(db)
+        .and_then(|d| d.runs())
+        .map(|r| r.len())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_full_or_closed_stdout_is_reported_or_ignored_after_the_database_and_report() {
+    for format in ["csv", "text"] {
+        let dir = tempfile::tempdir().unwrap();
+        let exp = write_experiment(dir.path(), "small", SMALL);
+        let rep = dir.path().join("rep");
+        let args = [
+            exp.to_str().unwrap(),
+            "--format",
+            format,
+            "--report",
+            rep.to_str().unwrap(),
+        ];
+        let full = std::fs::File::create("/dev/full").unwrap();
+        let (status, err) = sweep_to(&args, dir.path(), Stdio::from(full));
+        assert_eq!(status.code(), Some(1), "{err}");
+        let last = err.trim().lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with("raidlab: cannot write results to standard output:"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(stored_runs(&dir.path().join("small.db")), 8);
+        assert!(rep.join("index.html").is_file(), "the report is written");
+
+        // A reader that went away (| true): quiet, exit 0, everything written.
+        let dir = tempfile::tempdir().unwrap();
+        let exp = write_experiment(dir.path(), "small", SMALL);
+        let rep = dir.path().join("rep");
+        let mut child = Command::new(bin())
+            .args([
+                "sweep",
+                exp.to_str().unwrap(),
+                "--format",
+                format,
+                "--report",
+            ])
+            .arg(&rep)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("cannot write"),
+            "{err}"
+        );
+        assert_eq!(stored_runs(&dir.path().join("small.db")), 8);
+        assert!(rep.join("index.html").is_file());
+    }
+}
+
+#[test]
+fn a_run_cut_short_by_ctrl_c_is_not_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[workload]\nsize = \"1m\"\nioengine = \"psync\"\nrw = \"read\"\nruntime = \"5s\"\ntime_based = true\n[target]\nfilename = \"{scratch}/data\"\n[repeat]\ncount = 1\n";
+    let exp = write_experiment(dir.path(), "cut", body);
+    let db = dir.path().join("cut.db");
+    let child = Command::new(bin())
+        .args(["sweep", exp.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("stopped early (interrupted)") && err.contains("not stored"),
+        "{err}"
+    );
+    assert_eq!(stored_runs(&db), 0, "a cut-short run is not a repetition");
+}
+
+#[test]
+fn a_sweep_that_measures_nothing_fails_its_point_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[workload]\nsize = \"1m\"\nioengine = \"psync\"\nrw = \"read\"\nramp_time = \"30s\"\n[target]\nfilename = \"{scratch}/data\"\n[repeat]\ncount = 2\n";
+    let exp = write_experiment(dir.path(), "ramp", body);
+    let out = sweep(&[exp.to_str().unwrap()], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("point 0 rep 0") && last.contains("no job counted any I/O"),
+        "{err}"
+    );
+    assert_eq!(stored_runs(&dir.path().join("ramp.db")), 0);
+}
+
+#[test]
+fn a_decimal_repeat_count_is_called_not_a_whole_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    let out = sweep(
+        &[
+            exp.to_str().unwrap(),
+            "--set",
+            "repeat.count=1e3",
+            "--dry-run",
+        ],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a whole number") && err.lines().count() == 1,
+        "{err}"
+    );
+}

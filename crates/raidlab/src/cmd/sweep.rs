@@ -344,18 +344,19 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     }
 
     if args.dry_run {
+        let mut out = Output::default();
         for (p, points) in plans.iter().zip(&planned_all) {
-            println!(
+            out.line(format_args!(
                 "# {} ({}): {} points × {} repetitions, database {}",
                 p.exp.name,
                 p.exp.origin,
                 points.len(),
                 p.exp.repeat.count,
                 p.db.display()
-            );
+            ));
             for pt in points {
                 let spec = &pt.specs[0];
-                println!(
+                out.line(format_args!(
                     "point {}: {} -> {} [{}] rw={} bs={} size={}{} iodepth={} numjobs={}",
                     pt.point.index,
                     raidlab_lab::plan::describe(&pt.point),
@@ -371,12 +372,13 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                         .unwrap_or_default(),
                     spec.iodepth,
                     spec.numjobs
-                );
+                ));
             }
         }
-        return Ok(());
+        return out.finish();
     }
 
+    let mut out = Output::default();
     for (p, planned) in plans.iter().zip(&planned_all) {
         let mut db = Db::open_or_create(&p.db).map_err(|e| {
             if e.is_usage() {
@@ -429,8 +431,24 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 );
             }
             Event::RunDone { .. } => ran_here += 1,
-            Event::Skipped { point, what } => {
-                eprintln!("{name}: point {point} ({what}) already in the database, skipped")
+            Event::Skipped {
+                point,
+                what,
+                stored,
+                missing,
+            } => {
+                let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+                if missing.is_empty() {
+                    eprintln!("{name}: point {point} ({what}) already in the database, skipped")
+                } else {
+                    eprintln!(
+                        "{name}: point {point} ({what}): rep{} {} already stored, running rep{} {}",
+                        if stored.len() == 1 { "" } else { "s" },
+                        list(stored),
+                        if missing.len() == 1 { "" } else { "s" },
+                        list(missing)
+                    )
+                }
             }
             Event::Flagged {
                 point,
@@ -466,24 +484,18 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         let axes: Vec<String> = p.exp.axes.iter().map(|a| a.name.clone()).collect();
         let metric = &p.exp.repeat.metric;
         match args.format.as_str() {
-            "csv" => print!(
-                "{}",
-                raidlab_lab::output::csv(&report.outcomes, &axes, metric)
-            ),
-            "json" => print!("{}", raidlab_lab::output::json(&report.outcomes)),
+            "csv" => out.text(&raidlab_lab::output::csv(&report.outcomes, &axes, metric)),
+            "json" => out.text(&raidlab_lab::output::json(&report.outcomes)),
             _ => {
-                println!(
+                out.line(format_args!(
                     "# {}: {} points, {} runs now, {} already stored; database {}",
                     p.exp.name,
                     report.outcomes.len(),
                     report.runs_done,
                     report.runs_skipped,
                     p.db.display()
-                );
-                print!(
-                    "{}",
-                    raidlab_lab::output::text(&report.outcomes, &axes, metric)
-                );
+                ));
+                out.text(&raidlab_lab::output::text(&report.outcomes, &axes, metric));
             }
         }
     }
@@ -493,7 +505,47 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         let db = &plans[0].db;
         write_report(db, &dir)?;
     }
-    Ok(())
+    // The database and report are complete whatever became of standard output.
+    out.finish()
+}
+
+/// Standard output that never panics: a closed pipe (`| head`, `| true`) ends the printing
+/// quietly; any other failure (a full disk, /dev/full) is kept and reported by
+/// [`Output::finish`] once everything else is done, so the database and report are complete.
+#[derive(Default)]
+struct Output {
+    /// Stop writing: the reader is gone or a write failed.
+    closed: bool,
+    error: Option<std::io::Error>,
+}
+
+impl Output {
+    fn text(&mut self, s: &str) {
+        use std::io::Write;
+        if self.closed {
+            return;
+        }
+        let mut o = std::io::stdout().lock();
+        if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+            self.closed = true;
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn line(&mut self, a: std::fmt::Arguments) {
+        self.text(&format!("{a}\n"));
+    }
+
+    fn finish(self) -> Result<(), CliError> {
+        match self.error {
+            Some(e) => Err(CliError::failed(format!(
+                "cannot write results to standard output: {e}"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Write the HTML report of `db` into `dir` through raidlab-report (what `raidlab report`
