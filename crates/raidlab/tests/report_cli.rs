@@ -32,11 +32,17 @@ disks = { mb_s = 250, kind = "disk", note = "5 x 50 MB/s" }
 
 /// A campaign like seed 000's single chain: 13 block sizes × 3 repetitions, and convergence.
 fn make_db(path: &Path) {
+    make_db_with(path, EXPERIMENT, 13);
+}
+
+/// [`make_db`] with another experiment text, storing only the first `points` block sizes (an
+/// interrupted sweep when fewer than the experiment's 13).
+fn make_db_with(path: &Path, experiment_text: &str, points: usize) {
     let db = Db::open_or_create(path).unwrap();
     let info = CampaignInfo {
         experiment: "chain".into(),
         experiment_hash: "0123456789abcdef".into(),
-        experiment_text: EXPERIMENT.into(),
+        experiment_text: experiment_text.into(),
         experiment_path: "recipes/chain.toml".into(),
         started_at: 1,
     };
@@ -55,7 +61,7 @@ fn make_db(path: &Path) {
     };
     let eid = db.record_environment(cid, &env).unwrap();
     let mut db = db;
-    for (point, e) in (9..=21u32).enumerate() {
+    for (point, e) in (9..=21u32).enumerate().take(points) {
         let bs = 1u64 << e;
         let rate = (bs as f64 / 512.0 * 1.5).min(50.0);
         for rep in 0..3u32 {
@@ -252,4 +258,111 @@ fn limits_file_for_a_real_system_adds_a_table() {
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(html.contains("<title>Chain study</title>"));
     assert!(html.contains("switch port — bounds the path"));
+}
+
+fn report(db: &Path, out: &Path) -> Command {
+    let mut c = raidlab();
+    c.arg("report").arg(db).arg("--out").arg(out);
+    c
+}
+
+#[test]
+fn a_folder_holding_the_users_own_page_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lab.db");
+    make_db(&db);
+    let out = dir.path().join("site");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("index.html"), "my own page").unwrap();
+    std::fs::write(out.join("index.tmp"), "unrelated").unwrap();
+    let o = report(&db, &out).output().unwrap();
+    let e = one_line_error(&o, 2);
+    assert!(e.contains("index.html") && e.contains("--force"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.html")).unwrap(),
+        "my own page"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.tmp")).unwrap(),
+        "unrelated"
+    );
+    assert!(
+        !out.join("fig-01-rate-vs-bs.svg").exists(),
+        "nothing written"
+    );
+
+    // raidlab's own earlier report is written over without --force.
+    let mine = dir.path().join("report");
+    for _ in 0..2 {
+        let o = report(&db, &mine).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+
+    // --force writes over the user's page; the unrelated file stays.
+    let o = report(&db, &out).arg("--force").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .contains("<meta name=\"generator\" content=\"raidlab"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.tmp")).unwrap(),
+        "unrelated"
+    );
+}
+
+#[test]
+fn points_are_flagged_by_the_experiments_own_spread_threshold() {
+    // make_db's repetitions spread 2% (1.00, 1.01, 1.02 × rate).
+    let flags = |repeat: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("lab.db");
+        make_db_with(&db, &format!("{EXPERIMENT}\n{repeat}"), 13);
+        let out = dir.path().join("r");
+        let o = report(&db, &out).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+        html.matches("<tr class=\"flag\">").count()
+    };
+    assert_eq!(flags("[repeat]\ncount = 3\nspread_threshold = 0.01"), 13);
+    assert_eq!(flags("[repeat]\ncount = 3\nspread_threshold = 0.05"), 0);
+    // No threshold (the lab's default): the sweep flagged nothing, nor does the page.
+    assert_eq!(flags("[repeat]\ncount = 3"), 0);
+}
+
+#[test]
+fn an_interrupted_sweep_is_reported_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lab.db");
+    make_db_with(&db, EXPERIMENT, 5);
+    let out = dir.path().join("r");
+    let o = report(&db, &out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("incomplete: 5 of 13 points stored"), "{html}");
+
+    let full = dir.path().join("full.db");
+    make_db(&full);
+    let out = dir.path().join("f");
+    assert!(report(&full, &out).output().unwrap().status.success());
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("incomplete"));
+}
+
+#[test]
+fn a_full_standard_output_is_one_line_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lab.db");
+    make_db(&db);
+    let out = dir.path().join("r");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = report(&db, &out).stdout(full).output().unwrap();
+    let e = one_line_error(&o, 1);
+    assert!(e.contains("standard output"), "{e}");
+    assert!(
+        out.join("index.html").is_file(),
+        "the report is written all the same"
+    );
 }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use raidlab_lab::db::{campaign_label, Db, Environment};
+use raidlab_lab::experiment::Experiment;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::limits::{limits_from_toml, LimitsInput};
@@ -120,11 +121,56 @@ pub fn campaign_meta(rec: &CampaignRecord) -> CampaignMeta {
     if !rec.experiment_text.trim().is_empty() {
         environment.push(("experiment".into(), rec.experiment_text.trim().to_string()));
     }
+    let (spread_threshold, spread_metric, points_defined) = sweep_rules(rec);
     CampaignMeta {
         description,
         command,
         environment,
+        spread_threshold,
+        spread_metric,
+        points_defined,
     }
+}
+
+/// From the stored experiment: its `[repeat] spread_threshold` and `metric` (as the sweep
+/// judged its points) and how many points its sweep defines. The lab's own parser and sweep
+/// expansion read it; when the text no longer parses (e.g. a file it names is gone), the
+/// `[repeat]` table is read directly and the number of points is unknown.
+fn sweep_rules(rec: &CampaignRecord) -> (Option<f64>, String, Option<u64>) {
+    if rec.experiment_text.trim().is_empty() {
+        return (None, String::new(), None);
+    }
+    let base = Path::new(&rec.experiment_path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let origin = if rec.experiment_path.is_empty() {
+        rec.label.clone()
+    } else {
+        rec.experiment_path.clone()
+    };
+    if let Ok(exp) = Experiment::parse(&rec.experiment_text, &origin, base, &[]) {
+        let n = raidlab_lab::sweep::expand(&exp.axes, &exp.exclude).len() as u64;
+        return (
+            exp.repeat.spread_threshold,
+            exp.repeat.metric.clone(),
+            Some(n),
+        );
+    }
+    let doc: Option<toml::Table> = rec.experiment_text.parse().ok();
+    let repeat = doc
+        .as_ref()
+        .and_then(|d| d.get("repeat"))
+        .and_then(|r| r.as_table());
+    let threshold = repeat
+        .and_then(|r| r.get("spread_threshold"))
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
+    let metric = repeat
+        .and_then(|r| r.get("metric"))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    (threshold, metric, None)
 }
 
 /// The `[limits]` an experiment declares, applied to its own campaign unless it names one.

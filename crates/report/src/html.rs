@@ -19,8 +19,8 @@ pub struct PlacedFigure<'a> {
     pub png_file: Option<String>,
 }
 
-/// Spread above which a point is flagged as imprecise (seed 000 used 5%).
-pub const SPREAD_FLAG_PCT: f64 = 5.0;
+/// The metric a campaign's spread is judged on when its experiment names none.
+pub const DEFAULT_SPREAD_METRIC: &str = "mb_s";
 
 const CSS: &str = r#"
 :root { color-scheme: light; }
@@ -63,7 +63,8 @@ pub fn page(
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"{}\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        esc(meta.generator.as_deref().unwrap_or("raidlab")),
         esc(&title),
         esc(&title)
     );
@@ -84,7 +85,7 @@ pub fn page(
     let _ = writeln!(
         h,
         "<p class=\"meta\">Units: MB/s is decimal (10⁶ bytes per second); sizes in KiB, MiB, GiB are binary (2¹⁰, 2²⁰, 2³⁰ bytes). \
-         Latencies are in microseconds. Points whose spread ((max − min) / median) exceeds {SPREAD_FLAG_PCT}% are highlighted.</p>"
+         Latencies are in microseconds. Points whose spread ((max − min) / median) exceeds their experiment's <code>[repeat] spread_threshold</code> are highlighted.</p>"
     );
     for n in &meta.notes {
         let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(n));
@@ -125,7 +126,7 @@ pub fn page(
             number += 1;
             figure(&mut h, meta, f, number);
         }
-        points_table(&mut h, c);
+        points_table(&mut h, meta, c);
         h.push_str("</section>\n");
     }
     // Figures of campaigns that have no run rows (convergence only).
@@ -161,6 +162,17 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
             h,
             "<p class=\"meta\">Measured with <code>{}</code></p>",
             esc(cmd)
+        );
+    }
+    // An interrupted sweep: fewer points stored than the experiment defines.
+    let stored = stored_points(c);
+    let incomplete = cm
+        .and_then(|m| m.points_defined)
+        .filter(|&defined| stored < defined);
+    if let Some(defined) = incomplete {
+        let _ = writeln!(
+            h,
+            "<p class=\"note\"><b>incomplete: {stored} of {defined} points stored</b> (the sweep did not finish: run <code>raidlab sweep</code> again to complete it); what looks fixed or missing below may only be what ran so far.</p>"
         );
     }
     let targets: Vec<&str> = {
@@ -202,7 +214,12 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
         if !fixed.is_empty() {
             let _ = writeln!(
                 h,
-                "<p class=\"meta\">Fixed: <code>{}</code></p>",
+                "<p class=\"meta\">{}: <code>{}</code></p>",
+                if incomplete.is_some() {
+                    "The same in every stored point"
+                } else {
+                    "Fixed"
+                },
                 fixed.join(" ")
             );
         }
@@ -214,6 +231,17 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
         }
         h.push_str("</dl>\n");
     }
+}
+
+/// Distinct sweep points (measured or simulated) with rows in the campaign; reference series
+/// are not the sweep's points.
+pub fn stored_points(c: &Campaign) -> u64 {
+    c.points
+        .iter()
+        .filter(|p| p.source != crate::chart::Source::Reference)
+        .map(|p| p.point)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as u64
 }
 
 fn figure(h: &mut String, meta: &ReportMeta, f: &PlacedFigure, number: usize) {
@@ -256,7 +284,7 @@ const METRICS: [(&str, &str); 5] = [
     ("lat_p99_us", "lat p99 µs"),
 ];
 
-fn points_table(h: &mut String, c: &Campaign) {
+fn points_table(h: &mut String, meta: &ReportMeta, c: &Campaign) {
     if c.points.is_empty() {
         return;
     }
@@ -279,10 +307,21 @@ fn points_table(h: &mut String, c: &Campaign) {
         let _ = write!(h, "<th>{} median</th>", esc(head));
     }
     h.push_str("</tr></thead>\n<tbody>\n");
+    let cm = meta.campaigns.get(&c.name);
+    // The sweep's own rule: spread of the experiment's metric over its threshold.
+    let threshold = cm.and_then(|m| m.spread_threshold);
+    let metric = cm
+        .map(|m| m.spread_metric.as_str())
+        .filter(|m| !m.is_empty())
+        .unwrap_or(DEFAULT_SPREAD_METRIC);
     let mut flagged = 0;
     for p in &c.points {
         let s = p.stats("mb_s");
-        let flag = s.is_some_and(|s| s.n > 1 && s.spread_pct > SPREAD_FLAG_PCT);
+        let judged = p.stats(metric);
+        let flag = match (threshold, &judged) {
+            (Some(th), Some(j)) => j.n > 1 && j.over(th),
+            _ => false,
+        };
         flagged += flag as usize;
         h.push_str(if flag { "<tr class=\"flag\">" } else { "<tr>" });
         if show_source {
@@ -329,9 +368,16 @@ fn points_table(h: &mut String, c: &Campaign) {
     }
     h.push_str("</tbody></table></div>\n");
     if flagged > 0 {
+        let th = threshold.unwrap_or(0.0) * 100.0;
+        let what = if metric == DEFAULT_SPREAD_METRIC {
+            String::new()
+        } else {
+            format!(" in {}", esc(metric))
+        };
         let _ = writeln!(
             h,
-            "<p class=\"note\">{flagged} point(s) spread more than {SPREAD_FLAG_PCT}% between repetitions (⚑): their rate is not precise; run them again or with more repetitions.</p>"
+            "<p class=\"note\">{flagged} point(s) spread more than {}%{what} between repetitions (⚑, over the experiment's <code>[repeat] spread_threshold</code>): their rate is not precise; run them again or with more repetitions.</p>",
+            format_number(th)
         );
     }
 }

@@ -119,6 +119,7 @@ fn page_carries_description_environment_and_commands() {
                 ("kernel".into(), "6.1.0".into()),
                 ("device".into(), "/dev/sdb: QEMU HARDDISK".into()),
             ],
+            ..Default::default()
         },
     );
     write_report_with(&bs_sweep(), &[], &[], &meta, dir.path()).unwrap();
@@ -148,11 +149,186 @@ fn imprecise_points_are_flagged() {
         ],
         &[("mb_s", 360.0)],
     ));
-    let dir = tempfile::tempdir().unwrap();
-    write_report(&rows, &[], &[], dir.path()).unwrap();
-    let html = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+    // Flagged by the experiment's own threshold, as the sweep flagged it.
+    let with = |threshold: Option<f64>| {
+        let mut meta = ReportMeta::default();
+        meta.campaigns.insert(
+            "chunks".into(),
+            CampaignMeta {
+                spread_threshold: threshold,
+                ..Default::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_report_with(&rows, &[], &[], &meta, dir.path()).unwrap();
+        std::fs::read_to_string(dir.path().join("index.html")).unwrap()
+    };
+    let html = with(Some(0.05));
     assert_eq!(html.matches("<tr class=\"flag\">").count(), 1);
-    assert!(html.contains("1 point(s) spread more than 5%"));
+    assert!(html.contains("1 point(s) spread more than 5%"), "{html}");
+    let html = with(Some(0.12));
+    assert!(html.contains("1 point(s) spread more than 12%"));
+    // A threshold above the point's spread, or none (the lab's default): nothing flagged.
+    for th in [Some(0.5), None] {
+        let html = with(th);
+        assert_eq!(html.matches("<tr class=\"flag\">").count(), 0, "{th:?}");
+        assert!(!html.contains("spread more than"));
+    }
+}
+
+#[test]
+fn an_interrupted_campaign_says_it_is_incomplete() {
+    let rows = bs_sweep();
+    let stored = {
+        let mut p: Vec<u64> = rows.iter().map(|r| r.point).collect();
+        p.sort_unstable();
+        p.dedup();
+        p.len() as u64
+    };
+    let campaign = rows[0].campaign.clone();
+    let page = |defined: u64| {
+        let mut meta = ReportMeta::default();
+        meta.campaigns.insert(
+            campaign.clone(),
+            CampaignMeta {
+                points_defined: Some(defined),
+                ..Default::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_report_with(&rows, &[], &[], &meta, dir.path()).unwrap();
+        std::fs::read_to_string(dir.path().join("index.html")).unwrap()
+    };
+    let html = page(stored + 4);
+    assert!(
+        html.contains(&format!(
+            "incomplete: {stored} of {} points stored",
+            stored + 4
+        )),
+        "{html}"
+    );
+    let html = page(stored);
+    assert!(!html.contains("incomplete"));
+}
+
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_folder_holding_files_raidlab_did_not_write_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    std::fs::write(out.join("index.html"), "my own page").unwrap();
+    std::fs::write(out.join("index.tmp"), "my notes").unwrap();
+    let e = write_report(&bs_sweep(), &[], &[], out).unwrap_err();
+    assert!(e.is_usage());
+    let m = e.to_string();
+    assert!(m.contains("index.html") && m.contains("--force"), "{m}");
+    assert!(!m.contains('\n'));
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.html")).unwrap(),
+        "my own page"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.tmp")).unwrap(),
+        "my notes"
+    );
+    assert_eq!(
+        names(out),
+        ["index.html", "index.tmp"],
+        "nothing else written"
+    );
+
+    // A figure's name too.
+    let other = tempfile::tempdir().unwrap();
+    let first = write_report(&bs_sweep(), &[], &[], other.path()).unwrap();
+    let svg = first.svgs[0].clone();
+    std::fs::write(&svg, "my drawing").unwrap();
+    let e = write_report(&bs_sweep(), &[], &[], other.path()).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(&*svg.file_name().unwrap().to_string_lossy()),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_to_string(&svg).unwrap(), "my drawing");
+
+    // --force writes over them; the user's unrelated files stay.
+    let files = raidlab_report::write_report_opts(
+        &bs_sweep(),
+        &[],
+        &[],
+        &ReportMeta::default(),
+        out,
+        raidlab_report::WriteOptions { force: true },
+    )
+    .unwrap();
+    assert!(std::fs::read_to_string(&files.index)
+        .unwrap()
+        .contains("<svg"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("index.tmp")).unwrap(),
+        "my notes"
+    );
+    assert!(
+        !names(out).iter().any(|n| n.contains(".tmp-")),
+        "{:?}",
+        names(out)
+    );
+}
+
+#[test]
+fn a_rerun_writes_over_its_own_report_and_removes_its_stale_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let big = write_report(&all_rows(), &convergence(), &[], out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    // Again, unchanged: its own files are written over.
+    write_report(&all_rows(), &convergence(), &[], out).unwrap();
+    // A report drawing fewer figures removes the earlier ones it no longer draws, except
+    // one the user changed since.
+    let small_rows = bs_sweep();
+    let kept_user = big
+        .svgs
+        .iter()
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            !select_ids(&small_rows).contains(&n)
+        })
+        .cloned()
+        .expect("a figure only the big report draws");
+    std::fs::write(&kept_user, "edited by me").unwrap();
+    let small = write_report(&small_rows, &[], &[], out).unwrap();
+    assert!(!small.removed.is_empty());
+    assert!(small.removed.iter().all(|p| !p.exists()));
+    for p in big.svgs.iter().chain(&big.pngs) {
+        let ours = small.svgs.contains(p) || small.pngs.contains(p);
+        if *p == kept_user {
+            assert_eq!(std::fs::read_to_string(p).unwrap(), "edited by me");
+        } else {
+            assert_eq!(p.exists(), ours, "{}", p.display());
+        }
+    }
+    assert!(small.warnings.iter().any(|w| w.contains("changed since")));
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // The page says who wrote it.
+    let html = std::fs::read_to_string(&small.index).unwrap();
+    assert!(html.contains(raidlab_report::GENERATOR_MARK));
+}
+
+fn select_ids(rows: &[raidlab_report::RunRow]) -> Vec<String> {
+    raidlab_report::select_figures(rows, &[])
+        .iter()
+        .map(|f| format!("{}.svg", f.id))
+        .collect()
 }
 
 #[test]

@@ -6,10 +6,12 @@
 //! own) for real systems.
 
 use std::collections::BTreeSet;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use raidlab_report::{
-    limits_from_toml, write_report_with, ComponentLimit, LimitsInput, ReportFiles, ReportMeta,
+    limits_from_toml, write_report_opts, ComponentLimit, LimitsInput, ReportFiles, ReportMeta,
+    WriteOptions,
 };
 
 use crate::error::CliError;
@@ -28,6 +30,10 @@ pub struct ReportArgs {
     /// components; an experiment file may carry it. Repeatable.
     #[arg(long = "limits", value_name = "FILE")]
     limits: Vec<PathBuf>,
+    /// Write over files in DIR that raidlab's report did not write (or that were changed since
+    /// it wrote them). Without it such a file is left alone and the report is refused.
+    #[arg(long)]
+    force: bool,
 }
 
 /// What `report` needs besides the database and the folder.
@@ -50,24 +56,71 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
         limits_files: args.limits,
         command: Some(command),
     };
-    let files = report_db(&args.db, &args.out, &opts)?;
-    for w in &files.warnings {
-        eprintln!("raidlab: warning: {w}");
-    }
-    println!(
-        "report: {} ({} figures, SVG and PNG beside it)",
+    let files = report_db_with(
+        &args.db,
+        &args.out,
+        &opts,
+        WriteOptions { force: args.force },
+    )?;
+    warn(&files.warnings);
+    let mut text = format!(
+        "report: {} ({} figures, SVG and PNG beside it)\n",
         files.index.display(),
         files.svgs.len()
     );
+    if !files.removed.is_empty() {
+        text.push_str(&format!(
+            "report: removed {} figure file(s) of the earlier report that this one no longer draws\n",
+            files.removed.len()
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (| head) is not worth a message; any other failure (a full disk,
+    // /dev/full) says so in one line. The report itself is written either way.
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(CliError::failed(format!(
+                "report: written, but cannot print to standard output: {}",
+                plain_io(&e)
+            )));
+        }
+    }
     Ok(())
 }
 
+/// Warnings on standard error, which may itself be closed or full: never a panic.
+fn warn(warnings: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for w in warnings {
+        let _ = writeln!(err, "raidlab: warning: {w}");
+    }
+}
+
+fn plain_io(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// Read the database and write the report: what `raidlab report` does, and what
-/// `raidlab sweep --report DIR` calls after its campaign.
+/// `raidlab sweep --report DIR` calls after its campaign. Refuses to write over files in
+/// `out` that raidlab's report did not write (see [`report_db_with`] for `--force`).
 pub fn report_db(
     db_path: &Path,
     out: &Path,
     opts: &ReportOptions,
+) -> Result<ReportFiles, CliError> {
+    report_db_with(db_path, out, opts, WriteOptions::default())
+}
+
+/// [`report_db`], saying whether files raidlab did not write may be written over.
+pub fn report_db_with(
+    db_path: &Path,
+    out: &Path,
+    opts: &ReportOptions,
+    write: WriteOptions,
 ) -> Result<ReportFiles, CliError> {
     if !db_path.exists() {
         return Err(CliError::usage(format!(
@@ -201,7 +254,7 @@ pub fn report_db(
                 .push(format!("No limits table for sim:{system}: {e}")),
         }
     }
-    write_report_with(&runs, &conv, &limits, &meta, out).map_err(report_err)
+    write_report_opts(&runs, &conv, &limits, &meta, out, write).map_err(report_err)
 }
 
 /// `sim:PATH.toml#LUN` → `PATH.toml`.
