@@ -799,3 +799,36 @@ fn a_decimal_repeat_count_is_called_not_a_whole_number() {
         "{err}"
     );
 }
+
+/// `--report` leaves a folder's own files alone: a page raidlab did not write stops the
+/// report (the results are in the database), `--force` writes over it, and raidlab's own
+/// report is replaced freely.
+#[test]
+fn the_report_folder_keeps_files_raidlab_did_not_write() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let recipe = root.join("recipes/xdd2008.toml").display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("index.html"), b"my page").unwrap();
+    let db = dir.path().join("x.db").display().to_string();
+    let report = out.display().to_string();
+    let o = sweep(&[&recipe, "--db", &db, "--report", &report], dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a file raidlab's report wrote"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(out.join("index.html")).unwrap(), b"my page");
+    let o = sweep(
+        &[&recipe, "--db", &db, "--report", &report, "--force"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = sweep(&[&recipe, "--db", &db, "--report", &report], dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .contains("raidlab"));
+}

@@ -48,7 +48,9 @@ pub struct SweepArgs {
     /// Print the points and their jobs without running anything or touching the database.
     #[arg(long)]
     dry_run: bool,
-    /// Write even over targets holding a filesystem, partition table or array signature.
+    /// Write even over targets holding data (a filesystem, partition table or array
+    /// signature, or a file raidlab did not write), and let --report replace files in its
+    /// folder that raidlab did not write.
     #[arg(long)]
     force: bool,
     /// Simulated runs to compute at once (default: the CPUs this process may use). Measured
@@ -503,7 +505,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
 
     if let Some(dir) = report_dir {
         let db = &plans[0].db;
-        write_report(db, &dir)?;
+        write_report(db, &dir, args.force)?;
     }
     // The database and report are complete whatever became of standard output.
     out.finish()
@@ -550,13 +552,14 @@ impl Output {
 
 /// Write the HTML report of `db` into `dir` through raidlab-report (what `raidlab report`
 /// does).
-fn write_report(db: &Path, dir: &Path) -> Result<(), CliError> {
+fn write_report(db: &Path, dir: &Path, force: bool) -> Result<(), CliError> {
     let opts = crate::cmd::report::ReportOptions {
         title: None,
         limits_files: Vec::new(),
         command: Some(format!("raidlab sweep … --report {}", dir.display())),
     };
-    let files = crate::cmd::report::report_db(db, dir, &opts)?;
+    let files =
+        crate::cmd::report::report_db_with(db, dir, &opts, raidlab_report::WriteOptions { force })?;
     for w in &files.warnings {
         eprintln!("raidlab: warning: {w}");
     }
