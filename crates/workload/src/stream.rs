@@ -315,12 +315,36 @@ impl RequestStream {
                 Dir::Read => &self.spec.bs.read,
                 Dir::Write => &self.spec.bs.write,
             };
-            let bs = if dist.is_fixed() {
+            let mut bs = if dist.is_fixed() {
                 dist.entries[0].0
             } else {
                 dist.pick(self.sizes.below(100) as u32)
             };
-            if !self.fits(bs) {
+            // A drawn size that would run past the pass's bytes, when smaller sizes of the
+            // distribution fit what is left: one of those, by their weights (fio draws again
+            // until a size fits), so a pass moves exactly its bytes — neither more (random)
+            // nor fewer (sequential) than `size`.
+            let left = self.pass_bytes.saturating_sub(self.cursor);
+            if !dist.is_fixed() && left > 0 && bs > left {
+                let len = self.len;
+                let fitting = || {
+                    dist.entries
+                        .iter()
+                        .filter(move |e| e.0 <= left && e.0 <= len)
+                };
+                let total: u32 = fitting().map(|e| e.1).sum();
+                if total > 0 {
+                    let mut u = self.sizes.below(total as u64) as u32;
+                    for &(b, w) in fitting() {
+                        if u < w {
+                            bs = b;
+                            break;
+                        }
+                        u -= w;
+                    }
+                }
+            }
+            if !self.fits(bs) || (!dist.is_fixed() && bs > left) {
                 if self.end_pass(bs) {
                     return None;
                 }
@@ -396,6 +420,31 @@ mod tests {
             .unwrap()
             .take(n)
             .collect()
+    }
+
+    /// Mixed block sizes end a pass on exactly its bytes, as fio does: a size that would run
+    /// past them gives way to a smaller one that fits, in either order of access.
+    #[test]
+    fn mixed_block_sizes_move_exactly_the_size() {
+        for rw in ["write", "randwrite", "read", "randrw"] {
+            let s = spec(&[
+                ("rw", rw),
+                ("bssplit", "4k/50:64k/50"),
+                ("size", "1m"),
+                ("loops", "2"),
+            ]);
+            let reqs = first(&s, 16 << 20, 100_000);
+            let bytes: u64 = reqs.iter().map(|r| r.len).sum();
+            assert_eq!(bytes, 2 << 20, "{rw}");
+            for pass in 0..2 {
+                let b: u64 = reqs.iter().filter(|r| r.pass == pass).map(|r| r.len).sum();
+                assert_eq!(b, 1 << 20, "{rw} pass {pass}");
+            }
+            assert!(
+                reqs.iter().all(|r| r.offset + r.len <= 1 << 20),
+                "{rw}: inside the region"
+            );
+        }
     }
 
     #[test]
