@@ -105,17 +105,8 @@ fn plain_io(e: &std::io::Error) -> String {
 }
 
 /// Read the database and write the report: what `raidlab report` does, and what
-/// `raidlab sweep --report DIR` calls after its campaign. Refuses to write over files in
-/// `out` that raidlab's report did not write (see [`report_db_with`] for `--force`).
-pub fn report_db(
-    db_path: &Path,
-    out: &Path,
-    opts: &ReportOptions,
-) -> Result<ReportFiles, CliError> {
-    report_db_with(db_path, out, opts, WriteOptions::default())
-}
-
-/// [`report_db`], saying whether files raidlab did not write may be written over.
+/// `raidlab sweep --report DIR` calls after its campaign. Files in `out` that raidlab's
+/// report did not write are written over only with `write.force` (`--force`).
 pub fn report_db_with(
     db_path: &Path,
     out: &Path,

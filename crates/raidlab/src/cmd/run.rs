@@ -371,6 +371,17 @@ extern "C" fn on_sigint(_sig: libc::c_int) {
     }
 }
 
+/// A scratch folder for a second Ctrl-C to remove before quitting (if it is empty by then:
+/// the handler may only call `rmdir`). `raidlab sweep` registers its own.
+pub(crate) fn remove_on_quit(dir: &Path) {
+    SCRATCH_DIR.store(leak_c_path(dir), Ordering::SeqCst);
+}
+
+/// The scratch file a second Ctrl-C removes before that folder (one at a time: the latest).
+pub(crate) fn remove_file_on_quit(file: &Path) {
+    SCRATCH_FILE.store(leak_c_path(file), Ordering::SeqCst);
+}
+
 /// The process-wide stop flag, with the SIGINT handler installed on first use.
 fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();

@@ -86,6 +86,13 @@ impl ExecRunner {
         if interrupted() {
             return Err(Self::interrupted_error());
         }
+        if let Some(dir) = SCRATCH.get() {
+            for f in specs.iter().flat_map(|s| &s.filenames) {
+                if Path::new(f).starts_with(dir) {
+                    crate::cmd::run::remove_file_on_quit(Path::new(f));
+                }
+            }
+        }
         execute(
             specs.to_vec(),
             &ExecOptions {
@@ -176,12 +183,18 @@ fn fmt_secs(s: f64) -> String {
 /// A scratch folder removed when dropped (also when a run fails).
 struct Scratch(PathBuf);
 
+/// The sweep's scratch folder: a second Ctrl-C removes the scratch file of the run then
+/// going, and the folder, instead of leaving them in the temporary folder.
+static SCRATCH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 impl Scratch {
     fn new() -> Result<Scratch, CliError> {
         let base = std::env::temp_dir();
         for i in 0..100u32 {
             let p = base.join(format!("raidlab-sweep-{}-{i}", std::process::id()));
             if std::fs::create_dir(&p).is_ok() {
+                crate::cmd::run::remove_on_quit(&p);
+                let _ = SCRATCH.set(p.clone());
                 return Ok(Scratch(p));
             }
         }
