@@ -19,6 +19,14 @@ impl Actions for SystemActions {
             .status()
             .map_err(|e| LabError::failed(format!("cannot start sh for '{cmd}': {e}")))?;
         if !status.success() {
+            // Ctrl-C reaches the hook too (the terminal signals the whole process group):
+            // that is the sweep being interrupted, not the hook failing.
+            use std::os::unix::process::ExitStatusExt;
+            if status.signal() == Some(2) {
+                return Err(LabError::failed(format!(
+                    "interrupted by Ctrl-C during '{cmd}'; run the same sweep again to resume"
+                )));
+            }
             return Err(LabError::failed(format!("'{cmd}' failed ({status})")));
         }
         Ok(())
@@ -241,6 +249,13 @@ mod tests {
         let e = a.command("exit 3").unwrap_err();
         assert!(
             !e.is_usage() && e.to_string().contains("'exit 3' failed"),
+            "{e}"
+        );
+        // A hook Ctrl-C ended is the sweep being interrupted, not the hook failing.
+        let e = a.command("kill -INT $$").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("interrupted by Ctrl-C during 'kill -INT $$'"),
             "{e}"
         );
     }
