@@ -97,6 +97,12 @@ pub fn holds_data(file: &File) -> io::Result<bool> {
     }
 }
 
+/// Whether `file` holds data raidlab did not put there: data (not only holes) and no scratch
+/// mark. Such a file is written, extended or replaced only with `--force`.
+pub fn foreign_data(file: &File) -> io::Result<bool> {
+    Ok(!is_scratch(file) && holds_data(file)?)
+}
+
 fn size_of(file: &File) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let mut f = file;

@@ -126,13 +126,18 @@ pub fn prepare_path(
     }
     if writes && meta.len() > 0 {
         refuse_signature(path, force)?;
-        refuse_foreign_data(path, force)?;
+        claim_file(path, force, |len| {
+            format!("refusing to write to {shown}: it holds {len} bytes raidlab did not lay out (use --force to overwrite it; raidlab then treats it as its own scratch file)")
+        })?;
     }
     let mut size = meta.len();
     if let Some(end) = need_end {
         if end > size {
             if !writes {
-                refuse_to_extend(path, size, end, force)?;
+                // A read job lays out the rest, as fio does, but not on somebody's file.
+                claim_file(path, force, |size| {
+                    format!("target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: size= up to {size}, or --force to extend it with zeros)")
+                })?;
             }
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
@@ -165,50 +170,27 @@ fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
     }
 }
 
-/// A regular file holding data raidlab did not put there (no scratch mark) is written over
-/// only with `force`; a forced run marks it, so it is raidlab's scratch from then on.
-fn refuse_foreign_data(path: &Path, force: bool) -> Result<(), EngineError> {
+/// Take over a regular file for writing (over it, or past its end): a file holding data
+/// raidlab did not put there is refused without `force`, with `refusal(its length)`; any
+/// file taken is marked as raidlab's scratch, so later runs take it without `force`.
+fn claim_file(
+    path: &Path,
+    force: bool,
+    refusal: impl FnOnce(u64) -> String,
+) -> Result<(), EngineError> {
     let shown = path.display();
     let f =
         File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
-    if safety::is_scratch(&f) {
-        return Ok(());
-    }
     if !force {
-        let data = safety::holds_data(&f).map_err(|e| {
+        let foreign = safety::foreign_data(&f).map_err(|e| {
             EngineError::failed(format!("cannot read {shown} to check for data: {e}"))
         })?;
-        if data {
+        if foreign {
             let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            return Err(EngineError::usage(format!(
-                "refusing to write to {shown}: it holds {len} bytes raidlab did not lay out (use --force to overwrite it; raidlab then treats it as its own scratch file)"
-            )));
+            return Err(EngineError::usage(refusal(len)));
         }
     }
     // Marking needs the file open for writing (the caller writes it next anyway).
-    if let Ok(w) = OpenOptions::new().write(true).open(path) {
-        safety::mark_scratch(&w);
-    }
-    Ok(())
-}
-
-/// A read job needing more than a file holds lays the rest out, as fio does; but a file
-/// holding data raidlab did not put there is not changed, not even at its end, unless `force`
-/// (a forced run marks it as raidlab's scratch).
-fn refuse_to_extend(path: &Path, size: u64, end: u64, force: bool) -> Result<(), EngineError> {
-    let shown = path.display();
-    let f =
-        File::open(path).map_err(|e| EngineError::usage(format!("cannot open {shown}: {e}")))?;
-    if safety::is_scratch(&f) {
-        return Ok(());
-    }
-    let data = safety::holds_data(&f)
-        .map_err(|e| EngineError::failed(format!("cannot read {shown} to check for data: {e}")))?;
-    if data && !force {
-        return Err(EngineError::usage(format!(
-            "target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: size= up to {size}, or --force to extend it with zeros)"
-        )));
-    }
     if let Ok(w) = OpenOptions::new().write(true).open(path) {
         safety::mark_scratch(&w);
     }

@@ -3,6 +3,7 @@
 
 use crate::campaign::Actions;
 use crate::error::LabError;
+use raidlab_engine::safety::{foreign_data, mark_scratch};
 use std::io::{Read, Write};
 use std::process::Command;
 
@@ -85,8 +86,7 @@ impl Actions for SystemActions {
                         .write(true)
                         .open(path)
                         .map_err(|x| e(x.to_string()))?;
-                    let ours = is_scratch(&f) || !holds_data(&f).map_err(|x| e(x.to_string()))?;
-                    if !ours {
+                    if foreign_data(&f).map_err(|x| e(x.to_string()))? {
                         return Err(LabError::usage(format!(
                             "cache defeat file {path}: holds data ({have} bytes, less than size = {size}) and was not made by raidlab, so it is not written (give a new path for raidlab to create, or a file of at least {size} bytes)"
                         )));
@@ -166,76 +166,9 @@ fn fill(f: &std::fs::File, from: u64, len: u64) -> std::io::Result<()> {
     f.sync_all()
 }
 
-/// The extended attribute raidlab puts on the regular files it lays out (the engine's
-/// `safety::SCRATCH_XATTR`; the same mark, set here without depending on the engine).
-const SCRATCH_XATTR: &[u8] = b"user.raidlab.scratch\0";
-
-/// Mark `file` as raidlab's scratch (not kept where the filesystem has no user xattrs).
-fn mark_scratch(file: &std::fs::File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid fd, a NUL-terminated name and a one-byte value that outlive the call.
-    unsafe {
-        fsetxattr(
-            file.as_raw_fd(),
-            SCRATCH_XATTR.as_ptr().cast(),
-            b"1".as_ptr().cast(),
-            1,
-            0,
-        );
-    }
-}
-
-/// Whether `file` carries raidlab's scratch mark.
-fn is_scratch(file: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    let mut v = [0u8; 1];
-    // SAFETY: a valid fd, a NUL-terminated name, and a buffer of the length given.
-    let n = unsafe {
-        fgetxattr(
-            file.as_raw_fd(),
-            SCRATCH_XATTR.as_ptr().cast(),
-            v.as_mut_ptr().cast(),
-            v.len(),
-        )
-    };
-    n == 1 && v[0] == b'1'
-}
-
-/// Whether a regular file holds any data: some byte not in a hole (as the engine's
-/// `safety::holds_data`). Where the filesystem cannot say, a non-empty file holds data.
-fn holds_data(file: &std::fs::File) -> std::io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    const SEEK_DATA: std::os::raw::c_int = 3;
-    const ENXIO: i32 = 6;
-    let len = file.metadata()?.len();
-    if len == 0 {
-        return Ok(false);
-    }
-    // SAFETY: lseek on a valid fd; it only moves the offset.
-    let r = unsafe { lseek(file.as_raw_fd(), 0, SEEK_DATA) };
-    if r >= 0 {
-        return Ok((r as u64) < len);
-    }
-    Ok(std::io::Error::last_os_error().raw_os_error() != Some(ENXIO))
-}
-
 extern "C" {
     #[link_name = "sync"]
     fn libc_sync();
-    fn fsetxattr(
-        fd: std::os::raw::c_int,
-        name: *const std::os::raw::c_char,
-        value: *const std::os::raw::c_void,
-        size: usize,
-        flags: std::os::raw::c_int,
-    ) -> std::os::raw::c_int;
-    fn fgetxattr(
-        fd: std::os::raw::c_int,
-        name: *const std::os::raw::c_char,
-        value: *mut std::os::raw::c_void,
-        size: usize,
-    ) -> isize;
-    fn lseek(fd: std::os::raw::c_int, offset: i64, whence: std::os::raw::c_int) -> i64;
 }
 
 #[cfg(test)]

@@ -326,6 +326,21 @@ fn check_ours(path: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Why a database cannot be made at `path` for want of its folder (`folder X does not
+/// exist`, `folder X is not a folder`), or None when the folder is there.
+pub fn missing_folder(path: &Path) -> Option<String> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty())?;
+    if dir.is_dir() {
+        return None;
+    }
+    let why = if dir.exists() {
+        "is not a folder"
+    } else {
+        "does not exist"
+    };
+    Some(format!("folder {} {why}", dir.display()))
+}
+
 impl Db {
     /// Open a results database that must exist and be raidlab's.
     pub fn open_existing(path: &Path) -> Result<Db, LabError> {
@@ -354,19 +369,11 @@ impl Db {
         if path.exists() {
             return Self::open_existing(path);
         }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.is_dir() {
-                let why = if dir.exists() {
-                    "is not a folder"
-                } else {
-                    "does not exist"
-                };
-                return Err(LabError::usage(format!(
-                    "results database {}: folder {} {why}",
-                    path.display(),
-                    dir.display()
-                )));
-            }
+        if let Some(why) = missing_folder(path) {
+            return Err(LabError::usage(format!(
+                "results database {}: {why}",
+                path.display()
+            )));
         }
         // Build the schema in a side file and link it into place, so a crash never leaves a
         // half-made file at `path`, and a file that appears meanwhile is not replaced.

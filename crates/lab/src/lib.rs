@@ -10,6 +10,8 @@
 //! The binary's `raidlab sweep` implements [`campaign::Runner`] with `raidlab run`'s dispatcher
 //! (engine, arrays, simulator by target prefix) and [`campaign::Actions`] with
 //! [`actions::SystemActions`]; tests use fakes. [`db::Db`] is also what raidlab-report reads.
+//! Whether a file is raidlab's to write (cache defeat's dummy file) is the engine's rule,
+//! `raidlab_engine::safety`, shared rather than written again here.
 //!
 //! It is not for: doing the I/O of a run (the binary's runner calls the engine, the arrays
 //! or the simulator), drawing figures (raidlab-report reads [`db`]), or deciding what a

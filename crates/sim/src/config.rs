@@ -587,7 +587,7 @@ fn first_bad(items: &[Item]) -> Option<(&'static str, String)> {
 }
 
 /// Most cylinders (HDDs) and zone-index slots a drive model may lay out.
-const LAYOUT_MAX: u128 = 1 << 22;
+const LAYOUT_MAX: u64 = 1 << 22;
 
 /// A drive's values: rates, costs, mechanics, and sizes. HDD fields are not checked on SSDs
 /// and SSD fields not on HDDs (each kind ignores the other's), except that both lay out their
@@ -661,37 +661,23 @@ fn disk_items(s: &DiskSpec) -> Vec<Item> {
     v
 }
 
-/// What the device model lays out for a drive (as `DeviceModel::new` does): cylinders, and
-/// slots of its zone index. Too many of either is memory the simulator cannot spend.
+/// What the device model lays out for a drive ([`crate::device::ZoneLayout`], as
+/// `DeviceModel::new` builds it): cylinders, and slots of its zone index. Too many of either
+/// is memory the simulator cannot spend. Asked only once the drive's values are in range.
 fn check_layout(s: &DiskSpec) -> Result<(), (&'static str, String)> {
-    let (heads, nz) = (s.heads.max(1) as u128, s.zones.max(1) as u128);
-    let spt = |z: u128| -> u128 {
-        if nz == 1 {
-            s.spt_outer as u128
-        } else {
-            let (o, i) = (s.spt_outer as f64, s.spt_inner as f64);
-            (o + (i - o) * z as f64 / (nz - 1) as f64).round().max(1.0) as u128
-        }
-    };
-    let per_cyl: u128 = (0..nz).map(|z| spt(z) * heads).sum();
-    let cyl_per_zone = (s.capacity_bytes as u128 / 512 / per_cyl.max(1)).max(1) + 1;
-    let lba: u128 = (0..nz).map(|z| cyl_per_zone * heads * spt(z)).sum();
-    let shortest = (0..nz)
-        .map(|z| cyl_per_zone * heads * spt(z))
-        .min()
-        .unwrap_or(1);
-    let slots = (lba >> shortest.max(1).ilog2()) + 1;
+    let layout = crate::device::ZoneLayout::of(s);
+    let cylinders = layout.cylinders();
+    let (_, slots) = layout.zone_index();
     let shape = format!(
         "capacity_bytes = {}, heads = {}, zones = {}, spt_outer = {}, spt_inner = {}",
         s.capacity_bytes, s.heads, s.zones, s.spt_outer, s.spt_inner
     );
-    if s.kind == catalog::DeviceKind::Hdd && cyl_per_zone * nz > LAYOUT_MAX {
+    if s.kind == catalog::DeviceKind::Hdd && cylinders > LAYOUT_MAX {
         return Err((
             "capacity_bytes",
             format!(
-                "{shape} make {} cylinders: valid is at most {LAYOUT_MAX} (more heads or \
-                 sectors per track, or a smaller capacity)",
-                cyl_per_zone * nz
+                "{shape} make {cylinders} cylinders: valid is at most {LAYOUT_MAX} (more heads \
+                 or sectors per track, or a smaller capacity)"
             ),
         ));
     }
@@ -1015,7 +1001,9 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                     err(name, format!("disk '{name}': {}", e.message().trim()))
                 })?;
         check_seek_table(name, &spec.seek_table).map_err(|m| disk_at("seek_table", m))?;
-        if let Some((key, m)) = first_bad(&disk_items(&spec)).or(check_layout(&spec).err()) {
+        // (The layout is worked out only for values in range: `or_else`, not `or`.)
+        if let Some((key, m)) = first_bad(&disk_items(&spec)).or_else(|| check_layout(&spec).err())
+        {
             return Err(disk_at(key, format!("disk '{name}': {m}")));
         }
         cat.insert(name.to_string(), spec);

@@ -275,42 +275,85 @@ fn seek_exponent(f: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// How a drive's sectors lie: equal cylinders per zone, sectors per track falling linearly
+/// from the outer zone to the inner one. The model is built from it, and the system-file
+/// check asks it how much the model would lay out before anything is built.
+pub(crate) struct ZoneLayout {
+    pub heads: u64,
+    pub cyl_per_zone: u64,
+    /// Sectors per track, by zone from the outside in.
+    pub spt: Vec<u64>,
+}
+
+impl ZoneLayout {
+    pub fn of(s: &DiskSpec) -> ZoneLayout {
+        let heads = s.heads.max(1) as u64;
+        let nz = s.zones.max(1) as u64;
+        let spt: Vec<u64> = (0..nz)
+            .map(|z| {
+                if nz == 1 {
+                    s.spt_outer as u64
+                } else {
+                    let (o, i) = (s.spt_outer as f64, s.spt_inner as f64);
+                    (o + (i - o) * z as f64 / (nz - 1) as f64).round().max(1.0) as u64
+                }
+            })
+            .collect();
+        let per_cyl_sum: u64 = spt.iter().map(|t| t * heads).sum();
+        let cyl_per_zone = (s.capacity_bytes / SECTOR / per_cyl_sum.max(1)).max(1) + 1;
+        ZoneLayout {
+            heads,
+            cyl_per_zone,
+            spt,
+        }
+    }
+
+    /// Sectors in zone `z`.
+    pub fn zone_sectors(&self, z: usize) -> u64 {
+        self.cyl_per_zone * self.heads * self.spt[z]
+    }
+
+    pub fn cylinders(&self) -> u64 {
+        self.cyl_per_zone * self.spt.len() as u64
+    }
+
+    /// Sectors in all zones.
+    pub fn sectors(&self) -> u64 {
+        (0..self.spt.len()).map(|z| self.zone_sectors(z)).sum()
+    }
+
+    /// The zone index's step (a power of two no larger than the smallest zone, so each step
+    /// meets at most two zones) and its number of slots.
+    pub fn zone_index(&self) -> (u32, u64) {
+        let shortest = (0..self.spt.len())
+            .map(|z| self.zone_sectors(z))
+            .min()
+            .unwrap_or(1);
+        let shift = shortest.max(1).ilog2();
+        (shift, (self.sectors() >> shift) + 1)
+    }
+}
+
 impl DeviceModel {
     pub fn new(s: &DiskSpec, write_cache: Option<bool>) -> DeviceModel {
         let rev_ns = 60e9 / s.rpm.max(1.0);
-        let heads = s.heads.max(1) as u64;
-        let nz = s.zones.max(1) as u64;
-        // Equal cylinders per zone; sectors per track fall linearly from outer to inner.
-        let spt = |z: u64| -> u64 {
-            if nz == 1 {
-                s.spt_outer as u64
-            } else {
-                let (o, i) = (s.spt_outer as f64, s.spt_inner as f64);
-                (o + (i - o) * z as f64 / (nz - 1) as f64).round().max(1.0) as u64
-            }
-        };
-        let sectors = s.capacity_bytes / SECTOR;
-        let per_cyl_sum: u64 = (0..nz).map(|z| spt(z) * heads).sum();
-        let cyl_per_zone = (sectors / per_cyl_sum.max(1)).max(1) + 1;
+        let layout = ZoneLayout::of(s);
+        let (heads, cyl_per_zone) = (layout.heads, layout.cyl_per_zone);
         let mut zones = Vec::new();
         let (mut lba, mut track) = (0u64, 0u64);
-        for z in 0..nz {
+        for (z, &spt) in layout.spt.iter().enumerate() {
             zones.push(Zone {
                 first_lba: lba,
                 first_track: track,
-                spt: spt(z),
+                spt,
             });
-            lba += cyl_per_zone * heads * spt(z);
+            lba += layout.zone_sectors(z);
             track += cyl_per_zone * heads;
         }
         let ssd = s.kind == DeviceKind::Ssd;
-        let cylinders = cyl_per_zone * nz;
-        let shortest = (0..nz)
-            .map(|z| cyl_per_zone * heads * spt(z))
-            .min()
-            .unwrap_or(1);
-        let zone_shift = shortest.max(1).ilog2();
-        let zone_hint = (0..=lba >> zone_shift)
+        let cylinders = layout.cylinders();
+        let (zone_shift, slots) = layout.zone_index();
+        let zone_hint = (0..slots)
             .map(|c| {
                 let first = c << zone_shift;
                 (zones.partition_point(|z| z.first_lba <= first) - 1) as u32

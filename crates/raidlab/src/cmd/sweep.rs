@@ -218,19 +218,11 @@ struct Plan {
 
 /// `--db FILE` must name a file in an existing folder (the database is created there).
 fn check_db_arg(db: &Path) -> Result<(), CliError> {
-    if let Some(dir) = db.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            let why = if dir.exists() {
-                "is not a folder"
-            } else {
-                "does not exist"
-            };
-            return Err(CliError::usage(format!(
-                "--db {}: folder {} {why} (create it first, or give a file in an existing folder)",
-                db.display(),
-                dir.display()
-            )));
-        }
+    if let Some(why) = raidlab_lab::db::missing_folder(db) {
+        return Err(CliError::usage(format!(
+            "--db {}: {why} (create it first, or give a file in an existing folder)",
+            db.display()
+        )));
     }
     if db.is_dir() {
         return Err(CliError::usage(format!(
