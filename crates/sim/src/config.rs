@@ -1146,6 +1146,22 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                     .map_err(|e| err(&a.name, format!("array '{}': {e}", a.name)))?;
             }
         }
+        // (Past the match, the member count is known to be valid.)
+        let width = a
+            .members
+            .as_ref()
+            .map_or(a.disks.unwrap_or(0) as u64, |m| m.len() as u64);
+        let stripe = a.chunk_kib.saturating_mul(1024).saturating_mul(width);
+        if stripe > crate::world::MAX_STRIPE_BYTES {
+            return Err(array_at(
+                "chunk_kib",
+                format!(
+                    "chunk_kib = {} over {width} members makes a {stripe}-byte stripe: \
+                     valid is a stripe (chunk_kib × members) under 4 GiB",
+                    a.chunk_kib
+                ),
+            ));
+        }
         if let Some(n) = a.stripe_cache_size {
             use crate::stripecache::{STRIPES_MAX, STRIPES_MIN};
             let what = if a.controller.is_some() || !matches!(a.level.as_str(), "raid5" | "raid6") {

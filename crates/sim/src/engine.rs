@@ -333,6 +333,8 @@ pub struct Engine<'w> {
     scratch: Vec<MemberIo>,
     /// Scratch for [`merge_ios`].
     sort_tmp: Vec<MemberIo>,
+    /// A dirty stripe's ranges, as the planner takes them.
+    range_tmp: Vec<(u64, u64)>,
     /// Scratch for host parity arrays' stripe caches: stripes to start, writes done.
     stripes_ready: Vec<u64>,
     stripe_writers: Vec<u32>,
@@ -380,6 +382,7 @@ impl<'w> Engine<'w> {
             host_ios: 0,
             scratch: Vec::new(),
             sort_tmp: Vec::new(),
+            range_tmp: Vec::new(),
             stripes_ready: Vec::new(),
             stripe_writers: Vec::new(),
             xfers: Vec::new(),
@@ -1370,12 +1373,11 @@ impl<'w> Engine<'w> {
                 let d = arr.dirty_mut(s);
                 let (a, b) = (pos - s * sd, e - s * sd);
                 if d.destaging {
-                    add_range(&mut d.redirty, a, b);
+                    add_range(d.redirty.get_or_insert_with(Default::default), a, b);
                 } else {
                     let added = d.ranges.add(a, b);
                     overlap += (b - a) - added;
-                    d.bytes += added;
-                    if d.bytes == sd {
+                    if d.ranges.bytes() == sd {
                         arr.full.push_back(s);
                         arr.full_dirty.insert(s);
                     }
@@ -1540,14 +1542,16 @@ impl<'w> Engine<'w> {
                     break;
                 }
                 d.destaging = true;
+                self.range_tmp.clear();
+                self.range_tmp.extend(d.ranges.iter());
                 parity += arr.plans.stripe_write(
                     &arr.geom,
                     x,
-                    d.ranges.as_slice(),
+                    &self.range_tmp,
                     &mut reads,
                     &mut writes,
                 );
-                stripes.push((x, d.bytes));
+                stripes.push((x, d.ranges.bytes()));
                 x += 1;
             }
             merge_ios(&mut reads, &mut self.sort_tmp);
@@ -1610,18 +1614,18 @@ impl<'w> Engine<'w> {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         let arr = &mut self.w.arrays[ai];
         let d = arr.dirty.remove(&s).unwrap_or_default();
-        if d.bytes == arr.geom.stripe_data_bytes() {
+        if d.ranges.bytes() == arr.geom.stripe_data_bytes() {
             arr.full_dirty.remove(&s);
         }
         let mut freed = bytes;
-        if !d.redirty.is_empty() {
+        if let Some(redirty) = d.redirty.filter(|r| !r.is_empty()) {
             let mut nd = Dirty::default();
-            for &(a, b) in &d.redirty {
-                nd.bytes += nd.ranges.add(a, b);
+            for &(a, b) in redirty.iter() {
+                nd.ranges.add(a, b);
             }
             // Rewritten bytes stay in cache.
-            freed = freed.saturating_sub(nd.bytes);
-            if nd.bytes == arr.geom.stripe_data_bytes() {
+            freed = freed.saturating_sub(nd.ranges.bytes());
+            if nd.ranges.bytes() == arr.geom.stripe_data_bytes() {
                 arr.full.push_back(s);
                 arr.full_dirty.insert(s);
             }

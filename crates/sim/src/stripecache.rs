@@ -76,9 +76,8 @@ pub struct StripeCache {
 
 #[derive(Debug, Default)]
 struct Entry {
-    /// Data not yet sent to the members, relative to the stripe's start, and its bytes.
+    /// Data not yet sent to the members, relative to the stripe's start.
     held: Ranges,
-    held_bytes: u64,
     /// The host writes with data in `held`.
     waiters: Vec<u32>,
     /// The host writes of the operation in flight.
@@ -193,10 +192,10 @@ impl StripeCache {
             for &(x, y) in &spans[..n] {
                 e.rows.add(x, y);
             }
-            e.held_bytes += e.held.add(a, b);
+            e.held.add(a, b);
             e.waiters.push(io);
             if e.busy.is_none() {
-                if e.held_bytes == sd {
+                if e.held.bytes() == sd {
                     e.delayed = false;
                     ready.push(s);
                 } else if !e.delayed {
@@ -243,14 +242,13 @@ impl StripeCache {
     /// flight).
     pub fn take(&mut self, s: u64) -> Option<Op> {
         let e = self.entries.get_mut(&s)?;
-        if e.busy.is_some() || e.held_bytes == 0 {
+        if e.busy.is_some() || e.held.bytes() == 0 {
             return None;
         }
         e.delayed = false;
         e.busy = Some(false);
-        e.held_bytes = 0;
         e.sent = std::mem::take(&mut e.waiters);
-        let ranges = std::mem::take(&mut e.held).as_slice().to_vec();
+        let ranges = std::mem::take(&mut e.held).iter().collect();
         Some(Op { ranges })
     }
 
@@ -281,7 +279,7 @@ impl StripeCache {
     pub fn slice_done(&mut self, s: u64, r0: u64, r1: u64) -> bool {
         let e = self.entries.get(&s).expect("a stripe in flight");
         let mut keep = Ranges::default();
-        for &(x, y) in e.rows.as_slice() {
+        for (x, y) in e.rows.iter() {
             if x < r0 {
                 keep.add(x, y.min(r0));
             }
@@ -289,7 +287,7 @@ impl StripeCache {
                 keep.add(x.max(r1), y);
             }
         }
-        for &(a, b) in e.held.as_slice() {
+        for (a, b) in e.held.iter() {
             let (spans, n) = self.row_spans(a, b);
             for &(x, y) in &spans[..n] {
                 if x.max(r0) < y.min(r1) {
@@ -297,9 +295,8 @@ impl StripeCache {
                 }
             }
         }
-        let bytes = |r: &Ranges| r.as_slice().iter().map(|(a, b)| b - a).sum::<u64>();
         let e = self.entries.get_mut(&s).expect("a stripe in flight");
-        self.rows -= (bytes(&e.rows) - bytes(&keep)) / ROW.min(self.chunk);
+        self.rows -= (e.rows.bytes() - keep.bytes()) / ROW.min(self.chunk);
         e.rows = keep;
         e.slices -= 1;
         e.slices == 0
@@ -320,16 +317,15 @@ impl StripeCache {
         }
         writes.append(&mut e.sent);
         let mut freed = false;
-        if e.held_bytes == sd {
+        if e.held.bytes() == sd {
             ready.push(s);
-        } else if e.held_bytes > 0 {
+        } else if e.held.bytes() > 0 {
             if !e.delayed {
                 e.delayed = true;
                 self.delayed.push_back(s);
             }
         } else {
-            let rows: u64 = e.rows.as_slice().iter().map(|(a, b)| b - a).sum();
-            self.rows -= rows / ROW.min(self.chunk);
+            self.rows -= e.rows.bytes() / ROW.min(self.chunk);
             self.entries.remove(&s);
             freed = true;
         }

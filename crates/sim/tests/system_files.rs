@@ -744,6 +744,14 @@ fn drive_values_are_checked_for_their_kind() {
             .contains("array 'a': chunk_kib = 32768: valid is 1 to 16384 KiB"),
         "{e}"
     );
+    // A stripe must be under 4 GiB (the simulator keeps offsets within one in 32 bits).
+    all_refused(&[(
+        "disks = 4\n",
+        "disks = 4\nchunk_kib = 1048576\n",
+        "chunk_kib",
+        &["array 'a': chunk_kib = 1048576 over 4 members makes a 4294967296-byte stripe: \
+           valid is a stripe (chunk_kib × members) under 4 GiB"],
+    )]);
 }
 
 /// Configurations that parse but make no sense: each is one line naming the array, disk,
