@@ -1836,12 +1836,12 @@ impl World {
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
                         // Drives with one unit and a queue choose by positioning time.
                         queue: DriveQueue::new(
-                            if a.disk_queue_depth <= 1
+                            if a.disk_queue_depth() <= 1
                                 || (spec.kind == DeviceKind::Ssd && units > 1)
                             {
                                 0
                             } else {
-                                a.disk_queue_depth as usize
+                                a.disk_queue_depth() as usize
                             },
                         ),
                         active: Vec::new(),
@@ -1850,13 +1850,13 @@ impl World {
                         } else {
                             1
                         },
-                        queue_depth: a.disk_queue_depth.max(1),
+                        queue_depth: a.disk_queue_depth().max(1),
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
                         wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
                             || WriteCache {
-                                held: DriveQueue::new(a.disk_queue_depth.max(1) as usize),
+                                held: DriveQueue::new(a.disk_queue_depth().max(1) as usize),
                                 capacity: models[mi].write_cache_bytes,
                                 ..Default::default()
                             },
@@ -1870,7 +1870,7 @@ impl World {
             } else {
                 (Vec::new(), 0)
             };
-            let drive_room = members.len() * a.disk_queue_depth.max(1) as usize;
+            let drive_room = members.len() * a.disk_queue_depth().max(1) as usize;
             let chunk = a.chunk_kib * 1024;
             let mb_ = if member_bytes > 0 {
                 member_bytes / chunk * chunk

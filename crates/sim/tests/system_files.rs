@@ -773,6 +773,15 @@ fn nonsense_configurations_are_refused() {
             &["disk does not apply to a host array"],
         ),
         (
+            "name = \"md\"\n",
+            "name = \"md\"\ndisk_queue_depth = 8\n",
+            "disk_queue_depth",
+            &[
+                "array 'md': disk_queue_depth does not apply to a host array",
+                "set disk_queue_depth on the arrays of its member LUNs",
+            ],
+        ),
+        (
             "name = \"a\"\n",
             "name = \"a\"\nmembers = [\"lb\"]\n",
             "members",
