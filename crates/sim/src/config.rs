@@ -250,6 +250,18 @@ pub struct System {
     pub cfg: SystemFile,
     /// Device model per array name (controller arrays).
     pub disks: BTreeMap<String, DiskSpec>,
+    /// The loaded texts as (file, text), the file itself first, then its includes: where
+    /// errors found after parsing (building the world) point, through [`System::usage_at`].
+    texts: Vec<(String, String)>,
+}
+
+impl System {
+    /// A usage error `file:line: msg` at `key` of the component `header` (e.g. `[[lun]]`)
+    /// named `name`, or at its name when it does not give `key`, as parsing's errors say where.
+    pub fn usage_at(&self, header: &str, name: &str, key: &str, msg: String) -> SimError {
+        let (f, l) = key_line(&self.texts, header, Some(name), None, key, &self.file);
+        SimError::usage(format!("{f}:{l}: {msg}"))
+    }
 }
 
 /// 1-based line of byte offset `pos` in `text`.
@@ -1227,6 +1239,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         file: file.to_string(),
         cfg,
         disks,
+        texts,
     })
 }
 

@@ -1905,9 +1905,14 @@ impl World {
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
-            a.geom
-                .finish()
-                .map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
+            a.geom.finish().map_err(|e| {
+                sys.usage_at(
+                    "[[array]]",
+                    &a.name,
+                    "name",
+                    format!("array '{}': {e}", a.name),
+                )
+            })?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -1968,10 +1973,16 @@ impl World {
                 for &li in &ids {
                     let la = luns[li].array;
                     if c.array[la].members.is_some() {
-                        return Err(SimError::usage(format!(
-                            "{}: array '{}': members of a host array must be LUNs of controller arrays",
-                            sys.file, a.name
-                        )));
+                        return Err(sys.usage_at(
+                            "[[array]]",
+                            &a.name,
+                            "members",
+                            format!(
+                                "array '{}': member '{}' is a LUN of host array '{}' (valid: \
+                                 LUNs of controller arrays; host arrays do not nest)",
+                                a.name, luns[li].name, c.array[la].name
+                            ),
+                        ));
                     }
                     mb_ = mb_.min(arrays[la].geom.capacity().saturating_sub(luns[li].offset));
                 }
@@ -1979,7 +1990,12 @@ impl World {
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
                 arrays[ai].geom.finish().map_err(|e| {
-                    SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name))
+                    sys.usage_at(
+                        "[[array]]",
+                        &a.name,
+                        "name",
+                        format!("array '{}': {e}", a.name),
+                    )
                 })?;
                 let g = &arrays[ai].geom;
                 if g.level.parity() > 0 {
@@ -1995,14 +2011,18 @@ impl World {
         for l in luns.iter_mut() {
             let cap = arrays[l.array].geom.capacity();
             if l.offset >= cap {
-                return Err(SimError::usage(format!(
-                    "{}: lun '{}': offset_bytes {} is not inside array '{}' (valid: 0 to {})",
-                    sys.file,
-                    l.name,
-                    l.offset,
-                    arrays[l.array].name,
-                    cap.saturating_sub(1)
-                )));
+                return Err(sys.usage_at(
+                    "[[lun]]",
+                    &l.name,
+                    "offset_bytes",
+                    format!(
+                        "lun '{}': offset_bytes {} is not inside array '{}' (valid: 0 to {})",
+                        l.name,
+                        l.offset,
+                        arrays[l.array].name,
+                        cap.saturating_sub(1)
+                    ),
+                ));
             }
             l.capacity = cap - l.offset;
         }
