@@ -14,6 +14,7 @@ use crate::pool::{Dev, Op, Pool};
 use crate::pq;
 use crate::stripe_copy::{Parity, Segment, StripeCopy};
 use crate::superblock::{ArrayDesc, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
+use raidlab_engine::ewriteln;
 use raidlab_geometry::{BlockRef, Compute, Geometry, IoKind, Level, Plan, Slot as PlanSlot};
 use std::collections::HashSet;
 use std::io;
@@ -292,7 +293,7 @@ impl Array {
         if !newly {
             return;
         }
-        eprintln!(
+        ewriteln!(
             "raidlab: member {} of {} array failed ({why}); continuing degraded",
             self.labels.get(m).map(String::as_str).unwrap_or("?"),
             self.geo.level

@@ -12,6 +12,7 @@ use crate::member::Member;
 use crate::pool::Dev;
 use crate::shape::{self, parse_layout, parse_level};
 use crate::superblock::{uuid_string, ArrayDesc, SlotState, Superblock, BITMAP_OFFSET};
+use raidlab_engine::ewriteln;
 use raidlab_geometry::{Geometry, Level};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -247,7 +248,7 @@ fn build(
             Err(e) if geo.redundancy() > missing.len() as u32 && !e.is_usage() => {
                 rebuilding.retain(|&(r, _)| r != i);
                 if opts.verbose {
-                    eprintln!(
+                    ewriteln!(
                         "raidlab: child {i} of the {} array cannot start ({e}); starting degraded",
                         desc.level
                     );
@@ -330,7 +331,7 @@ fn build(
     if dirty && degraded && arr.geo.redundancy() > 0 {
         settled = false;
         if opts.resync {
-            eprintln!("{}", write_hole_warning(&desc.level));
+            ewriteln!("{}", write_hole_warning(&desc.level));
         }
     }
     if dirty && !degraded && opts.resync && arr.geo.redundancy() > 0 {
@@ -340,7 +341,7 @@ fn build(
             bytes += len;
         }
         if opts.verbose {
-            eprintln!(
+            ewriteln!(
                 "raidlab: {} array was not stopped cleanly; resynced {bytes} bytes its children's bitmaps mark",
                 desc.level
             );
@@ -423,7 +424,7 @@ fn build_leaf(
         let slot = &newest.slots[role];
         if slot.dev_uuid != f.sb.dev_uuid {
             if opts.verbose {
-                eprintln!("raidlab: member {path} no longer holds role {role} (it was replaced); not using it");
+                ewriteln!("raidlab: member {path} no longer holds role {role} (it was replaced); not using it");
             }
             continue;
         }
@@ -437,7 +438,7 @@ fn build_leaf(
         {
             // md's non-fresh member: it missed updates the others have.
             if opts.verbose {
-                eprintln!(
+                ewriteln!(
                     "raidlab: member {path} is out of date (events {} < {}); kicking it from the array",
                     f.sb.events, newest.events
                 );
@@ -556,13 +557,14 @@ fn build_leaf(
     if dirty && opts.resync {
         if degraded {
             // Always said, not only when verbose: it is a risk to data, not progress.
-            eprintln!("{}", write_hole_warning(&desc.level));
+            ewriteln!("{}", write_hole_warning(&desc.level));
         } else {
             let bytes = arr.resync_dirty()?;
             if opts.verbose {
-                eprintln!(
+                ewriteln!(
                     "raidlab: {} array was not stopped cleanly; resynced {} bytes of dirty regions",
-                    desc.level, bytes
+                    desc.level,
+                    bytes
                 );
             }
         }

@@ -10,6 +10,7 @@ use crate::superblock::{
     data_offset_for, new_uuid, ArrayDesc, Slot, SlotState, Superblock, BITMAP_OFFSET, DATA_ALIGN,
     MAGIC, MAX_MEMBERS, MAX_PARENTS,
 };
+use raidlab_engine::ewriteln;
 use raidlab_geometry::{Geometry, Layout, Level};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -343,7 +344,7 @@ pub fn create(
     )?;
     if !opts.assume_clean && !fresh && (arr.geo.redundancy() > 0 || has_redundant_child(&arr)) {
         if opts.verbose {
-            eprintln!("raidlab: initial resync: making parity consistent with the members' current contents");
+            ewriteln!("raidlab: initial resync: making parity consistent with the members' current contents");
         }
         initial_resync(&arr)?;
     }
@@ -406,7 +407,7 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
             )));
         }
         if opts.verbose {
-            eprintln!("raidlab: overwriting {what} on {} (--force)", p.display());
+            ewriteln!("raidlab: overwriting {what} on {} (--force)", p.display());
         }
     }
     Ok(false)

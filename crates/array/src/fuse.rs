@@ -11,6 +11,7 @@ use fuser::{
     FileAttr, FileType, Filesystem, KernelConfig, MountOption, ReplyAttr, ReplyData,
     ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
 };
+use raidlab_engine::ewriteln;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,7 +149,7 @@ impl Filesystem for VolumeFs {
         match self.array.read_at(&mut buf, off) {
             Ok(()) => reply.data(&buf),
             Err(e) => {
-                eprintln!("raidlab: read of {n} bytes at {off} failed: {e}");
+                ewriteln!("raidlab: read of {n} bytes at {off} failed: {e}");
                 reply.error(errno(&e))
             }
         }
@@ -180,7 +181,7 @@ impl Filesystem for VolumeFs {
         match self.array.write_at(&data[..n], off) {
             Ok(()) => reply.written(n as u32),
             Err(e) => {
-                eprintln!("raidlab: write of {n} bytes at {off} failed: {e}");
+                ewriteln!("raidlab: write of {n} bytes at {off} failed: {e}");
                 reply.error(errno(&e))
             }
         }

@@ -35,6 +35,7 @@ pub use create::{create, CreateOptions, CreateSpec, MemberSpec};
 pub use error::ArrayError;
 pub use raidlab_geometry::{Geometry, Layout, Level};
 
+use raidlab_engine::ewriteln;
 use std::sync::Arc;
 
 /// How `open_target` assembles.
@@ -74,7 +75,7 @@ impl raidlab_engine::BlockTarget for ArrayTarget {
 impl Drop for ArrayTarget {
     fn drop(&mut self) {
         if let Err(e) = self.array.close() {
-            eprintln!("raidlab: array not stopped cleanly: {e}");
+            ewriteln!("raidlab: array not stopped cleanly: {e}");
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::create::holds_data;
 use crate::error::ArrayError;
 use crate::member::Member;
 use crate::superblock::{new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
+use raidlab_engine::{ewrite, ewriteln};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -1027,14 +1028,14 @@ impl Progress {
         } else {
             0.0
         };
-        eprint!(
+        ewrite!(
             "\r{what}: {:5.1}% {:.1} MB/s, {:.0} s left   ",
             done as f64 * 100.0 / total.max(1) as f64,
             rate / 1e6,
             left
         );
         if done >= total {
-            eprintln!();
+            ewriteln!();
         }
     }
 }

@@ -27,6 +27,7 @@
 
 use crate::member::{memory_backed, AlignedBuf};
 use crate::stripe_copy::StripeCopy;
+use raidlab_engine::ewriteln;
 use std::collections::VecDeque;
 use std::io;
 use std::os::unix::io::RawFd;
@@ -591,7 +592,7 @@ impl Pool {
         match MemberIo::from_env() {
             Ok(io) => Pool::with_io(devs, io),
             Err(msg) => {
-                eprintln!("raidlab: {msg}; using {}", DEFAULT_IO.name());
+                ewriteln!("raidlab: {msg}; using {}", DEFAULT_IO.name());
                 Pool::with_io(devs, DEFAULT_IO)
             }
         }
@@ -647,7 +648,7 @@ impl Pool {
             fd_override,
         };
         if std::env::var_os("RAIDLAB_DEBUG").is_some() {
-            eprintln!("raidlab: member I/O: {}", pool.describe());
+            ewriteln!("raidlab: member I/O: {}", pool.describe());
         }
         pool
     }

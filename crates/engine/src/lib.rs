@@ -5,6 +5,8 @@
 //! signatures of, issuing each job instance's requests with `iodepth` in flight (io_uring,
 //! psync, the null engine, or worker threads over a [`BlockTarget`]), timing every I/O into
 //! the result crate's histograms, checking `verify` headers, and stopping on runtime or Ctrl-C.
+//! It also holds the one way raidlab's crates write messages to standard error,
+//! [`ewriteln!`], which unlike `eprintln!` does not panic when stderr is a closed pipe.
 //!
 //! It is not for: deciding what to issue (the workload crate's [`RequestStream`] does), RAID
 //! layout (the geometry and array crates implement [`BlockTarget`]), simulated time (the
@@ -34,6 +36,7 @@ mod job;
 mod progress;
 mod runner;
 pub mod safety;
+pub mod stderr;
 mod target;
 pub mod verify;
 

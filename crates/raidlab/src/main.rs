@@ -7,6 +7,7 @@ mod error;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
+use raidlab_engine::ewriteln;
 
 #[derive(Parser)]
 #[command(
@@ -41,7 +42,7 @@ fn main() {
         Ok(cli) => match run(cli) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("raidlab: {e}");
+                ewriteln!("raidlab: {e}");
                 e.code
             }
         },
@@ -51,7 +52,7 @@ fn main() {
                 0
             }
             _ => {
-                eprintln!("raidlab: {}", clap_one_line(&e));
+                ewriteln!("raidlab: {}", clap_one_line(&e));
                 2
             }
         },

@@ -832,3 +832,68 @@ fn the_report_folder_keeps_files_raidlab_did_not_write() {
         .unwrap()
         .contains("raidlab"));
 }
+
+/// Progress lines and notes go to standard error; a stderr nobody reads (a pipe whose reader
+/// went away, `2>&1 | head -c 10`, or closed outright, `2>&-`) is no reason to stop: the sweep
+/// runs to the end, and an error still exits 1, not with a panic (101).
+#[test]
+fn a_closed_stderr_is_ignored() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    // A pipe whose read end is closed before the child starts: every write fails (EPIPE).
+    let gone_reader = || {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills both descriptors, which we then own.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(read);
+        Stdio::from(write)
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    let status = Command::new(bin())
+        .args(["sweep", exp.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(gone_reader())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "progress lines to a gone reader");
+    assert_eq!(stored_runs(&dir.path().join("small.db")), 8);
+
+    // An error: its one line cannot be read, but the exit code is the one it has when read.
+    let error = |stderr: Stdio| {
+        Command::new(bin())
+            .args(["sweep", "no-such-experiment.toml"])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .status()
+            .unwrap()
+            .code()
+    };
+    let read = error(Stdio::null());
+    assert!(matches!(read, Some(1 | 2)), "{read:?}");
+    assert_eq!(error(gone_reader()), read, "an error to a gone reader");
+
+    // Standard error closed outright (`2>&-`).
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path(), "small", SMALL);
+    let mut cmd = Command::new(bin());
+    cmd.args(["sweep", exp.to_str().unwrap()])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    // SAFETY: close(2) is async-signal-safe; it runs in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(2);
+            Ok(())
+        })
+    };
+    let status = cmd.status().unwrap();
+    assert_eq!(status.code(), Some(0), "progress lines with stderr closed");
+    assert_eq!(stored_runs(&dir.path().join("small.db")), 8);
+}

@@ -207,9 +207,10 @@ pub struct ArrayCfg {
     pub members: Option<Vec<String>>,
     /// Override the drives' own write cache.
     pub disk_write_cache: Option<bool>,
-    /// Commands queued at each drive (1 = FIFO, >1 = shortest positioning time first).
-    #[serde(default = "one")]
-    pub disk_queue_depth: u32,
+    /// Commands queued at each drive (1 = FIFO, >1 = shortest positioning time first), for
+    /// controller arrays; absent = 1 ([`ArrayCfg::disk_queue_depth`]). A host array's drives
+    /// are those of its members' arrays, so it takes none.
+    pub disk_queue_depth: Option<u32>,
     /// md's `stripe_cache_size` (stripe heads: a page of each member), for host raid5/raid6
     /// arrays; md's default when absent.
     pub stripe_cache_size: Option<u32>,
@@ -217,6 +218,13 @@ pub struct ArrayCfg {
 
 fn default_chunk() -> u64 {
     64
+}
+
+impl ArrayCfg {
+    /// Commands queued at each drive: `disk_queue_depth` as given, else 1 (FIFO).
+    pub fn disk_queue_depth(&self) -> u32 {
+        self.disk_queue_depth.unwrap_or(1)
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -242,6 +250,18 @@ pub struct System {
     pub cfg: SystemFile,
     /// Device model per array name (controller arrays).
     pub disks: BTreeMap<String, DiskSpec>,
+    /// The loaded texts as (file, text), the file itself first, then its includes: where
+    /// errors found after parsing (building the world) point, through [`System::usage_at`].
+    texts: Vec<(String, String)>,
+}
+
+impl System {
+    /// A usage error `file:line: msg` at `key` of the component `header` (e.g. `[[lun]]`)
+    /// named `name`, or at its name when it does not give `key`, as parsing's errors say where.
+    pub fn usage_at(&self, header: &str, name: &str, key: &str, msg: String) -> SimError {
+        let (f, l) = key_line(&self.texts, header, Some(name), None, key, &self.file);
+        SimError::usage(format!("{f}:{l}: {msg}"))
+    }
 }
 
 /// 1-based line of byte offset `pos` in `text`.
@@ -907,7 +927,12 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             vec![
                 ("chunk_kib", i(x.chunk_kib), Rule { lo: 1.0, ..KIB }, None),
                 ("disks", x.disks.map(|n| Num::I(n.into())), COUNT, None),
-                ("disk_queue_depth", i(x.disk_queue_depth), COUNT, None),
+                (
+                    "disk_queue_depth",
+                    x.disk_queue_depth.map(|n| Num::I(n.into())),
+                    COUNT,
+                    None,
+                ),
             ],
         ));
     }
@@ -1059,15 +1084,22 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                     ("disks", a.disks.is_some()),
                     ("disk", a.disk.is_some()),
                     ("disk_write_cache", a.disk_write_cache.is_some()),
+                    ("disk_queue_depth", a.disk_queue_depth.is_some()),
                 ],
                 "a host array (no controller)",
                 "members = [\"lun\", ...]",
             ),
         };
         if let Some((key, _)) = wrong.iter().find(|(_, set)| *set) {
+            // A host array's drives are those of the arrays behind its member LUNs.
+            let valid = if a.controller.is_none() && key.starts_with("disk_") {
+                format!("set {key} on the arrays of its member LUNs, whose drives it uses")
+            } else {
+                format!("it takes {takes}")
+            };
             return Err(array_at(
                 key,
-                format!("{key} does not apply to {kind}: it takes {takes}"),
+                format!("{key} does not apply to {kind}: {valid}"),
             ));
         }
         match &a.controller {
@@ -1223,6 +1255,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         file: file.to_string(),
         cfg,
         disks,
+        texts,
     })
 }
 

@@ -85,7 +85,8 @@
 //! disks = 5
 //! disk = "compaq-18g-10k"     # catalog name (see `catalog`)
 //! disk_write_cache = false    # optional override of the drives' write cache
-//! disk_queue_depth = 1        # >1: drives reorder (shortest positioning time first)
+//! disk_queue_depth = 1        # >1: drives reorder (shortest positioning time first);
+//!                             # controller arrays only (a host array uses its members')
 //! # stripe_cache_size = 256    # host raid5/raid6 (md) only: its stripe cache, in stripe
 //! #                           # heads of 4 KiB a member (17 to 32768; md's 256 if absent)
 //!
@@ -104,7 +105,8 @@
 //! rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue depths 1 to 1024.
 //! An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names are not empty, a
 //! LUN's holds no `:` or `#`; a host array takes `members` (each LUN once), a controller
-//! array `disks` and `disk`.
+//! array `disks` and `disk`, and only a controller array the drive keys `disk_write_cache`
+//! and `disk_queue_depth`.
 
 pub mod catalog;
 pub mod config;

@@ -1871,12 +1871,12 @@ impl World {
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
                         // Drives with one unit and a queue choose by positioning time.
                         queue: DriveQueue::new(
-                            if a.disk_queue_depth <= 1
+                            if a.disk_queue_depth() <= 1
                                 || (spec.kind == DeviceKind::Ssd && units > 1)
                             {
                                 0
                             } else {
-                                a.disk_queue_depth as usize
+                                a.disk_queue_depth() as usize
                             },
                         ),
                         active: Vec::new(),
@@ -1885,13 +1885,13 @@ impl World {
                         } else {
                             1
                         },
-                        queue_depth: a.disk_queue_depth.max(1),
+                        queue_depth: a.disk_queue_depth().max(1),
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
                         wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
                             || WriteCache {
-                                held: DriveQueue::new(a.disk_queue_depth.max(1) as usize),
+                                held: DriveQueue::new(a.disk_queue_depth().max(1) as usize),
                                 capacity: models[mi].write_cache_bytes,
                                 ..Default::default()
                             },
@@ -1905,7 +1905,7 @@ impl World {
             } else {
                 (Vec::new(), 0)
             };
-            let drive_room = members.len() * a.disk_queue_depth.max(1) as usize;
+            let drive_room = members.len() * a.disk_queue_depth().max(1) as usize;
             let chunk = a.chunk_kib * 1024;
             let mb_ = if member_bytes > 0 {
                 member_bytes / chunk * chunk
@@ -1940,9 +1940,14 @@ impl World {
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
-            a.geom
-                .finish()
-                .map_err(|e| SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name)))?;
+            a.geom.finish().map_err(|e| {
+                sys.usage_at(
+                    "[[array]]",
+                    &a.name,
+                    "name",
+                    format!("array '{}': {e}", a.name),
+                )
+            })?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -2003,10 +2008,16 @@ impl World {
                 for &li in &ids {
                     let la = luns[li].array;
                     if c.array[la].members.is_some() {
-                        return Err(SimError::usage(format!(
-                            "{}: array '{}': members of a host array must be LUNs of controller arrays",
-                            sys.file, a.name
-                        )));
+                        return Err(sys.usage_at(
+                            "[[array]]",
+                            &a.name,
+                            "members",
+                            format!(
+                                "array '{}': member '{}' is a LUN of host array '{}' (valid: \
+                                 LUNs of controller arrays; host arrays do not nest)",
+                                a.name, luns[li].name, c.array[la].name
+                            ),
+                        ));
                     }
                     mb_ = mb_.min(arrays[la].geom.capacity().saturating_sub(luns[li].offset));
                 }
@@ -2014,7 +2025,12 @@ impl World {
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
                 arrays[ai].geom.finish().map_err(|e| {
-                    SimError::usage(format!("{}: array '{}': {e}", sys.file, a.name))
+                    sys.usage_at(
+                        "[[array]]",
+                        &a.name,
+                        "name",
+                        format!("array '{}': {e}", a.name),
+                    )
                 })?;
                 let g = &arrays[ai].geom;
                 if g.level.parity() > 0 {
@@ -2030,14 +2046,18 @@ impl World {
         for l in luns.iter_mut() {
             let cap = arrays[l.array].geom.capacity();
             if l.offset >= cap {
-                return Err(SimError::usage(format!(
-                    "{}: lun '{}': offset_bytes {} is not inside array '{}' (valid: 0 to {})",
-                    sys.file,
-                    l.name,
-                    l.offset,
-                    arrays[l.array].name,
-                    cap.saturating_sub(1)
-                )));
+                return Err(sys.usage_at(
+                    "[[lun]]",
+                    &l.name,
+                    "offset_bytes",
+                    format!(
+                        "lun '{}': offset_bytes {} is not inside array '{}' (valid: 0 to {})",
+                        l.name,
+                        l.offset,
+                        arrays[l.array].name,
+                        cap.saturating_sub(1)
+                    ),
+                ));
             }
             l.capacity = cap - l.offset;
         }

@@ -279,6 +279,11 @@ fn a_lun_offset_past_its_array_is_a_usage_error() {
     )])
     .unwrap_err();
     assert!(e.is_usage(), "{e}");
+    // At the LUN's offset_bytes line, as the checks made while parsing say where.
+    assert!(
+        e.message.starts_with(&format!("{}:22: ", f.display())) && !e.message.contains('\n'),
+        "{e}"
+    );
     assert!(
         e.message.contains("lun 'ntfs'")
             && e.message.contains("offset_bytes 999999999999999")
@@ -287,6 +292,55 @@ fn a_lun_offset_past_its_array_is_a_usage_error() {
         "{e}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Host arrays do not nest: a host array's member that is a LUN of another host array is one
+/// line at the `members` line of the array that lists it, saying what members may be.
+#[test]
+fn a_host_array_over_a_host_array_says_where() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-nested-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    let text = format!(
+        "{SMALL}[[array]]\nname = \"md2\"\nlevel = \"raid1\"\nmembers = [\"m\"]\n\
+         [[lun]]\nname = \"m2\"\narray = \"md2\"\n"
+    );
+    std::fs::write(&p, &text).unwrap();
+    let e = raidlab_sim::explain(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    let line = text.lines().position(|l| l == "members = [\"m\"]").unwrap() + 1;
+    assert!(e.is_usage() && !e.message.contains('\n'), "{e}");
+    assert!(
+        e.message.starts_with(&format!("{}:{line}: ", p.display())),
+        "line {line}: {e}"
+    );
+    assert!(
+        e.message.contains("array 'md2'")
+            && e.message.contains("member 'm'")
+            && e.message.contains("valid: LUNs of controller arrays"),
+        "{e}"
+    );
+}
+
+/// An array the RAID planner cannot lay out (here a chunk that is not a power of two) is one
+/// line at that array's entry.
+#[test]
+fn an_array_the_planner_refuses_says_where() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-chunk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    let text = small_with("name = \"a\"\n", "name = \"a\"\nchunk_kib = 48\n");
+    std::fs::write(&p, &text).unwrap();
+    let e = raidlab_sim::explain(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    let line = text.lines().position(|l| l == "name = \"a\"").unwrap() + 1;
+    assert!(e.is_usage() && !e.message.contains('\n'), "{e}");
+    assert!(
+        e.message
+            .starts_with(&format!("{}:{line}: array 'a': ", p.display()))
+            && e.message.contains("a power of two"),
+        "line {line}: {e}"
+    );
 }
 
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
@@ -779,6 +833,15 @@ fn nonsense_configurations_are_refused() {
             "name = \"md\"\ndisk = \"nope\"\n",
             "disk",
             &["disk does not apply to a host array"],
+        ),
+        (
+            "name = \"md\"\n",
+            "name = \"md\"\ndisk_queue_depth = 8\n",
+            "disk_queue_depth",
+            &[
+                "array 'md': disk_queue_depth does not apply to a host array",
+                "set disk_queue_depth on the arrays of its member LUNs",
+            ],
         ),
         (
             "name = \"a\"\n",

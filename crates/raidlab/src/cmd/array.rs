@@ -8,6 +8,7 @@ use crate::error::CliError;
 use raidlab_array::control::MemberLocks;
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::{manage, ArrayError};
+use raidlab_engine::ewriteln;
 use raidlab_workload::size::parse_size;
 use std::path::PathBuf;
 
@@ -307,7 +308,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let _locks = MemberLocks::acquire(&paths, "rebuild the array").map_err(cli)?;
             let assigned = manage::assign_spares(&paths).map_err(cli)?;
             if assigned > 0 {
-                eprintln!("raidlab: {assigned} spare(s) take the place of failed members");
+                ewriteln!("raidlab: {assigned} spare(s) take the place of failed members");
             }
             // Nothing to rebuild onto (a slot out of service, no spare for it, nothing being
             // rebuilt): the user's to fix, said before anything runs.
@@ -418,13 +419,13 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let dir = fuse.clone();
             let member_io = arr.member_io();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {
-                eprintln!(
+                ewriteln!(
                     "raidlab: serving {} (member I/O: {member_io}; Ctrl-C or SIGTERM to stop)",
                     dir.join(raidlab_array::fuse::VOLUME_NAME).display()
                 );
             })
             .map_err(cli)?;
-            eprintln!(
+            ewriteln!(
                 "raidlab: unmounted {}; array stopped cleanly",
                 fuse.display()
             );

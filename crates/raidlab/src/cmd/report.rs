@@ -90,9 +90,8 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
 
 /// Warnings on standard error, which may itself be closed or full: never a panic.
 fn warn(warnings: &[String]) {
-    let mut err = std::io::stderr().lock();
     for w in warnings {
-        let _ = writeln!(err, "raidlab: warning: {w}");
+        raidlab_engine::ewriteln!("raidlab: warning: {w}");
     }
 }
 

@@ -16,6 +16,7 @@
 //! clock (run timestamp) and the SIGINT handler live here, at the edge.
 
 use crate::error::CliError;
+use raidlab_engine::ewriteln;
 use raidlab_result::{OutputFormat, RunResult};
 use raidlab_workload::{apply_option, parse_job_text, JobSpec, SpecError, OPTION_NAMES};
 use std::path::{Path, PathBuf};
@@ -475,7 +476,7 @@ pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, Cli
         _ => run_real(&specs, opts)?,
     };
     for line in ramp_notes(&specs, &result) {
-        eprintln!("raidlab: note: {line}");
+        ewriteln!("raidlab: note: {line}");
     }
     Ok(result)
 }
@@ -581,7 +582,7 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
         // input stays one line.
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
-            eprintln!(
+            ewriteln!(
                 "raidlab: note: a simulated host has no page cache unless its system file gives \
                  [host] page_cache_mib and copy_mb_s: buffered jobs (direct=0, fio's default) \
                  run as direct I/O, one request per block size; give direct=1 to say so, or \
@@ -939,7 +940,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     let (result, specs) = if inv.jobs.is_empty() {
         let scratch = Scratch::create()?;
         let direct = supports_direct(&scratch.dir);
-        eprintln!(
+        ewriteln!(
             "raidlab: no job given: measuring the embedded default (1 MiB sequential write and read, then 4 KiB random reads at iodepth 32 for 3 s) on a 256 MiB scratch file in {} (removed afterwards){}",
             scratch.dir.display(),
             if direct { ", direct I/O" } else { "; this filesystem has no direct I/O (e.g. tmpfs), so it runs through the page cache (direct=0)" }

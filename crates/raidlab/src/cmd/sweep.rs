@@ -15,6 +15,7 @@ use crate::cmd::run::{
     catch_interrupts, execute, interrupted, target_kind, ExecOptions, TargetKind,
 };
 use crate::error::CliError;
+use raidlab_engine::ewriteln;
 use raidlab_lab::campaign::{self, Event, Io, Runner};
 use raidlab_lab::db::Db;
 use raidlab_lab::experiment::Experiment;
@@ -309,7 +310,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 let exp = Experiment::load(&llnl, &set).map_err(cli)?;
                 plans.push(Plan { exp, db });
             } else if !args.dry_run {
-                eprintln!("raidlab: note: recipes/llnl2000.toml or systems/llnl2000/ not found here; the default runs the measured sweep only");
+                ewriteln!("raidlab: note: recipes/llnl2000.toml or systems/llnl2000/ not found here; the default runs the measured sweep only");
             }
             if report_dir.is_none() {
                 report_dir = Some(out.clone());
@@ -432,7 +433,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 } else {
                     String::new()
                 };
-                eprintln!(
+                ewriteln!(
                     "{name} [{}/{total}] point {point} rep {rep}{again}: {what}{eta}",
                     done + 1
                 );
@@ -446,9 +447,9 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
             } => {
                 let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
                 if missing.is_empty() {
-                    eprintln!("{name}: point {point} ({what}) already in the database, skipped")
+                    ewriteln!("{name}: point {point} ({what}) already in the database, skipped")
                 } else {
-                    eprintln!(
+                    ewriteln!(
                         "{name}: point {point} ({what}): rep{} {} already stored, running rep{} {}",
                         if stored.len() == 1 { "" } else { "s" },
                         list(stored),
@@ -461,7 +462,7 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 point,
                 spread_pct,
                 rerun,
-            } => eprintln!(
+            } => ewriteln!(
                 "{name}: point {point} spread {spread_pct:.1}% over the threshold{}",
                 if *rerun {
                     ", running it again"
@@ -475,11 +476,11 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
                 value,
                 mb_s,
             } => {
-                eprintln!(
+                ewriteln!(
                     "{name}: point {point} convergence step {step}: {value} -> {mb_s:.2} MB/s"
                 )
             }
-            Event::Note(n) => eprintln!("{name}: note: {n}"),
+            Event::Note(n) => ewriteln!("{name}: note: {n}"),
         };
         let mut io = Io {
             runner: &mut runner,
@@ -566,9 +567,9 @@ fn write_report(db: &Path, dir: &Path, force: bool) -> Result<(), CliError> {
     let files =
         crate::cmd::report::report_db_with(db, dir, &opts, raidlab_report::WriteOptions { force })?;
     for w in &files.warnings {
-        eprintln!("raidlab: warning: {w}");
+        ewriteln!("raidlab: warning: {w}");
     }
-    eprintln!(
+    ewriteln!(
         "report: {} ({} figures)",
         files.index.display(),
         files.svgs.len()
