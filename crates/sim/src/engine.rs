@@ -798,7 +798,7 @@ impl<'w> Engine<'w> {
             }
             // Destages in flight were dropped from the age queue; queue every dirty stripe
             // again in age order.
-            let mut by_age: Vec<(u64, u64)> = a.dirty.iter().map(|(s, d)| (d.born, *s)).collect();
+            let mut by_age: Vec<(u64, u64)> = a.dirty.iter().map(|(s, d)| (d.born, s)).collect();
             by_age.sort_unstable();
             a.aged = by_age.into_iter().map(|(b, s)| (s, b)).collect();
         }
@@ -1373,7 +1373,7 @@ impl<'w> Engine<'w> {
                 let d = arr.dirty_mut(s);
                 let (a, b) = (pos - s * sd, e - s * sd);
                 if d.destaging {
-                    add_range(d.redirty.get_or_insert_with(Default::default), a, b);
+                    add_range(arr.redirty.entry(s).or_default(), a, b);
                 } else {
                     let added = d.ranges.add(a, b);
                     overlap += (b - a) - added;
@@ -1512,7 +1512,7 @@ impl<'w> Engine<'w> {
             let arr = &mut self.w.arrays[ai];
             let mut pick = None;
             while let Some(s) = arr.full.pop_front() {
-                if arr.dirty.get(&s).is_some_and(|d| !d.destaging) {
+                if arr.dirty.get(s).is_some_and(|d| !d.destaging) {
                     pick = Some(s);
                     break;
                 }
@@ -1535,7 +1535,7 @@ impl<'w> Engine<'w> {
             let coalesce = self.w.ctrls[ci].destage_coalesce as usize;
             let arr = &mut self.w.arrays[ai];
             while stripes.len() < coalesce {
-                let Some(d) = arr.dirty.get_mut(&x) else {
+                let Some(d) = arr.dirty.get_mut(x) else {
                     break;
                 };
                 if d.destaging {
@@ -1544,13 +1544,9 @@ impl<'w> Engine<'w> {
                 d.destaging = true;
                 self.range_tmp.clear();
                 self.range_tmp.extend(d.ranges.iter());
-                parity += arr.plans.stripe_write(
-                    &arr.geom,
-                    x,
-                    &self.range_tmp,
-                    &mut reads,
-                    &mut writes,
-                );
+                parity +=
+                    arr.plans
+                        .stripe_write(&arr.geom, x, &self.range_tmp, &mut reads, &mut writes);
                 stripes.push((x, d.ranges.bytes()));
                 x += 1;
             }
@@ -1613,12 +1609,17 @@ impl<'w> Engine<'w> {
     fn destage_done(&mut self, ai: usize, s: u64, bytes: u64) {
         let ci = self.w.arrays[ai].ctrl.unwrap();
         let arr = &mut self.w.arrays[ai];
-        let d = arr.dirty.remove(&s).unwrap_or_default();
+        let d = arr.dirty.remove(s).unwrap_or_default();
         if d.ranges.bytes() == arr.geom.stripe_data_bytes() {
             arr.full_dirty.remove(&s);
         }
         let mut freed = bytes;
-        if let Some(redirty) = d.redirty.filter(|r| !r.is_empty()) {
+        let redirty = if arr.redirty.is_empty() {
+            None
+        } else {
+            arr.redirty.remove(&s)
+        };
+        if let Some(redirty) = redirty.filter(|r| !r.is_empty()) {
             let mut nd = Dirty::default();
             for &(a, b) in redirty.iter() {
                 nd.ranges.add(a, b);
