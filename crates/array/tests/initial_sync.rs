@@ -124,6 +124,14 @@ fn create_writes_every_data_area_and_assume_clean_leaves_them_sparse() {
             let arr = create(&spec(level, chunk, &ms), &opts(Some(3 << 20), false, true)).unwrap();
             assert_eq!(arr.sync_pending(), None, "{what}: --assume-clean is synced");
             assert_all_holes(&ms, &format!("{what} --assume-clean"));
+            assert!(arr.hole_share(0, arr.capacity()).unwrap() > 0.99, "{what}");
+            // Written, a region is no longer holes, and the rest still is.
+            // Whole rows of every level here (12 chunks of up to 64 KiB).
+            let half = arr.capacity() / 2 / (12 << 16) * (12 << 16);
+            arr.write_at(&vec![1u8; half as usize], 0).unwrap();
+            assert_eq!(arr.hole_share(0, half).unwrap(), 0.0, "{what}");
+            let rest = arr.hole_share(half + (1 << 20), 1 << 20).unwrap();
+            assert!(rest > 0.99, "{what}: {rest}");
             arr.close().unwrap();
         }
     }

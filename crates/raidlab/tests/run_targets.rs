@@ -455,6 +455,27 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
             > 0
     );
     assert_eq!(v["jobs"][0]["raidlab"]["target"], format!("array:{list}"));
+    // Created with --assume-clean, its sparse members are holes where nothing was written:
+    // the read of the written region is not warned about (the write came first, in an
+    // earlier group), a read of a region never written is.
+    assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
+    let out = raidlab(&[
+        &target,
+        "--offset=16m",
+        "--size=8m",
+        "--bs=1m",
+        "--name=unwritten",
+        "--rw=read",
+    ]);
+    assert_ok(&out, "read of a region never written");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "raidlab: warning: array:{list}: 100% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
     // Members that are not an array: bad input, one line.
     let junk = dir.path().join("junk");
     std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();

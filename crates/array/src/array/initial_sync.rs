@@ -123,6 +123,47 @@ impl Array {
         Ok(true)
     }
 
+    /// The share (0 to 1) of the member bytes behind logical [offset, offset + len) that is
+    /// holes of member files: reads there are answered without reaching a device. Member
+    /// bytes are those a write of the range may touch (whole rows with their parity, every
+    /// mirror copy), down to the leaves of a nested array.
+    pub fn hole_share(&self, offset: u64, len: u64) -> Result<f64, ArrayError> {
+        let (holes, bytes) = self.holes_in(offset, len)?;
+        Ok(holes as f64 / bytes.max(1) as f64)
+    }
+
+    /// (hole bytes, member bytes) behind logical [offset, offset + len); see
+    /// [`Self::hole_share`].
+    fn holes_in(&self, offset: u64, len: u64) -> Result<(u64, u64), ArrayError> {
+        let len = len.min(self.capacity().saturating_sub(offset));
+        let (mut holes, mut bytes) = (0, 0);
+        let slots = self.slots();
+        for (m, off, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
+            if !Self::readable(&slots, m, 0) {
+                continue;
+            }
+            match &self.backing {
+                Backing::Leaf(leaf) => {
+                    let Some(Some(member)) = leaf.members.get(m as usize) else {
+                        continue;
+                    };
+                    holes += member.hole_bytes(off, off + l).map_err(|e| {
+                        ArrayError::io("cannot look for holes in", &member.path, &e)
+                    })?;
+                    bytes += l;
+                }
+                Backing::Nested(children) => {
+                    if let Some(Some(c)) = children.get(m as usize) {
+                        let (h, b) = c.holes_in(off, l)?;
+                        holes += h;
+                        bytes += b;
+                    }
+                }
+            }
+        }
+        Ok((holes, bytes))
+    }
+
     /// Record a leaf's initial sync progress (`None`: synced) in its superblocks.
     fn record_sync(&self, state: Option<u64>) -> Result<(), ArrayError> {
         let Backing::Leaf(leaf) = &self.backing else {

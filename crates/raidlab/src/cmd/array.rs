@@ -442,6 +442,10 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let paths = member_list(&members);
             let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
             let arr = manage::open(&paths, force).map_err(cli)?;
+            let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            if let Some(w) = raidlab_array::unsynced_warning(&arr, &list.join(",")) {
+                eprintln!("{w}");
+            }
             let dir = fuse.clone();
             let member_io = arr.member_io();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {
