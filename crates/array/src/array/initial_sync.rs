@@ -80,16 +80,15 @@ impl Array {
     }
 
     /// Where the initial sync stands when it has not finished: (bytes of the members' data
-    /// areas done, of how many), over every leaf of the tree. `None` once synced.
+    /// areas done, of how many, all members of every leaf counted). `None` once synced.
     pub fn sync_pending(&self) -> Option<(u64, u64)> {
-        let states: Vec<(Option<u64>, u64)> =
-            self.leaves().iter().map(|l| l.sync_state()).collect();
+        let leaves = self.leaves();
+        let states: Vec<(Option<u64>, u64)> = leaves.iter().map(|l| l.sync_state()).collect();
         if states.iter().all(|(s, _)| s.is_none()) {
             return None;
         }
-        let done = states.iter().map(|(s, n)| s.unwrap_or(*n).min(*n)).sum();
-        let total = states.iter().map(|(_, n)| n).sum();
-        Some((done, total))
+        let weights: Vec<u64> = leaves.iter().map(|l| l.geo.members as u64).collect();
+        Some(member_bytes(&states, &weights))
     }
 
     /// The present, writable members of a leaf array.
@@ -191,13 +190,14 @@ impl Array {
         if done.iter().all(Option::is_none) {
             return Ok(true);
         }
-        let total: u64 = sizes.iter().sum();
+        // Progress is counted in bytes of all members' data areas.
+        let weights: Vec<u64> = leaves.iter().map(|l| l.geo.members as u64).collect();
         let sum = |done: &[Option<u64>]| -> u64 {
-            done.iter()
-                .zip(&sizes)
-                .map(|(d, n)| d.unwrap_or(*n).min(*n))
-                .sum()
+            let states: Vec<(Option<u64>, u64)> =
+                done.iter().copied().zip(sizes.iter().copied()).collect();
+            member_bytes(&states, &weights).0
         };
+        let total: u64 = sizes.iter().zip(&weights).map(|(n, w)| n * w).sum();
         let record = |done: &[Option<u64>]| -> Result<(), ArrayError> {
             for (l, d) in leaves.iter().zip(done) {
                 if d.is_some() {
@@ -274,7 +274,6 @@ impl Array {
         for l in &leaves {
             l.record_sync(None)?;
         }
-        progress(total, total);
         Ok(true)
     }
 
@@ -294,6 +293,18 @@ impl Array {
         }
         Ok(())
     }
+}
+
+/// (bytes done, bytes in all) of leaves in `states` ((progress, data-area size); `None`:
+/// done) with `weights` members each.
+fn member_bytes(states: &[(Option<u64>, u64)], weights: &[u64]) -> (u64, u64) {
+    let done = states
+        .iter()
+        .zip(weights)
+        .map(|((s, n), w)| s.unwrap_or(*n).min(*n) * w)
+        .sum();
+    let total = states.iter().zip(weights).map(|((_, n), w)| n * w).sum();
+    (done, total)
 }
 
 /// Do one round's jobs, a few members at a time in parallel: zeros over each range (`zeros`),
