@@ -360,12 +360,12 @@ pub fn create(
     let (_, total) = arr.sync_pending().unwrap_or((0, 0));
     if opts.verbose {
         let what = if zeros {
-            "writing zeros over"
+            "writing zeros over the members' data areas"
         } else {
-            "filling the holes of member files in, and making redundancy consistent with,"
+            "filling the holes of member files with zeros and making redundancy agree with what the members hold"
         };
         eprintln!(
-            "raidlab: initial sync: {what} the members' data areas ({} MiB in all; --assume-clean skips it)",
+            "raidlab: initial sync: {what} ({} MiB in all; --assume-clean skips it)",
             total >> 20
         );
     }

@@ -163,11 +163,16 @@ impl Array {
         Ok((holes, bytes))
     }
 
-    /// Record a leaf's initial sync progress (`None`: synced) in its superblocks.
+    /// Record a leaf's initial sync progress (`None`: synced) in its superblocks, after
+    /// flushing its members: what the progress counts is durable before it is recorded.
     fn record_sync(&self, state: Option<u64>) -> Result<(), ArrayError> {
         let Backing::Leaf(leaf) = &self.backing else {
             return Ok(());
         };
+        for m in self.writable_members() {
+            m.flush()
+                .map_err(|e| ArrayError::io("initial sync: cannot flush member", &m.path, &e))?;
+        }
         leaf.sb.lock().unwrap().initial_sync = state;
         let _g = self.meta_lock.lock().unwrap();
         self.persist()
@@ -206,6 +211,17 @@ impl Array {
             }
             Ok(())
         };
+        // A leaf of block devices without redundancy (RAID 0 or linear on disks) has nothing
+        // to fill and nothing to make agree: done at once, as md does not sync it either.
+        if !zeros {
+            for (k, l) in leaves.iter().enumerate() {
+                let idle =
+                    l.geo.redundancy() == 0 && l.writable_members().iter().all(|m| !m.is_file());
+                if idle && done[k].is_some() {
+                    done[k] = Some(sizes[k]);
+                }
+            }
+        }
         let block = AlignedBuf::new(BLOCK);
         // Progress is written to the superblocks about every 1/64 of the sync (at least every
         // 256 MiB), and whenever it stops.
@@ -220,9 +236,13 @@ impl Array {
                 };
                 let to = (from + ROUND).min(sizes[k]);
                 ends[k] = Some(to);
-                for m in l.writable_members() {
-                    jobs.push((m, from, to));
-                }
+                // Only member files have holes to fill.
+                jobs.extend(
+                    l.writable_members()
+                        .into_iter()
+                        .filter(|m| zeros || m.is_file())
+                        .map(|m| (m, from, to)),
+                );
             }
             if ends == done {
                 break;
@@ -308,8 +328,7 @@ fn member_bytes(states: &[(Option<u64>, u64)], weights: &[u64]) -> (u64, u64) {
 }
 
 /// Do one round's jobs, a few members at a time in parallel: zeros over each range (`zeros`),
-/// or over its holes only; then each member is flushed, so the blocks are durable before the
-/// progress that counts them is recorded.
+/// or over its holes only. (Members are flushed when the progress is recorded.)
 fn write_round(jobs: Vec<Job>, zeros: bool, block: &AlignedBuf) -> Result<(), ArrayError> {
     let workers = jobs.len().min(WRITERS);
     let queue = Mutex::new(jobs);
@@ -325,7 +344,7 @@ fn write_round(jobs: Vec<Job>, zeros: bool, block: &AlignedBuf) -> Result<(), Ar
                 } else {
                     m.fill_holes(from, to, block).map(|_| ())
                 };
-                if let Err(e) = res.and_then(|()| m.flush()) {
+                if let Err(e) = res {
                     let mut f = first_err.lock().unwrap();
                     if f.is_none() {
                         *f = Some(ArrayError::io(
