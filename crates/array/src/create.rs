@@ -377,7 +377,7 @@ pub fn create(
     let synced = arr.initial_sync(zeros, stop, &mut |done, total| {
         // Only for a sync long enough to wait for.
         if prog.is_none() && started.elapsed().as_secs() >= 1 {
-            prog = Some(crate::manage::Progress::new(show, 0));
+            prog = Some(crate::manage::Progress::new(show, done));
         }
         if let Some(p) = &mut prog {
             p.update("initial sync", done, total);
