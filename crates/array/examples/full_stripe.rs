@@ -221,6 +221,7 @@ fn main() {
             size: Some(size),
             assume_clean: true,
             verbose: false,
+            stop: None,
         },
     )
     .unwrap();

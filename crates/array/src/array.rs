@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
 
+mod initial_sync;
 mod sync;
 pub use sync::ScrubReport;
 
@@ -1053,6 +1054,7 @@ pub(crate) mod tests {
                 size: Some(8 << 20),
                 assume_clean: false,
                 verbose: false,
+                stop: None,
             },
         )
         .unwrap();

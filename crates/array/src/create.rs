@@ -13,6 +13,7 @@ use crate::superblock::{
 use raidlab_engine::ewriteln;
 use raidlab_geometry::{Geometry, Layout, Level};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// mdadm's default chunk.
@@ -39,10 +40,16 @@ pub struct CreateOptions {
     pub force: bool,
     /// Create missing member files with this size in bytes.
     pub size: Option<u64>,
-    /// Skip the initial resync (parity already consistent, e.g. all members zero).
+    /// Skip the initial sync (mdadm's `--assume-clean`: the members are consistent already).
+    /// Member files are then left as they are: where they are sparse, reads of regions not
+    /// yet written read holes, which reach no device.
     pub assume_clean: bool,
-    /// Report on stderr.
+    /// Report on stderr (and draw a progress line for a sync that takes more than a second,
+    /// when stderr is a terminal).
     pub verbose: bool,
+    /// Set (e.g. by Ctrl-C) to stop the initial sync: the array is left created, marked as
+    /// not synced, and `create` fails saying how to finish it.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 impl CreateSpec {
@@ -296,7 +303,10 @@ struct LeafPlan {
     bitmap_bytes: u64,
 }
 
-/// Create the array; returns it assembled (and, unless `assume_clean`, resynced).
+/// Create the array; returns it assembled and, unless `assume_clean`, synced: every
+/// member's data area written, the redundancy consistent (see [`Array::initial_sync`]).
+///
+/// [`Array::initial_sync`]: crate::array::Array::initial_sync
 pub fn create(
     spec: &CreateSpec,
     opts: &CreateOptions,
@@ -342,32 +352,60 @@ pub fn create(
             verbose: opts.verbose,
         },
     )?;
-    if !opts.assume_clean && !fresh && (arr.geo.redundancy() > 0 || has_redundant_child(&arr)) {
-        if opts.verbose {
-            ewriteln!("raidlab: initial resync: making parity consistent with the members' current contents");
-        }
-        initial_resync(&arr)?;
+    if opts.assume_clean {
+        return Ok(arr);
     }
-    Ok(arr)
+    // Members this call made, or whose data areas are all holes, read as zeros: writing
+    // zeros over them is the whole sync.
+    let zeros = fresh || arr.all_holes()?;
+    let (_, total) = arr.sync_pending().unwrap_or((0, 0));
+    if opts.verbose {
+        let what = if zeros {
+            "writing zeros over the members' data areas"
+        } else {
+            "filling the holes of member files with zeros and making redundancy agree with what the members hold"
+        };
+        ewriteln!(
+            "raidlab: initial sync: {what} ({} MiB in all; --assume-clean skips it)",
+            total >> 20
+        );
+    }
+    let never = AtomicBool::new(false);
+    let stop = opts.stop.unwrap_or(&never);
+    let show = opts.verbose && stderr_is_tty();
+    let started = std::time::Instant::now();
+    let mut prog: Option<crate::manage::Progress> = None;
+    let synced = arr.initial_sync(zeros, stop, &mut |done, total| {
+        // Only for a sync long enough to wait for.
+        if prog.is_none() && started.elapsed().as_secs() >= 1 {
+            prog = Some(crate::manage::Progress::new(show, done));
+        }
+        if let Some(p) = &mut prog {
+            p.update("initial sync", done, total);
+        }
+    });
+    match synced {
+        Ok(true) => Ok(arr),
+        Ok(false) => {
+            arr.close()?;
+            let (done, total) = arr.sync_pending().unwrap_or((0, 1));
+            let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            Err(ArrayError::failed(format!(
+                "initial sync interrupted at {:.1}%: the array is created but not synced (array status says so); run raidlab array rebuild {} to finish the sync",
+                done as f64 * 100.0 / total.max(1) as f64,
+                list.join(",")
+            )))
+        }
+        Err(e) => {
+            let _ = arr.close();
+            Err(e)
+        }
+    }
 }
 
-fn has_redundant_child(arr: &crate::array::Array) -> bool {
-    match &arr.backing {
-        crate::array::Backing::Nested(c) => c
-            .iter()
-            .flatten()
-            .any(|c| c.geo.redundancy() > 0 || has_redundant_child(c)),
-        _ => false,
-    }
-}
-
-fn initial_resync(arr: &crate::array::Array) -> Result<(), ArrayError> {
-    if let crate::array::Backing::Nested(children) = &arr.backing {
-        for c in children.iter().flatten() {
-            initial_resync(c)?;
-        }
-    }
-    arr.resync_range(0, arr.capacity())
+fn stderr_is_tty() -> bool {
+    // SAFETY: isatty has no preconditions.
+    unsafe { libc::isatty(2) == 1 }
 }
 
 /// Make sure the file exists (creating it with --size); refuse one holding data without
@@ -517,7 +555,7 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
 
 /// Write superblocks (and zeroed bitmaps) down the tree; `parents` are the enclosing arrays'
 /// descriptions, innermost first, each with this subtree's role in it.
-fn write_tree(p: &Planned, parents: &[ArrayDesc], _opts: &CreateOptions) -> Result<(), ArrayError> {
+fn write_tree(p: &Planned, parents: &[ArrayDesc], opts: &CreateOptions) -> Result<(), ArrayError> {
     if let Some(leaf) = &p.leaf {
         let dev_uuids: Vec<[u8; 16]> = leaf.members.iter().map(|_| new_uuid()).collect();
         let slots: Vec<Slot> = dev_uuids
@@ -550,6 +588,9 @@ fn write_tree(p: &Planned, parents: &[ArrayDesc], _opts: &CreateOptions) -> Resu
                 bitmap_bytes: leaf.bitmap_bytes,
                 bitmap_region: leaf.region,
                 slots: slots.clone(),
+                // Marked as not synced until the initial sync says otherwise, so a sync
+                // cut short in any way leaves the mark.
+                initial_sync: (!opts.assume_clean).then_some(0),
             };
             m.write_superblock(&sb)?;
         }
@@ -560,7 +601,7 @@ fn write_tree(p: &Planned, parents: &[ArrayDesc], _opts: &CreateOptions) -> Resu
         mine.role = i as u32;
         let mut ps = vec![mine];
         ps.extend_from_slice(parents);
-        write_tree(c, &ps, _opts)?;
+        write_tree(c, &ps, opts)?;
     }
     Ok(())
 }

@@ -51,6 +51,9 @@ pub struct ArrayTarget {
     pub array: Arc<Array>,
     /// The members stay locked against other processes' metadata writes while it runs.
     _locks: control::MemberLocks,
+    /// Opening warned that the initial sync has not finished (which says what the holes
+    /// warning would).
+    unsynced: bool,
 }
 
 impl raidlab_engine::BlockTarget for ArrayTarget {
@@ -70,6 +73,12 @@ impl raidlab_engine::BlockTarget for ArrayTarget {
     fn flush(&self) -> std::io::Result<()> {
         self.array.flush()
     }
+    fn hole_share(&self, offset: u64, len: u64) -> Option<f64> {
+        if self.unsynced {
+            return None;
+        }
+        self.array.hole_share(offset, len).ok()
+    }
 }
 
 impl Drop for ArrayTarget {
@@ -81,7 +90,9 @@ impl Drop for ArrayTarget {
 }
 
 /// Assemble the array whose members are "M1,M2,…" (as in `--filename array:M1,M2,…`),
-/// resyncing regions left dirty by an unclean stop.
+/// resyncing regions left dirty by an unclean stop. An array whose initial sync has not
+/// finished starts, as md starts one (md resyncs it in the background meanwhile), with one
+/// line of warning on stderr: what it reads of unsynced regions of member files may be holes.
 pub fn open_target(
     members: &str,
     opts: &OpenOptions,
@@ -96,8 +107,24 @@ pub fn open_target(
             verbose: true,
         },
     )?;
+    let warning = unsynced_warning(&array, members);
+    if let Some(w) = &warning {
+        ewriteln!("{w}");
+    }
     Ok(Arc::new(ArrayTarget {
         array,
         _locks: locks,
+        unsynced: warning.is_some(),
     }))
+}
+
+/// The one line a process starting the array whose members are "M1,M2,…" says when the
+/// array's initial sync has not finished (see [`Array::initial_sync`]); `None` once synced.
+pub fn unsynced_warning(array: &Array, members: &str) -> Option<String> {
+    let (done, total) = array.sync_pending()?;
+    let shown = members.trim_start_matches("array:");
+    Some(format!(
+        "raidlab: warning: array:{shown}: not synced (its initial sync stopped at {:.1}%): reads of unsynced regions of member files read holes and do not reach the devices; raidlab array rebuild {shown} finishes the sync",
+        done as f64 * 100.0 / total.max(1) as f64
+    ))
 }

@@ -46,6 +46,9 @@ pub struct ArrayStatus {
     pub not_active: Vec<(u32, String)>,
     /// Rebuild progress 0..=1 where a slot is rebuilding.
     pub rebuild_progress: Option<f64>,
+    /// Initial sync progress 0..=1 where it has not finished (interrupted at creation; of a
+    /// nested array, over all its leaves); `None` once synced.
+    pub sync_progress: Option<f64>,
     /// Set when the array has lost more than it survives and cannot start: why, in words
     /// ("2 of 4 members out of service (…); raid5 tolerates 1").
     pub cannot_start: Option<String>,
@@ -110,6 +113,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
+        let sync_progress = sync_progress(found);
         let out: Vec<u32> = not_active
             .iter()
             .filter(|(_, s)| s != "degraded")
@@ -129,6 +133,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
                 .any(|(_, s)| s == "missing" || s == "rebuilding" || s == "failed"),
             not_active,
             rebuild_progress: progress,
+            sync_progress,
             cannot_start,
             events: newest.sb.events,
             member_status: Vec::new(),
@@ -211,11 +216,35 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
+        sync_progress: sync_progress(found),
         cannot_start,
         events: sb.events,
         member_status: members,
         children: Vec::new(),
     })
+}
+
+/// The initial sync's progress over the leaf arrays among `found` (0..=1), if any of them has
+/// not finished it: each leaf array counts as its newest superblock says, weighted by its
+/// members' data-area size.
+fn sync_progress(found: &[&Found]) -> Option<f64> {
+    let mut newest: std::collections::HashMap<[u8; 16], &Superblock> = Default::default();
+    for f in found {
+        let e = newest.entry(f.sb.array.uuid).or_insert(&f.sb);
+        if f.sb.events > e.events {
+            *e = &f.sb;
+        }
+    }
+    if newest.values().all(|sb| sb.initial_sync.is_none()) {
+        return None;
+    }
+    let (mut done, mut total) = (0u64, 0u64);
+    for sb in newest.values() {
+        let n = sb.data_size * sb.array.members as u64;
+        total += n;
+        done += sb.initial_sync.unwrap_or(sb.data_size).min(sb.data_size) * sb.array.members as u64;
+    }
+    Some(done as f64 / total.max(1) as f64)
 }
 
 /// Why an array with the slots `out` out of service cannot start, or None if it can.
@@ -280,9 +309,22 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
             .collect();
         state += &format!(", degraded ({})", list.join(", "));
     }
+    if s.sync_progress.is_some() {
+        state += ", not synced";
+    }
     out += &format!("{pad}state: {state}; events {}\n", s.events);
     if let Some(p) = s.rebuild_progress {
         out += &format!("{pad}rebuild: {:.1}% done\n", p * 100.0);
+    }
+    match s.sync_progress {
+        Some(p) if indent == 0 => {
+            out += &format!(
+                "{pad}initial sync: {:.1}% done (interrupted; reads of unsynced regions of member files may read holes, which reach no device; raidlab array rebuild finishes it)\n",
+                p * 100.0
+            )
+        }
+        Some(p) => out += &format!("{pad}initial sync: {:.1}% done\n", p * 100.0),
+        None => {}
     }
     if !s.member_status.is_empty() {
         out += &format!(
@@ -823,6 +865,17 @@ pub fn rebuild_all(
     // Persist progress about every 1/64 of the array (at least every 4 MiB).
     let every = (arr.capacity() / 64).max(4 << 20);
     arr.rebuild(every, stop, &mut |d, t| progress(&name, d, t))
+}
+
+/// Finish an initial sync that was interrupted (see [`Array::initial_sync`]), keeping every
+/// byte the array reads: holes of member files filled, redundancy made to agree with the
+/// data. `stop` interrupts (progress is kept). Returns whether the array is synced.
+pub fn finish_sync(
+    arr: &Array,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<bool, ArrayError> {
+    arr.initial_sync(false, stop, progress)
 }
 
 /// Scrub every array with redundancy in the tree; (array label, report) for each.

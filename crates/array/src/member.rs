@@ -597,6 +597,48 @@ impl Member {
         self.write_raw(buf, at)
     }
 
+    /// Write zeros over [from, to) of the data area, `zeros.len()` bytes at a time (the last
+    /// write may be shorter). Written, not allocated: an allocated but unwritten extent
+    /// (fallocate) reads without reaching the device, like a hole.
+    pub fn zero_data(&self, from: u64, to: u64, zeros: &AlignedBuf) -> std::io::Result<()> {
+        let (from, to) = (self.data_offset + from, self.data_offset + to);
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(zeros.len() as u64) as usize;
+            self.write_raw(&zeros.as_slice()[..n], at)?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+
+    /// Write zeros over the holes of a member file within [from, to) of its data area (see
+    /// [`raidlab_engine::safety::for_each_hole`]); returns the bytes written. What the member
+    /// reads does not change (a hole reads as zeros), so this is safe over any data; its
+    /// blocks are then on the device. A block device has no holes: nothing is written.
+    pub fn fill_holes(&self, from: u64, to: u64, zeros: &AlignedBuf) -> std::io::Result<u64> {
+        if !self.regular {
+            return Ok(0);
+        }
+        let mut written = 0;
+        let base = self.data_offset;
+        raidlab_engine::safety::for_each_hole(&self.file, base + from, base + to, |at, len| {
+            self.zero_data(at - base, at - base + len, zeros)?;
+            written += len;
+            Ok(())
+        })?;
+        Ok(written)
+    }
+
+    /// Bytes of [from, to) of the data area that are holes of a member file (0 on a block
+    /// device).
+    pub fn hole_bytes(&self, from: u64, to: u64) -> std::io::Result<u64> {
+        if !self.regular {
+            return Ok(0);
+        }
+        let base = self.data_offset;
+        raidlab_engine::safety::hole_bytes(&self.file, base + from, base + to)
+    }
+
     /// The open descriptor (for member I/O through io_uring).
     pub fn raw_fd(&self) -> std::os::unix::io::RawFd {
         use std::os::unix::io::AsRawFd;

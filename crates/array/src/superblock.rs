@@ -25,6 +25,13 @@
 //! (`right-asymmetric-6` is 18 bytes). After the slots comes a trailer: the tag `LNAM`, then
 //! each description's layout name in full (32 bytes each, the array's first, then the parents').
 //! Superblocks without the trailer (zeros there) keep their 16-byte names.
+//!
+//! Trailers are tagged and read in order, each only if the one before it is there, so a
+//! newer trailer is added without a version change: a superblock written before it has zeros
+//! where its tag would be (read as the field's old meaning), and a raidlab from before it
+//! stops reading at the trailers it knows. After the layout names come rebuilds from an
+//! enclosing array (`PRBD`), then the initial sync's progress (`ISYN`, see
+//! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before).
 
 pub const MAGIC: &[u8; 8] = b"RAIDLABA";
 pub const VERSION: u32 = 1;
@@ -42,6 +49,8 @@ pub const MAX_PARENTS: usize = 3;
 const LONG_NAMES_TAG: &[u8; 4] = b"LNAM";
 /// Marks the trailer of rebuilds from an enclosing array (after the layout names).
 const PARENT_REBUILD_TAG: &[u8; 4] = b"PRBD";
+/// Marks the trailer of the initial sync's progress (after the rebuilds from above).
+const INITIAL_SYNC_TAG: &[u8; 4] = b"ISYN";
 
 /// The state of one slot (role) of an array, as its superblocks record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -132,6 +141,12 @@ pub struct Superblock {
     /// Logical bytes of the leaf array one bitmap bit covers.
     pub bitmap_region: u64,
     pub slots: Vec<Slot>,
+    /// The initial sync `array create` runs (md's resync at creation: every member's data
+    /// area written, redundancy made consistent) has not finished: bytes of each member's
+    /// data area done so far, where it resumes. `None` once it has, or when it was skipped
+    /// (`--assume-clean`, md's way of saying the members are consistent already). In a
+    /// nested array every leaf keeps its mark until the whole tree is synced.
+    pub initial_sync: Option<u64>,
 }
 
 impl Superblock {
@@ -173,6 +188,9 @@ impl Superblock {
             w.0.push(d.rebuild.is_some() as u8);
             w.u64(d.rebuild.unwrap_or(0));
         }
+        w.bytes(INITIAL_SYNC_TAG);
+        w.0.push(self.initial_sync.is_some() as u8);
+        w.u64(self.initial_sync.unwrap_or(0));
         assert!(
             w.0.len() <= SB_BYTES - 4,
             "superblock overflow: member count is bounded by MAX_MEMBERS"
@@ -246,6 +264,7 @@ impl Superblock {
                 checkpoint,
             });
         }
+        let mut initial_sync = None;
         if r.take(4)? == LONG_NAMES_TAG {
             array.layout = r.str_n::<32>()?;
             for p in parents.iter_mut() {
@@ -256,6 +275,11 @@ impl Superblock {
                     let on = r.take(1)?[0] != 0;
                     let cp = r.u64()?;
                     d.rebuild = on.then_some(cp);
+                }
+                if r.take(4)? == INITIAL_SYNC_TAG {
+                    let on = r.take(1)?[0] != 0;
+                    let cp = r.u64()?;
+                    initial_sync = on.then_some(cp);
                 }
             }
         }
@@ -271,6 +295,7 @@ impl Superblock {
             bitmap_bytes,
             bitmap_region,
             slots,
+            initial_sync,
         }))
     }
 }
@@ -474,6 +499,15 @@ impl Superblock {
                     self.bitmap_bytes * 8
                 ),
             );
+        }
+        if let Some(done) = self.initial_sync {
+            if done > self.data_size {
+                return bad(
+                    "initial_sync",
+                    done,
+                    format!("0 to {}, the member's data_size", self.data_size),
+                );
+            }
         }
         let most = capacity.div_ceil(units[0]) * units[0];
         for (i, s) in self.slots.iter().enumerate() {
@@ -693,6 +727,7 @@ mod tests {
                     checkpoint: 0,
                 },
             ],
+            initial_sync: Some(1 << 19),
         }
     }
 
@@ -756,6 +791,7 @@ mod tests {
             ("parents[0].level", |s| s.parents[0].level = String::new()),
             ("parents[0].rebuild", |s| s.parents[0].rebuild = Some(0)),
             ("slots[1].checkpoint", |s| s.slots[1].checkpoint = u64::MAX),
+            ("initial_sync", |s| s.initial_sync = Some((1 << 20) + 1)),
             ("array.chunk_bytes", |s| {
                 s.array.level = "raid1".into();
                 s.array.layout = String::new();
@@ -835,15 +871,35 @@ mod tests {
         sb.parents[0].layout = "ddf-zero-restart".into();
         assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb.clone()));
         // A superblock from before the trailers: zeros after the slots, 16-byte names only,
-        // no rebuild from an enclosing array.
+        // no rebuild from an enclosing array, no initial sync under way.
         let mut old = sample();
         old.array.rebuild = None;
+        old.initial_sync = None;
         let mut enc = old.encode();
         let slots_end = enc.windows(4).position(|w| w == LONG_NAMES_TAG).unwrap();
         enc[slots_end..SB_BYTES - 4].fill(0);
         let crc = crc32c::crc32c(&enc[..SB_BYTES - 4]);
         enc[SB_BYTES - 4..].copy_from_slice(&crc.to_le_bytes());
         assert_eq!(Superblock::decode(&enc).unwrap(), Some(old));
+    }
+
+    /// The initial sync's trailer came last: a superblock written before it (zeros where its
+    /// tag goes) reads as synced, as every array then was; one with it keeps its progress,
+    /// none (synced) included.
+    #[test]
+    fn the_initial_sync_trailer_round_trips_and_its_absence_means_synced() {
+        for state in [Some(0), Some(1 << 19), Some(1 << 20), None] {
+            let mut sb = sample();
+            sb.initial_sync = state;
+            assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
+        }
+        let mut enc = sample().encode();
+        let tag = enc.windows(4).position(|w| w == INITIAL_SYNC_TAG).unwrap();
+        enc[tag..SB_BYTES - 4].fill(0);
+        seal(&mut enc);
+        let mut before = sample();
+        before.initial_sync = None;
+        assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
     }
 
     #[test]

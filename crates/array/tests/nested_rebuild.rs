@@ -121,6 +121,7 @@ fn build(c: &Case, dir: &Path, rows: u64) -> (Arc<Array>, Vec<Vec<PathBuf>>) {
             size: Some((1 << 20) + rows * 16384),
             assume_clean: false,
             verbose: false,
+            stop: None,
         },
     )
     .unwrap();
@@ -460,6 +461,7 @@ fn three_levels_raid6_over_raid0s_of_raid1s() {
             size: Some((1 << 20) + 24 * 16384),
             assume_clean: false,
             verbose: false,
+            stop: None,
         },
     )
     .unwrap();

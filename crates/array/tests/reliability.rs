@@ -41,6 +41,7 @@ fn new_array(s: &CreateSpec, member_size: u64) -> Arc<Array> {
             size: Some(member_size),
             assume_clean: false,
             verbose: false,
+            stop: None,
         },
     )
     .unwrap()

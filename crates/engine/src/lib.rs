@@ -58,6 +58,13 @@ pub trait BlockTarget: Send + Sync {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
     fn write_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()>;
     fn flush(&self) -> std::io::Result<()>;
+    /// The share (0 to 1) of the storage behind [offset, offset + len) that is holes of
+    /// files, whose reads reach no device; `None` if it cannot tell (or has said so already).
+    /// A run warns before a job reads a region that is mostly holes, as it does for a plain
+    /// file.
+    fn hole_share(&self, _offset: u64, _len: u64) -> Option<f64> {
+        None
+    }
 }
 
 /// What a job's filename resolves to.

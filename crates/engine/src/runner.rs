@@ -10,7 +10,7 @@ use crate::target::{open_for_job, prepare_path, PathInfo};
 use crate::{BlockTarget, EngineError, RunOptions, Target};
 use raidlab_result::{JobResult, RunResult};
 use raidlab_workload::{IoEngine, JobInstance, JobSpec, RequestStream};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -226,6 +226,7 @@ pub fn run_with_clock(
     // Run the groups in order.
     let mut results: Vec<(usize, JobResult)> = Vec::new();
     let mut plans = plans.into_iter().peekable();
+    let mut warned: HashSet<String> = HashSet::new();
     for g in 0..groups {
         let mut this: Vec<InstancePlan> = Vec::new();
         while plans.peek().is_some_and(|p| p.group == g) {
@@ -236,6 +237,10 @@ pub fn run_with_clock(
         }
         if stop.load(Ordering::Relaxed) {
             break;
+        }
+        // Looked at as the group starts: earlier groups may have written what it reads.
+        for line in hole_warnings(&this, specs, &mut warned) {
+            crate::ewriteln!("raidlab: warning: {line}");
         }
         results.extend(run_group(this, opts, &clock, specs));
     }
@@ -258,6 +263,82 @@ pub fn run_with_clock(
         timestamp: opts.timestamp,
         jobs,
     })
+}
+
+/// The share of what a read job reads that may be holes before a run warns: reads of holes
+/// are answered by the kernel without reaching a device, many times faster than it.
+pub const HOLE_WARN_SHARE: f64 = 0.1;
+
+/// Warnings for the read jobs of one stonewall group whose target is mostly holes (at least
+/// [`HOLE_WARN_SHARE`]): of the regions they read of a regular file (SEEK_HOLE/SEEK_DATA),
+/// or of the storage behind an in-process target ([`BlockTarget::hole_share`]). Targets a
+/// job of the group also writes are left alone (the writes fill holes as they go), and each
+/// target is warned about once per run (`warned`).
+fn hole_warnings(
+    group: &[InstancePlan],
+    specs: &[JobSpec],
+    warned: &mut HashSet<String>,
+) -> Vec<String> {
+    let written: HashSet<&str> = group
+        .iter()
+        .filter(|p| writes(&specs[p.spec_index]))
+        .map(|p| p.setup.target.as_str())
+        .collect();
+    // Per target, in the order first read: (is a file, hole bytes, bytes read).
+    let mut found: Vec<(String, bool, f64, u64)> = Vec::new();
+    let mut add = |target: &str, file: bool, holes: f64, len: u64| match found
+        .iter_mut()
+        .find(|(t, _, _, _)| t == target)
+    {
+        Some(e) => {
+            e.2 += holes;
+            e.3 += len;
+        }
+        None => found.push((target.to_string(), file, holes, len)),
+    };
+    for p in group {
+        let target = p.setup.target.as_str();
+        if writes(&specs[p.spec_index]) || written.contains(target) || warned.contains(target) {
+            continue;
+        }
+        match &p.exec {
+            ExecPlan::Psync(f) | ExecPlan::Uring(f) => {
+                if !f.metadata().is_ok_and(|m| m.is_file()) {
+                    continue;
+                }
+                let (start, len) = p.setup.stream.region();
+                if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
+                    add(target, true, holes as f64, len);
+                }
+            }
+            ExecPlan::Block(dev) => {
+                let (start, len) = p.setup.stream.region();
+                if let Some(share) = dev.hole_share(start, len) {
+                    add(target, false, share * len as f64, len);
+                }
+            }
+            ExecPlan::Null => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (t, file, holes, len) in found {
+        let share = holes / len.max(1) as f64;
+        if share < HOLE_WARN_SHARE {
+            continue;
+        }
+        let pct = (share * 100.0).round() as u64;
+        out.push(if file {
+            format!(
+                "{t}: {pct}% of the region read is holes; reads of holes do not reach the device — write it first (e.g. a write job) to measure the device"
+            )
+        } else {
+            format!(
+                "{t}: {pct}% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices — write it first (e.g. a write job) to measure the devices"
+            )
+        });
+        warned.insert(t);
+    }
+    out
 }
 
 /// Most worker threads an in-process target gets per job (one per request in flight).

@@ -97,6 +97,58 @@ pub fn holds_data(file: &File) -> io::Result<bool> {
     }
 }
 
+/// Call `each(offset, len)` for every hole of a regular file within [start, end), in order,
+/// as SEEK_HOLE / SEEK_DATA find them; the end of the file counts as a hole. Nothing where
+/// the filesystem cannot say (no SEEK_HOLE: everything is taken as data), nor for a block
+/// device (which has no holes). Moves the descriptor's file offset: for descriptors read and
+/// written by offset (pread, io_uring), or used for nothing else.
+pub fn for_each_hole(
+    file: &File,
+    start: u64,
+    end: u64,
+    mut each: impl FnMut(u64, u64) -> io::Result<()>,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    let mut pos = start;
+    while pos < end {
+        // SAFETY: lseek on a valid fd; it only moves the offset.
+        let hole = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_HOLE) };
+        if hole < 0 {
+            // ENXIO: `pos` is at or past the end; anything else: the filesystem cannot say.
+            return Ok(());
+        }
+        let hole = hole as u64;
+        if hole >= end {
+            return Ok(());
+        }
+        // SAFETY: as above.
+        let data = unsafe { libc::lseek(fd, hole as libc::off_t, libc::SEEK_DATA) };
+        // ENXIO: no data after the hole, which then runs to the end of the file.
+        let to = if data < 0 {
+            end
+        } else {
+            (data as u64).min(end)
+        };
+        if to <= hole {
+            return Ok(());
+        }
+        each(hole, to - hole)?;
+        pos = to;
+    }
+    Ok(())
+}
+
+/// Bytes of [start, end) of a regular file that are holes (see [`for_each_hole`]).
+pub fn hole_bytes(file: &File, start: u64, end: u64) -> io::Result<u64> {
+    let mut n = 0;
+    for_each_hole(file, start, end, |_, len| {
+        n += len;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
 /// Whether `file` holds data raidlab did not put there: data (not only holes) and no scratch
 /// mark. Such a file is written, extended or replaced only with `--force`.
 pub fn foreign_data(file: &File) -> io::Result<bool> {
@@ -292,6 +344,47 @@ mod tests {
         );
         assert_eq!(identify_head(&vec![0u8; HEAD_BYTES]), None);
         assert_eq!(identify_head(&[]), None);
+    }
+
+    /// Holes are found where they are and data is not counted: a file of holes with 1 MiB
+    /// written at 2 MiB and one byte at 5 MiB, asked about in whole and in part.
+    #[test]
+    fn holes_are_found_between_the_written_blocks() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let file = f.as_file();
+        file.set_len(8 << 20).unwrap();
+        file.write_all_at(&vec![7u8; 1 << 20], 2 << 20).unwrap();
+        file.write_all_at(&[1], 5 << 20).unwrap();
+        file.sync_all().unwrap();
+        let mut holes = Vec::new();
+        for_each_hole(file, 0, 8 << 20, |o, l| {
+            holes.push((o, l));
+            Ok(())
+        })
+        .unwrap();
+        // The byte at 5 MiB takes one filesystem block (up to 64 KiB), the rest is holes.
+        assert_eq!(holes.len(), 3, "{holes:?}");
+        assert_eq!(holes[0], (0, 2 << 20));
+        assert_eq!(holes[1].0, 3 << 20);
+        assert!(holes[1].0 + holes[1].1 <= 5 << 20, "{holes:?}");
+        assert!(
+            holes[2].0 > 5 << 20 && holes[2].0 <= (5 << 20) + 65536,
+            "{holes:?}"
+        );
+        assert_eq!(holes[2].0 + holes[2].1, 8 << 20, "{holes:?}");
+        let total = hole_bytes(file, 0, 8 << 20).unwrap();
+        assert!(((7 << 20) - 65536..7 << 20).contains(&total), "{total}");
+        assert_eq!(hole_bytes(file, 2 << 20, 3 << 20).unwrap(), 0);
+        assert_eq!(
+            hole_bytes(file, 1 << 20, (2 << 20) + 4096).unwrap(),
+            1 << 20
+        );
+        let written = tempfile::NamedTempFile::new().unwrap();
+        written
+            .as_file()
+            .write_all_at(&vec![0u8; 1 << 20], 0)
+            .unwrap();
+        assert_eq!(hole_bytes(written.as_file(), 0, 1 << 20).unwrap(), 0);
     }
 
     #[test]

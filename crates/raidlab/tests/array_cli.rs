@@ -1743,3 +1743,104 @@ fn status_rebuild_scrub_messages_fit_the_situation() {
         serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert!(js["cannot_start"].is_string(), "{js}");
 }
+
+/// Holes in the data areas of `ms` (member files of one array), from their superblocks.
+fn data_holes(ms: &[String]) -> u64 {
+    ms.iter()
+        .map(|p| {
+            let m = raidlab_array::member::Member::open(Path::new(p)).unwrap();
+            let sb = m.read_superblock().unwrap().unwrap();
+            let f = std::fs::File::open(p).unwrap();
+            raidlab_engine::safety::hole_bytes(&f, sb.data_offset, sb.data_offset + sb.data_size)
+                .unwrap()
+        })
+        .sum()
+}
+
+/// `array create` runs the initial sync: its member files have no holes left and status says
+/// nothing of a sync. One whose sync was interrupted (the stop flag Ctrl-C sets, through the
+/// library) is shown as not synced, `run` starts it with one line of warning, and `rebuild`
+/// finishes the sync, after which the warning is gone.
+#[test]
+fn an_interrupted_initial_sync_is_shown_warned_about_and_finished_by_rebuild() {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let d = scratch();
+    let help = ok(&["array", "create", "--help"]);
+    assert!(
+        help.contains("--assume-clean") && help.contains("Skip the initial sync"),
+        "{help}"
+    );
+    let ms = members(d.path(), 4, "y");
+    ok(&create_args("5", &["--chunk", "16k", "--size", "4m"], &ms));
+    assert_eq!(data_holes(&ms), 0, "create left holes in its members");
+    let list = ms.join(",");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert!(js["sync_progress"].is_null(), "{js}");
+    assert!(!ok(&["array", "status", &list]).contains("sync"));
+
+    let ms = members(d.path(), 4, "u");
+    let list = ms.join(",");
+    let paths: Vec<PathBuf> = ms.iter().map(PathBuf::from).collect();
+    let spec = raidlab_array::CreateSpec::new(
+        "5",
+        None,
+        Some(16384),
+        paths
+            .iter()
+            .cloned()
+            .map(raidlab_array::MemberSpec::Path)
+            .collect(),
+    )
+    .unwrap();
+    let made = raidlab_array::create(
+        &spec,
+        &raidlab_array::CreateOptions {
+            size: Some(4 << 20),
+            stop: Some(&STOP),
+            ..Default::default()
+        },
+    );
+    assert!(made.is_err(), "an interrupted sync fails create");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["sync_progress"], 0.0, "{js}");
+    let text = ok(&["array", "status", &list]);
+    assert!(
+        text.contains("state: clean, not synced") && text.contains("initial sync: 0.0% done"),
+        "{text}"
+    );
+    let target = format!("--filename=array:{list}");
+    let read = [
+        "run",
+        &target,
+        "--bs=64k",
+        "--size=1m",
+        "--name=r",
+        "--rw=read",
+    ];
+    let o = run(&read);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "one line of warning: {err}");
+    assert!(
+        warnings[0].contains("not synced")
+            && warnings[0].contains("do not reach the devices")
+            && warnings[0].contains(&format!("raidlab array rebuild {list}")),
+        "{err}"
+    );
+    let o = run(&["array", "rebuild", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("initial sync complete"), "{err}");
+    assert_eq!(data_holes(&ms), 0, "the finished sync left holes");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert!(js["sync_progress"].is_null(), "{js}");
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    let o = run(&read);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && !err.contains("warning"), "{err}");
+}

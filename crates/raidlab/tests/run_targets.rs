@@ -455,6 +455,27 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
             > 0
     );
     assert_eq!(v["jobs"][0]["raidlab"]["target"], format!("array:{list}"));
+    // Created with --assume-clean, its sparse members are holes where nothing was written:
+    // the read of the written region is not warned about (the write came first, in an
+    // earlier group), a read of a region never written is.
+    assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
+    let out = raidlab(&[
+        &target,
+        "--offset=16m",
+        "--size=8m",
+        "--bs=1m",
+        "--name=unwritten",
+        "--rw=read",
+    ]);
+    assert_ok(&out, "read of a region never written");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "raidlab: warning: array:{list}: 100% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning").count(), 1, "{err}");
     // Members that are not an array: bad input, one line.
     let junk = dir.path().join("junk");
     std::fs::write(&junk, vec![0u8; 1 << 20]).unwrap();
@@ -598,4 +619,68 @@ fn embedded_default_uses_direct_io_where_the_filesystem_takes_it_and_says_when_n
         std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
         "scratch folder left behind"
     );
+}
+
+/// A read job over a file that is mostly holes (made with truncate, never written) is warned
+/// about in one line: reads of holes are answered without the device. Once per file however
+/// many jobs read it; not where the region read was written, nor where an earlier group of
+/// the same run writes it first, nor below a tenth of holes.
+#[test]
+fn reading_a_sparse_file_warns_that_holes_do_not_reach_the_device() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let sparse = |name: &str, written: u64| {
+        let p = dir.path().join(name);
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(4 << 20).unwrap();
+        f.write_all_at(&vec![1u8; written as usize], 0).unwrap();
+        p.display().to_string()
+    };
+    let holes_line = |f: &str, pct: u32| {
+        format!(
+            "raidlab: warning: {f}: {pct}% of the region read is holes; reads of holes do not reach the device — write it first (e.g. a write job) to measure the device"
+        )
+    };
+    let read = |f: &str, extra: &[&str]| {
+        let target = format!("--filename={f}");
+        let mut args = vec![target.as_str(), "--bs=1m", "--name=r", "--rw=read"];
+        args.extend_from_slice(extra);
+        let out = raidlab(&args);
+        assert_ok(&out, "read");
+        stderr(&out)
+    };
+    let all = sparse("all-holes", 0);
+    let err = read(&all, &["--name=again", "--rw=randread"]);
+    assert!(err.contains(&holes_line(&all, 100)), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("warning")).count(),
+        1,
+        "{err}"
+    );
+    // A quarter written: the whole file is 75% holes, its first MiB none.
+    let quarter = sparse("quarter", 1 << 20);
+    let err = read(&quarter, &[]);
+    assert!(err.contains(&holes_line(&quarter, 75)), "{err}");
+    let err = read(&quarter, &["--size=1m"]);
+    assert!(!err.contains("holes"), "{err}");
+    // Under a tenth of holes: no warning.
+    let most = sparse("most", (4 << 20) - (256 << 10));
+    let err = read(&most, &[]);
+    assert!(!err.contains("holes"), "{err}");
+    // Written by the group before the read: no warning, and afterwards none either.
+    let fresh = sparse("fresh", 0);
+    let target = format!("--filename={fresh}");
+    let out = raidlab(&[
+        &target,
+        "--bs=1m",
+        "--name=w",
+        "--rw=write",
+        "--name=r",
+        "--stonewall",
+        "--rw=read",
+    ]);
+    assert_ok(&out, "write then read");
+    assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
+    let err = read(&fresh, &[]);
+    assert!(!err.contains("holes"), "{err}");
 }

@@ -88,6 +88,7 @@ pub fn create_array(
             size,
             assume_clean,
             verbose: false,
+            stop: None,
         },
     )
     .unwrap()

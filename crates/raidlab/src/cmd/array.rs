@@ -20,7 +20,12 @@ pub struct ArrayArgs {
 
 #[derive(clap::Subcommand)]
 enum ArrayCmd {
-    /// Create an array: write superblocks and a write-intent bitmap to each member.
+    /// Create an array: write superblocks and a write-intent bitmap to each member, then
+    /// run the initial sync, as md does: every member's data area is written (zeros over
+    /// member files it made or that are all holes; otherwise holes filled and redundancy
+    /// made consistent with what the members hold), so reads measure the devices, not holes
+    /// of sparse files. Ctrl-C stops the sync and leaves the array marked as not synced
+    /// (`status` shows it, `run` warns, `rebuild` finishes it).
     ///
     /// Nested arrays: give the children with --of instead of members, e.g. RAID 0 with
     /// 256 KiB chunks over four 8+1 RAID 5 with 64 KiB chunks:
@@ -44,7 +49,9 @@ enum ArrayCmd {
         /// Overwrite members that hold data (a filesystem, a partition table, nonzero bytes)
         #[arg(long)]
         force: bool,
-        /// Skip the initial resync (members already consistent, e.g. all zeros)
+        /// Skip the initial sync (mdadm's --assume-clean: the members are consistent
+        /// already, e.g. all zeros). Sparse member files stay sparse: reads of regions not yet
+        /// written then read holes, which reach no device; write the array first to measure it
         #[arg(long = "assume-clean")]
         assume_clean: bool,
         /// A child array (nesting): LEVEL:CHUNK:M1,M2,… ; repeat for each child
@@ -86,7 +93,8 @@ enum ArrayCmd {
         #[arg(long)]
         force: bool,
     },
-    /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks).
+    /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks),
+    /// then finish an initial sync that was interrupted.
     ///
     /// Leaf arrays rebuild their own members. A child array with spares in more slots than
     /// it survives is rebuilt whole by its enclosing array from that array's redundancy (its
@@ -232,6 +240,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                     size,
                     assume_clean,
                     verbose: true,
+                    stop: Some(manage::stop_flag()),
                 },
             )
             .map_err(cli)?;
@@ -332,12 +341,30 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 p.update(&format!("rebuild {what}"), d, t);
             })
             .map_err(cli)?;
-            arr.close().map_err(cli)?;
             if !done {
+                arr.close().map_err(cli)?;
                 return Err(CliError::failed(
                     "rebuild interrupted; progress is saved, run rebuild again to resume",
                 ));
             }
+            // An initial sync cut short at creation: finished here, keeping every byte the
+            // array reads (holes filled, redundancy made to agree with the data).
+            if arr.sync_pending().is_some() {
+                let mut prog: Option<manage::Progress> = None;
+                let synced = manage::finish_sync(&arr, stop, &mut |d, t| {
+                    let p = prog.get_or_insert_with(|| manage::Progress::new(!quiet, d));
+                    p.update("initial sync", d, t);
+                })
+                .map_err(cli)?;
+                if !synced {
+                    arr.close().map_err(cli)?;
+                    return Err(CliError::failed(
+                        "initial sync interrupted; progress is saved, run rebuild again to resume",
+                    ));
+                }
+                ewriteln!("raidlab: initial sync complete");
+            }
+            arr.close().map_err(cli)?;
             if arr.degraded_count() > 0 {
                 let st = manage::status(&paths).map_err(cli)?;
                 return Err(no_spare(&manage::out_of_service(&st), &paths));
@@ -416,6 +443,10 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let paths = member_list(&members);
             let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
             let arr = manage::open(&paths, force).map_err(cli)?;
+            let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            if let Some(w) = raidlab_array::unsynced_warning(&arr, &list.join(",")) {
+                ewriteln!("{w}");
+            }
             let dir = fuse.clone();
             let member_io = arr.member_io();
             raidlab_array::fuse::serve(arr, &fuse, stop, || {

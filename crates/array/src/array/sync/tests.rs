@@ -295,6 +295,7 @@ mod crash {
                 size: Some((1 << 20) + (1 << 20)),
                 assume_clean: false,
                 verbose: false,
+                stop: None,
             },
         )
         .unwrap();
