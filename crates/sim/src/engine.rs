@@ -1544,13 +1544,9 @@ impl<'w> Engine<'w> {
                 d.destaging = true;
                 self.range_tmp.clear();
                 self.range_tmp.extend(d.ranges.iter());
-                parity += arr.plans.stripe_write(
-                    &arr.geom,
-                    x,
-                    &self.range_tmp,
-                    &mut reads,
-                    &mut writes,
-                );
+                parity +=
+                    arr.plans
+                        .stripe_write(&arr.geom, x, &self.range_tmp, &mut reads, &mut writes);
                 stripes.push((x, d.ranges.bytes()));
                 x += 1;
             }

@@ -803,8 +803,10 @@ fn drive_values_are_checked_for_their_kind() {
         "disks = 4\n",
         "disks = 4\nchunk_kib = 1048576\n",
         "chunk_kib",
-        &["array 'a': chunk_kib = 1048576 over 4 members makes a 4294967296-byte stripe: \
-           valid is a stripe (chunk_kib × members) under 4 GiB"],
+        &[
+            "array 'a': chunk_kib = 1048576 over 4 members makes a 4294967296-byte stripe: \
+           valid is a stripe (chunk_kib × members) under 4 GiB",
+        ],
     )]);
 }
 
