@@ -4,6 +4,7 @@
 
 mod cmd;
 mod error;
+mod stdout;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
