@@ -48,11 +48,8 @@ pub fn geometry(
     members: u32,
     member_bytes: u64,
 ) -> Result<Geometry, ArrayError> {
-    let min = match level {
-        Level::Linear | Level::Raid0 => 1,
-        Level::Raid1 | Level::Raid10 | Level::Raid4 | Level::Raid5 => 2,
-        Level::Raid6 => 4,
-    };
+    // The planner's rule (Level::members); past its maximum, Geometry::new says so below.
+    let min = *level.members().start();
     if members < min {
         return Err(ArrayError::usage(format!(
             "{level} needs at least {min} members, got {members}"

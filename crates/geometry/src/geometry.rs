@@ -108,25 +108,7 @@ impl Geometry {
                 self.chunk_bytes
             )));
         }
-        let min = match level {
-            Level::Linear | Level::Raid0 => 1,
-            Level::Raid1 | Level::Raid10 | Level::Raid4 | Level::Raid5 => 2,
-            Level::Raid6 => 4,
-        };
-        if n < min || n > 1024 {
-            return Err(GeometryError::usage(format!(
-                "{level} with {n} members is not valid (needs {min} to 1024 members)"
-            )));
-        }
-        if let Layout::Raid10 { near, far, .. } = self.layout {
-            let copies = near as u64 * far as u64;
-            if near == 0 || far == 0 || copies < 2 || copies > n as u64 {
-                return Err(GeometryError::usage(format!(
-                    "raid10 layout {} on {n} members is not valid (near × far copies must be 2..={n})",
-                    self.layout
-                )));
-            }
-        }
+        Self::check_members(level, self.layout, n)?;
         let need = match level {
             Level::Linear | Level::Raid1 => 1,
             _ => self.chunk_bytes,
@@ -142,6 +124,36 @@ impl Geometry {
                 "member size {} bytes is too small for raid10 {} with {} byte chunks",
                 self.member_bytes, self.layout, self.chunk_bytes
             )));
+        }
+        Ok(())
+    }
+
+    /// Whether an array of `level` laid out in `layout` (`Layout::None`: the level's default)
+    /// may have `members` members, as [`Geometry::new`] checks: [`Level::members`], and for
+    /// raid10 at least as many members as the layout keeps copies (near × far). The error
+    /// names the valid counts.
+    pub fn check_members(level: Level, layout: Layout, members: u32) -> Result<(), GeometryError> {
+        let n = members;
+        let valid = level.members();
+        if !valid.contains(&n) {
+            return Err(GeometryError::usage(format!(
+                "{level} with {n} members is not valid (needs {} to {} members)",
+                valid.start(),
+                valid.end()
+            )));
+        }
+        let layout = if layout == Layout::None {
+            Layout::default_for(level)
+        } else {
+            layout
+        };
+        if let Layout::Raid10 { near, far, .. } = layout {
+            let copies = near as u64 * far as u64;
+            if near == 0 || far == 0 || copies < 2 || copies > n as u64 {
+                return Err(GeometryError::usage(format!(
+                    "raid10 layout {layout} on {n} members is not valid (near × far copies must be 2..={n})"
+                )));
+            }
         }
         Ok(())
     }

@@ -3,9 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use crate::GeometryError;
+
+/// The most members one array may have, at every level (see [`Level::members`]).
+pub const MAX_MEMBERS: u32 = 1024;
 
 /// A RAID level, as md names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,6 +61,21 @@ impl Level {
     /// True for the levels that keep parity (4, 5, 6).
     pub fn has_parity(self) -> bool {
         matches!(self, Level::Raid4 | Level::Raid5 | Level::Raid6)
+    }
+
+    /// The member counts an array of this level may have: at least 1 for linear and raid0, 2
+    /// for raid1, raid10, raid4 and raid5 (a copy or a parity block needs a second member), 4
+    /// for raid6; at most [`MAX_MEMBERS`]. The one rule for member counts:
+    /// [`Geometry::check_members`](crate::Geometry::check_members) checks it for
+    /// [`Geometry::new`](crate::Geometry::new), and the simulator's system-file check refuses
+    /// by it before the planner is asked.
+    pub fn members(self) -> RangeInclusive<u32> {
+        let min = match self {
+            Level::Linear | Level::Raid0 => 1,
+            Level::Raid1 | Level::Raid10 | Level::Raid4 | Level::Raid5 => 2,
+            Level::Raid6 => 4,
+        };
+        min..=MAX_MEMBERS
     }
 
     /// Parity blocks per stripe (0 for non-parity levels).

@@ -48,7 +48,7 @@ mod volume;
 pub use check::{plan_check, Agree, CheckPlan};
 pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
-pub use level::{Layout, Level};
+pub use level::{Layout, Level, MAX_MEMBERS};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
 pub use planner::{plan, plan_extents, plan_rebuild, plan_rebuild_set, plan_with, PlanOptions};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

@@ -371,6 +371,51 @@ fn bad_geometries_are_refused_with_reasons() {
     );
 }
 
+/// `Geometry::check_members` and `Level::members` are the rule `Geometry::new` refuses member
+/// counts by, so callers that check a count early (the simulator's system-file check) refuse
+/// exactly what the planner would: at every level, md's default layout and raid10's others.
+#[test]
+fn member_counts_are_one_rule() {
+    use raidlab_geometry::MAX_MEMBERS;
+    let levels = [
+        Level::Linear,
+        Level::Raid0,
+        Level::Raid1,
+        Level::Raid10,
+        Level::Raid4,
+        Level::Raid5,
+        Level::Raid6,
+    ];
+    let f3 = Layout::Raid10 {
+        near: 1,
+        far: 3,
+        offset: false,
+    };
+    let cases = levels
+        .iter()
+        .map(|&l| (l, Layout::None))
+        .chain([(Level::Raid10, f3)]);
+    for (level, layout) in cases {
+        for n in (0..=9).chain([MAX_MEMBERS, MAX_MEMBERS + 1]) {
+            let early = Geometry::check_members(level, layout, n);
+            let built = Geometry::new(level, layout, K, n, 16 * K);
+            assert_eq!(early.is_ok(), built.is_ok(), "{level} {layout:?} × {n}");
+            if let (Err(e), Err(b)) = (&early, &built) {
+                assert_eq!(e.to_string(), b.to_string());
+            }
+            if layout == Layout::None {
+                assert_eq!(level.members().contains(&n), built.is_ok(), "{level} × {n}");
+            }
+        }
+    }
+    assert_eq!(Level::Raid1.members(), 2..=MAX_MEMBERS);
+    assert_eq!(Level::Raid6.members(), 4..=MAX_MEMBERS);
+    let e = Geometry::check_members(Level::Raid1, Layout::None, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("raid1") && e.contains("2 to 1024"), "{e}");
+}
+
 #[test]
 fn geometry_describes_itself_in_one_line() {
     let d = g(Level::Raid5, Layout::LeftSymmetric, 5).to_string();

@@ -4,6 +4,7 @@
 
 mod cmd;
 mod error;
+mod stdout;
 
 use clap::{Parser, Subcommand};
 use error::CliError;
@@ -48,8 +49,16 @@ fn main() {
         },
         Err(e) => match e.kind() {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                print!("{e}");
-                0
+                // As every command's output: a closed pipe (`| head`) is exit 0, a full disk
+                // one line and exit 1. (print! panicked on both; clap's own `e.exit()` does
+                // not panic but ignores a full disk too.)
+                match stdout::print(&e.to_string()) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        ewriteln!("raidlab: {e}");
+                        e.code
+                    }
+                }
             }
             _ => {
                 ewriteln!("raidlab: {}", clap_one_line(&e));

@@ -559,8 +559,11 @@ const MECH_MS: Rule = range(0.0, 1000.0, "ms");
 const KIB: Rule = range(0.0, 1048576.0, "KiB (1 GiB)");
 /// Sizes in MiB (caches): at most 16 TiB.
 const MIB: Rule = range(0.0, 16777216.0, "MiB (16 TiB)");
-/// Queue depths, counts of drives and destages.
+/// Queue depths, counts of destages.
 const COUNT: Rule = range(1.0, 1024.0, "");
+/// A controller array's drives: 1 to the most members an array may have (each level's own
+/// range is checked with the level, by the RAID planner's rule).
+const DISKS: Rule = range(1.0, raidlab_geometry::MAX_MEMBERS as f64, "drives");
 
 /// A value as written: integer keys are shown and compared as integers.
 #[derive(Clone, Copy)]
@@ -926,7 +929,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             format!("array '{}'", x.name),
             vec![
                 ("chunk_kib", i(x.chunk_kib), Rule { lo: 1.0, ..KIB }, None),
-                ("disks", x.disks.map(|n| Num::I(n.into())), COUNT, None),
+                ("disks", x.disks.map(|n| Num::I(n.into())), DISKS, None),
                 (
                     "disk_queue_depth",
                     x.disk_queue_depth.map(|n| Num::I(n.into())),
@@ -1136,8 +1139,8 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                         format!("array '{}': needs disks = <count>", a.name),
                     )
                 })?;
-                check_count(&a.level, n)
-                    .map_err(|m| err(&a.name, format!("array '{}': {m}", a.name)))?;
+                check_count(&a.level, n, "drive")
+                    .map_err(|valid| array_at("disks", format!("disks = {n}: {valid}")))?;
                 if a.chunk_kib * 1024 > spec.capacity_bytes {
                     return Err(array_at(
                         "chunk_kib",
@@ -1174,8 +1177,11 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                         ));
                     }
                 }
-                check_count(&a.level, m.len() as u32)
-                    .map_err(|e| err(&a.name, format!("array '{}': {e}", a.name)))?;
+                check_count(&a.level, m.len() as u32, "LUN").map_err(|valid| {
+                    let n = m.len();
+                    let s = if n == 1 { "" } else { "s" };
+                    array_at("members", format!("members lists {n} LUN{s}: {valid}"))
+                })?;
             }
         }
         // (Past the match, the member count is known to be valid.)
@@ -1259,26 +1265,38 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     })
 }
 
-fn check_count(level: &str, n: u32) -> Result<(), String> {
-    let min = match level {
-        "raid1" | "raid0" | "linear" => 1,
-        "raid10" => 2,
-        "raid5" => 3,
-        "raid6" => 4,
-        _ => 1,
+/// Whether an array of `level` may have `n` members (`what`: drives or LUNs); the error is
+/// `valid for raid1 is 2 to 1024 drives`. The RAID planner's rule
+/// (`Geometry::check_members`, which `Geometry::new` checks by) is asked directly, so nothing
+/// it would refuse later passes here; the simulator then asks a little more of its models: a
+/// single drive is one drive, a raid5 has at least 3 members, and a raid10's 2 near copies
+/// pair its members up.
+fn check_count(level: &str, n: u32, what: &str) -> Result<(), String> {
+    use crate::planner::Level;
+    use raidlab_geometry::{Geometry, Layout};
+    // An unknown level was refused earlier.
+    let Some(lvl) = Level::parse(level) else {
+        return Ok(());
     };
-    if n < min {
-        return Err(format!("{level} needs at least {min} members, got {n}"));
+    let planner = lvl.geometry().members();
+    let (min, max) = match lvl {
+        Level::Single => (1, 1),
+        Level::Raid5 => (3.max(*planner.start()), *planner.end()),
+        _ => (*planner.start(), *planner.end()),
+    };
+    let pairs = lvl == Level::Raid10;
+    if Geometry::check_members(lvl.geometry(), Layout::None, n).is_ok()
+        && (min..=max).contains(&n)
+        && (!pairs || n.is_multiple_of(2))
+    {
+        return Ok(());
     }
-    if level == "single" && n != 1 {
-        return Err(format!("single takes exactly 1 disk, got {n}"));
-    }
-    if level == "raid10" && n % 2 != 0 {
-        return Err(format!(
-            "raid10 (2 near copies) needs an even number of members, got {n}"
-        ));
-    }
-    Ok(())
+    let valid = match lvl {
+        Level::Single => format!("exactly 1 {what}"),
+        Level::Raid10 => format!("an even number of {what}s from {min} to {max} (2 near copies)"),
+        _ => format!("{min} to {max} {what}s"),
+    };
+    Err(format!("valid for {level} is {valid}"))
 }
 
 /// Read and parse a system file from disk.

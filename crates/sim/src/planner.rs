@@ -30,6 +30,18 @@ impl Level {
             _ => return None,
         })
     }
+    /// The planner's level this one is laid out as (a single drive is a linear array of one).
+    pub fn geometry(self) -> raidlab_geometry::Level {
+        use raidlab_geometry::Level as G;
+        match self {
+            Level::Single | Level::Linear => G::Linear,
+            Level::Raid0 => G::Raid0,
+            Level::Raid1 => G::Raid1,
+            Level::Raid10 => G::Raid10,
+            Level::Raid5 => G::Raid5,
+            Level::Raid6 => G::Raid6,
+        }
+    }
     pub fn parity(self) -> u32 {
         match self {
             Level::Raid5 => 1,
@@ -94,19 +106,20 @@ impl ArrayGeom {
 
     /// Build the planner's geometry; errors are the planner's own (bad shapes).
     pub fn finish(&mut self) -> Result<(), String> {
-        use raidlab_geometry::{Geometry, Layout, Level as G};
-        let (lvl, n) = match self.level {
-            Level::Single => (G::Linear, 1),
-            Level::Linear => (G::Linear, self.members),
-            Level::Raid0 => (G::Raid0, self.members),
-            Level::Raid1 => (G::Raid1, self.members),
-            Level::Raid10 => (G::Raid10, self.members),
-            Level::Raid5 => (G::Raid5, self.members),
-            Level::Raid6 => (G::Raid6, self.members),
+        use raidlab_geometry::{Geometry, Layout};
+        let n = match self.level {
+            Level::Single => 1,
+            _ => self.members,
         };
         self.g = Some(
-            Geometry::new(lvl, Layout::None, self.chunk, n, self.member_bytes)
-                .map_err(|e| e.to_string())?,
+            Geometry::new(
+                self.level.geometry(),
+                Layout::None,
+                self.chunk,
+                n,
+                self.member_bytes,
+            )
+            .map_err(|e| e.to_string())?,
         );
         Ok(())
     }

@@ -302,7 +302,7 @@ fn a_host_array_over_a_host_array_says_where() {
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("s.toml");
     let text = format!(
-        "{SMALL}[[array]]\nname = \"md2\"\nlevel = \"raid1\"\nmembers = [\"m\"]\n\
+        "{SMALL}[[array]]\nname = \"md2\"\nlevel = \"raid0\"\nmembers = [\"m\"]\n\
          [[lun]]\nname = \"m2\"\narray = \"md2\"\n"
     );
     std::fs::write(&p, &text).unwrap();
@@ -341,6 +341,94 @@ fn an_array_the_planner_refuses_says_where() {
             && e.message.contains("a power of two"),
         "line {line}: {e}"
     );
+}
+
+/// Member counts: what the RAID planner refuses is refused by the system-file check, one line
+/// at the array's `disks` or `members` line naming the valid counts (a raid1 of one drive or
+/// one LUN passed the check and failed later, in the planner), and so are the counts the
+/// simulator's own models refuse (a raid5 of 2, an odd raid10, a single of 2).
+#[test]
+fn member_counts_are_refused_at_disks_or_members() {
+    let r5 = "level = \"raid5\"\ndisks = 4\n";
+    let with = |level: &str, n: u32| format!("level = \"{level}\"\ndisks = {n}\n");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            with("raid1", 1),
+            "disks = 1: valid for raid1 is 2 to 1024 drives",
+        ),
+        (
+            with("raid6", 3),
+            "disks = 3: valid for raid6 is 4 to 1024 drives",
+        ),
+        (
+            with("raid5", 2),
+            "disks = 2: valid for raid5 is 3 to 1024 drives",
+        ),
+        (
+            with("raid10", 3),
+            "disks = 3: valid for raid10 is an even number of drives from 2 to 1024",
+        ),
+        // Past every level's range: 1 to the planner's most members, whatever the level.
+        (with("raid1", 0), "disks = 0: valid is 1 to 1024 drives"),
+        (
+            with("raid0", 1025),
+            "disks = 1025: valid is 1 to 1024 drives",
+        ),
+    ];
+    for (new, want) in &cases {
+        all_refused(&[(r5, new, "disks", &["array 'a': ", want])]);
+    }
+    all_refused(&[
+        (
+            "level = \"single\"\ndisks = 1\n",
+            "level = \"single\"\ndisks = 2\n",
+            "disks",
+            &["array 'b': disks = 2: valid for single is exactly 1 drive"],
+        ),
+        (
+            "members = [\"la\", \"lb\"]",
+            "members = [\"la\"]",
+            "members",
+            &["array 'md': members lists 1 LUN: valid for raid1 is 2 to 1024 LUNs"],
+        ),
+        (
+            "level = \"raid1\"\nmembers = [\"la\", \"lb\"]",
+            "level = \"raid6\"\nmembers = [\"la\", \"lb\"]",
+            "members",
+            &["array 'md': members lists 2 LUNs: valid for raid6 is 4 to 1024 LUNs"],
+        ),
+        (
+            "members = [\"la\", \"lb\"]",
+            "members = []",
+            "members",
+            &["array 'md': members lists 0 LUNs: valid for raid1 is 2 to 1024 LUNs"],
+        ),
+    ]);
+}
+
+/// Every member count the system-file check lets through, the RAID planner lays out: the
+/// world builds, at every level.
+#[test]
+fn every_member_count_the_check_takes_the_planner_builds() {
+    let mut taken = 0;
+    for level in [
+        "single", "linear", "raid0", "raid1", "raid10", "raid5", "raid6",
+    ] {
+        for n in (0..=9).chain([1024, 1025]) {
+            let text = small_with(
+                "level = \"raid5\"\ndisks = 4\n",
+                &format!("level = \"{level}\"\ndisks = {n}\n"),
+            );
+            let Ok(sys) = raidlab_sim::config::parse("s.toml", &text) else {
+                continue;
+            };
+            taken += 1;
+            if let Err(e) = raidlab_sim::world::World::build(&sys) {
+                panic!("{level} with {n} drives passes the check but not the planner: {e}");
+            }
+        }
+    }
+    assert!(taken >= 7 * 2, "{taken}");
 }
 
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed

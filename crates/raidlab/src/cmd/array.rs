@@ -245,8 +245,10 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             )
             .map_err(cli)?;
             let geo = &arr.geo;
-            println!(
-                "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)",
+            // Printed before the array is closed, as always; should both fail, the close is
+            // the error reported.
+            let printed = crate::stdout::print(&format!(
+                "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)\n",
                 geo.level,
                 raidlab_array::superblock::uuid_string(&arr.uuid),
                 geo.members,
@@ -262,9 +264,9 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 },
                 arr.capacity(),
                 arr.capacity() as f64 / (1u64 << 30) as f64
-            );
+            ));
             arr.close().map_err(cli)?;
-            Ok(())
+            printed
         }
         ArrayCmd::Status {
             output_format,
@@ -272,15 +274,12 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
         } => {
             let st = manage::status(&member_list(&members)).map_err(cli)?;
             if output_format == "json" {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&st)
-                        .map_err(|e| CliError::failed(e.to_string()))?
-                );
+                let json = serde_json::to_string_pretty(&st)
+                    .map_err(|e| CliError::failed(e.to_string()))?;
+                crate::stdout::print(&format!("{json}\n"))
             } else {
-                print!("{}", manage::status_text(&st, 0));
+                crate::stdout::print(&manage::status_text(&st, 0))
             }
-            Ok(())
         }
         ArrayCmd::Fail {
             array,
@@ -289,14 +288,12 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
         } => {
             let msg =
                 manage::fail(&member_list(&[array]), &PathBuf::from(member), force).map_err(cli)?;
-            println!("{msg}");
-            Ok(())
+            crate::stdout::print(&format!("{msg}\n"))
         }
         ArrayCmd::Remove { array, member } => {
             let msg =
                 manage::remove(&member_list(&[array]), &PathBuf::from(member)).map_err(cli)?;
-            println!("{msg}");
-            Ok(())
+            crate::stdout::print(&format!("{msg}\n"))
         }
         ArrayCmd::Add {
             array,
@@ -305,8 +302,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
         } => {
             let msg =
                 manage::add(&member_list(&[array]), &PathBuf::from(&member), force).map_err(cli)?;
-            println!("{msg}");
-            Ok(())
+            crate::stdout::print(&format!("{msg}\n"))
         }
         ArrayCmd::Rebuild {
             force,
@@ -369,8 +365,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 let st = manage::status(&paths).map_err(cli)?;
                 return Err(no_spare(&manage::out_of_service(&st), &paths));
             }
-            println!("rebuild complete; array is in sync");
-            Ok(())
+            crate::stdout::print("rebuild complete; array is in sync\n")
         }
         ArrayCmd::Scrub {
             check,
@@ -404,12 +399,11 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                         "mismatch_sectors": r.mismatch_sectors, "repaired": r.repaired, "located": r.located,
                         "unlocated": r.unlocated, "note": scrub_note(n, r, repair)}))
                     .collect();
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&v)
-                        .map_err(|e| CliError::failed(e.to_string()))?
-                );
+                let json = serde_json::to_string_pretty(&v)
+                    .map_err(|e| CliError::failed(e.to_string()))?;
+                crate::stdout::print(&format!("{json}\n"))
             } else {
+                let mut text = String::new();
                 for (name, r) in &reps {
                     let done = match (repair, r.mismatches, r.unlocated) {
                         (false, _, _) | (true, 0, _) => String::new(),
@@ -420,19 +414,19 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                     let note = scrub_note(name, r, repair)
                         .map(|n| format!("; {n}"))
                         .unwrap_or_default();
-                    println!(
-                        "{name}: {} stripes checked, {} mismatched (mismatch_cnt {} sectors){done}{note}",
+                    text.push_str(&format!(
+                        "{name}: {} stripes checked, {} mismatched (mismatch_cnt {} sectors){done}{note}\n",
                         r.stripes, r.mismatches, r.mismatch_sectors,
-                    );
+                    ));
                     for (row, who) in &r.located {
-                        match who {
-                            Some(who) => println!("  stripe {row}: bad block on {who}"),
-                            None => println!("  stripe {row}: mismatch, bad block not located"),
-                        }
+                        text.push_str(&match who {
+                            Some(who) => format!("  stripe {row}: bad block on {who}\n"),
+                            None => format!("  stripe {row}: mismatch, bad block not located\n"),
+                        });
                     }
                 }
+                crate::stdout::print(&text)
             }
-            Ok(())
         }
         ArrayCmd::Serve {
             fuse,

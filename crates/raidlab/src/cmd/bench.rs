@@ -201,11 +201,10 @@ fn parity(a: ParityArgs) -> Result<(), CliError> {
     if json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| CliError::failed(format!("bench parity: encoding JSON: {e}")))?;
-        println!("{text}");
+        crate::stdout::print(&format!("{text}\n"))
     } else {
-        print!("{}", render_text(&report));
+        crate::stdout::print(&render_text(&report))
     }
-    Ok(())
 }
 
 fn render_text(r: &ParityReport) -> String {
@@ -497,8 +496,8 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
             "events_per_s": r.events_per_s(),
         }));
         if a.output_format == "text" {
-            println!(
-                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s",
+            crate::stdout::print(&format!(
+                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s\n",
                 r.name,
                 r.points,
                 r.member_ios,
@@ -506,11 +505,11 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
                 r.member_ios_per_s(),
                 r.events,
                 r.events_per_s()
-            );
+            ))?;
         }
     }
     if a.output_format == "json" {
-        println!("{}", serde_json::Value::Array(rows));
+        crate::stdout::print(&format!("{}\n", serde_json::Value::Array(rows)))?;
     }
     Ok(())
 }

@@ -24,10 +24,7 @@ pub fn main(args: ExplainArgs) -> Result<(), CliError> {
         }
     };
     match args.output_format.as_str() {
-        "text" => {
-            print!("{}", raidlab_sim::explain(&path).map_err(err)?);
-            Ok(())
-        }
+        "text" => crate::stdout::print(&raidlab_sim::explain(&path).map_err(err)?),
         "json" => {
             let b = raidlab_sim::bounds(&path).map_err(err)?;
             let v: Vec<serde_json::Value> = b
@@ -42,14 +39,11 @@ pub fn main(args: ExplainArgs) -> Result<(), CliError> {
                     })
                 })
                 .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({ "system": path.display().to_string(), "components": v })
-                )
-                .unwrap()
-            );
-            Ok(())
+            let json = serde_json::to_string_pretty(
+                &serde_json::json!({ "system": path.display().to_string(), "components": v }),
+            )
+            .map_err(|e| CliError::failed(format!("explain: encoding JSON: {e}")))?;
+            crate::stdout::print(&format!("{json}\n"))
         }
         other => Err(CliError::usage(format!(
             "--output-format '{other}' is not known (valid: text, json)"

@@ -6,7 +6,6 @@
 //! own) for real systems.
 
 use std::collections::BTreeSet;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use raidlab_report::{
@@ -74,18 +73,14 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
             files.removed.len()
         ));
     }
-    let mut out = std::io::stdout().lock();
     // A closed pipe (| head) is not worth a message; any other failure (a full disk,
     // /dev/full) says so in one line. The report itself is written either way.
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(CliError::failed(format!(
-                "report: written, but cannot print to standard output: {}",
-                plain_io(&e)
-            )));
-        }
-    }
-    Ok(())
+    crate::stdout::write(&text).map_err(|e| {
+        CliError::failed(format!(
+            "report: written, but cannot print to standard output: {}",
+            plain_io(&e)
+        ))
+    })
 }
 
 /// Warnings on standard error, which may itself be closed or full: never a panic.

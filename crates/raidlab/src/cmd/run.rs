@@ -900,8 +900,7 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
 pub fn main(args: RunArgs) -> Result<(), CliError> {
     let inv = parse_args(&args.rest)?;
     if inv.help {
-        print!("{}", help_text());
-        return Ok(());
+        return crate::stdout::print(&help_text());
     }
     // Check the output file can be written before measuring anything, so a long run is not
     // lost to a typo in --output, and that it is not somebody's data.
@@ -979,7 +978,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
                 .and_then(|_| file.flush());
             if let Err(e) = written {
                 // Do not lose the results: print them, then report the failure.
-                let _ = std::io::stdout().lock().write_all(text.as_bytes());
+                let _ = crate::stdout::write(&text);
                 return Err(CliError::failed(format!(
                     "--output {}: cannot write ({e}); the results went to standard output instead",
                     path.display()
@@ -987,15 +986,12 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
             }
         }
         _ => {
-            let mut out = std::io::stdout().lock();
             // A closed pipe (| head) is not an error worth a message; any other failure (a
             // full disk, /dev/full) loses the results and says so.
-            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(CliError::failed(format!(
-                        "cannot write the results to standard output: {e}"
-                    )));
-                }
+            if let Err(e) = crate::stdout::write(&text) {
+                return Err(CliError::failed(format!(
+                    "cannot write the results to standard output: {e}"
+                )));
             }
         }
     }

@@ -517,28 +517,25 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     out.finish()
 }
 
-/// Standard output that never panics: a closed pipe (`| head`, `| true`) ends the printing
-/// quietly; any other failure (a full disk, /dev/full) is kept and reported by
+/// Standard output through [`crate::stdout::write`]: a closed pipe (`| head`, `| true`) ends
+/// the printing quietly; any other failure (a full disk, /dev/full) is kept and reported by
 /// [`Output::finish`] once everything else is done, so the database and report are complete.
 #[derive(Default)]
 struct Output {
-    /// Stop writing: the reader is gone or a write failed.
+    /// Stop writing: a write failed (a reader that went away is no failure, and its later
+    /// writes are as quiet).
     closed: bool,
     error: Option<std::io::Error>,
 }
 
 impl Output {
     fn text(&mut self, s: &str) {
-        use std::io::Write;
         if self.closed {
             return;
         }
-        let mut o = std::io::stdout().lock();
-        if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if let Err(e) = crate::stdout::write(s) {
             self.closed = true;
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                self.error = Some(e);
-            }
+            self.error = Some(e);
         }
     }
 
