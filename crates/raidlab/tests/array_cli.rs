@@ -7,6 +7,8 @@
 //! Needs /dev/fuse, fusermount3 (Debian: fuse3) and fio (Debian: fio); these tests fail, not
 //! skip, when they are missing.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -32,15 +34,7 @@ fn ok(args: &[&str]) -> String {
 }
 
 fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    tempfile::Builder::new()
-        .prefix("raidlab-cli-array")
-        .tempdir_in(base)
-        .unwrap()
+    common::scratch("raidlab-cli-array")
 }
 
 fn members(dir: &Path, n: usize, tag: &str) -> Vec<String> {

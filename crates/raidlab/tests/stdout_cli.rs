@@ -103,15 +103,7 @@ fn bench_parity() {
 }
 
 fn scratch() -> tempfile::TempDir {
-    let base = if Path::new("/dev/shm").is_dir() {
-        "/dev/shm"
-    } else {
-        "/tmp"
-    };
-    tempfile::Builder::new()
-        .prefix("raidlab-cli-stdout")
-        .tempdir_in(base)
-        .unwrap()
+    common::scratch("raidlab-cli-stdout")
 }
 
 fn members(dir: &Path, tag: &str) -> Vec<PathBuf> {

@@ -1655,6 +1655,19 @@ impl Array {
         full
     }
 
+    /// Finish the array's geometry once its members are known, or say where the system
+    /// file describes an array the planner refuses.
+    fn finish_geom(&mut self, sys: &System) -> Result<(), SimError> {
+        self.geom.finish().map_err(|e| {
+            sys.usage_at(
+                "[[array]]",
+                &self.name,
+                "name",
+                format!("array '{}': {e}", self.name),
+            )
+        })
+    }
+
     /// The oldest dirty stripe not being destaged (dropping stale queue entries on the way).
     pub fn oldest_dirty(&mut self) -> Option<u64> {
         while let Some(&(s, b)) = self.aged.front() {
@@ -2032,14 +2045,7 @@ impl World {
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
-            a.geom.finish().map_err(|e| {
-                sys.usage_at(
-                    "[[array]]",
-                    &a.name,
-                    "name",
-                    format!("array '{}': {e}", a.name),
-                )
-            })?;
+            a.finish_geom(sys)?;
         }
         let mut luns = Vec::new();
         for l in &c.lun {
@@ -2116,14 +2122,7 @@ impl World {
                 let chunk = arrays[ai].geom.chunk;
                 arrays[ai].members = ids;
                 arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
-                arrays[ai].geom.finish().map_err(|e| {
-                    sys.usage_at(
-                        "[[array]]",
-                        &a.name,
-                        "name",
-                        format!("array '{}': {e}", a.name),
-                    )
-                })?;
+                arrays[ai].finish_geom(sys)?;
                 let g = &arrays[ai].geom;
                 if g.level.parity() > 0 {
                     arrays[ai].stripe_cache = Some(crate::stripecache::StripeCache::new(

@@ -108,3 +108,16 @@ pub fn is_root() -> bool {
 pub fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("output is not JSON ({e}): {text}"))
 }
+
+/// A scratch folder for a test, in /dev/shm when there is one (fast, and gone at reboot).
+pub fn scratch(prefix: &str) -> tempfile::TempDir {
+    let base = if Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(base)
+        .unwrap()
+}
