@@ -241,3 +241,43 @@ fn want_len(v: &Value) -> usize {
     key_paths(v, "", &mut s);
     s.len()
 }
+
+/// A job file with IEC units runs differently under fio (powers of 10, its default
+/// `kb_base=1024`) and raidlab (powers of 2): raidlab says so, one note a line, and the note's
+/// claim about fio holds for the fio installed.
+#[test]
+fn iec_units_in_a_job_file_are_noted_as_fio_reads_them_otherwise() {
+    require_tool("fio", "fio");
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    let text = |engine: &str, file: &str| {
+        format!(
+            "[global]\nioengine={engine}\nfilename={file}\n[a]\nrw=write\nbs=4KiB\nsize=64KiB\n"
+        )
+    };
+    let read = |o: &std::process::Output| {
+        json(&assert_ok(o, "job"))["jobs"][0]["write"]["io_bytes"].as_u64()
+    };
+    // fio: 64KiB is 64000 bytes, written in 4000-byte blocks.
+    let fio_file = dir.path().join("by-fio").display().to_string();
+    std::fs::write(&job, text("psync", &fio_file)).unwrap();
+    let o = Command::new("fio")
+        .args(["--output-format=json"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert_eq!(read(&o), Some(64_000));
+    // raidlab: 65536 bytes, and a note for each of the two lines.
+    let ours = dir.path().join("by-raidlab").display().to_string();
+    std::fs::write(&job, text("null", &ours)).unwrap();
+    let o = raidlab(&[&job.display().to_string(), "--output-format=json"]);
+    assert_eq!(read(&o), Some(65_536));
+    let err = stderr(&o);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains(": note: ")).collect();
+    assert_eq!(notes.len(), 2, "{err}");
+    assert!(
+        notes[0].contains("j.fio:6: note: bs=4KiB") && notes[0].contains("4KiB = 4000 bytes"),
+        "{err}"
+    );
+    assert!(notes[1].contains("j.fio:7: note: size=64KiB"), "{err}");
+}

@@ -61,6 +61,61 @@ pub fn expand_vars(
     Ok(out)
 }
 
+/// Notes for job-file lines whose values use IEC units (`4KiB`, `1MiB`, …): raidlab reads
+/// them as powers of 2, as its own sizes, while fio 3.x, under its default `kb_base=1024`,
+/// reads them as powers of 10 (`bs=4KiB` is 4000 bytes to fio). Such a file runs
+/// differently under the two tools; `k`, `m`, `g`, … mean the same in both. One
+/// `ORIGIN:LINE: note: …` line for each line that has one. Options whose values are names,
+/// not sizes (files, logs, engines) are not looked at.
+pub fn fio_unit_notes(text: &str, origin: &str) -> Vec<String> {
+    const NAMES: &[&str] = &[
+        "filename",
+        "directory",
+        "name",
+        "description",
+        "ioengine",
+        "rw",
+        "readwrite",
+        "write_bw_log",
+        "write_lat_log",
+        "write_iops_log",
+        "write_iolog",
+        "read_iolog",
+        "verify_pattern",
+    ];
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut notes = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if line.starts_with([';', '#', '[']) || NAMES.contains(&key) {
+            continue;
+        }
+        let lower = value.to_ascii_lowercase();
+        let iec = ["kib", "mib", "gib", "tib", "pib"].iter().any(|u| {
+            lower.match_indices(u).any(|(at, _)| {
+                lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_ascii_digit() || c == '.')
+            })
+        });
+        if iec {
+            notes.push(format!(
+                "{origin}:{}: note: {key}={value}: raidlab reads KiB, MiB, … as powers of 2 \
+                 (4KiB = 4096 bytes); fio reads them as powers of 10 under its default \
+                 kb_base=1024 (4KiB = 4000 bytes), so fio runs this line differently; k, m, g \
+                 mean the same in both",
+                i + 1
+            ));
+        }
+    }
+    notes
+}
+
 /// Parse job-file text. `origin` names it in errors; `base` holds defaults (e.g. options
 /// given on the command line before `--job`).
 pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<JobSpec>, SpecError> {
@@ -171,6 +226,28 @@ mod tests {
         // A byte-order mark before the first section is not part of it.
         let jobs = parse_job_text("\u{feff}[a]\nrw=read\n", "t.fio", JobSpec::default()).unwrap();
         assert_eq!(jobs[0].name, "a");
+    }
+
+    #[test]
+    fn iec_units_are_noted_where_fio_reads_them_otherwise() {
+        let text = "[global]\nfilename=/tmp/4KiB.dat\nbs=4KiB\n; size=1MiB\n[a]\nsize=64k\n[b]\nbssplit=4k/50:1.5MiB/50\nname=8MiB\n";
+        let notes = fio_unit_notes(text, "t.fio");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("t.fio:3: note: bs=4KiB: raidlab reads"),
+            "{}",
+            notes[0]
+        );
+        assert!(notes[0].contains("(4KiB = 4000 bytes)"), "{}", notes[0]);
+        assert!(
+            notes[1].starts_with("t.fio:8: note: bssplit=4k/50:1.5MiB/50:"),
+            "{}",
+            notes[1]
+        );
+        // What raidlab runs: powers of 2.
+        let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
+        assert_eq!(jobs[0].bs, crate::BlockSizes::fixed(4096));
+        assert!(fio_unit_notes("[a]\nbs=4k\nsize=1m\n", "t.fio").is_empty());
     }
 
     #[test]

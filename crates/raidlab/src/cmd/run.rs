@@ -254,7 +254,12 @@ fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError>
     // `${VAR}` from the environment, as fio expands it.
     let text = raidlab_workload::expand_vars(&text, path, |v| std::env::var(v).ok())
         .map_err(|e| CliError::usage(e.message))?;
-    parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))
+    let jobs =
+        parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))?;
+    for note in raidlab_workload::fio_unit_notes(&text, path) {
+        ewriteln!("raidlab: {note}");
+    }
+    Ok(jobs)
 }
 
 /// One-line descriptions of the fio options, for `--help`.
