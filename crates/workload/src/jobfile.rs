@@ -66,23 +66,10 @@ pub fn expand_vars(
 /// reads them as powers of 10 (`bs=4KiB` is 4000 bytes to fio). Such a file runs
 /// differently under the two tools; `k`, `m`, `g`, … mean the same in both. One
 /// `ORIGIN:LINE: note: …` line for each line that has one. Options whose values are names,
-/// not sizes (files, logs, engines) are not looked at.
+/// not sizes (files, engines, patterns), are not looked at.
 pub fn fio_unit_notes(text: &str, origin: &str) -> Vec<String> {
-    const NAMES: &[&str] = &[
-        "filename",
-        "directory",
-        "name",
-        "description",
-        "ioengine",
-        "rw",
-        "readwrite",
-        "write_bw_log",
-        "write_lat_log",
-        "write_iops_log",
-        "write_iolog",
-        "read_iolog",
-        "verify_pattern",
-    ];
+    // (Of the options `apply_option` takes, those whose values are not sizes.)
+    const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
     for (i, raw) in text.lines().enumerate() {
