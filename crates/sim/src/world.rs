@@ -829,7 +829,8 @@ impl Walk<'_> {
             return;
         }
         let slack = self.slack;
-        let pos = if c.write() { seek + self.settle } else { seek };
+        // (Reads and writes come in no order a branch could learn: the settle is × 0 or 1.)
+        let pos = seek + self.settle * f64::from(c.flags & 1);
         // (The first two cases exclude each other; the first is the more common, a seek
         // that ends after its sector has passed.)
         let p = if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
