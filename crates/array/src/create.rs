@@ -206,53 +206,44 @@ enum Scan {
 
 /// Read the data extents of the regular file at `path` (`size` bytes) from `from` on, at
 /// most `cap` bytes, looking for a nonzero byte. Holes are skipped unread (they read as
-/// zeros). Where the filesystem has no SEEK_DATA the whole file counts as data. Read through
-/// its own buffered descriptor: no alignment rules, short reads at the end are fine.
+/// zeros; the extents are `raidlab_engine::safety::for_each_extent`'s). Where the filesystem
+/// has no SEEK_DATA the whole file counts as data. Read through its own buffered descriptor:
+/// no alignment rules, short reads at the end are fine.
 fn scan_extents(path: &Path, size: u64, from: u64, cap: u64) -> Result<Scan, ArrayError> {
+    use std::ops::ControlFlow;
     use std::os::unix::fs::FileExt;
-    use std::os::unix::io::AsRawFd;
     let file = std::fs::File::open(path).map_err(|e| ArrayError::io("cannot read", path, &e))?;
-    let fd = file.as_raw_fd();
     let mut buf = vec![0u8; 1 << 20];
-    let mut pos = from;
     let mut left = cap;
-    while pos < size {
-        // SAFETY: lseek on a descriptor we own; reads go by offset, so its position is unused.
-        let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
-        let (start, end) = if data < 0 {
-            match std::io::Error::last_os_error().raw_os_error() {
-                // No data from `pos` to the end: holes only.
-                Some(libc::ENXIO) => return Ok(Scan::Zero),
-                // No SEEK_DATA here: read everything.
-                _ => (pos, size),
-            }
-        } else {
-            // SAFETY: as above.
-            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
-            let hole = if hole < 0 { size } else { hole as u64 };
-            (data as u64, hole.min(size))
-        };
-        let mut at = start;
+    let mut found = Scan::Zero;
+    raidlab_engine::safety::for_each_extent(&file, from, size, |start, len, data| {
+        if !data {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let (mut at, end) = (start, start + len);
         while at < end {
             if left == 0 {
-                return Ok(Scan::CapReached(at));
+                found = Scan::CapReached(at);
+                return Ok(ControlFlow::Break(()));
             }
             let n = (end - at).min(buf.len() as u64).min(left) as usize;
             let got = match file.read_at(&mut buf[..n], at) {
-                Ok(0) => return Ok(Scan::Zero), // the file shrank under us
+                Ok(0) => return Ok(ControlFlow::Break(())), // the file shrank under us
                 Ok(got) => got,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ArrayError::io("cannot read", path, &e)),
+                Err(e) => return Err(e),
             };
             if let Some(i) = buf[..got].iter().position(|&b| b != 0) {
-                return Ok(Scan::Nonzero(at + i as u64));
+                found = Scan::Nonzero(at + i as u64);
+                return Ok(ControlFlow::Break(()));
             }
             at += got as u64;
             left -= got as u64;
         }
-        pos = end.max(pos + 1);
-    }
-    Ok(Scan::Zero)
+        Ok(ControlFlow::Continue(()))
+    })
+    .map_err(|e| ArrayError::io("cannot read", path, &e))?;
+    Ok(found)
 }
 
 /// Blocks read from `from` on when looking for data on a block device (or past the extent

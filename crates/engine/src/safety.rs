@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -97,16 +98,19 @@ pub fn holds_data(file: &File) -> io::Result<bool> {
     }
 }
 
-/// Call `each(offset, len)` for every hole of a regular file within [start, end), in order,
-/// as SEEK_HOLE / SEEK_DATA find them; the end of the file counts as a hole. Nothing where
-/// the filesystem cannot say (no SEEK_HOLE: everything is taken as data), nor for a block
-/// device (which has no holes). Moves the descriptor's file offset: for descriptors read and
-/// written by offset (pread, io_uring), or used for nothing else.
-pub fn for_each_hole(
+/// Walk a regular file's extents within [start, end) in order, as SEEK_DATA / SEEK_HOLE
+/// find them: `each(offset, len, data)` for every run of data (`data` true) and every hole
+/// (false) between them. What lies past the end of the file is a hole. Where the filesystem
+/// cannot say (no SEEK_HOLE), the whole range is one run of data; a block device has no
+/// holes either. `each` returns `Break` to stop the walk early. Moves the descriptor's file
+/// offset: for descriptors read and written by offset (pread, io_uring), or used for nothing
+/// else. The one extent walker: the hole warning, the member checks and the initial sync all
+/// use it.
+pub fn for_each_extent(
     file: &File,
     start: u64,
     end: u64,
-    mut each: impl FnMut(u64, u64) -> io::Result<()>,
+    mut each: impl FnMut(u64, u64, bool) -> io::Result<ControlFlow<()>>,
 ) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
@@ -114,29 +118,54 @@ pub fn for_each_hole(
     while pos < end {
         // SAFETY: lseek on a valid fd; it only moves the offset.
         let hole = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_HOLE) };
-        if hole < 0 {
-            // ENXIO: `pos` is at or past the end; anything else: the filesystem cannot say.
-            return Ok(());
-        }
-        let hole = hole as u64;
-        if hole >= end {
-            return Ok(());
+        let hole = if hole >= 0 {
+            hole as u64
+        } else if io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+            pos // `pos` is at or past the end of the file: a hole from here
+        } else {
+            end // the filesystem cannot say: data
+        };
+        if hole > pos {
+            let to = hole.min(end);
+            if each(pos, to - pos, true)?.is_break() {
+                return Ok(());
+            }
+            pos = to;
+            if pos >= end {
+                break;
+            }
         }
         // SAFETY: as above.
-        let data = unsafe { libc::lseek(fd, hole as libc::off_t, libc::SEEK_DATA) };
-        // ENXIO: no data after the hole, which then runs to the end of the file.
+        let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
+        // ENXIO: no data after the hole, which then runs to the end of the file and past it.
         let to = if data < 0 {
             end
         } else {
-            (data as u64).min(end)
+            (data as u64).clamp(pos + 1, end)
         };
-        if to <= hole {
+        if each(pos, to - pos, false)?.is_break() {
             return Ok(());
         }
-        each(hole, to - hole)?;
         pos = to;
     }
     Ok(())
+}
+
+/// Call `each(offset, len)` for every hole of a regular file within [start, end), in order
+/// (see [`for_each_extent`]: past the end of the file is a hole, and where the filesystem
+/// cannot say there is none).
+pub fn for_each_hole(
+    file: &File,
+    start: u64,
+    end: u64,
+    mut each: impl FnMut(u64, u64) -> io::Result<()>,
+) -> io::Result<()> {
+    for_each_extent(file, start, end, |at, len, data| {
+        if !data {
+            each(at, len)?;
+        }
+        Ok(ControlFlow::Continue(()))
+    })
 }
 
 /// Bytes of [start, end) of a regular file that are holes (see [`for_each_hole`]).
@@ -385,6 +414,46 @@ mod tests {
             .write_all_at(&vec![0u8; 1 << 20], 0)
             .unwrap();
         assert_eq!(hole_bytes(written.as_file(), 0, 1 << 20).unwrap(), 0);
+    }
+
+    /// Data and holes alternate and cover the range exactly; past the end of the file is a
+    /// hole, whether the range starts before the end or wholly after it; a walk stops when
+    /// told to.
+    #[test]
+    fn extents_cover_the_range_and_past_the_end_is_a_hole() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let file = f.as_file();
+        file.set_len(4 << 20).unwrap();
+        file.write_all_at(&vec![7u8; 1 << 20], 1 << 20).unwrap();
+        file.sync_all().unwrap();
+        let walk = |start, end| {
+            let mut v = Vec::new();
+            for_each_extent(file, start, end, |o, l, d| {
+                v.push((o, l, d));
+                Ok(ControlFlow::Continue(()))
+            })
+            .unwrap();
+            v
+        };
+        let all = walk(0, 6 << 20);
+        assert_eq!(
+            all,
+            vec![
+                (0, 1 << 20, false),
+                (1 << 20, 1 << 20, true),
+                (2 << 20, 4 << 20, false)
+            ]
+        );
+        assert_eq!(walk(5 << 20, 6 << 20), vec![(5 << 20, 1 << 20, false)]);
+        assert_eq!(hole_bytes(file, 8 << 20, 9 << 20).unwrap(), 1 << 20);
+        assert_eq!(walk(3 << 19, (3 << 19) + 4096), vec![(3 << 19, 4096, true)]);
+        let mut seen = 0;
+        for_each_extent(file, 0, 6 << 20, |_, _, _| {
+            seen += 1;
+            Ok(ControlFlow::Break(()))
+        })
+        .unwrap();
+        assert_eq!(seen, 1);
     }
 
     #[test]
