@@ -61,13 +61,16 @@ pub fn expand_vars(
     Ok(out)
 }
 
-/// Notes for job-file lines whose values use IEC units (`4KiB`, `1MiB`, …): raidlab reads
-/// them as powers of 2, as its own sizes, while fio 3.x, under its default `kb_base=1024`,
-/// reads them as powers of 10 (`bs=4KiB` is 4000 bytes to fio). Such a file runs
-/// differently under the two tools; `k`, `m`, `g`, … mean the same in both. One
-/// `ORIGIN:LINE: note: …` line for each line that has one. Options whose values are names,
-/// not sizes (files, engines, patterns), are not looked at.
-pub fn fio_unit_notes(text: &str, origin: &str) -> Vec<String> {
+/// Notes for job-file lines that fio would run differently, one `ORIGIN:LINE: note: …` line
+/// for each:
+/// - values in IEC units (`4KiB`, `1MiB`, …): raidlab reads them as powers of 2, as its own
+///   sizes, while fio 3.x, under its default `kb_base=1024`, reads them as powers of 10
+///   (`bs=4KiB` is 4000 bytes to fio); `k`, `m`, `g`, … mean the same in both. Options whose
+///   values are names, not sizes (files, engines, patterns), are not looked at;
+/// - a `filename` listing several files (`a:b`): raidlab runs one stream per file, each with
+///   the job's `iodepth` and `size` (as seed 000 ran one `dd` per chain), where fio runs one
+///   job over all of them, its `iodepth` shared and its `size` split between them.
+pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
     // (Of the options `apply_option` takes, those whose values are not sizes.)
     const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -78,7 +81,26 @@ pub fn fio_unit_notes(text: &str, origin: &str) -> Vec<String> {
             continue;
         };
         let (key, value) = (key.trim(), value.trim());
-        if line.starts_with([';', '#', '[']) || NAMES.contains(&key) {
+        if line.starts_with([';', '#', '[']) {
+            continue;
+        }
+        if key == "filename" {
+            let files = crate::split_filenames(value);
+            // (raidlab's own targets, `array:` and `sim:`, mean nothing to fio.)
+            let fio_could_run = files
+                .iter()
+                .all(|f| !f.starts_with("array:") && !f.starts_with("sim:"));
+            if files.len() > 1 && fio_could_run {
+                notes.push(format!(
+                    "{origin}:{}: note: filename lists {} files: raidlab runs one stream per \
+                     file, each with the job's iodepth and size; fio runs one job over them \
+                     all, its iodepth shared and its size split between them",
+                    i + 1,
+                    files.len()
+                ));
+            }
+        }
+        if NAMES.contains(&key) {
             continue;
         }
         let lower = value.to_ascii_lowercase();
@@ -218,7 +240,7 @@ mod tests {
     #[test]
     fn iec_units_are_noted_where_fio_reads_them_otherwise() {
         let text = "[global]\nfilename=/tmp/4KiB.dat\nbs=4KiB\n; size=1MiB\n[a]\nsize=64k\n[b]\nbssplit=4k/50:1.5MiB/50\nname=8MiB\n";
-        let notes = fio_unit_notes(text, "t.fio");
+        let notes = fio_notes(text, "t.fio");
         assert_eq!(notes.len(), 2, "{notes:?}");
         assert!(
             notes[0].starts_with("t.fio:3: note: bs=4KiB: raidlab reads"),
@@ -234,7 +256,24 @@ mod tests {
         // What raidlab runs: powers of 2.
         let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
         assert_eq!(jobs[0].bs, crate::BlockSizes::fixed(4096));
-        assert!(fio_unit_notes("[a]\nbs=4k\nsize=1m\n", "t.fio").is_empty());
+        assert!(fio_notes("[a]\nbs=4k\nsize=1m\n", "t.fio").is_empty());
+    }
+
+    #[test]
+    fn filename_lists_are_noted_where_fio_runs_one_job_over_them() {
+        let text = "[a]\nfilename=/dev/sdb:/dev/sdc\n[b]\nfilename=/tmp/x\\:y\n[c]\nfilename=sim:s.toml#l0:sim:s.toml#l1\n";
+        let notes = fio_notes(text, "t.fio");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with(
+                "t.fio:2: note: filename lists 2 files: raidlab runs one stream per file"
+            ),
+            "{}",
+            notes[0]
+        );
+        // What raidlab runs: a stream per file.
+        let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
+        assert_eq!(crate::JobInstance::expand(&jobs[..1]).len(), 2);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! bytes. `k`, `m`, `g`, … (with or without `b`) mean what they mean to fio under its default
 //! `kb_base=1024`; IEC units do not: fio reads `4KiB` as 4000 bytes there (its compatibility
 //! mode), which surprises more than it helps, so raidlab keeps powers of 2 and notes such
-//! lines in job files ([`crate::fio_unit_notes`]). Output labels decimal and binary units
+//! lines in job files ([`crate::fio_notes`]). Output labels decimal and binary units
 //! explicitly.
 
 /// Parse a size such as `512`, `4k`, `64KiB`, `1m`, `2g`, `1t` into bytes.

@@ -256,7 +256,7 @@ fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError>
         .map_err(|e| CliError::usage(e.message))?;
     let jobs =
         parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))?;
-    for note in raidlab_workload::fio_unit_notes(&text, path) {
+    for note in raidlab_workload::fio_notes(&text, path) {
         ewriteln!("raidlab: {note}");
     }
     Ok(jobs)
