@@ -32,9 +32,19 @@
 //! stops reading at the trailers it knows. After the layout names come rebuilds from an
 //! enclosing array (`PRBD`), then the initial sync's progress (`ISYN`, see
 //! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before).
+//!
+//! A raidlab that stops at the trailers it knows would also drop the newer ones when it
+//! rewrites the superblock: an array mid-sync or mid-rebuild from above would then read as
+//! whole. So a superblock carrying such work in progress is written as version 2, which a
+//! raidlab from before these trailers refuses (it reads version 1 only), and as version 1
+//! again once the work is done. This raidlab reads both.
 
 pub const MAGIC: &[u8; 8] = b"RAIDLABA";
+/// The format's version when no work in progress is recorded (every raidlab reads it).
 pub const VERSION: u32 = 1;
+/// The version written while an initial sync or a rebuild from an enclosing array is under
+/// way: a raidlab that would drop their trailers refuses it instead.
+pub const VERSION_IN_PROGRESS: u32 = 2;
 pub const SB_BYTES: usize = 4096;
 pub const SB_COPY_B: u64 = 4096;
 pub const BITMAP_OFFSET: u64 = 8192;
@@ -157,7 +167,15 @@ impl Superblock {
     pub fn encode(&self) -> Vec<u8> {
         let mut w = Writer(Vec::with_capacity(SB_BYTES));
         w.bytes(MAGIC);
-        w.u32(VERSION);
+        let in_progress = self.initial_sync.is_some()
+            || std::iter::once(&self.array)
+                .chain(&self.parents)
+                .any(|d| d.rebuild.is_some());
+        w.u32(if in_progress {
+            VERSION_IN_PROGRESS
+        } else {
+            VERSION
+        });
         w.u32(SB_BYTES as u32);
         w.u64(self.events);
         w.u64(self.seq);
@@ -211,9 +229,10 @@ impl Superblock {
         }
         let mut r = Reader { buf, pos: 8 };
         let version = r.u32()?;
-        if version != VERSION {
+        if version != VERSION && version != VERSION_IN_PROGRESS {
             return Err(format!(
-                "superblock version {version} (this raidlab reads version {VERSION})"
+                "superblock version {version} (this raidlab reads versions {VERSION} and \
+                 {VERSION_IN_PROGRESS})"
             ));
         }
         let size = r.u32()?;
@@ -900,6 +919,37 @@ mod tests {
         let mut before = sample();
         before.initial_sync = None;
         assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
+    }
+
+    /// Work in progress that an older raidlab would drop (an initial sync, a rebuild from
+    /// an enclosing array) is written as version 2, which that raidlab refuses; without it the
+    /// superblock stays version 1. Both read back; an unknown version is refused by name.
+    #[test]
+    fn work_in_progress_is_written_as_a_version_older_raidlabs_refuse() {
+        let version = |sb: &Superblock| u32::from_le_bytes(sb.encode()[8..12].try_into().unwrap());
+        let mut done = sample();
+        done.initial_sync = None;
+        for d in std::iter::once(&mut done.array).chain(done.parents.iter_mut()) {
+            d.rebuild = None;
+        }
+        assert_eq!(version(&done), VERSION);
+        let mut syncing = done.clone();
+        syncing.initial_sync = Some(0);
+        let mut from_above = done.clone();
+        from_above.parents[0].rebuild = Some(1 << 20);
+        for sb in [&syncing, &from_above] {
+            assert_eq!(version(sb), VERSION_IN_PROGRESS);
+            assert_eq!(Superblock::decode(&sb.encode()).unwrap().as_ref(), Some(sb));
+        }
+        assert_eq!(
+            Superblock::decode(&done.encode()).unwrap(),
+            Some(done.clone())
+        );
+        let mut enc = done.encode();
+        enc[8..12].copy_from_slice(&3u32.to_le_bytes());
+        seal(&mut enc);
+        let e = Superblock::decode(&enc).unwrap_err();
+        assert!(e.contains("superblock version 3"), "{e}");
     }
 
     #[test]
