@@ -87,12 +87,14 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a duration"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "'{t}' is not a duration (valid: a number with an optional ns/us/ms/s/m/h/d suffix)"
+        )
+    })?;
     let ns = v * unit_ns;
     if !ns.is_finite() || !(0.0..=1e19).contains(&ns) {
-        return Err(format!("'{t}' is out of range"));
+        return Err(format!("'{t}' is out of range (valid: 0 to 115740d)"));
     }
     Ok(ns.round() as u64)
 }
@@ -157,7 +159,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_sizes_say_what_is_valid() {
+    fn bad_sizes_and_durations_say_what_is_valid() {
         for t in [
             "99999999t",
             "99999999999999999999",
@@ -167,6 +169,11 @@ mod tests {
             let e = parse_size(t).unwrap_err();
             assert!(e.contains("(valid: "), "{t}: {e}");
         }
+        for t in ["99999999999d", "18446744073s", "1.5.5s"] {
+            let e = parse_duration_ns(t).unwrap_err();
+            assert!(e.contains("(valid: "), "{t}: {e}");
+        }
+        assert!(parse_duration_ns("115740d").is_ok());
         assert!(parse_size("16383p").is_ok());
         assert!(parse_size("16384p").unwrap_err().contains("too large"));
     }
