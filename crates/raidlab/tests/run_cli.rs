@@ -54,6 +54,10 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "size must be greater than zero",
         ),
         (vec![&file_opt, "--bssplit=4k/60:8k/60"], "add up to 120%"),
+        (
+            vec![&file_opt, "--size=1m", "--iodepth=65536"],
+            "iodepth=65536 with ioengine=io_uring: the kernel's rings hold at most 32768 requests (valid: 1 to 32768)",
+        ),
         (vec!["--job"], "--job: needs a value"),
         (
             vec!["--job", "/nonexistent/x.fio"],
