@@ -326,6 +326,11 @@ pub fn create(
         // Again, now that every member exists (two names of one new file).
         crate::member::check_distinct(&paths)?;
         let plan = plan(spec)?;
+        if opts.verbose {
+            for line in size_notes(&plan) {
+                ewriteln!("raidlab: note: {line}");
+            }
+        }
         write_tree(&plan, &[], opts)
     })();
     if let Err(e) = res {
@@ -542,6 +547,32 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
         member_bytes: geo.member_bytes,
         rebuild: None,
     }
+}
+
+/// Members more than 1% larger than the smallest of their array (mdadm warns past 1%): the
+/// array uses as much of each as of the smallest, and the rest lies unused.
+fn size_notes(p: &Planned) -> Vec<String> {
+    let mut out: Vec<String> = p.children.iter().flat_map(size_notes).collect();
+    if let Some(leaf) = &p.leaf {
+        let Some(small) = leaf.members.iter().min_by_key(|m| m.size) else {
+            return out;
+        };
+        for m in &leaf.members {
+            if m.size > small.size + small.size / 100 {
+                out.push(format!(
+                    "member {} is {} bytes, more than 1% above the smallest, {} ({} bytes): the array uses {} bytes of data on each member, as md does, so {} bytes of {} lie unused",
+                    m.path.display(),
+                    m.size,
+                    small.path.display(),
+                    small.size,
+                    leaf.data_size,
+                    m.size - small.size,
+                    m.path.display()
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Write superblocks (and zeroed bitmaps) down the tree; `parents` are the enclosing arrays'

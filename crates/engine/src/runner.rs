@@ -344,14 +344,28 @@ fn hole_warnings(
 /// Most worker threads an in-process target gets per job (one per request in flight).
 pub const MAX_BLOCK_TARGET_DEPTH: u32 = 1024;
 
-/// Refuse jobs whose buffers or threads the machine cannot hold, before any I/O.
+/// Most requests an io_uring ring holds (the kernel's IORING_MAX_ENTRIES); the ring is sized
+/// to the iodepth rounded up to a power of two.
+pub const MAX_URING_DEPTH: u32 = 32768;
+
+/// Refuse jobs whose buffers, threads or rings the machine cannot hold, before any I/O.
 fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
-    if let Resolved::Block(label, _) = r {
-        if spec.ioengine != IoEngine::Null && spec.iodepth > MAX_BLOCK_TARGET_DEPTH {
-            return Err(EngineError::usage(format!(
-                "job '{}': iodepth={} on {label}: in-process targets use one thread per request in flight (valid: 1 to {MAX_BLOCK_TARGET_DEPTH})",
-                spec.name, spec.iodepth
-            )));
+    match r {
+        Resolved::Block(label, _) => {
+            if spec.ioengine != IoEngine::Null && spec.iodepth > MAX_BLOCK_TARGET_DEPTH {
+                return Err(EngineError::usage(format!(
+                    "job '{}': iodepth={} on {label}: in-process targets use one thread per request in flight (valid: 1 to {MAX_BLOCK_TARGET_DEPTH})",
+                    spec.name, spec.iodepth
+                )));
+            }
+        }
+        Resolved::Path(_) => {
+            if spec.ioengine == IoEngine::IoUring && spec.iodepth > MAX_URING_DEPTH {
+                return Err(EngineError::usage(format!(
+                    "job '{}': iodepth={} with ioengine=io_uring: the kernel's rings hold at most {MAX_URING_DEPTH} requests (valid: 1 to {MAX_URING_DEPTH})",
+                    spec.name, spec.iodepth
+                )));
+            }
         }
     }
     let depth = if spec.ioengine == IoEngine::Psync {

@@ -136,7 +136,7 @@ pub fn prepare_path(
             if !writes {
                 // A read job lays out the rest, as fio does, but not on somebody's file.
                 claim_file(path, force, |size| {
-                    format!("target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: size= up to {size}, or --force to extend it with zeros)")
+                    format!("target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: offset + size up to {size}, or --force to extend it with zeros)")
                 })?;
             }
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {

@@ -119,12 +119,17 @@ pub struct Report {
     pub reference_rows: u64,
 }
 
-/// Plan every point (so an impossible one stops the campaign before anything runs).
+/// Plan every point (so an impossible one stops the campaign before anything runs). An
+/// exclude list that leaves no point is the experiment's mistake, as an empty axis is.
 pub fn plan_all(exp: &Experiment, ctx: &Context) -> Result<Vec<PointPlan>, LabError> {
-    expand(&exp.axes, &exp.exclude)
-        .iter()
-        .map(|p| plan_point(exp, p, ctx))
-        .collect()
+    let points = expand(&exp.axes, &exp.exclude);
+    if points.is_empty() {
+        return Err(LabError::usage(format!(
+            "{}: [sweep] exclude leaves no points: every combination of the axes matches one of its entries (valid: entries that leave at least one point)",
+            exp.origin
+        )));
+    }
+    points.iter().map(|p| plan_point(exp, p, ctx)).collect()
 }
 
 /// Check that every simulated system file the plans name (`system = …`, or a `sim:`

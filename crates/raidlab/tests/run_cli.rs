@@ -54,6 +54,10 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "size must be greater than zero",
         ),
         (vec![&file_opt, "--bssplit=4k/60:8k/60"], "add up to 120%"),
+        (
+            vec![&file_opt, "--size=1m", "--iodepth=65536"],
+            "iodepth=65536 with ioengine=io_uring: the kernel's rings hold at most 32768 requests (valid: 1 to 32768)",
+        ),
         (vec!["--job"], "--job: needs a value"),
         (
             vec!["--job", "/nonexistent/x.fio"],
@@ -424,6 +428,30 @@ fn output_does_not_replace_data() {
     assert_ok(&run_to(&p("res.txt"), false), "new file");
     assert_ok(&run_to(&p("res.txt"), false), "raidlab's own results again");
     assert_ok(&run_to("/dev/null", false), "/dev/null");
+}
+
+/// A read job reaching past the end of a file raidlab did not lay out is refused; what is
+/// valid counts the job's offset (its size alone may be under the file's length and still
+/// reach past it).
+#[test]
+fn a_read_past_the_end_of_a_foreign_file_names_the_valid_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    std::fs::write(&f, vec![5u8; 1 << 20]).unwrap();
+    let target = format!("--filename={}", f.display());
+    let out = raidlab(&[
+        "--name=a",
+        &target,
+        "--rw=read",
+        "--offset=512k",
+        "--size=1m",
+    ]);
+    let err = assert_usage_error(&out, "read past the end of a foreign file");
+    assert!(
+        err.contains("reads to byte 1572864") && err.contains("offset + size up to 1048576"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), vec![5u8; 1 << 20]);
 }
 
 /// Results that cannot be written (a full disk, here /dev/full) are an error, not exit 0 with

@@ -624,6 +624,30 @@ fn bad_options_are_caught_before_anything_runs() {
     assert!(err.contains("--db"), "{err}");
 }
 
+/// An exclude list that matches every combination of the axes leaves nothing to run: that
+/// is the experiment's mistake, said in one line (as an empty axis is), not a campaign of
+/// zero points that exits 0 with an empty table and database.
+#[test]
+fn an_exclude_that_leaves_no_points_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exp = write_experiment(
+        d,
+        "none",
+        "[workload]\nsize = \"1m\"\n[target]\nfilename = \"{scratch}/f\"\n[sweep]\nrw = [\"read\", \"write\"]\nbs = [\"4k\"]\nexclude = [{ bs = \"4k\" }]\n",
+    );
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec![exp.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let err = usage_line(&sweep(&args, d));
+        assert!(
+            err.contains("none.toml") && err.contains("exclude leaves no points"),
+            "{err}"
+        );
+    }
+    assert!(!d.join("none.db").exists(), "nothing ran");
+}
+
 /// A missing required argument is named, for any command (clap's list used to be lost).
 #[test]
 fn missing_arguments_are_named_in_one_line() {

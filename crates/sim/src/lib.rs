@@ -562,12 +562,8 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
         let mut b = array_read[l.array];
         let mut via = format!("array/{}", w.arrays[l.array].name);
         if w.arrays[l.array].ctrl.is_none() {
-            // Host array: the sum of its member LUNs' bounds.
-            b = w.arrays[l.array]
-                .members
-                .iter()
-                .map(|&m| lun_path_bound(w, m).0.min(array_read[w.luns[m].array]))
-                .sum();
+            // Host array: its member LUNs side by side, sharing what their paths share.
+            b = members_bound(w, array_read, &w.arrays[l.array].members);
             via = "member LUNs".into();
         }
         for &r in &l.data_path {
@@ -604,17 +600,32 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
     (luns, (total, limiter))
 }
 
-fn lun_path_bound(w: &World, li: usize) -> (f64, String) {
-    let mut b = f64::INFINITY;
-    let mut via = String::new();
-    for &r in &w.luns[li].data_path {
-        let npb = w.res[r].ns_per_byte[0];
-        if npb > 0.0 && 1e9 / npb < b {
-            b = 1e9 / npb;
-            via = w.res[r].name.clone();
+/// What a host array's member LUNs `members` read side by side: each member's own bound (its
+/// array's, or its members' for a host array over host arrays) where every resource on the
+/// members' paths divides its bound among the members crossing it (two LUNs behind one FC
+/// port share the port, two arrays on one controller its data path).
+fn members_bound(w: &World, array_read: &[f64], members: &[usize]) -> f64 {
+    let mut users = vec![0usize; w.res.len()];
+    for &m in members {
+        for &r in &w.luns[m].data_path {
+            users[r] += 1;
         }
     }
-    (b, via)
+    members
+        .iter()
+        .map(|&m| {
+            let a = &w.arrays[w.luns[m].array];
+            let mut b = if a.ctrl.is_none() {
+                members_bound(w, array_read, &a.members)
+            } else {
+                array_read[w.luns[m].array]
+            };
+            for &r in &w.luns[m].data_path {
+                b = b.min(bw(w.res[r].ns_per_byte[0]) / users[r] as f64);
+            }
+            b
+        })
+        .sum()
 }
 
 /// "186.8 MB/s read", or "186.8 MB/s read over the whole stroke (inner zone), 344.0 at the

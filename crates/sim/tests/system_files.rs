@@ -481,6 +481,40 @@ fn drive_bound_luns_have_an_inner_and_an_outer_zone_bound() {
 
 /// The fingerprint sweeps resume simulated points by is made when the crate is built: 16
 /// lowercase hex digits (the build script hashed the sources it found).
+/// A host array's bound counts what its member LUNs share: seed 002's 2C:4x(8+1) stripes
+/// over four LUNs, two behind each 2 Gb FC port, so the ports (212.5 MB/s each) bound md0 at
+/// twice a port, not four times. The simulated read at depth reaches that bound and no more.
+#[test]
+fn a_host_arrays_bound_divides_what_its_member_luns_share() {
+    let sys = repo().join("systems/bokhari2006/2c-4x8p1.toml");
+    let b = raidlab_sim::bounds(&sys).unwrap();
+    let md = b.iter().find(|c| c.name == "lun/md0").expect("lun/md0");
+    let fc = b.iter().find(|c| c.name == "host/fc0").expect("host/fc0");
+    assert!(
+        (md.bound_bytes_s - 2.0 * fc.bound_bytes_s).abs() < 1e3,
+        "md0 {md:?}, fc0 {fc:?}"
+    );
+    let all = b.iter().find(|c| c.name == "all").expect("all");
+    assert!(
+        (all.bound_bytes_s - md.bound_bytes_s).abs() < 1e3,
+        "{all:?}"
+    );
+    let got = mb_s(
+        &system("bokhari2006/2c-4x8p1.toml"),
+        &[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "2g"),
+            ("iodepth", "32"),
+            ("direct", "1"),
+        ],
+    ) * 1e6;
+    assert!(
+        got <= md.bound_bytes_s * 1.01 && got >= md.bound_bytes_s * 0.9,
+        "read {got:.0} B/s, md0 bound {md:?}"
+    );
+}
+
 #[test]
 fn the_model_print_is_a_fingerprint() {
     let p = raidlab_sim::MODEL_PRINT;

@@ -36,17 +36,28 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
     };
     if num.contains('.') {
-        let v: f64 = num.parse().map_err(|_| format!("'{t}' is not a size"))?;
+        let v: f64 = num.parse().map_err(|_| {
+            format!(
+                "'{t}' is not a size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)"
+            )
+        })?;
         let bytes = v * mult as f64;
-        if !(bytes.is_finite()) || bytes < 0.0 || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+        if bytes >= u64::MAX as f64 {
+            return Err(too_large(t));
+        }
+        if !(bytes.is_finite()) || bytes < 0.0 || bytes.fract() != 0.0 {
             return Err(format!("'{t}' is not a whole number of bytes"));
         }
         Ok(bytes as u64)
     } else {
-        let v: u64 = num.parse().map_err(|_| format!("'{t}' is too large"))?;
-        v.checked_mul(mult)
-            .ok_or_else(|| format!("'{t}' is too large"))
+        let v: u64 = num.parse().map_err(|_| too_large(t))?;
+        v.checked_mul(mult).ok_or_else(|| too_large(t))
     }
+}
+
+/// A size past what 64 bits count, with what is valid.
+fn too_large(t: &str) -> String {
+    format!("'{t}' is too large (valid: below 16384p, 2^64 bytes)")
 }
 
 /// Parse a duration into nanoseconds. A bare number is seconds, as in fio's `runtime`;
@@ -76,12 +87,14 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
             ))
         }
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a duration"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "'{t}' is not a duration (valid: a number with an optional ns/us/ms/s/m/h/d suffix)"
+        )
+    })?;
     let ns = v * unit_ns;
     if !ns.is_finite() || !(0.0..=1e19).contains(&ns) {
-        return Err(format!("'{t}' is out of range"));
+        return Err(format!("'{t}' is out of range (valid: 0 to 115740d)"));
     }
     Ok(ns.round() as u64)
 }
@@ -143,6 +156,26 @@ mod tests {
         assert!(parse_size("k").is_err());
         assert!(parse_size("99999999999999999999").is_err());
         assert!(parse_size("20000000p").is_err());
+    }
+
+    #[test]
+    fn bad_sizes_and_durations_say_what_is_valid() {
+        for t in [
+            "99999999t",
+            "99999999999999999999",
+            "1.5e9",
+            "99999999999999999999.5t",
+        ] {
+            let e = parse_size(t).unwrap_err();
+            assert!(e.contains("(valid: "), "{t}: {e}");
+        }
+        for t in ["99999999999d", "18446744073s", "1.5.5s"] {
+            let e = parse_duration_ns(t).unwrap_err();
+            assert!(e.contains("(valid: "), "{t}: {e}");
+        }
+        assert!(parse_duration_ns("115740d").is_ok());
+        assert!(parse_size("16383p").is_ok());
+        assert!(parse_size("16384p").unwrap_err().contains("too large"));
     }
 
     #[test]

@@ -521,9 +521,16 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         timestamp,
     };
     let force = opts.force;
+    // Arrays opened so far in this run: (target name, its members).
+    let mut opened: Vec<(String, Vec<PathBuf>)> = Vec::new();
     let mut resolve = |name: &str| -> Result<raidlab_engine::Target, raidlab_engine::EngineError> {
         match target_kind(name) {
-            TargetKind::Array => open_array(name, force),
+            TargetKind::Array => {
+                refuse_second_name(name, &opened)?;
+                let target = open_array(name, force)?;
+                opened.push((name.to_string(), raidlab_array::split_members(name)));
+                Ok(target)
+            }
             _ => Ok(raidlab_engine::Target::Path(PathBuf::from(name))),
         }
     };
@@ -540,6 +547,27 @@ fn engine_error(e: raidlab_engine::EngineError) -> CliError {
     } else {
         CliError::failed(e.message())
     }
+}
+
+/// Refuse an array target whose members are members of an array this run opened under
+/// another name (the members in another order, another path to one file): assembled twice in
+/// one process, the two would write its stripes and superblocks unaware of each other. The
+/// member locks do not catch it, as they are the process' own.
+fn refuse_second_name(
+    name: &str,
+    opened: &[(String, Vec<PathBuf>)],
+) -> Result<(), raidlab_engine::EngineError> {
+    for member in raidlab_array::split_members(name) {
+        for (other, members) in opened {
+            if raidlab_array::member::overlaps_any(&member, members).is_some() {
+                return Err(raidlab_engine::EngineError::usage(format!(
+                    "{name}: member {} is also in {other}, opened in this run: a run opens an array once (valid: the same {other} for every job that uses it)",
+                    member.display()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `array:M1,M2,…` → the assembled array as the engine's block target. `--force` also lets
