@@ -714,6 +714,26 @@ impl DeviceModel {
         st.last_was_read && offset > st.last_end && offset - st.last_end < self.read_ahead_bytes
     }
 
+    /// The bytes past the end of its last read that the drive reads on over (0: it does
+    /// not read ahead).
+    #[inline]
+    pub fn read_ahead_bytes(&self) -> u64 {
+        self.read_ahead_bytes
+    }
+
+    /// For a read at `offset` that the drive reaches by reading on
+    /// ([`DeviceModel::reads_ahead_to`]), located at `loc`: how long from `t_cmd` (as
+    /// [`DeviceModel::t_cmd`] gives it) until its first sector passes under the head, the
+    /// drive having read on since its last read ended; 0 if it already has. Comparable with
+    /// a positioning time, which the scheduler ranks it against.
+    #[inline]
+    pub fn read_on_wait(&self, st: &DeviceState, t_cmd: f64, offset: u64, loc: &Loc) -> f64 {
+        let z = &self.zones[loc.zone as usize];
+        let per_byte = self.rev_ns / f64_of(z.spt * SECTOR);
+        let at = f64_of(st.last_done) + f64_of(offset - st.last_end) * per_byte;
+        (at - t_cmd).max(0.0)
+    }
+
     /// A read the drive reaches by reading on from where its last read ended, `need` bytes
     /// from there to the read's end: what it read ahead since (up to its read-ahead span)
     /// moves at interface speed, the rest streams from the media. Its time, and the media

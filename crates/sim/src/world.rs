@@ -451,6 +451,30 @@ pub struct DriveQueue {
     /// one ended, and none can while that offset's bucket counts none. Empty (no buckets) for
     /// windows too wide to count in a `u16`.
     starts: Vec<u16>,
+    /// The window's reads by the 1 MiB region of the drive they start in: the first read
+    /// (its slot) of each bucket's list ([`region_bucket`]), [`NO_SLOT`] for none. A read the
+    /// drive reaches by reading on lies within its read-ahead span past the last read's end,
+    /// so only the lists of the regions that span covers are looked through (mostly empty).
+    /// The window's writes are listed the same way, after the reads' buckets.
+    read_heads: Vec<u32>,
+    /// Each slot's neighbours (next, previous) in its bucket's list of reads.
+    read_links: Vec<(u32, u32)>,
+}
+
+/// No slot: the end of a list of [`DriveQueue::read_heads`].
+const NO_SLOT: u32 = u32::MAX;
+
+/// How many buckets [`region_bucket`] hashes regions into.
+const REGION_BUCKETS: usize = 256;
+
+/// The size of a region of [`DriveQueue::read_heads`], as a shift: 1 MiB.
+const REGION_SHIFT: u32 = 20;
+
+/// The bucket of [`DriveQueue::read_heads`] listing region `region` (an offset shifted by
+/// [`REGION_SHIFT`]), by Fibonacci hashing.
+#[inline]
+fn region_bucket(region: u64) -> usize {
+    (region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 /// The bucket of [`DriveQueue::starts`] a command starting at byte `offset` counts in: the
@@ -471,6 +495,7 @@ impl DriveQueue {
             } else {
                 Vec::new()
             },
+            read_heads: vec![NO_SLOT; 2 * REGION_BUCKETS],
             ..Default::default()
         }
     }
@@ -488,17 +513,50 @@ impl DriveQueue {
         self.window.clear();
         self.rest.clear();
         self.starts.fill(0);
+        self.read_heads.fill(NO_SLOT);
     }
     /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
     /// leaves it, if not `enters`).
-    #[inline]
+    #[inline(always)]
     fn count_start(&mut self, slot: u32, enters: bool) {
-        let b = start_bucket(self.slab[slot as usize].offset);
+        let r = &self.slab[slot as usize];
+        let (offset, write) = (r.offset, r.write);
+        let b = start_bucket(offset);
         if let Some(n) = self.starts.get_mut(b) {
             if enters {
                 *n += 1;
             } else {
                 *n -= 1;
+            }
+        }
+        self.list_by_region(slot, offset, write, enters);
+    }
+    /// Put the command in `slot`, at `offset`, on its region's list of reads, or of writes
+    /// (or take it off, if not `enters`). Writes are listed apart, and not looked at, rather
+    /// than not listed: reads and writes come in no order a branch could learn.
+    #[inline(always)]
+    fn list_by_region(&mut self, slot: u32, offset: u64, write: bool, enters: bool) {
+        let b = region_bucket(offset >> REGION_SHIFT) + REGION_BUCKETS * write as usize;
+        let s = slot as usize;
+        if self.read_links.len() <= s {
+            self.read_links.resize(s + 1, (NO_SLOT, NO_SLOT));
+        }
+        if enters {
+            let head = self.read_heads[b];
+            self.read_links[s] = (head, NO_SLOT);
+            if head != NO_SLOT {
+                self.read_links[head as usize].1 = slot;
+            }
+            self.read_heads[b] = slot;
+        } else {
+            let (next, prev) = self.read_links[s];
+            if prev == NO_SLOT {
+                self.read_heads[b] = next;
+            } else {
+                self.read_links[prev as usize].0 = next;
+            }
+            if next != NO_SLOT {
+                self.read_links[next as usize].1 = prev;
             }
         }
     }
@@ -547,9 +605,76 @@ impl DriveQueue {
         }
         self.streaming_at(model, st, now)
     }
+    /// The nearest of the window's reads, ready by `now`, that the drive reaches by reading
+    /// on from its last read ([`DeviceModel::reads_ahead_to`]: a little past where that one
+    /// ended, as a RAID 5 member's next data chunk lies past a parity chunk), with the wait
+    /// until its first sector passes under the head ([`DeviceModel::read_on_wait`]). Its slot.
+    #[inline(always)]
+    pub fn reading_on(
+        &self,
+        model: &DeviceModel,
+        st: &DeviceState,
+        now: u64,
+    ) -> Option<(u32, f64)> {
+        let span = model.read_ahead_bytes();
+        if model.kind != DeviceKind::Hdd || !st.last_was_read || span == 0 {
+            return None;
+        }
+        let first = st.last_end.saturating_add(1) >> REGION_SHIFT;
+        let last = st.last_end.saturating_add(span - 1) >> REGION_SHIFT;
+        // (A span of more regions than buckets looks through every bucket once.)
+        let regions = (last - first + 1).min(REGION_BUCKETS as u64);
+        if (0..regions).all(|g| self.read_heads[region_bucket(first + g)] == NO_SLOT) {
+            debug_assert!(self.window.iter().all(|(s, _)| {
+                let r = &self.slab[s as usize];
+                r.write || !model.reads_ahead_to(st, r.offset)
+            }));
+            return None;
+        }
+        self.reading_on_at(model, st, now, first, regions)
+    }
+    /// [`DriveQueue::reading_on`]'s search through the lists of `regions` regions from
+    /// `first` (out of line; most calls end before it).
+    #[inline(never)]
+    fn reading_on_at(
+        &self,
+        model: &DeviceModel,
+        st: &DeviceState,
+        now: u64,
+        first: u64,
+        regions: u64,
+    ) -> Option<(u32, f64)> {
+        let mut best: Option<(u64, u64, u32)> = None; // offset, arrival, slot
+        let mut seen = [NO_SLOT; 8]; // (buckets already looked through: regions may share one)
+        for g in 0..regions {
+            let b = region_bucket(first + g);
+            if seen.contains(&(b as u32)) {
+                continue;
+            }
+            seen[g as usize % seen.len()] = b as u32;
+            let mut s = self.read_heads[b];
+            while s != NO_SLOT {
+                let r = &self.slab[s as usize];
+                if r.ready <= now && model.reads_ahead_to(st, r.offset) {
+                    let key = (r.offset, self.window.seq(s), s);
+                    if best.is_none_or(|b| key < b) {
+                        best = Some(key);
+                    }
+                }
+                s = self.read_links[s as usize].0;
+            }
+        }
+        let (offset, _, s) = best?;
+        Some((
+            s,
+            model.read_on_wait(st, model.t_cmd(now), offset, &self.slab[s as usize].loc),
+        ))
+    }
     /// The command a drive that schedules by positioning time starts next from this queue's
     /// window: the one that streams on from its last command if any (no positioning), else the
-    /// one [`sptf_pick`] picks, with its positioning time; None if none is ready. Its slot.
+    /// one [`sptf_pick`] picks, with its positioning time, or the nearest read the drive
+    /// reaches by reading on ([`DriveQueue::reading_on`]) if it gets there no later; None if
+    /// none is ready. Its slot.
     #[inline(always)]
     pub fn pick(
         &self,
@@ -558,9 +683,22 @@ impl DriveQueue {
         now: u64,
         ranks: &mut Vec<Ranked>,
     ) -> Option<(u32, Option<f64>)> {
-        match self.streaming(model, st, now) {
-            Some(k) => Some((k, None)),
-            None => sptf_pick(model, st, &self.window, now, ranks).map(|(k, p)| (k, Some(p))),
+        if let Some(k) = self.streaming(model, st, now) {
+            return Some((k, None));
+        }
+        // A read the drive reaches within a turn by reading on goes first: positioning
+        // elsewhere would end the read-ahead, and getting back to it cost up to a turn.
+        // (Its service time is worked out as a read on, or positioned if that is sooner.)
+        let on = self.reading_on(model, st, now);
+        if let Some((k, wait)) = on {
+            if wait <= model.rev_ns() {
+                return Some((k, None));
+            }
+        }
+        let best = sptf_pick(model, st, &self.window, now, ranks);
+        match on {
+            Some((k, wait)) if best.is_none_or(|(_, p)| wait <= p) => Some((k, None)),
+            _ => best.map(|(k, p)| (k, Some(p))),
         }
     }
     /// [`DriveQueue::streaming`] once a command may start at the last one's end: the search
@@ -2360,6 +2498,63 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The read a drive reaches by reading on is the nearest past its last read's end within
+    /// its read-ahead span, ready, the first to arrive among equals, as a search of the whole
+    /// window finds it; none when there is none, whatever the region lists hold after
+    /// commands come and go.
+    #[test]
+    fn reading_on_finds_the_nearest_read_within_the_span() {
+        let m = DeviceModel::new(&crate::catalog::find("seagate-st973451ss").unwrap(), None);
+        let span = m.read_ahead_bytes();
+        let mut rng = raidlab_workload::Rng::new(21);
+        let mut q = DriveQueue::new(16);
+        let base = (m.capacity / 2) & !511;
+        let mut found = 0;
+        for step in 0..20_000u64 {
+            if q.window.is_empty() || (rng.below(2) == 0 && q.len() < 40) {
+                // Near the head (within two spans either side) mostly, anywhere now and then.
+                let offset = if rng.below(4) == 0 {
+                    rng.below(m.capacity / 512 - 64) * 512
+                } else {
+                    base - 2 * span + rng.below(4 * span / 512) * 512
+                };
+                q.push_back(DiskReq {
+                    offset,
+                    len: 4096,
+                    write: rng.below(3) == 0,
+                    join: 0,
+                    ready: rng.below(3),
+                    loc: m.loc(offset),
+                });
+            } else {
+                let k = rng.below(q.window.len() as u64) as usize;
+                let (slot, _) = q.window.iter().nth(k).unwrap();
+                q.take(slot);
+            }
+            let mut st = DeviceState::new(0.3, &m);
+            st.last_was_read = step % 5 != 0;
+            st.last_end = base - span / 2 + rng.below(span / 512) * 512;
+            st.last_done = 1;
+            let now = rng.below(3);
+            let want = q
+                .window
+                .iter()
+                .map(|(s, _)| (s, &q.slab[s as usize]))
+                .filter(|(_, r)| !r.write && r.ready <= now && m.reads_ahead_to(&st, r.offset))
+                .min_by_key(|(s, r)| (r.offset, q.window.seq(*s)))
+                .map(|(s, _)| s);
+            let got = q.reading_on(&m, &st, now);
+            assert_eq!(got.map(|g| g.0), want, "step {step}");
+            if let Some((s, wait)) = got {
+                found += 1;
+                let r = &q.slab[s as usize];
+                assert_eq!(wait, m.read_on_wait(&st, m.t_cmd(now), r.offset, &r.loc));
+                assert!(wait >= 0.0);
+            }
+        }
+        assert!(found > 1000, "{found}");
     }
 
     /// The dirty map keeps what a `HashMap` would under random inserts, updates and removes
