@@ -1,4 +1,5 @@
-//! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments.
+//! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments,
+//! `${VAR}` from the environment and `include FILE` lines.
 //!
 //! Options in `[global]` apply to every job that follows it; a later `[global]` adds to
 //! them for the jobs after it, as in fio. An option raidlab does not support is an error
@@ -9,12 +10,64 @@ use crate::spec::{apply_option, JobSpec, SpecError};
 /// Parse a job file from disk, expanding `${VAR}` from the environment as fio does. Errors
 /// read `FILE:LINE: what (valid: …)`.
 pub fn parse_job_file(path: &std::path::Path) -> Result<Vec<JobSpec>, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
-        message: format!("{}: cannot read job file: {e}", path.display()),
-    })?;
+    read_job_file(path, JobSpec::default(), |v| std::env::var(v).ok()).map(|(jobs, _)| jobs)
+}
+
+/// How deep `include` lines may nest (a file that includes itself stops here).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Read and parse the job file at `path` as fio does: `${VAR}` expanded by `env` in each
+/// file, and each `include FILE` line replaced by that file's lines (a relative name is
+/// taken from the including file's folder), whose sections and options continue where the
+/// line stood. `base` holds defaults (options given before `--job`). Returns the jobs and
+/// [`fio_notes`]'s notes for every file read. Errors name the file and line they are in.
+pub fn read_job_file(
+    path: &std::path::Path,
+    base: JobSpec,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(Vec<JobSpec>, Vec<String>), SpecError> {
+    let mut p = Parser::new(base);
+    let mut notes = Vec::new();
+    feed_file(&mut p, path, None, &env, &mut notes, 0)?;
+    Ok((p.finish(&path.display().to_string())?, notes))
+}
+
+/// Read the job file at `path` (`from`: the include line naming it) into the parser.
+fn feed_file(
+    p: &mut Parser,
+    path: &std::path::Path,
+    from: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+    notes: &mut Vec<String>,
+    depth: usize,
+) -> Result<(), SpecError> {
     let origin = path.display().to_string();
-    let text = expand_vars(&text, &origin, |v| std::env::var(v).ok())?;
-    parse_job_text(&text, &origin, JobSpec::default())
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError {
+        message: match from {
+            None => format!("{origin}: cannot read job file: {e} (valid: a readable fio job file)"),
+            Some(at) => format!(
+                "{at}: cannot read included file {origin}: {e} (valid: a readable fio job file)"
+            ),
+        },
+    })?;
+    let text = expand_vars(&text, &origin, env)?;
+    notes.extend(fio_notes(&text, &origin));
+    let dir = path
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    p.feed(&text, &origin, &mut |p, name, at| {
+        if depth + 1 >= MAX_INCLUDE_DEPTH {
+            return Err(SpecError {
+                message: format!(
+                    "{at}: include {name}: includes nest deeper than {MAX_INCLUDE_DEPTH} files (valid: a file that does not include itself)"
+                ),
+            });
+        }
+        let inc = std::path::Path::new(name);
+        let inc = if inc.is_absolute() { inc.to_path_buf() } else { dir.join(inc) };
+        feed_file(p, &inc, Some(at), env, notes, depth + 1)
+    })
 }
 
 /// Replace each `${NAME}` in job-file text by `lookup(NAME)` (fio expands environment
@@ -126,75 +179,115 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
 }
 
 /// Parse job-file text. `origin` names it in errors; `base` holds defaults (e.g. options
-/// given on the command line before `--job`).
+/// given on the command line before `--job`). An `include` line is refused: text has no
+/// folder to find the file in ([`read_job_file`] reads files that include others).
 pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<JobSpec>, SpecError> {
-    let mut global = base;
-    let mut jobs: Vec<JobSpec> = Vec::new();
-    // Section being filled: None before the first section, Some(true) for [global].
-    let mut in_global: Option<bool> = None;
-    let mut current: Option<JobSpec> = None;
-    let at = |line: usize, m: String| SpecError {
-        message: format!("{origin}:{line}: {m}"),
-    };
+    let mut p = Parser::new(base);
+    p.feed(text, origin, &mut |_, name, at| {
+        Err(SpecError {
+            message: format!(
+                "{at}: include {name}: an include is read from a job file on disk (valid: --job FILE, or the included lines written out)"
+            ),
+        })
+    })?;
+    p.finish(origin)
+}
 
-    // (A byte-order mark some editors write is not part of the first line.)
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
-            continue;
+/// A job file's sections as they are read: the options of `[global]` so far, the jobs
+/// closed, and the section being filled.
+struct Parser {
+    global: JobSpec,
+    jobs: Vec<JobSpec>,
+    /// The section being filled: None before the first, Some(true) for `[global]`.
+    in_global: Option<bool>,
+    current: Option<JobSpec>,
+}
+
+/// What an `include NAME` line does: given the parser, the name and where the line is
+/// (`FILE:LINE`).
+type Include<'a> = dyn FnMut(&mut Parser, &str, &str) -> Result<(), SpecError> + 'a;
+
+impl Parser {
+    fn new(base: JobSpec) -> Parser {
+        Parser {
+            global: base,
+            jobs: Vec::new(),
+            in_global: None,
+            current: None,
         }
-        if line.starts_with('[') {
-            let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
-                return Err(at(
-                    line_no,
-                    format!("'{line}' is not a section header (valid: [name])"),
-                ));
+    }
+
+    /// Read the lines of `text` (from `origin`), handing `include` lines to `include`.
+    fn feed(&mut self, text: &str, origin: &str, include: &mut Include) -> Result<(), SpecError> {
+        // (A byte-order mark some editors write is not part of the first line.)
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (i, raw) in text.lines().enumerate() {
+            let at = |m: String| SpecError {
+                message: format!("{origin}:{}: {m}", i + 1),
             };
-            let name = name.trim();
-            if name.is_empty() {
-                return Err(at(line_no, "empty section name".into()));
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+                continue;
             }
-            if let Some(job) = current.take() {
-                jobs.push(job);
+            if let Some(name) = line
+                .strip_prefix("include")
+                .filter(|r| r.starts_with([' ', '\t']))
+                .map(str::trim)
+            {
+                include(self, name, &format!("{origin}:{}", i + 1))?;
+                continue;
             }
-            if name == "global" {
-                in_global = Some(true);
-            } else {
-                in_global = Some(false);
-                current = Some(JobSpec {
-                    name: name.to_string(),
-                    ..global.clone()
-                });
+            if line.starts_with('[') {
+                let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
+                    return Err(at(format!(
+                        "'{line}' is not a section header (valid: [name])"
+                    )));
+                };
+                let name = name.trim();
+                if name.is_empty() {
+                    return Err(at("empty section name".into()));
+                }
+                if let Some(job) = self.current.take() {
+                    self.jobs.push(job);
+                }
+                if name == "global" {
+                    self.in_global = Some(true);
+                } else {
+                    self.in_global = Some(false);
+                    self.current = Some(JobSpec {
+                        name: name.to_string(),
+                        ..self.global.clone()
+                    });
+                }
+                continue;
             }
-            continue;
+            let (key, value) = match line.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim())),
+                None => (line, None),
+            };
+            let target = match self.in_global {
+                None => return Err(at(format!("option '{key}' comes before any [section]"))),
+                Some(true) => &mut self.global,
+                Some(false) => self.current.as_mut().expect("a job section is open"),
+            };
+            apply_option(target, key, value).map_err(|e| at(e.message))?;
         }
-        let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
-            None => (line, None),
-        };
-        let target = match in_global {
-            None => {
-                return Err(at(
-                    line_no,
-                    format!("option '{key}' comes before any [section]"),
-                ))
-            }
-            Some(true) => &mut global,
-            Some(false) => current.as_mut().expect("a job section is open"),
-        };
-        apply_option(target, key, value).map_err(|e| at(line_no, e.message))?;
+        Ok(())
     }
-    if let Some(job) = current.take() {
-        jobs.push(job);
+
+    /// The jobs read, the last section closed; `origin` names the file in the error if
+    /// there are none.
+    fn finish(mut self, origin: &str) -> Result<Vec<JobSpec>, SpecError> {
+        if let Some(job) = self.current.take() {
+            self.jobs.push(job);
+        }
+        if self.jobs.is_empty() {
+            return Err(SpecError {
+                message: format!("{origin}: no job sections (add one, e.g. [job1])"),
+            });
+        }
+        Ok(self.jobs)
     }
-    if jobs.is_empty() {
-        return Err(SpecError {
-            message: format!("{origin}: no job sections (add one, e.g. [job1])"),
-        });
-    }
-    Ok(jobs)
 }
 
 #[cfg(test)]
@@ -274,6 +367,77 @@ mod tests {
         // What raidlab runs: a stream per file.
         let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
         assert_eq!(crate::JobInstance::expand(&jobs[..1]).len(), 2);
+    }
+
+    /// `include FILE` reads that file's lines where the line stands, as fio does: a relative
+    /// name from the including file's folder, its options in the section open there, its
+    /// own `${VAR}`s and notes; errors name the included file's line; a file including
+    /// itself stops; text with no file behind it refuses an include.
+    #[test]
+    fn included_files_continue_where_the_include_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write(
+            "main.fio",
+            "[global]\nrw=read\ninclude sub/common.fio\n[a]\nsize=1m\n[b]\ninclude sub/more.fio\n",
+        );
+        write("sub/common.fio", "bs=4KiB\nfilename=${DEV}\n");
+        write("sub/more.fio", "rw=write\n");
+        let env = |v: &str| (v == "DEV").then(|| "/dev/x".to_string());
+        let (jobs, notes) =
+            read_job_file(&dir.path().join("main.fio"), JobSpec::default(), env).unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert!(jobs
+            .iter()
+            .all(|j| j.bs.read.min() == 4096 && j.filenames == vec!["/dev/x"]));
+        assert_eq!((jobs[0].rw, jobs[1].rw), (RwMode::Read, RwMode::Write));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("sub/common.fio:1: note: bs=4KiB"),
+            "{}",
+            notes[0]
+        );
+
+        write("bad.fio", "[a]\ninclude sub/badopt.fio\n");
+        write("sub/badopt.fio", "rw=read\n\nbs=1x\n");
+        let e = read_job_file(&dir.path().join("bad.fio"), JobSpec::default(), env).unwrap_err();
+        assert!(
+            e.message.contains("sub/badopt.fio:3: option 'bs'"),
+            "{}",
+            e.message
+        );
+        write("missing.fio", "[a]\ninclude nope.fio\n");
+        let e =
+            read_job_file(&dir.path().join("missing.fio"), JobSpec::default(), env).unwrap_err();
+        assert!(
+            e.message
+                .contains("missing.fio:2: cannot read included file"),
+            "{}",
+            e.message
+        );
+        write("self.fio", "[a]\ninclude self.fio\n");
+        let e = read_job_file(&dir.path().join("self.fio"), JobSpec::default(), env).unwrap_err();
+        assert!(
+            e.message
+                .contains("self.fio:2: include self.fio: includes nest deeper"),
+            "{}",
+            e.message
+        );
+
+        let e = parse_job_text("[a]\ninclude x.fio\n", "t.fio", JobSpec::default()).unwrap_err();
+        assert!(
+            e.message.starts_with("t.fio:2: include x.fio:"),
+            "{}",
+            e.message
+        );
+        // An option whose name starts with "include" is not an include.
+        let e = parse_job_text("[a]\nincludes=1\n", "t.fio", JobSpec::default()).unwrap_err();
+        assert!(
+            e.message.contains("unknown option 'includes'"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

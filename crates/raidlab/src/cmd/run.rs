@@ -246,17 +246,13 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
 }
 
 fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(format!(
-            "{path}: cannot read job file: {e} (valid: a readable fio job file)"
-        ))
-    })?;
-    // `${VAR}` from the environment, as fio expands it.
-    let text = raidlab_workload::expand_vars(&text, path, |v| std::env::var(v).ok())
+    // `${VAR}` from the environment and `include FILE` lines, as fio reads job files.
+    let (jobs, notes) =
+        raidlab_workload::read_job_file(std::path::Path::new(path), global.clone(), |v| {
+            std::env::var(v).ok()
+        })
         .map_err(|e| CliError::usage(e.message))?;
-    let jobs =
-        parse_job_text(&text, path, global.clone()).map_err(|e| CliError::usage(e.message))?;
-    for note in raidlab_workload::fio_notes(&text, path) {
+    for note in notes {
         ewriteln!("raidlab: {note}");
     }
     Ok(jobs)
