@@ -167,7 +167,7 @@ pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
     }
     let mut head = vec![0u8; 8];
     if member.size >= 8 && member.read_raw(&mut head, 0).is_ok() && head == MAGIC {
-        return Ok(Some("raidlab array member".into()));
+        return Ok(Some("raidlab array metadata".into()));
     }
     if member.has_nonzero_head()? {
         return Ok(Some("data (nonzero bytes in its first MiB)".into()));

@@ -234,7 +234,7 @@ fn le32(buf: &[u8], off: usize) -> Option<u32> {
 /// Identify a signature from the first bytes of a target (pure; used by [`find_signature`]).
 pub fn identify_head(head: &[u8]) -> Option<String> {
     if at(head, 0, RAIDLAB_MEMBER_MAGIC) {
-        return Some("raidlab array member".into());
+        return Some("raidlab array metadata".into());
     }
     for off in [0usize, 4096] {
         if le32(head, off) == Some(MD_MAGIC) {
@@ -318,7 +318,7 @@ mod tests {
     fn recognises_the_common_signatures() {
         assert_eq!(
             identify_head(&with(0, b"RAIDLABA")).as_deref(),
-            Some("raidlab array member")
+            Some("raidlab array metadata")
         );
         assert_eq!(
             identify_head(&with(510, &[0x55, 0xAA])).as_deref(),

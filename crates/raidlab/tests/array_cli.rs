@@ -84,7 +84,9 @@ fn create_status_fail_remove_add_rebuild_scrub() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("raidlab array member") && err.contains("--force") && err.lines().count() == 1,
+        err.contains("raidlab array metadata")
+            && err.contains("--force")
+            && err.lines().count() == 1,
         "{err}"
     );
 

@@ -62,10 +62,11 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
         WriteOptions { force: args.force },
     )?;
     warn(&files.warnings);
+    let n = files.svgs.len();
     let mut text = format!(
-        "report: {} ({} figures, SVG and PNG beside it)\n",
+        "report: {} ({n} figure{}, SVG and PNG beside it)\n",
         files.index.display(),
-        files.svgs.len()
+        if n == 1 { "" } else { "s" }
     );
     if !files.removed.is_empty() {
         text.push_str(&format!(

@@ -566,10 +566,11 @@ fn write_report(db: &Path, dir: &Path, force: bool) -> Result<(), CliError> {
     for w in &files.warnings {
         ewriteln!("raidlab: warning: {w}");
     }
+    let n = files.svgs.len();
     ewriteln!(
-        "report: {} ({} figures)",
+        "report: {} ({n} figure{})",
         files.index.display(),
-        files.svgs.len()
+        if n == 1 { "" } else { "s" }
     );
     Ok(())
 }
