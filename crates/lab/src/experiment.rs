@@ -445,6 +445,19 @@ impl Experiment {
         for o in overrides {
             apply_override(&mut doc, o)?;
         }
+        // Where a bad value came from: the `--set` that put it there, else the file's section.
+        let set_by = |section: &str, key: &str| {
+            overrides.iter().rev().find(|o| {
+                o.split_once('=').is_some_and(|(k, _)| {
+                    let k = k.trim();
+                    k == key || k == format!("{section}.{key}")
+                })
+            })
+        };
+        let at = |section: &str, key: &str, e: &dyn std::fmt::Display| match set_by(section, key) {
+            Some(o) => LabError::usage(format!("--set {}: {e}", o.trim())),
+            None => bad(origin, format!("[{section}] {e}")),
+        };
         const TOP: &[&str] = &[
             "name",
             "description",
@@ -518,7 +531,7 @@ impl Experiment {
         // Values with `{…}` are computed per point (see plan::arith_template).
         for (k, v) in workload.iter().filter(|(_, v)| !v.contains('{')) {
             raidlab_workload::apply_option(&mut probe, k, Some(v))
-                .map_err(|e| bad(origin, format!("[workload] {e}")))?;
+                .map_err(|e| at("workload", k, &e))?;
         }
 
         let mut target = BTreeMap::new();
@@ -539,7 +552,7 @@ impl Experiment {
                         bad(origin, format!("[target] {k}: expected a string or number"))
                     })?;
                     let c = canonical_value(k, &s)
-                        .map_err(|e| bad(origin, format!("[target] {k}: {e}")))?;
+                        .map_err(|e| at("target", k, &format!("{k}: {e}")))?;
                     target.insert(k.clone(), c);
                 }
             }
@@ -1140,6 +1153,27 @@ rerun = 1
                     [target]\nfilename = \"/dev/null\"\n";
         let (p, q) = by(real, "0123456789abcdef");
         assert_eq!(p, q, "a measurement keeps its hash");
+    }
+
+    /// A bad value from `--set` is blamed on the `--set`, one from the file on its section.
+    #[test]
+    fn a_bad_value_is_blamed_where_it_came_from() {
+        let text = "name = \"t\"\n[workload]\nbs = \"4k\"\nsize = \"1x\"\n";
+        let e = Experiment::parse(text, "t.toml", Path::new("."), &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("t.toml: [workload] option 'size'"),
+            "{e}"
+        );
+        let ok = "name = \"t\"\n[workload]\nbs = \"4k\"\n";
+        for set in ["bs=1x", "workload.bs=1x"] {
+            let e = Experiment::parse(ok, "t.toml", Path::new("."), &[set.into()]).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("--set {set}: option 'bs'")),
+                "{e}"
+            );
+        }
     }
 
     #[test]
