@@ -387,6 +387,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         write: c.write,
         usr_cpu: pct(cpu1.0.saturating_sub(cpu0.0) + eu),
         sys_cpu: pct(cpu1.1.saturating_sub(cpu0.1) + es),
+        runtime_sum_ns: 0,
         elapsed_ns: elapsed,
         passes,
         verify: verify.as_ref().map(|_| c.verify),

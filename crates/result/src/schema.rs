@@ -142,9 +142,16 @@ pub struct JobResult {
     pub engine: String,
     pub read: DirStats,
     pub write: DirStats,
-    /// CPU time of the job's threads as percent of its runtime.
+    /// CPU time of the job's threads as percent of its runtime; for a group, the group's
+    /// CPU time as percent of its jobs' runtimes summed (fio's figure: the jobs' mean,
+    /// weighted by runtime).
     pub usr_cpu: f64,
     pub sys_cpu: f64,
+    /// The runtimes of the jobs folded into this result, summed, ns (fio's `job_runtime`
+    /// under group_reporting); 0 for one job, whose runtime is its longer direction's
+    /// ([`JobResult::job_runtime_ns`]).
+    #[serde(default)]
+    pub runtime_sum_ns: u64,
     /// Wall (or virtual) time from start to end, including ramp, ns.
     pub elapsed_ns: u64,
     pub passes: Vec<PassStats>,
@@ -186,13 +193,34 @@ pub fn iodepth_bucket(depth: u32) -> usize {
 }
 
 impl JobResult {
-    /// Fold another job into this one (fio's group_reporting).
+    /// The job's runtime, ns (fio's `job_runtime`): its longer direction's, or for a group
+    /// its jobs' summed.
+    pub fn job_runtime_ns(&self) -> u64 {
+        if self.runtime_sum_ns > 0 {
+            self.runtime_sum_ns
+        } else {
+            self.read.runtime_ns.max(self.write.runtime_ns)
+        }
+    }
+
+    /// Fold another job into this one (fio's group_reporting): bytes and I/Os add, each
+    /// direction's runtime is the longer one (so rates add up), the job runtimes add, and
+    /// the CPU shares become the group's CPU time over that sum.
     pub fn merge(&mut self, other: &JobResult) {
+        let (ra, rb) = (self.job_runtime_ns(), other.job_runtime_ns());
+        let weighted = |a: f64, b: f64| {
+            if ra + rb == 0 {
+                (a + b) / 2.0
+            } else {
+                (a * ra as f64 + b * rb as f64) / (ra + rb) as f64
+            }
+        };
+        self.usr_cpu = weighted(self.usr_cpu, other.usr_cpu);
+        self.sys_cpu = weighted(self.sys_cpu, other.sys_cpu);
+        self.runtime_sum_ns = ra + rb;
         self.instances += other.instances;
         self.read.merge(&other.read);
         self.write.merge(&other.write);
-        self.usr_cpu += other.usr_cpu;
-        self.sys_cpu += other.sys_cpu;
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         if self.target != other.target && !self.target.split(':').any(|t| t == other.target) {
             self.target = format!("{}:{}", self.target, other.target);
@@ -334,5 +362,29 @@ mod tests {
             (2, 30, 7)
         );
         assert_eq!(a.target, "a:b");
+    }
+
+    /// As fio reports a group: job runtimes add, and the CPU share is the group's CPU time
+    /// over them (two jobs at 60% and 20% over 2 s and 6 s: 1.2 + 1.2 s of 8 s = 30%).
+    #[test]
+    fn merging_sums_job_runtimes_and_weighs_cpu_by_them() {
+        let job = |cpu: f64, ns: u64| {
+            let mut j = JobResult {
+                instances: 1,
+                usr_cpu: cpu,
+                sys_cpu: cpu / 2.0,
+                ..Default::default()
+            };
+            j.read.runtime_ns = ns;
+            j
+        };
+        let mut a = job(60.0, 2_000_000_000);
+        a.merge(&job(20.0, 6_000_000_000));
+        assert_eq!(a.job_runtime_ns(), 8_000_000_000);
+        assert!((a.usr_cpu - 30.0).abs() < 1e-9 && (a.sys_cpu - 15.0).abs() < 1e-9);
+        a.merge(&job(30.0, 2_000_000_000));
+        assert_eq!(a.job_runtime_ns(), 10_000_000_000);
+        assert!((a.usr_cpu - 30.0).abs() < 1e-9, "{}", a.usr_cpu);
+        assert_eq!(a.read.runtime_ns, 6_000_000_000);
     }
 }

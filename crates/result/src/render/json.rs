@@ -167,7 +167,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
     );
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
-    let runtime_ms = j.read.runtime_ns.max(j.write.runtime_ns) / 1_000_000;
+    let runtime_ms = j.job_runtime_ns() / 1_000_000;
     let extras = serde_json::json!({
         "target": j.target,
         "engine": j.engine,
