@@ -313,6 +313,22 @@ fn bad_input_is_one_line_exit_2() {
         assert_eq!(err.trim_end().lines().count(), 1, "{a:?}: {err}");
         assert!(!err.contains("panicked"));
     }
+    // One member is refused without --force, as mdadm refuses it (a member list cut short).
+    let one = d.path().join("one").display().to_string();
+    for level in ["0", "linear"] {
+        let o = run(&["array", "create", "--level", level, "--size", "4m", &one]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("with 1 member") && err.contains("--force"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!Path::new(&one).exists(), "nothing is made");
+    }
+    ok(&[
+        "array", "create", "--level", "0", "--size", "4m", "--force", &one,
+    ]);
     // A plain file is not a member.
     std::fs::write(&ms[0], b"hello").unwrap();
     let o = run(&["array", "status", &ms[0]]);

@@ -233,6 +233,13 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 ));
             }
             let spec = CreateSpec::new(&level, layout.as_deref(), chunk, ms).map_err(cli)?;
+            // As mdadm: an array of one member is most likely a member list cut short.
+            if spec.members.len() == 1 && !force {
+                return Err(CliError::usage(format!(
+                    "{} with 1 member: an array of one member only adds metadata to it, so this is probably a mistake (valid: 2 or more members, or --force if one is meant)",
+                    spec.level
+                )));
+            }
             let arr = create(
                 &spec,
                 &CreateOptions {
