@@ -265,13 +265,23 @@ pub fn run_with_clock(
     })
 }
 
+/// What holds the holes a read job would read: the target file itself, the file behind a
+/// loop device, or the member files behind an in-process target.
+#[derive(Debug, PartialEq)]
+enum Holder {
+    File,
+    LoopBacking(std::path::PathBuf),
+    Members,
+}
+
 /// The share of what a read job reads that may be holes before a run warns: reads of holes
 /// are answered by the kernel without reaching a device, many times faster than it.
 pub const HOLE_WARN_SHARE: f64 = 0.1;
 
 /// Warnings for the read jobs of one stonewall group whose target is mostly holes (at least
 /// [`HOLE_WARN_SHARE`]): of the regions they read of a regular file (SEEK_HOLE/SEEK_DATA),
-/// or of the storage behind an in-process target ([`BlockTarget::hole_share`]). Targets a
+/// of the file behind a loop device ([`crate::safety::loop_backing`]), or of the storage
+/// behind an in-process target ([`BlockTarget::hole_share`]). Targets a
 /// job of the group also writes are left alone (the writes fill holes as they go), and each
 /// target is warned about once per run (`warned`).
 fn hole_warnings(
@@ -284,9 +294,9 @@ fn hole_warnings(
         .filter(|p| writes(&specs[p.spec_index]))
         .map(|p| p.setup.target.as_str())
         .collect();
-    // Per target, in the order first read: (is a file, hole bytes, bytes read).
-    let mut found: Vec<(String, bool, f64, u64)> = Vec::new();
-    let mut add = |target: &str, file: bool, holes: f64, len: u64| match found
+    // Per target, in the order first read: (what holds the holes, hole bytes, bytes read).
+    let mut found: Vec<(String, Holder, f64, u64)> = Vec::new();
+    let mut add = |target: &str, file: Holder, holes: f64, len: u64| match found
         .iter_mut()
         .find(|(t, _, _, _)| t == target)
     {
@@ -303,18 +313,23 @@ fn hole_warnings(
         }
         match &p.exec {
             ExecPlan::Psync(f) | ExecPlan::Uring(f) => {
-                if !f.metadata().is_ok_and(|m| m.is_file()) {
-                    continue;
-                }
                 let (start, len) = p.setup.stream.region();
-                if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
-                    add(target, true, holes as f64, len);
+                if f.metadata().is_ok_and(|m| m.is_file()) {
+                    if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
+                        add(target, Holder::File, holes as f64, len);
+                    }
+                } else if let Some((backing, at)) = crate::safety::loop_backing(f) {
+                    let holes = std::fs::File::open(&backing)
+                        .and_then(|b| crate::safety::hole_bytes(&b, at + start, at + start + len));
+                    if let Ok(holes) = holes {
+                        add(target, Holder::LoopBacking(backing), holes as f64, len);
+                    }
                 }
             }
             ExecPlan::Block(dev) => {
                 let (start, len) = p.setup.stream.region();
                 if let Some(share) = dev.hole_share(start, len) {
-                    add(target, false, share * len as f64, len);
+                    add(target, Holder::Members, share * len as f64, len);
                 }
             }
             ExecPlan::Null => {}
@@ -327,14 +342,17 @@ fn hole_warnings(
             continue;
         }
         let pct = (share * 100.0).round() as u64;
-        out.push(if file {
-            format!(
+        out.push(match file {
+            Holder::File => format!(
                 "{t}: {pct}% of the region read is holes; reads of holes do not reach the device — write it first (e.g. a write job) to measure the device"
-            )
-        } else {
-            format!(
+            ),
+            Holder::LoopBacking(b) => format!(
+                "{t}: {pct}% of the region read lies in holes of the loop device's backing file {}; reads of holes do not reach a disk — write it first (e.g. a write job) to measure the device",
+                b.display()
+            ),
+            Holder::Members => format!(
                 "{t}: {pct}% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices — write it first (e.g. a write job) to measure the devices"
-            )
+            ),
         });
         warned.insert(t);
     }

@@ -168,6 +168,31 @@ pub fn for_each_hole(
     })
 }
 
+/// The file behind a loop device (`/dev/loopN`, by its device number) and the offset in it
+/// where the device starts, from sysfs; None for any other file or device, or where sysfs
+/// does not say. Reads of a loop device over a sparse file's holes are answered without
+/// reaching any disk, as reads of the file's holes are.
+pub fn loop_backing(file: &File) -> Option<(std::path::PathBuf, u64)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let m = file.metadata().ok()?;
+    if !m.file_type().is_block_device() {
+        return None;
+    }
+    let (major, minor) = (libc::major(m.rdev()), libc::minor(m.rdev()));
+    let dir = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}/loop"));
+    let backing = std::fs::read_to_string(dir.join("backing_file")).ok()?;
+    let backing = backing.trim_end_matches('\n');
+    // (A backing file deleted while attached reads "… (deleted)": nothing to look at.)
+    if backing.is_empty() || backing.ends_with(" (deleted)") {
+        return None;
+    }
+    let offset = std::fs::read_to_string(dir.join("offset"))
+        .ok()
+        .and_then(|o| o.trim().parse().ok())
+        .unwrap_or(0);
+    Some((backing.into(), offset))
+}
+
 /// Bytes of [start, end) of a regular file that are holes (see [`for_each_hole`]).
 pub fn hole_bytes(file: &File, start: u64, end: u64) -> io::Result<u64> {
     let mut n = 0;

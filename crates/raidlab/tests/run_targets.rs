@@ -200,6 +200,61 @@ impl Drop for Loop {
     }
 }
 
+/// A loop device over a sparse file reads its holes without reaching a disk, as the file
+/// does: a read job over it is warned about, naming the backing file; once written, not.
+#[test]
+fn reading_a_loop_device_over_a_sparse_file_warns() {
+    assert!(is_root(), "this test attaches a loop device and needs root");
+    require_tool("losetup", "mount");
+    let dir = tempfile::tempdir().unwrap();
+    let backing = dir.path().join("sparse.img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&backing)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "losetup: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let target = format!("--filename={}", dev.0);
+    let read = || {
+        let out = raidlab(&[&target, "--bs=1m", "--name=r", "--rw=read", "--size=4m"]);
+        assert_ok(&out, "read the loop device");
+        stderr(&out)
+    };
+    let err = read();
+    let want = format!(
+        "raidlab: warning: {}: 100% of the region read lies in holes of the loop device's backing file {}",
+        dev.0,
+        backing.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("warning")).count(),
+        1,
+        "{err}"
+    );
+    let out = raidlab(&[
+        &target,
+        "--bs=1m",
+        "--name=w",
+        "--rw=write",
+        "--size=4m",
+        "--direct=1",
+        "--force",
+    ]);
+    assert_ok(&out, "write the loop device");
+    let err = read();
+    assert!(!err.contains("holes"), "{err}");
+}
+
 #[test]
 fn loop_device_target() {
     assert!(is_root(), "this test attaches a loop device and needs root");
