@@ -457,7 +457,7 @@ pub struct DriveQueue {
     /// so only the lists of the regions that span covers are looked through (mostly empty).
     /// The window's writes are listed the same way, after the reads' buckets.
     read_heads: Vec<u32>,
-    /// Each slot's neighbours (next, previous) in its bucket's list of reads.
+    /// Each slot's neighbours (next, previous) in its bucket's list.
     read_links: Vec<(u32, u32)>,
 }
 
