@@ -242,6 +242,7 @@ pub fn run_with_clock(
         for line in hole_warnings(&this, specs, &mut warned) {
             crate::ewriteln!("raidlab: warning: {line}");
         }
+        invalidate_regions(&this, specs);
         results.extend(run_group(this, opts, &clock, specs));
     }
 
@@ -263,6 +264,35 @@ pub fn run_with_clock(
         timestamp: opts.timestamp,
         jobs,
     })
+}
+
+/// fio's `invalidate` (on unless a job turns it off): before a group starts, the page
+/// cache's copy of each of its jobs' regions of a file or block device is written back and
+/// dropped, outside any job's timing, so buffered reads reach the device rather than memory
+/// (the file laid out just before would otherwise be read back from the cache). Where the
+/// kernel declines, the job runs as it would have; in-process targets have no page cache.
+fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
+    use std::os::fd::AsRawFd;
+    for p in group {
+        if !specs[p.spec_index].invalidate {
+            continue;
+        }
+        let (ExecPlan::Psync(f) | ExecPlan::Uring(f)) = &p.exec else {
+            continue;
+        };
+        let (start, len) = p.setup.stream.region();
+        // Dirty pages are not dropped: written back first (a laid-out file's are).
+        let _ = f.sync_data();
+        // SAFETY: posix_fadvise on a descriptor this plan owns; it only advises the cache.
+        unsafe {
+            libc::posix_fadvise(
+                f.as_raw_fd(),
+                start as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
 }
 
 /// What holds the holes a read job would read: the target file itself, the file behind a

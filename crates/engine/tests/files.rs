@@ -555,3 +555,66 @@ fn end_fsync_flushes_a_file_on_every_executor() {
         assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20, "{engine}");
     }
 }
+
+/// Pages of `path` in the page cache (mincore over a mapping of it).
+fn resident_pages(path: &std::path::Path) -> usize {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    let page = 4096;
+    let mut vec = vec![0u8; len.div_ceil(page)];
+    // SAFETY: a read-only shared mapping of a file we hold open, unmapped before returning;
+    // mincore writes one byte per page into `vec`, sized for the mapping.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+        libc::munmap(p, len);
+    }
+    vec.iter().filter(|&&b| b & 1 != 0).count()
+}
+
+/// fio's `invalidate`, on by default: before a job starts, the page cache's copy of its
+/// region is dropped, so buffered reads reach the device. A job reading 4 KiB of a cached
+/// 8 MiB file leaves it mostly out of the cache (what it read and read ahead is back in);
+/// with invalidate=0 every page stays.
+#[test]
+fn a_buffered_job_starts_with_its_region_out_of_the_page_cache() {
+    let d = tmp();
+    let f = d.path().join("cached");
+    let pages = (8 << 20) / 4096;
+    for (invalidate, want_most) in [("1", false), ("0", true)] {
+        std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+        assert_eq!(resident_pages(&f), pages, "written through the cache");
+        let r = run_paths(
+            &[spec(&[
+                ("rw", "read"),
+                ("bs", "4k"),
+                ("size", "8m"),
+                ("io_size", "4k"),
+                ("invalidate", invalidate),
+                ("ioengine", "psync"),
+                ("filename", f.to_str().unwrap()),
+            ])],
+            true,
+        )
+        .unwrap();
+        assert_eq!(r.jobs[0].error, None);
+        let resident = resident_pages(&f);
+        if want_most {
+            assert_eq!(resident, pages, "invalidate={invalidate}");
+        } else {
+            assert!(
+                resident < pages / 4,
+                "invalidate={invalidate}: {resident} of {pages}"
+            );
+        }
+    }
+}

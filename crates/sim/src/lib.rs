@@ -319,6 +319,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            // fio's invalidate: the job starts with its region's clean pages out of the cache.
+            if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {
+                let (start, len) = j.stream.region();
+                pc.drop_clean(p.lun as u32, start, len);
+            }
             jobs.push(j);
         }
         let t0 = engine.now;

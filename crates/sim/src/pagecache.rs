@@ -577,6 +577,30 @@ impl PageCache {
         }
     }
 
+    /// fio's `invalidate` as a job starts: the clean pages of `[offset, offset + len)` of
+    /// `lun` are dropped (POSIX_FADV_DONTNEED drops clean pages; dirty ones and those being
+    /// written back stay). Looks through whichever is smaller, the range or the cache.
+    pub fn drop_clean(&mut self, lun: u32, offset: u64, len: u64) {
+        let (first, end) = (offset / PAGE, (offset + len).div_ceil(PAGE));
+        if end - first > self.map.len() as u64 {
+            let keys: Vec<u64> = self
+                .map
+                .iter()
+                .filter(|&(&k, &s)| {
+                    lun_of(k) == lun
+                        && (first..end).contains(&page_of(k))
+                        && self.slots[s as usize].state == State::Ready
+                })
+                .map(|(&k, _)| k)
+                .collect();
+            for k in keys {
+                self.drop_page(k);
+            }
+        } else {
+            self.invalidate(lun, offset, len);
+        }
+    }
+
     /// Dirty pages of `lun`, including those under write-back.
     pub fn lun_dirty(&self, lun: u32) -> u64 {
         self.lun_dirty[lun as usize]

@@ -66,21 +66,34 @@ fn twice(t: &str, opts: &[(&str, &str)]) -> (f64, f64) {
 
 /// Seed 002's cache defeat: "for large enough files, this is a non-issue as there will
 /// eventually be enough cache turnover", but a file that fits in memory is read from memory
-/// the second time.
+/// the second time, unless the job drops its region from the cache first (fio's
+/// `invalidate`, on by default).
 #[test]
 fn a_file_that_fits_in_the_page_cache_is_read_again_from_memory_and_one_twice_its_size_is_not() {
     let dir = cached_systems(512);
     let t = target(&dir, "raid0-4d-c64.toml");
-    let opts = |size: &'static str| [("rw", "read"), ("bs", "1m"), ("size", size)];
-    let (cold, warm) = twice(&t, &opts("256m"));
+    let opts = |size: &'static str, invalidate: &'static str| {
+        [
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", size),
+            ("invalidate", invalidate),
+        ]
+    };
+    let (cold, warm) = twice(&t, &opts("256m", "0"));
     assert!(
         warm > 5.0 * cold,
         "a 256 MiB file in 512 MiB of cache: {cold:.0} then {warm:.0} MB/s"
     );
-    let (cold, again) = twice(&t, &opts("1g"));
+    let (cold, again) = twice(&t, &opts("1g", "0"));
     assert!(
         again < 1.15 * cold,
         "a 1 GiB file through 512 MiB of cache: {cold:.0} then {again:.0} MB/s"
+    );
+    let (cold, dropped) = twice(&t, &opts("256m", "1"));
+    assert!(
+        dropped < 1.15 * cold,
+        "a 256 MiB file dropped from the cache before the second job: {cold:.0} then {dropped:.0} MB/s"
     );
 }
 
@@ -345,7 +358,15 @@ fn a_direct_write_drops_the_cached_pages_it_covers() {
     let dir = cached_systems(512);
     let t = target(&dir, "raid0-4d-c64.toml");
     let read = |stonewall: bool| {
-        let mut s = spec(&t, &[("rw", "read"), ("bs", "1m"), ("size", "64m")]);
+        let mut s = spec(
+            &t,
+            &[
+                ("rw", "read"),
+                ("bs", "1m"),
+                ("size", "64m"),
+                ("invalidate", "0"),
+            ],
+        );
         s.stonewall = stonewall;
         s
     };

@@ -253,6 +253,10 @@ pub struct JobSpec {
     /// (fio's `end_fsync`).
     #[serde(default)]
     pub end_fsync: bool,
+    /// Drop the page cache's copy of the job's region before it starts (fio's `invalidate`,
+    /// on by default there too), so buffered reads reach the device rather than memory.
+    #[serde(default = "yes")]
+    pub invalidate: bool,
     pub ioengine: IoEngine,
     pub randseed: u64,
     /// Targets; each gets its own `numjobs` jobs.
@@ -285,6 +289,7 @@ impl Default for JobSpec {
             loops: 1,
             direct: false,
             end_fsync: false,
+            invalidate: true,
             ioengine: IoEngine::IoUring,
             // fio's default seed, so a default job draws a fixed sequence.
             randseed: 0x89,
@@ -335,6 +340,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "loops",
     "direct",
     "end_fsync",
+    "invalidate",
     "ioengine",
     "randseed",
     "filename",
@@ -349,6 +355,11 @@ fn is_flag(key: &str) -> bool {
         key,
         "time_based" | "group_reporting" | "stonewall" | "thread"
     )
+}
+
+/// `true`, for serde defaults of options fio turns on unless told otherwise.
+fn yes() -> bool {
+    true
 }
 
 /// Split fio's ':'-separated filename list. `array:` and `sim:` target prefixes contain a
@@ -481,6 +492,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "loops" => spec.loops = parse_u32(value, 1, 1_000_000).map_err(err)?,
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
         "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
+        "invalidate" => spec.invalidate = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
         "randseed" => {
             spec.randseed = value.parse().map_err(|_| {

@@ -285,6 +285,9 @@ fn option_help(name: &str) -> &'static str {
         "end_fsync" => {
             "1: flush written data to the device when the job ends (counted in its runtime)"
         }
+        "invalidate" => {
+            "1 (default): drop the page cache's copy of the region before the job starts"
+        }
         "ioengine" => "io_uring (default), psync, null",
         "randseed" => "seed of the request stream",
         "filename" => {
@@ -732,6 +735,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     put("direct", u8::from(s.direct).to_string());
     if s.end_fsync {
         put("end_fsync", "1".into());
+    }
+    if !s.invalidate {
+        put("invalidate", "0".into());
     }
     if s.randseed != d.randseed {
         put("randseed", s.randseed.to_string());
