@@ -159,8 +159,8 @@ impl CreateSpec {
 /// A signature (filesystem, partition table, md or raidlab superblock) or a nonzero byte in
 /// the first MiB is data. Past the first MiB, a regular file is read where it holds data: its
 /// data extents (SEEK_DATA / SEEK_HOLE), so a file of holes costs nothing and a written
-/// block anywhere is found. A block device, and a file past [`EXTENT_READ_CAP`] bytes of
-/// extents, is sampled ([`nonzero_sample`]).
+/// block anywhere is found. A block device, and a file past `EXTENT_READ_CAP` bytes of
+/// extents, is sampled (`nonzero_sample`).
 pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
     if let Ok(Some(sig)) = raidlab_engine::safety::find_signature(&member.path) {
         return Ok(Some(sig));

@@ -117,7 +117,7 @@ impl Segment {
 /// Copy `n` bytes with non-temporal (streaming) stores where the CPU has them: the
 /// destination is a member's page, which nothing reads soon, so its cache lines are
 /// written without first being read from memory and without evicting the caller's data.
-/// The stores are weakly ordered: [`StripeCopy::run`] fences once at its end; other callers
+/// The stores are weakly ordered: `StripeCopy::run` fences once at its end; other callers
 /// (the full-stripe bench's peer that streams the same bytes) fence themselves.
 ///
 /// # Safety

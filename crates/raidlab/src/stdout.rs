@@ -1,6 +1,6 @@
 //! Standard output that never panics: `print!` and `println!` panic (exit 101) when stdout
 //! is a pipe whose reader went away (`raidlab explain … | head -1`) or a full disk
-//! (`> /dev/full`). Every command prints through [`write`] or [`print`] instead, so a closed
+//! (`> /dev/full`). Every command prints through [`write()`] or [`print()`] instead, so a closed
 //! pipe ends the printing quietly (exit 0: nobody wants the rest) and any other failure is
 //! one line on standard error and exit 1.
 
@@ -18,7 +18,7 @@ pub fn write(text: &str) -> std::io::Result<()> {
     }
 }
 
-/// [`write`], with a failure as the command's error: exit 1 and one line,
+/// [`write()`], with a failure as the command's error: exit 1 and one line,
 /// `raidlab: cannot write to standard output: No space left on device (os error 28)`.
 pub fn print(text: &str) -> Result<(), CliError> {
     write(text).map_err(|e| CliError::failed(format!("cannot write to standard output: {e}")))

@@ -279,7 +279,7 @@ fn arc_of(target: f64) -> usize {
 
 /// A drive's scheduling window: its commands ordered by the angle of their first sector,
 /// then by arrival, as a ring linked through their slots, with the first command of each of
-/// [`ARCS`] equal arcs of the turn. The scheduler walks it from the head's angle in the order
+/// `ARCS` (64) equal arcs of the turn. The scheduler walks it from the head's angle in the order
 /// the sectors pass under the head; a command enters or leaves without moving the others,
 /// and the first command at or past an angle is found from its arc.
 #[derive(Debug)]
@@ -1450,7 +1450,7 @@ impl PlanCache {
 
     /// The planner's destage plan for dirty ranges `ranges` of stripe `s`: appends its reads
     /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`). The I/Os
-    /// may come in another order than the planner's (see [`Roles`]): callers sort them.
+    /// may come in another order than the planner's (see `Roles`): callers sort them.
     ///
     /// A shape met for the first time is planned at `s` and at a stripe a whole number of
     /// periods away; the two must agree up to the shift of member offsets, or this array's

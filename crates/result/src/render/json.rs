@@ -5,7 +5,7 @@
 //! `groupid`, `error`, `elapsed`, `job options`, `read`/`write`/`trim`/`sync`, `job_runtime`,
 //! `usr_cpu`, `sys_cpu`, `latency_ns`/`latency_us`/`latency_ms`. raidlab's own extras
 //! (target, engine, passes, verify, simulation) are under a `raidlab` key. `json+` adds fio's
-//! latency histogram `bins` ({"<ns>": count}, fio's bucket values) to `clat_ns` and `lat_ns`.
+//! latency histogram `bins` (`{"<ns>": count}`, fio's bucket values) to `clat_ns` and `lat_ns`.
 //!
 //! Keys fio writes that raidlab does not measure are left out rather than filled with made-up
 //! values; [`JSON_ABSENT_KEYS`] lists them.
