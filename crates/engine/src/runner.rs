@@ -236,6 +236,11 @@ pub fn run_with_clock(
             continue;
         }
         if stop.load(Ordering::Relaxed) {
+            // Stopped before any job ran (after the layout): no result to give, as when the
+            // layout itself is interrupted. After a group, the groups done are the result.
+            if results.is_empty() {
+                return Err(EngineError::failed("interrupted before the jobs started"));
+            }
             break;
         }
         // Looked at as the group starts: earlier groups may have written what it reads.

@@ -531,6 +531,28 @@ fn a_stop_during_layout_ends_the_run_with_a_clear_error() {
     );
 }
 
+/// A stop that comes after the layout but before the first job starts ends the run with an
+/// error, as one during the layout does: an empty result (no job, no I/O) read as a finished
+/// run, and a sweep blamed the runtime or ramp_time for it.
+#[test]
+fn a_stop_before_the_jobs_start_ends_the_run_with_a_clear_error() {
+    let d = tmp();
+    let f = d.path().join("laid");
+    let s = spec(&[
+        ("rw", "read"),
+        ("size", "1m"),
+        ("filename", f.to_str().unwrap()),
+    ]);
+    run_paths(&[s.clone()], false).unwrap();
+    let opts = raidlab_engine::RunOptions {
+        stop: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        ..Default::default()
+    };
+    let e = raidlab_engine::run(&[s], &mut raidlab_engine::resolve_path, &opts).unwrap_err();
+    assert!(!e.is_usage());
+    assert_eq!(e.to_string(), "interrupted before the jobs started");
+}
+
 /// end_fsync on a file: each executor flushes it at the end without error, the data intact.
 #[test]
 fn end_fsync_flushes_a_file_on_every_executor() {

@@ -28,6 +28,10 @@ pub struct PointPlan {
     pub params: BTreeMap<String, String>,
     /// The target as given to the runner (`/dev/sdb`, `array:a,b`, `sim:…/fig11.toml`).
     pub target: String,
+    /// The target as stored with each run and shown in tables: `target` with this process's
+    /// scratch folder written `{scratch}` (`{scratch}/data`), so a campaign resumed by another
+    /// process, in another scratch folder, keeps one target per point.
+    pub stored_target: String,
     /// `measured` or `simulated`.
     pub source: String,
     /// The job specs of one run, complete and validated.
@@ -280,10 +284,17 @@ pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<Poin
     } else {
         "measured"
     };
+    let scratch = ctx.scratch.display().to_string();
+    let stored_target = if scratch.is_empty() {
+        target.clone()
+    } else {
+        target.replace(&scratch, "{scratch}")
+    };
     Ok(PointPlan {
         point: point.clone(),
         params,
         target,
+        stored_target,
         source: source.into(),
         specs: vec![spec],
         member_files_to_create,

@@ -99,10 +99,15 @@ impl Actions for FakeActions {
     }
 }
 
+thread_local! {
+    /// The scratch folder of the harness's "process" (each sweep has its own).
+    static SCRATCH: std::cell::Cell<&'static str> = const { std::cell::Cell::new("/scratch") };
+}
+
 fn ctx() -> Context {
     Context {
         raidlab: "raidlab".into(),
-        scratch: "/scratch".into(),
+        scratch: SCRATCH.get().into(),
     }
 }
 
@@ -388,6 +393,56 @@ fn an_interrupted_campaign_resumes_with_the_runs_not_yet_stored() {
     assert_eq!(more.hash, e.hash);
     let (r, _) = go(&more, &mut db, |_, _| Ok(30.0), None);
     assert_eq!(r.unwrap().runs_done, 3);
+}
+
+/// A sweep resumed by another process runs in another scratch folder: its runs are stored
+/// with the same target as the first process's (`{scratch}/data`), so the point stays one
+/// point (a report split it in two, one curve per scratch folder), while the runner is given
+/// the real file.
+#[test]
+fn a_resumed_scratch_campaign_stores_one_target_per_point() {
+    let text = "name = \"scr\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"{scratch}/data\"\n[sweep]\nbs = [\"4k\", \"8k\"]\n[repeat]\ncount = 2";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let e = exp(text);
+    let mut db = Db::open_or_create(&path).unwrap();
+    SCRATCH.set("/tmp/raidlab-sweep-100-0");
+    let (r, _) = go(
+        &e,
+        &mut db,
+        |n, _| {
+            if n == 2 {
+                Err(LabError::failed("interrupted"))
+            } else {
+                Ok(10.0)
+            }
+        },
+        None,
+    );
+    assert!(r.is_err());
+    SCRATCH.set("/tmp/raidlab-sweep-200-0");
+    let given = Rc::new(RefCell::new(Vec::new()));
+    let g = given.clone();
+    let (r, _) = go(
+        &e,
+        &mut db,
+        move |_, s| {
+            g.borrow_mut().push(s.filenames.join(":"));
+            Ok(10.0)
+        },
+        None,
+    );
+    let r = r.unwrap();
+    assert_eq!((r.runs_done, r.runs_skipped), (2, 2));
+    assert!(r.outcomes.iter().all(|o| o.target == "{scratch}/data"));
+    assert_eq!(*given.borrow(), ["/tmp/raidlab-sweep-200-0/data"; 2]);
+    let targets: Vec<String> = db.runs().unwrap().into_iter().map(|r| r.target).collect();
+    assert_eq!(targets, ["{scratch}/data"; 4]);
+    assert!(db
+        .points()
+        .unwrap()
+        .iter()
+        .all(|p| p.target == "{scratch}/data"));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::axis::{format_bytes, format_number};
+use crate::chart::Source;
 use crate::limits::LimitsTable;
 use crate::points::{campaigns, is_size_param, value_number, Campaign};
 use crate::rows::RunRow;
@@ -158,9 +159,17 @@ fn campaign_header(h: &mut String, meta: &ReportMeta, c: &Campaign) {
         let _ = writeln!(h, "<p>{}</p>", esc(d));
     }
     if let Some(cmd) = cm.map(|m| m.command.trim()).filter(|d| !d.is_empty()) {
+        // A sweep of simulated systems measured nothing.
+        let did = if c.sources.contains(&Source::Measured) {
+            "Measured"
+        } else if c.sources.contains(&Source::Predicted) {
+            "Simulated"
+        } else {
+            "Run"
+        };
         let _ = writeln!(
             h,
-            "<p class=\"meta\">Measured with <code>{}</code></p>",
+            "<p class=\"meta\">{did} with <code>{}</code></p>",
             esc(cmd)
         );
     }

@@ -131,6 +131,36 @@ fn page_carries_description_environment_and_commands() {
     assert!(html.contains("figure by <code>raidlab report lab.db --out r</code>"));
 }
 
+/// The command behind a campaign is introduced by what it did: a sweep of simulated systems
+/// measured nothing, and its page said "Measured with".
+#[test]
+fn a_simulated_campaign_is_not_said_to_be_measured() {
+    let page = |source: &str| {
+        let rows: Vec<_> = bs_sweep()
+            .into_iter()
+            .map(|mut r| {
+                r.source = source.into();
+                r
+            })
+            .collect();
+        let mut meta = ReportMeta::default();
+        meta.campaigns.insert(
+            "chain".into(),
+            CampaignMeta {
+                command: "raidlab sweep recipes/llnl2000.toml".into(),
+                ..Default::default()
+            },
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_report_with(&rows, &[], &[], &meta, dir.path()).unwrap();
+        std::fs::read_to_string(dir.path().join("index.html")).unwrap()
+    };
+    let html = page("simulated");
+    assert!(!html.contains("Measured with"), "{html}");
+    assert!(html.contains("Simulated with <code>raidlab sweep recipes/llnl2000.toml</code>"));
+    assert!(page("measured").contains("Measured with <code>raidlab sweep"));
+}
+
 #[test]
 fn imprecise_points_are_flagged() {
     let mut rows = level_chunk();

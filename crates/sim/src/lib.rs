@@ -467,6 +467,22 @@ pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
 fn bounds_of(w: &World) -> Vec<ComponentBound> {
     let mut out = Vec::new();
     for r in &w.res {
+        if r.kind == "parity" {
+            // An XOR engine (or the host's software parity) computes parity for writes, and
+            // for reads only of a degraded array: it bounds no read.
+            out.push(ComponentBound {
+                name: r.name.clone(),
+                kind: r.kind.into(),
+                bound_bytes_s: f64::INFINITY,
+                outer_bytes_s: f64::INFINITY,
+                note: format!(
+                    "{}; no read bound (parity is computed for writes), write {:.1} MB/s",
+                    r.note,
+                    bw(r.ns_per_byte[1]) / 1e6
+                ),
+            });
+            continue;
+        }
         if let Some(b) = r.bound() {
             let (rd, wr) = (bw(r.ns_per_byte[0]), bw(r.ns_per_byte[1]));
             let b = rd.min(b.max(rd));

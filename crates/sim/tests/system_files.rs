@@ -431,6 +431,27 @@ fn every_member_count_the_check_takes_the_planner_builds() {
     assert!(taken >= 7 * 2, "{taken}");
 }
 
+/// The bounds are read bounds, and a controller's XOR engine does no work for a read: it
+/// bounds none. Listed at its write rate (seed 000's 37 MB/s), it was the lowest bound of a
+/// 5+p chain, and the report's limits table named it the bottleneck of reads at 48 MB/s
+/// ("132% of the bound") where the simulator's own bound is the 50 MB/s data path.
+#[test]
+fn a_parity_engine_bounds_no_read() {
+    let b = raidlab_sim::bounds(&repo().join("systems/llnl2000/fig12.toml")).unwrap();
+    let parity = b
+        .iter()
+        .find(|c| c.kind == "parity")
+        .expect("a parity engine");
+    assert!(!parity.bound_bytes_s.is_finite(), "{parity:?}");
+    assert!(parity.note.contains("37 MB/s"), "{parity:?}");
+    let lun = b.iter().find(|c| c.name == "lun/u0c0").expect("lun/u0c0");
+    let lowest = b
+        .iter()
+        .map(|c| c.bound_bytes_s)
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(lowest, lun.bound_bytes_s, "{b:?}");
+}
+
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
 /// 002's stage-2 figure) and at the outer zone. A sequential read at the drives' start runs
 /// above the first and never above the second; one at their end stays under the first.

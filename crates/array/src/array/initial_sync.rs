@@ -24,10 +24,11 @@
 //!
 //! [`Superblock::initial_sync`]: crate::superblock::Superblock::initial_sync
 
-use super::{Array, Backing};
+use super::{Array, Backing, SlotRt};
 use crate::error::ArrayError;
 use crate::member::{AlignedBuf, Member};
 use crate::shape;
+use crate::superblock::SlotState;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -132,13 +133,43 @@ impl Array {
     }
 
     /// (hole bytes, member bytes) behind logical [offset, offset + len); see
-    /// [`Self::hole_share`].
+    /// [`Self::hole_share`]. A member being rebuilt counts only below its checkpoint: above
+    /// it, reads reconstruct its data from the others.
     fn holes_in(&self, offset: u64, len: u64) -> Result<(u64, u64), ArrayError> {
-        let len = len.min(self.capacity().saturating_sub(offset));
-        let (mut holes, mut bytes) = (0, 0);
+        let end = offset + len.min(self.capacity().saturating_sub(offset));
         let slots = self.slots();
-        for (m, off, l) in shape::logical_to_member_ranges(&self.geo, offset, len) {
-            if !Self::readable(&slots, m, 0) {
+        // Pieces of the range that each lie wholly below or above every checkpoint.
+        let mut cuts: Vec<u64> = slots
+            .iter()
+            .filter(|s| s.state == SlotState::Rebuilding)
+            .map(|s| s.checkpoint)
+            .filter(|&c| c > offset && c < end)
+            .collect();
+        cuts.sort_unstable();
+        cuts.push(end);
+        let (mut holes, mut bytes) = (0, 0);
+        let mut from = offset;
+        for to in cuts {
+            if to > from {
+                let (h, b) = self.holes_in_piece(&slots, from, to)?;
+                holes += h;
+                bytes += b;
+            }
+            from = to;
+        }
+        Ok((holes, bytes))
+    }
+
+    /// [`Self::holes_in`] of logical [from, to), a piece no rebuild checkpoint cuts.
+    fn holes_in_piece(
+        &self,
+        slots: &[SlotRt],
+        from: u64,
+        to: u64,
+    ) -> Result<(u64, u64), ArrayError> {
+        let (mut holes, mut bytes) = (0, 0);
+        for (m, off, l) in shape::logical_to_member_ranges(&self.geo, from, to - from) {
+            if !Self::readable(slots, m, to) {
                 continue;
             }
             match &self.backing {
