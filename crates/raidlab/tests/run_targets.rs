@@ -457,11 +457,11 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     assert_usage_error(&out, "missing system file");
 }
 
-#[test]
-fn array_target_is_written_and_verified_through_the_user_space_array() {
+/// A RAID 5 (64 KiB chunks) of `n` new member files of `size` bytes in `dir`, created
+/// clean and closed: its member paths.
+fn clean_raid5(dir: &Path, n: usize, size: u64) -> Vec<std::path::PathBuf> {
     use raidlab_array::{create, CreateOptions, CreateSpec, MemberSpec};
-    let dir = tempfile::tempdir().unwrap();
-    let members: Vec<_> = (0..4).map(|i| dir.path().join(format!("m{i}"))).collect();
+    let members: Vec<_> = (0..n).map(|i| dir.join(format!("m{i}"))).collect();
     let spec = CreateSpec::new(
         "5",
         None,
@@ -472,14 +472,20 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
     let arr = create(
         &spec,
         &CreateOptions {
-            size: Some(16 << 20),
+            size: Some(size),
             assume_clean: true,
             ..Default::default()
         },
     )
     .unwrap();
     arr.close().unwrap();
-    drop(arr);
+    members
+}
+
+#[test]
+fn array_target_is_written_and_verified_through_the_user_space_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let members = clean_raid5(dir.path(), 4, 16 << 20);
     let list = members
         .iter()
         .map(|m| m.display().to_string())
@@ -550,27 +556,8 @@ fn array_target_is_written_and_verified_through_the_user_space_array() {
 /// that do not know of each other: parity goes stale and blocks are lost. Refused, one line.
 #[test]
 fn one_array_named_two_ways_in_one_run_is_refused() {
-    use raidlab_array::{create, CreateOptions, CreateSpec, MemberSpec};
     let dir = tempfile::tempdir().unwrap();
-    let members: Vec<_> = (0..3).map(|i| dir.path().join(format!("m{i}"))).collect();
-    let spec = CreateSpec::new(
-        "5",
-        None,
-        Some(64 << 10),
-        members.iter().cloned().map(MemberSpec::Path).collect(),
-    )
-    .unwrap();
-    let arr = create(
-        &spec,
-        &CreateOptions {
-            size: Some(8 << 20),
-            assume_clean: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    arr.close().unwrap();
-    drop(arr);
+    let members = clean_raid5(dir.path(), 3, 8 << 20);
     let names: Vec<String> = members.iter().map(|m| m.display().to_string()).collect();
     let list = names.join(",");
     let reversed = names.iter().rev().cloned().collect::<Vec<_>>().join(",");
