@@ -194,6 +194,24 @@ fn writing_over_an_ext4_signature_needs_force() {
 
 /// A loop device over a file in a temporary folder, detached when dropped.
 struct Loop(String);
+impl Loop {
+    /// Attach `backing` (needs root and losetup).
+    fn attach(backing: &Path) -> Loop {
+        assert!(is_root(), "this test attaches a loop device and needs root");
+        require_tool("losetup", "mount");
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(backing)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Loop(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+}
 impl Drop for Loop {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.0]).status();
@@ -204,25 +222,13 @@ impl Drop for Loop {
 /// does: a read job over it is warned about, naming the backing file; once written, not.
 #[test]
 fn reading_a_loop_device_over_a_sparse_file_warns() {
-    assert!(is_root(), "this test attaches a loop device and needs root");
-    require_tool("losetup", "mount");
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("sparse.img");
     std::fs::File::create(&backing)
         .unwrap()
         .set_len(8 << 20)
         .unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&backing)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "losetup: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let dev = Loop::attach(&backing);
     let target = format!("--filename={}", dev.0);
     let read = || {
         let out = raidlab(&[&target, "--bs=1m", "--name=r", "--rw=read", "--size=4m"]);
@@ -257,22 +263,10 @@ fn reading_a_loop_device_over_a_sparse_file_warns() {
 
 #[test]
 fn loop_device_target() {
-    assert!(is_root(), "this test attaches a loop device and needs root");
-    require_tool("losetup", "mount");
     let dir = tempfile::tempdir().unwrap();
     let backing = dir.path().join("loop.img");
     std::fs::write(&backing, vec![0u8; 16 << 20]).unwrap();
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&backing)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "losetup: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dev = Loop(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let dev = Loop::attach(&backing);
     let target = format!("--filename={}", dev.0);
     let out = raidlab(&[
         &target,
