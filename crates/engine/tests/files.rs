@@ -111,6 +111,46 @@ fn written_data_reads_back_with_verify_on_every_executor() {
     }
 }
 
+/// fio's usual verify round trip: a random write pass with verify, then a read pass that
+/// checks every block. A random pass touches each block once (fio's random map), so
+/// every block read back carries a header; drawn with replacement (norandommap), some block
+/// was never written and the read-back reports it.
+#[test]
+fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
+    for (norandommap, whole) in [("0", true), ("1", false)] {
+        let d = tmp();
+        let f = d.path().join("v");
+        let job = |name: &str, rw: &str| {
+            let mut s = spec(&[
+                ("name", name),
+                ("rw", rw),
+                ("bs", "4k"),
+                ("size", "2m"),
+                ("iodepth", "8"),
+                ("verify", "1"),
+                ("norandommap", norandommap),
+                ("filename", f.to_str().unwrap()),
+            ]);
+            s.stonewall = true;
+            s
+        };
+        // Two runs, as two fio commands: the read-back knows only what the blocks hold.
+        let w = run_paths(&[job("w", "randwrite")], false).unwrap();
+        assert_eq!(w.jobs[0].error, None);
+        let res = run_paths(&[job("r", "read")], false).unwrap();
+        let (r, v) = (&res.jobs[0], res.jobs[0].verify.as_ref().unwrap());
+        if whole {
+            assert_eq!(r.error, None, "norandommap={norandommap}");
+            assert_eq!((v.blocks_checked, v.mismatches), (512, 0));
+        } else {
+            assert!(
+                r.error.is_some() || v.mismatches > 0,
+                "norandommap={norandommap}: {v:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn psync_and_io_uring_issue_the_same_requests() {
     let d = tmp();

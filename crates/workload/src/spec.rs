@@ -228,6 +228,12 @@ pub struct JobSpec {
     /// sequential passes wrap around to the region's start.
     #[serde(default)]
     pub io_size: Option<u64>,
+    /// Random offsets drawn with replacement (fio's `norandommap`; xdd's and IOMeter's
+    /// random seeks): a block may come twice in a pass and another not at all. Off, as in
+    /// fio, a random pass with one fixed block size and no `blockalign` touches each block
+    /// of the region once, in an order shuffled anew each pass.
+    #[serde(default)]
+    pub norandommap: bool,
     /// Boundary random offsets are aligned to (fio's `blockalign`/`ba`); `None` means the
     /// request's block size. xdd and IOMeter place random requests on any 512-byte sector.
     #[serde(default)]
@@ -280,6 +286,7 @@ impl Default for JobSpec {
             size: None,
             io_size: None,
             blockalign: None,
+            norandommap: false,
             number_ios: None,
             offset: 0,
             offset_increment: 0,
@@ -331,6 +338,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "io_limit",
     "blockalign",
     "ba",
+    "norandommap",
     "number_ios",
     "offset",
     "offset_increment",
@@ -353,7 +361,7 @@ pub const OPTION_NAMES: &[&str] = &[
 fn is_flag(key: &str) -> bool {
     matches!(
         key,
-        "time_based" | "group_reporting" | "stonewall" | "thread"
+        "time_based" | "group_reporting" | "stonewall" | "thread" | "norandommap"
     )
 }
 
@@ -467,6 +475,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.io_size = Some(s)
         }
+        "norandommap" => spec.norandommap = parse_bool(value).map_err(err)?,
         "blockalign" | "ba" => {
             let a = parse_size(value).map_err(err)?;
             if a == 0 {

@@ -1,10 +1,12 @@
 //! The deterministic request stream: the same [`JobSpec`], instance and seed always give the
 //! same sequence of [`Request`]s, so the simulator replays exactly what the engine issues.
 //!
-//! Offsets of random patterns are aligned to the request's block size and uniform over the
-//! job's region `[start, start + len)` (xdd's `-seek range`); sequential patterns walk the
-//! region in order and start again at its beginning for each pass. No request ever leaves the
-//! region.
+//! Offsets of random patterns are aligned to the request's block size within the job's
+//! region `[start, start + len)`. As in fio, a pass with one fixed block size touches each
+//! block once, in an order shuffled anew each pass ([`BlockShuffle`]); with `norandommap`
+//! (xdd's `-seek range`, IOMeter), a `blockalign`, or several block sizes, each offset is
+//! drawn uniformly, a block possibly more than once. Sequential patterns walk the region in
+//! order and start again at its beginning for each pass. No request ever leaves the region.
 
 use crate::spec::{JobSpec, SpecError};
 use serde::{Deserialize, Serialize};
@@ -128,6 +130,57 @@ impl JobInstance {
     }
 }
 
+/// A permutation of the block indices `0..n`, one per key: a four-round Feistel network over
+/// the smallest even number of bits that holds `n`, walked again from any index it maps past
+/// `n` (cycle walking, under four steps on average), so no table of `n` entries is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockShuffle {
+    n: u64,
+    /// Bits of each half of the network's domain.
+    half: u32,
+    keys: [u64; 4],
+}
+
+impl BlockShuffle {
+    /// The permutation of `0..n` (n ≥ 1) drawn by `key`.
+    pub fn new(n: u64, key: u64) -> BlockShuffle {
+        debug_assert!(n >= 1);
+        let bits = 64 - (n.max(2) - 1).leading_zeros();
+        let half = bits.div_ceil(2).max(1);
+        let mut k = key;
+        let keys = [
+            splitmix64(&mut k),
+            splitmix64(&mut k),
+            splitmix64(&mut k),
+            splitmix64(&mut k),
+        ];
+        BlockShuffle { n, half, keys }
+    }
+    /// Where index `i` (< n) goes.
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        debug_assert!(i < self.n);
+        let mut x = i;
+        loop {
+            x = self.round_trip(x);
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+    #[inline(always)]
+    fn round_trip(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half) - 1;
+        let (mut l, mut r) = (x >> self.half, x & mask);
+        for &k in &self.keys {
+            let mut h = r ^ k;
+            let f = splitmix64(&mut h) & mask;
+            (l, r) = (r, l ^ f);
+        }
+        l << self.half | r
+    }
+}
+
 /// The requests of one job instance, in issue order.
 #[derive(Clone, Debug)]
 pub struct RequestStream {
@@ -154,6 +207,10 @@ pub struct RequestStream {
     /// The block sizes of reads and of writes when both directions are drawn and neither
     /// draws a size: such streams draw only a direction and an offset.
     fixed_mixed: Option<(u64, u64)>,
+    /// A random stream that touches each block once a pass (fio's random map): the one
+    /// block size, the seed of its shuffles, and the shuffle of the region's blocks in use
+    /// (drawn anew each pass, and each time a pass longer than the region goes round it).
+    mapped: Option<(u64, u64, BlockShuffle)>,
 }
 
 impl RequestStream {
@@ -178,6 +235,18 @@ impl RequestStream {
             && spec.bs.read.is_fixed()
             && spec.bs.write.is_fixed())
         .then(|| (spec.bs.read.entries[0].0, spec.bs.write.entries[0].0));
+        let one_bs = (spec.bs.read.is_fixed()
+            && spec.bs.write.is_fixed()
+            && spec.bs.read.min() == spec.bs.write.min())
+        .then(|| spec.bs.read.min());
+        let mapped = one_bs
+            .filter(|&bs| {
+                spec.rw.is_random() && !spec.norandommap && spec.blockalign.is_none() && bs <= len
+            })
+            .map(|bs| {
+                let map_seed = seed ^ 0x3C3C_3C3C_3C3C_3C3C;
+                (bs, map_seed, BlockShuffle::new(len / bs, map_seed))
+            });
         Ok(RequestStream {
             spec: spec.clone(),
             start,
@@ -195,6 +264,7 @@ impl RequestStream {
             pos: 0,
             fixed,
             fixed_mixed,
+            mapped,
         })
     }
     /// The region `(start, len)` this stream stays inside.
@@ -254,7 +324,21 @@ impl RequestStream {
     /// fits in this pass), and move past it.
     #[inline(always)]
     fn place(&mut self, dir: Dir, bs: u64) -> Request {
-        let offset = if self.random {
+        let offset = if let Some((map_bs, map_seed, shuffle)) = self.mapped.as_mut() {
+            debug_assert_eq!(bs, *map_bs);
+            // The k-th block of this pass; a pass longer than the region goes round it again
+            // in a new order.
+            let blocks = self.len / *map_bs;
+            let k = self.cursor / *map_bs;
+            if k % blocks == 0 {
+                let round = (u64::from(self.pass) << 32) ^ (k / blocks);
+                *shuffle = BlockShuffle::new(
+                    blocks,
+                    *map_seed ^ round.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+            }
+            self.start + shuffle.at(k % blocks) * *map_bs
+        } else if self.random {
             match self.spec.blockalign {
                 None => {
                     let slots = self.len / bs;
@@ -402,6 +486,98 @@ mod tests {
     use super::*;
     use crate::spec::{apply_option, RwMode};
     use proptest::prelude::*;
+
+    /// Every shuffle is a permutation of `0..n`: small and odd sizes, powers of two and
+    /// their neighbours, under several keys; different keys give different orders.
+    #[test]
+    fn block_shuffles_are_permutations() {
+        for n in (1..=300).chain([1023, 1024, 1025, 4096, 65_537]) {
+            for key in [0, 1, 0xdead_beef] {
+                let s = BlockShuffle::new(n, key);
+                let mut seen = vec![false; n as usize];
+                for i in 0..n {
+                    let x = s.at(i);
+                    assert!(x < n && !seen[x as usize], "n {n} key {key}: {i} -> {x}");
+                    seen[x as usize] = true;
+                }
+            }
+        }
+        let order = |key| {
+            (0..64)
+                .map(|i| BlockShuffle::new(64, key).at(i))
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(order(1), order(2));
+    }
+
+    /// As fio's random map: a random pass with one block size touches each block of the
+    /// region once, each pass in another order; a pass of twice the region, each block
+    /// twice. With norandommap, blockalign or several sizes, offsets are drawn with
+    /// replacement (some block comes twice in a pass).
+    #[test]
+    fn random_passes_touch_each_block_once_unless_told_otherwise() {
+        let offsets = |opts: &[(&str, &str)]| {
+            let s = spec(opts);
+            let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+            RequestStream::new(&s, inst, 1 << 20)
+                .unwrap()
+                .map(|r| (r.pass, r.offset))
+                .collect::<Vec<_>>()
+        };
+        let count = |v: &[(u32, u64)], pass: u32| {
+            let mut c = std::collections::BTreeMap::new();
+            for &(p, o) in v.iter().filter(|x| x.0 == pass) {
+                *c.entry(o).or_insert(0u32) += 1;
+            }
+            c
+        };
+        let v = offsets(&[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("loops", "2"),
+        ]);
+        assert_eq!(v.len(), 512);
+        for pass in 0..2 {
+            let c = count(&v, pass);
+            assert_eq!(c.len(), 256, "pass {pass}");
+            assert!(c.keys().all(|o| o % 4096 == 0) && c.values().all(|&n| n == 1));
+        }
+        assert_ne!(
+            v[..256].iter().map(|x| x.1).collect::<Vec<_>>(),
+            v[256..].iter().map(|x| x.1).collect::<Vec<_>>()
+        );
+        let v = offsets(&[
+            ("rw", "randrw"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("io_size", "2m"),
+        ]);
+        let c = count(&v, 0);
+        assert!(c.len() == 256 && c.values().all(|&n| n == 2));
+        for opts in [
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("size", "1m"),
+                ("norandommap", "1"),
+            ][..],
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("size", "1m"),
+                ("blockalign", "512"),
+            ][..],
+            &[
+                ("rw", "randread"),
+                ("bssplit", "4k/50:8k/50"),
+                ("size", "1m"),
+            ][..],
+        ] {
+            let c = count(&offsets(opts), 0);
+            assert!(c.values().any(|&n| n > 1), "{opts:?}");
+        }
+    }
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
         let mut s = JobSpec {

@@ -271,6 +271,9 @@ fn option_help(name: &str) -> &'static str {
         "rwmixwrite" => "percent writes for rw/randrw (0-100)",
         "size" => "bytes of the region each job covers (default: to the end of the target)",
         "blockalign" | "ba" => "boundary of random offsets (default: the block size), e.g. 512",
+        "norandommap" => {
+            "random offsets drawn with replacement (default: each block once a pass, as fio)"
+        }
         "number_ios" => "stop after this many requests (if nothing ends the job first)",
         "io_size" | "io_limit" => {
             "bytes each pass transfers (default: size); less touches part of the region"
@@ -710,6 +713,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(a) = s.blockalign {
         put("blockalign", size_text(a));
+    }
+    if s.norandommap {
+        put("norandommap", String::new());
     }
     if let Some(n) = s.number_ios {
         put("number_ios", n.to_string());
