@@ -99,6 +99,10 @@ pub struct JobSetup {
     pub progress: Arc<AtomicU64>,
     /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
     pub end_fsync: bool,
+    /// Once its writes are done, read back every block the job wrote and check it (fio's
+    /// `do_verify`), outside its timing and rates: only for a job that writes with verify
+    /// and reads nothing.
+    pub read_back: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -141,6 +145,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         verify_all,
         seed,
         mut stream,
+        read_back,
         ..
     } = setup;
     let depth = setup.depth.max(1);
@@ -178,6 +183,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut inflight = 0u32;
     let mut now = start;
     let mut last_counted = measure_from;
+    // The blocks this job wrote, for the read-back (offset, length).
+    let mut wrote: Vec<(u64, u64)> = Vec::new();
 
     loop {
         let stopping =
@@ -292,6 +299,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     &mut c.verify,
                     &mut error,
                 );
+                if read_back && r.dir == Dir::Write {
+                    wrote.push((r.offset, r.len));
+                }
             }
             bytes_done += r.len;
             if now < measure_from {
@@ -341,6 +351,23 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     errno = e.raw_os_error().unwrap_or(libc::EIO);
                     error = Some(format!("end_fsync: {e}"));
                 }
+            }
+        }
+    }
+    // fio's do_verify: every block written, read back in offset order and checked, after the
+    // job's measured part (the rates above are the writes').
+    let ended_by_size = exhausted && deadline.is_none_or(|d| now < d);
+    if let (true, Some(v)) = (read_back && ended_by_size, &verify) {
+        if !io_failed && stopped.is_none() && !stop.load(Ordering::Relaxed) {
+            wrote.sort_unstable();
+            wrote.dedup_by_key(|w| w.0);
+            if let Err((what, e)) =
+                read_back_blocks(exec, &wrote, depth, bufs, v, &mut c.verify, &mut error)
+            {
+                if error.is_none() {
+                    errno = e.raw_os_error().unwrap_or(libc::EIO);
+                }
+                error.get_or_insert(format!("verify read-back: {what} on {}: {e}", setup.target));
             }
         }
     }
@@ -401,6 +428,69 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
 }
 
 /// Before queueing: writes get their header and generation; reads decide what to expect.
+/// Read the blocks `wrote` (offset, length; in offset order) back through `exec`, `depth`
+/// at a time, and check each against the generation last written there. Counted in `sum`
+/// only, not in any rate. An I/O error ends it: (what failed, the error).
+fn read_back_blocks<E: Executor>(
+    exec: &mut E,
+    wrote: &[(u64, u64)],
+    depth: u32,
+    bufs: &AlignedBuf,
+    v: &VerifyShared,
+    sum: &mut VerifySummary,
+    error: &mut Option<String>,
+) -> Result<(), (String, std::io::Error)> {
+    let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
+    for batch in wrote.chunks(depth.max(1) as usize) {
+        let mut slots = Vec::with_capacity(batch.len());
+        for (i, &(offset, len)) in batch.iter().enumerate() {
+            let slot = i as u32;
+            let mut s = Slot {
+                req: Request {
+                    seq: 0,
+                    pass: 0,
+                    offset,
+                    len,
+                    dir: Dir::Read,
+                },
+                ready: 0,
+                submit: 0,
+                generation: 0,
+                check: false,
+                racy: false,
+                expect: None,
+            };
+            prepare_verify(&mut s, &mut [], &[], v, bufs.slot(slot), 0);
+            exec.queue(slot, Dir::Read, offset, bufs.slot(slot), len as usize);
+            slots.push(s);
+        }
+        let mut left = batch.len();
+        while left > 0 {
+            exec.submit_and_reap(1, &mut done)
+                .map_err(|e| ("submitting reads".to_string(), e))?;
+            for comp in done.drain(..) {
+                left -= 1;
+                let s = slots[comp.slot as usize];
+                match comp.res {
+                    Ok(n) if n == s.req.len => {}
+                    Ok(n) => {
+                        return Err((
+                            format!("short read at offset {}", s.req.offset),
+                            std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                format!("{n} of {} bytes", s.req.len),
+                            ),
+                        ))
+                    }
+                    Err(e) => return Err((format!("read at offset {}", s.req.offset), e)),
+                }
+                finish_verify(&s, v, bufs.slot(comp.slot), true, sum, error);
+            }
+        }
+    }
+    Ok(())
+}
+
 fn prepare_verify(
     s: &mut Slot,
     slots: &mut [Slot],

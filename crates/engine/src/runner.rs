@@ -43,6 +43,13 @@ fn writes(spec: &JobSpec) -> bool {
     spec.rw.writes(spec.rwmixread)
 }
 
+/// Whether a job reads back and checks what it wrote once its writes are done (fio's
+/// `do_verify`): it writes with verify and reads nothing, and its end is its size, not a
+/// runtime (a time-based job would have to keep every offset it ever wrote).
+fn verify_read_back(spec: &JobSpec) -> bool {
+    spec.verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
+}
+
 /// [`crate::run`] with an explicit clock.
 pub fn run_with_clock(
     specs: &[JobSpec],
@@ -215,6 +222,9 @@ pub fn run_with_clock(
                 stop: Arc::clone(&stop),
                 progress: Arc::new(AtomicU64::new(0)),
                 end_fsync: spec.end_fsync,
+                // fio's do_verify: a job that only writes, with verify, and ends by its size,
+                // reads back what it wrote.
+                read_back: verify_read_back(spec),
             },
             exec,
             buf_align: align.max(4096) as usize,

@@ -151,6 +151,42 @@ fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
     }
 }
 
+/// fio's do_verify: a job that only writes, with verify, reads back every block it wrote
+/// and checks it once its writes are done, on each executor; its write rate is the writes'
+/// alone (no read is counted). A time-based job does not (it would keep every offset).
+#[test]
+fn a_write_job_with_verify_reads_back_what_it_wrote() {
+    for engine in ["io_uring", "psync"] {
+        let d = tmp();
+        let f = d.path().join("w");
+        let job = |extra: &[(&str, &str)]| {
+            let mut o = vec![
+                ("rw", "randwrite"),
+                ("bs", "4k"),
+                ("size", "1m"),
+                ("iodepth", "8"),
+                ("ioengine", engine),
+                ("verify", "1"),
+                ("filename", f.to_str().unwrap()),
+            ];
+            o.extend_from_slice(extra);
+            spec(&o)
+        };
+        let r = run_paths(&[job(&[])], false).unwrap();
+        let j = &r.jobs[0];
+        assert_eq!(j.error, None, "{engine}");
+        assert_eq!((j.write.total_ios, j.read.total_ios), (256, 0), "{engine}");
+        let v = j.verify.as_ref().unwrap();
+        assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
+        let r = run_paths(&[job(&[("runtime", "50ms"), ("time_based", "1")])], false).unwrap();
+        assert_eq!(
+            r.jobs[0].verify.as_ref().unwrap().blocks_checked,
+            0,
+            "{engine}"
+        );
+    }
+}
+
 #[test]
 fn psync_and_io_uring_issue_the_same_requests() {
     let d = tmp();

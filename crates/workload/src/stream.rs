@@ -526,7 +526,7 @@ mod tests {
         };
         let count = |v: &[(u32, u64)], pass: u32| {
             let mut c = std::collections::BTreeMap::new();
-            for &(p, o) in v.iter().filter(|x| x.0 == pass) {
+            for &(_, o) in v.iter().filter(|x| x.0 == pass) {
                 *c.entry(o).or_insert(0u32) += 1;
             }
             c
