@@ -127,6 +127,19 @@ pub fn run_with_clock(
     let mut verify_by_target: HashMap<String, VerifyShared> = HashMap::new();
     let stop = Arc::clone(&opts.stop);
     let mut plans: Vec<InstancePlan> = Vec::new();
+    // Writers of each target in each group: a read-back while another job of the group
+    // writes the same target could catch its writes half done.
+    let mut writers: HashMap<(usize, &str), u32> = HashMap::new();
+    for inst in JobInstance::expand(specs) {
+        let spec = &specs[inst.spec_index];
+        if writes(spec) {
+            let key = (
+                group_of_spec[inst.spec_index],
+                spec.filenames[inst.file_index].as_str(),
+            );
+            *writers.entry(key).or_default() += 1;
+        }
+    }
     for inst in JobInstance::expand(specs) {
         let spec = &specs[inst.spec_index];
         let fname = &spec.filenames[inst.file_index];
@@ -223,8 +236,9 @@ pub fn run_with_clock(
                 progress: Arc::new(AtomicU64::new(0)),
                 end_fsync: spec.end_fsync,
                 // fio's do_verify: a job that only writes, with verify, and ends by its size,
-                // reads back what it wrote.
-                read_back: verify_read_back(spec),
+                // reads back what it wrote, when no other job of its group writes its target.
+                read_back: verify_read_back(spec)
+                    && writers.get(&(group_of_spec[inst.spec_index], fname.as_str())) == Some(&1),
             },
             exec,
             buf_align: align.max(4096) as usize,
