@@ -427,7 +427,6 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     }
 }
 
-/// Before queueing: writes get their header and generation; reads decide what to expect.
 /// Read the blocks `wrote` (offset, length; in offset order) back through `exec`, `depth`
 /// at a time, and check each against the generation last written there. Counted in `sum`
 /// only, not in any rate. An I/O error ends it: (what failed, the error).
@@ -491,6 +490,7 @@ fn read_back_blocks<E: Executor>(
     Ok(())
 }
 
+/// Before queueing: writes get their header and generation; reads decide what to expect.
 fn prepare_verify(
     s: &mut Slot,
     slots: &mut [Slot],

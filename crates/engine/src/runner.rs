@@ -129,8 +129,9 @@ pub fn run_with_clock(
     let mut plans: Vec<InstancePlan> = Vec::new();
     // Writers of each target in each group: a read-back while another job of the group
     // writes the same target could catch its writes half done.
+    let instances = JobInstance::expand(specs);
     let mut writers: HashMap<(usize, &str), u32> = HashMap::new();
-    for inst in JobInstance::expand(specs) {
+    for inst in &instances {
         let spec = &specs[inst.spec_index];
         if writes(spec) {
             let key = (
@@ -140,7 +141,7 @@ pub fn run_with_clock(
             *writers.entry(key).or_default() += 1;
         }
     }
-    for inst in JobInstance::expand(specs) {
+    for inst in instances {
         let spec = &specs[inst.spec_index];
         let fname = &spec.filenames[inst.file_index];
         let r = &resolved[fname];

@@ -82,20 +82,16 @@ pub fn is_scratch(file: &File) -> bool {
 /// (made with truncate, or never written) holds none; where the filesystem cannot say
 /// (no SEEK_DATA), a non-empty file is taken to hold data.
 pub fn holds_data(file: &File) -> io::Result<bool> {
-    use std::os::fd::AsRawFd;
-    let len = size_of(file)?;
-    if len == 0 {
-        return Ok(false);
-    }
-    // SAFETY: lseek on a valid fd; it only moves the offset.
-    let r = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_DATA) };
-    if r >= 0 {
-        return Ok((r as u64) < len);
-    }
-    match io::Error::last_os_error().raw_os_error() {
-        Some(libc::ENXIO) => Ok(false), // no data past offset 0: all holes
-        _ => Ok(true),
-    }
+    let mut data = false;
+    for_each_extent(file, 0, size_of(file)?, |_, _, d| {
+        data = d;
+        Ok(if d {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        })
+    })?;
+    Ok(data)
 }
 
 /// Walk a regular file's extents within [start, end) in order, as SEEK_DATA / SEEK_HOLE

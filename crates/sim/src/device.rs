@@ -728,10 +728,19 @@ impl DeviceModel {
     /// a positioning time, which the scheduler ranks it against.
     #[inline]
     pub fn read_on_wait(&self, st: &DeviceState, t_cmd: f64, offset: u64, loc: &Loc) -> f64 {
-        let z = &self.zones[loc.zone as usize];
-        let per_byte = self.rev_ns / f64_of(z.spt * SECTOR);
-        let at = f64_of(st.last_done) + f64_of(offset - st.last_end) * per_byte;
+        let at =
+            f64_of(st.last_done) + f64_of(offset - st.last_end) * self.sustained_ns_per_byte(loc);
         (at - t_cmd).max(0.0)
+    }
+
+    /// The zone's sustained rate, ns a byte, for a command located at `loc`: the catalog's
+    /// sectors per track give the rate a drive sustains along its tracks, head switches
+    /// included (its track skew hides them). `media_rate(offset)`, from the zone already
+    /// found for `loc`.
+    #[inline(always)]
+    fn sustained_ns_per_byte(&self, loc: &Loc) -> f64 {
+        let z = &self.zones[loc.zone as usize];
+        self.rev_ns / f64_of(z.spt * SECTOR)
     }
 
     /// A read the drive reaches by reading on from where its last read ended, `need` bytes
@@ -795,14 +804,9 @@ impl DeviceModel {
         }
         let iface = f64_of(len) * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);
-        // A streaming command moves at the zone's sustained rate: the catalog's sectors per
-        // track give the rate a drive sustains along its tracks, head switches included (its
-        // track skew hides them), so none is charged again here. `media_rate(offset)`, from
-        // the zone already found for `loc`.
-        let sustained_per_byte = || {
-            let z = &self.zones[loc.zone as usize];
-            self.rev_ns / f64_of(z.spt * SECTOR)
-        };
+        // A streaming command moves at the zone's sustained rate, which has head switches in
+        // it already: none is charged again here.
+        let sustained_per_byte = || self.sustained_ns_per_byte(loc);
         let ns = if streams && !write {
             // The drive kept reading after the last command and streams on, no positioning.
             let (ns, ahead) = self.read_on(st, t, len, iface, sustained_per_byte());

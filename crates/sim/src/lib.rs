@@ -322,7 +322,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             // fio's invalidate: the job starts with its region's clean pages out of the cache.
             if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {
                 let (start, len) = j.stream.region();
-                pc.drop_clean(p.lun as u32, start, len);
+                pc.invalidate(p.lun as u32, start, len);
             }
             jobs.push(j);
         }

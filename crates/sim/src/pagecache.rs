@@ -560,44 +560,38 @@ impl PageCache {
         }
     }
 
-    /// A direct write of `[offset, offset + len)` went past the cache: the clean pages it
-    /// covers are stale and dropped, as Linux invalidates them after an O_DIRECT write.
-    /// (Dirty pages stay: Linux would write them back before the direct write; not modelled.)
+    /// The clean pages of `[offset, offset + len)` of `lun` are dropped: after a direct write
+    /// went past the cache (they are stale, as Linux invalidates them after an O_DIRECT
+    /// write), and as a job starts (fio's `invalidate`: POSIX_FADV_DONTNEED drops clean
+    /// pages). Dirty pages and those being written back stay (Linux would write them back
+    /// before a direct write; not modelled). Looks through whichever is smaller, the range
+    /// or the cache, dropping pages in ascending order either way.
     pub fn invalidate(&mut self, lun: u32, offset: u64, len: u64) {
         if self.map.is_empty() {
             return;
         }
-        for p in offset / PAGE..(offset + len).div_ceil(PAGE) {
-            let k = key(lun, p);
-            if let Some(&s) = self.map.get(&k) {
-                if self.slots[s as usize].state == State::Ready {
-                    self.drop_page(k);
-                }
-            }
-        }
-    }
-
-    /// fio's `invalidate` as a job starts: the clean pages of `[offset, offset + len)` of
-    /// `lun` are dropped (POSIX_FADV_DONTNEED drops clean pages; dirty ones and those being
-    /// written back stay). Looks through whichever is smaller, the range or the cache.
-    pub fn drop_clean(&mut self, lun: u32, offset: u64, len: u64) {
         let (first, end) = (offset / PAGE, (offset + len).div_ceil(PAGE));
+        let clean = |pc: &PageCache, s: u32| pc.slots[s as usize].state == State::Ready;
         if end - first > self.map.len() as u64 {
-            let keys: Vec<u64> = self
+            let mut keys: Vec<u64> = self
                 .map
                 .iter()
                 .filter(|&(&k, &s)| {
-                    lun_of(k) == lun
-                        && (first..end).contains(&page_of(k))
-                        && self.slots[s as usize].state == State::Ready
+                    lun_of(k) == lun && (first..end).contains(&page_of(k)) && clean(self, s)
                 })
                 .map(|(&k, _)| k)
                 .collect();
+            keys.sort_unstable();
             for k in keys {
                 self.drop_page(k);
             }
         } else {
-            self.invalidate(lun, offset, len);
+            for p in first..end {
+                let k = key(lun, p);
+                if self.map.get(&k).is_some_and(|&s| clean(self, s)) {
+                    self.drop_page(k);
+                }
+            }
         }
     }
 

@@ -328,7 +328,7 @@ impl RequestStream {
             debug_assert_eq!(bs, *map_bs);
             // The k-th block of this pass; a pass longer than the region goes round it again
             // in a new order.
-            let blocks = self.len / *map_bs;
+            let blocks = shuffle.n;
             let k = self.cursor / *map_bs;
             if k % blocks == 0 {
                 let round = (u64::from(self.pass) << 32) ^ (k / blocks);
