@@ -338,12 +338,14 @@ enum Holder {
 /// are answered by the kernel without reaching a device, many times faster than it.
 pub const HOLE_WARN_SHARE: f64 = 0.1;
 
-/// Warnings for the read jobs of one stonewall group whose target is mostly holes (at least
-/// [`HOLE_WARN_SHARE`]): of the regions they read of a regular file (SEEK_HOLE/SEEK_DATA),
-/// of the file behind a loop device ([`crate::safety::loop_backing`]), or of the storage
-/// behind an in-process target ([`BlockTarget::hole_share`]). Targets a
-/// job of the group also writes are left alone (the writes fill holes as they go), and each
-/// target is warned about once per run (`warned`).
+/// Warnings for the jobs of one stonewall group that read (read-only or mixed) a target that
+/// is mostly holes (at least [`HOLE_WARN_SHARE`]) as the group starts: of the regions they
+/// read of a regular file (SEEK_HOLE/SEEK_DATA), of the file behind a loop device
+/// ([`crate::safety::loop_backing`]), or of the storage behind an in-process target
+/// ([`BlockTarget::hole_share`]). Where a job of the group also writes the target (a mixed
+/// job's own writes, or another job's), the warning says that those writes fill the holes
+/// only as they go: the reads that come before them still read holes. Each target is warned
+/// about once per run (`warned`).
 fn hole_warnings(
     group: &[InstancePlan],
     specs: &[JobSpec],
@@ -368,7 +370,8 @@ fn hole_warnings(
     };
     for p in group {
         let target = p.setup.target.as_str();
-        if writes(&specs[p.spec_index]) || written.contains(target) || warned.contains(target) {
+        let spec = &specs[p.spec_index];
+        if spec.rw.read_percent(spec.rwmixread) == 0 || warned.contains(target) {
             continue;
         }
         match &p.exec {
@@ -402,16 +405,25 @@ fn hole_warnings(
             continue;
         }
         let pct = (share * 100.0).round() as u64;
+        // (The group's own writes do not help the reads that come before them.)
+        let (also, first) = if written.contains(t.as_str()) {
+            (
+                ", and this group's writes fill them only as they go",
+                "write it first, in an earlier group (a write job, then stonewall),",
+            )
+        } else {
+            ("", "write it first (e.g. a write job)")
+        };
         out.push(match file {
             Holder::File => format!(
-                "{t}: {pct}% of the region read is holes; reads of holes do not reach the device — write it first (e.g. a write job) to measure the device"
+                "{t}: {pct}% of the region read is holes; reads of holes do not reach the device{also} — {first} to measure the device"
             ),
             Holder::LoopBacking(b) => format!(
-                "{t}: {pct}% of the region read lies in holes of the loop device's backing file {}; reads of holes do not reach a disk — write it first (e.g. a write job) to measure the device",
+                "{t}: {pct}% of the region read lies in holes of the loop device's backing file {}; reads of holes do not reach a disk{also} — {first} to measure the device",
                 b.display()
             ),
             Holder::Members => format!(
-                "{t}: {pct}% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices — write it first (e.g. a write job) to measure the devices"
+                "{t}: {pct}% of the region read lies in holes of the files it is stored on; reads of holes do not reach the devices{also} — {first} to measure the devices"
             ),
         });
         warned.insert(t);

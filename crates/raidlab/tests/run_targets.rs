@@ -771,4 +771,22 @@ fn reading_a_sparse_file_warns_that_holes_do_not_reach_the_device() {
     assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
     let err = read(&fresh, &[]);
     assert!(!err.contains("holes"), "{err}");
+    // Written in the same group as it is read (a mixed job's own writes, or a writer beside
+    // the reader): the reads before the writes read holes, and the line says so.
+    let in_group = |f: &str| {
+        format!(
+            "raidlab: warning: {f}: 100% of the region read is holes; reads of holes do not reach the device, and this group's writes fill them only as they go — write it first, in an earlier group (a write job, then stonewall), to measure the device"
+        )
+    };
+    let mixed = sparse("mixed", 0);
+    let err = read(&mixed, &["--rw=randrw"]);
+    assert!(err.contains(&in_group(&mixed)), "{err}");
+    let beside = sparse("beside", 0);
+    let err = read(&beside, &["--name=w", "--rw=write"]);
+    assert!(err.contains(&in_group(&beside)), "{err}");
+    // A job that only writes reads nothing: no warning.
+    let target = format!("--filename={}", sparse("written", 0));
+    let out = raidlab(&[&target, "--bs=1m", "--name=w", "--rw=write"]);
+    assert_ok(&out, "write");
+    assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
 }
