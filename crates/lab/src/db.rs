@@ -326,6 +326,29 @@ fn check_ours(path: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Whether SQLite refused a write because the file or its folder is read-only to this
+/// process.
+fn sqlite_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// Whether making a file failed because its folder (or file system) may not be written.
+fn not_writable(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::EROFS)
+}
+
+/// The usage error for a database a sweep cannot write: what, where, and what is valid.
+fn read_only(path: &Path, why: &str) -> LabError {
+    LabError::usage(format!(
+        "results database {} cannot be written ({why}): a sweep stores its runs in it \
+         (valid: a database file this user may write, in a folder it may write)",
+        path.display()
+    ))
+}
+
 /// Why a database cannot be made at `path` for want of its folder (`folder X does not
 /// exist`, `folder X is not a folder`), or None when the folder is there.
 pub fn missing_folder(path: &Path) -> Option<String> {
@@ -361,13 +384,16 @@ impl Db {
         })
     }
 
-    /// Open the database at `path`, creating it (with raidlab's schema) if there is no file.
-    /// An existing file that is not a raidlab database is refused and left as it is.
-    /// A missing folder is a usage error naming `path` (not the side file the schema is
-    /// built in).
+    /// Open the database at `path` to store runs in, creating it (with raidlab's schema) if
+    /// there is no file. An existing file that is not a raidlab database is refused and left
+    /// as it is. A missing folder, or a file or folder this process may not write, is a usage
+    /// error naming `path` (not the side file the schema is built in), found before anything
+    /// runs.
     pub fn open_or_create(path: &Path) -> Result<Db, LabError> {
         if path.exists() {
-            return Self::open_existing(path);
+            let db = Self::open_existing(path)?;
+            db.check_writable()?;
+            return Ok(db);
         }
         if let Some(why) = missing_folder(path) {
             return Err(LabError::usage(format!(
@@ -383,6 +409,16 @@ impl Db {
             .unwrap_or_default();
         let tmp = path.with_file_name(format!(".{file_name}.creating-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
+        // The side file is made here, not by SQLite, whose "unable to open database file"
+        // would hide why (a folder this process may not write is bad input, not a failure).
+        if let Err(e) = std::fs::File::create(&tmp) {
+            let why = format!("cannot create it: {e}");
+            return Err(if not_writable(&e) {
+                read_only(path, &why)
+            } else {
+                LabError::failed(format!("results database {}: {why}", path.display()))
+            });
+        }
         {
             let conn = Connection::open(&tmp).map_err(sql_err(path, "create"))?;
             let init = format!(
@@ -411,6 +447,25 @@ impl Db {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Refuse a database this process cannot write (a read-only file, or a folder SQLite
+    /// cannot make its journal in) when it is opened, not at the campaign's first write: a
+    /// write is tried and rolled back.
+    fn check_writable(&self) -> Result<(), LabError> {
+        let tried = self.conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; PRAGMA user_version = {SCHEMA_VERSION};"
+        ));
+        if !self.conn.is_autocommit() {
+            self.conn
+                .execute_batch("ROLLBACK")
+                .map_err(sql_err(&self.path, "open for writing"))?;
+        }
+        match tried {
+            Ok(()) => Ok(()),
+            Err(e) if sqlite_read_only(&e) => Err(read_only(&self.path, &e.to_string())),
+            Err(e) => Err(sql_err(&self.path, "open for writing")(e)),
+        }
     }
 
     /// The current runs (rows of superseded attempts left out), in insertion order.
