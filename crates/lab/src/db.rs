@@ -10,7 +10,8 @@
 //!   workload and the full JSON result; then one column per swept parameter (TEXT) and one per
 //!   metric (REAL, `mb_s` decimal MB/s, `mib_s` binary MiB/s, `iops`, `lat_*_us` µs, …). Columns
 //!   are added as new parameters appear. A parameter whose name clashes with a fixed column is
-//!   stored as `param_<name>`.
+//!   stored as `param_<name>`. `superseded` = 1 marks a run kept but not current: one of an
+//!   earlier attempt, or a repetition past the `repeat.count` the experiment last ran with.
 //! - `points`: per point and attempt, the statistics over repetitions (JSON) and whether the
 //!   spread was over the threshold.
 //! - `convergence`: the steps of a convergence search (total bytes moved, rate at that step).
@@ -468,7 +469,8 @@ impl Db {
         }
     }
 
-    /// The current runs (rows of superseded attempts left out), in insertion order.
+    /// The current runs (rows of superseded attempts, and repetitions past the count their
+    /// experiment last ran with, left out: [`Db::supersede`]), in insertion order.
     pub fn runs(&self) -> Result<Vec<RunRow>, LabError> {
         let mut st = self
             .conn
@@ -678,23 +680,26 @@ impl Db {
             .map_err(sql_err(&self.path, "read runs"))
     }
 
-    /// Metrics of the stored runs of a point and attempt, by repetition.
+    /// Metrics of the stored runs of a point and attempt, by repetition: the first `reps`
+    /// repetitions (0 … reps−1), the experiment's current count. More may be stored, by a
+    /// campaign whose count was higher; they are kept but not counted.
     pub fn point_metrics(
         &self,
         hash: &str,
         params_key: &str,
         source: &str,
         attempt: u32,
+        reps: u32,
     ) -> Result<BTreeMap<u32, BTreeMap<String, f64>>, LabError> {
         let mut st = self
             .conn
             .prepare_cached(
                 "SELECT rep, metrics_json FROM runs WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3 \
-                 AND attempt = ?4 ORDER BY rep",
+                 AND attempt = ?4 AND rep < ?5 ORDER BY rep",
             )
             .map_err(sql_err(&self.path, "read runs"))?;
         let rows = st
-            .query_map(params![hash, params_key, source, attempt], |r| {
+            .query_map(params![hash, params_key, source, attempt, reps], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
             })
             .map_err(sql_err(&self.path, "read runs"))?;
@@ -876,18 +881,22 @@ impl Db {
         Ok(())
     }
 
-    /// Mark the runs of earlier attempts of a point as superseded (kept, but not current).
+    /// Mark which runs of a point are current: those of `current_attempt` whose repetition
+    /// is below `reps`, the experiment's current count. The others (earlier attempts, and
+    /// repetitions past a count since lowered) are superseded: kept, but left out of
+    /// [`Db::runs`] and so of reports; raising the count again brings them back.
     pub fn supersede(
         &self,
         hash: &str,
         params_key: &str,
         source: &str,
         current_attempt: u32,
+        reps: u32,
     ) -> Result<(), LabError> {
         self.conn
             .execute(
-                "UPDATE runs SET superseded = (attempt < ?4) WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3",
-                params![hash, params_key, source, current_attempt as i64],
+                "UPDATE runs SET superseded = (attempt < ?4 OR rep >= ?5) WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3",
+                params![hash, params_key, source, current_attempt as i64, reps],
             )
             .map_err(sql_err(&self.path, "mark superseded runs"))?;
         Ok(())
@@ -1108,7 +1117,7 @@ mod tests {
         again.attempt = 1;
         db.insert_run(&again).unwrap();
         let key = params_key(&again.params);
-        db.supersede("0123456789abcdef", &key, "measured", 1)
+        db.supersede("0123456789abcdef", &key, "measured", 1, 1)
             .unwrap();
         let runs = db.runs().unwrap();
         assert_eq!(runs.len(), 1);

@@ -395,6 +395,49 @@ fn an_interrupted_campaign_resumes_with_the_runs_not_yet_stored() {
     assert_eq!(r.unwrap().runs_done, 3);
 }
 
+/// Lowering `repeat.count` below the repetitions stored uses the first `count` of them by
+/// repetition index, in the printed statistics (the CSV), the stored point and the runs a
+/// report reads; raising it again brings the others back without running them. All three
+/// stored repetitions were averaged whatever the count.
+#[test]
+fn a_lowered_repeat_count_uses_the_first_repetitions_only() {
+    let text = "name = \"fewer\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"/f\"\n[sweep]\nbs = [\"4k\"]\n[repeat]\ncount = 3";
+    // The fake runner's rate comes back through a runtime in whole ns.
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-3;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("f.db")).unwrap();
+    let three = exp(text);
+    let (r, _) = go(
+        &three,
+        &mut db,
+        |n, _| Ok([10.0, 20.0, 60.0][n as usize]),
+        None,
+    );
+    assert!(near(r.unwrap().outcomes[0].stats["mb_s"].mean, 30.0));
+
+    let one = exp(&text.replace("count = 3", "count = 1"));
+    assert_eq!(
+        one.hash, three.hash,
+        "the stored repetitions are this point's"
+    );
+    let (r, _) = go(&one, &mut db, |_, _| panic!("rep 0 is stored"), None);
+    let r = r.unwrap();
+    let s = r.outcomes[0].stats["mb_s"];
+    assert!(s.n == 1 && near(s.mean, 10.0), "rep 0 alone: {s:?}");
+    assert!(near(db.points().unwrap()[0].stats["mb_s"].mean, 10.0));
+    let current = db.runs().unwrap();
+    assert!(
+        current.len() == 1 && current[0].rep == 0 && near(current[0].metrics["mb_s"], 10.0),
+        "what a report reads: {current:?}"
+    );
+
+    let (r, _) = go(&three, &mut db, |_, _| panic!("all stored"), None);
+    let r = r.unwrap();
+    assert_eq!(r.runs_done, 0);
+    assert!(near(r.outcomes[0].stats["mb_s"].mean, 30.0));
+    assert_eq!(db.runs().unwrap().len(), 3);
+}
+
 /// A sweep resumed by another process runs in another scratch folder: its runs are stored
 /// with the same target as the first process's (`{scratch}/data`), so the point stays one
 /// point (a report split it in two, one curve per scratch folder), while the runner is given
