@@ -206,6 +206,7 @@ pub fn run(
     let mut report = Report {
         reference_rows: crate::reference::import(
             exp,
+            &crate::reference::swept_systems(&plans),
             db,
             campaign_id,
             &mut *io.observe,

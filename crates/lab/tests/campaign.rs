@@ -530,6 +530,51 @@ metrics = { mb_s = "read_mb_s" }
     );
 }
 
+/// A sweep narrowed to one system (`--set system=…/fig12.toml`) stores, and so overlays, the
+/// reference rows of that system only. Every figure's rows
+/// were stored, and the report overlaid them all on fig12's curve.
+#[test]
+fn only_the_swept_systems_reference_rows_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chains.csv"),
+        "figure,block_kib,read_mb_s\n11,64,42.4\n12,64,44.0\n13,64,45.1\n",
+    )
+    .unwrap();
+    let text = r#"
+name = "narrowed"
+[workload]
+size = "4m"
+rw = "read"
+[sweep]
+system = ["/p/llnl2000/fig11.toml", "/p/llnl2000/fig12.toml", "/p/llnl2000/fig13.toml"]
+bs = ["64k"]
+[[reference]]
+file = "chains.csv"
+label = "seed"
+[[reference.series]]
+params = { system = "fig{figure}", bs = "{block_kib*1024}" }
+metrics = { mb_s = "read_mb_s" }
+"#;
+    let set = ["system=/p/llnl2000/fig12.toml".to_string()];
+    let e = Experiment::parse(text, "t.toml", dir.path(), &set).unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("n.db")).unwrap();
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 1);
+    let systems: Vec<String> = db
+        .runs()
+        .unwrap()
+        .iter()
+        .filter(|r| r.source == "reference")
+        .filter_map(|r| r.params.get("system").cloned())
+        .collect();
+    assert_eq!(systems, ["fig12"]);
+    // The whole sweep stores every figure's rows.
+    let all = Experiment::parse(text, "t.toml", dir.path(), &[]).unwrap();
+    let (r, _) = go(&all, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 3);
+}
+
 /// Rate by block size alone (so the order runs are computed in cannot change it); 16 KiB
 /// fails when `fail` is set.
 fn by_bs(fail: bool) -> impl FnMut(u32, &JobSpec) -> Result<f64, LabError> {
