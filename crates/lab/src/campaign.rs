@@ -206,6 +206,7 @@ pub fn run(
     let mut report = Report {
         reference_rows: crate::reference::import(
             exp,
+            &crate::reference::swept_systems(&plans),
             db,
             campaign_id,
             &mut *io.observe,
@@ -448,7 +449,7 @@ fn run_point(
                 value: metrics.get(metric).copied().unwrap_or(f64::NAN),
             });
         }
-        let by_rep = db.point_metrics(hash, &key, &plan.source, attempt)?;
+        let by_rep = db.point_metrics(hash, &key, &plan.source, attempt, exp.repeat.count)?;
         let stats = stats_of(&by_rep);
         let flagged = match (exp.repeat.spread_threshold, stats.get(metric)) {
             (Some(th), Some(s)) => s.over(th),
@@ -485,7 +486,7 @@ fn run_point(
             st.total += exp.repeat.count as u64;
             continue;
         }
-        db.supersede(hash, &key, &plan.source, attempt)?;
+        db.supersede(hash, &key, &plan.source, attempt, exp.repeat.count)?;
         if point_group {
             db.commit_group()?;
         }

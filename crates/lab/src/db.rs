@@ -10,7 +10,8 @@
 //!   workload and the full JSON result; then one column per swept parameter (TEXT) and one per
 //!   metric (REAL, `mb_s` decimal MB/s, `mib_s` binary MiB/s, `iops`, `lat_*_us` µs, …). Columns
 //!   are added as new parameters appear. A parameter whose name clashes with a fixed column is
-//!   stored as `param_<name>`.
+//!   stored as `param_<name>`. `superseded` = 1 marks a run kept but not current: one of an
+//!   earlier attempt, or a repetition past the `repeat.count` the experiment last ran with.
 //! - `points`: per point and attempt, the statistics over repetitions (JSON) and whether the
 //!   spread was over the threshold.
 //! - `convergence`: the steps of a convergence search (total bytes moved, rate at that step).
@@ -326,6 +327,29 @@ fn check_ours(path: &Path) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Whether SQLite refused a write because the file or its folder is read-only to this
+/// process.
+fn sqlite_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
+}
+
+/// Whether making a file failed because its folder (or file system) may not be written.
+fn not_writable(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(libc::EROFS)
+}
+
+/// The usage error for a database a sweep cannot write: what, where, and what is valid.
+fn read_only(path: &Path, why: &str) -> LabError {
+    LabError::usage(format!(
+        "results database {} cannot be written ({why}): a sweep stores its runs in it \
+         (valid: a database file this user may write, in a folder it may write)",
+        path.display()
+    ))
+}
+
 /// Why a database cannot be made at `path` for want of its folder (`folder X does not
 /// exist`, `folder X is not a folder`), or None when the folder is there.
 pub fn missing_folder(path: &Path) -> Option<String> {
@@ -361,13 +385,16 @@ impl Db {
         })
     }
 
-    /// Open the database at `path`, creating it (with raidlab's schema) if there is no file.
-    /// An existing file that is not a raidlab database is refused and left as it is.
-    /// A missing folder is a usage error naming `path` (not the side file the schema is
-    /// built in).
+    /// Open the database at `path` to store runs in, creating it (with raidlab's schema) if
+    /// there is no file. An existing file that is not a raidlab database is refused and left
+    /// as it is. A missing folder, or a file or folder this process may not write, is a usage
+    /// error naming `path` (not the side file the schema is built in), found before anything
+    /// runs.
     pub fn open_or_create(path: &Path) -> Result<Db, LabError> {
         if path.exists() {
-            return Self::open_existing(path);
+            let db = Self::open_existing(path)?;
+            db.check_writable()?;
+            return Ok(db);
         }
         if let Some(why) = missing_folder(path) {
             return Err(LabError::usage(format!(
@@ -383,6 +410,16 @@ impl Db {
             .unwrap_or_default();
         let tmp = path.with_file_name(format!(".{file_name}.creating-{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
+        // The side file is made here, not by SQLite, whose "unable to open database file"
+        // would hide why (a folder this process may not write is bad input, not a failure).
+        if let Err(e) = std::fs::File::create(&tmp) {
+            let why = format!("cannot create it: {e}");
+            return Err(if not_writable(&e) {
+                read_only(path, &why)
+            } else {
+                LabError::failed(format!("results database {}: {why}", path.display()))
+            });
+        }
         {
             let conn = Connection::open(&tmp).map_err(sql_err(path, "create"))?;
             let init = format!(
@@ -413,7 +450,27 @@ impl Db {
         &self.path
     }
 
-    /// The current runs (rows of superseded attempts left out), in insertion order.
+    /// Refuse a database this process cannot write (a read-only file, or a folder SQLite
+    /// cannot make its journal in) when it is opened, not at the campaign's first write: a
+    /// write is tried and rolled back.
+    fn check_writable(&self) -> Result<(), LabError> {
+        let tried = self.conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; PRAGMA user_version = {SCHEMA_VERSION};"
+        ));
+        if !self.conn.is_autocommit() {
+            self.conn
+                .execute_batch("ROLLBACK")
+                .map_err(sql_err(&self.path, "open for writing"))?;
+        }
+        match tried {
+            Ok(()) => Ok(()),
+            Err(e) if sqlite_read_only(&e) => Err(read_only(&self.path, &e.to_string())),
+            Err(e) => Err(sql_err(&self.path, "open for writing")(e)),
+        }
+    }
+
+    /// The current runs (rows of superseded attempts, and repetitions past the count their
+    /// experiment last ran with, left out: [`Db::supersede`]), in insertion order.
     pub fn runs(&self) -> Result<Vec<RunRow>, LabError> {
         let mut st = self
             .conn
@@ -623,23 +680,26 @@ impl Db {
             .map_err(sql_err(&self.path, "read runs"))
     }
 
-    /// Metrics of the stored runs of a point and attempt, by repetition.
+    /// Metrics of the stored runs of a point and attempt, by repetition: the first `reps`
+    /// repetitions (0 … reps−1), the experiment's current count. More may be stored, by a
+    /// campaign whose count was higher; they are kept but not counted.
     pub fn point_metrics(
         &self,
         hash: &str,
         params_key: &str,
         source: &str,
         attempt: u32,
+        reps: u32,
     ) -> Result<BTreeMap<u32, BTreeMap<String, f64>>, LabError> {
         let mut st = self
             .conn
             .prepare_cached(
                 "SELECT rep, metrics_json FROM runs WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3 \
-                 AND attempt = ?4 ORDER BY rep",
+                 AND attempt = ?4 AND rep < ?5 ORDER BY rep",
             )
             .map_err(sql_err(&self.path, "read runs"))?;
         let rows = st
-            .query_map(params![hash, params_key, source, attempt], |r| {
+            .query_map(params![hash, params_key, source, attempt, reps], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
             })
             .map_err(sql_err(&self.path, "read runs"))?;
@@ -821,18 +881,22 @@ impl Db {
         Ok(())
     }
 
-    /// Mark the runs of earlier attempts of a point as superseded (kept, but not current).
+    /// Mark which runs of a point are current: those of `current_attempt` whose repetition
+    /// is below `reps`, the experiment's current count. The others (earlier attempts, and
+    /// repetitions past a count since lowered) are superseded: kept, but left out of
+    /// [`Db::runs`] and so of reports; raising the count again brings them back.
     pub fn supersede(
         &self,
         hash: &str,
         params_key: &str,
         source: &str,
         current_attempt: u32,
+        reps: u32,
     ) -> Result<(), LabError> {
         self.conn
             .execute(
-                "UPDATE runs SET superseded = (attempt < ?4) WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3",
-                params![hash, params_key, source, current_attempt as i64],
+                "UPDATE runs SET superseded = (attempt < ?4 OR rep >= ?5) WHERE experiment_hash = ?1 AND params_key = ?2 AND source = ?3",
+                params![hash, params_key, source, current_attempt as i64, reps],
             )
             .map_err(sql_err(&self.path, "mark superseded runs"))?;
         Ok(())
@@ -1053,7 +1117,7 @@ mod tests {
         again.attempt = 1;
         db.insert_run(&again).unwrap();
         let key = params_key(&again.params);
-        db.supersede("0123456789abcdef", &key, "measured", 1)
+        db.supersede("0123456789abcdef", &key, "measured", 1, 1)
             .unwrap();
         let runs = db.runs().unwrap();
         assert_eq!(runs.len(), 1);

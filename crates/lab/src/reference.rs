@@ -3,13 +3,16 @@
 //!
 //! Each `[[reference.series]]` turns every CSV row into one stored row: `params` are templates
 //! over the row's columns (`"fig{figure}"`, `"{block_kib*1024}"` for KiB → bytes) and `metrics`
-//! name the column holding each metric. Rows whose metric cells are all empty are skipped.
+//! name the column holding each metric. Rows whose metric cells are all empty are skipped, and
+//! so are rows naming a `system` none of the campaign's points runs (a sweep narrowed with
+//! `--set system=…` overlays that system's rows, not every figure's).
 
 use crate::campaign::Event;
 use crate::db::{params_key, Db, RunRecord};
 use crate::error::LabError;
 use crate::experiment::{canonical_value, display_value, Experiment, Reference};
-use std::collections::BTreeMap;
+use crate::plan::PointPlan;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Split one CSV line (fields may be double-quoted, with `""` for a quote).
 pub fn split_csv_line(line: &str) -> Vec<String> {
@@ -140,10 +143,31 @@ pub fn rows_of(
     Ok(out)
 }
 
-/// Store the experiment's references (skipping rows already stored). A missing file is a
-/// note, not an error: the campaign's own runs do not depend on it.
+/// The systems the points run, as their `system` parameter shows them (`fig12`); empty when
+/// no point names one (a real target).
+pub fn swept_systems(plans: &[PointPlan]) -> BTreeSet<String> {
+    plans
+        .iter()
+        .filter_map(|p| p.params.get("system").cloned())
+        .collect()
+}
+
+/// Whether a reference row with `params` belongs with points running `systems`: a row naming
+/// a system only if it is one of them; a row naming none, or any row when the points name
+/// none, always.
+pub fn for_systems(params: &BTreeMap<String, String>, systems: &BTreeSet<String>) -> bool {
+    match params.get("system") {
+        Some(s) if !systems.is_empty() => systems.contains(s),
+        _ => true,
+    }
+}
+
+/// Store the experiment's references (skipping rows already stored, and rows of systems
+/// other than `systems`, the points': [`for_systems`]). A missing file is a note, not an
+/// error: the campaign's own runs do not depend on it.
 pub fn import(
     exp: &Experiment,
+    systems: &BTreeSet<String>,
     db: &mut Db,
     campaign_id: i64,
     observe: &mut dyn FnMut(&Event),
@@ -164,6 +188,9 @@ pub fn import(
         let rows = rows_of(r, &text)
             .map_err(|e| LabError::usage(format!("reference {}: {e}", r.file.display())))?;
         for (i, (params, metrics)) in rows.into_iter().enumerate() {
+            if !for_systems(&params, systems) {
+                continue;
+            }
             let key = params_key(&params);
             if !db.done_reps(&exp.hash, &key, "reference", 0)?.is_empty() {
                 continue;
@@ -228,6 +255,25 @@ mod tests {
         assert_eq!(rows[1].0["rw"], "write");
         assert_eq!(rows[2].0["bs"], "2097152");
         assert_eq!(rows[2].1["mb_s"], 47.1);
+    }
+
+    #[test]
+    fn rows_of_other_systems_are_not_for_these_points() {
+        let row = |sys: Option<&str>| -> BTreeMap<String, String> {
+            let mut p = BTreeMap::from([("bs".to_string(), "65536".to_string())]);
+            if let Some(s) = sys {
+                p.insert("system".into(), s.into());
+            }
+            p
+        };
+        let fig12 = BTreeSet::from(["fig12".to_string()]);
+        assert!(for_systems(&row(Some("fig12")), &fig12));
+        assert!(!for_systems(&row(Some("fig11")), &fig12));
+        assert!(for_systems(&row(None), &fig12), "a row naming no system");
+        assert!(
+            for_systems(&row(Some("fig11")), &BTreeSet::new()),
+            "points naming no system (a real target)"
+        );
     }
 
     #[test]

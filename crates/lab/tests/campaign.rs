@@ -395,6 +395,49 @@ fn an_interrupted_campaign_resumes_with_the_runs_not_yet_stored() {
     assert_eq!(r.unwrap().runs_done, 3);
 }
 
+/// Lowering `repeat.count` below the repetitions stored uses the first `count` of them by
+/// repetition index, in the printed statistics (the CSV), the stored point and the runs a
+/// report reads; raising it again brings the others back without running them. All three
+/// stored repetitions were averaged whatever the count.
+#[test]
+fn a_lowered_repeat_count_uses_the_first_repetitions_only() {
+    let text = "name = \"fewer\"\n[workload]\nsize = \"1m\"\n[target]\nfilename = \"/f\"\n[sweep]\nbs = [\"4k\"]\n[repeat]\ncount = 3";
+    // The fake runner's rate comes back through a runtime in whole ns.
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-3;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("f.db")).unwrap();
+    let three = exp(text);
+    let (r, _) = go(
+        &three,
+        &mut db,
+        |n, _| Ok([10.0, 20.0, 60.0][n as usize]),
+        None,
+    );
+    assert!(near(r.unwrap().outcomes[0].stats["mb_s"].mean, 30.0));
+
+    let one = exp(&text.replace("count = 3", "count = 1"));
+    assert_eq!(
+        one.hash, three.hash,
+        "the stored repetitions are this point's"
+    );
+    let (r, _) = go(&one, &mut db, |_, _| panic!("rep 0 is stored"), None);
+    let r = r.unwrap();
+    let s = r.outcomes[0].stats["mb_s"];
+    assert!(s.n == 1 && near(s.mean, 10.0), "rep 0 alone: {s:?}");
+    assert!(near(db.points().unwrap()[0].stats["mb_s"].mean, 10.0));
+    let current = db.runs().unwrap();
+    assert!(
+        current.len() == 1 && current[0].rep == 0 && near(current[0].metrics["mb_s"], 10.0),
+        "what a report reads: {current:?}"
+    );
+
+    let (r, _) = go(&three, &mut db, |_, _| panic!("all stored"), None);
+    let r = r.unwrap();
+    assert_eq!(r.runs_done, 0);
+    assert!(near(r.outcomes[0].stats["mb_s"].mean, 30.0));
+    assert_eq!(db.runs().unwrap().len(), 3);
+}
+
 /// A sweep resumed by another process runs in another scratch folder: its runs are stored
 /// with the same target as the first process's (`{scratch}/data`), so the point stays one
 /// point (a report split it in two, one curve per scratch folder), while the runner is given
@@ -485,6 +528,51 @@ metrics = { mb_s = "read_mb_s" }
         measured[1].params["bs"], "2097152",
         "same key as the reference row, so they overlay"
     );
+}
+
+/// A sweep narrowed to one system (`--set system=…/fig12.toml`) stores, and so overlays, the
+/// reference rows of that system only. Every figure's rows
+/// were stored, and the report overlaid them all on fig12's curve.
+#[test]
+fn only_the_swept_systems_reference_rows_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chains.csv"),
+        "figure,block_kib,read_mb_s\n11,64,42.4\n12,64,44.0\n13,64,45.1\n",
+    )
+    .unwrap();
+    let text = r#"
+name = "narrowed"
+[workload]
+size = "4m"
+rw = "read"
+[sweep]
+system = ["/p/llnl2000/fig11.toml", "/p/llnl2000/fig12.toml", "/p/llnl2000/fig13.toml"]
+bs = ["64k"]
+[[reference]]
+file = "chains.csv"
+label = "seed"
+[[reference.series]]
+params = { system = "fig{figure}", bs = "{block_kib*1024}" }
+metrics = { mb_s = "read_mb_s" }
+"#;
+    let set = ["system=/p/llnl2000/fig12.toml".to_string()];
+    let e = Experiment::parse(text, "t.toml", dir.path(), &set).unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("n.db")).unwrap();
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 1);
+    let systems: Vec<String> = db
+        .runs()
+        .unwrap()
+        .iter()
+        .filter(|r| r.source == "reference")
+        .filter_map(|r| r.params.get("system").cloned())
+        .collect();
+    assert_eq!(systems, ["fig12"]);
+    // The whole sweep stores every figure's rows.
+    let all = Experiment::parse(text, "t.toml", dir.path(), &[]).unwrap();
+    let (r, _) = go(&all, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 3);
 }
 
 /// Rate by block size alone (so the order runs are computed in cannot change it); 16 KiB

@@ -260,6 +260,77 @@ fn limits_file_for_a_real_system_adds_a_table() {
     assert!(html.contains("switch port — bounds the path"));
 }
 
+/// A simulated LUN's limits table lists the components on its own path, from host to
+/// drives: seed 002's lun0 goes through fc0 and ctrlA, lun2 through fc1 and ctrlB. One
+/// table for the whole system listed both paths for each (and named a component of the
+/// other LUN's path the bottleneck when it had the lowest bound).
+#[test]
+fn a_simulated_luns_limits_table_lists_its_own_path_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../systems/bokhari2006/2c-4x8p1.toml")
+        .canonicalize()
+        .unwrap();
+    let db_path = dir.path().join("sim.db");
+    let mut db = Db::open_or_create(&db_path).unwrap();
+    let info = CampaignInfo {
+        experiment: "luns".into(),
+        experiment_hash: "fedcba9876543210".into(),
+        experiment_text: "name = \"luns\"\n".into(),
+        experiment_path: "luns.toml".into(),
+        started_at: 1,
+    };
+    let cid = db.begin_campaign(&info).unwrap();
+    for (point, lun) in ["lun0", "lun2"].into_iter().enumerate() {
+        let target = format!("sim:{}#{lun}", system.display());
+        db.insert_run(&RunRecord {
+            campaign_id: cid,
+            environment_id: None,
+            experiment: "luns".into(),
+            experiment_hash: info.experiment_hash.clone(),
+            point: point as u64,
+            rep: 0,
+            attempt: 0,
+            source: "simulated".into(),
+            target: target.clone(),
+            params: BTreeMap::from([("system".to_string(), target)]),
+            metrics: BTreeMap::from([("mb_s".to_string(), 170.0)]),
+            workload: "{}".into(),
+            result_json: None,
+            started_at: 1,
+            ended_at: 2,
+        })
+        .unwrap();
+    }
+    drop(db);
+    let out = dir.path().join("r");
+    let o = report(&db_path, &out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let limits = &html[html.find("id=\"limits\"").expect("a limits section")..];
+    let table = |lun: &str| -> &str {
+        let at = limits
+            .find(&format!("2c-4x8p1.toml#{lun}</code>"))
+            .unwrap_or_else(|| panic!("no table for {lun}: {limits}"));
+        let rest = &limits[at..];
+        &rest[..rest.find("</table>").unwrap()]
+    };
+    let (lun0, lun2) = (table("lun0"), table("lun2"));
+    for own in ["host/fc0", "ctrl/ctrlA/port", "array/raid0", "lun/lun0"] {
+        assert!(lun0.contains(own), "{own} in lun0's: {lun0}");
+    }
+    for other in [
+        "fc1", "ctrlB", "raid1", "raid2", "lun/lun1", "lun/md0", ">all<",
+    ] {
+        assert!(!lun0.contains(other), "{other} in lun0's: {lun0}");
+    }
+    assert!(
+        lun2.contains("host/fc1") && lun2.contains("array/raid2"),
+        "{lun2}"
+    );
+    assert!(!lun2.contains("fc0") && !lun2.contains("ctrlA"), "{lun2}");
+}
+
 fn report(db: &Path, out: &Path) -> Command {
     let mut c = raidlab();
     c.arg("report").arg(db).arg("--out").arg(out);

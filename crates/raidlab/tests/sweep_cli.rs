@@ -153,6 +153,85 @@ fn a_foreign_database_is_refused_and_left_byte_identical() {
     }
 }
 
+/// A results database the sweep may not write (a read-only file, a database in a read-only
+/// folder, a new one in a read-only folder) is bad input: one line naming it, exit 2, before
+/// anything runs, and the file left as it was. It was exit 1 at the campaign's first write
+/// ("record campaign: attempt to write a readonly database"). Root may write anything, so as
+/// root the sweep runs as nobody.
+#[test]
+fn a_read_only_database_is_a_usage_error() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let root = unsafe { libc::geteuid() } == 0;
+    let nobody = 65534;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let system = repo_root().join("systems/llnl2000/fig12.toml");
+    let exp = write_experiment(
+        dir.path(),
+        "ro",
+        &format!(
+            "[workload]\nrw = \"read\"\nsize = \"1m\"\n[target]\nsystem = \"{}\"\n[sweep]\nbs = [\"64k\"]\n",
+            system.display()
+        ),
+    );
+    let folder = dir.path().join("ro-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let in_folder = folder.join("in-folder.db");
+    let read_only_file = dir.path().join("read-only.db");
+    for db in [&in_folder, &read_only_file] {
+        drop(raidlab_lab::db::Db::open_or_create(db).unwrap());
+        std::fs::set_permissions(db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::fs::set_permissions(&read_only_file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if root {
+        for p in [dir.path(), &folder, &in_folder, &read_only_file] {
+            std::os::unix::fs::chown(p, Some(nobody), Some(nobody)).unwrap();
+        }
+    }
+    let new_in_folder = folder.join("new.db");
+    for db in [&read_only_file, &in_folder, &new_in_folder] {
+        let before = std::fs::read(db).ok();
+        let mut cmd = Command::new(bin());
+        cmd.arg("sweep")
+            .arg(&exp)
+            .arg("--db")
+            .arg(db)
+            .current_dir(dir.path())
+            .stdin(Stdio::null());
+        if root {
+            cmd.uid(nobody).gid(nobody);
+        }
+        let out = cmd.output().unwrap();
+        let err = usage_line(&out);
+        assert!(
+            err.contains(&format!(
+                "results database {} cannot be written",
+                db.display()
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("creating"), "names the file given: {err}");
+        assert_eq!(
+            std::fs::read(db).ok(),
+            before,
+            "{} left as it was",
+            db.display()
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        ["in-folder.db"],
+        "nothing made in the read-only folder"
+    );
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 #[test]
 fn bad_experiments_are_one_line_usage_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,6 +12,7 @@ fn main() {
     let limits = vec![LimitsInput {
         campaign: Some("osc-full".into()),
         target: None,
+        whole_target: false,
         origin: "declared in the demo".into(),
         components: vec![
             ComponentLimit {

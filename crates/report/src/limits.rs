@@ -29,11 +29,32 @@ pub struct ComponentLimit {
 pub struct LimitsInput {
     /// Campaign whose runs are compared; `None` for every campaign.
     pub campaign: Option<String>,
-    /// Only runs whose target starts with this (e.g. `sim:systems/fc.toml`); `None` for all.
+    /// Only runs whose target starts with this (e.g. `/dev/sd`), or is this with
+    /// [`whole_target`](Self::whole_target); `None` for all.
     pub target: Option<String>,
+    /// Whether `target` must be a run's whole target, not only its start: a simulated
+    /// system's table lists the components on the paths of exactly the LUNs its runs drive
+    /// (`sim:x.toml` all of them at once, `sim:x.toml#lun0` that one), so it is not for
+    /// runs of another LUN whose target merely starts the same.
+    pub whole_target: bool,
     /// Where the bounds come from, shown with the table (e.g. "simulator model systems/fc.toml").
     pub origin: String,
     pub components: Vec<ComponentLimit>,
+}
+
+impl LimitsInput {
+    /// Whether this input's bounds are for `run`: its campaign, and its target.
+    pub fn applies_to(&self, run: &RunRow) -> bool {
+        let campaign = self.campaign.as_ref().map_or(true, |c| *c == run.campaign);
+        let target = self.target.as_ref().map_or(true, |t| {
+            if self.whole_target {
+                run.target == *t
+            } else {
+                run.target.starts_with(t.as_str())
+            }
+        });
+        campaign && target
+    }
 }
 
 /// The best rate found among the runs a limits input applies to.
@@ -73,16 +94,8 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
     inputs
         .iter()
         .map(|inp| {
-            let matching: Vec<RunRow> = runs
-                .iter()
-                .filter(|r| inp.campaign.as_ref().map_or(true, |c| *c == r.campaign))
-                .filter(|r| {
-                    inp.target
-                        .as_ref()
-                        .map_or(true, |t| r.target.starts_with(t.as_str()))
-                })
-                .cloned()
-                .collect();
+            let matching: Vec<RunRow> =
+                runs.iter().filter(|r| inp.applies_to(r)).cloned().collect();
             let mut best: BTreeMap<Source, Achieved> = BTreeMap::new();
             for c in campaigns(&matching) {
                 for p in &c.points {
@@ -298,6 +311,40 @@ mod tests {
         assert!(t.measured.is_none());
         assert_eq!(t.predicted.as_ref().unwrap().bytes_s, 80e6);
         assert!((t.rows[0].ratio.unwrap() - 0.8).abs() < 1e-12);
+    }
+
+    /// A simulated LUN's table is for that LUN's runs: not for another LUN of the same
+    /// system, nor for the runs of all its LUNs at once, whose targets start the same.
+    #[test]
+    fn a_whole_target_table_is_for_exactly_that_targets_runs() {
+        let runs = vec![
+            run("simulated", "sim:s.toml#lun0", "1", 80.0),
+            run("simulated", "sim:s.toml#lun01", "1", 300.0),
+            run("simulated", "sim:s.toml", "1", 500.0),
+        ];
+        let lun0 = LimitsInput {
+            target: Some("sim:s.toml#lun0".into()),
+            whole_target: true,
+            components: vec![comp("host/fc0", 100.0)],
+            ..Default::default()
+        };
+        let all = LimitsInput {
+            target: Some("sim:s.toml".into()),
+            whole_target: true,
+            components: vec![comp("all", 1000.0)],
+            ..Default::default()
+        };
+        let t = limits_tables(&runs, &[lun0, all]);
+        assert_eq!(t[0].predicted.as_ref().unwrap().bytes_s, 80e6);
+        assert_eq!(t[1].predicted.as_ref().unwrap().bytes_s, 500e6);
+        let prefix = LimitsInput {
+            target: Some("sim:s.toml".into()),
+            ..Default::default()
+        };
+        assert!(
+            runs.iter().all(|r| prefix.applies_to(r)),
+            "a declared target is a start"
+        );
     }
 
     #[test]

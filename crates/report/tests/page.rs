@@ -11,6 +11,7 @@ fn limits() -> Vec<LimitsInput> {
     vec![LimitsInput {
         campaign: Some("osc-full".into()),
         target: None,
+        whole_target: false,
         origin: "declared in test".into(),
         components: vec![
             ComponentLimit {

@@ -451,17 +451,53 @@ fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
     v
 }
 
-/// Each component's theoretical bound and the bound per LUN and for all LUNs together
-/// (reads; the note gives the write bound where it differs).
-/// `SYSTEM#LUN` checks that the LUN exists and gives the same list.
+/// The theoretical bound of each component on the path from host to drives of the LUNs a run
+/// of `system` drives, and the bound per LUN (reads; the note gives the write bound where it
+/// differs). `SYSTEM#LUN`: that LUN and the LUNs its host array is built on (a LUN the
+/// system does not have is a usage error naming those it has). `SYSTEM`: every visible LUN
+/// and those it is built on, and all of them at once (`all`). Components on no such path (an
+/// interface, controller or array of another LUN, or of none) are left out.
 pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
     let (system, lun) = split_lun(system)?;
     let sys = config::load(&system)?;
     let w = World::build(&sys)?;
-    if let Some(l) = &lun {
-        lun_and_members(&w, &system, l)?;
+    let luns = match &lun {
+        Some(l) => lun_and_members(&w, &system, l)?,
+        None => with_members(&w, (0..w.luns.len()).filter(|&i| !w.luns[i].hidden)),
+    };
+    let on_path = path_components(&w, &luns);
+    Ok(bounds_of(&w)
+        .into_iter()
+        .filter(|b| on_path.contains(&b.name) || (b.name == "all" && lun.is_none()))
+        .collect())
+}
+
+/// Names of the components on the paths from host to drives of the LUNs marked in `luns`:
+/// each LUN, the resources its commands and data cross (host, bus, interface, link, switch,
+/// controller port, processor and data path), and behind a controller its array, the
+/// controller's parity engine (for a parity array) and its drives' device bus; for a LUN of
+/// a host array, the host's parity (for a parity array). Its member LUNs are marked
+/// themselves ([`with_members`]).
+fn path_components(w: &World, luns: &[bool]) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (l, _) in w.luns.iter().zip(luns).filter(|(_, &on)| on) {
+        names.insert(format!("lun/{}", l.name));
+        let a = &w.arrays[l.array];
+        let parity = a.geom.level.parity() > 0;
+        let mut res: Vec<usize> = l.data_path.clone();
+        res.extend(l.cmd_path.iter().map(|&(r, _)| r));
+        res.extend(l.ctrl_cmd.map(|(r, _)| r));
+        match a.ctrl {
+            Some(c) => {
+                names.insert(format!("array/{}", a.name));
+                res.extend(w.ctrls[c].parity.filter(|_| parity));
+                res.extend(a.members.iter().filter_map(|&d| w.disks[d].backend));
+            }
+            None => res.extend(w.host_parity.filter(|_| parity)),
+        }
+        names.extend(res.into_iter().map(|r| w.res[r].name.clone()));
     }
-    Ok(bounds_of(&w))
+    names
 }
 
 fn bounds_of(w: &World) -> Vec<ComponentBound> {
@@ -692,8 +728,13 @@ fn lun_and_members(w: &World, path: &Path, lun: &str) -> Result<Vec<bool>, SimEr
                 .join(", ")
         ))
     })?;
+    Ok(with_members(w, [li]))
+}
+
+/// The LUNs `luns` and those they are built on (members of host arrays, recursively), marked.
+fn with_members(w: &World, luns: impl IntoIterator<Item = usize>) -> Vec<bool> {
     let mut show = vec![false; w.luns.len()];
-    let mut todo = vec![li];
+    let mut todo: Vec<usize> = luns.into_iter().collect();
     while let Some(i) = todo.pop() {
         if !std::mem::replace(&mut show[i], true) {
             let a = &w.arrays[w.luns[i].array];
@@ -702,7 +743,7 @@ fn lun_and_members(w: &World, path: &Path, lun: &str) -> Result<Vec<bool>, SimEr
             }
         }
     }
-    Ok(show)
+    show
 }
 
 /// Text for `raidlab explain SYSTEM`: the path from host to drives with each component's

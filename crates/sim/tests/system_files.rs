@@ -452,6 +452,67 @@ fn a_parity_engine_bounds_no_read() {
     assert_eq!(lowest, lun.bound_bytes_s, "{b:?}");
 }
 
+/// The bounds are those of the components a run of the target goes through: a LUN's own
+/// path from host to drives (and its member LUNs' for a host array), or for the whole system
+/// the paths of its visible LUNs. Fig. 12's second controller carries no LUN, and seed 002's
+/// lun0 goes through fc0 and ctrlA only: every component of the system was listed (for
+/// `explain --output-format json` and the report's limits tables alike).
+#[test]
+fn bounds_list_only_the_components_on_the_luns_paths() {
+    let names = |target: &str| -> Vec<String> {
+        raidlab_sim::bounds(&repo().join(target))
+            .unwrap()
+            .into_iter()
+            .map(|b| b.name)
+            .collect()
+    };
+    let fig12 = names("systems/llnl2000/fig12.toml");
+    assert!(!fig12.iter().any(|n| n.contains("unit0B")), "{fig12:?}");
+    assert!(fig12.contains(&"ctrl/unit0A/data".to_string()), "{fig12:?}");
+    assert!(fig12.contains(&"all".to_string()), "{fig12:?}");
+    let u1c0 = names("systems/llnl2000/fig20.toml#u1c0");
+    assert_eq!(
+        u1c0,
+        [
+            "host/bus",
+            "host/fc1",
+            "host/fc1/link",
+            "ctrl/unit1A/port",
+            "ctrl/unit1A/data",
+            "ctrl/unit1A/parity",
+            "array/unit1chain0",
+            "lun/u1c0"
+        ]
+    );
+    let lun0 = names("systems/bokhari2006/2c-4x8p1.toml#lun0");
+    assert_eq!(
+        lun0,
+        [
+            "host/fc0",
+            "host/fc0/link",
+            "ctrl/ctrlA/port",
+            "ctrl/ctrlA/parity",
+            "array/raid0",
+            "lun/lun0"
+        ]
+    );
+    // A host array's path is its member LUNs' paths side by side.
+    let md0 = names("systems/bokhari2006/2c-4x8p1.toml#md0");
+    for n in [
+        "host/fc1",
+        "ctrl/ctrlB/port",
+        "array/raid3",
+        "lun/lun3",
+        "lun/md0",
+    ] {
+        assert!(md0.contains(&n.to_string()), "{n}: {md0:?}");
+    }
+    assert!(!md0.contains(&"all".to_string()), "{md0:?}");
+    // The drives' device bus is on the path behind its controller.
+    let xdd = names("systems/xdd2008/raid5.toml");
+    assert!(xdd.contains(&"ctrl/arc1680/backend".to_string()), "{xdd:?}");
+}
+
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
 /// 002's stage-2 figure) and at the outer zone. A sequential read at the drives' start runs
 /// above the first and never above the second; one at their end stays under the first.

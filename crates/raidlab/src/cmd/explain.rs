@@ -1,6 +1,7 @@
-//! `raidlab explain SYSTEM.toml [--output-format text|json]`: a simulated system's path from
-//! host to drives with each component's theoretical bound, and the bound per LUN and for all
-//! LUNs together.
+//! `raidlab explain SYSTEM.toml[#LUN] [--output-format text|json]`: a simulated system's path
+//! from host to drives with each component's theoretical bound, and the bound per LUN and for
+//! all LUNs together. Only components on a LUN's path are listed: those of the LUN given, or
+//! of the LUNs a run of the whole system drives.
 
 use crate::error::CliError;
 

@@ -1,9 +1,10 @@
 //! `raidlab report DB --out DIR`: a self-contained HTML report (figures as SVG and PNG, tables
 //! of points, the limits table) from a results database written by `raidlab sweep`.
 //!
-//! Bounds for the limits table come from the simulator for `sim:` targets and from the
-//! `[limits]` table of the files given with `--limits` (an experiment file or a file of its
-//! own) for real systems.
+//! Bounds for the limits tables come from the simulator for `sim:` targets (one table per
+//! target, listing the components on the paths of the LUNs it drives: `sim:x.toml#lun0`
+//! that LUN's, `sim:x.toml` its visible LUNs') and from the `[limits]` table of the files
+//! given with `--limits` (an experiment file or a file of its own) for real systems.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -201,53 +202,81 @@ pub fn report_db_with(
             }
         }
     }
-    let sim_targets: BTreeSet<String> = runs.iter().filter_map(|r| sim_system(&r.target)).collect();
-    for system in sim_targets {
-        // The system file as the sweep named it: relative to where it ran, or to the experiment.
-        let candidates = std::iter::once(PathBuf::from(&system))
-            .chain(experiment_dirs.iter().map(|d| d.join(&system)));
-        let found = candidates
-            .into_iter()
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| PathBuf::from(&system));
-        match raidlab_sim::bounds(&found) {
-            Ok(bounds) => limits.push(LimitsInput {
-                campaign: None,
-                target: Some(format!("sim:{system}")),
-                origin: format!("from the simulator's model {system}"),
-                components: bounds
-                    .into_iter()
-                    .map(|b| ComponentLimit {
-                        // The whole stroke's bound is the one that holds for a large data
-                        // set; the note gives the outer zone's where the drives set it.
-                        note: if b.zoned() {
-                            format!(
-                                "{}; {:.1} MB/s at the outer zone",
-                                b.note,
-                                b.outer_bytes_s / 1e6
-                            )
-                        } else {
-                            b.note
-                        },
-                        name: b.name,
-                        kind: b.kind,
-                        bound_bytes_s: b.bound_bytes_s,
-                    })
-                    .collect(),
-            }),
+    // One table per simulated target the runs name: a LUN's lists the components on its own
+    // path, a whole system's those on the paths of the LUNs its runs drive.
+    let sim_targets: BTreeSet<&str> = runs
+        .iter()
+        .map(|r| r.target.as_str())
+        .filter(|t| t.starts_with("sim:"))
+        .collect();
+    for target in sim_targets {
+        match sim_limits(target, &experiment_dirs) {
+            Ok(l) => limits.push(l),
             Err(e) => meta
                 .notes
-                .push(format!("No limits table for sim:{system}: {e}")),
+                .push(format!("No limits table for {target}: {e}")),
         }
     }
     write_report_opts(&runs, &conv, &limits, &meta, out, write).map_err(report_err)
 }
 
-/// `sim:PATH.toml#LUN` → `PATH.toml`.
-fn sim_system(target: &str) -> Option<String> {
-    let rest = target.strip_prefix("sim:")?;
-    let path = rest.split('#').next().unwrap_or(rest);
-    (!path.is_empty()).then(|| path.to_string())
+/// The limits table of the runs on a simulated `target` (`sim:PATH.toml[#LUN]`, or several
+/// such joined by `:`), for exactly those runs: the simulator's bounds of the components on
+/// the paths of the LUNs it drives. The system file is found as the sweep named it: relative
+/// to where it ran, or to the experiment (`experiment_dirs`).
+fn sim_limits(
+    target: &str,
+    experiment_dirs: &[PathBuf],
+) -> Result<LimitsInput, raidlab_sim::SimError> {
+    let mut components: Vec<ComponentLimit> = Vec::new();
+    for file in raidlab_workload::split_filenames(target) {
+        let Some(rest) = file.strip_prefix("sim:") else {
+            continue;
+        };
+        let (system, lun) = match rest.split_once('#') {
+            Some((s, l)) => (s, format!("#{l}")),
+            None => (rest, String::new()),
+        };
+        let found = std::iter::once(PathBuf::from(system))
+            .chain(experiment_dirs.iter().map(|d| d.join(system)))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from(system));
+        let path = PathBuf::from(format!("{}{lun}", found.display()));
+        for b in raidlab_sim::bounds(&path)? {
+            if !components.iter().any(|c| c.name == b.name) {
+                components.push(component_limit(b));
+            }
+        }
+    }
+    Ok(LimitsInput {
+        campaign: None,
+        target: Some(target.to_string()),
+        whole_target: true,
+        origin: format!(
+            "from the simulator's model {}",
+            target.strip_prefix("sim:").unwrap_or(target)
+        ),
+        components,
+    })
+}
+
+/// A simulator bound as a row of the limits table. The whole stroke's bound is the one that
+/// holds for a large data set; the note gives the outer zone's where the drives set it.
+fn component_limit(b: raidlab_sim::ComponentBound) -> ComponentLimit {
+    ComponentLimit {
+        note: if b.zoned() {
+            format!(
+                "{}; {:.1} MB/s at the outer zone",
+                b.note,
+                b.outer_bytes_s / 1e6
+            )
+        } else {
+            b.note
+        },
+        name: b.name,
+        kind: b.kind,
+        bound_bytes_s: b.bound_bytes_s,
+    }
 }
 
 fn report_err(e: raidlab_report::ReportError) -> CliError {
