@@ -292,6 +292,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         group_of[i] = g;
     }
     let mut results: Vec<JobResult> = Vec::new();
+    // The spec each result comes from, for group_reporting.
+    let mut result_spec: Vec<usize> = Vec::new();
     let mut reasons = Vec::new();
     let mut member_ios = 0;
     let mut engine = Engine::new(&mut world);
@@ -331,6 +333,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         reasons.push(reason);
         for (p, j) in members.iter().zip(jobs) {
             let s = &specs[p.spec];
+            result_spec.push(p.spec);
             results.push(JobResult {
                 name: s.name.clone(),
                 groupid: grp,
@@ -414,6 +417,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
+    let results = fold_reporting_groups(specs, results, &result_spec);
     Ok((
         RunResult {
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
@@ -422,6 +426,29 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         },
         work,
     ))
+}
+
+/// fio's group_reporting, as the real runner does it: the jobs of a spec that asks for it
+/// (its `numjobs` and every LUN it runs on) folded into one result, in the place of its
+/// first; other specs' jobs stay as they are.
+fn fold_reporting_groups(
+    specs: &[JobSpec],
+    results: Vec<JobResult>,
+    result_spec: &[usize],
+) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::with_capacity(results.len());
+    let mut folded: Vec<Option<usize>> = vec![None; specs.len()];
+    for (r, &si) in results.into_iter().zip(result_spec) {
+        if specs[si].group_reporting {
+            if let Some(at) = folded[si] {
+                out[at].merge(&r);
+                continue;
+            }
+            folded[si] = Some(out.len());
+        }
+        out.push(r);
+    }
+    out
 }
 
 fn components(w: &World, vt: u64) -> Vec<ComponentUse> {

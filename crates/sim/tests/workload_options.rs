@@ -36,3 +36,43 @@ fn psync_runs_one_request_at_a_time() {
         iops(&psync_one)
     );
 }
+
+/// group_reporting folds a job's instances into one result, as a real run reports them: on
+/// a simulated target the four jobs were printed one by one.
+#[test]
+fn group_reporting_folds_the_instances() {
+    let target = system("xdd2008/raid0.toml");
+    let opts = |grouped: bool| {
+        let mut o = vec![
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "16m"),
+            ("numjobs", "4"),
+            ("offset_increment", "1g"),
+            ("direct", "1"),
+        ];
+        if grouped {
+            o.push(("group_reporting", "1"));
+        }
+        o
+    };
+    let apart = sim_run(&target, &opts(false));
+    let grouped = sim_run(&target, &opts(true));
+    assert_eq!(apart.jobs.len(), 4);
+    assert_eq!(grouped.jobs.len(), 1, "{:?}", grouped.jobs.len());
+    let g = &grouped.jobs[0];
+    assert_eq!(g.instances, 4);
+    assert_eq!(g.read.io_bytes, 4 * (16 << 20));
+    assert_eq!(
+        g.read.total_ios,
+        apart.jobs.iter().map(|j| j.read.total_ios).sum::<u64>()
+    );
+    assert_eq!(
+        g.runtime_sum_ns,
+        apart.jobs.iter().map(|j| j.job_runtime_ns()).sum::<u64>()
+    );
+    assert!(
+        g.sim.is_some(),
+        "the simulator's extras stay on the folded result"
+    );
+}
