@@ -308,7 +308,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             let cap = engine.w.luns[p.lun].capacity;
             let stream = RequestStream::new(s, &p.inst, cap)
                 .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
-            let total = stream.total_bytes();
+            // What the job would move run to its end, for a converged run's extension: with
+            // drawn block sizes too (with `total_bytes` alone, a bssplit job converged early
+            // and reported the part it had simulated as if that were all of it).
+            let total = stream.expected_bytes();
             // psync issues one request at a time whatever iodepth says, as fio's sync engines
             // and the real executor on files do.
             let depth = match s.ioengine {

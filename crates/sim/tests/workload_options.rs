@@ -76,3 +76,46 @@ fn group_reporting_folds_the_instances() {
         "the simulator's extras stay on the folded result"
     );
 }
+
+/// A converged run is extended to the job's size whatever its block sizes: a bssplit job
+/// (and one reading with `bs=4k,64k`) stopped at convergence and reported only the part it
+/// had simulated (186 MiB of a 1 GiB job, 3 MiB in 248 ms of another) as the whole job.
+#[test]
+fn a_converged_job_with_drawn_block_sizes_still_moves_its_size() {
+    let target = system("xdd2008/raid5.toml");
+    let gib = 1u64 << 30;
+    for bs in [("bssplit", "4k/50:64k/50"), ("bs", "4k,64k")] {
+        let r = sim_run(
+            &target,
+            &[
+                ("rw", "randread"),
+                bs,
+                ("size", "1g"),
+                ("iodepth", "16"),
+                ("direct", "1"),
+            ],
+        );
+        let j = &r.jobs[0];
+        assert_eq!(
+            j.sim.as_ref().unwrap().stop_reason,
+            "converged",
+            "{bs:?}: the case needs a converged run"
+        );
+        let moved = j.read.io_bytes;
+        assert!(
+            moved.abs_diff(gib) < gib / 100,
+            "{bs:?}: moved {moved} of {gib}"
+        );
+    }
+    let r = sim_run(
+        &target,
+        &[
+            ("rw", "randread"),
+            ("bs", "4k,64k"),
+            ("size", "1g"),
+            ("iodepth", "16"),
+            ("direct", "1"),
+        ],
+    );
+    assert_eq!(r.jobs[0].read.total_ios, gib / 4096);
+}
