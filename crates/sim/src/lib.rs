@@ -215,6 +215,16 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let mut system: Option<PathBuf> = None;
     for s in specs {
         s.validate().map_err(|e| SimError::usage(e.message))?;
+        if s.ioengine == raidlab_workload::IoEngine::Null {
+            // fio's null engine completes requests without doing them: there is nothing of
+            // it to model, and running the system instead would answer another question.
+            return Err(SimError::usage(format!(
+                "job '{}': ioengine=null does no I/O, so it has nothing to simulate (valid \
+                 for sim: targets: io_uring, iodepth requests in flight, or psync, one at a \
+                 time)",
+                s.name
+            )));
+        }
         for f in &s.filenames {
             let t = parse_target(f)?;
             match &system {

@@ -119,3 +119,28 @@ fn a_converged_job_with_drawn_block_sizes_still_moves_its_size() {
     );
     assert_eq!(r.jobs[0].read.total_ios, gib / 4096);
 }
+
+/// ioengine=null does no I/O: a simulated target refuses it in one line rather than run the
+/// modelled system under its name (it ran as io_uring did, 541 MB/s where fio's null engine
+/// reports its own overhead).
+#[test]
+fn the_null_engine_is_refused() {
+    let target = system("xdd2008/raid0.toml");
+    let s = common::spec(
+        &target,
+        &[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("ioengine", "null"),
+        ],
+    );
+    let e = raidlab_sim::run(&[s]).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("ioengine=null") && m.contains("valid for sim: targets: io_uring"),
+        "{m}"
+    );
+    assert!(!m.contains('\n'), "{m}");
+}
