@@ -1331,7 +1331,21 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 format!("lun '{}': array '{}' is not defined", l.name, l.array),
             ));
         };
-        for p in &l.path {
+        for (i, p) in l.path.iter().enumerate() {
+            if l.path[..i].contains(p) {
+                // Each element is a stage the data crosses: named twice, every byte would be
+                // charged twice to it.
+                return Err(at(
+                    "[[lun]]",
+                    Some(&l.name),
+                    None,
+                    "path",
+                    format!(
+                        "lun '{}': path names '{p}' twice (valid: each interface or switch once)",
+                        l.name
+                    ),
+                ));
+            }
             if !path_names.contains(&p.as_str()) {
                 return Err(err(
                     p,

@@ -1054,6 +1054,13 @@ fn nonsense_configurations_are_refused() {
             "name",
             &["switch name \"\": valid is a name that is not empty"],
         ),
+        // Named twice, the interface took every byte twice (half the LUN's bound).
+        (
+            "path = [\"fc0\", \"sw\"]",
+            "path = [\"fc0\", \"sw\", \"fc0\"]",
+            "path",
+            &["lun 'la': path names 'fc0' twice (valid: each interface or switch once)"],
+        ),
     ]);
     // The layouts the simulator lays arrays out in are accepted.
     for (old, new) in [
