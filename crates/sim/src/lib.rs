@@ -304,8 +304,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let mut results: Vec<JobResult> = Vec::new();
     // The spec each result comes from, for group_reporting.
     let mut result_spec: Vec<usize> = Vec::new();
-    let mut reasons = Vec::new();
-    let mut member_ios = 0;
+    // The simulator's extras of each stonewall group, and the group of each result: a job's
+    // components' utilization and bottleneck are those of its own group's span (over the
+    // whole run, a read group's bottleneck was the write group's drives).
+    let mut group_extras: Vec<SimExtras> = Vec::new();
+    let mut result_group: Vec<usize> = Vec::new();
+    let system_name = path.display().to_string();
     let mut engine = Engine::new(&mut world);
     for grp in 0..=g {
         let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
@@ -342,11 +346,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             jobs.push(j);
         }
         let t0 = engine.now;
+        let before = Usage::take(engine.w, t0, engine.member_ios);
         let reason = engine.run(&mut jobs, &cfg.convergence);
-        reasons.push(reason);
+        let after = Usage::take(engine.w, engine.now, engine.member_ios);
+        group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
         for (p, j) in members.iter().zip(jobs) {
             let s = &specs[p.spec];
             result_spec.push(p.spec);
+            result_group.push(group_extras.len() - 1);
             results.push(JobResult {
                 name: s.name.clone(),
                 groupid: grp,
@@ -368,62 +375,13 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             });
         }
     }
-    member_ios += engine.member_ios;
     let work = Work {
         events: engine.events,
         host_ios: engine.host_ios,
     };
-    let vt = engine.now.max(1);
     drop(engine);
-    let components = components(&world, vt);
-    let bottleneck = components
-        .iter()
-        .filter(|c| c.utilization > 0.9)
-        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
-        .map(|c| c.name.clone());
-    let reason = if reasons.contains(&"converged") {
-        "converged"
-    } else if reasons.contains(&"runtime") {
-        "runtime"
-    } else {
-        "size"
-    };
-    let extras = SimExtras {
-        system: path.display().to_string(),
-        virtual_time_ns: vt,
-        stop_reason: reason.into(),
-        components,
-        bottleneck,
-        member_ios,
-        page_cache: world.page_cache.as_ref().map(|pc| {
-            let b = |pages: u64| pages * pagecache::PAGE;
-            raidlab_result::PageCacheUse {
-                capacity_bytes: b(pc.cfg.capacity),
-                hit_bytes: b(pc.stats.hit_pages),
-                miss_bytes: b(pc.stats.miss_pages),
-                read_ahead_bytes: b(pc.stats.read_ahead_pages),
-                written_back_bytes: b(pc.stats.written_back_pages),
-                dirty_bytes: b(pc.dirty_pages),
-                throttled_writes: pc.stats.throttled,
-            }
-        }),
-        stripe_caches: world
-            .arrays
-            .iter()
-            .filter_map(|a| {
-                let sc = a.stripe_cache.as_ref()?;
-                Some(raidlab_result::StripeCacheUse {
-                    array: a.name.clone(),
-                    stripe_heads: sc.rows().1,
-                    full_writes: sc.full_writes,
-                    preread_writes: sc.preread_writes,
-                    room_waits: sc.room_waits,
-                })
-            })
-            .collect(),
-    };
-    for r in results.iter_mut() {
-        r.sim = Some(extras.clone());
+    for (r, &gi) in results.iter_mut().zip(&result_group) {
+        r.sim = Some(group_extras[gi].clone());
         // Host CPU share of this run, as percent of one CPU (the model's per-I/O cost).
         let ios = r.read.total_ios + r.write.total_ios;
         if r.elapsed_ns > 0 {
@@ -464,22 +422,104 @@ fn fold_reporting_groups(
     out
 }
 
-fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
+/// Counters that grow over a run, taken when a stonewall group starts and when it ends: what
+/// the group did is the difference.
+struct Usage {
+    t: u64,
+    member_ios: u64,
+    /// Busy ns of each resource, then of each drive (service times and the media time spent
+    /// reading ahead between commands, [`device::DeviceState::ahead_ns`]).
+    res_busy: Vec<u64>,
+    disk_busy: Vec<u64>,
+    page_cache: Option<pagecache::CacheStats>,
+    /// Each host array's stripe cache: full writes, pre-read writes, room waits.
+    stripes: Vec<[u64; 3]>,
+}
+
+impl Usage {
+    fn take(w: &World, t: u64, member_ios: u64) -> Usage {
+        Usage {
+            t,
+            member_ios,
+            res_busy: w.res.iter().map(|r| r.busy_ns).collect(),
+            disk_busy: w
+                .disks
+                .iter()
+                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64)
+                .collect(),
+            page_cache: w.page_cache.as_ref().map(|pc| pc.stats),
+            stripes: w
+                .arrays
+                .iter()
+                .filter_map(|a| a.stripe_cache.as_ref())
+                .map(|sc| [sc.full_writes, sc.preread_writes, sc.room_waits])
+                .collect(),
+        }
+    }
+}
+
+/// The simulator's extras of one stonewall group: what happened between `from` and `to`.
+fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> SimExtras {
+    let vt = (to.t - from.t).max(1);
+    let components = components(w, vt, from, to);
+    let bottleneck = components
+        .iter()
+        .filter(|c| c.utilization > 0.9)
+        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
+        .map(|c| c.name.clone());
+    let page_cache = w.page_cache.as_ref().map(|pc| {
+        let b = |pages: u64| pages * pagecache::PAGE;
+        let (s, s0) = (&pc.stats, from.page_cache.unwrap_or_default());
+        raidlab_result::PageCacheUse {
+            capacity_bytes: b(pc.cfg.capacity),
+            hit_bytes: b(s.hit_pages - s0.hit_pages),
+            miss_bytes: b(s.miss_pages - s0.miss_pages),
+            read_ahead_bytes: b(s.read_ahead_pages - s0.read_ahead_pages),
+            written_back_bytes: b(s.written_back_pages - s0.written_back_pages),
+            dirty_bytes: b(pc.dirty_pages),
+            throttled_writes: s.throttled - s0.throttled,
+        }
+    });
+    let stripe_caches = w
+        .arrays
+        .iter()
+        .filter_map(|a| Some((a, a.stripe_cache.as_ref()?)))
+        .zip(from.stripes.iter().zip(&to.stripes))
+        .map(|((a, sc), (s0, s1))| raidlab_result::StripeCacheUse {
+            array: a.name.clone(),
+            stripe_heads: sc.rows().1,
+            full_writes: s1[0] - s0[0],
+            preread_writes: s1[1] - s0[1],
+            room_waits: s1[2] - s0[2],
+        })
+        .collect();
+    SimExtras {
+        system: system.to_string(),
+        virtual_time_ns: vt,
+        stop_reason: reason.into(),
+        components,
+        bottleneck,
+        member_ios: to.member_ios - from.member_ios,
+        page_cache,
+        stripe_caches,
+    }
+}
+
+fn components(w: &World, vt: u64, from: &Usage, to: &Usage) -> Vec<ComponentUse> {
     let mut v = Vec::new();
-    for r in &w.res {
+    for (i, r) in w.res.iter().enumerate() {
         let servers = r.servers() as f64;
+        let busy_ns = to.res_busy[i] - from.res_busy[i];
         v.push(ComponentUse {
             name: r.name.clone(),
             kind: r.kind.into(),
-            utilization: (r.busy_ns as f64 / vt as f64 / servers).min(1.0),
-            busy_ns: r.busy_ns,
+            utilization: (busy_ns as f64 / vt as f64 / servers).min(1.0),
+            busy_ns,
             bound_bytes_s: r.bound(),
         });
     }
-    for d in &w.disks {
-        // Busy: the commands' service times and the media time spent reading ahead between
-        // them ([`device::DeviceState::ahead_ns`]).
-        let busy_ns = d.busy_ns + d.state.ahead_ns.round() as u64;
+    for (i, d) in w.disks.iter().enumerate() {
+        let busy_ns = to.disk_busy[i] - from.disk_busy[i];
         v.push(ComponentUse {
             name: d.name.clone(),
             kind: "disk".into(),
