@@ -186,3 +186,34 @@ fn stonewall_groups_report_their_own_utilization() {
     assert_ne!(r.virtual_time_ns, w.virtual_time_ns);
     assert!(w.member_ios > 0 && w.member_ios != r.member_ios, "{w:?}");
 }
+
+/// A run converges only once the jobs still running would end together at their rates: the
+/// mix it extends then lasts to the end. Four readers of their own 2 GiB of an md raid0, two
+/// of them kept waiting by the others' streams, converged with those two at no rate: they
+/// reported 0 bytes (and, extended at a crawl, one ran 4826 s).
+#[test]
+fn jobs_kept_waiting_are_not_extended_at_their_crawl() {
+    let sys = "linuxraid2010/raid0-4d-c1024.toml";
+    let r = sim_run(
+        &system(sys),
+        &[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "2g"),
+            ("iodepth", "16"),
+            ("numjobs", "4"),
+            ("offset_increment", "4g"),
+            ("direct", "1"),
+        ],
+    );
+    assert_eq!(r.jobs.len(), 4);
+    for j in &r.jobs {
+        assert_eq!(j.read.io_bytes, 2 << 30, "{}", j.read.runtime_ns);
+    }
+    let agg = r.aggregate().summary().mb_s * 1e6;
+    let b = raidlab_sim::bounds(&common::repo().join("systems").join(sys)).unwrap();
+    let lun = b.iter().find(|c| c.name == "lun/md0").unwrap();
+    assert!(agg <= lun.outer_bytes_s, "{agg} B/s over {lun:?}");
+    // The drives stream throughout: no job drags the run out at a crawl.
+    assert!(agg > 0.5 * lun.outer_bytes_s, "{agg} B/s under {lun:?}");
+}
