@@ -388,6 +388,57 @@ fn a_job_ending_within_its_ramp_is_noted() {
     assert!(!stderr(&out).contains("ramp_time"), "{}", stderr(&out));
 }
 
+/// verify on a simulated target checks nothing, as no data moves: the run says so in one
+/// note (it printed results without a verify line or a word), and its results are those of
+/// the same run without verify.
+#[test]
+fn verify_on_a_simulated_target_is_noted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid0.toml");
+    let target = format!("--filename=sim:{}", system.display());
+    let base = [
+        "--name=j",
+        target.as_str(),
+        "--rw=write",
+        "--bs=64k",
+        "--size=8m",
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let plain = raidlab(&base);
+    let plain_json = assert_ok(&plain, "without verify");
+    assert!(!stderr(&plain).contains("verify"), "{}", stderr(&plain));
+    let mut args = base.to_vec();
+    args.push("--verify=crc32c");
+    let out = raidlab(&args);
+    let v = json(&assert_ok(&out, "with verify"));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines().filter(|l| l.contains("verify")).count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("nothing is checked"), "{err}");
+    let p = json(&plain_json);
+    assert_eq!(v["jobs"][0]["write"], p["jobs"][0]["write"]);
+}
+
+/// ioengine=null on a simulated target is a usage error in one line.
+#[test]
+fn the_null_engine_on_a_simulated_target_is_refused() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid0.toml");
+    let out = raidlab(&[
+        "--name=j",
+        &format!("--filename=sim:{}", system.display()),
+        "--rw=read",
+        "--size=1m",
+        "--ioengine=null",
+    ]);
+    assert_usage_error(&out, "ioengine=null on sim:");
+    assert!(stderr(&out).contains("ioengine=null"), "{}", stderr(&out));
+}
+
 /// The results file never replaces data: not a job's target, not a file raidlab did not
 /// write (without --force); raidlab's own earlier results are replaced freely, and
 /// /dev/null takes them.

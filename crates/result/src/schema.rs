@@ -81,8 +81,11 @@ pub struct ComponentUse {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SimExtras {
     pub system: String,
+    /// Virtual time the job's stonewall group ran: the span its components' utilization,
+    /// bottleneck and member I/Os cover (each group has its own).
     pub virtual_time_ns: u64,
-    /// Why the simulation stopped: `size`, `runtime`, or `converged`.
+    /// Why the group's simulation stopped: `size`, `runtime`, or `converged` (stopped once
+    /// the rate had settled, and extended to the job's size or runtime at that rate).
     pub stop_reason: String,
     pub components: Vec<ComponentUse>,
     /// The component that saturated first (highest utilization), if any exceeded 90%.

@@ -432,6 +432,100 @@ fn locate(texts: &[(String, String)], value: &str, fallback: &str) -> (String, u
     (fallback.to_string(), 1)
 }
 
+/// `msg` about the value on `line` of `text`, with that line's key in front (`chunk_kib:
+/// invalid type: string "64k", expected u64`) and, for a key whose name carries its unit, what
+/// is valid.
+fn with_key(text: &str, line: usize, msg: &str) -> String {
+    let Some((key, _)) = text.lines().nth(line.saturating_sub(1)).and_then(key_value) else {
+        return msg.to_string();
+    };
+    if msg.contains(&format!("`{key}`")) {
+        return msg.to_string();
+    }
+    let unit = [
+        ("_mb_s", "MB/s"),
+        ("_kib", "KiB"),
+        ("_mib", "MiB"),
+        ("_us", "µs"),
+        ("_ms", "ms"),
+        ("_bytes", "bytes"),
+        ("_ratio", "%"),
+    ]
+    .into_iter()
+    .find(|(suffix, _)| key.ends_with(suffix));
+    match unit {
+        Some((_, u)) if msg.starts_with("invalid type") => {
+            format!("{key}: {msg} (valid: a plain number, in {u} as the key's name says)")
+        }
+        _ => format!("{key}: {msg}"),
+    }
+}
+
+/// The first section of the merged `table` that lacks a key it needs (or a section the
+/// system needs that is not there at all), as one located error.
+fn missing_in_section(
+    table: &toml::Table,
+    texts: &[(String, String)],
+    file: &str,
+) -> Option<SimError> {
+    use serde::de::DeserializeOwned;
+    for key in ["system", "host", "array", "lun"] {
+        if !table.contains_key(key) {
+            let header = if matches!(key, "array" | "lun") {
+                format!("[[{key}]]")
+            } else {
+                format!("[{key}]")
+            };
+            return Some(SimError::usage(format!(
+                "{file}: no {header} section (valid: a system has [system], [host], and at least \
+                 one [[array]] and one [[lun]])"
+            )));
+        }
+    }
+    fn fails<T: DeserializeOwned>(v: &toml::Value) -> Option<String> {
+        v.clone()
+            .try_into::<T>()
+            .err()
+            .map(|e| e.message().trim().to_string())
+    }
+    type Check = fn(&toml::Value) -> Option<String>;
+    let sections: [(&str, bool, Check); 7] = [
+        ("system", false, fails::<Meta>),
+        ("host", false, fails::<HostCfg>),
+        ("interface", true, fails::<InterfaceCfg>),
+        ("switch", true, fails::<SwitchCfg>),
+        ("controller", true, fails::<ControllerCfg>),
+        ("array", true, fails::<ArrayCfg>),
+        ("lun", true, fails::<LunCfg>),
+    ];
+    for (key, many, check) in sections {
+        let Some(v) = table.get(key) else { continue };
+        let items: Vec<&toml::Value> = match (many, v) {
+            (true, toml::Value::Array(a)) => a.iter().collect(),
+            _ => vec![v],
+        };
+        for item in items {
+            let Some(msg) = check(item) else { continue };
+            let header = if many {
+                format!("[[{key}]]")
+            } else {
+                format!("[{key}]")
+            };
+            let name = item.get("name").and_then(|n| n.as_str());
+            let (f, l) = match name {
+                Some(n) => key_line(texts, &header, Some(n), None, "name", file),
+                None => sect_line(texts, &header, file),
+            };
+            let what = match name {
+                Some(n) => format!("{key} '{n}'"),
+                None => header,
+            };
+            return Some(SimError::usage(format!("{f}:{l}: {what}: {msg}")));
+        }
+    }
+    None
+}
+
 /// Kinds of shared parameter sets (`[models.KIND.NAME]`).
 const MODEL_KINDS: [&str; 3] = ["controller", "interface", "switch"];
 
@@ -742,6 +836,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     let mut texts = Vec::new();
     let mut table = load_table(file, text, dir, 0, &mut texts)?;
     apply_models(&mut table, file, &texts)?;
+    let merged = table.clone();
     let cfg: SystemFile = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| {
         // Parsing each file alone gives the offending value's line (merged values have none);
         // "missing field" there may just be a model's or include's job, so skip those.
@@ -749,10 +844,16 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             if let Err(e1) = toml::from_str::<SystemFile>(t) {
                 if !e1.message().contains("missing field") {
                     if let Some(sp) = e1.span() {
-                        return SimError::usage(format!("{f}:{}: {}", line_at(t, sp.start), e1.message().trim()));
+                        let line = line_at(t, sp.start);
+                        return SimError::usage(format!("{f}:{line}: {}", with_key(t, line, e1.message().trim())));
                     }
                 }
             }
+        }
+        // A section without a key it needs: name the section and point at it (the key's name
+        // alone, searched for in the texts, found it in a comment of an include).
+        if let Some(e) = missing_in_section(&merged, &texts, file) {
+            return e;
         }
         let msg = e.message().trim().to_string();
         // Point at the offending key or value when the message names one.
@@ -1230,7 +1331,21 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 format!("lun '{}': array '{}' is not defined", l.name, l.array),
             ));
         };
-        for p in &l.path {
+        for (i, p) in l.path.iter().enumerate() {
+            if l.path[..i].contains(p) {
+                // Each element is a stage the data crosses: named twice, every byte would be
+                // charged twice to it.
+                return Err(at(
+                    "[[lun]]",
+                    Some(&l.name),
+                    None,
+                    "path",
+                    format!(
+                        "lun '{}': path names '{p}' twice (valid: each interface or switch once)",
+                        l.name
+                    ),
+                ));
+            }
             if !path_names.contains(&p.as_str()) {
                 return Err(err(
                     p,

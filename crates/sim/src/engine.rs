@@ -655,8 +655,39 @@ impl<'w> Engine<'w> {
                                 .sum();
                             let left_ns = if rate > 0.0 { left as f64 / rate } else { 0.0 };
                             let span = (self.now - snaps[0].0) as f64;
+                            // The jobs still running would end together at their window
+                            // rates (within a tenth, or a window): the mix the window saw
+                            // lasts to the end. Otherwise the first to end changes it (the
+                            // others speed up), and a job a busier stream kept waiting has
+                            // little or no rate of its own to extend: stopped here, it
+                            // reported nothing, or its size at that crawl.
+                            let all_moving = || {
+                                let (mut first, mut last) = (f64::INFINITY, 0.0f64);
+                                for (j, &b0) in jobs.iter().zip(&snaps[0].1) {
+                                    if j.finished() {
+                                        continue;
+                                    }
+                                    let moved = j.bytes_all.saturating_sub(b0);
+                                    let end = match (j.target_bytes, j.deadline) {
+                                        (Some(t), _) if moved > 0 => {
+                                            t.saturating_sub(j.bytes_all) as f64 * span
+                                                / moved as f64
+                                        }
+                                        (None, Some(d)) => d.saturating_sub(self.now) as f64,
+                                        _ => return false,
+                                    };
+                                    let end = match j.deadline {
+                                        Some(d) => end.min(d.saturating_sub(self.now) as f64),
+                                        None => end,
+                                    };
+                                    first = first.min(end);
+                                    last = last.max(end);
+                                }
+                                last - first <= 0.1 * last + span
+                            };
                             if rates.len() == conv.window
                                 && self.steady(&rates, conv.tolerance, total_cache, span, left_ns)
+                                && all_moving()
                             {
                                 reason = "converged";
                                 let (t0, ref b0) = snaps[0];

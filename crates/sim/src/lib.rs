@@ -215,6 +215,16 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let mut system: Option<PathBuf> = None;
     for s in specs {
         s.validate().map_err(|e| SimError::usage(e.message))?;
+        if s.ioengine == raidlab_workload::IoEngine::Null {
+            // fio's null engine completes requests without doing them: there is nothing of
+            // it to model, and running the system instead would answer another question.
+            return Err(SimError::usage(format!(
+                "job '{}': ioengine=null does no I/O, so it has nothing to simulate (valid \
+                 for sim: targets: io_uring, iodepth requests in flight, or psync, one at a \
+                 time)",
+                s.name
+            )));
+        }
         for f in &s.filenames {
             let t = parse_target(f)?;
             match &system {
@@ -292,8 +302,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         group_of[i] = g;
     }
     let mut results: Vec<JobResult> = Vec::new();
-    let mut reasons = Vec::new();
-    let mut member_ios = 0;
+    // The spec each result comes from, for group_reporting.
+    let mut result_spec: Vec<usize> = Vec::new();
+    // The simulator's extras of each stonewall group, and the group of each result: a job's
+    // components' utilization and bottleneck are those of its own group's span (over the
+    // whole run, a read group's bottleneck was the write group's drives).
+    let mut group_extras: Vec<SimExtras> = Vec::new();
+    let mut result_group: Vec<usize> = Vec::new();
+    let system_name = path.display().to_string();
     let mut engine = Engine::new(&mut world);
     for grp in 0..=g {
         let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
@@ -306,7 +322,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             let cap = engine.w.luns[p.lun].capacity;
             let stream = RequestStream::new(s, &p.inst, cap)
                 .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
-            let total = stream.total_bytes();
+            // What the job would move run to its end, for a converged run's extension: with
+            // drawn block sizes too (with `total_bytes` alone, a bssplit job converged early
+            // and reported the part it had simulated as if that were all of it).
+            let total = stream.expected_bytes();
             // psync issues one request at a time whatever iodepth says, as fio's sync engines
             // and the real executor on files do.
             let depth = match s.ioengine {
@@ -327,10 +346,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             jobs.push(j);
         }
         let t0 = engine.now;
+        let before = Usage::take(engine.w, t0, engine.member_ios);
         let reason = engine.run(&mut jobs, &cfg.convergence);
-        reasons.push(reason);
+        let after = Usage::take(engine.w, engine.now, engine.member_ios);
+        group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
         for (p, j) in members.iter().zip(jobs) {
             let s = &specs[p.spec];
+            result_spec.push(p.spec);
+            result_group.push(group_extras.len() - 1);
             results.push(JobResult {
                 name: s.name.clone(),
                 groupid: grp,
@@ -352,68 +375,20 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             });
         }
     }
-    member_ios += engine.member_ios;
     let work = Work {
         events: engine.events,
         host_ios: engine.host_ios,
     };
-    let vt = engine.now.max(1);
     drop(engine);
-    let components = components(&world, vt);
-    let bottleneck = components
-        .iter()
-        .filter(|c| c.utilization > 0.9)
-        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
-        .map(|c| c.name.clone());
-    let reason = if reasons.contains(&"converged") {
-        "converged"
-    } else if reasons.contains(&"runtime") {
-        "runtime"
-    } else {
-        "size"
-    };
-    let extras = SimExtras {
-        system: path.display().to_string(),
-        virtual_time_ns: vt,
-        stop_reason: reason.into(),
-        components,
-        bottleneck,
-        member_ios,
-        page_cache: world.page_cache.as_ref().map(|pc| {
-            let b = |pages: u64| pages * pagecache::PAGE;
-            raidlab_result::PageCacheUse {
-                capacity_bytes: b(pc.cfg.capacity),
-                hit_bytes: b(pc.stats.hit_pages),
-                miss_bytes: b(pc.stats.miss_pages),
-                read_ahead_bytes: b(pc.stats.read_ahead_pages),
-                written_back_bytes: b(pc.stats.written_back_pages),
-                dirty_bytes: b(pc.dirty_pages),
-                throttled_writes: pc.stats.throttled,
-            }
-        }),
-        stripe_caches: world
-            .arrays
-            .iter()
-            .filter_map(|a| {
-                let sc = a.stripe_cache.as_ref()?;
-                Some(raidlab_result::StripeCacheUse {
-                    array: a.name.clone(),
-                    stripe_heads: sc.rows().1,
-                    full_writes: sc.full_writes,
-                    preread_writes: sc.preread_writes,
-                    room_waits: sc.room_waits,
-                })
-            })
-            .collect(),
-    };
-    for r in results.iter_mut() {
-        r.sim = Some(extras.clone());
+    for (r, &gi) in results.iter_mut().zip(&result_group) {
+        r.sim = Some(group_extras[gi].clone());
         // Host CPU share of this run, as percent of one CPU (the model's per-I/O cost).
         let ios = r.read.total_ios + r.write.total_ios;
         if r.elapsed_ns > 0 {
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
+    let results = fold_reporting_groups(specs, results, &result_spec);
     Ok((
         RunResult {
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
@@ -424,22 +399,127 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     ))
 }
 
-fn components(w: &World, vt: u64) -> Vec<ComponentUse> {
+/// fio's group_reporting, as the real runner does it: the jobs of a spec that asks for it
+/// (its `numjobs` and every LUN it runs on) folded into one result, in the place of its
+/// first; other specs' jobs stay as they are.
+fn fold_reporting_groups(
+    specs: &[JobSpec],
+    results: Vec<JobResult>,
+    result_spec: &[usize],
+) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::with_capacity(results.len());
+    let mut folded: Vec<Option<usize>> = vec![None; specs.len()];
+    for (r, &si) in results.into_iter().zip(result_spec) {
+        if specs[si].group_reporting {
+            if let Some(at) = folded[si] {
+                out[at].merge(&r);
+                continue;
+            }
+            folded[si] = Some(out.len());
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// Counters that grow over a run, taken when a stonewall group starts and when it ends: what
+/// the group did is the difference.
+struct Usage {
+    t: u64,
+    member_ios: u64,
+    /// Busy ns of each resource, then of each drive (service times and the media time spent
+    /// reading ahead between commands, [`device::DeviceState::ahead_ns`]).
+    res_busy: Vec<u64>,
+    disk_busy: Vec<u64>,
+    page_cache: Option<pagecache::CacheStats>,
+    /// Each host array's stripe cache: full writes, pre-read writes, room waits.
+    stripes: Vec<[u64; 3]>,
+}
+
+impl Usage {
+    fn take(w: &World, t: u64, member_ios: u64) -> Usage {
+        Usage {
+            t,
+            member_ios,
+            res_busy: w.res.iter().map(|r| r.busy_ns).collect(),
+            disk_busy: w
+                .disks
+                .iter()
+                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64)
+                .collect(),
+            page_cache: w.page_cache.as_ref().map(|pc| pc.stats),
+            stripes: w
+                .arrays
+                .iter()
+                .filter_map(|a| a.stripe_cache.as_ref())
+                .map(|sc| [sc.full_writes, sc.preread_writes, sc.room_waits])
+                .collect(),
+        }
+    }
+}
+
+/// The simulator's extras of one stonewall group: what happened between `from` and `to`.
+fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> SimExtras {
+    let vt = (to.t - from.t).max(1);
+    let components = components(w, vt, from, to);
+    let bottleneck = components
+        .iter()
+        .filter(|c| c.utilization > 0.9)
+        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
+        .map(|c| c.name.clone());
+    let page_cache = w.page_cache.as_ref().map(|pc| {
+        let b = |pages: u64| pages * pagecache::PAGE;
+        let (s, s0) = (&pc.stats, from.page_cache.unwrap_or_default());
+        raidlab_result::PageCacheUse {
+            capacity_bytes: b(pc.cfg.capacity),
+            hit_bytes: b(s.hit_pages - s0.hit_pages),
+            miss_bytes: b(s.miss_pages - s0.miss_pages),
+            read_ahead_bytes: b(s.read_ahead_pages - s0.read_ahead_pages),
+            written_back_bytes: b(s.written_back_pages - s0.written_back_pages),
+            dirty_bytes: b(pc.dirty_pages),
+            throttled_writes: s.throttled - s0.throttled,
+        }
+    });
+    let stripe_caches = w
+        .arrays
+        .iter()
+        .filter_map(|a| Some((a, a.stripe_cache.as_ref()?)))
+        .zip(from.stripes.iter().zip(&to.stripes))
+        .map(|((a, sc), (s0, s1))| raidlab_result::StripeCacheUse {
+            array: a.name.clone(),
+            stripe_heads: sc.rows().1,
+            full_writes: s1[0] - s0[0],
+            preread_writes: s1[1] - s0[1],
+            room_waits: s1[2] - s0[2],
+        })
+        .collect();
+    SimExtras {
+        system: system.to_string(),
+        virtual_time_ns: vt,
+        stop_reason: reason.into(),
+        components,
+        bottleneck,
+        member_ios: to.member_ios - from.member_ios,
+        page_cache,
+        stripe_caches,
+    }
+}
+
+fn components(w: &World, vt: u64, from: &Usage, to: &Usage) -> Vec<ComponentUse> {
     let mut v = Vec::new();
-    for r in &w.res {
+    for (i, r) in w.res.iter().enumerate() {
         let servers = r.servers() as f64;
+        let busy_ns = to.res_busy[i] - from.res_busy[i];
         v.push(ComponentUse {
             name: r.name.clone(),
             kind: r.kind.into(),
-            utilization: (r.busy_ns as f64 / vt as f64 / servers).min(1.0),
-            busy_ns: r.busy_ns,
+            utilization: (busy_ns as f64 / vt as f64 / servers).min(1.0),
+            busy_ns,
             bound_bytes_s: r.bound(),
         });
     }
-    for d in &w.disks {
-        // Busy: the commands' service times and the media time spent reading ahead between
-        // them ([`device::DeviceState::ahead_ns`]).
-        let busy_ns = d.busy_ns + d.state.ahead_ns.round() as u64;
+    for (i, d) in w.disks.iter().enumerate() {
+        let busy_ns = to.disk_busy[i] - from.disk_busy[i];
         v.push(ComponentUse {
             name: d.name.clone(),
             kind: "disk".into(),
@@ -536,10 +616,14 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
             });
         }
     }
-    // Arrays behind a controller: what their data drives can stream. Seed 002 (stage 2) takes
-    // the inner-zone rate, the slowest, as the drives' sustained figure: a data set spread over
-    // the whole stroke cannot beat it for long. The outer zone's rate is the ceiling a data
-    // set near the start of the drives can reach.
+    // Arrays behind a controller: every drive reading at its media rate. Seed 002 (stage 2)
+    // takes the inner-zone rate, the slowest, as the drives' sustained figure: a data set
+    // spread over the whole stroke cannot beat it for long. The outer zone's rate is the
+    // ceiling a data set near the start of the drives can reach. Every drive, not only the
+    // data drives' worth: one sequential stream gets about that (each drive passes over its
+    // parity chunks, or a mirror's copies over each other's rows), but a mirror's copies
+    // serve reads side by side and drives seek past large parity chunks, so runs beat it
+    // (seed 004's raid10-4d read at 471 MB/s, the data drives' bound said 250).
     let mut inner = vec![f64::INFINITY; w.arrays.len()];
     let mut outer = vec![f64::INFINITY; w.arrays.len()];
     for (ai, a) in w.arrays.iter().enumerate() {
@@ -547,21 +631,23 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
             continue;
         }
         let m = &w.models[w.disks[a.members[0]].model];
+        let n = a.members.len() as f64;
         let dd = a.geom.data_disks() as f64;
-        inner[ai] = m.inner_rate() * dd;
-        outer[ai] = m.outer_rate() * dd;
+        inner[ai] = m.inner_rate() * n;
+        outer[ai] = m.outer_rate() * n;
         out.push(ComponentBound {
             name: format!("array/{}", a.name),
             kind: "array".into(),
             bound_bytes_s: inner[ai],
             outer_bytes_s: outer[ai],
             note: format!(
-                "{:?} of {} drives, {} data; drives {:.1}–{:.1} MB/s (inner–outer zone)",
+                "{:?} of {} drives, all of which can read; drives {:.1}–{:.1} MB/s (inner–outer \
+                 zone){}",
                 a.geom.level,
                 a.members.len(),
-                dd,
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6,
+                stream_note(dd, n, m.inner_rate(), m.outer_rate()),
             ),
         });
     }
@@ -588,6 +674,19 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         },
     });
     out
+}
+
+/// "; one sequential stream about … (N data drives' worth)" for an array of `n` drives of
+/// which `dd` hold each stripe's data (nothing when every drive does).
+fn stream_note(dd: f64, n: f64, inner: f64, outer: f64) -> String {
+    if dd >= n {
+        return String::new();
+    }
+    format!(
+        "; one sequential stream about {:.1}–{:.1} MB/s ({dd} data drives' worth)",
+        inner * dd / 1e6,
+        outer * dd / 1e6
+    )
 }
 
 /// Bytes/s through a resource that takes `npb` ns a byte (unbounded at 0).
@@ -816,13 +915,19 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             let m = &w.models[w.disks[a.members[0]].model];
             let _ = writeln!(
                 s,
-                "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s",
+                "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s{}",
                 format!("array/{}", a.name),
                 a.geom.level,
                 a.members.len(),
                 a.geom.chunk >> 10,
                 m.inner_rate() / 1e6,
-                m.outer_rate() / 1e6
+                m.outer_rate() / 1e6,
+                stream_note(
+                    a.geom.data_disks() as f64,
+                    a.members.len() as f64,
+                    m.inner_rate(),
+                    m.outer_rate()
+                )
             );
             let seek = m.seek_summary();
             if !seek.is_empty() {
@@ -839,13 +944,19 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             }
         } else {
             let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();
+            let (dd, n) = (a.geom.data_disks(), a.members.len());
             let _ = writeln!(
                 s,
-                "  → host array {} {:?} chunk {} KiB over {}",
+                "  → host array {} {:?} chunk {} KiB over {}{}",
                 a.name,
                 a.geom.level,
                 a.geom.chunk >> 10,
-                names.join(", ")
+                names.join(", "),
+                if (dd as usize) < n {
+                    format!("; one sequential stream about {dd} of the {n} members' worth")
+                } else {
+                    String::new()
+                }
             );
             if let Some(sc) = &a.stripe_cache {
                 let heads = sc.rows().1;

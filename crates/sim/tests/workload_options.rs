@@ -36,3 +36,184 @@ fn psync_runs_one_request_at_a_time() {
         iops(&psync_one)
     );
 }
+
+/// group_reporting folds a job's instances into one result, as a real run reports them: on
+/// a simulated target the four jobs were printed one by one.
+#[test]
+fn group_reporting_folds_the_instances() {
+    let target = system("xdd2008/raid0.toml");
+    let opts = |grouped: bool| {
+        let mut o = vec![
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "16m"),
+            ("numjobs", "4"),
+            ("offset_increment", "1g"),
+            ("direct", "1"),
+        ];
+        if grouped {
+            o.push(("group_reporting", "1"));
+        }
+        o
+    };
+    let apart = sim_run(&target, &opts(false));
+    let grouped = sim_run(&target, &opts(true));
+    assert_eq!(apart.jobs.len(), 4);
+    assert_eq!(grouped.jobs.len(), 1, "{:?}", grouped.jobs.len());
+    let g = &grouped.jobs[0];
+    assert_eq!(g.instances, 4);
+    assert_eq!(g.read.io_bytes, 4 * (16 << 20));
+    assert_eq!(
+        g.read.total_ios,
+        apart.jobs.iter().map(|j| j.read.total_ios).sum::<u64>()
+    );
+    assert_eq!(
+        g.runtime_sum_ns,
+        apart.jobs.iter().map(|j| j.job_runtime_ns()).sum::<u64>()
+    );
+    assert!(
+        g.sim.is_some(),
+        "the simulator's extras stay on the folded result"
+    );
+}
+
+/// A converged run is extended to the job's size whatever its block sizes: a bssplit job
+/// (and one reading with `bs=4k,64k`) stopped at convergence and reported only the part it
+/// had simulated (186 MiB of a 1 GiB job, 3 MiB in 248 ms of another) as the whole job.
+#[test]
+fn a_converged_job_with_drawn_block_sizes_still_moves_its_size() {
+    let target = system("xdd2008/raid5.toml");
+    let gib = 1u64 << 30;
+    for bs in [("bssplit", "4k/50:64k/50"), ("bs", "4k,64k")] {
+        let r = sim_run(
+            &target,
+            &[
+                ("rw", "randread"),
+                bs,
+                ("size", "1g"),
+                ("iodepth", "16"),
+                ("direct", "1"),
+            ],
+        );
+        let j = &r.jobs[0];
+        assert_eq!(
+            j.sim.as_ref().unwrap().stop_reason,
+            "converged",
+            "{bs:?}: the case needs a converged run"
+        );
+        let moved = j.read.io_bytes;
+        assert!(
+            moved.abs_diff(gib) < gib / 100,
+            "{bs:?}: moved {moved} of {gib}"
+        );
+    }
+    let r = sim_run(
+        &target,
+        &[
+            ("rw", "randread"),
+            ("bs", "4k,64k"),
+            ("size", "1g"),
+            ("iodepth", "16"),
+            ("direct", "1"),
+        ],
+    );
+    assert_eq!(r.jobs[0].read.total_ios, gib / 4096);
+}
+
+/// ioengine=null does no I/O: a simulated target refuses it in one line rather than run the
+/// modelled system under its name (it ran as io_uring did, 541 MB/s where fio's null engine
+/// reports its own overhead).
+#[test]
+fn the_null_engine_is_refused() {
+    let target = system("xdd2008/raid0.toml");
+    let s = common::spec(
+        &target,
+        &[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("ioengine", "null"),
+        ],
+    );
+    let e = raidlab_sim::run(&[s]).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("ioengine=null") && m.contains("valid for sim: targets: io_uring"),
+        "{m}"
+    );
+    assert!(!m.contains('\n'), "{m}");
+}
+
+/// Each stonewall group's jobs carry that group's components, bottleneck, virtual time and
+/// member I/Os: they carried the whole run's, so a sequential read before a long random write
+/// showed its link 4% busy (it was 29% busy while the read ran) and the write's stop reason.
+#[test]
+fn stonewall_groups_report_their_own_utilization() {
+    let target = system("xdd2008/raid5.toml");
+    let read = common::spec(
+        &target,
+        &[
+            ("name", "r"),
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "1g"),
+            ("iodepth", "8"),
+            ("direct", "1"),
+        ],
+    );
+    let write = common::spec(
+        &target,
+        &[
+            ("name", "w"),
+            ("stonewall", "1"),
+            ("rw", "randwrite"),
+            ("bs", "8k"),
+            ("size", "256m"),
+            ("iodepth", "32"),
+            ("direct", "1"),
+        ],
+    );
+    let alone = raidlab_sim::run(std::slice::from_ref(&read)).unwrap();
+    let both = raidlab_sim::run(&[read, write]).unwrap();
+    let (a, r, w) = (
+        alone.jobs[0].sim.as_ref().unwrap(),
+        both.jobs[0].sim.as_ref().unwrap(),
+        both.jobs[1].sim.as_ref().unwrap(),
+    );
+    // The first group is the same run as the read alone, so it reports the same.
+    assert_eq!(r, a);
+    assert_ne!(r.virtual_time_ns, w.virtual_time_ns);
+    assert!(w.member_ios > 0 && w.member_ios != r.member_ios, "{w:?}");
+}
+
+/// A run converges only once the jobs still running would end together at their rates: the
+/// mix it extends then lasts to the end. Four readers of their own 2 GiB of an md raid0, two
+/// of them kept waiting by the others' streams, converged with those two at no rate: they
+/// reported 0 bytes (and, extended at a crawl, one ran 4826 s).
+#[test]
+fn jobs_kept_waiting_are_not_extended_at_their_crawl() {
+    let sys = "linuxraid2010/raid0-4d-c1024.toml";
+    let r = sim_run(
+        &system(sys),
+        &[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("size", "2g"),
+            ("iodepth", "16"),
+            ("numjobs", "4"),
+            ("offset_increment", "4g"),
+            ("direct", "1"),
+        ],
+    );
+    assert_eq!(r.jobs.len(), 4);
+    for j in &r.jobs {
+        assert_eq!(j.read.io_bytes, 2 << 30, "{}", j.read.runtime_ns);
+    }
+    let agg = r.aggregate().summary().mb_s * 1e6;
+    let b = raidlab_sim::bounds(&common::repo().join("systems").join(sys)).unwrap();
+    let lun = b.iter().find(|c| c.name == "lun/md0").unwrap();
+    assert!(agg <= lun.outer_bytes_s, "{agg} B/s over {lun:?}");
+    // The drives stream throughout: no job drags the run out at a crawl.
+    assert!(agg > 0.5 * lun.outer_bytes_s, "{agg} B/s under {lun:?}");
+}

@@ -271,21 +271,27 @@ impl RequestStream {
     pub fn region(&self) -> (u64, u64) {
         (self.start, self.len)
     }
-    /// Requests in one pass if the block size is fixed for every direction (else `None`).
-    pub fn requests_per_pass(&self) -> Option<u64> {
-        let (r, w) = (&self.spec.bs.read, &self.spec.bs.write);
-        if r.is_fixed() && w.is_fixed() && r.min() == w.min() {
-            let bs = r.min();
-            Some(if self.random {
-                self.pass_bytes.div_ceil(bs)
-            } else {
-                self.pass_bytes / bs
-            })
-        } else {
-            None
+    /// The one block size every request has, if there is one: that of the only direction
+    /// the job moves (`bs=4k,64k` with `rw=randread` reads 4 KiB blocks), or the size both
+    /// directions share; `None` when sizes are drawn or reads and writes of different sizes
+    /// mix.
+    fn one_block(&self) -> Option<u64> {
+        if let Some((_, bs)) = self.fixed {
+            return Some(bs);
         }
+        let (r, w) = (&self.spec.bs.read, &self.spec.bs.write);
+        (r.is_fixed() && w.is_fixed() && r.min() == w.min()).then(|| r.min())
     }
-    /// Bytes the whole stream transfers, if that is known ahead: a fixed block size, not
+    /// Requests in one pass if every request has the same block size (else `None`).
+    pub fn requests_per_pass(&self) -> Option<u64> {
+        let bs = self.one_block()?;
+        Some(if self.random {
+            self.pass_bytes.div_ceil(bs)
+        } else {
+            self.pass_bytes / bs
+        })
+    }
+    /// Bytes the whole stream transfers, if that is known ahead: one block size, not
     /// time-based; `loops` passes, or fewer when `number_ios` ends it first.
     pub fn total_bytes(&self) -> Option<u64> {
         if self.infinite {
@@ -296,12 +302,40 @@ impl RequestStream {
         if let Some(cap) = self.spec.number_ios {
             n = n.min(cap);
         }
-        Some(n * self.spec.bs.read.min())
+        Some(n * self.one_block()?)
     }
-    /// Bytes one pass transfers if the block size is fixed.
+    /// Bytes the stream is expected to transfer, when it is not time-based: exactly
+    /// [`Self::total_bytes`] where that is known; with drawn block sizes (`bssplit`, or reads
+    /// and writes of different sizes mixed) each pass moves its bytes (a random pass may run
+    /// past them by part of its last block), and `number_ios` ends the stream after that many
+    /// requests of the mean size, if that comes first. For an executor that stops a job
+    /// early and extends it to its end at the rate it had (the simulator's convergence).
+    pub fn expected_bytes(&self) -> Option<u64> {
+        if self.infinite {
+            return None;
+        }
+        if let Some(b) = self.total_bytes() {
+            return Some(b);
+        }
+        let mut bytes = self.pass_bytes.saturating_mul(self.spec.loops as u64);
+        if let Some(n) = self.spec.number_ios {
+            let mean = |d: &crate::spec::BsDist| {
+                d.entries
+                    .iter()
+                    .map(|&(bs, w)| bs as f64 * w as f64)
+                    .sum::<f64>()
+                    / d.entries.iter().map(|e| e.1 as f64).sum::<f64>().max(1.0)
+            };
+            let reads = self.read_percent as f64 / 100.0;
+            let per_request =
+                reads * mean(&self.spec.bs.read) + (1.0 - reads) * mean(&self.spec.bs.write);
+            bytes = bytes.min((n as f64 * per_request) as u64);
+        }
+        Some(bytes)
+    }
+    /// Bytes one pass transfers if every request has the same block size.
     pub fn bytes_per_pass(&self) -> Option<u64> {
-        self.requests_per_pass()
-            .map(|n| n * self.spec.bs.read.min())
+        Some(self.requests_per_pass()? * self.one_block()?)
     }
 
     fn next_dir(&mut self) -> Dir {
@@ -731,6 +765,53 @@ mod tests {
                 .total_bytes(),
             Some(3 * 64 * 1024)
         );
+    }
+
+    #[test]
+    fn one_direction_with_its_own_block_size_knows_its_total() {
+        // bs=4k,64k on a read-only job: every request is a 4 KiB read.
+        let s = spec(&[("rw", "randread"), ("bs", "4k,64k"), ("size", "1m")]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        assert_eq!(stream.total_bytes(), Some(1 << 20));
+        assert_eq!(stream.requests_per_pass(), Some(256));
+        assert_eq!(stream.clone().count(), 256);
+    }
+
+    #[test]
+    fn drawn_block_sizes_expect_each_pass_to_move_its_bytes() {
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bssplit", "4k/50:64k/50"),
+            ("size", "8m"),
+            ("loops", "2"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let stream = RequestStream::new(&s, inst, 8 << 20).unwrap();
+        assert_eq!(stream.total_bytes(), None);
+        assert_eq!(stream.expected_bytes(), Some(16 << 20));
+        let moved: u64 = stream.map(|r| r.len).sum();
+        assert_eq!(moved, 16 << 20);
+        // number_ios first: that many requests of the mean size (34 KiB).
+        let capped = spec(&[
+            ("rw", "randread"),
+            ("bssplit", "4k/50:64k/50"),
+            ("size", "8m"),
+            ("number_ios", "100"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&capped))[0];
+        let stream = RequestStream::new(&capped, inst, 8 << 20).unwrap();
+        assert_eq!(stream.expected_bytes(), Some(100 * 34 * 1024));
+        // Time-based: no end to expect.
+        let timed = spec(&[
+            ("rw", "randread"),
+            ("bssplit", "4k/50:64k/50"),
+            ("runtime", "1s"),
+            ("time_based", "1"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&timed))[0];
+        let stream = RequestStream::new(&timed, inst, 8 << 20).unwrap();
+        assert_eq!(stream.expected_bytes(), None);
     }
 
     #[test]

@@ -608,6 +608,16 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             CliError::failed(e.to_string())
         }
     })?;
+    if specs.iter().any(|s| s.verify) {
+        // As the page-cache note: once a process, after a run.
+        static SAID_VERIFY: std::sync::Once = std::sync::Once::new();
+        SAID_VERIFY.call_once(|| {
+            ewriteln!(
+                "raidlab: note: verify checks data and a simulated run moves none: nothing is \
+                 checked, and the results are those of the same run without verify"
+            )
+        });
+    }
     let no_page_cache = r
         .jobs
         .iter()
