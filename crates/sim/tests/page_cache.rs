@@ -380,11 +380,15 @@ fn a_direct_write_drops_the_cached_pages_it_covers() {
         ],
     );
     write.stonewall = true;
-    // Bytes the cache read from the devices over the run.
+    // Bytes the cache read from the devices over the run: each group's (one job each).
     let from_devices = |specs: &[raidlab_workload::JobSpec]| {
         let r = raidlab_sim::run(specs).unwrap();
-        let pc = cache_use(&r, 0);
-        pc.miss_bytes + pc.read_ahead_bytes
+        (0..r.jobs.len())
+            .map(|i| {
+                let pc = cache_use(&r, i);
+                pc.miss_bytes + pc.read_ahead_bytes
+            })
+            .sum::<u64>()
     };
     let without = from_devices(&[read(false), read(true)]);
     let with = from_devices(&[read(false), write, read(true)]);
