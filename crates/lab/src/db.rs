@@ -421,7 +421,10 @@ impl Db {
             });
         }
         {
-            let conn = Connection::open(&tmp).map_err(sql_err(path, "create"))?;
+            let conn = Connection::open(&tmp).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                sql_err(path, "create")(e)
+            })?;
             let init = format!(
                 "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION}; BEGIN; {SCHEMA} COMMIT;"
             );
