@@ -31,7 +31,8 @@
 //! where its tag would be (read as the field's old meaning), and a raidlab from before it
 //! stops reading at the trailers it knows. After the layout names come rebuilds from an
 //! enclosing array (`PRBD`), then the initial sync's progress (`ISYN`, see
-//! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before).
+//! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before),
+//! then the array's spares (`SPAR`, see [`Superblock::spares`]; absent means none recorded).
 //!
 //! A raidlab that stops at the trailers it knows would also drop the newer ones when it
 //! rewrites the superblock: an array mid-sync or mid-rebuild from above would then read as
@@ -61,6 +62,10 @@ const LONG_NAMES_TAG: &[u8; 4] = b"LNAM";
 const PARENT_REBUILD_TAG: &[u8; 4] = b"PRBD";
 /// Marks the trailer of the initial sync's progress (after the rebuilds from above).
 const INITIAL_SYNC_TAG: &[u8; 4] = b"ISYN";
+/// Marks the trailer of the array's spares (after the initial sync's progress).
+const SPARES_TAG: &[u8; 4] = b"SPAR";
+/// Most spares one leaf array records (what fits beside the largest array's slots).
+pub const MAX_SPARES: usize = 24;
 
 /// The state of one slot (role) of an array, as its superblocks record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -157,11 +162,29 @@ pub struct Superblock {
     /// (`--assume-clean`, md's way of saying the members are consistent already). In a
     /// nested array every leaf keeps its mark until the whole tree is synced.
     pub initial_sync: Option<u64>,
+    /// The device uuids of the leaf array's spares, in the order they were added: what lets
+    /// `status` show every spare (or say that one's path is not known) from the members'
+    /// superblocks alone, as mdadm --detail lists an array's spares, and `rebuild` give the
+    /// first added to the lowest slot out of service. Spares are numbered after the slots in
+    /// this order (the first is number `array.members`). A spare taking a slot leaves it.
+    pub spares: Vec<[u8; 16]>,
+    /// Bumped on every change of `spares` alone (a spare added or removed), which leaves
+    /// `events` as it is: the record says which devices are spares, nothing about the data, so
+    /// a member left out of the list given to `add` does not become out of date (and kicked
+    /// at the next assembly) for missing it. Among members with the newest `events`, the one
+    /// with the highest `spare_events` holds the newest record ([`Superblock::recency`]).
+    pub spare_events: u64,
 }
 
 impl Superblock {
     pub fn is_spare(&self) -> bool {
         self.array.role == ROLE_SPARE
+    }
+
+    /// What makes one member's superblock newer than another's: its event count, then (for
+    /// members in sync) how recent its record of the spares is.
+    pub fn recency(&self) -> (u64, u64) {
+        (self.events, self.spare_events)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -209,6 +232,12 @@ impl Superblock {
         w.bytes(INITIAL_SYNC_TAG);
         w.0.push(self.initial_sync.is_some() as u8);
         w.u64(self.initial_sync.unwrap_or(0));
+        w.bytes(SPARES_TAG);
+        w.u64(self.spare_events);
+        w.u32(self.spares.len() as u32);
+        for u in &self.spares {
+            w.bytes(u);
+        }
         assert!(
             w.0.len() <= SB_BYTES - 4,
             "superblock overflow: member count is bounded by MAX_MEMBERS"
@@ -284,6 +313,8 @@ impl Superblock {
             });
         }
         let mut initial_sync = None;
+        let mut spares = Vec::new();
+        let mut spare_events = 0;
         if r.take(4)? == LONG_NAMES_TAG {
             array.layout = r.str_n::<32>()?;
             for p in parents.iter_mut() {
@@ -299,6 +330,18 @@ impl Superblock {
                     let on = r.take(1)?[0] != 0;
                     let cp = r.u64()?;
                     initial_sync = on.then_some(cp);
+                    if r.take(4)? == SPARES_TAG {
+                        spare_events = r.u64()?;
+                        let n = r.u32()? as usize;
+                        if n > MAX_SPARES {
+                            return Err(format!(
+                                "superblock lists {n} spares (at most {MAX_SPARES})"
+                            ));
+                        }
+                        for _ in 0..n {
+                            spares.push(r.uuid()?);
+                        }
+                    }
                 }
             }
         }
@@ -315,6 +358,8 @@ impl Superblock {
             bitmap_region,
             slots,
             initial_sync,
+            spares,
+            spare_events,
         }))
     }
 }
@@ -525,6 +570,19 @@ impl Superblock {
                     "initial_sync",
                     done,
                     format!("0 to {}, the member's data_size", self.data_size),
+                );
+            }
+        }
+        // Spares are devices of their own: one uuid each, none holding a slot.
+        for (i, u) in self.spares.iter().enumerate() {
+            let taken = *u == [0; 16]
+                || self.spares[..i].contains(u)
+                || self.slots.iter().any(|s| s.dev_uuid == *u);
+            if taken {
+                return bad(
+                    &format!("spares[{i}]"),
+                    uuid_string(u),
+                    "a device uuid of its own: not zero, not another spare's, not a slot's".into(),
                 );
             }
         }
@@ -747,6 +805,8 @@ mod tests {
                 },
             ],
             initial_sync: Some(1 << 19),
+            spares: vec![[5; 16], [6; 16]],
+            spare_events: 4,
         }
     }
 
@@ -811,6 +871,9 @@ mod tests {
             ("parents[0].rebuild", |s| s.parents[0].rebuild = Some(0)),
             ("slots[1].checkpoint", |s| s.slots[1].checkpoint = u64::MAX),
             ("initial_sync", |s| s.initial_sync = Some((1 << 20) + 1)),
+            ("spares[1]", |s| s.spares[1] = s.spares[0]),
+            ("spares[0]", |s| s.spares[0] = [0; 16]),
+            ("spares[1]", |s| s.spares[1] = s.slots[0].dev_uuid),
             ("array.chunk_bytes", |s| {
                 s.array.level = "raid1".into();
                 s.array.layout = String::new();
@@ -894,6 +957,8 @@ mod tests {
         let mut old = sample();
         old.array.rebuild = None;
         old.initial_sync = None;
+        old.spares.clear();
+        old.spare_events = 0;
         let mut enc = old.encode();
         let slots_end = enc.windows(4).position(|w| w == LONG_NAMES_TAG).unwrap();
         enc[slots_end..SB_BYTES - 4].fill(0);
@@ -918,7 +983,40 @@ mod tests {
         seal(&mut enc);
         let mut before = sample();
         before.initial_sync = None;
+        before.spares.clear();
+        before.spare_events = 0;
         assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
+    }
+
+    /// The spares trailer came after the initial sync's: a superblock written before it
+    /// (zeros where its tag goes) records no spares and keeps everything else; one with it
+    /// keeps its spares in the order they were added, none included.
+    #[test]
+    fn the_spares_trailer_round_trips_in_order_and_its_absence_means_none_recorded() {
+        for spares in [
+            vec![],
+            vec![[6; 16], [5; 16]],
+            vec![[5; 16], [6; 16], [7; 16]],
+        ] {
+            let mut sb = sample();
+            sb.spares = spares;
+            assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
+        }
+        let mut enc = sample().encode();
+        let tag = enc.windows(4).position(|w| w == SPARES_TAG).unwrap();
+        enc[tag..SB_BYTES - 4].fill(0);
+        seal(&mut enc);
+        let mut before = sample();
+        before.spares.clear();
+        before.spare_events = 0;
+        assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
+        // More spares than any superblock records: refused, not read past.
+        let mut enc = sample().encode();
+        let at = tag + 4 + 8;
+        enc[at..at + 4].copy_from_slice(&(MAX_SPARES as u32 + 1).to_le_bytes());
+        seal(&mut enc);
+        let e = Superblock::decode(&enc).unwrap_err();
+        assert!(e.contains("spares") && !e.contains('\n'), "{e}");
     }
 
     /// Work in progress that an older raidlab would drop (an initial sync, a rebuild from
@@ -964,6 +1062,7 @@ mod tests {
         let mut sb = sample();
         sb.parents = vec![sb.parents[0].clone(); MAX_PARENTS];
         sb.slots = vec![sb.slots[0].clone(); MAX_MEMBERS as usize];
+        sb.spares = (0..MAX_SPARES).map(|i| [100 + i as u8; 16]).collect();
         assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
     }
 }
