@@ -705,7 +705,9 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
 }
 
 /// Give every out-of-service slot a spare, if there are spares: the slot becomes
-/// `Rebuilding` from 0 and the spare takes its role. Then [`mark_parent_rebuilds`]: a child
+/// `Rebuilding` from 0 and the spare takes its role. As md does, the lowest slot takes the
+/// spare added first (the order the members record; spares the record does not know come
+/// after those, in the order given), whatever the order of the paths. Then [`mark_parent_rebuilds`]: a child
 /// array that lost more members than it survives is set to be rebuilt whole by its enclosing
 /// array. Returns how many spares were assigned.
 pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
@@ -728,9 +730,12 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             .filter(|f| !f.sb.is_spare() && f.sb.events == sb.events)
             .map(|f| f.sb.dev_uuid)
             .collect();
-        let mut spares: Vec<usize> = (0..group.len())
+        // md's order: the lowest slot out of service takes the spare added first.
+        let given: Vec<(usize, [u8; 16])> = (0..group.len())
             .filter(|&i| group[i].sb.is_spare())
+            .map(|i| (i, group[i].sb.dev_uuid))
             .collect();
+        let mut spares = spare_order(&sb.spares, &given).into_iter().map(|(_, i)| i);
         let mut changed = Vec::new();
         for slot in 0..sb.slots.len() {
             let s = &sb.slots[slot];
@@ -739,7 +744,7 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             if !out {
                 continue;
             }
-            let Some(sp) = spares.pop() else { break };
+            let Some(sp) = spares.next() else { break };
             let dev = group[sp].sb.dev_uuid;
             sb.slots[slot].dev_uuid = dev;
             sb.slots[slot].state = SlotState::Rebuilding;

@@ -1,6 +1,8 @@
 //! Spares as mdadm numbers and uses them: the members' superblocks record every spare added,
 //! in the order added, so `status` given only the array's members still shows each spare
-//! (saying its path is not known); spares are numbered after the slots in that order.
+//! (saying its path is not known); spares are numbered after the slots in that order, and a
+//! rebuild gives the lowest slot out of service to the spare added first, whatever the order
+//! of the paths given.
 
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::manage::{self, ArrayStatus};
@@ -150,6 +152,79 @@ fn a_spare_of_a_child_array_shows_in_that_child() {
     let st = manage::status(&with(&all, &[&s])).unwrap();
     assert_eq!(row(&st.children[1], &s), (Some(3), None, "spare".into()));
     assert!(st.children[1].spares_not_given.is_empty(), "{st:?}");
+}
+
+/// md's order: with two slots out of service, the spare added first takes the lower slot,
+/// the one added next the higher, whichever order the paths are given in; a spare left over
+/// keeps its place among the spares, numbered right after the slots.
+#[test]
+fn spares_take_the_lowest_slots_out_of_service_in_the_order_added() {
+    for reversed in [false, true] {
+        let dir = scratch("spares-order");
+        let ms = paths(dir.path(), "m", 6);
+        create_array("6", &ms, Some(4 << 20), false, false)
+            .close()
+            .unwrap();
+        manage::fail(&ms, &ms[4], false).unwrap();
+        manage::fail(&ms, &ms[1], false).unwrap();
+        let spares: Vec<PathBuf> = ["first", "second", "third"]
+            .iter()
+            .map(|n| dir.path().join(n))
+            .collect();
+        for s in &spares {
+            blank(s, &ms[0]);
+            manage::add(&ms, s, false).unwrap();
+        }
+        let mut given: Vec<&PathBuf> = spares.iter().collect();
+        if reversed {
+            given.reverse();
+        }
+        let list = with(&ms, &given);
+        let st = manage::status(&list).unwrap();
+        for (k, s) in spares.iter().enumerate() {
+            assert_eq!(row(&st, s), (Some(6 + k as u32), None, "spare".into()));
+        }
+
+        assert_eq!(manage::assign_spares(&list).unwrap(), 2);
+        let st = manage::status(&list).unwrap();
+        let what = if reversed {
+            "paths reversed"
+        } else {
+            "paths in order"
+        };
+        assert_eq!(
+            row(&st, &spares[0]),
+            (Some(1), Some(1), "rebuilding".into()),
+            "{what}: {st:?}"
+        );
+        assert_eq!(
+            row(&st, &spares[1]),
+            (Some(4), Some(4), "rebuilding".into()),
+            "{what}: {st:?}"
+        );
+        assert_eq!(
+            row(&st, &spares[2]),
+            (Some(6), None, "spare".into()),
+            "{what}: {st:?}"
+        );
+        assert!(st.spares_not_given.is_empty(), "{what}: {st:?}");
+        // Rebuilt, then the members alone: the spare left over is still recorded.
+        let arr = manage::open(&list, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        assert!(manage::rebuild_all(&arr, &stop, &mut |_, _, _| {}).unwrap());
+        arr.close().unwrap();
+        drop(arr);
+        let now: Vec<PathBuf> = [0, 2, 3, 5]
+            .iter()
+            .map(|&i| ms[i].clone())
+            .chain(spares[..2].iter().cloned())
+            .collect();
+        let st = manage::status(&now).unwrap();
+        assert!(!st.degraded, "{what}: {st:?}");
+        assert_eq!(st.spares_not_given.len(), 1, "{what}: {st:?}");
+        assert_eq!(st.spares_not_given[0].number, 6);
+        assert_eq!(st.spares_not_given[0].device_uuid, device_uuid(&spares[2]));
+    }
 }
 
 /// `add` given only some of the members: the others miss the record of the new spare but not

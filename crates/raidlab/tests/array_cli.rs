@@ -1789,6 +1789,70 @@ fn status_rebuild_scrub_messages_fit_the_situation() {
     assert!(js["cannot_start"].is_string(), "{js}");
 }
 
+/// Spares added with `add` show in `status` given only the array's members, numbered after
+/// the slots in the order added, each a line saying its path is not known (as mdadm --detail
+/// lists an array's spares); `rebuild` gives the lowest slot out of service to the spare
+/// added first, whichever order the paths come in.
+#[test]
+fn status_shows_spares_added_outside_the_list_and_rebuild_takes_them_in_order() {
+    let d = scratch();
+    let ms = members(d.path(), 5, "m");
+    let list = ms.join(",");
+    ok(&create_args("6", &["--chunk", "16k", "--size", "4m"], &ms));
+    let sp = members(d.path(), 2, "s");
+    for (k, s) in sp.iter().enumerate() {
+        std::fs::File::create(s).unwrap().set_len(4 << 20).unwrap();
+        let out = ok(&["array", "add", &list, s]);
+        assert!(out.contains(&format!("number {}", 5 + k)), "{out}");
+    }
+    let text = ok(&["array", "status", &list]);
+    let unknown: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("path not known"))
+        .collect();
+    assert_eq!(unknown.len(), 2, "{text}");
+    for (k, l) in unknown.iter().enumerate() {
+        let number = l.split_whitespace().next().unwrap();
+        assert_eq!(number, (5 + k).to_string(), "{text}");
+        assert!(l.contains("spare"), "{text}");
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["spares_not_given"].as_array().unwrap().len(), 2, "{js}");
+    assert_eq!(js["spares_not_given"][0]["number"], 5, "{js}");
+
+    ok(&["array", "fail", &list, &ms[3]]);
+    ok(&["array", "fail", &list, &ms[1]]);
+    // The spares first and in the reverse of the order they were added.
+    let all = format!("{},{},{list}", sp[1], sp[0]);
+    ok(&["array", "rebuild", "--quiet", &all]);
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &all])).unwrap();
+    let slot_of = |p: &str| {
+        let m = js["member_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not in {js}"));
+        (m["number"].clone(), m["role"].clone(), m["state"].clone())
+    };
+    assert_eq!(
+        slot_of(&sp[0]),
+        (1.into(), 1.into(), "active".into()),
+        "{js}"
+    );
+    assert_eq!(
+        slot_of(&sp[1]),
+        (3.into(), 3.into(), "active".into()),
+        "{js}"
+    );
+    assert!(
+        js["spares_not_given"].as_array().unwrap().is_empty(),
+        "{js}"
+    );
+}
+
 /// Holes in the data areas of `ms` (member files of one array), from their superblocks.
 fn data_holes(ms: &[String]) -> u64 {
     ms.iter()

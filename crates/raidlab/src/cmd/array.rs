@@ -83,8 +83,9 @@ enum ArrayCmd {
     },
     /// Remove a faulty member (or a spare) from the array and erase its superblock.
     Remove { array: String, member: String },
-    /// Add a member as a spare; `rebuild` puts it in place of a failed one. The members
-    /// given record it, so `status` of the array lists it.
+    /// Add a member as a spare; `rebuild` puts it in place of a failed one, the spare added
+    /// first in the lowest slot out of service (as md does). The members given record it, so
+    /// `status` of the array lists it.
     ///
     /// In a nested array the spare joins the leaf array with a slot out of service and no
     /// spare for it yet (or give only that child's members as ARRAY). A child that lost more
