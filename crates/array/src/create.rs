@@ -546,6 +546,7 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
         dirty: false,
         member_bytes: geo.member_bytes,
         rebuild: None,
+        initial_sync: None,
     }
 }
 

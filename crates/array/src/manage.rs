@@ -130,7 +130,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
-        let sync_progress = sync_progress(found);
+        let sync_progress = sync_progress(found, level);
         let out: Vec<u32> = not_active
             .iter()
             .filter(|(_, s)| s != "degraded")
@@ -262,7 +262,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
-        sync_progress: sync_progress(found),
+        sync_progress: sync_progress(found, level),
         cannot_start,
         events: sb.events,
         member_status: members,
@@ -291,26 +291,51 @@ fn spare_order(recorded: &[[u8; 16]], given: &[(usize, [u8; 16])]) -> Vec<(usize
     order
 }
 
-/// The initial sync's progress over the leaf arrays among `found` (0..=1), if any of them has
-/// not finished it: each leaf array counts as its newest superblock says, weighted by its
-/// members' data-area size.
-fn sync_progress(found: &[&Found]) -> Option<f64> {
+/// The initial sync's progress (0..=1) of the array at `level` of the tree, from `found`
+/// (the leaves below it), if it has not finished: each leaf array counts as its newest
+/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
+/// at `level` or below by its pass's checkpoint (the lowest its leaves still syncing record),
+/// by the bytes of its children the pass reads — as [`Array::sync_pending`] counts.
+fn sync_progress(found: &[&Found], level: usize) -> Option<f64> {
     let mut newest: std::collections::HashMap<[u8; 16], &Superblock> = Default::default();
     for f in found {
         let e = newest.entry(f.sb.array.uuid).or_insert(&f.sb);
-        if f.sb.events > e.events {
+        if f.sb.recency() > e.recency() {
             *e = &f.sb;
         }
     }
     if newest.values().all(|sb| sb.initial_sync.is_none()) {
         return None;
     }
-    let (mut done, mut total) = (0u64, 0u64);
+    let mut parts: Vec<crate::array::Part> = Vec::new();
+    // Enclosing arrays at `level` or below: (description, lowest checkpoint).
+    let mut passes: std::collections::HashMap<[u8; 16], (&crate::superblock::ArrayDesc, u64)> =
+        Default::default();
     for sb in newest.values() {
-        let n = sb.data_size * sb.array.members as u64;
-        total += n;
-        done += sb.initial_sync.unwrap_or(sb.data_size).min(sb.data_size) * sb.array.members as u64;
+        let n = sb.data_size;
+        parts.push((sb.initial_sync, n, n * sb.array.members as u64));
+        for (j, d) in sb.parents.iter().enumerate() {
+            if sb.parents.len() - 1 - j < level {
+                continue;
+            }
+            // A leaf no longer syncing has its marks cleared: it counts as done.
+            let cp = match sb.initial_sync {
+                Some(_) => d.initial_sync.unwrap_or(0),
+                None => u64::MAX,
+            };
+            let e = passes.entry(d.uuid).or_insert((d, cp));
+            e.1 = e.1.min(cp);
+        }
     }
+    for (d, cp) in passes.values() {
+        let Ok(geo) = geometry_of(d) else { continue };
+        if geo.redundancy() == 0 {
+            continue;
+        }
+        let cap = geo.capacity();
+        parts.push((Some((*cp).min(cap)), cap, d.member_bytes * d.members as u64));
+    }
+    let (done, total) = crate::array::sync_bytes(&parts);
     Some(done as f64 / total.max(1) as f64)
 }
 

@@ -1953,3 +1953,103 @@ fn an_interrupted_initial_sync_is_shown_warned_about_and_finished_by_rebuild() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && !err.contains("warning"), "{err}");
 }
+
+/// A nested initial sync (RAID 1 over RAID 5s) stopped in the RAID 1's own pass, after both
+/// RAID 5s synced: status says how far (past the leaves' share), `rebuild` goes on from
+/// there (its first progress line is no lower), and scrub finds every level consistent.
+#[test]
+fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let d = scratch();
+    let kids: Vec<Vec<String>> = (0..2)
+        .map(|i| members(d.path(), 3, &format!("n{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let child = |ms: &[String]| {
+        raidlab_array::MemberSpec::Array(
+            raidlab_array::CreateSpec::new(
+                "5",
+                None,
+                Some(16384),
+                ms.iter()
+                    .map(|m| raidlab_array::MemberSpec::Path(PathBuf::from(m)))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let spec =
+        raidlab_array::CreateSpec::new("1", None, None, kids.iter().map(|k| child(k)).collect())
+            .unwrap();
+    let made = raidlab_array::create(
+        &spec,
+        &raidlab_array::CreateOptions {
+            size: Some(12 << 20),
+            stop: Some(&STOP),
+            ..Default::default()
+        },
+    );
+    assert!(made.is_err(), "an interrupted sync fails create");
+    // Through the library (what Ctrl-C does: the stop flag), stopped a few batches into the
+    // RAID 1's pass: past the leaves' share of the progress.
+    let paths: Vec<PathBuf> = all.iter().map(PathBuf::from).collect();
+    let leaf_bytes: u64 = paths
+        .iter()
+        .map(|p| {
+            let m = raidlab_array::member::Member::open(p).unwrap();
+            m.read_superblock().unwrap().unwrap().data_size
+        })
+        .sum();
+    {
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut batches = 0;
+        let done = raidlab_array::manage::finish_sync(&arr, &stop, &mut |d, _| {
+            if d > leaf_bytes {
+                batches += 1;
+                if batches == 2 {
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        })
+        .unwrap();
+        assert!(!done, "the sync must stop when asked");
+        arr.close().unwrap();
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p > 0.6 && p < 1.0, "sync progress {p}: {js}");
+    for c in 0..2 {
+        // Each RAID 5 is synced within itself; the RAID 1's pass is what is left.
+        assert_eq!(js["children"][c]["sync_progress"], 1.0, "{js}");
+    }
+    let text = ok(&["array", "status", &list]);
+    assert!(
+        text.contains(&format!("initial sync: {:.1}% done", p * 100.0)),
+        "{text}"
+    );
+
+    let o = run(&["array", "rebuild", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("initial sync complete"), "{err}");
+    let first = err
+        .split(['\r', '\n'])
+        .find_map(|l| {
+            let (head, _) = l.split_once('%')?;
+            head.rsplit(' ').next()?.parse::<f64>().ok()
+        })
+        .unwrap();
+    assert!(
+        first >= (p * 1000.0).floor() / 10.0,
+        "the resumed sync started at {first}%, below the {:.1}% done: {err}",
+        p * 100.0
+    );
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert_eq!(out.matches(" 0 mismatched").count(), 3, "{out}");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert!(js["sync_progress"].is_null(), "{js}");
+}

@@ -101,7 +101,8 @@ enum ArrayCmd {
         force: bool,
     },
     /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks),
-    /// then finish an initial sync that was interrupted.
+    /// then finish an initial sync that was interrupted, from where it stopped (in a nested
+    /// array, the leaves' and each enclosing array's own pass from where each stopped).
     ///
     /// Leaf arrays rebuild their own members. A child array with spares in more slots than
     /// it survives is rebuilt whole by its enclosing array from that array's redundancy (its
