@@ -24,6 +24,7 @@ use std::time::Instant;
 
 mod initial_sync;
 mod sync;
+pub(crate) use initial_sync::{sync_bytes, Part};
 pub use sync::ScrubReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,8 @@ pub struct Array {
     meta_lock: Mutex<()>,
     /// Stripes written as stripe copies (see `stripe_copy`) since assembly.
     stripe_copies: std::sync::atomic::AtomicU64,
+    /// Units (stripes or chunks) this array has resynced since assembly.
+    units_resynced: std::sync::atomic::AtomicU64,
 }
 
 impl Dev for Member {
@@ -173,6 +176,7 @@ impl Array {
             failed: AtomicBool::new(false),
             meta_lock: Mutex::new(()),
             stripe_copies: std::sync::atomic::AtomicU64::new(0),
+            units_resynced: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -181,6 +185,13 @@ impl Array {
     /// members in tmpfs).
     pub fn stripe_copies(&self) -> u64 {
         self.stripe_copies.load(Ordering::Relaxed)
+    }
+
+    /// Units (stripes of parity levels, chunks of mirrors) this array (not its children) has
+    /// resynced since assembly: made its redundancy agree with its data, as after an unclean
+    /// stop or in the initial sync.
+    pub fn units_resynced(&self) -> u64 {
+        self.units_resynced.load(Ordering::Relaxed)
     }
 
     pub fn capacity(&self) -> u64 {

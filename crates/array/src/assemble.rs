@@ -360,7 +360,7 @@ fn write_hole_warning(level: &impl std::fmt::Display) -> String {
 }
 
 fn newest_desc(found: &[Found], level: usize) -> ArrayDesc {
-    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let newest = found.iter().max_by_key(|f| f.sb.recency()).unwrap();
     let mut d = desc_at(&newest.sb, level).clone();
     // Dirty if any leaf says so: a crash may have cut the update short.
     d.dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
@@ -392,7 +392,12 @@ fn build_leaf(
             )));
         }
     }
-    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+    let newest = found
+        .iter()
+        .max_by_key(|f| f.sb.recency())
+        .unwrap()
+        .sb
+        .clone();
     let desc = &newest.array;
     let geo = geometry_of(desc)?;
     let n = desc.members as usize;

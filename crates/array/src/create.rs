@@ -546,6 +546,7 @@ fn desc_for(geo: &Geometry, uuid: [u8; 16]) -> ArrayDesc {
         dirty: false,
         member_bytes: geo.member_bytes,
         rebuild: None,
+        initial_sync: None,
     }
 }
 
@@ -613,6 +614,8 @@ fn write_tree(p: &Planned, parents: &[ArrayDesc], opts: &CreateOptions) -> Resul
                 // Marked as not synced until the initial sync says otherwise, so a sync
                 // cut short in any way leaves the mark.
                 initial_sync: (!opts.assume_clean).then_some(0),
+                spares: Vec::new(),
+                spare_events: 0,
             };
             m.write_superblock(&sb)?;
         }

@@ -8,7 +8,9 @@ use crate::control::{self, MemberLocks, Request};
 use crate::create::holds_data;
 use crate::error::ArrayError;
 use crate::member::Member;
-use crate::superblock::{new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, ROLE_SPARE};
+use crate::superblock::{
+    new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, MAX_SPARES, ROLE_SPARE,
+};
 use raidlab_engine::{ewrite, ewriteln};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,10 @@ use std::time::Instant;
 #[derive(Debug, Clone, Serialize)]
 pub struct MemberStatus {
     pub path: String,
+    /// mdadm --detail's "Number": a member holding a slot has its slot's, spares follow the
+    /// slots in the order they were added (the first spare of a 4-member array is 4). None
+    /// for a member that no longer holds the slot it names (replaced).
+    pub number: Option<u32>,
     /// Slot index, or None for a spare.
     pub role: Option<u32>,
     /// active, faulty, rebuilding, spare, out-of-date, replaced
@@ -54,7 +60,18 @@ pub struct ArrayStatus {
     pub cannot_start: Option<String>,
     pub events: u64,
     pub member_status: Vec<MemberStatus>,
+    /// Spares the members' superblocks record whose paths were not among those given (a
+    /// device's path is not recorded, only its uuid): `status` with them listed shows them.
+    pub spares_not_given: Vec<SpareNotGiven>,
     pub children: Vec<ArrayStatus>,
+}
+
+/// A spare the array records but that was not among the paths given.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpareNotGiven {
+    /// Its number (see [`MemberStatus::number`]).
+    pub number: u32,
+    pub device_uuid: String,
 }
 
 /// Status of the array the paths form, from superblocks alone (nothing is written).
@@ -78,7 +95,7 @@ pub fn status(paths: &[PathBuf]) -> Result<ArrayStatus, ArrayError> {
 }
 
 fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus, ArrayError> {
-    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let newest = found.iter().max_by_key(|f| f.sb.recency()).unwrap();
     let desc = desc_at(&newest.sb, level).clone();
     let geo = geometry_of(&desc)?;
     if level < depth {
@@ -113,7 +130,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
-        let sync_progress = sync_progress(found);
+        let sync_progress = sync_progress(found, level);
         let out: Vec<u32> = not_active
             .iter()
             .filter(|(_, s)| s != "degraded")
@@ -137,6 +154,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             cannot_start,
             events: newest.sb.events,
             member_status: Vec::new(),
+            spares_not_given: Vec::new(),
             children,
         });
     }
@@ -153,6 +171,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             )));
         }
         let (role, state) = if f.sb.is_spare() {
+            // Numbered below, once every spare given is known.
             (None, "spare".to_string())
         } else {
             let r = f.sb.array.role;
@@ -177,8 +196,13 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             };
             (Some(r), st)
         };
+        let number = match state.as_str() {
+            "spare" | "replaced" => None,
+            _ => role,
+        };
         members.push(MemberStatus {
             path: f.member.path.display().to_string(),
+            number,
             role,
             state,
             events: f.sb.events,
@@ -187,7 +211,29 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             io: f.member.io_mode().to_string(),
         });
     }
-    members.sort_by_key(|m| m.role.unwrap_or(u32::MAX));
+    // Spares after the slots, in the order they were added as the superblocks record it;
+    // spares the record does not know (added by a raidlab that kept none) after those, in
+    // the order given. Recorded spares not given are said to be so.
+    let given_spares: Vec<(usize, [u8; 16])> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.sb.is_spare())
+        .map(|(i, f)| (i, f.sb.dev_uuid))
+        .collect();
+    for (k, i) in spare_order(&sb.spares, &given_spares) {
+        members[i].number = Some(desc.members + k as u32);
+    }
+    let mut spares_not_given = Vec::new();
+    for (k, u) in sb.spares.iter().enumerate() {
+        if !given_spares.iter().any(|(_, g)| g == u) {
+            spares_not_given.push(SpareNotGiven {
+                number: desc.members + k as u32,
+                device_uuid: uuid_string(u),
+            });
+        }
+    }
+    // By number: the slots' holders, then the spares; replaced members last.
+    members.sort_by_key(|m| (m.number.is_none(), m.number, m.role));
     let mut not_active = Vec::new();
     let mut progress = None;
     for (i, s) in sb.slots.iter().enumerate() {
@@ -216,34 +262,80 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
-        sync_progress: sync_progress(found),
+        sync_progress: sync_progress(found, level),
         cannot_start,
         events: sb.events,
         member_status: members,
+        spares_not_given,
         children: Vec::new(),
     })
 }
 
-/// The initial sync's progress over the leaf arrays among `found` (0..=1), if any of them has
-/// not finished it: each leaf array counts as its newest superblock says, weighted by its
-/// members' data-area size.
-fn sync_progress(found: &[&Found]) -> Option<f64> {
+/// The spares among `given` ((index, device uuid)) in the order they take numbers and slots,
+/// as (place, index): those `recorded` (the members' list, in the order added) at their
+/// place in it, then the ones it does not know, after all the recorded ones (given or not),
+/// in the order given. A spare's number is the array's member count plus its place.
+fn spare_order(recorded: &[[u8; 16]], given: &[(usize, [u8; 16])]) -> Vec<(usize, usize)> {
+    let mut unknown = recorded.len();
+    let mut order: Vec<(usize, usize)> = given
+        .iter()
+        .map(|(i, u)| match recorded.iter().position(|r| r == u) {
+            Some(at) => (at, *i),
+            None => {
+                unknown += 1;
+                (unknown - 1, *i)
+            }
+        })
+        .collect();
+    order.sort_unstable();
+    order
+}
+
+/// The initial sync's progress (0..=1) of the array at `level` of the tree, from `found`
+/// (the leaves below it), if it has not finished: each leaf array counts as its newest
+/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
+/// at `level` or below by its pass's checkpoint (the lowest its leaves still syncing record),
+/// by the bytes of its children the pass reads — as [`Array::sync_pending`] counts.
+fn sync_progress(found: &[&Found], level: usize) -> Option<f64> {
     let mut newest: std::collections::HashMap<[u8; 16], &Superblock> = Default::default();
     for f in found {
         let e = newest.entry(f.sb.array.uuid).or_insert(&f.sb);
-        if f.sb.events > e.events {
+        if f.sb.recency() > e.recency() {
             *e = &f.sb;
         }
     }
     if newest.values().all(|sb| sb.initial_sync.is_none()) {
         return None;
     }
-    let (mut done, mut total) = (0u64, 0u64);
+    let mut parts: Vec<crate::array::Part> = Vec::new();
+    // Enclosing arrays at `level` or below: (description, lowest checkpoint).
+    let mut passes: std::collections::HashMap<[u8; 16], (&crate::superblock::ArrayDesc, u64)> =
+        Default::default();
     for sb in newest.values() {
-        let n = sb.data_size * sb.array.members as u64;
-        total += n;
-        done += sb.initial_sync.unwrap_or(sb.data_size).min(sb.data_size) * sb.array.members as u64;
+        let n = sb.data_size;
+        parts.push((sb.initial_sync, n, n * sb.array.members as u64));
+        for (j, d) in sb.parents.iter().enumerate() {
+            if sb.parents.len() - 1 - j < level {
+                continue;
+            }
+            // A leaf no longer syncing has its marks cleared: it counts as done.
+            let cp = match sb.initial_sync {
+                Some(_) => d.initial_sync.unwrap_or(0),
+                None => u64::MAX,
+            };
+            let e = passes.entry(d.uuid).or_insert((d, cp));
+            e.1 = e.1.min(cp);
+        }
     }
+    for (d, cp) in passes.values() {
+        let Ok(geo) = geometry_of(d) else { continue };
+        if geo.redundancy() == 0 {
+            continue;
+        }
+        let cap = geo.capacity();
+        parts.push((Some((*cp).min(cap)), cap, d.member_bytes * d.members as u64));
+    }
+    let (done, total) = crate::array::sync_bytes(&parts);
     Some(done as f64 / total.max(1) as f64)
 }
 
@@ -326,17 +418,37 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         Some(p) => out += &format!("{pad}initial sync: {:.1}% done\n", p * 100.0),
         None => {}
     }
-    if !s.member_status.is_empty() {
+    if !s.member_status.is_empty() || !s.spares_not_given.is_empty() {
         out += &format!(
-            "{pad}{:>5}  {:<11} {:>7}  {:>12}  member (I/O)\n",
-            "role", "state", "events", "data-offset"
+            "{pad}{:>6}  {:>5}  {:<11} {:>7}  {:>12}  member (I/O)\n",
+            "number", "role", "state", "events", "data-offset"
         );
+        let dash = || "-".to_string();
+        // (number, line): members hold their order already; spares not given go in by number.
+        let mut rows: Vec<(Option<u32>, String)> = Vec::new();
         for m in &s.member_status {
-            let role = m.role.map(|r| r.to_string()).unwrap_or_else(|| "-".into());
-            out += &format!(
-                "{pad}{role:>5}  {:<11} {:>7}  {:>12}  {} ({})\n",
-                m.state, m.events, m.data_offset, m.path, m.io
-            );
+            let number = m.number.map(|r| r.to_string()).unwrap_or_else(dash);
+            let role = m.role.map(|r| r.to_string()).unwrap_or_else(dash);
+            rows.push((
+                m.number,
+                format!(
+                    "{pad}{number:>6}  {role:>5}  {:<11} {:>7}  {:>12}  {} ({})\n",
+                    m.state, m.events, m.data_offset, m.path, m.io
+                ),
+            ));
+        }
+        for g in &s.spares_not_given {
+            rows.push((
+                Some(g.number),
+                format!(
+                    "{pad}{:>6}  {:>5}  {:<11} {:>7}  {:>12}  path not known: device {} is a spare of this array, not among the members given\n",
+                    g.number, "-", "spare", "-", "-", g.device_uuid
+                ),
+            ));
+        }
+        rows.sort_by_key(|(n, _)| (n.is_none(), *n));
+        for (_, line) in rows {
+            out += &line;
         }
     }
     for (i, c) in s.children.iter().enumerate() {
@@ -362,7 +474,12 @@ fn leaf_group<'a>(
         })?;
     let uuid = found[t].sb.array.uuid;
     let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
-    let newest = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+    let newest = group
+        .iter()
+        .max_by_key(|f| f.sb.recency())
+        .unwrap()
+        .sb
+        .clone();
     let idx = group
         .iter()
         .position(|f| same_path(&f.member.path, target))
@@ -382,6 +499,24 @@ fn write_group(group: &[&Found], sb: &mut Superblock, also: &[usize]) -> Result<
     for (i, f) in group.iter().enumerate() {
         let in_sync = f.sb.events == before || f.sb.is_spare();
         if !in_sync && !also.contains(&i) {
+            continue;
+        }
+        let mut own = sb.clone();
+        own.dev_uuid = f.sb.dev_uuid;
+        own.array.role = f.sb.array.role;
+        f.member.write_superblock(&own)?;
+    }
+    Ok(())
+}
+
+/// Write a changed record of the spares (`sb.spares`) to every in-sync member of the group
+/// and its spares, with `spare_events` bumped and `events` left as they are (see
+/// [`Superblock::spare_events`]): members not given keep the older record, not fall out of
+/// date.
+fn write_spares(group: &[&Found], sb: &mut Superblock) -> Result<(), ArrayError> {
+    sb.spare_events += 1;
+    for f in group {
+        if f.sb.events != sb.events && !f.sb.is_spare() {
             continue;
         }
         let mut own = sb.clone();
@@ -462,6 +597,18 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
     let (group, mut sb, idx) = leaf_group(&found, target)?;
     let me = &group[idx];
     if me.sb.is_spare() {
+        // The members forget it first: a crash between leaves a spare the record does not
+        // know, which status still shows and remove still takes.
+        if let Some(k) = sb.spares.iter().position(|u| *u == me.sb.dev_uuid) {
+            sb.spares.remove(k);
+            let others: Vec<&Found> = group
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != idx)
+                .map(|(_, f)| *f)
+                .collect();
+            write_spares(&others, &mut sb)?;
+        }
         me.member.erase_superblock()?;
         return Ok(format!("removed spare {}", target.display()));
     }
@@ -530,7 +677,7 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
         })
         .or_else(|| found.iter().find(|f| !same_path(&f.member.path, new)))
         .ok_or_else(|| ArrayError::usage("give the array's members and the new member"))?;
-    let (group, sb, _) = leaf_group(&found, &anchor.member.path)?;
+    let (group, mut sb, _) = leaf_group(&found, &anchor.member.path)?;
     let m = Member::open(new)?;
     if let Ok(Some(existing)) = m.read_superblock() {
         if existing.array.uuid == sb.array.uuid {
@@ -556,19 +703,36 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
             m.size
         )));
     }
+    if sb.spares.len() >= MAX_SPARES {
+        return Err(ArrayError::usage(format!(
+            "the {} array has {MAX_SPARES} spares, as many as its superblocks record; remove one (raidlab array remove) before adding {}",
+            sb.array.level,
+            new.display()
+        )));
+    }
     let zeros = vec![0u8; (sb.data_offset - BITMAP_OFFSET) as usize];
     m.write_raw(&zeros, BITMAP_OFFSET)
         .map_err(|e| ArrayError::io("cannot clear metadata area of", new, &e))?;
+    // The members record the spare, then the spare gets its superblock: a crash between
+    // leaves a recorded spare whose path status says is not known.
+    let dev = new_uuid();
+    sb.spares.push(dev);
+    write_spares(&group, &mut sb)?;
     let mut own = sb.clone();
-    own.dev_uuid = new_uuid();
+    own.dev_uuid = dev;
     own.array.role = ROLE_SPARE;
     m.write_superblock(&own)?;
-    let _ = group;
-    Ok(format!("added {} as a spare", new.display()))
+    Ok(format!(
+        "added {} as a spare (number {})",
+        new.display(),
+        sb.array.members as usize + sb.spares.len() - 1
+    ))
 }
 
 /// Give every out-of-service slot a spare, if there are spares: the slot becomes
-/// `Rebuilding` from 0 and the spare takes its role. Then [`mark_parent_rebuilds`]: a child
+/// `Rebuilding` from 0 and the spare takes its role. As md does, the lowest slot takes the
+/// spare added first (the order the members record; spares the record does not know come
+/// after those, in the order given), whatever the order of the paths. Then [`mark_parent_rebuilds`]: a child
 /// array that lost more members than it survives is set to be rebuilt whole by its enclosing
 /// array. Returns how many spares were assigned.
 pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
@@ -580,15 +744,23 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
     let mut assigned = 0;
     for u in uuids {
         let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == u).collect();
-        let mut sb = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+        let mut sb = group
+            .iter()
+            .max_by_key(|f| f.sb.recency())
+            .unwrap()
+            .sb
+            .clone();
         let present: Vec<[u8; 16]> = group
             .iter()
             .filter(|f| !f.sb.is_spare() && f.sb.events == sb.events)
             .map(|f| f.sb.dev_uuid)
             .collect();
-        let mut spares: Vec<usize> = (0..group.len())
+        // md's order: the lowest slot out of service takes the spare added first.
+        let given: Vec<(usize, [u8; 16])> = (0..group.len())
             .filter(|&i| group[i].sb.is_spare())
+            .map(|i| (i, group[i].sb.dev_uuid))
             .collect();
+        let mut spares = spare_order(&sb.spares, &given).into_iter().map(|(_, i)| i);
         let mut changed = Vec::new();
         for slot in 0..sb.slots.len() {
             let s = &sb.slots[slot];
@@ -597,10 +769,13 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             if !out {
                 continue;
             }
-            let Some(sp) = spares.pop() else { break };
-            sb.slots[slot].dev_uuid = group[sp].sb.dev_uuid;
+            let Some(sp) = spares.next() else { break };
+            let dev = group[sp].sb.dev_uuid;
+            sb.slots[slot].dev_uuid = dev;
             sb.slots[slot].state = SlotState::Rebuilding;
             sb.slots[slot].checkpoint = 0;
+            // A member now: no longer one of the spares.
+            sb.spares.retain(|u| *u != dev);
             changed.push((sp, slot as u32));
         }
         if changed.is_empty() {
@@ -676,7 +851,7 @@ fn health_of<'a>(
     depth: usize,
     marks: &mut Vec<ToMark<'a>>,
 ) -> Result<Health, ArrayError> {
-    let newest = found.iter().max_by_key(|f| f.sb.events).unwrap();
+    let newest = found.iter().max_by_key(|f| f.sb.recency()).unwrap();
     let desc = desc_at(&newest.sb, level).clone();
     let geo = geometry_of(&desc)?;
     let name = format!("{} array {}", desc.level, uuid_string(&desc.uuid));
@@ -801,7 +976,12 @@ pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
                 .copied()
                 .filter(|f| f.sb.array.uuid == u)
                 .collect();
-            let mut sb = group.iter().max_by_key(|f| f.sb.events).unwrap().sb.clone();
+            let mut sb = group
+                .iter()
+                .max_by_key(|f| f.sb.recency())
+                .unwrap()
+                .sb
+                .clone();
             let np = sb.parents.len();
             let d = if *level == depth {
                 &mut sb.array

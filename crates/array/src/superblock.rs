@@ -31,13 +31,18 @@
 //! where its tag would be (read as the field's old meaning), and a raidlab from before it
 //! stops reading at the trailers it knows. After the layout names come rebuilds from an
 //! enclosing array (`PRBD`), then the initial sync's progress (`ISYN`, see
-//! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before).
+//! [`Superblock::initial_sync`]; absent means synced, as every array was taken to be before),
+//! then the array's spares (`SPAR`, see [`Superblock::spares`]; absent means none recorded),
+//! then how far each enclosing array's pass of the initial sync has come (`ESYN`, see
+//! [`ArrayDesc::initial_sync`]; absent means none has started).
 //!
 //! A raidlab that stops at the trailers it knows would also drop the newer ones when it
 //! rewrites the superblock: an array mid-sync or mid-rebuild from above would then read as
 //! whole. So a superblock carrying such work in progress is written as version 2, which a
 //! raidlab from before these trailers refuses (it reads version 1 only), and as version 1
-//! again once the work is done. This raidlab reads both.
+//! again once the work is done. This raidlab reads both. A raidlab that reads version 2 but
+//! not `ESYN` drops only where enclosing arrays' passes stood, which a later sync then does
+//! again from the start: more work, never a stripe taken as consistent that is not.
 
 pub const MAGIC: &[u8; 8] = b"RAIDLABA";
 /// The format's version when no work in progress is recorded (every raidlab reads it).
@@ -61,6 +66,12 @@ const LONG_NAMES_TAG: &[u8; 4] = b"LNAM";
 const PARENT_REBUILD_TAG: &[u8; 4] = b"PRBD";
 /// Marks the trailer of the initial sync's progress (after the rebuilds from above).
 const INITIAL_SYNC_TAG: &[u8; 4] = b"ISYN";
+/// Marks the trailer of the array's spares (after the initial sync's progress).
+const SPARES_TAG: &[u8; 4] = b"SPAR";
+/// Marks the trailer of the enclosing arrays' initial sync passes (after the spares).
+const ENCLOSING_SYNC_TAG: &[u8; 4] = b"ESYN";
+/// Most spares one leaf array records (what fits beside the largest array's slots).
+pub const MAX_SPARES: usize = 24;
 
 /// The state of one slot (role) of an array, as its superblocks record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -133,6 +144,14 @@ pub struct ArrayDesc {
     /// (it had failed and was replaced): the enclosing array's logical bytes below this
     /// checkpoint are valid in it, nothing above. `None` when it holds its data.
     pub rebuild: Option<u64>,
+    /// For an enclosing array (a description in `parents`) while the initial sync of its
+    /// tree is under way: how far its own pass has come, the pass that makes its redundancy
+    /// agree with what its children hold once every leaf has synced. Its units wholly below
+    /// this logical byte are consistent (recorded only after what made them so is durable);
+    /// a resumed sync goes on from here. `None`: its pass has not started. Never set in a
+    /// leaf's own description, whose progress is [`Superblock::initial_sync`], and cleared
+    /// with it once the whole tree is synced.
+    pub initial_sync: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,11 +176,29 @@ pub struct Superblock {
     /// (`--assume-clean`, md's way of saying the members are consistent already). In a
     /// nested array every leaf keeps its mark until the whole tree is synced.
     pub initial_sync: Option<u64>,
+    /// The device uuids of the leaf array's spares, in the order they were added: what lets
+    /// `status` show every spare (or say that one's path is not known) from the members'
+    /// superblocks alone, as mdadm --detail lists an array's spares, and `rebuild` give the
+    /// first added to the lowest slot out of service. Spares are numbered after the slots in
+    /// this order (the first is number `array.members`). A spare taking a slot leaves it.
+    pub spares: Vec<[u8; 16]>,
+    /// Bumped on every change of `spares` alone (a spare added or removed), which leaves
+    /// `events` as it is: the record says which devices are spares, nothing about the data, so
+    /// a member left out of the list given to `add` does not become out of date (and kicked
+    /// at the next assembly) for missing it. Among members with the newest `events`, the one
+    /// with the highest `spare_events` holds the newest record ([`Superblock::recency`]).
+    pub spare_events: u64,
 }
 
 impl Superblock {
     pub fn is_spare(&self) -> bool {
         self.array.role == ROLE_SPARE
+    }
+
+    /// What makes one member's superblock newer than another's: its event count, then (for
+    /// members in sync) how recent its record of the spares is.
+    pub fn recency(&self) -> (u64, u64) {
+        (self.events, self.spare_events)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -170,7 +207,7 @@ impl Superblock {
         let in_progress = self.initial_sync.is_some()
             || std::iter::once(&self.array)
                 .chain(&self.parents)
-                .any(|d| d.rebuild.is_some());
+                .any(|d| d.rebuild.is_some() || d.initial_sync.is_some());
         w.u32(if in_progress {
             VERSION_IN_PROGRESS
         } else {
@@ -209,6 +246,17 @@ impl Superblock {
         w.bytes(INITIAL_SYNC_TAG);
         w.0.push(self.initial_sync.is_some() as u8);
         w.u64(self.initial_sync.unwrap_or(0));
+        w.bytes(SPARES_TAG);
+        w.u64(self.spare_events);
+        w.u32(self.spares.len() as u32);
+        for u in &self.spares {
+            w.bytes(u);
+        }
+        w.bytes(ENCLOSING_SYNC_TAG);
+        for d in &self.parents {
+            w.0.push(d.initial_sync.is_some() as u8);
+            w.u64(d.initial_sync.unwrap_or(0));
+        }
         assert!(
             w.0.len() <= SB_BYTES - 4,
             "superblock overflow: member count is bounded by MAX_MEMBERS"
@@ -284,6 +332,8 @@ impl Superblock {
             });
         }
         let mut initial_sync = None;
+        let mut spares = Vec::new();
+        let mut spare_events = 0;
         if r.take(4)? == LONG_NAMES_TAG {
             array.layout = r.str_n::<32>()?;
             for p in parents.iter_mut() {
@@ -299,6 +349,25 @@ impl Superblock {
                     let on = r.take(1)?[0] != 0;
                     let cp = r.u64()?;
                     initial_sync = on.then_some(cp);
+                    if r.take(4)? == SPARES_TAG {
+                        spare_events = r.u64()?;
+                        let n = r.u32()? as usize;
+                        if n > MAX_SPARES {
+                            return Err(format!(
+                                "superblock lists {n} spares (at most {MAX_SPARES})"
+                            ));
+                        }
+                        for _ in 0..n {
+                            spares.push(r.uuid()?);
+                        }
+                        if r.take(4)? == ENCLOSING_SYNC_TAG {
+                            for d in parents.iter_mut() {
+                                let on = r.take(1)?[0] != 0;
+                                let cp = r.u64()?;
+                                d.initial_sync = on.then_some(cp);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -315,6 +384,8 @@ impl Superblock {
             bitmap_region,
             slots,
             initial_sync,
+            spares,
+            spare_events,
         }))
     }
 }
@@ -506,6 +577,28 @@ impl Superblock {
                 }
             }
         }
+        // An enclosing array's pass counts in its own bytes; a leaf's own progress is
+        // `initial_sync` of the superblock, in its members' bytes.
+        for (i, (name, d)) in descs.iter().enumerate() {
+            match (i, d.initial_sync) {
+                (_, None) => {}
+                (0, Some(cp)) => {
+                    return bad(
+                        &format!("{name}.initial_sync"),
+                        cp,
+                        "none: a leaf's own progress is the superblock's initial_sync".into(),
+                    )
+                }
+                (_, Some(cp)) if cp > capacities[i] => {
+                    return bad(
+                        &format!("{name}.initial_sync"),
+                        cp,
+                        format!("0 to {}, the capacity of {name}", capacities[i]),
+                    )
+                }
+                _ => {}
+            }
+        }
         let capacity = capacities[0];
         let regions = capacity.div_ceil(self.bitmap_region.max(1));
         if self.bitmap_region == 0 || regions > self.bitmap_bytes * 8 {
@@ -525,6 +618,19 @@ impl Superblock {
                     "initial_sync",
                     done,
                     format!("0 to {}, the member's data_size", self.data_size),
+                );
+            }
+        }
+        // Spares are devices of their own: one uuid each, none holding a slot.
+        for (i, u) in self.spares.iter().enumerate() {
+            let taken = *u == [0; 16]
+                || self.spares[..i].contains(u)
+                || self.slots.iter().any(|s| s.dev_uuid == *u);
+            if taken {
+                return bad(
+                    &format!("spares[{i}]"),
+                    uuid_string(u),
+                    "a device uuid of its own: not zero, not another spare's, not a slot's".into(),
                 );
             }
         }
@@ -564,6 +670,7 @@ fn decode_desc(r: &mut Reader) -> Result<ArrayDesc, String> {
         dirty: r.take(1)?[0] != 0,
         member_bytes: r.u64()?,
         rebuild: None,
+        initial_sync: None,
     })
 }
 
@@ -713,6 +820,7 @@ mod tests {
                 dirty: true,
                 member_bytes: 1 << 20,
                 rebuild: Some(3 << 16),
+                initial_sync: None,
             },
             parents: vec![ArrayDesc {
                 uuid: [2; 16],
@@ -724,6 +832,7 @@ mod tests {
                 dirty: false,
                 member_bytes: 2 << 20,
                 rebuild: None,
+                initial_sync: Some(1 << 20),
             }],
             data_offset: 1 << 20,
             data_size: 1 << 20,
@@ -747,6 +856,8 @@ mod tests {
                 },
             ],
             initial_sync: Some(1 << 19),
+            spares: vec![[5; 16], [6; 16]],
+            spare_events: 4,
         }
     }
 
@@ -809,8 +920,14 @@ mod tests {
             ("parents[0].member_bytes", |s| s.parents[0].member_bytes = 0),
             ("parents[0].level", |s| s.parents[0].level = String::new()),
             ("parents[0].rebuild", |s| s.parents[0].rebuild = Some(0)),
+            ("parents[0].initial_sync", |s| {
+                s.parents[0].initial_sync = Some((8 << 20) + 1)
+            }),
             ("slots[1].checkpoint", |s| s.slots[1].checkpoint = u64::MAX),
             ("initial_sync", |s| s.initial_sync = Some((1 << 20) + 1)),
+            ("spares[1]", |s| s.spares[1] = s.spares[0]),
+            ("spares[0]", |s| s.spares[0] = [0; 16]),
+            ("spares[1]", |s| s.spares[1] = s.slots[0].dev_uuid),
             ("array.chunk_bytes", |s| {
                 s.array.level = "raid1".into();
                 s.array.layout = String::new();
@@ -836,6 +953,11 @@ mod tests {
             let err = read_newest(&enc, &enc, SIZE).expect_err(field);
             assert!(err.starts_with(&format!("field {field} is ")), "{err}");
         }
+        // A leaf's own description carries no pass (not even encoded): refused if set.
+        let mut sb = sample();
+        sb.array.initial_sync = Some(0);
+        let err = sb.check(SIZE).unwrap_err();
+        assert!(err.starts_with("field array.initial_sync is "), "{err}");
         // A member too small for the data area the superblock describes.
         let err =
             read_newest(&sample().encode(), &sample().encode(), (2 << 20) - 4096).unwrap_err();
@@ -894,6 +1016,9 @@ mod tests {
         let mut old = sample();
         old.array.rebuild = None;
         old.initial_sync = None;
+        old.spares.clear();
+        old.spare_events = 0;
+        old.parents[0].initial_sync = None;
         let mut enc = old.encode();
         let slots_end = enc.windows(4).position(|w| w == LONG_NAMES_TAG).unwrap();
         enc[slots_end..SB_BYTES - 4].fill(0);
@@ -918,6 +1043,82 @@ mod tests {
         seal(&mut enc);
         let mut before = sample();
         before.initial_sync = None;
+        before.spares.clear();
+        before.spare_events = 0;
+        before.parents[0].initial_sync = None;
+        assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
+    }
+
+    /// The spares trailer came after the initial sync's: a superblock written before it
+    /// (zeros where its tag goes) records no spares and keeps everything else; one with it
+    /// keeps its spares in the order they were added, none included.
+    #[test]
+    fn the_spares_trailer_round_trips_in_order_and_its_absence_means_none_recorded() {
+        for spares in [
+            vec![],
+            vec![[6; 16], [5; 16]],
+            vec![[5; 16], [6; 16], [7; 16]],
+        ] {
+            let mut sb = sample();
+            sb.spares = spares;
+            assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
+        }
+        let mut enc = sample().encode();
+        let tag = enc.windows(4).position(|w| w == SPARES_TAG).unwrap();
+        enc[tag..SB_BYTES - 4].fill(0);
+        seal(&mut enc);
+        let mut before = sample();
+        before.spares.clear();
+        before.spare_events = 0;
+        before.parents[0].initial_sync = None;
+        assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
+        // More spares than any superblock records: refused, not read past.
+        let mut enc = sample().encode();
+        let at = tag + 4 + 8;
+        enc[at..at + 4].copy_from_slice(&(MAX_SPARES as u32 + 1).to_le_bytes());
+        seal(&mut enc);
+        let e = Superblock::decode(&enc).unwrap_err();
+        assert!(e.contains("spares") && !e.contains('\n'), "{e}");
+    }
+
+    /// The enclosing arrays' passes came after the spares: a superblock written before them
+    /// (zeros where the tag goes) reads as no pass started, so a resumed sync does the passes
+    /// from the start; one with them keeps each enclosing array's checkpoint, none included.
+    #[test]
+    fn the_enclosing_passes_trailer_round_trips_and_its_absence_means_not_started() {
+        for cps in [
+            [None, None],
+            [Some(0), None],
+            [Some(1 << 20), Some(3 << 20)],
+        ] {
+            let mut sb = sample();
+            sb.parents.push(ArrayDesc {
+                uuid: [3; 16],
+                level: "raid1".into(),
+                layout: String::new(),
+                chunk_bytes: 0,
+                members: 2,
+                role: 1,
+                dirty: false,
+                member_bytes: 8 << 20,
+                rebuild: None,
+                initial_sync: None,
+            });
+            for (d, cp) in sb.parents.iter_mut().zip(cps) {
+                d.initial_sync = cp;
+            }
+            assert_eq!(sb.check(SIZE), Ok(()));
+            assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
+        }
+        let mut enc = sample().encode();
+        let tag = enc
+            .windows(4)
+            .position(|w| w == ENCLOSING_SYNC_TAG)
+            .unwrap();
+        enc[tag..SB_BYTES - 4].fill(0);
+        seal(&mut enc);
+        let mut before = sample();
+        before.parents[0].initial_sync = None;
         assert_eq!(read_newest(&enc, &enc, SIZE).unwrap(), Some(before));
     }
 
@@ -931,13 +1132,16 @@ mod tests {
         done.initial_sync = None;
         for d in std::iter::once(&mut done.array).chain(done.parents.iter_mut()) {
             d.rebuild = None;
+            d.initial_sync = None;
         }
         assert_eq!(version(&done), VERSION);
         let mut syncing = done.clone();
         syncing.initial_sync = Some(0);
         let mut from_above = done.clone();
         from_above.parents[0].rebuild = Some(1 << 20);
-        for sb in [&syncing, &from_above] {
+        let mut passing = done.clone();
+        passing.parents[0].initial_sync = Some(1 << 20);
+        for sb in [&syncing, &from_above, &passing] {
             assert_eq!(version(sb), VERSION_IN_PROGRESS);
             assert_eq!(Superblock::decode(&sb.encode()).unwrap().as_ref(), Some(sb));
         }
@@ -964,6 +1168,7 @@ mod tests {
         let mut sb = sample();
         sb.parents = vec![sb.parents[0].clone(); MAX_PARENTS];
         sb.slots = vec![sb.slots[0].clone(); MAX_MEMBERS as usize];
+        sb.spares = (0..MAX_SPARES).map(|i| [100 + i as u8; 16]).collect();
         assert_eq!(Superblock::decode(&sb.encode()).unwrap(), Some(sb));
     }
 }

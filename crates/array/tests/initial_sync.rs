@@ -8,7 +8,7 @@
 
 mod common;
 
-use raidlab_array::array::Array;
+use raidlab_array::array::{Array, Backing};
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
 use raidlab_array::manage;
 use raidlab_array::member::Member;
@@ -332,4 +332,246 @@ fn holes_of_a_spare_above_the_rebuild_checkpoint_are_not_read() {
     let share = arr.hole_share(0, arr.capacity()).unwrap();
     assert_eq!(share, 0.0, "holes above the checkpoint counted");
     arr.close().unwrap();
+}
+
+/// The enclosing arrays with redundancy of `arr`, the lowest first (the order their passes
+/// run in).
+fn passes(arr: &Arc<Array>) -> Vec<Arc<Array>> {
+    let mut out = Vec::new();
+    if let Backing::Nested(children) = &arr.backing {
+        for c in children.iter().flatten() {
+            out.extend(passes(c));
+        }
+        if arr.geo.redundancy() > 0 {
+            out.push(arr.clone());
+        }
+    }
+    out
+}
+
+/// Units of an array's pass: its stripes or chunks.
+fn units(a: &Array) -> u64 {
+    a.capacity().div_ceil(raidlab_array::shape::unit(&a.geo))
+}
+
+fn child(level: &str, chunk: Option<u64>, ms: Vec<MemberSpec>) -> MemberSpec {
+    MemberSpec::Array(CreateSpec::new(level, None, chunk, ms).unwrap())
+}
+
+fn leaves(dir: &Path, tag: &str, n: usize) -> Vec<MemberSpec> {
+    paths(dir, tag, n)
+        .into_iter()
+        .map(MemberSpec::Path)
+        .collect()
+}
+
+/// A nested sync interrupted in the pass of an enclosing array with redundancy resumes from
+/// where that pass stopped, at every level of the nest: RAID 1 over RAID 5s, RAID 5 over
+/// RAID 1s, and RAID 1 over RAID 5s over RAID 1s stopped in a middle pass and in the top one.
+/// The checkpoint is in the leaves' superblocks; the resumed sync resyncs nothing of the
+/// passes before it, only the units past the checkpoint of the pass it stopped in, all of
+/// the passes after; data written in between (across the checkpoint) is kept, redundancy
+/// made to disagree just past the checkpoint and at the end is made consistent, and every
+/// level ends consistent (scrub clean) and recorded as synced (superblock version 1 again).
+#[test]
+fn a_nested_sync_stopped_in_an_enclosing_pass_resumes_there_and_ends_consistent() {
+    static STOP: AtomicBool = AtomicBool::new(true);
+    type Tree = fn(&Path) -> CreateSpec;
+    let cases: [(&str, Tree, u64, &[usize]); 3] = [
+        (
+            "raid1 over raid5s",
+            |d| {
+                CreateSpec::new(
+                    "1",
+                    None,
+                    None,
+                    vec![
+                        child("5", Some(16384), leaves(d, "a", 3)),
+                        child("5", Some(16384), leaves(d, "b", 3)),
+                    ],
+                )
+                .unwrap()
+            },
+            10 << 20,
+            &[0],
+        ),
+        (
+            "raid5 over raid1s",
+            |d| {
+                CreateSpec::new(
+                    "5",
+                    None,
+                    Some(16384),
+                    (0..3)
+                        .map(|i| child("1", None, leaves(d, &format!("r{i}-"), 2)))
+                        .collect(),
+                )
+                .unwrap()
+            },
+            10 << 20,
+            &[0],
+        ),
+        (
+            "raid1 over raid5s over raid1s",
+            |d| {
+                let mid = |t: &str| {
+                    child(
+                        "5",
+                        Some(16384),
+                        (0..3)
+                            .map(|i| child("1", None, leaves(d, &format!("{t}{i}-"), 2)))
+                            .collect(),
+                    )
+                };
+                CreateSpec::new("1", None, None, vec![mid("p"), mid("q")]).unwrap()
+            },
+            6 << 20,
+            // The first middle pass, and the top one.
+            &[0, 2],
+        ),
+    ];
+    for (name, tree, size, stop_in) in cases {
+        for &k in stop_in {
+            let what = format!("{name}, stopped in pass {k}");
+            let dir = common::scratch("isync-passes");
+            let spec = tree(dir.path());
+            let ms = spec.leaf_paths();
+            STOP.store(true, Ordering::SeqCst);
+            let mut o = opts(Some(size), false, false);
+            o.stop = Some(&STOP);
+            assert!(create(&spec, &o).is_err(), "{what}: create was to stop");
+
+            // Synced up to the first batch of pass k, then stopped.
+            let stop = AtomicBool::new(false);
+            let arr = manage::open(&ms, false).unwrap();
+            let ps = passes(&arr);
+            assert!(ps.len() > k, "{what}");
+            let leaf_bytes: u64 = ms.iter().map(|p| data_area(p).1).sum();
+            let before: u64 = ps[..k]
+                .iter()
+                .map(|a| a.geo.member_bytes * a.geo.members as u64)
+                .sum();
+            let done = manage::finish_sync(&arr, &stop, &mut |d, _| {
+                if d > leaf_bytes + before {
+                    stop.store(true, Ordering::SeqCst);
+                }
+            })
+            .unwrap();
+            assert!(!done, "{what}: the sync was to stop in pass {k}");
+            arr.close().unwrap();
+            let unit = |a: &Array| raidlab_array::shape::unit(&a.geo);
+            let checkpoint = 64 * unit(&ps[k]);
+            // (uuid, tree level, capacity) of each pass.
+            let ids: Vec<([u8; 16], usize, u64)> =
+                ps.iter().map(|a| (a.uuid, a.depth, a.capacity())).collect();
+            drop(ps);
+            drop(arr);
+            // Each leaf records the passes of the arrays above it: the ones before k whole,
+            // k up to its first batch, none after.
+            for p in &ms {
+                let sb = Member::open(p).unwrap().read_superblock().unwrap().unwrap();
+                assert!(sb.initial_sync.is_some(), "{what}: {}", p.display());
+                let d = sb.parents.len();
+                for (i, &(uuid, level, cap)) in ids.iter().enumerate() {
+                    let desc = &sb.parents[d - 1 - level];
+                    if desc.uuid != uuid {
+                        continue; // another branch of the tree
+                    }
+                    let want = match i.cmp(&k) {
+                        std::cmp::Ordering::Less => Some(cap),
+                        std::cmp::Ordering::Equal => Some(checkpoint),
+                        std::cmp::Ordering::Greater => None,
+                    };
+                    assert_eq!(
+                        desc.initial_sync,
+                        want,
+                        "{what}: pass {i} as {} records it",
+                        p.display()
+                    );
+                }
+            }
+            let p = manage::status(&ms).unwrap().sync_progress.unwrap();
+            assert!(p > 0.5 && p < 1.0, "{what}: status says {p}");
+
+            // Written between, across the checkpoint of the pass it stopped in.
+            let model = {
+                let arr = manage::open(&ms, false).unwrap();
+                let mut model = vec![0u8; arr.capacity() as usize];
+                let (from, to) = (checkpoint / 2, (checkpoint * 3).min(model.len() as u64));
+                common::Rng(11).fill(&mut model[from as usize..to as usize]);
+                arr.write_at(&model[from as usize..to as usize], from)
+                    .unwrap();
+                // Then, past pass k's array, its redundancy made to disagree with its data in
+                // its first unit past the checkpoint and in its last unit (a copy, or the
+                // parity, written through the child alone): the resumed sync must reach both.
+                let a = &passes(&arr)[k];
+                let Backing::Nested(children) = &a.backing else {
+                    unreachable!("a pass is an enclosing array's")
+                };
+                let chunk = a.geo.chunk_bytes;
+                for u in [
+                    checkpoint / raidlab_array::shape::unit(&a.geo),
+                    units(a) - 1,
+                ] {
+                    let (m, off) = if a.geo.level.has_parity() {
+                        (a.geo.stripe_layout(u).unwrap().p.unwrap(), u * chunk)
+                    } else {
+                        let copy = &raidlab_array::shape::chunk_copies(&a.geo, u)[1];
+                        (copy.member, copy.offset)
+                    };
+                    let c = children[m as usize].as_ref().unwrap();
+                    c.write_at(&vec![0x5au8; chunk as usize], off).unwrap();
+                }
+                arr.close().unwrap();
+                model
+            };
+
+            let arr = manage::open(&ms, false).unwrap();
+            let mut first = None;
+            assert!(manage::finish_sync(&arr, &stop_never(), &mut |d, t| {
+                first.get_or_insert((d, t));
+            })
+            .unwrap());
+            let (d, t) = first.unwrap();
+            assert!(
+                d as f64 / t as f64 >= p,
+                "{what}: the resumed sync started at {d} of {t}, below the {p} it had done"
+            );
+            for (i, a) in passes(&arr).iter().enumerate() {
+                let want = match i.cmp(&k) {
+                    std::cmp::Ordering::Less => 0,
+                    std::cmp::Ordering::Equal => units(a) - 64,
+                    std::cmp::Ordering::Greater => units(a),
+                };
+                assert_eq!(
+                    a.units_resynced(),
+                    want,
+                    "{what}: units pass {i} resynced when resumed"
+                );
+            }
+            assert_eq!(arr.sync_pending(), None, "{what}");
+            common::check_all(&arr, &model, &what);
+            common::scrub_clean(&arr, &what);
+            arr.close().unwrap();
+            drop(arr);
+            for p in &ms {
+                let mut v = [0u8; 12];
+                std::fs::File::open(p)
+                    .unwrap()
+                    .read_exact_at(&mut v, 0)
+                    .unwrap();
+                assert_eq!(
+                    u32::from_le_bytes(v[8..12].try_into().unwrap()),
+                    1,
+                    "{what}: {} still records work in progress",
+                    p.display()
+                );
+            }
+            assert_eq!(manage::status(&ms).unwrap().sync_progress, None, "{what}");
+        }
+    }
+}
+
+fn stop_never() -> AtomicBool {
+    AtomicBool::new(false)
 }

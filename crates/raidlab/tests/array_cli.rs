@@ -1789,6 +1789,70 @@ fn status_rebuild_scrub_messages_fit_the_situation() {
     assert!(js["cannot_start"].is_string(), "{js}");
 }
 
+/// Spares added with `add` show in `status` given only the array's members, numbered after
+/// the slots in the order added, each a line saying its path is not known (as mdadm --detail
+/// lists an array's spares); `rebuild` gives the lowest slot out of service to the spare
+/// added first, whichever order the paths come in.
+#[test]
+fn status_shows_spares_added_outside_the_list_and_rebuild_takes_them_in_order() {
+    let d = scratch();
+    let ms = members(d.path(), 5, "m");
+    let list = ms.join(",");
+    ok(&create_args("6", &["--chunk", "16k", "--size", "4m"], &ms));
+    let sp = members(d.path(), 2, "s");
+    for (k, s) in sp.iter().enumerate() {
+        std::fs::File::create(s).unwrap().set_len(4 << 20).unwrap();
+        let out = ok(&["array", "add", &list, s]);
+        assert!(out.contains(&format!("number {}", 5 + k)), "{out}");
+    }
+    let text = ok(&["array", "status", &list]);
+    let unknown: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("path not known"))
+        .collect();
+    assert_eq!(unknown.len(), 2, "{text}");
+    for (k, l) in unknown.iter().enumerate() {
+        let number = l.split_whitespace().next().unwrap();
+        assert_eq!(number, (5 + k).to_string(), "{text}");
+        assert!(l.contains("spare"), "{text}");
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["spares_not_given"].as_array().unwrap().len(), 2, "{js}");
+    assert_eq!(js["spares_not_given"][0]["number"], 5, "{js}");
+
+    ok(&["array", "fail", &list, &ms[3]]);
+    ok(&["array", "fail", &list, &ms[1]]);
+    // The spares first and in the reverse of the order they were added.
+    let all = format!("{},{},{list}", sp[1], sp[0]);
+    ok(&["array", "rebuild", "--quiet", &all]);
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &all])).unwrap();
+    let slot_of = |p: &str| {
+        let m = js["member_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not in {js}"));
+        (m["number"].clone(), m["role"].clone(), m["state"].clone())
+    };
+    assert_eq!(
+        slot_of(&sp[0]),
+        (1.into(), 1.into(), "active".into()),
+        "{js}"
+    );
+    assert_eq!(
+        slot_of(&sp[1]),
+        (3.into(), 3.into(), "active".into()),
+        "{js}"
+    );
+    assert!(
+        js["spares_not_given"].as_array().unwrap().is_empty(),
+        "{js}"
+    );
+}
+
 /// Holes in the data areas of `ms` (member files of one array), from their superblocks.
 fn data_holes(ms: &[String]) -> u64 {
     ms.iter()
@@ -1888,4 +1952,104 @@ fn an_interrupted_initial_sync_is_shown_warned_about_and_finished_by_rebuild() {
     let o = run(&read);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && !err.contains("warning"), "{err}");
+}
+
+/// A nested initial sync (RAID 1 over RAID 5s) stopped in the RAID 1's own pass, after both
+/// RAID 5s synced: status says how far (past the leaves' share), `rebuild` goes on from
+/// there (its first progress line is no lower), and scrub finds every level consistent.
+#[test]
+fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let d = scratch();
+    let kids: Vec<Vec<String>> = (0..2)
+        .map(|i| members(d.path(), 3, &format!("n{i}m")))
+        .collect();
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let child = |ms: &[String]| {
+        raidlab_array::MemberSpec::Array(
+            raidlab_array::CreateSpec::new(
+                "5",
+                None,
+                Some(16384),
+                ms.iter()
+                    .map(|m| raidlab_array::MemberSpec::Path(PathBuf::from(m)))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let spec =
+        raidlab_array::CreateSpec::new("1", None, None, kids.iter().map(|k| child(k)).collect())
+            .unwrap();
+    let made = raidlab_array::create(
+        &spec,
+        &raidlab_array::CreateOptions {
+            size: Some(12 << 20),
+            stop: Some(&STOP),
+            ..Default::default()
+        },
+    );
+    assert!(made.is_err(), "an interrupted sync fails create");
+    // Through the library (what Ctrl-C does: the stop flag), stopped a few batches into the
+    // RAID 1's pass: past the leaves' share of the progress.
+    let paths: Vec<PathBuf> = all.iter().map(PathBuf::from).collect();
+    let leaf_bytes: u64 = paths
+        .iter()
+        .map(|p| {
+            let m = raidlab_array::member::Member::open(p).unwrap();
+            m.read_superblock().unwrap().unwrap().data_size
+        })
+        .sum();
+    {
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut batches = 0;
+        let done = raidlab_array::manage::finish_sync(&arr, &stop, &mut |d, _| {
+            if d > leaf_bytes {
+                batches += 1;
+                if batches == 2 {
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+        })
+        .unwrap();
+        assert!(!done, "the sync must stop when asked");
+        arr.close().unwrap();
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p > 0.6 && p < 1.0, "sync progress {p}: {js}");
+    for c in 0..2 {
+        // Each RAID 5 is synced within itself; the RAID 1's pass is what is left.
+        assert_eq!(js["children"][c]["sync_progress"], 1.0, "{js}");
+    }
+    let text = ok(&["array", "status", &list]);
+    assert!(
+        text.contains(&format!("initial sync: {:.1}% done", p * 100.0)),
+        "{text}"
+    );
+
+    let o = run(&["array", "rebuild", &list]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("initial sync complete"), "{err}");
+    let first = err
+        .split(['\r', '\n'])
+        .find_map(|l| {
+            let (head, _) = l.split_once('%')?;
+            head.rsplit(' ').next()?.parse::<f64>().ok()
+        })
+        .unwrap();
+    assert!(
+        first >= (p * 1000.0).floor() / 10.0,
+        "the resumed sync started at {first}%, below the {:.1}% done: {err}",
+        p * 100.0
+    );
+    let out = ok(&["array", "scrub", "--check", &list]);
+    assert_eq!(out.matches(" 0 mismatched").count(), 3, "{out}");
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert!(js["sync_progress"].is_null(), "{js}");
 }

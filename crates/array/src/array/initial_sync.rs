@@ -20,9 +20,15 @@
 //! Progress is kept in every leaf's superblocks ([`Superblock::initial_sync`]): bytes of each
 //! member's data area done. It is written as `Some(0)` with the superblocks at creation, so a
 //! sync cut short by Ctrl-C, a crash or a kill leaves the array marked as not synced; `status`
-//! shows it, `run` warns, and `rebuild` finishes it.
+//! shows it, `run` warns, and `rebuild` finishes it. The pass of each enclosing array with
+//! redundancy keeps its own checkpoint, in that array's bytes, in its description on every
+//! leaf below it ([`ArrayDesc::initial_sync`]), recorded only once what it counts is durable
+//! and read as the lowest any of those leaves records: a resumed sync goes on from where
+//! each level stopped. Every leaf keeps its mark (and the enclosing arrays theirs) until the
+//! whole tree is synced.
 //!
 //! [`Superblock::initial_sync`]: crate::superblock::Superblock::initial_sync
+//! [`ArrayDesc::initial_sync`]: crate::superblock::ArrayDesc::initial_sync
 
 use super::{Array, Backing, SlotRt};
 use crate::error::ArrayError;
@@ -41,6 +47,11 @@ const WRITERS: usize = 16;
 
 /// What one member is asked to do in a round: (member, data-area range).
 type Job = (Arc<Member>, u64, u64);
+
+/// One part of the initial sync's work, a leaf's members or an enclosing array's pass: (where
+/// it stands, `None` once done; its size in its own bytes; the bytes it counts for in the
+/// progress).
+pub(crate) type Part = (Option<u64>, u64, u64);
 
 impl Array {
     /// The leaf arrays of this tree (itself, if it is one).
@@ -80,16 +91,75 @@ impl Array {
         }
     }
 
-    /// Where the initial sync stands when it has not finished: (bytes of the members' data
-    /// areas done, of how many, all members of every leaf counted). `None` once synced.
+    /// Where the initial sync stands when it has not finished: (bytes done, of how many), all
+    /// members of every leaf counted and, for each enclosing array with redundancy, its
+    /// children's bytes it reads in its pass. `None` once synced.
     pub fn sync_pending(&self) -> Option<(u64, u64)> {
         let leaves = self.leaves();
         let states: Vec<(Option<u64>, u64)> = leaves.iter().map(|l| l.sync_state()).collect();
         if states.iter().all(|(s, _)| s.is_none()) {
             return None;
         }
-        let weights: Vec<u64> = leaves.iter().map(|l| l.geo.members as u64).collect();
-        Some(member_bytes(&states, &weights))
+        let mut parts: Vec<Part> = leaves
+            .iter()
+            .zip(&states)
+            .map(|(l, &(s, n))| (s, n, n * l.geo.members as u64))
+            .collect();
+        for a in self.enclosing_redundant() {
+            parts.push(a.pass_part(a.pass_checkpoint()));
+        }
+        Some(sync_bytes(&parts))
+    }
+
+    /// Where this enclosing array's pass of the initial sync stands, in its bytes: the lowest
+    /// checkpoint recorded by the leaves below it that are still syncing (leaves may disagree
+    /// after a crash between their updates; the lowest is one all of them reached), 0 where
+    /// one records none; its capacity when no leaf below it is syncing (the marks are cleared
+    /// only once the whole tree is synced).
+    fn pass_checkpoint(&self) -> u64 {
+        let mut lowest: Option<u64> = None;
+        for l in self.leaves() {
+            let Backing::Leaf(leaf) = &l.backing else {
+                continue;
+            };
+            let sb = leaf.sb.lock().unwrap();
+            if sb.initial_sync.is_none() {
+                continue;
+            }
+            // This array's description among the leaf's enclosing ones (innermost first).
+            let at = l.depth - self.depth - 1;
+            let cp = sb.parents.get(at).and_then(|d| d.initial_sync).unwrap_or(0);
+            lowest = Some(lowest.map_or(cp, |x| x.min(cp)));
+        }
+        lowest.unwrap_or(self.capacity()).min(self.capacity())
+    }
+
+    /// This enclosing array's pass at `at` as a part of the sync's progress: it reads every
+    /// child's share.
+    fn pass_part(&self, at: u64) -> Part {
+        (
+            Some(at),
+            self.capacity(),
+            self.geo.member_bytes * self.geo.members as u64,
+        )
+    }
+
+    /// Record on every leaf below this enclosing array that its pass has made its units wholly
+    /// below `at` consistent, after flushing what made them so.
+    fn record_pass(&self, at: u64) -> Result<(), ArrayError> {
+        let Backing::Nested(children) = &self.backing else {
+            return Ok(());
+        };
+        self.flush().map_err(|e| {
+            ArrayError::failed(format!(
+                "initial sync: cannot flush the {} array: {e}",
+                self.geo.level
+            ))
+        })?;
+        for c in children.iter().flatten() {
+            c.set_ancestor(0, &|d| d.initial_sync = Some(at))?;
+        }
+        Ok(())
     }
 
     /// The present, writable members of a leaf array.
@@ -194,8 +264,9 @@ impl Array {
         Ok((holes, bytes))
     }
 
-    /// Record a leaf's initial sync progress (`None`: synced) in its superblocks, after
-    /// flushing its members: what the progress counts is durable before it is recorded.
+    /// Record a leaf's initial sync progress (`None`: synced, and so is the whole tree: the
+    /// enclosing arrays' checkpoints go with it) in its superblocks, after flushing its
+    /// members: what the progress counts is durable before it is recorded.
     fn record_sync(&self, state: Option<u64>) -> Result<(), ArrayError> {
         let Backing::Leaf(leaf) = &self.backing else {
             return Ok(());
@@ -204,7 +275,15 @@ impl Array {
             m.flush()
                 .map_err(|e| ArrayError::io("initial sync: cannot flush member", &m.path, &e))?;
         }
-        leaf.sb.lock().unwrap().initial_sync = state;
+        {
+            let mut sb = leaf.sb.lock().unwrap();
+            sb.initial_sync = state;
+            if state.is_none() {
+                for d in sb.parents.iter_mut() {
+                    d.initial_sync = None;
+                }
+            }
+        }
         let _g = self.meta_lock.lock().unwrap();
         self.persist()
     }
@@ -212,8 +291,8 @@ impl Array {
     /// Run (or resume) the initial sync of this tree; see the module's description. `zeros`:
     /// every member's data area is known to read as zeros, so zeros are written over it all
     /// and nothing is read. `stop` interrupts between rounds (progress is kept, and a later
-    /// call resumes); `progress(done, total)` in bytes of the members' data areas. Returns
-    /// true when the array is synced (at once if it was).
+    /// call resumes); `progress(done, total)` in bytes of the members' data areas and of the
+    /// enclosing arrays' passes. Returns true when the array is synced (at once if it was).
     pub fn initial_sync(
         &self,
         zeros: bool,
@@ -226,14 +305,25 @@ impl Array {
         if done.iter().all(Option::is_none) {
             return Ok(true);
         }
-        // Progress is counted in bytes of all members' data areas.
-        let weights: Vec<u64> = leaves.iter().map(|l| l.geo.members as u64).collect();
-        let sum = |done: &[Option<u64>]| -> u64 {
-            let states: Vec<(Option<u64>, u64)> =
-                done.iter().copied().zip(sizes.iter().copied()).collect();
-            member_bytes(&states, &weights).0
+        // The enclosing arrays' passes, the lowest first, each from where it stopped.
+        let passes = self.enclosing_redundant();
+        let mut pass_at: Vec<u64> = passes.iter().map(|a| a.pass_checkpoint()).collect();
+        let parts = |done: &[Option<u64>], pass_at: &[u64]| -> Vec<Part> {
+            let mut parts: Vec<Part> = leaves
+                .iter()
+                .zip(done.iter().zip(&sizes))
+                .map(|(l, (&d, &n))| (d, n, n * l.geo.members as u64))
+                .collect();
+            parts.extend(passes.iter().zip(pass_at).map(|(a, &at)| a.pass_part(at)));
+            parts
         };
-        let total: u64 = sizes.iter().zip(&weights).map(|(n, w)| n * w).sum();
+        let sum = |done: &[Option<u64>], pass_at: &[u64]| sync_bytes(&parts(done, pass_at)).0;
+        let total = sync_bytes(&parts(&done, &pass_at)).1;
+        let reported = std::cell::Cell::new(0);
+        let mut report = |d: u64| {
+            reported.set(d);
+            progress(d, total);
+        };
         let record = |done: &[Option<u64>]| -> Result<(), ArrayError> {
             for (l, d) in leaves.iter().zip(done) {
                 if d.is_some() {
@@ -295,32 +385,57 @@ impl Array {
                     l.resync_share(from, to, sizes[k])?;
                 }
             }
-            since += sum(&ends) - sum(&done);
+            since += sum(&ends, &pass_at) - sum(&done, &pass_at);
             done = ends;
-            progress(sum(&done), total);
+            report(sum(&done, &pass_at));
             if since >= every {
                 since = 0;
                 record(&done)?;
             }
         }
-        if !zeros {
-            // The leaves agree within themselves; now each enclosing array with redundancy
-            // (the lowest first) over what its children hold. Not checkpointed: a resumed sync
-            // does this part again.
-            for a in self.enclosing_redundant() {
+        if !zeros
+            && pass_at
+                .iter()
+                .zip(&passes)
+                .any(|(&at, a)| at < a.capacity())
+        {
+            // The leaves agree within themselves, and are recorded so before any pass records
+            // a checkpoint; now each enclosing array with redundancy (the lowest first) over
+            // what its children hold, from where its pass stopped.
+            record(&done)?;
+            for (p, a) in passes.iter().enumerate() {
+                let cap = a.capacity();
+                if pass_at[p] >= cap {
+                    continue;
+                }
                 let unit = shape::unit(&a.geo);
-                let units = a.capacity().div_ceil(unit);
-                let mut u = 0;
+                let units = cap.div_ceil(unit);
+                let pass_every = (cap / 64).max(256 << 20);
+                let mut since = 0;
+                let mut u = pass_at[p] / unit;
                 while u < units {
                     if stop.load(Ordering::SeqCst) {
-                        record(&done)?;
+                        a.record_pass(pass_at[p])?;
                         return Ok(false);
                     }
                     let last = (u + 64).min(units);
                     a.resync_range(u * unit, last * unit)?;
+                    since += (last - u) * unit;
                     u = last;
+                    pass_at[p] = (u * unit).min(cap);
+                    report(sum(&done, &pass_at));
+                    if since >= pass_every && u < units {
+                        since = 0;
+                        a.record_pass(pass_at[p])?;
+                    }
                 }
+                a.record_pass(cap)?;
             }
+        }
+        // Zeros over every data area leave every level consistent: the passes have nothing
+        // to do.
+        if reported.get() < total {
+            report(total);
         }
         for l in &leaves {
             l.record_sync(None)?;
@@ -346,15 +461,18 @@ impl Array {
     }
 }
 
-/// (bytes done, bytes in all) of leaves in `states` ((progress, data-area size); `None`:
-/// done) with `weights` members each.
-fn member_bytes(states: &[(Option<u64>, u64)], weights: &[u64]) -> (u64, u64) {
-    let done = states
-        .iter()
-        .zip(weights)
-        .map(|((s, n), w)| s.unwrap_or(*n).min(*n) * w)
-        .sum();
-    let total = states.iter().zip(weights).map(|((_, n), w)| n * w).sum();
+/// (bytes done, bytes in all) over `parts`: each counts its bytes in the share of its size
+/// it has done.
+pub(crate) fn sync_bytes(parts: &[Part]) -> (u64, u64) {
+    let (mut done, mut total) = (0, 0);
+    for &(at, size, bytes) in parts {
+        total += bytes;
+        let at = at.unwrap_or(size).min(size);
+        done += match size {
+            0 => bytes,
+            _ => (at as u128 * bytes as u128 / size as u128) as u64,
+        };
+    }
     (done, total)
 }
 

@@ -605,6 +605,7 @@ impl Array {
 
     fn resync_unit(&self, u: u64) -> Result<(), ArrayError> {
         let _g = self.locks.lock(std::iter::once(u));
+        self.units_resynced.fetch_add(1, Ordering::Relaxed);
         let slots = self.slots();
         if slots.iter().all(|s| s.state == SlotState::Active) {
             self.check_unit(u, OnMismatch::RewriteRedundancy)?;

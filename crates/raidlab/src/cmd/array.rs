@@ -61,6 +61,11 @@ enum ArrayCmd {
         members: Vec<String>,
     },
     /// Show an array's state from its members' superblocks.
+    ///
+    /// Members are numbered as mdadm --detail numbers them: a slot's member by its slot
+    /// (role), spares after the slots in the order they were added. The members' superblocks
+    /// record every spare, so spares whose paths are not given are listed too, one line each
+    /// saying the path is not known (a device's path is not recorded, only its uuid).
     Status {
         #[arg(long = "output-format", default_value = "normal", value_parser = ["normal", "json"])]
         output_format: String,
@@ -78,7 +83,9 @@ enum ArrayCmd {
     },
     /// Remove a faulty member (or a spare) from the array and erase its superblock.
     Remove { array: String, member: String },
-    /// Add a member as a spare; `rebuild` puts it in place of a failed one.
+    /// Add a member as a spare; `rebuild` puts it in place of a failed one, the spare added
+    /// first in the lowest slot out of service (as md does). The members given record it, so
+    /// `status` of the array lists it.
     ///
     /// In a nested array the spare joins the leaf array with a slot out of service and no
     /// spare for it yet (or give only that child's members as ARRAY). A child that lost more
@@ -94,7 +101,8 @@ enum ArrayCmd {
         force: bool,
     },
     /// Rebuild failed slots onto spares (resumable: progress is kept in the superblocks),
-    /// then finish an initial sync that was interrupted.
+    /// then finish an initial sync that was interrupted, from where it stopped (in a nested
+    /// array, the leaves' and each enclosing array's own pass from where each stopped).
     ///
     /// Leaf arrays rebuild their own members. A child array with spares in more slots than
     /// it survives is rebuilt whole by its enclosing array from that array's redundancy (its
