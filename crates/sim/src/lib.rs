@@ -546,10 +546,71 @@ pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
         None => with_members(&w, (0..w.luns.len()).filter(|&i| !w.luns[i].hidden)),
     };
     let on_path = path_components(&w, &luns);
+    let shares = match &lun {
+        Some(l) => traffic_shares(&w, l),
+        None => std::collections::BTreeMap::new(),
+    };
     Ok(bounds_of(&w)
         .into_iter()
         .filter(|b| on_path.contains(&b.name) || (b.name == "all" && lun.is_none()))
+        .map(|b| match shares.get(&b.name) {
+            Some(&share) if share < 1.0 && b.bound_bytes_s.is_finite() => {
+                in_target_terms(b, share, lun.as_deref().unwrap_or(""))
+            }
+            _ => b,
+        })
         .collect())
+}
+
+/// For `SYSTEM#LUN`: the share of the LUN's data each component on its paths carries, by
+/// name. A host array stripes its data evenly over its member LUNs (recursively), so a
+/// component on the paths of some of them carries their shares (an FC port under two of a
+/// host array's four LUNs carries half), one on the LUN's own path all of it. Components the
+/// LUN's data crosses at two levels (the host's bus, under the array and its members) carry
+/// it once: at most all of it.
+fn traffic_shares(w: &World, lun: &str) -> std::collections::BTreeMap<String, f64> {
+    let Some(top) = w.luns.iter().position(|x| x.name == lun) else {
+        return std::collections::BTreeMap::new();
+    };
+    let mut share = vec![0.0f64; w.luns.len()];
+    share[top] = 1.0;
+    let mut todo = vec![top];
+    while let Some(i) = todo.pop() {
+        let a = &w.arrays[w.luns[i].array];
+        if a.ctrl.is_none() && !a.members.is_empty() {
+            let each = share[i] / a.members.len() as f64;
+            for &m in &a.members {
+                share[m] += each;
+                todo.push(m);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::<String, f64>::new();
+    for (i, &s) in share.iter().enumerate().filter(|(_, &s)| s > 0.0) {
+        let mut only = vec![false; w.luns.len()];
+        only[i] = true;
+        for name in path_components(w, &only) {
+            let e = out.entry(name).or_insert(0.0);
+            *e = (*e + s).min(1.0);
+        }
+    }
+    out
+}
+
+/// A component's bound in terms of a LUN of which it carries `share` (< 1) of the data: the
+/// LUN's rate at which the component saturates.
+fn in_target_terms(b: ComponentBound, share: f64, lun: &str) -> ComponentBound {
+    ComponentBound {
+        bound_bytes_s: b.bound_bytes_s / share,
+        outer_bytes_s: b.outer_bytes_s / share,
+        note: format!(
+            "{}; carries {:.0}% of {lun}'s data, so {lun} at {:.1} MB/s fills it",
+            b.note,
+            share * 100.0,
+            b.bound_bytes_s / share / 1e6
+        ),
+        ..b
+    }
 }
 
 /// Names of the components on the paths from host to drives of the LUNs marked in `luns`:

@@ -513,6 +513,39 @@ fn bounds_list_only_the_components_on_the_luns_paths() {
     assert!(xdd.contains(&"ctrl/arc1680/backend".to_string()), "{xdd:?}");
 }
 
+/// A host array's bounds are in its own terms: a component under some of its member LUNs
+/// carries only their share of its data (seed 002's md0 stripes over four LUNs, two behind
+/// each FC port), so the lowest is md0's own bound, not one port's, and a read of md0 may
+/// pass a port's own figure without passing its bound.
+#[test]
+fn a_host_arrays_bounds_count_the_share_each_component_carries() {
+    let target = system("bokhari2006/2c-4x8p1.toml#md0");
+    let b = raidlab_sim::bounds(std::path::Path::new(target.trim_start_matches("sim:"))).unwrap();
+    let get = |n: &str| {
+        b.iter()
+            .find(|c| c.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let (md0, fc0) = (get("lun/md0"), get("host/fc0"));
+    assert!(
+        fc0.note.contains("carries 50% of md0's data"),
+        "{}",
+        fc0.note
+    );
+    assert!(
+        (fc0.bound_bytes_s - md0.bound_bytes_s).abs() < 1.0,
+        "{fc0:?} {md0:?}"
+    );
+    assert!(get("array/raid0").note.contains("carries 25%"), "{b:?}");
+    let lowest = b
+        .iter()
+        .map(|c| c.bound_bytes_s)
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(lowest, md0.bound_bytes_s);
+    let ran = mb_s(&target, &[("rw", "read"), ("bs", "1m"), ("size", "2g")]) * 1e6;
+    assert!(ran <= lowest, "md0 read {ran} B/s past its bound {lowest}");
+}
+
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
 /// 002's stage-2 figure) and at the outer zone. A sequential read at the drives' start runs
 /// above the first and never above the second; one at their end stays under the first.
