@@ -775,7 +775,8 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
     // Per LUN: the smallest bound on its path, and its array's.
     let mut luns = Vec::with_capacity(w.luns.len());
     let mut users = vec![0usize; w.res.len()];
-    for l in &w.luns {
+    let paths: Vec<Vec<usize>> = (0..w.luns.len()).map(|li| read_path(w, li)).collect();
+    for (l, path) in w.luns.iter().zip(&paths) {
         let mut b = array_read[l.array];
         let mut via = format!("array/{}", w.arrays[l.array].name);
         if w.arrays[l.array].ctrl.is_none() {
@@ -783,7 +784,7 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
             b = members_bound(w, array_read, &w.arrays[l.array].members);
             via = "member LUNs".into();
         }
-        for &r in &l.data_path {
+        for &r in path {
             let rb = bw(w.res[r].ns_per_byte[0]);
             if rb < b {
                 b = rb;
@@ -791,7 +792,7 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
             }
         }
         if !l.hidden {
-            for &r in &l.data_path {
+            for &r in path {
                 users[r] += 1;
             }
         }
@@ -805,7 +806,7 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
             continue;
         }
         let mut b = luns[li].0;
-        for &r in &l.data_path {
+        for &r in &paths[li] {
             let share = bw(w.res[r].ns_per_byte[0]) / users[r].max(1) as f64;
             if share < b {
                 b = share;
@@ -817,27 +818,45 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
     (luns, (total, limiter))
 }
 
+/// The resources a LUN's reads cross, host to drives: its data path, and behind a
+/// controller its drives' device bus (once, however many of its drives hang on it).
+fn read_path(w: &World, li: usize) -> Vec<usize> {
+    let l = &w.luns[li];
+    let mut path = l.data_path.clone();
+    let a = &w.arrays[l.array];
+    if a.ctrl.is_some() {
+        for r in a.members.iter().filter_map(|&d| w.disks[d].backend) {
+            if !path.contains(&r) {
+                path.push(r);
+            }
+        }
+    }
+    path
+}
+
 /// What a host array's member LUNs `members` read side by side: each member's own bound (its
 /// array's, or its members' for a host array over host arrays) where every resource on the
 /// members' paths divides its bound among the members crossing it (two LUNs behind one FC
-/// port share the port, two arrays on one controller its data path).
+/// port share the port, two arrays on one controller its data path and device bus).
 fn members_bound(w: &World, array_read: &[f64], members: &[usize]) -> f64 {
     let mut users = vec![0usize; w.res.len()];
-    for &m in members {
-        for &r in &w.luns[m].data_path {
+    let paths: Vec<Vec<usize>> = members.iter().map(|&m| read_path(w, m)).collect();
+    for path in &paths {
+        for &r in path {
             users[r] += 1;
         }
     }
     members
         .iter()
-        .map(|&m| {
+        .zip(&paths)
+        .map(|(&m, path)| {
             let a = &w.arrays[w.luns[m].array];
             let mut b = if a.ctrl.is_none() {
                 members_bound(w, array_read, &a.members)
             } else {
                 array_read[w.luns[m].array]
             };
-            for &r in &w.luns[m].data_path {
+            for &r in path {
                 b = b.min(bw(w.res[r].ns_per_byte[0]) / users[r] as f64);
             }
             b

@@ -546,6 +546,45 @@ fn a_host_arrays_bounds_count_the_share_each_component_carries() {
     assert!(ran <= lowest, "md0 read {ran} B/s past its bound {lowest}");
 }
 
+/// A controller's device bus is on its LUNs' paths, and bounds them: with the xdd2008
+/// controller's bus cut to 300 MB/s, the LUN's bound is the bus's, and a read stays under it.
+#[test]
+fn a_slow_device_bus_bounds_its_luns() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-backend-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo().join("systems/xdd2008");
+    let comp = std::fs::read_to_string(src.join("components.toml")).unwrap();
+    assert!(comp.contains("backend_mb_s = 2400"), "the test's premise");
+    std::fs::write(
+        dir.join("components.toml"),
+        comp.replace("backend_mb_s = 2400", "backend_mb_s = 300"),
+    )
+    .unwrap();
+    std::fs::copy(src.join("raid0.toml"), dir.join("raid0.toml")).unwrap();
+    let sys = dir.join("raid0.toml");
+    let b = raidlab_sim::bounds(&sys).unwrap();
+    let lun = b.iter().find(|c| c.kind == "lun").expect("a LUN");
+    assert!((lun.bound_bytes_s - 300e6).abs() < 1.0, "{lun:?}");
+    assert!(lun.note.contains("backend"), "{lun:?}");
+    let text = raidlab_sim::explain(&sys).unwrap();
+    assert!(text.contains("bound: 300.0 MB/s read"), "{text}");
+    let target = format!("sim:{}", sys.display());
+    let ran = mb_s(
+        &target,
+        &[
+            ("rw", "read"),
+            ("bs", "1m"),
+            ("iodepth", "8"),
+            ("size", "2g"),
+        ],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        ran * 1e6 <= lun.bound_bytes_s,
+        "read {ran} MB/s past the bus's 300"
+    );
+}
+
 /// A drive-bound LUN has two read bounds: over the whole stroke (the inner zone's rate, seed
 /// 002's stage-2 figure) and at the outer zone. A sequential read at the drives' start runs
 /// above the first and never above the second; one at their end stays under the first.
