@@ -501,12 +501,17 @@ fn write_group(group: &[&Found], sb: &mut Superblock, also: &[usize]) -> Result<
         if !in_sync && !also.contains(&i) {
             continue;
         }
-        let mut own = sb.clone();
-        own.dev_uuid = f.sb.dev_uuid;
-        own.array.role = f.sb.array.role;
-        f.member.write_superblock(&own)?;
+        write_as(f, sb, f.sb.array.role)?;
     }
     Ok(())
+}
+
+/// Write the array's record `sb` to member `f` as its own: its device uuid, and `role`.
+fn write_as(f: &Found, sb: &Superblock, role: u32) -> Result<(), ArrayError> {
+    let mut own = sb.clone();
+    own.dev_uuid = f.sb.dev_uuid;
+    own.array.role = role;
+    f.member.write_superblock(&own)
 }
 
 /// Write a changed record of the spares (`sb.spares`) to every in-sync member of the group
@@ -519,10 +524,7 @@ fn write_spares(group: &[&Found], sb: &mut Superblock) -> Result<(), ArrayError>
         if f.sb.events != sb.events && !f.sb.is_spare() {
             continue;
         }
-        let mut own = sb.clone();
-        own.dev_uuid = f.sb.dev_uuid;
-        own.array.role = f.sb.array.role;
-        f.member.write_superblock(&own)?;
+        write_as(f, sb, f.sb.array.role)?;
     }
     Ok(())
 }
@@ -791,10 +793,7 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
                 None if f.sb.events == before || f.sb.is_spare() => f.sb.array.role,
                 None => continue,
             };
-            let mut own = sb.clone();
-            own.dev_uuid = f.sb.dev_uuid;
-            own.array.role = role;
-            f.member.write_superblock(&own)?;
+            write_as(f, &sb, role)?;
         }
     }
     // A child that lost more than it survives and now has a member in every slot again is
