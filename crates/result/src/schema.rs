@@ -175,6 +175,17 @@ pub struct JobResult {
     pub errno: i32,
 }
 
+/// Whether `list`, targets joined by `:` as fio lists filenames, already holds `target`
+/// whole. Targets hold `:` themselves (`sim:x.toml#lun0`, `array:a,b`), so a list is not
+/// split: `target` is looked for bounded by the list's ends or a `:`.
+fn lists_target(list: &str, target: &str) -> bool {
+    list.match_indices(target).any(|(at, _)| {
+        let end = at + target.len();
+        (at == 0 || list[..at].ends_with(':'))
+            && (end == list.len() || list[end..].starts_with(':'))
+    })
+}
+
 impl JobResult {
     /// fio's `err=` / `"error"`: the errno, or 1 for an error that carries none.
     pub fn error_code(&self) -> i32 {
@@ -225,7 +236,7 @@ impl JobResult {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
-        if self.target != other.target && !self.target.split(':').any(|t| t == other.target) {
+        if !lists_target(&self.target, &other.target) {
             self.target = format!("{}:{}", self.target, other.target);
         }
         if self.stopped.is_none() {
@@ -341,6 +352,31 @@ mod tests {
         assert!((s.mb_s - 100.0).abs() < 1e-9);
         assert!((s.mib_s - 95.367431640625).abs() < 1e-9);
         assert!((s.iops - 100.0).abs() < 1e-9);
+    }
+
+    /// Merged targets are listed once each, whole, even where a target holds `:` itself
+    /// (four numjobs over two LUNs of a simulated system listed them again and again).
+    #[test]
+    fn merged_targets_are_listed_once_each() {
+        let job = |t: &str| JobResult {
+            instances: 1,
+            target: t.into(),
+            ..Default::default()
+        };
+        let mut a = job("sim:x.toml#lun0");
+        for t in ["sim:x.toml#lun1", "sim:x.toml#lun0", "sim:x.toml#lun1"] {
+            a.merge(&job(t));
+        }
+        assert_eq!(a.target, "sim:x.toml#lun0:sim:x.toml#lun1");
+        // A target that is only part of a listed one is listed.
+        let mut b = job("array:a,b");
+        b.merge(&job("b"));
+        b.merge(&job("a"));
+        b.merge(&job("b"));
+        assert_eq!(b.target, "array:a,b:b:a");
+        let mut c = job("/dev/loop0");
+        c.merge(&job("/dev/loop0"));
+        assert_eq!(c.target, "/dev/loop0");
     }
 
     #[test]
