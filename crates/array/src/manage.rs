@@ -638,6 +638,44 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
     Ok(format!("removed {} from slot {role}", target.display()))
 }
 
+/// `remove` of a spare the members record whose device is not among those given, by its
+/// device uuid (as `status` lists it: "path not known"): a spare whose disk is gone could
+/// not be named by a path, and stayed in the record. Drops it from the record of the leaf
+/// array that lists it; nothing is written to the spare itself. A uuid that is one of the
+/// devices given is refused (remove that by its path, which also erases its superblock).
+pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, ArrayError> {
+    let _locks = MemberLocks::acquire(array, "remove a spare")?;
+    let found = read_members(array)?;
+    let id = uuid_string(&dev);
+    if let Some(f) = found.iter().find(|f| f.sb.dev_uuid == dev) {
+        return Err(ArrayError::usage(format!(
+            "device {id} is {} among the members given: remove it by that path",
+            f.member.path.display()
+        )));
+    }
+    let mut leaves: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
+    leaves.dedup();
+    for leaf in leaves {
+        let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == leaf).collect();
+        let Some(newest) = group.iter().max_by_key(|f| f.sb.recency()) else {
+            continue;
+        };
+        let mut sb = newest.sb.clone();
+        if let Some(k) = sb.spares.iter().position(|u| *u == dev) {
+            sb.spares.remove(k);
+            write_spares(&group, &mut sb)?;
+            return Ok(format!(
+                "removed spare {id} from the {} array's record (its device was not given)",
+                sb.array.level
+            ));
+        }
+    }
+    Err(ArrayError::usage(format!(
+        "no spare with device uuid {id} is recorded by the members given (valid: a uuid `array \
+         status` lists as a spare whose path is not known, or the path of a member or spare)"
+    )))
+}
+
 /// `add`: make `new` a spare of the array (of the leaf array `array_member` belongs to).
 pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayError> {
     let mut paths = array.to_vec();

@@ -784,6 +784,21 @@ pub fn uuid_string(u: &[u8; 16]) -> String {
     )
 }
 
+/// A uuid written as [`uuid_string`] writes it (`8-4-4-4-12` hex digits); None otherwise.
+pub fn parse_uuid(s: &str) -> Option<[u8; 16]> {
+    let groups: Vec<&str> = s.split('-').collect();
+    let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+    if lens != [8, 4, 4, 4, 12] {
+        return None;
+    }
+    let hex: String = groups.concat();
+    let mut u = [0u8; 16];
+    for (i, b) in u.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(u)
+}
+
 /// A fresh random uuid (from the kernel's random source; falls back to time and pid).
 pub fn new_uuid() -> [u8; 16] {
     let mut u = [0u8; 16];

@@ -253,3 +253,46 @@ fn a_spare_added_with_only_some_members_given_leaves_none_out_of_date() {
     assert_eq!(arr.degraded_count(), 0);
     arr.close().unwrap();
 }
+
+/// A spare whose device is gone cannot be named by a path: `remove` takes the device uuid
+/// `status` lists for it, and the members forget it. A uuid the record does not hold, or one
+/// of a device given, is refused in one line and changes nothing.
+#[test]
+fn a_spare_whose_device_is_gone_is_removed_by_its_uuid() {
+    use raidlab_array::superblock::parse_uuid;
+    let dir = scratch("spares-gone");
+    let ms = paths(dir.path(), "m", 3);
+    create_array("5", &ms, Some(4 << 20), false, false)
+        .close()
+        .unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for s in [&a, &b] {
+        blank(s, &ms[0]);
+        manage::add(&ms, s, false).unwrap();
+    }
+    let (ua, ub) = (device_uuid(&a), device_uuid(&b));
+    std::fs::remove_file(&a).unwrap();
+    assert_eq!(parse_uuid(&ua).map(|u| uuid_string(&u)), Some(ua.clone()));
+    assert_eq!(parse_uuid("not-a-uuid"), None);
+
+    // A uuid of a device given: by its path, not this way.
+    let e = manage::remove_spare_record(&with(&ms, &[&b]), parse_uuid(&ub).unwrap()).unwrap_err();
+    assert!(
+        e.is_usage() && e.to_string().contains("remove it by that path"),
+        "{e}"
+    );
+    // A uuid nobody records.
+    let e = manage::remove_spare_record(&ms, [7; 16]).unwrap_err();
+    assert!(e.is_usage() && !e.to_string().contains('\n'), "{e}");
+    assert_eq!(manage::status(&ms).unwrap().spares_not_given.len(), 2);
+
+    let msg = manage::remove_spare_record(&ms, parse_uuid(&ua).unwrap()).unwrap();
+    assert!(msg.contains(&ua), "{msg}");
+    let st = manage::status(&ms).unwrap();
+    let left: Vec<(u32, String)> = st
+        .spares_not_given
+        .iter()
+        .map(|g| (g.number, g.device_uuid.clone()))
+        .collect();
+    assert_eq!(left, vec![(3, ub)], "{st:?}");
+}

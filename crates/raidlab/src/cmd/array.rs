@@ -81,7 +81,9 @@ enum ArrayCmd {
         #[arg(long)]
         force: bool,
     },
-    /// Remove a faulty member (or a spare) from the array and erase its superblock.
+    /// Remove a faulty member (or a spare) from the array and erase its superblock. A spare
+    /// whose device is gone is named by the device uuid `status` lists for it ("path not
+    /// known"): the members forget it.
     Remove { array: String, member: String },
     /// Add a member as a spare; `rebuild` puts it in place of a failed one, the spare added
     /// first in the lowest slot out of service (as md does). The members given record it, so
@@ -306,8 +308,14 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             crate::stdout::print(&format!("{msg}\n"))
         }
         ArrayCmd::Remove { array, member } => {
-            let msg =
-                manage::remove(&member_list(&[array]), &PathBuf::from(member)).map_err(cli)?;
+            let members = member_list(&[array]);
+            let gone = raidlab_array::superblock::parse_uuid(&member)
+                .filter(|_| !std::path::Path::new(&member).exists());
+            let msg = match gone {
+                Some(dev) => manage::remove_spare_record(&members, dev),
+                None => manage::remove(&members, &PathBuf::from(member)),
+            }
+            .map_err(cli)?;
             crate::stdout::print(&format!("{msg}\n"))
         }
         ArrayCmd::Add {
