@@ -235,10 +235,14 @@ impl RequestStream {
             && spec.bs.read.is_fixed()
             && spec.bs.write.is_fixed())
         .then(|| (spec.bs.read.entries[0].0, spec.bs.write.entries[0].0));
-        let one_bs = (spec.bs.read.is_fixed()
-            && spec.bs.write.is_fixed()
-            && spec.bs.read.min() == spec.bs.write.min())
-        .then(|| spec.bs.read.min());
+        // The random map's block: the size of the only direction moved (`bs=4k,64k` on a
+        // randread job reads 4 KiB blocks), or the one both directions share.
+        let one_bs = fixed.map(|(_, bs)| bs).or_else(|| {
+            (spec.bs.read.is_fixed()
+                && spec.bs.write.is_fixed()
+                && spec.bs.read.min() == spec.bs.write.min())
+            .then(|| spec.bs.read.min())
+        });
         let mapped = one_bs
             .filter(|&bs| {
                 spec.rw.is_random() && !spec.norandommap && spec.blockalign.is_none() && bs <= len
@@ -546,8 +550,9 @@ mod tests {
 
     /// As fio's random map: a random pass with one block size touches each block of the
     /// region once, each pass in another order; a pass of twice the region, each block
-    /// twice. With norandommap, blockalign or several sizes, offsets are drawn with
-    /// replacement (some block comes twice in a pass).
+    /// twice; a job moving one direction maps that direction's block size. With
+    /// norandommap, blockalign or several sizes, offsets are drawn with replacement (some
+    /// block comes twice in a pass).
     #[test]
     fn random_passes_touch_each_block_once_unless_told_otherwise() {
         let offsets = |opts: &[(&str, &str)]| {
@@ -589,6 +594,15 @@ mod tests {
         ]);
         let c = count(&v, 0);
         assert!(c.len() == 256 && c.values().all(|&n| n == 2));
+        // One direction with a size of its own (bs=read,write): its blocks are mapped too.
+        for (rw, bs, blocks) in [("randread", "4k,64k", 256), ("randwrite", "4k,64k", 16)] {
+            let v = offsets(&[("rw", rw), ("bs", bs), ("size", "1m")]);
+            let c = count(&v, 0);
+            assert!(
+                c.len() == blocks && c.values().all(|&n| n == 1),
+                "{rw} {bs}"
+            );
+        }
         for opts in [
             &[
                 ("rw", "randread"),
