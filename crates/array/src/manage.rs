@@ -472,19 +472,25 @@ fn leaf_group<'a>(
                 target.display()
             ))
         })?;
-    let uuid = found[t].sb.array.uuid;
-    let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
-    let newest = group
-        .iter()
-        .max_by_key(|f| f.sb.recency())
-        .unwrap()
-        .sb
-        .clone();
+    let (group, newest) = group_of(found, found[t].sb.array.uuid);
     let idx = group
         .iter()
         .position(|f| same_path(&f.member.path, target))
         .unwrap();
     Ok((group, newest, idx))
+}
+
+/// The members found of the leaf array `uuid` (at least one), and the newest record among
+/// their superblocks.
+fn group_of(found: &[Found], uuid: [u8; 16]) -> (Vec<&Found>, Superblock) {
+    let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
+    let newest = group
+        .iter()
+        .max_by_key(|f| f.sb.recency())
+        .expect("a member of the array")
+        .sb
+        .clone();
+    (group, newest)
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
@@ -598,17 +604,17 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
     let found = read_members(array)?;
     let (group, mut sb, idx) = leaf_group(&found, target)?;
     let me = &group[idx];
+    let others: Vec<&Found> = group
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != idx)
+        .map(|(_, f)| *f)
+        .collect();
     if me.sb.is_spare() {
         // The members forget it first: a crash between leaves a spare the record does not
         // know, which status still shows and remove still takes.
         if let Some(k) = sb.spares.iter().position(|u| *u == me.sb.dev_uuid) {
             sb.spares.remove(k);
-            let others: Vec<&Found> = group
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != idx)
-                .map(|(_, f)| *f)
-                .collect();
             write_spares(&others, &mut sb)?;
         }
         me.member.erase_superblock()?;
@@ -626,12 +632,6 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         sb.slots[role].state = SlotState::Missing;
         sb.slots[role].dev_uuid = [0; 16];
         sb.slots[role].checkpoint = 0;
-        let others: Vec<&Found> = group
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != idx)
-            .map(|(_, f)| *f)
-            .collect();
         write_group(&others, &mut sb, &[])?;
     }
     me.member.erase_superblock()?;
@@ -654,13 +654,10 @@ pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, A
         )));
     }
     let mut leaves: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
+    leaves.sort_unstable();
     leaves.dedup();
     for leaf in leaves {
-        let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == leaf).collect();
-        let Some(newest) = group.iter().max_by_key(|f| f.sb.recency()) else {
-            continue;
-        };
-        let mut sb = newest.sb.clone();
+        let (group, mut sb) = group_of(&found, leaf);
         if let Some(k) = sb.spares.iter().position(|u| *u == dev) {
             sb.spares.remove(k);
             write_spares(&group, &mut sb)?;

@@ -276,19 +276,8 @@ pub fn run_with_clock(
         results.extend(run_group(this, opts, &clock, specs));
     }
 
-    // group_reporting: fold each spec's instances into one result.
-    let mut jobs: Vec<JobResult> = Vec::new();
-    let mut folded: HashMap<usize, usize> = HashMap::new();
-    for (si, r) in results {
-        if specs[si].group_reporting {
-            if let Some(&at) = folded.get(&si) {
-                jobs[at].merge(&r);
-                continue;
-            }
-            folded.insert(si, jobs.len());
-        }
-        jobs.push(r);
-    }
+    let jobs =
+        raidlab_result::schema::fold_group_reporting(results, |si| specs[si].group_reporting);
     Ok(RunResult {
         version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
         timestamp: opts.timestamp,

@@ -175,6 +175,29 @@ pub struct JobResult {
     pub errno: i32,
 }
 
+/// fio's group_reporting: results, each with the index of the job description it comes
+/// from, where the instances of a description that `reporting` says reports as a group are
+/// folded ([`JobResult::merge`]) into one, in the place of its first; the others stay as
+/// they are, in their order.
+pub fn fold_group_reporting(
+    results: impl IntoIterator<Item = (usize, JobResult)>,
+    reporting: impl Fn(usize) -> bool,
+) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::new();
+    let mut folded: std::collections::HashMap<usize, usize> = Default::default();
+    for (si, r) in results {
+        if reporting(si) {
+            if let Some(&at) = folded.get(&si) {
+                out[at].merge(&r);
+                continue;
+            }
+            folded.insert(si, out.len());
+        }
+        out.push(r);
+    }
+    out
+}
+
 /// Whether `list`, targets joined by `:` as fio lists filenames, already holds `target`
 /// whole. Targets hold `:` themselves (`sim:x.toml#lun0`, `array:a,b`), so a list is not
 /// split: `target` is looked for bounded by the list's ends or a `:`.

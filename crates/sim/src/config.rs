@@ -469,13 +469,17 @@ fn missing_in_section(
     file: &str,
 ) -> Option<SimError> {
     use serde::de::DeserializeOwned;
+    // `[key]`, or `[[key]]` for a section that may come several times.
+    let header = |key: &str, many: bool| {
+        if many {
+            format!("[[{key}]]")
+        } else {
+            format!("[{key}]")
+        }
+    };
     for key in ["system", "host", "array", "lun"] {
         if !table.contains_key(key) {
-            let header = if matches!(key, "array" | "lun") {
-                format!("[[{key}]]")
-            } else {
-                format!("[{key}]")
-            };
+            let header = header(key, matches!(key, "array" | "lun"));
             return Some(SimError::usage(format!(
                 "{file}: no {header} section (valid: a system has [system], [host], and at least \
                  one [[array]] and one [[lun]])"
@@ -506,11 +510,7 @@ fn missing_in_section(
         };
         for item in items {
             let Some(msg) = check(item) else { continue };
-            let header = if many {
-                format!("[[{key}]]")
-            } else {
-                format!("[{key}]")
-            };
+            let header = header(key, many);
             let name = item.get("name").and_then(|n| n.as_str());
             let (f, l) = match name {
                 Some(n) => key_line(texts, &header, Some(n), None, "name", file),

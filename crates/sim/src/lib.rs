@@ -388,7 +388,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
-    let results = fold_reporting_groups(specs, results, &result_spec);
+    let results =
+        raidlab_result::schema::fold_group_reporting(result_spec.into_iter().zip(results), |si| {
+            specs[si].group_reporting
+        });
     Ok((
         RunResult {
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
@@ -397,29 +400,6 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         },
         work,
     ))
-}
-
-/// fio's group_reporting, as the real runner does it: the jobs of a spec that asks for it
-/// (its `numjobs` and every LUN it runs on) folded into one result, in the place of its
-/// first; other specs' jobs stay as they are.
-fn fold_reporting_groups(
-    specs: &[JobSpec],
-    results: Vec<JobResult>,
-    result_spec: &[usize],
-) -> Vec<JobResult> {
-    let mut out: Vec<JobResult> = Vec::with_capacity(results.len());
-    let mut folded: Vec<Option<usize>> = vec![None; specs.len()];
-    for (r, &si) in results.into_iter().zip(result_spec) {
-        if specs[si].group_reporting {
-            if let Some(at) = folded[si] {
-                out[at].merge(&r);
-                continue;
-            }
-            folded[si] = Some(out.len());
-        }
-        out.push(r);
-    }
-    out
 }
 
 /// Counters that grow over a run, taken when a stonewall group starts and when it ends: what
@@ -621,18 +601,17 @@ fn in_target_terms(b: ComponentBound, share: f64, lun: &str) -> ComponentBound {
 /// themselves ([`with_members`]).
 fn path_components(w: &World, luns: &[bool]) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
-    for (l, _) in w.luns.iter().zip(luns).filter(|(_, &on)| on) {
+    for (li, l) in w.luns.iter().enumerate().filter(|&(li, _)| luns[li]) {
         names.insert(format!("lun/{}", l.name));
         let a = &w.arrays[l.array];
         let parity = a.geom.level.parity() > 0;
-        let mut res: Vec<usize> = l.data_path.clone();
+        let mut res = read_path(w, li);
         res.extend(l.cmd_path.iter().map(|&(r, _)| r));
         res.extend(l.ctrl_cmd.map(|(r, _)| r));
         match a.ctrl {
             Some(c) => {
                 names.insert(format!("array/{}", a.name));
                 res.extend(w.ctrls[c].parity.filter(|_| parity));
-                res.extend(a.members.iter().filter_map(|&d| w.disks[d].backend));
             }
             None => res.extend(w.host_parity.filter(|_| parity)),
         }
