@@ -434,15 +434,18 @@ impl Window {
 /// [`Window`] ordered by the angle of their first sector, so the scheduler can look at them
 /// in the order they pass under the head and stop once the rotation alone takes longer than
 /// the best found; the rest wait in arrival order. Drives that serve in arrival order keep
-/// all in `rest`. The commands themselves stay put in `slab`; the orders hold their slots.
+/// all in `rest`. The window's commands stay put in `slab`; its orders hold their slots.
 #[derive(Debug, Default)]
 pub struct DriveQueue {
     slab: Vec<DiskReq>,
     free: Vec<u32>,
     /// The first `depth` commands by arrival, by (angle, arrival); empty if `depth` = 0.
     pub window: Window,
-    /// The commands after the window, in arrival order: (arrival, slot).
-    rest: VecDeque<(u64, u32)>,
+    /// The commands after the window, in arrival order: (arrival, command). They are held
+    /// here rather than in `slab`, so that the slab, and the window's arrays by slot, span no
+    /// more slots than the window holds: a walk of the window stays within a few cache lines
+    /// however long the queue behind it grows (a random workload's drives queue hundreds).
+    rest: VecDeque<(u64, DiskReq)>,
     /// How many commands the window holds at most.
     depth: usize,
     next_seq: u64,
@@ -571,21 +574,27 @@ impl DriveQueue {
     pub fn push_back(&mut self, r: DiskReq) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let slot = match self.free.pop() {
+        if self.window.len() < self.depth {
+            let slot = self.place(r);
+            self.enter(seq, slot);
+        } else {
+            self.rest.push_back((seq, r));
+        }
+    }
+    /// Put a command entering the window in a free slot of the slab (which never holds more
+    /// than the window does).
+    #[inline(always)]
+    fn place(&mut self, r: DiskReq) -> u32 {
+        match self.free.pop() {
             Some(i) => {
                 self.slab[i as usize] = r;
                 i
             }
             None => {
                 self.slab.push(r);
-                debug_assert!(self.slab.len() <= u32::MAX as usize, "a slot fits a u32");
+                debug_assert!(self.slab.len() <= self.depth, "the slab spans the window");
                 (self.slab.len() - 1) as u32
             }
-        };
-        if self.window.len() < self.depth {
-            self.enter(seq, slot);
-        } else {
-            self.rest.push_back((seq, slot));
         }
     }
     /// The first to arrive of the window's commands ready by `now` that the drive streams
@@ -740,56 +749,52 @@ impl DriveQueue {
         if let Some(k) = k {
             return Some(self.take(k));
         }
-        let idx = self
-            .rest
-            .iter()
-            .position(|&(_, i)| fits(&self.slab[i as usize]))?;
+        let idx = self.rest.iter().position(|(_, r)| fits(r))?;
         Some(self.remove(idx))
     }
     /// Whether a write ready by `now` is queued.
     pub fn has_ready_write(&self, now: u64) -> bool {
-        let ready = |i: u32| {
-            let r = &self.slab[i as usize];
-            r.write && r.ready <= now
-        };
-        self.window.iter().any(|(s, _)| ready(s)) || self.rest.iter().any(|&(_, i)| ready(i))
+        let ready = |r: &DiskReq| r.write && r.ready <= now;
+        self.window
+            .iter()
+            .any(|(s, _)| ready(&self.slab[s as usize]))
+            || self.rest.iter().any(|(_, r)| ready(r))
     }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
     pub fn first_ready(&self, now: u64) -> Option<usize> {
-        self.rest
-            .iter()
-            .position(|&(_, i)| self.slab[i as usize].ready <= now)
+        self.rest.iter().position(|(_, r)| r.ready <= now)
     }
     /// Arrival-order drives: take out the command at `idx` in arrival order.
     #[inline]
     pub fn remove(&mut self, idx: usize) -> DiskReq {
-        let (_, i) = self.rest.remove(idx).unwrap();
-        self.free.push(i);
-        self.slab[i as usize]
+        self.rest.remove(idx).unwrap().1
     }
     /// Take out the window's command in `slot`; the next in arrival order moves up into the
     /// window.
     #[inline]
     pub fn take(&mut self, slot: u32) -> DiskReq {
+        let r = self.slab[slot as usize];
         self.take_slot(slot);
-        self.slab[slot as usize]
+        r
     }
     /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
     #[inline(always)]
     pub fn take_into(&mut self, slot: u32, active: &mut Vec<(u64, DiskReq)>) {
-        self.take_slot(slot);
         active.push((0, self.slab[slot as usize]));
+        self.take_slot(slot);
     }
-    /// The window's command in `slot` leaves it (see [`DriveQueue::take`]); the slot still
-    /// holds it until the next command arrives.
+    /// The window's command in `slot` leaves it (see [`DriveQueue::take`]), and the first of
+    /// the rest, if any, takes its place: the slot is free to hold it, and the command that
+    /// left is gone from the slab.
     #[inline(always)]
     fn take_slot(&mut self, slot: u32) {
         self.window.remove(slot);
         self.free.push(slot);
         self.count_start(slot, false);
-        if let Some((seq, s)) = self.rest.pop_front() {
+        if let Some((seq, r)) = self.rest.pop_front() {
+            let s = self.place(r);
             self.enter(seq, s);
         }
     }
