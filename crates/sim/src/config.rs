@@ -759,6 +759,12 @@ fn disk_items(s: &DiskSpec) -> Vec<Item> {
             ("head_switch_ms", f(s.head_switch_ms), MECH_MS, None),
             ("read_ahead_kib", i(s.read_ahead_kib), KIB, None),
             ("cache_kib", i(s.cache_kib), KIB, None),
+            (
+                "age_limit_ms",
+                f(s.age_limit_ms),
+                range(0.0, 3.6e6, "ms (1 hour; 0: never)"),
+                None,
+            ),
         ]);
     } else {
         v.extend([

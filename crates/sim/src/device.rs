@@ -43,6 +43,9 @@ pub struct DeviceModel {
     iface_ns_per_byte: f64,
     command_ns: u64,
     read_ahead_bytes: u64,
+    /// A queued command waiting this long goes next ([`crate::catalog::DiskSpec::age_limit_ms`];
+    /// `u64::MAX`: never).
+    pub age_limit_ns: u64,
     pub write_cache: bool,
     /// Written data the drive holds ahead of the media (write cache on).
     pub write_cache_bytes: u64,
@@ -377,6 +380,11 @@ impl DeviceModel {
             iface_ns_per_byte: 1e3 / s.interface_mb_s.max(1e-3),
             command_ns: (s.command_us * 1e3) as u64,
             read_ahead_bytes: s.read_ahead_kib as u64 * 1024,
+            age_limit_ns: if s.age_limit_ms > 0.0 {
+                (s.age_limit_ms * 1e6) as u64
+            } else {
+                u64::MAX
+            },
             write_cache: write_cache.unwrap_or(s.write_cache),
             write_cache_bytes: s.cache_kib as u64 * 1024,
             read_ns: (s.read_us * 1e3) as u64,

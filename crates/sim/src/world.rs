@@ -446,6 +446,11 @@ pub struct DriveQueue {
     /// more slots than the window holds: a walk of the window stays within a few cache lines
     /// however long the queue behind it grows (a random workload's drives queue hundreds).
     rest: VecDeque<(u64, DiskReq)>,
+    /// The slot of the window's first command to arrive, its oldest (see
+    /// [`DriveQueue::overdue`]); meaningless while the window is empty. Commands enter the
+    /// window in arrival order, so only the oldest leaving moves it: to the least arrival
+    /// left, found by a look through the window (the oldest is rarely the nearest).
+    oldest: u32,
     /// How many commands the window holds at most.
     depth: usize,
     next_seq: u64,
@@ -568,7 +573,28 @@ impl DriveQueue {
         let r = &self.slab[slot as usize];
         let c = Cand::new(r.loc.target(), r.ready, r.loc.cyl, r.write);
         self.count_start(slot, true);
+        if self.window.is_empty() {
+            self.oldest = slot;
+        }
         self.window.insert(slot, seq, c);
+    }
+    /// The window's oldest command if it has been ready for the drive's age limit or longer
+    /// by `now` ([`DeviceModel::age_limit_ns`]): it goes next. Its slot.
+    #[inline(always)]
+    fn overdue(&self, model: &DeviceModel, now: u64) -> Option<u32> {
+        if self.window.is_empty() {
+            return None;
+        }
+        debug_assert_eq!(
+            Some(self.oldest),
+            self.window
+                .iter()
+                .min_by_key(|&(s, _)| self.window.seq(s))
+                .map(|(s, _)| s),
+            "the oldest is the window's first arrival"
+        );
+        let ready = self.window.get(self.oldest).ready;
+        (now.saturating_sub(ready) >= model.age_limit_ns).then_some(self.oldest)
     }
     #[inline]
     pub fn push_back(&mut self, r: DiskReq) {
@@ -692,6 +718,11 @@ impl DriveQueue {
         now: u64,
         ranks: &mut Vec<Ranked>,
     ) -> Option<(u32, Option<f64>)> {
+        // A command kept waiting past the drive's age limit goes first, positioned as it
+        // must be (no stream, however close, keeps it waiting longer).
+        if let Some(k) = self.overdue(model, now) {
+            return Some((k, None));
+        }
         if let Some(k) = self.streaming(model, st, now) {
             return Some((k, None));
         }
@@ -791,6 +822,11 @@ impl DriveQueue {
     #[inline(always)]
     fn take_slot(&mut self, slot: u32) {
         self.window.remove(slot);
+        if slot == self.oldest {
+            if let Some((s, _)) = self.window.iter().min_by_key(|&(s, _)| self.window.seq(s)) {
+                self.oldest = s;
+            }
+        }
         self.free.push(slot);
         self.count_start(slot, false);
         if let Some((seq, r)) = self.rest.pop_front() {

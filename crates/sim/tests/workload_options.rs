@@ -217,3 +217,45 @@ fn jobs_kept_waiting_are_not_extended_at_their_crawl() {
     // The drives stream throughout: no job drags the run out at a crawl.
     assert!(agg > 0.5 * lun.outer_bytes_s, "{agg} B/s under {lun:?}");
 }
+
+/// A drive that reorders its queue keeps no command waiting past its age limit: four
+/// sequential readers of an md raid0, each in its own 4 GiB, where reading on would serve
+/// one stream while the others' commands wait. With the catalog's limit (2 s) no command
+/// of any job takes much longer than that; with aging off (`age_limit_ms = 0`, the drive
+/// overridden in a copy of the system) a job waits for most of the run.
+#[test]
+fn drives_age_commands_that_streams_keep_waiting() {
+    let opts = [
+        ("rw", "read"),
+        ("bs", "1m"),
+        ("size", "2g"),
+        ("iodepth", "16"),
+        ("numjobs", "4"),
+        ("offset_increment", "4g"),
+        ("direct", "1"),
+    ];
+    let worst = |target: &str| {
+        let r = sim_run(target, &opts);
+        assert_eq!(r.jobs.len(), 4);
+        r.jobs.iter().map(|j| j.read.clat.max()).max().unwrap()
+    };
+    let aged = worst(&system("linuxraid2010/raid0-4d-c1024.toml"));
+    assert!(aged < 3_000_000_000, "a command waited {aged} ns");
+
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-noage-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sys = common::repo().join("systems/linuxraid2010");
+    std::fs::copy(sys.join("components.toml"), dir.join("components.toml")).unwrap();
+    let text = std::fs::read_to_string(sys.join("raid0-4d-c1024.toml")).unwrap();
+    assert!(text.contains("disk = \"samsung-hd501lj\""));
+    let text = text.replace("disk = \"samsung-hd501lj\"", "disk = \"hd501lj-no-aging\"")
+        + "\n[[disk]]\nname = \"hd501lj-no-aging\"\nbase = \"samsung-hd501lj\"\nage_limit_ms = 0\n";
+    let f = dir.join("no-aging.toml");
+    std::fs::write(&f, text).unwrap();
+    let unaged = worst(&format!("sim:{}", f.display()));
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        unaged > 5_000_000_000,
+        "without aging the worst wait is {unaged} ns"
+    );
+}
