@@ -362,12 +362,16 @@ pub struct Engine<'w> {
     /// waited-for step's length.
     reading: std::collections::HashMap<u32, (u64, u64, u64)>,
     sync_check_armed: bool,
+    /// By LUN, as md keeps them for each member of a host array: member I/Os sent and not
+    /// yet done (`nr_pending`), and where the last one done ended (`head_position`), which
+    /// its mirror reads are balanced by ([`Engine::host_mirror_loads`]).
+    member_pending: Vec<u32>,
+    member_head: Vec<u64>,
 }
 
 impl<'w> Engine<'w> {
     pub fn new(w: &'w mut World) -> Self {
         Engine {
-            w,
             pending: EventQueue::default(),
             due: Vec::new(),
             due_head: 0,
@@ -398,6 +402,9 @@ impl<'w> Engine<'w> {
             group_ended: false,
             reading: std::collections::HashMap::new(),
             sync_check_armed: false,
+            member_pending: vec![0; w.luns.len()],
+            member_head: vec![0; w.luns.len()],
+            w,
         }
     }
 
@@ -585,6 +592,9 @@ impl<'w> Engine<'w> {
                     self.free_ios.push(io);
                     if ioc.job >= CACHE_JOB {
                         if ioc.job == u32::MAX {
+                            let m = ioc.lun as usize;
+                            self.member_pending[m] -= 1;
+                            self.member_head[m] = ioc.offset + ioc.len;
                             self.signal(ioc.parent, self.now);
                         } else {
                             self.cache_io_done(ioc);
@@ -840,6 +850,8 @@ impl<'w> Engine<'w> {
         // (The page cache forgets its dropped requests when the next group starts.)
         self.throttled.clear();
         self.reading.clear();
+        // (The member I/Os in flight were dropped with the events.)
+        self.member_pending.fill(0);
         self.flusher_armed = false;
         self.sync_check_armed = false;
     }
@@ -1700,9 +1712,10 @@ impl<'w> Engine<'w> {
         let ioc = self.ios[io as usize];
         if !ioc.write {
             let mut v = self.take_mios();
+            let loads = self.host_mirror_loads(ai, logical);
             let arr = &mut self.w.arrays[ai];
             arr.plans
-                .map_read(&arr.geom, logical, ioc.len, None, &mut v);
+                .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             self.member_ios(ai, &v, false, j, self.now);
             self.put_mios(v);
@@ -1729,6 +1742,40 @@ impl<'w> Engine<'w> {
             self.member_ios(ai, &reads, false, j, self.now);
         }
         self.put_mios(reads);
+    }
+
+    /// For a read at `logical` of host array `ai`, if a mirror, each member's rank under md's
+    /// read balancing for a near layout (drivers/md/raid10.c `read_balance` of the seeds'
+    /// kernels, 2.6.2x–3x): a copy on a member with no member I/O pending is taken as it
+    /// is met (ranked 0: the planner meets the copies from the one its layout rotation
+    /// names); if none is idle, the one whose last member I/O ended nearest the data. md
+    /// counts a member busy from when it sends a request, not from when the drive has it,
+    /// so a burst of reads (read-ahead, a deep queue) spreads over the copies.
+    fn host_mirror_loads(&self, ai: usize, logical: u64) -> Option<Vec<u64>> {
+        let arr = &self.w.arrays[ai];
+        if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) {
+            return None;
+        }
+        let mut first = Vec::with_capacity(1);
+        arr.geom.map_read(
+            logical,
+            512.min(arr.geom.capacity() - logical),
+            None,
+            &mut first,
+        );
+        let target = first.first().map_or(0, |m| m.offset);
+        Some(
+            arr.members
+                .iter()
+                .map(|&lun| {
+                    if self.member_pending[lun] == 0 {
+                        0
+                    } else {
+                        1 + self.member_head[lun].abs_diff(target).min(1 << 60)
+                    }
+                })
+                .collect(),
+        )
     }
 
     /// Host parity array `ai`'s unplug timer: its delayed stripes start, unless some are
@@ -1935,6 +1982,7 @@ impl<'w> Engine<'w> {
         self.now = t.max(saved);
         for &m in ios {
             let lun = self.w.arrays[ai].members[m.member as usize];
+            self.member_pending[lun] += 1;
             let io = self.new_io(Io {
                 job: u32::MAX,
                 lun: lun as u32,
