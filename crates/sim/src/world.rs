@@ -596,7 +596,7 @@ impl DriveQueue {
         let ready = self.window.get(self.oldest).ready;
         (now.saturating_sub(ready) >= model.age_limit_ns).then_some(self.oldest)
     }
-    #[inline]
+    #[inline(always)]
     pub fn push_back(&mut self, r: DiskReq) {
         let seq = self.next_seq;
         self.next_seq += 1;
