@@ -2053,3 +2053,132 @@ fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
         serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert!(js["sync_progress"].is_null(), "{js}");
 }
+
+/// The device uuid of the member at `p`, as status and the warnings name it.
+fn device_uuid(p: &str) -> String {
+    let m = raidlab_array::member::Member::open(Path::new(p)).unwrap();
+    raidlab_array::superblock::uuid_string(&m.read_superblock().unwrap().unwrap().dev_uuid)
+}
+
+/// (state, events) of every member in `status` of `list`, by path.
+fn member_states(list: &str) -> Vec<(String, String, u64)> {
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", list])).unwrap();
+    js["member_status"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["state"].as_str().unwrap().to_string(),
+                m["events"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `fail`, `remove` and the spare assignment of `rebuild` record the array's new state on
+/// every member of it they find beside the members given, as md records a change on every
+/// member of the running array: a member left out of the command is not out of date at the
+/// next assembly. Nothing else there is written: another array's members, a file with no
+/// superblock, a copy of a member (which of the two is the member cannot be told: neither
+/// is written, and the warning says so). A member found nowhere is named in one line.
+#[test]
+fn fail_remove_and_spare_assignment_reach_members_left_out_of_the_command() {
+    let d = scratch();
+    let ms = members(d.path(), 4, "m");
+    ok(&create_args("5", &["--chunk", "16k", "--size", "4m"], &ms));
+    // Neighbours that are not members: another array, a file of data, a link to a member.
+    let other = members(d.path(), 3, "f");
+    ok(&create_args(
+        "5",
+        &["--chunk", "16k", "--size", "4m"],
+        &other,
+    ));
+    let data = d.path().join("data").display().to_string();
+    std::fs::write(&data, vec![0x5au8; 4 << 20]).unwrap();
+    std::os::unix::fs::symlink(&ms[3], d.path().join("link-to-m3")).unwrap();
+    let untouched: Vec<(String, Vec<u8>)> = other
+        .iter()
+        .chain([&data])
+        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+        .collect();
+    let all = ms.join(",");
+
+    // m3 left out of fail: it records the failure too.
+    let o = run(&["array", "fail", &ms[..3].join(","), &ms[1]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.is_empty(), "{err}");
+    let st = member_states(&all);
+    assert_eq!(st[3].1, "active", "{st:?}");
+    assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
+
+    // m2 and m3 left out of remove.
+    let o = run(&["array", "remove", &ms[..2].join(","), &ms[1]]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rest = format!("{},{},{}", ms[0], ms[2], ms[3]);
+    let st = member_states(&rest);
+    assert!(st.iter().all(|m| m.1 == "active"), "{st:?}");
+    assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
+
+    // rebuild given the spare but not m3: the spare takes slot 1, then the array (slot 3
+    // missing as given) cannot start. m3 records the assignment, so the rebuild given
+    // every member goes on.
+    let s = d.path().join("s").display().to_string();
+    std::fs::File::create(&s).unwrap().set_len(4 << 20).unwrap();
+    ok(&["array", "add", &rest, &s]);
+    let o = run(&[
+        "array",
+        "rebuild",
+        "--quiet",
+        &format!("{},{},{s}", ms[0], ms[2]),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let whole = format!("{rest},{s}");
+    let st = member_states(&whole);
+    assert!(
+        st.iter().all(|m| m.1 == "active" || m.1 == "rebuilding"),
+        "{st:?}"
+    );
+    let out = ok(&["array", "rebuild", "--quiet", &whole]);
+    assert!(out.contains("in sync"), "{out}");
+    let out = ok(&["array", "scrub", "--check", &whole]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    for (p, bytes) in &untouched {
+        assert!(std::fs::read(p).unwrap() == *bytes, "{p} was written");
+    }
+
+    // A copy of m3 beside it: neither is written, and one line says so; so is a member
+    // found nowhere (m2 moved away).
+    let copy = d.path().join("m3.copy").display().to_string();
+    std::fs::copy(&ms[3], &copy).unwrap();
+    let away = scratch();
+    let moved = away.path().join("m2").display().to_string();
+    std::fs::copy(&ms[2], &moved).unwrap();
+    std::fs::remove_file(&ms[2]).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let o = run(&["array", "fail", &format!("{},{s}", ms[0]), &s]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let (u2, u3) = (device_uuid(&moved), device_uuid(&ms[3]));
+    assert!(
+        err.starts_with("raidlab: warning: ")
+            && err.contains(&format!("slot 2 (device {u2}"))
+            && err.contains(&format!("slot 3 (device {u3}"))
+            && err.contains(&copy)
+            && err.contains("not found"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&copy).unwrap() == before,
+        "the copy was written"
+    );
+    assert!(std::fs::read(&ms[3]).unwrap() == before, "m3 was written");
+}
