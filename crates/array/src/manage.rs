@@ -11,11 +11,13 @@ use crate::control::{self, MemberLocks, Request};
 use crate::create::holds_data;
 use crate::error::ArrayError;
 use crate::member::Member;
+use crate::superblock::ArrayDesc;
 use crate::superblock::{
     new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, MAX_SPARES, ROLE_SPARE,
 };
 use raidlab_engine::{ewrite, ewriteln};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -55,9 +57,16 @@ pub struct ArrayStatus {
     pub not_active: Vec<(u32, String)>,
     /// Rebuild progress 0..=1 where a slot is rebuilding.
     pub rebuild_progress: Option<f64>,
-    /// Initial sync progress 0..=1 where it has not finished (interrupted at creation; of a
-    /// nested array, over all its leaves); `None` once synced.
+    /// Initial sync progress 0..=1 where it has not finished (interrupted at creation): of
+    /// this array's own part, its leaves' and its own and lower arrays' passes (at the top of
+    /// a nested array, the whole tree's); `None` once the whole tree is synced. Below 1 while
+    /// any of that part is left. 1 in an array of a tree still syncing: its part is done,
+    /// and `sync_waiting_for` says what the sync still waits for.
     pub sync_progress: Option<f64>,
+    /// Where this array's own part of the initial sync is done but the tree's is not (its
+    /// superblocks keep the mark until the whole tree is synced): what is left, in words
+    /// ("the pass of the raid1 array above it (24.6% done; the whole tree 81.2%)").
+    pub sync_waiting_for: Option<String>,
     /// Set when the array has lost more than it survives and cannot start: why, in words
     /// ("2 of 4 members out of service (…); raid5 tolerates 1").
     pub cannot_start: Option<String>,
@@ -94,10 +103,17 @@ pub fn status(paths: &[PathBuf]) -> Result<ArrayStatus, ArrayError> {
         )));
     }
     let refs: Vec<&Found> = found.iter().collect();
-    status_at(&refs, 0, depth)
+    status_at(&refs, 0, depth, &refs)
 }
 
-fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus, ArrayError> {
+/// The status of the array at `level` of the tree whose leaves' members are `all`, from
+/// `found`, the members below it.
+fn status_at(
+    found: &[&Found],
+    level: usize,
+    depth: usize,
+    all: &[&Found],
+) -> Result<ArrayStatus, ArrayError> {
     let newest = found.iter().max_by_key(|f| f.sb.recency()).unwrap();
     let desc = desc_at(&newest.sb, level).clone();
     let geo = geometry_of(&desc)?;
@@ -115,7 +131,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
                 not_active.push((role, "missing".to_string()));
                 continue;
             }
-            let c = status_at(&group, level + 1, depth)?;
+            let c = status_at(&group, level + 1, depth, all)?;
             // Rebuilt whole from this array's redundancy: how far, in this array's bytes.
             if let Some(cp) = group
                 .iter()
@@ -133,7 +149,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
-        let sync_progress = sync_progress(found, level);
+        let (sync_progress, sync_waiting_for) = sync_status(found, level, all);
         let out: Vec<u32> = not_active
             .iter()
             .filter(|(_, s)| s != "degraded")
@@ -154,6 +170,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             not_active,
             rebuild_progress: progress,
             sync_progress,
+            sync_waiting_for,
             cannot_start,
             events: newest.sb.events,
             member_status: Vec::new(),
@@ -254,6 +271,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
     }
     let out: Vec<u32> = not_active.iter().map(|(r, _)| *r).collect();
     let cannot_start = cannot_start(&geo, &desc.level, &out, &not_active, "members");
+    let (sync_progress, sync_waiting_for) = sync_status(found, level, all);
     Ok(ArrayStatus {
         uuid: uuid_string(&desc.uuid),
         level: desc.level.clone(),
@@ -265,7 +283,8 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
-        sync_progress: sync_progress(found, level),
+        sync_progress,
+        sync_waiting_for,
         cannot_start,
         events: sb.events,
         member_status: members,
@@ -294,52 +313,118 @@ fn spare_order(recorded: &[[u8; 16]], given: &[(usize, [u8; 16])]) -> Vec<(usize
     order
 }
 
-/// The initial sync's progress (0..=1) of the array at `level` of the tree, from `found`
-/// (the leaves below it), if it has not finished: each leaf array counts as its newest
-/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
-/// at `level` or below by its pass's checkpoint (the lowest its leaves still syncing record),
-/// by the bytes of its children the pass reads — as [`Array::sync_pending`] counts.
-fn sync_progress(found: &[&Found], level: usize) -> Option<f64> {
-    let mut newest: std::collections::HashMap<[u8; 16], &Superblock> = Default::default();
+/// The newest superblock of each leaf array among `found`.
+fn newest_by_leaf<'a>(found: &[&'a Found]) -> HashMap<[u8; 16], &'a Superblock> {
+    let mut newest: HashMap<[u8; 16], &Superblock> = HashMap::new();
     for f in found {
         let e = newest.entry(f.sb.array.uuid).or_insert(&f.sb);
         if f.sb.recency() > e.recency() {
             *e = &f.sb;
         }
     }
-    if newest.values().all(|sb| sb.initial_sync.is_none()) {
-        return None;
-    }
-    let mut parts: Vec<crate::array::Part> = Vec::new();
-    // Enclosing arrays at `level` or below: (description, lowest checkpoint).
-    let mut passes: std::collections::HashMap<[u8; 16], (&crate::superblock::ArrayDesc, u64)> =
-        Default::default();
+    newest
+}
+
+/// One enclosing array's pass of the initial sync: its description, its level in the tree,
+/// where the pass stands and its end (the array's capacity), in its bytes.
+type Pass<'a> = (&'a ArrayDesc, usize, u64, u64);
+
+/// The passes of the enclosing arrays with redundancy at `levels` of the tree above the
+/// leaves `newest` (each leaf array's newest superblock): each where the lowest checkpoint
+/// its leaves still syncing record says (0 where one records none), at its end when none
+/// below it is syncing (a leaf no longer syncing has its marks cleared) — as
+/// [`Array::sync_pending`] counts.
+fn passes<'a>(
+    newest: &HashMap<[u8; 16], &'a Superblock>,
+    levels: std::ops::Range<usize>,
+) -> Vec<Pass<'a>> {
+    let mut at: HashMap<[u8; 16], (&ArrayDesc, usize, u64)> = HashMap::new();
     for sb in newest.values() {
-        let n = sb.data_size;
-        parts.push((sb.initial_sync, n, n * sb.array.members as u64));
+        let np = sb.parents.len();
         for (j, d) in sb.parents.iter().enumerate() {
-            if sb.parents.len() - 1 - j < level {
+            let level = np - 1 - j;
+            if !levels.contains(&level) {
                 continue;
             }
-            // A leaf no longer syncing has its marks cleared: it counts as done.
             let cp = match sb.initial_sync {
                 Some(_) => d.initial_sync.unwrap_or(0),
                 None => u64::MAX,
             };
-            let e = passes.entry(d.uuid).or_insert((d, cp));
-            e.1 = e.1.min(cp);
+            let e = at.entry(d.uuid).or_insert((d, level, cp));
+            e.2 = e.2.min(cp);
         }
     }
-    for (d, cp) in passes.values() {
-        let Ok(geo) = geometry_of(d) else { continue };
-        if geo.redundancy() == 0 {
-            continue;
-        }
-        let cap = geo.capacity();
-        parts.push((Some((*cp).min(cap)), cap, d.member_bytes * d.members as u64));
+    let mut out: Vec<Pass> = at
+        .into_values()
+        .filter_map(|(d, level, cp)| {
+            let geo = geometry_of(d).ok()?;
+            let cap = geo.capacity();
+            (geo.redundancy() > 0).then_some((d, level, cp.min(cap), cap))
+        })
+        .collect();
+    out.sort_by_key(|p| (p.1, p.0.uuid));
+    out
+}
+
+/// The initial sync's (bytes done, bytes in all) of the array at `level` of the tree, from
+/// `found` (the leaves below it), if it has not finished: each leaf array counts as its newest
+/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
+/// at `level` or below by its pass, by the bytes of its children the pass reads — as
+/// [`Array::sync_pending`] counts.
+fn sync_done(found: &[&Found], level: usize) -> Option<(u64, u64)> {
+    let newest = newest_by_leaf(found);
+    if newest.values().all(|sb| sb.initial_sync.is_none()) {
+        return None;
     }
-    let (done, total) = crate::array::sync_bytes(&parts);
-    Some(done as f64 / total.max(1) as f64)
+    let mut parts: Vec<crate::array::Part> = newest
+        .values()
+        .map(|sb| {
+            let n = sb.data_size;
+            (sb.initial_sync, n, n * sb.array.members as u64)
+        })
+        .collect();
+    for (d, _, cp, cap) in passes(&newest, level..usize::MAX) {
+        parts.push((Some(cp), cap, d.member_bytes * d.members as u64));
+    }
+    Some(crate::array::sync_bytes(&parts))
+}
+
+/// `done` of `total` as a percentage with one decimal, rounded down: "100.0%" only when all
+/// is done (a sync at 99.96% is not shown as finished).
+pub(crate) fn percent_done(done: u64, total: u64) -> String {
+    let tenths = (done.min(total) as u128 * 1000 / total.max(1) as u128) as u64;
+    format!("{}.{}%", tenths / 10, tenths % 10)
+}
+
+/// The initial sync's progress of the array at `level` (from `found`, the leaves below it)
+/// and, where its own part is done but the whole tree's (`all`) is not, what it waits for
+/// (see [`ArrayStatus::sync_waiting_for`]).
+fn sync_status(found: &[&Found], level: usize, all: &[&Found]) -> (Option<f64>, Option<String>) {
+    let Some((done, total)) = sync_done(found, level) else {
+        return (None, None);
+    };
+    if done < total {
+        return (Some(done as f64 / total.max(1) as f64), None);
+    }
+    // Done here, and not recorded as synced: something else of the tree is left, or only the
+    // record of the end.
+    let (tree_done, tree_total) = sync_done(all, 0).unwrap_or((done, total));
+    let tree = percent_done(tree_done, tree_total);
+    // The innermost enclosing array above this one whose pass is not done.
+    let above = passes(&newest_by_leaf(all), 0..level)
+        .into_iter()
+        .filter(|(d, j, cp, cap)| cp < cap && d.uuid == desc_at(&found[0].sb, *j).uuid)
+        .max_by_key(|p| p.1);
+    let waiting = match above {
+        Some((d, _, cp, cap)) => format!(
+            "the pass of the {} array above it ({} done; the whole tree {tree})",
+            d.level,
+            percent_done(cp, cap)
+        ),
+        None if tree_done < tree_total => format!("the rest of the tree ({tree} done in all)"),
+        None => "the end of the sync to be recorded on every member (every part is done; raidlab array rebuild records it)".into(),
+    };
+    (Some(1.0), Some(waiting))
 }
 
 /// Why an array with the slots `out` out of service cannot start, or None if it can.
@@ -408,18 +493,28 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         state += ", not synced";
     }
     out += &format!("{pad}state: {state}; events {}\n", s.events);
+    // Fractions below 1 are shown rounded down: "100.0%" is only ever all of it.
+    let percent = |p: f64| {
+        // A hair up: a fraction like 0.29 is stored a little below itself.
+        let tenths = (p * 1000.0 + 1e-6).floor();
+        let tenths = if p < 1.0 { tenths.min(999.0) } else { 1000.0 };
+        format!("{:.1}%", tenths / 10.0)
+    };
     if let Some(p) = s.rebuild_progress {
-        out += &format!("{pad}rebuild: {:.1}% done\n", p * 100.0);
+        out += &format!("{pad}rebuild: {} done\n", percent(p));
     }
-    match s.sync_progress {
-        Some(p) if indent == 0 => {
+    match (s.sync_progress, &s.sync_waiting_for) {
+        (Some(_), Some(w)) => {
+            out += &format!("{pad}initial sync: this array's part is done; waiting for {w}\n")
+        }
+        (Some(p), None) if indent == 0 => {
             out += &format!(
-                "{pad}initial sync: {:.1}% done (interrupted; reads of unsynced regions of member files may read holes, which reach no device; raidlab array rebuild finishes it)\n",
-                p * 100.0
+                "{pad}initial sync: {} done (interrupted; reads of unsynced regions of member files may read holes, which reach no device; raidlab array rebuild finishes it)\n",
+                percent(p)
             )
         }
-        Some(p) => out += &format!("{pad}initial sync: {:.1}% done\n", p * 100.0),
-        None => {}
+        (Some(p), None) => out += &format!("{pad}initial sync: {} done\n", percent(p)),
+        (None, _) => {}
     }
     if !s.member_status.is_empty() || !s.spares_not_given.is_empty() {
         out += &format!(

@@ -2024,10 +2024,18 @@ fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
     for c in 0..2 {
         // Each RAID 5 is synced within itself; the RAID 1's pass is what is left.
         assert_eq!(js["children"][c]["sync_progress"], 1.0, "{js}");
+        let w = js["children"][c]["sync_waiting_for"].as_str().unwrap_or("");
+        assert!(
+            w.starts_with("the pass of the raid1 array above it"),
+            "{js}"
+        );
     }
     let text = ok(&["array", "status", &list]);
     assert!(
-        text.contains(&format!("initial sync: {:.1}% done", p * 100.0)),
+        text.contains(&format!(
+            "initial sync: {:.1}% done",
+            (p * 1000.0).floor() / 10.0
+        )),
         "{text}"
     );
 
@@ -2181,4 +2189,166 @@ fn fail_remove_and_spare_assignment_reach_members_left_out_of_the_command() {
         "the copy was written"
     );
     assert!(std::fs::read(&ms[3]).unwrap() == before, "m3 was written");
+}
+
+/// Rewrite the superblock of member `p` as `edit` changes it (what a crash between two
+/// members' updates, or a sync stopped at a chosen point, leaves).
+fn edit_superblock(p: &str, edit: impl Fn(&mut raidlab_array::superblock::Superblock)) {
+    let m = raidlab_array::member::Member::open(Path::new(p)).unwrap();
+    let mut sb = m.read_superblock().unwrap().unwrap();
+    edit(&mut sb);
+    m.write_superblock(&sb).unwrap();
+}
+
+/// A nested array created with its initial sync stopped at once (as by Ctrl-C): `top` over
+/// children of `child` level, each over `per` members of 4 MiB.
+fn nested_unsynced(d: &Path, top: &str, child: &str, per: usize, tag: &str) -> Vec<Vec<String>> {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let kids: Vec<Vec<String>> = (0..2)
+        .map(|i| members(d, per, &format!("{tag}{i}m")))
+        .collect();
+    let spec = |ms: &[String]| {
+        raidlab_array::MemberSpec::Array(
+            raidlab_array::CreateSpec::new(
+                child,
+                None,
+                Some(16384),
+                ms.iter()
+                    .map(|m| raidlab_array::MemberSpec::Path(PathBuf::from(m)))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let top =
+        raidlab_array::CreateSpec::new(top, None, None, kids.iter().map(|k| spec(k)).collect())
+            .unwrap();
+    let made = raidlab_array::create(
+        &top,
+        &raidlab_array::CreateOptions {
+            size: Some(4 << 20),
+            stop: Some(&STOP),
+            ..Default::default()
+        },
+    );
+    assert!(made.is_err(), "an interrupted sync fails create");
+    kids
+}
+
+/// `array status` of a nested array whose initial sync has not finished says, at every
+/// level, no more than is true: a level whose own part is done but whose tree is still
+/// syncing says what it waits for instead of "100.0% done", a fraction short of all is
+/// never shown as 100.0%, and the top line is the whole tree's progress, as the assembled
+/// array counts it.
+#[test]
+fn nested_status_shows_no_level_done_before_its_tree() {
+    let d = scratch();
+    let status = |list: &str| -> (serde_json::Value, String) {
+        let js = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", list]))
+            .unwrap();
+        (js, ok(&["array", "status", list]))
+    };
+    let whole = |list: &str| {
+        let paths = raidlab_array::split_members(list);
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let (done, total) = arr.sync_pending().unwrap();
+        arr.close().unwrap();
+        done as f64 / total as f64
+    };
+
+    // RAID 10 as a RAID 1 over two RAID 0s: the RAID 0s are done, the RAID 1's pass is not.
+    let kids = nested_unsynced(d.path(), "1", "0", 2, "t");
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let paths: Vec<PathBuf> = all.iter().map(PathBuf::from).collect();
+    {
+        // Stopped in the RAID 1's pass: past its leaves' share of the progress.
+        let leaf_bytes: u64 = paths
+            .iter()
+            .map(|p| {
+                let m = raidlab_array::member::Member::open(p).unwrap();
+                m.read_superblock().unwrap().unwrap().data_size
+            })
+            .sum();
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let done = raidlab_array::manage::finish_sync(&arr, &stop, &mut |d, _| {
+            if d > leaf_bytes {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+        assert!(!done, "the sync must stop when asked");
+        arr.close().unwrap();
+    }
+    let (js, text) = status(&list);
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p > 0.5 && p < 1.0, "{js}");
+    assert!((p - whole(&list)).abs() < 1e-9, "{p}: {js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    let tenths = (p * 1000.0).floor() / 10.0;
+    assert!(
+        text.lines().next().is_some()
+            && text.contains(&format!("initial sync: {tenths:.1}% done (interrupted")),
+        "{text}"
+    );
+    for c in 0..2 {
+        let w = js["children"][c]["sync_waiting_for"].as_str().unwrap_or("");
+        assert!(
+            w.starts_with("the pass of the raid1 array above it"),
+            "{js}"
+        );
+    }
+    assert_eq!(
+        text.matches("initial sync: this array's part is done; waiting for the pass of the raid1 array above it").count(),
+        2,
+        "{text}"
+    );
+
+    // Its pass one sector short of the end: 99.9%, not 100.0%.
+    let cap = js["capacity_bytes"].as_u64().unwrap();
+    for m in &all {
+        edit_superblock(m, |sb| sb.parents[0].initial_sync = Some(cap - 512));
+    }
+    let (js, text) = status(&list);
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p < 1.0 && p > 0.9999, "{js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    assert!(text.contains("initial sync: 99.9% done"), "{text}");
+    // Every part done, the end not yet recorded (a crash before the leaves cleared their
+    // marks): said as such at the top, and rebuild records it.
+    for m in &all {
+        edit_superblock(m, |sb| sb.parents[0].initial_sync = Some(cap));
+    }
+    let (js, text) = status(&list);
+    assert_eq!(js["sync_progress"], 1.0, "{js}");
+    assert!(
+        text.lines().any(|l| l.starts_with("initial sync: this array's part is done; waiting for the end of the sync to be recorded")),
+        "{text}"
+    );
+    assert!(!text.contains("100.0%"), "{text}");
+    ok(&["array", "rebuild", "--quiet", &list]);
+    let (js, _) = status(&list);
+    assert!(js["sync_progress"].is_null(), "{js}");
+
+    // RAID 50 with one RAID 5 recorded done and the other not (a stop between the leaves'
+    // records): that one waits for the rest of the tree, the top says half.
+    let kids = nested_unsynced(d.path(), "0", "5", 3, "f");
+    let list = kids.iter().flatten().cloned().collect::<Vec<_>>().join(",");
+    for m in &kids[0] {
+        edit_superblock(m, |sb| sb.initial_sync = Some(sb.data_size));
+    }
+    let (js, text) = status(&list);
+    assert_eq!(js["sync_progress"], 0.5, "{js}");
+    assert!((0.5 - whole(&list)).abs() < 1e-9, "{js}");
+    assert_eq!(
+        js["children"][0]["sync_waiting_for"], "the rest of the tree (50.0% done in all)",
+        "{js}"
+    );
+    assert_eq!(js["children"][1]["sync_progress"], 0.0, "{js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    assert!(
+        text.contains("initial sync: 50.0% done (interrupted"),
+        "{text}"
+    );
 }
