@@ -127,3 +127,26 @@ fn remove_by_uuid_refuses_a_spare_found_beside_the_members() {
     );
     assert_eq!(sb(&ms[0]).spares, vec![sb(&s).dev_uuid]);
 }
+
+/// A copy of a member given, beside it and as current as it: the member is the one given, so
+/// the copy is not written.
+#[test]
+fn a_copy_of_a_member_given_is_not_written() {
+    let dir = scratch("not-given-copy");
+    let ms = paths(dir.path(), "m", 3);
+    create_array("5", &ms, Some(4 << 20), false, false)
+        .close()
+        .unwrap();
+    let copy = dir.path().join("m2.copy");
+    std::fs::copy(&ms[2], &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    manage::fail(&ms, &ms[1], false).unwrap();
+    assert!(
+        std::fs::read(&copy).unwrap() == before,
+        "the copy was written"
+    );
+    assert!(
+        std::fs::read(&ms[2]).unwrap() != before,
+        "m2 was not written"
+    );
+}
