@@ -2,7 +2,7 @@
 //! rebuild, scrub. Each works from the members' superblocks, and writes changes to every
 //! in-sync member with a bumped event count, as md does: the members given, and those of
 //! the changed leaf array found beside them though not given (`fail`, `remove` and the
-//! assignment of spares; see [`find_beside`]), so a member left out of the command is not
+//! assignment of spares; see `find_beside`), so a member left out of the command is not
 //! out of date at the next assembly.
 
 use crate::array::{Array, Backing};
@@ -847,7 +847,7 @@ fn write_spares(group: &[&Found], sb: &mut Superblock) -> Result<(), ArrayError>
 /// array (it holds the members' locks), the request goes to it through its control socket, so
 /// the running array marks the member faulty and writes its own superblocks; with no control
 /// socket to ask, `fail` refuses. Otherwise the new record goes to the members given and to
-/// the leaf array's members found beside them ([`find_beside`]); one the record counts on
+/// the leaf array's members found beside them (`find_beside`); one the record counts on
 /// that is not reached is named in one line on stderr.
 pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, ArrayError> {
     let _locks = match MemberLocks::try_acquire(array)? {
