@@ -716,10 +716,15 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
         let Some(rec) = record(sb.array.uuid) else {
             continue;
         };
+        // Checked again as read now (it may have been rewritten since it was looked at).
         if !leaves.contains(&sb.array.uuid)
             || !knows(rec, &sb.dev_uuid)
             || desc_at(&sb, 0).uuid != top
             || sb.parents.len() != depth
+            || given
+                .iter()
+                .chain(&found)
+                .any(|f| f.sb.dev_uuid == sb.dev_uuid)
         {
             continue;
         }
