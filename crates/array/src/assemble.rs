@@ -83,7 +83,7 @@ pub fn read_members(paths: &[PathBuf]) -> Result<Vec<Found>, ArrayError> {
 /// superblock passed its own checks, and this makes one member's roles valid against another
 /// member's description (assembly and status index the newest member's slots by every
 /// member's role).
-fn agree(f: &Found, path: &std::path::Path, sb: &Superblock) -> Result<(), ArrayError> {
+pub(crate) fn agree(f: &Found, path: &std::path::Path, sb: &Superblock) -> Result<(), ArrayError> {
     let chain = |s: &Superblock| -> Vec<ArrayDesc> {
         std::iter::once(s.array.clone())
             .chain(s.parents.iter().cloned())

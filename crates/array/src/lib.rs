@@ -124,7 +124,7 @@ pub fn unsynced_warning(array: &Array, members: &str) -> Option<String> {
     let (done, total) = array.sync_pending()?;
     let shown = members.trim_start_matches("array:");
     Some(format!(
-        "raidlab: warning: array:{shown}: not synced (its initial sync stopped at {:.1}%): reads of unsynced regions of member files read holes and do not reach the devices; raidlab array rebuild {shown} finishes the sync",
-        done as f64 * 100.0 / total.max(1) as f64
+        "raidlab: warning: array:{shown}: not synced (its initial sync stopped at {}): reads of unsynced regions of member files read holes and do not reach the devices; raidlab array rebuild {shown} finishes the sync",
+        manage::percent_done(done, total)
     ))
 }

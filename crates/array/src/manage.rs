@@ -1,6 +1,9 @@
 //! mdadm's management verbs on arrays that are not running: status, fail, remove, add,
 //! rebuild, scrub. Each works from the members' superblocks, and writes changes to every
-//! in-sync member with a bumped event count, as md does.
+//! in-sync member with a bumped event count, as md does: the members given, and those of
+//! the changed leaf array found beside them though not given (`fail`, `remove` and the
+//! assignment of spares; see `find_beside`), so a member left out of the command is not
+//! out of date at the next assembly.
 
 use crate::array::{Array, Backing};
 use crate::assemble::{assemble, desc_at, geometry_of, read_members, AssembleOptions, Found};
@@ -8,11 +11,13 @@ use crate::control::{self, MemberLocks, Request};
 use crate::create::holds_data;
 use crate::error::ArrayError;
 use crate::member::Member;
+use crate::superblock::ArrayDesc;
 use crate::superblock::{
     new_uuid, uuid_string, SlotState, Superblock, BITMAP_OFFSET, MAX_SPARES, ROLE_SPARE,
 };
 use raidlab_engine::{ewrite, ewriteln};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -52,9 +57,16 @@ pub struct ArrayStatus {
     pub not_active: Vec<(u32, String)>,
     /// Rebuild progress 0..=1 where a slot is rebuilding.
     pub rebuild_progress: Option<f64>,
-    /// Initial sync progress 0..=1 where it has not finished (interrupted at creation; of a
-    /// nested array, over all its leaves); `None` once synced.
+    /// Initial sync progress 0..=1 where it has not finished (interrupted at creation): of
+    /// this array's own part, its leaves' and its own and lower arrays' passes (at the top of
+    /// a nested array, the whole tree's); `None` once the whole tree is synced. Below 1 while
+    /// any of that part is left. 1 in an array of a tree still syncing: its part is done,
+    /// and `sync_waiting_for` says what the sync still waits for.
     pub sync_progress: Option<f64>,
+    /// Where this array's own part of the initial sync is done but the tree's is not (its
+    /// superblocks keep the mark until the whole tree is synced): what is left, in words
+    /// ("the pass of the raid1 array above it (24.6% done; the whole tree 81.2%)").
+    pub sync_waiting_for: Option<String>,
     /// Set when the array has lost more than it survives and cannot start: why, in words
     /// ("2 of 4 members out of service (…); raid5 tolerates 1").
     pub cannot_start: Option<String>,
@@ -91,10 +103,17 @@ pub fn status(paths: &[PathBuf]) -> Result<ArrayStatus, ArrayError> {
         )));
     }
     let refs: Vec<&Found> = found.iter().collect();
-    status_at(&refs, 0, depth)
+    status_at(&refs, 0, depth, &refs)
 }
 
-fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus, ArrayError> {
+/// The status of the array at `level` of the tree whose leaves' members are `all`, from
+/// `found`, the members below it.
+fn status_at(
+    found: &[&Found],
+    level: usize,
+    depth: usize,
+    all: &[&Found],
+) -> Result<ArrayStatus, ArrayError> {
     let newest = found.iter().max_by_key(|f| f.sb.recency()).unwrap();
     let desc = desc_at(&newest.sb, level).clone();
     let geo = geometry_of(&desc)?;
@@ -112,7 +131,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
                 not_active.push((role, "missing".to_string()));
                 continue;
             }
-            let c = status_at(&group, level + 1, depth)?;
+            let c = status_at(&group, level + 1, depth, all)?;
             // Rebuilt whole from this array's redundancy: how far, in this array's bytes.
             if let Some(cp) = group
                 .iter()
@@ -130,7 +149,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             children.push(c);
         }
         let dirty = found.iter().any(|f| desc_at(&f.sb, level).dirty);
-        let sync_progress = sync_progress(found, level);
+        let (sync_progress, sync_waiting_for) = sync_status(found, level, all);
         let out: Vec<u32> = not_active
             .iter()
             .filter(|(_, s)| s != "degraded")
@@ -151,6 +170,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
             not_active,
             rebuild_progress: progress,
             sync_progress,
+            sync_waiting_for,
             cannot_start,
             events: newest.sb.events,
             member_status: Vec::new(),
@@ -251,6 +271,7 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
     }
     let out: Vec<u32> = not_active.iter().map(|(r, _)| *r).collect();
     let cannot_start = cannot_start(&geo, &desc.level, &out, &not_active, "members");
+    let (sync_progress, sync_waiting_for) = sync_status(found, level, all);
     Ok(ArrayStatus {
         uuid: uuid_string(&desc.uuid),
         level: desc.level.clone(),
@@ -262,7 +283,8 @@ fn status_at(found: &[&Found], level: usize, depth: usize) -> Result<ArrayStatus
         degraded: !not_active.is_empty(),
         not_active,
         rebuild_progress: progress,
-        sync_progress: sync_progress(found, level),
+        sync_progress,
+        sync_waiting_for,
         cannot_start,
         events: sb.events,
         member_status: members,
@@ -291,52 +313,118 @@ fn spare_order(recorded: &[[u8; 16]], given: &[(usize, [u8; 16])]) -> Vec<(usize
     order
 }
 
-/// The initial sync's progress (0..=1) of the array at `level` of the tree, from `found`
-/// (the leaves below it), if it has not finished: each leaf array counts as its newest
-/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
-/// at `level` or below by its pass's checkpoint (the lowest its leaves still syncing record),
-/// by the bytes of its children the pass reads — as [`Array::sync_pending`] counts.
-fn sync_progress(found: &[&Found], level: usize) -> Option<f64> {
-    let mut newest: std::collections::HashMap<[u8; 16], &Superblock> = Default::default();
+/// The newest superblock of each leaf array among `found`.
+fn newest_by_leaf<'a>(found: &[&'a Found]) -> HashMap<[u8; 16], &'a Superblock> {
+    let mut newest: HashMap<[u8; 16], &Superblock> = HashMap::new();
     for f in found {
         let e = newest.entry(f.sb.array.uuid).or_insert(&f.sb);
         if f.sb.recency() > e.recency() {
             *e = &f.sb;
         }
     }
-    if newest.values().all(|sb| sb.initial_sync.is_none()) {
-        return None;
-    }
-    let mut parts: Vec<crate::array::Part> = Vec::new();
-    // Enclosing arrays at `level` or below: (description, lowest checkpoint).
-    let mut passes: std::collections::HashMap<[u8; 16], (&crate::superblock::ArrayDesc, u64)> =
-        Default::default();
+    newest
+}
+
+/// One enclosing array's pass of the initial sync: its description, its level in the tree,
+/// where the pass stands and its end (the array's capacity), in its bytes.
+type Pass<'a> = (&'a ArrayDesc, usize, u64, u64);
+
+/// The passes of the enclosing arrays with redundancy at `levels` of the tree above the
+/// leaves `newest` (each leaf array's newest superblock): each where the lowest checkpoint
+/// its leaves still syncing record says (0 where one records none), at its end when none
+/// below it is syncing (a leaf no longer syncing has its marks cleared) — as
+/// [`Array::sync_pending`] counts.
+fn passes<'a>(
+    newest: &HashMap<[u8; 16], &'a Superblock>,
+    levels: std::ops::Range<usize>,
+) -> Vec<Pass<'a>> {
+    let mut at: HashMap<[u8; 16], (&ArrayDesc, usize, u64)> = HashMap::new();
     for sb in newest.values() {
-        let n = sb.data_size;
-        parts.push((sb.initial_sync, n, n * sb.array.members as u64));
+        let np = sb.parents.len();
         for (j, d) in sb.parents.iter().enumerate() {
-            if sb.parents.len() - 1 - j < level {
+            let level = np - 1 - j;
+            if !levels.contains(&level) {
                 continue;
             }
-            // A leaf no longer syncing has its marks cleared: it counts as done.
             let cp = match sb.initial_sync {
                 Some(_) => d.initial_sync.unwrap_or(0),
                 None => u64::MAX,
             };
-            let e = passes.entry(d.uuid).or_insert((d, cp));
-            e.1 = e.1.min(cp);
+            let e = at.entry(d.uuid).or_insert((d, level, cp));
+            e.2 = e.2.min(cp);
         }
     }
-    for (d, cp) in passes.values() {
-        let Ok(geo) = geometry_of(d) else { continue };
-        if geo.redundancy() == 0 {
-            continue;
-        }
-        let cap = geo.capacity();
-        parts.push((Some((*cp).min(cap)), cap, d.member_bytes * d.members as u64));
+    let mut out: Vec<Pass> = at
+        .into_values()
+        .filter_map(|(d, level, cp)| {
+            let geo = geometry_of(d).ok()?;
+            let cap = geo.capacity();
+            (geo.redundancy() > 0).then_some((d, level, cp.min(cap), cap))
+        })
+        .collect();
+    out.sort_by_key(|p| (p.1, p.0.uuid));
+    out
+}
+
+/// The initial sync's (bytes done, bytes in all) of the array at `level` of the tree, from
+/// `found` (the leaves below it), if it has not finished: each leaf array counts as its newest
+/// superblock says, by its members' data-area bytes, and each enclosing array with redundancy
+/// at `level` or below by its pass, by the bytes of its children the pass reads — as
+/// [`Array::sync_pending`] counts.
+fn sync_done(found: &[&Found], level: usize) -> Option<(u64, u64)> {
+    let newest = newest_by_leaf(found);
+    if newest.values().all(|sb| sb.initial_sync.is_none()) {
+        return None;
     }
-    let (done, total) = crate::array::sync_bytes(&parts);
-    Some(done as f64 / total.max(1) as f64)
+    let mut parts: Vec<crate::array::Part> = newest
+        .values()
+        .map(|sb| {
+            let n = sb.data_size;
+            (sb.initial_sync, n, n * sb.array.members as u64)
+        })
+        .collect();
+    for (d, _, cp, cap) in passes(&newest, level..usize::MAX) {
+        parts.push((Some(cp), cap, d.member_bytes * d.members as u64));
+    }
+    Some(crate::array::sync_bytes(&parts))
+}
+
+/// `done` of `total` as a percentage with one decimal, rounded down: "100.0%" only when all
+/// is done (a sync at 99.96% is not shown as finished).
+pub(crate) fn percent_done(done: u64, total: u64) -> String {
+    let tenths = (done.min(total) as u128 * 1000 / total.max(1) as u128) as u64;
+    format!("{}.{}%", tenths / 10, tenths % 10)
+}
+
+/// The initial sync's progress of the array at `level` (from `found`, the leaves below it)
+/// and, where its own part is done but the whole tree's (`all`) is not, what it waits for
+/// (see [`ArrayStatus::sync_waiting_for`]).
+fn sync_status(found: &[&Found], level: usize, all: &[&Found]) -> (Option<f64>, Option<String>) {
+    let Some((done, total)) = sync_done(found, level) else {
+        return (None, None);
+    };
+    if done < total {
+        return (Some(done as f64 / total.max(1) as f64), None);
+    }
+    // Done here, and not recorded as synced: something else of the tree is left, or only the
+    // record of the end.
+    let (tree_done, tree_total) = sync_done(all, 0).unwrap_or((done, total));
+    let tree = percent_done(tree_done, tree_total);
+    // The innermost enclosing array above this one whose pass is not done.
+    let above = passes(&newest_by_leaf(all), 0..level)
+        .into_iter()
+        .filter(|(d, j, cp, cap)| cp < cap && d.uuid == desc_at(&found[0].sb, *j).uuid)
+        .max_by_key(|p| p.1);
+    let waiting = match above {
+        Some((d, _, cp, cap)) => format!(
+            "the pass of the {} array above it ({} done; the whole tree {tree})",
+            d.level,
+            percent_done(cp, cap)
+        ),
+        None if tree_done < tree_total => format!("the rest of the tree ({tree} done in all)"),
+        None => "the end of the sync to be recorded on every member (every part is done; raidlab array rebuild records it)".into(),
+    };
+    (Some(1.0), Some(waiting))
 }
 
 /// Why an array with the slots `out` out of service cannot start, or None if it can.
@@ -405,18 +493,28 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         state += ", not synced";
     }
     out += &format!("{pad}state: {state}; events {}\n", s.events);
+    // Fractions below 1 are shown rounded down: "100.0%" is only ever all of it.
+    let percent = |p: f64| {
+        // A hair up: a fraction like 0.29 is stored a little below itself.
+        let tenths = (p * 1000.0 + 1e-6).floor();
+        let tenths = if p < 1.0 { tenths.min(999.0) } else { 1000.0 };
+        format!("{:.1}%", tenths / 10.0)
+    };
     if let Some(p) = s.rebuild_progress {
-        out += &format!("{pad}rebuild: {:.1}% done\n", p * 100.0);
+        out += &format!("{pad}rebuild: {} done\n", percent(p));
     }
-    match s.sync_progress {
-        Some(p) if indent == 0 => {
+    match (s.sync_progress, &s.sync_waiting_for) {
+        (Some(_), Some(w)) => {
+            out += &format!("{pad}initial sync: this array's part is done; waiting for {w}\n")
+        }
+        (Some(p), None) if indent == 0 => {
             out += &format!(
-                "{pad}initial sync: {:.1}% done (interrupted; reads of unsynced regions of member files may read holes, which reach no device; raidlab array rebuild finishes it)\n",
-                p * 100.0
+                "{pad}initial sync: {} done (interrupted; reads of unsynced regions of member files may read holes, which reach no device; raidlab array rebuild finishes it)\n",
+                percent(p)
             )
         }
-        Some(p) => out += &format!("{pad}initial sync: {:.1}% done\n", p * 100.0),
-        None => {}
+        (Some(p), None) => out += &format!("{pad}initial sync: {} done\n", percent(p)),
+        (None, _) => {}
     }
     if !s.member_status.is_empty() || !s.spares_not_given.is_empty() {
         out += &format!(
@@ -497,6 +595,221 @@ fn same_path(a: &Path, b: &Path) -> bool {
     a == b || (a.canonicalize().ok().is_some() && a.canonicalize().ok() == b.canonicalize().ok())
 }
 
+/// Members of leaf arrays of the tree that were not given but were found beside the members
+/// given (see [`find_beside`]), locked against other writers while they are written.
+struct Beside {
+    found: Vec<Found>,
+    /// Devices the records know that were found but are not written, with why, in words.
+    passed_over: Vec<([u8; 16], String)>,
+    /// Where the members not given were looked for.
+    dirs: Vec<PathBuf>,
+    _locks: MemberLocks,
+}
+
+/// Whether the record `sb` knows the device `dev` as one of its array's: a slot's holder or
+/// a recorded spare.
+fn knows(sb: &Superblock, dev: &[u8; 16]) -> bool {
+    *dev != [0; 16] && (sb.slots.iter().any(|s| s.dev_uuid == *dev) || sb.spares.contains(dev))
+}
+
+/// Look for the members of the leaf arrays `leaves` that were not among `given`, so that a
+/// change of their arrays' state is recorded on them too, as md records it on every member
+/// of the running array: a member left out of the command would otherwise keep the old
+/// record and be kicked as out of date at the next assembly.
+///
+/// A superblock records its array's members by device uuid, not by path, so they are looked
+/// for where the given members are: every regular file and block device in the given
+/// members' directories (as mdadm looks for members among the devices it is told of) whose
+/// superblock names it a member of one of `leaves` that the newest record of the members
+/// given knows (a slot's holder or a recorded spare). Nothing else is taken: not another
+/// array's member, not a device the record no longer knows, not a given member under another
+/// name or a copy of one, and not a device found in two files (a copy: which is the member
+/// cannot be told, so neither is written; [`warn_unreached`] says so). One found holding a
+/// newer record than the members given is refused in one line: the change would be made on
+/// a record older than the array's.
+fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Beside, ArrayError> {
+    let top = desc_at(&given[0].sb, 0).uuid;
+    let depth = given[0].sb.parents.len();
+    let given_paths: Vec<PathBuf> = given.iter().map(|f| f.member.path.clone()).collect();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for p in &given_paths {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let canon = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        if !seen.contains(&canon) {
+            seen.push(canon);
+            dirs.push(dir);
+        }
+    }
+    let record = |u: [u8; 16]| {
+        given
+            .iter()
+            .filter(|f| f.sb.array.uuid == u)
+            .max_by_key(|f| f.sb.recency())
+            .map(|f| &f.sb)
+    };
+    let mut candidates: Vec<(PathBuf, [u8; 16])> = Vec::new();
+    for dir in &dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        names.sort();
+        for p in names {
+            let Some(sb) = crate::member::peek_superblock(&p) else {
+                continue;
+            };
+            if !leaves.contains(&sb.array.uuid)
+                || sb.parents.len() != depth
+                || desc_at(&sb, 0).uuid != top
+                || !record(sb.array.uuid).is_some_and(|r| knows(r, &sb.dev_uuid))
+                || given.iter().any(|f| f.sb.dev_uuid == sb.dev_uuid)
+                || crate::member::overlaps_any(&p, &given_paths).is_some()
+            {
+                continue;
+            }
+            // The same file found under another name already (a link to it).
+            let kept: Vec<PathBuf> = candidates.iter().map(|(q, _)| q.clone()).collect();
+            if crate::member::overlaps_any(&p, &kept).is_none() {
+                candidates.push((p, sb.dev_uuid));
+            }
+        }
+    }
+    let mut passed_over = Vec::new();
+    let mut take = Vec::new();
+    for (p, dev) in &candidates {
+        let same: Vec<String> = candidates
+            .iter()
+            .filter(|(_, d)| d == dev)
+            .map(|(q, _)| q.display().to_string())
+            .collect();
+        if same.len() == 1 {
+            take.push(p.clone());
+        } else if same[0] == p.display().to_string() {
+            passed_over.push((
+                *dev,
+                format!(
+                    "found in both {}: copies, which of them is the member cannot be told, so neither is written",
+                    same.join(" and ")
+                ),
+            ));
+        }
+    }
+    let locks = MemberLocks::acquire(&take, doing)?;
+    let mut found = Vec::new();
+    for p in take {
+        // Read again now that it is locked: another process may have written it since.
+        let read = Member::open(&p).and_then(|m| Ok((m.read_superblock()?, m)));
+        let (sb, mut member) = match read {
+            Ok((Some(sb), m)) => (sb, m),
+            Ok((None, _)) => continue,
+            Err(e) => {
+                if let Some(sb) = crate::member::peek_superblock(&p) {
+                    passed_over.push((sb.dev_uuid, format!("found as {}, {e}", p.display())));
+                }
+                continue;
+            }
+        };
+        let Some(rec) = record(sb.array.uuid) else {
+            continue;
+        };
+        // Checked again as read now (it may have been rewritten since it was looked at).
+        if !leaves.contains(&sb.array.uuid)
+            || !knows(rec, &sb.dev_uuid)
+            || desc_at(&sb, 0).uuid != top
+            || sb.parents.len() != depth
+            || given
+                .iter()
+                .chain(&found)
+                .any(|f| f.sb.dev_uuid == sb.dev_uuid)
+        {
+            continue;
+        }
+        if let Some(e) = given
+            .iter()
+            .find_map(|f| crate::assemble::agree(f, &p, &sb).err())
+        {
+            passed_over.push((sb.dev_uuid, format!("found as {}, but {e}", p.display())));
+            continue;
+        }
+        if sb.events > rec.events {
+            return Err(ArrayError::usage(format!(
+                "cannot {doing}: {}, a member of the {} array {} not given, holds a newer record of it than the members given (events {}, theirs {}): give it too",
+                p.display(),
+                sb.array.level,
+                uuid_string(&sb.array.uuid),
+                sb.events,
+                rec.events
+            )));
+        }
+        member.data_offset = sb.data_offset;
+        found.push(Found { member, sb });
+    }
+    Ok(Beside {
+        found,
+        passed_over,
+        dirs,
+        _locks: locks,
+    })
+}
+
+/// `group` (members given of one leaf array) with that array's members found beside them
+/// after it, and the newest record among them all.
+fn with_beside<'a>(mut group: Vec<&'a Found>, beside: &'a Beside) -> (Vec<&'a Found>, Superblock) {
+    let uuid = group[0].sb.array.uuid;
+    group.extend(beside.found.iter().filter(|f| f.sb.array.uuid == uuid));
+    let newest = group
+        .iter()
+        .max_by_key(|f| f.sb.recency())
+        .expect("a member of the array")
+        .sb
+        .clone();
+    (group, newest)
+}
+
+/// After the record `sb` of a leaf array was written to `group` (the members given and found
+/// beside them): one line naming each member the record counts on, a slot's holder in service
+/// or a spare, that is not among them, and why (not found, or found but not written), since
+/// that one keeps the old record.
+fn warn_unreached(sb: &Superblock, group: &[&Found], beside: &Beside) {
+    let reached = |u: &[u8; 16]| group.iter().any(|f| f.sb.dev_uuid == *u);
+    let dirs: Vec<String> = beside
+        .dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    let item = |what: String, dev: &[u8; 16]| {
+        let why = match beside.passed_over.iter().find(|(d, _)| d == dev) {
+            Some((_, why)) => why.clone(),
+            None => format!("not found in {}", dirs.join(", ")),
+        };
+        format!("{what} (device {}, {why})", uuid_string(dev))
+    };
+    let mut items = Vec::new();
+    for (i, s) in sb.slots.iter().enumerate() {
+        if matches!(s.state, SlotState::Active | SlotState::Rebuilding) && !reached(&s.dev_uuid) {
+            items.push(item(format!("slot {i}"), &s.dev_uuid));
+        }
+    }
+    for (k, u) in sb.spares.iter().enumerate() {
+        if !reached(u) {
+            items.push(item(format!("spare {}", sb.array.members as usize + k), u));
+        }
+    }
+    if items.is_empty() {
+        return;
+    }
+    ewriteln!(
+        "raidlab: warning: the new state of the {} array {} is not recorded on {}; give the path of each to record it there too (a member that misses it is out of date at the next assembly)",
+        sb.array.level,
+        uuid_string(&sb.array.uuid),
+        items.join(", ")
+    );
+}
+
 /// Write `sb` (events bumped) to every in-sync member of the group, each with its own identity.
 fn write_group(group: &[&Found], sb: &mut Superblock, also: &[usize]) -> Result<(), ArrayError> {
     let before = sb.events;
@@ -538,7 +851,9 @@ fn write_spares(group: &[&Found], sb: &mut Superblock) -> Result<(), ArrayError>
 /// `fail`: mark `target` faulty in the array's superblocks. When another process runs the
 /// array (it holds the members' locks), the request goes to it through its control socket, so
 /// the running array marks the member faulty and writes its own superblocks; with no control
-/// socket to ask, `fail` refuses.
+/// socket to ask, `fail` refuses. Otherwise the new record goes to the members given and to
+/// the leaf array's members found beside them (`find_beside`); one the record counts on
+/// that is not reached is named in one line on stderr.
 pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, ArrayError> {
     let _locks = match MemberLocks::try_acquire(array)? {
         Ok(l) => l,
@@ -561,7 +876,9 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
         }
     };
     let found = read_members(array)?;
-    let (group, mut sb, idx) = leaf_group(&found, target)?;
+    let (group, _, idx) = leaf_group(&found, target)?;
+    let beside = find_beside(&found, &[group[idx].sb.array.uuid], "fail a member")?;
+    let (group, mut sb) = with_beside(group, &beside);
     let me = &group[idx].sb;
     if me.is_spare() {
         return Err(ArrayError::usage(format!(
@@ -593,16 +910,20 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
     }
     sb.slots[role].state = SlotState::Faulty;
     write_group(&group, &mut sb, &[idx])?;
+    warn_unreached(&sb, &group, &beside);
     Ok(format!("marked {} faulty (slot {role})", target.display()))
 }
 
-/// `remove`: take a faulty member (or a spare) out of the array and erase its superblock.
+/// `remove`: take a faulty member (or a spare) out of the array and erase its superblock. The
+/// other members, given or found beside them, record it (as [`fail`] does).
 pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
     let mut paths = array.to_vec();
     paths.push(target.to_path_buf());
     let _locks = MemberLocks::acquire(&paths, "remove a member")?;
     let found = read_members(array)?;
-    let (group, mut sb, idx) = leaf_group(&found, target)?;
+    let (group, _, idx) = leaf_group(&found, target)?;
+    let beside = find_beside(&found, &[group[idx].sb.array.uuid], "remove a member")?;
+    let (group, mut sb) = with_beside(group, &beside);
     let me = &group[idx];
     let others: Vec<&Found> = group
         .iter()
@@ -616,6 +937,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         if let Some(k) = sb.spares.iter().position(|u| *u == me.sb.dev_uuid) {
             sb.spares.remove(k);
             write_spares(&others, &mut sb)?;
+            warn_unreached(&sb, &others, &beside);
         }
         me.member.erase_superblock()?;
         return Ok(format!("removed spare {}", target.display()));
@@ -633,6 +955,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         sb.slots[role].dev_uuid = [0; 16];
         sb.slots[role].checkpoint = 0;
         write_group(&others, &mut sb, &[])?;
+        warn_unreached(&sb, &others, &beside);
     }
     me.member.erase_superblock()?;
     Ok(format!("removed {} from slot {role}", target.display()))
@@ -642,7 +965,8 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
 /// device uuid (as `status` lists it: "path not known"): a spare whose disk is gone could
 /// not be named by a path, and stayed in the record. Drops it from the record of the leaf
 /// array that lists it; nothing is written to the spare itself. A uuid that is one of the
-/// devices given is refused (remove that by its path, which also erases its superblock).
+/// devices given, or of one found beside them, is refused (remove that by its path, which
+/// also erases its superblock).
 pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, ArrayError> {
     let _locks = MemberLocks::acquire(array, "remove a spare")?;
     let found = read_members(array)?;
@@ -657,10 +981,19 @@ pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, A
     leaves.sort_unstable();
     leaves.dedup();
     for leaf in leaves {
-        let (group, mut sb) = group_of(&found, leaf);
-        if let Some(k) = sb.spares.iter().position(|u| *u == dev) {
-            sb.spares.remove(k);
+        let (group, sb) = group_of(&found, leaf);
+        if sb.spares.contains(&dev) {
+            let beside = find_beside(&found, &[leaf], "remove a spare")?;
+            if let Some(f) = beside.found.iter().find(|f| f.sb.dev_uuid == dev) {
+                return Err(ArrayError::usage(format!(
+                    "device {id} is {}, beside the members given: remove it by that path",
+                    f.member.path.display()
+                )));
+            }
+            let (group, mut sb) = with_beside(group, &beside);
+            sb.spares.retain(|u| *u != dev);
             write_spares(&group, &mut sb)?;
+            warn_unreached(&sb, &group, &beside);
             return Ok(format!(
                 "removed spare {id} from the {} array's record (its device was not given)",
                 sb.array.level
@@ -771,29 +1104,30 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
 /// spare added first (the order the members record; spares the record does not know come
 /// after those, in the order given), whatever the order of the paths. Then [`mark_parent_rebuilds`]: a child
 /// array that lost more members than it survives is set to be rebuilt whole by its enclosing
-/// array. Returns how many spares were assigned.
+/// array. The new records also go to the members found beside those given (as [`fail`]'s
+/// do); which slots are out of service and which spares take them is decided by the members
+/// given, those the rebuild runs with. Returns how many spares were assigned.
 pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
     let _locks = MemberLocks::acquire(array, "assign spares")?;
     let found = read_members(array)?;
     let mut uuids: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
     uuids.sort();
     uuids.dedup();
+    let beside = find_beside(&found, &uuids, "assign spares")?;
     let mut assigned = 0;
     for u in uuids {
         let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == u).collect();
-        let mut sb = group
-            .iter()
-            .max_by_key(|f| f.sb.recency())
-            .unwrap()
-            .sb
-            .clone();
-        let present: Vec<[u8; 16]> = group
+        let n = group.len();
+        // The members found beside those given get the new record, after them; what is in
+        // service and which spares take slots is what was given, which the rebuild runs.
+        let (group, mut sb) = with_beside(group, &beside);
+        let present: Vec<[u8; 16]> = group[..n]
             .iter()
             .filter(|f| !f.sb.is_spare() && f.sb.events == sb.events)
             .map(|f| f.sb.dev_uuid)
             .collect();
         // md's order: the lowest slot out of service takes the spare added first.
-        let given: Vec<(usize, [u8; 16])> = (0..group.len())
+        let given: Vec<(usize, [u8; 16])> = (0..n)
             .filter(|&i| group[i].sb.is_spare())
             .map(|i| (i, group[i].sb.dev_uuid))
             .collect();
@@ -830,7 +1164,9 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             };
             write_as(f, &sb, role)?;
         }
+        warn_unreached(&sb, &group, &beside);
     }
+    drop(beside);
     // A child that lost more than it survives and now has a member in every slot again is
     // rebuilt whole by its enclosing array.
     mark_parent_rebuilds(array)?;
@@ -1000,6 +1336,16 @@ pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
             )))
         }
     }
+    if marks.is_empty() {
+        return Ok(0);
+    }
+    let mut marked: Vec<[u8; 16]> = marks
+        .iter()
+        .flat_map(|(_, leaves)| leaves.iter().map(|f| f.sb.array.uuid))
+        .collect();
+    marked.sort();
+    marked.dedup();
+    let beside = find_beside(&found, &marked, "assign spares")?;
     for (level, leaves) in &marks {
         let mut uuids: Vec<[u8; 16]> = leaves.iter().map(|f| f.sb.array.uuid).collect();
         uuids.sort();
@@ -1010,12 +1356,7 @@ pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
                 .copied()
                 .filter(|f| f.sb.array.uuid == u)
                 .collect();
-            let mut sb = group
-                .iter()
-                .max_by_key(|f| f.sb.recency())
-                .unwrap()
-                .sb
-                .clone();
+            let (group, mut sb) = with_beside(group, &beside);
             let np = sb.parents.len();
             let d = if *level == depth {
                 &mut sb.array
@@ -1034,6 +1375,7 @@ pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
                 }
             }
             write_group(&group, &mut sb, &also)?;
+            warn_unreached(&sb, &group, &beside);
         }
     }
     Ok(marks.len())

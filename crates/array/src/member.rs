@@ -697,6 +697,36 @@ impl Member {
     }
 }
 
+/// The newest valid superblock on the regular file or block device at `path`, read without
+/// opening it for writing: what looking for an array's members among other files reads of
+/// each. `None` for anything else, anything unreadable, and a superblock that fails its
+/// checks (that file is not taken for a member).
+pub fn peek_superblock(path: &Path) -> Option<Superblock> {
+    let md = std::fs::metadata(path).ok()?;
+    if !md.is_file() && !is_block_device(&md) {
+        return None;
+    }
+    // Non-blocking: a removable drive with no medium fails the open instead of waiting.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let size = if md.is_file() {
+        md.len()
+    } else {
+        (&file).seek(SeekFrom::End(0)).ok()?
+    };
+    if size < 2 * SB_BYTES as u64 {
+        return None;
+    }
+    let mut a = vec![0u8; SB_BYTES];
+    let mut b = vec![0u8; SB_BYTES];
+    file.read_exact_at(&mut a, 0).ok()?;
+    file.read_exact_at(&mut b, SB_COPY_B).ok()?;
+    read_newest(&a, &b, size).ok().flatten()
+}
+
 fn is_block_device(md: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::FileTypeExt;
     md.file_type().is_block_device()

@@ -2024,10 +2024,18 @@ fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
     for c in 0..2 {
         // Each RAID 5 is synced within itself; the RAID 1's pass is what is left.
         assert_eq!(js["children"][c]["sync_progress"], 1.0, "{js}");
+        let w = js["children"][c]["sync_waiting_for"].as_str().unwrap_or("");
+        assert!(
+            w.starts_with("the pass of the raid1 array above it"),
+            "{js}"
+        );
     }
     let text = ok(&["array", "status", &list]);
     assert!(
-        text.contains(&format!("initial sync: {:.1}% done", p * 100.0)),
+        text.contains(&format!(
+            "initial sync: {:.1}% done",
+            (p * 1000.0).floor() / 10.0
+        )),
         "{text}"
     );
 
@@ -2052,4 +2060,295 @@ fn a_nested_sync_stopped_in_the_outer_pass_is_resumed_there_by_rebuild() {
     let js: serde_json::Value =
         serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
     assert!(js["sync_progress"].is_null(), "{js}");
+}
+
+/// The device uuid of the member at `p`, as status and the warnings name it.
+fn device_uuid(p: &str) -> String {
+    let m = raidlab_array::member::Member::open(Path::new(p)).unwrap();
+    raidlab_array::superblock::uuid_string(&m.read_superblock().unwrap().unwrap().dev_uuid)
+}
+
+/// (state, events) of every member in `status` of `list`, by path.
+fn member_states(list: &str) -> Vec<(String, String, u64)> {
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", list])).unwrap();
+    js["member_status"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["state"].as_str().unwrap().to_string(),
+                m["events"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `fail`, `remove` and the spare assignment of `rebuild` record the array's new state on
+/// every member of it they find beside the members given, as md records a change on every
+/// member of the running array: a member left out of the command is not out of date at the
+/// next assembly. Nothing else there is written: another array's members, a file with no
+/// superblock, a copy of a member (which of the two is the member cannot be told: neither
+/// is written, and the warning says so). A member found nowhere is named in one line.
+#[test]
+fn fail_remove_and_spare_assignment_reach_members_left_out_of_the_command() {
+    let d = scratch();
+    let ms = members(d.path(), 4, "m");
+    ok(&create_args("5", &["--chunk", "16k", "--size", "4m"], &ms));
+    // Neighbours that are not members: another array, a file of data, a link to a member.
+    let other = members(d.path(), 3, "f");
+    ok(&create_args(
+        "5",
+        &["--chunk", "16k", "--size", "4m"],
+        &other,
+    ));
+    let data = d.path().join("data").display().to_string();
+    std::fs::write(&data, vec![0x5au8; 4 << 20]).unwrap();
+    std::os::unix::fs::symlink(&ms[3], d.path().join("link-to-m3")).unwrap();
+    let untouched: Vec<(String, Vec<u8>)> = other
+        .iter()
+        .chain([&data])
+        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+        .collect();
+    let all = ms.join(",");
+
+    // m3 left out of fail: it records the failure too.
+    let o = run(&["array", "fail", &ms[..3].join(","), &ms[1]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.is_empty(), "{err}");
+    let st = member_states(&all);
+    assert_eq!(st[3].1, "active", "{st:?}");
+    assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
+
+    // m2 and m3 left out of remove.
+    let o = run(&["array", "remove", &ms[..2].join(","), &ms[1]]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rest = format!("{},{},{}", ms[0], ms[2], ms[3]);
+    let st = member_states(&rest);
+    assert!(st.iter().all(|m| m.1 == "active"), "{st:?}");
+    assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
+
+    // rebuild given the spare but not m3: the spare takes slot 1, then the array (slot 3
+    // missing as given) cannot start. m3 records the assignment, so the rebuild given
+    // every member goes on.
+    let s = d.path().join("s").display().to_string();
+    std::fs::File::create(&s).unwrap().set_len(4 << 20).unwrap();
+    ok(&["array", "add", &rest, &s]);
+    let o = run(&[
+        "array",
+        "rebuild",
+        "--quiet",
+        &format!("{},{},{s}", ms[0], ms[2]),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let whole = format!("{rest},{s}");
+    let st = member_states(&whole);
+    assert!(
+        st.iter().all(|m| m.1 == "active" || m.1 == "rebuilding"),
+        "{st:?}"
+    );
+    let out = ok(&["array", "rebuild", "--quiet", &whole]);
+    assert!(out.contains("in sync"), "{out}");
+    let out = ok(&["array", "scrub", "--check", &whole]);
+    assert!(out.contains(" 0 mismatched"), "{out}");
+    for (p, bytes) in &untouched {
+        assert!(std::fs::read(p).unwrap() == *bytes, "{p} was written");
+    }
+
+    // A copy of m3 beside it: neither is written, and one line says so; so is a member
+    // found nowhere (m2 moved away).
+    let copy = d.path().join("m3.copy").display().to_string();
+    std::fs::copy(&ms[3], &copy).unwrap();
+    let away = scratch();
+    let moved = away.path().join("m2").display().to_string();
+    std::fs::copy(&ms[2], &moved).unwrap();
+    std::fs::remove_file(&ms[2]).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let o = run(&["array", "fail", &format!("{},{s}", ms[0]), &s]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let (u2, u3) = (device_uuid(&moved), device_uuid(&ms[3]));
+    assert!(
+        err.starts_with("raidlab: warning: ")
+            && err.contains(&format!("slot 2 (device {u2}"))
+            && err.contains(&format!("slot 3 (device {u3}"))
+            && err.contains(&copy)
+            && err.contains("not found"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(&copy).unwrap() == before,
+        "the copy was written"
+    );
+    assert!(std::fs::read(&ms[3]).unwrap() == before, "m3 was written");
+}
+
+/// Rewrite the superblock of member `p` as `edit` changes it (what a crash between two
+/// members' updates, or a sync stopped at a chosen point, leaves).
+fn edit_superblock(p: &str, edit: impl Fn(&mut raidlab_array::superblock::Superblock)) {
+    let m = raidlab_array::member::Member::open(Path::new(p)).unwrap();
+    let mut sb = m.read_superblock().unwrap().unwrap();
+    edit(&mut sb);
+    m.write_superblock(&sb).unwrap();
+}
+
+/// A nested array created with its initial sync stopped at once (as by Ctrl-C): `top` over
+/// children of `child` level, each over `per` members of 4 MiB.
+fn nested_unsynced(d: &Path, top: &str, child: &str, per: usize, tag: &str) -> Vec<Vec<String>> {
+    static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let kids: Vec<Vec<String>> = (0..2)
+        .map(|i| members(d, per, &format!("{tag}{i}m")))
+        .collect();
+    let spec = |ms: &[String]| {
+        raidlab_array::MemberSpec::Array(
+            raidlab_array::CreateSpec::new(
+                child,
+                None,
+                Some(16384),
+                ms.iter()
+                    .map(|m| raidlab_array::MemberSpec::Path(PathBuf::from(m)))
+                    .collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let top =
+        raidlab_array::CreateSpec::new(top, None, None, kids.iter().map(|k| spec(k)).collect())
+            .unwrap();
+    let made = raidlab_array::create(
+        &top,
+        &raidlab_array::CreateOptions {
+            size: Some(4 << 20),
+            stop: Some(&STOP),
+            ..Default::default()
+        },
+    );
+    assert!(made.is_err(), "an interrupted sync fails create");
+    kids
+}
+
+/// `array status` of a nested array whose initial sync has not finished says, at every
+/// level, no more than is true: a level whose own part is done but whose tree is still
+/// syncing says what it waits for instead of "100.0% done", a fraction short of all is
+/// never shown as 100.0%, and the top line is the whole tree's progress, as the assembled
+/// array counts it.
+#[test]
+fn nested_status_shows_no_level_done_before_its_tree() {
+    let d = scratch();
+    let status = |list: &str| -> (serde_json::Value, String) {
+        let js = serde_json::from_str(&ok(&["array", "status", "--output-format", "json", list]))
+            .unwrap();
+        (js, ok(&["array", "status", list]))
+    };
+    let whole = |list: &str| {
+        let paths = raidlab_array::split_members(list);
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let (done, total) = arr.sync_pending().unwrap();
+        arr.close().unwrap();
+        done as f64 / total as f64
+    };
+
+    // RAID 10 as a RAID 1 over two RAID 0s: the RAID 0s are done, the RAID 1's pass is not.
+    let kids = nested_unsynced(d.path(), "1", "0", 2, "t");
+    let all: Vec<String> = kids.iter().flatten().cloned().collect();
+    let list = all.join(",");
+    let paths: Vec<PathBuf> = all.iter().map(PathBuf::from).collect();
+    {
+        // Stopped in the RAID 1's pass: past its leaves' share of the progress.
+        let leaf_bytes: u64 = paths
+            .iter()
+            .map(|p| {
+                let m = raidlab_array::member::Member::open(p).unwrap();
+                m.read_superblock().unwrap().unwrap().data_size
+            })
+            .sum();
+        let arr = raidlab_array::manage::open(&paths, false).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let done = raidlab_array::manage::finish_sync(&arr, &stop, &mut |d, _| {
+            if d > leaf_bytes {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+        assert!(!done, "the sync must stop when asked");
+        arr.close().unwrap();
+    }
+    let (js, text) = status(&list);
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p > 0.5 && p < 1.0, "{js}");
+    assert!((p - whole(&list)).abs() < 1e-9, "{p}: {js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    let tenths = (p * 1000.0).floor() / 10.0;
+    assert!(
+        text.lines().next().is_some()
+            && text.contains(&format!("initial sync: {tenths:.1}% done (interrupted")),
+        "{text}"
+    );
+    for c in 0..2 {
+        let w = js["children"][c]["sync_waiting_for"].as_str().unwrap_or("");
+        assert!(
+            w.starts_with("the pass of the raid1 array above it"),
+            "{js}"
+        );
+    }
+    assert_eq!(
+        text.matches("initial sync: this array's part is done; waiting for the pass of the raid1 array above it").count(),
+        2,
+        "{text}"
+    );
+
+    // Its pass one sector short of the end: 99.9%, not 100.0%.
+    let cap = js["capacity_bytes"].as_u64().unwrap();
+    for m in &all {
+        edit_superblock(m, |sb| sb.parents[0].initial_sync = Some(cap - 512));
+    }
+    let (js, text) = status(&list);
+    let p = js["sync_progress"].as_f64().unwrap();
+    assert!(p < 1.0 && p > 0.9999, "{js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    assert!(text.contains("initial sync: 99.9% done"), "{text}");
+    // Every part done, the end not yet recorded (a crash before the leaves cleared their
+    // marks): said as such at the top, and rebuild records it.
+    for m in &all {
+        edit_superblock(m, |sb| sb.parents[0].initial_sync = Some(cap));
+    }
+    let (js, text) = status(&list);
+    assert_eq!(js["sync_progress"], 1.0, "{js}");
+    assert!(
+        text.lines().any(|l| l.starts_with("initial sync: this array's part is done; waiting for the end of the sync to be recorded")),
+        "{text}"
+    );
+    assert!(!text.contains("100.0%"), "{text}");
+    ok(&["array", "rebuild", "--quiet", &list]);
+    let (js, _) = status(&list);
+    assert!(js["sync_progress"].is_null(), "{js}");
+
+    // RAID 50 with one RAID 5 recorded done and the other not (a stop between the leaves'
+    // records): that one waits for the rest of the tree, the top says half.
+    let kids = nested_unsynced(d.path(), "0", "5", 3, "f");
+    let list = kids.iter().flatten().cloned().collect::<Vec<_>>().join(",");
+    for m in &kids[0] {
+        edit_superblock(m, |sb| sb.initial_sync = Some(sb.data_size));
+    }
+    let (js, text) = status(&list);
+    assert_eq!(js["sync_progress"], 0.5, "{js}");
+    assert!((0.5 - whole(&list)).abs() < 1e-9, "{js}");
+    assert_eq!(
+        js["children"][0]["sync_waiting_for"], "the rest of the tree (50.0% done in all)",
+        "{js}"
+    );
+    assert_eq!(js["children"][1]["sync_progress"], 0.0, "{js}");
+    assert!(!text.contains("100.0%"), "{text}");
+    assert!(
+        text.contains("initial sync: 50.0% done (interrupted"),
+        "{text}"
+    );
 }

@@ -2,7 +2,9 @@
 //!
 //! Members are given as separate arguments or comma-joined (`a,b,c`, as in
 //! `--filename array:a,b,c`). Verbs that act on one member of an array take the array's
-//! members first, then the member: `raidlab array fail a,b,c,d b`.
+//! members first, then the member: `raidlab array fail a,b,c,d b`. `fail`, `remove` and the
+//! spare assignment of `rebuild` also record the change on the array's members found beside
+//! those given (in their directories), so a member left out is not out of date afterwards.
 
 use crate::error::CliError;
 use raidlab_array::control::MemberLocks;
@@ -73,6 +75,11 @@ enum ArrayCmd {
         members: Vec<String>,
     },
     /// Mark a member faulty (of a served array: the serving process does it, as asked).
+    ///
+    /// The change is recorded on every member of the array: those given, and those found in
+    /// the same directories though not given (a superblock names its members by device uuid,
+    /// not path). A member found nowhere, or found twice (a copy beside it), is named in one
+    /// line of warning; it keeps the old record. `remove` and `rebuild` do the same.
     Fail {
         /// The array's members, comma-joined
         array: String,
