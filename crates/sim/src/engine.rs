@@ -367,6 +367,9 @@ pub struct Engine<'w> {
     /// its mirror reads are balanced by ([`Engine::host_mirror_loads`]).
     member_pending: Vec<u32>,
     member_head: Vec<u64>,
+    /// By array, for host RAID 1: where the last read sent ended, and the member it went to
+    /// (md's `next_seq_sect` and `last_used`).
+    mirror_next: Vec<(u64, u32)>,
 }
 
 impl<'w> Engine<'w> {
@@ -404,6 +407,7 @@ impl<'w> Engine<'w> {
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
             member_head: vec![0; w.luns.len()],
+            mirror_next: vec![(0, 0); w.arrays.len()],
             w,
         }
     }
@@ -1716,6 +1720,11 @@ impl<'w> Engine<'w> {
             let arr = &mut self.w.arrays[ai];
             arr.plans
                 .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
+            if arr.geom.level == Level::Raid1 {
+                if let Some(m) = v.last() {
+                    self.mirror_next[ai] = (logical + ioc.len, m.member);
+                }
+            }
             let j = self.new_join(v.len() as u32, JoinKind::Complete(io));
             self.member_ios(ai, &v, false, j, self.now);
             self.put_mios(v);
@@ -1745,12 +1754,14 @@ impl<'w> Engine<'w> {
     }
 
     /// For a read at `logical` of host array `ai`, if a mirror, each member's rank under md's
-    /// read balancing for a near layout (drivers/md/raid10.c `read_balance` of the seeds'
-    /// kernels, 2.6.2x–3x): a copy on a member with no member I/O pending is taken as it
-    /// is met (ranked 0: the planner meets the copies from the one its layout rotation
-    /// names); if none is idle, the one whose last member I/O ended nearest the data. md
-    /// counts a member busy from when it sends a request, not from when the drive has it,
-    /// so a burst of reads (read-ahead, a deep queue) spreads over the copies.
+    /// read balancing (drivers/md/raid10.c and raid1.c `read_balance` of the seeds' kernels,
+    /// 2.6.2x–3x): a copy on a member with no member I/O pending is taken as it is met
+    /// (ranked alike: the planner meets the copies from the one its layout rotation names);
+    /// if none is idle, the one whose last member I/O ended nearest the data. RAID 1 first
+    /// keeps a read that goes on from where the last read sent ended on the member that
+    /// one went to, as raid1.c does for sequential reads. md counts a member busy from when it sends a
+    /// request, not from when the drive has it, so a burst of reads (read-ahead, a deep
+    /// queue) spreads over the copies.
     fn host_mirror_loads(&self, ai: usize, logical: u64) -> Option<Vec<u64>> {
         let arr = &self.w.arrays[ai];
         if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) {
@@ -1764,14 +1775,19 @@ impl<'w> Engine<'w> {
             &mut first,
         );
         let target = first.first().map_or(0, |m| m.offset);
+        let (next, last) = self.mirror_next[ai];
+        let sequential = arr.geom.level == Level::Raid1 && logical == next && next > 0;
         Some(
             arr.members
                 .iter()
-                .map(|&lun| {
-                    if self.member_pending[lun] == 0 {
+                .enumerate()
+                .map(|(m, &lun)| {
+                    if sequential && m as u32 == last {
                         0
+                    } else if self.member_pending[lun] == 0 {
+                        1
                     } else {
-                        1 + self.member_head[lun].abs_diff(target).min(1 << 60)
+                        2 + self.member_head[lun].abs_diff(target).min(1 << 60)
                     }
                 })
                 .collect(),

@@ -677,3 +677,47 @@ fn host_md_mirrors_spread_a_deep_queue_of_reads_over_the_copies() {
     );
     assert!(raid10 < raid0, "raid10 {raid10} MB/s, raid0 {raid0} MB/s");
 }
+
+/// md RAID 1 keeps a sequential reader on the member its last read went to (raid1.c: a read
+/// that starts where the last one sent ended does not change disk), however deep its queue:
+/// four-deep 1 MiB reads run at one drive's rate, as at depth 1. Two readers far apart are
+/// not sequential to each other, and spread over both copies.
+#[test]
+fn host_md_raid1_keeps_a_sequential_reader_on_one_member() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-mdraid1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sys = repo().join("systems/linuxraid2010");
+    std::fs::copy(sys.join("components.toml"), dir.join("components.toml")).unwrap();
+    // The seed-003 system's first two drives, under an md RAID 1 instead of its RAID 10.
+    let text = std::fs::read_to_string(sys.join("raid10-4d-c64.toml")).unwrap();
+    let mut parts = text.split("[[array]]");
+    let mut out = parts.next().unwrap().to_string();
+    for p in parts.take(2) {
+        assert!(p.contains("level = \"single\""), "{p}");
+        out += "[[array]]";
+        out += p;
+    }
+    out += "[[array]]\nname = \"md\"\nlevel = \"raid1\"\nmembers = [\"sd0lun\", \"sd1lun\"]\n\n\
+            [[lun]]\nname = \"md0\"\narray = \"md\"\n";
+    let f = dir.join("raid1.toml");
+    std::fs::write(&f, out).unwrap();
+    let target = format!("sim:{}", f.display());
+    let seq = |depth: &str, jobs: &str| {
+        mb_s(
+            &target,
+            &[
+                ("rw", "read"),
+                ("bs", "1m"),
+                ("iodepth", depth),
+                ("numjobs", jobs),
+                ("offset_increment", "20g"),
+                ("direct", "1"),
+                ("size", "1g"),
+            ],
+        )
+    };
+    let (one, deep, two) = (seq("1", "1"), seq("4", "1"), seq("4", "2"));
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(deep < 1.2 * one, "depth 4 {deep} MB/s, depth 1 {one} MB/s");
+    assert!(two > 1.5 * one, "two readers {two} MB/s, one {one} MB/s");
+}
