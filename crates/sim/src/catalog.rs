@@ -58,9 +58,13 @@ pub struct DiskSpec {
     /// their queue bound how long a command may wait in it (drive makers' patents describe
     /// the oldest command served once past an age threshold, e.g. US 6,965,965); the
     /// threshold is not published. The default, 2 s, is an assumption: above the longest
-    /// wait of the seeds' random loads (1.26 s at a drive of seed 001's RAID 5 and RAID 0
-    /// with 64 KiB random reads and writes at depth 128), so that it acts only where one
-    /// stream would otherwise keep the others waiting (sequential streams read on).
+    /// wait of seed 001's random loads (1.26 s at a drive of its RAID 5 and RAID 0 with
+    /// 64 KiB random reads and writes at depth 128, counted from arrival), so that it acts
+    /// mostly where one stream would otherwise keep the others waiting (sequential streams
+    /// read on). A command's age counts from when it entered the drive's queue (its first
+    /// `disk_queue_depth` commands): the drive knows nothing of the wait behind it. Writes
+    /// the write cache holds do not age: the host has them done, and the drive writes them
+    /// out in its own order.
     #[serde(default = "default_age_limit_ms")]
     pub age_limit_ms: f64,
     // --- SSD ---

@@ -2229,7 +2229,7 @@ impl<'w> Engine<'w> {
         else {
             return; // nothing ready yet
         };
-        disk.queue.take_into(k, &mut disk.active);
+        disk.queue.take_into(k, now, &mut disk.active);
         debug_assert!(disk.active.last().is_some_and(|(_, r)| r.join != HELD));
         let end = start_last(disk, model, now, positioning);
         self.at(end, Ev::DiskDone(d as u32));
@@ -2261,7 +2261,7 @@ impl<'w> Engine<'w> {
                 if press || disk.queue.is_empty() {
                     let pick = wc.held.pick(model, &disk.state, now, &mut self.ranks);
                     from_held = pick.map(|(k, p)| {
-                        wc.held.take_into(k, &mut disk.active);
+                        wc.held.take_into(k, now, &mut disk.active);
                         p
                     });
                 }
@@ -2287,7 +2287,7 @@ impl<'w> Engine<'w> {
                 else {
                     break; // nothing ready yet
                 };
-                disk.queue.take_into(k, &mut disk.active);
+                disk.queue.take_into(k, now, &mut disk.active);
                 positioning
             };
             let end = start_last(disk, model, now, positioning);

@@ -451,6 +451,10 @@ pub struct DriveQueue {
     /// window in arrival order, so only the oldest leaving moves it: to the least arrival
     /// left, found by a look through the window (the oldest is rarely the nearest).
     oldest: u32,
+    /// Whether a command waiting past the drive's age limit goes first (queued commands);
+    /// not for the writes a write cache holds, which the host has seen done: the drive
+    /// writes them out in its own order however long they wait.
+    ages: bool,
     /// How many commands the window holds at most.
     depth: usize,
     next_seq: u64,
@@ -504,7 +508,15 @@ impl DriveQueue {
                 Vec::new()
             },
             read_heads: vec![NO_SLOT; 2 * REGION_BUCKETS],
+            ages: true,
             ..Default::default()
+        }
+    }
+    /// [`DriveQueue::new`] for the writes a write cache holds: no command ages.
+    pub fn held(window: usize) -> DriveQueue {
+        DriveQueue {
+            ages: false,
+            ..DriveQueue::new(window)
         }
     }
     #[inline]
@@ -568,10 +580,14 @@ impl DriveQueue {
             }
         }
     }
+    /// The command in `slot`, the `seq`th to arrive, enters the window at `now`. Its
+    /// candidate is ready from when it is ready and in the window (the later): the drive's
+    /// scheduler sees it from then, and its age counts from then — the drive knows nothing
+    /// of the time it waited behind the window (see [`DriveQueue::overdue`]).
     #[inline]
-    fn enter(&mut self, seq: u64, slot: u32) {
+    fn enter(&mut self, seq: u64, slot: u32, now: u64) {
         let r = &self.slab[slot as usize];
-        let c = Cand::new(r.loc.target(), r.ready, r.loc.cyl, r.write);
+        let c = Cand::new(r.loc.target(), r.ready.max(now), r.loc.cyl, r.write);
         self.count_start(slot, true);
         if self.window.is_empty() {
             self.oldest = slot;
@@ -582,7 +598,7 @@ impl DriveQueue {
     /// by `now` ([`DeviceModel::age_limit_ns`]): it goes next. Its slot.
     #[inline(always)]
     fn overdue(&self, model: &DeviceModel, now: u64) -> Option<u32> {
-        if self.window.is_empty() {
+        if !self.ages || self.window.is_empty() {
             return None;
         }
         debug_assert_eq!(
@@ -602,7 +618,7 @@ impl DriveQueue {
         self.next_seq += 1;
         if self.window.len() < self.depth {
             let slot = self.place(r);
-            self.enter(seq, slot);
+            self.enter(seq, slot, 0);
         } else {
             self.rest.push_back((seq, r));
         }
@@ -763,13 +779,13 @@ impl DriveQueue {
     /// Take out the first write to arrive that is ready by `now` and no longer than `room`
     /// bytes (for a write cache to take in).
     pub fn take_first_write(&mut self, now: u64, room: u64) -> Option<DiskReq> {
-        self.take_first(|r| r.write && r.ready <= now && r.len <= room)
+        self.take_first(now, |r| r.write && r.ready <= now && r.len <= room)
     }
     /// Take out the first read to arrive that is ready by `now` and that `hit` accepts.
     pub fn take_first_read(&mut self, now: u64, hit: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
-        self.take_first(|r| !r.write && r.ready <= now && hit(r))
+        self.take_first(now, |r| !r.write && r.ready <= now && hit(r))
     }
-    fn take_first(&mut self, fits: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
+    fn take_first(&mut self, now: u64, fits: impl Fn(&DiskReq) -> bool) -> Option<DiskReq> {
         // The window holds the earliest arrivals; the rest came after them.
         let k = self
             .window
@@ -778,7 +794,7 @@ impl DriveQueue {
             .min_by_key(|&(s, _)| self.window.seq(s))
             .map(|(s, _)| s);
         if let Some(k) = k {
-            return Some(self.take(k));
+            return Some(self.take(k, now));
         }
         let idx = self.rest.iter().position(|(_, r)| fits(r))?;
         Some(self.remove(idx))
@@ -801,26 +817,26 @@ impl DriveQueue {
     pub fn remove(&mut self, idx: usize) -> DiskReq {
         self.rest.remove(idx).unwrap().1
     }
-    /// Take out the window's command in `slot`; the next in arrival order moves up into the
-    /// window.
+    /// Take out the window's command in `slot` at `now`; the next in arrival order moves up
+    /// into the window.
     #[inline]
-    pub fn take(&mut self, slot: u32) -> DiskReq {
+    pub fn take(&mut self, slot: u32, now: u64) -> DiskReq {
         let r = self.slab[slot as usize];
-        self.take_slot(slot);
+        self.take_slot(slot, now);
         r
     }
     /// [`DriveQueue::take`] into the drive's commands in service (`active`), with an end
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
     #[inline(always)]
-    pub fn take_into(&mut self, slot: u32, active: &mut Vec<(u64, DiskReq)>) {
+    pub fn take_into(&mut self, slot: u32, now: u64, active: &mut Vec<(u64, DiskReq)>) {
         active.push((0, self.slab[slot as usize]));
-        self.take_slot(slot);
+        self.take_slot(slot, now);
     }
     /// The window's command in `slot` leaves it (see [`DriveQueue::take`]), and the first of
     /// the rest, if any, takes its place: the slot is free to hold it, and the command that
     /// left is gone from the slab.
     #[inline(always)]
-    fn take_slot(&mut self, slot: u32) {
+    fn take_slot(&mut self, slot: u32, now: u64) {
         self.window.remove(slot);
         if slot == self.oldest {
             if let Some((s, _)) = self.window.iter().min_by_key(|&(s, _)| self.window.seq(s)) {
@@ -831,7 +847,7 @@ impl DriveQueue {
         self.count_start(slot, false);
         if let Some((seq, r)) = self.rest.pop_front() {
             let s = self.place(r);
-            self.enter(seq, s);
+            self.enter(seq, s, now);
         }
     }
 }
@@ -2174,7 +2190,7 @@ impl World {
                         ios: 0,
                         wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
                             || WriteCache {
-                                held: DriveQueue::new(a.disk_queue_depth().max(1) as usize),
+                                held: DriveQueue::held(a.disk_queue_depth().max(1) as usize),
                                 capacity: models[mi].write_cache_bytes,
                                 ..Default::default()
                             },
@@ -2572,7 +2588,7 @@ mod tests {
             } else {
                 let k = rng.below(q.window.len() as u64) as usize;
                 let (slot, _) = q.window.iter().nth(k).unwrap();
-                q.take(slot);
+                q.take(slot, 0);
             }
             let mut st = DeviceState::new(0.3, &m);
             st.last_was_read = step % 5 != 0;
@@ -2680,7 +2696,7 @@ mod tests {
                 let k = rng.below(q.window.len() as u64) as usize;
                 let (slot, _) = q.window.iter().nth(k).unwrap();
                 let seq = q.window.seq(slot);
-                let r = q.take(slot);
+                let r = q.take(slot, 0);
                 let i = want.iter().position(|w| w.0 == seq).unwrap();
                 assert_eq!(r.offset, want.remove(i).1, "step {step}");
             }
