@@ -99,14 +99,16 @@
 //! ```
 //!
 //! Values are checked as the file loads, each error one line with `file:line`, the component,
-//! the key and what is valid: rates (`*_mb_s`) above 0 and at most 1 TB/s (an optional rate
-//! left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s, `job_start_ms` 0
-//! to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek, 1000 to 30000
-//! rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue depths 1 to 1024.
-//! An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names are not empty, a
-//! LUN's holds no `:` or `#`; a host array takes `members` (each LUN once), a controller
-//! array `disks` and `disk`, and only a controller array the drive keys `disk_write_cache`
-//! and `disk_queue_depth`.
+//! the key and what is valid, every independent error at once, in file order (TOML that does
+//! not parse, an include that cannot be read, a model not defined or a section of the wrong
+//! shape stop the checks there): rates (`*_mb_s`) above 0 and at most 1 TB/s (an optional
+//! rate left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s,
+//! `job_start_ms` 0 to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek,
+//! 1000 to 30000 rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue
+//! depths 1 to 1024. An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names
+//! are not empty, a LUN's holds no `:` or `#`; a host array takes `members` (each LUN once),
+//! a controller array `disks` and `disk`, and only a controller array the drive keys
+//! `disk_write_cache` and `disk_queue_depth`.
 
 pub mod catalog;
 pub mod config;

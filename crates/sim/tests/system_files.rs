@@ -1326,3 +1326,77 @@ disk = \"compaq-18g-10k\"\n";
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A file with several independent mistakes is refused with every one of them at once: each
+/// on its own line, word for word the line it gives alone, in file order. A drive refused is
+/// not refused again at the arrays that use it.
+#[test]
+fn every_independent_error_is_given_at_once() {
+    // Each edit keeps the line count, so each error's line is the same alone and together.
+    let edits = [
+        ("cpus = 2", "cpus = 0"),
+        ("link_mb_s = 100", "link_mb_s = 0"),
+        ("write_mb_s = 50", "write_mb_s = -1"),
+        ("base = \"compaq-18g-10k\"", "base = \"floppy\""),
+        ("level = \"raid5\"", "level = \"raid7\""),
+        ("disks = 1", "disks = 2"),
+        ("members = [\"la\", \"lb\"]", "members = [\"la\", \"la\"]"),
+        ("path = [\"fc0\", \"sw\"]", "path = [\"fc0\", \"sx\"]"),
+    ];
+    let alone: Vec<String> = edits
+        .iter()
+        .map(|&(old, new)| {
+            let e = raidlab_sim::config::parse("s.toml", &small_with(old, new)).unwrap_err();
+            assert!(e.is_usage() && !e.message.contains('\n'), "{new}: {e}");
+            e.message
+        })
+        .collect();
+    let mut all = SMALL.to_string();
+    for (old, new) in edits {
+        all = all.replacen(old, new, 1);
+    }
+    let e = raidlab_sim::config::parse("s.toml", &all).unwrap_err();
+    assert!(e.is_usage());
+    let got: Vec<&str> = e.lines().collect();
+    let line = |m: &str| -> usize { m.split(':').nth(1).unwrap().parse().unwrap() };
+    let mut want: Vec<&str> = alone.iter().map(String::as_str).collect();
+    want.sort_by_key(|m| line(m));
+    assert_eq!(got, want, "{e}");
+    assert!(
+        !e.message.contains("disk 'd' is not in the catalog"),
+        "the drive refused once: {e}"
+    );
+}
+
+/// Mistakes that leave nothing to check stop there: TOML that does not parse, an include
+/// that cannot be read, a model that is not defined (its components lack its keys).
+#[test]
+fn errors_that_stop_the_checks_are_given_alone() {
+    let dir = std::env::temp_dir().join(format!("raidlab-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    // A range error too: not reported past the first two kinds.
+    let bad_rate = small_with("cpus = 2", "cpus = 0");
+    for (text, want) in [
+        (bad_rate.replacen("[host]", "[host", 1), "s.toml:3:"),
+        (
+            format!("include = [\"nope.toml\"]\n{bad_rate}"),
+            "cannot read include",
+        ),
+        (
+            bad_rate
+                .replacen("name = \"fc0\"\n", "name = \"fc0\"\nmodel = \"m1\"\n", 1)
+                .replacen("name = \"c\"\n", "name = \"c\"\nmodel = \"m2\"\n", 1),
+            "model 'm1' is not defined",
+        ),
+    ] {
+        std::fs::write(&p, &text).unwrap();
+        let e = raidlab_sim::config::load(&p).unwrap_err();
+        assert!(e.is_usage() && e.message.contains(want), "{e}");
+        assert!(!e.message.contains("cpus = 0"), "{e}");
+    }
+    // Models not defined: each, at once.
+    let e = raidlab_sim::config::load(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(e.lines().count(), 2, "{e}");
+}
