@@ -17,13 +17,7 @@ pub struct ExplainArgs {
 pub fn main(args: ExplainArgs) -> Result<(), CliError> {
     // `PATH#LUN` goes to the simulator whole: it checks the LUN and explains that LUN.
     let path = std::path::PathBuf::from(args.system.strip_prefix("sim:").unwrap_or(&args.system));
-    let err = |e: raidlab_sim::SimError| {
-        if e.is_usage() {
-            CliError::usage(e.to_string())
-        } else {
-            CliError::failed(e.to_string())
-        }
-    };
+    let err = CliError::sim;
     match args.output_format.as_str() {
         "text" => crate::stdout::print(&raidlab_sim::explain(&path).map_err(err)?),
         "json" => {

@@ -212,9 +212,10 @@ pub fn report_db_with(
     for target in sim_targets {
         match sim_limits(target, &experiment_dirs) {
             Ok(l) => limits.push(l),
-            Err(e) => meta
-                .notes
-                .push(format!("No limits table for {target}: {e}")),
+            Err(e) => meta.notes.push(format!(
+                "No limits table for {target}: {}",
+                e.lines().collect::<Vec<_>>().join("; ")
+            )),
         }
     }
     write_report_opts(&runs, &conv, &limits, &meta, out, write).map_err(report_err)
