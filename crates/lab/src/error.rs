@@ -1,4 +1,5 @@
-//! The lab's one error type: a one-line message and whether it is bad input or a failure.
+//! The lab's one error type: a one-line message (or several independent errors, a line
+//! each) and whether it is bad input or a failure.
 
 use std::fmt;
 
@@ -25,6 +26,15 @@ impl LabError {
             message: one_line(message.into()),
         }
     }
+    /// Several independent errors (a simulated system file's), each one line: bad input if
+    /// `usage`. [`LabError::context`] goes in front of each.
+    pub fn lines<'a>(usage: bool, lines: impl IntoIterator<Item = &'a str>) -> Self {
+        let lines: Vec<String> = lines.into_iter().map(|l| one_line(l.into())).collect();
+        LabError {
+            usage,
+            message: lines.join("\n"),
+        }
+    }
     pub fn is_usage(&self) -> bool {
         self.usage
     }
@@ -35,7 +45,12 @@ impl LabError {
     pub fn context(self, context: impl fmt::Display) -> Self {
         LabError {
             usage: self.usage,
-            message: format!("{context}: {}", self.message),
+            message: self
+                .message
+                .lines()
+                .map(|l| format!("{context}: {l}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
         }
     }
 }

@@ -43,7 +43,10 @@ fn main() {
         Ok(cli) => match run(cli) {
             Ok(()) => 0,
             Err(e) => {
-                ewriteln!("raidlab: {e}");
+                // One line per error (a system file's checking pass gives all it found).
+                for line in e.message.lines() {
+                    ewriteln!("raidlab: {line}");
+                }
                 e.code
             }
         },

@@ -331,6 +331,72 @@ fn a_simulated_luns_limits_table_lists_its_own_path_only() {
     assert!(!lun2.contains("fc0") && !lun2.contains("ctrlA"), "{lun2}");
 }
 
+/// A simulated system's limits table holds reads to the read bounds and writes to the write
+/// bounds: seed 000's chain reads up to its controller's data path and writes, once the cache
+/// is full, up to its XOR engine, which bounds no read.
+#[test]
+fn a_simulated_limits_table_gives_read_and_write_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../systems/llnl2000/fig14.toml")
+        .canonicalize()
+        .unwrap();
+    let db_path = dir.path().join("sim.db");
+    let mut db = Db::open_or_create(&db_path).unwrap();
+    let info = CampaignInfo {
+        experiment: "rw".into(),
+        experiment_hash: "0123456789abcdef".into(),
+        experiment_text: "name = \"rw\"\n".into(),
+        experiment_path: "rw.toml".into(),
+        started_at: 1,
+    };
+    let cid = db.begin_campaign(&info).unwrap();
+    let target = format!("sim:{}", system.display());
+    for (point, (rw, read, write)) in [("read", 49.0, 0.0), ("write", 0.0, 26.0)]
+        .into_iter()
+        .enumerate()
+    {
+        db.insert_run(&RunRecord {
+            campaign_id: cid,
+            environment_id: None,
+            experiment: "rw".into(),
+            experiment_hash: info.experiment_hash.clone(),
+            point: point as u64,
+            rep: 0,
+            attempt: 0,
+            source: "simulated".into(),
+            target: target.clone(),
+            params: BTreeMap::from([("rw".to_string(), rw.to_string())]),
+            metrics: BTreeMap::from([
+                ("mb_s".to_string(), read + write),
+                ("read_mb_s".to_string(), read),
+                ("write_mb_s".to_string(), write),
+            ]),
+            workload: "{}".into(),
+            result_json: None,
+            started_at: 1,
+            ended_at: 2,
+        })
+        .unwrap();
+    }
+    drop(db);
+    let out = dir.path().join("r");
+    let o = report(&db_path, &out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let limits = &html[html.find("id=\"limits\"").expect("a limits section")..];
+    for want in [
+        "<th>write bound MB/s</th>",
+        "Best simulated read: <b>49 MB/s</b>",
+        "Best simulated write: <b>26 MB/s</b>",
+        "ctrl/unit0A/data — bounds reads",
+        "ctrl/unit0A/parity — bounds writes",
+        "The best write run reached only 70% of the lowest known bound (ctrl/unit0A/parity)",
+    ] {
+        assert!(limits.contains(want), "{want}: {limits}");
+    }
+}
+
 fn report(db: &Path, out: &Path) -> Command {
     let mut c = raidlab();
     c.arg("report").arg(db).arg("--out").arg(out);

@@ -451,6 +451,75 @@ fn simulated_target_runs_in_virtual_time_with_component_extras() {
     assert_usage_error(&out, "missing system file");
 }
 
+/// A system file with several mistakes: `run`, `explain` and `sweep` give each on its own
+/// `raidlab: ` line, the file's line where it is, and exit 2.
+#[test]
+fn every_error_of_a_system_file_is_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = dir.path().join("s.toml");
+    std::fs::write(
+        &sys,
+        "[system]\nname = \"x\"\n[host]\ncpus = 0\n\
+[[controller]]\nname = \"c\"\nwrite_mb_s = 0\n\
+[[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"raid7\"\ndisks = 4\ndisk = \"compaq-18g-10k\"\n\
+[[lun]]\nname = \"l\"\narray = \"b\"\n",
+    )
+    .unwrap();
+    let s = sys.display().to_string();
+    let want = [
+        format!("raidlab: {s}:4: host: cpus = 0: valid is 1 to 1024 CPUs"),
+        format!("raidlab: {s}:7: controller 'c': write_mb_s = 0: valid is above 0"),
+        format!("raidlab: {s}:11: array 'a': level 'raid7' is not known (valid: "),
+        format!("raidlab: {s}:16: lun 'l': array 'b' is not defined"),
+    ];
+    let check = |out: &std::process::Output, what: &str| {
+        let err = stderr(out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), want.len(), "{what}: {err}");
+        for (l, w) in lines.iter().zip(&want) {
+            assert!(l.starts_with(w.as_str()), "{what}: wanted {w}…, got {l}");
+        }
+    };
+    let target = format!("--filename=sim:{s}");
+    check(
+        &raidlab(&[&target, "--rw=read", "--size=1m", "--name=x"]),
+        "run",
+    );
+    let explain = std::process::Command::new(bin())
+        .args(["explain", &s])
+        .output()
+        .unwrap();
+    check(&explain, "explain");
+    // A sweep puts the point in front of each.
+    let exp = dir.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        "name = \"e\"\n[workload]\nrw = \"read\"\nbs = \"1m\"\nsize = \"1m\"\n\
+[target]\nsystem = \"s.toml\"\n",
+    )
+    .unwrap();
+    let sweep = std::process::Command::new(bin())
+        .arg("sweep")
+        .arg(&exp)
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    let want: Vec<String> = want
+        .iter()
+        .map(|w| w.replacen("raidlab: ", "raidlab: point 0 rep 0: ", 1))
+        .collect();
+    let err = stderr(&sweep);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("raidlab: ")).collect();
+    assert_eq!(sweep.status.code(), Some(2), "sweep: {err}");
+    assert_eq!(lines.len(), want.len(), "sweep: {err}");
+    for (l, w) in lines.iter().zip(&want) {
+        assert!(l.starts_with(w.as_str()), "sweep: wanted {w}…, got {l}");
+    }
+}
+
 /// A RAID 5 (64 KiB chunks) of `n` new member files of `size` bytes in `dir`, created
 /// clean and closed: its member paths.
 fn clean_raid5(dir: &Path, n: usize, size: u64) -> Vec<std::path::PathBuf> {

@@ -395,7 +395,8 @@ fn limits_section(h: &mut String, tables: &[LimitsTable]) {
     h.push_str("<section id=\"limits\">\n<h2>Limits: bounds against achieved rates</h2>\n");
     h.push_str(
         "<p>Each component on the path from host to disks, with its theoretical bound, against the best rate achieved. \
-         The component with the lowest bound limits the path (highlighted); the ratio says how close the best run came to each bound.</p>\n",
+         The component with the lowest bound limits the path (highlighted); the ratio says how close the best run came to each bound. \
+         A simulated system's bounds are given for reads and for writes, each against the best run in that direction (MB/s: 10<sup>6</sup> bytes/s).</p>\n",
     );
     for t in tables {
         let mut scope = Vec::new();
@@ -428,35 +429,94 @@ fn limits_section(h: &mut String, tables: &[LimitsTable]) {
             ),
             None => String::new(),
         };
-        h.push_str(&achieved("measured", &t.measured));
-        h.push_str(&achieved("simulated", &t.predicted));
-        h.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"t\">component</th><th class=\"t\">kind</th><th>bound MB/s</th><th>achieved / bound</th><th class=\"t\">how the bound is known</th></tr></thead>\n<tbody>\n");
+        let pct = |x: Option<f64>| {
+            x.map(|x| format!("{:.0}%", x * 100.0))
+                .unwrap_or_else(|| "–".into())
+        };
+        let mb = |x: f64| {
+            if x.is_finite() && x > 0.0 {
+                format_number(x / 1e6)
+            } else {
+                "–".into()
+            }
+        };
+        // The verdict on the best run against the lowest bound of one direction.
+        let verdict = |h: &mut String, what: &str, b: &Option<String>, r: Option<f64>| {
+            if let (Some(b), Some(r)) = (b, r) {
+                let v = if r >= 0.9 {
+                    format!("The best {what}reached {:.0}% of the {} bound: this component is the bottleneck.", r * 100.0, esc(b))
+                } else {
+                    format!(
+                        "The best {what}reached only {:.0}% of the lowest known bound ({}): something not listed here — often the controller, whose rate is not published — limits the path.",
+                        r * 100.0,
+                        esc(b)
+                    )
+                };
+                let _ = writeln!(h, "<p>{v}</p>");
+            }
+        };
+        if !t.by_direction {
+            h.push_str(&achieved("measured", &t.measured));
+            h.push_str(&achieved("simulated", &t.predicted));
+            h.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"t\">component</th><th class=\"t\">kind</th><th>bound MB/s</th><th>achieved / bound</th><th class=\"t\">how the bound is known</th></tr></thead>\n<tbody>\n");
+            for r in &t.rows {
+                let _ = writeln!(
+                    h,
+                    "<tr{}><td class=\"t\">{}{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
+                    if r.bounding { " class=\"bound\"" } else { "" },
+                    esc(&r.component.name),
+                    if r.bounding { " — bounds the path" } else { "" },
+                    esc(&r.component.kind),
+                    format_number(r.component.bound_bytes_s / 1e6),
+                    pct(r.ratio),
+                    esc(&r.component.note)
+                );
+            }
+            h.push_str("</tbody></table></div>\n");
+            let first = t.rows.first().and_then(|r| r.ratio);
+            verdict(h, "run ", &t.bounding, first);
+            continue;
+        }
+        // Reads and writes apart: each against its own bounds.
+        h.push_str(&achieved("measured read", &t.measured));
+        h.push_str(&achieved("simulated read", &t.predicted));
+        h.push_str(&achieved("measured write", &t.write_measured));
+        h.push_str(&achieved("simulated write", &t.write_predicted));
+        h.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"t\">component</th><th class=\"t\">kind</th><th>read bound MB/s</th><th>read achieved / bound</th><th>write bound MB/s</th><th>write achieved / bound</th><th class=\"t\">how the bounds are known</th></tr></thead>\n<tbody>\n");
         for r in &t.rows {
+            let bounds = match (r.bounding, r.write_bounding) {
+                (true, true) => " — bounds the path",
+                (true, false) => " — bounds reads",
+                (false, true) => " — bounds writes",
+                (false, false) => "",
+            };
             let _ = writeln!(
                 h,
-                "<tr{}><td class=\"t\">{}{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
-                if r.bounding { " class=\"bound\"" } else { "" },
+                "<tr{}><td class=\"t\">{}{bounds}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
+                if r.bounding || r.write_bounding { " class=\"bound\"" } else { "" },
                 esc(&r.component.name),
-                if r.bounding { " — bounds the path" } else { "" },
                 esc(&r.component.kind),
-                format_number(r.component.bound_bytes_s / 1e6),
-                r.ratio.map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "–".into()),
+                mb(r.component.bound_bytes_s),
+                pct(r.ratio),
+                mb(r.component.write_bound_bytes_s.unwrap_or(f64::NAN)),
+                pct(r.write_ratio),
                 esc(&r.component.note)
             );
         }
         h.push_str("</tbody></table></div>\n");
-        if let (Some(b), Some(r)) = (&t.bounding, t.rows.first().and_then(|r| r.ratio)) {
-            let verdict = if r >= 0.9 {
-                format!("The best run reached {:.0}% of the {} bound: this component is the bottleneck.", r * 100.0, esc(b))
-            } else {
-                format!(
-                    "The best run reached only {:.0}% of the lowest known bound ({}): something not listed here — often the controller, whose rate is not published — limits the path.",
-                    r * 100.0,
-                    esc(b)
-                )
-            };
-            let _ = writeln!(h, "<p>{verdict}</p>");
-        }
+        let ratio_of = |b: &Option<String>, write: bool| {
+            t.rows
+                .iter()
+                .find(|r| Some(&r.component.name) == b.as_ref())
+                .and_then(|r| if write { r.write_ratio } else { r.ratio })
+        };
+        verdict(h, "read run ", &t.bounding, ratio_of(&t.bounding, false));
+        verdict(
+            h,
+            "write run ",
+            &t.write_bounding,
+            ratio_of(&t.write_bounding, true),
+        );
     }
     h.push_str("</section>\n");
 }

@@ -4,7 +4,10 @@
 //! the achieved rate came to it.
 //!
 //! Bounds come in as plain data: from the simulator's component bounds for simulated systems,
-//! or from a `[limits]` table an experiment declares for a real system.
+//! or from a `[limits]` table an experiment declares for a real system. Simulated bounds come
+//! per direction: the read bounds against the best read rate, the write bounds against the
+//! best write rate, each naming its own bounding component. A declared table's bounds are
+//! for any direction, against the best rate of all.
 
 use std::collections::BTreeMap;
 
@@ -14,14 +17,17 @@ use crate::rows::RunRow;
 use crate::ReportError;
 
 /// One component's theoretical bound, in bytes per second.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ComponentLimit {
     pub name: String,
     /// disk, link, controller, bus, host …
     pub kind: String,
+    /// With a write bound: for reads. Without: for either direction. Not finite: none.
     pub bound_bytes_s: f64,
     /// How the bound was obtained (e.g. "36 × 34.5 MB/s inner-track rate").
     pub note: String,
+    /// The bound on writes, where known apart (the simulator's); `None` for a declared one.
+    pub write_bound_bytes_s: Option<f64>,
 }
 
 /// The components on one path, and which runs they apply to.
@@ -69,10 +75,14 @@ pub struct Achieved {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimitsRow {
     pub component: ComponentLimit,
-    /// achieved / bound for the best measured rate (or predicted, when nothing was measured).
+    /// achieved / bound for the best measured rate (or predicted, when nothing was measured);
+    /// with write bounds, the best read rate against the read bound.
     pub ratio: Option<f64>,
     /// The component with the lowest bound: the one that limits the path.
     pub bounding: bool,
+    /// The best write rate against the write bound, and whether it is the lowest write bound.
+    pub write_ratio: Option<f64>,
+    pub write_bounding: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -86,55 +96,113 @@ pub struct LimitsTable {
     pub rows: Vec<LimitsRow>,
     /// Name of the bounding component.
     pub bounding: Option<String>,
+    /// Whether the bounds come per direction (some component has a write bound): then
+    /// `measured`, `predicted`, `bounding` and `ratio` are about reads, and these about writes.
+    pub by_direction: bool,
+    pub write_measured: Option<Achieved>,
+    pub write_predicted: Option<Achieved>,
+    pub write_bounding: Option<String>,
+}
+
+/// The best median of `metric` among `matching`'s points: measured, predicted, reference.
+type Best = (Option<Achieved>, Option<Achieved>, Option<Achieved>);
+
+fn best(matching: &[RunRow], metric: &str) -> Best {
+    let mut best: BTreeMap<Source, Achieved> = BTreeMap::new();
+    for c in campaigns(matching) {
+        for p in &c.points {
+            let Some(s) = p.stats(metric) else {
+                continue;
+            };
+            let bytes_s = s.median * 1e6;
+            if bytes_s > 0.0 && best.get(&p.source).is_none_or(|b| bytes_s > b.bytes_s) {
+                best.insert(
+                    p.source,
+                    Achieved {
+                        bytes_s,
+                        source: p.source,
+                        config: label(p, &c.varying),
+                    },
+                );
+            }
+        }
+    }
+    (
+        best.remove(&Source::Measured),
+        best.remove(&Source::Predicted),
+        best.remove(&Source::Reference),
+    )
 }
 
 /// Build one table per input, comparing its bounds with the best median rate (`mb_s`) of the
-/// runs it applies to. Components are listed from the lowest bound up.
+/// runs it applies to; with write bounds (a simulated system's), the read bounds with the best
+/// read rate (`read_mb_s`) and the write bounds with the best write rate (`write_mb_s`).
+/// Components are listed from the lowest (read) bound up.
 pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable> {
     inputs
         .iter()
         .map(|inp| {
             let matching: Vec<RunRow> =
                 runs.iter().filter(|r| inp.applies_to(r)).cloned().collect();
-            let mut best: BTreeMap<Source, Achieved> = BTreeMap::new();
-            for c in campaigns(&matching) {
-                for p in &c.points {
-                    let Some(s) = p.stats("mb_s") else { continue };
-                    let bytes_s = s.median * 1e6;
-                    if best.get(&p.source).map_or(true, |b| bytes_s > b.bytes_s) {
-                        best.insert(
-                            p.source,
-                            Achieved {
-                                bytes_s,
-                                source: p.source,
-                                config: label(p, &c.varying),
-                            },
-                        );
-                    }
-                }
-            }
-            let measured = best.remove(&Source::Measured);
-            let predicted = best.remove(&Source::Predicted);
-            let reference = best.remove(&Source::Reference);
-            let achieved = measured
-                .as_ref()
-                .or(predicted.as_ref())
-                .or(reference.as_ref())
-                .map(|a| a.bytes_s);
+            let usable = |x: f64| x.is_finite() && x > 0.0;
+            let by_direction = inp
+                .components
+                .iter()
+                .any(|c| c.write_bound_bytes_s.is_some_and(usable));
+            let (reads, writes) = if by_direction {
+                (best(&matching, "read_mb_s"), best(&matching, "write_mb_s"))
+            } else {
+                (best(&matching, "mb_s"), (None, None, None))
+            };
+            // The best measured rate, else the predicted, else the reference's.
+            let top =
+                |(m, p, r): &Best| m.as_ref().or(p.as_ref()).or(r.as_ref()).map(|a| a.bytes_s);
+            let (achieved, write_achieved) = (top(&reads), top(&writes));
+            let ((measured, predicted, reference), (write_measured, write_predicted, write_ref)) =
+                (reads, writes);
+            let write_of = |c: &ComponentLimit| c.write_bound_bytes_s.filter(|&x| usable(x));
             let mut comps: Vec<ComponentLimit> = inp
                 .components
                 .iter()
-                .filter(|c| c.bound_bytes_s.is_finite() && c.bound_bytes_s > 0.0)
+                .filter(|c| usable(c.bound_bytes_s) || write_of(c).is_some())
                 .cloned()
                 .collect();
-            comps.sort_by(|a, b| a.bound_bytes_s.total_cmp(&b.bound_bytes_s));
-            let bounding = comps.first().map(|c| c.name.clone());
+            // The lowest bound of a direction; of equals, the first given (a component before
+            // the LUN it bounds).
+            let lowest = |f: &dyn Fn(&ComponentLimit) -> Option<f64>| {
+                comps
+                    .iter()
+                    .filter_map(|c| Some((f(c)?, c.name.clone())))
+                    .fold(None, |m: Option<(f64, String)>, x| match m {
+                        Some(m) if m.0 <= x.0 => Some(m),
+                        _ => Some(x),
+                    })
+                    .map(|(_, n)| n)
+            };
+            let bounding = lowest(&|c| Some(c.bound_bytes_s).filter(|&x| usable(x)));
+            let write_bounding = lowest(&write_of);
+            // Lowest read bound first (of equals, as given); those with none (a parity engine)
+            // after, by write bound.
+            let key = |c: &ComponentLimit| {
+                if usable(c.bound_bytes_s) {
+                    (c.bound_bytes_s, 0.0)
+                } else {
+                    (f64::INFINITY, write_of(c).unwrap_or(f64::INFINITY))
+                }
+            };
+            comps.sort_by(|a, b| {
+                let (a, b) = (key(a), key(b));
+                a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+            });
             let rows = comps
                 .into_iter()
-                .enumerate()
-                .map(|(i, component)| LimitsRow {
-                    ratio: achieved.map(|a| a / component.bound_bytes_s),
-                    bounding: i == 0,
+                .map(|component| LimitsRow {
+                    ratio: achieved
+                        .filter(|_| usable(component.bound_bytes_s))
+                        .map(|a| a / component.bound_bytes_s),
+                    bounding: bounding.as_ref() == Some(&component.name),
+                    write_ratio: write_achieved.zip(write_of(&component)).map(|(a, b)| a / b),
+                    write_bounding: write_bounding.as_ref() == Some(&component.name),
                     component,
                 })
                 .collect();
@@ -146,6 +214,10 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
                 predicted,
                 rows,
                 bounding,
+                by_direction,
+                write_measured: write_measured.or(write_ref),
+                write_predicted,
+                write_bounding,
             }
         })
         .collect()
@@ -196,9 +268,8 @@ pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>,
                     .ok_or_else(|| bad("not a positive rate"))?;
                 inp.components.push(ComponentLimit {
                     name: key.clone(),
-                    kind: String::new(),
                     bound_bytes_s: mb * 1e6,
-                    note: String::new(),
+                    ..Default::default()
                 });
             }
             (_, toml::Value::Table(t)) => {
@@ -218,6 +289,7 @@ pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>,
                     kind: text("kind"),
                     bound_bytes_s: mb * 1e6,
                     note: text("note"),
+                    write_bound_bytes_s: None,
                 });
             }
             _ => return Err(bad("not a rate")),
@@ -263,7 +335,7 @@ mod tests {
             name: name.into(),
             kind: "k".into(),
             bound_bytes_s: mb_s * 1e6,
-            note: String::new(),
+            ..Default::default()
         }
     }
 
@@ -345,6 +417,69 @@ mod tests {
             runs.iter().all(|r| prefix.applies_to(r)),
             "a declared target is a start"
         );
+    }
+
+    /// A simulated system's bounds come per direction: its reads against the read bounds,
+    /// its writes against the write bounds, each naming its own bounding component (a parity
+    /// engine, which bounds no read, bounds writes); of equal bounds, the component given
+    /// first, before the LUN it bounds.
+    #[test]
+    fn reads_and_writes_are_held_to_their_own_bounds() {
+        let rw = |rw: &str, bs: &str, read: f64, write: f64| RunRow {
+            params: [
+                ("rw".to_string(), rw.to_string()),
+                ("bs".to_string(), bs.to_string()),
+            ]
+            .into_iter()
+            .collect(),
+            metrics: [
+                ("mb_s".to_string(), read + write),
+                ("read_mb_s".to_string(), read),
+                ("write_mb_s".to_string(), write),
+            ]
+            .into_iter()
+            .collect(),
+            ..run("simulated", "sim:f.toml", "1", 0.0)
+        };
+        let runs = vec![
+            rw("read", "1m", 49.0, 0.0),
+            rw("write", "1m", 0.0, 26.0),
+            rw("write", "64k", 0.0, 20.0),
+        ];
+        let with_write = |name: &str, read: f64, write: f64| ComponentLimit {
+            write_bound_bytes_s: Some(write * 1e6),
+            ..comp(name, read)
+        };
+        let input = LimitsInput {
+            target: Some("sim:f.toml".into()),
+            components: vec![
+                with_write("ctrl/data", 50.0, 45.0),
+                with_write("ctrl/parity", f64::INFINITY, 37.0),
+                with_write("lun/l", 50.0, 37.0),
+            ],
+            ..Default::default()
+        };
+        let t = &limits_tables(&runs, &[input])[0];
+        assert!(t.by_direction);
+        assert_eq!(t.bounding.as_deref(), Some("ctrl/data"));
+        assert_eq!(t.write_bounding.as_deref(), Some("ctrl/parity"));
+        assert_eq!(t.predicted.as_ref().unwrap().bytes_s, 49e6);
+        assert_eq!(t.write_predicted.as_ref().unwrap().bytes_s, 26e6);
+        let row = |n: &str| t.rows.iter().find(|r| r.component.name == n).unwrap();
+        let parity = row("ctrl/parity");
+        assert_eq!(parity.ratio, None, "no read bound");
+        assert!((parity.write_ratio.unwrap() - 26.0 / 37.0).abs() < 1e-12);
+        assert!(parity.write_bounding && !parity.bounding);
+        assert!((row("ctrl/data").ratio.unwrap() - 49.0 / 50.0).abs() < 1e-12);
+        assert_eq!(t.rows.last().unwrap().component.name, "ctrl/parity");
+        // A declared table (no write bounds) holds the best run of all to its bounds.
+        let declared = LimitsInput {
+            components: vec![comp("link", 100.0)],
+            ..Default::default()
+        };
+        let t = &limits_tables(&runs, &[declared])[0];
+        assert!(!t.by_direction && t.write_bounding.is_none());
+        assert_eq!(t.predicted.as_ref().unwrap().bytes_s, 49e6);
     }
 
     #[test]

@@ -19,12 +19,14 @@ fn limits() -> Vec<LimitsInput> {
                 kind: "disk".into(),
                 bound_bytes_s: 1242e6,
                 note: "36 × 34.5 MB/s".into(),
+                write_bound_bytes_s: None,
             },
             ComponentLimit {
                 name: "FC links".into(),
                 kind: "link".into(),
                 bound_bytes_s: 425e6,
                 note: "2 × 212.5 MB/s".into(),
+                write_bound_bytes_s: None,
             },
         ],
     }]

@@ -357,20 +357,24 @@ fn line_of_key(text: &str, key: &str) -> usize {
     text.find(key).map(|p| line_at(text, p)).unwrap_or(1)
 }
 
-/// Fill components' missing keys from the `[models.KIND.NAME]` they name.
+/// Fill components' missing keys from the `[models.KIND.NAME]` they name. Every kind of
+/// model that does not exist and every model named but not defined is an error, all of them
+/// given at once; with any, the components are not checked further (they lack the keys
+/// their models would have given).
 fn apply_models(
     t: &mut toml::Table,
     file: &str,
     texts: &[(String, String)],
 ) -> Result<(), SimError> {
+    let mut errs = Vec::new();
     let models = t
         .get("models")
         .cloned()
         .unwrap_or(toml::Value::Table(toml::Table::new()));
     if let Some(m) = models.as_table() {
-        if let Some(k) = m.keys().find(|k| !MODEL_KINDS.contains(&k.as_str())) {
+        for k in m.keys().filter(|k| !MODEL_KINDS.contains(&k.as_str())) {
             let (f, line) = sect_line(texts, &format!("[models.{k}"), file);
-            return Err(SimError::usage(format!(
+            errs.push(SimError::usage(format!(
                 "{f}:{line}: [models.{k}.*]: there are no {k} models (valid: {}; drives are \
                  [[disk]] entries with base = \"<catalog name>\")",
                 MODEL_KINDS.map(|k| format!("[models.{k}.NAME]")).join(", ")
@@ -403,17 +407,22 @@ fn apply_models(
                     .and_then(|k| k.as_table())
                     .map(|k| k.keys().cloned().collect())
                     .unwrap_or_default();
-                return Err(SimError::usage(format!(
+                errs.push(SimError::usage(format!(
                     "{f}:{line}: {kind} model '{m}' is not defined (defined: [models.{kind}.*] {})",
                     known.join(", ")
                 )));
+                continue;
             };
             for (k, v) in defaults {
                 tab.entry(k.clone()).or_insert_with(|| v.clone());
             }
         }
     }
-    Ok(())
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(in_file_order(errs, texts))
+    }
 }
 
 /// File and line where `"value"` or `value` first appears among the loaded texts.
@@ -679,28 +688,36 @@ fn i(x: impl Into<u64>) -> Option<Num> {
 
 /// The first value outside its rule: its key and `key = value: valid is ...`.
 fn first_bad(items: &[Item]) -> Option<(&'static str, String)> {
-    items.iter().find_map(|&(key, v, r, absent)| {
-        let (x, shown) = match v? {
-            Num::F(x) => (x, x.to_string()),
-            Num::I(n) => (n as f64, n.to_string()),
-        };
-        let above = if r.open { x > r.lo } else { x >= r.lo };
-        if x.is_finite() && above && x <= r.hi {
-            return None;
-        }
-        let valid = if r.open {
-            format!("above {} and at most {} {}", r.lo, r.hi, r.unit)
-        } else {
-            format!("{} to {} {}", r.lo, r.hi, r.unit)
-        };
-        let hint = absent
-            .map(|a| format!("; leave {key} out for {a}"))
-            .unwrap_or_default();
-        Some((
-            key,
-            format!("{key} = {shown}: valid is {}{hint}", valid.trim_end()),
-        ))
-    })
+    bad_items(items).into_iter().next()
+}
+
+/// Every value outside its rule, in order: its key and `key = value: valid is ...`.
+fn bad_items(items: &[Item]) -> Vec<(&'static str, String)> {
+    items
+        .iter()
+        .filter_map(|&(key, v, r, absent)| {
+            let (x, shown) = match v? {
+                Num::F(x) => (x, x.to_string()),
+                Num::I(n) => (n as f64, n.to_string()),
+            };
+            let above = if r.open { x > r.lo } else { x >= r.lo };
+            if x.is_finite() && above && x <= r.hi {
+                return None;
+            }
+            let valid = if r.open {
+                format!("above {} and at most {} {}", r.lo, r.hi, r.unit)
+            } else {
+                format!("{} to {} {}", r.lo, r.hi, r.unit)
+            };
+            let hint = absent
+                .map(|a| format!("; leave {key} out for {a}"))
+                .unwrap_or_default();
+            Some((
+                key,
+                format!("{key} = {shown}: valid is {}{hint}", valid.trim_end()),
+            ))
+        })
+        .collect()
 }
 
 /// Most cylinders (HDDs) and zone-index slots a drive model may lay out.
@@ -869,6 +886,10 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             "{f}:{line}: {msg} (sections: [system], [host], [[interface]], [[switch]], [[controller]], [[disk]], [[array]], [[lun]], [models.*], include)"
         ))
     })?;
+    // From here on each check is independent of the others' outcome: every error is
+    // collected, and the file is refused with all of them at once, in file order. (A check
+    // whose input an earlier error already refused is skipped: one mistake, one error.)
+    let mut errs: Vec<SimError> = Vec::new();
     let err = |needle: &str, msg: String| {
         let (f, l) = locate(&texts, needle, file);
         SimError::usage(format!("{f}:{l}: {msg}"))
@@ -879,6 +900,9 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         SimError::usage(format!("{f}:{l}: {msg}"))
     };
     let mut names = std::collections::BTreeSet::new();
+    // Kinds of component with a name refused: a reference to one of that kind that is not
+    // found may mean that one, and is not refused again.
+    let mut unnamed = std::collections::BTreeSet::new();
     let all_names = [
         (
             "interface",
@@ -896,7 +920,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         for n in list {
             let lun = *kind == "lun";
             if n.is_empty() || (lun && n.contains([':', '#'])) {
-                return Err(at(
+                errs.push(at(
                     &format!("[[{kind}]]"),
                     Some(n),
                     None,
@@ -910,16 +934,19 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                         }
                     ),
                 ));
+                unnamed.insert(*kind);
+                continue;
             }
             if !names.insert(n.to_string()) {
-                return Err(err(
+                errs.push(err(
                     n,
                     format!("name '{n}' is used twice (every component needs its own name)"),
                 ));
             }
         }
     }
-    // Values: rates, costs and sizes within their ranges (`first_bad`'s rules).
+    // Values: rates, costs and sizes within their ranges (`bad_items`' rules), every key
+    // out of range; the keys refused here are not checked again below.
     let h = &cfg.host;
     let no_limit = Some("no limit");
     let mut values: Vec<(&str, Option<&str>, Option<String>, String, Vec<Item>)> = vec![(
@@ -1046,14 +1073,25 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             ],
         ));
     }
+    // (header, name, key) of each value refused.
+    let mut refused: std::collections::BTreeSet<(&str, String, &str)> = Default::default();
     for (header, name, model, what, items) in values {
-        if let Some((key, msg)) = first_bad(&items) {
-            return Err(at(header, name, model, key, format!("{what}: {msg}")));
+        for (key, msg) in bad_items(&items) {
+            refused.insert((header, name.unwrap_or("").to_string(), key));
+            errs.push(at(
+                header,
+                name,
+                model.clone(),
+                key,
+                format!("{what}: {msg}"),
+            ));
         }
     }
+    let array_refused =
+        |a: &ArrayCfg, key: &str| refused.contains(&("[[array]]", a.name.clone(), key));
     if h.page_cache_mib.is_some() {
         if h.copy_mb_s.is_none() {
-            return Err(err(
+            errs.push(err(
                 "page_cache_mib",
                 "host.page_cache_mib needs copy_mb_s = <MB/s> (the copy rate between the page \
                  cache and a program's buffer, one CPU)"
@@ -1062,7 +1100,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         }
         let (bg, dr) = (h.dirty_background_ratio, h.dirty_ratio);
         if !(bg > 0.0 && bg <= dr && dr < 100.0) {
-            return Err(err(
+            errs.push(err(
                 "dirty_ratio",
                 format!(
                     "host: dirty_background_ratio = {bg}, dirty_ratio = {dr}: valid is \
@@ -1071,27 +1109,30 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             ));
         }
     } else if h.copy_mb_s.is_some() {
-        return Err(err(
+        errs.push(err(
             "copy_mb_s",
             "host.copy_mb_s is the page cache's copy rate: give page_cache_mib as well".into(),
         ));
     }
-    // Disk catalog with the file's own entries and overrides.
+    // Disk catalog with the file's own entries and overrides. A drive refused here is left
+    // out of it, and the arrays naming it say nothing more of it.
     let mut cat: BTreeMap<String, DiskSpec> = catalog::catalog()
         .into_iter()
         .map(|d| (d.name.clone(), d))
         .collect();
+    let mut bad_disks = std::collections::BTreeSet::new();
     for t in &cfg.disk {
-        let name = t
-            .get("name")
-            .and_then(|v| v.as_str())
-            .ok_or_else(|| err("[[disk]]", "[[disk]] needs name = \"...\"".into()))?;
+        let Some(name) = t.get("name").and_then(|v| v.as_str()) else {
+            errs.push(err("[[disk]]", "[[disk]] needs name = \"...\"".into()));
+            continue;
+        };
         let disk_at = |key: &str, msg: String| at("[[disk]]", Some(name), None, key, msg);
         if name.is_empty() {
-            return Err(disk_at(
+            errs.push(disk_at(
                 "name",
                 "disk name \"\": valid is a name that is not empty".into(),
             ));
+            continue;
         }
         if cfg
             .disk
@@ -1104,22 +1145,26 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 .last()
                 .map(|s| (s.file.to_string(), s.line_of("name").unwrap_or(s.first)))
                 .unwrap_or((file.to_string(), 1));
-            return Err(SimError::usage(format!(
+            errs.push(SimError::usage(format!(
                 "{f}:{l}: disk '{name}' is defined twice (every [[disk]] needs its own name; \
                  base = \"{name}\" in a second one takes the first's values)"
             )));
+            bad_disks.insert(name.to_string());
+            continue;
         }
         let mut base = match t.get("base").and_then(|v| v.as_str()) {
             Some(b) => {
-                let spec = cat.get(b).ok_or_else(|| {
-                    err(
+                let Some(spec) = cat.get(b) else {
+                    errs.push(err(
                         b,
                         format!(
                             "disk base '{b}' is not in the catalog (valid: {})",
                             cat.keys().cloned().collect::<Vec<_>>().join(", ")
                         ),
-                    )
-                })?;
+                    ));
+                    bad_disks.insert(name.to_string());
+                    continue;
+                };
                 toml::Table::try_from(spec).map_err(|e| SimError::failed(e.to_string()))?
             }
             None => toml::Table::new(),
@@ -1129,17 +1174,29 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 base.insert(k.clone(), v.clone());
             }
         }
-        let spec: DiskSpec =
-            toml::Value::Table(base)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    err(name, format!("disk '{name}': {}", e.message().trim()))
-                })?;
-        check_seek_table(name, &spec.seek_table).map_err(|m| disk_at("seek_table", m))?;
-        // (The layout is worked out only for values in range: `or_else`, not `or`.)
+        let spec: DiskSpec = match toml::Value::Table(base).try_into() {
+            Ok(s) => s,
+            Err(e) => {
+                let e: toml::de::Error = e;
+                errs.push(err(name, format!("disk '{name}': {}", e.message().trim())));
+                bad_disks.insert(name.to_string());
+                continue;
+            }
+        };
+        let n = errs.len();
+        if let Err(m) = check_seek_table(name, &spec.seek_table) {
+            errs.push(disk_at("seek_table", m));
+        }
+        // The first value out of range only: a drive's ranges depend on each other (seek_avg_ms
+        // lies between the track and full seeks). The layout is worked out only for values in
+        // range: `or_else`, not `or`.
         if let Some((key, m)) = first_bad(&disk_items(&spec)).or_else(|| check_layout(&spec).err())
         {
-            return Err(disk_at(key, format!("disk '{name}': {m}")));
+            errs.push(disk_at(key, format!("disk '{name}': {m}")));
+        }
+        if errs.len() > n {
+            bad_disks.insert(name.to_string());
+            continue;
         }
         cat.insert(name.to_string(), spec);
     }
@@ -1152,13 +1209,15 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         ]
         .contains(&a.level.as_str())
         {
-            return Err(err(
+            // Its member count and layout mean nothing without a level.
+            errs.push(err(
                 &a.level,
                 format!(
                     "array '{}': level '{}' is not known (valid: {LEVELS})",
                     a.name, a.level
                 ),
             ));
+            continue;
         }
         let array_at = |key: &str, msg: String| {
             at(
@@ -1172,7 +1231,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         if let Some(l) = &a.layout {
             let (ok, modelled) = layout_ok(&a.level, l);
             if !ok {
-                return Err(array_at(
+                errs.push(array_at(
                     "layout",
                     format!(
                         "layout = \"{l}\": the simulator lays {} out as md's default (valid: \
@@ -1207,15 +1266,20 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             } else {
                 format!("it takes {takes}")
             };
-            return Err(array_at(
+            // Which kind of array it is, is in doubt: its other keys are not checked.
+            errs.push(array_at(
                 key,
                 format!("{key} does not apply to {kind}: {valid}"),
             ));
+            continue;
         }
+        // Whether the member count is known to be valid, and the chunk size.
+        let mut counted = true;
+        let mut chunk_ok = !array_refused(a, "chunk_kib");
         match &a.controller {
             Some(c) => {
-                if !ctrl_names.contains(&c.as_str()) {
-                    return Err(err(
+                if !ctrl_names.contains(&c.as_str()) && !unnamed.contains("controller") {
+                    errs.push(err(
                         c,
                         format!(
                             "array '{}': controller '{c}' is not defined (defined: {})",
@@ -1224,81 +1288,112 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                         ),
                     ));
                 }
-                let dn = a.disk.as_deref().ok_or_else(|| {
-                    err(
-                        &a.name,
-                        format!("array '{}': needs disk = \"<catalog name>\"", a.name),
-                    )
-                })?;
-                let spec = cat.get(dn).ok_or_else(|| {
-                    err(
-                        dn,
-                        format!(
-                            "array '{}': disk '{dn}' is not in the catalog (valid: {})",
-                            a.name,
-                            cat.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ),
-                    )
-                })?;
-                let n = a.disks.ok_or_else(|| {
-                    err(
-                        &a.name,
-                        format!("array '{}': needs disks = <count>", a.name),
-                    )
-                })?;
-                check_count(&a.level, n, "drive")
-                    .map_err(|valid| array_at("disks", format!("disks = {n}: {valid}")))?;
-                if a.chunk_kib * 1024 > spec.capacity_bytes {
-                    return Err(array_at(
-                        "chunk_kib",
-                        format!(
-                            "chunk_kib = {}: valid is 1 to {} KiB (a chunk fits on a drive: \
-                             '{dn}' holds {} bytes)",
-                            a.chunk_kib,
-                            (spec.capacity_bytes >> 10).min(1 << 20),
-                            spec.capacity_bytes
-                        ),
-                    ));
-                }
-                disks.insert(a.name.clone(), spec.clone());
-            }
-            None => {
-                let m = a.members.as_ref().ok_or_else(|| {
-                    err(&a.name, format!("array '{}': a host array (no controller) needs members = [\"lun\", ...]", a.name))
-                })?;
-                for (k, x) in m.iter().enumerate() {
-                    if m[..k].contains(x) {
-                        return Err(array_at(
-                            "members",
-                            format!("members lists '{x}' twice (valid: each LUN once)"),
+                let spec = match a.disk.as_deref() {
+                    None => {
+                        errs.push(err(
+                            &a.name,
+                            format!("array '{}': needs disk = \"<catalog name>\"", a.name),
                         ));
+                        None
                     }
-                    if !lun_names.contains(&x.as_str()) {
-                        return Err(err(
-                            x,
+                    Some(dn) if bad_disks.contains(dn) => None,
+                    Some(dn) => {
+                        let spec = cat.get(dn);
+                        if spec.is_none() {
+                            errs.push(err(
+                                dn,
+                                format!(
+                                    "array '{}': disk '{dn}' is not in the catalog (valid: {})",
+                                    a.name,
+                                    cat.keys().cloned().collect::<Vec<_>>().join(", ")
+                                ),
+                            ));
+                        }
+                        spec
+                    }
+                };
+                match a.disks {
+                    None => {
+                        errs.push(err(
+                            &a.name,
+                            format!("array '{}': needs disks = <count>", a.name),
+                        ));
+                        counted = false;
+                    }
+                    Some(_) if array_refused(a, "disks") => counted = false,
+                    Some(n) => {
+                        if let Err(valid) = check_count(&a.level, n, "drive") {
+                            errs.push(array_at("disks", format!("disks = {n}: {valid}")));
+                            counted = false;
+                        }
+                    }
+                }
+                if let Some(spec) = spec {
+                    if chunk_ok && a.chunk_kib * 1024 > spec.capacity_bytes {
+                        errs.push(array_at(
+                            "chunk_kib",
                             format!(
-                                "array '{}': member '{x}' is not a LUN (LUNs: {})",
-                                a.name,
-                                lun_names.join(", ")
+                                "chunk_kib = {}: valid is 1 to {} KiB (a chunk fits on a drive: \
+                                 '{}' holds {} bytes)",
+                                a.chunk_kib,
+                                (spec.capacity_bytes >> 10).min(1 << 20),
+                                a.disk.as_deref().unwrap_or_default(),
+                                spec.capacity_bytes
                             ),
                         ));
+                        chunk_ok = false;
+                    }
+                    disks.insert(a.name.clone(), spec.clone());
+                }
+            }
+            None => match &a.members {
+                None => {
+                    errs.push(err(&a.name, format!("array '{}': a host array (no controller) needs members = [\"lun\", ...]", a.name)));
+                    counted = false;
+                }
+                Some(m) => {
+                    for (k, x) in m.iter().enumerate() {
+                        if m[..k].contains(x) {
+                            errs.push(array_at(
+                                "members",
+                                format!("members lists '{x}' twice (valid: each LUN once)"),
+                            ));
+                            counted = false;
+                            continue;
+                        }
+                        if !lun_names.contains(&x.as_str()) && !unnamed.contains("lun") {
+                            errs.push(err(
+                                x,
+                                format!(
+                                    "array '{}': member '{x}' is not a LUN (LUNs: {})",
+                                    a.name,
+                                    lun_names.join(", ")
+                                ),
+                            ));
+                        }
+                    }
+                    if counted {
+                        if let Err(valid) = check_count(&a.level, m.len() as u32, "LUN") {
+                            let n = m.len();
+                            let s = if n == 1 { "" } else { "s" };
+                            errs.push(array_at(
+                                "members",
+                                format!("members lists {n} LUN{s}: {valid}"),
+                            ));
+                            counted = false;
+                        }
                     }
                 }
-                check_count(&a.level, m.len() as u32, "LUN").map_err(|valid| {
-                    let n = m.len();
-                    let s = if n == 1 { "" } else { "s" };
-                    array_at("members", format!("members lists {n} LUN{s}: {valid}"))
-                })?;
-            }
+            },
         }
-        // (Past the match, the member count is known to be valid.)
+        // (Only with a valid member count and chunk: the stripe is theirs.)
         let width = a
             .members
             .as_ref()
             .map_or(a.disks.unwrap_or(0) as u64, |m| m.len() as u64);
         let stripe = a.chunk_kib.saturating_mul(1024).saturating_mul(width);
-        if stripe > crate::world::MAX_STRIPE_BYTES {
-            return Err(array_at(
+        if counted && chunk_ok && stripe > crate::world::MAX_STRIPE_BYTES {
+            errs.push(array_at(
                 "chunk_kib",
                 format!(
                     "chunk_kib = {} over {width} members makes a {stripe}-byte stripe: \
@@ -1317,7 +1412,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 None
             };
             if let Some(what) = what {
-                return Err(err(
+                errs.push(err(
                     "stripe_cache_size",
                     format!("array '{}': stripe_cache_size = {n}: {what}", a.name),
                 ));
@@ -1331,17 +1426,18 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         .chain(cfg.switch.iter().map(|s| s.name.as_str()))
         .collect();
     for l in &cfg.lun {
-        let Some(a) = cfg.array.iter().find(|a| a.name == l.array) else {
-            return Err(err(
+        let a = cfg.array.iter().find(|a| a.name == l.array);
+        if a.is_none() && !unnamed.contains("array") {
+            errs.push(err(
                 &l.array,
                 format!("lun '{}': array '{}' is not defined", l.name, l.array),
             ));
-        };
+        }
         for (i, p) in l.path.iter().enumerate() {
             if l.path[..i].contains(p) {
                 // Each element is a stage the data crosses: named twice, every byte would be
                 // charged twice to it.
-                return Err(at(
+                errs.push(at(
                     "[[lun]]",
                     Some(&l.name),
                     None,
@@ -1351,9 +1447,13 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                         l.name
                     ),
                 ));
+                continue;
             }
-            if !path_names.contains(&p.as_str()) {
-                return Err(err(
+            if !path_names.contains(&p.as_str())
+                && !unnamed.contains("interface")
+                && !unnamed.contains("switch")
+            {
+                errs.push(err(
                     p,
                     format!(
                         "lun '{}': path element '{p}' is not an interface or switch (defined: {})",
@@ -1363,8 +1463,11 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 ));
             }
         }
-        if a.controller.is_some() && l.path.is_empty() && !cfg.interface.is_empty() {
-            return Err(err(
+        if a.is_some_and(|a| a.controller.is_some())
+            && l.path.is_empty()
+            && !cfg.interface.is_empty()
+        {
+            errs.push(err(
                 &l.name,
                 format!(
                     "lun '{}': path must name the interface(s) it goes through",
@@ -1374,9 +1477,12 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         }
     }
     if cfg.lun.iter().all(|l| l.hidden) {
-        return Err(SimError::usage(format!(
+        errs.push(SimError::usage(format!(
             "{file}: no visible [[lun]]: the host sees nothing to run on"
         )));
+    }
+    if !errs.is_empty() {
+        return Err(in_file_order(errs, &texts));
     }
     Ok(System {
         file: file.to_string(),
@@ -1384,6 +1490,30 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         disks,
         texts,
     })
+}
+
+/// `errors` (each `file:line: …` or `file: …`) as one error, in the order of the loaded texts
+/// (the file itself first, then its includes) and of lines within each; an error that names
+/// no line comes after its file's others.
+fn in_file_order(mut errors: Vec<SimError>, texts: &[(String, String)]) -> SimError {
+    let place = |e: &SimError| {
+        let m = &e.message;
+        texts
+            .iter()
+            .enumerate()
+            .find_map(|(k, (f, _))| {
+                let rest = m.strip_prefix(f.as_str())?.strip_prefix(':')?;
+                let line = rest
+                    .split(':')
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(usize::MAX);
+                Some((k, line))
+            })
+            .unwrap_or((usize::MAX, usize::MAX))
+    };
+    errors.sort_by_key(place);
+    SimError::usage_all(errors)
 }
 
 /// Whether an array of `level` may have `n` members (`what`: drives or LUNs); the error is

@@ -456,6 +456,22 @@ impl DeviceModel {
         self.media_rate(self.capacity.saturating_sub(SECTOR))
     }
 
+    /// Write rates, bytes/s, as [`DeviceModel::service_at`] times writes: what the drive
+    /// keeps up at its inner and at its outer zone (a hard disk's media rate there, no faster
+    /// than its interface; an SSD's write rate, its units side by side, for both), and the
+    /// most it takes for a while (a hard disk's interface while its write cache has room, else
+    /// its outer zone's rate).
+    pub fn write_rates(&self) -> [f64; 3] {
+        let iface = 1e9 / self.iface_ns_per_byte;
+        match self.kind {
+            DeviceKind::Ssd => [self.units as f64 * 1e9 / self.ssd_write_ns_per_byte; 3],
+            DeviceKind::Hdd => {
+                let (inner, outer) = (self.inner_rate().min(iface), self.outer_rate().min(iface));
+                [inner, outer, if self.write_cache { iface } else { outer }]
+            }
+        }
+    }
+
     /// The seek curve in words, for `explain`: track-to-track, random-seek average and
     /// full-stroke times, and its shape. Empty for an SSD.
     pub fn seek_summary(&self) -> String {

@@ -1,4 +1,5 @@
-//! The simulator's one error type: a one-line message and whether it was bad input.
+//! The simulator's one error type: a one-line message (or several independent errors of one
+//! input, one line each) and whether it was bad input.
 
 use std::fmt;
 
@@ -23,8 +24,28 @@ impl SimError {
             usage: false,
         }
     }
+    /// Bad input found in several independent places (a system file's checking pass): each
+    /// error one line, in the order given, the same message only once. One error is itself.
+    pub fn usage_all(errors: Vec<SimError>) -> Self {
+        let mut lines: Vec<String> = Vec::new();
+        for e in errors {
+            for l in e.message.lines() {
+                if !lines.iter().any(|x| x == l) {
+                    lines.push(l.to_string());
+                }
+            }
+        }
+        SimError {
+            message: lines.join("\n"),
+            usage: true,
+        }
+    }
     pub fn is_usage(&self) -> bool {
         self.usage
+    }
+    /// The errors this one holds, one line each (one for all but [`SimError::usage_all`]'s).
+    pub fn lines(&self) -> impl Iterator<Item = &str> {
+        self.message.lines()
     }
 }
 

@@ -99,14 +99,16 @@
 //! ```
 //!
 //! Values are checked as the file loads, each error one line with `file:line`, the component,
-//! the key and what is valid: rates (`*_mb_s`) above 0 and at most 1 TB/s (an optional rate
-//! left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s, `job_start_ms` 0
-//! to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek, 1000 to 30000
-//! rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue depths 1 to 1024.
-//! An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names are not empty, a
-//! LUN's holds no `:` or `#`; a host array takes `members` (each LUN once), a controller
-//! array `disks` and `disk`, and only a controller array the drive keys `disk_write_cache`
-//! and `disk_queue_depth`.
+//! the key and what is valid, every independent error at once, in file order (TOML that does
+//! not parse, an include that cannot be read, a model not defined or a section of the wrong
+//! shape stop the checks there): rates (`*_mb_s`) above 0 and at most 1 TB/s (an optional
+//! rate left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s,
+//! `job_start_ms` 0 to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek,
+//! 1000 to 30000 rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue
+//! depths 1 to 1024. An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names
+//! are not empty, a LUN's holds no `:` or `#`; a host array takes `members` (each LUN once),
+//! a controller array `disks` and `disk`, and only a controller array the drive keys
+//! `disk_write_cache` and `disk_queue_depth`.
 
 pub mod catalog;
 pub mod config;
@@ -144,12 +146,32 @@ pub struct ComponentBound {
     /// start (the same as `bound_bytes_s` where no drive sets the bound).
     pub outer_bytes_s: f64,
     pub note: String,
+    /// Write bound, bytes/s: what writes kept up for as long as they come cannot beat, a
+    /// write-back cache full, with the drives at their inner-zone rate (a data set over the
+    /// whole stroke), as `bound_bytes_s`. Infinite where the component sets no write rate.
+    pub write_bytes_s: f64,
+    /// The same at the drives' outer-zone rate (a data set near their start).
+    pub write_outer_bytes_s: f64,
+    /// The most writes reach for a while: a write-back cache taking them (nothing behind it
+    /// counts until it fills), or the drives taking them into their own write cache; else
+    /// `write_outer_bytes_s`.
+    pub write_peak_bytes_s: f64,
+    /// What sets each write figure (LUNs and all LUNs at once); else empty.
+    pub write_note: String,
 }
 
 impl ComponentBound {
     /// Whether the drives' zone moves the bound: the outer zone's is higher.
     pub fn zoned(&self) -> bool {
         self.outer_bytes_s > self.bound_bytes_s * (1.0 + 1e-9)
+    }
+    /// Whether the drives' zone moves the write bound.
+    pub fn write_zoned(&self) -> bool {
+        self.write_outer_bytes_s > self.write_bytes_s * (1.0 + 1e-9)
+    }
+    /// Whether writes can pass the outer zone's write bound for a while (a cache taking them).
+    pub fn write_peaked(&self) -> bool {
+        self.write_peak_bytes_s > self.write_outer_bytes_s * (1.0 + 1e-9)
     }
 }
 
@@ -512,9 +534,10 @@ fn components(w: &World, vt: u64, from: &Usage, to: &Usage) -> Vec<ComponentUse>
 }
 
 /// The theoretical bound of each component on the path from host to drives of the LUNs a run
-/// of `system` drives, and the bound per LUN (reads; the note gives the write bound where it
-/// differs). `SYSTEM#LUN`: that LUN and the LUNs its host array is built on (a LUN the
-/// system does not have is a usage error naming those it has). `SYSTEM`: every visible LUN
+/// of `system` drives, and the bound per LUN, for reads and for writes (the same components'
+/// write figures, [`ComponentBound::write_bytes_s`]). `SYSTEM#LUN`: that LUN and the LUNs its
+/// host array is built on (a LUN the system does not have is a usage error naming those it
+/// has). `SYSTEM`: every visible LUN
 /// and those it is built on, and all of them at once (`all`). Components on no such path (an
 /// interface, controller or array of another LUN, or of none) are left out.
 pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
@@ -526,29 +549,40 @@ pub fn bounds(system: &Path) -> Result<Vec<ComponentBound>, SimError> {
         None => with_members(&w, (0..w.luns.len()).filter(|&i| !w.luns[i].hidden)),
     };
     let on_path = path_components(&w, &luns);
-    let shares = match &lun {
-        Some(l) => traffic_shares(&w, l),
-        None => std::collections::BTreeMap::new(),
+    let (reads, writes) = match &lun {
+        Some(l) => (traffic_shares(&w, l, false), traffic_shares(&w, l, true)),
+        None => Default::default(),
     };
+    let lun = lun.as_deref().unwrap_or("");
     Ok(bounds_of(&w)
         .into_iter()
-        .filter(|b| on_path.contains(&b.name) || (b.name == "all" && lun.is_none()))
-        .map(|b| match shares.get(&b.name) {
-            Some(&share) if share < 1.0 && b.bound_bytes_s.is_finite() => {
-                in_target_terms(b, share, lun.as_deref().unwrap_or(""))
+        .filter(|b| on_path.contains(&b.name) || (b.name == "all" && lun.is_empty()))
+        .map(|b| {
+            let b = match reads.get(&b.name) {
+                Some(&share) if share < 1.0 && b.bound_bytes_s.is_finite() => {
+                    in_target_terms(b, share, lun)
+                }
+                _ => b,
+            };
+            match writes.get(&b.name) {
+                Some(&share) if share != 1.0 && b.write_bytes_s.is_finite() => {
+                    writes_in_target_terms(b, share, lun)
+                }
+                _ => b,
             }
-            _ => b,
         })
         .collect())
 }
 
-/// For `SYSTEM#LUN`: the share of the LUN's data each component on its paths carries, by
-/// name. A host array stripes its data evenly over its member LUNs (recursively), so a
-/// component on the paths of some of them carries their shares (an FC port under two of a
-/// host array's four LUNs carries half), one on the LUN's own path all of it. Components the
-/// LUN's data crosses at two levels (the host's bus, under the array and its members) carry
-/// it once: at most all of it.
-fn traffic_shares(w: &World, lun: &str) -> std::collections::BTreeMap<String, f64> {
+/// For `SYSTEM#LUN`: the share of the LUN's data (`write`: of the bytes its writes move)
+/// each component on its paths carries, by name. A host array stripes its data evenly over
+/// its member LUNs, so a component on the paths of some of them carries their shares (an FC
+/// port under two of a host array's four LUNs carries half); its writes put each stripe's
+/// parity or copies on them too (a RAID 5 of four writes 4/3 of its data to them, a mirror
+/// of two twice). One on the LUN's own path carries all of it. Components the LUN's data
+/// crosses at two levels (the host's bus, under the array and its members) carry the larger
+/// of the two.
+fn traffic_shares(w: &World, lun: &str, write: bool) -> std::collections::BTreeMap<String, f64> {
     let Some(top) = w.luns.iter().position(|x| x.name == lun) else {
         return std::collections::BTreeMap::new();
     };
@@ -558,23 +592,54 @@ fn traffic_shares(w: &World, lun: &str) -> std::collections::BTreeMap<String, f6
     while let Some(i) = todo.pop() {
         let a = &w.arrays[w.luns[i].array];
         if a.ctrl.is_none() && !a.members.is_empty() {
-            let each = share[i] / a.members.len() as f64;
+            let of = if write {
+                a.geom.data_disks() as f64
+            } else {
+                a.members.len() as f64
+            };
             for &m in &a.members {
-                share[m] += each;
+                share[m] += share[i] / of;
                 todo.push(m);
             }
         }
     }
-    let mut out = std::collections::BTreeMap::<String, f64>::new();
+    // What the LUN's own path carries, and what its members' paths carry together.
+    let (mut own, mut under) = (
+        std::collections::BTreeMap::<String, f64>::new(),
+        std::collections::BTreeMap::<String, f64>::new(),
+    );
     for (i, &s) in share.iter().enumerate().filter(|(_, &s)| s > 0.0) {
         let mut only = vec![false; w.luns.len()];
         only[i] = true;
+        let level = if i == top { &mut own } else { &mut under };
         for name in path_components(w, &only) {
-            let e = out.entry(name).or_insert(0.0);
-            *e = (*e + s).min(1.0);
+            *level.entry(name).or_insert(0.0) += s;
         }
     }
-    out
+    for (name, s) in own {
+        let e = under.entry(name).or_insert(0.0);
+        *e = e.max(s);
+    }
+    under
+}
+
+/// A component's write bound in terms of a LUN whose writes put `share` of their bytes on it
+/// (less than all, or more with a host array's parity or copies): the LUN's write rate at
+/// which the component saturates.
+fn writes_in_target_terms(b: ComponentBound, share: f64, lun: &str) -> ComponentBound {
+    ComponentBound {
+        write_bytes_s: b.write_bytes_s / share,
+        write_outer_bytes_s: b.write_outer_bytes_s / share,
+        write_peak_bytes_s: b.write_peak_bytes_s / share,
+        note: format!(
+            "{}; writes: carries {:.0}% of the bytes {lun}'s writes move, so {lun} writing at \
+             {:.1} MB/s fills it",
+            b.note,
+            share * 100.0,
+            b.write_bytes_s / share / 1e6
+        ),
+        ..b
+    }
 }
 
 /// A component's bound in terms of a LUN of which it carries `share` (< 1) of the data: the
@@ -623,6 +688,7 @@ fn path_components(w: &World, luns: &[bool]) -> std::collections::BTreeSet<Strin
 fn bounds_of(w: &World) -> Vec<ComponentBound> {
     let mut out = Vec::new();
     for r in &w.res {
+        let wr = write_bw(r);
         if r.kind == "parity" {
             // An XOR engine (or the host's software parity) computes parity for writes, and
             // for reads only of a degraded array: it bounds no read.
@@ -632,15 +698,25 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                 bound_bytes_s: f64::INFINITY,
                 outer_bytes_s: f64::INFINITY,
                 note: format!(
-                    "{}; no read bound (parity is computed for writes), write {:.1} MB/s",
+                    "{}; no read bound (parity is computed for writes), write {:.1} MB/s of \
+                     data{}",
                     r.note,
-                    bw(r.ns_per_byte[1]) / 1e6
+                    wr / 1e6,
+                    if r.servers() > 1 {
+                        format!(" ({} CPUs at once)", r.servers())
+                    } else {
+                        String::new()
+                    }
                 ),
+                write_bytes_s: wr,
+                write_outer_bytes_s: wr,
+                write_peak_bytes_s: wr,
+                write_note: String::new(),
             });
             continue;
         }
         if let Some(b) = r.bound() {
-            let (rd, wr) = (bw(r.ns_per_byte[0]), bw(r.ns_per_byte[1]));
+            let rd = bw(r.ns_per_byte[0]);
             let b = rd.min(b.max(rd));
             out.push(ComponentBound {
                 name: r.name.clone(),
@@ -653,6 +729,10 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                     rd / 1e6,
                     wr / 1e6
                 ),
+                write_bytes_s: wr,
+                write_outer_bytes_s: wr,
+                write_peak_bytes_s: wr,
+                write_note: String::new(),
             });
         }
     }
@@ -664,6 +744,8 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
     // parity chunks, or a mirror's copies over each other's rows), but a mirror's copies
     // serve reads side by side and drives seek past large parity chunks, so runs beat it
     // (seed 004's raid10-4d read at 471 MB/s, the data drives' bound said 250).
+    // Writes are the data drives' worth at most: whatever the order, every stripe's parity
+    // and every mirror's copy is written too (`array_write`).
     let mut inner = vec![f64::INFINITY; w.arrays.len()];
     let mut outer = vec![f64::INFINITY; w.arrays.len()];
     for (ai, a) in w.arrays.iter().enumerate() {
@@ -675,6 +757,8 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         let dd = a.geom.data_disks() as f64;
         inner[ai] = m.inner_rate() * n;
         outer[ai] = m.outer_rate() * n;
+        let [wi, wo, wp] = array_write(w, ai);
+        let [di, do_, dp] = m.write_rates();
         out.push(ComponentBound {
             name: format!("array/{}", a.name),
             kind: "array".into(),
@@ -682,24 +766,42 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
             outer_bytes_s: outer[ai],
             note: format!(
                 "{:?} of {} drives, all of which can read; drives {:.1}–{:.1} MB/s (inner–outer \
-                 zone){}",
+                 zone){}; writes: {dd} data drives' worth (the rest write parity or copies), \
+                 drives writing {:.1}–{:.1} MB/s{}",
                 a.geom.level,
                 a.members.len(),
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6,
                 stream_note(dd, n, m.inner_rate(), m.outer_rate()),
+                di / 1e6,
+                do_ / 1e6,
+                if dp > do_ * (1.0 + 1e-9) {
+                    format!(", {:.1} into their write cache", dp / 1e6)
+                } else {
+                    String::new()
+                },
             ),
+            write_bytes_s: wi,
+            write_outer_bytes_s: wo,
+            write_peak_bytes_s: wp,
+            write_note: String::new(),
         });
     }
     let (luns_in, all_in) = lun_bounds(w, &inner);
     let (luns_out, all_out) = lun_bounds(w, &outer);
+    let writes = lun_write_bounds(w);
     for (li, l) in w.luns.iter().enumerate() {
+        let wb = &writes.luns[li];
         out.push(ComponentBound {
             name: format!("lun/{}", l.name),
             kind: "lun".into(),
             bound_bytes_s: luns_in[li].0,
             outer_bytes_s: luns_out[li].0,
             note: limited_by(&luns_in[li].1, &luns_out[li].1),
+            write_bytes_s: wb.rate(Zone::Inner),
+            write_outer_bytes_s: wb.rate(Zone::Outer),
+            write_peak_bytes_s: wb.rate(Zone::Peak),
+            write_note: wb.note(),
         });
     }
     out.push(ComponentBound {
@@ -707,13 +809,279 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         kind: "system".into(),
         bound_bytes_s: all_in.0,
         outer_bytes_s: all_out.0,
-        note: if all_in.1.is_empty() {
-            "sum of the LUN bounds".into()
-        } else {
-            format!("shared {} divides its bound", all_in.1)
-        },
+        note: shared_note(&all_in.1),
+        write_bytes_s: writes.all.rate(Zone::Inner),
+        write_outer_bytes_s: writes.all.rate(Zone::Outer),
+        write_peak_bytes_s: writes.all.rate(Zone::Peak),
+        write_note: writes.all.note(),
     });
     out
+}
+
+/// "sum of the LUN bounds", or what divides the bound of all LUNs at once.
+fn shared_note(limiter: &str) -> String {
+    if limiter.is_empty() {
+        "sum of the LUN bounds".into()
+    } else {
+        format!("shared {limiter} divides its bound")
+    }
+}
+
+/// Bytes/s a resource moves written data at: its write rate on each of its servers (the
+/// host's software parity runs on every CPU at once); unbounded where it sets none.
+fn write_bw(r: &world::Res) -> f64 {
+    bw(r.ns_per_byte[1]) * r.servers() as f64
+}
+
+/// What controller array `ai` writes, bytes/s of data, by [`Zone`]: its data drives' worth.
+/// Every drive writes, but each stripe's parity (or a mirror's copies) takes the rest: a
+/// RAID 5 of `n` writes `n - 1` drives' worth of data even in full stripes.
+fn array_write(w: &World, ai: usize) -> [f64; 3] {
+    let a = &w.arrays[ai];
+    let m = &w.models[w.disks[a.members[0]].model];
+    let dd = a.geom.data_disks() as f64;
+    m.write_rates().map(|r| dd * r)
+}
+
+/// Which write figure: kept up with the drives at their inner zone (a data set over the
+/// whole stroke) or at their outer zone (one near their start), a write-back cache full in
+/// both; or the most, for a while (a write-back cache or the drives' own taking writes).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Zone {
+    Inner = 0,
+    Outer = 1,
+    Peak = 2,
+}
+
+const ZONES: [Zone; 3] = [Zone::Inner, Zone::Outer, Zone::Peak];
+
+/// One stage a LUN's written data crosses, for its write bound.
+struct Leg {
+    /// Who shares it: a resource's or an array's name, or a host array's members.
+    key: String,
+    /// Its name as the bounds give it.
+    name: String,
+    /// Bytes/s of its own it moves, by [`Zone`] (behind a write-back cache: unbounded at the
+    /// peak, while the cache takes the writes).
+    rate: [f64; 3],
+    /// Its bytes per byte the LUN writes: a parity array's device bus carries the parity
+    /// too, a mirror's its copies (full stripes: the least any order of writes costs).
+    per_byte: f64,
+}
+
+impl Leg {
+    /// The LUN's write rate at which this stage is full, with `users` LUNs sharing it.
+    fn lun_rate(&self, z: Zone, users: f64) -> f64 {
+        self.rate[z as usize] / (self.per_byte * users)
+    }
+}
+
+/// The stages LUN `li`'s writes cross from host memory to the drives: its data path to the
+/// controller's cache (bus, adapter, link, switch, port, the controller's data path into its
+/// cache), and behind a controller its parity engine (parity arrays), device bus and drives,
+/// none of which holds a write up while a write-back cache has room; for a host array, the
+/// host's parity and its member LUNs side by side.
+fn write_legs(w: &World, li: usize) -> Vec<Leg> {
+    let l = &w.luns[li];
+    let a = &w.arrays[l.array];
+    let leg = |r: usize, per_byte: f64, cached: bool| {
+        let rate = write_bw(&w.res[r]);
+        Leg {
+            key: w.res[r].name.clone(),
+            name: w.res[r].name.clone(),
+            rate: [rate, rate, if cached { f64::INFINITY } else { rate }],
+            per_byte,
+        }
+    };
+    let mut legs: Vec<Leg> = l.data_path.iter().map(|&r| leg(r, 1.0, false)).collect();
+    let parity = a.geom.level.parity() > 0;
+    let per_stripe = a.members.len() as f64 / a.geom.data_disks().max(1) as f64;
+    match a.ctrl {
+        Some(c) => {
+            let cached = w.ctrls[c].write_back;
+            if parity {
+                legs.extend(w.ctrls[c].parity.map(|r| leg(r, 1.0, cached)));
+            }
+            let mut buses: Vec<usize> = Vec::new();
+            for r in a.members.iter().filter_map(|&d| w.disks[d].backend) {
+                if !buses.contains(&r) {
+                    buses.push(r);
+                    legs.push(leg(r, per_stripe, cached));
+                }
+            }
+            let [inner, outer, peak] = array_write(w, l.array);
+            let name = format!("array/{}", a.name);
+            legs.push(Leg {
+                key: name.clone(),
+                name,
+                rate: [inner, outer, if cached { f64::INFINITY } else { peak }],
+                per_byte: 1.0,
+            });
+        }
+        None => {
+            if parity {
+                legs.extend(w.host_parity.map(|r| leg(r, 1.0, false)));
+            }
+            legs.push(Leg {
+                key: format!("members of {}", a.name),
+                name: "member LUNs".into(),
+                rate: ZONES.map(|z| members_write(w, &a.members, z) / per_stripe),
+                per_byte: 1.0,
+            });
+        }
+    }
+    legs
+}
+
+/// What a host array's member LUNs `members` write side by side, bytes/s of their own: each
+/// member's own write bound where every stage on the members' paths divides its rate among
+/// the members crossing it.
+fn members_write(w: &World, members: &[usize], z: Zone) -> f64 {
+    let legs: Vec<Vec<Leg>> = members.iter().map(|&m| write_legs(w, m)).collect();
+    let users = leg_users(legs.iter());
+    legs.iter()
+        .map(|legs| {
+            legs.iter()
+                .map(|g| g.lun_rate(z, users[&g.key]))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .sum()
+}
+
+/// How many of the LUNs whose stages are `legs` cross each stage, by key.
+fn leg_users<'a>(
+    legs: impl Iterator<Item = &'a Vec<Leg>>,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut users = std::collections::BTreeMap::new();
+    for legs in legs {
+        let mut seen = std::collections::BTreeSet::new();
+        for g in legs.iter().filter(|g| seen.insert(&g.key)) {
+            *users.entry(g.key.clone()).or_insert(0.0) += 1.0;
+        }
+    }
+    users
+}
+
+/// A write bound by [`Zone`], each with what sets it.
+struct WriteBound {
+    by: [(f64, String); 3],
+    /// What lets writes pass the outer zone's bound for a while.
+    why: &'static str,
+    /// For all LUNs at once: limiters are shared stages dividing their rate.
+    shared: bool,
+}
+
+impl WriteBound {
+    fn rate(&self, z: Zone) -> f64 {
+        self.by[z as usize].0
+    }
+
+    /// What sets each figure that differs: "limited by X", "; at the outer zone by Y",
+    /// "; 45.0 MB/s while the write-back cache has room, limited by Z".
+    fn note(&self) -> String {
+        let what = |l: &str| {
+            if self.shared {
+                shared_note(l)
+            } else if l.is_empty() {
+                "nothing on its path bounds it".into()
+            } else {
+                format!("limited by {l}")
+            }
+        };
+        let [inner, outer, peak] = &self.by;
+        let mut s = what(&inner.1);
+        if outer.1 != inner.1 && !(self.shared && outer.1.is_empty()) {
+            s += &format!("; at the outer zone by {}", outer.1);
+        }
+        if peak.0 > outer.0 * (1.0 + 1e-9) {
+            s += &format!("; {} MB/s {}", mb_or_unbounded(peak.0), self.why);
+            // (All LUNs at once: the sum of theirs, unless something they share divides it.)
+            if !(self.shared && peak.1.is_empty()) {
+                s += &format!(", {}", what(&peak.1));
+            }
+        }
+        s
+    }
+}
+
+fn mb_or_unbounded(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}", x / 1e6)
+    } else {
+        "unbounded".into()
+    }
+}
+
+/// Write bounds per LUN and for all visible LUNs at once.
+struct WriteBounds {
+    luns: Vec<WriteBound>,
+    all: WriteBound,
+}
+
+/// Write bounds per LUN: the lowest rate of the stages its writes cross, in its terms, by
+/// [`Zone`]; and for all visible LUNs at once, each stage they share dividing its rate among
+/// them: as the read bounds, from the same components' write figures.
+fn lun_write_bounds(w: &World) -> WriteBounds {
+    let legs: Vec<Vec<Leg>> = (0..w.luns.len()).map(|li| write_legs(w, li)).collect();
+    let lowest = |legs: &[Leg], z: Zone, users: &dyn Fn(&str) -> f64, start: f64| {
+        let (mut b, mut via) = (start, String::new());
+        for g in legs {
+            let x = g.lun_rate(z, users(&g.key));
+            if x < b {
+                b = x;
+                via = g.name.clone();
+            }
+        }
+        (b, via)
+    };
+    let luns: Vec<WriteBound> = w
+        .luns
+        .iter()
+        .zip(&legs)
+        .map(|(l, legs)| {
+            let a = &w.arrays[l.array];
+            let why = match a.ctrl {
+                Some(c) if w.ctrls[c].write_back => "while the write-back cache has room",
+                Some(_) => "while the drives' write caches have room",
+                None => "while the caches below it have room",
+            };
+            WriteBound {
+                by: ZONES.map(|z| lowest(legs, z, &|_| 1.0, f64::INFINITY)),
+                why,
+                shared: false,
+            }
+        })
+        .collect();
+    let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
+    let users = leg_users(visible.iter().map(|&i| &legs[i]));
+    let users = |k: &str| users.get(k).copied().unwrap_or(1.0);
+    let by = ZONES.map(|z| {
+        let mut total = (0.0, String::new());
+        for &i in &visible {
+            let (b, via) = lowest(&legs[i], z, &users, luns[i].rate(z));
+            total.0 += b;
+            if !via.is_empty() {
+                total.1 = via;
+            }
+        }
+        total
+    });
+    // What lets them all pass it: what lets each, if the same for all.
+    let mut whys = visible.iter().map(|&i| luns[i].why);
+    let first = whys.next().unwrap_or("at the most");
+    let why = if whys.all(|x| x == first) {
+        first
+    } else {
+        "at the most"
+    };
+    WriteBounds {
+        all: WriteBound {
+            by,
+            why,
+            shared: true,
+        },
+        luns,
+    }
 }
 
 /// "; one sequential stream about … (N data drives' worth)" for an array of `n` drives of
@@ -855,6 +1223,26 @@ fn read_bound(b: &ComponentBound) -> String {
             b.outer_bytes_s / 1e6
         )
     }
+}
+
+/// "37.0 MB/s write kept up (limited by …; 45.0 MB/s while the write-back cache has room,
+/// limited by …)", with "over the whole stroke (inner zone), 783.0 at the outer zone" when
+/// the drives' zone moves it.
+fn write_bound(b: &ComponentBound) -> String {
+    let zone = if b.write_zoned() {
+        format!(
+            " over the whole stroke (inner zone), {} at the outer zone",
+            mb_or_unbounded(b.write_outer_bytes_s)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} MB/s write{}{zone} ({})",
+        mb_or_unbounded(b.write_bytes_s),
+        if b.write_peaked() { " sustained" } else { "" },
+        b.write_note
+    )
 }
 
 /// `PATH` or `PATH#LUN` (a path that exists as written is never split).
@@ -1032,10 +1420,12 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
             let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);
+            let _ = writeln!(s, "         {}", write_bound(lb));
         }
     }
     if let Some(all) = b.iter().find(|x| x.name == "all" && lun.is_none()) {
         let _ = writeln!(s, "all LUNs at once: {} ({})", read_bound(all), all.note);
+        let _ = writeln!(s, "                  {}", write_bound(all));
     }
     Ok(s)
 }

@@ -1326,3 +1326,250 @@ disk = \"compaq-18g-10k\"\n";
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A file with several independent mistakes is refused with every one of them at once: each
+/// on its own line, word for word the line it gives alone, in file order. A drive refused is
+/// not refused again at the arrays that use it.
+#[test]
+fn every_independent_error_is_given_at_once() {
+    // Each edit keeps the line count, so each error's line is the same alone and together.
+    let edits = [
+        ("cpus = 2", "cpus = 0"),
+        ("link_mb_s = 100", "link_mb_s = 0"),
+        ("write_mb_s = 50", "write_mb_s = -1"),
+        ("base = \"compaq-18g-10k\"", "base = \"floppy\""),
+        ("level = \"raid5\"", "level = \"raid7\""),
+        ("disks = 1", "disks = 2"),
+        ("members = [\"la\", \"lb\"]", "members = [\"la\", \"la\"]"),
+        ("path = [\"fc0\", \"sw\"]", "path = [\"fc0\", \"sx\"]"),
+    ];
+    let alone: Vec<String> = edits
+        .iter()
+        .map(|&(old, new)| {
+            let e = raidlab_sim::config::parse("s.toml", &small_with(old, new)).unwrap_err();
+            assert!(e.is_usage() && !e.message.contains('\n'), "{new}: {e}");
+            e.message
+        })
+        .collect();
+    let mut all = SMALL.to_string();
+    for (old, new) in edits {
+        all = all.replacen(old, new, 1);
+    }
+    let e = raidlab_sim::config::parse("s.toml", &all).unwrap_err();
+    assert!(e.is_usage());
+    let got: Vec<&str> = e.lines().collect();
+    let line = |m: &str| -> usize { m.split(':').nth(1).unwrap().parse().unwrap() };
+    let mut want: Vec<&str> = alone.iter().map(String::as_str).collect();
+    want.sort_by_key(|m| line(m));
+    assert_eq!(got, want, "{e}");
+    assert!(
+        !e.message.contains("disk 'd' is not in the catalog"),
+        "the drive refused once: {e}"
+    );
+}
+
+/// Mistakes that leave nothing to check stop there: TOML that does not parse, an include
+/// that cannot be read, a model that is not defined (its components lack its keys).
+#[test]
+fn errors_that_stop_the_checks_are_given_alone() {
+    let dir = std::env::temp_dir().join(format!("raidlab-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    // A range error too: not reported past the first two kinds.
+    let bad_rate = small_with("cpus = 2", "cpus = 0");
+    for (text, want) in [
+        (bad_rate.replacen("[host]", "[host", 1), "s.toml:3:"),
+        (
+            format!("include = [\"nope.toml\"]\n{bad_rate}"),
+            "cannot read include",
+        ),
+        (
+            bad_rate
+                .replacen("name = \"fc0\"\n", "name = \"fc0\"\nmodel = \"m1\"\n", 1)
+                .replacen("name = \"c\"\n", "name = \"c\"\nmodel = \"m2\"\n", 1),
+            "model 'm1' is not defined",
+        ),
+    ] {
+        std::fs::write(&p, &text).unwrap();
+        let e = raidlab_sim::config::load(&p).unwrap_err();
+        assert!(e.is_usage() && e.message.contains(want), "{e}");
+        assert!(!e.message.contains("cpus = 0"), "{e}");
+    }
+    // Models not defined: each, at once.
+    let e = raidlab_sim::config::load(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(e.lines().count(), 2, "{e}");
+}
+
+/// `bounds` of a system file (or `FILE#LUN`) and one of them by name.
+fn bounds_of(path: &std::path::Path) -> Vec<raidlab_sim::ComponentBound> {
+    raidlab_sim::bounds(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+fn named<'a>(b: &'a [raidlab_sim::ComponentBound], n: &str) -> &'a raidlab_sim::ComponentBound {
+    b.iter()
+        .find(|c| c.name == n)
+        .unwrap_or_else(|| panic!("{n} in {b:?}"))
+}
+
+/// A simulated run's total write rate (bytes/s), its bottleneck and its busiest component.
+fn written(target: &str, opts: &[(&str, &str)]) -> (f64, Option<String>, String) {
+    let mut o = vec![
+        ("rw", "write"),
+        ("bs", "1m"),
+        ("direct", "1"),
+        ("iodepth", "8"),
+    ];
+    o.extend_from_slice(opts);
+    let r = sim_run(target, &o);
+    let rate = r.aggregate().summary().write_bw_bytes;
+    let x = r.jobs[0].sim.as_ref().expect("simulated extras");
+    let busiest = x
+        .components
+        .iter()
+        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    (rate, x.bottleneck.clone(), busiest)
+}
+
+/// Seed 000's chain (Fig. 14, 11+p behind one HSG80): once the write-back cache is full its
+/// writes go no faster than the controller's XOR engine (components.toml: parity_mb_s = 37,
+/// MB/s of data), and while the cache has room no faster than the cache side of its data
+/// path (write_mb_s = 45). The simulator's long sequential write stays under the first with
+/// the XOR engine its busiest component; a short one passes it, under the second, with the
+/// data path saturated.
+#[test]
+fn a_chains_write_bound_is_its_xor_engine_and_while_cached_its_data_path() {
+    let sys = repo().join("systems/llnl2000/fig14.toml");
+    let b = bounds_of(&sys);
+    let (lun, parity, data) = (
+        named(&b, "lun/u0c0"),
+        named(&b, "ctrl/unit0A/parity"),
+        named(&b, "ctrl/unit0A/data"),
+    );
+    assert!((parity.write_bytes_s - 37e6).abs() < 1.0, "{parity:?}");
+    assert!((data.write_bytes_s - 45e6).abs() < 1.0, "{data:?}");
+    assert_eq!(lun.write_bytes_s, parity.write_bytes_s, "{lun:?}");
+    assert_eq!(lun.write_outer_bytes_s, parity.write_bytes_s, "{lun:?}");
+    assert_eq!(lun.write_peak_bytes_s, data.write_bytes_s, "{lun:?}");
+    let text = raidlab_sim::explain(&sys).unwrap();
+    assert!(
+        text.contains(
+            "37.0 MB/s write sustained (limited by ctrl/unit0A/parity; 45.0 MB/s while the \
+             write-back cache has room, limited by ctrl/unit0A/data)"
+        ),
+        "{text}"
+    );
+    let t = system("llnl2000/fig14.toml");
+    let (long, _, busiest) = written(&t, &[("size", "2g")]);
+    assert!(long <= lun.write_bytes_s, "{long} B/s past {lun:?}");
+    assert_eq!(busiest, "ctrl/unit0A/parity");
+    let (short, bottleneck, _) = written(&t, &[("size", "64m")]);
+    assert!(
+        short > lun.write_bytes_s && short <= lun.write_peak_bytes_s,
+        "{short} B/s, {lun:?}"
+    );
+    assert_eq!(bottleneck.as_deref(), Some("ctrl/unit0A/data"));
+}
+
+/// The write bounds are the components' own figures: with seed 000's XOR engine at 20 MB/s and
+/// the KGPSA adapter writing 25 MB/s, the chain's bound is 20 MB/s (the engine), 25 while the
+/// cache has room (the adapter).
+#[test]
+fn write_bounds_follow_the_components_parameters() {
+    let dir = std::env::temp_dir().join(format!("raidlab-write-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo().join("systems/llnl2000");
+    let comp = std::fs::read_to_string(src.join("components.toml")).unwrap();
+    for premise in ["parity_mb_s = 37 ", "write_mb_s = 50 "] {
+        assert!(comp.contains(premise), "the test's premise: {premise}");
+    }
+    std::fs::write(
+        dir.join("components.toml"),
+        comp.replace("parity_mb_s = 37 ", "parity_mb_s = 20 ")
+            .replace("write_mb_s = 50 ", "write_mb_s = 25 "),
+    )
+    .unwrap();
+    std::fs::copy(src.join("fig14.toml"), dir.join("fig14.toml")).unwrap();
+    let b = bounds_of(&dir.join("fig14.toml"));
+    std::fs::remove_dir_all(&dir).ok();
+    let lun = named(&b, "lun/u0c0");
+    assert!((lun.write_bytes_s - 20e6).abs() < 1.0, "{lun:?}");
+    assert!((lun.write_peak_bytes_s - 25e6).abs() < 1.0, "{lun:?}");
+    assert!(
+        lun.write_note.starts_with("limited by ctrl/unit0A/parity;")
+            && lun.write_note.ends_with("limited by host/fc0"),
+        "{lun:?}"
+    );
+}
+
+/// Seed 000 §4–5: a node "seems to be unable to write more than 50MB/s through a single
+/// interface no matter how many units it can write to", and two interfaces double it. Three
+/// chains behind one interface (Fig. 17) are bounded at 50 MB/s all at once by that
+/// interface's adapter, four behind two (Fig. 21) at 100; the simulator writes all LUNs at
+/// once at those bounds (within 1%) with the adapters saturated.
+#[test]
+fn one_interface_bounds_writes_at_50_mb_s_and_two_at_100() {
+    for (fig, want, adapters) in [
+        ("fig17", 50e6, &["host/fc0"][..]),
+        ("fig21", 100e6, &["host/fc0", "host/fc1"][..]),
+    ] {
+        let b = bounds_of(&repo().join(format!("systems/llnl2000/{fig}.toml")));
+        let all = named(&b, "all");
+        assert!((all.write_bytes_s - want).abs() < 1.0, "{fig}: {all:?}");
+        assert!(
+            all.write_note.starts_with("shared host/fc"),
+            "{fig}: {all:?}"
+        );
+        // Each adapter writes 50 MB/s.
+        for a in adapters {
+            assert!(
+                (named(&b, a).write_bytes_s - 50e6).abs() < 1.0,
+                "{fig}: {a}"
+            );
+        }
+        let (rate, bottleneck, _) =
+            written(&system(&format!("llnl2000/{fig}.toml")), &[("size", "2g")]);
+        assert!(
+            rate <= all.write_bytes_s && rate >= 0.99 * all.write_bytes_s,
+            "{fig}: {rate} B/s, {all:?}"
+        );
+        let bottleneck = bottleneck.unwrap_or_default();
+        assert!(
+            adapters.contains(&bottleneck.as_str()),
+            "{fig}: {bottleneck}"
+        );
+    }
+}
+
+/// A host RAID 5 of four drives writes three drives' worth: each stripe's parity takes the
+/// fourth (a mirror of pairs, two). Written near the drives' end, md0 writes at its inner-zone
+/// bound: no more than the few MB the drives' write caches still hold at the end, and no less
+/// than 95% of it, the drives the busiest.
+#[test]
+fn a_host_parity_array_writes_its_data_members_worth() {
+    for (file, data_drives) in [("raid5-4d-c64", 3.0), ("raid10-4d-c64", 2.0)] {
+        let sys = repo().join(format!("systems/linuxraid2010/{file}.toml"));
+        let b = bounds_of(&sys);
+        let (md, member) = (named(&b, "lun/md0"), named(&b, "lun/sd0lun"));
+        assert!(
+            (md.write_bytes_s - data_drives * member.write_bytes_s).abs() < 1.0,
+            "{file}: {md:?} {member:?}"
+        );
+        assert!(
+            md.write_note.starts_with("limited by member LUNs"),
+            "{md:?}"
+        );
+        if file.starts_with("raid5") {
+            let (rate, _, busiest) = written(
+                &system(&format!("linuxraid2010/{file}.toml")),
+                &[("size", "1g"), ("offset", "1390g")],
+            );
+            assert!(
+                rate <= 1.05 * md.write_bytes_s && rate >= 0.95 * md.write_bytes_s,
+                "{rate} B/s, {md:?}"
+            );
+            assert!(busiest.ends_with("/disk0"), "{busiest}");
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `raidlab explain SYSTEM.toml[#LUN] [--output-format text|json]`: a simulated system's path
-//! from host to drives with each component's theoretical bound, and the bound per LUN and for
-//! all LUNs together. Only components on a LUN's path are listed: those of the LUN given, or
+//! from host to drives with each component's theoretical bound, and the read and write bounds
+//! per LUN and for all LUNs together. Only components on a LUN's path are listed: those of the LUN given, or
 //! of the LUNs a run of the whole system drives.
 
 use crate::error::CliError;
@@ -17,13 +17,7 @@ pub struct ExplainArgs {
 pub fn main(args: ExplainArgs) -> Result<(), CliError> {
     // `PATH#LUN` goes to the simulator whole: it checks the LUN and explains that LUN.
     let path = std::path::PathBuf::from(args.system.strip_prefix("sim:").unwrap_or(&args.system));
-    let err = |e: raidlab_sim::SimError| {
-        if e.is_usage() {
-            CliError::usage(e.to_string())
-        } else {
-            CliError::failed(e.to_string())
-        }
-    };
+    let err = CliError::sim;
     match args.output_format.as_str() {
         "text" => crate::stdout::print(&raidlab_sim::explain(&path).map_err(err)?),
         "json" => {
@@ -31,12 +25,25 @@ pub fn main(args: ExplainArgs) -> Result<(), CliError> {
             let v: Vec<serde_json::Value> = b
                 .iter()
                 .map(|c| {
+                    // Unbounded (a parity engine's reads, a path stage that sets no write rate):
+                    // null.
+                    let rate = |x: f64| {
+                        if x.is_finite() {
+                            serde_json::json!(x)
+                        } else {
+                            serde_json::Value::Null
+                        }
+                    };
                     serde_json::json!({
                         "name": c.name,
                         "kind": c.kind,
-                        "bound_bytes_s": if c.bound_bytes_s.is_finite() { serde_json::json!(c.bound_bytes_s) } else { serde_json::Value::Null },
-                        "outer_bound_bytes_s": if c.outer_bytes_s.is_finite() { serde_json::json!(c.outer_bytes_s) } else { serde_json::Value::Null },
+                        "bound_bytes_s": rate(c.bound_bytes_s),
+                        "outer_bound_bytes_s": rate(c.outer_bytes_s),
                         "note": c.note,
+                        "write_bound_bytes_s": rate(c.write_bytes_s),
+                        "write_outer_bound_bytes_s": rate(c.write_outer_bytes_s),
+                        "write_peak_bytes_s": rate(c.write_peak_bytes_s),
+                        "write_note": c.write_note,
                     })
                 })
                 .collect();

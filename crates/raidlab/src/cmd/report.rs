@@ -212,9 +212,10 @@ pub fn report_db_with(
     for target in sim_targets {
         match sim_limits(target, &experiment_dirs) {
             Ok(l) => limits.push(l),
-            Err(e) => meta
-                .notes
-                .push(format!("No limits table for {target}: {e}")),
+            Err(e) => meta.notes.push(format!(
+                "No limits table for {target}: {}",
+                e.lines().collect::<Vec<_>>().join("; ")
+            )),
         }
     }
     write_report_opts(&runs, &conv, &limits, &meta, out, write).map_err(report_err)
@@ -260,22 +261,30 @@ fn sim_limits(
     })
 }
 
-/// A simulator bound as a row of the limits table. The whole stroke's bound is the one that
-/// holds for a large data set; the note gives the outer zone's where the drives set it.
+/// A simulator bound as a row of the limits table: its read and its write bound. The whole
+/// stroke's bound is the one that holds for a large data set (and for writes, once a
+/// write-back cache is full); the note gives the outer zone's where the drives set it, and
+/// what writes reach while a cache takes them.
 fn component_limit(b: raidlab_sim::ComponentBound) -> ComponentLimit {
+    let mut note = b.note.clone();
+    if b.zoned() {
+        note += &format!("; {:.1} MB/s at the outer zone", b.outer_bytes_s / 1e6);
+    }
+    if !b.write_note.is_empty() {
+        note += &format!("; writes {}", b.write_note);
+    }
+    if b.write_zoned() {
+        note += &format!(
+            "; {:.1} MB/s writing at the outer zone",
+            b.write_outer_bytes_s / 1e6
+        );
+    }
     ComponentLimit {
-        note: if b.zoned() {
-            format!(
-                "{}; {:.1} MB/s at the outer zone",
-                b.note,
-                b.outer_bytes_s / 1e6
-            )
-        } else {
-            b.note
-        },
+        note,
         name: b.name,
         kind: b.kind,
         bound_bytes_s: b.bound_bytes_s,
+        write_bound_bytes_s: Some(b.write_bytes_s).filter(|x| x.is_finite()),
     }
 }
 

@@ -601,13 +601,7 @@ fn open_array(
 }
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
-    let r = raidlab_sim::run(specs).map_err(|e| {
-        if e.is_usage() {
-            CliError::usage(e.to_string())
-        } else {
-            CliError::failed(e.to_string())
-        }
-    })?;
+    let r = raidlab_sim::run(specs).map_err(CliError::sim)?;
     if specs.iter().any(|s| s.verify) {
         // As the page-cache note: once a process, after a run.
         static SAID_VERIFY: std::sync::Once = std::sync::Once::new();

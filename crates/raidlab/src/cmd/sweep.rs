@@ -60,12 +60,9 @@ pub struct SweepArgs {
     parallel: Option<u32>,
 }
 
+/// The lab's error, each of its lines (a system file's errors) a line of its own.
 fn cli(e: LabError) -> CliError {
-    if e.is_usage() {
-        CliError::usage(e.to_string())
-    } else {
-        CliError::failed(e.to_string())
-    }
+    CliError::lines(if e.is_usage() { 2 } else { 1 }, e.message().lines())
 }
 
 /// Runs points through `raidlab run`'s dispatcher (engine, arrays or simulator by target).
@@ -101,13 +98,7 @@ impl ExecRunner {
                 progress: false,
             },
         )
-        .map_err(|e| {
-            if e.code == 2 {
-                LabError::usage(e.message)
-            } else {
-                LabError::failed(e.message)
-            }
-        })
+        .map_err(|e| LabError::lines(e.code == 2, e.message.lines()))
     }
 }
 
