@@ -1758,10 +1758,10 @@ impl<'w> Engine<'w> {
     /// 2.6.2x–3x): a copy on a member with no member I/O pending is taken as it is met
     /// (ranked alike: the planner meets the copies from the one its layout rotation names);
     /// if none is idle, the one whose last member I/O ended nearest the data. RAID 1 first
-    /// keeps a read that goes on from where the last read sent ended on the member that
-    /// one went to, as raid1.c does for sequential reads. md counts a member busy from when it sends a
-    /// request, not from when the drive has it, so a burst of reads (read-ahead, a deep
-    /// queue) spreads over the copies.
+    /// keeps a read that goes on from where the last read sent ended on the member that one
+    /// went to, as raid1.c does for sequential reads. md counts a member busy from when it
+    /// sends a request, not from when the drive has it, so a burst of reads (read-ahead, a
+    /// deep queue) spreads over the copies.
     fn host_mirror_loads(&self, ai: usize, logical: u64) -> Option<Vec<u64>> {
         let arr = &self.w.arrays[ai];
         if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) {
