@@ -582,13 +582,19 @@ fn leaf_group<'a>(
 /// their superblocks.
 fn group_of(found: &[Found], uuid: [u8; 16]) -> (Vec<&Found>, Superblock) {
     let group: Vec<&Found> = found.iter().filter(|f| f.sb.array.uuid == uuid).collect();
-    let newest = group
+    let newest = newest_record(&group);
+    (group, newest)
+}
+
+/// The newest record among the superblocks of `group` (members of one leaf array, at least
+/// one).
+fn newest_record(group: &[&Found]) -> Superblock {
+    group
         .iter()
         .max_by_key(|f| f.sb.recency())
         .expect("a member of the array")
         .sb
-        .clone();
-    (group, newest)
+        .clone()
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {
@@ -761,12 +767,7 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
 fn with_beside<'a>(mut group: Vec<&'a Found>, beside: &'a Beside) -> (Vec<&'a Found>, Superblock) {
     let uuid = group[0].sb.array.uuid;
     group.extend(beside.found.iter().filter(|f| f.sb.array.uuid == uuid));
-    let newest = group
-        .iter()
-        .max_by_key(|f| f.sb.recency())
-        .expect("a member of the array")
-        .sb
-        .clone();
+    let newest = newest_record(&group);
     (group, newest)
 }
 

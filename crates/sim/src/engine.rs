@@ -1767,14 +1767,7 @@ impl<'w> Engine<'w> {
         if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) {
             return None;
         }
-        let mut first = Vec::with_capacity(1);
-        arr.geom.map_read(
-            logical,
-            512.min(arr.geom.capacity() - logical),
-            None,
-            &mut first,
-        );
-        let target = first.first().map_or(0, |m| m.offset);
+        let target = mirror_target(arr, logical);
         let (next, last) = self.mirror_next[ai];
         let sequential = arr.geom.level == Level::Raid1 && logical == next && next > 0;
         Some(
@@ -2479,9 +2472,9 @@ fn member_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
     mirror_loads(w, ai, logical)
 }
 
-/// [`member_loads`] of a mirror.
-fn mirror_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
-    let arr = &w.arrays[ai];
+/// Where a mirror read at `logical` of `arr` lies on its members (every copy of it lies at
+/// the same member offset): what read balancing measures head distances to.
+fn mirror_target(arr: &crate::world::Array, logical: u64) -> u64 {
     let mut first = Vec::with_capacity(1);
     arr.geom.map_read(
         logical,
@@ -2489,7 +2482,13 @@ fn mirror_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
         None,
         &mut first,
     );
-    let target = first.first().map_or(0, |m| m.offset);
+    first.first().map_or(0, |m| m.offset)
+}
+
+/// [`member_loads`] of a mirror.
+fn mirror_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
+    let arr = &w.arrays[ai];
+    let target = mirror_target(arr, logical);
     Some(
         arr.members
             .iter()
