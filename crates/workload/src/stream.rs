@@ -199,8 +199,10 @@ pub struct RequestStream {
     pass_bytes: u64,
     /// Bytes issued in this pass.
     cursor: u64,
-    /// Sequential position within the region (wraps to 0 when `io_size` exceeds the region).
-    pos: u64,
+    /// Sequential positions within the region, of reads and of writes apart, as fio keeps
+    /// them (`rw=rw` reads 0, 4k, 8k, … and writes 0, 4k, … behind them); each wraps to 0
+    /// when `io_size` exceeds the region.
+    pos: [u64; 2],
     /// The direction and block size of every request when no draw picks either (one
     /// direction, one block size for it): such streams take a shorter path.
     fixed: Option<(Dir, u64)>,
@@ -265,7 +267,7 @@ impl RequestStream {
             pass: 0,
             pass_bytes: spec.io_size.unwrap_or(len),
             cursor: 0,
-            pos: 0,
+            pos: [0; 2],
             fixed,
             fixed_mixed,
             mapped,
@@ -389,11 +391,12 @@ impl RequestStream {
                 }
             }
         } else {
-            if self.pos + bs > self.len {
-                self.pos = 0; // io_size beyond the region: wrap around, as fio does
+            let pos = &mut self.pos[dir as usize];
+            if *pos + bs > self.len {
+                *pos = 0; // io_size beyond the region: wrap around, as fio does
             }
-            let o = self.start + self.pos;
-            self.pos += bs;
+            let o = self.start + *pos;
+            *pos += bs;
             o
         };
         self.cursor += bs;
@@ -482,7 +485,7 @@ impl RequestStream {
     fn end_pass(&mut self, bs: u64) -> bool {
         self.pass += 1;
         self.cursor = 0;
-        self.pos = 0;
+        self.pos = [0; 2];
         self.seq == 0 && self.pass > 0 && bs > self.len
     }
 }
@@ -644,6 +647,46 @@ mod tests {
             .unwrap()
             .take(n)
             .collect()
+    }
+
+    /// As fio (its `last_pos` per direction): a sequential mixed job's reads and writes each
+    /// walk the region from its start, so writes go over blocks the reads went over; the
+    /// pass ends when both together moved `size` (fio's log of `rw=rw`, bs=4k, size=64k:
+    /// read 0, 4096, 8192, write 0, read 12288, …). They shared one position before, so
+    /// each block was either read or written.
+    #[test]
+    fn sequential_mixed_reads_and_writes_each_walk_the_region() {
+        let s = spec(&[("rw", "rw"), ("bs", "4k"), ("size", "64k")]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 16);
+        for dir in [Dir::Read, Dir::Write] {
+            let offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.dir == dir)
+                .map(|r| r.offset)
+                .collect();
+            assert!(!offs.is_empty(), "{dir:?}");
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(offs, want, "{dir:?}");
+        }
+        // io_size past the region: each direction wraps round on its own.
+        let s = spec(&[
+            ("rw", "rw"),
+            ("bs", "4k"),
+            ("size", "16k"),
+            ("io_size", "64k"),
+        ]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 16);
+        for dir in [Dir::Read, Dir::Write] {
+            let offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.dir == dir)
+                .map(|r| r.offset)
+                .collect();
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i % 4 * 4096).collect();
+            assert_eq!(offs, want, "{dir:?}");
+        }
     }
 
     /// Mixed block sizes end a pass on exactly its bytes, as fio does: a size that would run
