@@ -238,8 +238,8 @@ pub struct JobSpec {
     /// request's block size. xdd and IOMeter place random requests on any 512-byte sector.
     #[serde(default)]
     pub blockalign: Option<u64>,
-    /// Stop after this many requests, if the region or runtime has not ended the job first
-    /// (fio's `number_ios`).
+    /// Stop after this many requests a loop, if the region or runtime has not ended the job
+    /// first (fio's `number_ios`; see [`JobSpec::request_cap`]).
     #[serde(default)]
     pub number_ios: Option<u64>,
     /// Start of the region, bytes.
@@ -540,6 +540,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
 }
 
 impl JobSpec {
+    /// The requests after which `number_ios` ends the job: `number_ios` times `loops`, as
+    /// fio counts them (its `exceeds_number_ios` compares the requests of all loops so far
+    /// with `number_ios * loops`): `number_ios=5 loops=3` over 16 blocks issues 15 requests,
+    /// one pass's first 15, and `number_ios=20 loops=3` all 48 of the three passes.
+    pub fn request_cap(&self) -> Option<u64> {
+        self.number_ios
+            .map(|n| n.saturating_mul(u64::from(self.loops)))
+    }
+
     /// Check the options together (each was checked alone by [`apply_option`]).
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |m: String| {

@@ -298,14 +298,14 @@ impl RequestStream {
         })
     }
     /// Bytes the whole stream transfers, if that is known ahead: one block size, not
-    /// time-based; `loops` passes, or fewer when `number_ios` ends it first.
+    /// time-based; `loops` passes, or fewer when `number_ios` (times `loops`) ends it first.
     pub fn total_bytes(&self) -> Option<u64> {
         if self.infinite {
             return None;
         }
         let per_pass = self.requests_per_pass()?;
         let mut n = per_pass * self.spec.loops as u64;
-        if let Some(cap) = self.spec.number_ios {
+        if let Some(cap) = self.spec.request_cap() {
             n = n.min(cap);
         }
         Some(n * self.one_block()?)
@@ -324,7 +324,7 @@ impl RequestStream {
             return Some(b);
         }
         let mut bytes = self.pass_bytes.saturating_mul(self.spec.loops as u64);
-        if let Some(n) = self.spec.number_ios {
+        if let Some(n) = self.spec.request_cap() {
             let mean = |d: &crate::spec::BsDist| {
                 d.entries
                     .iter()
@@ -416,7 +416,7 @@ impl RequestStream {
     #[inline(always)]
     fn ended(&self) -> bool {
         (!self.infinite && self.pass >= self.spec.loops)
-            || self.spec.number_ios.is_some_and(|n| self.seq >= n)
+            || self.spec.request_cap().is_some_and(|n| self.seq >= n)
     }
 
     /// Whether a block of `bs` bytes still belongs to this pass.
@@ -796,19 +796,31 @@ mod tests {
 
     #[test]
     fn number_ios_ends_the_stream_early() {
+        // As fio (3.33's write_iolog of these jobs): number_ios counts per loop, over the
+        // loops together, so 5 a loop for 3 loops is one pass's first 15 requests of 16...
         let s = spec(&[
             ("rw", "read"),
             ("bs", "4k"),
             ("size", "64k"),
             ("loops", "3"),
-            ("number_ios", "20"),
+            ("number_ios", "5"),
         ]);
         let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
         let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
-        assert_eq!(stream.total_bytes(), Some(20 * 4096));
+        assert_eq!(stream.total_bytes(), Some(15 * 4096));
         let reqs: Vec<Request> = stream.collect();
-        assert_eq!(reqs.len(), 20);
-        assert_eq!(reqs[19].pass, 1);
+        assert_eq!(reqs.len(), 15);
+        assert!(reqs.iter().all(|r| r.pass == 0));
+        assert_eq!(reqs[14].offset, 14 * 4096);
+        // ... 20 a loop for 3 loops is all three passes (60 > 48), and 12 a loop ends the
+        // third pass after its fourth request.
+        for (n, want) in [(20, 48), (12, 36)] {
+            let mut s = s.clone();
+            apply_option(&mut s, "number_ios", Some(&n.to_string())).unwrap();
+            let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+            assert_eq!(stream.total_bytes(), Some(want * 4096), "number_ios={n}");
+            assert_eq!(stream.count() as u64, want, "number_ios={n}");
+        }
         let unbounded = spec(&[
             ("rw", "read"),
             ("bs", "4k"),

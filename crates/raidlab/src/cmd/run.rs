@@ -274,7 +274,7 @@ fn option_help(name: &str) -> &'static str {
         "norandommap" => {
             "random offsets drawn with replacement (default: each block once a pass, as fio)"
         }
-        "number_ios" => "stop after this many requests (if nothing ends the job first)",
+        "number_ios" => "stop after this many requests a loop, counted over all loops (if nothing ends the job first)",
         "io_size" | "io_limit" => {
             "bytes each pass transfers (default: size); less touches part of the region"
         }
