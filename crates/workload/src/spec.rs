@@ -269,6 +269,8 @@ pub struct JobSpec {
     pub filenames: Vec<String>,
     /// Writes carry a checksummed header, reads check it.
     pub verify: bool,
+    /// Report with the jobs before it in its stonewall group that report so too, as one
+    /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
