@@ -154,7 +154,7 @@ fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
 /// fio's do_verify: a job that only writes, with verify, reads back every block it wrote
 /// and checks it once its writes are done, on each executor; its write rate is the writes'
 /// alone (no read is counted). A time-based job does not (it would keep every offset), nor
-/// one whose target another job of its group writes.
+/// one whose blocks another job of its group writes.
 #[test]
 fn a_write_job_with_verify_reads_back_what_it_wrote() {
     for engine in ["io_uring", "psync"] {
@@ -191,6 +191,28 @@ fn a_write_job_with_verify_reads_back_what_it_wrote() {
         assert_eq!(r.jobs.len(), 2);
         for j in &r.jobs {
             assert_eq!(j.verify.as_ref().unwrap().blocks_checked, 0, "{engine}");
+        }
+        // Two jobs writing apart (offset_increment) each read back their own blocks: any
+        // second writer of the file turned every read-back off, so verify checked nothing.
+        let r = run_paths(
+            &[job(&[("numjobs", "2"), ("offset_increment", "1m")])],
+            false,
+        )
+        .unwrap();
+        assert_eq!(r.jobs.len(), 2);
+        for j in &r.jobs {
+            let v = j.verify.as_ref().unwrap();
+            assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
+        }
+        // So do two job sections with offsets of their own; a reader beside them is no bar.
+        let mut other = job(&[("offset", "3m")]);
+        other.name = "other".into();
+        let mut reader = job(&[("rw", "randread"), ("verify", "0")]);
+        reader.name = "reader".into();
+        let r = run_paths(&[job(&[]), other, reader], false).unwrap();
+        for j in &r.jobs[..2] {
+            let v = j.verify.as_ref().unwrap();
+            assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
         }
     }
 }
