@@ -122,10 +122,15 @@ impl JobInstance {
         }
         out
     }
-    /// The seed of this instance's stream.
+    /// The seed of this instance's stream: apart for every instance of the run, as fio
+    /// seeds each job by its number, so two job sections alike (or a section and its
+    /// numjobs copies) draw their own offsets rather than the same ones side by side.
+    /// (The first section's seeds are those they always were.)
     pub fn seed(&self, spec: &JobSpec) -> u64 {
-        let mut x =
-            spec.randseed ^ ((self.file_index as u64) << 40) ^ ((self.job_index as u64) << 20);
+        let mut x = spec.randseed
+            ^ ((self.file_index as u64) << 40)
+            ^ ((self.job_index as u64) << 20)
+            ^ (self.spec_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         splitmix64(&mut x)
     }
 }
@@ -834,6 +839,29 @@ mod tests {
         ]);
         let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
         assert_eq!(RequestStream::new(&s, inst, 1 << 20).unwrap().count(), 26);
+    }
+
+    /// Two job sections alike, side by side (a job file's [a] and [b], both randread):
+    /// fio seeds each job by its number, so they read apart; raidlab's seed left out the
+    /// section, so both issued the very same offsets in the same order.
+    #[test]
+    fn job_sections_alike_draw_their_own_offsets() {
+        for rw in ["randread", "randwrite"] {
+            for extra in [&[][..], &[("norandommap", "1")][..]] {
+                let mut o = vec![("rw", rw), ("bs", "4k"), ("size", "1m")];
+                o.extend_from_slice(extra);
+                let specs = [spec(&o), spec(&o)];
+                let insts = JobInstance::expand(&specs);
+                let offs = |i: usize| -> Vec<u64> {
+                    RequestStream::new(&specs[insts[i].spec_index], &insts[i], 1 << 20)
+                        .unwrap()
+                        .take(64)
+                        .map(|r| r.offset)
+                        .collect()
+                };
+                assert_ne!(offs(0), offs(1), "{rw} {extra:?}");
+            }
+        }
     }
 
     #[test]
