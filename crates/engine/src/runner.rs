@@ -99,8 +99,11 @@ pub fn run_with_clock(
             .iter()
             .filter_map(|s| {
                 let size = s.size?;
-                let last = s.offset + s.offset_increment * (s.numjobs as u64 - 1);
-                Some(last + size)
+                // (Saturating: offsets past 2^64 are refused, in one line, not a panic.)
+                let last = s
+                    .offset
+                    .saturating_add(s.offset_increment.saturating_mul(s.numjobs as u64 - 1));
+                Some(last.saturating_add(size))
             })
             .max();
         let info = prepare_path(

@@ -33,6 +33,28 @@ fn a_missing_file_is_created_and_laid_out_to_size() {
     assert!(j.read.lat.mean() >= j.read.clat.mean());
 }
 
+/// Offsets and sizes whose end passes 2^64 are a usage error in one line (the file's end
+/// was summed unchecked: a panic, "attempt to add with overflow", in a debug build).
+#[test]
+fn a_region_past_two_to_the_64_is_a_usage_error_not_a_panic() {
+    let d = tmp();
+    let f = d.path().join("new");
+    for opts in [
+        &[("offset_increment", "16000p"), ("numjobs", "4000")][..],
+        &[("offset", "16000p"), ("size", "16000p")][..],
+    ] {
+        let mut o = vec![
+            ("rw", "write"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(opts);
+        let e = run_paths(&[spec(&o)], false).unwrap_err();
+        assert!(e.is_usage(), "{opts:?}: {e}");
+        assert!(!f.exists(), "{opts:?}");
+    }
+}
+
 #[test]
 fn a_missing_file_without_size_is_a_usage_error() {
     let d = tmp();
