@@ -33,6 +33,28 @@ fn a_missing_file_is_created_and_laid_out_to_size() {
     assert!(j.read.lat.mean() >= j.read.clat.mean());
 }
 
+/// Offsets and sizes whose end passes 2^64 are a usage error in one line (the file's end
+/// was summed unchecked: a panic, "attempt to add with overflow", in a debug build).
+#[test]
+fn a_region_past_two_to_the_64_is_a_usage_error_not_a_panic() {
+    let d = tmp();
+    let f = d.path().join("new");
+    for opts in [
+        &[("offset_increment", "16000p"), ("numjobs", "4000")][..],
+        &[("offset", "16000p"), ("size", "16000p")][..],
+    ] {
+        let mut o = vec![
+            ("rw", "write"),
+            ("size", "1m"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(opts);
+        let e = run_paths(&[spec(&o)], false).unwrap_err();
+        assert!(e.is_usage(), "{opts:?}: {e}");
+        assert!(!f.exists(), "{opts:?}");
+    }
+}
+
 #[test]
 fn a_missing_file_without_size_is_a_usage_error() {
     let d = tmp();
@@ -154,7 +176,7 @@ fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
 /// fio's do_verify: a job that only writes, with verify, reads back every block it wrote
 /// and checks it once its writes are done, on each executor; its write rate is the writes'
 /// alone (no read is counted). A time-based job does not (it would keep every offset), nor
-/// one whose target another job of its group writes.
+/// one whose blocks another job of its group writes.
 #[test]
 fn a_write_job_with_verify_reads_back_what_it_wrote() {
     for engine in ["io_uring", "psync"] {
@@ -191,6 +213,28 @@ fn a_write_job_with_verify_reads_back_what_it_wrote() {
         assert_eq!(r.jobs.len(), 2);
         for j in &r.jobs {
             assert_eq!(j.verify.as_ref().unwrap().blocks_checked, 0, "{engine}");
+        }
+        // Two jobs writing apart (offset_increment) each read back their own blocks: any
+        // second writer of the file turned every read-back off, so verify checked nothing.
+        let r = run_paths(
+            &[job(&[("numjobs", "2"), ("offset_increment", "1m")])],
+            false,
+        )
+        .unwrap();
+        assert_eq!(r.jobs.len(), 2);
+        for j in &r.jobs {
+            let v = j.verify.as_ref().unwrap();
+            assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
+        }
+        // So do two job sections with offsets of their own; a reader beside them is no bar.
+        let mut other = job(&[("offset", "3m")]);
+        other.name = "other".into();
+        let mut reader = job(&[("rw", "randread"), ("verify", "0")]);
+        reader.name = "reader".into();
+        let r = run_paths(&[job(&[]), other, reader], false).unwrap();
+        for j in &r.jobs[..2] {
+            let v = j.verify.as_ref().unwrap();
+            assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
         }
     }
 }

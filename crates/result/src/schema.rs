@@ -175,24 +175,29 @@ pub struct JobResult {
     pub errno: i32,
 }
 
-/// fio's group_reporting: results, each with the index of the job description it comes
-/// from, where the instances of a description that `reporting` says reports as a group are
-/// folded ([`JobResult::merge`]) into one, in the place of its first; the others stay as
-/// they are, in their order.
+/// fio's group_reporting: results in the order their jobs were given, each with the index
+/// of the job description it comes from; `reporting` says which descriptions report as a
+/// group. As fio's `__show_run_stats`, a result of a reporting description is folded
+/// ([`JobResult::merge`]) into the one before it when that one reports as a group too and
+/// is of the same stonewall group (`groupid`), so a `group_reporting` in `[global]` gives
+/// one result per group, however many job sections it holds, named after its first job;
+/// any other result stays as it is, in its order.
 pub fn fold_group_reporting(
     results: impl IntoIterator<Item = (usize, JobResult)>,
     reporting: impl Fn(usize) -> bool,
 ) -> Vec<JobResult> {
     let mut out: Vec<JobResult> = Vec::new();
-    let mut folded: std::collections::HashMap<usize, usize> = Default::default();
+    // Whether the last result in `out` reports as a group (and so takes the next).
+    let mut open = false;
     for (si, r) in results {
-        if reporting(si) {
-            if let Some(&at) = folded.get(&si) {
-                out[at].merge(&r);
+        let rep = reporting(si);
+        if rep && open {
+            if let Some(last) = out.last_mut().filter(|l| l.groupid == r.groupid) {
+                last.merge(&r);
                 continue;
             }
-            folded.insert(si, out.len());
         }
+        open = rep;
         out.push(r);
     }
     out
@@ -400,6 +405,52 @@ mod tests {
         let mut c = job("/dev/loop0");
         c.merge(&job("/dev/loop0"));
         assert_eq!(c.target, "/dev/loop0");
+    }
+
+    /// As fio: group_reporting folds every job of a stonewall group into one result, not
+    /// only the instances of one job section (`[global] group_reporting` over sections a
+    /// (numjobs=3) and b was one entry, "a: (groupid=0, jobs=4)", in fio and two in
+    /// raidlab); a job without it stays alone, and a new stonewall group starts a new one.
+    #[test]
+    fn group_reporting_folds_the_jobs_of_a_stonewall_group() {
+        let job = |name: &str, group: u32, bytes: u64| {
+            let mut j = JobResult {
+                name: name.into(),
+                groupid: group,
+                instances: 1,
+                target: "t".into(),
+                ..Default::default()
+            };
+            j.read.io_bytes = bytes;
+            j.read.total_ios = 1;
+            j.read.runtime_ns = 10;
+            j
+        };
+        let results = vec![
+            (0, job("a", 0, 1)),
+            (0, job("a", 0, 2)),
+            (0, job("a", 0, 4)),
+            (1, job("b", 0, 8)),
+            (2, job("c", 0, 16)),
+            (3, job("d", 0, 32)),
+            (4, job("e", 1, 64)),
+            (4, job("e", 1, 128)),
+        ];
+        // Descriptions 0, 1, 3 and 4 report as groups; 2 (c) does not.
+        let out = fold_group_reporting(results, |si| si != 2);
+        let got: Vec<(&str, u32, u32, u64)> = out
+            .iter()
+            .map(|j| (j.name.as_str(), j.groupid, j.instances, j.read.io_bytes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", 0, 4, 15),
+                ("c", 0, 1, 16),
+                ("d", 0, 1, 32),
+                ("e", 1, 2, 192)
+            ]
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments,
+//! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments (whole
+//! lines, or after a line's text),
 //! `${VAR}` from the environment and `include FILE` lines.
 //!
 //! Options in `[global]` apply to every job that follows it; a later `[global]` adds to
@@ -193,6 +194,21 @@ pub fn parse_job_text(text: &str, origin: &str, base: JobSpec) -> Result<Vec<Job
     p.finish(origin)
 }
 
+/// `line` without the comment that ends it, as fio's `strip_blank_end` cuts every job-file
+/// line at its first `;` or `#` (`size=1m ; one meg` is `size=1m`, `[a] # reads` is `[a]`).
+/// A `#` counts only after a blank, unlike fio's: `sim:SYSTEM.toml#LUN` holds one.
+fn strip_comment(line: &str) -> &str {
+    let semi = line.find(';');
+    let hash = line
+        .match_indices('#')
+        .map(|(at, _)| at)
+        .find(|&at| line[..at].ends_with([' ', '\t']));
+    match semi.into_iter().chain(hash).min() {
+        Some(at) => line[..at].trim_end(),
+        None => line,
+    }
+}
+
 /// A job file's sections as they are read: the options of `[global]` so far, the jobs
 /// closed, and the section being filled.
 struct Parser {
@@ -229,6 +245,7 @@ impl Parser {
             if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
                 continue;
             }
+            let line = strip_comment(line);
             if let Some(name) = line
                 .strip_prefix("include")
                 .filter(|r| r.starts_with([' ', '\t']))
@@ -306,6 +323,24 @@ mod tests {
         assert_eq!(jobs[1].rwmixread, 67);
         assert!(jobs[1].stonewall && !jobs[0].stonewall);
         assert!(jobs.iter().all(|j| j.direct && j.bs.min() == 8192));
+    }
+
+    /// fio cuts a job-file line at a `;` or `#` comment after its text (fio 3.33 runs
+    /// `size=1m ; one meg` as 1 MiB, and `[a] ; reads` as job a); raidlab read the comment as
+    /// part of the value and refused the line. A `#` within a value (a simulated LUN's
+    /// `sim:x.toml#lun0`) is kept.
+    #[test]
+    fn comments_after_a_line_are_cut_as_fio_does() {
+        let text = "[global]\nsize=1m ; one meg\nbs=8k # eight k\n[reads] ; the readers\nrw=randread;x\nfilename=sim:s.toml#lun0 # the LUN\nnumjobs=2\t# two\n";
+        let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
+        assert_eq!(jobs.len(), 1);
+        let j = &jobs[0];
+        assert_eq!(j.name, "reads");
+        assert_eq!(j.size, Some(1 << 20));
+        assert_eq!(j.bs.min(), 8192);
+        assert_eq!(j.rw, RwMode::RandRead);
+        assert_eq!(j.filenames, ["sim:s.toml#lun0"]);
+        assert_eq!(j.numjobs, 2);
     }
 
     #[test]

@@ -238,8 +238,8 @@ pub struct JobSpec {
     /// request's block size. xdd and IOMeter place random requests on any 512-byte sector.
     #[serde(default)]
     pub blockalign: Option<u64>,
-    /// Stop after this many requests, if the region or runtime has not ended the job first
-    /// (fio's `number_ios`).
+    /// Stop after this many requests a loop, if the region or runtime has not ended the job
+    /// first (fio's `number_ios`; see [`JobSpec::request_cap`]).
     #[serde(default)]
     pub number_ios: Option<u64>,
     /// Start of the region, bytes.
@@ -269,6 +269,8 @@ pub struct JobSpec {
     pub filenames: Vec<String>,
     /// Writes carry a checksummed header, reads check it.
     pub verify: bool,
+    /// Report with the jobs before it in its stonewall group that report so too, as one
+    /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
@@ -433,14 +435,33 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "rw" | "readwrite" => spec.rw = RwMode::parse(value).map_err(err)?,
         "bs" | "blocksize" => {
-            let (r, w) = match value.split_once(',') {
-                Some((r, w)) => (r, if w.trim().is_empty() { r } else { w }),
-                None => (value, value),
+            // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
+            // trims'); an empty one is the default, 4k (`bs=64k,` writes 4 KiB blocks, as
+            // in fio). raidlab issues no trims: their size is checked, not used.
+            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(err(format!(
+                    "'{value}' has {} sizes (valid: at most three, for reads, writes and trims, e.g. 4k,64k)",
+                    parts.len()
+                )));
+            }
+            let size = |p: &str| -> Result<u64, SpecError> {
+                if p.is_empty() {
+                    return Ok(4096);
+                }
+                let b = parse_size(p).map_err(err)?;
+                if b == 0 {
+                    return Err(err("block size must be at least 1 byte".into()));
+                }
+                Ok(b)
             };
-            let rb = parse_size(r).map_err(err)?;
-            let wb = parse_size(w).map_err(err)?;
-            if rb == 0 || wb == 0 {
-                return Err(err("block size must be at least 1 byte".into()));
+            let rb = size(parts[0])?;
+            let wb = match parts.get(1) {
+                Some(w) => size(w)?,
+                None => rb,
+            };
+            if let Some(t) = parts.get(2) {
+                size(t)?;
             }
             spec.bs = BlockSizes {
                 read: BsDist::fixed(rb),
@@ -540,6 +561,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
 }
 
 impl JobSpec {
+    /// The requests after which `number_ios` ends the job: `number_ios` times `loops`, as
+    /// fio counts them (its `exceeds_number_ios` compares the requests of all loops so far
+    /// with `number_ios * loops`): `number_ios=5 loops=3` over 16 blocks issues 15 requests,
+    /// one pass's first 15, and `number_ios=20 loops=3` all 48 of the three passes.
+    pub fn request_cap(&self) -> Option<u64> {
+        self.number_ios
+            .map(|n| n.saturating_mul(u64::from(self.loops)))
+    }
+
     /// Check the options together (each was checked alone by [`apply_option`]).
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |m: String| {
@@ -705,6 +735,35 @@ mod tests {
         assert!(e.message.contains("unknown option 'frobnicate'"), "{e}");
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.message.contains("valid: 1 to 65536"), "{e}");
+    }
+
+    /// fio 3.33's sizes of reads and writes for each `bs` (rw=rw): `64k,` and `64k,,16k`
+    /// write 4 KiB blocks (an empty size is the default), `,64k` reads 4 KiB and writes
+    /// 64 KiB, `64k,8k,16k` (trims third) reads 64 KiB and writes 8 KiB. raidlab wrote
+    /// 64 KiB for `64k,` and refused the third size with "'8k,16k' has unknown unit".
+    #[test]
+    fn bs_takes_fios_three_sizes_and_an_empty_one_is_the_default() {
+        for (bs, read, write) in [
+            ("64k", 65536, 65536),
+            ("64k,", 65536, 4096),
+            ("64k,,16k", 65536, 4096),
+            (",64k", 4096, 65536),
+            ("64k,8k", 65536, 8192),
+            ("64k,8k,16k", 65536, 8192),
+        ] {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "bs", Some(bs)).unwrap();
+            assert_eq!(
+                (s.bs.read.min(), s.bs.write.min()),
+                (read, write),
+                "bs={bs}"
+            );
+        }
+        let mut s = JobSpec::default();
+        let e = apply_option(&mut s, "bs", Some("4k,8k,16k,32k")).unwrap_err();
+        assert!(e.message.contains("valid: at most three"), "{e}");
+        let e = apply_option(&mut s, "bs", Some("4k,8k,0")).unwrap_err();
+        assert!(e.message.contains("at least 1 byte"), "{e}");
     }
 
     #[test]

@@ -122,10 +122,15 @@ impl JobInstance {
         }
         out
     }
-    /// The seed of this instance's stream.
+    /// The seed of this instance's stream: apart for every instance of the run, as fio
+    /// seeds each job by its number, so two job sections alike (or a section and its
+    /// numjobs copies) draw their own offsets rather than the same ones side by side.
+    /// (The first section's seeds are those they always were.)
     pub fn seed(&self, spec: &JobSpec) -> u64 {
-        let mut x =
-            spec.randseed ^ ((self.file_index as u64) << 40) ^ ((self.job_index as u64) << 20);
+        let mut x = spec.randseed
+            ^ ((self.file_index as u64) << 40)
+            ^ ((self.job_index as u64) << 20)
+            ^ (self.spec_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         splitmix64(&mut x)
     }
 }
@@ -199,8 +204,10 @@ pub struct RequestStream {
     pass_bytes: u64,
     /// Bytes issued in this pass.
     cursor: u64,
-    /// Sequential position within the region (wraps to 0 when `io_size` exceeds the region).
-    pos: u64,
+    /// Sequential positions within the region, of reads and of writes apart, as fio keeps
+    /// them (`rw=rw` reads 0, 4k, 8k, … and writes 0, 4k, … behind them); each wraps to 0
+    /// when `io_size` exceeds the region.
+    pos: [u64; 2],
     /// The direction and block size of every request when no draw picks either (one
     /// direction, one block size for it): such streams take a shorter path.
     fixed: Option<(Dir, u64)>,
@@ -263,9 +270,16 @@ impl RequestStream {
             sizes: Rng::new(seed ^ 0xAAAA_AAAA_AAAA_AAAA),
             seq: 0,
             pass: 0,
-            pass_bytes: spec.io_size.unwrap_or(len),
+            // A random pass over the map without io_size ends with the map's last block, as
+            // fio's does: a region that is not a whole number of blocks leaves its tail,
+            // where drawing on would visit a block twice.
+            pass_bytes: match (spec.io_size, &mapped) {
+                (Some(n), _) => n,
+                (None, Some((bs, _, _))) => len / bs * bs,
+                (None, None) => len,
+            },
             cursor: 0,
-            pos: 0,
+            pos: [0; 2],
             fixed,
             fixed_mixed,
             mapped,
@@ -296,14 +310,14 @@ impl RequestStream {
         })
     }
     /// Bytes the whole stream transfers, if that is known ahead: one block size, not
-    /// time-based; `loops` passes, or fewer when `number_ios` ends it first.
+    /// time-based; `loops` passes, or fewer when `number_ios` (times `loops`) ends it first.
     pub fn total_bytes(&self) -> Option<u64> {
         if self.infinite {
             return None;
         }
         let per_pass = self.requests_per_pass()?;
         let mut n = per_pass * self.spec.loops as u64;
-        if let Some(cap) = self.spec.number_ios {
+        if let Some(cap) = self.spec.request_cap() {
             n = n.min(cap);
         }
         Some(n * self.one_block()?)
@@ -322,7 +336,7 @@ impl RequestStream {
             return Some(b);
         }
         let mut bytes = self.pass_bytes.saturating_mul(self.spec.loops as u64);
-        if let Some(n) = self.spec.number_ios {
+        if let Some(n) = self.spec.request_cap() {
             let mean = |d: &crate::spec::BsDist| {
                 d.entries
                     .iter()
@@ -389,11 +403,12 @@ impl RequestStream {
                 }
             }
         } else {
-            if self.pos + bs > self.len {
-                self.pos = 0; // io_size beyond the region: wrap around, as fio does
+            let pos = &mut self.pos[dir as usize];
+            if *pos + bs > self.len {
+                *pos = 0; // io_size beyond the region: wrap around, as fio does
             }
-            let o = self.start + self.pos;
-            self.pos += bs;
+            let o = self.start + *pos;
+            *pos += bs;
             o
         };
         self.cursor += bs;
@@ -413,7 +428,7 @@ impl RequestStream {
     #[inline(always)]
     fn ended(&self) -> bool {
         (!self.infinite && self.pass >= self.spec.loops)
-            || self.spec.number_ios.is_some_and(|n| self.seq >= n)
+            || self.spec.request_cap().is_some_and(|n| self.seq >= n)
     }
 
     /// Whether a block of `bs` bytes still belongs to this pass.
@@ -482,7 +497,7 @@ impl RequestStream {
     fn end_pass(&mut self, bs: u64) -> bool {
         self.pass += 1;
         self.cursor = 0;
-        self.pos = 0;
+        self.pos = [0; 2];
         self.seq == 0 && self.pass > 0 && bs > self.len
     }
 }
@@ -646,6 +661,46 @@ mod tests {
             .collect()
     }
 
+    /// As fio (its `last_pos` per direction): a sequential mixed job's reads and writes each
+    /// walk the region from its start, so writes go over blocks the reads went over; the
+    /// pass ends when both together moved `size` (fio's log of `rw=rw`, bs=4k, size=64k:
+    /// read 0, 4096, 8192, write 0, read 12288, …). They shared one position before, so
+    /// each block was either read or written.
+    #[test]
+    fn sequential_mixed_reads_and_writes_each_walk_the_region() {
+        let s = spec(&[("rw", "rw"), ("bs", "4k"), ("size", "64k")]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 16);
+        for dir in [Dir::Read, Dir::Write] {
+            let offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.dir == dir)
+                .map(|r| r.offset)
+                .collect();
+            assert!(!offs.is_empty(), "{dir:?}");
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i * 4096).collect();
+            assert_eq!(offs, want, "{dir:?}");
+        }
+        // io_size past the region: each direction wraps round on its own.
+        let s = spec(&[
+            ("rw", "rw"),
+            ("bs", "4k"),
+            ("size", "16k"),
+            ("io_size", "64k"),
+        ]);
+        let reqs = first(&s, 1 << 20, 100);
+        assert_eq!(reqs.len(), 16);
+        for dir in [Dir::Read, Dir::Write] {
+            let offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.dir == dir)
+                .map(|r| r.offset)
+                .collect();
+            let want: Vec<u64> = (0..offs.len() as u64).map(|i| i % 4 * 4096).collect();
+            assert_eq!(offs, want, "{dir:?}");
+        }
+    }
+
     /// Mixed block sizes end a pass on exactly its bytes, as fio does: a size that would run
     /// past them gives way to a smaller one that fits, in either order of access.
     #[test]
@@ -751,21 +806,91 @@ mod tests {
             .all(|r| r.offset % 65536 == 0));
     }
 
+    /// fio 3.33: randread bs=4k over a 10 KiB region reads its two blocks, once each (8 KiB
+    /// a loop); raidlab drew a third request, so one block came twice in the pass (12 KiB
+    /// a loop). With io_size past the region the map goes round again, in both.
+    #[test]
+    fn a_random_pass_over_a_partial_last_block_reads_each_whole_block_once() {
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "10k"),
+            ("loops", "3"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        assert_eq!(stream.total_bytes(), Some(6 * 4096));
+        let reqs: Vec<Request> = stream.collect();
+        assert_eq!(reqs.len(), 6);
+        for pass in 0..3 {
+            let mut offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.pass == pass)
+                .map(|r| r.offset)
+                .collect();
+            offs.sort_unstable();
+            assert_eq!(offs, [0, 4096], "pass {pass}");
+        }
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64k"),
+            ("io_size", "102k"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        assert_eq!(RequestStream::new(&s, inst, 1 << 20).unwrap().count(), 26);
+    }
+
+    /// Two job sections alike, side by side (a job file's [a] and [b], both randread):
+    /// fio seeds each job by its number, so they read apart; raidlab's seed left out the
+    /// section, so both issued the very same offsets in the same order.
+    #[test]
+    fn job_sections_alike_draw_their_own_offsets() {
+        for rw in ["randread", "randwrite"] {
+            for extra in [&[][..], &[("norandommap", "1")][..]] {
+                let mut o = vec![("rw", rw), ("bs", "4k"), ("size", "1m")];
+                o.extend_from_slice(extra);
+                let specs = [spec(&o), spec(&o)];
+                let insts = JobInstance::expand(&specs);
+                let offs = |i: usize| -> Vec<u64> {
+                    RequestStream::new(&specs[insts[i].spec_index], &insts[i], 1 << 20)
+                        .unwrap()
+                        .take(64)
+                        .map(|r| r.offset)
+                        .collect()
+                };
+                assert_ne!(offs(0), offs(1), "{rw} {extra:?}");
+            }
+        }
+    }
+
     #[test]
     fn number_ios_ends_the_stream_early() {
+        // As fio (3.33's write_iolog of these jobs): number_ios counts per loop, over the
+        // loops together, so 5 a loop for 3 loops is one pass's first 15 requests of 16...
         let s = spec(&[
             ("rw", "read"),
             ("bs", "4k"),
             ("size", "64k"),
             ("loops", "3"),
-            ("number_ios", "20"),
+            ("number_ios", "5"),
         ]);
         let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
         let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
-        assert_eq!(stream.total_bytes(), Some(20 * 4096));
+        assert_eq!(stream.total_bytes(), Some(15 * 4096));
         let reqs: Vec<Request> = stream.collect();
-        assert_eq!(reqs.len(), 20);
-        assert_eq!(reqs[19].pass, 1);
+        assert_eq!(reqs.len(), 15);
+        assert!(reqs.iter().all(|r| r.pass == 0));
+        assert_eq!(reqs[14].offset, 14 * 4096);
+        // ... 20 a loop for 3 loops is all three passes (60 > 48), and 12 a loop ends the
+        // third pass after its fourth request.
+        for (n, want) in [(20, 48), (12, 36)] {
+            let mut s = s.clone();
+            apply_option(&mut s, "number_ios", Some(&n.to_string())).unwrap();
+            let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+            assert_eq!(stream.total_bytes(), Some(want * 4096), "number_ios={n}");
+            assert_eq!(stream.count() as u64, want, "number_ios={n}");
+        }
         let unbounded = spec(&[
             ("rw", "read"),
             ("bs", "4k"),

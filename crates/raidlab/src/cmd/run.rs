@@ -274,7 +274,7 @@ fn option_help(name: &str) -> &'static str {
         "norandommap" => {
             "random offsets drawn with replacement (default: each block once a pass, as fio)"
         }
-        "number_ios" => "stop after this many requests (if nothing ends the job first)",
+        "number_ios" => "stop after this many requests a loop, counted over all loops (if nothing ends the job first)",
         "io_size" | "io_limit" => {
             "bytes each pass transfers (default: size); less touches part of the region"
         }
@@ -297,7 +297,7 @@ fn option_help(name: &str) -> &'static str {
             "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]"
         }
         "verify" => "crc32c: writes carry a checked header; none",
-        "group_reporting" => "report the job's instances as one",
+        "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
         _ => "",

@@ -183,7 +183,9 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
         ("jobname", v(j.name.clone())),
         ("groupid", v(j.groupid)),
         ("error", v(j.error_code())),
-        ("elapsed", v(j.elapsed_ns / 1_000_000_000)),
+        // fio's whole seconds since the start, rounded up from milliseconds, as its
+        // `(mtime_since_genesis() + 999) / 1000`.
+        ("elapsed", v((j.elapsed_ns / 1_000_000).div_ceil(1000))),
         ("job options", options),
         ("read", direction(&j.read, plus)),
         ("write", direction(&j.write, plus)),
@@ -322,6 +324,26 @@ mod tests {
             .map(|x| x.as_f64().unwrap())
             .sum();
         assert!((us + ms - 100.0).abs() < 1e-6, "{us} + {ms}");
+    }
+
+    /// fio's `elapsed` is whole seconds rounded up from milliseconds (a 0.5 s job says 1);
+    /// raidlab's rounded down, so a short job said 0.
+    #[test]
+    fn elapsed_is_rounded_up_to_whole_seconds_as_fio_does() {
+        for (ns, want) in [
+            (0, 0),
+            (999_999, 0),
+            (1_000_000, 1),
+            (500_000_000, 1),
+            (1_000_000_000, 1),
+            (1_000_999_999, 1),
+            (2_200_000_000, 3),
+        ] {
+            let mut r = sample();
+            r.jobs[0].elapsed_ns = ns;
+            let out: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+            assert_eq!(out["jobs"][0]["elapsed"], want, "{ns} ns");
+        }
     }
 
     #[test]

@@ -245,11 +245,14 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
 fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "Run status group {groupid} (all jobs):");
     for (label, pick) in [("READ", 0usize), ("WRITE", 1)] {
+        // As in fio, only the jobs that moved data this way count: a writer beside readers
+        // is not a reader at 0 B/s over 0 ms in the READ line's ranges.
         let dirs: Vec<&DirStats> = jobs
             .iter()
             .map(|j| if pick == 0 { &j.read } else { &j.write })
+            .filter(|d| d.total_ios > 0)
             .collect();
-        if dirs.iter().all(|d| d.total_ios == 0) {
+        if dirs.is_empty() {
             continue;
         }
         let io: u64 = dirs.iter().map(|d| d.io_bytes).sum();
@@ -397,6 +400,23 @@ mod tests {
         let t = render_text(&r);
         // 200 MB over the longer 2 s: 100 MB/s; per-job 50–100 MB/s; run 1000–2000 ms.
         assert!(t.contains("bw=95.4MiB/s (100MB/s), 47.7MiB/s-95.4MiB/s (50.0MB/s-100MB/s), io=191MiB (200MB), run=1000-2000msec"), "{t}");
+    }
+
+    #[test]
+    fn group_ranges_count_only_the_jobs_that_moved_data_that_way() {
+        // A reader and a writer side by side: fio's READ line ranges over the reader only
+        // (raidlab printed 0B/s-… and run=0-… from the writer's empty read side).
+        let mut w = job("w", 0, 0, 0);
+        w.write.io_bytes = 100_000_000;
+        w.write.total_ios = 100_000_000 / 4096;
+        w.write.runtime_ns = 1_000_000_000;
+        let r = RunResult {
+            jobs: vec![job("r", 0, 50_000_000, 2_000_000_000), w],
+            ..Default::default()
+        };
+        let t = render_text(&r);
+        assert!(t.contains("   READ: bw=23.8MiB/s (25.0MB/s), 23.8MiB/s-23.8MiB/s (25.0MB/s-25.0MB/s), io=47.7MiB (50.0MB), run=2000-2000msec"), "{t}");
+        assert!(t.contains("  WRITE: bw=95.4MiB/s (100MB/s), 95.4MiB/s-95.4MiB/s (100MB/s-100MB/s), io=95.4MiB (100MB), run=1000-1000msec"), "{t}");
     }
 
     #[test]
