@@ -166,7 +166,7 @@ fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
     }
     match safety::find_signature(path) {
         Ok(Some(what)) => Err(EngineError::usage(format!(
-            "refusing to write to {}: it holds a {what} (use --force to overwrite it)",
+            "refusing to write to {}: {what} found there (use --force to overwrite it)",
             path.display()
         ))),
         Ok(None) => Ok(()),

@@ -930,7 +930,7 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
     }
     if let Ok(Some(what)) = raidlab_engine::safety::find_signature(path) {
         return Err(CliError::usage(format!(
-            "--output {shown}: it holds a {what} (use --force to replace it with the results)"
+            "--output {shown}: {what} found there (use --force to replace it with the results)"
         )));
     }
     if raidlab_engine::safety::holds_data(&file).unwrap_or(true) {
