@@ -204,8 +204,6 @@ fn claim_file(
     Ok(())
 }
 
-/// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
-/// Stops early (an `Interrupted` error) when `stop` is set.
 /// Refuse, in one line, to lay `f` out from `from` to `to` bytes when its filesystem has
 /// less room free than that: the zeros would fill the filesystem (a size typed as 100g for
 /// 100m wrote gigabytes until the disk was full, and left them there).
@@ -227,6 +225,8 @@ fn check_room(f: &File, path: &Path, from: u64, to: u64) -> Result<(), EngineErr
     Ok(())
 }
 
+/// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
+/// Stops early (an `Interrupted` error) when `stop` is set.
 fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
     let chunk = vec![0u8; 1 << 20];
     let mut pos = from;

@@ -925,7 +925,7 @@ fn write_legs(w: &World, li: usize) -> Vec<Leg> {
             legs.push(Leg {
                 key: format!("members of {}", a.name),
                 name: "member LUNs".into(),
-                rate: ZONES.map(|z| members_write(w, &a.members, z) / per_stripe),
+                rate: members_write(w, &a.members).map(|r| r / per_stripe),
                 per_byte: 1.0,
             });
         }
@@ -933,19 +933,21 @@ fn write_legs(w: &World, li: usize) -> Vec<Leg> {
     legs
 }
 
-/// What a host array's member LUNs `members` write side by side, bytes/s of their own: each
-/// member's own write bound where every stage on the members' paths divides its rate among
-/// the members crossing it.
-fn members_write(w: &World, members: &[usize], z: Zone) -> f64 {
+/// What a host array's member LUNs `members` write side by side, bytes/s of their own, by
+/// [`Zone`]: each member's own write bound where every stage on the members' paths divides
+/// its rate among the members crossing it.
+fn members_write(w: &World, members: &[usize]) -> [f64; 3] {
     let legs: Vec<Vec<Leg>> = members.iter().map(|&m| write_legs(w, m)).collect();
     let users = leg_users(legs.iter());
-    legs.iter()
-        .map(|legs| {
-            legs.iter()
-                .map(|g| g.lun_rate(z, users[&g.key]))
-                .fold(f64::INFINITY, f64::min)
-        })
-        .sum()
+    ZONES.map(|z| {
+        legs.iter()
+            .map(|legs| {
+                legs.iter()
+                    .map(|g| g.lun_rate(z, users[&g.key]))
+                    .fold(f64::INFINITY, f64::min)
+            })
+            .sum()
+    })
 }
 
 /// How many of the LUNs whose stages are `legs` cross each stage, by key.

@@ -653,12 +653,14 @@ mod tests {
         s
     }
 
+    /// The stream of `spec`'s first instance over a target of `target` bytes.
+    fn stream_of(spec: &JobSpec, target: u64) -> RequestStream {
+        let inst = &JobInstance::expand(std::slice::from_ref(spec))[0];
+        RequestStream::new(spec, inst, target).unwrap()
+    }
+
     fn first(specs: &JobSpec, target: u64, n: usize) -> Vec<Request> {
-        let inst = &JobInstance::expand(std::slice::from_ref(specs))[0];
-        RequestStream::new(specs, inst, target)
-            .unwrap()
-            .take(n)
-            .collect()
+        stream_of(specs, target).take(n).collect()
     }
 
     /// As fio (its `last_pos` per direction): a sequential mixed job's reads and writes each
@@ -754,8 +756,7 @@ mod tests {
             ("io_size", "1m"),
             ("loops", "3"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        let stream = RequestStream::new(&s, inst, 64 << 20).unwrap();
+        let stream = stream_of(&s, 64 << 20);
         assert_eq!(stream.requests_per_pass(), Some(16));
         let reqs: Vec<Request> = stream.collect();
         assert_eq!(reqs.len(), 48, "3 passes of 16 requests");
@@ -817,8 +818,7 @@ mod tests {
             ("size", "10k"),
             ("loops", "3"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        let stream = stream_of(&s, 1 << 20);
         assert_eq!(stream.total_bytes(), Some(6 * 4096));
         let reqs: Vec<Request> = stream.collect();
         assert_eq!(reqs.len(), 6);
@@ -837,8 +837,7 @@ mod tests {
             ("size", "64k"),
             ("io_size", "102k"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        assert_eq!(RequestStream::new(&s, inst, 1 << 20).unwrap().count(), 26);
+        assert_eq!(stream_of(&s, 1 << 20).count(), 26);
     }
 
     /// Two job sections alike, side by side (a job file's [a] and [b], both randread):
@@ -875,8 +874,7 @@ mod tests {
             ("loops", "3"),
             ("number_ios", "5"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        let stream = stream_of(&s, 1 << 20);
         assert_eq!(stream.total_bytes(), Some(15 * 4096));
         let reqs: Vec<Request> = stream.collect();
         assert_eq!(reqs.len(), 15);
@@ -887,7 +885,7 @@ mod tests {
         for (n, want) in [(20, 48), (12, 36)] {
             let mut s = s.clone();
             apply_option(&mut s, "number_ios", Some(&n.to_string())).unwrap();
-            let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+            let stream = stream_of(&s, 1 << 20);
             assert_eq!(stream.total_bytes(), Some(want * 4096), "number_ios={n}");
             assert_eq!(stream.count() as u64, want, "number_ios={n}");
         }
@@ -897,11 +895,8 @@ mod tests {
             ("size", "64k"),
             ("loops", "3"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&unbounded))[0];
         assert_eq!(
-            RequestStream::new(&unbounded, inst, 1 << 20)
-                .unwrap()
-                .total_bytes(),
+            stream_of(&unbounded, 1 << 20).total_bytes(),
             Some(3 * 64 * 1024)
         );
     }
@@ -910,8 +905,7 @@ mod tests {
     fn one_direction_with_its_own_block_size_knows_its_total() {
         // bs=4k,64k on a read-only job: every request is a 4 KiB read.
         let s = spec(&[("rw", "randread"), ("bs", "4k,64k"), ("size", "1m")]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        let stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        let stream = stream_of(&s, 1 << 20);
         assert_eq!(stream.total_bytes(), Some(1 << 20));
         assert_eq!(stream.requests_per_pass(), Some(256));
         assert_eq!(stream.clone().count(), 256);
@@ -925,8 +919,7 @@ mod tests {
             ("size", "8m"),
             ("loops", "2"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-        let stream = RequestStream::new(&s, inst, 8 << 20).unwrap();
+        let stream = stream_of(&s, 8 << 20);
         assert_eq!(stream.total_bytes(), None);
         assert_eq!(stream.expected_bytes(), Some(16 << 20));
         let moved: u64 = stream.map(|r| r.len).sum();
@@ -938,8 +931,7 @@ mod tests {
             ("size", "8m"),
             ("number_ios", "100"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&capped))[0];
-        let stream = RequestStream::new(&capped, inst, 8 << 20).unwrap();
+        let stream = stream_of(&capped, 8 << 20);
         assert_eq!(stream.expected_bytes(), Some(100 * 34 * 1024));
         // Time-based: no end to expect.
         let timed = spec(&[
@@ -948,8 +940,7 @@ mod tests {
             ("runtime", "1s"),
             ("time_based", "1"),
         ]);
-        let inst = &JobInstance::expand(std::slice::from_ref(&timed))[0];
-        let stream = RequestStream::new(&timed, inst, 8 << 20).unwrap();
+        let stream = stream_of(&timed, 8 << 20);
         assert_eq!(stream.expected_bytes(), None);
     }
 
@@ -1024,8 +1015,7 @@ mod tests {
         ];
         for opts in cases {
             let s = spec(opts);
-            let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
-            let fast = RequestStream::new(&s, inst, 1 << 20).unwrap();
+            let fast = stream_of(&s, 1 << 20);
             assert!(fast.fixed_mixed.is_some(), "{opts:?}");
             let mut general = fast.clone();
             general.fixed_mixed = None;
