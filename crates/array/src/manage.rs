@@ -775,7 +775,7 @@ fn with_beside<'a>(mut group: Vec<&'a Found>, beside: &'a Beside) -> (Vec<&'a Fo
 /// beside them): one line naming each member the record counts on, a slot's holder in service
 /// or a spare, that is not among them, and why (not found, or found but not written), since
 /// that one keeps the old record.
-fn warn_unreached(sb: &Superblock, group: &[&Found], beside: &Beside) {
+fn warn_unreached(sb: &Superblock, group: &[&Found], beside: &Beside, change: Change) {
     let reached = |u: &[u8; 16]| group.iter().any(|f| f.sb.dev_uuid == *u);
     let dirs: Vec<String> = beside
         .dirs
@@ -803,12 +803,31 @@ fn warn_unreached(sb: &Superblock, group: &[&Found], beside: &Beside) {
     if items.is_empty() {
         return;
     }
+    let (what, then) = match change {
+        Change::State => (
+            "new state",
+            "a member that misses it is out of date at the next assembly",
+        ),
+        Change::Spares => (
+            "new record of the spares",
+            "a member that misses it stays in date, but an assembly from such members alone does not know the change",
+        ),
+    };
     ewriteln!(
-        "raidlab: warning: the new state of the {} array {} is not recorded on {}; give the path of each to record it there too (a member that misses it is out of date at the next assembly)",
+        "raidlab: warning: the {what} of the {} array {} is not recorded on {}; give the path of each to record it there too ({then})",
         sb.array.level,
         uuid_string(&sb.array.uuid),
         items.join(", ")
     );
+}
+
+/// What a record written to a leaf array's members changed, for [`warn_unreached`]'s words.
+#[derive(Clone, Copy)]
+enum Change {
+    /// Its state (events bumped): a member that misses it falls out of date.
+    State,
+    /// Only its spares (`spare_events` bumped): a member that misses it stays in date.
+    Spares,
 }
 
 /// Write `sb` (events bumped) to every in-sync member of the group, each with its own identity.
@@ -911,7 +930,7 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
     }
     sb.slots[role].state = SlotState::Faulty;
     write_group(&group, &mut sb, &[idx])?;
-    warn_unreached(&sb, &group, &beside);
+    warn_unreached(&sb, &group, &beside, Change::State);
     Ok(format!("marked {} faulty (slot {role})", target.display()))
 }
 
@@ -938,7 +957,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         if let Some(k) = sb.spares.iter().position(|u| *u == me.sb.dev_uuid) {
             sb.spares.remove(k);
             write_spares(&others, &mut sb)?;
-            warn_unreached(&sb, &others, &beside);
+            warn_unreached(&sb, &others, &beside, Change::Spares);
         }
         me.member.erase_superblock()?;
         return Ok(format!("removed spare {}", target.display()));
@@ -956,7 +975,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         sb.slots[role].dev_uuid = [0; 16];
         sb.slots[role].checkpoint = 0;
         write_group(&others, &mut sb, &[])?;
-        warn_unreached(&sb, &others, &beside);
+        warn_unreached(&sb, &others, &beside, Change::State);
     }
     me.member.erase_superblock()?;
     Ok(format!("removed {} from slot {role}", target.display()))
@@ -994,7 +1013,7 @@ pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, A
             let (group, mut sb) = with_beside(group, &beside);
             sb.spares.retain(|u| *u != dev);
             write_spares(&group, &mut sb)?;
-            warn_unreached(&sb, &group, &beside);
+            warn_unreached(&sb, &group, &beside, Change::Spares);
             return Ok(format!(
                 "removed spare {id} from the {} array's record (its device was not given)",
                 sb.array.level
@@ -1007,7 +1026,10 @@ pub fn remove_spare_record(array: &[PathBuf], dev: [u8; 16]) -> Result<String, A
     )))
 }
 
-/// `add`: make `new` a spare of the array (of the leaf array `array_member` belongs to).
+/// `add`: make `new` a spare of the array (of the leaf array `array_member` belongs to). The
+/// record of the spares goes to the members given and to that leaf array's members found
+/// beside them (as [`fail`]'s record does); one it counts on that is not reached is named in
+/// one line on stderr.
 pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayError> {
     let mut paths = array.to_vec();
     paths.push(new.to_path_buf());
@@ -1058,6 +1080,13 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
             )));
         }
     }
+    // The leaf array's members not given record the new spare too (as `fail` records a
+    // failure on them): one left with the old record would not know the spare when it is
+    // the one an assembly reads. `new` holds no record of this array (refused above), so it
+    // is not among those found.
+    let beside = find_beside(&found, &[sb.array.uuid], "add a member")?;
+    let (group, newest) = with_beside(group, &beside);
+    sb = newest;
     if let Some(what) = holds_data(&m)? {
         if !force {
             return Err(ArrayError::usage(format!(
@@ -1093,6 +1122,10 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
     own.dev_uuid = dev;
     own.array.role = ROLE_SPARE;
     m.write_superblock(&own)?;
+    // Those the record counts on and that missed it: not the new spare, which has it now.
+    let mut others = sb.clone();
+    others.spares.retain(|u| *u != dev);
+    warn_unreached(&others, &group, &beside, Change::Spares);
     Ok(format!(
         "added {} as a spare (number {})",
         new.display(),
@@ -1165,7 +1198,7 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
             };
             write_as(f, &sb, role)?;
         }
-        warn_unreached(&sb, &group, &beside);
+        warn_unreached(&sb, &group, &beside, Change::State);
     }
     drop(beside);
     // A child that lost more than it survives and now has a member in every slot again is
@@ -1376,7 +1409,7 @@ pub fn mark_parent_rebuilds(array: &[PathBuf]) -> Result<usize, ArrayError> {
                 }
             }
             write_group(&group, &mut sb, &also)?;
-            warn_unreached(&sb, &group, &beside);
+            warn_unreached(&sb, &group, &beside, Change::State);
         }
     }
     Ok(marks.len())

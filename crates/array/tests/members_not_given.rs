@@ -1,4 +1,4 @@
-//! Members left out of a management verb: `fail`, `remove` and the assignment of spares find
+//! Members left out of a management verb: `fail`, `remove`, `add` and the assignment of spares find
 //! the array's other members beside those given and record the change there too, in a
 //! nested array within the leaf array changed; they refuse, writing nothing, when a member
 //! found holds a newer record than the members given; `remove` by device uuid refuses a
@@ -149,4 +149,32 @@ fn a_copy_of_a_member_given_is_not_written() {
         std::fs::read(&ms[2]).unwrap() != before,
         "m2 was not written"
     );
+}
+
+/// A spare added with only some of the members given is recorded by the others too, found
+/// beside them: each member's record names it, and an assembly from the members not given
+/// knows it (status lists its path, not "not known").
+#[test]
+fn a_spare_added_with_some_members_given_is_recorded_by_all() {
+    let dir = scratch("not-given-add");
+    let ms = paths(dir.path(), "m", 4);
+    create_array("5", &ms, Some(4 << 20), false, false)
+        .close()
+        .unwrap();
+    let s = dir.path().join("s");
+    std::fs::File::create(&s)
+        .unwrap()
+        .set_len(std::fs::metadata(&ms[0]).unwrap().len())
+        .unwrap();
+    manage::add(&ms[..2], &s, false).unwrap();
+    let dev = sb(&s).dev_uuid;
+    for p in &ms {
+        assert_eq!(sb(p).spares, vec![dev], "{}", p.display());
+    }
+    // The members not given, read alone, know the spare as the newest record.
+    let rest: Vec<PathBuf> = ms[2..].iter().cloned().chain([s.clone()]).collect();
+    let st = manage::status(&rest).unwrap();
+    let text = manage::status_text(&st, 0);
+    assert!(!text.contains("not known"), "{text}");
+    assert!(text.contains(&s.display().to_string()), "{text}");
 }

@@ -227,13 +227,19 @@ fn spares_take_the_lowest_slots_out_of_service_in_the_order_added() {
     }
 }
 
-/// `add` given only some of the members: the others miss the record of the new spare but not
-/// anything about the data, so none of them is out of date — the array starts whole, and
-/// status with every path given knows the spare from the members that recorded it.
+/// `add` given only some of the members, the others in another directory (so not found beside
+/// them): the others miss the record of the new spare but not anything about the data, so
+/// none of them is out of date — the array starts whole, and status with every path given
+/// knows the spare from the members that recorded it.
 #[test]
 fn a_spare_added_with_only_some_members_given_leaves_none_out_of_date() {
     let dir = scratch("spares-part");
-    let ms = paths(dir.path(), "m", 4);
+    let (here, there) = (dir.path().join("here"), dir.path().join("there"));
+    std::fs::create_dir(&here).unwrap();
+    std::fs::create_dir(&there).unwrap();
+    let ms: Vec<PathBuf> = std::iter::once(here.join("m0"))
+        .chain(paths(&there, "m", 4).into_iter().skip(1))
+        .collect();
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();
