@@ -663,7 +663,9 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
             continue;
         };
         let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
-        names.sort();
+        // A device's own name before a link to it: the one kept of a file found under two
+        // names (below) is then the one a message names.
+        names.sort_by_key(|p| (p.is_symlink(), p.clone()));
         for p in names {
             let Some(sb) = crate::member::peek_superblock(&p) else {
                 continue;
@@ -1155,7 +1157,11 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
         // The members found beside those given get the new record, after them; what is in
         // service and which spares take slots is what was given, which the rebuild runs.
         let (group, mut sb) = with_beside(group, &beside);
-        let present: Vec<[u8; 16]> = group[..n]
+        // In service: a slot's holder in date, given or found beside those given. One found
+        // beside is not replaced by a spare for not having been given: that would take a
+        // healthy member out of the array (and with a member failed besides, the array's
+        // last redundancy).
+        let present: Vec<[u8; 16]> = group
             .iter()
             .filter(|f| !f.sb.is_spare() && f.sb.events == sb.events)
             .map(|f| f.sb.dev_uuid)
@@ -1205,6 +1211,38 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
     // rebuilt whole by its enclosing array.
     mark_parent_rebuilds(array)?;
     Ok(assigned)
+}
+
+/// The members of the leaf arrays of `array`'s members that were not given but are found
+/// beside them (see [`find_beside`]: the array's members in date that hold their slots in
+/// service, and spares its record knows), in the order found. `rebuild` runs with them, so that a member left out of the
+/// list is neither replaced by a spare nor missed by the rebuild. The caller locks them with
+/// the members given before using them.
+pub fn members_beside(array: &[PathBuf]) -> Result<Vec<PathBuf>, ArrayError> {
+    let found = read_members(array)?;
+    let mut uuids: Vec<[u8; 16]> = found.iter().map(|f| f.sb.array.uuid).collect();
+    uuids.sort();
+    uuids.dedup();
+    let beside = find_beside(&found, &uuids, "rebuild the array")?;
+    Ok(beside
+        .found
+        .iter()
+        .filter(|f| {
+            let rec = newest_record(
+                &found
+                    .iter()
+                    .filter(|g| g.sb.array.uuid == f.sb.array.uuid)
+                    .collect::<Vec<_>>(),
+            );
+            let role = f.sb.array.role as usize;
+            let holds = rec.slots.get(role).is_some_and(|s| {
+                s.dev_uuid == f.sb.dev_uuid
+                    && matches!(s.state, SlotState::Active | SlotState::Rebuilding)
+            });
+            f.sb.is_spare() || (f.sb.events == rec.events && holds)
+        })
+        .map(|f| f.member.path.clone())
+        .collect())
 }
 
 /// How a subtree of a nested array stands, from its members' superblocks.

@@ -2086,7 +2086,7 @@ fn member_states(list: &str) -> Vec<(String, String, u64)> {
         .collect()
 }
 
-/// `fail`, `remove` and the spare assignment of `rebuild` record the array's new state on
+/// `fail`, `remove` and `rebuild` (with its spare assignment) record the array's new state on
 /// every member of it they find beside the members given, as md records a change on every
 /// member of the running array: a member left out of the command is not out of date at the
 /// next assembly. Nothing else there is written: another array's members, a file with no
@@ -2130,9 +2130,8 @@ fn fail_remove_and_spare_assignment_reach_members_left_out_of_the_command() {
     assert!(st.iter().all(|m| m.1 == "active"), "{st:?}");
     assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
 
-    // rebuild given the spare but not m3: the spare takes slot 1, then the array (slot 3
-    // missing as given) cannot start. m3 records the assignment, so the rebuild given
-    // every member goes on.
+    // rebuild given the spare but not m3: m3, found beside them, takes part (named in one
+    // line), so the spare takes slot 1 and the rebuild runs; every member records it.
     let s = d.path().join("s").display().to_string();
     std::fs::File::create(&s).unwrap().set_len(4 << 20).unwrap();
     ok(&["array", "add", &rest, &s]);
@@ -2142,20 +2141,17 @@ fn fail_remove_and_spare_assignment_reach_members_left_out_of_the_command() {
         "--quiet",
         &format!("{},{},{s}", ms[0], ms[2]),
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("found beside") && l.contains(&ms[3])),
+        "{err}"
     );
     let whole = format!("{rest},{s}");
     let st = member_states(&whole);
-    assert!(
-        st.iter().all(|m| m.1 == "active" || m.1 == "rebuilding"),
-        "{st:?}"
-    );
-    let out = ok(&["array", "rebuild", "--quiet", &whole]);
-    assert!(out.contains("in sync"), "{out}");
+    assert!(st.iter().all(|m| m.1 == "active"), "{st:?}");
+    assert!(st.iter().all(|m| m.2 == st[0].2), "one record: {st:?}");
     let out = ok(&["array", "scrub", "--check", &whole]);
     assert!(out.contains(" 0 mismatched"), "{out}");
     for (p, bytes) in &untouched {
@@ -2351,4 +2347,47 @@ fn nested_status_shows_no_level_done_before_its_tree() {
         text.contains("initial sync: 50.0% done (interrupted"),
         "{text}"
     );
+}
+
+/// `rebuild` given a list that leaves out a healthy member, with another member failed and a
+/// spare added: the member left out is found beside those given and takes part (named in
+/// one line), so the spare takes the failed member's slot — not the healthy one's, which
+/// would leave the RAID 5 with two slots out of service — and the volume reads back whole.
+#[test]
+fn rebuild_with_a_healthy_member_left_out_takes_it_in() {
+    let d = scratch();
+    let ms = members(d.path(), 4, "m");
+    let list = ms.join(",");
+    ok(&create_args("5", &["--chunk", "16k", "--size", "4m"], &ms));
+    let want = fill_volume(&list, 7, 251);
+    ok(&["array", "fail", &list, &ms[3]]);
+    let s = d.path().join("s").display().to_string();
+    std::fs::File::create(&s).unwrap().set_len(4 << 20).unwrap();
+    ok(&["array", "add", &list, &s]);
+    // m2 left out of the list.
+    let given = format!("{},{},{s}", ms[0], ms[1]);
+    let out = run(&["array", "rebuild", "--quiet", &given]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    let named: Vec<&str> = err.lines().filter(|l| l.contains("found beside")).collect();
+    assert_eq!(named.len(), 1, "{err}");
+    assert!(
+        named[0].contains(&ms[2]) && !named[0].contains(&ms[3]),
+        "{err}"
+    );
+    let all = format!("{},{},{},{s}", ms[0], ms[1], ms[2]);
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &all])).unwrap();
+    let row = |p: &str| {
+        let m = js["member_status"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not in {js}"));
+        (m["role"].clone(), m["state"].clone())
+    };
+    assert_eq!(row(&ms[2]), (2.into(), "active".into()), "{js}");
+    assert_eq!(row(&s), (3.into(), "active".into()), "{js}");
+    assert!(volume_holds(&all, &want));
 }

@@ -93,8 +93,8 @@ enum ArrayCmd {
     /// known"): the members forget it.
     Remove { array: String, member: String },
     /// Add a member as a spare; `rebuild` puts it in place of a failed one, the spare added
-    /// first in the lowest slot out of service (as md does). The members given record it, so
-    /// `status` of the array lists it.
+    /// first in the lowest slot out of service (as md does). The members given, and those
+    /// found beside them (as `fail` finds them), record it, so `status` of the array lists it.
     ///
     /// In a nested array the spare joins the leaf array with a slot out of service and no
     /// spare for it yet (or give only that child's members as ARRAY). A child that lost more
@@ -120,6 +120,10 @@ enum ArrayCmd {
     /// the busy array); interrupted, the array serves correct data half rebuilt and the next
     /// `rebuild` resumes. Fails in one line when the child's data is lost: an enclosing array
     /// without redundancy (RAID 0 over RAID 5s), or more children out than it survives.
+    ///
+    /// The array's members in date and its spares found beside those given (in the same
+    /// directories, as `fail` finds them) take part too, named in one line: a member left out
+    /// of the list is neither rebuilt over by a spare nor missed by the rebuild.
     Rebuild {
         /// Start a dirty and degraded array anyway
         #[arg(long)]
@@ -339,7 +343,18 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             quiet,
             members,
         } => {
-            let paths = member_list(&members);
+            let mut paths = member_list(&members);
+            // The array's members in date and its spares found beside those given take part:
+            // left out, a healthy member would be rebuilt over by a spare as if it had failed.
+            let more = manage::members_beside(&paths).map_err(cli)?;
+            if !more.is_empty() {
+                let names: Vec<String> = more.iter().map(|p| p.display().to_string()).collect();
+                ewriteln!(
+                    "raidlab: rebuilding with {} too, found beside the members given",
+                    names.join(", ")
+                );
+                paths.extend(more);
+            }
             let _locks = MemberLocks::acquire(&paths, "rebuild the array").map_err(cli)?;
             let assigned = manage::assign_spares(&paths).map_err(cli)?;
             if assigned > 0 {
