@@ -547,3 +547,43 @@ fn results_that_cannot_be_written_are_an_error() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// A size in IEC units on the command line (`--bs=4KiB`, or `--size 1MiB` with its value as
+/// the next argument) gets the same one-line note as in a job file: raidlab reads it as a
+/// power of 2, fio as a power of 10. `k`/`m` and names that contain a unit get none.
+#[test]
+fn iec_sizes_on_the_command_line_are_noted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid0.toml");
+    let target = format!("--filename=sim:{}", system.display());
+    let base = [
+        "--name=4KiB",
+        target.as_str(),
+        "--rw=read",
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--bs=4KiB", "--size", "1MiB"]);
+    let out = raidlab(&args);
+    let v = json(&assert_ok(&out, "iec sizes"));
+    let err = stderr(&out);
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 2, "{err}");
+    assert!(
+        notes[0].starts_with("raidlab: note: --bs=4KiB: ") && notes[0].contains("4000 bytes"),
+        "{err}"
+    );
+    assert!(
+        notes[1].starts_with("raidlab: note: --size=1MiB: "),
+        "{err}"
+    );
+    // What ran: powers of 2.
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20, "{v}");
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 256, "{v}");
+    let mut args = base.to_vec();
+    args.extend(["--bs=4k", "--size=1m"]);
+    let out = raidlab(&args);
+    assert_ok(&out, "k and m");
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+}

@@ -125,8 +125,6 @@ pub fn expand_vars(
 ///   the job's `iodepth` and `size` (as seed 000 ran one `dd` per chain), where fio runs one
 ///   job over all of them, its `iodepth` shared and its `size` split between them.
 pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
-    // (Of the options `apply_option` takes, those whose values are not sizes.)
-    const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -154,29 +152,38 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
                 ));
             }
         }
-        if NAMES.contains(&key) {
-            continue;
-        }
-        let lower = value.to_ascii_lowercase();
-        let iec = ["kib", "mib", "gib", "tib", "pib"].iter().any(|u| {
-            lower.match_indices(u).any(|(at, _)| {
-                lower[..at]
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_ascii_digit() || c == '.')
-            })
-        });
-        if iec {
-            notes.push(format!(
-                "{origin}:{}: note: {key}={value}: raidlab reads KiB, MiB, … as powers of 2 \
-                 (4KiB = 4096 bytes); fio reads them as powers of 10 under its default \
-                 kb_base=1024 (4KiB = 4000 bytes), so fio runs this line differently; k, m, g \
-                 mean the same in both",
-                i + 1
-            ));
+        if let Some(note) = iec_note(key, value) {
+            notes.push(format!("{origin}:{}: note: {note}", i + 1));
         }
     }
     notes
+}
+
+/// The note for an option whose value is a size in IEC units (`bs=4KiB`), which fio reads
+/// differently (see [`fio_notes`]): `key=value: raidlab reads …`. None for other values and
+/// for options whose values are names, not sizes (files, engines, patterns).
+pub fn iec_note(key: &str, value: &str) -> Option<String> {
+    // (Of the options `apply_option` takes, those whose values are not sizes.)
+    const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
+    if NAMES.contains(&key) {
+        return None;
+    }
+    let lower = value.to_ascii_lowercase();
+    let iec = ["kib", "mib", "gib", "tib", "pib"].iter().any(|u| {
+        lower.match_indices(u).any(|(at, _)| {
+            lower[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_digit() || c == '.')
+        })
+    });
+    iec.then(|| {
+        format!(
+            "{key}={value}: raidlab reads KiB, MiB, … as powers of 2 (4KiB = 4096 bytes); fio \
+             reads them as powers of 10 under its default kb_base=1024 (4KiB = 4000 bytes), so \
+             fio runs this differently; k, m, g mean the same in both"
+        )
+    })
 }
 
 /// Parse job-file text. `origin` names it in errors; `base` holds defaults (e.g. options

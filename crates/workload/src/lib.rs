@@ -14,7 +14,9 @@ pub mod size;
 pub mod spec;
 pub mod stream;
 
-pub use jobfile::{expand_vars, fio_notes, parse_job_file, parse_job_text, read_job_file};
+pub use jobfile::{
+    expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
+};
 pub use spec::{
     apply_option, split_filenames, BlockSizes, BsDist, IoEngine, JobSpec, RwMode, SpecError,
     OPTION_NAMES,

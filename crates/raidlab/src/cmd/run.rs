@@ -18,7 +18,7 @@
 use crate::error::CliError;
 use raidlab_engine::ewriteln;
 use raidlab_result::{OutputFormat, RunResult};
-use raidlab_workload::{apply_option, parse_job_text, JobSpec, SpecError, OPTION_NAMES};
+use raidlab_workload::{apply_option, iec_note, parse_job_text, JobSpec, SpecError, OPTION_NAMES};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -223,6 +223,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 };
                 apply_option(target, key, value.as_deref())
                     .map_err(|e| flag_error(&shown, key, e))?;
+                if let Some(note) = value.as_deref().and_then(|v| iec_note(key, v)) {
+                    ewriteln!("raidlab: note: --{note}");
+                }
             }
         }
     }
