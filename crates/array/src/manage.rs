@@ -607,6 +607,9 @@ struct Beside {
     found: Vec<Found>,
     /// Devices the records know that were found but are not written, with why, in words.
     passed_over: Vec<([u8; 16], String)>,
+    /// Files there whose superblock copies are both damaged, with why: which array's member
+    /// each was cannot be read, so none is written, but a member not found may be one.
+    damaged: Vec<(PathBuf, String)>,
     /// Where the members not given were looked for.
     dirs: Vec<PathBuf>,
     _locks: MemberLocks,
@@ -658,6 +661,7 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
             .map(|f| &f.sb)
     };
     let mut candidates: Vec<(PathBuf, [u8; 16])> = Vec::new();
+    let mut damaged: Vec<(PathBuf, String)> = Vec::new();
     for dir in &dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
@@ -667,8 +671,15 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
         // names (below) is then the one a message names.
         names.sort_by_key(|p| (p.is_symlink(), p.clone()));
         for p in names {
-            let Some(sb) = crate::member::peek_superblock(&p) else {
-                continue;
+            let sb = match crate::member::peek_superblock_checked(&p) {
+                Ok(Some(sb)) => sb,
+                Ok(None) => continue,
+                Err(why) => {
+                    if crate::member::overlaps_any(&p, &given_paths).is_none() {
+                        damaged.push((p, why));
+                    }
+                    continue;
+                }
             };
             if !leaves.contains(&sb.array.uuid)
                 || sb.parents.len() != depth
@@ -759,6 +770,7 @@ fn find_beside(given: &[Found], leaves: &[[u8; 16]], doing: &str) -> Result<Besi
     Ok(Beside {
         found,
         passed_over,
+        damaged,
         dirs,
         _locks: locks,
     })
@@ -815,8 +827,21 @@ fn warn_unreached(sb: &Superblock, group: &[&Found], beside: &Beside, change: Ch
             "a member that misses it stays in date, but an assembly from such members alone does not know the change",
         ),
     };
+    let damaged: Vec<String> = beside
+        .damaged
+        .iter()
+        .map(|(p, why)| format!("{} ({why})", p.display()))
+        .collect();
+    let damaged = if damaged.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; found there with a damaged superblock, so not known as any of them: {}",
+            damaged.join(", ")
+        )
+    };
     ewriteln!(
-        "raidlab: warning: the {what} of the {} array {} is not recorded on {}; give the path of each to record it there too ({then})",
+        "raidlab: warning: the {what} of the {} array {} is not recorded on {}; give the path of each to record it there too ({then}){damaged}",
         sb.array.level,
         uuid_string(&sb.array.uuid),
         items.join(", ")

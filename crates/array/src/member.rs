@@ -702,6 +702,18 @@ impl Member {
 /// each. `None` for anything else, anything unreadable, and a superblock that fails its
 /// checks (that file is not taken for a member).
 pub fn peek_superblock(path: &Path) -> Option<Superblock> {
+    peek_superblock_checked(path).ok().flatten()
+}
+
+/// [`peek_superblock`], telling a superblock whose copies are both damaged (`Err`, why)
+/// from none (`Ok(None)`): a member whose record cannot be read is still worth naming.
+pub fn peek_superblock_checked(path: &Path) -> Result<Option<Superblock>, String> {
+    peek_raw(path).map_or(Ok(None), |(a, b, size)| read_newest(&a, &b, size))
+}
+
+/// The two superblock copies of the regular file or block device at `path` and its size,
+/// if it can be opened without waiting and is long enough to hold them.
+fn peek_raw(path: &Path) -> Option<(Vec<u8>, Vec<u8>, u64)> {
     let md = std::fs::metadata(path).ok()?;
     if !md.is_file() && !is_block_device(&md) {
         return None;
@@ -724,7 +736,7 @@ pub fn peek_superblock(path: &Path) -> Option<Superblock> {
     let mut b = vec![0u8; SB_BYTES];
     file.read_exact_at(&mut a, 0).ok()?;
     file.read_exact_at(&mut b, SB_COPY_B).ok()?;
-    read_newest(&a, &b, size).ok().flatten()
+    Some((a, b, size))
 }
 
 fn is_block_device(md: &std::fs::Metadata) -> bool {

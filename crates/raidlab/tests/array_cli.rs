@@ -2391,3 +2391,32 @@ fn rebuild_with_a_healthy_member_left_out_takes_it_in() {
     assert_eq!(row(&s), (3.into(), "active".into()), "{js}");
     assert!(volume_holds(&all, &want));
 }
+
+/// A member left out of `fail` whose superblock is damaged cannot be known as the array's:
+/// the warning names its slot as not found, and names the file found with a damaged
+/// superblock beside the members given (with why), which is not written.
+#[test]
+fn a_member_left_out_with_a_damaged_superblock_is_named_in_the_warning() {
+    use raidlab_array::member::Member;
+    let d = scratch();
+    let ms = members(d.path(), 4, "m");
+    ok(&create_args("5", &["--chunk", "16k", "--size", "4m"], &ms));
+    let member = Member::open(Path::new(&ms[3])).unwrap();
+    let mut sb = member.read_superblock().unwrap().unwrap();
+    sb.array.chunk_bytes = 3000;
+    member.write_superblock(&sb).unwrap();
+    let before = std::fs::read(&ms[3]).unwrap();
+    let o = run(&["array", "fail", &ms[..3].join(","), &ms[1]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("slot 3 (device")
+            && err.contains("not found")
+            && err.contains("damaged superblock")
+            && err.contains(&ms[3])
+            && err.contains("chunk"),
+        "{err}"
+    );
+    assert!(std::fs::read(&ms[3]).unwrap() == before, "m3 was written");
+}
