@@ -686,9 +686,27 @@ fn i(x: impl Into<u64>) -> Option<Num> {
     Some(Num::I(x.into()))
 }
 
-/// The first value outside its rule: its key and `key = value: valid is ...`.
-fn first_bad(items: &[Item]) -> Option<(&'static str, String)> {
-    bad_items(items).into_iter().next()
+/// A drive's keys whose valid range is set by another key's value: (key, the key it
+/// depends on). Such a key is judged only when the one it depends on is in range.
+const DRIVE_DEPENDS: &[(&str, &str)] = &[
+    ("spt_inner", "spt_outer"),
+    ("seek_avg_ms", "seek_track_ms"),
+    ("seek_full_ms", "seek_avg_ms"),
+];
+
+/// [`bad_items`] of a drive's values ([`disk_items`]), less those whose range comes from a
+/// value out of range (its message would quote a bound that is itself wrong).
+fn drive_bad(items: &[Item]) -> Vec<(&'static str, String)> {
+    let bad = bad_items(items);
+    let keys: Vec<&str> = bad.iter().map(|b| b.0).collect();
+    bad.iter()
+        .filter(|(k, _)| {
+            !DRIVE_DEPENDS
+                .iter()
+                .any(|(key, on)| key == k && keys.contains(on))
+        })
+        .cloned()
+        .collect()
 }
 
 /// Every value outside its rule, in order: its key and `key = value: valid is ...`.
@@ -1187,11 +1205,16 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
         if let Err(m) = check_seek_table(name, &spec.seek_table) {
             errs.push(disk_at("seek_table", m));
         }
-        // The first value out of range only: a drive's ranges depend on each other (seek_avg_ms
-        // lies between the track and full seeks). The layout is worked out only for values in
-        // range: `or_else`, not `or`.
-        if let Some((key, m)) = first_bad(&disk_items(&spec)).or_else(|| check_layout(&spec).err())
-        {
+        // Every value out of range, but not one whose range is set by a value itself out of
+        // range (seek_avg_ms lies between the track and full seeks). The layout is worked out
+        // only when every value is in range.
+        let bad = drive_bad(&disk_items(&spec));
+        if bad.is_empty() {
+            if let Err((key, m)) = check_layout(&spec) {
+                errs.push(disk_at(key, format!("disk '{name}': {m}")));
+            }
+        }
+        for (key, m) in bad {
             errs.push(disk_at(key, format!("disk '{name}': {m}")));
         }
         if errs.len() > n {
@@ -1598,7 +1621,7 @@ mod tests {
     #[test]
     fn catalog_drives_pass_the_drive_checks() {
         for d in catalog::catalog() {
-            assert!(first_bad(&disk_items(&d)).is_none(), "{}", d.name);
+            assert!(bad_items(&disk_items(&d)).is_empty(), "{}", d.name);
             assert!(check_layout(&d).is_ok(), "{}", d.name);
             assert!(
                 check_seek_table(&d.name, &d.seek_table).is_ok(),

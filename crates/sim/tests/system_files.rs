@@ -952,6 +952,35 @@ fn integer_keys_are_range_checked() {
     ]);
 }
 
+/// A drive entry with several values out of range gets a line for each, in one error; a value
+/// whose range is set by another value out of range (seek_avg_ms by seek_track_ms) is not
+/// judged against that wrong bound.
+#[test]
+fn a_drive_entry_reports_each_value_out_of_range() {
+    let hdd = "base = \"compaq-18g-10k\"\n";
+    let text = small_with(
+        hdd,
+        &format!("{hdd}rpm = 0\nheads = 0\nseek_track_ms = -1\nseek_avg_ms = 0.1\n"),
+    );
+    let e = raidlab_sim::config::parse("s.toml", &text).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 3, "{e}");
+    for (line, key) in lines.iter().zip(["rpm", "heads", "seek_track_ms"]) {
+        assert!(line.contains(&format!("{key} = ")), "{key}: {e}");
+        let n: usize = line
+            .strip_prefix("s.toml:")
+            .and_then(|r| r.split(':').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no s.toml:LINE in {line}"));
+        assert!(
+            text.lines().nth(n - 1).is_some_and(|l| l.contains(key)),
+            "{line}"
+        );
+    }
+    assert!(!e.message.contains("seek_avg_ms"), "{e}");
+}
+
 /// A drive's values, by kind: an HDD's mechanics and an SSD's rates and latencies; each kind
 /// ignores the other's fields (they default to 0), so those are not refused.
 #[test]
