@@ -2290,49 +2290,17 @@ impl World {
                 seg_costs: Default::default(),
             });
         }
-        // Host arrays: members are LUNs; their size is the smallest member LUN.
-        for (ai, a) in c.array.iter().enumerate() {
-            if let Some(m) = &a.members {
-                let ids: Vec<usize> = m
-                    .iter()
-                    .map(|n| c.lun.iter().position(|l| &l.name == n).unwrap())
-                    .collect();
-                let mut mb_ = u64::MAX;
-                for &li in &ids {
-                    let la = luns[li].array;
-                    if c.array[la].members.is_some() {
-                        return Err(sys.usage_at(
-                            "[[array]]",
-                            &a.name,
-                            "members",
-                            format!(
-                                "array '{}': member '{}' is a LUN of host array '{}' (valid: \
-                                 LUNs of controller arrays; host arrays do not nest)",
-                                a.name, luns[li].name, c.array[la].name
-                            ),
-                        ));
-                    }
-                    mb_ = mb_.min(arrays[la].geom.capacity().saturating_sub(luns[li].offset));
-                }
-                let chunk = arrays[ai].geom.chunk;
-                arrays[ai].members = ids;
-                arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
-                arrays[ai].finish_geom(sys)?;
-                let g = &arrays[ai].geom;
-                if g.level.parity() > 0 {
-                    arrays[ai].stripe_cache = Some(crate::stripecache::StripeCache::new(
-                        a.stripe_cache_size
-                            .unwrap_or(crate::stripecache::DEFAULT_STRIPES),
-                        g.chunk,
-                        g.stripe_data_bytes(),
-                    ));
-                }
-            }
-        }
-        for l in luns.iter_mut() {
+        // Every error below at once, one line each. A LUN's offset is judged once its array's
+        // size is known: controller arrays' first, then host arrays' (sized from their member
+        // LUNs). A host array over a LUN found wrong is not sized, and its own LUNs are not
+        // judged against a size it does not have.
+        let mut errs: Vec<SimError> = Vec::new();
+        let mut not_sized = vec![false; c.array.len()];
+        let mut bad_lun = vec![false; luns.len()];
+        let place = |l: &mut Lun, arrays: &[Array]| -> Option<SimError> {
             let cap = arrays[l.array].geom.capacity();
             if l.offset >= cap {
-                return Err(sys.usage_at(
+                return Some(sys.usage_at(
                     "[[lun]]",
                     &l.name,
                     "offset_bytes",
@@ -2346,6 +2314,76 @@ impl World {
                 ));
             }
             l.capacity = cap - l.offset;
+            None
+        };
+        for (li, l) in luns.iter_mut().enumerate() {
+            if c.array[l.array].members.is_none() {
+                if let Some(e) = place(l, &arrays) {
+                    errs.push(e);
+                    bad_lun[li] = true;
+                }
+            }
+        }
+        // Host arrays: members are LUNs; their size is the smallest member LUN.
+        for (ai, a) in c.array.iter().enumerate() {
+            if let Some(m) = &a.members {
+                let ids: Vec<usize> = m
+                    .iter()
+                    .map(|n| c.lun.iter().position(|l| &l.name == n).unwrap())
+                    .collect();
+                let n = errs.len();
+                for &li in &ids {
+                    let la = luns[li].array;
+                    if c.array[la].members.is_some() {
+                        errs.push(sys.usage_at(
+                            "[[array]]",
+                            &a.name,
+                            "members",
+                            format!(
+                                "array '{}': member '{}' is a LUN of host array '{}' (valid: \
+                                 LUNs of controller arrays; host arrays do not nest)",
+                                a.name, luns[li].name, c.array[la].name
+                            ),
+                        ));
+                    }
+                }
+                if errs.len() > n || ids.iter().any(|&li| bad_lun[li]) {
+                    not_sized[ai] = true;
+                    continue;
+                }
+                let mut mb_ = u64::MAX;
+                for &li in &ids {
+                    let la = luns[li].array;
+                    mb_ = mb_.min(arrays[la].geom.capacity().saturating_sub(luns[li].offset));
+                }
+                let chunk = arrays[ai].geom.chunk;
+                arrays[ai].members = ids;
+                arrays[ai].geom.member_bytes = mb_ / chunk * chunk;
+                if let Err(e) = arrays[ai].finish_geom(sys) {
+                    errs.push(e);
+                    not_sized[ai] = true;
+                    continue;
+                }
+                let g = &arrays[ai].geom;
+                if g.level.parity() > 0 {
+                    arrays[ai].stripe_cache = Some(crate::stripecache::StripeCache::new(
+                        a.stripe_cache_size
+                            .unwrap_or(crate::stripecache::DEFAULT_STRIPES),
+                        g.chunk,
+                        g.stripe_data_bytes(),
+                    ));
+                }
+            }
+        }
+        for l in luns.iter_mut() {
+            if c.array[l.array].members.is_some() && !not_sized[l.array] {
+                if let Some(e) = place(l, &arrays) {
+                    errs.push(e);
+                }
+            }
+        }
+        if !errs.is_empty() {
+            return Err(SimError::usage_all(errs));
         }
         let page_cache = c.host.page_cache_mib.map(|mib| {
             use crate::pagecache::{PageCache, PageCacheCfg, PAGE};

@@ -322,6 +322,42 @@ fn a_host_array_over_a_host_array_says_where() {
     );
 }
 
+/// A system with a host array over a host array's LUN, and a LUN whose offset lies past its
+/// array, gets a line for each at once; the nested array's own LUN is not judged against a
+/// size it was never given.
+#[test]
+fn nesting_and_offset_errors_come_all_at_once() {
+    let dir = std::env::temp_dir().join(format!("raidlab-sim-nested-all-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    let text = format!(
+        "{}[[array]]\nname = \"md2\"\nlevel = \"raid0\"\nmembers = [\"m\"]\n\
+         [[lun]]\nname = \"m2\"\narray = \"md2\"\noffset_bytes = 1000000000000000\n",
+        small_with(
+            "name = \"lb\"\narray = \"b\"\n",
+            "name = \"lb\"\narray = \"b\"\noffset_bytes = 1000000000000000\n"
+        )
+    );
+    std::fs::write(&p, &text).unwrap();
+    let e = raidlab_sim::explain(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    let lines: Vec<&str> = e.lines().collect();
+    assert!(e.is_usage(), "{e}");
+    assert_eq!(lines.len(), 2, "{e}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("array 'md2'") && l.contains("host arrays do not nest")),
+        "{e}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("lun 'lb'") && l.contains("is not inside array 'b'")),
+        "{e}"
+    );
+}
+
 /// An array the RAID planner cannot lay out (here a chunk that is not a power of two) is one
 /// line at that array's entry.
 #[test]
