@@ -17,7 +17,7 @@ pub mod stream;
 
 pub use jobfile::{expand_vars, fio_notes, parse_job_file, parse_job_text, read_job_file};
 pub use spec::{
-    apply_option, split_filenames, BlockSizes, BsDist, Distribution, IoEngine, JobSpec, RwMode,
-    SpecError, Zone, OPTION_NAMES,
+    apply_option, job_groups, split_filenames, BlockSizes, BsDist, Distribution, IoEngine, JobSpec,
+    RwMode, SpecError, Zone, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -1030,6 +1030,27 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
     Ok(())
 }
 
+/// The stonewall group of each job (run one after another) and its reporting group
+/// (fio's `groupid`): a `stonewall` starts both, a `new_group` only a reporting group, so
+/// its job runs beside the ones before it but reports apart from them. A flag on the first
+/// job starts nothing, as in fio.
+pub fn job_groups(specs: &[JobSpec]) -> Vec<(usize, u32)> {
+    let (mut run, mut report) = (0usize, 0u32);
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i > 0 && s.stonewall {
+                run += 1;
+            }
+            if i > 0 && (s.stonewall || s.new_group) {
+                report += 1;
+            }
+            (run, report)
+        })
+        .collect()
+}
+
 impl JobSpec {
     /// The requests after which `number_ios` ends the job: `number_ios` times `loops`, as
     /// fio counts them (its `exceeds_number_ios` compares the requests of all loops so far
@@ -1310,6 +1331,27 @@ mod tests {
         assert_eq!(d.pick(0), 4096);
         assert_eq!(d.pick(10), 65536);
         assert_eq!(d.pick(99), 32768);
+    }
+
+    /// stonewall starts a stonewall group and a reporting group; new_group only the latter
+    /// (fio's groupid 0, 1, 1, 2 for a, b(new_group), c, d(stonewall)).
+    #[test]
+    fn new_group_starts_a_reporting_group_only() {
+        let mk = |opts: &[&str]| {
+            let mut s = JobSpec::default();
+            for o in opts {
+                apply_option(&mut s, o, None).unwrap();
+            }
+            s
+        };
+        let specs = [
+            mk(&["new_group"]),
+            mk(&["new_group"]),
+            mk(&[]),
+            mk(&["stonewall"]),
+            mk(&["stonewall", "new_group"]),
+        ];
+        assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
     }
 
     #[test]

@@ -111,6 +111,12 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
         j.target,
         j.engine
     );
+    if let Some(seed) = j.randseed {
+        let _ = writeln!(
+            out,
+            "  randseed={seed} (drawn for randrepeat=0; --randseed={seed} repeats these requests)"
+        );
+    }
     direction(out, "read", &j.read);
     direction(out, "write", &j.write);
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
