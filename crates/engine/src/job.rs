@@ -424,8 +424,6 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         iodepth_level: c.iodepth_level,
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
         errno,
-        // (Set by the command line, which drew it.)
-        randseed: None,
     }
 }
 

@@ -173,11 +173,6 @@ pub struct JobResult {
     /// verify mismatch; 0 without an error, or when the error had no errno.
     #[serde(default)]
     pub errno: i32,
-    /// The seed drawn for this run when the job said `randrepeat=0` (and no `randseed`):
-    /// `randseed=` with it repeats the run's requests. `None` when the seed was given or
-    /// fio's fixed default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub randseed: Option<u64>,
 }
 
 /// fio's group_reporting: results in the order their jobs were given, each with the index

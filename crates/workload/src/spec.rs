@@ -232,7 +232,7 @@ pub enum Distribution {
     Zipf { theta: f64, center: Option<f64> },
     /// Pareto with power `h` (0 < h < 1), ranks scattered as for zipf.
     Pareto { h: f64, center: Option<f64> },
-    /// Normal (Gaussian) with a deviation of `dev` percent of the region (0..=100),
+    /// Normal (Gaussian) with a deviation of `dev` percent of the region (0 to below 100),
     /// scattered as for zipf; `center` shifts the scattered ranks by `center - 0.5` of the
     /// region.
     Normal { dev: f64, center: Option<f64> },
@@ -258,8 +258,10 @@ pub struct Zone {
 
 impl Distribution {
     /// Parse fio's `random_distribution` value: `random`, `zipf[:θ[:center]]`,
-    /// `pareto[:h[:center]]`, `normal[:σ[:center]]` (or `gauss`), `zoned:A/S:…[,A/S:…]`,
-    /// `zoned_abs:A/SIZE:…[,…]`.
+    /// `pareto[:h[:center]]`, `normal[:σ[:center]]`, `zoned:A/S:…[,A/S:…]`,
+    /// `zoned_abs:A/SIZE:…[,…]`. `gauss` is taken for `normal` (fio's HOWTO names it, though
+    /// fio 3.33's parser knows only `normal`); the per-direction `,` lists follow the HOWTO
+    /// (fio 3.33's parser refuses any comma there).
     pub fn parse(text: &str) -> Result<Self, String> {
         let t = text.trim();
         let (kind, rest) = match t.split_once(':') {
@@ -299,7 +301,8 @@ impl Distribution {
             Ok((v, c))
         };
         match kind {
-            "random" if rest.is_none() => Ok(Distribution::Random),
+            // (fio 3.33 ignores anything after `random:`.)
+            "random" => Ok(Distribution::Random),
             // fio's defaults: zipf 1.1, pareto 0.2, normal 0.
             "zipf" => {
                 let (theta, center) = value_center(1.1)?;
@@ -321,9 +324,9 @@ impl Distribution {
             }
             "normal" | "gauss" => {
                 let (dev, center) = value_center(0.0)?;
-                if !(0.0..=100.0).contains(&dev) {
+                if !(0.0..100.0).contains(&dev) {
                     return Err(format!(
-                        "normal deviation {dev} in '{t}' is out of range (valid: 0 to 100, percent of the region)"
+                        "normal deviation {dev} in '{t}' is out of range (valid: 0 up to, not including, 100: percent of the region)"
                     ));
                 }
                 Ok(Distribution::Normal { dev, center })
@@ -397,8 +400,8 @@ impl Distribution {
 }
 
 /// One direction's zones: `ACCESS/SIZE:ACCESS/SIZE:…`. Accesses must add up to 100 (fio
-/// refuses less and more); an entry without an access share (`/10`) or a size share
-/// (`30/`) shares what the others leave, as fio fills them. `zoned` sizes are percent of the
+/// refuses less and more); a `zoned` entry without a size (`30/`) shares what the others
+/// leave of the region, as fio fills them. `zoned` sizes are percent of the
 /// region and add up to at most 100; `zoned_abs` sizes are bytes.
 fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
     let mut zones: Vec<(Option<u32>, Option<u64>)> = Vec::new();
@@ -406,8 +409,13 @@ fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
         let (a, s) = part.split_once('/').ok_or_else(|| {
             format!("zone '{part}' is not ACCESS/SIZE (valid: e.g. 60/10 for 60% of accesses to 10% of the region)")
         })?;
+        // (fio 3.33 refuses a zone without its share of the accesses.)
         let access = match a.trim() {
-            "" => None,
+            "" => {
+                return Err(format!(
+                    "zone '{part}' has no share of the accesses (valid: ACCESS/SIZE, e.g. 60/10)"
+                ))
+            }
             a => Some(parse_u32(a, 0, 100).map_err(|e| format!("zone '{part}': access {e}"))?),
         };
         let size = match s.trim() {

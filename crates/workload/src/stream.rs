@@ -1358,7 +1358,10 @@ mod tests {
                 "pareto:1.5",
                 "pareto power 1.5 in 'pareto:1.5' is out of range",
             ),
-            ("normal:101", "out of range (valid: 0 to 100"),
+            (
+                "normal:100",
+                "out of range (valid: 0 up to, not including, 100",
+            ),
             (
                 "zipf:1.2:2",
                 "center 2 in 'zipf:1.2:2' is out of range (valid: 0 to 1",
@@ -1369,6 +1372,10 @@ mod tests {
                 "zone sizes in '60/70:40/50' add up to 120%",
             ),
             ("zoned", "gives no zones"),
+            (
+                "zoned:/10:100/90",
+                "zone '/10' has no share of the accesses",
+            ),
             ("zipf:abc", "value 'abc' in 'zipf:abc' is not a number"),
             (
                 "lognormal:3",
@@ -1399,7 +1406,7 @@ mod tests {
                 center: Some(0.5)
             }
         );
-        apply_option(&mut s, "random_distribution", Some("zoned:50/10:/20:/70")).unwrap();
+        apply_option(&mut s, "random_distribution", Some("zoned:50/10:25/:25/")).unwrap();
         let Distribution::Zoned { read, .. } = &s.random_distribution else {
             panic!("zoned")
         };
@@ -1407,7 +1414,7 @@ mod tests {
             read.iter()
                 .map(|z| (z.access_percent, z.size))
                 .collect::<Vec<_>>(),
-            [(50, 10), (25, 20), (25, 70)]
+            [(50, 10), (25, 45), (25, 45)]
         );
     }
 

@@ -504,8 +504,6 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
     for line in ramp_notes(&specs, &result) {
         ewriteln!("raidlab: note: {line}");
     }
-    let mut result = result;
-    record_drawn_seeds(&mut result, &specs);
     Ok(result)
 }
 
@@ -829,8 +827,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
 
 /// fio's `randrepeat=0` without a `randseed`: a seed of its own for each such job, drawn
 /// here at the edge (the streams and the simulator take seeds as input, they never draw
-/// one), and marked drawn so the results show it ([`record_drawn_seeds`]). Jobs that
-/// repeat, or were given a seed, are left as they are.
+/// one), and marked drawn so the results show it ([`spec_options`]: `randseed` in the job
+/// options, which the text output shows too). Jobs that repeat, or were given a seed, are
+/// left as they are.
 pub fn draw_seeds(specs: &mut [JobSpec]) {
     for s in specs
         .iter_mut()
@@ -858,22 +857,6 @@ fn fresh_seed() -> u64 {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     nanos ^ (u64::from(std::process::id()) << 32)
-}
-
-/// Each result of a job whose seed was drawn ([`draw_seeds`]) says which seed that was, for
-/// the text output's `randseed=` line.
-fn record_drawn_seeds(result: &mut RunResult, specs: &[JobSpec]) {
-    for j in &mut result.jobs {
-        let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
-            specs
-                .iter()
-                .filter(|s| j.name.starts_with(&s.name))
-                .max_by_key(|s| s.name.len())
-        });
-        if let Some(s) = spec.filter(|s| s.randseed_drawn) {
-            j.randseed = Some(s.randseed);
-        }
-    }
 }
 
 /// Each job result's options, from the spec it came from (matched by name; instance
