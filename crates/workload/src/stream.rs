@@ -225,9 +225,10 @@ pub struct RequestStream {
     /// Draws whether a request of a random job is random (`percentage_random` below 100);
     /// the others go on from the end of that direction's last request.
     seq_draws: Option<Rng>,
-    /// Offsets of random requests whose sizes are drawn from a `bsrange` are multiples of
-    /// the smallest size (fio's default `blockalign`), not of each request's size.
-    range_align: Option<u64>,
+    /// Offsets of random reads and writes whose sizes are drawn from a `bsrange` are
+    /// multiples of the range's smallest size (fio's default `blockalign` for that
+    /// direction), not of each request's size.
+    range_align: [Option<u64>; 2],
 }
 
 impl RequestStream {
@@ -297,8 +298,7 @@ impl RequestStream {
         };
         let seq_draws = (random && spec.percentage_random != [100, 100])
             .then(|| Rng::new(seed ^ 0x6969_6969_6969_6969));
-        let range_align =
-            (spec.bs.read.range.is_some() || spec.bs.write.range.is_some()).then(|| spec.bs.min());
+        let range_align = [&spec.bs.read, &spec.bs.write].map(|d| d.range.map(|(lo, _)| lo));
         Ok(RequestStream {
             spec: spec.clone(),
             start,
@@ -442,7 +442,7 @@ impl RequestStream {
             let b = dist.block(dir, &mut self.offsets);
             self.start + (if b < fits { b } else { b % fits }) * *unit
         } else if self.random {
-            match self.spec.blockalign.or(self.range_align) {
+            match self.spec.blockalign.or(self.range_align[dir as usize]) {
                 None => {
                     let slots = self.len / bs;
                     self.start + self.offsets.below(slots) * bs
