@@ -117,15 +117,10 @@ pub fn run_with_clock(
     }
 
     // Plan every instance.
-    let mut group = 0usize;
-    let mut group_of_spec = Vec::with_capacity(specs.len());
-    for (i, s) in specs.iter().enumerate() {
-        if i > 0 && s.stonewall {
-            group += 1;
-        }
-        group_of_spec.push(group);
-    }
-    let groups = group + 1;
+    // Stonewall groups run one after another; `new_group` starts only a reporting group.
+    let job_groups = raidlab_workload::job_groups(specs);
+    let group_of_spec: Vec<usize> = job_groups.iter().map(|g| g.0).collect();
+    let groups = group_of_spec.last().map_or(1, |g| g + 1);
     let generation = Arc::new(AtomicU64::new(0));
     let mut verify_by_target: HashMap<String, VerifyShared> = HashMap::new();
     let stop = Arc::clone(&opts.stop);
@@ -156,7 +151,8 @@ pub fn run_with_clock(
                 }
                 None => {
                     // The null engine never touches its target: size from the job, or the target's.
-                    let size = match spec.size {
+                    // (A share of the target is of the target's own size.)
+                    let size = match spec.size.filter(|_| spec.offset_percent.is_none()) {
                         Some(sz) => {
                             spec.offset + spec.offset_increment * inst.job_index as u64 + sz
                         }
@@ -205,7 +201,8 @@ pub fn run_with_clock(
             None
         } else {
             stream.total_bytes().or_else(|| {
-                let per_pass = spec.io_size.unwrap_or(stream.region().1);
+                // (The stream's: io_size or size may be a share of the target.)
+                let per_pass = stream.pass_bytes();
                 Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
             })
         };
@@ -216,7 +213,7 @@ pub fn run_with_clock(
                 name: spec.name.clone(),
                 target: label,
                 engine,
-                group_id: group_of_spec[inst.spec_index] as u32,
+                group_id: job_groups[inst.spec_index].1,
                 stream,
                 depth,
                 ramp_ns: spec.ramp_time_ns,

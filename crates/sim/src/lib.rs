@@ -315,14 +315,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         }
     }
     // Stonewall groups.
-    let mut group_of = vec![0u32; specs.len()];
-    let mut g = 0;
-    for (i, s) in specs.iter().enumerate() {
-        if i > 0 && s.stonewall {
-            g += 1;
-        }
-        group_of[i] = g;
-    }
+    // Stonewall groups run one after another; `new_group` starts only a reporting group.
+    let job_groups = raidlab_workload::job_groups(specs);
+    let group_of: Vec<u32> = job_groups.iter().map(|g| g.0 as u32).collect();
+    let g = group_of.last().copied().unwrap_or(0);
     let mut results: Vec<JobResult> = Vec::new();
     // The spec each result comes from, for group_reporting.
     let mut result_spec: Vec<usize> = Vec::new();
@@ -378,7 +374,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             result_group.push(group_extras.len() - 1);
             results.push(JobResult {
                 name: s.name.clone(),
-                groupid: grp,
+                groupid: job_groups[p.spec].1,
                 instances: 1,
                 target: p.target.clone(),
                 engine: "sim".into(),

@@ -332,6 +332,23 @@ mod tests {
         assert!(jobs.iter().all(|j| j.direct && j.bs.min() == 8192));
     }
 
+    /// The request-shaping options read from a job file as from flags, bare flags included.
+    #[test]
+    fn shaping_options_in_a_job_file() {
+        let text = "[global]\nrw=randrw\nrandom_distribution=zoned:60/10:40/90\nrandrepeat=0\n[a]\nbsrange=4k-16k,8k-8k\nbs_unaligned\npercentage_random=80,20\nsize=50%\noffset=10%\n[b]\nnew_group\nrandom_distribution=pareto:0.3:0.5\nio_size=5%\n";
+        let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
+        let (a, b) = (&jobs[0], &jobs[1]);
+        assert!(!a.randrepeat && !b.randrepeat);
+        assert_eq!(a.bs.read.range, Some((4096, 16384)));
+        assert!(a.bs.write.is_fixed() && a.bs_unaligned);
+        assert_eq!(a.percentage_random, [80, 20]);
+        assert_eq!((a.size_percent, a.offset_percent), (Some(50), Some(10)));
+        assert_eq!(a.random_distribution.text(), "zoned:60/10:40/90");
+        assert!(b.new_group && !a.new_group);
+        assert_eq!(b.random_distribution.text(), "pareto:0.3:0.5");
+        assert_eq!(b.io_size_percent, Some(5));
+    }
+
     /// fio cuts a job-file line at a `;` or `#` comment after its text (fio 3.33 runs
     /// `size=1m ; one meg` as 1 MiB, and `[a] ; reads` as job a); raidlab read the comment as
     /// part of the value and refused the line. A `#` within a value (a simulated LUN's

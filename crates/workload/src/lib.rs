@@ -9,6 +9,7 @@
 //! (`raidlab-engine`) and the simulator (`raidlab-sim`) both consume the same stream, so a
 //! simulated run replays exactly the requests a real run would issue.
 
+pub mod distribution;
 pub mod jobfile;
 pub mod size;
 pub mod spec;
@@ -18,7 +19,7 @@ pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };
 pub use spec::{
-    apply_option, split_filenames, BlockSizes, BsDist, IoEngine, JobSpec, RwMode, SpecError,
-    OPTION_NAMES,
+    apply_option, job_groups, split_filenames, BlockSizes, BsDist, Distribution, IoEngine, JobSpec,
+    RwMode, SpecError, Zone, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -68,27 +68,61 @@ impl fmt::Display for RwMode {
     }
 }
 
-/// How block sizes are drawn for one direction: fixed, or fio's `bssplit` weights.
+/// How block sizes are drawn for one direction: fixed, fio's `bssplit` weights, or fio's
+/// `bsrange`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BsDist {
-    /// (block size in bytes, weight in percent); weights sum to 100.
+    /// (block size in bytes, weight in percent); weights sum to 100. For a range, its
+    /// smallest size alone.
     pub entries: Vec<(u64, u32)>,
+    /// fio's `bsrange=MIN-MAX`: sizes drawn between the two (bytes), multiples of the
+    /// smallest unless the job says `bs_unaligned` (see `RequestStream`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<(u64, u64)>,
 }
 
 impl BsDist {
     pub fn fixed(bs: u64) -> Self {
         BsDist {
             entries: vec![(bs, 100)],
+            range: None,
+        }
+    }
+    /// fio's `bsrange`: sizes from `min` to `max` bytes (one size when they are equal).
+    pub fn range(min: u64, max: u64) -> Self {
+        BsDist {
+            entries: vec![(min, 100)],
+            range: (max > min).then_some((min, max)),
         }
     }
     pub fn is_fixed(&self) -> bool {
-        self.entries.len() == 1
+        self.entries.len() == 1 && self.range.is_none()
     }
     pub fn min(&self) -> u64 {
         self.entries.iter().map(|e| e.0).min().unwrap_or(0)
     }
     pub fn max(&self) -> u64 {
-        self.entries.iter().map(|e| e.0).max().unwrap_or(0)
+        match self.range {
+            Some((_, max)) => max,
+            None => self.entries.iter().map(|e| e.0).max().unwrap_or(0),
+        }
+    }
+    /// The mean block size, bytes: by the weights, or the middle of a range (fio's draws
+    /// are uniform over the range's sizes).
+    pub fn mean(&self) -> f64 {
+        if let Some((min, max)) = self.range {
+            return (min as f64 + max as f64) / 2.0;
+        }
+        self.entries
+            .iter()
+            .map(|&(bs, w)| bs as f64 * w as f64)
+            .sum::<f64>()
+            / self
+                .entries
+                .iter()
+                .map(|e| e.1 as f64)
+                .sum::<f64>()
+                .max(1.0)
     }
     /// Pick a block size from a uniform draw `u` in 0..100.
     pub fn pick(&self, u: u32) -> u64 {
@@ -155,7 +189,10 @@ impl BsDist {
                 "bssplit '{text}' has no block size with a nonzero weight"
             ));
         }
-        Ok(BsDist { entries })
+        Ok(BsDist {
+            entries,
+            range: None,
+        })
     }
 }
 
@@ -179,6 +216,264 @@ impl BlockSizes {
     pub fn max(&self) -> u64 {
         self.read.max().max(self.write.max())
     }
+}
+
+/// Where random offsets fall in a job's region (fio's `random_distribution`). Anything but
+/// `Random` draws offsets with replacement, as fio turns its random map off for them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distribution {
+    /// Uniform over the region's blocks (the random map applies).
+    #[default]
+    Random,
+    /// Zipf with exponent `theta` (> 0, not 1) over the region's blocks: block ranks are
+    /// drawn Zipf-distributed and scattered over the region; `center` (0..=1) puts the
+    /// hottest block at that share of the region, else a place drawn from the seed.
+    Zipf { theta: f64, center: Option<f64> },
+    /// Pareto with power `h` (0 < h < 1), ranks scattered as for zipf.
+    Pareto { h: f64, center: Option<f64> },
+    /// Normal (Gaussian) with a deviation of `dev` percent of the region (0 to below 100),
+    /// scattered as for zipf; `center` shifts the scattered ranks by `center - 0.5` of the
+    /// region.
+    Normal { dev: f64, center: Option<f64> },
+    /// Zones of the region, each taking a share of the accesses; within a zone offsets are
+    /// uniform. Per direction (reads, writes), as fio's `zoned:R,W`.
+    Zoned {
+        /// Zone sizes are bytes (`zoned_abs`) rather than percent of the region (`zoned`).
+        absolute: bool,
+        read: Vec<Zone>,
+        write: Vec<Zone>,
+    },
+}
+
+/// One zone of a zoned distribution: the share of accesses it takes and its size (percent
+/// of the region for `zoned`, bytes for `zoned_abs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zone {
+    /// Percent of the direction's random accesses that fall in this zone.
+    pub access_percent: u32,
+    /// Percent of the region (`zoned`) or bytes (`zoned_abs`).
+    pub size: u64,
+}
+
+impl Distribution {
+    /// Parse fio's `random_distribution` value: `random`, `zipf[:θ[:center]]`,
+    /// `pareto[:h[:center]]`, `normal[:σ[:center]]`, `zoned:A/S:…[,A/S:…]`,
+    /// `zoned_abs:A/SIZE:…[,…]`. `gauss` is taken for `normal` (fio's HOWTO names it, though
+    /// fio 3.33's parser knows only `normal`); the per-direction `,` lists follow the HOWTO
+    /// (fio 3.33's parser refuses any comma there).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        let (kind, rest) = match t.split_once(':') {
+            Some((k, r)) => (k.trim(), Some(r.trim())),
+            None => (t, None),
+        };
+        let valid = "valid: random, zipf:THETA[:CENTER], pareto:H[:CENTER], normal:DEV[:CENTER], gauss:DEV[:CENTER], zoned:ACCESS%/SIZE%:…, zoned_abs:ACCESS%/SIZE:…";
+        let number = |what: &str, s: &str| -> Result<f64, String> {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("{what} '{s}' in '{t}' is not a number ({valid})"))
+        };
+        // `VALUE[:CENTER]`, with fio's default value when none is given.
+        let value_center = |default: f64| -> Result<(f64, Option<f64>), String> {
+            let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+                return Ok((default, None));
+            };
+            let (v, c) = match rest.split_once(':') {
+                Some((v, c)) => (v, Some(c)),
+                None => (rest, None),
+            };
+            let v = number("value", v)?;
+            let c = match c {
+                Some(c) => {
+                    let c = number("center", c)?;
+                    if !(0.0..=1.0).contains(&c) {
+                        return Err(format!(
+                            "center {c} in '{t}' is out of range (valid: 0 to 1, a share of the region)"
+                        ));
+                    }
+                    Some(c)
+                }
+                None => None,
+            };
+            Ok((v, c))
+        };
+        match kind {
+            // (fio 3.33 ignores anything after `random:`.)
+            "random" => Ok(Distribution::Random),
+            // fio's defaults: zipf 1.1, pareto 0.2, normal 0.
+            "zipf" => {
+                let (theta, center) = value_center(1.1)?;
+                if theta <= 0.0 || theta == 1.0 {
+                    return Err(format!(
+                        "zipf theta {theta} in '{t}' is out of range (valid: above 0, not 1, e.g. zipf:1.2)"
+                    ));
+                }
+                Ok(Distribution::Zipf { theta, center })
+            }
+            "pareto" => {
+                let (h, center) = value_center(0.2)?;
+                if h <= 0.0 || h >= 1.0 {
+                    return Err(format!(
+                        "pareto power {h} in '{t}' is out of range (valid: between 0 and 1, e.g. pareto:0.2)"
+                    ));
+                }
+                Ok(Distribution::Pareto { h, center })
+            }
+            "normal" | "gauss" => {
+                let (dev, center) = value_center(0.0)?;
+                if !(0.0..100.0).contains(&dev) {
+                    return Err(format!(
+                        "normal deviation {dev} in '{t}' is out of range (valid: 0 up to, not including, 100: percent of the region)"
+                    ));
+                }
+                Ok(Distribution::Normal { dev, center })
+            }
+            "zoned" | "zoned_abs" => {
+                let absolute = kind == "zoned_abs";
+                let rest = rest.filter(|r| !r.is_empty()).ok_or_else(|| {
+                    format!("'{t}' gives no zones (valid: e.g. {kind}:60/10:30/20:10/70)")
+                })?;
+                let parts: Vec<&str> = rest.split(',').collect();
+                if parts.len() > 3 {
+                    return Err(format!(
+                        "'{t}' has {} zone lists (valid: at most three, for reads, writes and trims)",
+                        parts.len()
+                    ));
+                }
+                let read = parse_zones(parts[0], absolute)?;
+                let write = match parts.get(1) {
+                    Some(w) if !w.trim().is_empty() => parse_zones(w, absolute)?,
+                    _ => read.clone(),
+                };
+                if let Some(trim) = parts.get(2).filter(|p| !p.trim().is_empty()) {
+                    parse_zones(trim, absolute)?;
+                }
+                Ok(Distribution::Zoned {
+                    absolute,
+                    read,
+                    write,
+                })
+            }
+            _ => Err(format!("'{t}' is not a random distribution ({valid})")),
+        }
+    }
+
+    /// fio's words for the distribution, as `random_distribution` takes them back.
+    pub fn text(&self) -> String {
+        let with_center = |name: &str, v: f64, c: &Option<f64>| match c {
+            Some(c) => format!("{name}:{v}:{c}"),
+            None => format!("{name}:{v}"),
+        };
+        match self {
+            Distribution::Random => "random".into(),
+            Distribution::Zipf { theta, center } => with_center("zipf", *theta, center),
+            Distribution::Pareto { h, center } => with_center("pareto", *h, center),
+            Distribution::Normal { dev, center } => with_center("normal", *dev, center),
+            Distribution::Zoned {
+                absolute,
+                read,
+                write,
+            } => {
+                let list = |z: &[Zone]| {
+                    z.iter()
+                        .map(|z| format!("{}/{}", z.access_percent, z.size))
+                        .collect::<Vec<_>>()
+                        .join(":")
+                };
+                let kind = if *absolute { "zoned_abs" } else { "zoned" };
+                if read == write {
+                    format!("{kind}:{}", list(read))
+                } else {
+                    format!("{kind}:{},{}", list(read), list(write))
+                }
+            }
+        }
+    }
+
+    /// Whether this is the uniform distribution (random map and all).
+    pub fn is_uniform(&self) -> bool {
+        matches!(self, Distribution::Random)
+    }
+}
+
+/// One direction's zones: `ACCESS/SIZE:ACCESS/SIZE:…`. Accesses must add up to 100 (fio
+/// refuses less and more); a `zoned` entry without a size (`30/`) shares what the others
+/// leave of the region, as fio fills them. `zoned` sizes are percent of the
+/// region and add up to at most 100; `zoned_abs` sizes are bytes.
+fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
+    let mut zones: Vec<(Option<u32>, Option<u64>)> = Vec::new();
+    for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, s) = part.split_once('/').ok_or_else(|| {
+            format!("zone '{part}' is not ACCESS/SIZE (valid: e.g. 60/10 for 60% of accesses to 10% of the region)")
+        })?;
+        // (fio 3.33 refuses a zone without its share of the accesses.)
+        let access = match a.trim() {
+            "" => {
+                return Err(format!(
+                    "zone '{part}' has no share of the accesses (valid: ACCESS/SIZE, e.g. 60/10)"
+                ))
+            }
+            a => Some(parse_u32(a, 0, 100).map_err(|e| format!("zone '{part}': access {e}"))?),
+        };
+        let size = match s.trim() {
+            "" => None,
+            s if absolute => Some(parse_size(s).map_err(|e| format!("zone '{part}': {e}"))?),
+            s => Some(u64::from(
+                parse_u32(s.trim_end_matches('%'), 0, 100)
+                    .map_err(|e| format!("zone '{part}': size {e}"))?,
+            )),
+        };
+        zones.push((access, size));
+    }
+    if zones.is_empty() {
+        return Err(format!(
+            "no zones in '{text}' (valid: e.g. 60/10:30/20:10/70)"
+        ));
+    }
+    if zones.len() > 256 {
+        return Err(format!("{} zones (valid: at most 256)", zones.len()));
+    }
+    let given: u32 = zones.iter().filter_map(|z| z.0).sum();
+    let missing = zones.iter().filter(|z| z.0.is_none()).count() as u32;
+    if given > 100 || (missing == 0 && given < 100) {
+        return Err(format!(
+            "zone accesses in '{text}' add up to {given}% (valid: exactly 100)"
+        ));
+    }
+    let size_given: u64 = zones.iter().filter_map(|z| z.1).sum();
+    let size_missing = zones.iter().filter(|z| z.1.is_none()).count() as u64;
+    if !absolute && size_given > 100 {
+        return Err(format!(
+            "zone sizes in '{text}' add up to {size_given}% (valid: at most 100, percent of the region)"
+        ));
+    }
+    if absolute && size_missing > 0 {
+        return Err(format!(
+            "a zone in '{text}' has no size (valid: zoned_abs gives each zone's size, e.g. 60/20g)"
+        ));
+    }
+    let out: Vec<Zone> = zones
+        .into_iter()
+        .map(|(a, s)| Zone {
+            access_percent: a.unwrap_or((100 - given) / missing.max(1)),
+            size: s.unwrap_or((100 - size_given.min(100)) / size_missing.max(1)),
+        })
+        .collect();
+    let total: u32 = out.iter().map(|z| z.access_percent).sum();
+    if total != 100 {
+        return Err(format!(
+            "zone accesses in '{text}' add up to {total}% once the missing ones are shared out (valid: exactly 100)"
+        ));
+    }
+    if out.iter().any(|z| z.size == 0 && z.access_percent > 0) {
+        return Err(format!(
+            "a zone in '{text}' takes accesses but has no size (valid: a size above 0)"
+        ));
+    }
+    Ok(out)
 }
 
 /// How requests are executed in real time. The simulator ignores this: it models the device.
@@ -238,6 +533,39 @@ pub struct JobSpec {
     /// request's block size. xdd and IOMeter place random requests on any 512-byte sector.
     #[serde(default)]
     pub blockalign: Option<u64>,
+    /// Where random offsets fall (fio's `random_distribution`); any but the uniform one
+    /// draws offsets with replacement, as fio turns its random map off for them.
+    #[serde(default, skip_serializing_if = "Distribution::is_uniform")]
+    pub random_distribution: Distribution,
+    /// Percent of a random job's reads and of its writes that are random (fio's
+    /// `percentage_random`); the others go on from where that direction's last request
+    /// ended. Sequential patterns ignore it, as fio does.
+    #[serde(default = "all_random", skip_serializing_if = "is_all_random")]
+    pub percentage_random: [u8; 2],
+    /// Repeat the same random sequence each run (fio's `randrepeat`, on by default). Off
+    /// and without `randseed`, the command line draws a seed for the run and records it
+    /// in the results; the stream itself always takes `randseed`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub randrepeat: bool,
+    /// Whether `randseed` was given (fio: it overrides `randrepeat=0`), or drawn for this
+    /// run by the command line (`randseed_drawn`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub randseed_given: bool,
+    /// `randseed` was drawn for this run (`randrepeat=0`): results say which, so the run
+    /// can be repeated with `randseed=`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub randseed_drawn: bool,
+    /// Sizes of a `bsrange` need not be multiples of its smallest (fio's `bs_unaligned`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bs_unaligned: bool,
+    /// `size`, `offset` and `io_size` given as percent of the target's size (fio's
+    /// `size=50%`): resolved against each target's size by [`JobSpec::resolved`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_percent: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size_percent: Option<u8>,
     /// Stop after this many requests a loop, if the region or runtime has not ended the job
     /// first (fio's `number_ios`; see [`JobSpec::request_cap`]).
     #[serde(default)]
@@ -274,6 +602,11 @@ pub struct JobSpec {
     pub group_reporting: bool,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
+    /// Start a new reporting group (fio's `new_group`): the job runs beside the jobs before
+    /// it, as their stonewall group, but reports (`groupid`, "Run status group", and what
+    /// `group_reporting` folds) apart from them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub new_group: bool,
 }
 
 impl Default for JobSpec {
@@ -288,6 +621,15 @@ impl Default for JobSpec {
             size: None,
             io_size: None,
             blockalign: None,
+            random_distribution: Distribution::Random,
+            percentage_random: all_random(),
+            randrepeat: true,
+            randseed_given: false,
+            randseed_drawn: false,
+            bs_unaligned: false,
+            size_percent: None,
+            offset_percent: None,
+            io_size_percent: None,
             norandommap: false,
             number_ios: None,
             offset: 0,
@@ -306,6 +648,7 @@ impl Default for JobSpec {
             verify: false,
             group_reporting: false,
             stonewall: false,
+            new_group: false,
         }
     }
 }
@@ -331,6 +674,13 @@ pub const OPTION_NAMES: &[&str] = &[
     "bs",
     "blocksize",
     "bssplit",
+    "bsrange",
+    "blocksize_range",
+    "bs_unaligned",
+    "blocksize_unaligned",
+    "random_distribution",
+    "percentage_random",
+    "randrepeat",
     "iodepth",
     "numjobs",
     "rwmixread",
@@ -357,13 +707,52 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify",
     "group_reporting",
     "stonewall",
+    "new_group",
     "thread",
 ];
 
 fn is_flag(key: &str) -> bool {
     matches!(
         key,
-        "time_based" | "group_reporting" | "stonewall" | "thread" | "norandommap"
+        "time_based"
+            | "group_reporting"
+            | "stonewall"
+            | "new_group"
+            | "thread"
+            | "norandommap"
+            | "bs_unaligned"
+            | "blocksize_unaligned"
+    )
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn all_random() -> [u8; 2] {
+    [100, 100]
+}
+fn is_all_random(p: &[u8; 2]) -> bool {
+    *p == all_random()
+}
+
+/// A percentage of the target's size (`50%`), if `value` is one: `Some(Ok(50))`; `None`
+/// for a value without `%`. `lowest` is the smallest percentage that makes sense.
+fn percent_of_target(value: &str, lowest: u32, highest: u32) -> Option<Result<u8, String>> {
+    let num = value.trim().strip_suffix('%')?;
+    Some(
+        num.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|p| (lowest..=highest).contains(p))
+            .map(|p| p as u8)
+            .ok_or_else(|| {
+                format!(
+                    "'{value}' is not a share of the target (valid: {lowest}% to {highest}%, whole percent)"
+                )
+            }),
     )
 }
 
@@ -482,7 +871,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "numjobs" => spec.numjobs = parse_u32(value, 1, 4096).map_err(err)?,
         "rwmixread" => spec.rwmixread = parse_u32(value, 0, 100).map_err(err)? as u8,
         "rwmixwrite" => spec.rwmixread = 100 - parse_u32(value, 0, 100).map_err(err)? as u8,
+        "size" if value.ends_with('%') => {
+            spec.size_percent = Some(percent_of_target(value, 1, 100).unwrap().map_err(err)?);
+            spec.size = None;
+        }
+        "io_size" | "io_limit" if value.ends_with('%') => {
+            spec.io_size_percent = Some(percent_of_target(value, 1, 100).unwrap().map_err(err)?);
+            spec.io_size = None;
+        }
+        "offset" if value.ends_with('%') => {
+            spec.offset_percent = Some(percent_of_target(value, 0, 99).unwrap().map_err(err)?);
+            spec.offset = 0;
+        }
         "size" => {
+            spec.size_percent = None;
             let s = parse_size(value).map_err(err)?;
             if s == 0 {
                 return Err(err("size must be greater than zero".into()));
@@ -490,6 +892,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.size = Some(s)
         }
         "io_size" | "io_limit" => {
+            spec.io_size_percent = None;
             let s = parse_size(value).map_err(err)?;
             if s == 0 {
                 return Err(err("io_size must be greater than zero".into()));
@@ -511,7 +914,10 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 .map_err(|_| err(format!("'{value}' is not a whole number of requests")))?;
             spec.number_ios = if n == 0 { None } else { Some(n) };
         }
-        "offset" => spec.offset = parse_size(value).map_err(err)?,
+        "offset" => {
+            spec.offset_percent = None;
+            spec.offset = parse_size(value).map_err(err)?
+        }
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
         "runtime" => {
             let ns = parse_duration_ns(value).map_err(err)?;
@@ -529,8 +935,80 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 err(format!(
                     "'{value}' is not a whole number (valid: 0 to 2^64-1)"
                 ))
-            })?
+            })?;
+            spec.randseed_given = true;
+            spec.randseed_drawn = false;
         }
+        "randrepeat" => spec.randrepeat = parse_bool(value).map_err(err)?,
+        "random_distribution" => {
+            spec.random_distribution = Distribution::parse(value).map_err(err)?
+        }
+        "percentage_random" => {
+            // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
+            // writes; an empty one is the default, 100. raidlab issues no trims.
+            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(err(format!(
+                    "'{value}' has {} percentages (valid: at most three, for reads, writes and trims)",
+                    parts.len()
+                )));
+            }
+            let pct = |p: &str| -> Result<u8, SpecError> {
+                if p.is_empty() {
+                    return Ok(100);
+                }
+                Ok(parse_u32(p, 0, 100).map_err(err)? as u8)
+            };
+            let r = pct(parts[0])?;
+            let w = match parts.get(1) {
+                Some(w) => pct(w)?,
+                None => r,
+            };
+            if let Some(t) = parts.get(2) {
+                pct(t)?;
+            }
+            spec.percentage_random = [r, w];
+        }
+        "bsrange" | "blocksize_range" => {
+            // fio's `MIN-MAX[,MIN-MAX[,MIN-MAX]]`: reads', writes', trims' ranges as `bs`.
+            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(err(format!(
+                    "'{value}' has {} ranges (valid: at most three, for reads, writes and trims, e.g. 4k-16k)",
+                    parts.len()
+                )));
+            }
+            let range = |p: &str| -> Result<BsDist, SpecError> {
+                if p.is_empty() {
+                    return Ok(BsDist::fixed(4096));
+                }
+                let (lo, hi) = p.split_once('-').unwrap_or((p, p));
+                let lo = parse_size(lo).map_err(err)?;
+                let hi = parse_size(hi).map_err(err)?;
+                if lo == 0 {
+                    return Err(err("block size must be at least 1 byte".into()));
+                }
+                if lo > hi {
+                    return Err(err(format!(
+                        "range '{p}' runs from {lo} down to {hi} bytes (valid: MIN-MAX with MIN at most MAX, e.g. 4k-16k)"
+                    )));
+                }
+                Ok(BsDist::range(lo, hi))
+            };
+            let read = range(parts[0])?;
+            let write = match parts.get(1) {
+                Some(w) => range(w)?,
+                None => read.clone(),
+            };
+            if let Some(t) = parts.get(2) {
+                range(t)?;
+            }
+            spec.bs = BlockSizes { read, write };
+        }
+        "bs_unaligned" | "blocksize_unaligned" => {
+            spec.bs_unaligned = parse_bool(value).map_err(err)?
+        }
+        "new_group" => spec.new_group = parse_bool(value).map_err(err)?,
         "filename" => {
             let names = split_filenames(value);
             if names.is_empty() {
@@ -558,6 +1036,27 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         _ => unreachable!("option table and match disagree on '{key}'"),
     }
     Ok(())
+}
+
+/// The stonewall group of each job (run one after another) and its reporting group
+/// (fio's `groupid`): a `stonewall` starts both, a `new_group` only a reporting group, so
+/// its job runs beside the ones before it but reports apart from them. A flag on the first
+/// job starts nothing, as in fio.
+pub fn job_groups(specs: &[JobSpec]) -> Vec<(usize, u32)> {
+    let (mut run, mut report) = (0usize, 0u32);
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i > 0 && s.stonewall {
+                run += 1;
+            }
+            if i > 0 && (s.stonewall || s.new_group) {
+                report += 1;
+            }
+            (run, report)
+        })
+        .collect()
 }
 
 impl JobSpec {
@@ -651,6 +1150,12 @@ impl JobSpec {
                 }
             }
         }
+        if self.bs_unaligned && self.direct {
+            return e(
+                "bs_unaligned with direct=1 is refused: direct I/O needs sizes in whole 512-byte sectors (valid: one or the other)"
+                    .into(),
+            );
+        }
         if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {
             return e(format!(
                 "verify needs blocks of at least {} bytes to hold the header",
@@ -658,6 +1163,65 @@ impl JobSpec {
             ));
         }
         Ok(())
+    }
+
+    /// This job with `size`, `offset` and `io_size` given as percent of the target
+    /// (`size=50%`) made bytes of a target of `target_size` bytes, as fio makes them: the
+    /// offset rounded up to the smallest block size, the size rounded down to it and cut at
+    /// the target's end. A target of 0 bytes has no share to give: one line says so.
+    pub fn resolved(&self, target_size: u64) -> Result<JobSpec, SpecError> {
+        if self.size_percent.is_none()
+            && self.offset_percent.is_none()
+            && self.io_size_percent.is_none()
+        {
+            return Ok(self.clone());
+        }
+        let e = |m: String| SpecError {
+            message: format!("job '{}': {m}", self.name),
+        };
+        let given = [
+            ("size", self.size_percent),
+            ("offset", self.offset_percent),
+            ("io_size", self.io_size_percent),
+        ];
+        if target_size == 0 {
+            let (what, p) = given
+                .iter()
+                .find_map(|(w, p)| p.map(|p| (*w, p)))
+                .unwrap_or(("size", 0));
+            return Err(e(format!(
+                "{what}={p}% is a share of the target's size, but the target is empty or missing (valid: an existing file or device, or {what} in bytes)"
+            )));
+        }
+        let mut s = self.clone();
+        let bs = self.bs.min().max(1);
+        let share = |p: u8| (u128::from(target_size) * u128::from(p) / 100) as u64;
+        if let Some(p) = self.offset_percent {
+            s.offset = share(p).div_ceil(bs).saturating_mul(bs);
+            s.offset_percent = None;
+        }
+        if let Some(p) = self.size_percent {
+            let len = (share(p) / bs * bs).min(target_size.saturating_sub(s.offset));
+            if len < bs {
+                return Err(e(format!(
+                    "size={p}% of the target's {target_size} bytes (after offset {}) is less than one block of {bs} bytes (valid: a larger share, or size in bytes)",
+                    s.offset
+                )));
+            }
+            s.size = Some(len);
+            s.size_percent = None;
+        }
+        if let Some(p) = self.io_size_percent {
+            let n = share(p);
+            if n < bs {
+                return Err(e(format!(
+                    "io_size={p}% of the target's {target_size} bytes is less than one block of {bs} bytes (valid: a larger share, or io_size in bytes)"
+                )));
+            }
+            s.io_size = Some(n);
+            s.io_size_percent = None;
+        }
+        Ok(s)
     }
 
     /// The region job `job_index` covers on a target of `target_size` bytes: `(start, len)`.
@@ -775,6 +1339,27 @@ mod tests {
         assert_eq!(d.pick(0), 4096);
         assert_eq!(d.pick(10), 65536);
         assert_eq!(d.pick(99), 32768);
+    }
+
+    /// stonewall starts a stonewall group and a reporting group; new_group only the latter
+    /// (fio's groupid 0, 1, 1, 2 for a, b(new_group), c, d(stonewall)).
+    #[test]
+    fn new_group_starts_a_reporting_group_only() {
+        let mk = |opts: &[&str]| {
+            let mut s = JobSpec::default();
+            for o in opts {
+                apply_option(&mut s, o, None).unwrap();
+            }
+            s
+        };
+        let specs = [
+            mk(&["new_group"]),
+            mk(&["new_group"]),
+            mk(&[]),
+            mk(&["stonewall"]),
+            mk(&["stonewall", "new_group"]),
+        ];
+        assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! drawn uniformly, a block possibly more than once. Sequential patterns walk the region in
 //! order and start again at its beginning for each pass. No request ever leaves the region.
 
+use crate::distribution::OffsetDist;
 use crate::spec::{JobSpec, SpecError};
 use serde::{Deserialize, Serialize};
 
@@ -218,6 +219,16 @@ pub struct RequestStream {
     /// block size, the seed of its shuffles, and the shuffle of the region's blocks in use
     /// (drawn anew each pass, and each time a pass longer than the region goes round it).
     mapped: Option<(u64, u64, BlockShuffle)>,
+    /// Where random offsets fall when not uniformly (`random_distribution`), and the size
+    /// of its blocks.
+    dist: Option<(OffsetDist, u64)>,
+    /// Draws whether a request of a random job is random (`percentage_random` below 100);
+    /// the others go on from the end of that direction's last request.
+    seq_draws: Option<Rng>,
+    /// Offsets of random reads and writes whose sizes are drawn from a `bsrange` are
+    /// multiples of the range's smallest size (fio's default `blockalign` for that
+    /// direction), not of each request's size.
+    range_align: [Option<u64>; 2],
 }
 
 impl RequestStream {
@@ -227,6 +238,9 @@ impl RequestStream {
         instance: &JobInstance,
         target_size: u64,
     ) -> Result<Self, SpecError> {
+        // Sizes and offsets given as percent of the target, resolved against this one.
+        let resolved = spec.resolved(target_size)?;
+        let spec = &resolved;
         let (start, len) = spec.region(instance.job_index, target_size)?;
         let seed = instance.seed(spec);
         let read_percent = spec.rw.read_percent(spec.rwmixread);
@@ -252,12 +266,39 @@ impl RequestStream {
         });
         let mapped = one_bs
             .filter(|&bs| {
-                spec.rw.is_random() && !spec.norandommap && spec.blockalign.is_none() && bs <= len
+                spec.rw.is_random()
+                    && !spec.norandommap
+                    && spec.blockalign.is_none()
+                    && bs <= len
+                    // fio turns its random map off for non-uniform distributions; raidlab
+                    // also draws with replacement when part of the job is sequential.
+                    && spec.random_distribution.is_uniform()
+                    && spec.percentage_random == [100, 100]
             })
             .map(|bs| {
                 let map_seed = seed ^ 0x3C3C_3C3C_3C3C_3C3C;
                 (bs, map_seed, BlockShuffle::new(len / bs, map_seed))
             });
+        let random = spec.rw.is_random();
+        let dist = if random && !spec.random_distribution.is_uniform() {
+            let unit = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
+            let blocks = (len / unit).max(1);
+            OffsetDist::new(
+                &spec.random_distribution,
+                blocks,
+                unit,
+                seed ^ 0x0F0F_0F0F_0F0F_0F0F,
+            )
+            .map_err(|m| SpecError {
+                message: format!("job '{}': {m}", spec.name),
+            })?
+            .map(|d| (d, unit))
+        } else {
+            None
+        };
+        let seq_draws = (random && spec.percentage_random != [100, 100])
+            .then(|| Rng::new(seed ^ 0x6969_6969_6969_6969));
+        let range_align = [&spec.bs.read, &spec.bs.write].map(|d| d.range.map(|(lo, _)| lo));
         Ok(RequestStream {
             spec: spec.clone(),
             start,
@@ -283,7 +324,15 @@ impl RequestStream {
             fixed,
             fixed_mixed,
             mapped,
+            dist,
+            seq_draws,
+            range_align,
         })
+    }
+    /// Bytes one pass transfers: `io_size`, else the region (its whole blocks, for a
+    /// random pass over the random map).
+    pub fn pass_bytes(&self) -> u64 {
+        self.pass_bytes
     }
     /// The region `(start, len)` this stream stays inside.
     pub fn region(&self) -> (u64, u64) {
@@ -337,16 +386,9 @@ impl RequestStream {
         }
         let mut bytes = self.pass_bytes.saturating_mul(self.spec.loops as u64);
         if let Some(n) = self.spec.request_cap() {
-            let mean = |d: &crate::spec::BsDist| {
-                d.entries
-                    .iter()
-                    .map(|&(bs, w)| bs as f64 * w as f64)
-                    .sum::<f64>()
-                    / d.entries.iter().map(|e| e.1 as f64).sum::<f64>().max(1.0)
-            };
             let reads = self.read_percent as f64 / 100.0;
             let per_request =
-                reads * mean(&self.spec.bs.read) + (1.0 - reads) * mean(&self.spec.bs.write);
+                reads * self.spec.bs.read.mean() + (1.0 - reads) * self.spec.bs.write.mean();
             bytes = bytes.min((n as f64 * per_request) as u64);
         }
         Some(bytes)
@@ -390,8 +432,17 @@ impl RequestStream {
                 );
             }
             self.start + shuffle.at(k % blocks) * *map_bs
+        } else if self.random && self.draws_sequential(dir) {
+            // percentage_random: on from the end of this direction's last request.
+            let pos = self.pos[dir as usize];
+            self.start + if pos + bs > self.len { 0 } else { pos }
+        } else if let Some((dist, unit)) = &self.dist {
+            // The distribution's block, moved back to where the whole request still fits.
+            let fits = (self.len - bs) / *unit + 1;
+            let b = dist.block(dir, &mut self.offsets);
+            self.start + (if b < fits { b } else { b % fits }) * *unit
         } else if self.random {
-            match self.spec.blockalign {
+            match self.spec.blockalign.or(self.range_align[dir as usize]) {
                 None => {
                     let slots = self.len / bs;
                     self.start + self.offsets.below(slots) * bs
@@ -411,6 +462,9 @@ impl RequestStream {
             *pos += bs;
             o
         };
+        if self.seq_draws.is_some() {
+            self.pos[dir as usize] = offset - self.start + bs;
+        }
         self.cursor += bs;
         let req = Request {
             seq: self.seq,
@@ -422,6 +476,17 @@ impl RequestStream {
         self.seq += 1;
         debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
         req
+    }
+
+    /// Whether this request of a random job goes on sequentially (`percentage_random`: a
+    /// draw of 1..=100 above the direction's share, as fio draws it).
+    #[inline(always)]
+    fn draws_sequential(&mut self, dir: Dir) -> bool {
+        let share = self.spec.percentage_random[dir as usize];
+        match self.seq_draws.as_mut() {
+            Some(rng) if share < 100 => rng.below(100) + 1 > u64::from(share),
+            _ => false,
+        }
     }
 
     /// Whether the stream has ended (its passes or its request count done).
@@ -452,6 +517,20 @@ impl RequestStream {
                 Dir::Read => &self.spec.bs.read,
                 Dir::Write => &self.spec.bs.write,
             };
+            let left = self.pass_bytes.saturating_sub(self.cursor);
+            if let Some((lo, hi)) = dist.range {
+                // bsrange: a size up to what the pass has left (fio draws again until one
+                // fits), a pass that has less than the smallest left ends.
+                let top = hi.min(self.len).min(left.max(lo));
+                let bs = draw_in_range(&mut self.sizes, lo, top, self.spec.bs_unaligned);
+                if left < lo || bs > self.len || !self.fits(bs) {
+                    if self.end_pass(bs) {
+                        return None;
+                    }
+                    continue;
+                }
+                return Some(self.place(dir, bs));
+            }
             let mut bs = if dist.is_fixed() {
                 dist.entries[0].0
             } else {
@@ -461,7 +540,6 @@ impl RequestStream {
             // distribution fit what is left: one of those, by their weights (fio draws again
             // until a size fits), so a pass moves exactly its bytes — neither more (random)
             // nor fewer (sequential) than `size`.
-            let left = self.pass_bytes.saturating_sub(self.cursor);
             if !dist.is_fixed() && left > 0 && bs > left {
                 let len = self.len;
                 let fitting = || {
@@ -502,6 +580,20 @@ impl RequestStream {
     }
 }
 
+/// A block size of fio's `bsrange` between `min` and `max`: `min` plus a uniform share of
+/// `max`, rounded down to a multiple of `min` (unless `unaligned`) and held to `max`, as fio
+/// 3.33 draws them: each multiple of `min` up to `max` equally often.
+fn draw_in_range(rng: &mut Rng, min: u64, max: u64, unaligned: bool) -> u64 {
+    if max <= min {
+        return min;
+    }
+    let mut bs = min + (max as f64 * rng.next_f64()) as u64;
+    if !unaligned {
+        bs -= bs % min;
+    }
+    bs.min(max)
+}
+
 impl Iterator for RequestStream {
     type Item = Request;
 
@@ -537,7 +629,7 @@ impl Iterator for RequestStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{apply_option, RwMode};
+    use crate::spec::{apply_option, Distribution, RwMode};
     use proptest::prelude::*;
 
     /// Every shuffle is a permutation of `0..n`: small and odd sizes, powers of two and
@@ -1084,6 +1176,440 @@ mod tests {
             let st = RequestStream::new(&s, inst, 16 << 20).unwrap();
             assert_eq!(st.region(), (inst.job_index as u64 * (4 << 20), 4 << 20));
         }
+    }
+
+    /// Requests per block of the first `n` requests of `opts` over a 64 MiB region of
+    /// 4 KiB blocks (16384 blocks), hottest first.
+    fn block_counts(opts: &[(&str, &str)], n: usize) -> Vec<u32> {
+        let mut o = vec![
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ];
+        o.extend_from_slice(opts);
+        let mut c = std::collections::HashMap::new();
+        for r in first(&spec(&o), 64 << 20, n) {
+            assert!(r.offset % 4096 == 0 && r.offset + r.len <= 64 << 20);
+            *c.entry(r.offset).or_insert(0u32) += 1;
+        }
+        let mut v: Vec<u32> = c.into_values().collect();
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        v
+    }
+
+    /// Share of `n` requests that went to the hottest `blocks` blocks.
+    fn hot_share(counts: &[u32], blocks: usize, n: usize) -> f64 {
+        counts.iter().take(blocks).map(|&c| c as f64).sum::<f64>() / n as f64
+    }
+
+    /// zipf:1.2 over 16384 blocks: the hottest 10% take most requests (the first 1638
+    /// ranks' share of ζ(16384, 1.2) is 0.914); uniform draws give them little more than
+    /// 10%.
+    #[test]
+    fn zipf_offsets_concentrate_on_few_blocks() {
+        let n = 100_000;
+        let zipf = block_counts(&[("random_distribution", "zipf:1.2")], n);
+        let share = hot_share(&zipf, 1638, n);
+        assert!((0.89..0.94).contains(&share), "zipf:1.2 hot 10%: {share}");
+        // A lower theta concentrates less, and theta 0.8 less still.
+        let mild = hot_share(
+            &block_counts(&[("random_distribution", "zipf:0.8")], n),
+            1638,
+            n,
+        );
+        assert!(mild < share - 0.2 && mild > 0.3, "zipf:0.8 hot 10%: {mild}");
+        let uniform = hot_share(&block_counts(&[("norandommap", "1")], n), 1638, n);
+        assert!(uniform < 0.2, "uniform hot 10%: {uniform}");
+    }
+
+    /// pareto:h concentrates too, and normal gathers around its mean: each far from uniform.
+    #[test]
+    fn pareto_and_normal_concentrate() {
+        let n = 50_000;
+        let pareto = hot_share(
+            &block_counts(&[("random_distribution", "pareto:0.2")], n),
+            1638,
+            n,
+        );
+        assert!(pareto > 0.5, "pareto:0.2 hot 10%: {pareto}");
+        let normal = hot_share(
+            &block_counts(&[("random_distribution", "normal:5")], n),
+            1638,
+            n,
+        );
+        assert!(normal > 0.3, "normal:5 hot 10%: {normal}");
+    }
+
+    /// A center puts the hottest block (rank 0) at that share of the region.
+    #[test]
+    fn a_center_places_the_hottest_block() {
+        for (dist, at) in [
+            ("zipf:1.5:0.25", 16384 / 4),
+            ("pareto:0.1:0.75", 16384 * 3 / 4),
+        ] {
+            let s = spec(&[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("size", "64m"),
+                ("random_distribution", dist),
+            ]);
+            let mut c = std::collections::HashMap::new();
+            for r in first(&s, 64 << 20, 20_000) {
+                *c.entry(r.offset / 4096).or_insert(0u32) += 1;
+            }
+            let hottest = c.iter().max_by_key(|(b, n)| (**n, **b)).unwrap().0;
+            assert_eq!(*hottest, at, "{dist}");
+        }
+    }
+
+    /// zoned:60/10:30/20:8/30:2/40: each zone takes its share of the requests within a
+    /// point or two over 100 000 requests, per direction when reads and writes differ.
+    #[test]
+    fn zoned_shares_follow_their_zones() {
+        let n = 100_000;
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("random_distribution", "zoned:60/10:30/20:8/30:2/40"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ]);
+        let mb = 64u64 << 20;
+        let mut zones = [0u32; 4];
+        for r in first(&s, mb, n) {
+            let pct = r.offset * 100 / mb;
+            zones[match pct {
+                0..=9 => 0,
+                10..=29 => 1,
+                30..=59 => 2,
+                _ => 3,
+            }] += 1;
+        }
+        for (z, want) in zones.iter().zip([60.0, 30.0, 8.0, 2.0]) {
+            let got = *z as f64 * 100.0 / n as f64;
+            assert!(
+                (got - want).abs() < 1.0,
+                "zone share {got}% for {want}%: {zones:?}"
+            );
+        }
+        // Reads to the first half, writes to the second (zoned:R,W), absolute sizes.
+        let s = spec(&[
+            ("rw", "randrw"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            (
+                "random_distribution",
+                "zoned_abs:100/32m:0/32m,0/32m:100/32m",
+            ),
+        ]);
+        for r in first(&s, mb, 10_000) {
+            let low = r.offset + r.len <= 32 << 20;
+            assert_eq!(low, r.dir == Dir::Read, "{r:?}");
+        }
+        // zoned_abs zones past the region are refused when the stream is made.
+        let s = spec(&[
+            ("rw", "randread"),
+            ("size", "1m"),
+            ("random_distribution", "zoned_abs:50/1m:50/1m"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let e = RequestStream::new(&s, inst, 1 << 20).unwrap_err().message;
+        assert!(
+            e.contains("zoned_abs zones cover 2097152 bytes but the job's region holds 1048576"),
+            "{e}"
+        );
+    }
+
+    /// Same spec and seed, same stream; another seed, another; non-uniform draws do not use
+    /// the random map (a block may come twice in a pass, as with fio's norandommap).
+    #[test]
+    fn distributions_repeat_with_their_seed() {
+        for d in ["zipf:1.2", "pareto:0.3", "normal:10", "zoned:50/50:50/50"] {
+            let s = spec(&[
+                ("rw", "randrw"),
+                ("bs", "4k"),
+                ("size", "16m"),
+                ("random_distribution", d),
+            ]);
+            assert_eq!(first(&s, 16 << 20, 500), first(&s, 16 << 20, 500), "{d}");
+            let mut t = s.clone();
+            apply_option(&mut t, "randseed", Some("12345")).unwrap();
+            assert_ne!(first(&s, 16 << 20, 500), first(&t, 16 << 20, 500), "{d}");
+            let stream = stream_of(&s, 16 << 20);
+            assert!(stream.mapped.is_none(), "{d}");
+            assert_eq!(stream.count(), 4096, "{d}: one pass of the region's bytes");
+        }
+        // random_distribution=random is the default: the same stream as without it.
+        let plain = spec(&[("rw", "randread"), ("bs", "4k"), ("size", "1m")]);
+        let mut r = plain.clone();
+        apply_option(&mut r, "random_distribution", Some("random")).unwrap();
+        assert_eq!(first(&plain, 1 << 20, 300), first(&r, 1 << 20, 300));
+    }
+
+    #[test]
+    fn random_distribution_values_are_checked() {
+        let mut s = JobSpec::default();
+        for (v, want) in [
+            ("zipf:1", "zipf theta 1 in 'zipf:1' is out of range"),
+            (
+                "pareto:1.5",
+                "pareto power 1.5 in 'pareto:1.5' is out of range",
+            ),
+            (
+                "normal:100",
+                "out of range (valid: 0 up to, not including, 100",
+            ),
+            (
+                "zipf:1.2:2",
+                "center 2 in 'zipf:1.2:2' is out of range (valid: 0 to 1",
+            ),
+            ("zoned:60/10:30/20", "add up to 90% (valid: exactly 100)"),
+            (
+                "zoned:60/70:40/50",
+                "zone sizes in '60/70:40/50' add up to 120%",
+            ),
+            ("zoned", "gives no zones"),
+            (
+                "zoned:/10:100/90",
+                "zone '/10' has no share of the accesses",
+            ),
+            ("zipf:abc", "value 'abc' in 'zipf:abc' is not a number"),
+            (
+                "lognormal:3",
+                "is not a random distribution (valid: random, zipf:THETA",
+            ),
+        ] {
+            let e = apply_option(&mut s, "random_distribution", Some(v)).unwrap_err();
+            assert!(e.message.contains(want), "{v}: {e}");
+            assert!(
+                e.message.starts_with("option 'random_distribution': "),
+                "{e}"
+            );
+        }
+        // fio's defaults and fill-ins: zipf 1.1, gauss for normal, a missing share shared.
+        apply_option(&mut s, "random_distribution", Some("zipf")).unwrap();
+        assert_eq!(
+            s.random_distribution,
+            Distribution::Zipf {
+                theta: 1.1,
+                center: None
+            }
+        );
+        apply_option(&mut s, "random_distribution", Some("gauss:3:0.5")).unwrap();
+        assert_eq!(
+            s.random_distribution,
+            Distribution::Normal {
+                dev: 3.0,
+                center: Some(0.5)
+            }
+        );
+        apply_option(&mut s, "random_distribution", Some("zoned:50/10:25/:25/")).unwrap();
+        let Distribution::Zoned { read, .. } = &s.random_distribution else {
+            panic!("zoned")
+        };
+        assert_eq!(
+            read.iter()
+                .map(|z| (z.access_percent, z.size))
+                .collect::<Vec<_>>(),
+            [(50, 10), (25, 45), (25, 45)]
+        );
+    }
+
+    /// percentage_random=N: about N% of a random job's requests are random, the others go
+    /// on from the end of the last request of their direction; 0 is sequential; N,M per
+    /// direction; sequential patterns are not affected.
+    #[test]
+    fn percentage_random_mixes_sequential_runs_in() {
+        let follows = |reqs: &[Request]| {
+            reqs.windows(2)
+                .filter(|w| w[1].offset == w[0].offset + w[0].len)
+                .count()
+        };
+        let n = 20_000;
+        let s = spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("percentage_random", "30"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ]);
+        let reqs = first(&s, 64 << 20, n);
+        let seq = follows(&reqs) as f64 / n as f64;
+        assert!((0.67..0.73).contains(&seq), "70% sequential: {seq}");
+        let all_seq = spec(&[
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("percentage_random", "0"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ]);
+        let offs: Vec<u64> = first(&all_seq, 1 << 20, 300)
+            .iter()
+            .map(|r| r.offset)
+            .collect();
+        let want: Vec<u64> = (0..256u64)
+            .map(|i| i * 4096)
+            .chain(std::iter::once(0))
+            .collect();
+        assert_eq!(&offs[..257], &want[..]);
+        // Reads all random, writes all sequential.
+        let split = spec(&[
+            ("rw", "randrw"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("percentage_random", "100,0"),
+        ]);
+        let reqs = first(&split, 64 << 20, 4000);
+        let writes: Vec<u64> = reqs
+            .iter()
+            .filter(|r| r.dir == Dir::Write)
+            .map(|r| r.offset)
+            .collect();
+        assert!(
+            writes.windows(2).all(|w| w[1] == w[0] + 4096),
+            "writes in order"
+        );
+        let reads: Vec<&Request> = reqs.iter().filter(|r| r.dir == Dir::Read).collect();
+        let read_runs = reads
+            .windows(2)
+            .filter(|w| w[1].offset == w[0].offset + 4096)
+            .count();
+        assert!(read_runs < 20, "reads random: {read_runs} follow on");
+        // A sequential pattern ignores it (as fio).
+        let rd = spec(&[("rw", "read"), ("bs", "4k"), ("size", "1m")]);
+        let mut p = rd.clone();
+        apply_option(&mut p, "percentage_random", Some("50")).unwrap();
+        assert_eq!(first(&rd, 1 << 20, 300), first(&p, 1 << 20, 300));
+        let mut bad = JobSpec::default();
+        let e = apply_option(&mut bad, "percentage_random", Some("101")).unwrap_err();
+        assert!(e.message.contains("valid: 0 to 100"), "{e}");
+    }
+
+    /// bsrange=4k-16k: sizes 4, 8, 12 and 16 KiB, each about a quarter of the requests (fio
+    /// 3.33's draw), each pass moving exactly its bytes; with bs_unaligned any size between;
+    /// random offsets on multiples of the smallest size.
+    #[test]
+    fn bsrange_draws_multiples_of_the_smallest_size() {
+        let s = spec(&[("rw", "randwrite"), ("bsrange", "4k-16k"), ("size", "64m")]);
+        let reqs = first(&s, 64 << 20, 40_000);
+        let mut by = std::collections::BTreeMap::new();
+        for r in &reqs {
+            *by.entry(r.len).or_insert(0u32) += 1;
+            assert!(
+                r.offset % 4096 == 0 && r.offset + r.len <= 64 << 20,
+                "{r:?}"
+            );
+        }
+        assert_eq!(
+            by.keys().copied().collect::<Vec<_>>(),
+            [4096, 8192, 12288, 16384]
+        );
+        for (bs, c) in &by {
+            let share = *c as f64 / reqs.len() as f64;
+            assert!((0.23..0.27).contains(&share), "{bs}: {share}");
+        }
+        assert!(
+            reqs.iter().any(|r| r.offset % 8192 != 0 && r.len == 8192),
+            "8 KiB requests also on odd 4 KiB blocks"
+        );
+        for rw in ["read", "randread"] {
+            let s = spec(&[
+                ("rw", rw),
+                ("bsrange", "4k-64k"),
+                ("size", "1m"),
+                ("loops", "2"),
+            ]);
+            let reqs: Vec<Request> = stream_of(&s, 1 << 20).collect();
+            for pass in 0..2 {
+                let b: u64 = reqs.iter().filter(|r| r.pass == pass).map(|r| r.len).sum();
+                assert_eq!(b, 1 << 20, "{rw} pass {pass}");
+            }
+        }
+        let u = spec(&[
+            ("rw", "write"),
+            ("bsrange", "1k-8k"),
+            ("bs_unaligned", "1"),
+            ("size", "64m"),
+        ]);
+        let lens: std::collections::BTreeSet<u64> =
+            first(&u, 64 << 20, 5000).iter().map(|r| r.len).collect();
+        assert!(lens.iter().any(|l| l % 1024 != 0), "unaligned sizes");
+        assert!(lens.iter().all(|l| (1024..=8192).contains(l)));
+        // Reads and writes apart: bsrange=R,W.
+        let rw = spec(&[
+            ("rw", "randrw"),
+            ("bsrange", "4k-4k,64k-128k"),
+            ("size", "64m"),
+        ]);
+        for r in first(&rw, 64 << 20, 2000) {
+            match r.dir {
+                Dir::Read => assert_eq!(r.len, 4096),
+                Dir::Write => assert!(r.len == 65536 || r.len == 131072, "{r:?}"),
+            }
+        }
+        let mut bad = JobSpec::default();
+        let e = apply_option(&mut bad, "bsrange", Some("16k-4k")).unwrap_err();
+        assert!(e.message.contains("MIN at most MAX"), "{e}");
+    }
+
+    /// size=, offset= and io_size= as percent of the target: offset rounded up to the
+    /// block size (fio: offset=30% of 1 MiB with bs=4k starts at 315392), size rounded down
+    /// and cut at the target's end; 0% and past 100% refused in one line.
+    #[test]
+    fn percentages_are_shares_of_the_target() {
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "512k"),
+            ("offset", "30%"),
+        ]);
+        assert_eq!(stream_of(&s, 1 << 20).region(), (315_392, 512 << 10));
+        let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "50%")]);
+        assert_eq!(stream_of(&s, 1 << 20).region(), (0, 512 << 10));
+        assert_eq!(stream_of(&s, 10 << 20).region(), (0, 5 << 20));
+        // Cut at the end: 75% from 50%.
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "75%"),
+            ("offset", "50%"),
+        ]);
+        assert_eq!(stream_of(&s, 1 << 20).region(), (512 << 10, 512 << 10));
+        let s = spec(&[("rw", "randread"), ("bs", "4k"), ("io_size", "25%")]);
+        assert_eq!(stream_of(&s, 1 << 20).count(), 64);
+        // A later size in bytes replaces the percentage, and the reverse.
+        let mut s = spec(&[("size", "50%"), ("size", "128k")]);
+        assert_eq!((s.size, s.size_percent), (Some(128 << 10), None));
+        apply_option(&mut s, "size", Some("10%")).unwrap();
+        assert_eq!((s.size, s.size_percent), (None, Some(10)));
+        let mut bad = JobSpec::default();
+        for (k, v) in [
+            ("size", "0%"),
+            ("size", "101%"),
+            ("io_size", "0%"),
+            ("offset", "100%"),
+            ("size", "x%"),
+        ] {
+            let e = apply_option(&mut bad, k, Some(v)).unwrap_err();
+            assert!(
+                e.message.contains("is not a share of the target (valid: "),
+                "{k}={v}: {e}"
+            );
+        }
+        let s = spec(&[("rw", "read"), ("size", "50%")]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let e = RequestStream::new(&s, inst, 0).unwrap_err().message;
+        assert!(
+            e.contains("size=50% is a share of the target's size, but the target is empty"),
+            "{e}"
+        );
+        let e = RequestStream::new(&s, inst, 4096).unwrap_err().message;
+        assert!(e.contains("less than one block of 4096 bytes"), "{e}");
     }
 
     proptest! {

@@ -268,20 +268,36 @@ fn option_help(name: &str) -> &'static str {
         "rw" | "readwrite" => "read, write, randread, randwrite, rw/readwrite, randrw",
         "bs" | "blocksize" => "block size, e.g. 4k, 1m; 'R,W' sets reads and writes apart",
         "bssplit" => "weighted block sizes, e.g. 4k/10:64k/50:32k/40",
+        "bsrange" | "blocksize_range" => {
+            "block sizes drawn from MIN-MAX, multiples of MIN, e.g. 4k-64k; 'R,W' apart"
+        }
+        "bs_unaligned" | "blocksize_unaligned" => "bsrange sizes need not be multiples of MIN",
+        "random_distribution" => {
+            "random offsets: random (default), zipf:THETA, pareto:H, normal:DEV (or gauss), [:CENTER]; zoned:ACCESS/SIZE%:..., zoned_abs:ACCESS/SIZE:..."
+        }
+        "percentage_random" => {
+            "percent of a random job's requests that are random, the rest sequential (N or R,W)"
+        }
+        "randrepeat" => {
+            "1 (default): the same random sequence each run; 0: a seed drawn per run, shown in the results"
+        }
+        "new_group" => "start a new reporting group (groupid) without waiting, unlike stonewall",
         "iodepth" => "requests in flight per job (1-65536)",
         "numjobs" => "jobs per target, running side by side",
         "rwmixread" => "percent reads for rw/randrw (0-100)",
         "rwmixwrite" => "percent writes for rw/randrw (0-100)",
-        "size" => "bytes of the region each job covers (default: to the end of the target)",
+        "size" => {
+            "bytes of the region each job covers, or N% of the target (default: to the end of the target)"
+        }
         "blockalign" | "ba" => "boundary of random offsets (default: the block size), e.g. 512",
         "norandommap" => {
             "random offsets drawn with replacement (default: each block once a pass, as fio)"
         }
         "number_ios" => "stop after this many requests a loop, counted over all loops (if nothing ends the job first)",
         "io_size" | "io_limit" => {
-            "bytes each pass transfers (default: size); less touches part of the region"
+            "bytes each pass transfers, or N% of the target (default: size); less touches part of the region"
         }
-        "offset" => "start of the region, bytes",
+        "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
         "offset_increment" => "job i of numjobs starts at offset + i * this",
         "runtime" => "stop after this long (10s, 500ms, 2m)",
         "time_based" => "keep going over the region until runtime ends",
@@ -455,7 +471,10 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 
 /// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Rendering is
 /// the caller's ([`job_options`] gives fio's "job options" for it).
-pub fn execute(specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
+pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
+    // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
+    // show the same ones; drawn here for other callers).
+    draw_seeds(&mut specs);
     if specs.is_empty() {
         return Err(CliError::usage(
             "no jobs to run (give --name=JOB with options, or --job FILE.fio)",
@@ -681,7 +700,19 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     let mut put = |k: &str, v: String| o.push((k.to_string(), v));
     put("rw", s.rw.name().to_string());
-    if s.bs.read.is_fixed() && s.bs.write.is_fixed() {
+    if s.bs.read.range.is_some() || s.bs.write.range.is_some() {
+        let one = |dist: &raidlab_workload::BsDist| {
+            let (lo, hi) = dist.range.unwrap_or((dist.min(), dist.min()));
+            format!("{}-{}", size_text(lo), size_text(hi))
+        };
+        put(
+            "bsrange",
+            format!("{},{}", one(&s.bs.read), one(&s.bs.write)),
+        );
+        if s.bs_unaligned {
+            put("bs_unaligned", String::new());
+        }
+    } else if s.bs.read.is_fixed() && s.bs.write.is_fixed() {
         let (r, w) = (s.bs.read.min(), s.bs.write.min());
         put(
             "bs",
@@ -715,8 +746,14 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if let Some(size) = s.size {
         put("size", size_text(size));
     }
+    if let Some(p) = s.size_percent {
+        put("size", format!("{p}%"));
+    }
     if let Some(io) = s.io_size {
         put("io_size", size_text(io));
+    }
+    if let Some(p) = s.io_size_percent {
+        put("io_size", format!("{p}%"));
     }
     if let Some(a) = s.blockalign {
         put("blockalign", size_text(a));
@@ -724,11 +761,28 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.norandommap {
         put("norandommap", String::new());
     }
+    if !s.random_distribution.is_uniform() {
+        put("random_distribution", s.random_distribution.text());
+    }
+    if s.percentage_random != d.percentage_random {
+        let [r, w] = s.percentage_random;
+        put(
+            "percentage_random",
+            if r == w {
+                r.to_string()
+            } else {
+                format!("{r},{w}")
+            },
+        );
+    }
     if let Some(n) = s.number_ios {
         put("number_ios", n.to_string());
     }
     if s.offset != 0 {
         put("offset", size_text(s.offset));
+    }
+    if let Some(p) = s.offset_percent {
+        put("offset", format!("{p}%"));
     }
     if s.offset_increment != 0 {
         put("offset_increment", size_text(s.offset_increment));
@@ -752,7 +806,11 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.invalidate {
         put("invalidate", "0".into());
     }
-    if s.randseed != d.randseed {
+    if !s.randrepeat {
+        put("randrepeat", "0".into());
+    }
+    // A seed drawn for randrepeat=0 is here too: the run repeats with randseed=.
+    if s.randseed != d.randseed || s.randseed_drawn {
         put("randseed", s.randseed.to_string());
     }
     if s.verify {
@@ -764,7 +822,44 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.stonewall {
         put("stonewall", String::new());
     }
+    if s.new_group {
+        put("new_group", String::new());
+    }
     o
+}
+
+/// fio's `randrepeat=0` without a `randseed`: a seed of its own for each such job, drawn
+/// here at the edge (the streams and the simulator take seeds as input, they never draw
+/// one), and marked drawn so the results show it ([`spec_options`]: `randseed` in the job
+/// options, which the text output shows too). Jobs that repeat, or were given a seed, are
+/// left as they are.
+pub fn draw_seeds(specs: &mut [JobSpec]) {
+    for s in specs
+        .iter_mut()
+        .filter(|s| !s.randrepeat && !s.randseed_given)
+    {
+        s.randseed = fresh_seed();
+        s.randseed_given = true;
+        s.randseed_drawn = true;
+    }
+}
+
+/// 64 bits from the system's entropy (/dev/urandom), or, failing that, from the clock and
+/// the process id.
+fn fresh_seed() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+    {
+        return u64::from_le_bytes(b);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }
 
 /// Each job result's options, from the spec it came from (matched by name; instance
@@ -1002,7 +1097,9 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         drop(scratch);
         (r, jobs)
     } else {
-        (execute(inv.jobs.clone(), &opts), inv.jobs)
+        let mut jobs = inv.jobs;
+        draw_seeds(&mut jobs);
+        (execute(jobs.clone(), &opts), jobs)
     };
     let result = match result {
         Ok(r) => r,

@@ -45,14 +45,14 @@ pub fn render(result: &crate::RunResult, format: OutputFormat) -> String {
 }
 
 /// Render `result` in `format`, with each job's options (index-aligned with `result.jobs`)
-/// for fio's `job options` in JSON.
+/// for fio's `job options` in JSON (and the seed of a `randrepeat=0` job in text).
 pub fn render_with_options(
     result: &crate::RunResult,
     options: &[Vec<(String, String)>],
     format: OutputFormat,
 ) -> String {
     match format {
-        OutputFormat::Text => render_text(result),
+        OutputFormat::Text => text::render_text_with_options(result, options),
         OutputFormat::Json => render_json_with_options(result, options, false),
         OutputFormat::JsonPlus => render_json_with_options(result, options, true),
     }

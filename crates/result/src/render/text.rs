@@ -95,7 +95,7 @@ fn direction(out: &mut String, name: &str, d: &DirStats) {
     percentiles(out, &d.clat);
 }
 
-fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
+fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], timestamp: u64) {
     let err = j.error_code();
     let when = if timestamp > 0 {
         format!(": {}", ctime_utc(timestamp))
@@ -111,6 +111,14 @@ fn job_block(out: &mut String, j: &JobResult, timestamp: u64) {
         j.target,
         j.engine
     );
+    // randrepeat=0: the seed this run used (drawn for it unless given), to repeat it.
+    let option = |k: &str| options.iter().find(|o| o.0 == k).map(|o| o.1.as_str());
+    if let (Some("0"), Some(seed)) = (option("randrepeat"), option("randseed")) {
+        let _ = writeln!(
+            out,
+            "  randseed={seed} (randrepeat=0; --randseed={seed} repeats these requests)"
+        );
+    }
     direction(out, "read", &j.read);
     direction(out, "write", &j.write);
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
@@ -286,12 +294,19 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
 
 /// fio-like text for `result`.
 pub fn render_text(result: &RunResult) -> String {
+    render_text_with_options(result, &[])
+}
+
+/// fio-like text for `result`, with each job's options (index-aligned with `result.jobs`,
+/// as fio's `job options`): a job with `randrepeat=0` shows the `randseed` it ran with.
+pub fn render_text_with_options(result: &RunResult, options: &[Vec<(String, String)>]) -> String {
     let mut out = String::new();
     if result.jobs.is_empty() {
         out.push_str("No job ran (stopped before the first job started).\n");
     }
-    for j in &result.jobs {
-        job_block(&mut out, j, result.timestamp);
+    for (i, j) in result.jobs.iter().enumerate() {
+        let opts = options.get(i).map(Vec::as_slice).unwrap_or(&[]);
+        job_block(&mut out, j, opts, result.timestamp);
     }
     let mut groups: Vec<u32> = result.jobs.iter().map(|j| j.groupid).collect();
     groups.sort_unstable();
@@ -327,6 +342,31 @@ mod tests {
             j.read.lat.record(100_100 + i);
         }
         j
+    }
+
+    /// A job with randrepeat=0 shows the seed it ran with under its name; others do not.
+    #[test]
+    fn a_job_without_randrepeat_shows_its_seed() {
+        let r = RunResult {
+            version: "v".into(),
+            timestamp: 0,
+            jobs: vec![job("a", 0, 4096, 1_000_000), job("b", 0, 4096, 1_000_000)],
+        };
+        let o = |kv: &[(&str, &str)]| {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let options = [
+            o(&[("randrepeat", "0"), ("randseed", "42")]),
+            o(&[("randseed", "7")]),
+        ];
+        let t = render_text_with_options(&r, &options);
+        let a = t.find("a: (groupid=0").unwrap();
+        let line = "  randseed=42 (randrepeat=0; --randseed=42 repeats these requests)\n";
+        assert_eq!(t.find(line), t[a..].find('\n').map(|n| a + n + 1), "{t}");
+        assert_eq!(t.matches("randseed=").count(), 2, "{t}");
+        assert!(!render_text(&r).contains("randseed"));
     }
 
     #[test]
