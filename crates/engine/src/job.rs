@@ -257,7 +257,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     // completes first (fio quiesces before it syncs or sleeps).
                     let wait = match p.sync_due() {
                         Some(k) => Some(Pause::Sync(k)),
-                        None => Some(Pause::Until(p.issue_at(req.dir))).filter(|_| p.issue_at(req.dir) > now),
+                        None => Some(Pause::Until(p.issue_at(req.dir)))
+                            .filter(|_| p.issue_at(req.dir) > now),
                     };
                     if wait.is_some() {
                         held = Some(req);

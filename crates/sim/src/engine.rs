@@ -820,6 +820,16 @@ impl<'w> Engine<'w> {
                                             // (The size, not rate × time, when the size ends
                                             // the job: the byte count stays exact.)
                                             let total = (j.read.io_bytes + j.write.io_bytes).max(1);
+                                            // Syncs go on at the rate of the writes
+                                            // they follow.
+                                            if j.sync.total_ios > 0 && j.write.io_bytes > 0 {
+                                                let add = extra_bytes as u128
+                                                    * j.write.io_bytes as u128
+                                                    / total as u128;
+                                                j.sync.total_ios += (add * j.sync.total_ios as u128
+                                                    / j.write.io_bytes as u128)
+                                                    as u64;
+                                            }
                                             for st in [&mut j.read, &mut j.write] {
                                                 if st.io_bytes > 0 {
                                                     let add = (extra_bytes as u128
@@ -1052,7 +1062,7 @@ impl<'w> Engine<'w> {
     fn pause(&mut self, job: &mut JobRt, j: u32) -> bool {
         if job.sync_wait {
             if job.flush.is_none() {
-                self.start_flush(job);
+                self.start_flush(job, j);
             }
             return false;
         }
@@ -1085,7 +1095,7 @@ impl<'w> Engine<'w> {
     /// of the LUN written back, then the write caches of the drives under it written out,
     /// except below a controller whose write-back cache has a battery (there the data is
     /// stable already, and the flush returns once the controller has the command).
-    fn start_flush(&mut self, job: &mut JobRt) {
+    fn start_flush(&mut self, job: &mut JobRt, j: u32) {
         let lun = &self.w.luns[job.lun as usize];
         let res = &mut self.w.res;
         let mut t = self.now;
@@ -1103,7 +1113,42 @@ impl<'w> Engine<'w> {
                 self.pump_writeback();
             }
         }
-        self.arm_sync_check();
+        if !self.finish_flush(job, j) {
+            self.arm_sync_check();
+        }
+    }
+
+    /// Complete `job`'s sync if its data is stable now: counted from its issue to now (or
+    /// to when its command reached the end of its path, if later); the job goes on from
+    /// then. Whether it completed.
+    fn finish_flush(&mut self, job: &mut JobRt, j: u32) -> bool {
+        let Some((from, path_done)) = job.flush else {
+            return false;
+        };
+        let dirty = job.buffered
+            && self
+                .w
+                .page_cache
+                .as_ref()
+                .is_some_and(|pc| pc.lun_dirty(job.lun) > 0);
+        if dirty || self.volatile_writes(job.lun as usize) {
+            return false;
+        }
+        let done = path_done.max(self.now);
+        job.flush = None;
+        job.sync_wait = false;
+        self.flushing -= 1;
+        if self.now >= job.ramp_end {
+            job.sync.record(done - from);
+        }
+        if let Some(p) = job.pacer.as_mut() {
+            p.synced();
+        }
+        if !job.wake_armed {
+            job.wake_armed = true;
+            self.at(done, Ev::Issue(j));
+        }
+        true
     }
 
     /// Whether what was written to `lun` is not yet stable: held in a drive's write cache
@@ -1122,40 +1167,15 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// Complete the syncs whose data is now stable: each is counted from its issue to
-    /// when it was stable (or its command reached the end of its path, if later), and its
-    /// job goes on from then.
+    /// Complete the syncs whose data is now stable ([`Engine::finish_flush`]); look
+    /// again later for the others.
     #[cold]
     #[inline(never)]
     fn settle_flushes(&mut self, jobs: &mut [JobRt]) {
         let mut waiting = false;
         for (i, job) in jobs.iter_mut().enumerate() {
-            let Some((from, path_done)) = job.flush else {
-                continue;
-            };
-            let dirty = job.buffered
-                && self
-                    .w
-                    .page_cache
-                    .as_ref()
-                    .is_some_and(|pc| pc.lun_dirty(job.lun) > 0);
-            if dirty || self.volatile_writes(job.lun as usize) {
+            if job.flush.is_some() && !self.finish_flush(job, i as u32) {
                 waiting = true;
-                continue;
-            }
-            let done = path_done.max(self.now);
-            job.flush = None;
-            job.sync_wait = false;
-            self.flushing -= 1;
-            if self.now >= job.ramp_end {
-                job.sync.record(done - from);
-            }
-            if let Some(p) = job.pacer.as_mut() {
-                p.synced();
-            }
-            if !job.wake_armed {
-                job.wake_armed = true;
-                self.at(done, Ev::Issue(i as u32));
             }
         }
         if waiting {

@@ -253,7 +253,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                  (valid for sim: targets: sync=none, with fsync=N or fdatasync=N for \
                  periodic flushes)",
                 s.name,
-                if s.sync == raidlab_workload::SyncIo::Dsync { "dsync" } else { "sync" }
+                if s.sync == raidlab_workload::SyncIo::Dsync {
+                    "dsync"
+                } else {
+                    "sync"
+                }
             )));
         }
         for f in &s.filenames {
