@@ -991,10 +991,13 @@ impl<'w> Engine<'w> {
                 if job.finished() && job.end == 0 {
                     job.end = self.now;
                 }
-                if job.inflight == 0 && job.paused() && !job.stopped && !job.exhausted {
-                    if self.pause(job, j) {
-                        continue;
-                    }
+                if job.inflight == 0
+                    && job.paused()
+                    && !job.stopped
+                    && !job.exhausted
+                    && self.pause(job, j)
+                {
+                    continue;
                 }
                 return;
             }

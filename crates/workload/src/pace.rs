@@ -368,8 +368,8 @@ impl Pacer {
     pub fn sync_due(&self) -> Option<SyncKind> {
         (self.sync_every > 0
             && self.writes_issued > self.writes_at_sync
-            && self.writes_issued % self.sync_every == 0)
-            .then_some(self.sync_kind)
+            && self.writes_issued.is_multiple_of(self.sync_every))
+        .then_some(self.sync_kind)
     }
 
     /// The sync [`Pacer::sync_due`] asked for is done.
