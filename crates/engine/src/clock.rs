@@ -7,6 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub trait Clock: Send + Sync {
     /// Nanoseconds since an arbitrary fixed origin; never goes backwards.
     fn now_ns(&self) -> u64;
+    /// Block the calling thread until `now_ns()` reaches `t` (a paced job's wait).
+    fn sleep_until(&self, t: u64) {
+        let now = self.now_ns();
+        if t > now {
+            std::thread::sleep(std::time::Duration::from_nanos(t - now));
+        }
+    }
 }
 
 /// CLOCK_MONOTONIC.
@@ -23,6 +30,24 @@ impl Clock for Monotonic {
         // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+    /// An absolute sleep on the same clock, so the time spent working out how long to
+    /// sleep is not added to it.
+    fn sleep_until(&self, t: u64) {
+        let ts = libc::timespec {
+            tv_sec: (t / 1_000_000_000) as libc::time_t,
+            tv_nsec: (t % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: ts is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
+        // An interrupted sleep returns early; callers loop until the time has come.
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
     }
 }
 
@@ -49,5 +74,9 @@ impl Stepping {
 impl Clock for Stepping {
     fn now_ns(&self) -> u64 {
         self.now.fetch_add(self.step, Ordering::Relaxed) + self.step
+    }
+    /// Sleeping is time passing: the clock moves on to `t` at once.
+    fn sleep_until(&self, t: u64) {
+        self.now.fetch_max(t, Ordering::Relaxed);
     }
 }

@@ -5,7 +5,7 @@
 //! least `min` completions. The job driver (`job.rs`) owns timing, statistics and verify.
 
 use crate::BlockTarget;
-use raidlab_workload::Dir;
+use raidlab_workload::{Dir, SyncKind};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -26,9 +26,23 @@ pub trait Executor {
     fn sync(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// A periodic sync (fio's `fsync=N`, `fdatasync=N`), once every request is reaped:
+    /// data and metadata, or data only.
+    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
+        let _ = kind;
+        self.sync()
+    }
     /// CPU time (user ns, system ns) spent in helper threads, once the executor is finished.
     fn finish(&mut self) -> (u64, u64) {
         (0, 0)
+    }
+}
+
+/// fsync(2) or fdatasync(2) of a job's file.
+fn file_sync(file: &File, kind: SyncKind) -> io::Result<()> {
+    match kind {
+        SyncKind::Fsync => file.sync_all(),
+        SyncKind::Fdatasync => file.sync_data(),
     }
 }
 
@@ -106,6 +120,9 @@ impl Executor for Psync {
     fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()
     }
+    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
+        file_sync(&self.file, kind)
+    }
 }
 
 /// io_uring with the file and the buffer area registered, so each request costs one SQE.
@@ -154,6 +171,9 @@ impl Uring {
 impl Executor for Uring {
     fn sync(&mut self) -> io::Result<()> {
         self.file.sync_data()
+    }
+    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
+        file_sync(&self.file, kind)
     }
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
@@ -350,6 +370,11 @@ impl Executor for Block {
         self.dev.flush()?;
         self.flushed = true;
         Ok(())
+    }
+    /// A periodic sync flushes the device too, but writes may follow it: the run's own
+    /// flush at the end is still due.
+    fn sync_kind(&mut self, _kind: SyncKind) -> io::Result<()> {
+        self.dev.flush()
     }
     fn finish(&mut self) -> (u64, u64) {
         let mut t = (0, 0);

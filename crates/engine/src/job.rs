@@ -4,8 +4,8 @@
 use crate::clock::Clock;
 use crate::exec::{Completion, Executor};
 use crate::verify;
-use raidlab_result::{DirStats, JobResult, PassStats, VerifySummary};
-use raidlab_workload::{Dir, Request, RequestStream};
+use raidlab_result::{DirStats, JobResult, PassStats, SyncStats, VerifySummary};
+use raidlab_workload::{Dir, Pacer, Request, RequestStream, SyncKind, Think};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -103,6 +103,41 @@ pub struct JobSetup {
     /// `do_verify`), outside its timing and rates: only for a job that writes with verify
     /// and reads nothing.
     pub read_back: bool,
+    /// When requests may go (rate caps, think time, periodic syncs); `None` issues every
+    /// request as soon as a slot is free.
+    pub pacer: Option<Pacer>,
+    /// `startdelay`: how long the job waits before it starts, ns.
+    pub start_delay_ns: u64,
+}
+
+/// What a paced job waits for once its requests in flight have completed.
+#[derive(Clone, Copy, Debug)]
+enum Pause {
+    /// Its next request's time on the rate's schedule.
+    Until(u64),
+    /// Its think time.
+    Think(Think),
+    /// A periodic sync.
+    Sync(SyncKind),
+}
+
+/// Sleep until `t` on `clock` in steps short enough to notice `stop` (Ctrl-C) soon.
+fn sleep_until(clock: &dyn Clock, t: u64, stop: &AtomicBool) {
+    const STEP_NS: u64 = 50_000_000;
+    loop {
+        let now = clock.now_ns();
+        if now >= t || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        clock.sleep_until(t.min(now + STEP_NS));
+    }
+}
+
+/// Busy the CPU until `t` (fio's `thinktime_spin`).
+fn spin_until(clock: &dyn Clock, t: u64) {
+    while clock.now_ns() < t {
+        std::hint::spin_loop();
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -146,13 +181,23 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         seed,
         mut stream,
         read_back,
+        mut pacer,
         ..
     } = setup;
     let depth = setup.depth.max(1);
     let (region_start, region_len) = stream.region();
     let region_end = region_start + region_len;
     let cpu0 = thread_cpu();
+    // fio's elapsed time includes the start delay.
+    let began = clock.now_ns();
+    if setup.start_delay_ns > 0 {
+        let t = clock.now_ns() + setup.start_delay_ns;
+        sleep_until(clock.as_ref(), t, &stop);
+    }
     let start = clock.now_ns();
+    if let Some(p) = pacer.as_mut() {
+        p.begin(start);
+    }
     let measure_from = start + setup.ramp_ns;
     let deadline = setup.runtime_ns.map(|r| measure_from + r);
 
@@ -185,6 +230,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut last_counted = measure_from;
     // The blocks this job wrote, for the read-back (offset, length).
     let mut wrote: Vec<(u64, u64)> = Vec::new();
+    // A paced job's next request, drawn and waiting; what it waits for.
+    let mut held: Option<Request> = None;
+    let mut pause: Option<Pause> = None;
+    let mut syncs = SyncStats::default();
 
     loop {
         let stopping =
@@ -196,13 +245,28 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     false
                 }
             };
-        if !stopping {
+        if !stopping && pause.is_none() {
             while let Some(slot) = free.pop() {
-                let Some(req) = stream.next() else {
+                let Some(req) = held.take().or_else(|| stream.next()) else {
                     exhausted = true;
                     free.push(slot);
                     break;
                 };
+                if let Some(p) = &pacer {
+                    // A sync due, or the request's time not come: what is in flight
+                    // completes first (fio quiesces before it syncs or sleeps).
+                    let wait = match p.sync_due() {
+                        Some(k) => Some(Pause::Sync(k)),
+                        None => Some(Pause::Until(p.issue_at(req.dir)))
+                            .filter(|_| p.issue_at(req.dir) > now),
+                    };
+                    if wait.is_some() {
+                        held = Some(req);
+                        pause = wait;
+                        free.push(slot);
+                        break;
+                    }
+                }
                 assert!(
                     req.offset >= region_start && req.offset + req.len <= region_end,
                     "request [{}, {}) leaves the job's region [{region_start}, {region_end})",
@@ -229,10 +293,57 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     inflight_list.push(slot);
                 }
                 inflight += 1;
+                if let Some(p) = pacer.as_mut() {
+                    p.issued(req.dir, req.len);
+                    if let Some(t) = p.think_due(now) {
+                        pause = Some(Pause::Think(t));
+                        break;
+                    }
+                }
             }
         }
         if inflight == 0 {
-            break;
+            let Some(what) = pause.take().filter(|_| !stopping) else {
+                break;
+            };
+            // Nothing in flight: sync, think or wait, never past the job's end.
+            let end = |t: u64| deadline.map_or(t, |d| t.min(d));
+            match what {
+                Pause::Sync(kind) => {
+                    let t0 = clock.now_ns();
+                    let r = exec.sync_kind(kind);
+                    let t1 = clock.now_ns();
+                    match r {
+                        Ok(()) => {
+                            if t1 >= measure_from {
+                                syncs.record(t1 - t0);
+                                last_counted = t1;
+                            }
+                            if let Some(p) = pacer.as_mut() {
+                                p.synced();
+                            }
+                        }
+                        Err(e) => {
+                            io_failed = true;
+                            if error.is_none() {
+                                errno = e.raw_os_error().unwrap_or(libc::EIO);
+                            }
+                            error.get_or_insert(format!("sync of {}: {e}", setup.target));
+                        }
+                    }
+                }
+                Pause::Until(t) => sleep_until(clock.as_ref(), end(t), &stop),
+                Pause::Think(t) => {
+                    let t0 = clock.now_ns();
+                    spin_until(clock.as_ref(), end(t0 + t.spin_ns));
+                    sleep_until(clock.as_ref(), end(t0 + t.total_ns()), &stop);
+                    if let Some(p) = pacer.as_mut() {
+                        p.thought(clock.now_ns());
+                    }
+                }
+            }
+            now = clock.now_ns();
+            continue;
         }
         if !fresh.is_empty() {
             // fio's IO depths: what was in flight once this batch was queued.
@@ -290,6 +401,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 Ok(_) => {}
             }
+            if let Some(p) = pacer.as_mut() {
+                p.completed(r.dir, r.len);
+            }
             if let Some(v) = &verify {
                 finish_verify(
                     &s,
@@ -340,6 +454,16 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if bytes_done > 0 {
             progress.fetch_add(bytes_done, Ordering::Relaxed);
         }
+        if let Some(p) = pacer.as_mut().filter(|_| now >= measure_from && !io_failed) {
+            if let Err(e) = p.check_min_rate(now) {
+                // fio ends a job that misses its minimum rate, with EIO.
+                io_failed = true;
+                if error.is_none() {
+                    errno = libc::EIO;
+                }
+                error.get_or_insert(format!("{}: {e}", setup.name));
+            }
+        }
     }
 
     // fio's end_fsync: the flush is part of the job (its time counts in the rate).
@@ -374,7 +498,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let end = clock.now_ns();
     let (eu, es) = exec.finish();
     let cpu1 = thread_cpu();
-    let elapsed = end.saturating_sub(start).max(1);
+    let elapsed = end.saturating_sub(began).max(1);
     let measured = last_counted
         .max(measure_from)
         .saturating_sub(measure_from)
@@ -412,6 +536,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         engine: setup.engine.to_string(),
         read: c.read,
         write: c.write,
+        sync: syncs,
         usr_cpu: pct(cpu1.0.saturating_sub(cpu0.0) + eu),
         sys_cpu: pct(cpu1.1.saturating_sub(cpu0.1) + es),
         runtime_sum_ns: 0,

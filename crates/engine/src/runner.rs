@@ -187,12 +187,12 @@ pub fn run_with_clock(
                 (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth)
             }
             (IoEngine::Psync, Resolved::Path(p)) => (
-                ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct)?),
+                ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
                 "psync",
                 1,
             ),
             (IoEngine::IoUring, Resolved::Path(p)) => (
-                ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct)?),
+                ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
                 "io_uring",
                 spec.iodepth,
             ),
@@ -225,6 +225,8 @@ pub fn run_with_clock(
                 stop: Arc::clone(&stop),
                 progress: Arc::new(AtomicU64::new(0)),
                 end_fsync: spec.end_fsync,
+                pacer: raidlab_workload::Pacer::new(spec, inst.seed(spec)),
+                start_delay_ns: raidlab_workload::pace::start_delay_ns(&spec.pace, inst.seed(spec)),
                 // fio's do_verify: a job that only writes, with verify, and ends by its size,
                 // reads back what it wrote (unless another job of its group writes its
                 // blocks: see below).
@@ -464,6 +466,12 @@ pub const MAX_URING_DEPTH: u32 = 32768;
 fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
     match r {
         Resolved::Block(label, _) => {
+            if spec.sync != raidlab_workload::SyncIo::None && spec.ioengine != IoEngine::Null {
+                return Err(EngineError::usage(format!(
+                    "job '{}': sync=1 opens a file O_SYNC, and {label} is an in-process target with no file to open so (valid there: sync=none, with fsync=N or fdatasync=N to flush it every N writes)",
+                    spec.name
+                )));
+            }
             if spec.ioengine != IoEngine::Null && spec.iodepth > MAX_BLOCK_TARGET_DEPTH {
                 return Err(EngineError::usage(format!(
                     "job '{}': iodepth={} on {label}: in-process targets use one thread per request in flight (valid: 1 to {MAX_BLOCK_TARGET_DEPTH})",

@@ -2,6 +2,7 @@
 
 use crate::safety;
 use crate::EngineError;
+use raidlab_workload::SyncIo;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -244,12 +245,24 @@ fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
     f.sync_all()
 }
 
-/// Open a path for one job instance.
-pub fn open_for_job(path: &Path, writes: bool, direct: bool) -> Result<File, EngineError> {
+/// Open a path for one job instance; `sync` asks for synchronous writes (fio's `sync`:
+/// O_SYNC or O_DSYNC).
+pub fn open_for_job(
+    path: &Path,
+    writes: bool,
+    direct: bool,
+    sync: SyncIo,
+) -> Result<File, EngineError> {
     let mut o = OpenOptions::new();
     o.read(true).write(writes);
-    if direct {
-        o.custom_flags(libc::O_DIRECT);
+    let mut flags = if direct { libc::O_DIRECT } else { 0 };
+    flags |= match sync {
+        SyncIo::None => 0,
+        SyncIo::Sync => libc::O_SYNC,
+        SyncIo::Dsync => libc::O_DSYNC,
+    };
+    if flags != 0 {
+        o.custom_flags(flags);
     }
     o.open(path).map_err(|e| {
         if direct && e.raw_os_error() == Some(libc::EINVAL) {

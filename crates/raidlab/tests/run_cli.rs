@@ -55,6 +55,19 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         ),
         (vec![&file_opt, "--bssplit=4k/60:8k/60"], "add up to 120%"),
         (
+            vec![&file_opt, "--rate_process=bursty"],
+            "--rate_process=bursty: 'bursty' is not a rate process (valid: linear, poisson)",
+        ),
+        (vec![&file_opt, "--thinktime=soon"], "--thinktime=soon: 'soon' is not a duration"),
+        (
+            vec![&file_opt, "--sync=always"],
+            "'always' is not a sync mode (valid: none, 0, sync, 1, dsync)",
+        ),
+        (
+            vec![&file_opt, "--size=1m", "--rate=1m", "--rate_min=2m"],
+            "rate_min=2097152 for reads is above its cap rate=1048576",
+        ),
+        (
             vec![&file_opt, "--size=1m", "--iodepth=65536"],
             "iodepth=65536 with ioengine=io_uring: the kernel's rings hold at most 32768 requests (valid: 1 to 32768)",
         ),
@@ -421,6 +434,31 @@ fn verify_on_a_simulated_target_is_noted() {
     assert!(err.contains("nothing is checked"), "{err}");
     let p = json(&plain_json);
     assert_eq!(v["jobs"][0]["write"], p["jobs"][0]["write"]);
+}
+
+/// The pacing options work from a job file as from flags, and fio's JSON carries them in
+/// "job options" and the syncs in its "sync" section.
+#[test]
+fn pacing_options_work_from_a_job_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f").display().to_string();
+    let job = dir.path().join("paced.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={f}\nsize=256k\nbs=4k\n[w]\nrw=write\nfsync=16\nrate_iops=100000\nthinktime=1\nthinktime_blocks=32\n"
+        ),
+    )
+    .unwrap();
+    let out = raidlab(&["--job", &job.display().to_string(), "--output-format=json"]);
+    let v = json(&assert_ok(&out, "paced job file"));
+    let j = &v["jobs"][0];
+    assert_eq!(j["write"]["total_ios"], 64);
+    assert_eq!(j["sync"]["total_ios"], 3);
+    assert_eq!(j["sync"]["lat_ns"]["N"], 3);
+    assert_eq!(j["job options"]["fsync"], "16");
+    assert_eq!(j["job options"]["rate_iops"], "100000");
+    assert_eq!(j["job options"]["thinktime"], "1us");
 }
 
 /// ioengine=null on a simulated target is a usage error in one line.

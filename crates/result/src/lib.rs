@@ -15,5 +15,5 @@ pub use histogram::LatencyHistogram;
 pub use render::{render, render_json, render_text, render_with_options, OutputFormat};
 pub use schema::{
     ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, RunResult, SimExtras,
-    StripeCacheUse, Summary, VerifySummary,
+    StripeCacheUse, Summary, SyncStats, VerifySummary,
 };

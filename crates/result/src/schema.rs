@@ -43,6 +43,26 @@ impl DirStats {
     }
 }
 
+/// A job's syncs (fio's `fsync`/`fdatasync` every N writes): how many, and how long each
+/// took from issue to completion (fio's `sync` section).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncStats {
+    pub total_ios: u64,
+    pub lat: LatencyHistogram,
+}
+
+impl SyncStats {
+    /// Count one sync that took `ns`.
+    pub fn record(&mut self, ns: u64) {
+        self.total_ios += 1;
+        self.lat.record(ns);
+    }
+    pub fn merge(&mut self, other: &SyncStats) {
+        self.total_ios += other.total_ios;
+        self.lat.merge(&other.lat);
+    }
+}
+
 /// Bytes and ios of one pass over the region (fio's `loops`), for seed 000's per-pass view.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PassStats {
@@ -145,6 +165,9 @@ pub struct JobResult {
     pub engine: String,
     pub read: DirStats,
     pub write: DirStats,
+    /// Periodic syncs (`fsync=N`, `fdatasync=N`); empty without them.
+    #[serde(default)]
+    pub sync: SyncStats,
     /// CPU time of the job's threads as percent of its runtime; for a group, the group's
     /// CPU time as percent of its jobs' runtimes summed (fio's figure: the jobs' mean,
     /// weighted by runtime).
@@ -263,6 +286,7 @@ impl JobResult {
         self.instances += other.instances;
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.sync.merge(&other.sync);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         if !lists_target(&self.target, &other.target) {
             self.target = format!("{}:{}", self.target, other.target);

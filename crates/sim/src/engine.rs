@@ -4,8 +4,8 @@
 
 use crate::planner::{Level, MemberIo};
 use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
-use raidlab_result::DirStats;
-use raidlab_workload::{Dir, RequestStream};
+use raidlab_result::{DirStats, SyncStats};
+use raidlab_workload::{Dir, Pacer, Request, RequestStream};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -250,6 +250,28 @@ pub struct JobRt {
     pub end_fsync: bool,
     pub syncing: bool,
     synced: bool,
+    /// When requests may go (rate caps, think time, periodic syncs); `None` for a job
+    /// without such options, which then issues exactly as before them.
+    pub pacer: Option<Pacer>,
+    /// `startdelay`: virtual ns after its group's start before the job starts.
+    pub start_delay: u64,
+    /// Periodic syncs done (count, latencies).
+    pub sync: SyncStats,
+    /// What ended the job with an error (a missed `rate_min`).
+    pub error: Option<String>,
+    /// The next request, drawn from the stream and waiting for its time, a sync or a
+    /// think time to pass.
+    held: Option<Request>,
+    /// Waits for its requests in flight, then until this time (its rate's schedule).
+    wait_until: Option<u64>,
+    /// Waits for its requests in flight, then thinks this long (ns).
+    think: Option<u64>,
+    /// Waits for its requests in flight, then syncs.
+    sync_wait: bool,
+    /// A sync in progress: when it was issued, and when its command has passed the path.
+    flush: Option<(u64, u64)>,
+    /// An `Issue` wake-up is queued for the job.
+    wake_armed: bool,
 }
 
 impl JobRt {
@@ -276,7 +298,22 @@ impl JobRt {
             end_fsync: false,
             syncing: false,
             synced: false,
+            pacer: None,
+            start_delay: 0,
+            sync: SyncStats::default(),
+            error: None,
+            held: None,
+            wait_until: None,
+            think: None,
+            sync_wait: false,
+            flush: None,
+            wake_armed: false,
         }
+    }
+    /// Held back by its pacer: no request is to go until its requests in flight have
+    /// completed and its wait, think time or sync is over.
+    fn paused(&self) -> bool {
+        self.wait_until.is_some() || self.think.is_some() || self.sync_wait
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -370,6 +407,10 @@ pub struct Engine<'w> {
     /// By array, for host RAID 1: where the last read sent ended, and the member it went to
     /// (md's `next_seq_sect` and `last_used`).
     mirror_next: Vec<(u64, u32)>,
+    /// Jobs with a sync in progress, and whether a drive wrote out held data since they
+    /// were last looked at.
+    flushing: u32,
+    flush_check: bool,
 }
 
 impl<'w> Engine<'w> {
@@ -408,6 +449,8 @@ impl<'w> Engine<'w> {
             member_pending: vec![0; w.luns.len()],
             member_head: vec![0; w.luns.len()],
             mirror_next: vec![(0, 0); w.arrays.len()],
+            flushing: 0,
+            flush_check: false,
             w,
         }
     }
@@ -520,8 +563,13 @@ impl<'w> Engine<'w> {
             j.start = start;
             j.ramp_end = start + j.ramp_end;
             j.deadline = j.deadline.map(|d| start + d);
-            // The job's program starts and opens its target before the first request.
-            self.at(start + self.w.host_job_start_ns, Ev::Issue(i as u32));
+            // The job's program starts and opens its target before the first request
+            // (after its `startdelay`).
+            let first = start + self.w.host_job_start_ns + j.start_delay;
+            if let Some(p) = j.pacer.as_mut() {
+                p.begin(first);
+            }
+            self.at(first, Ev::Issue(i as u32));
         }
         // Drives still holding writes from the group before write them out as they would
         // have: when nothing else waits, or first when their buffers are pressed.
@@ -573,6 +621,7 @@ impl<'w> Engine<'w> {
             self.events += 1;
             match ev {
                 Ev::Issue(j) => {
+                    jobs[j as usize].wake_armed = false;
                     self.issue(jobs, j);
                     if jobs[j as usize].finished() && jobs.iter().all(|j| j.finished()) {
                         break;
@@ -580,13 +629,21 @@ impl<'w> Engine<'w> {
                 }
                 Ev::AtCtrl(io) => self.at_ctrl(io),
                 Ev::Landed(io) => self.landed(io),
-                Ev::DiskDone(d) => self.disk_done(d),
+                Ev::DiskDone(d) => {
+                    self.disk_done(d);
+                    if std::mem::take(&mut self.flush_check) {
+                        self.settle_flushes(jobs);
+                    }
+                }
                 Ev::Join(j) => self.join_done(j),
                 Ev::Seg(x) => self.segment(x),
                 Ev::Flusher => self.flusher(),
                 Ev::Unplug(a) => self.unplug_timer(a as usize),
                 Ev::SyncCheck => {
                     self.sync_check_armed = false;
+                    if self.flushing > 0 {
+                        self.settle_flushes(jobs);
+                    }
                     if self.synced_jobs(jobs) {
                         break;
                     }
@@ -602,6 +659,9 @@ impl<'w> Engine<'w> {
                             self.signal(ioc.parent, self.now);
                         } else {
                             self.cache_io_done(ioc);
+                            if ioc.write && self.flushing > 0 {
+                                self.settle_flushes(jobs);
+                            }
                             if ioc.write && self.synced_jobs(jobs) {
                                 break;
                             }
@@ -623,6 +683,17 @@ impl<'w> Engine<'w> {
                         // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
+                    }
+                    if let Some(p) = job.pacer.as_mut() {
+                        let dir = if ioc.write { Dir::Write } else { Dir::Read };
+                        p.completed(dir, ioc.len);
+                        if self.now >= job.ramp_end {
+                            if let Err(e) = p.check_min_rate(self.now) {
+                                // fio ends a job that misses its minimum rate, with EIO.
+                                job.error.get_or_insert(e);
+                                job.stopped = true;
+                            }
+                        }
                     }
                     if job.drained() {
                         self.start_sync(job);
@@ -749,6 +820,16 @@ impl<'w> Engine<'w> {
                                             // (The size, not rate × time, when the size ends
                                             // the job: the byte count stays exact.)
                                             let total = (j.read.io_bytes + j.write.io_bytes).max(1);
+                                            // Syncs go on at the rate of the writes
+                                            // they follow.
+                                            if j.sync.total_ios > 0 && j.write.io_bytes > 0 {
+                                                let add = extra_bytes as u128
+                                                    * j.write.io_bytes as u128
+                                                    / total as u128;
+                                                j.sync.total_ios += (add * j.sync.total_ios as u128
+                                                    / j.write.io_bytes as u128)
+                                                    as u64;
+                                            }
                                             for st in [&mut j.read, &mut j.write] {
                                                 if st.io_bytes > 0 {
                                                     let add = (extra_bytes as u128
@@ -858,6 +939,8 @@ impl<'w> Engine<'w> {
         self.member_pending.fill(0);
         self.flusher_armed = false;
         self.sync_check_armed = false;
+        self.flushing = 0;
+        self.flush_check = false;
     }
 
     /// The window is steady: rates within `tol` of their mean, and the write caches neither
@@ -901,12 +984,20 @@ impl<'w> Engine<'w> {
     fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
         loop {
             let job = &mut jobs[j as usize];
-            if job.inflight >= job.depth || job.exhausted || job.stopped {
+            if job.inflight >= job.depth || job.exhausted || job.stopped || job.paused() {
                 if job.drained() {
                     self.start_sync(job);
                 }
                 if job.finished() && job.end == 0 {
                     job.end = self.now;
+                }
+                if job.inflight == 0
+                    && job.paused()
+                    && !job.stopped
+                    && !job.exhausted
+                    && self.pause(job, j)
+                {
+                    continue;
                 }
                 return;
             }
@@ -914,12 +1005,35 @@ impl<'w> Engine<'w> {
                 job.stopped = true;
                 continue;
             }
-            let Some(req) = job.stream.next() else {
+            let next = match job.held.take() {
+                Some(r) => Some(r),
+                None => job.stream.next(),
+            };
+            let Some(req) = next else {
                 job.exhausted = true;
                 continue;
             };
+            if let Some(p) = job.pacer.as_ref() {
+                // A sync due, or the request's time not come: the job waits for what it
+                // has in flight first (fio quiesces before it syncs or sleeps).
+                if p.sync_due().is_some() {
+                    job.held = Some(req);
+                    job.sync_wait = true;
+                    continue;
+                }
+                let t = p.issue_at(req.dir);
+                if t > self.now {
+                    job.held = Some(req);
+                    job.wait_until = Some(t);
+                    continue;
+                }
+            }
             job.inflight += 1;
             self.host_ios += 1;
+            if let Some(p) = job.pacer.as_mut() {
+                p.issued(req.dir, req.len);
+                job.think = p.think_due(self.now).map(|t| t.total_ns());
+            }
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
             let buffered = job.buffered;
@@ -941,6 +1055,134 @@ impl<'w> Engine<'w> {
                 }
                 self.submit(io);
             }
+        }
+    }
+
+    /// A paused job has nothing in flight: sync, think or wait for its rate's time. Whether
+    /// it may issue again at once.
+    #[cold]
+    #[inline(never)]
+    fn pause(&mut self, job: &mut JobRt, j: u32) -> bool {
+        if job.sync_wait {
+            if job.flush.is_none() {
+                self.start_flush(job, j);
+            }
+            return false;
+        }
+        // A wait never runs past the job's end: it wakes then and stops.
+        let until = |t: u64| job.deadline.map_or(t, |d| t.min(d));
+        let wake = if let Some(ns) = job.think.take() {
+            let t = until(self.now.saturating_add(ns));
+            if let Some(p) = job.pacer.as_mut() {
+                p.thought(t);
+            }
+            t
+        } else if let Some(t) = job.wait_until.take() {
+            until(t)
+        } else {
+            return false;
+        };
+        if wake <= self.now {
+            return true;
+        }
+        if !job.wake_armed {
+            job.wake_armed = true;
+            self.at(wake, Ev::Issue(j));
+        }
+        false
+    }
+
+    /// A job's periodic sync (fio's fsync/fdatasync) with nothing in flight: a flush
+    /// command down its LUN's path (the path's per-command costs), which completes once
+    /// the data the job's writes left in volatile caches is stable: the host's dirty pages
+    /// of the LUN written back, then the write caches of the drives under it written out,
+    /// except below a controller whose write-back cache has a battery (there the data is
+    /// stable already, and the flush returns once the controller has the command).
+    fn start_flush(&mut self, job: &mut JobRt, j: u32) {
+        let lun = &self.w.luns[job.lun as usize];
+        let res = &mut self.w.res;
+        let mut t = self.now;
+        for &(r, ns) in &lun.cmd_path {
+            t = res[r].reserve(t, ns);
+        }
+        if let Some((cpu, ns)) = lun.ctrl_cmd {
+            t = res[cpu].reserve(t, ns[1]);
+        }
+        job.flush = Some((self.now, t));
+        self.flushing += 1;
+        if let Some(pc) = self.w.page_cache.as_mut().filter(|_| job.buffered) {
+            if pc.lun_dirty(job.lun) > 0 {
+                pc.flush_lun(job.lun);
+                self.pump_writeback();
+            }
+        }
+        if !self.finish_flush(job, j) {
+            self.arm_sync_check();
+        }
+    }
+
+    /// Complete `job`'s sync if its data is stable now: counted from its issue to now (or
+    /// to when its command reached the end of its path, if later); the job goes on from
+    /// then. Whether it completed.
+    fn finish_flush(&mut self, job: &mut JobRt, j: u32) -> bool {
+        let Some((from, path_done)) = job.flush else {
+            return false;
+        };
+        let dirty = job.buffered
+            && self
+                .w
+                .page_cache
+                .as_ref()
+                .is_some_and(|pc| pc.lun_dirty(job.lun) > 0);
+        if dirty || self.volatile_writes(job.lun as usize) {
+            return false;
+        }
+        let done = path_done.max(self.now);
+        job.flush = None;
+        job.sync_wait = false;
+        self.flushing -= 1;
+        if self.now >= job.ramp_end {
+            job.sync.record(done - from);
+        }
+        if let Some(p) = job.pacer.as_mut() {
+            p.synced();
+        }
+        if !job.wake_armed {
+            job.wake_armed = true;
+            self.at(done, Ev::Issue(j));
+        }
+        true
+    }
+
+    /// Whether what was written to `lun` is not yet stable: held in a drive's write cache
+    /// with no battery-backed controller cache above it.
+    fn volatile_writes(&self, lun: usize) -> bool {
+        let a = &self.w.arrays[self.w.luns[lun].array];
+        match a.ctrl {
+            Some(c) if self.w.ctrls[c].write_back => false,
+            Some(_) => a.members.iter().any(|&d| {
+                self.w.disks[d]
+                    .wcache
+                    .as_ref()
+                    .is_some_and(|wc| wc.bytes > 0)
+            }),
+            None => a.members.iter().any(|&l| self.volatile_writes(l)),
+        }
+    }
+
+    /// Complete the syncs whose data is now stable ([`Engine::finish_flush`]); look
+    /// again later for the others.
+    #[cold]
+    #[inline(never)]
+    fn settle_flushes(&mut self, jobs: &mut [JobRt]) {
+        let mut waiting = false;
+        for (i, job) in jobs.iter_mut().enumerate() {
+            if job.flush.is_some() && !self.finish_flush(job, i as u32) {
+                waiting = true;
+            }
+        }
+        if waiting {
+            self.arm_sync_check();
         }
     }
 
@@ -2306,6 +2548,7 @@ impl<'w> Engine<'w> {
                 .as_mut()
                 .expect("held writes only in a write cache");
             wc.written(&r);
+            self.flush_check |= self.flushing > 0;
             return self.dispatch(d);
         }
         // It leaves as by `swap_remove` (the last takes its place), without a copy of it: the

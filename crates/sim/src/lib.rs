@@ -247,6 +247,19 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
+        if s.sync != raidlab_workload::SyncIo::None {
+            return Err(SimError::usage(format!(
+                "job '{}': sync={} (synchronous writes) is not modelled by the simulator \
+                 (valid for sim: targets: sync=none, with fsync=N or fdatasync=N for \
+                 periodic flushes)",
+                s.name,
+                if s.sync == raidlab_workload::SyncIo::Dsync {
+                    "dsync"
+                } else {
+                    "sync"
+                }
+            )));
+        }
         for f in &s.filenames {
             let t = parse_target(f)?;
             match &system {
@@ -351,8 +364,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 _ => s.iodepth.max(1),
             };
             let mut j = JobRt::new(stream, p.lun as u32, depth);
-            j.ramp_end = s.ramp_time_ns;
-            j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns);
+            let seed = p.inst.seed(s);
+            j.pacer = raidlab_workload::Pacer::new(s, seed);
+            j.start_delay = raidlab_workload::pace::start_delay_ns(&s.pace, seed);
+            j.ramp_end = j.start_delay + s.ramp_time_ns;
+            j.deadline = s.runtime_ns.map(|r| r + s.ramp_time_ns + j.start_delay);
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
@@ -380,6 +396,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 engine: "sim".into(),
                 read: j.read,
                 write: j.write,
+                sync: j.sync,
                 usr_cpu: 0.0,
                 sys_cpu: 0.0,
                 elapsed_ns: j.end.saturating_sub(t0) + j.extrapolated_ns,
@@ -387,7 +404,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 verify: None,
                 sim: None,
                 stopped: None,
-                error: None,
+                // fio's EIO for a job that missed its minimum rate.
+                errno: if j.error.is_some() { 5 } else { 0 },
+                error: j.error,
                 iodepth_level: j.iodepth_level,
                 ..Default::default()
             });

@@ -3,14 +3,17 @@
 //! This crate is for: parsing workload options (`rw`, `bs`, `iodepth`, …) from command-line
 //! flags and fio job files into plain [`JobSpec`] values, expanding them into job instances
 //! (one per filename × `numjobs`), and generating each instance's deterministic
-//! [`RequestStream`] of `(offset, length, direction)`.
+//! [`RequestStream`] of `(offset, length, direction)`, and each instance's [`Pacer`]: when
+//! its next request may go (rate caps, think time, periodic syncs), computed from times its
+//! executor passes in.
 //!
-//! It is not for: doing I/O, keeping time or measuring anything. The real-time engine
+//! It is not for: doing I/O, reading a clock or measuring anything. The real-time engine
 //! (`raidlab-engine`) and the simulator (`raidlab-sim`) both consume the same stream, so a
 //! simulated run replays exactly the requests a real run would issue.
 
 pub mod distribution;
 pub mod jobfile;
+pub mod pace;
 pub mod size;
 pub mod spec;
 pub mod stream;
@@ -18,6 +21,7 @@ pub mod stream;
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };
+pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_option, job_groups, split_filenames, BlockSizes, BsDist, Distribution, IoEngine, JobSpec,
     RwMode, SpecError, Zone, OPTION_NAMES,

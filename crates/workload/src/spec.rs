@@ -3,6 +3,7 @@
 //! Command-line flags (`--bs=4k`) and job-file lines (`bs=4k`) go through the same
 //! [`apply_option`], so both accept exactly the same options with the same errors.
 
+use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -607,6 +608,27 @@ pub struct JobSpec {
     /// `group_reporting` folds) apart from them.
     #[serde(default, skip_serializing_if = "is_false")]
     pub new_group: bool,
+    /// When requests may go: rate caps and minimums, think time, start delay
+    /// ([`crate::pace`]).
+    #[serde(default, skip_serializing_if = "Pace::is_default")]
+    pub pace: Pace,
+    /// A sync of the target after every this many writes issued (fio's `fsync`; 0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fsync: u64,
+    /// The same with a data-only sync (fio's `fdatasync`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fdatasync: u64,
+    /// Synchronous writes (fio's `sync`: O_SYNC or O_DSYNC).
+    #[serde(default, skip_serializing_if = "is_sync_none")]
+    pub sync: SyncIo,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_sync_none(v: &SyncIo) -> bool {
+    *v == SyncIo::None
 }
 
 impl Default for JobSpec {
@@ -649,6 +671,10 @@ impl Default for JobSpec {
             group_reporting: false,
             stonewall: false,
             new_group: false,
+            pace: Pace::default(),
+            fsync: 0,
+            fdatasync: 0,
+            sync: SyncIo::None,
         }
     }
 }
@@ -709,6 +735,23 @@ pub const OPTION_NAMES: &[&str] = &[
     "stonewall",
     "new_group",
     "thread",
+    "rate",
+    "rate_iops",
+    "rate_min",
+    "ratemin",
+    "rate_iops_min",
+    "rate_process",
+    "rate_cycle",
+    "ratecycle",
+    "thinktime",
+    "thinktime_spin",
+    "thinktime_blocks",
+    "thinktime_blocks_type",
+    "thinktime_iotime",
+    "startdelay",
+    "fsync",
+    "fdatasync",
+    "sync",
 ];
 
 fn is_flag(key: &str) -> bool {
@@ -1033,6 +1076,84 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "thread" => {
             parse_bool(value).map_err(err)?;
         }
+        "rate" => spec.pace.rate = per_direction(value, parse_size).map_err(err)?,
+        "rate_iops" => spec.pace.rate_iops = per_direction(value, parse_count).map_err(err)?,
+        "rate_min" | "ratemin" => {
+            spec.pace.rate_min = per_direction(value, parse_size).map_err(err)?
+        }
+        "rate_iops_min" => {
+            spec.pace.rate_iops_min = per_direction(value, parse_count).map_err(err)?
+        }
+        "rate_process" => {
+            spec.pace.rate_process = match value {
+                "linear" => RateProcess::Linear,
+                "poisson" => RateProcess::Poisson,
+                v => {
+                    return Err(err(format!(
+                        "'{v}' is not a rate process (valid: linear, poisson)"
+                    )))
+                }
+            }
+        }
+        "rate_cycle" | "ratecycle" => {
+            let ms = parse_count(value).map_err(err)?;
+            if ms == 0 {
+                return Err(err("rate_cycle must be at least 1 ms".into()));
+            }
+            spec.pace.rate_cycle_ms = ms;
+        }
+        "thinktime" => spec.pace.thinktime_ns = parse_time(value, 1_000).map_err(err)?,
+        "thinktime_spin" => spec.pace.thinktime_spin_ns = parse_time(value, 1_000).map_err(err)?,
+        "thinktime_blocks" => {
+            spec.pace.thinktime_blocks = parse_count(value).map_err(err)?;
+            spec.pace.thinktime_blocks_set = true;
+        }
+        "thinktime_blocks_type" => {
+            spec.pace.thinktime_blocks_type = match value {
+                "complete" => ThinkBlocks::Complete,
+                "issue" => ThinkBlocks::Issue,
+                v => {
+                    return Err(err(format!(
+                        "'{v}' is not a thinktime_blocks_type (valid: complete, issue)"
+                    )))
+                }
+            }
+        }
+        "thinktime_iotime" => {
+            spec.pace.thinktime_iotime_ns = parse_time(value, 1_000_000_000).map_err(err)?
+        }
+        "startdelay" => {
+            let (lo, hi) = match value.split_once('-') {
+                Some((a, b)) => (
+                    parse_time(a, 1_000_000_000).map_err(err)?,
+                    parse_time(b, 1_000_000_000).map_err(err)?,
+                ),
+                None => {
+                    let t = parse_time(value, 1_000_000_000).map_err(err)?;
+                    (t, t)
+                }
+            };
+            if hi < lo {
+                return Err(err(format!(
+                    "range '{value}' runs backwards (valid: LOW-HIGH with LOW at most HIGH)"
+                )));
+            }
+            spec.pace.startdelay_ns = (lo, hi);
+        }
+        "fsync" => spec.fsync = parse_count(value).map_err(err)?,
+        "fdatasync" => spec.fdatasync = parse_count(value).map_err(err)?,
+        "sync" => {
+            spec.sync = match value {
+                "none" | "0" => SyncIo::None,
+                "sync" | "1" => SyncIo::Sync,
+                "dsync" => SyncIo::Dsync,
+                v => {
+                    return Err(err(format!(
+                        "'{v}' is not a sync mode (valid: none, 0, sync, 1, dsync)"
+                    )))
+                }
+            }
+        }
         _ => unreachable!("option table and match disagree on '{key}'"),
     }
     Ok(())
@@ -1057,6 +1178,57 @@ pub fn job_groups(specs: &[JobSpec]) -> Vec<(usize, u32)> {
             (run, report)
         })
         .collect()
+}
+
+/// A whole number (`rate_iops`, `fsync`, `rate_cycle`, …).
+fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    t.parse()
+        .map_err(|_| format!("'{t}' is not a whole number (valid: 0 to 2^64-1)"))
+}
+
+/// A time whose bare number is in units of `bare_ns` (fio's `thinktime` counts µs,
+/// `startdelay` seconds); with a suffix, as [`parse_duration_ns`].
+fn parse_time(text: &str, bare_ns: u64) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let v: u64 = t.parse().map_err(|_| format!("'{t}' is too large"))?;
+        return v
+            .checked_mul(bare_ns)
+            .ok_or_else(|| format!("'{t}' is out of range (valid: 0 to 115740d)"));
+    }
+    parse_duration_ns(t)
+}
+
+/// fio's `read,write[,trim]` form of a per-direction value: one value sets both, an empty
+/// one leaves that direction unset (0), a third (trims) is checked and not used.
+fn per_direction(
+    value: &str,
+    parse: impl Fn(&str) -> Result<u64, String>,
+) -> Result<[u64; 2], String> {
+    let parts: Vec<&str> = value.split(',').collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{value}' has {} values (valid: at most three, READ,WRITE,TRIM)",
+            parts.len()
+        ));
+    }
+    let one = |p: &str| {
+        if p.trim().is_empty() {
+            Ok(0)
+        } else {
+            parse(p)
+        }
+    };
+    let r = one(parts[0])?;
+    let w = match parts.get(1) {
+        Some(w) => one(w)?,
+        None => r,
+    };
+    if let Some(t) = parts.get(2) {
+        one(t)?;
+    }
+    Ok([r, w])
 }
 
 impl JobSpec {
@@ -1155,6 +1327,21 @@ impl JobSpec {
                 "bs_unaligned with direct=1 is refused: direct I/O needs sizes in whole 512-byte sectors (valid: one or the other)"
                     .into(),
             );
+        }
+        let p = &self.pace;
+        for (d, dir) in ["reads", "writes"].iter().enumerate() {
+            if p.rate[d] > 0 && p.rate_min[d] > p.rate[d] {
+                return e(format!(
+                    "rate_min={} for {dir} is above its cap rate={} (valid: rate_min at most rate)",
+                    p.rate_min[d], p.rate[d]
+                ));
+            }
+            if p.rate_iops[d] > 0 && p.rate_iops_min[d] > p.rate_iops[d] {
+                return e(format!(
+                    "rate_iops_min={} for {dir} is above its cap rate_iops={} (valid: rate_iops_min at most rate_iops)",
+                    p.rate_iops_min[d], p.rate_iops[d]
+                ));
+            }
         }
         if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {
             return e(format!(
@@ -1328,6 +1515,78 @@ mod tests {
         assert!(e.message.contains("valid: at most three"), "{e}");
         let e = apply_option(&mut s, "bs", Some("4k,8k,0")).unwrap_err();
         assert!(e.message.contains("at least 1 byte"), "{e}");
+    }
+
+    /// fio's forms and units: `rate=1m,500k` reads then writes, `rate=,500k` writes only,
+    /// `rate=500k,` reads only; `thinktime` bare is µs, `startdelay` bare is seconds.
+    #[test]
+    fn pacing_options_take_fios_forms_and_units() {
+        let mut s = JobSpec::default();
+        for (k, v) in [
+            ("rate", "1m,500k"),
+            ("rate_iops", ",200"),
+            ("rate_min", "10k,"),
+            ("rate_process", "poisson"),
+            ("rate_cycle", "250"),
+            ("thinktime", "50"),
+            ("thinktime_spin", "2ms"),
+            ("thinktime_blocks", "8"),
+            ("thinktime_blocks_type", "issue"),
+            ("thinktime_iotime", "9"),
+            ("startdelay", "1-2500ms"),
+            ("fdatasync", "32"),
+            ("sync", "dsync"),
+        ] {
+            apply_option(&mut s, k, Some(v)).unwrap();
+        }
+        let p = &s.pace;
+        assert_eq!(p.rate, [1 << 20, 500 << 10]);
+        assert_eq!(p.rate_iops, [0, 200]);
+        assert_eq!(p.rate_min, [10 << 10, 0]);
+        assert_eq!(p.rate_process, RateProcess::Poisson);
+        assert_eq!(p.rate_cycle_ms, 250);
+        assert_eq!(p.thinktime_ns, 50_000);
+        assert_eq!(p.thinktime_spin_ns, 2_000_000);
+        assert_eq!((p.thinktime_blocks, p.thinktime_blocks_set), (8, true));
+        assert_eq!(p.thinktime_blocks_type, ThinkBlocks::Issue);
+        assert_eq!(p.thinktime_iotime_ns, 9_000_000_000);
+        assert_eq!(p.startdelay_ns, (1_000_000_000, 2_500_000_000));
+        assert_eq!((s.fsync, s.fdatasync, s.sync), (0, 32, SyncIo::Dsync));
+        for (k, v, want) in [
+            ("rate_process", "bursty", "valid: linear, poisson"),
+            ("rate", "1m,2m,3m,4m", "valid: at most three"),
+            ("rate", "fast", "not a size"),
+            ("rate_iops", "1k", "not a whole number"),
+            ("thinktime_blocks_type", "never", "valid: complete, issue"),
+            ("startdelay", "5-1", "runs backwards"),
+            ("sync", "always", "valid: none, 0, sync, 1, dsync"),
+            ("rate_cycle", "0", "at least 1 ms"),
+        ] {
+            let e = apply_option(&mut s, k, Some(v)).unwrap_err().message;
+            assert!(
+                e.starts_with(&format!("option '{k}'")) && e.contains(want),
+                "{e}"
+            );
+        }
+        let e = apply_option(&mut s, "thinktyme", Some("1"))
+            .unwrap_err()
+            .message;
+        assert!(
+            e.contains("thinktime_blocks_type") && e.contains("rate_iops_min"),
+            "{e}"
+        );
+        // A minimum above its cap is refused as a whole job.
+        let mut s = JobSpec {
+            filenames: vec!["f".into()],
+            ..Default::default()
+        };
+        apply_option(&mut s, "rate", Some("1m")).unwrap();
+        apply_option(&mut s, "rate_min", Some("2m")).unwrap();
+        let e = s.validate().unwrap_err().message;
+        assert!(
+            e.contains("rate_min=2097152 for reads is above its cap"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -319,6 +319,21 @@ fn option_help(name: &str) -> &'static str {
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
+        "rate" => "cap bytes/s, e.g. 10m; 'R,W' apart, ',W' writes only, 'R,' reads only",
+        "rate_iops" => "cap IOPS; 'R,W' apart as rate",
+        "rate_min" | "ratemin" => "end the job with an error if bytes/s over a rate_cycle fall below this",
+        "rate_iops_min" => "end the job with an error if IOPS over a rate_cycle fall below this",
+        "rate_process" => "linear (default) or poisson: exponential gaps, seeded",
+        "rate_cycle" | "ratecycle" => "window for rate_min and rate_iops_min, ms (default 1000)",
+        "thinktime" => "stall this long after each thinktime_blocks I/Os (bare number: µs)",
+        "thinktime_spin" => "spend this much of thinktime busy on the CPU (bare number: µs)",
+        "thinktime_blocks" => "I/Os between stalls (default 1)",
+        "thinktime_blocks_type" => "complete (default): count completed I/Os; issue: issued ones",
+        "thinktime_iotime" => "also stall after issuing this long (bare number: s)",
+        "startdelay" => "wait this long before the job starts; LOW-HIGH draws per job (bare: s)",
+        "fsync" => "fsync the target after every N writes (its latency in the sync section)",
+        "fdatasync" => "fdatasync the target after every N writes",
+        "sync" => "none (default), sync/1: O_SYNC writes, dsync: O_DSYNC writes",
         _ => "",
     }
 }
@@ -824,6 +839,69 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.new_group {
         put("new_group", String::new());
+    }
+    let p = &s.pace;
+    let pair = |v: [u64; 2], text: &dyn Fn(u64) -> String| {
+        let one = |x: u64| if x == 0 { String::new() } else { text(x) };
+        if v[0] == v[1] {
+            one(v[0])
+        } else {
+            format!("{},{}", one(v[0]), one(v[1]))
+        }
+    };
+    for (name, v, sized) in [
+        ("rate", p.rate, true),
+        ("rate_iops", p.rate_iops, false),
+        ("rate_min", p.rate_min, true),
+        ("rate_iops_min", p.rate_iops_min, false),
+    ] {
+        if v != [0, 0] {
+            if sized {
+                put(name, pair(v, &size_text));
+            } else {
+                put(name, pair(v, &|x: u64| x.to_string()));
+            }
+        }
+    }
+    if p.rate_process == raidlab_workload::RateProcess::Poisson {
+        put("rate_process", "poisson".into());
+    }
+    if p.rate_cycle_ms != 1000 {
+        put("rate_cycle", p.rate_cycle_ms.to_string());
+    }
+    if p.thinktime_ns > 0 {
+        put("thinktime", duration_text(p.thinktime_ns));
+        if p.thinktime_spin_ns > 0 {
+            put("thinktime_spin", duration_text(p.thinktime_spin_ns));
+        }
+        if p.thinktime_blocks_set {
+            put("thinktime_blocks", p.thinktime_blocks.to_string());
+        }
+        if p.thinktime_blocks_type == raidlab_workload::ThinkBlocks::Issue {
+            put("thinktime_blocks_type", "issue".into());
+        }
+        if p.thinktime_iotime_ns > 0 {
+            put("thinktime_iotime", duration_text(p.thinktime_iotime_ns));
+        }
+    }
+    match p.startdelay_ns {
+        (0, 0) => {}
+        (a, b) if a == b => put("startdelay", duration_text(a)),
+        (a, b) => put(
+            "startdelay",
+            format!("{}-{}", duration_text(a), duration_text(b)),
+        ),
+    }
+    if s.fsync > 0 {
+        put("fsync", s.fsync.to_string());
+    }
+    if s.fdatasync > 0 {
+        put("fdatasync", s.fdatasync.to_string());
+    }
+    match s.sync {
+        raidlab_workload::SyncIo::None => {}
+        raidlab_workload::SyncIo::Sync => put("sync", "sync".into()),
+        raidlab_workload::SyncIo::Dsync => put("sync", "dsync".into()),
     }
     o
 }

@@ -192,7 +192,10 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
         ("trim", direction(&DirStats::default(), plus)),
         (
             "sync",
-            obj(vec![("total_ios", v(0u64)), ("lat_ns", empty_latency())]),
+            obj(vec![
+                ("total_ios", v(j.sync.total_ios)),
+                ("lat_ns", latency(&j.sync.lat, true, plus)),
+            ]),
         ),
         ("job_runtime", v(runtime_ms)),
         ("usr_cpu", v(j.usr_cpu)),
@@ -281,6 +284,33 @@ mod tests {
             timestamp: 1_700_000_000,
             jobs: vec![j],
         }
+    }
+
+    /// fio's `sync` section: the syncs' count and latencies, percentiles once there are any.
+    #[test]
+    fn syncs_fill_fios_sync_section() {
+        let mut r = sample();
+        let out: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+        assert_eq!(out["jobs"][0]["sync"]["total_ios"], 0);
+        assert!(out["jobs"][0]["sync"]["lat_ns"].get("percentile").is_none());
+        for ns in [1_000u64, 3_000, 5_000] {
+            r.jobs[0].sync.record(ns);
+        }
+        let out: Value = serde_json::from_str(&render_json(&r, true)).unwrap();
+        let s = &out["jobs"][0]["sync"];
+        assert_eq!(s["total_ios"], 3);
+        assert_eq!(s["lat_ns"]["N"], 3);
+        assert_eq!(s["lat_ns"]["min"], 1000);
+        assert_eq!(s["lat_ns"]["max"], 5000);
+        assert!(s["lat_ns"]["percentile"]["50.000000"].is_number(), "{s}");
+        assert!(s["lat_ns"]["bins"].is_object(), "{s}");
+        let t = crate::render_text(&r);
+        assert!(
+            t.contains("  fsync/fdatasync/sync_file_range:\n    sync (nsec): min=1000, max=5000"),
+            "{t}"
+        );
+        assert!(t.contains("    sync percentiles (nsec):"), "{t}");
+        assert!(t.contains("issued rwts  : total=1000,0,0,3 "), "{t}");
     }
 
     #[test]

@@ -58,12 +58,12 @@ fn lat_line(out: &mut String, label: &str, h: &LatencyHistogram) {
     );
 }
 
-fn percentiles(out: &mut String, h: &LatencyHistogram) {
+fn percentiles(out: &mut String, label: &str, h: &LatencyHistogram) {
     if h.count() == 0 {
         return;
     }
     let (unit, div) = lat_unit(h);
-    let _ = writeln!(out, "    clat percentiles ({unit}):");
+    let _ = writeln!(out, "    {label} percentiles ({unit}):");
     for row in FIO_PERCENTILES.chunks(4) {
         let cells: Vec<String> = row
             .iter()
@@ -92,7 +92,7 @@ fn direction(out: &mut String, name: &str, d: &DirStats) {
     );
     lat_line(out, "clat", &d.clat);
     lat_line(out, "lat", &d.lat);
-    percentiles(out, &d.clat);
+    percentiles(out, "clat", &d.clat);
 }
 
 fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], timestamp: u64) {
@@ -135,6 +135,11 @@ fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], time
             let _ = writeln!(out, "  lat ({})   : {}", g.unit, chunk.join(", "));
         }
     }
+    if j.sync.total_ios > 0 {
+        let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
+        lat_line(out, "sync", &j.sync.lat);
+        percentiles(out, "sync", &j.sync.lat);
+    }
     let _ = writeln!(
         out,
         "  cpu          : usr={:.2}%, sys={:.2}%",
@@ -147,11 +152,20 @@ fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], time
             .collect();
         let _ = writeln!(out, "  IO depths    : {}", levels.join(", "));
     }
-    let _ = writeln!(
-        out,
-        "  issued rw    : total={},{} short=0,0 dropped=0,0",
-        j.read.total_ios, j.write.total_ios
-    );
+    if j.sync.total_ios > 0 {
+        // fio's four counts (reads, writes, trims, syncs) once there are syncs.
+        let _ = writeln!(
+            out,
+            "  issued rwts  : total={},{},0,{} short=0,0,0,0 dropped=0,0,0,0",
+            j.read.total_ios, j.write.total_ios, j.sync.total_ios
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  issued rw    : total={},{} short=0,0 dropped=0,0",
+            j.read.total_ios, j.write.total_ios
+        );
+    }
     if j.passes.len() > 1 {
         for p in &j.passes {
             let bytes = p.read_bytes + p.write_bytes;
