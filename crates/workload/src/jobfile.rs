@@ -126,7 +126,17 @@ pub fn expand_vars(
 ///   job over all of them, its `iodepth` shared and its `size` split between them.
 pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
     // (Of the options `apply_option` takes, those whose values are not sizes.)
-    const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
+    const NAMES: &[&str] = &[
+        "name",
+        "rw",
+        "readwrite",
+        "ioengine",
+        "filename",
+        "write_bw_log",
+        "write_iops_log",
+        "write_lat_log",
+        "percentile_list",
+    ];
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
     for (i, raw) in text.lines().enumerate() {

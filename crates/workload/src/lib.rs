@@ -16,7 +16,7 @@ pub mod stream;
 
 pub use jobfile::{expand_vars, fio_notes, parse_job_file, parse_job_text, read_job_file};
 pub use spec::{
-    apply_option, split_filenames, BlockSizes, BsDist, IoEngine, JobSpec, RwMode, SpecError,
-    OPTION_NAMES,
+    apply_option, parse_percentile_list, split_filenames, BlockSizes, BsDist, IoEngine, JobSpec,
+    LogOptions, PercentileOptions, RwMode, SpecError, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};
