@@ -250,6 +250,9 @@ pub struct JobRt {
     pub end_fsync: bool,
     pub syncing: bool,
     synced: bool,
+    /// The job's time-series logs, when it writes any: each counted completion is recorded
+    /// at its virtual time since the ramp ended.
+    pub log: Option<Box<raidlab_result::JobLog>>,
 }
 
 impl JobRt {
@@ -276,6 +279,7 @@ impl JobRt {
             end_fsync: false,
             syncing: false,
             synced: false,
+            log: None,
         }
     }
     /// Nothing more to issue and nothing in flight.
@@ -623,6 +627,10 @@ impl<'w> Engine<'w> {
                         // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
+                        if let Some(l) = job.log.as_mut() {
+                            let t = self.now - job.ramp_end;
+                            l.record(t, u8::from(ioc.write), ioc.len, ioc.offset, lat, lat);
+                        }
                     }
                     if job.drained() {
                         self.start_sync(job);
@@ -801,6 +809,11 @@ impl<'w> Engine<'w> {
             // (Copied into the histogram it has: no allocation.)
             j.read.lat.clone_from(&j.read.clat);
             j.write.lat.clone_from(&j.write.clat);
+            if let Some(l) = j.log.as_mut() {
+                // Up to where the simulation stopped (a converged run's extension is not
+                // simulated, so it has no samples).
+                l.finish(j.end.saturating_sub(j.ramp_end));
+            }
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };

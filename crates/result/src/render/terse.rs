@@ -6,7 +6,8 @@
 //! completion latency min/max/mean/stddev (µs), 20 percentiles (`P%=µs`, unused ones
 //! `0%=0`), total latency min/max/mean/stddev (µs), bandwidth samples
 //! min/max/percent of the group/mean/stddev (KiB/s); then CPU `usr%;sys%;ctx;majf;minf`, 7 IO
-//! depth shares, 10 µs and 12 ms latency shares. (Version 3 has no trim fields: fio added them
+//! depth shares, 10 µs and 12 ms latency shares (the first, under 2 µs, with the shares
+//! under 1 µs in it, as fio counts them). (Version 3 has no trim fields: fio added them
 //! in version 4.)
 //!
 //! Fields raidlab does not measure are written as fio writes a zero value: submission
@@ -106,11 +107,20 @@ pub fn terse_line(j: &JobResult, version: &str) -> String {
     }
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
-    for g in latency_distribution(&lat)
-        .into_iter()
-        .filter(|g| g.key != "latency_ns")
-    {
-        for (_, p) in g.entries {
+    // fio's terse line has no ns shares: those under 1 µs count in the first µs share (<2).
+    let groups = latency_distribution(&lat);
+    let under_us: f64 = groups
+        .iter()
+        .filter(|g| g.key == "latency_ns")
+        .flat_map(|g| g.entries.iter().map(|e| e.1))
+        .sum();
+    for g in groups.iter().filter(|g| g.key != "latency_ns") {
+        for (i, (_, p)) in g.entries.iter().enumerate() {
+            let p = if g.key == "latency_us" && i == 0 {
+                p + under_us
+            } else {
+                *p
+            };
             let _ = write!(out, ";{p:.2}%");
         }
     }
@@ -208,6 +218,22 @@ mod tests {
             .map(|s| s.trim_end_matches('%').parse::<f64>().unwrap())
             .sum();
         assert!((shares - 100.0).abs() < 0.05, "{shares}");
+    }
+
+    /// Sub-microsecond latencies count in the first µs share, as in fio's line (it has no
+    /// ns shares): 500 ns and 1.5 µs are both "<2 µs".
+    #[test]
+    fn nanosecond_latencies_count_under_two_microseconds() {
+        let mut j = job();
+        j.read = DirStats::default();
+        for ns in [500, 1500] {
+            j.read.lat.record(ns);
+            j.read.clat.record(ns);
+        }
+        j.read.total_ios = 2;
+        let f = fields(&j);
+        assert_eq!(f[99], "100.00%");
+        assert!(f[100..121].iter().all(|x| x == "0.00%"));
     }
 
     #[test]
