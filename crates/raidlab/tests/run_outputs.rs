@@ -247,7 +247,10 @@ fn real_run_logs_every_io_in_fios_format() {
                 assert!(cols[2] <= 1, "direction: {line}");
                 dirs[cols[2] as usize] += 1;
                 assert_eq!(cols[3], 4096, "{line}");
-                assert!(region.contains(&cols[4]) && cols[4] % 4096 == 0, "{line}");
+                assert!(
+                    region.contains(&cols[4]) && cols[4].is_multiple_of(4096),
+                    "{line}"
+                );
                 assert_eq!(cols[5], 0, "{line}");
                 if kind == "iops" {
                     assert_eq!(cols[1], 1, "{line}");
