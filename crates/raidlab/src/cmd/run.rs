@@ -1226,6 +1226,54 @@ mod tests {
         assert_eq!(inv.formats, [OutputFormat::Json]);
     }
 
+    /// On the command line a log option takes the next argument as its name (as fio's); in a
+    /// job file it may stand alone and names the files after its job. The files of every
+    /// instance are numbered in the run's order, as fio numbers its jobs.
+    #[test]
+    fn log_options_take_names_and_number_files_per_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("j.fio");
+        std::fs::write(
+            &file,
+            "[global]\nfilename=/tmp/f\nsize=1m\n[a]\nwrite_lat_log\nnumjobs=2\n[b]\nwrite_iops_log=x\n",
+        )
+        .unwrap();
+        let inv = parse_args(&args(&[
+            "--write_bw_log",
+            "bwname",
+            "--job",
+            file.to_str().unwrap(),
+            "--minimal",
+        ]))
+        .unwrap();
+        assert_eq!(inv.formats, [OutputFormat::Terse]);
+        let names: Vec<String> = log_paths(&inv.jobs)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "bwname_bw.1.log",
+                "a_clat.1.log",
+                "a_slat.1.log",
+                "a_lat.1.log",
+                "bwname_bw.2.log",
+                "a_clat.2.log",
+                "a_slat.2.log",
+                "a_lat.2.log",
+                "bwname_bw.3.log",
+                "x_iops.3.log",
+            ]
+        );
+        let e = parse_args(&args(&["--filename=/tmp/f", "--minimal=1"])).unwrap_err();
+        assert!(
+            e.message.contains("--minimal takes no value"),
+            "{}",
+            e.message
+        );
+    }
+
     #[test]
     fn errors_name_the_flag() {
         let e = parse_args(&args(&["--filename=/tmp/f", "--bs=4q"])).unwrap_err();
