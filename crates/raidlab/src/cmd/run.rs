@@ -1290,7 +1290,8 @@ mod tests {
         assert!(e.message.contains("needs a value"), "{}", e.message);
         let e = parse_args(&args(&["--output-format=xml"])).unwrap_err();
         assert!(
-            e.message.contains("valid: text, json, json+"),
+            e.message
+                .contains("valid: text, normal, json, json+, terse"),
             "{}",
             e.message
         );
