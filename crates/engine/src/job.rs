@@ -4,7 +4,7 @@
 use crate::clock::Clock;
 use crate::exec::{Completion, Executor};
 use crate::verify;
-use raidlab_result::{DirStats, JobResult, PassStats, SyncStats, VerifySummary};
+use raidlab_result::{DirStats, JobLog, JobResult, PassStats, SyncStats, VerifySummary};
 use raidlab_workload::{Dir, Pacer, Request, RequestStream, SyncKind, Think};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -108,6 +108,9 @@ pub struct JobSetup {
     pub pacer: Option<Pacer>,
     /// `startdelay`: how long the job waits before it starts, ns.
     pub start_delay_ns: u64,
+    /// The job's time-series logs, when it writes any: each counted completion is recorded
+    /// at its time since the ramp ended.
+    pub log: Option<JobLog>,
 }
 
 /// What a paced job waits for once its requests in flight have completed.
@@ -182,6 +185,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut stream,
         read_back,
         mut pacer,
+        mut log,
         ..
     } = setup;
     let depth = setup.depth.max(1);
@@ -430,6 +434,17 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             d.total_ios += 1;
             d.clat.record(now - s.submit);
             d.lat.record(now - s.ready);
+            if let Some(l) = log.as_mut() {
+                let dir = u8::from(r.dir == Dir::Write);
+                l.record(
+                    now - measure_from,
+                    dir,
+                    r.len,
+                    r.offset,
+                    now - s.submit,
+                    now - s.ready,
+                );
+            }
             let p = r.pass as usize;
             if p >= c.passes.len() {
                 c.passes.resize_with(p + 1, PassStats::default);
@@ -549,6 +564,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         iodepth_level: c.iodepth_level,
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
         errno,
+        percentiles: Default::default(),
+        logs: log
+            .map(|mut l| {
+                l.finish(measured);
+                l
+            })
+            .into_iter()
+            .collect(),
     }
 }
 

@@ -46,6 +46,21 @@ fn writes(spec: &JobSpec) -> bool {
 /// Whether a job reads back and checks what it wrote once its writes are done (fio's
 /// `do_verify`): it writes with verify and reads nothing, and its end is its size, not a
 /// runtime (a time-based job would have to keep every offset it ever wrote).
+/// The time-series logs instance `inst` of `spec` writes, if it writes any; numbered from 1
+/// in the order the run's instances were expanded, as fio numbers its jobs.
+fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog> {
+    if !spec.logs.any() {
+        return None;
+    }
+    let [bw, iops, lat] = spec.logs.prefixes(&spec.name);
+    Some(raidlab_result::JobLog::new(
+        inst.global_index + 1,
+        raidlab_result::LogNames { bw, iops, lat },
+        spec.logs.avg_msec,
+        spec.logs.offset,
+    ))
+}
+
 fn verify_read_back(spec: &JobSpec) -> bool {
     spec.verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
 }
@@ -231,6 +246,7 @@ pub fn run_with_clock(
                 // reads back what it wrote (unless another job of its group writes its
                 // blocks: see below).
                 read_back: verify_read_back(spec),
+                log: job_log(spec, &inst),
             },
             exec,
             buf_align: align.max(4096) as usize,

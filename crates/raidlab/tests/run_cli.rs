@@ -28,7 +28,7 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         (vec!["--=3"], "'--=3': expected --key=value"),
         (
             vec!["--output-format=xml"],
-            "'xml' is not an output format (valid: text, json, json+)",
+            "'xml' is not an output format (valid: text, normal, json, json+, terse, or several joined by commas)",
         ),
         (vec!["--output-format"], "--output-format: needs a value"),
         (vec!["--force=1"], "--force takes no value"),

@@ -2,7 +2,8 @@
 //!
 //! This crate is for: the plain data a run produces ([`RunResult`], [`JobResult`],
 //! [`DirStats`], [`LatencyHistogram`]), the flat [`Summary`] metrics the lab stores, and the
-//! renderings users read (fio-compatible JSON and json+, and fio-like text).
+//! renderings users read (fio-compatible JSON and json+, fio's terse lines, and fio-like
+//! text), and the text of fio's time-series log files ([`JobLog`]).
 //!
 //! It is not for: doing I/O or keeping time. The engine fills these structures from real
 //! completions, the simulator from virtual ones; both are rendered the same way.
@@ -10,10 +11,15 @@
 pub mod histogram;
 pub mod render;
 pub mod schema;
+pub mod timelog;
 
 pub use histogram::LatencyHistogram;
-pub use render::{render, render_json, render_text, render_with_options, OutputFormat};
+pub use render::{
+    render, render_formats, render_json, render_terse, render_text, render_with_options,
+    OutputFormat,
+};
 pub use schema::{
-    ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, RunResult, SimExtras,
+    ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, Percentiles, RunResult, SimExtras,
     StripeCacheUse, Summary, SyncStats, VerifySummary,
 };
+pub use timelog::{JobLog, LogNames, LogSample};

@@ -1,6 +1,7 @@
 //! The result structures. Bytes and nanoseconds everywhere; rates are derived on demand.
 
 use crate::histogram::LatencyHistogram;
+use crate::timelog::JobLog;
 use serde::{Deserialize, Serialize};
 
 /// Totals and latencies of one direction (read or write) of a job.
@@ -153,7 +154,7 @@ pub struct PageCacheUse {
 }
 
 /// The result of one job (or of a reporting group, when merged).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,
     pub groupid: u32,
@@ -196,6 +197,91 @@ pub struct JobResult {
     /// verify mismatch; 0 without an error, or when the error had no errno.
     #[serde(default)]
     pub errno: i32,
+    /// Which latency percentiles the renderings list (fio's `percentile_list`,
+    /// `clat_percentiles`, `lat_percentiles`); set from the job's options by the caller.
+    #[serde(default, skip_serializing_if = "Percentiles::is_default")]
+    pub percentiles: Percentiles,
+    /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
+    /// …), one per job instance that asked for them; written to files by the caller.
+    #[serde(skip)]
+    pub logs: Vec<JobLog>,
+}
+
+/// Debug as derived, with `percentiles` and `logs` shown only when a job set them: results of
+/// jobs that use neither print as they always have (the simulator's golden results are
+/// compared as this text).
+impl std::fmt::Debug for JobResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("JobResult");
+        d.field("name", &self.name)
+            .field("groupid", &self.groupid)
+            .field("instances", &self.instances)
+            .field("target", &self.target)
+            .field("engine", &self.engine)
+            .field("read", &self.read)
+            .field("write", &self.write)
+            .field("usr_cpu", &self.usr_cpu)
+            .field("sys_cpu", &self.sys_cpu)
+            .field("runtime_sum_ns", &self.runtime_sum_ns)
+            .field("elapsed_ns", &self.elapsed_ns)
+            .field("passes", &self.passes)
+            .field("verify", &self.verify)
+            .field("sim", &self.sim)
+            .field("stopped", &self.stopped)
+            .field("error", &self.error)
+            .field("iodepth_level", &self.iodepth_level)
+            .field("errno", &self.errno);
+        if !self.percentiles.is_default() {
+            d.field("percentiles", &self.percentiles);
+        }
+        if !self.logs.is_empty() {
+            d.field("logs", &self.logs);
+        }
+        d.finish()
+    }
+}
+
+/// The latency percentiles a job reports, in fio's options' words.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Percentiles to list, ascending (fio's `percentile_list`); empty: fio's default list.
+    pub list: Vec<f64>,
+    /// Digits after the point in the text output's labels: the most any entry of
+    /// `percentile_list` was written with (2 for the default list).
+    pub precision: u8,
+    /// List completion-latency percentiles (fio's `clat_percentiles`, on by default).
+    pub clat: bool,
+    /// List total-latency percentiles (fio's `lat_percentiles`): `Some(true)` in the text
+    /// and terse outputs too; `None` (not given) lists them in JSON only, as raidlab always
+    /// has; `Some(false)` nowhere.
+    pub lat: Option<bool>,
+}
+
+impl Default for Percentiles {
+    fn default() -> Self {
+        Percentiles {
+            list: Vec::new(),
+            precision: 2,
+            clat: true,
+            lat: None,
+        }
+    }
+}
+
+impl Percentiles {
+    /// Whether these are the defaults (left out of serialized results).
+    pub fn is_default(&self) -> bool {
+        *self == Percentiles::default()
+    }
+
+    /// The percentiles to list: `list`, or fio's default list.
+    pub fn values(&self) -> &[f64] {
+        if self.list.is_empty() {
+            &crate::render::FIO_PERCENTILES
+        } else {
+            &self.list
+        }
+    }
 }
 
 /// fio's group_reporting: results in the order their jobs were given, each with the index
@@ -301,6 +387,7 @@ impl JobResult {
         for (a, b) in self.iodepth_level.iter_mut().zip(other.iodepth_level) {
             *a += b;
         }
+        self.logs.extend(other.logs.iter().cloned());
     }
 
     /// The flat metrics the lab stores and plots.
@@ -393,6 +480,26 @@ impl RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A result that sets neither percentiles nor logs prints as the derived Debug did (the
+    /// simulator's golden results are this text); one that does shows them.
+    #[test]
+    fn debug_shows_new_fields_only_when_set() {
+        let mut j = JobResult::default();
+        let plain = format!("{j:?}");
+        assert!(
+            plain.starts_with("JobResult { name: \"\", groupid: 0,"),
+            "{plain}"
+        );
+        assert!(
+            plain.ends_with("iodepth_level: [0, 0, 0, 0, 0, 0, 0], errno: 0 }"),
+            "{plain}"
+        );
+        j.percentiles.clat = false;
+        j.logs.push(JobLog::new(1, Default::default(), 0, false));
+        let set = format!("{j:?}");
+        assert!(set.contains("percentiles: Percentiles {") && set.contains("logs: [JobLog {"));
+    }
 
     #[test]
     fn summary_labels_decimal_and_binary() {

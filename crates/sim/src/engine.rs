@@ -272,6 +272,9 @@ pub struct JobRt {
     flush: Option<(u64, u64)>,
     /// An `Issue` wake-up is queued for the job.
     wake_armed: bool,
+    /// The job's time-series logs, when it writes any: each counted completion is recorded
+    /// at its virtual time since the ramp ended.
+    pub log: Option<Box<raidlab_result::JobLog>>,
 }
 
 impl JobRt {
@@ -308,6 +311,7 @@ impl JobRt {
             sync_wait: false,
             flush: None,
             wake_armed: false,
+            log: None,
         }
     }
     /// Held back by its pacer: no request is to go until its requests in flight have
@@ -683,6 +687,10 @@ impl<'w> Engine<'w> {
                         // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
+                        if let Some(l) = job.log.as_mut() {
+                            let t = self.now - job.ramp_end;
+                            l.record(t, u8::from(ioc.write), ioc.len, ioc.offset, lat, lat);
+                        }
                     }
                     if let Some(p) = job.pacer.as_mut() {
                         let dir = if ioc.write { Dir::Write } else { Dir::Read };
@@ -882,6 +890,11 @@ impl<'w> Engine<'w> {
             // (Copied into the histogram it has: no allocation.)
             j.read.lat.clone_from(&j.read.clat);
             j.write.lat.clone_from(&j.write.clat);
+            if let Some(l) = j.log.as_mut() {
+                // Up to where the simulation stopped (a converged run's extension is not
+                // simulated, so it has no samples).
+                l.finish(j.end.saturating_sub(j.ramp_end));
+            }
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };

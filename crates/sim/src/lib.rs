@@ -372,6 +372,15 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            if s.logs.any() {
+                let [bw, iops, lat] = s.logs.prefixes(&s.name);
+                j.log = Some(Box::new(raidlab_result::JobLog::new(
+                    p.inst.global_index + 1,
+                    raidlab_result::LogNames { bw, iops, lat },
+                    s.logs.avg_msec,
+                    s.logs.offset,
+                )));
+            }
             // fio's invalidate: the job starts with its region's clean pages out of the cache.
             if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {
                 let (start, len) = j.stream.region();
@@ -408,6 +417,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 errno: if j.error.is_some() { 5 } else { 0 },
                 error: j.error,
                 iodepth_level: j.iodepth_level,
+                logs: j.log.map(|l| *l).into_iter().collect(),
                 ..Default::default()
             });
         }

@@ -164,7 +164,17 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
 /// for options whose values are names, not sizes (files, engines, patterns).
 pub fn iec_note(key: &str, value: &str) -> Option<String> {
     // (Of the options `apply_option` takes, those whose values are not sizes.)
-    const NAMES: &[&str] = &["name", "rw", "readwrite", "ioengine", "filename"];
+    const NAMES: &[&str] = &[
+        "name",
+        "rw",
+        "readwrite",
+        "ioengine",
+        "filename",
+        "write_bw_log",
+        "write_iops_log",
+        "write_lat_log",
+        "percentile_list",
+    ];
     if NAMES.contains(&key) {
         return None;
     }

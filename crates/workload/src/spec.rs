@@ -621,6 +621,121 @@ pub struct JobSpec {
     /// Synchronous writes (fio's `sync`: O_SYNC or O_DSYNC).
     #[serde(default, skip_serializing_if = "is_sync_none")]
     pub sync: SyncIo,
+    /// Time-series logs the job writes (fio's `write_bw_log`, `write_iops_log`,
+    /// `write_lat_log`, `log_avg_msec`, `log_offset`).
+    #[serde(default, skip_serializing_if = "LogOptions::is_off")]
+    pub logs: LogOptions,
+    /// The latency percentiles its results list (fio's `percentile_list`,
+    /// `clat_percentiles`, `lat_percentiles`).
+    #[serde(default, skip_serializing_if = "PercentileOptions::is_default")]
+    pub percentiles: PercentileOptions,
+}
+
+/// Which time-series logs a job writes, and how (fio's log options).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogOptions {
+    /// File name prefixes of the bandwidth, IOPS and latency logs; an empty one stands for
+    /// the job's name (fio's `write_bw_log` without a value).
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    /// Average over windows of this many ms (fio's `log_avg_msec`); 0 logs every I/O.
+    pub avg_msec: u64,
+    /// Each line carries the request's offset (fio's `log_offset`).
+    pub offset: bool,
+}
+
+impl LogOptions {
+    /// Nothing set: the defaults.
+    pub fn is_off(&self) -> bool {
+        *self == LogOptions::default()
+    }
+
+    /// Whether any log is written.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+    }
+
+    /// The (bandwidth, IOPS, latency) file name prefixes of job `job_name`'s logs.
+    pub fn prefixes(&self, job_name: &str) -> [Option<String>; 3] {
+        let name = |p: &Option<String>| {
+            p.as_ref().map(|v| {
+                if v.is_empty() {
+                    job_name.to_string()
+                } else {
+                    v.clone()
+                }
+            })
+        };
+        [name(&self.bw), name(&self.iops), name(&self.lat)]
+    }
+}
+
+/// fio's most percentiles in a `percentile_list`.
+pub const MAX_PERCENTILES: usize = 20;
+
+/// The latency percentiles a job's results list (fio's options).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PercentileOptions {
+    /// Ascending; empty: fio's default list.
+    pub list: Vec<f64>,
+    /// Digits after the point in the text output: the most any entry was written with
+    /// (2 for the default list).
+    pub precision: u8,
+    /// `clat_percentiles` (on by default; a `percentile_list` turns it on again).
+    pub clat: bool,
+    /// `lat_percentiles`, if given.
+    pub lat: Option<bool>,
+}
+
+impl Default for PercentileOptions {
+    fn default() -> Self {
+        PercentileOptions {
+            list: Vec::new(),
+            precision: 2,
+            clat: true,
+            lat: None,
+        }
+    }
+}
+
+impl PercentileOptions {
+    /// Nothing set: the defaults.
+    pub fn is_default(&self) -> bool {
+        *self == PercentileOptions::default()
+    }
+}
+
+/// fio's `percentile_list`: up to 20 percentiles from 0 to 100 joined by `:`, returned
+/// ascending with the most digits after the point any of them was written with.
+pub fn parse_percentile_list(value: &str) -> Result<(Vec<f64>, u8), String> {
+    let mut list = Vec::new();
+    let mut precision = 0u8;
+    for part in value.split(':').map(str::trim) {
+        let p: f64 = part
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite())
+            .ok_or_else(|| {
+                format!("'{part}' is not a percentile (valid: numbers from 0 to 100 joined by ':', e.g. 50:99:99.9)")
+            })?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(format!(
+                "percentile {part} is out of range (valid: 0 to 100)"
+            ));
+        }
+        let digits = part.split_once('.').map_or(0, |(_, f)| f.len());
+        precision = precision.max(digits.min(6) as u8);
+        list.push(p);
+    }
+    if list.len() > MAX_PERCENTILES {
+        return Err(format!(
+            "{} percentiles given (valid: at most {MAX_PERCENTILES})",
+            list.len()
+        ));
+    }
+    list.sort_by(f64::total_cmp);
+    Ok((list, precision))
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -675,6 +790,8 @@ impl Default for JobSpec {
             fsync: 0,
             fdatasync: 0,
             sync: SyncIo::None,
+            logs: LogOptions::default(),
+            percentiles: PercentileOptions::default(),
         }
     }
 }
@@ -752,8 +869,18 @@ pub const OPTION_NAMES: &[&str] = &[
     "fsync",
     "fdatasync",
     "sync",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "log_avg_msec",
+    "log_offset",
+    "percentile_list",
+    "clat_percentiles",
+    "lat_percentiles",
 ];
 
+/// Options whose value may be left out: flags, and the log options, which then name their
+/// files after the job (as fio's).
 fn is_flag(key: &str) -> bool {
     matches!(
         key,
@@ -765,6 +892,9 @@ fn is_flag(key: &str) -> bool {
             | "norandommap"
             | "bs_unaligned"
             | "blocksize_unaligned"
+            | "write_bw_log"
+            | "write_iops_log"
+            | "write_lat_log"
     )
 }
 
@@ -855,6 +985,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
     }
     let value = match value {
         Some(v) => v.trim(),
+        None if key.starts_with("write_") => "",
         None if is_flag(key) => "1",
         None => return Err(err("needs a value (write it as key=value)".into())),
     };
@@ -1154,6 +1285,26 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 }
             }
         }
+        // An empty name: the job's own, when the logs are written.
+        "write_bw_log" => spec.logs.bw = Some(value.to_string()),
+        "write_iops_log" => spec.logs.iops = Some(value.to_string()),
+        "write_lat_log" => spec.logs.lat = Some(value.to_string()),
+        "log_avg_msec" => {
+            spec.logs.avg_msec = value.parse().map_err(|_| {
+                err(format!(
+                    "'{value}' is not a whole number of milliseconds (valid: 0 to log every I/O, or a window such as 500)"
+                ))
+            })?
+        }
+        "log_offset" => spec.logs.offset = parse_bool(value).map_err(err)?,
+        "percentile_list" => {
+            let (list, precision) = parse_percentile_list(value).map_err(err)?;
+            spec.percentiles.list = list;
+            spec.percentiles.precision = precision;
+            spec.percentiles.clat = true;
+        }
+        "clat_percentiles" => spec.percentiles.clat = parse_bool(value).map_err(err)?,
+        "lat_percentiles" => spec.percentiles.lat = Some(parse_bool(value).map_err(err)?),
         _ => unreachable!("option table and match disagree on '{key}'"),
     }
     Ok(())
@@ -1619,6 +1770,58 @@ mod tests {
             mk(&["stonewall", "new_group"]),
         ];
         assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
+    }
+
+    /// fio's log and percentile options: a bare log option names the files after the job,
+    /// `percentile_list` is sorted with the precision it was written with and turns
+    /// completion-latency percentiles on; bad values say what is valid.
+    #[test]
+    fn log_and_percentile_options_apply() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "write_bw_log", None).unwrap();
+        apply_option(&mut s, "write_lat_log", Some("runs/x")).unwrap();
+        apply_option(&mut s, "log_avg_msec", Some("250")).unwrap();
+        apply_option(&mut s, "log_offset", Some("1")).unwrap();
+        assert_eq!(
+            s.logs.prefixes("j"),
+            [Some("j".to_string()), None, Some("runs/x".to_string())]
+        );
+        assert_eq!((s.logs.avg_msec, s.logs.offset), (250, true));
+        apply_option(&mut s, "clat_percentiles", Some("0")).unwrap();
+        apply_option(&mut s, "percentile_list", Some("99.95:50:10")).unwrap();
+        assert_eq!(s.percentiles.list, [10.0, 50.0, 99.95]);
+        assert_eq!((s.percentiles.precision, s.percentiles.clat), (2, true));
+        apply_option(&mut s, "percentile_list", Some("50:99")).unwrap();
+        assert_eq!(s.percentiles.precision, 0);
+        apply_option(&mut s, "lat_percentiles", Some("1")).unwrap();
+        assert_eq!(s.percentiles.lat, Some(true));
+        for (key, value, want) in [
+            (
+                "percentile_list",
+                "50:101",
+                "percentile 101 is out of range (valid: 0 to 100)",
+            ),
+            (
+                "percentile_list",
+                "50:x",
+                "'x' is not a percentile (valid: numbers from 0 to 100",
+            ),
+            (
+                "log_avg_msec",
+                "1s",
+                "'1s' is not a whole number of milliseconds",
+            ),
+        ] {
+            let e = apply_option(&mut s, key, Some(value)).unwrap_err();
+            assert!(e.message.contains(want), "{e}");
+        }
+        let many: Vec<String> = (1..=21).map(|p| p.to_string()).collect();
+        let e = apply_option(&mut s, "percentile_list", Some(&many.join(":"))).unwrap_err();
+        assert!(
+            e.message
+                .contains("21 percentiles given (valid: at most 20)"),
+            "{e}"
+        );
     }
 
     #[test]

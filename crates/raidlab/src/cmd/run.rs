@@ -5,8 +5,12 @@
 //! `--name` are global; `--job FILE.fio` (or a bare `FILE.fio`) adds a job file's jobs with
 //! the options given before it as their defaults. Every fio option goes through
 //! [`raidlab_workload::apply_option`], so flags and job files accept the same things with the
-//! same errors. raidlab's own options (`--output-format`, `--output`, `--force`, `--verify`,
-//! `--progress`) may appear anywhere.
+//! same errors. raidlab's own options (`--output-format`, `--minimal`, `--terse-version`,
+//! `--output`, `--force`, `--verify`, `--progress`) may appear anywhere.
+//!
+//! Jobs with fio's log options get fio's log files (`NAME_bw.N.log`, …) in the working
+//! folder (or where their names point), written once the run is over: the executors record
+//! the samples, [`raidlab_result::JobLog`] formats them, [`write_logs`] writes them.
 //!
 //! With no job options at all, `raidlab run` measures the embedded default: a scratch file in
 //! a new temporary folder, removed afterwards (also on error and on Ctrl-C).
@@ -71,7 +75,8 @@ time_based
 #[derive(Debug)]
 pub struct Invocation {
     pub jobs: Vec<JobSpec>,
-    pub format: OutputFormat,
+    /// The output formats, in the order they are printed (fio's: terse, JSON, text).
+    pub formats: Vec<OutputFormat>,
     pub output: Option<PathBuf>,
     pub force: bool,
     pub verify: bool,
@@ -96,7 +101,7 @@ fn is_flag(key: &str) -> bool {
 pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     let mut inv = Invocation {
         jobs: Vec::new(),
-        format: OutputFormat::Text,
+        formats: vec![OutputFormat::Text],
         output: None,
         force: false,
         verify: false,
@@ -119,7 +124,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         let Some(body) = tok.strip_prefix("--") else {
             if tok.starts_with('-') && tok.len() > 1 {
                 return Err(CliError::usage(format!(
-                    "'{tok}': unknown flag (valid: --key=value fio options, --job FILE, --output-format, --output, --force, --verify, --progress; see raidlab run --help)"
+                    "'{tok}': unknown flag (valid: --key=value fio options, --job FILE, --output-format, --minimal, --terse-version, --output, --force, --verify, --progress; see raidlab run --help)"
                 )));
             }
             // A bare argument is a job file, as on fio's command line.
@@ -155,9 +160,24 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         };
         match key {
             "output-format" => {
-                let v = take_value("valid: text, json, json+")?;
-                inv.format = OutputFormat::parse(&v)
+                let v = take_value(
+                    "valid: text, normal, json, json+, terse, or several joined by commas",
+                )?;
+                inv.formats = OutputFormat::parse_list(&v)
                     .map_err(|m| CliError::usage(format!("--output-format={v}: {m}")))?;
+            }
+            "minimal" if inline.is_some() => {
+                return Err(CliError::usage(format!("{tok}: --minimal takes no value")));
+            }
+            // fio's --minimal: terse output.
+            "minimal" => inv.formats = vec![OutputFormat::Terse],
+            "terse-version" => {
+                let v = take_value("valid: 3")?;
+                if v.trim() != raidlab_result::render::terse::TERSE_VERSION.to_string() {
+                    return Err(CliError::usage(format!(
+                        "--terse-version={v}: raidlab writes terse version 3 only (valid: 3)"
+                    )));
+                }
             }
             "output" => {
                 let v = take_value("a file to write the results to")?;
@@ -187,7 +207,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 fio_options = true;
                 let value: Option<String> = match inline {
                     Some(v) => Some(v.to_string()),
-                    None if is_flag(key) => None,
+                    // A log option's value is optional in a job file, but on the command line
+                    // it takes the next argument, as fio's does.
+                    None if is_flag(key) && !key.starts_with("write_") => None,
                     None => match args.get(i) {
                         Some(v) if !v.starts_with("--") => {
                             i += 1;
@@ -334,6 +356,14 @@ fn option_help(name: &str) -> &'static str {
         "fsync" => "fsync the target after every N writes (its latency in the sync section)",
         "fdatasync" => "fdatasync the target after every N writes",
         "sync" => "none (default), sync/1: O_SYNC writes, dsync: O_DSYNC writes",
+        "write_bw_log" => "bandwidth log NAME_bw.N.log (N: the job's number; no value: the job's name)",
+        "write_iops_log" => "IOPS log NAME_iops.N.log",
+        "write_lat_log" => "latency logs NAME_clat.N.log, NAME_slat.N.log (empty), NAME_lat.N.log",
+        "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
+        "log_offset" => "1: log lines carry the request's offset",
+        "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
+        "clat_percentiles" => "1 (default): list completion-latency percentiles",
+        "lat_percentiles" => "1: list total-latency percentiles in the text and terse output too",
         _ => "",
     }
 }
@@ -357,7 +387,10 @@ fio options (--key=value, --key value, or a bare flag; the same in job files as 
 raidlab's options:
   --job FILE.fio        read a fio job file ([global], [job] sections, ; and # comments);
                         options given before it are defaults for its jobs
-  --output-format FMT   text (default), json, json+ (json with fio's latency bins)
+  --output-format FMT   text (default, also normal), json, json+ (json with fio's latency
+                        bins), terse (fio's terse version 3), or several joined by commas
+  --minimal             terse output (--output-format=terse)
+  --terse-version 3     accepted (3 is the only terse version raidlab writes)
   --output FILE         write the results to FILE instead of standard output
   --force               write over a target that holds a filesystem, partition table or array,
                         or a file holding data raidlab did not lay out (the file is then
@@ -903,6 +936,37 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         raidlab_workload::SyncIo::Sync => put("sync", "sync".into()),
         raidlab_workload::SyncIo::Dsync => put("sync", "dsync".into()),
     }
+    let [bw, iops, lat] = s.logs.prefixes(&s.name);
+    for (k, v) in [
+        ("write_bw_log", bw),
+        ("write_iops_log", iops),
+        ("write_lat_log", lat),
+    ] {
+        if let Some(v) = v {
+            put(k, v);
+        }
+    }
+    if s.logs.avg_msec != 0 {
+        put("log_avg_msec", s.logs.avg_msec.to_string());
+    }
+    if s.logs.offset {
+        put("log_offset", "1".into());
+    }
+    let p = &s.percentiles;
+    if !p.list.is_empty() {
+        let list: Vec<String> = p
+            .list
+            .iter()
+            .map(|x| format!("{x:.prec$}", prec = p.precision as usize))
+            .collect();
+        put("percentile_list", list.join(":"));
+    }
+    if !p.clat {
+        put("clat_percentiles", "0".into());
+    }
+    if let Some(l) = p.lat {
+        put("lat_percentiles", u8::from(l).to_string());
+    }
     o
 }
 
@@ -940,21 +1004,83 @@ fn fresh_seed() -> u64 {
     nanos ^ (u64::from(std::process::id()) << 32)
 }
 
+/// The spec a job result comes from: by name (instance results may carry a suffix after
+/// the spec's name).
+fn spec_of<'a>(j: &raidlab_result::JobResult, specs: &'a [JobSpec]) -> Option<&'a JobSpec> {
+    specs.iter().find(|s| s.name == j.name).or_else(|| {
+        specs
+            .iter()
+            .filter(|s| j.name.starts_with(&s.name))
+            .max_by_key(|s| s.name.len())
+    })
+}
+
+/// Each result lists the percentiles its job's options ask for.
+pub fn set_percentiles(result: &mut RunResult, specs: &[JobSpec]) {
+    for j in &mut result.jobs {
+        if let Some(p) = spec_of(j, specs).map(|s| &s.percentiles) {
+            j.percentiles = raidlab_result::Percentiles {
+                list: p.list.clone(),
+                precision: p.precision,
+                clat: p.clat,
+                lat: p.lat,
+            };
+        }
+    }
+}
+
+/// The log files `specs` will write, in fio's names: `NAME_bw.N.log`, … with `N` each job
+/// instance's number from 1, in the order the run expands them.
+pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for inst in raidlab_workload::JobInstance::expand(specs) {
+        let s = &specs[inst.spec_index];
+        let n = inst.global_index + 1;
+        let [bw, iops, lat] = s.logs.prefixes(&s.name);
+        if let Some(p) = bw {
+            out.push(PathBuf::from(format!("{p}_bw.{n}.log")));
+        }
+        if let Some(p) = iops {
+            out.push(PathBuf::from(format!("{p}_iops.{n}.log")));
+        }
+        if let Some(p) = lat {
+            for kind in ["clat", "slat", "lat"] {
+                out.push(PathBuf::from(format!("{p}_{kind}.{n}.log")));
+            }
+        }
+    }
+    out
+}
+
+/// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
+/// without `--force`). A file that cannot be written is one line, naming it.
+pub fn write_logs(result: &RunResult) -> Result<(), CliError> {
+    for log in result.jobs.iter().flat_map(|j| &j.logs) {
+        for (name, text) in log.files() {
+            let path = Path::new(&name);
+            let written = std::fs::File::create(path).and_then(|mut f| {
+                use std::io::Write;
+                raidlab_engine::safety::mark_scratch(&f);
+                f.write_all(text.as_bytes())?;
+                f.flush()
+            });
+            written.map_err(|e| {
+                CliError::failed(format!(
+                    "log file {name}: cannot write ({e}; valid: write_*_log naming a writable folder)"
+                ))
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Each job result's options, from the spec it came from (matched by name; instance
 /// results may carry a suffix after the spec's name), index-aligned with `result.jobs`.
 pub fn job_options(result: &RunResult, specs: &[JobSpec]) -> Vec<Vec<(String, String)>> {
     result
         .jobs
         .iter()
-        .map(|j| {
-            let spec = specs.iter().find(|s| s.name == j.name).or_else(|| {
-                specs
-                    .iter()
-                    .filter(|s| j.name.starts_with(&s.name))
-                    .max_by_key(|s| s.name.len())
-            });
-            spec.map(spec_options).unwrap_or_default()
-        })
+        .map(|j| spec_of(j, specs).map(spec_options).unwrap_or_default())
         .collect()
 }
 
@@ -1128,6 +1254,19 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     if let Some(path) = &inv.output {
         check_output(path, &inv.jobs, inv.force)?;
     }
+    // The log files too: refused before the run rather than after it.
+    for path in log_paths(&inv.jobs) {
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = folder.filter(|d| !d.is_dir()) {
+            return Err(CliError::usage(format!(
+                "log file {}: no folder {} (valid: write_*_log naming a file in an existing folder)",
+                path.display(),
+                dir.display()
+            )));
+        }
+        check_output(&path, &inv.jobs, inv.force)
+            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
+    }
     let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
     let output = match &inv.output {
         Some(path) => Some(
@@ -1179,7 +1318,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         draw_seeds(&mut jobs);
         (execute(jobs.clone(), &opts), jobs)
     };
-    let result = match result {
+    let mut result = match result {
         Ok(r) => r,
         Err(e) => {
             // Nothing to record: leave no empty output file behind.
@@ -1189,8 +1328,9 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
             return Err(e);
         }
     };
+    set_percentiles(&mut result, &specs);
     let options = job_options(&result, &specs);
-    let text = raidlab_result::render_with_options(&result, &options, inv.format);
+    let text = raidlab_result::render_formats(&result, &options, &inv.formats);
     use std::io::Write;
     match (output, &inv.output) {
         (Some(mut file), Some(path)) => {
@@ -1218,6 +1358,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
             }
         }
     }
+    write_logs(&result)?;
     if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
         return Err(CliError::failed(format!(
             "job '{}': {}",
@@ -1260,7 +1401,55 @@ mod tests {
             .iter()
             .all(|j| j.bs.min() == 8192 && j.filenames == vec!["/tmp/f".to_string()]));
         assert!(inv.jobs[1].time_based && !inv.jobs[0].time_based);
-        assert_eq!(inv.format, OutputFormat::Json);
+        assert_eq!(inv.formats, [OutputFormat::Json]);
+    }
+
+    /// On the command line a log option takes the next argument as its name (as fio's); in a
+    /// job file it may stand alone and names the files after its job. The files of every
+    /// instance are numbered in the run's order, as fio numbers its jobs.
+    #[test]
+    fn log_options_take_names_and_number_files_per_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("j.fio");
+        std::fs::write(
+            &file,
+            "[global]\nfilename=/tmp/f\nsize=1m\n[a]\nwrite_lat_log\nnumjobs=2\n[b]\nwrite_iops_log=x\n",
+        )
+        .unwrap();
+        let inv = parse_args(&args(&[
+            "--write_bw_log",
+            "bwname",
+            "--job",
+            file.to_str().unwrap(),
+            "--minimal",
+        ]))
+        .unwrap();
+        assert_eq!(inv.formats, [OutputFormat::Terse]);
+        let names: Vec<String> = log_paths(&inv.jobs)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "bwname_bw.1.log",
+                "a_clat.1.log",
+                "a_slat.1.log",
+                "a_lat.1.log",
+                "bwname_bw.2.log",
+                "a_clat.2.log",
+                "a_slat.2.log",
+                "a_lat.2.log",
+                "bwname_bw.3.log",
+                "x_iops.3.log",
+            ]
+        );
+        let e = parse_args(&args(&["--filename=/tmp/f", "--minimal=1"])).unwrap_err();
+        assert!(
+            e.message.contains("--minimal takes no value"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -1279,7 +1468,8 @@ mod tests {
         assert!(e.message.contains("needs a value"), "{}", e.message);
         let e = parse_args(&args(&["--output-format=xml"])).unwrap_err();
         assert!(
-            e.message.contains("valid: text, json, json+"),
+            e.message
+                .contains("valid: text, normal, json, json+, terse"),
             "{}",
             e.message
         );

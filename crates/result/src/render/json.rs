@@ -10,9 +10,8 @@
 //! Keys fio writes that raidlab does not measure are left out rather than filled with made-up
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
-use super::FIO_PERCENTILES;
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, RunResult};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -94,7 +93,7 @@ fn percentile_key(p: f64) -> String {
     format!("{p:.6}")
 }
 
-fn latency(h: &LatencyHistogram, percentiles: bool, bins: bool) -> J {
+fn latency(h: &LatencyHistogram, percentiles: Option<&[f64]>, bins: bool) -> J {
     let mut f = vec![
         ("min", v(h.min())),
         ("max", v(h.max())),
@@ -103,8 +102,8 @@ fn latency(h: &LatencyHistogram, percentiles: bool, bins: bool) -> J {
         ("N", v(h.count())),
     ];
     // fio writes percentiles and bins only for directions that did I/O.
-    if percentiles && h.count() > 0 {
-        let p = FIO_PERCENTILES
+    if let Some(list) = percentiles.filter(|_| h.count() > 0) {
+        let p = list
             .iter()
             .map(|&p| (percentile_key(p), v(h.percentile(p))))
             .collect();
@@ -118,10 +117,11 @@ fn latency(h: &LatencyHistogram, percentiles: bool, bins: bool) -> J {
 }
 
 fn empty_latency() -> J {
-    latency(&LatencyHistogram::new(), false, false)
+    latency(&LatencyHistogram::new(), None, false)
 }
 
-fn direction(d: &DirStats, plus: bool) -> J {
+fn direction(d: &DirStats, p: &Percentiles, plus: bool) -> J {
+    let list = p.values();
     obj(vec![
         ("io_bytes", v(d.io_bytes)),
         ("io_kbytes", v(d.io_bytes >> 10)),
@@ -135,8 +135,13 @@ fn direction(d: &DirStats, plus: bool) -> J {
         // raidlab measures from submission, so submission latency is not split out; fio
         // writes the same zeros for its synchronous engines.
         ("slat_ns", empty_latency()),
-        ("clat_ns", latency(&d.clat, true, plus)),
-        ("lat_ns", latency(&d.lat, true, plus)),
+        ("clat_ns", latency(&d.clat, p.clat.then_some(list), plus)),
+        // Total latency's percentiles unless lat_percentiles=0 (raidlab lists them by
+        // default; fio only with lat_percentiles=1).
+        (
+            "lat_ns",
+            latency(&d.lat, (p.lat != Some(false)).then_some(list), plus),
+        ),
     ])
 }
 
@@ -187,14 +192,20 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
         // `(mtime_since_genesis() + 999) / 1000`.
         ("elapsed", v((j.elapsed_ns / 1_000_000).div_ceil(1000))),
         ("job options", options),
-        ("read", direction(&j.read, plus)),
-        ("write", direction(&j.write, plus)),
-        ("trim", direction(&DirStats::default(), plus)),
+        ("read", direction(&j.read, &j.percentiles, plus)),
+        ("write", direction(&j.write, &j.percentiles, plus)),
+        (
+            "trim",
+            direction(&DirStats::default(), &j.percentiles, plus),
+        ),
         (
             "sync",
             obj(vec![
                 ("total_ios", v(j.sync.total_ios)),
-                ("lat_ns", latency(&j.sync.lat, true, plus)),
+                (
+                    "lat_ns",
+                    latency(&j.sync.lat, Some(j.percentiles.values()), plus),
+                ),
             ]),
         ),
         ("job_runtime", v(runtime_ms)),
@@ -354,6 +365,34 @@ mod tests {
             .map(|x| x.as_f64().unwrap())
             .sum();
         assert!((us + ms - 100.0).abs() < 1e-6, "{us} + {ms}");
+    }
+
+    /// `percentile_list` sets the keys of both percentile objects; `clat_percentiles=0` and
+    /// `lat_percentiles=0` leave them out.
+    #[test]
+    fn percentile_options_set_the_listed_keys() {
+        let mut r = sample();
+        r.jobs[0].percentiles = crate::Percentiles {
+            list: vec![50.0, 99.999],
+            precision: 3,
+            clat: true,
+            lat: Some(true),
+        };
+        let out: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+        for key in ["clat_ns", "lat_ns"] {
+            let p = out["jobs"][0]["read"][key]["percentile"]
+                .as_object()
+                .unwrap();
+            let keys: Vec<&str> = p.keys().map(String::as_str).collect();
+            assert_eq!(keys, ["50.000000", "99.999000"], "{key}");
+        }
+        r.jobs[0].percentiles.clat = false;
+        r.jobs[0].percentiles.lat = Some(false);
+        let out: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+        assert!(out["jobs"][0]["read"]["clat_ns"]
+            .get("percentile")
+            .is_none());
+        assert!(out["jobs"][0]["read"]["lat_ns"].get("percentile").is_none());
     }
 
     /// fio's `elapsed` is whole seconds rounded up from milliseconds (a 0.5 s job says 1);

@@ -3,12 +3,15 @@
 //!
 //! - [`text`]: fio-like text, with decimal MB/s and binary MiB/s both labelled.
 //! - [`json`]: fio's JSON structure (`json`), optionally with latency `bins` (`json+`).
+//! - [`terse`]: fio's terse lines, version 3 (`terse`, `--minimal`).
 
 pub mod json;
+pub mod terse;
 pub mod text;
 mod units;
 
 pub use json::{render_json, render_json_with_options, JSON_ABSENT_KEYS};
+pub use terse::render_terse;
 pub use text::render_text;
 
 /// fio's default completion-latency percentile list.
@@ -24,18 +27,40 @@ pub enum OutputFormat {
     Json,
     /// JSON with fio's latency histogram `bins`.
     JsonPlus,
+    /// fio's terse lines, version 3.
+    Terse,
 }
 
 impl OutputFormat {
+    /// One format's name.
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "text" | "normal" => Ok(OutputFormat::Text),
             "json" => Ok(OutputFormat::Json),
             "json+" => Ok(OutputFormat::JsonPlus),
+            "terse" => Ok(OutputFormat::Terse),
             other => Err(format!(
-                "'{other}' is not an output format (valid: text, json, json+)"
+                "'{other}' is not an output format (valid: text, normal, json, json+, terse, or several joined by commas)"
             )),
         }
+    }
+
+    /// fio's comma-separated list of formats (`json,terse`), each once, in the order fio
+    /// prints them: terse lines first, then JSON, then text.
+    pub fn parse_list(s: &str) -> Result<Vec<Self>, String> {
+        let mut out: Vec<OutputFormat> = Vec::new();
+        for part in s.split(',') {
+            let f = OutputFormat::parse(part.trim())?;
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+        out.sort_by_key(|f| match f {
+            OutputFormat::Terse => 0,
+            OutputFormat::Json | OutputFormat::JsonPlus => 1,
+            OutputFormat::Text => 2,
+        });
+        Ok(out)
     }
 }
 
@@ -55,7 +80,21 @@ pub fn render_with_options(
         OutputFormat::Text => text::render_text_with_options(result, options),
         OutputFormat::Json => render_json_with_options(result, options, false),
         OutputFormat::JsonPlus => render_json_with_options(result, options, true),
+        OutputFormat::Terse => render_terse(result),
     }
+}
+
+/// Render `result` in each of `formats`, one after the other (see
+/// [`OutputFormat::parse_list`] for their order).
+pub fn render_formats(
+    result: &crate::RunResult,
+    options: &[Vec<(String, String)>],
+    formats: &[OutputFormat],
+) -> String {
+    formats
+        .iter()
+        .map(|&f| render_with_options(result, options, f))
+        .collect()
 }
 
 /// One unit group of fio's coarse latency distribution.
@@ -126,4 +165,24 @@ pub(crate) fn iodepth_percentages(counts: &[u64; 7]) -> Vec<(&'static str, f64)>
             (*l, p)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio prints terse lines first, then JSON, then text, whatever order they were given in.
+    #[test]
+    fn format_lists_are_put_in_fios_order() {
+        assert_eq!(
+            OutputFormat::parse_list("normal,json,terse").unwrap(),
+            [OutputFormat::Terse, OutputFormat::Json, OutputFormat::Text]
+        );
+        assert_eq!(
+            OutputFormat::parse_list("terse,terse").unwrap(),
+            [OutputFormat::Terse]
+        );
+        let e = OutputFormat::parse_list("json,xml").unwrap_err();
+        assert!(e.contains("'xml' is not an output format (valid: "), "{e}");
+    }
 }

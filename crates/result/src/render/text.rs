@@ -4,9 +4,8 @@
 //! both labelled, as fio does; a closing line spells the units out.
 
 use super::units::{bytes_binary, bytes_decimal, count, ctime_utc, human};
-use super::FIO_PERCENTILES;
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, RunResult};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
 use std::fmt::Write;
 
 fn bw_pair(bytes_s: f64) -> String {
@@ -58,27 +57,34 @@ fn lat_line(out: &mut String, label: &str, h: &LatencyHistogram) {
     );
 }
 
-fn percentiles(out: &mut String, label: &str, h: &LatencyHistogram) {
+/// fio's percentile block: `{label} percentiles ({unit}):`, then four per line, each line
+/// but the last ending in a comma; labels carry the list's precision.
+fn percentiles(out: &mut String, label: &str, h: &LatencyHistogram, p: &Percentiles) {
     if h.count() == 0 {
         return;
     }
     let (unit, div) = lat_unit(h);
     let _ = writeln!(out, "    {label} percentiles ({unit}):");
-    for row in FIO_PERCENTILES.chunks(4) {
+    let list = p.values();
+    let width = p.precision as usize + 3;
+    let prec = p.precision as usize;
+    let rows = list.chunks(4).count();
+    for (r, row) in list.chunks(4).enumerate() {
         let cells: Vec<String> = row
             .iter()
-            .map(|&p| {
+            .map(|&q| {
                 format!(
-                    "{p:5.2}th=[{:5}]",
-                    (h.percentile(p) as f64 / div).round() as u64
+                    "{q:width$.prec$}th=[{:5}]",
+                    (h.percentile(q) as f64 / div).round() as u64
                 )
             })
             .collect();
-        let _ = writeln!(out, "     | {}", cells.join(", "));
+        let end = if r + 1 < rows { "," } else { "" };
+        let _ = writeln!(out, "     | {}{end}", cells.join(", "));
     }
 }
 
-fn direction(out: &mut String, name: &str, d: &DirStats) {
+fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles) {
     if d.total_ios == 0 {
         return;
     }
@@ -92,7 +98,12 @@ fn direction(out: &mut String, name: &str, d: &DirStats) {
     );
     lat_line(out, "clat", &d.clat);
     lat_line(out, "lat", &d.lat);
-    percentiles(out, "clat", &d.clat);
+    if p.clat {
+        percentiles(out, "clat", &d.clat, p);
+    }
+    if p.lat == Some(true) {
+        percentiles(out, "lat", &d.lat, p);
+    }
 }
 
 fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], timestamp: u64) {
@@ -119,8 +130,8 @@ fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], time
             "  randseed={seed} (randrepeat=0; --randseed={seed} repeats these requests)"
         );
     }
-    direction(out, "read", &j.read);
-    direction(out, "write", &j.write);
+    direction(out, "read", &j.read, &j.percentiles);
+    direction(out, "write", &j.write, &j.percentiles);
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
@@ -138,7 +149,7 @@ fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], time
     if j.sync.total_ios > 0 {
         let _ = writeln!(out, "  fsync/fdatasync/sync_file_range:");
         lat_line(out, "sync", &j.sync.lat);
-        percentiles(out, "sync", &j.sync.lat);
+        percentiles(out, "sync", &j.sync.lat, &j.percentiles);
     }
     let _ = writeln!(
         out,
@@ -440,6 +451,40 @@ mod tests {
             .sum();
         assert!((total - 100.0).abs() < 0.05, "{line}");
         assert!(t.contains("MB/s = 10^6 bytes/s"));
+    }
+
+    /// fio's `percentile_list=50:99.5:10` (sorted, one decimal as written) and
+    /// `lat_percentiles=1`: a clat block and a lat block; `clat_percentiles=0` drops the first.
+    #[test]
+    fn percentile_options_shape_the_blocks() {
+        let mut j = job("a", 0, 4096 * 100, 1_000_000_000);
+        j.percentiles = Percentiles {
+            list: vec![10.0, 50.0, 99.5],
+            precision: 1,
+            clat: true,
+            lat: Some(true),
+        };
+        let t = render_text(&RunResult {
+            jobs: vec![j.clone()],
+            ..Default::default()
+        });
+        assert!(
+            t.contains("    clat percentiles (usec):\n     | 10.0th=[  100], 50.0th=[  100], 99.5th=[  100]\n    lat percentiles (usec):\n     | 10.0th=[  100],"),
+            "{t}"
+        );
+        j.percentiles.clat = false;
+        j.percentiles.list = (1..=5).map(f64::from).collect();
+        j.percentiles.precision = 0;
+        let t = render_text(&RunResult {
+            jobs: vec![j],
+            ..Default::default()
+        });
+        assert!(!t.contains("clat percentiles"), "{t}");
+        // Four to a line, the first line ending in a comma, as fio prints them.
+        assert!(
+            t.contains("    lat percentiles (usec):\n     |   1th=[  100],   2th=[  100],   3th=[  100],   4th=[  100],\n     |   5th=[  100]\n"),
+            "{t}"
+        );
     }
 
     #[test]

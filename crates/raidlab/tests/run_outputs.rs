@@ -1,0 +1,330 @@
+//! fio's other outputs from `raidlab run`: terse lines, time-series logs and percentile
+//! options, on simulated targets (deterministic) and real files, beside fio 3.33 where fio can
+//! run the same job. The fio comparisons need the Debian package `fio`; they fail without it.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn system() -> String {
+    let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/bokhari2006/1c-1x1.toml");
+    assert!(s.is_file(), "system file {} missing", s.display());
+    format!("--filename=sim:{}", s.display())
+}
+
+/// The terse line and the JSON of one `--output-format=json,terse` run.
+fn terse_and_json(args: &[&str]) -> (Vec<Vec<String>>, Value) {
+    let mut all: Vec<&str> = args.to_vec();
+    all.push("--output-format=json,terse");
+    let out = assert_ok(&raidlab(&all), "json,terse run");
+    // fio's order: terse lines first, then the JSON document.
+    let at = out.find('{').expect("JSON after the terse lines");
+    let lines = out[..at]
+        .lines()
+        .map(|l| l.split(';').map(str::to_string).collect())
+        .collect();
+    (lines, json(&out[at..]))
+}
+
+fn num(s: &str) -> f64 {
+    s.trim_end_matches('%')
+        .parse()
+        .unwrap_or_else(|_| panic!("'{s}' is not a number"))
+}
+
+/// Each read field of the terse line is the JSON's value of the same run, in fio's units
+/// (KiB, KiB/s, µs) at fio's positions.
+#[test]
+fn terse_fields_hold_the_json_values_at_fios_positions() {
+    let sys = system();
+    let (lines, v) = terse_and_json(&[
+        &sys,
+        "--name=r",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        "--direct=1",
+        "--iodepth=4",
+    ]);
+    assert_eq!(lines.len(), 1);
+    let f = &lines[0];
+    let at = |n: usize| f[n - 1].as_str();
+    assert_eq!(f.len(), 121, "{f:?}");
+    let r = &v["jobs"][0]["read"];
+    assert_eq!([at(1), at(3)], ["3", "r"]);
+    assert_eq!(at(2), v["fio version"].as_str().unwrap());
+    assert_eq!(num(at(6)), r["io_kbytes"].as_f64().unwrap());
+    assert!(
+        (num(at(7)) - r["bw"].as_f64().unwrap()).abs() <= 1.0,
+        "{}",
+        at(7)
+    );
+    assert_eq!(num(at(8)), r["iops"].as_f64().unwrap().floor());
+    assert_eq!(num(at(9)), r["runtime"].as_f64().unwrap());
+    let clat = &r["clat_ns"];
+    assert_eq!(num(at(14)), (clat["min"].as_u64().unwrap() / 1000) as f64);
+    assert_eq!(num(at(15)), (clat["max"].as_u64().unwrap() / 1000) as f64);
+    assert!((num(at(16)) - clat["mean"].as_f64().unwrap() / 1000.0).abs() < 1e-3);
+    // The 13th percentile is 99%: the JSON's 99.000000 in µs.
+    let p99 = at(30).strip_prefix("99.000000%=").expect("99th percentile");
+    let want = clat["percentile"]["99.000000"].as_u64().unwrap() / 1000;
+    assert_eq!(p99.parse::<u64>().unwrap(), want);
+    assert!((num(at(40)) - r["lat_ns"]["mean"].as_f64().unwrap() / 1000.0).abs() < 1e-3);
+    // Nothing written; the simulated host's system CPU share.
+    assert_eq!([at(47), at(48), at(49)], ["0", "0", "0"]);
+    assert!((num(at(89)) - v["jobs"][0]["sys_cpu"].as_f64().unwrap()).abs() < 1e-5);
+}
+
+/// `--minimal` is terse; group_reporting gives one line per group; only terse version 3 is
+/// written, and others are refused in one line.
+#[test]
+fn minimal_and_group_reporting_and_versions() {
+    let sys = system();
+    let common = [
+        sys.as_str(),
+        "--rw=randread",
+        "--bs=4k",
+        "--size=2m",
+        "--direct=1",
+    ];
+    let mut args = common.to_vec();
+    args.extend(["--name=a", "--numjobs=3", "--minimal", "--terse-version=3"]);
+    let out = assert_ok(&raidlab(&args), "numjobs=3 terse");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    args.push("--group_reporting");
+    let out = assert_ok(&raidlab(&args), "group_reporting terse");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert_eq!(num(out.split(';').nth(5).unwrap()), 3.0 * 2048.0);
+    for (flag, want) in [
+        (
+            "--terse-version=2",
+            "--terse-version=2: raidlab writes terse version 3 only (valid: 3)",
+        ),
+        ("--output-format=json,xml", "'xml' is not an output format"),
+    ] {
+        let mut bad = common.to_vec();
+        bad.extend(["--name=a", flag]);
+        let err = assert_usage_error(&raidlab(&bad), flag);
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+/// raidlab's terse line and fio's for the same job on a file: the same number of fields, and
+/// each field of the same kind (number, `P%=v` percentile, `x%` share) in the same place.
+#[test]
+fn terse_line_has_fios_shape_beside_fio() {
+    require_tool("fio", "fio");
+    let dir = scratch("raidlab-terse-");
+    let file = dir.path().join("data");
+    let job = [
+        format!("--filename={}", file.display()),
+        "--name=t".into(),
+        "--size=1m".into(),
+        "--bs=4k".into(),
+        "--rw=randrw".into(),
+        "--ioengine=psync".into(),
+        "--minimal".into(),
+    ];
+    let args: Vec<&str> = job.iter().map(String::as_str).collect();
+    let ours = assert_ok(&raidlab(&args), "raidlab --minimal");
+    let fio = Command::new("fio").args(&job).output().unwrap();
+    let theirs = assert_ok(&fio, "fio --minimal");
+    let kind = |s: &str| -> &'static str {
+        if s.contains("%=") {
+            "percentile"
+        } else if s.ends_with('%') {
+            "share"
+        } else if s.parse::<f64>().is_ok() {
+            "number"
+        } else {
+            "text"
+        }
+    };
+    let shape =
+        |line: &str| -> Vec<&'static str> { line.trim_end().split(';').map(kind).collect() };
+    let (a, b) = (shape(&ours), shape(theirs.lines().last().unwrap()));
+    assert_eq!(a.len(), b.len(), "raidlab: {ours}\nfio: {theirs}");
+    assert_eq!(a, b, "raidlab: {ours}\nfio: {theirs}");
+}
+
+/// A simulated job's bandwidth log, averaged over 500 ms windows of virtual time: each line's
+/// KiB/s times its window adds up to the job's bytes, and a second run writes the same file.
+#[test]
+fn simulated_bandwidth_log_adds_up_to_the_bytes_and_repeats() {
+    let dir = scratch("raidlab-simlog-");
+    let name = dir.path().join("s");
+    let run = || {
+        let out = raidlab(&[
+            &system(),
+            "--name=s",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16m",
+            "--direct=1",
+            &format!("--write_bw_log={}", name.display()),
+            &format!("--write_iops_log={}", name.display()),
+            "--log_avg_msec=500",
+            "--output-format=json",
+        ]);
+        let v = json(&assert_ok(&out, "simulated run with logs"));
+        let bw = std::fs::read_to_string(dir.path().join("s_bw.1.log")).unwrap();
+        let iops = std::fs::read_to_string(dir.path().join("s_iops.1.log")).unwrap();
+        (v, bw, iops)
+    };
+    let (v, bw, iops) = run();
+    let read = &v["jobs"][0]["read"];
+    assert_eq!(v["jobs"][0]["raidlab"]["sim"]["stop_reason"], "size");
+    let (mut kib, mut ios) = (0.0, 0.0);
+    for (b, i) in bw.lines().zip(iops.lines()) {
+        let cols: Vec<u64> = b.split(", ").map(|c| c.parse().unwrap()).collect();
+        assert_eq!(cols.len(), 5, "{b}");
+        assert_eq!(cols[2], 0, "reads only: {b}");
+        let t = cols[0];
+        // The window this line closes: [k × 500, t].
+        let span = t - (t - 1) / 500 * 500;
+        kib += cols[1] as f64 * span as f64 / 1000.0;
+        let n: f64 = i.split(", ").nth(1).unwrap().parse().unwrap();
+        ios += n * span as f64 / 1000.0;
+    }
+    assert!(bw.lines().count() > 3, "{bw}");
+    let want = read["io_kbytes"].as_f64().unwrap();
+    assert!(
+        (kib - want).abs() / want < 0.01,
+        "{kib} KiB logged, {want} KiB moved"
+    );
+    let want = read["total_ios"].as_f64().unwrap();
+    assert!(
+        (ios - want).abs() / want < 0.01,
+        "{ios} I/Os logged, {want} done"
+    );
+    let (_, bw2, iops2) = run();
+    assert_eq!(
+        (bw, iops),
+        (bw2, iops2),
+        "virtual-time logs differ between runs"
+    );
+}
+
+/// A short real run logs every I/O in fio's format: one line per counted I/O with fio's six
+/// columns under log_offset (time, value, direction 0/1, block size, offset, priority),
+/// offsets inside the region, an empty slat log, and files numbered per job.
+#[test]
+fn real_run_logs_every_io_in_fios_format() {
+    let dir = scratch("raidlab-reallog-");
+    let file = dir.path().join("data");
+    let name = dir.path().join("r");
+    let out = raidlab(&[
+        &format!("--filename={}", file.display()),
+        "--name=r",
+        "--size=1m",
+        "--bs=4k",
+        "--rw=randrw",
+        "--ioengine=psync",
+        "--numjobs=2",
+        "--offset_increment=1m",
+        &format!("--write_bw_log={}", name.display()),
+        &format!("--write_iops_log={}", name.display()),
+        &format!("--write_lat_log={}", name.display()),
+        "--log_offset=1",
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "real run with logs"));
+    for (n, job) in v["jobs"].as_array().unwrap().iter().enumerate() {
+        let ios = job["read"]["total_ios"].as_u64().unwrap()
+            + job["write"]["total_ios"].as_u64().unwrap();
+        let region = (n as u64) << 20..((n as u64) + 1) << 20;
+        for kind in ["bw", "iops", "clat", "lat"] {
+            let path = dir.path().join(format!("r_{kind}.{}.log", n + 1));
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(text.lines().count() as u64, ios, "{}", path.display());
+            let mut dirs = [0u64; 2];
+            for line in text.lines() {
+                let cols: Vec<u64> = line.split(", ").map(|c| c.parse().unwrap()).collect();
+                assert_eq!(cols.len(), 6, "{line}");
+                assert!(cols[2] <= 1, "direction: {line}");
+                dirs[cols[2] as usize] += 1;
+                assert_eq!(cols[3], 4096, "{line}");
+                assert!(
+                    region.contains(&cols[4]) && cols[4].is_multiple_of(4096),
+                    "{line}"
+                );
+                assert_eq!(cols[5], 0, "{line}");
+                if kind == "iops" {
+                    assert_eq!(cols[1], 1, "{line}");
+                }
+            }
+            assert_eq!(
+                dirs[0],
+                job["read"]["total_ios"].as_u64().unwrap(),
+                "{kind}"
+            );
+        }
+        let slat = dir.path().join(format!("r_slat.{}.log", n + 1));
+        assert_eq!(std::fs::read_to_string(slat).unwrap(), "");
+    }
+}
+
+/// `percentile_list`, `clat_percentiles` and `lat_percentiles` shape the text and JSON.
+#[test]
+fn percentile_options_reach_text_and_json() {
+    let sys = system();
+    let base = [
+        sys.as_str(),
+        "--name=p",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=2m",
+        "--direct=1",
+        "--percentile_list=99.9:50",
+        "--lat_percentiles=1",
+    ];
+    let text = assert_ok(&raidlab(&base), "text");
+    assert!(
+        text.contains("    clat percentiles (usec):\n     | 50.0th=["),
+        "{text}"
+    );
+    assert!(
+        text.contains("    lat percentiles (usec):\n     | 50.0th=["),
+        "{text}"
+    );
+    let mut args = base.to_vec();
+    args.extend(["--clat_percentiles=0", "--output-format=json"]);
+    let v = json(&assert_ok(&raidlab(&args), "json"));
+    let r = &v["jobs"][0]["read"];
+    assert!(r["clat_ns"].get("percentile").is_none(), "{r}");
+    let keys: Vec<&String> = r["lat_ns"]["percentile"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["50.000000", "99.900000"]);
+    assert_eq!(v["jobs"][0]["job options"]["percentile_list"], "50.0:99.9");
+    let mut bad = base.to_vec();
+    bad.push("--percentile_list=50:101");
+    let err = assert_usage_error(&raidlab(&bad), "percentile over 100");
+    assert!(
+        err.contains("percentile 101 is out of range (valid: 0 to 100)"),
+        "{err}"
+    );
+}
+
+/// A log in a folder that does not exist is refused before the run, in one line.
+#[test]
+fn log_in_a_missing_folder_is_refused_before_the_run() {
+    let err = assert_usage_error(
+        &raidlab(&[
+            &system(),
+            "--name=x",
+            "--size=1m",
+            "--write_bw_log=/nonexistent/dir/x",
+        ]),
+        "missing log folder",
+    );
+    assert!(
+        err.contains("log file /nonexistent/dir/x_bw.1.log: no folder /nonexistent/dir"),
+        "{err}"
+    );
+}
