@@ -315,9 +315,12 @@ impl JobRt {
         }
     }
     /// Held back by its pacer: no request is to go until its requests in flight have
-    /// completed and its wait, think time or sync is over.
+    /// completed and its wait, think time or sync is over. (Only a pacer sets those: a job
+    /// without one is asked one question.)
+    #[inline(always)]
     fn paused(&self) -> bool {
-        self.wait_until.is_some() || self.think.is_some() || self.sync_wait
+        self.pacer.is_some()
+            && (self.wait_until.is_some() || self.think.is_some() || self.sync_wait)
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -1026,7 +1029,7 @@ impl<'w> Engine<'w> {
                 job.exhausted = true;
                 continue;
             };
-            if let Some(p) = job.pacer.as_ref() {
+            if let Some(p) = job.pacer.as_mut() {
                 // A sync due, or the request's time not come: the job waits for what it
                 // has in flight first (fio quiesces before it syncs or sleeps).
                 if p.sync_due().is_some() {
@@ -1040,13 +1043,11 @@ impl<'w> Engine<'w> {
                     job.wait_until = Some(t);
                     continue;
                 }
-            }
-            job.inflight += 1;
-            self.host_ios += 1;
-            if let Some(p) = job.pacer.as_mut() {
                 p.issued(req.dir, req.len);
                 job.think = p.think_due(self.now).map(|t| t.total_ns());
             }
+            job.inflight += 1;
+            self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;
             let buffered = job.buffered;
