@@ -692,6 +692,7 @@ const DRIVE_DEPENDS: &[(&str, &str)] = &[
     ("spt_inner", "spt_outer"),
     ("seek_avg_ms", "seek_track_ms"),
     ("seek_full_ms", "seek_avg_ms"),
+    ("channels", "units"),
 ];
 
 /// [`bad_items`] of a drive's values ([`disk_items`]), less those whose range comes from a
@@ -814,6 +815,28 @@ fn disk_items(s: &DiskSpec) -> Vec<Item> {
             ("units", i(s.units), range(1.0, 4096.0, ""), None),
             ("read_mb_s", f(s.read_mb_s), RATE, None),
             ("write_mb_s", f(s.write_mb_s), RATE, None),
+            (
+                "channels",
+                i(s.channels),
+                range(1.0, s.units.max(1) as f64, "(at most units, the dies)"),
+                None,
+            ),
+            ("channel_mb_s", f(s.channel_mb_s), RATE, None),
+            ("page_kib", i(s.page_kib), range(1.0, 1024.0, "KiB"), None),
+            (
+                "slc_cache_gib",
+                f(s.slc_cache_gib),
+                range(0.0, 1048576.0, "GiB (0: none)"),
+                None,
+            ),
+            ("direct_program_us", f(s.direct_program_us), COST_US, None),
+            (
+                "max_iops",
+                f(s.max_iops),
+                range(0.0, 1e9, "commands/s (0: no limit)"),
+                None,
+            ),
+            ("cache_kib", i(s.cache_kib), KIB, None),
         ]);
     }
     v

@@ -49,12 +49,8 @@ pub struct DeviceModel {
     pub write_cache: bool,
     /// Written data the drive holds ahead of the media (write cache on).
     pub write_cache_bytes: u64,
-    // SSD
-    read_ns: u64,
-    program_ns: u64,
-    pub units: u32,
-    ssd_read_ns_per_byte: f64,
-    ssd_write_ns_per_byte: f64,
+    /// A flash drive's dies, channels and buffers (None for a hard disk).
+    pub ssd: Option<crate::ssd::SsdModel>,
     /// Seek time by distance in cylinders, filled on first use (bits of the f64; 0 = not yet
     /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
     /// the table gives the very same values.
@@ -387,19 +383,7 @@ impl DeviceModel {
             },
             write_cache: write_cache.unwrap_or(s.write_cache),
             write_cache_bytes: s.cache_kib as u64 * 1024,
-            read_ns: (s.read_us * 1e3) as u64,
-            program_ns: (s.program_us * 1e3) as u64,
-            units: if ssd { s.units.max(1) } else { 1 },
-            ssd_read_ns_per_byte: if ssd {
-                1e3 / s.read_mb_s.max(1e-3) * s.units.max(1) as f64
-            } else {
-                0.0
-            },
-            ssd_write_ns_per_byte: if ssd {
-                1e3 / s.write_mb_s.max(1e-3) * s.units.max(1) as f64
-            } else {
-                0.0
-            },
+            ssd: ssd.then(|| crate::ssd::SsdModel::new(s, write_cache.unwrap_or(s.write_cache))),
             seek_table: if ssd {
                 Vec::new()
             } else {
@@ -449,23 +433,36 @@ impl DeviceModel {
         (z.spt * SECTOR) as f64 * 1e9 / self.rev_ns
     }
 
+    /// A hard disk's media rate at its outer zone; a flash drive's read bound
+    /// ([`crate::ssd::SsdModel::read_bound`]).
     pub fn outer_rate(&self) -> f64 {
-        self.media_rate(0)
+        match &self.ssd {
+            Some(f) => f.read_bound(),
+            None => self.media_rate(0),
+        }
     }
     pub fn inner_rate(&self) -> f64 {
-        self.media_rate(self.capacity.saturating_sub(SECTOR))
+        match &self.ssd {
+            Some(f) => f.read_bound(),
+            None => self.media_rate(self.capacity.saturating_sub(SECTOR)),
+        }
+    }
+
+    /// What serves commands side by side: a flash drive's dies; one for a hard disk.
+    pub fn servers(&self) -> u32 {
+        self.ssd.as_ref().map_or(1, |f| f.dies())
     }
 
     /// Write rates, bytes/s, as [`DeviceModel::service_at`] times writes: what the drive
     /// keeps up at its inner and at its outer zone (a hard disk's media rate there, no faster
-    /// than its interface; an SSD's write rate, its units side by side, for both), and the
-    /// most it takes for a while (a hard disk's interface while its write cache has room, else
-    /// its outer zone's rate).
+    /// than its interface; a flash drive's past its SLC cache, for both), and the most it
+    /// takes for a while (a hard disk's interface while its write cache has room, else its
+    /// outer zone's rate; a flash drive's while its SLC cache has room).
     pub fn write_rates(&self) -> [f64; 3] {
         let iface = 1e9 / self.iface_ns_per_byte;
-        match self.kind {
-            DeviceKind::Ssd => [self.units as f64 * 1e9 / self.ssd_write_ns_per_byte; 3],
-            DeviceKind::Hdd => {
+        match &self.ssd {
+            Some(f) => f.write_bounds(),
+            None => {
                 let (inner, outer) = (self.inner_rate().min(iface), self.outer_rate().min(iface));
                 [inner, outer, if self.write_cache { iface } else { outer }]
             }
@@ -816,15 +813,8 @@ impl DeviceModel {
         loc: &Loc,
         positioning: Option<f64>,
     ) -> u64 {
-        if self.kind == DeviceKind::Ssd {
-            let (lat, per) = if write {
-                (self.program_ns, self.ssd_write_ns_per_byte)
-            } else {
-                (self.read_ns, self.ssd_read_ns_per_byte)
-            };
-            // At least a nanosecond, as for a disk: a command that took no time would let a
-            // time-based run go round without its clock moving.
-            return (self.command_ns + lat + u64_of(f64_of(len) * per)).max(1);
+        if let Some(f) = &self.ssd {
+            return f.service(&mut st.ssd, t, offset, len, write);
         }
         let iface = f64_of(len) * self.iface_ns_per_byte;
         let streams = self.streams(st, offset, write);
@@ -895,6 +885,8 @@ pub struct DeviceState {
     /// Media time spent reading ahead between commands, ns, as far as the next command took
     /// or skipped over: busy time of the drive that no command's service time holds.
     pub ahead_ns: f64,
+    /// A flash drive's dies, channels and buffers (empty for a hard disk).
+    pub ssd: crate::ssd::SsdState,
 }
 
 impl DeviceState {
@@ -907,6 +899,7 @@ impl DeviceState {
             last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
             ahead_ns: 0.0,
+            ssd: model.ssd.as_ref().map(|f| f.state()).unwrap_or_default(),
         }
     }
 }

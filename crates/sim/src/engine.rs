@@ -614,7 +614,9 @@ impl<'w> Engine<'w> {
         let mut completions = 0u64;
         // The next multiple of `interval_ios` (a division per completion was measurable).
         let mut next_interval = interval_ios;
-        let mut iv_start = (start, 0u64, 0u64); // time, bytes, dirty
+        let mut iv_start = (start, 0u64, 0u64, self.slc_used()); // time, bytes, dirty, SLC
+                                                                 // The flash drives' SLC cache in use at each interval start.
+        let mut slc_hist: std::collections::VecDeque<u64> = Default::default();
         let mut rates: Vec<(f64, u64, u64)> = Vec::new(); // rate, dirty at start, dirty at end
                                                           // Per-job bytes at each interval start, to get each job's steady rate over the window.
         let mut iv_bytes: Vec<u64> = vec![0; jobs.len()];
@@ -738,9 +740,11 @@ impl<'w> Engine<'w> {
                             let rate = (bytes - iv_start.1) as f64 / (self.now - iv_start.0) as f64;
                             rates.push((rate, iv_start.2, dirty));
                             snaps.push_back((iv_start.0, iv_bytes.clone()));
+                            slc_hist.push_back(iv_start.3);
                             if rates.len() > conv.window {
                                 rates.remove(0);
                                 snaps.pop_front();
+                                slc_hist.pop_front();
                             }
                             // Bytes still to move if every job ran to its size.
                             let left: u64 = jobs
@@ -783,6 +787,7 @@ impl<'w> Engine<'w> {
                             };
                             if rates.len() == conv.window
                                 && self.steady(&rates, conv.tolerance, total_cache, span, left_ns)
+                                && !self.slc_fills(jobs, slc_hist[0], span, left_ns)
                                 && all_moving()
                             {
                                 reason = "converged";
@@ -868,9 +873,10 @@ impl<'w> Engine<'w> {
                                 next_interval = completions + interval_ios;
                                 rates.clear();
                                 snaps.clear();
+                                slc_hist.clear();
                             }
                         }
-                        iv_start = (self.now, bytes, dirty);
+                        iv_start = (self.now, bytes, dirty, self.slc_used());
                         iv_bytes = jobs.iter().map(|j| j.bytes_all).collect();
                     }
                     // Only starting and completing I/Os change whether every job is done
@@ -995,6 +1001,44 @@ impl<'w> Engine<'w> {
         let growth = (d1 - d0) / span_ns.max(1.0);
         let projected = d1 + growth * left_ns;
         projected <= 0.95 * total_cache as f64 || total_cache == 0 || d1 >= 0.9 * total_cache as f64
+    }
+
+    /// SLC cache in use, bytes, over every flash drive.
+    fn slc_used(&self) -> u64 {
+        self.w
+            .disks
+            .iter()
+            .filter(|d| self.w.models[d.model].ssd.is_some())
+            .map(|d| d.state.ssd.slc_used())
+            .sum()
+    }
+
+    /// Whether the flash drives' SLC caches, filling as they did over the window (from
+    /// `since` bytes, `span_ns` ago), would fill before the jobs end (`left_ns` at their rate,
+    /// or their runtime): then writes slow to the direct rate, and the window's rate does not
+    /// last. Full already, they stay so.
+    fn slc_fills(&self, jobs: &[JobRt], since: u64, span_ns: f64, left_ns: f64) -> bool {
+        let total: u64 = self
+            .w
+            .disks
+            .iter()
+            .filter_map(|d| self.w.models[d.model].ssd.as_ref())
+            .map(|f| f.slc_bytes())
+            .sum();
+        if total == 0 {
+            return false;
+        }
+        let now_used = self.slc_used();
+        if now_used as f64 >= 0.999 * total as f64 {
+            return false;
+        }
+        let runtime_left = jobs
+            .iter()
+            .filter(|j| !j.finished())
+            .filter_map(|j| j.deadline.map(|d| d.saturating_sub(self.now) as f64))
+            .fold(0.0f64, f64::max);
+        let growth = now_used.saturating_sub(since) as f64 / span_ns.max(1.0);
+        now_used as f64 + growth * left_ns.max(runtime_left) >= 0.999 * total as f64
     }
 
     fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
@@ -1151,7 +1195,10 @@ impl<'w> Engine<'w> {
         if dirty || self.volatile_writes(job.lun as usize) {
             return false;
         }
-        let done = path_done.max(self.now);
+        // Flash drives' buffers: the flush ends when their programs do (known already).
+        let done = path_done
+            .max(self.now)
+            .max(self.flash_stable_at(job.lun as usize));
         job.flush = None;
         job.sync_wait = false;
         self.flushing -= 1;
@@ -1181,6 +1228,33 @@ impl<'w> Engine<'w> {
                     .is_some_and(|wc| wc.bytes > 0)
             }),
             None => a.members.iter().any(|&l| self.volatile_writes(l)),
+        }
+    }
+
+    /// When the flash drives under `lun` have programmed what their buffers hold (0 if
+    /// none do, or a battery-backed controller cache above them holds the data stable).
+    fn flash_stable_at(&self, lun: usize) -> u64 {
+        let a = &self.w.arrays[self.w.luns[lun].array];
+        match a.ctrl {
+            Some(c) if self.w.ctrls[c].write_back => 0,
+            Some(_) => a
+                .members
+                .iter()
+                .map(|&d| {
+                    let disk = &self.w.disks[d];
+                    self.w.models[disk.model]
+                        .ssd
+                        .as_ref()
+                        .map_or(0, |f| f.stable_at(&disk.state.ssd))
+                })
+                .max()
+                .unwrap_or(0),
+            None => a
+                .members
+                .iter()
+                .map(|&l| self.flash_stable_at(l))
+                .max()
+                .unwrap_or(0),
         }
     }
 
@@ -1366,15 +1440,21 @@ impl<'w> Engine<'w> {
     fn drives_hold_writes(&self, lun: usize) -> bool {
         let a = &self.w.arrays[self.w.luns[lun].array];
         if a.ctrl.is_some() {
-            a.members.iter().any(|&d| {
-                self.w.disks[d]
-                    .wcache
-                    .as_ref()
-                    .is_some_and(|wc| wc.bytes > 0)
-            })
+            a.members.iter().any(|&d| self.disk_holds_writes(d))
         } else {
             a.members.iter().any(|&l| self.drives_hold_writes(l))
         }
+    }
+
+    /// Whether drive `d` holds written data only in its volatile cache: a hard disk's write
+    /// cache, a flash drive's buffer with programs still going.
+    fn disk_holds_writes(&self, d: usize) -> bool {
+        let disk = &self.w.disks[d];
+        disk.wcache.as_ref().is_some_and(|wc| wc.bytes > 0)
+            || self.w.models[disk.model]
+                .ssd
+                .as_ref()
+                .is_some_and(|f| f.holds_unwritten(&disk.state.ssd, self.now))
     }
 
     /// After a write-back: jobs whose end_fsync is done end now. Whether every job is done.
@@ -2597,7 +2677,11 @@ fn start_last(
         &r.loc,
         positioning,
     );
-    disk.busy_ns += svc;
+    if model.ssd.is_none() {
+        // (A flash drive's commands overlap: its busy time is its dies', counted as it
+        // books them.)
+        disk.busy_ns += svc;
+    }
     if r.join != HELD {
         // (A held write was counted when the drive took it in.)
         disk.ios += 1;

@@ -117,6 +117,7 @@ pub mod engine;
 pub mod error;
 pub mod pagecache;
 pub mod planner;
+pub mod ssd;
 pub mod stripecache;
 pub mod world;
 
@@ -472,7 +473,7 @@ impl Usage {
             disk_busy: w
                 .disks
                 .iter()
-                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64)
+                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
                 .collect(),
             page_cache: w.page_cache.as_ref().map(|pc| pc.stats),
             stripes: w
@@ -550,7 +551,7 @@ fn components(w: &World, vt: u64, from: &Usage, to: &Usage) -> Vec<ComponentUse>
         v.push(ComponentUse {
             name: d.name.clone(),
             kind: "disk".into(),
-            utilization: (busy_ns as f64 / vt as f64 / d.units as f64).min(1.0),
+            utilization: (busy_ns as f64 / vt as f64 / w.models[d.model].servers() as f64).min(1.0),
             busy_ns,
             bound_bytes_s: Some(w.models[d.model].outer_rate()),
         });
@@ -1069,6 +1070,9 @@ fn lun_write_bounds(w: &World) -> WriteBounds {
             let a = &w.arrays[l.array];
             let why = match a.ctrl {
                 Some(c) if w.ctrls[c].write_back => "while the write-back cache has room",
+                Some(_) if w.models[w.disks[a.members[0]].model].ssd.is_some() => {
+                    "while the drives' SLC caches have room"
+                }
                 Some(_) => "while the drives' write caches have room",
                 None => "while the caches below it have room",
             };
@@ -1387,34 +1391,54 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 k.read_ahead >> 10
             );
             let m = &w.models[w.disks[a.members[0]].model];
-            let _ = writeln!(
-                s,
-                "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s{}",
-                format!("array/{}", a.name),
-                a.geom.level,
-                a.members.len(),
-                a.geom.chunk >> 10,
-                m.inner_rate() / 1e6,
-                m.outer_rate() / 1e6,
-                stream_note(
-                    a.geom.data_disks() as f64,
-                    a.members.len() as f64,
-                    m.inner_rate(),
-                    m.outer_rate()
-                )
-            );
-            let seek = m.seek_summary();
-            if !seek.is_empty() {
-                let _ = writeln!(s, "  {:<30} {seek}", "");
-                let cache = if m.write_cache {
-                    format!(
-                        "drive write cache on: holds {} KiB of writes, written out in the drive's own order",
-                        m.write_cache_bytes >> 10
+            if m.ssd.is_some() {
+                let [direct, _, slc] = m.write_rates();
+                let _ = writeln!(
+                    s,
+                    "  → {:<28} {:?}, {} × flash drive, chunk {} KiB; drive reads {:.1} MB/s, \
+                     writes {:.1} MB/s{}",
+                    format!("array/{}", a.name),
+                    a.geom.level,
+                    a.members.len(),
+                    a.geom.chunk >> 10,
+                    m.outer_rate() / 1e6,
+                    direct / 1e6,
+                    if slc > direct * (1.0 + 1e-9) {
+                        format!(" ({:.1} while its SLC cache has room)", slc / 1e6)
+                    } else {
+                        String::new()
+                    }
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s{}",
+                    format!("array/{}", a.name),
+                    a.geom.level,
+                    a.members.len(),
+                    a.geom.chunk >> 10,
+                    m.inner_rate() / 1e6,
+                    m.outer_rate() / 1e6,
+                    stream_note(
+                        a.geom.data_disks() as f64,
+                        a.members.len() as f64,
+                        m.inner_rate(),
+                        m.outer_rate()
                     )
-                } else {
-                    "drive write cache off: each write waits for the media".to_string()
-                };
-                let _ = writeln!(s, "  {:<30} {cache}", "");
+                );
+                let seek = m.seek_summary();
+                if !seek.is_empty() {
+                    let _ = writeln!(s, "  {:<30} {seek}", "");
+                    let cache = if m.write_cache {
+                        format!(
+                            "drive write cache on: holds {} KiB of writes, written out in the drive's own order",
+                            m.write_cache_bytes >> 10
+                        )
+                    } else {
+                        "drive write cache off: each write waits for the media".to_string()
+                    };
+                    let _ = writeln!(s, "  {:<30} {cache}", "");
+                }
             }
         } else {
             let names: Vec<&str> = a.members.iter().map(|&m| w.luns[m].name.as_str()).collect();

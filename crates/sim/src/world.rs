@@ -2160,7 +2160,13 @@ impl World {
                 let model = DeviceModel::new(spec, a.disk_write_cache);
                 let mi = models.len();
                 let cap = model.capacity;
-                let units = model.units;
+                // A flash drive takes in as many commands as its queue holds (its dies and
+                // channels decide how they overlap); by default one per die.
+                let units = if model.ssd.is_some() {
+                    a.disk_queue_depth.unwrap_or(model.servers()).max(1)
+                } else {
+                    1
+                };
                 models.push(model);
                 let n = a.disks.unwrap();
                 let mut m = Vec::new();
@@ -2172,21 +2178,19 @@ impl World {
                         state: DeviceState::new(phase.next_f64(), &models[mi]),
                         // Drives with one unit and a queue choose by positioning time.
                         queue: DriveQueue::new(
-                            if a.disk_queue_depth() <= 1
-                                || (spec.kind == DeviceKind::Ssd && units > 1)
-                            {
+                            if a.disk_queue_depth() <= 1 || spec.kind == DeviceKind::Ssd {
                                 0
                             } else {
                                 a.disk_queue_depth() as usize
                             },
                         ),
                         active: Vec::new(),
-                        units: if spec.kind == DeviceKind::Ssd {
+                        units,
+                        queue_depth: if spec.kind == DeviceKind::Ssd {
                             units
                         } else {
-                            1
+                            a.disk_queue_depth().max(1)
                         },
-                        queue_depth: a.disk_queue_depth().max(1),
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,

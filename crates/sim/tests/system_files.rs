@@ -1100,6 +1100,18 @@ fn drive_values_are_checked_for_their_kind() {
         (ssd("read_mb_s = 0"), "read_mb_s", vec![rate]),
         (ssd("write_mb_s = nan"), "write_mb_s", vec![rate]),
         (ssd("units = 0"), "units", vec!["1 to 4096"]),
+        (
+            ssd("channels = 64"),
+            "channels",
+            vec!["1 to 32 (at most units, the dies)"],
+        ),
+        (ssd("page_kib = 0"), "page_kib", vec!["1 to 1024 KiB"]),
+        (
+            ssd("slc_cache_gib = -1"),
+            "slc_cache_gib",
+            vec!["0 to 1048576 GiB (0: none)"],
+        ),
+        (ssd("max_iops = inf"), "max_iops", vec!["0: no limit"]),
         (ssd("read_us = inf"), "read_us", vec!["0 to 1000000 µs"]),
         (
             ssd("program_us = -1"),

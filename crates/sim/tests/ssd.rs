@@ -1,0 +1,249 @@
+//! The flash drive model (`crate::ssd`) through whole runs: dies and channels in parallel,
+//! the SLC cache's write cliff and folding, the write buffer and flushes. On
+//! systems/modern/nvme.toml (the catalog's nvme-tlc-1tb: 32 dies on 8 channels, tR 60 µs,
+//! 16 KiB pages).
+
+mod common;
+
+use common::*;
+use raidlab_workload::JobSpec;
+use std::path::PathBuf;
+
+const NVME: &str = "modern/nvme.toml";
+
+/// systems/modern/nvme.toml with `extra` lines added to a `[[disk]]` entry over the catalog
+/// drive, in a temporary folder.
+fn nvme_with(extra: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d: PathBuf =
+        std::env::temp_dir().join(format!("raidlab-sim-ssd-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let text = std::fs::read_to_string(repo().join("systems").join(NVME)).unwrap();
+    let text = text.replace("disk = \"nvme-tlc-1tb\"", "disk = \"my-nvme\"")
+        + &format!("\n[[disk]]\nname = \"my-nvme\"\nbase = \"nvme-tlc-1tb\"\n{extra}\n");
+    let p = d.join("nvme.toml");
+    std::fs::write(&p, text).unwrap();
+    format!("sim:{}", p.display())
+}
+
+#[test]
+fn one_large_read_is_sensed_on_many_dies_at_once() {
+    let t = system(NVME);
+    // A 128 KiB read covers 8 pages on 8 dies: sensed side by side, not one after another
+    // (one die alone moves 16 KiB per 60 µs, 273 MB/s).
+    let one = mb_s(
+        &t,
+        &[
+            ("rw", "read"),
+            ("bs", "128k"),
+            ("iodepth", "1"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ],
+    );
+    assert!(one > 800.0, "128 KiB reads at depth 1: {one} MB/s");
+    // Deep sequential reads reach the controller's read rate (3500 MB/s).
+    let deep = mb_s(
+        &t,
+        &[
+            ("rw", "read"),
+            ("bs", "128k"),
+            ("iodepth", "32"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ],
+    );
+    assert!(
+        (3300.0..=3500.5).contains(&deep),
+        "128 KiB reads at depth 32: {deep} MB/s"
+    );
+}
+
+#[test]
+fn a_small_read_takes_one_sense_and_its_transfers() {
+    let r = sim_run(
+        &system(NVME),
+        &[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", "1"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ],
+    );
+    let mean_us = r.jobs[0].read.clat.mean() / 1e3;
+    // tR 60 µs, plus the command (5 µs), 4 KiB over a channel (5.1 µs) and out to the host.
+    assert!(
+        (70.0..80.0).contains(&mean_us),
+        "4 KiB read at depth 1: {mean_us} µs"
+    );
+}
+
+#[test]
+fn random_reads_gain_with_depth_until_the_dies_are_busy() {
+    let t = system(NVME);
+    let at = |qd: &str| {
+        iops(
+            &t,
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("iodepth", qd),
+                ("runtime", "1"),
+                ("time_based", "1"),
+            ],
+        )
+    };
+    let v: Vec<f64> = ["1", "4", "16", "64", "128"]
+        .iter()
+        .map(|q| at(q))
+        .collect();
+    assert!(v.windows(2).all(|w| w[1] > w[0]), "IOPS by depth: {v:?}");
+    // Every read holds a die for tR and its transfer (65 µs): 32 dies serve at most 490 K a
+    // second. Random pages collide on dies, so depth 16 gets well under 16 dies' worth ...
+    let dies_bound = 32.0 * 1e9 / 65_100.0;
+    assert!(v[2] < 0.8 * 16.0 * 1e9 / 65_100.0, "depth 16: {}", v[2]);
+    // ... and a deep queue keeps nearly every die busy.
+    assert!(
+        v[4] > 0.75 * dies_bound && v[4] <= dies_bound,
+        "depth 128: {} of {dies_bound}",
+        v[4]
+    );
+    let r = sim_run(
+        &t,
+        &[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", "128"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ],
+    );
+    let disk = r.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .components
+        .iter()
+        .find(|c| c.kind == "disk")
+        .unwrap()
+        .clone();
+    assert!(
+        disk.utilization > 0.75 && disk.utilization <= 1.0,
+        "{disk:?}"
+    );
+}
+
+#[test]
+fn long_writes_fall_off_the_slc_cache() {
+    // A 1 GiB SLC cache: 0.5 GiB written goes at the SLC rate, 4 GiB mostly at the direct
+    // rate (1700 MB/s past the cache).
+    let t = nvme_with("slc_cache_gib = 1");
+    let w = |size: &str| {
+        mb_s(
+            &t,
+            &[
+                ("rw", "write"),
+                ("bs", "1m"),
+                ("iodepth", "32"),
+                ("size", size),
+            ],
+        )
+    };
+    let (short, long) = (w("512m"), w("4g"));
+    assert!(short > 3000.0, "0.5 GiB: {short} MB/s");
+    // 1 GiB at 3300 and 3 GiB at 1700 MB/s: 1970 MB/s over the whole.
+    assert!((1800.0..2200.0).contains(&long), "4 GiB: {long} MB/s");
+    // Without an SLC cache every page programs at program_us: no cliff.
+    let flat = nvme_with("slc_cache_gib = 0");
+    let no_cliff = mb_s(
+        &flat,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("iodepth", "32"),
+            ("size", "4g"),
+        ],
+    );
+    assert!(no_cliff > 3000.0, "no SLC cache: {no_cliff} MB/s");
+}
+
+#[test]
+fn a_time_based_write_runs_past_the_cliff_before_it_converges() {
+    // Converging on the rate before the SLC cache fills would report the SLC rate for the
+    // whole runtime.
+    let t = nvme_with("slc_cache_gib = 1");
+    let r = sim_run(
+        &t,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("iodepth", "32"),
+            ("runtime", "3"),
+            ("time_based", "1"),
+        ],
+    );
+    let mb = r.aggregate().summary().mb_s;
+    assert!(
+        mb < 2000.0,
+        "3 s of writes over a 1 GiB SLC cache: {mb} MB/s"
+    );
+}
+
+#[test]
+fn an_idle_drive_folds_its_slc_cache() {
+    let t = nvme_with("slc_cache_gib = 1");
+    let fill = spec(
+        &t,
+        &[
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("iodepth", "32"),
+            ("size", "1g"),
+        ],
+    );
+    let again = |delay: &str| {
+        let mut s: JobSpec = spec(
+            &t,
+            &[
+                ("rw", "write"),
+                ("bs", "1m"),
+                ("iodepth", "32"),
+                ("size", "512m"),
+                ("startdelay", delay),
+            ],
+        );
+        s.name = "again".into();
+        s.stonewall = true;
+        let r = raidlab_sim::run(&[fill.clone(), s]).unwrap();
+        r.jobs[1].write.bw_bytes() / 1e6
+    };
+    // Straight after: the cache is full, the second writes at the direct rate; after a second
+    // idle (1700 MB/s folded), at the SLC rate again.
+    let (busy, rested) = (again("0"), again("1"));
+    assert!(busy < 1800.0, "no rest: {busy} MB/s");
+    assert!(rested > 3000.0, "a second's rest: {rested} MB/s");
+}
+
+#[test]
+fn a_flush_waits_for_what_the_buffer_holds() {
+    let opts = [
+        ("rw", "write"),
+        ("bs", "128k"),
+        ("iodepth", "8"),
+        ("size", "256m"),
+        ("fsync", "64"),
+    ];
+    let sync_us = |t: &str| sim_run(t, &opts).jobs[0].sync.lat.mean() / 1e3;
+    let buffered = sync_us(&system(NVME));
+    let through = sync_us(&nvme_with("write_cache = false"));
+    // With the write cache on, writes complete from the buffer and the flush waits for their
+    // programs: the dies keep up with the port here, so about the last pages' (159 µs);
+    // with it off they complete programmed, and the flush has nothing to wait for.
+    assert!(buffered >= 150.0, "flush behind the buffer: {buffered} µs");
+    assert!(
+        through < 0.1 * buffered,
+        "flush, write cache off: {through} µs"
+    );
+}
