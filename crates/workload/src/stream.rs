@@ -60,7 +60,7 @@ impl Rng {
             ],
         }
     }
-    #[inline]
+    #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = self.s[1] << 17;
@@ -73,7 +73,7 @@ impl Rng {
         result
     }
     /// Uniform in `0..n` (n > 0), without modulo bias (Lemire's method).
-    #[inline]
+    #[inline(always)]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
         let mut m = (self.next_u64() as u128) * (n as u128);
@@ -398,6 +398,7 @@ impl RequestStream {
         Some(self.requests_per_pass()? * self.one_block()?)
     }
 
+    #[inline(always)]
     fn next_dir(&mut self) -> Dir {
         match self.read_percent {
             100 => Dir::Read,
