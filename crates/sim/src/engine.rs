@@ -2071,6 +2071,14 @@ impl<'w> Engine<'w> {
             self.ios[io as usize].waiting = sc.pieces(logical, logical + ioc.len);
             let mut ready = std::mem::take(&mut self.stripes_ready);
             sc.admit(io, logical, logical + ioc.len, &mut ready);
+            if ioc.job != CACHE_JOB && ioc.job != u32::MAX {
+                // A job's own (direct) write: the task that submits it finishes its plug as
+                // the submission returns (fio submits one I/O a call unless told to batch;
+                // Linux's direct I/O unplugs before it waits), and the unplug lets md take
+                // its delayed stripes then, not at the queue's timer. Write-back from the
+                // page cache and an upper md's requests keep to the timer.
+                sc.unplug(&mut ready);
+            }
             return self.start_stripes(ai, ready);
         }
         let (mut reads, mut writes) = (self.take_mios(), self.take_mios());

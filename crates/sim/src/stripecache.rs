@@ -11,7 +11,9 @@
 //! - a write's data joins its stripe's entry; an entry whose data covers the whole stripe is
 //!   written at once, without pre-reads;
 //! - an entry holding part of a stripe is delayed: md plugs the array, and at the unplug (a
-//!   timer, [`UNPLUG_NS`], or a writer waiting for room) writes every delayed stripe — but only
+//!   timer, [`UNPLUG_NS`], for the page cache's write-back; at once for a job's own direct
+//!   write, whose submitting task unplugs as its submission returns; or a writer waiting for
+//!   room) writes every delayed stripe — but only
 //!   while no stripe is pre-reading (md's `IO_THRESHOLD` of 1); else when the last pre-read
 //!   stripe is done. The planner then reads what each row of the stripe needs;
 //! - room: an entry takes the rows (4 KiB of offset within a chunk) its data touches, as md's
