@@ -1436,13 +1436,15 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// Whether a drive under `lun` still holds writes in its write cache.
+    /// Whether a drive under `lun` still holds writes in its volatile cache that an fsync
+    /// waits for: none below a controller whose write-back cache has a battery (it answers
+    /// the flush itself, its data stable already, as [`Engine::volatile_writes`] has it).
     fn drives_hold_writes(&self, lun: usize) -> bool {
         let a = &self.w.arrays[self.w.luns[lun].array];
-        if a.ctrl.is_some() {
-            a.members.iter().any(|&d| self.disk_holds_writes(d))
-        } else {
-            a.members.iter().any(|&l| self.drives_hold_writes(l))
+        match a.ctrl {
+            Some(c) if self.w.ctrls[c].write_back => false,
+            Some(_) => a.members.iter().any(|&d| self.disk_holds_writes(d)),
+            None => a.members.iter().any(|&l| self.drives_hold_writes(l)),
         }
     }
 

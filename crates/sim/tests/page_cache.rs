@@ -422,3 +422,35 @@ fn end_fsync_flushes_a_drives_write_cache_after_direct_writes() {
         "12 MiB: {cached:.0} MB/s into the drive's cache, {flushed:.0} flushed"
     );
 }
+
+/// end_fsync below a battery-backed write-back controller: the controller answers the flush
+/// (its cache holds the data stable), so the job does not wait for its drives' write caches
+/// — as a sync in the middle of a job (`fsync=N`) does not. Seed 004's controller, given the
+/// battery it lacks, over drives with their write caches on.
+#[test]
+fn end_fsync_below_a_battery_backed_controller_does_not_wait_for_the_drives() {
+    let d = std::env::temp_dir().join(format!("raidlab-sim-bbu-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    for f in ["components.toml", "raid0-4d.toml"] {
+        let text = std::fs::read_to_string(repo().join("systems/iometer2008").join(f)).unwrap();
+        let text = text.replace("battery = false", "battery = true");
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    let t = target(&d, "raid0-4d.toml");
+    let run = |fsync: &'static str| {
+        let r = sim_run(
+            &t,
+            &[
+                ("rw", "randwrite"),
+                ("bs", "64k"),
+                ("size", "64m"),
+                ("iodepth", "8"),
+                ("direct", "1"),
+                ("end_fsync", fsync),
+            ],
+        );
+        r.jobs[0].write.runtime_ns
+    };
+    let (plain, synced) = (run("0"), run("1"));
+    assert_eq!(plain, synced, "runtime without and with end_fsync, ns");
+}
