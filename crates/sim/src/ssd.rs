@@ -357,3 +357,71 @@ fn bound(ns_per_byte: f64) -> f64 {
         f64::INFINITY
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transfer_takes_the_first_gap_it_fits_after_its_data_is_ready() {
+        let mut busy = Vec::new();
+        // One booked far ahead (behind a busy die) ...
+        assert_eq!(book(&mut busy, 0, 1000, 100), 1100);
+        // ... does not hold up one ready now, which fits before it,
+        assert_eq!(book(&mut busy, 0, 10, 100), 110);
+        // nor one that fits in the gap between them; one that does not goes after both.
+        assert_eq!(book(&mut busy, 0, 200, 300), 500);
+        assert_eq!(book(&mut busy, 0, 600, 450), 1550);
+        assert_eq!(busy, [(10, 110), (200, 500), (1000, 1100), (1100, 1550)]);
+        // Transfers ended by `now` are forgotten.
+        assert_eq!(book(&mut busy, 520, 520, 10), 530);
+        assert_eq!(busy, [(520, 530), (1000, 1100), (1100, 1550)]);
+    }
+
+    fn drive() -> SsdModel {
+        let s = crate::catalog::find("nvme-tlc-1tb").unwrap();
+        SsdModel::new(&s, true)
+    }
+
+    #[test]
+    fn one_page_read_is_a_sense_and_two_transfers() {
+        let m = drive();
+        let mut st = m.state();
+        let ns = m.service(&mut st, 0, 0, 4096, false);
+        // 5 µs command, 60 µs sense, 4 KiB over an 800 MB/s channel, then the 4 KiB out at
+        // 3500 MB/s (the slower of the port and the controller's read rate).
+        let want = 5_000 + 60_000 + ns_of(4096, 1.25) + ns_of(4096, 1e3 / 3500.0);
+        assert_eq!(ns, want);
+        // A second read of the same page waits for the die; one on the next page does not.
+        let same = m.service(&mut st, 0, 0, 4096, false);
+        let mut st2 = m.state();
+        m.service(&mut st2, 0, 0, 4096, false);
+        let next = m.service(&mut st2, 0, 16384, 4096, false);
+        assert!(same > ns + 60_000, "{same}");
+        assert!(next < ns + 10_000, "{next}");
+    }
+
+    #[test]
+    fn writes_are_acknowledged_from_the_buffer_until_it_is_full() {
+        let m = drive();
+        let mut st = m.state();
+        // 8 MiB buffer: the first 1 MiB writes come back once their data is in, long before
+        // their pages are programmed.
+        let first = m.service(&mut st, 0, 0, 1 << 20, true);
+        assert!(first < 400_000, "{first}");
+        assert!(st.programs_done > first);
+        // Written back to back at t = 0, later ones wait for programs of older data to free
+        // the buffer: the 16th ends no sooner than the first half's programs.
+        let mut last = 0;
+        for i in 1..16u64 {
+            last = m.service(&mut st, 0, i << 20, 1 << 20, true);
+        }
+        let half_programmed = 8.0 * (1 << 20) as f64 / 3.3e9 * 1e9;
+        assert!(last as f64 > half_programmed * 0.9, "{last}");
+        // Write cache off: a write ends with its programs.
+        let off = SsdModel::new(&crate::catalog::find("nvme-tlc-1tb").unwrap(), false);
+        let mut st = off.state();
+        let ns = off.service(&mut st, 0, 0, 1 << 20, true);
+        assert_eq!(ns, st.programs_done);
+    }
+}
