@@ -214,6 +214,11 @@ pub struct ArrayCfg {
     /// md's `stripe_cache_size` (stripe heads: a page of each member), for host raid5/raid6
     /// arrays; md's default when absent.
     pub stripe_cache_size: Option<u32>,
+    /// Failed members (0-based, in the order of `disks` or `members`): the array runs
+    /// degraded. Reads of their data are rebuilt from the others (parity computed), writes
+    /// go to the survivors; a failed drive gets no I/O.
+    #[serde(default)]
+    pub failed: Vec<u32>,
 }
 
 fn default_chunk() -> u64 {

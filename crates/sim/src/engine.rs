@@ -211,6 +211,9 @@ enum JoinKind {
         r0: u64,
         r1: u64,
     },
+    /// A degraded array's read whose lost data has been rebuilt (its parity computed): go
+    /// on with the read's own step.
+    Rebuilt(Box<JoinKind>),
 }
 
 struct Join {
@@ -2321,6 +2324,58 @@ impl<'w> Engine<'w> {
         self.start_stripes(ai, ready);
     }
 
+    /// A degraded array's read whose member reads are in (join `j`): the failed members'
+    /// data is computed from them first, and the read goes on once the parity engine has
+    /// done so (the join comes back as [`JoinKind::Rebuilt`]). Whether it waits for that.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_first(&mut self, j: u32) -> bool {
+        let kind = &mut self.joins[j as usize].kind;
+        if let JoinKind::Rebuilt(k) = kind {
+            let k = std::mem::replace(&mut **k, JoinKind::Complete(u32::MAX));
+            *kind = k;
+            return false;
+        }
+        let Some((ai, bytes)) = self.lost_data(&self.joins[j as usize].kind) else {
+            return false;
+        };
+        let t = self.parity_time(ai, bytes);
+        let k = std::mem::replace(
+            &mut self.joins[j as usize].kind,
+            JoinKind::Complete(u32::MAX),
+        );
+        self.free_joins.push(j);
+        let again = self.new_join(1, JoinKind::Rebuilt(Box::new(k)));
+        self.signal(again, t);
+        true
+    }
+
+    /// For a read's join `k` on a degraded array: the array, and the parity bytes that
+    /// rebuild what the read wants of its failed members (None if there are none).
+    fn lost_data(&self, k: &JoinKind) -> Option<(usize, u64)> {
+        let (ai, off, len) = match *k {
+            JoinKind::ReadUp(io) | JoinKind::Complete(io) => {
+                let x = &self.ios[io as usize];
+                let lun = &self.w.luns[x.lun as usize];
+                if x.write || self.w.arrays[lun.array].geom.failed.is_empty() {
+                    return None;
+                }
+                (lun.array, lun.offset + x.offset, x.len)
+            }
+            JoinKind::Fill { array, stripe } => {
+                let g = &self.w.arrays[array as usize].geom;
+                if g.failed.is_empty() {
+                    return None;
+                }
+                let sd = g.stripe_data_bytes();
+                (array as usize, stripe * sd, sd)
+            }
+            _ => return None,
+        };
+        let bytes = self.w.arrays[ai].geom.reconstruct_bytes(off, len);
+        (bytes > 0).then_some((ai, bytes))
+    }
+
     /// Host array `ai` writes its members once the parity of `parity` bytes is computed; the
     /// writes signal a join of `kind` when done.
     fn host_writes(&mut self, ai: usize, writes: Vec<MemberIo>, parity: u64, kind: JoinKind) {
@@ -2354,6 +2409,9 @@ impl<'w> Engine<'w> {
     }
 
     fn join_done(&mut self, j: u32) {
+        if self.w.degraded && self.rebuild_first(j) {
+            return;
+        }
         self.free_joins.push(j);
         let kind = std::mem::replace(
             &mut self.joins[j as usize].kind,
@@ -2405,6 +2463,7 @@ impl<'w> Engine<'w> {
                 r0,
                 r1,
             } => self.stripe_slice_done(array as usize, stripe, r0, r1),
+            JoinKind::Rebuilt(_) => unreachable!("a rebuilt read's own step is taken above"),
             JoinKind::Complete(io) => {
                 let ioc = self.ios[io as usize];
                 let ai = self.w.luns[ioc.lun as usize].array;

@@ -781,8 +781,12 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
         let m = &w.models[w.disks[a.members[0]].model];
         let n = a.members.len() as f64;
         let dd = a.geom.data_disks() as f64;
-        inner[ai] = m.inner_rate() * n;
-        outer[ai] = m.outer_rate() * n;
+        // A degraded array reads with its survivors only, and its parity engine rebuilds
+        // the failed members' data.
+        let readers = n - a.geom.failed.len() as f64;
+        let rebuild = degraded_read_bound(w, ai);
+        inner[ai] = (m.inner_rate() * readers).min(rebuild);
+        outer[ai] = (m.outer_rate() * readers).min(rebuild);
         let [wi, wo, wp] = array_write(w, ai);
         let [di, do_, dp] = m.write_rates();
         out.push(ComponentBound {
@@ -857,6 +861,31 @@ fn shared_note(limiter: &str) -> String {
 /// host's software parity runs on every CPU at once); unbounded where it sets none.
 fn write_bw(r: &world::Res) -> f64 {
     bw(r.ns_per_byte[1]) * r.servers() as f64
+}
+
+/// The read rate, bytes/s of data, at which a degraded array `ai`'s parity engine (its
+/// controller's, or the host's for md) is busy rebuilding the failed members' data: its rate
+/// over the parity input a byte read takes, over a whole turn of the layout's roles.
+/// Unbounded for a whole array or one without an engine.
+fn degraded_read_bound(w: &World, ai: usize) -> f64 {
+    let a = &w.arrays[ai];
+    if a.geom.failed.is_empty() {
+        return f64::INFINITY;
+    }
+    let engine = match a.ctrl {
+        Some(c) => w.ctrls[c].parity,
+        None => w.host_parity,
+    };
+    let Some(r) = engine else {
+        return f64::INFINITY;
+    };
+    let span = (a.geom.members as u64 * a.geom.stripe_data_bytes()).min(a.geom.capacity());
+    let per_byte = a.geom.reconstruct_bytes(0, span) as f64 / span.max(1) as f64;
+    if per_byte > 0.0 {
+        write_bw(&w.res[r]) / per_byte
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// What controller array `ai` writes, bytes/s of data, by [`Zone`]: its data drives' worth.
@@ -1158,9 +1187,23 @@ fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, Strin
         let mut b = array_read[l.array];
         let mut via = format!("array/{}", w.arrays[l.array].name);
         if w.arrays[l.array].ctrl.is_none() {
-            // Host array: its member LUNs side by side, sharing what their paths share.
-            b = members_bound(w, array_read, &w.arrays[l.array].members);
+            // Host array: its member LUNs side by side, sharing what their paths share (a
+            // failed member's LUN reads nothing), and if degraded the host's parity.
+            let a = &w.arrays[l.array];
+            let live: Vec<usize> = a
+                .members
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| a.geom.failed.binary_search(&(*k as u32)).is_err())
+                .map(|(_, &m)| m)
+                .collect();
+            b = members_bound(w, array_read, &live);
             via = "member LUNs".into();
+            let rebuild = degraded_read_bound(w, l.array);
+            if rebuild < b {
+                b = rebuild;
+                via = w.host_parity.map_or(via, |r| w.res[r].name.clone());
+            }
         }
         for &r in path {
             let rb = bw(w.res[r].ns_per_byte[0]);
@@ -1468,6 +1511,31 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                     stripecache::UNPLUG_NS / 1_000_000
                 );
             }
+        }
+        if !a.geom.failed.is_empty() {
+            let _ = writeln!(
+                s,
+                "  {:<30} degraded: member{} {} failed — no I/O reaches {}; reads of {} data \
+                 are rebuilt from the others (parity computed), writes go to the survivors",
+                "",
+                if a.geom.failed.len() > 1 { "s" } else { "" },
+                a.geom
+                    .failed
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if a.geom.failed.len() > 1 {
+                    "them"
+                } else {
+                    "it"
+                },
+                if a.geom.failed.len() > 1 {
+                    "their"
+                } else {
+                    "its"
+                },
+            );
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
             let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);

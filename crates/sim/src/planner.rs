@@ -83,6 +83,9 @@ pub struct ArrayGeom {
     pub members: u32,
     pub chunk: u64,
     pub member_bytes: u64,
+    /// Failed members, sorted (empty: the array is whole). The planner never reads or
+    /// writes them; their data is rebuilt from the others.
+    pub failed: Vec<u32>,
     /// The shared planner's geometry (built by [`ArrayGeom::finish`] once sizes are known).
     pub g: Option<raidlab_geometry::Geometry>,
     /// A stripe's data bytes (see [`ArrayGeom::stripe_data_bytes`]), worked out once: every
@@ -97,6 +100,7 @@ impl ArrayGeom {
             members,
             chunk,
             member_bytes,
+            failed: Vec::new(),
             g: None,
             stripe_data: 0,
         };
@@ -121,7 +125,43 @@ impl ArrayGeom {
             )
             .map_err(|e| e.to_string())?,
         );
+        if !self.failed.is_empty() {
+            // Every role a member takes comes round within `members` stripes: a read of
+            // them all meets each failure the layout cannot rebuild from.
+            let span = (self.members as u64 * self.stripe_data_bytes()).min(self.capacity());
+            raidlab_geometry::plan(
+                self.geo(),
+                raidlab_geometry::IoKind::Read,
+                0,
+                span,
+                &self.failed,
+            )
+            .map_err(|e| format!("failed = {:?}: {e}", self.failed))?;
+        }
         Ok(())
+    }
+
+    /// Bytes of parity work to rebuild what a read of `len` bytes at `off` wants from failed
+    /// members (0 for a whole array).
+    pub fn reconstruct_bytes(&self, off: u64, len: u64) -> u64 {
+        if self.failed.is_empty() {
+            return 0;
+        }
+        raidlab_geometry::plan(
+            self.geo(),
+            raidlab_geometry::IoKind::Read,
+            off,
+            len,
+            &self.failed,
+        )
+        .map(|p| {
+            p.steps
+                .iter()
+                .flat_map(|st| st.compute.iter())
+                .map(|c| c.input_bytes())
+                .sum()
+        })
+        .unwrap_or(0)
     }
 
     fn geo(&self) -> &raidlab_geometry::Geometry {
@@ -169,7 +209,7 @@ impl ArrayGeom {
             raidlab_geometry::IoKind::Read,
             off,
             len,
-            &[],
+            &self.failed,
             &opts,
         )
         .expect("read inside the array");
@@ -198,7 +238,7 @@ impl ArrayGeom {
             self.geo(),
             raidlab_geometry::IoKind::Write,
             &ext,
-            &[],
+            &self.failed,
             &Default::default(),
         )
         .expect("write inside the array");

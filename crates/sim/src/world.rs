@@ -1467,6 +1467,15 @@ fn insert_capped<K: std::hash::Hash + Eq, V>(map: &mut FastMap<K, V>, k: K, v: V
 }
 
 impl PlanCache {
+    /// The plan cache of a degraded array: its failed member keeps its place while the
+    /// roles rotate, so plans repeat only from period to period, never by roles.
+    pub fn degraded() -> PlanCache {
+        PlanCache {
+            roles: Some(None),
+            ..PlanCache::default()
+        }
+    }
+
     fn period(g: &ArrayGeom) -> u64 {
         g.members.max(1) as u64
     }
@@ -1856,10 +1865,15 @@ impl Array {
     /// file describes an array the planner refuses.
     fn finish_geom(&mut self, sys: &System) -> Result<(), SimError> {
         self.geom.finish().map_err(|e| {
+            let key = if e.starts_with("failed = ") {
+                "failed"
+            } else {
+                "name"
+            };
             sys.usage_at(
                 "[[array]]",
                 &self.name,
-                "name",
+                key,
                 format!("array '{}': {e}", self.name),
             )
         })
@@ -1953,6 +1967,8 @@ pub struct World {
     /// Fixed cost of starting a job (process start, opening the target), ns.
     pub host_job_start_ns: u64,
     pub host_parity: Option<usize>,
+    /// Whether any array runs degraded (some member failed).
+    pub degraded: bool,
     /// The host's page cache, if the system file gives it one.
     pub page_cache: Option<crate::pagecache::PageCache>,
 }
@@ -2217,14 +2233,19 @@ impl World {
             } else {
                 0
             };
+            let mut geom = ArrayGeom::new(
+                level,
+                members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32,
+                chunk,
+                mb_,
+            );
+            geom.failed = a.failed.clone();
+            geom.failed.sort_unstable();
+            geom.failed.dedup();
+            let degraded = !geom.failed.is_empty();
             arrays.push(Array {
                 name: a.name.clone(),
-                geom: ArrayGeom::new(
-                    level,
-                    members.len().max(a.members.as_ref().map_or(0, |m| m.len())) as u32,
-                    chunk,
-                    mb_,
-                ),
+                geom,
                 ctrl,
                 members,
                 dirty: DirtyMap::default(),
@@ -2235,7 +2256,11 @@ impl World {
                 rcache: FastMap::default(),
                 redirty: FastMap::default(),
                 full_dirty: FastSet::default(),
-                plans: PlanCache::default(),
+                plans: if degraded {
+                    PlanCache::degraded()
+                } else {
+                    PlanCache::default()
+                },
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
                 next_stream: 0,
@@ -2425,6 +2450,7 @@ impl World {
                 copy_ns_per_byte: c.host.copy_mb_s.map_or(0.0, |r| 1e3 / r),
             })
         });
+        let arrays_degraded = arrays.iter().any(|a| !a.geom.failed.is_empty());
         Ok(World {
             page_cache,
             system: sys.file.clone(),
@@ -2438,6 +2464,7 @@ impl World {
             host_io_ns: (c.host.per_io_us * 1e3) as u64,
             host_job_start_ns: (c.host.job_start_ms * 1e6) as u64,
             host_parity,
+            degraded: arrays_degraded,
         })
     }
 }
