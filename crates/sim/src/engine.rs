@@ -3,7 +3,9 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
+use crate::world::{
+    add_range, stream_read_ahead, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD,
+};
 use raidlab_result::{DirStats, SyncStats};
 use raidlab_workload::{Dir, Pacer, Request, RequestStream};
 
@@ -1497,20 +1499,25 @@ impl<'w> Engine<'w> {
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
         let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.fully_dirty(s));
-        let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
+        // How far past this read the controller reads ahead: a continuing stream's window
+        // (`stream_read_ahead`), the configured depth after a cache hit off any stream.
+        let window = match arr.read_streams.iter().position(|&e| e == logical) {
             Some(i) => {
                 arr.read_streams[i] = logical + ioc.len;
-                true
+                let w = stream_read_ahead(arr.read_windows[i], ioc.len, read_ahead);
+                arr.read_windows[i] = w;
+                Some(w)
             }
             None => {
                 let k = arr.next_stream;
                 arr.read_streams[k] = logical + ioc.len;
+                arr.read_windows[k] = 0;
                 arr.next_stream = (k + 1) % arr.read_streams.len();
-                false
+                cached.then_some(read_ahead)
             }
         };
-        if read_ahead > 0 && (sequential || cached) {
-            let ra_end = ((logical + ioc.len + read_ahead).min(arr.geom.capacity()) - 1) / sd;
+        if let (true, Some(window)) = (read_ahead > 0, window) {
+            let ra_end = ((logical + ioc.len + window).min(arr.geom.capacity()) - 1) / sd;
             for s in s0..=ra_end.max(s1) {
                 self.ensure_fill(ai, s);
             }

@@ -1277,6 +1277,23 @@ impl Ranges {
     }
 }
 
+/// A controller's read-ahead window for a read stream that just continued with a request of
+/// `len` bytes, its window having been `prev` bytes (0 when this is the stream's first
+/// continuation); `depth` is the controller's configured read-ahead.
+///
+/// The window starts at one request and grows by one request each time the stream continues,
+/// up to the configured depth, or to one request if requests are larger than that: adaptive
+/// sequential prefetching as storage controllers do it (Gill & Bathen, "AMP: Adaptive
+/// Multi-stream Prefetching in a Shared Cache", FAST 2007, §III-C: the degree of prefetch
+/// starts small and grows by the read size on each hit of a sequence, which keeps a short run
+/// from reading far past its end; "variable" prefetch policies prefetch a multiple of the
+/// request length). A window of at least one request keeps the drives reading the next
+/// request while this one's data goes to the host, whatever the request size.
+#[inline]
+pub fn stream_read_ahead(prev: u64, len: u64, depth: u64) -> u64 {
+    (prev + len).min(depth.max(len))
+}
+
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
 /// covered. In place: the ranges it meets are replaced by their union with [a, b).
 #[inline(always)]
@@ -1905,6 +1922,9 @@ pub struct Array {
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
+    /// Each tracked stream's read-ahead window, bytes ([`stream_read_ahead`]; 0: the stream
+    /// has not continued yet).
+    pub read_windows: [u64; 8],
     pub next_stream: usize,
     /// Write-through writes whose data is on its way, in the order the controller took their
     /// commands: a write's data that lands before an earlier one's waits for it, so the drives
@@ -2234,6 +2254,7 @@ impl World {
                 plans: PlanCache::default(),
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
+                read_windows: [0; 8],
                 next_stream: 0,
                 landing: VecDeque::new(),
                 drive_cmds: 0,
