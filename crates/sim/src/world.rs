@@ -2463,6 +2463,24 @@ impl World {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_stream_read_ahead_starts_at_one_request_and_grows_to_the_depth() {
+        const K: u64 = 1024;
+        // 64 KiB requests against a 256 KiB depth: one request, then one more each time.
+        let mut w = 0;
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            w = stream_read_ahead(w, 64 * K, 256 * K);
+            seen.push(w / K);
+        }
+        assert_eq!(seen, [64, 128, 192, 256, 256, 256]);
+        // Requests larger than the depth: one request ahead from the first continuation on.
+        assert_eq!(stream_read_ahead(0, 4096 * K, 256 * K), 4096 * K);
+        assert_eq!(stream_read_ahead(4096 * K, 4096 * K, 256 * K), 4096 * K);
+        // A stream whose requests shrink keeps the depth, not its larger past window.
+        assert_eq!(stream_read_ahead(4096 * K, 64 * K, 256 * K), 256 * K);
+    }
+
     fn geom(level: Level, members: u32, chunk: u64) -> ArrayGeom {
         let mut g = ArrayGeom::new(level, members, chunk, 64 * chunk);
         g.finish().unwrap();
