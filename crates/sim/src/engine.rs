@@ -3,7 +3,9 @@
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
 use crate::planner::{Level, MemberIo};
-use crate::world::{add_range, transfer, Dirty, DiskReq, Fill, Ranked, World, HELD};
+use crate::world::{
+    add_range, stream_read_ahead, transfer, Dirty, DiskReq, FastMap, Fill, Ranked, World, HELD,
+};
 use raidlab_result::{DirStats, SyncStats};
 use raidlab_workload::{Dir, Pacer, Request, RequestStream};
 
@@ -150,6 +152,20 @@ struct Xfer {
     io: u32,
     left: u64,
     write: bool,
+}
+
+/// A cached read whose stripes are still being filled: its data goes up to the host as the
+/// stripes arrive, in order, as far as the leading ones are in the controller's cache.
+#[derive(Clone, Copy, Debug)]
+struct UpStream {
+    /// Bytes of the read, from its start, that are in the cache (may go up).
+    ready: u64,
+    /// The first stripe of the read not yet counted in `ready`.
+    next_stripe: u64,
+    /// The read's transfer, waiting for more data (parked), if it has caught up.
+    parked: Option<u32>,
+    /// Whether its transfer has begun.
+    started: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -388,6 +404,9 @@ pub struct Engine<'w> {
     stripe_writers: Vec<u32>,
     xfers: Vec<Xfer>,
     free_xfers: Vec<u32>,
+    /// Cached reads going up while their later stripes are still filling, by I/O (an I/O
+    /// with `waiting > 0` on a controller's read path has an entry).
+    up_streams: FastMap<u32, UpStream>,
     /// Emptied member-I/O and stripe lists, reused instead of allocating per plan.
     mio_pool: Vec<Vec<MemberIo>>,
     stripe_pool: Vec<Vec<(u64, u64)>>,
@@ -446,6 +465,7 @@ impl<'w> Engine<'w> {
             stripe_writers: Vec::new(),
             xfers: Vec::new(),
             free_xfers: Vec::new(),
+            up_streams: FastMap::default(),
             mio_pool: Vec::new(),
             stripe_pool: Vec::new(),
             ranks: Vec::new(),
@@ -925,6 +945,7 @@ impl<'w> Engine<'w> {
     /// every dirty stripe by age was a few percent of a random-write run).
     fn between_groups(&mut self) {
         self.pending.clear();
+        self.up_streams.clear();
         self.due.clear();
         self.due_head = 0;
         for d in self.w.disks.iter_mut() {
@@ -1582,20 +1603,25 @@ impl<'w> Engine<'w> {
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
         let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.fully_dirty(s));
-        let sequential = match arr.read_streams.iter().position(|&e| e == logical) {
+        // How far past this read the controller reads ahead: a continuing stream's window
+        // (`stream_read_ahead`), the configured depth after a cache hit off any stream.
+        let window = match arr.read_streams.iter().position(|&e| e == logical) {
             Some(i) => {
                 arr.read_streams[i] = logical + ioc.len;
-                true
+                let w = stream_read_ahead(arr.read_windows[i], ioc.len, read_ahead);
+                arr.read_windows[i] = w;
+                Some(w)
             }
             None => {
                 let k = arr.next_stream;
                 arr.read_streams[k] = logical + ioc.len;
+                arr.read_windows[k] = 0;
                 arr.next_stream = (k + 1) % arr.read_streams.len();
-                false
+                cached.then_some(read_ahead)
             }
         };
-        if read_ahead > 0 && (sequential || cached) {
-            let ra_end = ((logical + ioc.len + read_ahead).min(arr.geom.capacity()) - 1) / sd;
+        if let (true, Some(window)) = (read_ahead > 0, window) {
+            let ra_end = ((logical + ioc.len + window).min(arr.geom.capacity()) - 1) / sd;
             for s in s0..=ra_end.max(s1) {
                 self.ensure_fill(ai, s);
             }
@@ -1609,6 +1635,16 @@ impl<'w> Engine<'w> {
             self.ios[io as usize].waiting = waiting;
             if waiting == 0 {
                 self.data_up(io);
+            } else {
+                // What is already in the cache goes up now; the rest as its stripes arrive.
+                let up = UpStream {
+                    ready: 0,
+                    next_stripe: s0,
+                    parked: None,
+                    started: false,
+                };
+                self.up_streams.insert(io, up);
+                self.stream_up(io);
             }
             return;
         }
@@ -1676,8 +1712,9 @@ impl<'w> Engine<'w> {
     #[inline(always)]
     fn start_xfer(&mut self, io: u32, write: bool) {
         let len = self.ios[io as usize].len;
+        let room = self.up_room(io, len, write);
         // Most transfers are one segment long: they need no entry in `xfers`.
-        let (left, next) = self.move_segment(io, len, write);
+        let (left, next) = self.move_segment(io, len, write, room);
         if left == 0 {
             return;
         }
@@ -1689,17 +1726,71 @@ impl<'w> Engine<'w> {
             self.xfers.push(x);
             (self.xfers.len() - 1) as u32
         };
-        self.at(next, Ev::Seg(id));
+        self.next_segment(id, next);
     }
 
     fn segment(&mut self, id: u32) {
         let x = self.xfers[id as usize];
-        let (left, next) = self.move_segment(x.io, x.left, x.write);
+        let room = self.up_room(x.io, x.left, x.write);
+        let (left, next) = self.move_segment(x.io, x.left, x.write, room);
         if left == 0 {
             self.free_xfers.push(id);
         } else {
             self.xfers[id as usize].left = left;
-            self.at(next, Ev::Seg(id));
+            self.next_segment(id, next);
+        }
+    }
+
+    /// How many of the `left` bytes still to go of `io`'s data may move now: all, except
+    /// for a read still waiting for stripes ([`UpStream`]), which moves what the cache holds.
+    #[inline(always)]
+    fn up_room(&self, io: u32, left: u64, write: bool) -> u64 {
+        let x = &self.ios[io as usize];
+        if write || x.waiting == 0 {
+            return u64::MAX;
+        }
+        let up = &self.up_streams[&io];
+        up.ready - (x.len - left)
+    }
+
+    /// Schedule transfer `id`'s next segment at `t`, or park it if a read has sent all that
+    /// has arrived (the stripe it waits for resumes it).
+    #[inline(always)]
+    fn next_segment(&mut self, id: u32, t: u64) {
+        let x = self.xfers[id as usize];
+        if self.up_room(x.io, x.left, x.write) == 0 {
+            let up = self.up_streams.get_mut(&x.io).expect("a read going up");
+            up.parked = Some(id);
+        } else {
+            self.at(t, Ev::Seg(id));
+        }
+    }
+
+    /// A cached read still waiting for stripes: count the leading ones that have arrived and
+    /// start or resume its transfer if more may go up.
+    fn stream_up(&mut self, io: u32) {
+        let ioc = self.ios[io as usize];
+        let lun = &self.w.luns[ioc.lun as usize];
+        let (ai, logical) = (lun.array, lun.offset + ioc.offset);
+        let arr = &self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        let up = self.up_streams.get_mut(&io).expect("a read going up");
+        let mut s = up.next_stripe;
+        while (s * sd) < logical + ioc.len && !matches!(arr.rcache.get(&s), Some(Fill::Pending(_)))
+        {
+            s += 1;
+        }
+        up.next_stripe = s;
+        let ready = (s * sd).saturating_sub(logical).min(ioc.len);
+        if ready == up.ready {
+            return;
+        }
+        up.ready = ready;
+        if let Some(id) = up.parked.take() {
+            self.at(self.now, Ev::Seg(id));
+        } else if !up.started {
+            up.started = true;
+            self.data_up(io);
         }
     }
 
@@ -1707,11 +1798,11 @@ impl<'w> Engine<'w> {
     /// left after it and when the next segment may start; when none are left, the transfer's
     /// end (data landed in the cache, or in host memory) is scheduled instead.
     #[inline(always)]
-    fn move_segment(&mut self, io: u32, left: u64, write: bool) -> (u64, u64) {
+    fn move_segment(&mut self, io: u32, left: u64, write: bool, room: u64) -> (u64, u64) {
         let lun = self.ios[io as usize].lun as usize;
         let l = &mut self.w.luns[lun];
         let burst = if write { l.write_burst } else { None };
-        let seg = left.min(burst.unwrap_or(crate::world::SEGMENT));
+        let seg = left.min(burst.unwrap_or(crate::world::SEGMENT)).min(room);
         let (path, costs, res) = (&l.data_path, &mut l.seg_costs, &mut self.w.res);
         // Store and forward: a burst crosses to the controller, then into its cache; the next
         // burst follows on the link as soon as the link is done with this one.
@@ -2426,7 +2517,16 @@ impl<'w> Engine<'w> {
                         let x = &mut self.ios[io as usize];
                         x.waiting -= 1;
                         if x.waiting == 0 {
-                            self.data_up(io);
+                            // Nothing left to wait for: the transfer runs on unlimited.
+                            match self.up_streams.remove(&io) {
+                                Some(UpStream {
+                                    parked: Some(id), ..
+                                }) => self.at(self.now, Ev::Seg(id)),
+                                Some(UpStream { started: true, .. }) => {}
+                                _ => self.data_up(io),
+                            }
+                        } else {
+                            self.stream_up(io);
                         }
                     }
                 }

@@ -57,7 +57,7 @@
 //! mirrored_cache = true       # dual controllers mirror dirty data: half the cache is own
 //! write_policy = "write-back" # or "write-through"
 //! battery = true              # write-back without a battery falls back to write-through
-//! read_ahead_kib = 1024       # 0 = none
+//! read_ahead_kib = 1024       # 0 = none; a stream's window grows to this (or one request)
 //! parity_mb_s = 37            # XOR engine
 //! destage_depth = 1           # destages in flight per array, at most (also bounded by
 //!                             # room in the drives' command queues)

@@ -1277,6 +1277,23 @@ impl Ranges {
     }
 }
 
+/// A controller's read-ahead window for a read stream that just continued with a request of
+/// `len` bytes, its window having been `prev` bytes (0 when this is the stream's first
+/// continuation); `depth` is the controller's configured read-ahead.
+///
+/// The window starts at one request and grows by one request each time the stream continues,
+/// up to the configured depth, or to one request if requests are larger than that: adaptive
+/// sequential prefetching as storage controllers do it (Gill & Bathen, "AMP: Adaptive
+/// Multi-stream Prefetching in a Shared Cache", FAST 2007, §III-C: the degree of prefetch
+/// starts small and grows by the read size on each hit of a sequence, which keeps a short run
+/// from reading far past its end; "variable" prefetch policies prefetch a multiple of the
+/// request length). A window of at least one request keeps the drives reading the next
+/// request while this one's data goes to the host, whatever the request size.
+#[inline]
+pub fn stream_read_ahead(prev: u64, len: u64, depth: u64) -> u64 {
+    (prev + len).min(depth.max(len))
+}
+
 /// Add [a, b) to sorted, merged (touching ranges join) byte ranges; returns the bytes newly
 /// covered. In place: the ranges it meets are replaced by their union with [a, b).
 #[inline(always)]
@@ -1919,6 +1936,9 @@ pub struct Array {
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
     pub read_streams: [u64; 8],
+    /// Each tracked stream's read-ahead window, bytes ([`stream_read_ahead`]; 0: the stream
+    /// has not continued yet).
+    pub read_windows: [u64; 8],
     pub next_stream: usize,
     /// Write-through writes whose data is on its way, in the order the controller took their
     /// commands: a write's data that lands before an earlier one's waits for it, so the drives
@@ -2263,6 +2283,7 @@ impl World {
                 },
                 rfifo: VecDeque::new(),
                 read_streams: [u64::MAX; 8],
+                read_windows: [0; 8],
                 next_stream: 0,
                 landing: VecDeque::new(),
                 drive_cmds: 0,
@@ -2472,6 +2493,24 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_read_ahead_starts_at_one_request_and_grows_to_the_depth() {
+        const K: u64 = 1024;
+        // 64 KiB requests against a 256 KiB depth: one request, then one more each time.
+        let mut w = 0;
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            w = stream_read_ahead(w, 64 * K, 256 * K);
+            seen.push(w / K);
+        }
+        assert_eq!(seen, [64, 128, 192, 256, 256, 256]);
+        // Requests larger than the depth: one request ahead from the first continuation on.
+        assert_eq!(stream_read_ahead(0, 4096 * K, 256 * K), 4096 * K);
+        assert_eq!(stream_read_ahead(4096 * K, 4096 * K, 256 * K), 4096 * K);
+        // A stream whose requests shrink keeps the depth, not its larger past window.
+        assert_eq!(stream_read_ahead(4096 * K, 64 * K, 256 * K), 256 * K);
+    }
 
     fn geom(level: Level, members: u32, chunk: u64) -> ArrayGeom {
         let mut g = ArrayGeom::new(level, members, chunk, 64 * chunk);
