@@ -251,7 +251,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             };
         if !stopping && pause.is_none() {
             while let Some(slot) = free.pop() {
-                let Some(req) = held.take().or_else(|| stream.next()) else {
+                // A mixed job under a cap: a direction ahead of its rate yields (fio's
+                // rate_ddir).
+                let next = match (held.take(), &pacer) {
+                    (Some(r), _) => Some(r),
+                    (None, Some(p)) if p.switches() => stream.next_as(|d| p.rate_dir(d, now)),
+                    (None, _) => stream.next(),
+                };
+                let Some(req) = next else {
                     exhausted = true;
                     free.push(slot);
                     break;
@@ -342,7 +349,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     spin_until(clock.as_ref(), end(t0 + t.spin_ns));
                     sleep_until(clock.as_ref(), end(t0 + t.total_ns()), &stop);
                     if let Some(p) = pacer.as_mut() {
-                        p.thought(clock.now_ns());
+                        let t1 = clock.now_ns();
+                        p.thought(t1, t1.saturating_sub(t0));
                     }
                 }
             }

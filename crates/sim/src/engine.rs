@@ -1023,7 +1023,15 @@ impl<'w> Engine<'w> {
             }
             let next = match job.held.take() {
                 Some(r) => Some(r),
-                None => job.stream.next(),
+                None => match &job.pacer {
+                    // A mixed job under a cap: a direction ahead of its rate yields (fio's
+                    // rate_ddir).
+                    Some(p) if p.switches() => {
+                        let now = self.now;
+                        job.stream.next_as(|d| p.rate_dir(d, now))
+                    }
+                    _ => job.stream.next(),
+                },
             };
             let Some(req) = next else {
                 job.exhausted = true;
@@ -1088,7 +1096,7 @@ impl<'w> Engine<'w> {
         let wake = if let Some(ns) = job.think.take() {
             let t = until(self.now.saturating_add(ns));
             if let Some(p) = job.pacer.as_mut() {
-                p.thought(t);
+                p.thought(t, t - self.now);
             }
             t
         } else if let Some(t) = job.wait_until.take() {

@@ -865,6 +865,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "thinktime_blocks",
     "thinktime_blocks_type",
     "thinktime_iotime",
+    "rate_ignore_thinktime",
     "startdelay",
     "fsync",
     "fdatasync",
@@ -1252,6 +1253,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "thinktime_iotime" => {
             spec.pace.thinktime_iotime_ns = parse_time(value, 1_000_000_000).map_err(err)?
+        }
+        "rate_ignore_thinktime" => {
+            spec.pace.rate_ignore_thinktime = parse_bool(value).map_err(err)?
         }
         "startdelay" => {
             let (lo, hi) = match value.split_once('-') {

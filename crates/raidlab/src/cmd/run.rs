@@ -352,6 +352,7 @@ fn option_help(name: &str) -> &'static str {
         "thinktime_blocks" => "I/Os between stalls (default 1)",
         "thinktime_blocks_type" => "complete (default): count completed I/Os; issue: issued ones",
         "thinktime_iotime" => "also stall after issuing this long (bare number: s)",
+        "rate_ignore_thinktime" => "1: time spent thinking counts toward the rate (no catching up after it)",
         "startdelay" => "wait this long before the job starts; LOW-HIGH draws per job (bare: s)",
         "fsync" => "fsync the target after every N writes (its latency in the sync section)",
         "fdatasync" => "fdatasync the target after every N writes",
@@ -916,6 +917,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         if p.thinktime_iotime_ns > 0 {
             put("thinktime_iotime", duration_text(p.thinktime_iotime_ns));
         }
+    }
+    if p.rate_ignore_thinktime {
+        put("rate_ignore_thinktime", "1".into());
     }
     match p.startdelay_ns {
         (0, 0) => {}
