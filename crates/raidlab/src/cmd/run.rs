@@ -341,7 +341,7 @@ fn option_help(name: &str) -> &'static str {
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
-        "rate" => "cap bytes/s, e.g. 10m; 'R,W' apart, ',W' writes only, 'R,' reads only",
+        "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
         "rate_iops" => "cap IOPS; 'R,W' apart as rate",
         "rate_min" | "ratemin" => "end the job with an error if bytes/s over a rate_cycle fall below this",
         "rate_iops_min" => "end the job with an error if IOPS over a rate_cycle fall below this",
@@ -362,9 +362,11 @@ fn option_help(name: &str) -> &'static str {
         "write_lat_log" => "latency logs NAME_clat.N.log, NAME_slat.N.log (empty), NAME_lat.N.log",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
+        "bw_avg_time" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
+        "iops_avg_time" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
-        "lat_percentiles" => "1: list total-latency percentiles in the text and terse output too",
+        "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
         _ => "",
     }
 }
@@ -955,6 +957,14 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.logs.offset {
         put("log_offset", "1".into());
+    }
+    for (k, ms) in [
+        ("bw_avg_time", s.avg_time_ms[0]),
+        ("iops_avg_time", s.avg_time_ms[1]),
+    ] {
+        if ms != 500 {
+            put(k, ms.to_string());
+        }
     }
     let p = &s.percentiles;
     if !p.list.is_empty() {
