@@ -1066,6 +1066,24 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
     out
 }
 
+/// Refuse, in one line, a log file `jobs` would write in a folder that does not exist, or
+/// over a file raidlab did not write (unless `force`), or over a job's target.
+pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
+    for path in log_paths(jobs) {
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = folder.filter(|d| !d.is_dir()) {
+            return Err(CliError::usage(format!(
+                "log file {}: no folder {} (valid: write_*_log naming a file in an existing folder)",
+                path.display(),
+                dir.display()
+            )));
+        }
+        check_output(&path, jobs, force)
+            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
+    }
+    Ok(())
+}
+
 /// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
 /// without `--force`). A file that cannot be written is one line, naming it.
 pub fn write_logs(result: &RunResult) -> Result<(), CliError> {
@@ -1269,18 +1287,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         check_output(path, &inv.jobs, inv.force)?;
     }
     // The log files too: refused before the run rather than after it.
-    for path in log_paths(&inv.jobs) {
-        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(dir) = folder.filter(|d| !d.is_dir()) {
-            return Err(CliError::usage(format!(
-                "log file {}: no folder {} (valid: write_*_log naming a file in an existing folder)",
-                path.display(),
-                dir.display()
-            )));
-        }
-        check_output(&path, &inv.jobs, inv.force)
-            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
-    }
+    check_log_paths(&inv.jobs, inv.force)?;
     let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
     let output = match &inv.output {
         Some(path) => Some(
