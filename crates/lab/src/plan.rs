@@ -386,8 +386,10 @@ mod tests {
             labels: vec!["4k".into(), "a b".into()],
         };
         assert_eq!(log_label(&point), "bs-4k.system-a_b");
-        let mut s = JobSpec::default();
-        s.name = "j".into();
+        let mut s = JobSpec {
+            name: "j".into(),
+            ..Default::default()
+        };
         apply_option(&mut s, "write_bw_log", Some("")).unwrap();
         apply_option(&mut s, "write_lat_log", Some("out/lat")).unwrap();
         let specs = [s];

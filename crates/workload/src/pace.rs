@@ -429,8 +429,7 @@ impl Pacer {
         let over = if per_op_ns <= spent_ns { bs } else { 0 };
         if self.pace.rate_process == RateProcess::Poisson {
             self.credit_ns[d] += spent_ns;
-        } else if self.gap_ns[d] > 0 {
-            let missed_ios = spent_ns / self.gap_ns[d];
+        } else if let Some(missed_ios) = spent_ns.checked_div(self.gap_ns[d]) {
             let over_ios = u64::from(self.gap_ns[d] <= spent_ns);
             self.credit_ns[d] += (missed_ios - over_ios) * self.gap_ns[d];
         } else {
