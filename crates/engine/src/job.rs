@@ -111,6 +111,9 @@ pub struct JobSetup {
     /// The job's time-series logs, when it writes any: each counted completion is recorded
     /// at its time since the ramp ended.
     pub log: Option<JobLog>,
+    /// The intervals of the bandwidth and IOPS samples, ms (`bw_avg_time`,
+    /// `iops_avg_time`).
+    pub avg_time_ms: [u64; 2],
 }
 
 /// What a paced job waits for once its requests in flight have completed.
@@ -186,8 +189,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         read_back,
         mut pacer,
         mut log,
+        avg_time_ms,
         ..
     } = setup;
+    // Bandwidth and IOPS samples, from the end of the ramp.
+    let mut sampler =
+        raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
     let depth = setup.depth.max(1);
     let (region_start, region_len) = stream.region();
     let region_end = region_start + region_len;
@@ -251,7 +258,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             };
         if !stopping && pause.is_none() {
             while let Some(slot) = free.pop() {
-                let Some(req) = held.take().or_else(|| stream.next()) else {
+                // A mixed job under a cap: a direction ahead of its rate yields (fio's
+                // rate_ddir).
+                let next = match (held.take(), &pacer) {
+                    (Some(r), _) => Some(r),
+                    (None, Some(p)) if p.switches() => stream.next_as(|d| p.rate_dir(d, now)),
+                    (None, _) => stream.next(),
+                };
+                let Some(req) = next else {
                     exhausted = true;
                     free.push(slot);
                     break;
@@ -342,7 +356,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     spin_until(clock.as_ref(), end(t0 + t.spin_ns));
                     sleep_until(clock.as_ref(), end(t0 + t.total_ns()), &stop);
                     if let Some(p) = pacer.as_mut() {
-                        p.thought(clock.now_ns());
+                        let t1 = clock.now_ns();
+                        p.thought(t1, t1.saturating_sub(t0));
                     }
                 }
             }
@@ -434,6 +449,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             d.total_ios += 1;
             d.clat.record(now - s.submit);
             d.lat.record(now - s.ready);
+            sampler.record(now - measure_from, usize::from(r.dir == Dir::Write), r.len);
             if let Some(l) = log.as_mut() {
                 let dir = u8::from(r.dir == Dir::Write);
                 l.record(
@@ -527,6 +543,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             d.runtime_ns = measured;
         }
     }
+    [c.read.samples, c.write.samples] = sampler.finish(measured);
     // Passes that saw no counted I/O (all inside the ramp) are left out.
     let passes: Vec<PassStats> = c
         .passes

@@ -247,6 +247,7 @@ pub fn run_with_clock(
                 // blocks: see below).
                 read_back: verify_read_back(spec),
                 log: job_log(spec, &inst),
+                avg_time_ms: spec.avg_time_ms,
             },
             exec,
             buf_align: align.max(4096) as usize,

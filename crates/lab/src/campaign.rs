@@ -331,7 +331,12 @@ impl Ahead {
         db.commit_group()?;
         let n = self.batch.min(self.queue.len());
         let keys: Vec<RunKey> = self.queue.drain(..n).collect();
-        let batch: Vec<&[JobSpec]> = keys.iter().map(|k| &plans[k.0].specs[..]).collect();
+        // Each run's logs under names of their own, as in its turn (`run_once`).
+        let labelled: Vec<_> = keys
+            .iter()
+            .map(|k| crate::plan::label_logs(&plans[k.0].specs, &plans[k.0].point, k.2))
+            .collect();
+        let batch: Vec<&[JobSpec]> = labelled.iter().map(|s| &s[..]).collect();
         let started = (io.now)();
         let results = io.runner.run_many(&batch);
         let ended = (io.now)();
@@ -597,7 +602,9 @@ fn run_once(
                     .map_err(|e| e.context(format!("{what}: cache defeat")))?
             }
         }
-        io.runner.run(specs).map_err(|e| e.context(what.clone()))
+        // Each run's logs under names of their own (the point's label and the repetition).
+        let specs = crate::plan::label_logs(specs, &plan.point, rep);
+        io.runner.run(&specs).map_err(|e| e.context(what.clone()))
     };
     let result = body(io);
     let mut cleanup: Result<(), LabError> = Ok(());

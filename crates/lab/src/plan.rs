@@ -314,6 +314,55 @@ pub fn describe(point: &Point) -> String {
         .join(" ")
 }
 
+/// A point's label as it goes into a log file's name: each axis as `name-value` (the value
+/// as shown), joined by `.`; characters other than letters, digits, `-`, `_` and `+` become
+/// `_` (a system's path, a share's `%`). `point{index}` for a point without axes.
+pub fn log_label(point: &Point) -> String {
+    if point.values.is_empty() {
+        return format!("point{}", point.index);
+    }
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+') {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    (0..point.values.len())
+        .map(|i| format!("{}-{}", clean(&point.values[i].0), clean(&point.label(i))))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The specs of repetition `rep` of `point` with their time-series logs named for that run:
+/// a log prefix `P` (fio's `write_bw_log=P`; no value: the job's name) becomes
+/// `P.LABEL.repR` ([`log_label`]), so a sweep's runs each write their own files
+/// (`P.LABEL.repR_bw.N.log`, …) instead of each overwriting the last. Borrowed as they are
+/// when no spec writes logs.
+pub fn label_logs<'a>(
+    specs: &'a [JobSpec],
+    point: &Point,
+    rep: u32,
+) -> std::borrow::Cow<'a, [JobSpec]> {
+    if !specs.iter().any(|s| s.logs.any()) {
+        return std::borrow::Cow::Borrowed(specs);
+    }
+    let label = log_label(point);
+    let mut out = specs.to_vec();
+    for s in &mut out {
+        let [bw, iops, lat] = s.logs.prefixes(&s.name);
+        let named = |p: Option<String>| p.map(|p| format!("{p}.{label}.rep{rep}"));
+        s.logs.bw = named(bw);
+        s.logs.iops = named(iops);
+        s.logs.lat = named(lat);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,6 +373,45 @@ mod tests {
             raidlab: "/bin/raidlab".into(),
             scratch: PathBuf::from("/tmp/scr"),
         }
+    }
+
+    #[test]
+    fn logs_are_named_for_each_point_and_repetition() {
+        let point = Point {
+            index: 3,
+            values: vec![
+                ("bs".into(), "4096".into()),
+                ("system".into(), "systems/a b.toml".into()),
+            ],
+            labels: vec!["4k".into(), "a b".into()],
+        };
+        assert_eq!(log_label(&point), "bs-4k.system-a_b");
+        let mut s = JobSpec {
+            name: "j".into(),
+            ..Default::default()
+        };
+        apply_option(&mut s, "write_bw_log", Some("")).unwrap();
+        apply_option(&mut s, "write_lat_log", Some("out/lat")).unwrap();
+        let specs = [s];
+        let named = label_logs(&specs, &point, 1);
+        assert_eq!(named[0].logs.bw.as_deref(), Some("j.bs-4k.system-a_b.rep1"));
+        assert_eq!(
+            named[0].logs.lat.as_deref(),
+            Some("out/lat.bs-4k.system-a_b.rep1")
+        );
+        assert_eq!(named[0].logs.iops, None);
+        // No logs: the specs as they are; a point without axes has its index.
+        let plain = [JobSpec::default()];
+        assert!(matches!(
+            label_logs(&plain, &point, 0),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let bare = Point {
+            index: 7,
+            values: vec![],
+            labels: vec![],
+        };
+        assert_eq!(log_label(&bare), "point7");
     }
 
     #[test]

@@ -78,6 +78,106 @@ fn terse_fields_hold_the_json_values_at_fios_positions() {
     assert!((num(at(89)) - v["jobs"][0]["sys_cpu"].as_f64().unwrap()).abs() < 1e-5);
 }
 
+/// The bandwidth samples, in virtual time: terse fields 42–46 are the JSON's `bw_min`,
+/// `bw_max`, `bw_agg`, `bw_mean`, `bw_dev`; one sample per 500 ms (or `bw_avg_time`) before
+/// the runtime ends; a capped direction's samples sit at its cap.
+#[test]
+fn bandwidth_samples_fill_terse_and_json_alike() {
+    let sys = system();
+    let base = [
+        sys.as_str(),
+        "--name=s",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=64m",
+        "--direct=1",
+        "--rate=200k",
+        "--runtime=3",
+        "--time_based",
+    ];
+    let (lines, v) = terse_and_json(&base);
+    let f = &lines[0];
+    let at = |n: usize| f[n - 1].as_str();
+    let r = &v["jobs"][0]["read"];
+    assert_eq!(r["bw_samples"], 5, "{r}");
+    assert_eq!(r["iops_samples"], 5, "{r}");
+    assert_eq!(num(at(42)), r["bw_min"].as_f64().unwrap());
+    assert_eq!(num(at(43)), r["bw_max"].as_f64().unwrap());
+    assert!((num(at(44)) - r["bw_agg"].as_f64().unwrap()).abs() < 1e-5);
+    assert!((num(at(45)) - r["bw_mean"].as_f64().unwrap()).abs() < 1e-5);
+    assert!((num(at(46)) - r["bw_dev"].as_f64().unwrap()).abs() < 1e-5);
+    let mean = r["bw_mean"].as_f64().unwrap();
+    assert!((mean - 200.0).abs() <= 8.0, "{r}");
+    assert!(
+        (r["iops_mean"].as_f64().unwrap() - 50.0).abs() <= 2.0,
+        "{r}"
+    );
+    // Nothing written: no write samples, zeros as fio.
+    assert_eq!(v["jobs"][0]["write"]["bw_samples"], 0);
+    assert_eq!([at(83), at(84), at(85)], ["0", "0", "0.000000%"]);
+    // bw_avg_time=1000: one sample a second; a bad value is one line.
+    let mut args = base.to_vec();
+    args.extend(["--bw_avg_time=1000", "--output-format=json"]);
+    let v = json(&assert_ok(&raidlab(&args), "bw_avg_time"));
+    assert_eq!(v["jobs"][0]["read"]["bw_samples"], 2);
+    assert_eq!(v["jobs"][0]["read"]["iops_samples"], 5);
+    assert_eq!(v["jobs"][0]["job options"]["bw_avg_time"], "1000");
+    let mut bad = base.to_vec();
+    bad.push("--iops_avg_time=0");
+    let err = assert_usage_error(&raidlab(&bad), "iops_avg_time=0");
+    assert!(
+        err.contains("iops_avg_time=0: '0' is not a whole number of milliseconds above 0"),
+        "{err}"
+    );
+}
+
+/// A mixed job under caps, in virtual time: each direction holds its own cap whatever
+/// `rwmixread` (fio 3.33 on a file: 1 MiB/s and 4 MiB/s for rate=1m,4m at any mix), and
+/// `rate_ignore_thinktime` stops the catching up after a stall.
+#[test]
+fn mixed_caps_and_ignored_think_time_in_virtual_time() {
+    let sys = system();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            sys.as_str(),
+            "--name=m",
+            "--bs=4k",
+            "--size=1g",
+            "--direct=1",
+            "--runtime=10",
+            "--time_based",
+            "--output-format=json",
+        ];
+        args.extend(extra);
+        let v = json(&assert_ok(&raidlab(&args), "paced run"));
+        let bw = |d: &str| v["jobs"][0][d]["bw_bytes"].as_f64().unwrap();
+        let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        (bw("read"), bw("write"), ios)
+    };
+    for mix in ["--rwmixread=50", "--rwmixread=80", "--rwmixread=20"] {
+        let (r, w, _) = run(&["--rw=randrw", mix, "--rate=100k,400k"]);
+        assert!((r / 102_400.0 - 1.0).abs() < 0.03, "{mix}: reads {r} B/s");
+        assert!((w / 409_600.0 - 1.0).abs() < 0.03, "{mix}: writes {w} B/s");
+    }
+    // Reads capped only: writes take the rest of the drive's time.
+    let (r, w, _) = run(&["--rw=randrw", "--rate=100k,"]);
+    assert!((r / 102_400.0 - 1.0).abs() < 0.03, "reads {r} B/s");
+    assert!(w > 4.0 * r, "writes {w} B/s beside reads {r} B/s");
+    let think = [
+        "--rw=randread",
+        "--rate_iops=10",
+        "--thinktime=1s",
+        "--thinktime_blocks=10",
+    ];
+    let (_, _, caught_up) = run(&think);
+    let mut ignore = think.to_vec();
+    ignore.push("--rate_ignore_thinktime=1");
+    let (_, _, ignored) = run(&ignore);
+    // Catching up: ~10 reads a second of issuing; ignoring: ~10 per 2 s (1 s issuing, 1 s
+    // thinking).
+    assert!(caught_up >= 80 && ignored <= 60, "{caught_up} vs {ignored}");
+}
+
 /// `--minimal` is terse; group_reporting gives one line per group; only terse version 3 is
 /// written, and others are refused in one line.
 #[test]
@@ -290,6 +390,13 @@ fn percentile_options_reach_text_and_json() {
         text.contains("    lat percentiles (usec):\n     | 50.0th=["),
         "{text}"
     );
+    // Without lat_percentiles=1, no total-latency percentiles in JSON (fio 3.33).
+    let mut args = base[..base.len() - 1].to_vec();
+    args.push("--output-format=json");
+    let v = json(&assert_ok(&raidlab(&args), "json"));
+    let r = &v["jobs"][0]["read"];
+    assert!(r["lat_ns"].get("percentile").is_none(), "{r}");
+    assert!(r["clat_ns"]["percentile"].is_object(), "{r}");
     let mut args = base.to_vec();
     args.extend(["--clat_percentiles=0", "--output-format=json"]);
     let v = json(&assert_ok(&raidlab(&args), "json"));

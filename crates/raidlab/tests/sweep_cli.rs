@@ -127,6 +127,62 @@ fn csv_prints_one_row_per_point_with_swept_columns_and_metrics() {
     );
 }
 
+/// Log options in a sweep write one log set per point and repetition, named with the
+/// point's label (`PREFIX.AXIS-VALUE….repR_bw.N.log`); a file raidlab did not write is
+/// refused before the run, in one line, and left as it was.
+#[test]
+fn a_sweep_writes_each_runs_logs_under_its_points_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = r#"
+[workload]
+size = "1m"
+ioengine = "psync"
+write_bw_log = "bw"
+write_lat_log = ""
+[target]
+filename = "{scratch}/data"
+[sweep]
+rw = ["read"]
+bs = ["4k", "64k"]
+[repeat]
+count = 2
+"#;
+    let exp = write_experiment(dir.path(), "lg", body);
+    let out = sweep(&[exp.to_str().unwrap()], dir.path());
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    for (bs, ios) in [("4096", 256), ("65536", 16)] {
+        for rep in 0..2 {
+            let label = format!("rw-read.bs-{bs}.rep{rep}");
+            // Every I/O is a line of the bandwidth log (no log_avg_msec).
+            let bw = std::fs::read_to_string(dir.path().join(format!("bw.{label}_bw.1.log")))
+                .unwrap_or_else(|e| panic!("bw log of {label}: {e}"));
+            assert_eq!(bw.lines().count(), ios, "{label}");
+            assert!(
+                bw.lines().all(|l| l.ends_with(&format!(", 0, {}, 0", bs))),
+                "{bw}"
+            );
+            // No prefix: the job's name (the experiment's).
+            for kind in ["clat", "slat", "lat"] {
+                let f = dir.path().join(format!("lg.{label}_{kind}.1.log"));
+                assert!(f.is_file(), "{}", f.display());
+            }
+        }
+    }
+    // Somebody's file where a log would go: refused, untouched.
+    let theirs = dir.path().join("bw.rw-read.bs-4096.rep0_bw.1.log");
+    std::fs::remove_file(&theirs).unwrap();
+    std::fs::write(&theirs, "not raidlab's\n").unwrap();
+    std::fs::remove_file(dir.path().join("lg.db")).unwrap();
+    let out = sweep(&[exp.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("log file ") && err.contains("bw.rw-read.bs-4096.rep0_bw.1.log"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "not raidlab's\n");
+}
+
 #[test]
 fn a_foreign_database_is_refused_and_left_byte_identical() {
     let dir = tempfile::tempdir().unwrap();

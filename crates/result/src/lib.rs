@@ -10,6 +10,7 @@
 
 pub mod histogram;
 pub mod render;
+pub mod samples;
 pub mod schema;
 pub mod timelog;
 
@@ -18,6 +19,7 @@ pub use render::{
     render, render_formats, render_json, render_terse, render_text, render_with_options,
     OutputFormat,
 };
+pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
     ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, Percentiles, RunResult, SimExtras,
     StripeCacheUse, Summary, SyncStats, VerifySummary,

@@ -1,11 +1,12 @@
 //! The result structures. Bytes and nanoseconds everywhere; rates are derived on demand.
 
 use crate::histogram::LatencyHistogram;
+use crate::samples::DirSamples;
 use crate::timelog::JobLog;
 use serde::{Deserialize, Serialize};
 
 /// Totals and latencies of one direction (read or write) of a job.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirStats {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -15,6 +16,24 @@ pub struct DirStats {
     pub clat: LatencyHistogram,
     /// Total latency: from when the request was ready to issue to completion.
     pub lat: LatencyHistogram,
+    /// Bandwidth and IOPS samples over fio's `bw_avg_time`/`iops_avg_time` intervals.
+    #[serde(default)]
+    pub samples: DirSamples,
+}
+
+/// Debug as derived, without `samples`: the simulator's golden results are compared as
+/// this text, which stays what it was before samples were taken (the samples have tests
+/// of their own).
+impl std::fmt::Debug for DirStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirStats")
+            .field("io_bytes", &self.io_bytes)
+            .field("total_ios", &self.total_ios)
+            .field("runtime_ns", &self.runtime_ns)
+            .field("clat", &self.clat)
+            .field("lat", &self.lat)
+            .finish()
+    }
 }
 
 impl DirStats {
@@ -41,6 +60,7 @@ impl DirStats {
         self.runtime_ns = self.runtime_ns.max(other.runtime_ns);
         self.clat.merge(&other.clat);
         self.lat.merge(&other.lat);
+        self.samples.sum_group(&other.samples);
     }
 }
 
@@ -251,9 +271,8 @@ pub struct Percentiles {
     pub precision: u8,
     /// List completion-latency percentiles (fio's `clat_percentiles`, on by default).
     pub clat: bool,
-    /// List total-latency percentiles (fio's `lat_percentiles`): `Some(true)` in the text
-    /// and terse outputs too; `None` (not given) lists them in JSON only, as raidlab always
-    /// has; `Some(false)` nowhere.
+    /// List total-latency percentiles (fio's `lat_percentiles`): only `Some(true)` lists
+    /// them (text, JSON and terse); `None` (not given) and `Some(false)` list none, as fio.
     pub lat: Option<bool>,
 }
 

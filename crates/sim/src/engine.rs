@@ -294,6 +294,9 @@ pub struct JobRt {
     /// The job's time-series logs, when it writes any: each counted completion is recorded
     /// at its virtual time since the ramp ended.
     pub log: Option<Box<raidlab_result::JobLog>>,
+    /// Bandwidth and IOPS samples: each counted completion at its virtual time since the
+    /// ramp ended.
+    pub sampler: raidlab_result::Sampler,
 }
 
 impl JobRt {
@@ -331,6 +334,7 @@ impl JobRt {
             flush: None,
             wake_armed: false,
             log: None,
+            sampler: raidlab_result::Sampler::default(),
         }
     }
     /// Held back by its pacer: no request is to go until its requests in flight have
@@ -715,8 +719,9 @@ impl<'w> Engine<'w> {
                         // (`lat` equals `clat` here: it is copied once the run ends.)
                         st.clat.record(lat);
                         job.bytes_done += ioc.len;
+                        let t = self.now - job.ramp_end;
+                        job.sampler.record(t, usize::from(ioc.write), ioc.len);
                         if let Some(l) = job.log.as_mut() {
-                            let t = self.now - job.ramp_end;
                             l.record(t, u8::from(ioc.write), ioc.len, ioc.offset, lat, lat);
                         }
                     }
@@ -930,6 +935,9 @@ impl<'w> Engine<'w> {
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
+            // Samples of the part simulated, as the logs.
+            let sampler = std::mem::take(&mut j.sampler);
+            [j.read.samples, j.write.samples] = sampler.finish(j.end.saturating_sub(j.ramp_end));
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";
@@ -1091,7 +1099,15 @@ impl<'w> Engine<'w> {
             }
             let next = match job.held.take() {
                 Some(r) => Some(r),
-                None => job.stream.next(),
+                None => match &job.pacer {
+                    // A mixed job under a cap: a direction ahead of its rate yields (fio's
+                    // rate_ddir).
+                    Some(p) if p.switches() => {
+                        let now = self.now;
+                        job.stream.next_as(|d| p.rate_dir(d, now))
+                    }
+                    _ => job.stream.next(),
+                },
             };
             let Some(req) = next else {
                 job.exhausted = true;
@@ -1156,7 +1172,7 @@ impl<'w> Engine<'w> {
         let wake = if let Some(ns) = job.think.take() {
             let t = until(self.now.saturating_add(ns));
             if let Some(p) = job.pacer.as_mut() {
-                p.thought(t);
+                p.thought(t, t - self.now);
             }
             t
         } else if let Some(t) = job.wait_until.take() {

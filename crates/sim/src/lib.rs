@@ -373,6 +373,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
+                .with_runtime(s.runtime_ns);
             if s.logs.any() {
                 let [bw, iops, lat] = s.logs.prefixes(&s.name);
                 j.log = Some(Box::new(raidlab_result::JobLog::new(

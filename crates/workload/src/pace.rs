@@ -19,13 +19,21 @@
 //! - poisson: each request pushes the next of its direction on by an exponentially
 //!   distributed gap of mean `1 / IOPS` (drawn from the job's seeded generator);
 //! - a request whose time has not come waits until every request in flight has completed,
-//!   then until its time (fio quiesces before it sleeps). Unlike fio, a mixed job does not
-//!   switch to the other direction while one is ahead of its rate: the request stream is
-//!   the same whether the job is paced or not;
+//!   then until its time (fio quiesces before it sleeps);
+//! - a mixed job (`rw=randrw`, `rw=rw`) under a cap chooses each request's direction as
+//!   fio's `rate_ddir` does ([`Pacer::rate_dir`]): the direction the mix drew, if its time
+//!   has come; else the other one, if its time has come (an uncapped direction's always
+//!   has); else whichever is due first, after waiting for it. So each capped direction
+//!   holds its own rate whatever the mix, and an uncapped one takes the time the capped
+//!   one leaves;
 //! - think time: once `thinktime_blocks` more requests have completed (or been issued, with
 //!   `thinktime_blocks_type=issue`) than at the last stall, or `thinktime_iotime` has passed
 //!   since it, the job waits for its requests in flight, spins `thinktime_spin`, then
-//!   sleeps the rest of `thinktime`, neither past the end of its runtime;
+//!   sleeps the rest of `thinktime`, neither past the end of its runtime. A rate cap then
+//!   catches up on the time spent thinking, unless `rate_ignore_thinktime`: then the
+//!   direction of the request that led to the stall counts the bytes it would have moved
+//!   at its rate meanwhile, less one block (so the next request goes at once), as issued;
+//!   under `rate_process=poisson` its schedule moves on by the time spent;
 //! - a sync follows every `fsync` (`fdatasync`) writes issued, once the requests in flight
 //!   have completed; none follows the job's last write;
 //! - minimum rates are judged from 2 s after the start, over each `rate_cycle` ms, for each
@@ -108,6 +116,9 @@ pub struct Pace {
     pub thinktime_iotime_ns: u64,
     /// `startdelay`, ns: the low and high end of the range a job's delay is drawn from.
     pub startdelay_ns: (u64, u64),
+    /// `rate_ignore_thinktime`: the time a job spends thinking counts toward its rate
+    /// (no catching up afterwards).
+    pub rate_ignore_thinktime: bool,
 }
 
 impl Default for Pace {
@@ -126,6 +137,7 @@ impl Default for Pace {
             thinktime_blocks_type: ThinkBlocks::Complete,
             thinktime_iotime_ns: 0,
             startdelay_ns: (0, 0),
+            rate_ignore_thinktime: false,
         }
     }
 }
@@ -198,6 +210,13 @@ pub struct Pacer {
     min_bs: [u64; 2],
     /// With `rate_iops` and a `bssplit`: the per-request gap, ns (else 0).
     gap_ns: [u64; 2],
+    /// A mixed job under a cap: a direction ahead of its rate yields to the other.
+    switches: bool,
+    /// The direction of the last request issued (0 reads, 1 writes).
+    last_dir: usize,
+    /// Time credited to each direction's schedule by `rate_ignore_thinktime`, ns, added
+    /// when its next request is issued (poisson's gaps and bssplit's per-request gaps).
+    credit_ns: [u64; 2],
     rng: Rng,
     epoch: u64,
     issued_bytes: [u64; 2],
@@ -255,11 +274,15 @@ impl Pacer {
                 gap_ns[d] = SEC / p.rate_iops[d];
             }
         }
+        let mixed = !matches!(spec.rw.read_percent(spec.rwmixread), 0 | 100);
         Some(Pacer {
             pace: p.clone(),
             bps,
             min_bs,
             gap_ns,
+            switches: mixed && p.capped(),
+            last_dir: 0,
+            credit_ns: [0; 2],
             rng: Rng::new(seed ^ 0x9015_5011_0000_0001),
             epoch: 0,
             issued_bytes: [0; 2],
@@ -289,9 +312,38 @@ impl Pacer {
         self.epoch.saturating_add(self.next_rel[idx(dir)])
     }
 
+    /// Whether this job's directions take turns by their rates ([`Pacer::rate_dir`]): a
+    /// mixed job under a cap.
+    pub fn switches(&self) -> bool {
+        self.switches
+    }
+
+    /// The direction the next request goes in at `now`, the mix having drawn `drawn`
+    /// (fio's `rate_ddir`): `drawn` if its time has come or the job does not switch; else
+    /// the other direction if its time has come; else whichever may go first (the caller
+    /// waits until [`Pacer::issue_at`] it).
+    pub fn rate_dir(&self, drawn: Dir, now: u64) -> Dir {
+        let d = idx(drawn);
+        if !self.switches || self.epoch.saturating_add(self.next_rel[d]) <= now {
+            return drawn;
+        }
+        let other = match drawn {
+            Dir::Read => Dir::Write,
+            Dir::Write => Dir::Read,
+        };
+        let o = 1 - d;
+        if self.epoch.saturating_add(self.next_rel[o]) <= now || self.next_rel[o] < self.next_rel[d]
+        {
+            other
+        } else {
+            drawn
+        }
+    }
+
     /// A request of `bytes` in direction `dir` was issued.
     pub fn issued(&mut self, dir: Dir, bytes: u64) {
         let d = idx(dir);
+        self.last_dir = d;
         self.issued_ios += 1;
         self.issued_bytes[d] += bytes;
         if dir == Dir::Write {
@@ -306,9 +358,12 @@ impl Pacer {
             // 1 - u lies in (0, 1]: its logarithm is finite.
             let u = 1.0 - self.rng.next_f64();
             let gap = (SEC / iops) as f64 * -u.ln();
-            self.next_rel[d].saturating_add(gap as u64)
+            let credit = std::mem::take(&mut self.credit_ns[d]);
+            self.next_rel[d]
+                .saturating_add(credit)
+                .saturating_add(gap as u64)
         } else if self.gap_ns[d] > 0 {
-            self.next_rel[d] + self.gap_ns[d]
+            self.next_rel[d] + std::mem::take(&mut self.credit_ns[d]) + self.gap_ns[d]
         } else {
             let b = self.issued_bytes[d] as u128;
             (b * SEC as u128 / bps as u128).min(u64::MAX as u128) as u64
@@ -357,9 +412,29 @@ impl Pacer {
         })
     }
 
-    /// The stall ended at `now` (`thinktime_iotime` counts from here).
-    pub fn thought(&mut self, now: u64) {
+    /// The stall ended at `now` after `spent_ns` of spinning and sleeping
+    /// (`thinktime_iotime` counts from here). With `rate_ignore_thinktime`, the direction
+    /// of the last request issued is credited with what its rate would have moved
+    /// meanwhile, less one block (fio's `handle_thinktime`).
+    pub fn thought(&mut self, now: u64, spent_ns: u64) {
         self.last_think_at = now;
+        let d = self.last_dir;
+        let bps = self.bps[d];
+        if !self.pace.rate_ignore_thinktime || spent_ns == 0 || bps == 0 {
+            return;
+        }
+        let bs = self.min_bs[d].max(1);
+        let missed = (bps as u128 * spent_ns as u128 / SEC as u128) as u64;
+        let per_op_ns = (bs as u128 * SEC as u128 / bps as u128) as u64;
+        let over = if per_op_ns <= spent_ns { bs } else { 0 };
+        if self.pace.rate_process == RateProcess::Poisson {
+            self.credit_ns[d] += spent_ns;
+        } else if let Some(missed_ios) = spent_ns.checked_div(self.gap_ns[d]) {
+            let over_ios = u64::from(self.gap_ns[d] <= spent_ns);
+            self.credit_ns[d] += (missed_ios - over_ios) * self.gap_ns[d];
+        } else {
+            self.issued_bytes[d] += missed.saturating_sub(over);
+        }
     }
 
     /// Whether a sync is due before the next request: `fsync`/`fdatasync` writes have
@@ -560,7 +635,7 @@ mod tests {
         p.completed(Dir::Read, 4096);
         assert_eq!(p.think_due(8 * SEC), None);
         assert!(p.think_due(9 * SEC).is_some());
-        p.thought(10 * SEC);
+        p.thought(10 * SEC, SEC);
         assert_eq!(p.think_due(18 * SEC), None);
         assert!(p.think_due(19 * SEC).is_some());
     }
@@ -607,6 +682,122 @@ mod tests {
             p.completed(Dir::Write, 4096);
             p.check_min_rate(i * SEC / 20).unwrap();
         }
+    }
+
+    /// Bytes each direction of a mixed job moves in `secs` of issuing back to back, each
+    /// request taking `service_ns`, its direction drawn from the mix then turned by
+    /// `rate_dir`, as both executors do.
+    fn mixed_run(opts: &[(&str, &str)], secs: u64, service_ns: u64) -> [u64; 2] {
+        let s = spec(opts);
+        let read_pct = u64::from(s.rw.read_percent(s.rwmixread));
+        let mut p = Pacer::new(&s, 1).unwrap();
+        p.begin(0);
+        let mut mix = Rng::new(5);
+        let (mut now, end, mut bytes) = (0, secs * SEC, [0u64; 2]);
+        loop {
+            let drawn = if mix.below(100) < read_pct {
+                Dir::Read
+            } else {
+                Dir::Write
+            };
+            let d = p.rate_dir(drawn, now);
+            now = now.max(p.issue_at(d));
+            if now >= end {
+                return bytes;
+            }
+            p.issued(d, 4096);
+            bytes[idx(d)] += 4096;
+            now += service_ns;
+        }
+    }
+
+    #[test]
+    fn mixed_caps_hold_each_direction_whatever_the_mix() {
+        // fio 3.33, randrw rate=1m,4m: 1 MiB/s of reads and 4 MiB/s of writes at
+        // rwmixread=50 and at 80 alike (a direction ahead of its rate yields).
+        for mix in ["50", "80", "20"] {
+            let b = mixed_run(
+                &[("rw", "randrw"), ("rwmixread", mix), ("rate", "1m,4m")],
+                10,
+                10_000,
+            );
+            assert!(b[0].abs_diff(10 << 20) <= 4096, "rwmixread={mix}: {b:?}");
+            assert!(b[1].abs_diff(40 << 20) <= 4096, "rwmixread={mix}: {b:?}");
+        }
+        // One value caps both directions at it, as in fio.
+        let b = mixed_run(&[("rw", "rw"), ("rate_iops", "100,400")], 10, 10_000);
+        assert_eq!(b, [1000 * 4096, 4000 * 4096]);
+    }
+
+    #[test]
+    fn an_uncapped_direction_takes_the_time_the_capped_one_leaves() {
+        // rate=1m, caps reads only: writes go whenever reads are ahead (fio: 1 MiB/s of
+        // reads beside writes at the device's speed), not at the reads' pace.
+        let b = mixed_run(&[("rw", "randrw"), ("rate", "1m,")], 10, 100_000);
+        assert!(b[0].abs_diff(10 << 20) <= 4096, "{b:?}");
+        assert!(b[1] > 300 << 20, "{b:?}");
+    }
+
+    #[test]
+    fn rate_dir_waits_for_the_direction_due_first() {
+        let mut p = Pacer::new(&spec(&[("rw", "randrw"), ("rate_iops", "100,50")]), 1).unwrap();
+        assert!(p.switches());
+        p.begin(0);
+        p.issued(Dir::Read, 4096); // next read at 10 ms
+        p.issued(Dir::Write, 4096); // next write at 20 ms
+        assert_eq!(p.rate_dir(Dir::Write, 5_000_000), Dir::Read);
+        assert_eq!(p.rate_dir(Dir::Read, 5_000_000), Dir::Read);
+        assert_eq!(p.rate_dir(Dir::Write, 20_000_000), Dir::Write);
+        // One direction only, or no cap: the drawn direction always.
+        let p = Pacer::new(&spec(&[("rw", "randread"), ("rate", "1m")]), 1).unwrap();
+        assert!(!p.switches());
+        let p = Pacer::new(&spec(&[("rw", "randrw"), ("thinktime", "10")]), 1).unwrap();
+        assert!(!p.switches());
+        assert_eq!(p.rate_dir(Dir::Write, 0), Dir::Write);
+    }
+
+    /// Requests a job issuing back to back (each completing at once) issues in `secs`,
+    /// thinking as told.
+    fn think_run(opts: &[(&str, &str)], secs: u64) -> u64 {
+        let mut p = Pacer::new(&spec(opts), 1).unwrap();
+        p.begin(0);
+        let (mut now, end, mut n) = (0, secs * SEC, 0);
+        loop {
+            now = now.max(p.issue_at(Dir::Read));
+            if now >= end {
+                return n;
+            }
+            p.issued(Dir::Read, 4096);
+            p.completed(Dir::Read, 4096);
+            n += 1;
+            if let Some(t) = p.think_due(now) {
+                let t1 = (now + t.total_ns()).min(end);
+                p.thought(t1, t1 - now);
+                now = t1;
+            }
+        }
+    }
+
+    #[test]
+    fn rate_ignore_thinktime_stops_the_catching_up() {
+        // fio 3.33, rate_iops=100 thinktime=1s thinktime_blocks=50 runtime=4: 200 reads
+        // (the rate catches up after each stall), 150 with rate_ignore_thinktime=1.
+        let base = [
+            ("rw", "randread"),
+            ("rate_iops", "100"),
+            ("thinktime", "1s"),
+            ("thinktime_blocks", "50"),
+        ];
+        assert_eq!(think_run(&base, 4), 200);
+        let mut ignore = base.to_vec();
+        ignore.push(("rate_ignore_thinktime", "1"));
+        assert_eq!(think_run(&ignore, 4), 150);
+        // Poisson gaps move on by the time spent thinking too.
+        ignore.push(("rate_process", "poisson"));
+        let mut poisson = base.to_vec();
+        poisson.push(("rate_process", "poisson"));
+        let (caught_up, ignored) = (think_run(&poisson, 4), think_run(&ignore, 4));
+        assert!(caught_up > 185 && ignored < 165, "{caught_up} {ignored}");
     }
 
     #[test]

@@ -629,6 +629,21 @@ pub struct JobSpec {
     /// `clat_percentiles`, `lat_percentiles`).
     #[serde(default, skip_serializing_if = "PercentileOptions::is_default")]
     pub percentiles: PercentileOptions,
+    /// The intervals of the bandwidth and IOPS samples in the results, ms (fio's
+    /// `bw_avg_time`, `iops_avg_time`; 500 each by default).
+    #[serde(
+        default = "default_avg_times",
+        skip_serializing_if = "is_default_avg_times"
+    )]
+    pub avg_time_ms: [u64; 2],
+}
+
+fn default_avg_times() -> [u64; 2] {
+    [500, 500]
+}
+
+fn is_default_avg_times(v: &[u64; 2]) -> bool {
+    *v == default_avg_times()
 }
 
 /// Which time-series logs a job writes, and how (fio's log options).
@@ -792,6 +807,7 @@ impl Default for JobSpec {
             sync: SyncIo::None,
             logs: LogOptions::default(),
             percentiles: PercentileOptions::default(),
+            avg_time_ms: default_avg_times(),
         }
     }
 }
@@ -865,6 +881,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "thinktime_blocks",
     "thinktime_blocks_type",
     "thinktime_iotime",
+    "rate_ignore_thinktime",
     "startdelay",
     "fsync",
     "fdatasync",
@@ -874,6 +891,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "write_lat_log",
     "log_avg_msec",
     "log_offset",
+    "bw_avg_time",
+    "iops_avg_time",
     "percentile_list",
     "clat_percentiles",
     "lat_percentiles",
@@ -1253,6 +1272,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "thinktime_iotime" => {
             spec.pace.thinktime_iotime_ns = parse_time(value, 1_000_000_000).map_err(err)?
         }
+        "rate_ignore_thinktime" => {
+            spec.pace.rate_ignore_thinktime = parse_bool(value).map_err(err)?
+        }
         "startdelay" => {
             let (lo, hi) = match value.split_once('-') {
                 Some((a, b)) => (
@@ -1297,6 +1319,14 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             })?
         }
         "log_offset" => spec.logs.offset = parse_bool(value).map_err(err)?,
+        "bw_avg_time" | "iops_avg_time" => {
+            let ms = value.parse::<u64>().ok().filter(|&ms| ms > 0).ok_or_else(|| {
+                err(format!(
+                    "'{value}' is not a whole number of milliseconds above 0 (valid: e.g. 500, the default)"
+                ))
+            })?;
+            spec.avg_time_ms[usize::from(key == "iops_avg_time")] = ms;
+        }
         "percentile_list" => {
             let (list, precision) = parse_percentile_list(value).map_err(err)?;
             spec.percentiles.list = list;

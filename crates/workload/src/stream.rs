@@ -507,13 +507,14 @@ impl RequestStream {
         }
     }
 
-    /// [`Iterator::next`] in general: draws, pass ends, the stream's end.
-    fn next_any(&mut self) -> Option<Request> {
+    /// [`Iterator::next`] in general: draws, pass ends, the stream's end; `choose` turns
+    /// each drawn direction into the one the request goes in.
+    fn next_any(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
         loop {
             if self.ended() {
                 return None;
             }
-            let dir = self.next_dir();
+            let dir = choose(self.next_dir());
             let dist = match dir {
                 Dir::Read => &self.spec.bs.read,
                 Dir::Write => &self.spec.bs.write,
@@ -595,11 +596,18 @@ fn draw_in_range(rng: &mut Rng, min: u64, max: u64, unaligned: bool) -> u64 {
     bs.min(max)
 }
 
-impl Iterator for RequestStream {
-    type Item = Request;
-
+impl RequestStream {
+    /// The next request, its direction (as the mix drew it) first turned by `choose`: a
+    /// paced mixed job's direction yields to the other when it is ahead of its rate
+    /// (`Pacer::rate_dir`). Offsets and sizes are then drawn for the direction chosen; the
+    /// draws that follow are the same whichever it was.
     #[inline]
-    fn next(&mut self) -> Option<Request> {
+    pub fn next_as(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        self.next_with(choose)
+    }
+
+    #[inline(always)]
+    fn next_with(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
         // One direction, one block size, within a pass: nothing to draw but a random offset
         // (most requests of most jobs). Anything else, `next_any` decides as before.
         if let Some((dir, bs)) = self.fixed {
@@ -610,7 +618,7 @@ impl Iterator for RequestStream {
             // Both directions with fixed sizes: draw the direction, as `next_any` would
             // first; past the pass's end, `next_any` goes on from where it would.
             if !self.ended() {
-                let dir = self.next_dir();
+                let dir = choose(self.next_dir());
                 let bs = match dir {
                     Dir::Read => read_bs,
                     Dir::Write => write_bs,
@@ -623,7 +631,16 @@ impl Iterator for RequestStream {
                 }
             }
         }
-        self.next_any()
+        self.next_any(choose)
+    }
+}
+
+impl Iterator for RequestStream {
+    type Item = Request;
+
+    #[inline]
+    fn next(&mut self) -> Option<Request> {
+        self.next_with(|d| d)
     }
 }
 

@@ -341,7 +341,7 @@ fn option_help(name: &str) -> &'static str {
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
-        "rate" => "cap bytes/s, e.g. 10m; 'R,W' apart, ',W' writes only, 'R,' reads only",
+        "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
         "rate_iops" => "cap IOPS; 'R,W' apart as rate",
         "rate_min" | "ratemin" => "end the job with an error if bytes/s over a rate_cycle fall below this",
         "rate_iops_min" => "end the job with an error if IOPS over a rate_cycle fall below this",
@@ -352,6 +352,7 @@ fn option_help(name: &str) -> &'static str {
         "thinktime_blocks" => "I/Os between stalls (default 1)",
         "thinktime_blocks_type" => "complete (default): count completed I/Os; issue: issued ones",
         "thinktime_iotime" => "also stall after issuing this long (bare number: s)",
+        "rate_ignore_thinktime" => "1: time spent thinking counts toward the rate (no catching up after it)",
         "startdelay" => "wait this long before the job starts; LOW-HIGH draws per job (bare: s)",
         "fsync" => "fsync the target after every N writes (its latency in the sync section)",
         "fdatasync" => "fdatasync the target after every N writes",
@@ -361,9 +362,11 @@ fn option_help(name: &str) -> &'static str {
         "write_lat_log" => "latency logs NAME_clat.N.log, NAME_slat.N.log (empty), NAME_lat.N.log",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
+        "bw_avg_time" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
+        "iops_avg_time" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
-        "lat_percentiles" => "1: list total-latency percentiles in the text and terse output too",
+        "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
         _ => "",
     }
 }
@@ -917,6 +920,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             put("thinktime_iotime", duration_text(p.thinktime_iotime_ns));
         }
     }
+    if p.rate_ignore_thinktime {
+        put("rate_ignore_thinktime", "1".into());
+    }
     match p.startdelay_ns {
         (0, 0) => {}
         (a, b) if a == b => put("startdelay", duration_text(a)),
@@ -951,6 +957,14 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.logs.offset {
         put("log_offset", "1".into());
+    }
+    for (k, ms) in [
+        ("bw_avg_time", s.avg_time_ms[0]),
+        ("iops_avg_time", s.avg_time_ms[1]),
+    ] {
+        if ms != 500 {
+            put(k, ms.to_string());
+        }
     }
     let p = &s.percentiles;
     if !p.list.is_empty() {
@@ -1050,6 +1064,24 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Refuse, in one line, a log file `jobs` would write in a folder that does not exist, or
+/// over a file raidlab did not write (unless `force`), or over a job's target.
+pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
+    for path in log_paths(jobs) {
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = folder.filter(|d| !d.is_dir()) {
+            return Err(CliError::usage(format!(
+                "log file {}: no folder {} (valid: write_*_log naming a file in an existing folder)",
+                path.display(),
+                dir.display()
+            )));
+        }
+        check_output(&path, jobs, force)
+            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
+    }
+    Ok(())
 }
 
 /// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
@@ -1255,18 +1287,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         check_output(path, &inv.jobs, inv.force)?;
     }
     // The log files too: refused before the run rather than after it.
-    for path in log_paths(&inv.jobs) {
-        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(dir) = folder.filter(|d| !d.is_dir()) {
-            return Err(CliError::usage(format!(
-                "log file {}: no folder {} (valid: write_*_log naming a file in an existing folder)",
-                path.display(),
-                dir.display()
-            )));
-        }
-        check_output(&path, &inv.jobs, inv.force)
-            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
-    }
+    check_log_paths(&inv.jobs, inv.force)?;
     let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
     let output = match &inv.output {
         Some(path) => Some(

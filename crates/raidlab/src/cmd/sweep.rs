@@ -91,14 +91,20 @@ impl ExecRunner {
                 }
             }
         }
-        execute(
+        let lab = |e: CliError| LabError::lines(e.code == 2, e.message.lines());
+        // The run's log files (named for its point and repetition by the campaign) are
+        // checked before it, as `raidlab run` checks them, and written after it.
+        crate::cmd::run::check_log_paths(specs, force).map_err(lab)?;
+        let result = execute(
             specs.to_vec(),
             &ExecOptions {
                 force,
                 progress: false,
             },
         )
-        .map_err(|e| LabError::lines(e.code == 2, e.message.lines()))
+        .map_err(lab)?;
+        crate::cmd::run::write_logs(&result).map_err(lab)?;
+        Ok(result)
     }
 }
 

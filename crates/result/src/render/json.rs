@@ -18,8 +18,7 @@ use serde_json::Value;
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
 /// (`disk_util`: per-disk kernel counters; `ctx`, `majf`, `minf`: per-process counters of a
 /// forked fio job; `iodepth_*`, `latency_depth`/`latency_target`/…: fio's depth histograms and
-/// latency-target mode; `bw_min`…`iops_samples`: per-interval bandwidth samples;
-/// `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
+/// latency-target mode; `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
     "disk_util",
     "timestamp_ms",
@@ -33,17 +32,6 @@ pub const JSON_ABSENT_KEYS: &[&str] = &[
     "latency_target",
     "latency_percentile",
     "latency_window",
-    "bw_min",
-    "bw_max",
-    "bw_agg",
-    "bw_mean",
-    "bw_dev",
-    "bw_samples",
-    "iops_min",
-    "iops_max",
-    "iops_mean",
-    "iops_stddev",
-    "iops_samples",
 ];
 
 /// A JSON value whose objects keep their keys in the order given (fio's order).
@@ -120,9 +108,33 @@ fn empty_latency() -> J {
     latency(&LatencyHistogram::new(), None, false)
 }
 
-fn direction(d: &DirStats, p: &Percentiles, plus: bool) -> J {
+/// fio's bandwidth and IOPS sample fields of one direction (`bw_min` … `iops_samples`):
+/// zeros without samples; `bw_agg` is the mean's percent of the group's aggregate.
+fn sample_fields(d: &DirStats, agg_bytes: u64) -> Vec<(&'static str, J)> {
+    let (bw, iops) = (&d.samples.bw_kib, &d.samples.iops);
+    let agg = if bw.samples == 0 {
+        0.0
+    } else {
+        super::bw_agg_pct(bw.mean, agg_bytes)
+    };
+    vec![
+        ("bw_min", v(bw.min)),
+        ("bw_max", v(bw.max)),
+        ("bw_agg", v(agg)),
+        ("bw_mean", v(bw.mean)),
+        ("bw_dev", v(bw.stddev())),
+        ("bw_samples", v(bw.samples)),
+        ("iops_min", v(iops.min)),
+        ("iops_max", v(iops.max)),
+        ("iops_mean", v(iops.mean)),
+        ("iops_stddev", v(iops.stddev())),
+        ("iops_samples", v(iops.samples)),
+    ]
+}
+
+fn direction(d: &DirStats, p: &Percentiles, plus: bool, agg_bytes: u64) -> J {
     let list = p.values();
-    obj(vec![
+    let mut f = vec![
         ("io_bytes", v(d.io_bytes)),
         ("io_kbytes", v(d.io_bytes >> 10)),
         ("bw_bytes", v(d.bw_bytes().round() as u64)),
@@ -136,13 +148,14 @@ fn direction(d: &DirStats, p: &Percentiles, plus: bool) -> J {
         // writes the same zeros for its synchronous engines.
         ("slat_ns", empty_latency()),
         ("clat_ns", latency(&d.clat, p.clat.then_some(list), plus)),
-        // Total latency's percentiles unless lat_percentiles=0 (raidlab lists them by
-        // default; fio only with lat_percentiles=1).
+        // Total latency's percentiles only with lat_percentiles=1, as fio 3.33.
         (
             "lat_ns",
-            latency(&d.lat, (p.lat != Some(false)).then_some(list), plus),
+            latency(&d.lat, (p.lat == Some(true)).then_some(list), plus),
         ),
-    ])
+    ];
+    f.extend(sample_fields(d, agg_bytes));
+    obj(f)
 }
 
 /// fio's coarse latency distribution as JSON: `latency_ns`, `latency_us`, `latency_ms`.
@@ -163,7 +176,7 @@ fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
         .collect()
 }
 
-fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
+fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -> J {
     let options = J::O(
         options
             .iter()
@@ -192,11 +205,11 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool) -> J {
         // `(mtime_since_genesis() + 999) / 1000`.
         ("elapsed", v((j.elapsed_ns / 1_000_000).div_ceil(1000))),
         ("job options", options),
-        ("read", direction(&j.read, &j.percentiles, plus)),
-        ("write", direction(&j.write, &j.percentiles, plus)),
+        ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
+        ("write", direction(&j.write, &j.percentiles, plus, agg[1])),
         (
             "trim",
-            direction(&DirStats::default(), &j.percentiles, plus),
+            direction(&DirStats::default(), &j.percentiles, plus, 0),
         ),
         (
             "sync",
@@ -255,7 +268,10 @@ pub fn render_json_with_options(
                     .jobs
                     .iter()
                     .enumerate()
-                    .map(|(i, j)| job(j, options.get(i).map(Vec::as_slice).unwrap_or(&[]), plus))
+                    .map(|(i, j)| {
+                        let opts = options.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                        job(j, opts, plus, super::group_agg_bytes(result, j.groupid))
+                    })
                     .collect(),
             ),
         ),
@@ -350,6 +366,9 @@ mod tests {
         assert!(out["jobs"][0]["write"]["clat_ns"]
             .get("percentile")
             .is_none());
+        // As fio 3.33: total and submission latency list no percentiles unless asked.
+        assert!(r["lat_ns"].get("percentile").is_none(), "{r}");
+        assert!(r["slat_ns"].get("percentile").is_none(), "{r}");
         assert_eq!(out["jobs"][0]["raidlab"]["target"], "/tmp/x");
         // latency_us: all values 1–1000 µs; 1000 µs itself counts under the 2 ms group.
         let us: f64 = out["jobs"][0]["latency_us"]
@@ -365,6 +384,61 @@ mod tests {
             .map(|x| x.as_f64().unwrap())
             .sum();
         assert!((us + ms - 100.0).abs() < 1e-6, "{us} + {ms}");
+    }
+
+    /// fio's sample keys follow `lat_ns` in its order; `bw_agg` is the mean's share of the
+    /// group's bandwidth (2000 KiB/s here), at most 100; without samples, zeros.
+    #[test]
+    fn sample_fields_follow_fios_keys() {
+        let mut r = sample();
+        for v in [900, 1100] {
+            r.jobs[0].read.samples.bw_kib.add(v);
+        }
+        r.jobs[0].read.samples.iops.add(250);
+        let text = render_json(&r, false);
+        // In the text (the parsed map sorts its keys): after the read section's lat_ns.
+        let read = text.find("\"read\"").unwrap();
+        let mut at = read + text[read..].find("\"lat_ns\"").unwrap();
+        for k in [
+            "bw_min",
+            "bw_max",
+            "bw_agg",
+            "bw_mean",
+            "bw_dev",
+            "bw_samples",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_stddev",
+            "iops_samples",
+            "\"write\"",
+        ] {
+            at += text[at..]
+                .find(k)
+                .unwrap_or_else(|| panic!("{k} after {at}"));
+        }
+        let out: Value = serde_json::from_str(&text).unwrap();
+        let d = &out["jobs"][0]["read"];
+        assert_eq!(
+            (d["bw_min"].as_u64(), d["bw_max"].as_u64()),
+            (Some(900), Some(1100))
+        );
+        assert_eq!(d["bw_agg"], 50.0);
+        assert_eq!(d["bw_mean"], 1000.0);
+        assert!(
+            (d["bw_dev"].as_f64().unwrap() - 141.421356).abs() < 1e-5,
+            "{d}"
+        );
+        assert_eq!(
+            (d["bw_samples"].as_u64(), d["iops_samples"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(d["iops_stddev"], 0.0);
+        let w = &out["jobs"][0]["write"];
+        assert_eq!(
+            (w["bw_samples"].as_u64(), w["bw_agg"].as_f64()),
+            (Some(0), Some(0.0))
+        );
     }
 
     /// `percentile_list` sets the keys of both percentile objects; `clat_percentiles=0` and

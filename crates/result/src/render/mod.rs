@@ -149,6 +149,41 @@ pub(crate) fn latency_distribution(h: &crate::LatencyHistogram) -> Vec<LatencyGr
     ]
 }
 
+/// The aggregate bandwidth of reporting group `groupid` in `result`, reads and writes,
+/// bytes/s as fio figures it for a group: the bytes its jobs moved that way × 1000 over the
+/// longest of their runtimes in whole ms (0 when none moved data that way).
+pub(crate) fn group_agg_bytes(result: &crate::RunResult, groupid: u32) -> [u64; 2] {
+    let mut bytes = [0u64; 2];
+    let mut run_ms = [0u64; 2];
+    for j in result.jobs.iter().filter(|j| j.groupid == groupid) {
+        for (d, s) in [&j.read, &j.write].into_iter().enumerate() {
+            if s.total_ios > 0 {
+                bytes[d] += s.io_bytes;
+                run_ms[d] = run_ms[d].max(s.runtime_ns / 1_000_000);
+            }
+        }
+    }
+    [0, 1].map(|d| {
+        if run_ms[d] == 0 {
+            0
+        } else {
+            (bytes[d] as u128 * 1000 / run_ms[d] as u128) as u64
+        }
+    })
+}
+
+/// fio's `bw_agg` (the terse line's bandwidth percent): a job's mean bandwidth sample
+/// (KiB/s) as percent of its group's aggregate `agg_bytes` (bytes/s, taken in whole KiB/s),
+/// at most 100; 100 when the aggregate is under 1 KiB/s.
+pub(crate) fn bw_agg_pct(mean_kib: f64, agg_bytes: u64) -> f64 {
+    let agg_kib = agg_bytes / 1024;
+    if agg_kib == 0 {
+        100.0
+    } else {
+        (mean_kib * 100.0 / agg_kib as f64).min(100.0)
+    }
+}
+
 /// fio's `IO depths` buckets and the percent of submissions in each (0 when none counted).
 pub(crate) fn iodepth_percentages(counts: &[u64; 7]) -> Vec<(&'static str, f64)> {
     const LABELS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];

@@ -5,19 +5,19 @@
 //! moved, bandwidth (KiB/s), IOPS, runtime (ms), submission latency min/max/mean/stddev (µs),
 //! completion latency min/max/mean/stddev (µs), 20 percentiles (`P%=µs`, unused ones
 //! `0%=0`), total latency min/max/mean/stddev (µs), bandwidth samples
-//! min/max/percent of the group/mean/stddev (KiB/s); then CPU `usr%;sys%;ctx;majf;minf`, 7 IO
+//! min/max/percent of the group/mean/stddev (KiB/s, the samples of the JSON's `bw_min`…,
+//! see `crate::samples`); then CPU `usr%;sys%;ctx;majf;minf`, 7 IO
 //! depth shares, 10 µs and 12 ms latency shares (the first, under 2 µs, with the shares
 //! under 1 µs in it, as fio counts them). (Version 3 has no trim fields: fio added them
 //! in version 4.)
 //!
 //! Fields raidlab does not measure are written as fio writes a zero value: submission
-//! latency (measured together with completion latency), the bandwidth samples (fio's
-//! per-500 ms `bw_min`…; see the JSON's absent keys), `ctx`, `majf`, `minf`, and CPU usage
+//! latency (measured together with completion latency), `ctx`, `majf`, `minf`, and CPU usage
 //! of a simulated job except the modelled host's system share. Disk utilisation, which fio
 //! appends for each disk it sampled, is not sampled, so no disk fields follow (as fio's
 //! line for a file on tmpfs).
 
-use super::{iodepth_percentages, latency_distribution};
+use super::{bw_agg_pct, group_agg_bytes, iodepth_percentages, latency_distribution};
 use crate::histogram::LatencyHistogram;
 use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
 use std::fmt::Write;
@@ -44,7 +44,7 @@ fn lat_fields(out: &mut String, h: &LatencyHistogram) {
     }
 }
 
-fn direction(out: &mut String, d: &DirStats, p: &Percentiles) {
+fn direction(out: &mut String, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
     let (bw_kib, iops) = if d.runtime_ns == 0 {
         (0, 0)
     } else {
@@ -87,20 +87,34 @@ fn direction(out: &mut String, d: &DirStats, p: &Percentiles) {
         }
     }
     lat_fields(out, &d.lat);
-    // Bandwidth samples: not taken.
-    out.push_str(";0;0;0.000000%;0.000000;0.000000");
+    // Bandwidth samples, as fio: zeros without any.
+    let bw = &d.samples.bw_kib;
+    if bw.samples == 0 {
+        out.push_str(";0;0;0.000000%;0.000000;0.000000");
+    } else {
+        let _ = write!(
+            out,
+            ";{};{};{:.6}%;{:.6};{:.6}",
+            bw.min,
+            bw.max,
+            bw_agg_pct(bw.mean, agg_bytes),
+            bw.mean,
+            bw.stddev()
+        );
+    }
 }
 
-/// One job's terse line (with its newline).
-pub fn terse_line(j: &JobResult, version: &str) -> String {
+/// One job's terse line (with its newline); `agg` is its reporting group's aggregate
+/// bandwidth, reads and writes, bytes/s (the bandwidth samples' percent is of it).
+pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 2]) -> String {
     let mut out = format!(
         "{TERSE_VERSION};{version};{};{};{}",
         j.name,
         j.groupid,
         j.error_code()
     );
-    direction(&mut out, &j.read, &j.percentiles);
-    direction(&mut out, &j.write, &j.percentiles);
+    direction(&mut out, &j.read, &j.percentiles, agg[0]);
+    direction(&mut out, &j.write, &j.percentiles, agg[1]);
     let _ = write!(out, ";{:.6}%;{:.6}%;0;0;0", j.usr_cpu, j.sys_cpu);
     for (_, p) in iodepth_percentages(&j.iodepth_level) {
         let _ = write!(out, ";{p:.1}%");
@@ -138,7 +152,7 @@ pub fn render_terse(result: &RunResult) -> String {
     result
         .jobs
         .iter()
-        .map(|j| terse_line(j, &version))
+        .map(|j| terse_line(j, &version, group_agg_bytes(result, j.groupid)))
         .collect()
 }
 
@@ -166,7 +180,7 @@ mod tests {
     }
 
     fn fields(j: &JobResult) -> Vec<String> {
-        let line = terse_line(j, "raidlab-test");
+        let line = terse_line(j, "raidlab-test", [2_048_000, 0]);
         assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
         line.trim_end().split(';').map(str::to_string).collect()
     }
@@ -203,7 +217,8 @@ mod tests {
         // lat in µs, then bandwidth samples.
         assert_eq!([at(38), at(39)], ["1", "1000"]);
         assert_eq!(at(40).parse::<f64>().unwrap(), 501.0);
-        assert_eq!(at(44), "0.000000%");
+        // No samples: zeros, as fio.
+        assert_eq!([at(42), at(43), at(44)], ["0", "0", "0.000000%"]);
         // Write: nothing moved, percentiles listed with zeros as fio does.
         assert_eq!([at(47), at(48), at(49), at(50)], ["0", "0", "0", "0"]);
         assert_eq!(at(59), "1.000000%=0");
@@ -218,6 +233,33 @@ mod tests {
             .map(|s| s.trim_end_matches('%').parse::<f64>().unwrap())
             .sum();
         assert!((shares - 100.0).abs() < 0.05, "{shares}");
+    }
+
+    /// The bandwidth fields are the samples' min, max, percent of the group's aggregate,
+    /// mean and standard deviation (fio 3.33's line for 5 samples: `1024;1032;100.000000%;
+    /// 1025.600000;3.577709`).
+    #[test]
+    fn bandwidth_samples_fill_their_fields() {
+        let mut j = job();
+        for v in [1024, 1024, 1024, 1024, 1032] {
+            j.read.samples.bw_kib.add(v);
+        }
+        let f = fields(&j);
+        let at = |n: usize| f[n - 1].as_str();
+        // The group's aggregate is 2000 KiB/s: 1025.6 of it is 51.28%.
+        assert_eq!(
+            [at(42), at(43), at(44), at(45), at(46)],
+            ["1024", "1032", "51.280000%", "1025.600000", "3.577709"]
+        );
+        // Two such jobs in one group: each reports its share of the group's sum.
+        let mut r = RunResult {
+            jobs: vec![j.clone(), j],
+            ..Default::default()
+        };
+        r.jobs[1].name = "s".into();
+        let out = render_terse(&r);
+        let line: Vec<&str> = out.lines().next().unwrap().split(';').collect();
+        assert_eq!(line[43], "25.640000%");
     }
 
     /// Sub-microsecond latencies count in the first µs share, as in fio's line (it has no

@@ -84,7 +84,43 @@ fn percentiles(out: &mut String, label: &str, h: &LatencyHistogram, p: &Percenti
     }
 }
 
-fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles) {
+/// fio's sample lines of one direction: `bw (  KiB/s): min=…, max=…, per=…%, avg=…,
+/// stdev=…, samples=…` (MiB/s once the mean passes 1 GiB/s, as fio) and `iops        : …`;
+/// none without samples.
+fn sample_lines(out: &mut String, d: &DirStats, agg_bytes: u64) {
+    let bw = &d.samples.bw_kib;
+    if bw.samples > 0 {
+        let per = super::bw_agg_pct(bw.mean, agg_bytes);
+        let (unit, div) = if bw.mean > 1024.0 * 1024.0 {
+            ("MiB", 1024u64)
+        } else {
+            ("KiB", 1)
+        };
+        let _ = writeln!(
+            out,
+            "   bw ({unit:>5}/s): min={:5}, max={:5}, per={per:3.2}%, avg={:5.2}, stdev={:5.2}, samples={}",
+            bw.min / div,
+            bw.max / div,
+            bw.mean / div as f64,
+            bw.stddev() / div as f64,
+            bw.samples
+        );
+    }
+    let iops = &d.samples.iops;
+    if iops.samples > 0 {
+        let _ = writeln!(
+            out,
+            "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+            iops.min,
+            iops.max,
+            iops.mean,
+            iops.stddev(),
+            iops.samples
+        );
+    }
+}
+
+fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
     if d.total_ios == 0 {
         return;
     }
@@ -104,9 +140,16 @@ fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles) {
     if p.lat == Some(true) {
         percentiles(out, "lat", &d.lat, p);
     }
+    sample_lines(out, d, agg_bytes);
 }
 
-fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], timestamp: u64) {
+fn job_block(
+    out: &mut String,
+    j: &JobResult,
+    options: &[(String, String)],
+    timestamp: u64,
+    agg: [u64; 2],
+) {
     let err = j.error_code();
     let when = if timestamp > 0 {
         format!(": {}", ctime_utc(timestamp))
@@ -130,8 +173,8 @@ fn job_block(out: &mut String, j: &JobResult, options: &[(String, String)], time
             "  randseed={seed} (randrepeat=0; --randseed={seed} repeats these requests)"
         );
     }
-    direction(out, "read", &j.read, &j.percentiles);
-    direction(out, "write", &j.write, &j.percentiles);
+    direction(out, "read", &j.read, &j.percentiles, agg[0]);
+    direction(out, "write", &j.write, &j.percentiles, agg[1]);
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
@@ -331,7 +374,8 @@ pub fn render_text_with_options(result: &RunResult, options: &[Vec<(String, Stri
     }
     for (i, j) in result.jobs.iter().enumerate() {
         let opts = options.get(i).map(Vec::as_slice).unwrap_or(&[]);
-        job_block(&mut out, j, opts, result.timestamp);
+        let agg = super::group_agg_bytes(result, j.groupid);
+        job_block(&mut out, j, opts, result.timestamp, agg);
     }
     let mut groups: Vec<u32> = result.jobs.iter().map(|j| j.groupid).collect();
     groups.sort_unstable();
@@ -451,6 +495,33 @@ mod tests {
             .sum();
         assert!((total - 100.0).abs() < 0.05, "{line}");
         assert!(t.contains("MB/s = 10^6 bytes/s"));
+    }
+
+    /// The bandwidth and IOPS samples as fio's two lines under the percentiles (fio 3.33's
+    /// for such samples: `min= 1024, max= 1032, per=100.00%, avg=1026.67, stdev= 4.62,
+    /// samples=3`); none without samples.
+    #[test]
+    fn samples_are_fios_bw_and_iops_lines() {
+        // 3 MiB over 3 s: the group's 1024 KiB/s.
+        let mut j = job("a", 0, 3 << 20, 3_000_000_000);
+        let plain = render_text(&RunResult {
+            jobs: vec![j.clone()],
+            ..Default::default()
+        });
+        assert!(!plain.contains("   bw ("), "{plain}");
+        for v in [1024, 1024, 1032] {
+            j.read.samples.bw_kib.add(v);
+        }
+        for v in [256, 256, 258] {
+            j.read.samples.iops.add(v);
+        }
+        let t = render_text(&RunResult {
+            jobs: vec![j],
+            ..Default::default()
+        });
+        let lines = "   bw (  KiB/s): min= 1024, max= 1032, per=100.00%, avg=1026.67, stdev= 4.62, samples=3\n   iops        : min=  256, max=  258, avg=256.67, stdev= 1.15, samples=3\n";
+        let at = t.find(lines).unwrap_or_else(|| panic!("{t}"));
+        assert!(at > t.find("clat percentiles").unwrap(), "{t}");
     }
 
     /// fio's `percentile_list=50:99.5:10` (sorted, one decimal as written) and
