@@ -45,6 +45,8 @@ pub struct Leaf {
     pub bitmap: Bitmap,
 }
 
+// One per array, never in a collection: the leaf's size costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 pub enum Backing {
     Leaf(Leaf),
     /// Children arrays, by role; their leaves hold this array's description in `parents`.

@@ -671,7 +671,7 @@ fn a_stop_before_the_jobs_start_ends_the_run_with_a_clear_error() {
         ("size", "1m"),
         ("filename", f.to_str().unwrap()),
     ]);
-    run_paths(&[s.clone()], false).unwrap();
+    run_paths(std::slice::from_ref(&s), false).unwrap();
     let opts = raidlab_engine::RunOptions {
         stop: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true)),
         ..Default::default()

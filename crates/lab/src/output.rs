@@ -113,8 +113,7 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
             "spread".into(),
             "reps".into(),
             String::new(),
-        ]
-        .into_iter(),
+        ],
     );
     let mut rows = vec![head];
     for o in outcomes {

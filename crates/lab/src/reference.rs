@@ -106,11 +106,11 @@ pub fn fill(template: &str, row: &BTreeMap<String, String>) -> Result<String, St
     Ok(out)
 }
 
+/// A reference row: its parameters, and its metrics.
+pub type RefRow = (BTreeMap<String, String>, BTreeMap<String, f64>);
+
 /// Rows (params, metrics) a reference yields from CSV text.
-pub fn rows_of(
-    r: &Reference,
-    text: &str,
-) -> Result<Vec<(BTreeMap<String, String>, BTreeMap<String, f64>)>, String> {
+pub fn rows_of(r: &Reference, text: &str) -> Result<Vec<RefRow>, String> {
     let mut lines = text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
@@ -118,7 +118,7 @@ pub fn rows_of(
     let mut out = Vec::new();
     for (n, line) in lines.enumerate() {
         let cells = split_csv_line(line);
-        let row: BTreeMap<String, String> = header.iter().cloned().zip(cells.into_iter()).collect();
+        let row: BTreeMap<String, String> = header.iter().cloned().zip(cells).collect();
         for s in &r.series {
             let mut params = BTreeMap::new();
             for (k, t) in &s.params {

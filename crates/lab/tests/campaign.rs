@@ -13,15 +13,20 @@ use std::rc::Rc;
 
 type Log = Rc<RefCell<Vec<String>>>;
 
+/// The rate call n reports for a job.
+type RateFn = Box<dyn FnMut(u32, &JobSpec) -> Result<f64, LabError>>;
+/// Changes the result of call n.
+type AlterFn = Box<dyn FnMut(u32, &mut JobResult)>;
+
 /// Returns a rate from a function of (call number, specs); logs each run.
 struct FakeRunner {
     log: Log,
     calls: u32,
-    rate: Box<dyn FnMut(u32, &JobSpec) -> Result<f64, LabError>>,
+    rate: RateFn,
     /// Runs it computes at once (1: every run in its turn); above 1 every run is independent.
     width: usize,
     /// Changes the result of call n (a job stopped early, no I/O counted, …).
-    alter: Box<dyn FnMut(u32, &mut JobResult)>,
+    alter: AlterFn,
 }
 
 impl Runner for FakeRunner {

@@ -189,7 +189,7 @@ fn a_foreign_database_is_refused_and_left_byte_identical() {
     let exp = write_experiment(dir.path(), "small", SMALL);
     for content in [b"my thesis draft\n".to_vec(), {
         let mut v = b"SQLite format 3\0".to_vec();
-        v.extend(std::iter::repeat(0x42).take(4096));
+        v.extend(std::iter::repeat_n(0x42, 4096));
         v
     }] {
         let db = dir.path().join("other.db");

@@ -114,11 +114,14 @@ pub struct BarChart {
     pub series: Vec<BarSeries>,
 }
 
+/// An error bar: (low, high).
+pub type ErrorBar = (f64, f64);
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub label: String,
-    /// Per category: (value, optional (lo, hi) error bar); `None` where missing.
-    pub values: Vec<Option<(f64, Option<(f64, f64)>)>>,
+    /// Per category: (value, optional error bar); `None` where missing.
+    pub values: Vec<Option<(f64, Option<ErrorBar>)>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

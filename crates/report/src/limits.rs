@@ -51,8 +51,8 @@ pub struct LimitsInput {
 impl LimitsInput {
     /// Whether this input's bounds are for `run`: its campaign, and its target.
     pub fn applies_to(&self, run: &RunRow) -> bool {
-        let campaign = self.campaign.as_ref().map_or(true, |c| *c == run.campaign);
-        let target = self.target.as_ref().map_or(true, |t| {
+        let campaign = self.campaign.as_ref().is_none_or(|c| *c == run.campaign);
+        let target = self.target.as_ref().is_none_or(|t| {
             if self.whole_target {
                 run.target == *t
             } else {

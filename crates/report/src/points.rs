@@ -101,7 +101,9 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     let target_varies = targets.values().any(|t| t.len() > 1);
 
     let mut points: Vec<Point> = Vec::new();
-    let mut index: BTreeMap<(Source, String, Vec<(String, String)>), usize> = BTreeMap::new();
+    // A point's key: its source, metric and parameters.
+    type Key = (Source, String, Vec<(String, String)>);
+    let mut index: BTreeMap<Key, usize> = BTreeMap::new();
     for r in rows {
         let source = Source::from_db(&r.source);
         let mut params = r.params.clone();

@@ -94,6 +94,7 @@ impl Svg {
         self.body.push_str("/>\n");
     }
 
+    #[allow(clippy::too_many_arguments)] // an SVG line's own attributes
     pub fn line(
         &mut self,
         x1: f64,

@@ -425,7 +425,7 @@ impl RequestStream {
             // in a new order.
             let blocks = shuffle.n;
             let k = self.cursor / *map_bs;
-            if k % blocks == 0 {
+            if k.is_multiple_of(blocks) {
                 let round = (u64::from(self.pass) << 32) ^ (k / blocks);
                 *shuffle = BlockShuffle::new(
                     blocks,

@@ -367,6 +367,58 @@ fn measure(k: Kernel, s: &mut Stripe, per: Duration) -> Result<KernelRates, CliE
     })
 }
 
+/// `bench sim`: the wall clock is read here, at the edge, and handed to the simulator's
+/// benchmark, which never reads one itself.
+fn sim(a: SimBenchArgs) -> Result<(), CliError> {
+    if a.output_format != "text" && a.output_format != "json" {
+        return Err(CliError::usage(format!(
+            "--output-format {}: not a format (valid: text, json)",
+            a.output_format
+        )));
+    }
+    if !a.systems.join("llnl2000").is_dir() {
+        return Err(CliError::usage(format!(
+            "--systems {}: no llnl2000/ folder of simulated systems there (run from the repository root or point --systems at it)",
+            a.systems.display()
+        )));
+    }
+    let t0 = Instant::now();
+    let clock = move || t0.elapsed().as_secs_f64();
+    let mut rows = Vec::new();
+    for r in [
+        raidlab_sim::bench::random_raid5(&a.systems, &clock),
+        raidlab_sim::bench::llnl2000(&a.systems, &clock),
+    ] {
+        let r = r.map_err(|e| CliError::failed(e.to_string()))?;
+        rows.push(serde_json::json!({
+            "name": r.name,
+            "points": r.points,
+            "member_ios": r.member_ios,
+            "seconds": r.seconds,
+            "member_ios_per_s": r.member_ios_per_s(),
+            "host_ios": r.host_ios,
+            "events": r.events,
+            "events_per_s": r.events_per_s(),
+        }));
+        if a.output_format == "text" {
+            crate::stdout::print(&format!(
+                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s\n",
+                r.name,
+                r.points,
+                r.member_ios,
+                r.seconds,
+                r.member_ios_per_s(),
+                r.events,
+                r.events_per_s()
+            ))?;
+        }
+    }
+    if a.output_format == "json" {
+        crate::stdout::print(&format!("{}\n", serde_json::Value::Array(rows)))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,56 +512,4 @@ mod tests {
             .lines()
             .any(|l| l.starts_with("scalar") && !l.contains("used")));
     }
-}
-
-/// `bench sim`: the wall clock is read here, at the edge, and handed to the simulator's
-/// benchmark, which never reads one itself.
-fn sim(a: SimBenchArgs) -> Result<(), CliError> {
-    if a.output_format != "text" && a.output_format != "json" {
-        return Err(CliError::usage(format!(
-            "--output-format {}: not a format (valid: text, json)",
-            a.output_format
-        )));
-    }
-    if !a.systems.join("llnl2000").is_dir() {
-        return Err(CliError::usage(format!(
-            "--systems {}: no llnl2000/ folder of simulated systems there (run from the repository root or point --systems at it)",
-            a.systems.display()
-        )));
-    }
-    let t0 = Instant::now();
-    let clock = move || t0.elapsed().as_secs_f64();
-    let mut rows = Vec::new();
-    for r in [
-        raidlab_sim::bench::random_raid5(&a.systems, &clock),
-        raidlab_sim::bench::llnl2000(&a.systems, &clock),
-    ] {
-        let r = r.map_err(|e| CliError::failed(e.to_string()))?;
-        rows.push(serde_json::json!({
-            "name": r.name,
-            "points": r.points,
-            "member_ios": r.member_ios,
-            "seconds": r.seconds,
-            "member_ios_per_s": r.member_ios_per_s(),
-            "host_ios": r.host_ios,
-            "events": r.events,
-            "events_per_s": r.events_per_s(),
-        }));
-        if a.output_format == "text" {
-            crate::stdout::print(&format!(
-                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s\n",
-                r.name,
-                r.points,
-                r.member_ios,
-                r.seconds,
-                r.member_ios_per_s(),
-                r.events,
-                r.events_per_s()
-            ))?;
-        }
-    }
-    if a.output_format == "json" {
-        crate::stdout::print(&format!("{}\n", serde_json::Value::Array(rows)))?;
-    }
-    Ok(())
 }

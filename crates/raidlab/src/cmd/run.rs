@@ -708,7 +708,7 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
 /// fio-style size text: `4k`, `1m`, `3g`, or bytes.
 fn size_text(b: u64) -> String {
     for (shift, suffix) in [(40, "t"), (30, "g"), (20, "m"), (10, "k")] {
-        if b != 0 && b % (1u64 << shift) == 0 {
+        if b != 0 && b.is_multiple_of(1u64 << shift) {
             return format!("{}{suffix}", b >> shift);
         }
     }
@@ -716,11 +716,11 @@ fn size_text(b: u64) -> String {
 }
 
 fn duration_text(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1000 == 0 {
+    } else if ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
     } else {
         format!("{ns}ns")
@@ -1204,9 +1204,11 @@ fn supports_direct(dir: &Path) -> bool {
 
 /// The embedded default's jobs on `file`.
 pub fn embedded_default(file: &Path, direct: bool) -> Vec<JobSpec> {
-    let mut base = JobSpec::default();
-    base.filenames = vec![file.display().to_string()];
-    base.direct = direct;
+    let base = JobSpec {
+        filenames: vec![file.display().to_string()],
+        direct,
+        ..JobSpec::default()
+    };
     parse_job_text(EMBEDDED_DEFAULT_JOB, "embedded default", base)
         .expect("the embedded default job parses")
 }

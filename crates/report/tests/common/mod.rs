@@ -168,7 +168,7 @@ pub fn convergence() -> Vec<ConvergenceStep> {
             campaign: "chain".into(),
             point: 12,
             step: i,
-            total_bytes: 8 * 1024 * 1024 << (2 * i),
+            total_bytes: (8 * 1024 * 1024) << (2 * i),
             mb_s: 40.0 + 12.0 / (i as f64 + 1.0),
         })
         .collect()
