@@ -261,15 +261,16 @@ impl SsdModel {
 
     /// Random writes, bytes/s, a steady drive keeps up with many commands in flight: per host
     /// page its die programs A pages, senses and moves A - 1 over its channel twice, and
-    /// erases A / `block_pages` blocks; whichever of dies, channels and host side is least.
+    /// erases A / `block_pages` blocks, and its channel carries the host's page besides;
+    /// whichever of dies, channels and host side is least.
     /// `None` for a fresh drive.
     pub fn steady_random_write_bound(&self) -> Option<f64> {
         let gc = self.gc.as_ref()?;
         let a = gc.amplification;
         let xfer = self.page as f64 * self.channel_ns_per_byte;
+        // (The host's page crosses the channel while its die still works on the last one.)
         let die_ns = a * self.direct_program_ns as f64
             + (a - 1.0) * (self.read_ns as f64 + 2.0 * xfer)
-            + xfer
             + a * gc.erase_ns as f64 / f64::from(gc.block_pages);
         let dies = self.dies as f64 * self.page as f64 * 1e9 / die_ns;
         let channel_ns = (1.0 + 2.0 * (a - 1.0)) * xfer;
