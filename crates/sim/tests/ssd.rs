@@ -427,7 +427,7 @@ fn an_enterprise_drive_in_steady_state_meets_its_data_sheet() {
     // Samsung PM9A3 7.68 TB class: 200 K random 4 KiB writes a second sustained, from 128
     // dies at 599 µs a program with 14.5% spare (A = 4.1). The model's figure: 8% under it
     // (BENCHMARKS.md); the test allows 15% either way.
-    let t = drive_with("nvme-tlc-7.68tb-enterprise", "ssd_state = \"steady\"");
+    let t = system("modern/nvme-enterprise-steady.toml");
     let steady = random_writes(&t);
     assert!(
         (170_000.0..230_000.0).contains(&steady),
