@@ -681,7 +681,13 @@ mod tests {
         // Scattered ones copy A - 1 bytes a byte, a page at a time.
         let mut st = m.state();
         for i in 0..10_000u64 {
-            m.service(&mut st, i * 10_000, (i * 7_919 % 100_000) * 65_536, 4096, true);
+            m.service(
+                &mut st,
+                i * 10_000,
+                (i * 7_919 % 100_000) * 65_536,
+                4096,
+                true,
+            );
         }
         let per = st.copied_bytes as f64 / st.host_bytes as f64;
         assert!((per - (a - 1.0)).abs() < 0.01, "{per} vs {}", a - 1.0);
@@ -696,7 +702,13 @@ mod tests {
         let fresh = drive();
         let mut st = fresh.state();
         for i in 0..1000u64 {
-            fresh.service(&mut st, i * 10_000, (i * 7_919 % 100_000) * 65_536, 4096, true);
+            fresh.service(
+                &mut st,
+                i * 10_000,
+                (i * 7_919 % 100_000) * 65_536,
+                4096,
+                true,
+            );
         }
         assert_eq!(st.copied_bytes, 0);
         assert!(fresh.gc().is_none() && fresh.steady_random_write_bound().is_none());

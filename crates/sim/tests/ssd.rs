@@ -330,7 +330,11 @@ fn steady_random_writes_pay_for_garbage_collection() {
 
 #[test]
 fn more_spare_flash_makes_steady_random_writes_faster() {
-    let at = |spare: &str| random_writes(&nvme_with(&format!("ssd_state = \"steady\"\nspare_fraction = {spare}")));
+    let at = |spare: &str| {
+        random_writes(&nvme_with(&format!(
+            "ssd_state = \"steady\"\nspare_fraction = {spare}"
+        )))
+    };
     let v: Vec<f64> = ["0.08", "0.28", "1.0"].iter().map(|s| at(s)).collect();
     assert!(v.windows(2).all(|w| w[1] > w[0]), "IOPS by spare: {v:?}");
     // 28% spare (an enterprise drive's) amplifies 2.5× against 6.9×: well over twice as fast.
@@ -386,7 +390,10 @@ fn reads_mixed_with_steady_random_writes_wait_behind_the_copies() {
                 ("time_based", "1"),
             ],
         );
-        (r.jobs[0].read.bw_bytes() / 4096.0, r.jobs[0].read.clat.mean() / 1e3)
+        (
+            r.jobs[0].read.bw_bytes() / 4096.0,
+            r.jobs[0].read.clat.mean() / 1e3,
+        )
     };
     let (fresh_iops, fresh_us) = mixed(&system(NVME));
     let (steady_iops, steady_us) = mixed(&system("modern/nvme-steady.toml"));
@@ -406,7 +413,10 @@ fn a_fresh_drive_is_the_default_and_reads_do_not_change_with_the_state() {
         ("time_based", "1"),
     ];
     let default = sim_run(&system(NVME), &opts);
-    let fresh = sim_run(&nvme_with("ssd_state = \"fresh\"\nspare_fraction = 0.5"), &opts);
+    let fresh = sim_run(
+        &nvme_with("ssd_state = \"fresh\"\nspare_fraction = 0.5"),
+        &opts,
+    );
     assert_eq!(default.jobs[0].write.clat, fresh.jobs[0].write.clat);
     assert_eq!(default.jobs[0].read.clat, fresh.jobs[0].read.clat);
     // Reads alone find no collection to wait behind.
@@ -444,12 +454,32 @@ fn bad_steady_state_values_are_one_line_each() {
 [[array]]\nname = \"a\"\ncontroller = \"c\"\nlevel = \"single\"\ndisks = 1\ndisk = \"d\"\n\
 [[lun]]\nname = \"l\"\narray = \"a\"\n";
     for (disk, key, what) in [
-        ("nvme-tlc-1tb", "spare_fraction = 0", "spare_fraction = 0: valid is 0.01 to 4"),
-        ("nvme-tlc-1tb", "spare_fraction = 7", "spare_fraction = 7: valid is 0.01 to 4"),
-        ("nvme-tlc-1tb", "block_pages = 0", "block_pages = 0: valid is 1 to 65536"),
-        ("nvme-tlc-1tb", "erase_ms = -1", "erase_ms = -1: valid is 0 to 1000"),
+        (
+            "nvme-tlc-1tb",
+            "spare_fraction = 0",
+            "spare_fraction = 0: valid is 0.01 to 4",
+        ),
+        (
+            "nvme-tlc-1tb",
+            "spare_fraction = 7",
+            "spare_fraction = 7: valid is 0.01 to 4",
+        ),
+        (
+            "nvme-tlc-1tb",
+            "block_pages = 0",
+            "block_pages = 0: valid is 1 to 65536",
+        ),
+        (
+            "nvme-tlc-1tb",
+            "erase_ms = -1",
+            "erase_ms = -1: valid is 0 to 1000",
+        ),
         ("nvme-tlc-1tb", "ssd_state = \"worn\"", "fresh"),
-        ("samsung-hd501lj", "ssd_state = \"steady\"", "valid only with kind = \"ssd\""),
+        (
+            "samsung-hd501lj",
+            "ssd_state = \"steady\"",
+            "valid only with kind = \"ssd\"",
+        ),
     ] {
         let text = base.replace("BASE", disk).replace("KEY", key);
         let e = raidlab_sim::config::parse("s.toml", &text).unwrap_err();
