@@ -96,6 +96,56 @@ pub struct DiskSpec {
     /// The controller's command rate, commands per second (0: no limit).
     #[serde(default)]
     pub max_iops: f64,
+    /// Whether the drive is as it comes out of the box or written over until its garbage
+    /// collection runs as it does for good (see crate::ssd).
+    #[serde(default, skip_serializing_if = "FlashState::is_fresh")]
+    pub ssd_state: FlashState,
+    /// Raw flash beyond the user capacity, as a share of the user capacity (over-provisioning:
+    /// (raw - user) / user). What garbage collection has to work with in steady state.
+    #[serde(default = "default_spare_fraction")]
+    pub spare_fraction: f64,
+    /// Pages in an erase block.
+    #[serde(default = "default_block_pages")]
+    pub block_pages: u32,
+    /// A die's time to erase one block (tBERS), ms.
+    #[serde(default = "default_erase_ms")]
+    pub erase_ms: f64,
+}
+
+/// A flash drive's state: `fresh` (every block erased, nothing to collect: the model before
+/// steady state existed) or `steady` (full, written over many times: every write pays for
+/// garbage collection, and the SLC cache has no room left).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlashState {
+    #[default]
+    Fresh,
+    Steady,
+}
+
+impl FlashState {
+    fn is_fresh(&self) -> bool {
+        *self == FlashState::Fresh
+    }
+}
+
+/// Assumption for a drive that does not give its own: a consumer drive sold in decimal
+/// terabytes on binary tebibytes of flash (2^40 / 10^12 - 1 = 9.95%), less what the drive
+/// keeps for itself (static SLC region, bad-block reserve), rounded down to 8%.
+fn default_spare_fraction() -> f64 {
+    0.08
+}
+
+/// Estimate: 3D TLC blocks of 96 word lines × 4 strings × 3 bits = 1152 pages of 16 KiB
+/// (18 MiB); the makers publish the block size only in datasheets under NDA. Erases are a
+/// small share of the work (an erase per block of programs), so the estimate moves little.
+fn default_block_pages() -> u32 {
+    1152
+}
+
+/// Estimate: 3.5 ms, within the 3–10 ms block erase times ONFI-class 3D TLC parts state.
+fn default_erase_ms() -> f64 {
+    3.5
 }
 
 fn default_channels() -> u32 {
@@ -152,6 +202,10 @@ impl DiskSpec {
             slc_cache_gib: 0.0,
             direct_program_us: 0.0,
             max_iops: 0.0,
+            ssd_state: FlashState::Fresh,
+            spare_fraction: default_spare_fraction(),
+            block_pages: default_block_pages(),
+            erase_ms: default_erase_ms(),
         }
     }
 }
@@ -332,7 +386,43 @@ pub fn catalog() -> Vec<DiskSpec> {
         // PCIe 3.0 x4: 8 GT/s × 4 lanes × 128/130, less packet overhead.
         interface_mb_s: 3900.0,
         write_cache: true,
+        // 1 TB of user space on 1 TiB of V-NAND (9.95% more), less the 6 GB static SLC
+        // region (the data sheet's TurboWrite default, held in TLC blocks at a third of
+        // their density: 18 GB) and a bad-block reserve: about 8% (estimate).
+        spare_fraction: 0.08,
         ..DiskSpec::hdd("nvme-tlc-1tb")
+    });
+
+    // An enterprise NVMe TLC SSD (PCIe 4.0 x4 U.2, Samsung PM9A3 7.68 TB class; Samsung's
+    // figures as heise.de reported them from the data sheet, 2020: "PCIe-4.0-SSD Samsung
+    // PM9A3"): 6500 MB/s sequential read, 3500 MB/s write, 900 K random 4 KiB reads and
+    // 200 K random writes a second, 1.3 drive writes a day. Enterprise data sheets give
+    // random writes in sustained state (after preconditioning), the figure this drive's
+    // steady state is compared with (BENCHMARKS.md). 128 dies: 7.68 TB on 512 Gbit
+    // V-NAND dies of the generation is 8 TiB of flash; 8 channels (estimate, as the maker's
+    // PCIe 4.0 controllers of the time) of Toggle DDR 4.0 at 1200 MT/s. No SLC cache
+    // (enterprise drives write native cells: assumption), so the program time follows from
+    // the write rate over the dies: 128 × 16 KiB / 3500 MB/s = 599 µs. tR 60 µs and 5 µs a
+    // command as for the consumer drive (estimates). Spare: 8 TiB / 7.68 TB - 1 = 14.5%,
+    // all of it taken as spare (the reserve for bad blocks and metadata is not published).
+    v.push(DiskSpec {
+        kind: DeviceKind::Ssd,
+        capacity_bytes: 7_680_000_000_000,
+        read_us: 60.0,
+        program_us: 599.0,
+        units: 128,
+        channels: 8,
+        page_kib: 16,
+        channel_mb_s: 1200.0,
+        read_mb_s: 6500.0,
+        write_mb_s: 3500.0,
+        max_iops: 900_000.0,
+        command_us: 5.0,
+        // PCIe 4.0 x4: 16 GT/s × 4 lanes × 128/130, less packet overhead.
+        interface_mb_s: 7800.0,
+        write_cache: true,
+        spare_fraction: (1u64 << 43) as f64 / 7.68e12 - 1.0,
+        ..DiskSpec::hdd("nvme-tlc-7.68tb-enterprise")
     });
     v
 }

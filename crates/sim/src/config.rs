@@ -842,6 +842,19 @@ fn disk_items(s: &DiskSpec) -> Vec<Item> {
                 None,
             ),
             ("cache_kib", i(s.cache_kib), KIB, None),
+            (
+                "spare_fraction",
+                f(s.spare_fraction),
+                range(0.01, 4.0, "of the user capacity (1% to 400%)"),
+                None,
+            ),
+            (
+                "block_pages",
+                i(s.block_pages),
+                range(1.0, 65536.0, "pages"),
+                None,
+            ),
+            ("erase_ms", f(s.erase_ms), MECH_MS, None),
         ]);
     }
     v
@@ -1230,6 +1243,15 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             }
         };
         let n = errs.len();
+        if spec.kind == catalog::DeviceKind::Hdd && spec.ssd_state != catalog::FlashState::Fresh {
+            errs.push(disk_at(
+                "ssd_state",
+                format!(
+                    "disk '{name}': ssd_state = \"steady\" is a flash drive's state: valid \
+                     only with kind = \"ssd\" (leave it out for a hard disk)"
+                ),
+            ));
+        }
         if let Err(m) = check_seek_table(name, &spec.seek_table) {
             errs.push(disk_at("seek_table", m));
         }

@@ -74,6 +74,10 @@
 //! #                           # or a measured one: (fraction of a full stroke, ms) points
 //! write_cache = true          # the drive acknowledges writes from its buffer and writes
 //! cache_kib = 16384           # them out in its own order; how much it holds
+//! # ssd_state = "steady"      # flash drives: "fresh" (the default, as out of the box) or
+//! #                           # "steady" (written over: garbage collection, see `ssd`)
+//! # spare_fraction = 0.08     # flash beyond the user capacity, of it (0.01 to 4)
+//! # block_pages = 1152        # pages in an erase block; erase_ms = 3.5, its erase time
 //!
 //! [[array]]
 //! name = "chain0"
@@ -1454,6 +1458,22 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                         String::new()
                     }
                 );
+                if let (Some(gc), Some(random)) = (
+                    m.ssd.as_ref().and_then(|f| f.gc()),
+                    m.ssd.as_ref().and_then(|f| f.steady_random_write_bound()),
+                ) {
+                    let _ = writeln!(
+                        s,
+                        "  → {:<28} steady state: spare {:.1}%, random overwrites amplified \
+                         {:.2}× by garbage collection; drive random writes {:.1} MB/s \
+                         ({:.0} K IOPS of 4 KiB)",
+                        "",
+                        gc.spare * 100.0,
+                        gc.amplification,
+                        random / 1e6,
+                        random / 4096.0 / 1e3
+                    );
+                }
             } else {
                 let _ = writeln!(
                     s,
