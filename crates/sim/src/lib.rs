@@ -117,6 +117,7 @@ pub mod engine;
 pub mod error;
 pub mod pagecache;
 pub mod planner;
+pub mod rebuild;
 pub mod ssd;
 pub mod stripecache;
 pub mod world;
@@ -464,6 +465,8 @@ struct Usage {
     page_cache: Option<pagecache::CacheStats>,
     /// Each host array's stripe cache: full writes, pre-read writes, room waits.
     stripes: Vec<[u64; 3]>,
+    /// Each rebuilding array's watermark (member bytes rebuilt).
+    rebuilt: Vec<u64>,
 }
 
 impl Usage {
@@ -483,6 +486,12 @@ impl Usage {
                 .iter()
                 .filter_map(|a| a.stripe_cache.as_ref())
                 .map(|sc| [sc.full_writes, sc.preread_writes, sc.room_waits])
+                .collect(),
+            rebuilt: w
+                .arrays
+                .iter()
+                .filter(|a| a.rebuild.is_some())
+                .map(|a| a.geom.rebuilt_below)
                 .collect(),
         }
     }
@@ -523,7 +532,37 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             room_waits: s1[2] - s0[2],
         })
         .collect();
+    let rebuilds = w
+        .arrays
+        .iter()
+        .filter_map(|a| Some((a, a.rebuild.as_ref()?)))
+        .zip(from.rebuilt.iter().zip(&to.rebuilt))
+        .map(|((a, rb), (&b0, &b1))| {
+            // The time it ran in the group: to its end, if it ended in it.
+            let stop = rb.finished_at.map_or(to.t, |f| f.clamp(from.t, to.t));
+            let ns = stop - from.t;
+            let finished = rb.finished_at.is_some();
+            let full = if finished && b0 == 0 {
+                ns
+            } else if b1 > b0 {
+                (rb.end as u128 * ns as u128 / (b1 - b0) as u128) as u64
+            } else {
+                0
+            };
+            raidlab_result::RebuildUse {
+                array: a.name.clone(),
+                members: rb.targets.clone(),
+                member_bytes: rb.end,
+                rebuilt_bytes: b1 - b0,
+                rebuilt_to_bytes: b1,
+                rebuild_ns: ns,
+                full_rebuild_ns: full,
+                finished,
+            }
+        })
+        .collect();
     SimExtras {
+        rebuilds,
         system: system.to_string(),
         virtual_time_ns: vt,
         stop_reason: reason.into(),
