@@ -1640,7 +1640,8 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
     if let (true, true, Some(lo), Some(hi)) =
         (host, a.rebuild, a.speed_limit_min, a.speed_limit_max)
     {
-        if lo > hi {
+        let valid = |v: u64| (1..=crate::rebuild::SPEED_LIMIT_MAX).contains(&v);
+        if lo > hi && valid(lo) && valid(hi) {
             out.push((
                 "speed_limit_min",
                 format!(
