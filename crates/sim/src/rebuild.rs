@@ -65,7 +65,7 @@ pub const CTRL_RATE_DEFAULT: u32 = 30;
 /// How an array's rebuild is paced.
 #[derive(Clone, Debug)]
 pub enum Pacer {
-    Md(MdPacer),
+    Md(Box<MdPacer>),
     Ctrl {
         /// Percent of the time the rebuild takes while host I/O comes.
         rate: u32,

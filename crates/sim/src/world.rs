@@ -1875,7 +1875,7 @@ impl Array {
                 (
                     MD_WINDOW,
                     (buffers / MD_WINDOW).max(1) as u32,
-                    Pacer::Md(pacer),
+                    Pacer::Md(Box::new(pacer)),
                 )
             }
             Some(_) => (

@@ -214,7 +214,9 @@ fn rebuild_runs_repeat_bit_for_bit() {
 
 #[test]
 fn bad_rebuild_settings_are_refused_in_one_line_each() {
-    let cases: [(&str, &str, &[(&str, &str)], &str); 8] = [
+    /// (folder, file, edits, what the error says)
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 8] = [
         (
             "xdd2008",
             "raid5.toml",
