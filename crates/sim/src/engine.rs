@@ -2625,6 +2625,8 @@ impl<'w> Engine<'w> {
 
     /// At a group's start: every rebuild under way issues again from its watermark (what
     /// was in flight was dropped with the last group). Whether any is under way.
+    #[cold]
+    #[inline(never)]
     fn rebuild_begin(&mut self) -> bool {
         let mut any = false;
         for ai in 0..self.w.arrays.len() {
@@ -2660,6 +2662,8 @@ impl<'w> Engine<'w> {
     }
 
     /// A rebuild's pause is over.
+    #[cold]
+    #[inline(never)]
     fn rebuild_wake(&mut self, ai: usize) {
         if let Some(rb) = self.w.arrays[ai].rebuild.as_mut() {
             rb.wake_armed = false;
@@ -2668,6 +2672,8 @@ impl<'w> Engine<'w> {
     }
 
     /// Issue array `ai`'s next rebuild steps, as many as its pacer lets go now.
+    #[cold]
+    #[inline(never)]
     fn rebuild_pump(&mut self, ai: usize) {
         use crate::rebuild::{MdCheck, Pacer};
         loop {
@@ -2725,6 +2731,8 @@ impl<'w> Engine<'w> {
     }
 
     /// Issue array `ai`'s next rebuild step: read the survivors over its member range.
+    #[cold]
+    #[inline(never)]
     fn rebuild_issue(&mut self, ai: usize) {
         let now = self.now;
         let arr = &mut self.w.arrays[ai];
@@ -2769,6 +2777,8 @@ impl<'w> Engine<'w> {
 
     /// A rebuild step's survivors are read: the parity engine computes the lost blocks (as
     /// for a degraded read), then the replacements are written.
+    #[cold]
+    #[inline(never)]
     fn rebuild_writes(&mut self, ai: usize, start: u64, writes: Vec<MemberIo>, parity: u64) {
         let t = self.parity_time(ai, parity);
         let j = self.new_join(
@@ -2792,6 +2802,8 @@ impl<'w> Engine<'w> {
 
     /// A rebuild step is written: the watermark moves up past every step done below the
     /// first still in flight; once it reaches the end the array is whole.
+    #[cold]
+    #[inline(never)]
     fn rebuild_step_done(&mut self, ai: usize, start: u64) {
         let now = self.now;
         let arr = &mut self.w.arrays[ai];
