@@ -140,6 +140,39 @@ pub struct SimExtras {
     /// were written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stripe_caches: Vec<StripeCacheUse>,
+    /// Arrays rebuilding a failed member onto a replacement during the group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebuilds: Vec<RebuildUse>,
+}
+
+/// What one array's rebuild did over a stonewall group. Bytes are of each replaced member.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RebuildUse {
+    pub array: String,
+    /// The members being rebuilt (0-based, as the system file's `failed`).
+    pub members: Vec<u32>,
+    /// Bytes of each member the rebuild covers in all (the layout's used part).
+    pub member_bytes: u64,
+    /// Bytes rebuilt during the group, and how far the rebuild had got at its end.
+    pub rebuilt_bytes: u64,
+    pub rebuilt_to_bytes: u64,
+    /// Virtual time the rebuild ran during the group (to its end or to the group's end).
+    pub rebuild_ns: u64,
+    /// The time a whole rebuild takes: the time it took, if it ran from the start to the
+    /// end within the group, else `member_bytes` at the group's rate (0: no rate).
+    pub full_rebuild_ns: u64,
+    pub finished: bool,
+}
+
+impl RebuildUse {
+    /// The rebuild's rate during the group, bytes/s of each member.
+    pub fn bytes_s(&self) -> f64 {
+        if self.rebuild_ns == 0 {
+            0.0
+        } else {
+            self.rebuilt_bytes as f64 * 1e9 / self.rebuild_ns as f64
+        }
+    }
 }
 
 /// What one md array's stripe cache did over a run.

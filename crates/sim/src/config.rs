@@ -219,6 +219,20 @@ pub struct ArrayCfg {
     /// go to the survivors; a failed drive gets no I/O.
     #[serde(default)]
     pub failed: Vec<u32>,
+    /// The failed members are being rebuilt onto replacement drives of the same model (a
+    /// spare md recovers onto after `mdadm --add`, a controller's hot spare): the rebuild
+    /// walks the members from the start while the jobs run, and below where it has reached
+    /// the array is whole again. Needs `failed`.
+    #[serde(default)]
+    pub rebuild: bool,
+    /// md's `speed_limit_min` and `speed_limit_max` (`/proc/sys/dev/raid/`, or the array's
+    /// `sync_speed_min`/`sync_speed_max`), KiB/s per member, for a host array's rebuild;
+    /// md's defaults (1000 and 200000) when absent.
+    pub speed_limit_min: Option<u64>,
+    pub speed_limit_max: Option<u64>,
+    /// A controller's rebuild rate, percent: the share of its time the rebuild takes while
+    /// the host's I/O reaches the array (default [`crate::rebuild::CTRL_RATE_DEFAULT`]).
+    pub rebuild_rate: Option<u32>,
 }
 
 fn default_chunk() -> u64 {
@@ -1475,6 +1489,9 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 ),
             ));
         }
+        for (key, msg) in rebuild_problems(a) {
+            errs.push(array_at(key, msg));
+        }
         if let Some(n) = a.stripe_cache_size {
             use crate::stripecache::{STRIPES_MAX, STRIPES_MIN};
             let what = if a.controller.is_some() || !matches!(a.level.as_str(), "raid5" | "raid6") {
@@ -1595,6 +1612,86 @@ fn in_file_order(mut errors: Vec<SimError>, texts: &[(String, String)]) -> SimEr
 /// it would refuse later passes here; the simulator then asks a little more of its models: a
 /// single drive is one drive, a raid5 has at least 3 members, and a raid10's 2 near copies
 /// pair its members up.
+/// What is wrong with an array's rebuild keys, as (key, message) pairs: a rebuild needs a
+/// failed member of a level with redundancy; md's speed limits belong to host arrays, the
+/// rebuild rate to controller arrays, and neither means anything without a rebuild.
+fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let host = a.controller.is_none();
+    if a.rebuild {
+        if matches!(a.level.as_str(), "raid0" | "linear" | "single") {
+            out.push((
+                "rebuild",
+                format!(
+                    "rebuild = true: {} has no redundancy to rebuild a member from (valid:                      raid1, raid10, raid5, raid6)",
+                    a.level
+                ),
+            ));
+        } else if a.failed.is_empty() {
+            out.push((
+                "rebuild",
+                "rebuild = true needs a failed member to rebuild (failed = [k])".to_string(),
+            ));
+        }
+    }
+    let limits = [
+        ("speed_limit_min", a.speed_limit_min),
+        ("speed_limit_max", a.speed_limit_max),
+    ];
+    for (key, v) in limits {
+        let Some(v) = v else { continue };
+        if !host {
+            out.push((
+                key,
+                format!(
+                    "{key} = {v}: md's speed limits apply to host (md) arrays; a controller                      array takes rebuild_rate = <percent>"
+                ),
+            ));
+        } else if !a.rebuild {
+            out.push((key, format!("{key} = {v} needs rebuild = true")));
+        } else if !(1..=crate::rebuild::SPEED_LIMIT_MAX).contains(&v) {
+            out.push((
+                key,
+                format!(
+                    "{key} = {v}: valid is 1 to {} KiB/s per member",
+                    crate::rebuild::SPEED_LIMIT_MAX
+                ),
+            ));
+        }
+    }
+    if let (true, true, Some(lo), Some(hi)) =
+        (host, a.rebuild, a.speed_limit_min, a.speed_limit_max)
+    {
+        let valid = |v: u64| (1..=crate::rebuild::SPEED_LIMIT_MAX).contains(&v);
+        if lo > hi && valid(lo) && valid(hi) {
+            out.push((
+                "speed_limit_min",
+                format!(
+                    "speed_limit_min = {lo} is above speed_limit_max = {hi} (valid: min at                      most max)"
+                ),
+            ));
+        }
+    }
+    if let Some(r) = a.rebuild_rate {
+        if host {
+            out.push((
+                "rebuild_rate",
+                format!(
+                    "rebuild_rate = {r}: applies to controller arrays; a host (md) array takes                      speed_limit_min and speed_limit_max"
+                ),
+            ));
+        } else if !a.rebuild {
+            out.push(("rebuild_rate", format!("rebuild_rate = {r} needs rebuild = true")));
+        } else if !(1..=100).contains(&r) {
+            out.push((
+                "rebuild_rate",
+                format!("rebuild_rate = {r}: valid is 1 to 100 (percent)"),
+            ));
+        }
+    }
+    out
+}
+
 fn check_count(level: &str, n: u32, what: &str) -> Result<(), String> {
     use crate::planner::Level;
     use raidlab_geometry::{Geometry, Layout};

@@ -721,7 +721,7 @@ impl DeviceModel {
     #[inline]
     pub fn may_stream(&self, st: &DeviceState, write: bool) -> bool {
         if write {
-            self.write_cache
+            self.write_cache || (st.tagged_writes && !st.last_was_read)
         } else {
             self.read_ahead_bytes > 0 && st.last_was_read
         }
@@ -817,7 +817,10 @@ impl DeviceModel {
             return f.service(&mut st.ssd, t, offset, len, write);
         }
         let iface = f64_of(len) * self.iface_ns_per_byte;
-        let streams = self.streams(st, offset, write);
+        // (A write without the write cache streams only if it was queued while the last
+        // command ran: the drive starts it as that one ends, as the head reaches it.)
+        let streams = self.streams(st, offset, write)
+            && (!write || self.write_cache || t <= st.last_done);
         // A streaming command moves at the zone's sustained rate, which has head switches in
         // it already: none is charged again here.
         let sustained_per_byte = || self.sustained_ns_per_byte(loc);
@@ -826,6 +829,12 @@ impl DeviceModel {
             let (ns, ahead) = self.read_on(st, t, len, iface, sustained_per_byte());
             st.ahead_ns += ahead;
             ns
+        } else if streams && !self.write_cache {
+            // A queued write that goes on where the last write ended, on a drive without its
+            // write cache: the drive took its command and data while the last one was on the
+            // media (tagged command queuing; the write cache setting only decides when status
+            // is returned), so it writes on from where the head is, its overhead hidden.
+            iface.max(f64_of(len) * sustained_per_byte())
         } else if streams {
             // Write cache: sequential writes stream behind the cache without rotational misses,
             // at the same sustained rate as sequential reads.
@@ -877,6 +886,11 @@ pub struct DeviceState {
     pub last_end: u64,
     pub last_done: u64,
     pub last_was_read: bool,
+    /// Without its write cache, a write queued while the last write ran, going on where
+    /// that one ended, streams on (the drive took its command and data during the last one,
+    /// by tagged command queuing). Set for a rebuild's replacement drives only
+    /// (`World::build`): the other drives of the seeds' systems were calibrated without it.
+    pub tagged_writes: bool,
     /// Angular position of the sector holding `last_end`, as a fraction of a turn (where a
     /// command streaming on from the last one starts).
     pub last_end_target: f64,
@@ -896,6 +910,7 @@ impl DeviceState {
             last_end: u64::MAX,
             last_done: 0,
             last_was_read: false,
+            tagged_writes: false,
             last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
             ahead_ns: 0.0,

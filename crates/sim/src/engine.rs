@@ -25,6 +25,8 @@ enum Ev {
     SyncCheck,
     /// A host parity array's unplug timer (see [`crate::stripecache::UNPLUG_NS`]).
     Unplug(u32),
+    /// An array's rebuild may go on (its pause or md's sleep is over).
+    Rebuild(u32),
 }
 
 /// How often a job in end_fsync looks whether its drives have written out what their write
@@ -230,6 +232,15 @@ enum JoinKind {
     /// A degraded array's read whose lost data has been rebuilt (its parity computed): go
     /// on with the read's own step.
     Rebuilt(Box<JoinKind>),
+    /// A rebuild step's survivor reads done: compute the lost blocks, write the replacements.
+    RebuildRead {
+        array: u32,
+        start: u64,
+        writes: Vec<MemberIo>,
+        parity: u64,
+    },
+    /// A rebuild step's replacement writes done.
+    RebuildWrite { array: u32, start: u64 },
 }
 
 struct Join {
@@ -437,6 +448,9 @@ pub struct Engine<'w> {
     /// its mirror reads are balanced by ([`Engine::host_mirror_loads`]).
     member_pending: Vec<u32>,
     member_head: Vec<u64>,
+    /// By LUN: bytes of host arrays' member I/O sent to it (what md's `is_mddev_idle` counts
+    /// on each member, the rebuild's own I/O included).
+    member_sent: Vec<u64>,
     /// By array, for host RAID 1: where the last read sent ended, and the member it went to
     /// (md's `next_seq_sect` and `last_used`).
     mirror_next: Vec<(u64, u32)>,
@@ -482,6 +496,7 @@ impl<'w> Engine<'w> {
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
             member_head: vec![0; w.luns.len()],
+            member_sent: vec![0; w.luns.len()],
             mirror_next: vec![(0, 0); w.arrays.len()],
             flushing: 0,
             flush_check: false,
@@ -605,6 +620,11 @@ impl<'w> Engine<'w> {
             }
             self.at(first, Ev::Issue(i as u32));
         }
+        // Rebuilds under way go on (or start) with the group. The array changes under the
+        // jobs as a rebuild passes: such a run is simulated to its end, not extended from a
+        // steady window.
+        let rebuilding = self.rebuild_begin();
+        let conv_enabled = conv.enabled && !rebuilding;
         // Drives still holding writes from the group before write them out as they would
         // have: when nothing else waits, or first when their buffers are pressed.
         for d in 0..self.w.disks.len() {
@@ -675,6 +695,7 @@ impl<'w> Engine<'w> {
                 Ev::Seg(x) => self.segment(x),
                 Ev::Flusher => self.flusher(),
                 Ev::Unplug(a) => self.unplug_timer(a as usize),
+                Ev::Rebuild(a) => self.rebuild_wake(a as usize),
                 Ev::SyncCheck => {
                     self.sync_check_armed = false;
                     if self.flushing > 0 {
@@ -749,7 +770,7 @@ impl<'w> Engine<'w> {
                     if interval_done {
                         next_interval += interval_ios;
                     }
-                    if conv.enabled && interval_done && self.now > iv_start.0 {
+                    if conv_enabled && interval_done && self.now > iv_start.0 {
                         let ramp_done = jobs.iter().all(|j| self.now >= j.ramp_end);
                         let bytes: u64 = jobs.iter().map(|j| j.bytes_done).sum();
                         let dirty: u64 = self.w.ctrls.iter().map(|c| c.dirty).sum::<u64>()
@@ -986,6 +1007,7 @@ impl<'w> Engine<'w> {
         for c in self.w.ctrls.iter_mut() {
             c.space_waiters.clear();
         }
+        // (Rebuilds restart their dropped steps when the next group begins.)
         // (The page cache forgets its dropped requests when the next group starts.)
         self.throttled.clear();
         self.reading.clear();
@@ -2500,6 +2522,7 @@ impl<'w> Engine<'w> {
         for &m in ios {
             let lun = self.w.arrays[ai].members[m.member as usize];
             self.member_pending[lun] += 1;
+            self.member_sent[lun] += m.len;
             let io = self.new_io(Io {
                 job: u32::MAX,
                 lun: lun as u32,
@@ -2580,6 +2603,13 @@ impl<'w> Engine<'w> {
                 r1,
             } => self.stripe_slice_done(array as usize, stripe, r0, r1),
             JoinKind::Rebuilt(_) => unreachable!("a rebuilt read's own step is taken above"),
+            JoinKind::RebuildRead {
+                array,
+                start,
+                writes,
+                parity,
+            } => self.rebuild_writes(array as usize, start, writes, parity),
+            JoinKind::RebuildWrite { array, start } => self.rebuild_step_done(array as usize, start),
             JoinKind::Complete(io) => {
                 let ioc = self.ios[io as usize];
                 let ai = self.w.luns[ioc.lun as usize].array;
@@ -2593,6 +2623,214 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// At a group's start: every rebuild under way issues again from its watermark (what
+    /// was in flight was dropped with the last group). Whether any is under way.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_begin(&mut self) -> bool {
+        let mut any = false;
+        for ai in 0..self.w.arrays.len() {
+            let arr = &mut self.w.arrays[ai];
+            let Some(rb) = arr.rebuild.as_mut().filter(|rb| rb.running()) else {
+                continue;
+            };
+            any = true;
+            rb.restart(arr.geom.rebuilt_below, self.now);
+            if matches!(rb.pacer, crate::rebuild::Pacer::Md(_)) {
+                let events = self.md_events(ai);
+                let rb = self.w.arrays[ai].rebuild.as_mut().expect("a rebuild");
+                let done = rb.done_bytes;
+                if let crate::rebuild::Pacer::Md(m) = &mut rb.pacer {
+                    m.start(self.now, done, &events);
+                }
+            }
+            self.rebuild_pump(ai);
+        }
+        any
+    }
+
+    /// Each member of host array `ai`: the I/O md counts on it that is not its rebuild's
+    /// (what its member LUN was sent, less the rebuild's own), bytes.
+    fn md_events(&self, ai: usize) -> Vec<u64> {
+        let arr = &self.w.arrays[ai];
+        let rb = arr.rebuild.as_ref().expect("a rebuild");
+        arr.members
+            .iter()
+            .zip(&rb.own)
+            .map(|(&lun, &own)| self.member_sent[lun] - own)
+            .collect()
+    }
+
+    /// A rebuild's pause is over.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_wake(&mut self, ai: usize) {
+        if let Some(rb) = self.w.arrays[ai].rebuild.as_mut() {
+            rb.wake_armed = false;
+        }
+        self.rebuild_pump(ai);
+    }
+
+    /// Issue array `ai`'s next rebuild steps, as many as its pacer lets go now.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_pump(&mut self, ai: usize) {
+        use crate::rebuild::{MdCheck, Pacer};
+        loop {
+            let now = self.now;
+            let arr = &mut self.w.arrays[ai];
+            let rb = arr.rebuild.as_mut().expect("a rebuild");
+            if !rb.running() || rb.next >= rb.end {
+                return;
+            }
+            if rb.draining {
+                if !rb.flight.is_empty() {
+                    return; // (its last step in flight calls again)
+                }
+                rb.draining = false;
+            }
+            if now < rb.resume_at {
+                if !rb.wake_armed {
+                    rb.wake_armed = true;
+                    let t = rb.resume_at;
+                    self.at(t, Ev::Rebuild(ai as u32));
+                }
+                return;
+            }
+            if rb.recheck {
+                rb.recheck = false;
+                let events = self.md_events(ai);
+                let rb = self.w.arrays[ai].rebuild.as_mut().expect("a rebuild");
+                let done = rb.done_bytes;
+                let Pacer::Md(m) = &mut rb.pacer else {
+                    unreachable!("only md looks at its speed")
+                };
+                match m.check(now, done, &events) {
+                    MdCheck::Go => {}
+                    MdCheck::Sleep(t) => {
+                        rb.resume_at = t;
+                        rb.recheck = true; // (md's `goto repeat`)
+                        continue;
+                    }
+                    MdCheck::Drain => {
+                        rb.draining = true;
+                        continue;
+                    }
+                }
+            }
+            let rb = self.w.arrays[ai].rebuild.as_mut().expect("a rebuild");
+            let depth = match rb.pacer {
+                Pacer::Ctrl { busy: true, .. } => 1,
+                _ => rb.depth,
+            };
+            if rb.flight.len() >= depth as usize {
+                return;
+            }
+            self.rebuild_issue(ai);
+        }
+    }
+
+    /// Issue array `ai`'s next rebuild step: read the survivors over its member range.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_issue(&mut self, ai: usize) {
+        let now = self.now;
+        let arr = &mut self.w.arrays[ai];
+        let rb = arr.rebuild.as_mut().expect("a rebuild");
+        let start = rb.next;
+        let len = rb.step.min(rb.end - start);
+        let (reads, parity, writes) = arr.geom.rebuild_step(start, len);
+        rb.next += len;
+        rb.flight.push_back(crate::rebuild::Step {
+            start,
+            issued: now,
+            done: false,
+        });
+        match rb.pacer {
+            crate::rebuild::Pacer::Md(_) => {
+                // md looks at its speed after each window (a step).
+                rb.recheck = true;
+                for m in reads.iter().chain(&writes) {
+                    rb.own[m.member as usize] += m.len;
+                }
+            }
+            crate::rebuild::Pacer::Ctrl { .. } => rb.own[0] += (reads.len() + writes.len()) as u64,
+        }
+        let host = arr.ctrl.is_none();
+        let kind = JoinKind::RebuildRead {
+            array: ai as u32,
+            start,
+            writes,
+            parity,
+        };
+        let j = self.new_join(reads.len().max(1) as u32, kind);
+        if reads.is_empty() {
+            self.signal(j, now);
+        } else if host {
+            self.member_ios(ai, &reads, false, j, now);
+        } else {
+            for &m in &reads {
+                self.disk_submit(ai, m, false, j);
+            }
+        }
+    }
+
+    /// A rebuild step's survivors are read: the parity engine computes the lost blocks (as
+    /// for a degraded read), then the replacements are written.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_writes(&mut self, ai: usize, start: u64, writes: Vec<MemberIo>, parity: u64) {
+        let t = self.parity_time(ai, parity);
+        let j = self.new_join(
+            writes.len().max(1) as u32,
+            JoinKind::RebuildWrite {
+                array: ai as u32,
+                start,
+            },
+        );
+        self.joins[j as usize].ready = t;
+        if writes.is_empty() {
+            self.signal(j, t);
+        } else if self.w.arrays[ai].ctrl.is_none() {
+            self.member_ios(ai, &writes, true, j, t);
+        } else {
+            for &m in &writes {
+                self.disk_submit_at(ai, m, true, j, t);
+            }
+        }
+    }
+
+    /// A rebuild step is written: the watermark moves up past every step done below the
+    /// first still in flight; once it reaches the end the array is whole.
+    #[cold]
+    #[inline(never)]
+    fn rebuild_step_done(&mut self, ai: usize, start: u64) {
+        let now = self.now;
+        let arr = &mut self.w.arrays[ai];
+        let sent = arr.sent;
+        let rb = arr.rebuild.as_mut().expect("a rebuild");
+        let (mark, took) = rb.step_done(start, now);
+        arr.geom.rebuilt_below = mark;
+        if mark >= rb.end {
+            rb.finished_at = Some(now);
+            arr.geom.rebuilding = false;
+            arr.geom.failed = arr.geom.failed_after.clone();
+            return;
+        }
+        if let crate::rebuild::Pacer::Ctrl { rate, busy, seen } = &mut rb.pacer {
+            // Host I/O reached the drives during the step: the rebuild keeps to its share of
+            // the time, a pause after each step in proportion to the step's own time.
+            let host = sent - rb.own[0];
+            *busy = host != *seen;
+            *seen = host;
+            if *busy {
+                let pause = took * (100 - *rate as u64) / *rate as u64;
+                rb.resume_at = rb.resume_at.max(now + pause);
+            }
+        }
+        self.rebuild_pump(ai);
+    }
+
     fn disk_submit(&mut self, ai: usize, m: MemberIo, write: bool, join: u32) {
         let t = self.now;
         self.disk_submit_at(ai, m, write, join, t);
@@ -2603,7 +2841,9 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let loc = self.w.models[disk.model].loc_inline(m.offset);
         disk.head_hint = m.offset + m.len;
-        self.w.arrays[ai].drive_cmds += 1;
+        let arr = &mut self.w.arrays[ai];
+        arr.drive_cmds += 1;
+        arr.sent += 1;
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,

@@ -121,6 +121,7 @@ pub mod engine;
 pub mod error;
 pub mod pagecache;
 pub mod planner;
+pub mod rebuild;
 pub mod ssd;
 pub mod stripecache;
 pub mod world;
@@ -468,6 +469,8 @@ struct Usage {
     page_cache: Option<pagecache::CacheStats>,
     /// Each host array's stripe cache: full writes, pre-read writes, room waits.
     stripes: Vec<[u64; 3]>,
+    /// Each rebuilding array's watermark (member bytes rebuilt).
+    rebuilt: Vec<u64>,
 }
 
 impl Usage {
@@ -487,6 +490,12 @@ impl Usage {
                 .iter()
                 .filter_map(|a| a.stripe_cache.as_ref())
                 .map(|sc| [sc.full_writes, sc.preread_writes, sc.room_waits])
+                .collect(),
+            rebuilt: w
+                .arrays
+                .iter()
+                .filter(|a| a.rebuild.is_some())
+                .map(|a| a.geom.rebuilt_below)
                 .collect(),
         }
     }
@@ -527,7 +536,37 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             room_waits: s1[2] - s0[2],
         })
         .collect();
+    let rebuilds = w
+        .arrays
+        .iter()
+        .filter_map(|a| Some((a, a.rebuild.as_ref()?)))
+        .zip(from.rebuilt.iter().zip(&to.rebuilt))
+        .map(|((a, rb), (&b0, &b1))| {
+            // The time it ran in the group: to its end, if it ended in it.
+            let stop = rb.finished_at.map_or(to.t, |f| f.clamp(from.t, to.t));
+            let ns = stop - from.t;
+            let finished = rb.finished_at.is_some();
+            let full = if finished && b0 == 0 {
+                ns
+            } else if b1 > b0 {
+                (rb.end as u128 * ns as u128 / (b1 - b0) as u128) as u64
+            } else {
+                0
+            };
+            raidlab_result::RebuildUse {
+                array: a.name.clone(),
+                members: rb.targets.clone(),
+                member_bytes: rb.end,
+                rebuilt_bytes: b1 - b0,
+                rebuilt_to_bytes: b1,
+                rebuild_ns: ns,
+                full_rebuild_ns: full,
+                finished,
+            }
+        })
+        .collect();
     SimExtras {
+        rebuilds,
         system: system.to_string(),
         virtual_time_ns: vt,
         stop_reason: reason.into(),
@@ -867,6 +906,85 @@ fn shared_note(limiter: &str) -> String {
 /// host's software parity runs on every CPU at once); unbounded where it sets none.
 fn write_bw(r: &world::Res) -> f64 {
     bw(r.ns_per_byte[1]) * r.servers() as f64
+}
+
+/// `explain`'s line for array `ai`'s rebuild: what it does, how it is paced, and its bound
+/// (bytes/s of each replaced member): the slowest of the replacement's media rate, the
+/// survivors' (each reads as much as the replacement writes), the parity engine's rate over
+/// the bytes it computes a member byte from, and for md `speed_limit_max`.
+fn rebuild_line(w: &World, ai: usize, rb: &rebuild::Rebuild) -> String {
+    let a = &w.arrays[ai];
+    // The slowest drive under the array (a host array's: its member LUNs' arrays').
+    let drives: Vec<usize> = match a.ctrl {
+        Some(_) => a.members.clone(),
+        None => a
+            .members
+            .iter()
+            .flat_map(|&l| w.arrays[w.luns[l].array].members.clone())
+            .collect(),
+    };
+    let media = drives
+        .iter()
+        .map(|&d| w.models[w.disks[d].model].outer_rate())
+        .fold(f64::INFINITY, f64::min);
+    let (_, parity_in, written) = {
+        let span = rb.step.min(rb.end);
+        let (r, p, wr) = a.geom.rebuild_step(0, span);
+        (r, p, wr.iter().map(|m| m.len).sum::<u64>().max(1))
+    };
+    let engine = match a.ctrl {
+        Some(c) => w.ctrls[c].parity,
+        None => w.host_parity,
+    };
+    let parity = engine.map_or(f64::INFINITY, |r| {
+        let per_byte = w.res[r].ns_per_byte[1] * parity_in as f64 / written as f64;
+        if per_byte > 0.0 {
+            1e9 / per_byte * (rb.targets.len() as f64)
+        } else {
+            f64::INFINITY
+        }
+    });
+    let (pace, cap) = match &rb.pacer {
+        rebuild::Pacer::Md(m) => (
+            format!(
+                "md's pace: up to speed_limit_max {} KiB/s per member while the members see no \
+                 other I/O, falling back toward speed_limit_min {} KiB/s when they do",
+                m.max, m.min
+            ),
+            m.max as f64 * 1024.0,
+        ),
+        rebuild::Pacer::Ctrl { rate, .. } => (
+            format!(
+                "rebuild rate {rate}%: all of the back end while no host I/O comes, {rate}% of \
+                 its time when it does"
+            ),
+            f64::INFINITY,
+        ),
+    };
+    let bound = media.min(parity).min(cap);
+    let by = if bound == cap {
+        "speed_limit_max"
+    } else if bound == parity {
+        "the parity engine"
+    } else {
+        "the drives' media rate"
+    };
+    format!(
+        "rebuilding member{} {} onto replacement{} ({} MiB each, {} KiB steps, {} in flight), \
+         {pace}; at most {:.1} MB/s ({by}), a whole rebuild in at least {:.1} min",
+        if rb.targets.len() > 1 { "s" } else { "" },
+        rb.targets
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if rb.targets.len() > 1 { "s" } else { "" },
+        rb.end >> 20,
+        rb.step >> 10,
+        rb.depth,
+        bound / 1e6,
+        rb.end as f64 / bound / 60.0
+    )
 }
 
 /// The read rate, bytes/s of data, at which a degraded array `ai`'s parity engine (its
@@ -1558,6 +1676,9 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                     "its"
                 },
             );
+        }
+        if let Some(rb) = &a.rebuild {
+            let _ = writeln!(s, "  {:<30} {}", "", rebuild_line(&w, l.array, rb));
         }
         if let Some(lb) = b.iter().find(|x| x.name == format!("lun/{}", l.name)) {
             let _ = writeln!(s, "  bound: {} ({})", read_bound(lb), lb.note);

@@ -91,6 +91,12 @@ pub struct ArrayGeom {
     /// A stripe's data bytes (see [`ArrayGeom::stripe_data_bytes`]), worked out once: every
     /// cached host command asks.
     stripe_data: u64,
+    /// The failed members are being rebuilt onto replacements (`rebuild = true`): below
+    /// member offset `rebuilt_below` the replacements hold their data, and a request whose
+    /// every member byte lies below it is planned as if only `failed_after` had failed.
+    pub rebuilding: bool,
+    pub rebuilt_below: u64,
+    pub failed_after: Vec<u32>,
 }
 
 impl ArrayGeom {
@@ -103,6 +109,9 @@ impl ArrayGeom {
             failed: Vec::new(),
             g: None,
             stripe_data: 0,
+            rebuilding: false,
+            rebuilt_below: 0,
+            failed_after: Vec::new(),
         };
         a.stripe_data = a.stripe_data_of_shape();
         a
@@ -141,10 +150,75 @@ impl ArrayGeom {
         Ok(())
     }
 
+    /// The members a request of `len` bytes at logical `off` finds missing: the failed ones,
+    /// or during a rebuild, once the rebuild has passed every member byte the request can
+    /// touch, those not being rebuilt.
+    #[inline]
+    pub fn missing(&self, off: u64, len: u64) -> &[u32] {
+        if self.rebuilding && self.member_end(off, len) <= self.rebuilt_below {
+            &self.failed_after
+        } else {
+            &self.failed
+        }
+    }
+
+    /// The end of the member range, on any member, that logical bytes `[off, off + len)`
+    /// (or their copies, or their stripes' parity) occupy: the end of their last chunk row.
+    fn member_end(&self, off: u64, len: u64) -> u64 {
+        let last = off + len.max(1) - 1;
+        let c = self.chunk;
+        match self.level {
+            Level::Raid1 => last / c * c + c,
+            Level::Raid10 | Level::Single | Level::Linear => self
+                .geo()
+                .map(last)
+                .iter()
+                .map(|l| l.offset / c * c + c)
+                .max()
+                .unwrap_or(u64::MAX),
+            _ => (last / self.stripe_data + 1) * c,
+        }
+    }
+
+    /// The member I/O of rebuilding `len` bytes at member offset `off` of every member being
+    /// rebuilt (the planner's rebuild plan: survivors read, lost blocks computed, the
+    /// replacements written): reads and writes merged per member, and the parity bytes.
+    pub fn rebuild_step(&self, off: u64, len: u64) -> (Vec<MemberIo>, u64, Vec<MemberIo>) {
+        let targets: Vec<u32> = self
+            .failed
+            .iter()
+            .copied()
+            .filter(|m| !self.failed_after.contains(m))
+            .collect();
+        let plan = raidlab_geometry::plan_rebuild_set(
+            self.geo(),
+            &targets,
+            off,
+            len,
+            &self.failed_after,
+        )
+        .expect("a rebuild step inside the members");
+        let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
+        for st in &plan.steps {
+            for r in &st.reads {
+                push_merge_any(&mut reads, r.member, r.offset, r.len);
+            }
+            for w in &st.writes {
+                push_merge_any(&mut writes, w.member, w.offset, w.len);
+            }
+            parity += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
+        }
+        (reads, parity, writes)
+    }
+
     /// Bytes of parity work to rebuild what a read of `len` bytes at `off` wants from failed
     /// members (0 for a whole array).
     pub fn reconstruct_bytes(&self, off: u64, len: u64) -> u64 {
         if self.failed.is_empty() {
+            return 0;
+        }
+        let missing = self.missing(off, len);
+        if missing.is_empty() {
             return 0;
         }
         raidlab_geometry::plan(
@@ -152,7 +226,7 @@ impl ArrayGeom {
             raidlab_geometry::IoKind::Read,
             off,
             len,
-            &self.failed,
+            missing,
         )
         .map(|p| {
             p.steps
@@ -209,7 +283,7 @@ impl ArrayGeom {
             raidlab_geometry::IoKind::Read,
             off,
             len,
-            &self.failed,
+            self.missing(off, len),
             &opts,
         )
         .expect("read inside the array");
@@ -238,7 +312,7 @@ impl ArrayGeom {
             self.geo(),
             raidlab_geometry::IoKind::Write,
             &ext,
-            &self.failed,
+            self.missing(s * sd, sd),
             &Default::default(),
         )
         .expect("write inside the array");
@@ -272,6 +346,21 @@ impl ArrayGeom {
             wp.parity_bytes += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
         }
         wp
+    }
+}
+
+/// Append, merging with any earlier I/O of the same member that ends where this one starts.
+fn push_merge_any(out: &mut Vec<MemberIo>, member: u32, offset: u64, len: u64) {
+    match out
+        .iter_mut()
+        .find(|o| o.member == member && o.offset + o.len == offset)
+    {
+        Some(o) => o.len += len,
+        None => out.push(MemberIo {
+            member,
+            offset,
+            len,
+        }),
     }
 }
 

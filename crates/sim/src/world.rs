@@ -1493,6 +1493,15 @@ impl PlanCache {
         }
     }
 
+    /// A plan cache that caches nothing: every plan comes from the planner (a rebuilding
+    /// array's plans change as the rebuild passes).
+    pub fn uncached() -> PlanCache {
+        PlanCache {
+            periodic: Some(false),
+            ..PlanCache::default()
+        }
+    }
+
     fn period(g: &ArrayGeom) -> u64 {
         g.members.max(1) as u64
     }
@@ -1841,6 +1850,48 @@ impl Array {
         parity
     }
 
+    /// Set up the rebuild of its failed members (`rebuild = true`, checked with the file):
+    /// plans go to the planner uncached from then on (they change as the rebuild passes).
+    fn start_rebuild(&mut self, cfg: &crate::config::ArrayCfg) {
+        use crate::rebuild::*;
+        let g = &mut self.geom;
+        let targets = g.failed.clone();
+        g.rebuilding = true;
+        g.rebuilt_below = 0;
+        g.failed_after = Vec::new();
+        let end = g.g.as_ref().map_or(0, |x| x.member_used_bytes());
+        let (step, depth, pacer) = match self.ctrl {
+            None => {
+                // md: a window a step; in flight, what its resync buffers hold.
+                let buffers = match &self.stripe_cache {
+                    Some(sc) => sc.rows().1 * 4096,
+                    None => MD_RESYNC_BYTES,
+                };
+                let pacer = MdPacer::new(
+                    cfg.speed_limit_min.unwrap_or(SPEED_LIMIT_MIN_DEFAULT),
+                    cfg.speed_limit_max.unwrap_or(SPEED_LIMIT_MAX_DEFAULT),
+                    self.members.len(),
+                );
+                (
+                    MD_WINDOW,
+                    (buffers / MD_WINDOW).max(1) as u32,
+                    Pacer::Md(Box::new(pacer)),
+                )
+            }
+            Some(_) => (
+                CTRL_STEP.div_ceil(g.chunk) * g.chunk,
+                CTRL_DEPTH,
+                Pacer::Ctrl {
+                    rate: cfg.rebuild_rate.unwrap_or(CTRL_RATE_DEFAULT),
+                    busy: false,
+                    seen: 0,
+                },
+            ),
+        };
+        self.plans = PlanCache::uncached();
+        self.rebuild = Some(Box::new(Rebuild::new(targets, end, step, depth, pacer)));
+    }
+
     /// A stripe just became dirty: stamp it and queue it by age.
     pub fn note_dirty(&mut self, s: u64) -> u64 {
         Self::stamp(&mut self.births, &mut self.aged, s)
@@ -1949,6 +2000,10 @@ pub struct Array {
     pub drive_room: usize,
     /// md's stripe cache, for a parity array the host runs.
     pub stripe_cache: Option<crate::stripecache::StripeCache>,
+    /// Drive commands sent to its drives (controller arrays), the rebuild's included.
+    pub sent: u64,
+    /// Its failed members being rebuilt (`rebuild = true`).
+    pub rebuild: Option<Box<crate::rebuild::Rebuild>>,
 }
 
 pub struct Lun {
@@ -2289,6 +2344,8 @@ impl World {
                 drive_cmds: 0,
                 drive_room,
                 stripe_cache: None,
+                sent: 0,
+                rebuild: None,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
@@ -2471,6 +2528,27 @@ impl World {
                 copy_ns_per_byte: c.host.copy_mb_s.map_or(0.0, |r| 1e3 / r),
             })
         });
+        for (a, cfg) in arrays.iter_mut().zip(&c.array) {
+            if cfg.rebuild {
+                a.start_rebuild(cfg);
+            }
+        }
+        // A rebuild's replacement drives write its stream of queued sequential writes back
+        // to back (see `DeviceState::tagged_writes`).
+        for a in arrays.iter().filter(|a| a.rebuild.is_some()) {
+            for &t in &a.geom.failed {
+                let m = a.members[t as usize];
+                match a.ctrl {
+                    Some(_) => disks[m].state.tagged_writes = true,
+                    None => {
+                        let below = luns[m].array;
+                        for &d in &arrays[below].members {
+                            disks[d].state.tagged_writes = true;
+                        }
+                    }
+                }
+            }
+        }
         let arrays_degraded = arrays.iter().any(|a| !a.geom.failed.is_empty());
         Ok(World {
             page_cache,

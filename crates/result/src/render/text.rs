@@ -31,6 +31,18 @@ fn share(part: u64, whole: u64) -> String {
     }
 }
 
+/// A duration in the unit that keeps it readable: seconds, minutes or hours.
+fn duration(ns: u64) -> (f64, &'static str) {
+    let s = ns as f64 / 1e9;
+    if s < 120.0 {
+        (s, "s")
+    } else if s < 7200.0 {
+        (s / 60.0, "min")
+    } else {
+        (s / 3600.0, "h")
+    }
+}
+
 fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
     let (min, max) = (h.min(), h.max());
     if min > 2_000_000 && max > 99_999_999 {
@@ -287,6 +299,33 @@ fn job_block(
                 "  stripe cache : {}: {} stripe heads, stripes written={ops}, with pre-reads={pre}, \
                  writes waited for room={}",
                 sc.array, sc.stripe_heads, sc.room_waits
+            );
+        }
+        for rb in &s.rebuilds {
+            let members: Vec<String> = rb.members.iter().map(|m| m.to_string()).collect();
+            let full = if rb.full_rebuild_ns > 0 {
+                let (v, unit) = duration(rb.full_rebuild_ns);
+                format!("{v:.1} {unit}")
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "  rebuild      : {}: member {}, {} MiB rebuilt in {:.3}s at {:.1} MB/s, at {} of \
+                 {} MiB, whole rebuild {}{full}{}",
+                rb.array,
+                members.join(", "),
+                rb.rebuilt_bytes >> 20,
+                rb.rebuild_ns as f64 / 1e9,
+                rb.bytes_s() / 1e6,
+                share(rb.rebuilt_to_bytes, rb.member_bytes),
+                rb.member_bytes >> 20,
+                if rb.finished && rb.rebuilt_bytes == rb.member_bytes {
+                    ""
+                } else {
+                    "≈ "
+                },
+                if rb.finished { " (finished)" } else { "" }
             );
         }
         let mut comps: Vec<_> = s.components.iter().collect();
@@ -626,6 +665,16 @@ mod tests {
                 preread_writes: 1,
                 room_waits: 2,
             }],
+            rebuilds: vec![crate::schema::RebuildUse {
+                array: "md".into(),
+                members: vec![2],
+                member_bytes: 1000 << 20,
+                rebuilt_bytes: 150 << 20,
+                rebuilt_to_bytes: 250 << 20,
+                rebuild_ns: 1_500_000_000,
+                full_rebuild_ns: 10_000_000_000,
+                finished: false,
+            }],
         });
         j.stopped = Some("interrupted".into());
         let t = render_text(&RunResult {
@@ -653,6 +702,13 @@ mod tests {
             t.contains(
                 "stripe cache : md: 256 stripe heads, stripes written=4, with pre-reads=25.0%, \
                  writes waited for room=2"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "rebuild      : md: member 2, 150 MiB rebuilt in 1.500s at 104.9 MB/s, at 25.0% \
+                 of 1000 MiB, whole rebuild ≈ 10.0 s"
             ),
             "{t}"
         );
