@@ -708,7 +708,8 @@ impl DeviceModel {
     }
 
     /// Whether a command at `offset` continues the drive's last one without positioning: a
-    /// sequential write taken into the write cache, or a sequential read of what the drive
+    /// sequential write taken into the write cache (or, without it, one started as the last
+    /// write ended: see [`DeviceModel::service_at`]), or a sequential read of what the drive
     /// has been reading ahead since the last read. The scheduler serves such a command first
     /// (it is where the head is), and the service time charges it no seek or rotation.
     #[inline]
@@ -721,7 +722,9 @@ impl DeviceModel {
     #[inline]
     pub fn may_stream(&self, st: &DeviceState, write: bool) -> bool {
         if write {
-            self.write_cache || (st.tagged_writes && !st.last_was_read)
+            // Without the write cache, only a write queued while the last write ran
+            // ([`DeviceModel::service_at`] checks when it came).
+            self.write_cache || !st.last_was_read
         } else {
             self.read_ahead_bytes > 0 && st.last_was_read
         }
@@ -886,11 +889,6 @@ pub struct DeviceState {
     pub last_end: u64,
     pub last_done: u64,
     pub last_was_read: bool,
-    /// Without its write cache, a write queued while the last write ran, going on where
-    /// that one ended, streams on (the drive took its command and data during the last one,
-    /// by tagged command queuing). Set for a rebuild's replacement drives only
-    /// (`World::build`): the other drives of the seeds' systems were calibrated without it.
-    pub tagged_writes: bool,
     /// Angular position of the sector holding `last_end`, as a fraction of a turn (where a
     /// command streaming on from the last one starts).
     pub last_end_target: f64,
@@ -910,7 +908,6 @@ impl DeviceState {
             last_end: u64::MAX,
             last_done: 0,
             last_was_read: false,
-            tagged_writes: false,
             last_end_target: 0.0,
             phase_ns: phase_frac * model.rev_ns,
             ahead_ns: 0.0,
@@ -1106,6 +1103,39 @@ mod tests {
             m.rev_ns()
         );
         assert!(t > before);
+    }
+
+    #[test]
+    fn queued_sequential_writes_without_the_write_cache_keep_the_media_rate() {
+        // Seed 001's drives, write cache off. 64 KiB writes one after another: started as
+        // the last ended (queued behind it), each goes on where the head is; sent only
+        // after the last ended (no queue), each waits for its first sector to come round
+        // again, most of a turn.
+        let m = DeviceModel::new(&catalog::find("seagate-st973451ss").unwrap(), Some(false));
+        let len = 64 * 1024;
+        let media = f64_of(len) * m.sustained_ns_per_byte(&m.loc(0));
+        let run = |gap: u64| {
+            let mut st = DeviceState::new(0.0, &m);
+            let mut t = 0;
+            let mut last = 0;
+            for i in 0..64 {
+                t += gap;
+                last = m.service(&mut st, t, i * len, len, true);
+                t += last;
+            }
+            last as f64
+        };
+        let queued = run(0);
+        let sent_after = run(1_000);
+        assert!(
+            queued < 1.05 * media + 1.0,
+            "queued: {queued} ns a write, the media takes {media}"
+        );
+        assert!(
+            sent_after > media + 0.5 * m.rev_ns(),
+            "sent after the last ended: {sent_after} ns a write (media {media}, a turn {})",
+            m.rev_ns()
+        );
     }
 
     #[test]

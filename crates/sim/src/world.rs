@@ -2533,22 +2533,6 @@ impl World {
                 a.start_rebuild(cfg);
             }
         }
-        // A rebuild's replacement drives write its stream of queued sequential writes back
-        // to back (see `DeviceState::tagged_writes`).
-        for a in arrays.iter().filter(|a| a.rebuild.is_some()) {
-            for &t in &a.geom.failed {
-                let m = a.members[t as usize];
-                match a.ctrl {
-                    Some(_) => disks[m].state.tagged_writes = true,
-                    None => {
-                        let below = luns[m].array;
-                        for &d in &arrays[below].members {
-                            disks[d].state.tagged_writes = true;
-                        }
-                    }
-                }
-            }
-        }
         let arrays_degraded = arrays.iter().any(|a| !a.geom.failed.is_empty());
         Ok(World {
             page_cache,
