@@ -87,7 +87,11 @@ fn status_of_the_members_alone_shows_every_spare_added() {
     }
 
     // The second spare given (before the members, even): number 5; the first, not given, 4.
-    let st = manage::status(&with(std::slice::from_ref(&b), &ms.iter().collect::<Vec<_>>())).unwrap();
+    let st = manage::status(&with(
+        std::slice::from_ref(&b),
+        &ms.iter().collect::<Vec<_>>(),
+    ))
+    .unwrap();
     assert_eq!(row(&st, &b), (Some(5), None, "spare".into()));
     assert_eq!(st.spares_not_given.len(), 1, "{st:?}");
     assert_eq!(st.spares_not_given[0].number, 4);

@@ -168,7 +168,10 @@ fn a_real_file_keeps_its_cap_and_syncs() {
         ("time_based", "1"),
     ]);
     let n = j.read.total_ios;
-    assert!((250..=502).contains(&n), "{n} requests in 1 s at rate_iops=500");
+    assert!(
+        (250..=502).contains(&n),
+        "{n} requests in 1 s at rate_iops=500"
+    );
     let j = run(&[("rw", "write"), ("fsync", "4"), ("ioengine", "psync")]);
     assert_eq!((j.write.total_ios, j.sync.total_ios), (256, 63));
     let j = run(&[("rw", "write"), ("sync", "dsync")]);

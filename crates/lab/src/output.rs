@@ -103,18 +103,16 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
 /// An aligned table for people.
 pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
     let mut head: Vec<String> = axes.to_vec();
-    head.extend(
-        [
-            "MB/s".to_string(),
-            "MiB/s".into(),
-            "IOPS".into(),
-            "lat p99 µs".into(),
-            format!("{stat_metric} 95% CI"),
-            "spread".into(),
-            "reps".into(),
-            String::new(),
-        ],
-    );
+    head.extend([
+        "MB/s".to_string(),
+        "MiB/s".into(),
+        "IOPS".into(),
+        "lat p99 µs".into(),
+        format!("{stat_metric} 95% CI"),
+        "spread".into(),
+        "reps".into(),
+        String::new(),
+    ]);
     let mut rows = vec![head];
     for o in outcomes {
         let mut r: Vec<String> = axes

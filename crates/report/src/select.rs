@@ -497,7 +497,8 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
         };
         categories.retain(|v| pts.iter().any(|p| cat.is_empty() || p.param(cat) == v));
         let mut series_labels: Vec<(String, Source)> = Vec::new();
-        let mut values: BTreeMap<(usize, usize), (f64, Option<crate::chart::ErrorBar>)> = BTreeMap::new();
+        let mut values: BTreeMap<(usize, usize), (f64, Option<crate::chart::ErrorBar>)> =
+            BTreeMap::new();
         let mut ordered = pts.clone();
         ordered.sort_by(|a, b| {
             for k in &bar_keys {

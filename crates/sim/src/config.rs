@@ -1681,7 +1681,10 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
                 ),
             ));
         } else if !a.rebuild {
-            out.push(("rebuild_rate", format!("rebuild_rate = {r} needs rebuild = true")));
+            out.push((
+                "rebuild_rate",
+                format!("rebuild_rate = {r} needs rebuild = true"),
+            ));
         } else if !(1..=100).contains(&r) {
             out.push((
                 "rebuild_rate",

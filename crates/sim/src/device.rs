@@ -822,8 +822,8 @@ impl DeviceModel {
         let iface = f64_of(len) * self.iface_ns_per_byte;
         // (A write without the write cache streams only if it was queued while the last
         // command ran: the drive starts it as that one ends, as the head reaches it.)
-        let streams = self.streams(st, offset, write)
-            && (!write || self.write_cache || t <= st.last_done);
+        let streams =
+            self.streams(st, offset, write) && (!write || self.write_cache || t <= st.last_done);
         // A streaming command moves at the zone's sustained rate, which has head switches in
         // it already: none is charged again here.
         let sustained_per_byte = || self.sustained_ns_per_byte(loc);

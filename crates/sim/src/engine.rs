@@ -651,6 +651,7 @@ impl<'w> Engine<'w> {
                 .iter()
                 .filter_map(|d| d.wcache.as_ref().map(|wc| wc.capacity))
                 .sum::<u64>()
+            + self.ssd_buffers(|f, _| f.buffer_bytes())
             + self
                 .w
                 .page_cache
@@ -780,6 +781,7 @@ impl<'w> Engine<'w> {
                                 .iter()
                                 .filter_map(|d| d.wcache.as_ref().map(|wc| wc.bytes))
                                 .sum::<u64>()
+                            + self.ssd_buffers(|f, st| f.buffered(st, self.now))
                             + self
                                 .w
                                 .page_cache
@@ -1055,6 +1057,21 @@ impl<'w> Engine<'w> {
         let growth = (d1 - d0) / span_ns.max(1.0);
         let projected = d1 + growth * left_ns;
         projected <= 0.95 * total_cache as f64 || total_cache == 0 || d1 >= 0.9 * total_cache as f64
+    }
+
+    /// `f` of each flash drive (its model and state), summed: e.g. what its write buffer
+    /// holds, which like any write-back cache must stop filling before a rate has settled.
+    fn ssd_buffers(&self, f: impl Fn(&crate::ssd::SsdModel, &crate::ssd::SsdState) -> u64) -> u64 {
+        self.w
+            .disks
+            .iter()
+            .filter_map(|d| {
+                self.w.models[d.model]
+                    .ssd
+                    .as_ref()
+                    .map(|m| f(m, &d.state.ssd))
+            })
+            .sum()
     }
 
     /// SLC cache in use, bytes, over every flash drive.
@@ -2609,7 +2626,9 @@ impl<'w> Engine<'w> {
                 writes,
                 parity,
             } => self.rebuild_writes(array as usize, start, writes, parity),
-            JoinKind::RebuildWrite { array, start } => self.rebuild_step_done(array as usize, start),
+            JoinKind::RebuildWrite { array, start } => {
+                self.rebuild_step_done(array as usize, start)
+            }
             JoinKind::Complete(io) => {
                 let ioc = self.ios[io as usize];
                 let ai = self.w.luns[ioc.lun as usize].array;

@@ -190,14 +190,9 @@ impl ArrayGeom {
             .copied()
             .filter(|m| !self.failed_after.contains(m))
             .collect();
-        let plan = raidlab_geometry::plan_rebuild_set(
-            self.geo(),
-            &targets,
-            off,
-            len,
-            &self.failed_after,
-        )
-        .expect("a rebuild step inside the members");
+        let plan =
+            raidlab_geometry::plan_rebuild_set(self.geo(), &targets, off, len, &self.failed_after)
+                .expect("a rebuild step inside the members");
         let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
         for st in &plan.steps {
             for r in &st.reads {

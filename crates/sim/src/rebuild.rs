@@ -272,7 +272,10 @@ mod tests {
         let mut m = MdPacer::new(1000, 200_000, 2);
         m.start(0, 0, &[0, 0]);
         // 512 KiB in 1 s counts as 512 KiB over (1 + 1) s: 257 KiB/s, not above 1000.
-        assert_eq!(m.check(1_000_000_000, 512 * 1024, &[1 << 30, 0]), MdCheck::Go);
+        assert_eq!(
+            m.check(1_000_000_000, 512 * 1024, &[1 << 30, 0]),
+            MdCheck::Go
+        );
     }
 
     #[test]
@@ -286,7 +289,10 @@ mod tests {
         assert_eq!(m.check(500_000_000, done, &[0, 40 * 1024]), MdCheck::Go);
         // 64 sectors more is still idle; a byte past that is not.
         assert_eq!(m.check(500_000_000, done, &[0, 72 * 1024]), MdCheck::Go);
-        assert_eq!(m.check(500_000_000, done, &[0, 72 * 1024 + 1]), MdCheck::Drain);
+        assert_eq!(
+            m.check(500_000_000, done, &[0, 72 * 1024 + 1]),
+            MdCheck::Drain
+        );
         // 300 MiB in 0.5 s is above 200000 KiB/s: sleep half a second.
         assert_eq!(
             m.check(500_000_000, 300 << 20, &[0, 0]),

@@ -142,6 +142,9 @@ pub struct SsdState {
     written: u64,
     pending: VecDeque<(u64, u64)>,
     freed: u64,
+    /// Bytes written up to the newest write let go of `pending` (its programs done by
+    /// `freed`).
+    released: u64,
     /// Die time booked: sensing, channel transfers and programs, ns.
     pub die_busy_ns: u64,
     /// Steady state: copies owed (bytes × 2^16), pages each die has programmed since its
@@ -348,6 +351,26 @@ impl SsdModel {
         self.buffer_bytes > 0 && st.programs_done > now
     }
 
+    /// The drive's write buffer, bytes (0: write cache off).
+    pub fn buffer_bytes(&self) -> u64 {
+        self.buffer_bytes
+    }
+
+    /// Bytes acknowledged from the buffer whose programs are not done at `now` (about:
+    /// counted to the newest write whose programs are done).
+    pub fn buffered(&self, st: &SsdState, now: u64) -> u64 {
+        if self.buffer_bytes == 0 {
+            return 0;
+        }
+        let done = st
+            .pending
+            .iter()
+            .rev()
+            .find(|&&(_, d)| d <= now)
+            .map_or(st.released, |&(upto, _)| upto.max(st.released));
+        st.written - done
+    }
+
     /// When what the drive's volatile buffer holds is all programmed (0 with its write
     /// cache off: nothing is acknowledged before it is).
     pub fn stable_at(&self, st: &SsdState) -> u64 {
@@ -477,6 +500,7 @@ impl SsdModel {
                 break;
             }
             st.freed = st.freed.max(d);
+            st.released = upto;
             st.pending.pop_front();
         }
         arrived.max(st.freed)

@@ -94,7 +94,11 @@ fn an_idle_md_rebuild_runs_near_the_members_media_rate() {
 fn md_keeps_to_speed_limit_max() {
     // 20000 KiB/s per member, a quarter of what the drives could do. md's speed counts
     // whole seconds since its mark plus one, so over 8 s it lets about 9/8 of the limit go.
-    let t = variant(MD.0, MD.1, &[("speed_limit_max = 200000", "speed_limit_max = 20000")]);
+    let t = variant(
+        MD.0,
+        MD.1,
+        &[("speed_limit_max = 200000", "speed_limit_max = 20000")],
+    );
     let rb = rebuild(&sim_run(&t, &idle("8")));
     let max = 20_000.0 * 1024.0;
     let rate = rb.bytes_s();
@@ -150,12 +154,22 @@ fn a_rebuild_costs_the_foreground_and_the_foreground_slows_the_rebuild() {
     let t = variant(CTRL.0, CTRL.1, &[]);
     let r = sim_run(&t, &BUSY);
     let during = r.aggregate().summary().iops;
-    assert!(during < healthy, "IOPS healthy {healthy}, rebuilding {during}");
+    assert!(
+        during < healthy,
+        "IOPS healthy {healthy}, rebuilding {during}"
+    );
     let busy_rate = rebuild(&r).bytes_s();
     let idle_rate = rebuild(&sim_run(&t, &idle("5"))).bytes_s();
-    assert!(busy_rate < 0.5 * idle_rate, "busy {busy_rate}, idle {idle_rate}");
+    assert!(
+        busy_rate < 0.5 * idle_rate,
+        "busy {busy_rate}, idle {idle_rate}"
+    );
     // A higher rebuild rate gives the rebuild more and the host less.
-    let t = variant(CTRL.0, CTRL.1, &[("rebuild_rate = 30", "rebuild_rate = 90")]);
+    let t = variant(
+        CTRL.0,
+        CTRL.1,
+        &[("rebuild_rate = 30", "rebuild_rate = 90")],
+    );
     let r90 = sim_run(&t, &BUSY);
     assert!(rebuild(&r90).bytes_s() > busy_rate);
     assert!(r90.aggregate().summary().iops < during);

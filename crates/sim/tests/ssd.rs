@@ -377,6 +377,31 @@ fn steady_sequential_writes_stay_near_the_native_program_rate() {
 }
 
 #[test]
+fn a_time_based_run_does_not_converge_while_the_write_buffer_fills() {
+    // 4 KiB sequential writes come in faster (the command rate, 600 K a second: 2458 MB/s)
+    // than a steady drive programs them (1702 MB/s): its 8 MiB buffer fills in a few ms,
+    // at the command rate. A run that stopped as converged then would report that rate;
+    // it must wait for the buffer to fill and the rate to fall to the programs'. Over a
+    // second the buffer's 8 MiB add 0.5%.
+    let t = system("modern/nvme-steady.toml");
+    let r = sim_run(
+        &t,
+        &[
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("iodepth", "32"),
+            ("runtime", "1"),
+            ("time_based", "1"),
+        ],
+    );
+    let mb_s = r.aggregate().summary().mb_s;
+    assert!(
+        (0.95 * 1702.0..=1.01 * 1702.0).contains(&mb_s),
+        "4 KiB sequential writes for a second: {mb_s} MB/s (the dies program 1702)"
+    );
+}
+
+#[test]
 fn reads_mixed_with_steady_random_writes_wait_behind_the_copies() {
     let mixed = |t: &str| {
         let r = sim_run(
