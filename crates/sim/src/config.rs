@@ -1022,7 +1022,10 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     // out of range; the keys refused here are not checked again below.
     let h = &cfg.host;
     let no_limit = Some("no limit");
-    let mut values: Vec<(&str, Option<&str>, Option<String>, String, Vec<Item>)> = vec![(
+    // (section header, component name, the shared model it takes defaults from, what an
+    // error calls it, its values)
+    type Section<'a> = (&'a str, Option<&'a str>, Option<String>, String, Vec<Item>);
+    let mut values: Vec<Section> = vec![(
         "[host]",
         None,
         None,

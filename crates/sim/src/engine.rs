@@ -487,7 +487,7 @@ impl<'w> Engine<'w> {
             mio_pool: Vec::new(),
             stripe_pool: Vec::new(),
             ranks: Vec::new(),
-            jitter: raidlab_workload::Rng::new(0x6a17_7e5),
+            jitter: raidlab_workload::Rng::new(0x06a1_77e5),
             block_out: Vec::new(),
             throttled: std::collections::VecDeque::new(),
             flusher_armed: false,
@@ -610,7 +610,7 @@ impl<'w> Engine<'w> {
         }
         for (i, j) in jobs.iter_mut().enumerate() {
             j.start = start;
-            j.ramp_end = start + j.ramp_end;
+            j.ramp_end += start;
             j.deadline = j.deadline.map(|d| start + d);
             // The job's program starts and opens its target before the first request
             // (after its `startdelay`).
@@ -2052,14 +2052,12 @@ impl<'w> Engine<'w> {
                     break;
                 }
             }
-            if pick.is_none() {
-                if pressure {
-                    // Oldest first (a write-back cache's LRU order). Taking the lowest
-                    // address instead starves the high end of the array: its stripes pile up
-                    // in the cache until they are contiguous and destage almost sequentially,
-                    // which no controller's random-write rate shows.
-                    pick = arr.oldest_dirty();
-                }
+            if pick.is_none() && pressure {
+                // Oldest first (a write-back cache's LRU order). Taking the lowest address
+                // instead starves the high end of the array: its stripes pile up in the
+                // cache until they are contiguous and destage almost sequentially, which no
+                // controller's random-write rate shows.
+                pick = arr.oldest_dirty();
             }
             let Some(s) = pick else { return };
             // Coalesce the dirty stripes that follow into one destage: their member writes
