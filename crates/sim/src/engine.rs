@@ -2736,11 +2736,7 @@ impl<'w> Engine<'w> {
                 }
             }
             let rb = self.w.arrays[ai].rebuild.as_mut().expect("a rebuild");
-            let depth = match rb.pacer {
-                Pacer::Ctrl { busy: true, .. } => 1,
-                _ => rb.depth,
-            };
-            if rb.flight.len() >= depth as usize {
+            if rb.flight.len() >= rb.depth as usize {
                 return;
             }
             self.rebuild_issue(ai);
@@ -2834,15 +2830,26 @@ impl<'w> Engine<'w> {
             arr.geom.failed = arr.geom.failed_after.clone();
             return;
         }
-        if let crate::rebuild::Pacer::Ctrl { rate, busy, seen } = &mut rb.pacer {
-            // Host I/O reached the drives during the step: the rebuild keeps to its share of
-            // the time, a pause after each step in proportion to the step's own time.
+        if let crate::rebuild::Pacer::Ctrl {
+            rate,
+            busy,
+            seen,
+            owed,
+        } = &mut rb.pacer
+        {
+            // Host I/O reached the drives during the step: the rebuild gave way to it for
+            // the step's own time, a pause owed in proportion, taken once the pauses owed add
+            // up to CTRL_PAUSE_NS. (A step with no host I/O beside it owes nothing: the
+            // rebuild takes what the host leaves, and under steady host I/O its share.)
             let host = sent - rb.own[0];
             *busy = host != *seen;
             *seen = host;
             if *busy {
-                let pause = took * (100 - *rate as u64) / *rate as u64;
-                rb.resume_at = rb.resume_at.max(now + pause);
+                *owed += took * (100 - *rate as u64) / *rate as u64;
+                if *owed >= crate::rebuild::CTRL_PAUSE_NS {
+                    rb.resume_at = rb.resume_at.max(now + *owed);
+                    *owed = 0;
+                }
             }
         }
         self.rebuild_pump(ai);

@@ -956,7 +956,7 @@ fn rebuild_line(w: &World, ai: usize, rb: &rebuild::Rebuild) -> String {
         rebuild::Pacer::Ctrl { rate, .. } => (
             format!(
                 "rebuild rate {rate}%: all of the back end while no host I/O comes, {rate}% of \
-                 its time when it does"
+                 its time under steady host I/O, what the host leaves under lighter I/O"
             ),
             f64::INFINITY,
         ),

@@ -18,9 +18,11 @@
 //!   the members (or `speed_limit_max`) allow, and foreground I/O pushes the rebuild back, one
 //!   drained window at a time, toward `speed_limit_min`.
 //! - A RAID controller gives its rebuild a share of its time while the host's I/O reaches the
-//!   array (its "rebuild rate", or priority): with host I/O seen since the last step, one step
-//!   at a time, each followed by a pause so the rebuild holds `rate`% of the time; with none,
-//!   several steps at once back to back.
+//!   array (its "rebuild rate", or priority): for each step during which host I/O reached
+//!   the drives, the rebuild owes a pause of `(100 - rate) / rate` of the step's own time, and
+//!   takes it once the pauses owed add up to `CTRL_PAUSE_NS`: under steady host I/O it holds
+//!   `rate`% of the time, under lighter I/O more, alone all of it. Between pauses, several
+//!   steps at once back to back (the replacement's writes stream).
 
 use std::collections::VecDeque;
 
@@ -57,6 +59,12 @@ pub const CTRL_STEP: u64 = 128 * 1024;
 /// one, so its writes wait queued back to back (each streams on from the last) rather than
 /// arriving after the head has passed their start.
 pub const CTRL_DEPTH: u32 = 4;
+/// The pause a controller's rebuild takes at once, when host I/O comes, ns. Assumption: the
+/// rebuild keeps its share of the time over pauses of 100 ms, so that between them it streams
+/// several steps (a pause after every step, as short as the step, would have each step
+/// position its drives afresh: a rebuild at 30% then moved a tenth of what 30% of its idle
+/// rate is, however light the host's I/O).
+pub const CTRL_PAUSE_NS: u64 = 100_000_000;
 /// A controller's rebuild rate when the system file gives none, percent. Assumption: 30%,
 /// the default LSI/Broadcom MegaRAID controllers ship with (their "rebuild rate" setting);
 /// other makers' "medium" priority is of that order.
@@ -69,10 +77,12 @@ pub enum Pacer {
     Ctrl {
         /// Percent of the time the rebuild takes while host I/O comes.
         rate: u32,
-        /// Host I/O came during the last step: one step at a time, with pauses.
+        /// Host I/O came during the last step (it owed a pause).
         busy: bool,
         /// Drive commands of the host's I/O sent to the array when last looked.
         seen: u64,
+        /// Pause owed for the steps run while host I/O came, ns.
+        owed: u64,
     },
 }
 
@@ -238,8 +248,9 @@ impl Rebuild {
         self.draining = false;
         self.wake_armed = false;
         self.last_done = now;
-        if let Pacer::Ctrl { busy, .. } = &mut self.pacer {
+        if let Pacer::Ctrl { busy, owed, .. } = &mut self.pacer {
             *busy = false;
+            *owed = 0;
         }
     }
 
@@ -311,6 +322,7 @@ mod tests {
                 rate: 30,
                 busy: false,
                 seen: 0,
+                owed: 0,
             },
         );
         for k in 0..3 {

@@ -1888,6 +1888,7 @@ impl Array {
                     rate: cfg.rebuild_rate.unwrap_or(CTRL_RATE_DEFAULT),
                     busy: false,
                     seen: 0,
+                    owed: 0,
                 },
             ),
         };

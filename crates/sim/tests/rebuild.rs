@@ -176,6 +176,40 @@ fn a_rebuild_costs_the_foreground_and_the_foreground_slows_the_rebuild() {
 }
 
 #[test]
+fn a_controller_rebuild_takes_what_light_host_io_leaves() {
+    // 50 random 4 KiB reads a second keep the drives a few percent busy. Each still costs
+    // the rebuild's stream on its drive a seek away and back, and the rebuild gives way for
+    // the steps they land in; but it owes no pause for the steps they miss, and it streams
+    // between its pauses rather than positioning for each step. So it keeps a good part of
+    // its idle rate (a step at a time, each followed by its pause, kept under 5%), and
+    // several times what it gets under 16 readers.
+    let t = variant(CTRL.0, CTRL.1, &[]);
+    let idle_rate = rebuild(&sim_run(&t, &idle("5"))).bytes_s();
+    let light = sim_run(
+        &t,
+        &[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("iodepth", "4"),
+            ("rate_iops", "50"),
+            ("runtime", "5"),
+            ("time_based", "1"),
+            ("direct", "1"),
+        ],
+    );
+    let light_rate = rebuild(&light).bytes_s();
+    let busy_rate = rebuild(&sim_run(&t, &BUSY)).bytes_s();
+    assert!(
+        light_rate > 0.15 * idle_rate && light_rate > 3.0 * busy_rate,
+        "light host I/O {light_rate}, idle {idle_rate}, 16 readers {busy_rate} (bytes/s)"
+    );
+    assert!(
+        light_rate < idle_rate,
+        "light {light_rate}, idle {idle_rate}"
+    );
+}
+
+#[test]
 fn reads_below_the_watermark_are_not_rebuilt_from_parity() {
     // A sequential read starting 2 s into the rebuild, of the array's first 128 MiB (18 MiB
     // of each member, which the rebuild has passed by then) or of 128 MiB 20 GiB in (which
