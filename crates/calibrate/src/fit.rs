@@ -523,6 +523,9 @@ pub struct FlashFit {
     /// Reads served side by side: the most reads a second times the depth-1 latency
     /// (Little's law: what is in service equals rate × time in service).
     pub units: u32,
+    /// Whether the rate stopped growing with the depth (the deepest probe under 10 % above
+    /// the one before it); if not, `units` is a lower bound.
+    pub saturated: bool,
     /// A read's time on its die, µs: the depth-1 latency less its transfers (over a channel
     /// at `channel_mb_s` and out at the read rate); command overhead included.
     pub read_us: f64,
@@ -537,6 +540,10 @@ pub fn fit_flash(depth1: &[Sample], iops: &[(u32, f64)], read_bytes_s: f64) -> F
     let lat1 = quantile(&q, 0.5);
     let best = iops.iter().map(|x| x.1).fold(0.0, f64::max);
     let units = (best * lat1 / 1e9).round().clamp(1.0, 1024.0) as u32;
+    let saturated = match iops {
+        [.., (_, a), (_, b)] => *b < 1.1 * a,
+        _ => false,
+    };
     let xfer_ns = SMALL as f64 * 1e3 / CHANNEL_MB_S + SMALL as f64 * 1e9 / read_bytes_s.max(1.0);
     FlashFit {
         lat1_ns: lat1,
@@ -544,6 +551,7 @@ pub fn fit_flash(depth1: &[Sample], iops: &[(u32, f64)], read_bytes_s: f64) -> F
         iops: iops.to_vec(),
         read_bytes_s,
         units,
+        saturated,
         read_us: ((lat1 - xfer_ns) / 1e3).max(1.0),
     }
 }

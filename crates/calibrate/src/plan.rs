@@ -16,7 +16,7 @@ pub const RATE_BS: u64 = 1 << 20;
 /// seen up to this; beyond it the probe reports "at least".
 pub const READ_AHEAD_BS: u64 = 512 << 10;
 /// Depths of the flash parallelism probe.
-pub const FLASH_DEPTHS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+pub const FLASH_DEPTHS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 
 /// What is calibrated: a target name as `raidlab run` takes it and the bytes probed from its
 /// start.
@@ -296,7 +296,7 @@ pub fn depth_name(d: u32) -> String {
     format!("depth-{d:02}")
 }
 
-/// Stage three for a drive that does not rotate: small random reads at depths 1 to 32 (how
+/// Stage three for a drive that does not rotate: small random reads at depths 1 to 128 (how
 /// many it serves side by side) and sequential 1 MiB reads at depth 8 (its read rate).
 pub fn stage_flash(t: &Target, b: &Budget) -> Result<Vec<JobSpec>, String> {
     let mut v: Vec<JobSpec> = FLASH_DEPTHS
@@ -312,7 +312,7 @@ pub fn stage_flash(t: &Target, b: &Budget) -> Result<Vec<JobSpec>, String> {
                     ("iodepth", d.to_string()),
                     ("size", align_down(t.size, SMALL).to_string()),
                     ("norandommap", "1".into()),
-                    ("number_ios", (b.requests * d as u64).to_string()),
+                    ("number_ios", (b.requests * d.min(32) as u64).to_string()),
                 ],
             )
         })

@@ -62,7 +62,7 @@ fn ms(ns: f64) -> f64 {
 
 /// One `key = value` line with its comment, the comments lined up.
 fn line(s: &mut String, kv: String, comment: &str) {
-    let _ = writeln!(s, "{kv:<26}# {comment}");
+    let _ = writeln!(s, "{kv:<25} # {comment}");
 }
 
 impl Calibration {
@@ -179,16 +179,19 @@ impl Calibration {
                 line(&mut s, "command_us = 0.0".into(), "inside read_us (reads cannot tell them apart)");
                 let best = f.iops.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied().unwrap_or((1, 0.0));
                 line(&mut s, format!("units = {}", f.units), &format!(
-                    "depth probe: {:.0} reads/s at depth {} × the depth-1 latency (Little's law)",
-                    best.1, best.0
+                    "depth probe: {:.0} reads/s at depth {} × the depth-1 latency (Little's law){}",
+                    best.1,
+                    best.0,
+                    if f.saturated { "" } else { "; still rising at the deepest probe: at least this" }
                 ));
                 line(&mut s, format!("read_mb_s = {:.1}", mb(f.read_bytes_s)), "sequential 1 MiB reads at depth 8");
                 line(&mut s, format!("interface_mb_s = {:.1}", mb(f.read_bytes_s)), "as read_mb_s: reads show one rate out");
                 line(&mut s, "program_us = 0.0".into(), "NOT FITTED: reads cannot show writes; set from a datasheet before simulating writes");
                 line(&mut s, format!("write_mb_s = {:.1}", mb(f.read_bytes_s)), "NOT FITTED: the read rate as a placeholder; set from a datasheet");
                 let _ = writeln!(s, "# not fitted either: channels, channel_mb_s, page_kib, slc_cache_gib, max_iops (the model's defaults)");
-                let _ = writeln!(s, "# hard-disk fields, unused by a flash drive");
-                let _ = writeln!(s, "rpm = 0.0\nheads = 0\nzones = 0\nspt_outer = 0\nspt_inner = 0\nseek_track_ms = 0.0\nseek_avg_ms = 0.0\nseek_full_ms = 0.0\nwrite_settle_ms = 0.0\nhead_switch_ms = 0.0\nread_ahead_kib = 0\nwrite_cache = false");
+                let _ = writeln!(s, "# hard-disk fields, unused by a flash drive's service times (the simulator still lays");
+                let _ = writeln!(s, "# out a geometry for it and orders a deep queue by it, so one zone of 1000 sectors a track)");
+                let _ = writeln!(s, "rpm = 7200.0\nheads = 1\nzones = 1\nspt_outer = 1000\nspt_inner = 1000\nseek_track_ms = 0.0\nseek_avg_ms = 0.0\nseek_full_ms = 0.0\nwrite_settle_ms = 0.0\nhead_switch_ms = 0.0\nread_ahead_kib = 0\nwrite_cache = false");
             }
         }
         s
@@ -199,15 +202,23 @@ impl Calibration {
         let mut s = String::new();
         let _ = writeln!(s, "calibrate {} ({:.1} GB probed, {})", self.target, self.size as f64 / 1e9, self.date);
         let z = &self.zones;
-        let _ = writeln!(
-            s,
-            "  media rate: {:.1} MB/s outer → {:.1} MB/s inner, {} zones{} (rms residual {:.1} %)",
-            mb(z.outer_bytes_s),
-            mb(z.inner_bytes_s),
-            z.zones,
-            if z.zones_resolved { "" } else { " assumed" },
-            z.rms_rel * 100.0
-        );
+        let _ = match (&self.drive, z.zones_resolved) {
+            (Drive::Hdd(_), true) => writeln!(
+                s,
+                "  media rate: {:.1} MB/s outer → {:.1} MB/s inner in {} zones (rms residual {:.1} %)",
+                mb(z.outer_bytes_s),
+                mb(z.inner_bytes_s),
+                z.zones,
+                z.rms_rel * 100.0
+            ),
+            _ => writeln!(
+                s,
+                "  sequential 1 MiB reads at depth 1: {:.1} MB/s at the start → {:.1} MB/s at the end, no zones counted (rms residual {:.1} %)",
+                mb(z.outer_bytes_s),
+                mb(z.inner_bytes_s),
+                z.rms_rel * 100.0
+            ),
+        };
         let _ = writeln!(
             s,
             "  small reads: sequential {:.3} ms, random {:.3} ms (medians)",
@@ -324,6 +335,7 @@ impl Calibration {
                     "iops_by_depth": f.iops.iter().map(|(d, x)| json!([d, x])).collect::<Vec<_>>(),
                     "read_bytes_s": f.read_bytes_s,
                     "units": f.units,
+                    "units_saturated": f.saturated,
                     "read_ns": f.read_us * 1e3,
                 });
             }
