@@ -324,7 +324,11 @@ pub fn fit_rotation(points: &[SeekPoint]) -> Option<Rotation> {
     } else {
         points.iter().collect()
     };
-    let pooled = sorted(pool.iter().flat_map(|p| p.centered.iter().copied()).collect());
+    let pooled = sorted(
+        pool.iter()
+            .flat_map(|p| p.centered.iter().copied())
+            .collect(),
+    );
     let rev = (quantile(&pooled, 0.95) - quantile(&pooled, 0.05)) / 0.9;
     let t = sorted(points.iter().map(|p| p.turn_ns).collect());
     (rev.is_finite() && rev > 0.0).then(|| Rotation {
@@ -394,7 +398,11 @@ pub struct SeekFit {
 /// less the fixed part of a small read there (`fixed_ns`, the command and transfer the
 /// model charges a read at the near band), then made non-decreasing by pooling neighbours
 /// that fall (the model's table must not fall).
-pub fn fit_seeks(points: &[SeekPoint], rev_ns: f64, fixed_ns: impl Fn(&SeekProbe) -> f64) -> SeekFit {
+pub fn fit_seeks(
+    points: &[SeekPoint],
+    rev_ns: f64,
+    fixed_ns: impl Fn(&SeekProbe) -> f64,
+) -> SeekFit {
     let raw: Vec<(f64, f64)> = points
         .iter()
         .map(|p| {
@@ -409,7 +417,10 @@ pub fn fit_seeks(points: &[SeekPoint], rev_ns: f64, fixed_ns: impl Fn(&SeekProbe
         while blocks.len() >= 2 && blocks[blocks.len() - 2].0 > blocks[blocks.len() - 1].0 {
             let (y2, n2) = blocks.pop().expect("two blocks");
             let (y1, n1) = blocks.pop().expect("two blocks");
-            blocks.push(((y1 * n1 as f64 + y2 * n2 as f64) / (n1 + n2) as f64, n1 + n2));
+            blocks.push((
+                (y1 * n1 as f64 + y2 * n2 as f64) / (n1 + n2) as f64,
+                n1 + n2,
+            ));
         }
     }
     let ys: Vec<f64> = blocks
@@ -695,7 +706,10 @@ mod tests {
         let stream = at(40e3 + len as f64 * 10.0);
         let paused = at(40e3 + (len - (128 << 10)) as f64 * 10.0);
         let ra = fit_read_ahead(&stream, &paused, &o, 100e6).unwrap();
-        assert!(!ra.at_least && ra.bytes.abs_diff(128 << 10) <= 1024, "{ra:?}");
+        assert!(
+            !ra.at_least && ra.bytes.abs_diff(128 << 10) <= 1024,
+            "{ra:?}"
+        );
         // As fast as the interface: at least half of it was held (the media reads at half
         // the interface's rate).
         let ra = fit_read_ahead(&stream, &at(40e3 + len as f64 * 5.0), &o, 100e6).unwrap();

@@ -98,7 +98,8 @@ pub fn calibrate<E>(
     let rand_small_ns = median_latency(&samples(&r, "rand-small"));
     if !seq_small_ns.is_finite() || !rand_small_ns.is_finite() {
         return Err(fit_err(
-            "the small-read probes logged no requests (valid: a target of a few MiB at least)".into(),
+            "the small-read probes logged no requests (valid: a target of a few MiB at least)"
+                .into(),
         ));
     }
     // Stage two.
@@ -128,12 +129,19 @@ pub fn calibrate<E>(
             let think = |bytes: u64| (bytes as f64 * 1.25 / outer * 1e9) as u64;
             let mut specs = plan::stage_read_ahead(target, budget, think(plan::READ_AHEAD_BS))
                 .map_err(fit_err)?;
-            specs.extend(plan::stage_buffered(target, budget, think(4 * plan::BUFFERED_LARGE)).map_err(fit_err)?);
+            specs.extend(
+                plan::stage_buffered(target, budget, think(4 * plan::BUFFERED_LARGE))
+                    .map_err(fit_err)?,
+            );
             let r = run(specs).map_err(Error::Run)?;
             // Small sequential reads that wait a quarter turn or more are not read ahead.
             let reads_ahead = seq_small_ns < rotation.rev_ns / 4.0;
             let overhead = if reads_ahead {
-                fit_overhead(&samples(&r, "buffered-small"), &samples(&r, "buffered-large"), zones.outer_bytes_s)
+                fit_overhead(
+                    &samples(&r, "buffered-small"),
+                    &samples(&r, "buffered-large"),
+                    zones.outer_bytes_s,
+                )
             } else {
                 fit_overhead(&[], &[], zones.outer_bytes_s)
             };

@@ -92,7 +92,8 @@ fn job(t: &Target, b: &Budget, name: &str, opts: &[(&str, String)]) -> Result<Jo
     for (k, v) in opts {
         set(&mut s, k, Some(v))?;
     }
-    s.validate().map_err(|e| format!("probe '{name}': {}", e.message))?;
+    s.validate()
+        .map_err(|e| format!("probe '{name}': {}", e.message))?;
     Ok(s)
 }
 
@@ -164,7 +165,8 @@ pub fn seek_strokes(b: &Budget) -> Vec<f64> {
     let n = b.seek_points.max(4);
     let n_log = n / 2;
     let n_lin = n - n_log;
-    let log = (0..n_log).map(move |k| SEEK_MIN * (0.1 / SEEK_MIN).powf(k as f64 / (n_log - 1) as f64));
+    let log =
+        (0..n_log).map(move |k| SEEK_MIN * (0.1 / SEEK_MIN).powf(k as f64 / (n_log - 1) as f64));
     let lin = (1..=n_lin).map(move |j| 0.1 + 0.9 * j as f64 / n_lin as f64);
     log.chain(lin).collect()
 }
@@ -273,22 +275,25 @@ pub const BUFFERED_LARGE: u64 = 64 << 10;
 /// command and the transfer over the interface.
 pub fn stage_buffered(t: &Target, b: &Budget, think_ns: u64) -> Result<Vec<JobSpec>, String> {
     let n = (b.requests / 4).max(8);
-    [("buffered-small", SMALL), ("buffered-large", BUFFERED_LARGE)]
-        .iter()
-        .map(|&(name, bs)| {
-            job(
-                t,
-                b,
-                name,
-                &[
-                    ("rw", "read".into()),
-                    ("bs", bs.to_string()),
-                    ("size", (n * bs).to_string()),
-                    ("thinktime", format!("{}us", think_ns.div_ceil(1000))),
-                ],
-            )
-        })
-        .collect()
+    [
+        ("buffered-small", SMALL),
+        ("buffered-large", BUFFERED_LARGE),
+    ]
+    .iter()
+    .map(|&(name, bs)| {
+        job(
+            t,
+            b,
+            name,
+            &[
+                ("rw", "read".into()),
+                ("bs", bs.to_string()),
+                ("size", (n * bs).to_string()),
+                ("thinktime", format!("{}us", think_ns.div_ceil(1000))),
+            ],
+        )
+    })
+    .collect()
 }
 
 /// Name of the flash probe at depth `d`.
@@ -325,7 +330,10 @@ pub fn stage_flash(t: &Target, b: &Budget) -> Result<Vec<JobSpec>, String> {
             ("rw", "read".into()),
             ("bs", RATE_BS.to_string()),
             ("iodepth", "8".into()),
-            ("size", align_down(t.size.min(256 << 20), RATE_BS).to_string()),
+            (
+                "size",
+                align_down(t.size.min(256 << 20), RATE_BS).to_string(),
+            ),
         ],
     )?);
     Ok(v)

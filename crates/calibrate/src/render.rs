@@ -21,7 +21,9 @@ pub struct HddFit {
 impl HddFit {
     /// Sectors per track for a media rate, given the fitted turn.
     pub fn spt(&self, bytes_s: f64) -> u32 {
-        (bytes_s * self.rotation.rev_ns / 1e9 / SECTOR).round().max(1.0) as u32
+        (bytes_s * self.rotation.rev_ns / 1e9 / SECTOR)
+            .round()
+            .max(1.0) as u32
     }
 }
 
@@ -75,7 +77,11 @@ impl Calibration {
             self.target, self.date, self.requests
         );
         let _ = writeln!(s, "[[disk]]");
-        line(&mut s, format!("name = \"{}\"", self.name), "a name of your choice");
+        line(
+            &mut s,
+            format!("name = \"{}\"", self.name),
+            "a name of your choice",
+        );
         let z = &self.zones;
         let zone_src = if z.zones_resolved {
             format!(
@@ -92,12 +98,20 @@ impl Calibration {
         match &self.drive {
             Drive::Hdd(h) => {
                 let r = &h.rotation;
-                line(&mut s, "kind = \"hdd\"".into(), &format!(
-                    "seek probe: far reads take {:.2} ms longer than near ones (±{:.3} ms)",
-                    ms(self.positioning.far_minus_near_ns),
-                    ms(self.positioning.sem_ns)
-                ));
-                line(&mut s, format!("capacity_bytes = {}", self.size), "the bytes probed");
+                line(
+                    &mut s,
+                    "kind = \"hdd\"".into(),
+                    &format!(
+                        "seek probe: far reads take {:.2} ms longer than near ones (±{:.3} ms)",
+                        ms(self.positioning.far_minus_near_ns),
+                        ms(self.positioning.sem_ns)
+                    ),
+                );
+                line(
+                    &mut s,
+                    format!("capacity_bytes = {}", self.size),
+                    "the bytes probed",
+                );
                 line(&mut s, format!("rpm = {:.0}", r.rpm()), &format!(
                     "rotation: spread (p95−p5)/0.9 of {} far-to-near reads = one turn of {:.3} ms; the {} distance probes alone scatter ±{:.1} %",
                     r.samples,
@@ -105,25 +119,48 @@ impl Calibration {
                     r.probes,
                     r.spread_rel * 100.0
                 ));
-                line(&mut s, "heads = 4".into(), "not fitted (reads do not show the surfaces); sets where track switches fall");
+                line(
+                    &mut s,
+                    "heads = 4".into(),
+                    "not fitted (reads do not show the surfaces); sets where track switches fall",
+                );
                 line(&mut s, format!("zones = {}", z.zones), &zone_src);
                 line(&mut s, format!("spt_outer = {}", h.spt(z.outer_bytes_s)), &format!(
                     "media rate by position: {:.1} MB/s outer ÷ (512 B × turns/s), rms residual {:.1} %",
                     mb(z.outer_bytes_s),
                     z.rms_rel * 100.0
                 ));
-                line(&mut s, format!("spt_inner = {}", h.spt(z.inner_bytes_s)), &format!(
-                    "media rate by position: {:.1} MB/s inner",
-                    mb(z.inner_bytes_s)
-                ));
+                line(
+                    &mut s,
+                    format!("spt_inner = {}", h.spt(z.inner_bytes_s)),
+                    &format!(
+                        "media rate by position: {:.1} MB/s inner",
+                        mb(z.inner_bytes_s)
+                    ),
+                );
                 let t = &h.seek.table;
-                let (first, last) = (t.first().copied().unwrap_or((0.0, 0.0)), t.last().copied().unwrap_or((1.0, 0.0)));
-                line(&mut s, format!("seek_track_ms = {:.3}", first.1), &format!(
-                    "seek probe at the shortest distance, {} of a stroke",
-                    first.0
-                ));
-                line(&mut s, format!("seek_avg_ms = {:.3}", h.seek.avg_ms), "seek_table's mean over random seeks");
-                line(&mut s, format!("seek_full_ms = {:.3}", last.1), "seek probe over the full stroke");
+                let (first, last) = (
+                    t.first().copied().unwrap_or((0.0, 0.0)),
+                    t.last().copied().unwrap_or((1.0, 0.0)),
+                );
+                line(
+                    &mut s,
+                    format!("seek_track_ms = {:.3}", first.1),
+                    &format!(
+                        "seek probe at the shortest distance, {} of a stroke",
+                        first.0
+                    ),
+                );
+                line(
+                    &mut s,
+                    format!("seek_avg_ms = {:.3}", h.seek.avg_ms),
+                    "seek_table's mean over random seeks",
+                );
+                line(
+                    &mut s,
+                    format!("seek_full_ms = {:.3}", last.1),
+                    "seek probe over the full stroke",
+                );
                 let pts: Vec<String> = t.iter().map(|(x, y)| format!("[{x:.6}, {y:.3}]")).collect();
                 let _ = writeln!(
                     s,
@@ -139,10 +176,22 @@ impl Calibration {
                         "buffered small reads of two sizes after a pause: the line's intercept, spread ±{:.1} µs",
                         o.spread_ns / 1e3
                     ));
-                    line(&mut s, format!("interface_mb_s = {:.1}", mb(o.iface_bytes_s)), "buffered small reads of two sizes: the line's slope");
+                    line(
+                        &mut s,
+                        format!("interface_mb_s = {:.1}", mb(o.iface_bytes_s)),
+                        "buffered small reads of two sizes: the line's slope",
+                    );
                 } else {
-                    line(&mut s, "command_us = 0.0".into(), "not separable without read-ahead: folded into the seek times");
-                    line(&mut s, format!("interface_mb_s = {:.1}", mb(o.iface_bytes_s)), "at least the fastest media rate measured (reads at depth 1 show no more)");
+                    line(
+                        &mut s,
+                        "command_us = 0.0".into(),
+                        "not separable without read-ahead: folded into the seek times",
+                    );
+                    line(
+                        &mut s,
+                        format!("interface_mb_s = {:.1}", mb(o.iface_bytes_s)),
+                        "at least the fastest media rate measured (reads at depth 1 show no more)",
+                    );
                 }
                 match &h.read_ahead {
                     Some(ra) => line(&mut s, format!("read_ahead_kib = {}", ra.bytes / 1024), &format!(
@@ -158,11 +207,26 @@ impl Calibration {
                         ms(self.rand_small_ns)
                     )),
                 }
-                line(&mut s, "write_settle_ms = 0.0".into(), "not fitted: the probes only read");
-                line(&mut s, "head_switch_ms = 0.0".into(), "not fitted: inside the sequential rates (track skew hides it)");
-                line(&mut s, "write_cache = false".into(), "not fitted: the probes only read");
+                line(
+                    &mut s,
+                    "write_settle_ms = 0.0".into(),
+                    "not fitted: the probes only read",
+                );
+                line(
+                    &mut s,
+                    "head_switch_ms = 0.0".into(),
+                    "not fitted: inside the sequential rates (track skew hides it)",
+                );
+                line(
+                    &mut s,
+                    "write_cache = false".into(),
+                    "not fitted: the probes only read",
+                );
                 let _ = writeln!(s, "# flash fields, unused by a hard disk");
-                let _ = writeln!(s, "read_us = 0.0\nprogram_us = 0.0\nunits = 1\nread_mb_s = 0.0\nwrite_mb_s = 0.0");
+                let _ = writeln!(
+                    s,
+                    "read_us = 0.0\nprogram_us = 0.0\nunits = 1\nread_mb_s = 0.0\nwrite_mb_s = 0.0"
+                );
             }
             Drive::Flash(f) => {
                 line(&mut s, "kind = \"ssd\"".into(), &format!(
@@ -170,24 +234,49 @@ impl Calibration {
                     ms(self.positioning.far_minus_near_ns),
                     ms(self.positioning.sem_ns)
                 ));
-                line(&mut s, format!("capacity_bytes = {}", self.size), "the bytes probed");
+                line(
+                    &mut s,
+                    format!("capacity_bytes = {}", self.size),
+                    "the bytes probed",
+                );
                 line(&mut s, format!("read_us = {:.1}", f.read_us), &format!(
                     "depth-1 small random reads: median {:.1} µs (±{:.1}) less their transfers; command overhead included",
                     f.lat1_ns / 1e3,
                     f.lat1_spread_ns / 1e3
                 ));
-                line(&mut s, "command_us = 0.0".into(), "inside read_us (reads cannot tell them apart)");
-                let best = f.iops.iter().max_by(|a, b| a.1.total_cmp(&b.1)).copied().unwrap_or((1, 0.0));
+                line(
+                    &mut s,
+                    "command_us = 0.0".into(),
+                    "inside read_us (reads cannot tell them apart)",
+                );
+                let best = f
+                    .iops
+                    .iter()
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .copied()
+                    .unwrap_or((1, 0.0));
                 line(&mut s, format!("units = {}", f.units), &format!(
                     "depth probe: {:.0} reads/s at depth {} × the depth-1 latency (Little's law){}",
                     best.1,
                     best.0,
                     if f.saturated { "" } else { "; still rising at the deepest probe: at least this" }
                 ));
-                line(&mut s, format!("read_mb_s = {:.1}", mb(f.read_bytes_s)), "sequential 1 MiB reads at depth 8");
-                line(&mut s, format!("interface_mb_s = {:.1}", mb(f.read_bytes_s)), "as read_mb_s: reads show one rate out");
+                line(
+                    &mut s,
+                    format!("read_mb_s = {:.1}", mb(f.read_bytes_s)),
+                    "sequential 1 MiB reads at depth 8",
+                );
+                line(
+                    &mut s,
+                    format!("interface_mb_s = {:.1}", mb(f.read_bytes_s)),
+                    "as read_mb_s: reads show one rate out",
+                );
                 line(&mut s, "program_us = 0.0".into(), "NOT FITTED: reads cannot show writes; set from a datasheet before simulating writes");
-                line(&mut s, format!("write_mb_s = {:.1}", mb(f.read_bytes_s)), "NOT FITTED: the read rate as a placeholder; set from a datasheet");
+                line(
+                    &mut s,
+                    format!("write_mb_s = {:.1}", mb(f.read_bytes_s)),
+                    "NOT FITTED: the read rate as a placeholder; set from a datasheet",
+                );
                 let _ = writeln!(s, "# not fitted either: channels, channel_mb_s, page_kib, slc_cache_gib, max_iops (the model's defaults)");
                 let _ = writeln!(s, "# hard-disk fields, unused by a flash drive's service times (the simulator still lays");
                 let _ = writeln!(s, "# out a geometry for it and orders a deep queue by it, so one zone of 1000 sectors a track)");
@@ -200,7 +289,13 @@ impl Calibration {
     /// A summary in words.
     pub fn text(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "calibrate {} ({:.1} GB probed, {})", self.target, self.size as f64 / 1e9, self.date);
+        let _ = writeln!(
+            s,
+            "calibrate {} ({:.1} GB probed, {})",
+            self.target,
+            self.size as f64 / 1e9,
+            self.date
+        );
         let z = &self.zones;
         let _ = match (&self.drive, z.zones_resolved) {
             (Drive::Hdd(_), true) => writeln!(
@@ -250,10 +345,19 @@ impl Calibration {
                     "  command overhead {:.1} µs, interface {:.1} MB/s{}",
                     o.command_ns / 1e3,
                     mb(o.iface_bytes_s),
-                    if o.measured { "" } else { " (not measured: no read-ahead)" }
+                    if o.measured {
+                        ""
+                    } else {
+                        " (not measured: no read-ahead)"
+                    }
                 );
                 let _ = match &h.read_ahead {
-                    Some(ra) => writeln!(s, "  read-ahead: {}{} KiB", if ra.at_least { "≥ " } else { "" }, ra.bytes / 1024),
+                    Some(ra) => writeln!(
+                        s,
+                        "  read-ahead: {}{} KiB",
+                        if ra.at_least { "≥ " } else { "" },
+                        ra.bytes / 1024
+                    ),
                     None => writeln!(s, "  read-ahead: none"),
                 };
             }
@@ -265,7 +369,11 @@ impl Calibration {
                     ms(self.positioning.sem_ns)
                 );
                 let iops: Vec<String> = f.iops.iter().map(|(d, x)| format!("{d}:{x:.0}")).collect();
-                let _ = writeln!(s, "  4 KiB random reads a second by depth: {}", iops.join(" "));
+                let _ = writeln!(
+                    s,
+                    "  4 KiB random reads a second by depth: {}",
+                    iops.join(" ")
+                );
                 let _ = writeln!(
                     s,
                     "  depth-1 read {:.1} µs, {} reads side by side, sequential {:.1} MB/s",

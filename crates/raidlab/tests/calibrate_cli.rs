@@ -89,7 +89,11 @@ fn round_trip(disk: &str, truth: Truth) {
     let sys = dir.path().join("orig.toml");
     std::fs::write(&sys, one_drive_system(disk, "")).unwrap();
     let target = format!("sim:{}#lun0", sys.display());
-    let v = json_of(&calibrate(&[&target, "--output-format=json", "--name=fitted"]));
+    let v = json_of(&calibrate(&[
+        &target,
+        "--output-format=json",
+        "--name=fitted",
+    ]));
     assert_eq!(v["kind"], "hdd", "{v}");
     let h = &v["hdd"];
     let rpm = h["rpm"].as_f64().unwrap();
@@ -109,15 +113,16 @@ fn round_trip(disk: &str, truth: Truth) {
     assert!(rel(outer, truth.outer) < 0.01, "{disk}: outer {outer}");
     assert!(rel(inner, truth.inner) < 0.01, "{disk}: inner {inner}");
     assert_eq!(v["media"]["zones"], 16, "{disk}");
-    assert!(h["read_ahead_bytes"].as_u64().unwrap() > 0, "{disk}: reads ahead");
+    assert!(
+        h["read_ahead_bytes"].as_u64().unwrap() > 0,
+        "{disk}: reads ahead"
+    );
 
     // The fitted drive in the same system, in place of the catalog's.
     let stanza = v["stanza"].as_str().unwrap();
     let fitted = dir.path().join("fitted.toml");
-    let text = one_drive_system(disk, stanza).replace(
-        &format!("disk = \"{disk}\""),
-        "disk = \"fitted\"",
-    );
+    let text =
+        one_drive_system(disk, stanza).replace(&format!("disk = \"{disk}\""), "disk = \"fitted\"");
     std::fs::write(&fitted, text).unwrap();
     // Random 4 KiB reads at depth 1 (seek and rotation), sequential 1 MiB reads (media
     // rate), random 64 KiB reads at depth 8 (queueing on top of both). The fitted drive
@@ -126,7 +131,12 @@ fn round_trip(disk: &str, truth: Truth) {
     for job in [
         &["--rw=randread", "--bs=4k", "--number_ios=2000"][..],
         &["--rw=read", "--bs=1m", "--size=2g"][..],
-        &["--rw=randread", "--bs=64k", "--iodepth=8", "--number_ios=2000"][..],
+        &[
+            "--rw=randread",
+            "--bs=64k",
+            "--iodepth=8",
+            "--number_ios=2000",
+        ][..],
     ] {
         let (a, b) = (simulate(&sys, job), simulate(&fitted, job));
         assert!(
@@ -207,12 +217,20 @@ fn a_flash_target_is_recognised_as_flash() {
     assert!((28..=36).contains(&units), "units {units}");
     // The stanza loads, and small random reads at depth 1 take what they took.
     let fitted = dir.path().join("fitted.toml");
-    let text = host(one_drive_system("nvme-tlc-1tb", v["stanza"].as_str().unwrap()))
-        .replace("disk = \"nvme-tlc-1tb\"", "disk = \"fitted\"");
+    let text = host(one_drive_system(
+        "nvme-tlc-1tb",
+        v["stanza"].as_str().unwrap(),
+    ))
+    .replace("disk = \"nvme-tlc-1tb\"", "disk = \"fitted\"");
     std::fs::write(&fitted, text).unwrap();
     let job = ["--rw=randread", "--bs=4k", "--number_ios=2000"];
     let (a, b) = (simulate(&sys, &job), simulate(&fitted, &job));
-    assert!(rel(b.0, a.0) < 0.05, "fitted {} IOPS, original {}", b.0, a.0);
+    assert!(
+        rel(b.0, a.0) < 0.05,
+        "fitted {} IOPS, original {}",
+        b.0,
+        a.0
+    );
 }
 
 #[test]
@@ -229,13 +247,19 @@ fn bad_input_gets_one_line() {
     let no_lun = format!("{t}#nolun");
     for (args, what) in [
         (vec![missing.as_str()], "No such file"),
-        (vec![folder.as_str()], "neither a block device nor a regular file"),
+        (
+            vec![folder.as_str()],
+            "neither a block device nor a regular file",
+        ),
         (vec!["array:a,b"], "is an array"),
         (vec![no_lun.as_str()], "no LUN 'nolun'"),
         (vec![small.as_str()], "at least 256 MiB"),
         (vec![t.as_str(), "--size=1q"], "--size 1q"),
         (vec![t.as_str(), "--size=1t"], "larger than"),
-        (vec![t.as_str(), "--output-format=yaml"], "valid: text, toml, json"),
+        (
+            vec![t.as_str(), "--output-format=yaml"],
+            "valid: text, toml, json",
+        ),
         (vec![t.as_str(), "--probes=3"], "--probes 3"),
         (vec![t.as_str(), "--runtime=soon"], "--runtime soon"),
         (vec![t.as_str(), "--name=a b"], "not a plain name"),

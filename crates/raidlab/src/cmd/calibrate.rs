@@ -48,8 +48,7 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
         )));
     }
     let name_ok = !a.name.is_empty()
-        && a
-            .name
+        && a.name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if !name_ok {
