@@ -237,14 +237,12 @@ pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
             let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
             match visible[..] {
                 [one] => one,
-                _ => {
-                    return Err(SimError::usage(format!(
-                        "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
-                        visible.len(),
-                        t.system.display(),
-                        names()
-                    )))
-                }
+                _ => return Err(SimError::usage(format!(
+                    "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
+                    visible.len(),
+                    t.system.display(),
+                    names()
+                ))),
             }
         }
     };
