@@ -101,6 +101,11 @@ fn align_down(x: u64, a: u64) -> u64 {
     x / a * a
 }
 
+/// `want` bytes of requests of `bs` from the start, no more than the target holds.
+fn within(t: &Target, want: u64, bs: u64) -> String {
+    want.min(align_down(t.size, bs)).to_string()
+}
+
 /// Name of the rate probe at position `i`.
 pub fn rate_name(i: u32) -> String {
     format!("rate-{i:02}")
@@ -139,7 +144,7 @@ pub fn stage_rates(t: &Target, b: &Budget) -> Result<Vec<JobSpec>, String> {
         &[
             ("rw", "read".into()),
             ("bs", SMALL.to_string()),
-            ("size", (b.requests * SMALL).to_string()),
+            ("size", within(t, b.requests * SMALL, SMALL)),
         ],
     )?);
     v.push(job(
@@ -240,7 +245,7 @@ pub fn stage_seeks(
 /// to the drive adds to a request cancels in their difference.
 pub fn stage_read_ahead(t: &Target, b: &Budget, think_ns: u64) -> Result<Vec<JobSpec>, String> {
     let n = (b.requests / 8).max(8);
-    let size = (n * READ_AHEAD_BS).to_string();
+    let size = within(t, n * READ_AHEAD_BS, READ_AHEAD_BS);
     Ok(vec![
         job(
             t,
@@ -288,7 +293,7 @@ pub fn stage_buffered(t: &Target, b: &Budget, think_ns: u64) -> Result<Vec<JobSp
             &[
                 ("rw", "read".into()),
                 ("bs", bs.to_string()),
-                ("size", (n * bs).to_string()),
+                ("size", within(t, n * bs, bs)),
                 ("thinktime", format!("{}us", think_ns.div_ceil(1000))),
             ],
         )
@@ -352,7 +357,26 @@ mod tests {
 
     #[test]
     fn a_plan_is_the_same_every_time_and_reads_only() {
-        let (t, b) = (target(), Budget::default());
+        // Many requests a probe on a small target too: nothing reads past its end.
+        for (t, b) in [
+            (target(), Budget::default()),
+            (
+                Target {
+                    name: "/dev/x".into(),
+                    size: 300 << 20,
+                },
+                Budget {
+                    requests: 1_000_000,
+                    ..Budget::default()
+                },
+            ),
+        ] {
+            plan_reads_only(&t, &b);
+        }
+    }
+
+    fn plan_reads_only(t: &Target, b: &Budget) {
+        let (t, b) = (t.clone(), *b);
         let z = ZoneFit::flat(b.rate_points);
         let a1 = format!("{:?}{:?}", stage_rates(&t, &b), stage_seeks(&t, &b, &z));
         let a2 = format!("{:?}{:?}", stage_rates(&t, &b), stage_seeks(&t, &b, &z));

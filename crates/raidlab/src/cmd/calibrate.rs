@@ -101,7 +101,13 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
     let date = today();
     let opts = ExecOptions::default();
     let cal = raidlab_calibrate::calibrate(&target, &budget, &a.name, &date, |specs| {
-        execute(specs, &opts)
+        let r = execute(specs, &opts)?;
+        // Ctrl-C ends the probe running (its results come back); the stages after it would
+        // measure nothing, so the calibration stops here.
+        if crate::cmd::run::interrupted() {
+            return Err(CliError::failed("calibrate: interrupted: nothing fitted"));
+        }
+        Ok(r)
     })
     .map_err(|e| match e {
         Error::Run(e) => e,
