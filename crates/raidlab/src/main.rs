@@ -34,6 +34,9 @@ enum Command {
     Sweep(cmd::sweep::SweepArgs),
     /// Write an HTML report with figures from a results database.
     Report(cmd::report::ReportArgs),
+    /// Measure a drive (device, file or sim:SYSTEM.toml#LUN) with read-only probes and print
+    /// a [[disk]] description of it for the simulator.
+    Calibrate(cmd::calibrate::CalibrateArgs),
     /// Print a simulated system's path from host to disks with each component's bound.
     Explain(cmd::explain::ExplainArgs),
 }
@@ -155,5 +158,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Sweep(a) => cmd::sweep::main(a),
         Command::Report(a) => cmd::report::main(a),
         Command::Explain(a) => cmd::explain::main(a),
+        Command::Calibrate(a) => cmd::calibrate::main(a),
     }
 }

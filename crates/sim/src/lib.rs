@@ -216,6 +216,44 @@ pub fn parse_target(t: &str) -> Result<SimTarget, SimError> {
     })
 }
 
+/// The LUN a `sim:SYSTEM.toml[#LUN]` target names, and its capacity in bytes: the named
+/// LUN, or the system's one visible LUN when none is named (for callers that size their
+/// jobs to a target, as `raidlab calibrate`).
+pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
+    let t = parse_target(target)?;
+    let sys = config::load(&t.system)?;
+    let w = World::build(&sys)?;
+    let names = || {
+        w.luns
+            .iter()
+            .map(|x| x.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let li = match &t.lun {
+        Some(l) => w.luns.iter().position(|x| &x.name == l).ok_or_else(|| {
+            SimError::usage(format!(
+                "target '{target}': no LUN '{l}' in {} (LUNs: {})",
+                t.system.display(),
+                names()
+            ))
+        })?,
+        None => {
+            let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
+            match visible[..] {
+                [one] => one,
+                _ => return Err(SimError::usage(format!(
+                    "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
+                    visible.len(),
+                    t.system.display(),
+                    names()
+                ))),
+            }
+        }
+    };
+    Ok((w.luns[li].name.clone(), w.luns[li].capacity))
+}
+
 /// Simulate `specs` (every filename a `sim:` target of one system file).
 pub fn run(specs: &[JobSpec]) -> Result<RunResult, SimError> {
     run_with(specs, &RunConfig::default())

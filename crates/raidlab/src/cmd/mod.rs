@@ -1,6 +1,7 @@
 //! One module per command family.
 pub mod array;
 pub mod bench;
+pub mod calibrate;
 pub mod explain;
 pub mod report;
 pub mod run;
