@@ -291,7 +291,7 @@ impl ZoneLayout {
         let spt: Vec<u64> = (0..nz)
             .map(|z| {
                 if nz == 1 {
-                    s.spt_outer as u64
+                    (s.spt_outer as u64).max(1)
                 } else {
                     let (o, i) = (s.spt_outer as f64, s.spt_inner as f64);
                     (o + (i - o) * z as f64 / (nz - 1) as f64).round().max(1.0) as u64

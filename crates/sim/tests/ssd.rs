@@ -519,3 +519,18 @@ fn bad_steady_state_values_are_one_line_each() {
         );
     }
 }
+
+#[test]
+fn a_flash_drive_ignores_a_hard_disk_geometry_of_zeros() {
+    // The geometry fields are a hard disk's; a flash drive's entry may give them as 0 (one
+    // zone of 0 sectors a track divided by zero when its commands were queued).
+    let opts = [
+        ("rw", "randread"),
+        ("bs", "4k"),
+        ("iodepth", "8"),
+        ("size", "16m"),
+    ];
+    let zeros = iops(&nvme_with("zones = 1\nspt_outer = 0\nspt_inner = 0"), &opts);
+    let catalog = iops(&system(NVME), &opts);
+    assert_eq!(zeros, catalog);
+}
