@@ -242,12 +242,14 @@ pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
             let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
             match visible[..] {
                 [one] => one,
-                _ => return Err(SimError::usage(format!(
+                _ => {
+                    return Err(SimError::usage(format!(
                     "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
                     visible.len(),
                     t.system.display(),
                     names()
-                ))),
+                )))
+                }
             }
         }
     };
@@ -1620,9 +1622,9 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 ) {
                     let _ = writeln!(
                         s,
-                        "  → {:<28} steady state: spare {:.1}%, random overwrites amplified \
-                         {:.2}× by garbage collection; drive random writes {:.1} MB/s \
-                         ({:.0} K IOPS of 4 KiB)",
+                        "  → {:<28} steady state: spare {:.1}%, random overwrites of the whole \
+                         drive amplified {:.2}× by garbage collection (of part of it, less); \
+                         drive random writes {:.1} MB/s ({:.0} K IOPS of 4 KiB)",
                         "",
                         gc.spare * 100.0,
                         gc.amplification,

@@ -51,6 +51,13 @@
 //!   other write is random, but for the share of it beyond a superblock (one erase block on
 //!   every die: what the drive fills in turn), whose blocks it fills whole. The workload is
 //!   taken as stationary: data is invalidated the way it is being written now.
+//! - The footprint: random writes to part of the drive (a 10 GiB file on a 1 TB drive) leave
+//!   the rest as cold data in full blocks, which greedy cleaning never picks; the hot data
+//!   has all the spare flash to itself. With a share f of the user capacity overwritten, the
+//!   raw flash left for it is (f + s) of the user capacity for f of data: a spare of s / f,
+//!   so A = that of s / f (the "effective over-provisioning" of writing a smaller range).
+//!   f is the span the drive has seen random writes cover (lowest to highest address), so a
+//!   few hundred writes find it; two hot regions far apart count as the span between them.
 //! - The copies: for each random byte written, A - 1 bytes of valid data are copied, a page
 //!   at a time, on the die the host's page goes to, before it: sensed (`read_us`), over the
 //!   channel to the controller and back (its ECC checks the data: controllers of TLC drives
@@ -60,9 +67,8 @@
 //! - No SLC cache in steady state: a full drive has no dynamic SLC room left, and a static
 //!   one (a few GB) is long spent by sustained writes (assumption), so every page programs
 //!   at the direct rate.
-//! - Not modelled: the drive's footprint (writes to a small region of a full drive would
-//!   meet cold data greedy leaves alone, and lower A: the model's A is that of writes over
-//!   the whole drive, as SNIA's test has them), trim, idle-time collection ahead of need.
+//! - Not modelled: trim, idle-time collection ahead of need, hot and cold data mixed within
+//!   the footprint.
 
 use std::collections::VecDeque;
 
@@ -114,6 +120,8 @@ pub struct Gc {
     block_pages: u32,
     /// One erase block on every die: a write longer than this fills whole blocks.
     superblock: u64,
+    /// The user capacity, bytes (what the footprint is a share of).
+    user_bytes: u64,
 }
 
 /// What a flash drive remembers: when each die, channel and the host side is next free, and
@@ -153,6 +161,13 @@ pub struct SsdState {
     block_fill: Vec<u32>,
     stream_ends: [u64; STREAMS],
     stream_next: usize,
+    /// Steady state: the span random writes have covered (lowest, highest address), the
+    /// span the copy charge was last worked out for, and that charge (bytes copied per
+    /// random host byte, × 2^16).
+    hot_lo: u64,
+    hot_hi: u64,
+    hot_span: u64,
+    hot_fx: u64,
     /// Steady state: bytes the host wrote, and bytes garbage collection copied.
     pub host_bytes: u64,
     pub copied_bytes: u64,
@@ -225,6 +240,7 @@ impl SsdModel {
                 erase_ns: (s.erase_ms * 1e6) as u64,
                 block_pages: s.block_pages.max(1),
                 superblock: u64::from(dies) * u64::from(s.block_pages.max(1)) * page,
+                user_bytes: s.capacity_bytes.max(1),
             }
         });
         SsdModel {
@@ -301,6 +317,7 @@ impl SsdModel {
                 Vec::new()
             },
             stream_ends: [u64::MAX; STREAMS],
+            hot_lo: u64::MAX,
             ..SsdState::default()
         }
     }
@@ -564,11 +581,31 @@ impl Gc {
         }
         st.stream_ends[st.stream_next] = offset + len;
         st.stream_next = (st.stream_next + 1) % STREAMS;
-        if len <= self.superblock {
-            self.copy_fx
-        } else {
-            (self.copy_fx as u128 * self.superblock as u128 / len as u128) as u64
+        // The footprint: worked out again when the span has grown by a sixty-fourth.
+        st.hot_lo = st.hot_lo.min(offset);
+        st.hot_hi = st.hot_hi.max(offset + len);
+        let span = st.hot_hi - st.hot_lo;
+        if span > st.hot_span + st.hot_span / 64 {
+            st.hot_span = span;
+            st.hot_fx = self.copy_fx_over(span);
         }
+        if len <= self.superblock {
+            st.hot_fx
+        } else {
+            (st.hot_fx as u128 * self.superblock as u128 / len as u128) as u64
+        }
+    }
+
+    /// Bytes copied per random host byte, × 2^16, for random writes over `span` bytes of
+    /// the drive: A - 1 at a spare of s / f, f = `span` of the user capacity (the module's
+    /// doc).
+    fn copy_fx_over(&self, span: u64) -> u64 {
+        if span >= self.user_bytes {
+            return self.copy_fx;
+        }
+        let f = (span as f64 / self.user_bytes as f64).max(1e-12);
+        let a = greedy_amplification(self.spare / f);
+        ((a - 1.0) * f64::from(1u32 << FX)).round() as u64
     }
 }
 
@@ -695,15 +732,41 @@ mod tests {
         s.ssd_state = FlashState::Steady;
         let m = SsdModel::new(&s, true);
         let a = m.gc().unwrap().amplification;
+        // A state whose random writes have already spanned the whole drive (a write at each
+        // end): every random write from then on amplifies at the whole drive's A.
+        let spread = || {
+            let mut st = m.state();
+            m.service(&mut st, 0, 0, 4096, true);
+            m.service(&mut st, 0, s.capacity_bytes - 4096, 4096, true);
+            st
+        };
         // Sequential 4 KiB writes continue their stream: nothing copied but for the first,
-        // which starts it (a random write of its own: A - 1 of 4 KiB owed, one page copied).
+        // which starts it (a random write of its own: A - 1 of 4 KiB owed, with what the
+        // spreading writes left owing, at most two pages).
+        let mut st = spread();
+        let before = st.copied_bytes;
+        for i in 0..10_000u64 {
+            m.service(&mut st, 1 << 20, (1 << 30) + i * 4096, 4096, true);
+        }
+        assert!(
+            st.copied_bytes - before <= 2 * 16384,
+            "{}",
+            st.copied_bytes - before
+        );
+        // Random writes within 1% of the drive: a spare of 8 / 1, next to nothing copied.
         let mut st = m.state();
         for i in 0..10_000u64 {
-            m.service(&mut st, i * 10_000, i * 4096, 4096, true);
+            m.service(
+                &mut st,
+                i * 10_000,
+                (i * 7_919 % 100_000) * 65_536,
+                4096,
+                true,
+            );
         }
-        assert_eq!(st.copied_bytes, 16384);
-        // Scattered ones copy A - 1 bytes a byte, a page at a time.
-        let mut st = m.state();
+        assert!(st.copied_bytes <= 16384, "{}", st.copied_bytes);
+        // Scattered ones over the whole drive copy A - 1 bytes a byte, a page at a time.
+        let mut st = spread();
         for i in 0..10_000u64 {
             m.service(
                 &mut st,
@@ -717,10 +780,11 @@ mod tests {
         assert!((per - (a - 1.0)).abs() < 0.01, "{per} vs {}", a - 1.0);
         // A write longer than a superblock (32 dies × 1152 pages × 16 KiB) copies only for
         // the superblock's share of it.
-        let mut st = m.state();
+        let mut st = spread();
+        let (copied, host) = (st.copied_bytes, st.host_bytes);
         let sb = 32 * 1152 * 16384u64;
-        m.service(&mut st, 0, 0, 4 * sb, true);
-        let per = st.copied_bytes as f64 / st.host_bytes as f64;
+        m.service(&mut st, 0, 1 << 30, 4 * sb, true);
+        let per = (st.copied_bytes - copied) as f64 / (st.host_bytes - host) as f64;
         assert!((per - (a - 1.0) / 4.0).abs() < 0.01, "{per}");
         // A fresh drive copies nothing and its random writes are as before.
         let fresh = drive();
