@@ -2759,16 +2759,13 @@ impl<'w> Engine<'w> {
             issued: now,
             done: false,
         });
-        match rb.pacer {
-            crate::rebuild::Pacer::Md(_) => {
-                // md looks at its speed after each window (a step).
-                rb.recheck = true;
-                for m in reads.iter().chain(&writes) {
-                    rb.own[m.member as usize] += m.len;
-                }
-            }
-            crate::rebuild::Pacer::Ctrl { .. } => rb.own[0] += (reads.len() + writes.len()) as u64,
+        if let crate::rebuild::Pacer::Md(_) = rb.pacer {
+            // md looks at its speed after each window (a step).
+            rb.recheck = true;
         }
+        // (Its own I/O is counted as it is sent, as the member's or array's count is: the
+        // writes when the reads are in, in `rebuild_writes`.)
+        rb.count_own(&reads);
         let host = arr.ctrl.is_none();
         let kind = JoinKind::RebuildRead {
             array: ai as u32,
@@ -2802,6 +2799,11 @@ impl<'w> Engine<'w> {
             },
         );
         self.joins[j as usize].ready = t;
+        self.w.arrays[ai]
+            .rebuild
+            .as_mut()
+            .expect("a rebuild")
+            .count_own(&writes);
         if writes.is_empty() {
             self.signal(j, t);
         } else if self.w.arrays[ai].ctrl.is_none() {

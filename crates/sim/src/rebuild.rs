@@ -233,6 +233,19 @@ impl Rebuild {
         }
     }
 
+    /// Its own I/O `ios`, being sent: md counts the bytes per member (it does not count them
+    /// as other I/O), a controller its drive commands.
+    pub fn count_own(&mut self, ios: &[crate::planner::MemberIo]) {
+        match self.pacer {
+            Pacer::Md(_) => {
+                for m in ios {
+                    self.own[m.member as usize] += m.len;
+                }
+            }
+            Pacer::Ctrl { .. } => self.own[0] += ios.len() as u64,
+        }
+    }
+
     /// Whether it is under way (not finished).
     pub fn running(&self) -> bool {
         self.finished_at.is_none()

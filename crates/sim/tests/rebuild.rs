@@ -119,7 +119,9 @@ fn foreground_io_pushes_an_md_rebuild_toward_speed_limit_min() {
     );
     // md never holds it below speed_limit_min (1000 KiB/s).
     assert!(busy_rate >= 1000.0 * 1024.0, "busy {busy_rate} B/s");
-    // A higher minimum holds it up.
+    // A higher minimum holds it up: below it md no longer drains its I/O for the
+    // foreground's, and goes as fast as the drives, shared with the readers, let it (which
+    // may be under the minimum: md guarantees no speed, it only stops yielding).
     let t = variant(
         MD.0,
         MD.1,
@@ -127,7 +129,7 @@ fn foreground_io_pushes_an_md_rebuild_toward_speed_limit_min() {
     );
     let held = rebuild(&sim_run(&t, &BUSY)).bytes_s();
     assert!(
-        held > busy_rate && held >= 0.9 * 40_000.0 * 1024.0,
+        held > 1.1 * busy_rate,
         "min 40000 KiB/s: {held} B/s, min 1000: {busy_rate} B/s"
     );
 }
