@@ -1609,12 +1609,6 @@ fn in_file_order(mut errors: Vec<SimError>, texts: &[(String, String)]) -> SimEr
     SimError::usage_all(errors)
 }
 
-/// Whether an array of `level` may have `n` members (`what`: drives or LUNs); the error is
-/// `valid for raid1 is 2 to 1024 drives`. The RAID planner's rule
-/// (`Geometry::check_members`, which `Geometry::new` checks by) is asked directly, so nothing
-/// it would refuse later passes here; the simulator then asks a little more of its models: a
-/// single drive is one drive, a raid5 has at least 3 members, and a raid10's 2 near copies
-/// pair its members up.
 /// What is wrong with an array's rebuild keys, as (key, message) pairs: a rebuild needs a
 /// failed member of a level with redundancy; md's speed limits belong to host arrays, the
 /// rebuild rate to controller arrays, and neither means anything without a rebuild.
@@ -1626,7 +1620,7 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
             out.push((
                 "rebuild",
                 format!(
-                    "rebuild = true: {} has no redundancy to rebuild a member from (valid:                      raid1, raid10, raid5, raid6)",
+                    "rebuild = true: {} has no redundancy to rebuild a member from (valid: raid1, raid10, raid5, raid6)",
                     a.level
                 ),
             ));
@@ -1647,7 +1641,7 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
             out.push((
                 key,
                 format!(
-                    "{key} = {v}: md's speed limits apply to host (md) arrays; a controller                      array takes rebuild_rate = <percent>"
+                    "{key} = {v}: md's speed limits apply to host (md) arrays; a controller array takes rebuild_rate = <percent>"
                 ),
             ));
         } else if !a.rebuild {
@@ -1670,7 +1664,7 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
             out.push((
                 "speed_limit_min",
                 format!(
-                    "speed_limit_min = {lo} is above speed_limit_max = {hi} (valid: min at                      most max)"
+                    "speed_limit_min = {lo} is above speed_limit_max = {hi} (valid: min at most max)"
                 ),
             ));
         }
@@ -1680,7 +1674,7 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
             out.push((
                 "rebuild_rate",
                 format!(
-                    "rebuild_rate = {r}: applies to controller arrays; a host (md) array takes                      speed_limit_min and speed_limit_max"
+                    "rebuild_rate = {r}: applies to controller arrays; a host (md) array takes speed_limit_min and speed_limit_max"
                 ),
             ));
         } else if !a.rebuild {
@@ -1698,6 +1692,12 @@ fn rebuild_problems(a: &ArrayCfg) -> Vec<(&'static str, String)> {
     out
 }
 
+/// Whether an array of `level` may have `n` members (`what`: drives or LUNs); the error is
+/// `valid for raid1 is 2 to 1024 drives`. The RAID planner's rule
+/// (`Geometry::check_members`, which `Geometry::new` checks by) is asked directly, so nothing
+/// it would refuse later passes here; the simulator then asks a little more of its models: a
+/// single drive is one drive, a raid5 has at least 3 members, and a raid10's 2 near copies
+/// pair its members up.
 fn check_count(level: &str, n: u32, what: &str) -> Result<(), String> {
     use crate::planner::Level;
     use raidlab_geometry::{Geometry, Layout};

@@ -2766,7 +2766,6 @@ impl<'w> Engine<'w> {
         // (Its own I/O is counted as it is sent, as the member's or array's count is: the
         // writes when the reads are in, in `rebuild_writes`.)
         rb.count_own(&reads);
-        let host = arr.ctrl.is_none();
         let kind = JoinKind::RebuildRead {
             array: ai as u32,
             start,
@@ -2774,13 +2773,19 @@ impl<'w> Engine<'w> {
             parity,
         };
         let j = self.new_join(reads.len().max(1) as u32, kind);
-        if reads.is_empty() {
-            self.signal(j, now);
-        } else if host {
-            self.member_ios(ai, &reads, false, j, now);
+        self.rebuild_send(ai, &reads, false, j, now);
+    }
+
+    /// Send a rebuild step's member I/O `ios` at `t`, each signalling `join` when done: down
+    /// a host array's member LUNs, or to a controller array's drives (none: `join` now).
+    fn rebuild_send(&mut self, ai: usize, ios: &[MemberIo], write: bool, join: u32, t: u64) {
+        if ios.is_empty() {
+            self.signal(join, t);
+        } else if self.w.arrays[ai].ctrl.is_none() {
+            self.member_ios(ai, ios, write, join, t);
         } else {
-            for &m in &reads {
-                self.disk_submit(ai, m, false, j);
+            for &m in ios {
+                self.disk_submit_at(ai, m, write, join, t);
             }
         }
     }
@@ -2804,15 +2809,7 @@ impl<'w> Engine<'w> {
             .as_mut()
             .expect("a rebuild")
             .count_own(&writes);
-        if writes.is_empty() {
-            self.signal(j, t);
-        } else if self.w.arrays[ai].ctrl.is_none() {
-            self.member_ios(ai, &writes, true, j, t);
-        } else {
-            for &m in &writes {
-                self.disk_submit_at(ai, m, true, j, t);
-            }
-        }
+        self.rebuild_send(ai, &writes, true, j, t);
     }
 
     /// A rebuild step is written: the watermark moves up past every step done below the
@@ -2829,7 +2826,7 @@ impl<'w> Engine<'w> {
         if mark >= rb.end {
             rb.finished_at = Some(now);
             arr.geom.rebuilding = false;
-            arr.geom.failed = arr.geom.failed_after.clone();
+            arr.geom.failed.clear();
             return;
         }
         if let crate::rebuild::Pacer::Ctrl {

@@ -223,37 +223,49 @@ pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
     let t = parse_target(target)?;
     let sys = config::load(&t.system)?;
     let w = World::build(&sys)?;
-    let names = || {
-        w.luns
-            .iter()
-            .map(|x| x.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let li = match &t.lun {
-        Some(l) => w.luns.iter().position(|x| &x.name == l).ok_or_else(|| {
-            SimError::usage(format!(
-                "target '{target}': no LUN '{l}' in {} (LUNs: {})",
+    let li = match target_luns(&w, target, &t.system, t.lun.as_deref())?[..] {
+        [one] => one,
+        ref visible => {
+            return Err(SimError::usage(format!(
+                "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
+                visible.len(),
                 t.system.display(),
-                names()
-            ))
-        })?,
-        None => {
-            let visible: Vec<usize> = (0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect();
-            match visible[..] {
-                [one] => one,
-                _ => {
-                    return Err(SimError::usage(format!(
-                    "target '{target}': {} visible LUNs (valid: name one, sim:{}#LUN; LUNs: {})",
-                    visible.len(),
-                    t.system.display(),
-                    names()
-                )))
-                }
-            }
+                lun_names(&w)
+            )))
         }
     };
     Ok((w.luns[li].name.clone(), w.luns[li].capacity))
+}
+
+/// The LUNs target `f` of system file `system` runs on: the one it names (`lun`), else
+/// every visible one.
+fn target_luns(
+    w: &World,
+    f: &str,
+    system: &Path,
+    lun: Option<&str>,
+) -> Result<Vec<usize>, SimError> {
+    match lun {
+        Some(l) => Ok(vec![w.luns.iter().position(|x| x.name == l).ok_or_else(
+            || {
+                SimError::usage(format!(
+                    "target '{f}': no LUN '{l}' in {} (LUNs: {})",
+                    system.display(),
+                    lun_names(w)
+                ))
+            },
+        )?]),
+        None => Ok((0..w.luns.len()).filter(|&i| !w.luns[i].hidden).collect()),
+    }
+}
+
+/// Every LUN's name, for error messages.
+fn lun_names(w: &World) -> String {
+    w.luns
+        .iter()
+        .map(|x| x.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Simulate `specs` (every filename a `sim:` target of one system file).
@@ -332,27 +344,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     for (si, s) in specs.iter().enumerate() {
         for (fi, f) in s.filenames.iter().enumerate() {
             let t = parse_target(f)?;
-            let luns: Vec<usize> = match &t.lun {
-                Some(l) => vec![world
-                    .luns
-                    .iter()
-                    .position(|x| &x.name == l)
-                    .ok_or_else(|| {
-                        SimError::usage(format!(
-                            "target '{f}': no LUN '{l}' in {} (LUNs: {})",
-                            path.display(),
-                            world
-                                .luns
-                                .iter()
-                                .map(|x| x.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ))
-                    })?],
-                None => (0..world.luns.len())
-                    .filter(|&i| !world.luns[i].hidden)
-                    .collect(),
-            };
+            let luns = target_luns(&world, f, &path, t.lun.as_deref())?;
             for (k, &li) in luns.iter().enumerate() {
                 for j in 0..s.numjobs {
                     let inst = JobInstance {

@@ -91,12 +91,11 @@ pub struct ArrayGeom {
     /// A stripe's data bytes (see [`ArrayGeom::stripe_data_bytes`]), worked out once: every
     /// cached host command asks.
     stripe_data: u64,
-    /// The failed members are being rebuilt onto replacements (`rebuild = true`): below
-    /// member offset `rebuilt_below` the replacements hold their data, and a request whose
-    /// every member byte lies below it is planned as if only `failed_after` had failed.
+    /// The failed members are being rebuilt onto replacements (`rebuild = true`: all of
+    /// them): below member offset `rebuilt_below` the replacements hold their data, and a
+    /// request whose every member byte lies below it is planned as on a whole array.
     pub rebuilding: bool,
     pub rebuilt_below: u64,
-    pub failed_after: Vec<u32>,
 }
 
 impl ArrayGeom {
@@ -111,7 +110,6 @@ impl ArrayGeom {
             stripe_data: 0,
             rebuilding: false,
             rebuilt_below: 0,
-            failed_after: Vec::new(),
         };
         a.stripe_data = a.stripe_data_of_shape();
         a
@@ -152,11 +150,11 @@ impl ArrayGeom {
 
     /// The members a request of `len` bytes at logical `off` finds missing: the failed ones,
     /// or during a rebuild, once the rebuild has passed every member byte the request can
-    /// touch, those not being rebuilt.
+    /// touch, none.
     #[inline]
     pub fn missing(&self, off: u64, len: u64) -> &[u32] {
         if self.rebuilding && self.member_end(off, len) <= self.rebuilt_below {
-            &self.failed_after
+            &[]
         } else {
             &self.failed
         }
@@ -180,26 +178,24 @@ impl ArrayGeom {
         }
     }
 
-    /// The member I/O of rebuilding `len` bytes at member offset `off` of every member being
-    /// rebuilt (the planner's rebuild plan: survivors read, lost blocks computed, the
-    /// replacements written): reads and writes merged per member, and the parity bytes.
+    /// The member I/O of rebuilding `len` bytes at member offset `off` of every failed member
+    /// (the planner's rebuild plan: survivors read, lost blocks computed, the replacements
+    /// written): reads and writes merged per member, and the parity bytes.
     pub fn rebuild_step(&self, off: u64, len: u64) -> (Vec<MemberIo>, u64, Vec<MemberIo>) {
-        let targets: Vec<u32> = self
-            .failed
-            .iter()
-            .copied()
-            .filter(|m| !self.failed_after.contains(m))
-            .collect();
-        let plan =
-            raidlab_geometry::plan_rebuild_set(self.geo(), &targets, off, len, &self.failed_after)
-                .expect("a rebuild step inside the members");
+        let plan = raidlab_geometry::plan_rebuild_set(self.geo(), &self.failed, off, len, &[])
+            .expect("a rebuild step inside the members");
+        let io = |member, offset, len| MemberIo {
+            member,
+            offset,
+            len,
+        };
         let (mut reads, mut writes, mut parity) = (Vec::new(), Vec::new(), 0);
         for st in &plan.steps {
             for r in &st.reads {
-                push_merge_any(&mut reads, r.member, r.offset, r.len);
+                push_merge(&mut reads, 0, io(r.member, r.offset, r.len));
             }
             for w in &st.writes {
-                push_merge_any(&mut writes, w.member, w.offset, w.len);
+                push_merge(&mut writes, 0, io(w.member, w.offset, w.len));
             }
             parity += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
         }
@@ -341,21 +337,6 @@ impl ArrayGeom {
             wp.parity_bytes += st.compute.iter().map(|c| c.input_bytes()).sum::<u64>();
         }
         wp
-    }
-}
-
-/// Append, merging with any earlier I/O of the same member that ends where this one starts.
-fn push_merge_any(out: &mut Vec<MemberIo>, member: u32, offset: u64, len: u64) {
-    match out
-        .iter_mut()
-        .find(|o| o.member == member && o.offset + o.len == offset)
-    {
-        Some(o) => o.len += len,
-        None => out.push(MemberIo {
-            member,
-            offset,
-            len,
-        }),
     }
 }
 

@@ -215,6 +215,11 @@ pub fn greedy_amplification(spare: f64) -> f64 {
     1.0 / hi.max(f64::MIN_POSITIVE)
 }
 
+/// Bytes copied per random host byte, × 2^16, at write amplification `a`.
+fn copy_fx_of(a: f64) -> u64 {
+    ((a - 1.0) * f64::from(1u32 << FX)).round() as u64
+}
+
 impl SsdModel {
     pub fn new(s: &DiskSpec, write_cache: bool) -> SsdModel {
         let steady = s.ssd_state == FlashState::Steady;
@@ -236,7 +241,7 @@ impl SsdModel {
             Gc {
                 amplification,
                 spare: s.spare_fraction,
-                copy_fx: ((amplification - 1.0) * f64::from(1u32 << FX)).round() as u64,
+                copy_fx: copy_fx_of(amplification),
                 erase_ns: (s.erase_ms * 1e6) as u64,
                 block_pages: s.block_pages.max(1),
                 superblock: u64::from(dies) * u64::from(s.block_pages.max(1)) * page,
@@ -604,8 +609,7 @@ impl Gc {
             return self.copy_fx;
         }
         let f = (span as f64 / self.user_bytes as f64).max(1e-12);
-        let a = greedy_amplification(self.spare / f);
-        ((a - 1.0) * f64::from(1u32 << FX)).round() as u64
+        copy_fx_of(greedy_amplification(self.spare / f))
     }
 }
 

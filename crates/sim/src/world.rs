@@ -1861,7 +1861,6 @@ impl Array {
         let targets = g.failed.clone();
         g.rebuilding = true;
         g.rebuilt_below = 0;
-        g.failed_after = Vec::new();
         let end = g.g.as_ref().map_or(0, |x| x.member_used_bytes());
         let (step, depth, pacer) = match self.ctrl {
             None => {

@@ -186,18 +186,9 @@ fn today() -> String {
     civil_date((secs / 86_400) as i64)
 }
 
-/// Days since 1970-01-01 → YYYY-MM-DD in the proleptic Gregorian calendar (the days-to-civil
-/// algorithm of H. Hinnant's "chrono-compatible low-level date algorithms").
+/// Days since 1970-01-01 → YYYY-MM-DD (the date the results' text output also uses).
 fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = raidlab_result::render::civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

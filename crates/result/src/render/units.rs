@@ -40,11 +40,10 @@ pub fn count(n: f64) -> String {
     human(r, 1000.0, &["", "k", "M", "G", "T"])
 }
 
-/// `Sat Nov 21 19:52:45 2026` (UTC) from seconds since the epoch.
-pub fn ctime_utc(epoch_s: u64) -> String {
-    let days = (epoch_s / 86_400) as i64;
-    let secs = epoch_s % 86_400;
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil inverse).
+/// Days since 1970-01-01 → (year, month 1–12, day 1–31) in the proleptic Gregorian
+/// calendar (Howard Hinnant's days_from_civil inverse, "chrono-compatible low-level date
+/// algorithms").
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -53,7 +52,14 @@ pub fn ctime_utc(epoch_s: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// `Sat Nov 21 19:52:45 2026` (UTC) from seconds since the epoch.
+pub fn ctime_utc(epoch_s: u64) -> String {
+    let days = (epoch_s / 86_400) as i64;
+    let secs = epoch_s % 86_400;
+    let (year, month, day) = civil_from_days(days);
     // 1970-01-01 was a Thursday.
     let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
     let mon = [
