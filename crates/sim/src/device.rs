@@ -678,6 +678,13 @@ impl DeviceModel {
         pos + wait * self.rev_ns
     }
 
+    /// Time for `len` bytes to cross the drive's interface, ns: the tail of a read's service
+    /// in which its data leaves the drive (the whole of it comes within the service).
+    #[inline]
+    pub fn iface_ns(&self, len: u64) -> u64 {
+        (f64_of(len) * self.iface_ns_per_byte) as u64
+    }
+
     /// Time to take a write's data into the write cache: the command's overhead and its
     /// transfer over the interface.
     #[inline]

@@ -1759,6 +1759,58 @@ impl<'w> Engine<'w> {
         self.start_xfer(io, false);
     }
 
+    /// A read's data is all in from its drives: up to the host, from the controller's cache,
+    /// or through a controller without one as the drives sent it ([`Engine::pass_up`]).
+    #[inline(always)]
+    fn read_up(&mut self, io: u32) {
+        let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
+        match self.w.arrays[ai].pass_through {
+            Some(mi) => self.pass_up(io, mi),
+            None => self.data_up(io),
+        }
+    }
+
+    /// A read through a controller without a cache (a host adapter, AHCI, an NVMe drive's
+    /// own controller), whose drives' model is `mi`: such a controller holds no data, so the
+    /// data went on up the path as the drive sent it, not once all of it was in — the same
+    /// bytes do not cross the drive's interface and then, again, its link (with a link as
+    /// fast as the interface, twice the time). The drive sent them over the last
+    /// `iface_ns(len)` of its command, which ended now (the last member's, for a read over
+    /// several drives). Each segment that could have started up by now is booked from when
+    /// the drive had sent its first byte, and ends no sooner than it had sent its last; the
+    /// rest go up from there as any transfer does.
+    #[inline(never)]
+    fn pass_up(&mut self, io: u32, mi: usize) {
+        let now = self.now;
+        let x = self.ios[io as usize];
+        let model = &self.w.models[mi];
+        let t0 = now.saturating_sub(model.iface_ns(x.len)).max(x.issued);
+        let sent = |b: u64| (t0 + model.iface_ns(b)).min(now);
+        let l = &mut self.w.luns[x.lun as usize];
+        let (path, costs, res) = (&l.data_path, &mut l.seg_costs[0], &mut self.w.res);
+        let (mut done, mut next) = (0, t0);
+        while done < x.len {
+            let start = next.max(sent(done));
+            if start >= now {
+                break;
+            }
+            let seg = (x.len - done).min(crate::world::SEGMENT);
+            next = costs
+                .transfer(res, path, start, seg, false)
+                .max(sent(done + seg));
+            done += seg;
+        }
+        if done == x.len {
+            return self.at(next.max(now), Ev::IoDone(io));
+        }
+        let id = self.new_xfer(Xfer {
+            io,
+            left: x.len - done,
+            write: false,
+        });
+        self.next_segment(id, next.max(now));
+    }
+
     /// Data of a write travels from host memory to the controller.
     fn data_down(&mut self, io: u32) {
         self.start_xfer(io, true);
@@ -1773,15 +1825,19 @@ impl<'w> Engine<'w> {
         if left == 0 {
             return;
         }
-        let x = Xfer { io, left, write };
-        let id = if let Some(i) = self.free_xfers.pop() {
+        let id = self.new_xfer(Xfer { io, left, write });
+        self.next_segment(id, next);
+    }
+
+    /// A slot for transfer `x`, a freed one if any.
+    fn new_xfer(&mut self, x: Xfer) -> u32 {
+        if let Some(i) = self.free_xfers.pop() {
             self.xfers[i as usize] = x;
             i
         } else {
             self.xfers.push(x);
             (self.xfers.len() - 1) as u32
-        };
-        self.next_segment(id, next);
+        }
     }
 
     fn segment(&mut self, id: u32) {
@@ -2563,7 +2619,7 @@ impl<'w> Engine<'w> {
             JoinKind::Complete(u32::MAX),
         );
         match kind {
-            JoinKind::ReadUp(io) => self.data_up(io),
+            JoinKind::ReadUp(io) => self.read_up(io),
             JoinKind::Fill { array, stripe } => {
                 let arr = &mut self.w.arrays[array as usize];
                 if let Some(Fill::Pending(waiters)) = arr.rcache.insert(stripe, Fill::Ready) {
@@ -2634,7 +2690,7 @@ impl<'w> Engine<'w> {
                     // Status (writes) or data already in host memory (host arrays).
                     self.at(self.now, Ev::IoDone(io));
                 } else {
-                    self.data_up(io);
+                    self.read_up(io);
                 }
             }
         }
@@ -2973,7 +3029,13 @@ impl<'w> Engine<'w> {
         let backend = disk.backend;
         self.w.arrays[disk.array].drive_cmds -= 1;
         let t = match backend {
-            Some(b) => transfer(&mut self.w.res, &[b], at, len, write),
+            // The data crosses the back-end bus as it leaves (or enters) the drive, over the
+            // last `iface_ns(len)` of the command — the bus and the drive's interface are one
+            // wire — and the command is done once both are.
+            Some(b) => {
+                let from = at.saturating_sub(self.w.models[disk.model].iface_ns(len));
+                transfer(&mut self.w.res, &[b], from, len, write).max(at)
+            }
             None => at,
         };
         self.signal(join, t);

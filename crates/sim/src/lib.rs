@@ -53,7 +53,8 @@
 //! read_mb_s = 50              # data path cache → host
 //! write_mb_s = 25             # data path host → cache
 //! write_burst_kib = 64        # writes move port → cache in bursts of this size (optional)
-//! cache_mib = 256
+//! cache_mib = 256             # absent: no cache (a host adapter): it passes a read's data on
+//!                             # up as the drive sends it, not once all of it is in
 //! mirrored_cache = true       # dual controllers mirror dirty data: half the cache is own
 //! write_policy = "write-back" # or "write-through"
 //! battery = true              # write-back without a battery falls back to write-through
@@ -63,7 +64,8 @@
 //!                             # room in the drives' command queues)
 //! destage_coalesce = 1        # neighbouring dirty stripes one destage takes together
 //! lazy_destage = false        # hold dirty data until the cache is 3/4 full
-//! backend_mb_s = 80           # device-side bus shared by its drives (optional)
+//! backend_mb_s = 80           # device-side bus shared by its drives (optional); a drive's
+//!                             # data crosses it as it leaves (or enters) the drive
 //!
 //! [[disk]]                    # optional: a catalog entry with overrides
 //! name = "my-drive"

@@ -2005,6 +2005,11 @@ pub struct Array {
     pub stripe_cache: Option<crate::stripecache::StripeCache>,
     /// Drive commands sent to its drives (controller arrays), the rebuild's included.
     pub sent: u64,
+    /// For an array behind a controller without a cache (a host adapter, AHCI, an NVMe
+    /// drive's own controller): its drives' model, whose interface time a read's way up
+    /// overlaps — such a controller holds no data, so it passes a read's data on as the
+    /// drive sends it rather than once it is all in.
+    pub pass_through: Option<usize>,
     /// Its failed members being rebuilt (`rebuild = true`).
     pub rebuild: Option<Box<crate::rebuild::Rebuild>>,
 }
@@ -2249,7 +2254,7 @@ impl World {
                 .controller
                 .as_ref()
                 .map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
-            let (members, member_bytes) = if let Some(ci) = ctrl {
+            let (members, member_bytes, pass_through) = if let Some(ci) = ctrl {
                 let spec = &sys.disks[&a.name];
                 let model = DeviceModel::new(spec, a.disk_write_cache);
                 let mi = models.len();
@@ -2300,9 +2305,9 @@ impl World {
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
-                (m, cap)
+                (m, cap, (ctrls[ci].cache_bytes == 0).then_some(mi))
             } else {
-                (Vec::new(), 0)
+                (Vec::new(), 0, None)
             };
             let drive_room = members.len() * a.disk_queue_depth().max(1) as usize;
             let chunk = a.chunk_kib * 1024;
@@ -2349,6 +2354,7 @@ impl World {
                 stripe_cache: None,
                 sent: 0,
                 rebuild: None,
+                pass_through,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {

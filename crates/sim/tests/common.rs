@@ -52,3 +52,25 @@ pub fn mb_s(target: &str, opts: &[(&str, &str)]) -> f64 {
 pub fn iops(target: &str, opts: &[(&str, &str)]) -> f64 {
     sim_run(target, opts).aggregate().summary().iops
 }
+
+/// `file` of systems/`folder` copied to a temporary folder (with its includes), each
+/// (from, to) replaced once in it; the copy's target `sim:...`.
+pub fn variant(folder: &str, file: &str, edits: &[(&str, &str)]) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d: PathBuf =
+        std::env::temp_dir().join(format!("raidlab-sim-variant-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    for e in std::fs::read_dir(repo().join("systems").join(folder)).unwrap() {
+        let p = e.unwrap().path();
+        let mut text = std::fs::read_to_string(&p).unwrap();
+        if p.file_name().unwrap() == file {
+            for (from, to) in edits {
+                assert!(text.contains(from), "{file} has {from}");
+                text = text.replacen(from, to, 1);
+            }
+        }
+        std::fs::write(d.join(p.file_name().unwrap()), text).unwrap();
+    }
+    format!("sim:{}", d.join(file).display())
+}

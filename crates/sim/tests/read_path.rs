@@ -105,3 +105,75 @@ fn reads_continuing_a_random_one_cost_little_and_read_little_ahead() {
     );
     assert!(per_request < 2.0, "{per_request:.2} member I/Os a request");
 }
+
+/// Mean completion latency, ns, of 64 KiB reads at depth 1 on `target`.
+fn read_64k_ns(target: &str) -> f64 {
+    let r = sim_run(
+        target,
+        &[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("iodepth", "1"),
+            ("direct", "1"),
+            ("size", "256m"),
+        ],
+    );
+    r.jobs[0].read.clat.mean()
+}
+
+/// 64 KiB at `mb_s` decimal MB/s, ns.
+fn ns_64k(mb_s: f64) -> f64 {
+    65536.0 * 1e3 / mb_s
+}
+
+// systems/modern/nvme.toml: the drive's interface moves 3900 MB/s, its PCIe link 3940 MB/s,
+// and its controller (the drive's own) holds no data.
+const NVME_LINK: &str = "link_mb_s = 3940";
+
+#[test]
+fn a_controller_without_a_cache_passes_a_read_on_as_the_drive_sends_it() {
+    let fast = read_64k_ns(&variant(
+        "modern",
+        "nvme.toml",
+        &[(NVME_LINK, "link_mb_s = 100000")],
+    ));
+    // A link as fast as the interface carries the data as it leaves the drive: it adds
+    // nothing (16.6 µs, 64 KiB over the link, when the data crossed it only once all in).
+    let shipped = read_64k_ns(&system("modern/nvme.toml"));
+    assert!(
+        (shipped - fast).abs() < 500.0,
+        "link 3940 MB/s: {shipped} ns, fast link: {fast} ns"
+    );
+    // A slower link ends the read: it started as the drive began to send.
+    let slow = read_64k_ns(&variant(
+        "modern",
+        "nvme.toml",
+        &[(NVME_LINK, "link_mb_s = 1000")],
+    ));
+    let want = ns_64k(1000.0) - ns_64k(3900.0);
+    assert!(
+        (slow - fast - want).abs() < 0.05 * want,
+        "link 1000 MB/s: {slow} ns, fast link: {fast} ns, want {want} ns more"
+    );
+}
+
+#[test]
+fn a_back_end_bus_carries_a_drives_data_as_it_leaves_the_drive() {
+    // The drive's interface and its lane of the controller's back-end bus are one wire.
+    let with = |backend: &str| {
+        read_64k_ns(&variant(
+            "modern",
+            "nvme.toml",
+            &[
+                (NVME_LINK, "link_mb_s = 100000"),
+                ("name = \"nvme\"", &format!("name = \"nvme\"\nbackend_mb_s = {backend}")),
+            ],
+        ))
+    };
+    let (fast, slow) = (with("100000"), with("1000"));
+    let want = ns_64k(1000.0) - ns_64k(3900.0);
+    assert!(
+        (slow - fast - want).abs() < 0.05 * want,
+        "back end 1000 MB/s: {slow} ns, fast: {fast} ns, want {want} ns more"
+    );
+}
