@@ -357,6 +357,35 @@ fn random_writes_to_part_of_a_steady_drive_amplify_less() {
 }
 
 #[test]
+fn two_hot_regions_far_apart_amplify_as_their_own_size() {
+    // Random writes to 1 GiB at the start of the drive and 1 GiB near its end: what lies
+    // between is cold data in full blocks, as with one 2 GiB region, not a hot span of
+    // 900 GB (at which the spare left would be next to nothing: 47 K IOPS).
+    let t = system("modern/nvme-steady.toml");
+    let job = |name: &str, offset: &str| {
+        let mut s = spec(
+            &t,
+            &[
+                ("rw", "randwrite"),
+                ("bs", "4k"),
+                ("iodepth", "64"),
+                ("offset", offset),
+                ("size", "1g"),
+                ("io_size", "512m"),
+            ],
+        );
+        s.name = name.into();
+        s
+    };
+    let r = raidlab_sim::run(&[job("low", "0"), job("high", "900g")]).unwrap();
+    let both = r.aggregate().summary().iops;
+    assert!(
+        both > 0.95 * 1702e6 / 4096.0,
+        "two 1 GiB regions 900 GB apart: {both} IOPS"
+    );
+}
+
+#[test]
 fn more_spare_flash_makes_steady_random_writes_faster() {
     let at = |spare: &str| {
         random_writes(&nvme_with(&format!(
