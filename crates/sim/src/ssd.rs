@@ -613,8 +613,12 @@ impl Gc {
                 st.hot_granules += 1;
             }
         }
-        let span = (st.hot_hi - st.hot_lo).min(st.hot_granules << self.granule_shift);
-        if span > st.hot_span + st.hot_span / 64 {
+        let span = (st.hot_hi - st.hot_lo)
+            .min(st.hot_granules << self.granule_shift)
+            .min(self.user_bytes);
+        // (And once more when it reaches the whole drive, so that it ends exact.)
+        if span > st.hot_span + st.hot_span / 64 || (span == self.user_bytes && span > st.hot_span)
+        {
             st.hot_span = span;
             st.hot_fx = self.copy_fx_over(span);
         }
@@ -760,11 +764,15 @@ mod tests {
         s.ssd_state = FlashState::Steady;
         let m = SsdModel::new(&s, true);
         let a = m.gc().unwrap().amplification;
-        // A state whose random writes have already spanned the whole drive (a write at each
-        // end): every random write from then on amplifies at the whole drive's A.
+        // A state whose random writes have already touched the whole drive (a write in each
+        // of its granules, the last at its end): every random write from then on amplifies
+        // at the whole drive's A.
         let spread = || {
             let mut st = m.state();
-            m.service(&mut st, 0, 0, 4096, true);
+            let step = s.capacity_bytes / GRANULES / 4096 * 4096;
+            for k in 0..GRANULES {
+                m.service(&mut st, 0, k * step, 4096, true);
+            }
             m.service(&mut st, 0, s.capacity_bytes - 4096, 4096, true);
             st
         };
@@ -795,6 +803,7 @@ mod tests {
         assert!(st.copied_bytes <= 16384, "{}", st.copied_bytes);
         // Scattered ones over the whole drive copy A - 1 bytes a byte, a page at a time.
         let mut st = spread();
+        let (copied, host) = (st.copied_bytes, st.host_bytes);
         for i in 0..10_000u64 {
             m.service(
                 &mut st,
@@ -804,7 +813,7 @@ mod tests {
                 true,
             );
         }
-        let per = st.copied_bytes as f64 / st.host_bytes as f64;
+        let per = (st.copied_bytes - copied) as f64 / (st.host_bytes - host) as f64;
         assert!((per - (a - 1.0)).abs() < 0.01, "{per} vs {}", a - 1.0);
         // A write longer than a superblock (32 dies × 1152 pages × 16 KiB) copies only for
         // the superblock's share of it.
