@@ -1913,6 +1913,7 @@ impl<'w> Engine<'w> {
         let lun = self.ios[io as usize].lun as usize;
         let l = &mut self.w.luns[lun];
         let burst = if write { l.write_burst } else { None };
+        let pass = l.pass_through;
         let seg = left.min(burst.unwrap_or(crate::world::SEGMENT)).min(room);
         let (path, costs, res) = (&l.data_path, &mut l.seg_costs, &mut self.w.res);
         // Store and forward: a burst crosses to the controller, then into its cache; the next
@@ -1931,14 +1932,18 @@ impl<'w> Engine<'w> {
         };
         let left = left - seg;
         if left == 0 {
-            self.at(
-                end,
-                if write {
-                    Ev::Landed(io)
-                } else {
-                    Ev::IoDone(io)
-                },
-            );
+            if !write {
+                self.at(end, Ev::IoDone(io));
+            } else if let Some(mi) = pass {
+                // Through a controller that holds no data, the drive takes a write's data as
+                // it arrives: its command (whose service takes the data in over its
+                // interface) starts once the rest can come no faster than the link brings it.
+                let len = self.ios[io as usize].len;
+                let t = end.saturating_sub(self.w.models[mi].iface_ns(len));
+                self.at(t.max(self.now), Ev::Landed(io));
+            } else {
+                self.at(end, Ev::Landed(io));
+            }
         }
         (left, next)
     }

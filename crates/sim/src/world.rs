@@ -2035,6 +2035,9 @@ pub struct Lun {
     /// Segment times on `data_path`: reads, writes (cut through), and a burst's two legs
     /// (to the controller, into its cache).
     pub seg_costs: [SegCosts; 4],
+    /// Its array's [`Array::pass_through`]: the drives' model, if the controller holds no
+    /// data.
+    pub pass_through: Option<usize>,
 }
 
 pub struct World {
@@ -2406,6 +2409,7 @@ impl World {
                 data_path,
                 write_burst,
                 seg_costs: Default::default(),
+                pass_through: arrays[ai].pass_through,
             });
         }
         // Every error below at once, one line each. A LUN's offset is judged once its array's

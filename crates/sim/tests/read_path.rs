@@ -1,5 +1,6 @@
 //! A controller's read path: how far it reads ahead of a sequential stream, and when a read's
-//! data starts up to the host.
+//! data starts up to the host; and a controller that holds no data, which passes reads and
+//! writes through as the drive sends or takes them.
 
 mod common;
 use common::*;
@@ -121,6 +122,21 @@ fn read_64k_ns(target: &str) -> f64 {
     r.jobs[0].read.clat.mean()
 }
 
+/// The same for 64 KiB writes.
+fn write_64k_ns(target: &str) -> f64 {
+    let r = sim_run(
+        target,
+        &[
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("iodepth", "1"),
+            ("direct", "1"),
+            ("size", "256m"),
+        ],
+    );
+    r.jobs[0].write.clat.mean()
+}
+
 /// 64 KiB at `mb_s` decimal MB/s, ns.
 fn ns_64k(mb_s: f64) -> f64 {
     65536.0 * 1e3 / mb_s
@@ -166,7 +182,10 @@ fn a_back_end_bus_carries_a_drives_data_as_it_leaves_the_drive() {
             "nvme.toml",
             &[
                 (NVME_LINK, "link_mb_s = 100000"),
-                ("name = \"nvme\"", &format!("name = \"nvme\"\nbackend_mb_s = {backend}")),
+                (
+                    "name = \"nvme\"",
+                    &format!("name = \"nvme\"\nbackend_mb_s = {backend}"),
+                ),
             ],
         ))
     };
@@ -175,5 +194,30 @@ fn a_back_end_bus_carries_a_drives_data_as_it_leaves_the_drive() {
     assert!(
         (slow - fast - want).abs() < 0.05 * want,
         "back end 1000 MB/s: {slow} ns, fast: {fast} ns, want {want} ns more"
+    );
+}
+
+#[test]
+fn a_controller_without_a_cache_passes_a_write_on_as_the_drive_takes_it() {
+    let link = |rate: &str| {
+        write_64k_ns(&variant(
+            "modern",
+            "nvme.toml",
+            &[(NVME_LINK, &format!("link_mb_s = {rate}"))],
+        ))
+    };
+    let fast = link("100000");
+    // The drive takes the data in over its interface as the link brings it: a link as fast
+    // as the interface adds nothing, a slower one only its difference.
+    let shipped = write_64k_ns(&system("modern/nvme.toml"));
+    assert!(
+        (shipped - fast).abs() < 500.0,
+        "link 3940 MB/s: {shipped} ns, fast link: {fast} ns"
+    );
+    let slow = link("1000");
+    let want = ns_64k(1000.0) - ns_64k(3900.0);
+    assert!(
+        (slow - fast - want).abs() < 0.05 * want,
+        "link 1000 MB/s: {slow} ns, fast link: {fast} ns, want {want} ns more"
     );
 }
