@@ -864,6 +864,39 @@ pub fn sptf_pick(
     now: u64,
     ranks: &mut Vec<Ranked>,
 ) -> Option<(u32, f64)> {
+    match sptf_walk::<true>(model, st, w, now, ranks) {
+        Some(best) => best,
+        None => sptf_pick_all(model, st, w, now, ranks),
+    }
+}
+
+/// [`sptf_pick`] looking at every command its walk reaches (out of line: the walk that
+/// passes over commands that cannot reach their sector this turn almost always settles it).
+#[inline(never)]
+fn sptf_pick_all(
+    model: &DeviceModel,
+    st: &DeviceState,
+    w: &Window,
+    now: u64,
+    ranks: &mut Vec<Ranked>,
+) -> Option<(u32, f64)> {
+    sptf_walk::<false>(model, st, w, now, ranks).flatten()
+}
+
+/// [`sptf_pick`]'s search. With `SKIP`, the walk passes over the commands whose seek (and
+/// settle), by its lower bound, ends after their sector has come round this turn: their
+/// positioning time is at least the rest of a turn, so unless the best found is that far
+/// (None: walk again without `SKIP`) they would not have been chosen, nor have changed what the
+/// walk looks at (its stop needs a best under a turn) or ranks at the end (within twice
+/// `slack` of the best).
+#[inline(always)]
+fn sptf_walk<const SKIP: bool>(
+    model: &DeviceModel,
+    st: &DeviceState,
+    w: &Window,
+    now: u64,
+    ranks: &mut Vec<Ranked>,
+) -> Option<Option<(u32, f64)>> {
     // Shortest positioning time first, the first of equals on ties (by arrival),
     // among the first `queue_depth` commands that are ready. A command's
     // positioning time is its seek (and settle) plus the wait for its sector: it
@@ -897,13 +930,20 @@ pub fn sptf_pick(
         low_plus: f64::INFINITY + slack,
         low_2: f64::INFINITY + 2.0 * slack,
         ranks,
+        head_cyl: st.cyl as u32,
+        floor: [
+            model.min_seek_ns() + model.settle_ns() * 0.0,
+            model.min_seek_ns() + model.settle_ns() * 1.0,
+        ],
     };
     walk.ranks.clear();
     let rev = walk.rev;
     // From the first sector at or past the head's angle round the turn: those still to come
     // this turn (`wait` below is `target - a0` ≥ 0), then those that come round on the next
     // (`wait` < 0, plus a turn).
-    let start = w.seek::<false>(a0).or_else(|| w.first())?;
+    let Some(start) = w.seek::<false>(a0).or_else(|| w.first()) else {
+        return Some(None);
+    };
     let mut seen = 0;
     let mut k = start;
     let mut stopped = false;
@@ -918,7 +958,7 @@ pub fn sptf_pick(
             stopped = true;
             break;
         }
-        walk.look(c, k, u);
+        walk.look::<SKIP>(c, k, u);
         seen += 1;
         k = c.next;
     }
@@ -931,7 +971,7 @@ pub fn sptf_pick(
             if u - slack > walk.low_plus {
                 break;
             }
-            walk.look(c, k, u);
+            walk.look::<SKIP>(c, k, u);
             seen += 1;
             k = c.next;
         }
@@ -952,11 +992,16 @@ pub fn sptf_pick(
                 if u < near_turn {
                     break;
                 }
-                walk.look(c, k, u);
+                walk.look::<SKIP>(c, k, u);
                 left -= 1;
                 k = c.prev;
             }
         }
+    }
+    // (A command passed over is at least a turn less `slack` away: see `Walk::look`. The
+    // lowest is never NaN: infinite if nothing was ranked.)
+    if SKIP && walk.low_2 > rev - 4.0 * slack {
+        return None;
     }
     let near_low = walk.low_2;
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
@@ -970,7 +1015,7 @@ pub fn sptf_pick(
             }
         }
     }
-    (best.1 != u64::MAX).then_some((best.2, best.0))
+    Some((best.1 != u64::MAX).then_some((best.2, best.0)))
 }
 
 /// [`sptf_pick`]'s walk through the window: the best positioning time so far and the
@@ -991,6 +1036,10 @@ struct Walk<'a> {
     low_2: f64,
     /// The commands looked at that may yet be within twice `slack` of the lowest.
     ranks: &'a mut Vec<Ranked>,
+    /// The head's cylinder (as the window's are kept).
+    head_cyl: u32,
+    /// The least seek and settle to another cylinder, for a read and for a write.
+    floor: [f64; 2],
 }
 
 /// A command [`sptf_pick`] looked at: its approximate positioning time, its seek (and
@@ -1016,9 +1065,17 @@ fn turn_wait(wait: f64, rev: f64) -> f64 {
 impl Walk<'_> {
     /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
     /// from now (approximately).
+    /// With `SKIP`, a command on another cylinder is passed over if its seek (and settle)
+    /// cannot end before its sector comes round, by the least seek (and settle) to another
+    /// cylinder: it needs more than `u + slack` ([`DeviceModel::min_seek_ns`]; the sums round
+    /// alike), so its positioning time, of the first case below or the exact formula, is at
+    /// least the rest of the turn, `rev − slack`.
     #[inline(always)]
-    fn look(&mut self, c: &Cand, k: u32, u: f64) {
+    fn look<const SKIP: bool>(&mut self, c: &Cand, k: u32, u: f64) {
         if c.ready > self.now {
+            return;
+        }
+        if SKIP && c.cyl != self.head_cyl && u + self.slack < self.floor[(c.flags & 1) as usize] {
             return;
         }
         let seek = self.model.seek_to_ns(self.st, c.cyl as u64);
@@ -2733,9 +2790,18 @@ mod tests {
                         best = Some((p, seq));
                     }
                 }
+                let picked = sptf_pick(&m, &st, &w, now, &mut ranks);
                 assert_eq!(
-                    sptf_pick(&m, &st, &w, now, &mut ranks).map(|(k, p)| (w.seq(k), p.to_bits())),
+                    picked.map(|(k, p)| (w.seq(k), p.to_bits())),
                     best.map(|b| (b.1, b.0.to_bits())),
+                    "{disk} round {round}"
+                );
+                // The walk that passes over commands out of reach this turn and the one that
+                // looks at all it reaches agree.
+                let all = sptf_pick_all(&m, &st, &w, now, &mut ranks);
+                assert_eq!(
+                    picked.map(|(k, p)| (k, p.to_bits())),
+                    all.map(|(k, p)| (k, p.to_bits())),
                     "{disk} round {round}"
                 );
             }
