@@ -99,10 +99,9 @@ fn rem(x: f64, m: f64) -> f64 {
 /// target has no FMA instruction).
 #[inline]
 fn rem_exact_below(x: f64, m: f64, exact_below: f64) -> f64 {
-    // Truncation through a signed integer (exact below 2^63, and one instruction, unlike a
-    // call to `trunc` or the unsigned conversion); anything out of range saturates and lands
-    // in the fallback.
-    let q = (x / m) as i64 as f64;
+    // Truncation through a signed integer (exact below 2^63, unlike a call to `trunc` or the
+    // unsigned conversion); anything out of range saturates and lands in the fallback.
+    let q = trunc_i64(x / m) as f64;
     let r = if q < exact_below {
         x - q * m
     } else {
@@ -124,12 +123,33 @@ fn exact_multiples_below(m: f64) -> f64 {
     (1u64 << significand.trailing_zeros()) as f64
 }
 
+/// `x as i64`, bit for bit: one instruction (`cvttsd2si`) for |x| < 2^63, where the plain
+/// conversion adds five to saturate out-of-range values and map NaN to 0 (the baseline x86-64
+/// target has no single instruction for it); anything else takes the plain conversion.
+#[inline(always)]
+fn trunc_i64(x: f64) -> i64 {
+    if x.abs() < 9_223_372_036_854_775_808.0 {
+        // SAFETY: |x| < 2^63: x is finite and its whole part fits an i64.
+        unsafe { x.to_int_unchecked::<i64>() }
+    } else {
+        trunc_i64_slow(x)
+    }
+}
+
+/// [`trunc_i64`]'s plain conversion, out of line so that the compiler does not compute it on
+/// every call and select afterwards.
+#[cold]
+#[inline(never)]
+fn trunc_i64_slow(x: f64) -> i64 {
+    x as i64
+}
+
 /// `x.fract()` for finite 0 ≤ x < 2^63, bit for bit: the whole part through a signed
 /// integer (exact in that range) instead of a call to `trunc`.
 #[inline]
 fn fract_pos(x: f64) -> f64 {
     debug_assert!((0.0..9.2e18).contains(&x), "{x}");
-    x - x as i64 as f64
+    x - trunc_i64(x) as f64
 }
 
 /// `x as f64` for x < 2^63 (times, offsets and counts), bit for bit, by the signed
@@ -144,7 +164,7 @@ pub(crate) fn f64_of(x: u64) -> f64 {
 #[inline(always)]
 pub(crate) fn u64_of(x: f64) -> u64 {
     debug_assert!((0.0..9_223_372_036_854_775_808.0).contains(&x), "{x}");
-    x as i64 as u64
+    trunc_i64(x) as u64
 }
 
 /// Kept out of line: as a plain `%` in [`rem`] the compiler computes it on every call and
@@ -561,8 +581,8 @@ impl DeviceModel {
     #[inline]
     pub fn angle_at(&self, st: &DeviceState, t_cmd: f64) -> f64 {
         let turns = (t_cmd + st.phase_ns) * self.inv_rev;
-        // Whole turns through a signed integer: one instruction (turns stay far below 2^63).
-        let a = turns - turns as i64 as f64;
+        // Whole turns through a signed integer (turns stay far below 2^63).
+        let a = turns - trunc_i64(turns) as f64;
         if a < 0.0 {
             0.0
         } else if a >= 1.0 {
