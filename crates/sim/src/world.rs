@@ -928,7 +928,7 @@ fn sptf_walk<const SKIP: bool>(
         rev_less: model.rev_ns() - slack,
         low: f64::INFINITY,
         low_plus: f64::INFINITY + slack,
-        low_2: f64::INFINITY + 2.0 * slack,
+        slack_2: 2.0 * slack,
         ranks,
         head_cyl: st.cyl as u32,
         floor: [
@@ -1000,10 +1000,10 @@ fn sptf_walk<const SKIP: bool>(
     }
     // (A command passed over is at least a turn less `slack` away: see `Walk::look`. The
     // lowest is never NaN: infinite if nothing was ranked.)
-    if SKIP && walk.low_2 > rev - 4.0 * slack {
+    if SKIP && walk.low_2() > rev - 4.0 * slack {
         return None;
     }
-    let near_low = walk.low_2;
+    let near_low = walk.low_2();
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
     for r in walk.ranks.iter() {
         if r.p <= near_low {
@@ -1030,10 +1030,10 @@ struct Walk<'a> {
     rev: f64,
     rev_less: f64,
     slack: f64,
-    /// The lowest positioning time so far, it plus `slack`, and it plus twice `slack`.
+    /// The lowest positioning time so far, and it plus `slack`; twice `slack` (exactly).
     low: f64,
     low_plus: f64,
-    low_2: f64,
+    slack_2: f64,
     /// The commands looked at that may yet be within twice `slack` of the lowest.
     ranks: &'a mut Vec<Ranked>,
     /// The head's cylinder (as the window's are kept).
@@ -1063,6 +1063,12 @@ fn turn_wait(wait: f64, rev: f64) -> f64 {
 }
 
 impl Walk<'_> {
+    /// The lowest positioning time so far plus twice `slack` (worked out as needed rather
+    /// than kept: the walk's every step compares `low_plus`, few `low_2`).
+    #[inline(always)]
+    fn low_2(&self) -> f64 {
+        self.low + self.slack_2
+    }
     /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
     /// from now (approximately).
     /// With `SKIP`, a command on another cylinder is passed over if its seek (and settle)
@@ -1097,11 +1103,10 @@ impl Walk<'_> {
         };
         // Only those within twice `slack` of the lowest are ranked by the exact formula at
         // the end; the lowest only falls, and one lower than it is within.
-        if p <= self.low_2 {
+        if p <= self.low_2() {
             if p < self.low {
                 self.low = p;
                 self.low_plus = p + slack;
-                self.low_2 = p + 2.0 * slack;
             }
             self.ranks.push(Ranked { p, pos, k });
         }
