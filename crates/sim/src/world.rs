@@ -922,7 +922,7 @@ fn sptf_walk<const SKIP: bool>(
         st,
         now,
         t_cmd,
-        settle: model.settle_ns(),
+        settle: [model.settle_ns() * 0.0, model.settle_ns() * 1.0],
         rev: model.rev_ns(),
         slack,
         rev_less: model.rev_ns() - slack,
@@ -1025,7 +1025,8 @@ struct Walk<'a> {
     st: &'a DeviceState,
     now: u64,
     t_cmd: f64,
-    settle: f64,
+    /// The settle a read and a write add to the seek (× 0 and × 1, as `floor`).
+    settle: [f64; 2],
     /// One turn, ns; and one turn less `slack`.
     rev: f64,
     rev_less: f64,
@@ -1089,8 +1090,8 @@ impl Walk<'_> {
             return;
         }
         let slack = self.slack;
-        // (Reads and writes come in no order a branch could learn: the settle is × 0 or 1.)
-        let pos = seek + self.settle * f64::from(c.flags & 1);
+        // (Reads and writes come in no order a branch could learn: the settle is looked up.)
+        let pos = seek + self.settle[(c.flags & 1) as usize];
         // (The first two cases exclude each other; the first is the more common, a seek
         // that ends after its sector has passed.)
         let p = if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
