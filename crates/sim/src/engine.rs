@@ -573,7 +573,11 @@ impl<'w> Engine<'w> {
             kind,
         };
         if let Some(i) = self.free_joins.pop() {
-            self.joins[i as usize] = j;
+            // A free slot's kind is `Complete(u32::MAX)` (see `join_done`), which owns
+            // nothing: overwritten without a call to drop it.
+            let old = std::mem::replace(&mut self.joins[i as usize], j);
+            debug_assert!(matches!(old.kind, JoinKind::Complete(u32::MAX)));
+            std::mem::forget(old);
             i
         } else {
             self.joins.push(j);
@@ -2594,8 +2598,12 @@ impl<'w> Engine<'w> {
             &mut self.joins[j as usize].kind,
             JoinKind::Complete(u32::MAX),
         );
+        // (The kinds that own nothing are forgotten as they are taken: no call to drop them.)
         match kind {
-            JoinKind::ReadUp(io) => self.data_up(io),
+            JoinKind::ReadUp(io) => {
+                std::mem::forget(kind);
+                self.data_up(io)
+            }
             JoinKind::Fill { array, stripe } => {
                 let arr = &mut self.w.arrays[array as usize];
                 if let Some(Fill::Pending(waiters)) = arr.rcache.insert(stripe, Fill::Ready) {
@@ -2660,6 +2668,7 @@ impl<'w> Engine<'w> {
                 self.rebuild_step_done(array as usize, start)
             }
             JoinKind::Complete(io) => {
+                std::mem::forget(kind);
                 let ioc = self.ios[io as usize];
                 let ai = self.w.luns[ioc.lun as usize].array;
                 if ioc.write || self.w.arrays[ai].ctrl.is_none() {
