@@ -2900,6 +2900,7 @@ impl<'w> Engine<'w> {
         self.disk_submit_at(ai, m, write, join, t);
     }
 
+    #[inline(always)]
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
