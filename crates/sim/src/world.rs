@@ -374,17 +374,22 @@ impl Window {
         let later = self.occupied & (u64::MAX << b << 1);
         (later != 0).then(|| self.heads[later.trailing_zeros() as usize])
     }
-    /// Put command `c`, the `seq`th to arrive, in the window, in `slot`. It arrived after
+    /// Make room for commands in slots up to `n` (exclusive): [`Window::insert`] takes a slot
+    /// in the room made.
+    fn span(&mut self, n: usize) {
+        if self.nodes.len() < n {
+            self.nodes.resize(n, Cand::default());
+            self.seqs.resize(n, 0);
+        }
+    }
+    /// Put command `c`, the `seq`th to arrive, in the window, in `slot` (within the room made
+    /// by [`Window::span`]). It arrived after
     /// every command there, so it goes after all at its angle.
     #[inline]
     fn insert(&mut self, slot: u32, seq: u64, mut c: Cand) {
         let b = arc_of(c.target);
         c.flags = c.flags & 1 | (b as u32) << 1;
         let s = slot as usize;
-        if self.nodes.len() <= s {
-            self.nodes.resize(s + 1, Cand::default());
-            self.seqs.resize(s + 1, 0);
-        }
         self.seqs[s] = seq;
         match self.first() {
             None => {
@@ -564,9 +569,6 @@ impl DriveQueue {
     fn list_by_region(&mut self, slot: u32, offset: u64, write: bool, enters: bool) {
         let b = region_bucket(offset >> REGION_SHIFT) + REGION_BUCKETS * write as usize;
         let s = slot as usize;
-        if self.read_links.len() <= s {
-            self.read_links.resize(s + 1, (NO_SLOT, NO_SLOT));
-        }
         if enters {
             let head = self.read_heads[b];
             self.read_links[s] = (head, NO_SLOT);
@@ -638,12 +640,23 @@ impl DriveQueue {
                 self.slab[i as usize] = r;
                 i
             }
-            None => {
-                self.slab.push(r);
-                debug_assert!(self.slab.len() <= self.depth, "the slab spans the window");
-                (self.slab.len() - 1) as u32
-            }
+            None => self.grow(r),
         }
+    }
+    /// [`DriveQueue::place`] into a new slot at the slab's end, which the window's arrays by
+    /// slot and the lists by region grow to span (only here, so that a command entering or
+    /// leaving the window finds them spanning its slot). Out of line: the slab grows only
+    /// until it spans the window.
+    #[inline(never)]
+    fn grow(&mut self, r: DiskReq) -> u32 {
+        self.slab.push(r);
+        debug_assert!(self.slab.len() <= self.depth, "the slab spans the window");
+        let n = self.slab.len();
+        self.window.span(n);
+        if self.read_links.len() < n {
+            self.read_links.resize(n, (NO_SLOT, NO_SLOT));
+        }
+        (n - 1) as u32
     }
     /// The first to arrive of the window's commands ready by `now` that the drive streams
     /// on to from its last one ([`DeviceModel::streams`]): they start at the offset where the
@@ -2776,6 +2789,7 @@ mod tests {
                 // The window, filled in arrival order (slot = arrival), keeps them by
                 // (angle, arrival).
                 let mut w = Window::default();
+                w.span(cands.len());
                 for (seq, c) in cands.iter().enumerate() {
                     w.insert(seq as u32, seq as u64, *c);
                 }
