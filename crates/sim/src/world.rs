@@ -848,7 +848,10 @@ impl DriveQueue {
     /// time of 0 for the caller to set: copied once, from where the queue kept it.
     #[inline(always)]
     pub fn take_into(&mut self, slot: u32, now: u64, active: &mut Vec<(u64, DiskReq)>) {
-        active.push((0, self.slab[slot as usize]));
+        // (By `extend`, which makes room before it reads the command: a `push` reads it first
+        // and keeps it on the stack across the list's growth.)
+        let s = slot as usize;
+        active.extend(self.slab[s..=s].iter().map(|&r| (0, r)));
         self.take_slot(slot, now);
     }
     /// The window's command in `slot` leaves it (see [`DriveQueue::take`]), and the first of
@@ -862,11 +865,16 @@ impl DriveQueue {
                 self.oldest = s;
             }
         }
-        self.free.push(slot);
         self.count_start(slot, false);
-        if let Some((seq, r)) = self.rest.pop_front() {
-            let s = self.place(r);
-            self.enter(seq, s, now);
+        // The first of the rest goes straight from there into the slot just freed (as
+        // `place` would put it), with no copy on the way.
+        match self.rest.front() {
+            Some(&(seq, ref r)) => {
+                self.slab[slot as usize] = *r;
+                self.rest.pop_front();
+                self.enter(seq, slot, now);
+            }
+            None => self.free.push(slot),
         }
     }
 }
