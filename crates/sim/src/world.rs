@@ -422,7 +422,7 @@ impl Window {
         self.len += 1;
     }
     /// Take the command in `slot` out of the window.
-    #[inline]
+    #[inline(always)]
     fn remove(&mut self, slot: u32) {
         let c = *self.get(slot);
         let b = c.arc();
