@@ -649,6 +649,14 @@ impl DeviceModel {
         a
     }
 
+    /// Angular position of the sector holding the end of the drive's last command
+    /// (`st.last_end`), as a fraction of a turn: where a command streaming on from it starts.
+    /// For a hard disk that has served a command.
+    #[inline]
+    pub fn last_end_target(&self, st: &DeviceState) -> f64 {
+        self.end_target(&st.last_loc, st.last_start, st.last_end)
+    }
+
     /// Cylinder of a byte offset at or after `start`, located at `from` (same zone or a later
     /// one).
     #[inline(always)]
@@ -915,7 +923,8 @@ impl DeviceModel {
         debug_assert_eq!(*loc, self.loc(offset));
         st.cyl = self.cyl_from(loc, offset, (offset + len).saturating_sub(1));
         st.last_end = offset + len;
-        st.last_end_target = self.end_target(loc, offset, offset + len);
+        st.last_start = offset;
+        st.last_loc = *loc;
         st.last_done = t + ns;
         st.last_was_read = !write;
         ns
@@ -929,9 +938,11 @@ pub struct DeviceState {
     pub last_end: u64,
     pub last_done: u64,
     pub last_was_read: bool,
-    /// Angular position of the sector holding `last_end`, as a fraction of a turn (where a
-    /// command streaming on from the last one starts).
-    pub last_end_target: f64,
+    /// Where the last command started: its offset and its place on the media. The angle of
+    /// the sector holding `last_end` follows from them ([`DeviceModel::last_end_target`]),
+    /// worked out only when a command may stream on from there (for few commands).
+    pub last_start: u64,
+    pub last_loc: Loc,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
     /// Media time spent reading ahead between commands, ns, as far as the next command took
@@ -948,7 +959,8 @@ impl DeviceState {
             last_end: u64::MAX,
             last_done: 0,
             last_was_read: false,
-            last_end_target: 0.0,
+            last_start: 0,
+            last_loc: Loc::default(),
             phase_ns: phase_frac * model.rev_ns,
             ahead_ns: 0.0,
             ssd: model.ssd.as_ref().map(|f| f.state()).unwrap_or_default(),

@@ -780,7 +780,7 @@ impl DriveQueue {
     /// (out of line; most calls end before it).
     #[inline(never)]
     fn streaming_at(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<u32> {
-        let target = st.last_end_target;
+        let target = model.last_end_target(st);
         let mut n = self.window.seek::<false>(target)?;
         for _ in 0..self.window.len() {
             let c = self.window.get(n);
