@@ -1028,6 +1028,12 @@ fn sptf_walk<const SKIP: bool>(
     if SKIP && walk.low_2() > rev - 4.0 * slack {
         return None;
     }
+    // Often (two picks in five) one command is ranked: the lowest, within twice `slack` of
+    // itself. It is chosen unless its exact time is NaN (as the loop below would have it).
+    if let [r] = walk.ranks[..] {
+        let p = model.positioning_to(st, t_cmd, r.pos, w.get(r.k).target);
+        return Some((!p.is_nan()).then_some((r.k, p)));
+    }
     let near_low = walk.low_2();
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
     for r in walk.ranks.iter() {
