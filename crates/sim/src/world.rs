@@ -969,10 +969,11 @@ fn sptf_walk<const SKIP: bool>(
     let Some(start) = w.seek::<false>(a0).or_else(|| w.first()) else {
         return Some(None);
     };
-    let mut seen = 0;
+    // (How many commands are not yet looked at: counted down, the loops' test is the count's.)
+    let mut left = n;
     let mut k = start;
     let mut stopped = false;
-    while seen < n {
+    while left > 0 {
         let c = w.get(k);
         let wait = c.target - a0;
         if wait < 0.0 {
@@ -984,11 +985,11 @@ fn sptf_walk<const SKIP: bool>(
             break;
         }
         walk.look::<SKIP>(c, k, u);
-        seen += 1;
+        left -= 1;
         k = c.next;
     }
     if !stopped {
-        while seen < n {
+        while left > 0 {
             let c = w.get(k);
             let wait = c.target - a0;
             debug_assert!(wait < 0.0);
@@ -997,7 +998,7 @@ fn sptf_walk<const SKIP: bool>(
                 break;
             }
             walk.look::<SKIP>(c, k, u);
-            seen += 1;
+            left -= 1;
             k = c.next;
         }
     }
@@ -1007,7 +1008,6 @@ fn sptf_walk<const SKIP: bool>(
     // then those of this one).
     // (Almost always none is: the first of them is checked before the loop.)
     let near_turn = rev - 2.0 * slack;
-    let mut left = n - seen;
     if left > 0 {
         let mut k = w.get(start).prev;
         if turn_wait(w.get(k).target - a0, rev) >= near_turn {
