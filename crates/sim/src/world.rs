@@ -1110,10 +1110,12 @@ impl Walk<'_> {
     /// least the rest of the turn, `rev − slack`.
     #[inline(always)]
     fn look<const SKIP: bool>(&mut self, c: &Cand, k: u32, u: f64) {
-        if c.ready > self.now {
+        // (In the order that decides soonest: a command is almost always ready and on
+        // another cylinder, so the floor alone passes over most; the rest are ready.)
+        if SKIP && u + self.slack < self.floor[(c.flags & 1) as usize] && c.cyl != self.head_cyl {
             return;
         }
-        if SKIP && c.cyl != self.head_cyl && u + self.slack < self.floor[(c.flags & 1) as usize] {
+        if c.ready > self.now {
             return;
         }
         let seek = self.model.seek_to_ns(self.st, c.cyl as u64);
