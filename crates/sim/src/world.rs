@@ -471,17 +471,27 @@ pub struct DriveQueue {
     next_seq: u64,
     /// How many of the window's commands start at an offset of each bucket
     /// ([`start_bucket`]): a command streaming on from the drive's last one starts where that
-    /// one ended, and none can while that offset's bucket counts none. Empty (no buckets) for
-    /// windows too wide to count in a `u16`.
-    starts: Vec<u16>,
+    /// one ended, and none can while that offset's bucket counts none. None for windows too
+    /// wide to count in a `u16`. (Arrays, which a bucket indexes without a check.)
+    starts: Option<Box<[u16; 256]>>,
     /// The window's reads by the 1 MiB region of the drive they start in: the first read
     /// (its slot) of each bucket's list ([`region_bucket`]), [`NO_SLOT`] for none. A read the
     /// drive reaches by reading on lies within its read-ahead span past the last read's end,
     /// so only the lists of the regions that span covers are looked through (mostly empty).
     /// The window's writes are listed the same way, after the reads' buckets.
-    read_heads: Vec<u32>,
+    read_heads: RegionHeads,
     /// Each slot's neighbours (next, previous) in its bucket's list.
     read_links: Vec<(u32, u32)>,
+}
+
+/// [`DriveQueue::read_heads`]: an array, which a bucket indexes without a check.
+#[derive(Debug)]
+struct RegionHeads(Box<[u32; 2 * REGION_BUCKETS]>);
+
+impl Default for RegionHeads {
+    fn default() -> RegionHeads {
+        RegionHeads(Box::new([NO_SLOT; 2 * REGION_BUCKETS]))
+    }
 }
 
 /// No slot: the end of a list of [`DriveQueue::read_heads`].
@@ -513,12 +523,7 @@ impl DriveQueue {
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
             depth: window,
-            starts: if window <= u16::MAX as usize {
-                vec![0; 256]
-            } else {
-                Vec::new()
-            },
-            read_heads: vec![NO_SLOT; 2 * REGION_BUCKETS],
+            starts: (window <= u16::MAX as usize).then(|| Box::new([0; 256])),
             ages: true,
             ..Default::default()
         }
@@ -543,8 +548,10 @@ impl DriveQueue {
         self.free.clear();
         self.window.clear();
         self.rest.clear();
-        self.starts.fill(0);
-        self.read_heads.fill(NO_SLOT);
+        if let Some(starts) = &mut self.starts {
+            starts.fill(0);
+        }
+        self.read_heads.0.fill(NO_SLOT);
     }
     /// Count the command in `slot` in [`DriveQueue::starts`] as it enters the window (or
     /// leaves it, if not `enters`).
@@ -553,7 +560,7 @@ impl DriveQueue {
         let r = &self.slab[slot as usize];
         let (offset, write) = (r.offset, r.write);
         let b = start_bucket(offset);
-        if let Some(n) = self.starts.get_mut(b) {
+        if let Some(n) = self.starts.as_mut().map(|starts| &mut starts[b]) {
             if enters {
                 *n += 1;
             } else {
@@ -570,16 +577,16 @@ impl DriveQueue {
         let b = region_bucket(offset >> REGION_SHIFT) + REGION_BUCKETS * write as usize;
         let s = slot as usize;
         if enters {
-            let head = self.read_heads[b];
+            let head = self.read_heads.0[b];
             self.read_links[s] = (head, NO_SLOT);
             if head != NO_SLOT {
                 self.read_links[head as usize].1 = slot;
             }
-            self.read_heads[b] = slot;
+            self.read_heads.0[b] = slot;
         } else {
             let (next, prev) = self.read_links[s];
             if prev == NO_SLOT {
-                self.read_heads[b] = next;
+                self.read_heads.0[b] = next;
             } else {
                 self.read_links[prev as usize].0 = next;
             }
@@ -666,7 +673,7 @@ impl DriveQueue {
         if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
             return None;
         }
-        if self.starts.get(start_bucket(st.last_end)) == Some(&0) {
+        if self.starts.as_ref().map(|starts| starts[start_bucket(st.last_end)]) == Some(0) {
             debug_assert!(self
                 .window
                 .iter()
@@ -694,7 +701,7 @@ impl DriveQueue {
         let last = st.last_end.saturating_add(span - 1) >> REGION_SHIFT;
         // (A span of more regions than buckets looks through every bucket once.)
         let regions = (last - first + 1).min(REGION_BUCKETS as u64);
-        if (0..regions).all(|g| self.read_heads[region_bucket(first + g)] == NO_SLOT) {
+        if (0..regions).all(|g| self.read_heads.0[region_bucket(first + g)] == NO_SLOT) {
             debug_assert!(self.window.iter().all(|(s, _)| {
                 let r = &self.slab[s as usize];
                 r.write || !model.reads_ahead_to(st, r.offset)
@@ -722,7 +729,7 @@ impl DriveQueue {
                 continue;
             }
             seen[g as usize % seen.len()] = b as u32;
-            let mut s = self.read_heads[b];
+            let mut s = self.read_heads.0[b];
             while s != NO_SLOT {
                 let r = &self.slab[s as usize];
                 if r.ready <= now && model.reads_ahead_to(st, r.offset) {
