@@ -1133,10 +1133,11 @@ impl Walk<'_> {
         // (Reads and writes come in no order a branch could learn: the settle is looked up.)
         let pos = seek + self.settle[(c.flags & 1) as usize];
         // (The first two cases exclude each other; the first is the more common, a seek
-        // that ends after its sector has passed.)
-        let p = if u >= slack && pos > u + slack && pos <= u + self.rev - slack {
+        // that ends after its sector has passed. Each tests first what decides it most often:
+        // where the seek ends against the sector.)
+        let p = if pos > u + slack && u >= slack && pos <= u + self.rev - slack {
             u + self.rev
-        } else if u >= slack && u <= self.rev_less && pos <= u - slack {
+        } else if pos <= u - slack && u >= slack && u <= self.rev_less {
             u
         } else {
             self.model
