@@ -670,14 +670,15 @@ impl DriveQueue {
     /// last ended, so the window holds them at that offset's angle. Its slot.
     #[inline]
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<u32> {
-        if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
-            return None;
-        }
+        // (The count of starts first: it rules out most calls, the drive's state few.)
         if self.starts.as_ref().map(|starts| starts[start_bucket(st.last_end)]) == Some(0) {
             debug_assert!(self
                 .window
                 .iter()
                 .all(|(s, _)| self.slab[s as usize].offset != st.last_end));
+            return None;
+        }
+        if model.kind != DeviceKind::Hdd || !model.any_may_stream(st) {
             return None;
         }
         self.streaming_at(model, st, now)
