@@ -462,6 +462,9 @@ pub struct DriveQueue {
     /// window in arrival order, so only the oldest leaving moves it: to the least arrival
     /// left, found by a look through the window (the oldest is rarely the nearest).
     oldest: u32,
+    /// When the oldest command is ready in the window (its candidate's `ready`), kept here
+    /// for [`DriveQueue::overdue`], which every pick asks.
+    oldest_ready: u64,
     /// Whether a command waiting past the drive's age limit goes first (queued commands);
     /// not for the writes a write cache holds, which the host has seen done: the drive
     /// writes them out in its own order however long they wait.
@@ -606,6 +609,7 @@ impl DriveQueue {
         self.count_start(slot, true);
         if self.window.is_empty() {
             self.oldest = slot;
+            self.oldest_ready = c.ready;
         }
         self.window.insert(slot, seq, c);
     }
@@ -624,8 +628,8 @@ impl DriveQueue {
                 .map(|(s, _)| s),
             "the oldest is the window's first arrival"
         );
-        let ready = self.window.get(self.oldest).ready;
-        (now.saturating_sub(ready) >= model.age_limit_ns).then_some(self.oldest)
+        debug_assert_eq!(self.oldest_ready, self.window.get(self.oldest).ready);
+        (now.saturating_sub(self.oldest_ready) >= model.age_limit_ns).then_some(self.oldest)
     }
     #[inline(always)]
     pub fn push_back(&mut self, r: DiskReq) {
@@ -869,8 +873,9 @@ impl DriveQueue {
     fn take_slot(&mut self, slot: u32, now: u64) {
         self.window.remove(slot);
         if slot == self.oldest {
-            if let Some((s, _)) = self.window.iter().min_by_key(|&(s, _)| self.window.seq(s)) {
+            if let Some((s, c)) = self.window.iter().min_by_key(|&(s, _)| self.window.seq(s)) {
                 self.oldest = s;
+                self.oldest_ready = c.ready;
             }
         }
         self.count_start(slot, false);
