@@ -982,6 +982,8 @@ fn sptf_walk<const SKIP: bool>(
     let Some(start) = w.seek::<false>(a0).or_else(|| w.first()) else {
         return Some(None);
     };
+    // (The command before the start, for the look back below: read with the start's.)
+    let before = w.get(start).prev;
     // (How many commands are not yet looked at: counted down, the loops' test is the count's.)
     let mut left = n;
     let mut k = start;
@@ -1022,7 +1024,7 @@ fn sptf_walk<const SKIP: bool>(
     // (Almost always none is: the first of them is checked before the loop.)
     let near_turn = rev - 2.0 * slack;
     if left > 0 {
-        let mut k = w.get(start).prev;
+        let mut k = before;
         if turn_wait(w.get(k).target - a0, rev) >= near_turn {
             while left > 0 {
                 let c = w.get(k);
