@@ -55,8 +55,6 @@ pub struct DeviceModel {
     /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
     /// the table gives the very same values.
     seek_table: Vec<Cell<u64>>,
-    /// [`DeviceModel::min_seek_ns`].
-    seek_min_ns: f64,
 }
 
 /// Where a command starts on the media, worked out once when it is queued so the drive's
@@ -374,8 +372,6 @@ impl DeviceModel {
         let ssd = s.kind == DeviceKind::Ssd;
         let cylinders = layout.cylinders();
         let (zone_shift, slots) = layout.zone_index();
-        let seek = SeekCurve::from_spec(s);
-        let seek_min_ns = seek.at(0.0);
         let zone_hint = (0..slots)
             .map(|c| {
                 let first = c << zone_shift;
@@ -393,8 +389,7 @@ impl DeviceModel {
             zone_hint,
             zone_shift,
             cylinders,
-            seek,
-            seek_min_ns,
+            seek: SeekCurve::from_spec(s),
             write_settle_ns: s.write_settle_ms * 1e6,
             head_switch_ns: s.head_switch_ms * 1e6,
             track_skew: (s.head_switch_ms * 1e6 / rev_ns).fract(),
@@ -596,14 +591,6 @@ impl DeviceModel {
     #[inline]
     pub fn settle_ns(&self) -> f64 {
         self.write_settle_ns
-    }
-
-    /// The shortest seek to another cylinder, one cylinder over (track-to-track): none is
-    /// shorter, as the curve does not fall with the distance (a measured table's times are
-    /// checked not to).
-    #[inline]
-    pub fn min_seek_ns(&self) -> f64 {
-        self.seek_min_ns
     }
 
     /// Where a command for `offset` starts (see [`Loc`]).

@@ -902,39 +902,6 @@ pub fn sptf_pick(
     now: u64,
     ranks: &mut Vec<Ranked>,
 ) -> Option<(u32, f64)> {
-    match sptf_walk::<true>(model, st, w, now, ranks) {
-        Some(best) => best,
-        None => sptf_pick_all(model, st, w, now, ranks),
-    }
-}
-
-/// [`sptf_pick`] looking at every command its walk reaches (out of line: the walk that
-/// passes over commands that cannot reach their sector this turn almost always settles it).
-#[inline(never)]
-fn sptf_pick_all(
-    model: &DeviceModel,
-    st: &DeviceState,
-    w: &Window,
-    now: u64,
-    ranks: &mut Vec<Ranked>,
-) -> Option<(u32, f64)> {
-    sptf_walk::<false>(model, st, w, now, ranks).flatten()
-}
-
-/// [`sptf_pick`]'s search. With `SKIP`, the walk passes over the commands whose seek (and
-/// settle), by its lower bound, ends after their sector has come round this turn: their
-/// positioning time is at least the rest of a turn, so unless the best found is that far
-/// (None: walk again without `SKIP`) they would not have been chosen, nor have changed what the
-/// walk looks at (its stop needs a best under a turn) or ranks at the end (within twice
-/// `slack` of the best).
-#[inline(always)]
-fn sptf_walk<const SKIP: bool>(
-    model: &DeviceModel,
-    st: &DeviceState,
-    w: &Window,
-    now: u64,
-    ranks: &mut Vec<Ranked>,
-) -> Option<Option<(u32, f64)>> {
     // Shortest positioning time first, the first of equals on ties (by arrival),
     // among the first `queue_depth` commands that are ready. A command's
     // positioning time is its seek (and settle) plus the wait for its sector: it
@@ -968,20 +935,13 @@ fn sptf_walk<const SKIP: bool>(
         low_plus: f64::INFINITY + slack,
         slack_2: 2.0 * slack,
         ranks,
-        head_cyl: st.cyl as u32,
-        floor: [
-            model.min_seek_ns() + model.settle_ns() * 0.0,
-            model.min_seek_ns() + model.settle_ns() * 1.0,
-        ],
     };
     walk.ranks.clear();
     let rev = walk.rev;
     // From the first sector at or past the head's angle round the turn: those still to come
     // this turn (`wait` below is `target - a0` ≥ 0), then those that come round on the next
     // (`wait` < 0, plus a turn).
-    let Some(start) = w.seek::<false>(a0).or_else(|| w.first()) else {
-        return Some(None);
-    };
+    let start = w.seek::<false>(a0).or_else(|| w.first())?;
     // (The command before the start, for the look back below: read with the start's.)
     let before = w.get(start).prev;
     // (How many commands are not yet looked at: counted down, the loops' test is the count's.)
@@ -999,7 +959,7 @@ fn sptf_walk<const SKIP: bool>(
             stopped = true;
             break;
         }
-        walk.look::<SKIP>(c, k, u);
+        walk.look(c, k, u);
         left -= 1;
         k = c.next;
     }
@@ -1012,7 +972,7 @@ fn sptf_walk<const SKIP: bool>(
             if u - slack > walk.low_plus {
                 break;
             }
-            walk.look::<SKIP>(c, k, u);
+            walk.look(c, k, u);
             left -= 1;
             k = c.next;
         }
@@ -1032,22 +992,17 @@ fn sptf_walk<const SKIP: bool>(
                 if u < near_turn {
                     break;
                 }
-                walk.look::<SKIP>(c, k, u);
+                walk.look(c, k, u);
                 left -= 1;
                 k = c.prev;
             }
         }
     }
-    // (A command passed over is at least a turn less `slack` away: see `Walk::look`. The
-    // lowest is never NaN: infinite if nothing was ranked.)
-    if SKIP && walk.low_2() > rev - 4.0 * slack {
-        return None;
-    }
     // Often (two picks in five) one command is ranked: the lowest, within twice `slack` of
     // itself. It is chosen unless its exact time is NaN (as the loop below would have it).
     if let [r] = walk.ranks[..] {
         let p = model.positioning_to(st, t_cmd, r.pos, w.get(r.k).target);
-        return Some((!p.is_nan()).then_some((r.k, p)));
+        return (!p.is_nan()).then_some((r.k, p));
     }
     let near_low = walk.low_2();
     let mut best = (f64::INFINITY, u64::MAX, 0u32);
@@ -1061,7 +1016,7 @@ fn sptf_walk<const SKIP: bool>(
             }
         }
     }
-    Some((best.1 != u64::MAX).then_some((best.2, best.0)))
+    (best.1 != u64::MAX).then_some((best.2, best.0))
 }
 
 /// [`sptf_pick`]'s walk through the window: the best positioning time so far and the
@@ -1071,7 +1026,7 @@ struct Walk<'a> {
     st: &'a DeviceState,
     now: u64,
     t_cmd: f64,
-    /// The settle a read and a write add to the seek (× 0 and × 1, as `floor`).
+    /// The settle a read and a write add to the seek (× 0 and × 1).
     settle: [f64; 2],
     /// One turn, ns; and one turn less `slack`.
     rev: f64,
@@ -1083,10 +1038,6 @@ struct Walk<'a> {
     slack_2: f64,
     /// The commands looked at that may yet be within twice `slack` of the lowest.
     ranks: &'a mut Vec<Ranked>,
-    /// The head's cylinder (as the window's are kept).
-    head_cyl: u32,
-    /// The least seek and settle to another cylinder, for a read and for a write.
-    floor: [f64; 2],
 }
 
 /// A command [`sptf_pick`] looked at: its approximate positioning time, its seek (and
@@ -1118,18 +1069,8 @@ impl Walk<'_> {
     }
     /// Look at command `c` (in slot `k`), whose sector first passes under the head `u` ns
     /// from now (approximately).
-    /// With `SKIP`, a command on another cylinder is passed over if its seek (and settle)
-    /// cannot end before its sector comes round, by the least seek (and settle) to another
-    /// cylinder: it needs more than `u + slack` ([`DeviceModel::min_seek_ns`]; the sums round
-    /// alike), so its positioning time, of the first case below or the exact formula, is at
-    /// least the rest of the turn, `rev − slack`.
     #[inline(always)]
-    fn look<const SKIP: bool>(&mut self, c: &Cand, k: u32, u: f64) {
-        // (In the order that decides soonest: a command is almost always ready and on
-        // another cylinder, so the floor alone passes over most; the rest are ready.)
-        if SKIP && u + self.slack < self.floor[(c.flags & 1) as usize] && c.cyl != self.head_cyl {
-            return;
-        }
+    fn look(&mut self, c: &Cand, k: u32, u: f64) {
         if c.ready > self.now {
             return;
         }
@@ -2850,14 +2791,6 @@ mod tests {
                 assert_eq!(
                     picked.map(|(k, p)| (w.seq(k), p.to_bits())),
                     best.map(|b| (b.1, b.0.to_bits())),
-                    "{disk} round {round}"
-                );
-                // The walk that passes over commands out of reach this turn and the one that
-                // looks at all it reaches agree.
-                let all = sptf_pick_all(&m, &st, &w, now, &mut ranks);
-                assert_eq!(
-                    picked.map(|(k, p)| (k, p.to_bits())),
-                    all.map(|(k, p)| (k, p.to_bits())),
                     "{disk} round {round}"
                 );
             }
