@@ -56,12 +56,7 @@ fn json_of(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).expect("JSON")
 }
 
-/// (IOPS, bytes/s) of one simulated job.
-fn simulate(system: &Path, job: &[&str]) -> (f64, f64) {
-    simulate_lun(system, "lun0", job)
-}
-
-/// The same on LUN `lun`.
+/// (IOPS, bytes/s) of one simulated job on LUN `lun`.
 fn simulate_lun(system: &Path, lun: &str, job: &[&str]) -> (f64, f64) {
     let mut args = vec![
         "--name=j".to_string(),
@@ -74,6 +69,19 @@ fn simulate_lun(system: &Path, lun: &str, job: &[&str]) -> (f64, f64) {
     let v = json_of(&raidlab(&a));
     let r = &v["jobs"][0]["read"];
     (r["iops"].as_f64().unwrap(), r["bw_bytes"].as_f64().unwrap())
+}
+
+/// The fitted drive's system against the original's, LUN `lun`: each job's IOPS within 5 %.
+fn assert_fitted_like(orig: &Path, fitted: &Path, lun: &str, jobs: &[&[&str]], what: &str) {
+    for job in jobs {
+        let (a, b) = (simulate_lun(orig, lun, job), simulate_lun(fitted, lun, job));
+        assert!(
+            rel(b.0, a.0) < 0.05,
+            "{what} {job:?}: fitted {} IOPS, original {}",
+            b.0,
+            a.0
+        );
+    }
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -133,24 +141,17 @@ fn round_trip(disk: &str, truth: Truth) {
     // rate), random 64 KiB reads at depth 8 (queueing on top of both). The fitted drive
     // has the model's own structure, so what differs is what the fit got wrong (the turn,
     // the seek table read linearly between its points): within 5 % (measured: under 3 %).
-    for job in [
-        &["--rw=randread", "--bs=4k", "--number_ios=2000"][..],
-        &["--rw=read", "--bs=1m", "--size=2g"][..],
+    let jobs: &[&[&str]] = &[
+        &["--rw=randread", "--bs=4k", "--number_ios=2000"],
+        &["--rw=read", "--bs=1m", "--size=2g"],
         &[
             "--rw=randread",
             "--bs=64k",
             "--iodepth=8",
             "--number_ios=2000",
-        ][..],
-    ] {
-        let (a, b) = (simulate(&sys, job), simulate(&fitted, job));
-        assert!(
-            rel(b.0, a.0) < 0.05,
-            "{disk} {job:?}: fitted {} IOPS, original {}",
-            b.0,
-            a.0
-        );
-    }
+        ],
+    ];
+    assert_fitted_like(&sys, &fitted, "lun0", jobs, disk);
 }
 
 #[test]
@@ -195,7 +196,11 @@ fn behind_a_slower_link_the_interface_fits_the_path() {
     let sys = dir.path().join("orig.toml");
     std::fs::write(&sys, &text).unwrap();
     let target = format!("sim:{}", sys.display());
-    let v = json_of(&calibrate(&[&target, "--output-format=json", "--name=fitted"]));
+    let v = json_of(&calibrate(&[
+        &target,
+        "--output-format=json",
+        "--name=fitted",
+    ]));
     let iface = v["hdd"]["interface_bytes_s"].as_f64().unwrap();
     assert!(rel(iface, 150e6) < 0.03, "interface {iface} B/s");
     let stanza = v["stanza"].as_str().unwrap();
@@ -205,19 +210,12 @@ fn behind_a_slower_link_the_interface_fits_the_path() {
     // Sequential 64 KiB reads (the transfer over the link a good part of each), random
     // small ones and large sequential ones. (The fitted command overhead also holds the
     // host's cost of a request, 20 µs here, which the host then adds again: 2–3 % at 64 KiB.)
-    for job in [
-        &["--rw=read", "--bs=64k", "--number_ios=4000"][..],
-        &["--rw=randread", "--bs=4k", "--number_ios=2000"][..],
-        &["--rw=read", "--bs=1m", "--size=2g"][..],
-    ] {
-        let (a, b) = (simulate_lun(&sys, "disk", job), simulate_lun(&fitted, "disk", job));
-        assert!(
-            rel(b.0, a.0) < 0.05,
-            "{job:?}: fitted {} IOPS, original {}",
-            b.0,
-            a.0
-        );
-    }
+    let jobs: &[&[&str]] = &[
+        &["--rw=read", "--bs=64k", "--number_ios=4000"],
+        &["--rw=randread", "--bs=4k", "--number_ios=2000"],
+        &["--rw=read", "--bs=1m", "--size=2g"],
+    ];
+    assert_fitted_like(&sys, &fitted, "disk", jobs, "behind the SATA port");
 }
 
 #[test]
@@ -265,14 +263,8 @@ fn a_flash_target_is_recognised_as_flash() {
     ))
     .replace("disk = \"nvme-tlc-1tb\"", "disk = \"fitted\"");
     std::fs::write(&fitted, text).unwrap();
-    let job = ["--rw=randread", "--bs=4k", "--number_ios=2000"];
-    let (a, b) = (simulate(&sys, &job), simulate(&fitted, &job));
-    assert!(
-        rel(b.0, a.0) < 0.05,
-        "fitted {} IOPS, original {}",
-        b.0,
-        a.0
-    );
+    let job: &[&str] = &["--rw=randread", "--bs=4k", "--number_ios=2000"];
+    assert_fitted_like(&sys, &fitted, "lun0", &[job], "flash");
 }
 
 #[test]

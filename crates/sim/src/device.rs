@@ -710,7 +710,7 @@ impl DeviceModel {
     /// in which its data leaves the drive (the whole of it comes within the service).
     #[inline]
     pub fn iface_ns(&self, len: u64) -> u64 {
-        (f64_of(len) * self.iface_ns_per_byte) as u64
+        u64_of(f64_of(len) * self.iface_ns_per_byte)
     }
 
     /// Time to take a write's data into the write cache: the command's overhead and its

@@ -1788,8 +1788,7 @@ impl<'w> Engine<'w> {
     /// or through a controller without one as the drives sent it ([`Engine::pass_up`]).
     #[inline(always)]
     fn read_up(&mut self, io: u32) {
-        let ai = self.w.luns[self.ios[io as usize].lun as usize].array;
-        match self.w.arrays[ai].pass_through {
+        match self.w.luns[self.ios[io as usize].lun as usize].pass_through {
             Some(mi) => self.pass_up(io, mi),
             None => self.data_up(io),
         }
@@ -3330,10 +3329,7 @@ fn merge_ios(v: &mut Vec<MemberIo>, tmp: &mut Vec<MemberIo>) {
                 while i != last {
                     i = next[i] as usize;
                     let m = v[i];
-                    if l.offset + l.len >= m.offset {
-                        let end = (l.offset + l.len).max(m.offset + m.len);
-                        l.len = end - l.offset;
-                    } else {
+                    if !join_into(&mut l, &m) {
                         tmp.push(l);
                         l = m;
                     }
@@ -3394,16 +3390,24 @@ fn merge_sorted(v: &mut Vec<MemberIo>, sort: impl FnOnce(&mut Vec<MemberIo>)) {
     let mut w = 1;
     for i in 1..v.len() {
         let m = v[i];
-        let l = &mut v[w - 1];
-        if l.member == m.member && l.offset + l.len >= m.offset {
-            let end = (l.offset + l.len).max(m.offset + m.len);
-            l.len = end - l.offset;
+        if v[w - 1].member == m.member && join_into(&mut v[w - 1], &m) {
             continue;
         }
         v[w] = m;
         w += 1;
     }
     v.truncate(w);
+}
+
+/// Join `m`, an I/O of `l`'s member at or past `l`'s start, into `l` if it starts where `l`
+/// ends or before: whether it did.
+#[inline(always)]
+fn join_into(l: &mut MemberIo, m: &MemberIo) -> bool {
+    if l.offset + l.len < m.offset {
+        return false;
+    }
+    l.len = (l.offset + l.len).max(m.offset + m.len) - l.offset;
+    true
 }
 
 /// For a mirror read at `logical`, each member's rank under md's read balancing for rotating

@@ -53,8 +53,8 @@
 //! read_mb_s = 50              # data path cache → host
 //! write_mb_s = 25             # data path host → cache
 //! write_burst_kib = 64        # writes move port → cache in bursts of this size (optional)
-//! cache_mib = 256             # absent: no cache (a host adapter): it passes a read's data on
-//!                             # up as the drive sends it, not once all of it is in
+//! cache_mib = 256             # absent: no cache (a host adapter): it passes data through as
+//!                             # the drive sends or takes it, not once all of it is in
 //! mirrored_cache = true       # dual controllers mirror dirty data: half the cache is own
 //! write_policy = "write-back" # or "write-through"
 //! battery = true              # write-back without a battery falls back to write-through

@@ -776,6 +776,12 @@ mod tests {
             m.service(&mut st, 0, s.capacity_bytes - 4096, 4096, true);
             st
         };
+        // `n` random 4 KiB writes 10 µs apart, scattered over the drive's first 6.5 GB.
+        let scatter = |m: &SsdModel, st: &mut SsdState, n: u64| {
+            for i in 0..n {
+                m.service(st, i * 10_000, (i * 7_919 % 100_000) * 65_536, 4096, true);
+            }
+        };
         // Sequential 4 KiB writes continue their stream: nothing copied but for the first,
         // which starts it (a random write of its own: A - 1 of 4 KiB owed, with what the
         // spreading writes left owing, at most two pages).
@@ -791,28 +797,12 @@ mod tests {
         );
         // Random writes within 1% of the drive: a spare of 8 / 1, next to nothing copied.
         let mut st = m.state();
-        for i in 0..10_000u64 {
-            m.service(
-                &mut st,
-                i * 10_000,
-                (i * 7_919 % 100_000) * 65_536,
-                4096,
-                true,
-            );
-        }
+        scatter(&m, &mut st, 10_000);
         assert!(st.copied_bytes <= 16384, "{}", st.copied_bytes);
-        // Scattered ones over the whole drive copy A - 1 bytes a byte, a page at a time.
+        // Scattered ones once the whole drive is hot copy A - 1 bytes a byte, a page at a time.
         let mut st = spread();
         let (copied, host) = (st.copied_bytes, st.host_bytes);
-        for i in 0..10_000u64 {
-            m.service(
-                &mut st,
-                i * 10_000,
-                (i * 7_919 % 100_000) * 65_536,
-                4096,
-                true,
-            );
-        }
+        scatter(&m, &mut st, 10_000);
         let per = (st.copied_bytes - copied) as f64 / (st.host_bytes - host) as f64;
         assert!((per - (a - 1.0)).abs() < 0.01, "{per} vs {}", a - 1.0);
         // A write longer than a superblock (32 dies × 1152 pages × 16 KiB) copies only for
@@ -826,15 +816,7 @@ mod tests {
         // A fresh drive copies nothing and its random writes are as before.
         let fresh = drive();
         let mut st = fresh.state();
-        for i in 0..1000u64 {
-            fresh.service(
-                &mut st,
-                i * 10_000,
-                (i * 7_919 % 100_000) * 65_536,
-                4096,
-                true,
-            );
-        }
+        scatter(&fresh, &mut st, 1000);
         assert_eq!(st.copied_bytes, 0);
         assert!(fresh.gc().is_none() && fresh.steady_random_write_bound().is_none());
     }

@@ -675,7 +675,12 @@ impl DriveQueue {
     #[inline]
     pub fn streaming(&self, model: &DeviceModel, st: &DeviceState, now: u64) -> Option<u32> {
         // (The count of starts first: it rules out most calls, the drive's state few.)
-        if self.starts.as_ref().map(|starts| starts[start_bucket(st.last_end)]) == Some(0) {
+        if self
+            .starts
+            .as_ref()
+            .map(|starts| starts[start_bucket(st.last_end)])
+            == Some(0)
+        {
             debug_assert!(self
                 .window
                 .iter()
@@ -2058,11 +2063,6 @@ pub struct Array {
     pub stripe_cache: Option<crate::stripecache::StripeCache>,
     /// Drive commands sent to its drives (controller arrays), the rebuild's included.
     pub sent: u64,
-    /// For an array behind a controller without a cache (a host adapter, AHCI, an NVMe
-    /// drive's own controller): its drives' model, whose interface time a read's way up
-    /// overlaps — such a controller holds no data, so it passes a read's data on as the
-    /// drive sends it rather than once it is all in.
-    pub pass_through: Option<usize>,
     /// Its failed members being rebuilt (`rebuild = true`).
     pub rebuild: Option<Box<crate::rebuild::Rebuild>>,
 }
@@ -2088,8 +2088,11 @@ pub struct Lun {
     /// Segment times on `data_path`: reads, writes (cut through), and a burst's two legs
     /// (to the controller, into its cache).
     pub seg_costs: [SegCosts; 4],
-    /// Its array's [`Array::pass_through`]: the drives' model, if the controller holds no
-    /// data.
+    /// For a LUN behind a controller without a cache (a host adapter, AHCI, an NVMe drive's
+    /// own controller): its drives' model, whose interface time the data's way through the
+    /// controller overlaps — such a controller holds no data, so it passes a read's data on
+    /// as the drive sends it, and a write's as the drive takes it, rather than once all of
+    /// it is in.
     pub pass_through: Option<usize>,
 }
 
@@ -2310,7 +2313,7 @@ impl World {
                 .controller
                 .as_ref()
                 .map(|n| c.controller.iter().position(|k| &k.name == n).unwrap());
-            let (members, member_bytes, pass_through) = if let Some(ci) = ctrl {
+            let (members, member_bytes) = if let Some(ci) = ctrl {
                 let spec = &sys.disks[&a.name];
                 let model = DeviceModel::new(spec, a.disk_write_cache);
                 let mi = models.len();
@@ -2361,9 +2364,9 @@ impl World {
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());
-                (m, cap, (ctrls[ci].cache_bytes == 0).then_some(mi))
+                (m, cap)
             } else {
-                (Vec::new(), 0, None)
+                (Vec::new(), 0)
             };
             let drive_room = members.len() * a.disk_queue_depth().max(1) as usize;
             let chunk = a.chunk_kib * 1024;
@@ -2410,7 +2413,6 @@ impl World {
                 stripe_cache: None,
                 sent: 0,
                 rebuild: None,
-                pass_through,
             });
         }
         for a in arrays.iter_mut().filter(|a| a.ctrl.is_some()) {
@@ -2462,7 +2464,10 @@ impl World {
                 data_path,
                 write_burst,
                 seg_costs: Default::default(),
-                pass_through: arrays[ai].pass_through,
+                pass_through: arrays[ai]
+                    .ctrl
+                    .filter(|&ci| ctrls[ci].cache_bytes == 0)
+                    .map(|_| disks[arrays[ai].members[0]].model),
             });
         }
         // Every error below at once, one line each. A LUN's offset is judged once its array's

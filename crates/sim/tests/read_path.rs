@@ -107,34 +107,29 @@ fn reads_continuing_a_random_one_cost_little_and_read_little_ahead() {
     assert!(per_request < 2.0, "{per_request:.2} member I/Os a request");
 }
 
-/// Mean completion latency, ns, of 64 KiB reads at depth 1 on `target`.
-fn read_64k_ns(target: &str) -> f64 {
+/// Mean completion latency, ns, of sequential 64 KiB requests (`rw`: read or write) at
+/// depth 1 on `target`.
+fn depth1_64k_ns(target: &str, rw: &str) -> f64 {
     let r = sim_run(
         target,
         &[
-            ("rw", "read"),
+            ("rw", rw),
             ("bs", "64k"),
             ("iodepth", "1"),
             ("direct", "1"),
             ("size", "256m"),
         ],
     );
-    r.jobs[0].read.clat.mean()
+    let j = &r.jobs[0];
+    if rw == "write" { &j.write } else { &j.read }.clat.mean()
 }
 
-/// The same for 64 KiB writes.
+fn read_64k_ns(target: &str) -> f64 {
+    depth1_64k_ns(target, "read")
+}
+
 fn write_64k_ns(target: &str) -> f64 {
-    let r = sim_run(
-        target,
-        &[
-            ("rw", "write"),
-            ("bs", "64k"),
-            ("iodepth", "1"),
-            ("direct", "1"),
-            ("size", "256m"),
-        ],
-    );
-    r.jobs[0].write.clat.mean()
+    depth1_64k_ns(target, "write")
 }
 
 /// 64 KiB at `mb_s` decimal MB/s, ns.
