@@ -1650,6 +1650,15 @@ impl<'w> Engine<'w> {
         if let Some((cpu, ns)) = lun.ctrl_cmd {
             t = res[cpu].reserve(t, ns[write as usize]);
         }
+        if write {
+            // A write-back controller's dirty-map entries for the write's stripes, wanted
+            // when its data lands: asked for now, while the command and data cross the path.
+            let arr = &self.w.arrays[lun.array];
+            let (sd, logical) = (arr.geom.stripe_data_bytes(), lun.offset + ioc.offset);
+            for s in logical / sd..=(logical + ioc.len - 1) / sd {
+                arr.dirty.prefetch(s);
+            }
+        }
         self.at(t, Ev::AtCtrl(io));
     }
 

@@ -1786,63 +1786,155 @@ pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherD
 pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
 
 /// A controller array's dirty stripes by number: a hash table whose entries are one aligned
-/// cache line each (the stripe and its [`Dirty`]).
+/// cache line each (the stripe and its [`Dirty`]), open addressing with linear probing.
 ///
 /// A random workload keeps tens of thousands of dirty stripes, more than a core's caches
-/// hold, and each landing write, destage and age check touches one at random. With one line
-/// an entry, that costs one miss; the (key, value) pairs of a `HashMap` straddled two lines
-/// (about 3% of the random benchmark's wall time; see BENCHMARKS.md).
-#[derive(Clone, Debug, Default)]
+/// hold, and each landing write, destage and age check touches one at random: one miss, to
+/// memory, each. The table is its own so that the line a stripe will be found in (or put
+/// in) is known before the lookup: [`DirtyMap::prefetch`] asks for it when a write reaches
+/// the controller, and its data crossing the link takes long enough, in the simulator's own
+/// work, that the line is in when the write lands (see BENCHMARKS.md).
+///
+/// At most half the slots are used, so a lookup almost always ends at the stripe's home slot
+/// or the next. Removal shifts the entries after it back (no tombstones).
+#[derive(Clone, Debug)]
 pub struct DirtyMap {
-    table: hashbrown::HashTable<DirtyEntry>,
+    /// A power of two many slots (or none); a slot whose `stripe` is [`VACANT`] is free.
+    slots: Vec<DirtyEntry>,
+    len: usize,
+    /// 64 − log2(slots), the shift that takes a hash to its home slot.
+    shift: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 #[repr(align(64))]
 struct DirtyEntry {
     stripe: u64,
     dirty: Dirty,
 }
 
+/// How far ahead in an array's age queue [`Array::oldest_dirty`] asks for dirty-map lines.
+const AGED_AHEAD: usize = 4;
+
+/// A free slot's stripe (no stripe number comes near it: they are byte offsets over a
+/// stripe's size).
+const VACANT: u64 = u64::MAX;
+
 // (One cache line: what the map is for.)
 const _: () = assert!(std::mem::size_of::<DirtyEntry>() == 64);
 
+impl Default for DirtyMap {
+    fn default() -> Self {
+        DirtyMap {
+            slots: Vec::new(),
+            len: 0,
+            shift: 64,
+        }
+    }
+}
+
 impl DirtyMap {
+    /// Stripe `s`'s home slot (Fibonacci hashing: the product's top bits, which every bit of
+    /// `s` reaches, so neighbouring stripes spread over the table). Only with slots.
     #[inline(always)]
-    fn hash(s: u64) -> u64 {
-        use std::hash::Hasher;
-        let mut h = FastHasher::default();
-        h.write_u64(s);
-        h.finish()
+    fn home(&self, s: u64) -> usize {
+        debug_assert!(!self.slots.is_empty());
+        (s.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    /// The slot holding stripe `s`, if any.
+    #[inline]
+    fn find(&self, s: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.mask();
+        let mut i = self.home(s);
+        loop {
+            match self.slots[i].stripe {
+                x if x == s => return Some(i),
+                VACANT => return None,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Ask for the line stripe `s` would be found in (its home slot), ahead of a lookup.
+    #[inline]
+    pub fn prefetch(&self, s: u64) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let p = &self.slots[self.home(s)] as *const DirtyEntry;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint; it reads nothing the program sees and cannot fault,
+        // and SSE is part of the x86-64 baseline.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
     }
 
     #[inline]
     pub fn get(&self, s: u64) -> Option<&Dirty> {
-        self.table
-            .find(Self::hash(s), |e| e.stripe == s)
-            .map(|e| &e.dirty)
+        self.find(s).map(|i| &self.slots[i].dirty)
     }
 
     #[inline]
     pub fn get_mut(&mut self, s: u64) -> Option<&mut Dirty> {
-        self.table
-            .find_mut(Self::hash(s), |e| e.stripe == s)
-            .map(|e| &mut e.dirty)
+        self.find(s).map(|i| &mut self.slots[i].dirty)
     }
 
     /// Stripe `s`'s entry, made by `make` if it has none: one lookup.
     #[inline]
     pub fn get_or_insert_with(&mut self, s: u64, make: impl FnOnce() -> Dirty) -> &mut Dirty {
-        let entry = self
-            .table
-            .entry(Self::hash(s), |e| e.stripe == s, |e| Self::hash(e.stripe));
-        &mut entry
-            .or_insert_with(|| DirtyEntry {
-                stripe: s,
-                dirty: make(),
-            })
-            .into_mut()
-            .dirty
+        debug_assert_ne!(s, VACANT);
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.mask();
+        let mut i = self.home(s);
+        loop {
+            match self.slots[i].stripe {
+                x if x == s => break,
+                VACANT => {
+                    self.slots[i] = DirtyEntry {
+                        stripe: s,
+                        dirty: make(),
+                    };
+                    self.len += 1;
+                    break;
+                }
+                _ => i = (i + 1) & mask,
+            }
+        }
+        &mut self.slots[i].dirty
+    }
+
+    /// Twice the slots (at least 16), every entry moved to its new home.
+    #[cold]
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(16);
+        let old = std::mem::take(&mut self.slots);
+        self.slots.resize_with(n, || DirtyEntry {
+            stripe: VACANT,
+            dirty: Dirty::default(),
+        });
+        self.shift = 64 - n.trailing_zeros();
+        let mask = self.mask();
+        for e in old.into_iter().filter(|e| e.stripe != VACANT) {
+            let mut i = self.home(e.stripe);
+            while self.slots[i].stripe != VACANT {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = e;
+        }
     }
 
     /// Put in stripe `s`'s entry, replacing any it had.
@@ -1851,28 +1943,52 @@ impl DirtyMap {
     }
 
     pub fn remove(&mut self, s: u64) -> Option<Dirty> {
-        let e = self
-            .table
-            .find_entry(Self::hash(s), |e| e.stripe == s)
-            .ok()?;
-        Some(e.remove().0.dirty)
+        let mut i = self.find(s)?;
+        let out = std::mem::take(&mut self.slots[i].dirty);
+        self.len -= 1;
+        // Close the gap: each entry after it in the run moves back into the hole when the
+        // hole lies between its home and where it is (cyclically), so every entry stays
+        // reachable from its home without a free slot in between.
+        let mask = self.mask();
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let x = self.slots[j].stripe;
+            if x == VACANT {
+                break;
+            }
+            let h = self.home(x);
+            if (j.wrapping_sub(h) & mask) >= (j.wrapping_sub(i) & mask) {
+                self.slots.swap(i, j);
+                i = j;
+            }
+        }
+        self.slots[i].stripe = VACANT;
+        debug_assert_eq!(self.slots[i].dirty.ranges.bytes(), 0);
+        Some(out)
     }
 
     /// The entries, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &Dirty)> + '_ {
-        self.table.iter().map(|e| (e.stripe, &e.dirty))
+        self.slots
+            .iter()
+            .filter(|e| e.stripe != VACANT)
+            .map(|e| (e.stripe, &e.dirty))
     }
 
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Dirty> + '_ {
-        self.table.iter_mut().map(|e| &mut e.dirty)
+        self.slots
+            .iter_mut()
+            .filter(|e| e.stripe != VACANT)
+            .map(|e| &mut e.dirty)
     }
 
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len == 0
     }
 }
 
@@ -2012,7 +2128,16 @@ impl Array {
     pub fn oldest_dirty(&mut self) -> Option<u64> {
         while let Some(&(s, b)) = self.aged.front() {
             match self.dirty.get(s) {
-                Some(d) if d.born == b && !d.destaging => return Some(s),
+                Some(d) if d.born == b && !d.destaging => {
+                    // The stripes a few places behind in the queue are looked up when their
+                    // turn comes, and the one after each when a destage looks to coalesce:
+                    // their lines asked for now, a few destages ahead.
+                    if let Some(&(t, _)) = self.aged.get(AGED_AHEAD) {
+                        self.dirty.prefetch(t);
+                        self.dirty.prefetch(t + 1);
+                    }
+                    return Some(s);
+                }
                 _ => {
                     self.aged.pop_front();
                 }
@@ -2860,7 +2985,8 @@ mod tests {
     }
 
     /// The dirty map keeps what a `HashMap` would under random inserts, updates and removes
-    /// (stripes close together, so that entries collide and tombstones pile up).
+    /// (stripes close together, so that entries collide, runs wrap round the table's end and
+    /// removals shift the runs back).
     #[test]
     fn dirty_map_agrees_with_a_hash_map() {
         let mut rng = raidlab_workload::Rng::new(3);
