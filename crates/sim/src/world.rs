@@ -1839,6 +1839,15 @@ fn advise_huge_pages<T>(v: &mut Vec<T>) {
     }
 }
 
+/// Stripes whose slots [`DirtyMap::home`] keeps together (a power of two, below the
+/// table's least size, so that a run's number keeps at least one bit).
+const RUN: u64 = 8;
+
+/// The fewest slots a dirty map holds once it holds any.
+const MIN_SLOTS: usize = 16;
+
+const _: () = assert!(RUN.is_power_of_two() && (RUN as usize) < MIN_SLOTS);
+
 /// How far ahead in an array's age queue [`Array::oldest_dirty`] asks for dirty-map lines.
 const AGED_AHEAD: usize = 4;
 
@@ -1860,12 +1869,17 @@ impl Default for DirtyMap {
 }
 
 impl DirtyMap {
-    /// Stripe `s`'s home slot (Fibonacci hashing: the product's top bits, which every bit of
-    /// `s` reaches, so neighbouring stripes spread over the table). Only with slots.
+    /// Stripe `s`'s home slot. Stripes go in runs of [`RUN`]: a run's home by Fibonacci
+    /// hashing of its number (the product's top bits, which every bit reaches, so runs spread
+    /// over the table), a stripe's in its run's place. Neighbouring stripes thus sit in
+    /// neighbouring lines, which a destage looking for dirty neighbours to coalesce reads in
+    /// turn, and the hardware's prefetch fetches them ahead. Only with slots (at least `RUN`).
     #[inline(always)]
     fn home(&self, s: u64) -> usize {
-        debug_assert!(!self.slots.is_empty());
-        (s.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+        debug_assert!(self.slots.len() >= RUN as usize);
+        let run = ((s / RUN).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            >> (self.shift + RUN.trailing_zeros())) as usize;
+        run * RUN as usize + (s % RUN) as usize
     }
 
     #[inline(always)]
@@ -1943,10 +1957,10 @@ impl DirtyMap {
         &mut self.slots[i].dirty
     }
 
-    /// Twice the slots (at least 16), every entry moved to its new home.
+    /// Twice the slots (at least [`MIN_SLOTS`]), every entry moved to its new home.
     #[cold]
     fn grow(&mut self) {
-        let n = (self.slots.len() * 2).max(16);
+        let n = (self.slots.len() * 2).max(MIN_SLOTS);
         let old = std::mem::take(&mut self.slots);
         self.slots.reserve_exact(n);
         advise_huge_pages(&mut self.slots);
