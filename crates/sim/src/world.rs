@@ -1791,9 +1791,10 @@ pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault
 /// A random workload keeps tens of thousands of dirty stripes, more than a core's caches
 /// hold, and each landing write, destage and age check touches one at random: one miss, to
 /// memory, each. The table is its own so that the line a stripe will be found in (or put
-/// in) is known before the lookup: [`DirtyMap::prefetch`] asks for it when a write reaches
-/// the controller, and its data crossing the link takes long enough, in the simulator's own
-/// work, that the line is in when the write lands (see BENCHMARKS.md).
+/// in) is known before the lookup: [`DirtyMap::prefetch`] asks for it when the host sends a
+/// write, and the command and its data crossing the path take long enough, in the
+/// simulator's own work (a few events), that the line is in when the write lands (see
+/// BENCHMARKS.md).
 ///
 /// At most half the slots are used, so a lookup almost always ends at the stripe's home slot
 /// or the next. Removal shifts the entries after it back (no tombstones).
@@ -1851,8 +1852,8 @@ const _: () = assert!(RUN.is_power_of_two() && (RUN as usize) < MIN_SLOTS);
 /// How far ahead in an array's age queue [`Array::oldest_dirty`] asks for dirty-map lines.
 const AGED_AHEAD: usize = 4;
 
-/// A free slot's stripe (no stripe number comes near it: they are byte offsets over a
-/// stripe's size).
+/// A free slot's stripe (no stripe number comes near it: a stripe's number is its byte
+/// offset divided by the stripe's size).
 const VACANT: u64 = u64::MAX;
 
 // (One cache line: what the map is for.)
@@ -1873,10 +1874,11 @@ impl DirtyMap {
     /// hashing of its number (the product's top bits, which every bit reaches, so runs spread
     /// over the table), a stripe's in its run's place. Neighbouring stripes thus sit in
     /// neighbouring lines, which a destage looking for dirty neighbours to coalesce reads in
-    /// turn, and the hardware's prefetch fetches them ahead. Only with slots (at least `RUN`).
+    /// turn, and the hardware's prefetch fetches them ahead. Only with slots (more than
+    /// `RUN`: at least [`MIN_SLOTS`]).
     #[inline(always)]
     fn home(&self, s: u64) -> usize {
-        debug_assert!(self.slots.len() >= RUN as usize);
+        debug_assert!(self.slots.len() >= MIN_SLOTS);
         let run = ((s / RUN).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> (self.shift + RUN.trailing_zeros())) as usize;
         run * RUN as usize + (s % RUN) as usize
