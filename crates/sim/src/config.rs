@@ -1165,6 +1165,28 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
     }
     let array_refused =
         |a: &ArrayCfg, key: &str| refused.contains(&("[[array]]", a.name.clone(), key));
+    // Bursts are store and forward into the controller's cache: one without a cache passes a
+    // write's data through as the drive takes it, and has nowhere to hold a burst.
+    for x in &cfg.controller {
+        let key = ("[[controller]]", x.name.clone(), "write_burst_kib");
+        if let (Some(b), 0) = (x.write_burst_kib, x.cache_mib) {
+            if !refused.contains(&key) {
+                errs.push(at(
+                    "[[controller]]",
+                    Some(&x.name),
+                    x.model.as_ref().map(|m| format!("[models.controller.{m}]")),
+                    "write_burst_kib",
+                    format!(
+                        "controller '{}': write_burst_kib = {b} moves writes into the \
+                         controller's cache in bursts, and it has no cache (cache_mib): give \
+                         cache_mib, or leave write_burst_kib out (the controller then passes \
+                         data through)",
+                        x.name
+                    ),
+                ));
+            }
+        }
+    }
     if h.page_cache_mib.is_some() {
         if h.copy_mb_s.is_none() {
             errs.push(err(

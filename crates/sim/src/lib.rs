@@ -52,7 +52,8 @@
 //! write_command_us = 480
 //! read_mb_s = 50              # data path cache → host
 //! write_mb_s = 25             # data path host → cache
-//! write_burst_kib = 64        # writes move port → cache in bursts of this size (optional)
+//! write_burst_kib = 64        # writes move port → cache in bursts of this size (optional;
+//!                             # needs a cache)
 //! cache_mib = 256             # absent: no cache (a host adapter): it passes data through as
 //!                             # the drive sends or takes it, not once all of it is in
 //! mirrored_cache = true       # dual controllers mirror dirty data: half the cache is own

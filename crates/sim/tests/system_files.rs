@@ -949,6 +949,17 @@ fn integer_keys_are_range_checked() {
             "write_burst_kib",
             &[KIB, "leave write_burst_kib out"],
         ),
+        // Bursts go into a cache: a controller without one has nowhere to hold them.
+        (
+            "cache_mib = 64\n",
+            "write_burst_kib = 64\n",
+            "write_burst_kib",
+            &[
+                "controller 'c': write_burst_kib = 64",
+                "no cache (cache_mib)",
+                "give cache_mib, or leave write_burst_kib out",
+            ],
+        ),
         (
             ctl,
             "name = \"c\"\nread_ahead_kib = 18014398509481984\n",
