@@ -1798,10 +1798,10 @@ pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault
 ///
 /// At most half the slots are used, so a lookup almost always ends at the stripe's home slot
 /// or the next. Removal shifts the entries after it back (no tombstones).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct DirtyMap {
-    /// A power of two many slots (or none); a slot whose `stripe` is [`VACANT`] is free.
-    slots: Vec<DirtyEntry>,
+    /// A power of two many slots (or none); a slot whose `key` is [`VACANT`] is free.
+    slots: Slots,
     len: usize,
     /// 64 − log2(slots), the shift that takes a hash to its home slot.
     shift: u32,
@@ -1810,33 +1810,121 @@ pub struct DirtyMap {
 #[derive(Clone, Debug, Default)]
 #[repr(align(64))]
 struct DirtyEntry {
-    stripe: u64,
+    /// The stripe's number plus one (0: a free slot, so that zeroed memory is all free).
+    key: u64,
     dirty: Dirty,
 }
 
-/// Ask the kernel to back a large vector's spare capacity with huge pages, before it is
-/// first written. A random workload's dirty map grows to megabytes; faulted in 4 KiB at a
-/// time, its pages cost the random benchmark about 3% of its wall time on a virtual machine
-/// (BENCHMARKS.md). A hint only: where the kernel declines (or elsewhere than Linux), nothing
-/// changes.
-fn advise_huge_pages<T>(v: &mut Vec<T>) {
-    const HUGE: usize = 2 << 20;
-    let bytes = v.capacity() * std::mem::size_of::<T>();
-    if bytes < 2 * HUGE {
-        return;
+/// The dirty map's slots, in one allocation whose every slot starts free. A random
+/// workload's map grows to megabytes; faulted in 4 KiB at a time, its pages cost the random
+/// benchmark about 3% of its wall time on a virtual machine (BENCHMARKS.md). Large ones are
+/// therefore aligned to 2 MiB and the kernel asked to back them with huge pages before they
+/// are first written (a hint: where it declines, or elsewhere than Linux, nothing changes).
+struct Slots {
+    ptr: std::ptr::NonNull<DirtyEntry>,
+    len: usize,
+}
+
+// SAFETY: `Slots` owns its entries as a `Vec` would; they are `Send` and `Sync`.
+unsafe impl Send for Slots {}
+unsafe impl Sync for Slots {}
+
+/// A huge page (x86-64's, and the alignment asked for large slot arrays).
+const HUGE_PAGE: usize = 2 << 20;
+
+impl Slots {
+    fn layout(len: usize) -> std::alloc::Layout {
+        let size = len
+            .checked_mul(std::mem::size_of::<DirtyEntry>())
+            .expect("a dirty map within the address space");
+        let align = if size >= 2 * HUGE_PAGE {
+            HUGE_PAGE
+        } else {
+            std::mem::align_of::<DirtyEntry>()
+        };
+        std::alloc::Layout::from_size_align(size, align).expect("a dirty map's layout")
     }
-    #[cfg(target_os = "linux")]
-    {
-        // The whole pages inside the allocation (madvise wants a page-aligned start).
-        const PAGE: usize = 4096;
-        let start = v.as_mut_ptr() as usize;
-        let first = start.next_multiple_of(PAGE);
-        let len = (start + bytes - first) / PAGE * PAGE;
-        // SAFETY: the range lies inside the vector's own allocation, and MADV_HUGEPAGE changes
-        // only how the kernel backs it, never its contents; the result is ignored (a hint).
-        unsafe {
-            libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+
+    /// `len` free slots.
+    fn free(len: usize) -> Slots {
+        if len == 0 {
+            return Slots::default();
         }
+        let layout = Self::layout(len);
+        // SAFETY: the layout's size is nonzero (len ≥ 1 entries of 64 bytes).
+        let p = unsafe { std::alloc::alloc(layout) };
+        let Some(ptr) = std::ptr::NonNull::new(p.cast::<DirtyEntry>()) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        #[cfg(target_os = "linux")]
+        if layout.align() == HUGE_PAGE {
+            // SAFETY: the range is the allocation itself, page-aligned; MADV_HUGEPAGE changes
+            // only how the kernel backs it, never its contents. The result is ignored (a hint).
+            unsafe {
+                libc::madvise(p.cast(), layout.size(), libc::MADV_HUGEPAGE);
+            }
+        }
+        // SAFETY: the allocation holds `len` entries; all-zero bytes are a free entry (a zero
+        // key, zero counts and offsets, `false`, and `None` for the boxed spill, which Rust
+        // guarantees is the null pointer).
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
+        Slots { ptr, len }
+    }
+}
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots {
+            ptr: std::ptr::NonNull::dangling(),
+            len: 0,
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [DirtyEntry];
+    #[inline(always)]
+    fn deref(&self) -> &[DirtyEntry] {
+        // SAFETY: `ptr` holds `len` initialised entries (or dangles, aligned, with len 0).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [DirtyEntry] {
+        // SAFETY: as for `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Slots {
+    fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
+        // SAFETY: the entries are initialised and dropped once, then the memory is given
+        // back with the layout it was taken with.
+        unsafe {
+            std::ptr::drop_in_place(&mut **self as *mut [DirtyEntry]);
+            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len));
+        }
+    }
+}
+
+impl Clone for Slots {
+    fn clone(&self) -> Slots {
+        let mut c = Slots::free(self.len);
+        c.clone_from_slice(self);
+        c
+    }
+}
+
+impl std::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().filter(|e| e.key != VACANT))
+            .finish()
     }
 }
 
@@ -1852,22 +1940,11 @@ const _: () = assert!(RUN.is_power_of_two() && (RUN as usize) < MIN_SLOTS);
 /// How far ahead in an array's age queue [`Array::oldest_dirty`] asks for dirty-map lines.
 const AGED_AHEAD: usize = 4;
 
-/// A free slot's stripe (no stripe number comes near it: a stripe's number is its byte
-/// offset divided by the stripe's size).
-const VACANT: u64 = u64::MAX;
+/// A free slot's key.
+const VACANT: u64 = 0;
 
 // (One cache line: what the map is for.)
 const _: () = assert!(std::mem::size_of::<DirtyEntry>() == 64);
-
-impl Default for DirtyMap {
-    fn default() -> Self {
-        DirtyMap {
-            slots: Vec::new(),
-            len: 0,
-            shift: 64,
-        }
-    }
-}
 
 impl DirtyMap {
     /// Stripe `s`'s home slot. Stripes go in runs of [`RUN`]: a run's home by Fibonacci
@@ -1895,11 +1972,11 @@ impl DirtyMap {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = self.mask();
+        let (mask, key) = (self.mask(), s + 1);
         let mut i = self.home(s);
         loop {
-            match self.slots[i].stripe {
-                x if x == s => return Some(i),
+            match self.slots[i].key {
+                x if x == key => return Some(i),
                 VACANT => return None,
                 _ => i = (i + 1) & mask,
             }
@@ -1936,20 +2013,16 @@ impl DirtyMap {
     /// Stripe `s`'s entry, made by `make` if it has none: one lookup.
     #[inline]
     pub fn get_or_insert_with(&mut self, s: u64, make: impl FnOnce() -> Dirty) -> &mut Dirty {
-        debug_assert_ne!(s, VACANT);
         if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
-        let mask = self.mask();
+        let (mask, key) = (self.mask(), s + 1);
         let mut i = self.home(s);
         loop {
-            match self.slots[i].stripe {
-                x if x == s => break,
+            match self.slots[i].key {
+                x if x == key => break,
                 VACANT => {
-                    self.slots[i] = DirtyEntry {
-                        stripe: s,
-                        dirty: make(),
-                    };
+                    self.slots[i] = DirtyEntry { key, dirty: make() };
                     self.len += 1;
                     break;
                 }
@@ -1963,21 +2036,16 @@ impl DirtyMap {
     #[cold]
     fn grow(&mut self) {
         let n = (self.slots.len() * 2).max(MIN_SLOTS);
-        let old = std::mem::take(&mut self.slots);
-        self.slots.reserve_exact(n);
-        advise_huge_pages(&mut self.slots);
-        self.slots.resize_with(n, || DirtyEntry {
-            stripe: VACANT,
-            dirty: Dirty::default(),
-        });
+        let mut old = std::mem::replace(&mut self.slots, Slots::free(n));
         self.shift = 64 - n.trailing_zeros();
         let mask = self.mask();
-        for e in old.into_iter().filter(|e| e.stripe != VACANT) {
-            let mut i = self.home(e.stripe);
-            while self.slots[i].stripe != VACANT {
+        for e in old.iter_mut().filter(|e| e.key != VACANT) {
+            let mut i = self.home(e.key - 1);
+            while self.slots[i].key != VACANT {
                 i = (i + 1) & mask;
             }
-            self.slots[i] = e;
+            // (Taken, the old slot is left free: nothing of it is dropped twice.)
+            self.slots[i] = std::mem::take(e);
         }
     }
 
@@ -1997,17 +2065,17 @@ impl DirtyMap {
         let mut j = i;
         loop {
             j = (j + 1) & mask;
-            let x = self.slots[j].stripe;
+            let x = self.slots[j].key;
             if x == VACANT {
                 break;
             }
-            let h = self.home(x);
+            let h = self.home(x - 1);
             if (j.wrapping_sub(h) & mask) >= (j.wrapping_sub(i) & mask) {
                 self.slots.swap(i, j);
                 i = j;
             }
         }
-        self.slots[i].stripe = VACANT;
+        self.slots[i].key = VACANT;
         debug_assert_eq!(self.slots[i].dirty.ranges.bytes(), 0);
         Some(out)
     }
@@ -2016,14 +2084,14 @@ impl DirtyMap {
     pub fn iter(&self) -> impl Iterator<Item = (u64, &Dirty)> + '_ {
         self.slots
             .iter()
-            .filter(|e| e.stripe != VACANT)
-            .map(|e| (e.stripe, &e.dirty))
+            .filter(|e| e.key != VACANT)
+            .map(|e| (e.key - 1, &e.dirty))
     }
 
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Dirty> + '_ {
         self.slots
             .iter_mut()
-            .filter(|e| e.stripe != VACANT)
+            .filter(|e| e.key != VACANT)
             .map(|e| &mut e.dirty)
     }
 
@@ -3026,6 +3094,31 @@ mod tests {
             }
         }
         assert!(found > 1000, "{found}");
+    }
+
+    /// Entries whose ranges spilled to the heap survive the map's growth, a clone and a
+    /// removal, and each is dropped once (a double drop or a use after free aborts the test).
+    #[test]
+    fn dirty_map_moves_clones_and_drops_spilled_entries() {
+        let mut m = DirtyMap::default();
+        for s in 0..5_000u64 {
+            let d = m.get_or_insert_with(s * 3, Dirty::default);
+            for k in 0..6 {
+                d.ranges.add(k * 1000, k * 1000 + 10 + s % 7);
+            }
+        }
+        let c = m.clone();
+        for s in (0..5_000u64).step_by(2) {
+            let d = m.remove(s * 3).expect("present");
+            assert_eq!(d.ranges.iter().count(), 6);
+        }
+        drop(m);
+        assert_eq!(c.len(), 5_000);
+        for s in 0..5_000u64 {
+            let d = c.get(s * 3).expect("in the clone");
+            assert_eq!(d.ranges.bytes(), 6 * (10 + s % 7));
+            assert!(c.get(s * 3 + 1).is_none());
+        }
     }
 
     /// The dirty map keeps what a `HashMap` would under random inserts, updates and removes
