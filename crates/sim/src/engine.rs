@@ -2,6 +2,7 @@
 //! destaging and drives advance in virtual time (integer ns). Events are ordered by time and
 //! then by a sequence number, so the same inputs give the same results bit for bit.
 
+use crate::device::{f64_of, u64_of};
 use crate::planner::{Level, MemberIo};
 use crate::world::{
     add_range, stream_read_ahead, transfer, Dirty, DiskReq, FastMap, Fill, Ranked, World, HELD,
@@ -1639,10 +1640,7 @@ impl<'w> Engine<'w> {
         let res = &mut self.w.res;
         // The host's share varies per command (see `jitter`); the others' do not.
         let (&(cpu, ns), rest) = lun.cmd_path.split_first().expect("a host CPU");
-        // (Through i64, which converts in one instruction each way: the same values below
-        // 2^63 ns.)
-        debug_assert!(ns < 1 << 62);
-        let ns = (ns as i64 as f64 * (0.5 + self.jitter.next_f64())) as i64 as u64;
+        let ns = u64_of(f64_of(ns) * (0.5 + self.jitter.next_f64()));
         let mut t = res[cpu].reserve(self.now, ns);
         for &(r, ns) in rest {
             t = res[r].reserve(t, ns);

@@ -9,7 +9,7 @@
 
 use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
-use crate::device::{DeviceModel, DeviceState, Loc};
+use crate::device::{f64_of, u64_of, DeviceModel, DeviceState, Loc};
 use crate::error::SimError;
 use crate::planner::{ArrayGeom, Level, MemberIo};
 use std::collections::{BTreeMap, VecDeque};
@@ -74,14 +74,10 @@ impl Res {
     }
     /// How long `bytes` take to cross it in direction `w` (0 read, 1 write), if that
     /// direction carries data through it (a nonzero rate); at least 1 ns.
-    ///
-    /// (Through i64, which converts in fewer instructions each way than u64: the same
-    /// values below 2^63 bytes and ns.)
     #[inline(always)]
     fn hop_ns(&self, bytes: u64, w: usize) -> Option<u64> {
         let npb = self.ns_per_byte[w];
-        debug_assert!(bytes < 1 << 62 && (bytes as f64 * npb) < (1u64 << 62) as f64);
-        (npb > 0.0).then(|| ((bytes as i64 as f64 * npb) as i64 as u64).max(1))
+        (npb > 0.0).then(|| u64_of(f64_of(bytes) * npb).max(1))
     }
     /// Occupy its first server for `d` from no earlier than `t`, as a hop of a transfer does
     /// (links, buses and adapters have one); returns when the hop starts.
@@ -506,18 +502,22 @@ const REGION_BUCKETS: usize = 256;
 /// The size of a region of [`DriveQueue::read_heads`], as a shift: 1 MiB.
 const REGION_SHIFT: u32 = 20;
 
+/// Fibonacci hashing's multiplier (2^64 over the golden ratio): a product's top bits, which
+/// every bit of the number reaches, spread numbers that differ little over a table.
+const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
+
 /// The bucket of [`DriveQueue::read_heads`] listing region `region` (an offset shifted by
 /// [`REGION_SHIFT`]), by Fibonacci hashing.
 #[inline]
 fn region_bucket(region: u64) -> usize {
-    (region.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
+    (region.wrapping_mul(FIBONACCI) >> 56) as usize
 }
 
 /// The bucket of [`DriveQueue::starts`] a command starting at byte `offset` counts in: the
 /// top bits of its sector by Fibonacci hashing (commands' sectors share their low bits).
 #[inline]
 fn start_bucket(offset: u64) -> usize {
-    ((offset >> 9).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
+    ((offset >> 9).wrapping_mul(FIBONACCI) >> 56) as usize
 }
 
 impl DriveQueue {
@@ -925,7 +925,7 @@ pub fn sptf_pick(
     // of the best so found.
     let t_cmd = model.t_cmd(now);
     let a0 = model.angle_at(st, t_cmd);
-    let slack = 1.0 + crate::device::f64_of(now) * 1e-14;
+    let slack = 1.0 + f64_of(now) * 1e-14;
     let n = w.len();
     let mut walk = Walk {
         model,
@@ -1956,8 +1956,8 @@ impl DirtyMap {
     #[inline(always)]
     fn home(&self, s: u64) -> usize {
         debug_assert!(self.slots.len() >= MIN_SLOTS);
-        let run = ((s / RUN).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            >> (self.shift + RUN.trailing_zeros())) as usize;
+        let run =
+            ((s / RUN).wrapping_mul(FIBONACCI) >> (self.shift + RUN.trailing_zeros())) as usize;
         run * RUN as usize + (s % RUN) as usize
     }
 
@@ -1966,21 +1966,26 @@ impl DirtyMap {
         self.slots.len() - 1
     }
 
+    /// The slot holding `key` (a stripe's number plus one), else the free slot its probe from
+    /// the stripe's home ends at. Only with slots.
+    #[inline(always)]
+    fn probe(&self, key: u64) -> usize {
+        let mask = self.mask();
+        let mut i = self.home(key - 1);
+        while self.slots[i].key != key && self.slots[i].key != VACANT {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
     /// The slot holding stripe `s`, if any.
     #[inline]
     fn find(&self, s: u64) -> Option<usize> {
         if self.slots.is_empty() {
             return None;
         }
-        let (mask, key) = (self.mask(), s + 1);
-        let mut i = self.home(s);
-        loop {
-            match self.slots[i].key {
-                x if x == key => return Some(i),
-                VACANT => return None,
-                _ => i = (i + 1) & mask,
-            }
-        }
+        let i = self.probe(s + 1);
+        (self.slots[i].key != VACANT).then_some(i)
     }
 
     /// Ask for the line stripe `s` would be found in (its home slot), ahead of a lookup.
@@ -2016,18 +2021,11 @@ impl DirtyMap {
         if 2 * (self.len + 1) > self.slots.len() {
             self.grow();
         }
-        let (mask, key) = (self.mask(), s + 1);
-        let mut i = self.home(s);
-        loop {
-            match self.slots[i].key {
-                x if x == key => break,
-                VACANT => {
-                    self.slots[i] = DirtyEntry { key, dirty: make() };
-                    self.len += 1;
-                    break;
-                }
-                _ => i = (i + 1) & mask,
-            }
+        let key = s + 1;
+        let i = self.probe(key);
+        if self.slots[i].key == VACANT {
+            self.slots[i] = DirtyEntry { key, dirty: make() };
+            self.len += 1;
         }
         &mut self.slots[i].dirty
     }
@@ -2038,12 +2036,9 @@ impl DirtyMap {
         let n = (self.slots.len() * 2).max(MIN_SLOTS);
         let mut old = std::mem::replace(&mut self.slots, Slots::free(n));
         self.shift = 64 - n.trailing_zeros();
-        let mask = self.mask();
         for e in old.iter_mut().filter(|e| e.key != VACANT) {
-            let mut i = self.home(e.key - 1);
-            while self.slots[i].key != VACANT {
-                i = (i + 1) & mask;
-            }
+            // (Not yet in the new table: the probe ends at a free slot.)
+            let i = self.probe(e.key);
             // (Taken, the old slot is left free: nothing of it is dropped twice.)
             self.slots[i] = std::mem::take(e);
         }
