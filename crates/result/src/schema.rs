@@ -185,8 +185,23 @@ pub struct StripeCacheUse {
     /// read old data or parity first (partial stripes).
     pub full_writes: u64,
     pub preread_writes: u64,
-    /// Writes that waited for free stripe heads.
+    /// Writes that waited for free stripe heads, and their waits summed (ns).
     pub room_waits: u64,
+    #[serde(default)]
+    pub room_wait_ns: u64,
+    /// The writes' pieces (a write has one in each stripe it touches) and their time held
+    /// in the cache before their stripe's write began, summed (ns): waiting for the rest
+    /// of the stripe, for an unplug, or for other stripes' pre-reads to end.
+    #[serde(default)]
+    pub held_pieces: u64,
+    #[serde(default)]
+    pub held_ns: u64,
+    /// Stripe operations done and their time from start to done (pre-reads and writes),
+    /// summed (ns).
+    #[serde(default)]
+    pub ops_done: u64,
+    #[serde(default)]
+    pub op_ns: u64,
 }
 
 /// What a simulated host's page cache did over a run (bytes are whole 4 KiB pages).

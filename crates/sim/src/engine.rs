@@ -2322,7 +2322,7 @@ impl<'w> Engine<'w> {
             // md: through the stripe cache, done once every piece is written.
             self.ios[io as usize].waiting = sc.pieces(logical, logical + ioc.len);
             let mut ready = std::mem::take(&mut self.stripes_ready);
-            sc.admit(io, logical, logical + ioc.len, &mut ready);
+            sc.admit(io, logical, logical + ioc.len, self.now, &mut ready);
             if ioc.job != CACHE_JOB && ioc.job != u32::MAX {
                 // A job's own (direct) write: the task that submits it finishes its plug as
                 // the submission returns (fio submits one I/O a call unless told to batch;
@@ -2410,7 +2410,9 @@ impl<'w> Engine<'w> {
             let arr = &mut self.w.arrays[ai];
             let sc = arr.stripe_cache.as_mut().expect("a stripe cache");
             let sc_chunk = sc.chunk();
-            let Some(op) = sc.take(s) else { continue };
+            let Some(op) = sc.take(s, self.now) else {
+                continue;
+            };
             let w0 = writes.len();
             let parity = arr
                 .plans
@@ -2539,7 +2541,7 @@ impl<'w> Engine<'w> {
             return self.stripe_done(ai, vec![s]);
         }
         let mut ready = std::mem::take(&mut self.stripes_ready);
-        sc.resume(&mut ready);
+        sc.resume(self.now, &mut ready);
         self.start_stripes(ai, ready);
     }
 
@@ -2554,10 +2556,10 @@ impl<'w> Engine<'w> {
         let mut writes = std::mem::take(&mut self.stripe_writers);
         let mut freed = false;
         for &s in &stripes {
-            freed |= sc.done(s, &mut writes, &mut ready);
+            freed |= sc.done(s, self.now, &mut writes, &mut ready);
         }
         if freed {
-            sc.resume(&mut ready);
+            sc.resume(self.now, &mut ready);
         }
         for &io in &writes {
             let x = &mut self.ios[io as usize];

@@ -502,8 +502,9 @@ struct Usage {
     res_busy: Vec<u64>,
     disk_busy: Vec<u64>,
     page_cache: Option<pagecache::CacheStats>,
-    /// Each host array's stripe cache: full writes, pre-read writes, room waits.
-    stripes: Vec<[u64; 3]>,
+    /// Each host array's stripe cache: full writes, pre-read writes, room waits, room wait ns,
+    /// held ns, held pieces, operation ns, operations done.
+    stripes: Vec<[u64; 8]>,
     /// Each rebuilding array's watermark (member bytes rebuilt).
     rebuilt: Vec<u64>,
 }
@@ -524,7 +525,18 @@ impl Usage {
                 .arrays
                 .iter()
                 .filter_map(|a| a.stripe_cache.as_ref())
-                .map(|sc| [sc.full_writes, sc.preread_writes, sc.room_waits])
+                .map(|sc| {
+                    [
+                        sc.full_writes,
+                        sc.preread_writes,
+                        sc.room_waits,
+                        sc.room_wait_ns,
+                        sc.held_ns,
+                        sc.held_pieces,
+                        sc.op_ns,
+                        sc.ops_done,
+                    ]
+                })
                 .collect(),
             rebuilt: w
                 .arrays
@@ -569,6 +581,11 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             full_writes: s1[0] - s0[0],
             preread_writes: s1[1] - s0[1],
             room_waits: s1[2] - s0[2],
+            room_wait_ns: s1[3] - s0[3],
+            held_ns: s1[4] - s0[4],
+            held_pieces: s1[5] - s0[5],
+            op_ns: s1[6] - s0[6],
+            ops_done: s1[7] - s0[7],
         })
         .collect();
     let rebuilds = w

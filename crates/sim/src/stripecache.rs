@@ -25,6 +25,11 @@
 //! So sequential writes in pieces smaller than a stripe still reach the drives as full-stripe
 //! writes when the next pieces come soon enough, and large chunks, whose stripes take long to
 //! fill or do not fit the cache, get pre-reads.
+//!
+//! It counts what a run's report shows of it: stripes written whole or with pre-reads, writes
+//! that waited for room and for how long, and how long writes' pieces were held before their
+//! stripe's operation began and how long the operations took (the two parts of a small
+//! random writer's latency when no drive is busy).
 
 use crate::world::{FastMap, Ranges};
 use std::collections::VecDeque;
@@ -67,27 +72,42 @@ pub struct StripeCache {
     unplug_wanted: bool,
     /// An unplug timer is pending.
     pub timer: bool,
-    /// Host writes waiting for room: (I/O, where its unadmitted part starts, its end).
-    waiting: VecDeque<(u32, u64, u64)>,
+    /// Host writes waiting for room: (I/O, where its unadmitted part starts, its end, when
+    /// it began to wait).
+    waiting: VecDeque<(u32, u64, u64, u64)>,
     /// What it did: stripes written whole (no pre-reads), written with pre-reads, and
     /// writes that waited for room.
     pub full_writes: u64,
     pub preread_writes: u64,
     pub room_waits: u64,
+    /// How long the writes waited: for room, summed over the writes that waited (ns); held,
+    /// from taken in until their stripe's operation began, summed over the pieces (ns), and
+    /// how many pieces (a write has one in each stripe it touches).
+    pub room_wait_ns: u64,
+    pub held_ns: u64,
+    pub held_pieces: u64,
+    /// Stripe operations done, and their time from start to done (pre-reads and writes),
+    /// summed (ns).
+    pub ops_done: u64,
+    pub op_ns: u64,
 }
 
 #[derive(Debug, Default)]
 struct Entry {
     /// Data not yet sent to the members, relative to the stripe's start.
     held: Ranges,
-    /// The host writes with data in `held`.
+    /// The host writes with data in `held`, and when their pieces were taken in, summed
+    /// (wrapping: only its difference from the pieces' operation start is used).
     waiters: Vec<u32>,
+    taken_in: u64,
     /// The host writes of the operation in flight.
     sent: Vec<u32>,
     /// Offsets within a chunk, whole rows, that the entry's data touched: its stripe heads.
     rows: Ranges,
     /// An operation is in flight (Some), with pre-reads (true).
     busy: Option<bool>,
+    /// When the operation in flight began.
+    started: u64,
     /// Slices of the operation in flight not yet written (0: not written in slices).
     slices: u32,
     delayed: bool,
@@ -116,6 +136,11 @@ impl StripeCache {
             full_writes: 0,
             preread_writes: 0,
             room_waits: 0,
+            room_wait_ns: 0,
+            held_ns: 0,
+            held_pieces: 0,
+            ops_done: 0,
+            op_ns: 0,
         }
     }
 
@@ -153,25 +178,25 @@ impl StripeCache {
         bytes / ROW.min(self.chunk)
     }
 
-    /// Take in host write `io`'s data [pos, end) (logical offsets in the array), stripe by
-    /// stripe while there is room and no earlier write waits for it. Stripes the data
-    /// completes are pushed to `ready` (start them with [`StripeCache::take`]). Returns
+    /// Take in host write `io`'s data [pos, end) (logical offsets in the array) at `now`,
+    /// stripe by stripe while there is room and no earlier write waits for it. Stripes the
+    /// data completes are pushed to `ready` (start them with [`StripeCache::take`]). Returns
     /// whether every piece was taken in; if not, the rest waits for room, and the wait
     /// unplugs the array ([`StripeCache::unplug`]: the stripes it starts go to `ready` too).
     ///
     /// Writes wait in offset order: the order one writer (the flusher) submits them in, each
     /// blocking until it has its stripe heads; host CPU time may have swapped neighbours on
     /// their way here.
-    pub fn admit(&mut self, io: u32, pos: u64, end: u64, ready: &mut Vec<u64>) -> bool {
+    pub fn admit(&mut self, io: u32, pos: u64, end: u64, now: u64, ready: &mut Vec<u64>) -> bool {
         let at = if self.waiting.is_empty() {
-            self.admit_from(io, pos, end, ready)
+            self.admit_from(io, pos, end, now, ready)
         } else {
             pos
         };
         if at < end {
             self.room_waits += 1;
             let i = self.waiting.partition_point(|w| w.1 <= at);
-            self.waiting.insert(i, (io, at, end));
+            self.waiting.insert(i, (io, at, end, now));
             self.unplug(ready);
             return false;
         }
@@ -179,7 +204,14 @@ impl StripeCache {
     }
 
     /// Take in as much of [pos, end) as fits; returns where it stopped.
-    fn admit_from(&mut self, io: u32, mut pos: u64, end: u64, ready: &mut Vec<u64>) -> u64 {
+    fn admit_from(
+        &mut self,
+        io: u32,
+        mut pos: u64,
+        end: u64,
+        now: u64,
+        ready: &mut Vec<u64>,
+    ) -> u64 {
         let sd = self.stripe_data;
         while pos < end {
             let s = pos / sd;
@@ -196,6 +228,7 @@ impl StripeCache {
             }
             e.held.add(a, b);
             e.waiters.push(io);
+            e.taken_in = e.taken_in.wrapping_add(now);
             if e.busy.is_none() {
                 if e.held.bytes() == sd {
                     e.delayed = false;
@@ -240,13 +273,19 @@ impl StripeCache {
         }
     }
 
-    /// Start stripe `s`'s operation on the data it holds (None if it holds none or one is in
-    /// flight).
-    pub fn take(&mut self, s: u64) -> Option<Op> {
+    /// Start stripe `s`'s operation at `now` on the data it holds (None if it holds none or
+    /// one is in flight).
+    pub fn take(&mut self, s: u64, now: u64) -> Option<Op> {
         let e = self.entries.get_mut(&s)?;
         if e.busy.is_some() || e.held.bytes() == 0 {
             return None;
         }
+        let pieces = e.waiters.len() as u64;
+        self.held_ns += now
+            .wrapping_mul(pieces)
+            .wrapping_sub(std::mem::take(&mut e.taken_in));
+        self.held_pieces += pieces;
+        e.started = now;
         e.delayed = false;
         e.busy = Some(false);
         e.sent = std::mem::take(&mut e.waiters);
@@ -304,13 +343,16 @@ impl StripeCache {
         e.slices == 0
     }
 
-    /// Stripe `s`'s operation is done: its host writes are returned in `writes` (each once
-    /// per piece it had there); stripes to start now in `ready` (this one again if it filled
-    /// meanwhile, the delayed ones if an unplug waited for the pre-reads to end). Returns
-    /// whether rows were freed (writes waiting for room may go on: [`StripeCache::resume`]).
-    pub fn done(&mut self, s: u64, writes: &mut Vec<u32>, ready: &mut Vec<u64>) -> bool {
+    /// Stripe `s`'s operation is done at `now`: its host writes are returned in `writes`
+    /// (each once per piece it had there); stripes to start now in `ready` (this one again if
+    /// it filled meanwhile, the delayed ones if an unplug waited for the pre-reads to end).
+    /// Returns whether rows were freed (writes waiting for room may go on:
+    /// [`StripeCache::resume`]).
+    pub fn done(&mut self, s: u64, now: u64, writes: &mut Vec<u32>, ready: &mut Vec<u64>) -> bool {
         let sd = self.stripe_data;
         let e = self.entries.get_mut(&s).expect("a stripe in flight");
+        self.ops_done += 1;
+        self.op_ns += now - e.started;
         let pre = e.busy.take().expect("an operation in flight");
         if pre {
             self.prereading -= 1;
@@ -337,17 +379,18 @@ impl StripeCache {
         freed
     }
 
-    /// Take in the writes waiting for room, in order, while it lasts (stripes they complete
-    /// go to `ready`). Returns whether one still waits; it unplugs the array, as in
+    /// Take in the writes waiting for room at `now`, in order, while it lasts (stripes they
+    /// complete go to `ready`). Returns whether one still waits; it unplugs the array, as in
     /// [`StripeCache::admit`].
-    pub fn resume(&mut self, ready: &mut Vec<u64>) -> bool {
-        while let Some(&(io, pos, end)) = self.waiting.front() {
-            let at = self.admit_from(io, pos, end, ready);
+    pub fn resume(&mut self, now: u64, ready: &mut Vec<u64>) -> bool {
+        while let Some(&(io, pos, end, since)) = self.waiting.front() {
+            let at = self.admit_from(io, pos, end, now, ready);
             if at < end {
                 self.waiting.front_mut().expect("a waiting write").1 = at;
                 self.unplug(ready);
                 return true;
             }
+            self.room_wait_ns += now - since;
             self.waiting.pop_front();
         }
         false
@@ -374,13 +417,13 @@ mod tests {
     fn a_whole_stripe_is_ready_at_once_and_frees_its_rows_when_done() {
         let mut c = cache(256, 64 * K);
         let mut ready = vec![];
-        assert!(c.admit(1, 0, 192 * K, &mut ready));
+        assert!(c.admit(1, 0, 192 * K, 0, &mut ready));
         assert_eq!(ready, vec![0]);
         assert_eq!(c.rows(), (16, 256));
-        let op = c.take(0).unwrap();
+        let op = c.take(0, 0).unwrap();
         assert_eq!(op.ranges, vec![(0, 192 * K)]);
         let (mut w, mut r) = (vec![], vec![]);
-        assert!(c.done(0, &mut w, &mut r));
+        assert!(c.done(0, 0, &mut w, &mut r));
         assert_eq!((w, r), (vec![1], vec![]));
         assert_eq!(c.rows(), (0, 256));
         assert_eq!((c.full_writes, c.preread_writes), (1, 0));
@@ -391,17 +434,17 @@ mod tests {
         let mut c = cache(256, 64 * K);
         let mut ready = vec![];
         // 128 KiB, then the next 128 KiB: the first stripe is whole after the second.
-        assert!(c.admit(1, 0, 128 * K, &mut ready));
+        assert!(c.admit(1, 0, 128 * K, 0, &mut ready));
         assert!(ready.is_empty());
         assert!(c.has_delayed());
-        assert!(c.admit(2, 128 * K, 256 * K, &mut ready));
+        assert!(c.admit(2, 128 * K, 256 * K, 0, &mut ready));
         assert_eq!(ready, vec![0]);
-        let op = c.take(0).unwrap();
+        let op = c.take(0, 0).unwrap();
         assert_eq!(op.ranges, vec![(0, 192 * K)]);
         // Stripe 1 holds the second write's last 64 KiB, delayed.
         assert!(c.has_delayed());
         let (mut w, mut r) = (vec![], vec![]);
-        c.done(0, &mut w, &mut r);
+        c.done(0, 0, &mut w, &mut r);
         w.sort();
         assert_eq!(w, vec![1, 2]);
     }
@@ -410,20 +453,55 @@ mod tests {
     fn an_unplug_starts_the_delayed_stripes_unless_some_are_pre_reading() {
         let mut c = cache(256, 64 * K);
         let mut ready = vec![];
-        c.admit(1, 0, 8 * K, &mut ready);
+        c.admit(1, 0, 8 * K, 0, &mut ready);
         c.unplug(&mut ready);
         assert_eq!(ready, vec![0]);
-        c.take(0).unwrap();
+        c.take(0, 0).unwrap();
         c.prereads(0);
         // Another stripe, delayed; the unplug waits for the pre-reading one.
         let mut ready = vec![];
-        c.admit(2, 192 * K, 200 * K, &mut ready);
+        c.admit(2, 192 * K, 200 * K, 0, &mut ready);
         c.unplug(&mut ready);
         assert!(ready.is_empty());
         let (mut w, mut r) = (vec![], vec![]);
-        c.done(0, &mut w, &mut r);
+        c.done(0, 0, &mut w, &mut r);
         assert_eq!(r, vec![1]);
         assert_eq!(c.preread_writes, 1);
+    }
+
+    /// Each piece counts its time held from when it was taken in until its stripe's
+    /// operation starts, and each operation its time to done; a write that waited for room,
+    /// its wait until the last of it was taken in.
+    #[test]
+    fn the_cache_counts_time_held_time_written_and_time_waiting_for_room() {
+        let mut c = cache(256, 64 * K);
+        let mut ready = vec![];
+        c.admit(1, 0, 8 * K, 100, &mut ready);
+        c.unplug(&mut ready);
+        c.take(0, 100).unwrap();
+        c.prereads(0);
+        // Two pieces of another stripe, taken in at 105 and 110, wait for the pre-reads.
+        c.admit(2, 192 * K, 200 * K, 105, &mut ready);
+        c.admit(3, 200 * K, 208 * K, 110, &mut ready);
+        c.unplug(&mut ready);
+        let (mut w, mut r) = (vec![], vec![]);
+        c.done(0, 130, &mut w, &mut r);
+        assert_eq!(r, vec![1]);
+        c.take(1, 130).unwrap();
+        assert_eq!((c.held_pieces, c.held_ns), (3, 25 + 20));
+        c.done(1, 170, &mut w, &mut r);
+        assert_eq!((c.ops_done, c.op_ns), (2, 30 + 40));
+
+        // 1 MiB chunks: a whole stripe takes every row, and the next write waits for them.
+        let mut c = cache(256, 1024 * K);
+        let mut ready = vec![];
+        assert!(c.admit(1, 0, 3072 * K, 0, &mut ready));
+        assert!(!c.admit(2, 3072 * K, 3584 * K, 7, &mut ready));
+        c.take(0, 0).unwrap();
+        let mut r = vec![];
+        assert!(c.done(0, 50, &mut vec![], &mut r));
+        assert!(!c.resume(50, &mut r));
+        assert_eq!((c.room_waits, c.room_wait_ns), (1, 43));
     }
 
     #[test]
@@ -432,21 +510,21 @@ mod tests {
         // member).
         let mut c = cache(256, 1024 * K);
         let mut ready = vec![];
-        assert!(c.admit(1, 0, 512 * K, &mut ready));
+        assert!(c.admit(1, 0, 512 * K, 0, &mut ready));
         assert_eq!(c.rows(), (128, 256));
-        assert!(c.admit(2, 512 * K, 1536 * K, &mut ready));
+        assert!(c.admit(2, 512 * K, 1536 * K, 0, &mut ready));
         assert_eq!(c.rows(), (256, 256));
         // The next chunk's rows are the same rows.
-        assert!(c.admit(3, 1536 * K, 3072 * K, &mut ready));
+        assert!(c.admit(3, 1536 * K, 3072 * K, 0, &mut ready));
         assert_eq!(ready, vec![0]);
         // The next stripe waits for room, and so does a later write.
-        assert!(!c.admit(4, 3072 * K, 3584 * K, &mut ready));
-        assert!(!c.admit(5, 3584 * K, 3600 * K, &mut ready));
+        assert!(!c.admit(4, 3072 * K, 3584 * K, 0, &mut ready));
+        assert!(!c.admit(5, 3584 * K, 3600 * K, 0, &mut ready));
         assert_eq!(c.room_waits, 2);
-        c.take(0).unwrap();
+        c.take(0, 0).unwrap();
         let (mut w, mut r) = (vec![], vec![]);
-        assert!(c.done(0, &mut w, &mut r));
-        assert!(!c.resume(&mut r));
+        assert!(c.done(0, 0, &mut w, &mut r));
+        assert!(!c.resume(0, &mut r));
         // Both waiting writes went in: 512 KiB and 16 KiB of the next stripe's first chunk.
         assert_eq!(c.rows(), (132, 256));
         assert!(c.has_delayed());
@@ -456,38 +534,38 @@ mod tests {
     fn writes_wait_in_offset_order() {
         let mut c = cache(256, 1024 * K);
         let mut ready = vec![];
-        assert!(c.admit(1, 0, 3072 * K, &mut ready));
+        assert!(c.admit(1, 0, 3072 * K, 0, &mut ready));
         assert_eq!(ready, vec![0]);
         // The next stripe's second piece comes before its first; both wait.
-        assert!(!c.admit(3, 3584 * K, 4096 * K, &mut ready));
-        assert!(!c.admit(2, 3072 * K, 3584 * K, &mut ready));
-        c.take(0).unwrap();
+        assert!(!c.admit(3, 3584 * K, 4096 * K, 0, &mut ready));
+        assert!(!c.admit(2, 3072 * K, 3584 * K, 0, &mut ready));
+        c.take(0, 0).unwrap();
         let (mut w, mut r) = (vec![], vec![]);
-        assert!(c.done(0, &mut w, &mut r));
-        assert!(!c.resume(&mut r));
+        assert!(c.done(0, 0, &mut w, &mut r));
+        assert!(!c.resume(0, &mut r));
         // In offset order: the stripe holds [0, 1 MiB) of its first chunk.
         let mut r = vec![];
         c.unplug(&mut r);
         assert_eq!(r, vec![1]);
-        assert_eq!(c.take(1).unwrap().ranges, vec![(0, 1024 * K)]);
+        assert_eq!(c.take(1, 0).unwrap().ranges, vec![(0, 1024 * K)]);
     }
 
     #[test]
     fn data_for_a_stripe_in_flight_waits_for_the_next_round() {
         let mut c = cache(256, 64 * K);
         let mut ready = vec![];
-        c.admit(1, 0, 192 * K, &mut ready);
-        c.take(0).unwrap();
+        c.admit(1, 0, 192 * K, 0, &mut ready);
+        c.take(0, 0).unwrap();
         let mut ready = vec![];
-        c.admit(2, 0, 192 * K, &mut ready);
+        c.admit(2, 0, 192 * K, 0, &mut ready);
         assert!(ready.is_empty());
-        assert!(c.take(0).is_none());
+        assert!(c.take(0, 0).is_none());
         let (mut w, mut r) = (vec![], vec![]);
-        assert!(!c.done(0, &mut w, &mut r));
+        assert!(!c.done(0, 0, &mut w, &mut r));
         assert_eq!((w, r), (vec![1], vec![0]));
-        c.take(0).unwrap();
+        c.take(0, 0).unwrap();
         let (mut w, mut r) = (vec![], vec![]);
-        assert!(c.done(0, &mut w, &mut r));
+        assert!(c.done(0, 0, &mut w, &mut r));
         assert_eq!(w, vec![2]);
     }
 }

@@ -117,3 +117,48 @@ fn sliced_stripes_with_empty_slices_are_written() {
     assert!(u.full_writes + u.preread_writes > 0, "{u:?}");
     assert!(r.jobs[0].write.total_ios > 0);
 }
+
+/// Small random direct writes on md RAID 5: each write's latency is the time its piece was
+/// held in the stripe cache plus its stripe's operation (pre-reads, then writes), and the
+/// run's stripe-cache figures say how much of each. One write at a time is never held (its
+/// task unplugs as it submits, and no other stripe is pre-reading); a second one in flight
+/// waits while the first pre-reads (md lets one pre-reading stripe go at a time, its
+/// `IO_THRESHOLD`), so two in flight write no faster than one.
+#[test]
+fn a_random_writers_latency_is_its_time_held_plus_its_stripes_operation() {
+    let run = |depth: &str| {
+        let r = sim_run(
+            &system("linuxraid2010/raid5-4d-c64.toml"),
+            &[
+                ("rw", "randwrite"),
+                ("bs", "4k"),
+                ("iodepth", depth),
+                ("runtime", "10s"),
+                ("time_based", "1"),
+                ("direct", "1"),
+            ],
+        );
+        let u = stripe_use(&r);
+        assert!(u.held_pieces > 0 && u.ops_done > 0, "{u:?}");
+        let held = u.held_ns as f64 / u.held_pieces as f64;
+        let op = u.op_ns as f64 / u.ops_done as f64;
+        let w = &r.jobs[0].write;
+        let lat = w.lat.mean();
+        assert!(
+            ((held + op) / lat - 1.0).abs() < 0.03,
+            "depth {depth}: held {held:.0} ns + operation {op:.0} ns against latency {lat:.0} ns"
+        );
+        (held, op, w.iops())
+    };
+    let (held1, op1, iops1) = run("1");
+    assert_eq!(held1, 0.0);
+    let (held2, op2, iops2) = run("2");
+    assert!(
+        held2 > 0.8 * op1 && held2 < 1.2 * op2,
+        "held {held2:.0} ns at depth 2, operations {op1:.0} and {op2:.0} ns"
+    );
+    assert!(
+        iops2 < 1.1 * iops1,
+        "{iops1:.1} IOPS at depth 1, {iops2:.1} at 2"
+    );
+}

@@ -43,6 +43,18 @@ fn duration(ns: u64) -> (f64, &'static str) {
     }
 }
 
+/// The mean of `n` waits summing `total_ns`, in µs, ms or s as fits.
+fn short_duration(total_ns: u64, n: u64) -> String {
+    let ns = total_ns as f64 / n.max(1) as f64;
+    if ns < 1e6 {
+        format!("{:.0} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
 fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
     let (min, max) = (h.min(), h.max());
     if min > 2_000_000 && max > 99_999_999 {
@@ -294,10 +306,25 @@ fn job_block(
         for sc in &s.stripe_caches {
             let ops = sc.full_writes + sc.preread_writes;
             let pre = share(sc.preread_writes, ops);
+            let room = if sc.room_waits > 0 {
+                format!(" (avg {})", short_duration(sc.room_wait_ns, sc.room_waits))
+            } else {
+                String::new()
+            };
+            let mut held = String::new();
+            if sc.held_pieces > 0 {
+                held += &format!(
+                    ", held before written=avg {}",
+                    short_duration(sc.held_ns, sc.held_pieces)
+                );
+            }
+            if sc.ops_done > 0 {
+                held += &format!(", written in avg {}", short_duration(sc.op_ns, sc.ops_done));
+            }
             let _ = writeln!(
                 out,
                 "  stripe cache : {}: {} stripe heads, stripes written={ops}, with pre-reads={pre}, \
-                 writes waited for room={}",
+                 writes waited for room={}{room}{held}",
                 sc.array, sc.stripe_heads, sc.room_waits
             );
         }
@@ -664,6 +691,11 @@ mod tests {
                 full_writes: 3,
                 preread_writes: 1,
                 room_waits: 2,
+                room_wait_ns: 5_000_000,
+                held_pieces: 8,
+                held_ns: 4_200_000,
+                ops_done: 4,
+                op_ns: 3_000_000,
             }],
             rebuilds: vec![crate::schema::RebuildUse {
                 array: "md".into(),
@@ -701,7 +733,8 @@ mod tests {
         assert!(
             t.contains(
                 "stripe cache : md: 256 stripe heads, stripes written=4, with pre-reads=25.0%, \
-                 writes waited for room=2"
+                 writes waited for room=2 (avg 2.50 ms), held before written=avg 525 µs, \
+                 written in avg 750 µs"
             ),
             "{t}"
         );
