@@ -169,6 +169,12 @@ fn default_age_limit_ms() -> f64 {
 }
 
 impl DiskSpec {
+    /// A hard disk's values where its entry below gives none. Assumptions, not datasheet
+    /// figures (datasheets leave them out): a 7200 rpm drive of the seeds' era on a
+    /// 150 MB/s interface, 50 µs of firmware time a command, 512 KiB read ahead, the write
+    /// cache on. An entry that takes one of them (the Maxtor's 50 µs a command, say) says so
+    /// by not giving it; `raidlab calibrate` measures the command time and interface rate of
+    /// a drive at hand (its command time then holds the host's cost of a request as well).
     fn hdd(name: &str) -> DiskSpec {
         DiskSpec {
             name: name.into(),
@@ -244,6 +250,8 @@ pub fn catalog() -> Vec<DiskSpec> {
     // Seed 002: Maxtor MaXLine Plus II 7Y250M0 (Maxtor product manual 1905, seed 002 Tables I
     // and II): 250 GB, 7200 rpm, 16 zones, 1102 → 610 sectors per track (67 → 37 MB/s),
     // SATA 150 MB/s, 8 MB buffer; average seek < 9 ms, track-to-track 0.8 ms (datasheet).
+    // Its command time is the 50 µs default, an assumption: `raidlab calibrate` of the drive
+    // behind seed 002's host (`direct-1disk.toml`) fits 72 µs, that and the host's 20 µs.
     v.push(DiskSpec {
         capacity_bytes: 250_000_000_000,
         rpm: 7200.0,
