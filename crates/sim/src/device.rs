@@ -804,9 +804,11 @@ impl DeviceModel {
 
     /// A read the drive reaches by reading on from where its last read ended, `need` bytes
     /// from there to the read's end: what it read ahead since (up to its read-ahead span)
-    /// moves at interface speed, the rest streams from the media. Its time, and the media
-    /// time spent reading ahead for it, which the drive's utilization counts too (a
-    /// streaming read keeps the media busy however short the commands' own times are).
+    /// moves at interface speed, the rest streams from the media — which goes on reading
+    /// while the firmware takes the command, so the read ends when the later of the two
+    /// does: the command and its transfer, or the media reaching the read's end. Its time,
+    /// and the media time spent reading ahead for it, which the drive's utilization counts
+    /// too (a streaming read keeps the media busy however short the commands' own times are).
     #[inline(always)]
     fn read_on(
         &self,
@@ -818,8 +820,8 @@ impl DeviceModel {
     ) -> (f64, f64) {
         let buffered = u64_of(f64_of(t.saturating_sub(st.last_done)) / media_per_byte)
             .min(self.read_ahead_bytes);
-        let ns = f64_of(self.command_ns)
-            + iface.max(f64_of(need.saturating_sub(buffered)) * media_per_byte);
+        let ns = (f64_of(self.command_ns) + iface)
+            .max(f64_of(need.saturating_sub(buffered)) * media_per_byte);
         (ns, f64_of(buffered.min(need)) * media_per_byte)
     }
 

@@ -45,6 +45,28 @@ fn large_sequential_reads_at_depth_one_keep_pace_with_small_ones() {
 }
 
 #[test]
+fn a_drive_reads_ahead_while_it_takes_the_next_command() {
+    // Seed 002's Maxtor on its own SATA port, one sequential reader at depth 1: between two
+    // reads the host and the drive's firmware take their time, and the media reads on
+    // meanwhile. From 16 KiB a request the command and its transfer take less than the media
+    // takes to read it, so the stream runs at the outer zone's rate; 4 KiB requests are
+    // bound by the command instead.
+    let spec = raidlab_sim::catalog::find("maxtor-7y250m0").unwrap();
+    let outer = spec.spt_outer as f64 * 512.0 * spec.rpm / 60.0;
+    for bs in ["16k", "64k", "1m"] {
+        let got = seq_read_bw("bokhari2006/direct-1disk.toml", bs);
+        assert!(
+            (got / outer - 1.0).abs() < 0.02,
+            "{bs}: {:.1} MB/s, outer zone {:.1}",
+            got / 1e6,
+            outer / 1e6
+        );
+    }
+    let small = seq_read_bw("bokhari2006/direct-1disk.toml", "4k");
+    assert!(small < 0.75 * outer, "4k: {:.1} MB/s", small / 1e6);
+}
+
+#[test]
 fn a_read_goes_up_to_the_host_as_its_stripes_arrive() {
     // Two 16 MiB reads on 8 drives. The first misses the cache: its member reads are joined
     // and then its data crosses to the host (16 MiB at 2000 MB/s, 8.4 ms). The second
