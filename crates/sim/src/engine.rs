@@ -3037,10 +3037,11 @@ impl<'w> Engine<'w> {
             // The media writes it once its data has arrived.
             r.ready = end;
             wc.hold(r);
-            let idle = disk.active.is_empty();
+            // (What the media is on ends before the data is in: the drive looks again then.
+            // Looking again as the media's command ends would find nothing ready.)
+            let idle_by_then = disk.active.iter().all(|&(t, _)| t < end);
             self.command_done(d, end, len, true, join);
-            if idle {
-                // The media is idle: look again once the data is in.
+            if idle_by_then {
                 self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
             }
         }

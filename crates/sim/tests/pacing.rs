@@ -2,7 +2,7 @@
 //! syncs and minimum rates, scheduled by the workload crate's `Pacer` as in a real run.
 
 mod common;
-use common::{sim_run, spec, system};
+use common::{sim_run, spec, system, variant};
 use raidlab_result::JobResult;
 use raidlab_sim::engine::Convergence;
 use raidlab_sim::RunConfig;
@@ -231,4 +231,46 @@ fn sync_writes_are_refused_in_one_line() {
         !e.contains('\n') && e.contains("sync=sync") && e.contains("fsync=N"),
         "{e}"
     );
+}
+
+/// A drive with its write cache on takes a write's data over its interface while its media
+/// writes the last one; when the media is done first, the drive writes the new data as it
+/// comes in, whether or not another command arrives. (It once looked again only when the
+/// media's command ended, found nothing ready and waited for the next command: the write
+/// before a sync stayed in the cache, and the sync waiting for it never returned.)
+#[test]
+fn a_write_whose_data_comes_in_after_the_media_is_done_is_written_and_synced() {
+    // Seed 002's Maxtor behind an interface slower than its media, so that taking a write
+    // in takes longer than writing it.
+    let target = variant(
+        "bokhari2006",
+        "direct-1disk.toml",
+        &[(
+            "disk = \"maxtor-7y250m0\"",
+            "disk = \"slow\"\n\n[[disk]]\nname = \"slow\"\nbase = \"maxtor-7y250m0\"\n\
+             interface_mb_s = 20",
+        )],
+    );
+    let opts = [
+        ("rw", "write"),
+        ("bs", "64k"),
+        ("size", "4m"),
+        ("direct", "1"),
+        ("fsync", "8"),
+    ];
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(sim_run(&target, &opts).jobs.remove(0));
+    });
+    let j = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the run ends (its syncs return)");
+    assert_eq!(j.write.io_bytes, 4 << 20);
+    // (As fio counts them: none after the last write.)
+    assert_eq!(j.sync.total_ios, 64 / 8 - 1);
+    // 64 writes, each taken in at the interface's 20 MB/s: the run is that long, and each
+    // sync adds a few milliseconds at most.
+    let taken_in = (4 << 20) as f64 / 20e6;
+    let ran = j.write.runtime_ns as f64 / 1e9;
+    assert!(ran > taken_in && ran < 1.3 * taken_in, "{ran:.3} s");
 }
