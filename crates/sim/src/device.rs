@@ -869,16 +869,13 @@ impl DeviceModel {
             let (ns, ahead) = self.read_on(st, t, len, iface, sustained_per_byte());
             st.ahead_ns += ahead;
             ns
-        } else if streams && !self.write_cache {
-            // A queued write that goes on where the last write ended, on a drive without its
-            // write cache: the drive took its command and data while the last one was on the
-            // media (tagged command queuing; the write cache setting only decides when status
-            // is returned), so it writes on from where the head is, its overhead hidden.
-            iface.max(f64_of(len) * sustained_per_byte())
         } else if streams {
-            // Write cache: sequential writes stream behind the cache without rotational misses,
-            // at the same sustained rate as sequential reads.
-            f64_of(self.command_ns) + iface.max(f64_of(len) * sustained_per_byte())
+            // A write that goes on where the last write ended: the drive took its command and
+            // data while the last one was on the media (tagged command queuing; the write
+            // cache setting only decides when status is returned), or holds its data in its
+            // write cache, so it writes on from where the head is, its overhead hidden, at the
+            // same sustained rate as sequential reads.
+            iface.max(f64_of(len) * sustained_per_byte())
         } else {
             let pos = match positioning {
                 Some(p) => p,
