@@ -502,9 +502,8 @@ struct Usage {
     res_busy: Vec<u64>,
     disk_busy: Vec<u64>,
     page_cache: Option<pagecache::CacheStats>,
-    /// Each host array's stripe cache: full writes, pre-read writes, room waits, room wait ns,
-    /// held ns, held pieces, operation ns, operations done.
-    stripes: Vec<[u64; 8]>,
+    /// What each host array's stripe cache did.
+    stripes: Vec<stripecache::Counts>,
     /// Each rebuilding array's watermark (member bytes rebuilt).
     rebuilt: Vec<u64>,
 }
@@ -525,18 +524,7 @@ impl Usage {
                 .arrays
                 .iter()
                 .filter_map(|a| a.stripe_cache.as_ref())
-                .map(|sc| {
-                    [
-                        sc.full_writes,
-                        sc.preread_writes,
-                        sc.room_waits,
-                        sc.room_wait_ns,
-                        sc.held_ns,
-                        sc.held_pieces,
-                        sc.op_ns,
-                        sc.ops_done,
-                    ]
-                })
+                .map(|sc| sc.counts)
                 .collect(),
             rebuilt: w
                 .arrays
@@ -575,17 +563,20 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
         .iter()
         .filter_map(|a| Some((a, a.stripe_cache.as_ref()?)))
         .zip(from.stripes.iter().zip(&to.stripes))
-        .map(|((a, sc), (s0, s1))| raidlab_result::StripeCacheUse {
-            array: a.name.clone(),
-            stripe_heads: sc.rows().1,
-            full_writes: s1[0] - s0[0],
-            preread_writes: s1[1] - s0[1],
-            room_waits: s1[2] - s0[2],
-            room_wait_ns: s1[3] - s0[3],
-            held_ns: s1[4] - s0[4],
-            held_pieces: s1[5] - s0[5],
-            op_ns: s1[6] - s0[6],
-            ops_done: s1[7] - s0[7],
+        .map(|((a, sc), (c0, c1))| {
+            let c = c1.since(c0);
+            raidlab_result::StripeCacheUse {
+                array: a.name.clone(),
+                stripe_heads: sc.rows().1,
+                full_writes: c.full_writes,
+                preread_writes: c.preread_writes,
+                room_waits: c.room_waits,
+                room_wait_ns: c.room_wait_ns,
+                held_pieces: c.held_pieces,
+                held_ns: c.held_ns,
+                ops_done: c.ops_done,
+                op_ns: c.op_ns,
+            }
         })
         .collect();
     let rebuilds = w

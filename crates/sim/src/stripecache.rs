@@ -75,8 +75,15 @@ pub struct StripeCache {
     /// Host writes waiting for room: (I/O, where its unadmitted part starts, its end, when
     /// it began to wait).
     waiting: VecDeque<(u32, u64, u64, u64)>,
-    /// What it did: stripes written whole (no pre-reads), written with pre-reads, and
-    /// writes that waited for room.
+    /// What it did so far.
+    pub counts: Counts,
+}
+
+/// What a stripe cache did, counted from its start (a run's share is the difference of two).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counts {
+    /// Stripes written whole (no pre-reads), written with pre-reads, and writes that waited
+    /// for room.
     pub full_writes: u64,
     pub preread_writes: u64,
     pub room_waits: u64,
@@ -90,6 +97,22 @@ pub struct StripeCache {
     /// summed (ns).
     pub ops_done: u64,
     pub op_ns: u64,
+}
+
+impl Counts {
+    /// What was counted since `earlier`.
+    pub fn since(&self, earlier: &Counts) -> Counts {
+        Counts {
+            full_writes: self.full_writes - earlier.full_writes,
+            preread_writes: self.preread_writes - earlier.preread_writes,
+            room_waits: self.room_waits - earlier.room_waits,
+            room_wait_ns: self.room_wait_ns - earlier.room_wait_ns,
+            held_ns: self.held_ns - earlier.held_ns,
+            held_pieces: self.held_pieces - earlier.held_pieces,
+            ops_done: self.ops_done - earlier.ops_done,
+            op_ns: self.op_ns - earlier.op_ns,
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -133,14 +156,7 @@ impl StripeCache {
             unplug_wanted: false,
             timer: false,
             waiting: VecDeque::new(),
-            full_writes: 0,
-            preread_writes: 0,
-            room_waits: 0,
-            room_wait_ns: 0,
-            held_ns: 0,
-            held_pieces: 0,
-            ops_done: 0,
-            op_ns: 0,
+            counts: Counts::default(),
         }
     }
 
@@ -194,7 +210,7 @@ impl StripeCache {
             pos
         };
         if at < end {
-            self.room_waits += 1;
+            self.counts.room_waits += 1;
             let i = self.waiting.partition_point(|w| w.1 <= at);
             self.waiting.insert(i, (io, at, end, now));
             self.unplug(ready);
@@ -281,10 +297,10 @@ impl StripeCache {
             return None;
         }
         let pieces = e.waiters.len() as u64;
-        self.held_ns += now
+        self.counts.held_ns += now
             .wrapping_mul(pieces)
             .wrapping_sub(std::mem::take(&mut e.taken_in));
-        self.held_pieces += pieces;
+        self.counts.held_pieces += pieces;
         e.started = now;
         e.delayed = false;
         e.busy = Some(false);
@@ -299,7 +315,7 @@ impl StripeCache {
         debug_assert_eq!(e.busy, Some(false));
         e.busy = Some(true);
         self.prereading += 1;
-        self.preread_writes += 1;
+        self.counts.preread_writes += 1;
     }
 
     /// The chunk size (rows of a stripe span this much offset within each member's chunk).
@@ -351,13 +367,13 @@ impl StripeCache {
     pub fn done(&mut self, s: u64, now: u64, writes: &mut Vec<u32>, ready: &mut Vec<u64>) -> bool {
         let sd = self.stripe_data;
         let e = self.entries.get_mut(&s).expect("a stripe in flight");
-        self.ops_done += 1;
-        self.op_ns += now - e.started;
+        self.counts.ops_done += 1;
+        self.counts.op_ns += now - e.started;
         let pre = e.busy.take().expect("an operation in flight");
         if pre {
             self.prereading -= 1;
         } else {
-            self.full_writes += 1;
+            self.counts.full_writes += 1;
         }
         writes.append(&mut e.sent);
         let mut freed = false;
@@ -390,7 +406,7 @@ impl StripeCache {
                 self.unplug(ready);
                 return true;
             }
-            self.room_wait_ns += now - since;
+            self.counts.room_wait_ns += now - since;
             self.waiting.pop_front();
         }
         false
@@ -426,7 +442,7 @@ mod tests {
         assert!(c.done(0, 0, &mut w, &mut r));
         assert_eq!((w, r), (vec![1], vec![]));
         assert_eq!(c.rows(), (0, 256));
-        assert_eq!((c.full_writes, c.preread_writes), (1, 0));
+        assert_eq!((c.counts.full_writes, c.counts.preread_writes), (1, 0));
     }
 
     #[test]
@@ -466,7 +482,7 @@ mod tests {
         let (mut w, mut r) = (vec![], vec![]);
         c.done(0, 0, &mut w, &mut r);
         assert_eq!(r, vec![1]);
-        assert_eq!(c.preread_writes, 1);
+        assert_eq!(c.counts.preread_writes, 1);
     }
 
     /// Each piece counts its time held from when it was taken in until its stripe's
@@ -488,9 +504,9 @@ mod tests {
         c.done(0, 130, &mut w, &mut r);
         assert_eq!(r, vec![1]);
         c.take(1, 130).unwrap();
-        assert_eq!((c.held_pieces, c.held_ns), (3, 25 + 20));
+        assert_eq!((c.counts.held_pieces, c.counts.held_ns), (3, 25 + 20));
         c.done(1, 170, &mut w, &mut r);
-        assert_eq!((c.ops_done, c.op_ns), (2, 30 + 40));
+        assert_eq!((c.counts.ops_done, c.counts.op_ns), (2, 30 + 40));
 
         // 1 MiB chunks: a whole stripe takes every row, and the next write waits for them.
         let mut c = cache(256, 1024 * K);
@@ -501,7 +517,7 @@ mod tests {
         let mut r = vec![];
         assert!(c.done(0, 50, &mut vec![], &mut r));
         assert!(!c.resume(50, &mut r));
-        assert_eq!((c.room_waits, c.room_wait_ns), (1, 43));
+        assert_eq!((c.counts.room_waits, c.counts.room_wait_ns), (1, 43));
     }
 
     #[test]
@@ -520,7 +536,7 @@ mod tests {
         // The next stripe waits for room, and so does a later write.
         assert!(!c.admit(4, 3072 * K, 3584 * K, 0, &mut ready));
         assert!(!c.admit(5, 3584 * K, 3600 * K, 0, &mut ready));
-        assert_eq!(c.room_waits, 2);
+        assert_eq!(c.counts.room_waits, 2);
         c.take(0, 0).unwrap();
         let (mut w, mut r) = (vec![], vec![]);
         assert!(c.done(0, 0, &mut w, &mut r));
