@@ -1664,6 +1664,25 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                         "drive write cache off: each write waits for the media".to_string()
                     };
                     let _ = writeln!(s, "  {:<30} {cache}", "");
+                    let depth = a.members.first().map_or(1, |&d| w.disks[d].queue_depth);
+                    let queue = if depth > 1 {
+                        format!(
+                            "drive command queue {depth}: shortest positioning time first{}",
+                            if m.age_limit_ns < u64::MAX {
+                                format!(
+                                    ", but a command that has waited {} ms goes first",
+                                    m.age_limit_ns / 1_000_000
+                                )
+                            } else {
+                                String::new()
+                            }
+                        )
+                    } else {
+                        "drive command queue 1: one command at a time, in arrival order \
+                         (disk_queue_depth queues more)"
+                            .to_string()
+                    };
+                    let _ = writeln!(s, "  {:<30} {queue}", "");
                 }
             }
         } else {

@@ -194,6 +194,25 @@ fn explain_names_the_drive_write_cache() {
     );
 }
 
+/// `explain` says how many commands each array's drives queue and in what order they serve
+/// them: one at a time in arrival order unless the array gives `disk_queue_depth`.
+#[test]
+fn explain_names_the_drive_command_queue() {
+    let text = raidlab_sim::explain(&repo().join("systems/xdd2008/raid5.toml")).unwrap();
+    assert!(
+        text.contains(
+            "drive command queue 32: shortest positioning time first, but a command that has \
+             waited 2000 ms goes first"
+        ),
+        "{text}"
+    );
+    let text = raidlab_sim::explain(&repo().join("systems/llnl2000/fig11.toml")).unwrap();
+    assert!(
+        text.contains("drive command queue 1: one command at a time, in arrival order"),
+        "{text}"
+    );
+}
+
 /// An md array's stripe cache: `explain` gives its size; `stripe_cache_size` sets it, within
 /// md's range and only where there is one (a host raid5/raid6 array).
 #[test]
