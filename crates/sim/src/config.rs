@@ -208,8 +208,8 @@ pub struct ArrayCfg {
     /// Override the drives' own write cache.
     pub disk_write_cache: Option<bool>,
     /// Commands queued at each drive (1 = FIFO, >1 = shortest positioning time first), for
-    /// controller arrays; absent = 1 ([`ArrayCfg::disk_queue_depth`]). A host array's drives
-    /// are those of its members' arrays, so it takes none.
+    /// controller arrays; absent = [`DEFAULT_DISK_QUEUE_DEPTH`]. A host array's drives are
+    /// those of its members' arrays, so it takes none.
     pub disk_queue_depth: Option<u32>,
     /// md's `stripe_cache_size` (stripe heads: a page of each member), for host raid5/raid6
     /// arrays; md's default when absent.
@@ -239,10 +239,17 @@ fn default_chunk() -> u64 {
     64
 }
 
+/// Commands a drive queues when the system file does not say: the 32 tags of SATA's native
+/// command queuing (SATA 2.6), which Linux's AHCI driver fills (31 of them); SAS and SCSI
+/// drives queue at least as many. An array whose controller or bridge passes one command at
+/// a time says `disk_queue_depth = 1`.
+pub const DEFAULT_DISK_QUEUE_DEPTH: u32 = 32;
+
 impl ArrayCfg {
-    /// Commands queued at each drive: `disk_queue_depth` as given, else 1 (FIFO).
+    /// Commands queued at each drive: `disk_queue_depth` as given, else
+    /// [`DEFAULT_DISK_QUEUE_DEPTH`].
     pub fn disk_queue_depth(&self) -> u32 {
-        self.disk_queue_depth.unwrap_or(1)
+        self.disk_queue_depth.unwrap_or(DEFAULT_DISK_QUEUE_DEPTH)
     }
 }
 

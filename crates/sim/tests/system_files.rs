@@ -195,18 +195,22 @@ fn explain_names_the_drive_write_cache() {
 }
 
 /// `explain` says how many commands each array's drives queue and in what order they serve
-/// them: one at a time in arrival order unless the array gives `disk_queue_depth`.
+/// them: 32 by shortest positioning time unless the array gives `disk_queue_depth`; one at a
+/// time in arrival order with `disk_queue_depth = 1`.
 #[test]
 fn explain_names_the_drive_command_queue() {
-    let text = raidlab_sim::explain(&repo().join("systems/xdd2008/raid5.toml")).unwrap();
-    assert!(
-        text.contains(
-            "drive command queue 32: shortest positioning time first, but a command that has \
-             waited 2000 ms goes first"
-        ),
-        "{text}"
+    let queued = "drive command queue 32: shortest positioning time first, but a command that \
+                  has waited 2000 ms goes first";
+    for file in ["systems/xdd2008/raid5.toml", "systems/llnl2000/fig11.toml"] {
+        let text = raidlab_sim::explain(&repo().join(file)).unwrap();
+        assert!(text.contains(queued), "{file}: {text}");
+    }
+    let one = variant(
+        "llnl2000",
+        "fig11.toml",
+        &[("chunk_kib = 64 ", "disk_queue_depth = 1\nchunk_kib = 64 ")],
     );
-    let text = raidlab_sim::explain(&repo().join("systems/llnl2000/fig11.toml")).unwrap();
+    let text = raidlab_sim::explain(std::path::Path::new(one.trim_start_matches("sim:"))).unwrap();
     assert!(
         text.contains("drive command queue 1: one command at a time, in arrival order"),
         "{text}"
