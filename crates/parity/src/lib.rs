@@ -389,6 +389,21 @@ pub fn selected() -> Kernel {
     })
 }
 
+/// Bytes of one call's data and parity blocks above which the SIMD kernels write parity with
+/// streaming (non-temporal) stores, past the caches: three quarters of the core's L2 cache
+/// (0, always, if the CPU does not report its size). Outputs under 16 KiB or not aligned to
+/// the vector width never stream. None where there are no SIMD kernels.
+pub fn stream_above() -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        Some(x86::stream_above())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
 /// P = XOR of the data blocks, with the [`selected`] kernel.
 pub fn gen_p(data: &[&[u8]], p: &mut [u8]) {
     selected().gen_p(data, p)

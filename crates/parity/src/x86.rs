@@ -19,6 +19,7 @@
 //! to the scalar kernel, which produces the same bytes.
 
 use crate::{scalar, Kernel};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) fn available(k: Kernel) -> bool {
     match k {
@@ -34,6 +35,46 @@ pub(crate) fn available(k: Kernel) -> bool {
                 && is_x86_feature_detected!("avx512bw")
         }
     }
+}
+
+/// Bytes of one call's sources and outputs above which its outputs stream (see the kernels'
+/// `STREAM_MIN`): three quarters of the core's L2 cache, where measurements put the turn
+/// (BENCHMARKS.md: on a core with 1 MiB of L2, 576 and 640 KiB ran faster through the cache,
+/// 832 KiB and 1 MiB faster streamed). Read from the CPU once; 0 (always stream) if it does
+/// not say.
+pub(crate) fn stream_above() -> usize {
+    let v = STREAM_ABOVE.load(Ordering::Relaxed);
+    if v != UNREAD {
+        return v;
+    }
+    let v = l2_bytes() / 4 * 3;
+    STREAM_ABOVE.store(v, Ordering::Relaxed);
+    v
+}
+
+static STREAM_ABOVE: AtomicUsize = AtomicUsize::new(UNREAD);
+const UNREAD: usize = usize::MAX;
+
+/// Override [`stream_above`] (tests: force either store path).
+#[cfg(test)]
+pub(crate) fn set_stream_above(bytes: usize) {
+    STREAM_ABOVE.store(bytes, Ordering::Relaxed);
+}
+
+/// The core's L2 cache, bytes: CPUID leaf 0x8000_0006, ECX bits 31..16 in KiB (defined alike
+/// in Intel's SDM, vol. 2A, and AMD's APM, vol. 3); 0 where the leaf is missing.
+pub(crate) fn l2_bytes() -> usize {
+    use std::arch::x86_64::__cpuid;
+    // SAFETY: CPUID exists on every x86-64 CPU (newer toolchains call it safe).
+    #[allow(unused_unsafe)]
+    let ecx = unsafe {
+        if __cpuid(0x8000_0000).eax >= 0x8000_0006 {
+            __cpuid(0x8000_0006).ecx
+        } else {
+            0
+        }
+    };
+    (ecx >> 16) as usize * 1024
 }
 
 // Dispatch. Safety: lib.rs only calls these for kernels whose `available` returned true, so
@@ -119,16 +160,20 @@ impl std::ops::Deref for Pointers {
 
 /// The algorithms, over the primitives of the module they are expanded in:
 /// `V`, `W`, `load`, `store`, `zero`, `xor`, `xor3`, `mul2_xor`, `M`, `mulc_new`, `mulc`.
-/// `$u` is how many vectors one column block holds (register budget of the ISA).
+/// `$u` is how many vectors one column block holds (register budget of the ISA); `$xu` the
+/// same for XOR, whose blocks hold only accumulators.
 macro_rules! algorithms {
     ($feat:literal, $u:literal, $xu:literal) => {
         const U: usize = $u;
         const XU: usize = $xu;
 
         /// Outputs at least this long are written with non-temporal (streaming) stores when
-        /// aligned: parity of a large stripe is headed for a device, not for the next read,
-        /// and streaming it keeps the cache for the sources and saves the read-for-ownership
-        /// of every destination line.
+        /// aligned and the call's sources and outputs together overflow the core's L2 cache
+        /// ([`super::stream_above`]): parity of a large stripe is headed for a device, not for
+        /// the next read, and streaming it keeps the cache for the sources and saves the
+        /// read-for-ownership of every destination line. When everything fits in L2, stores
+        /// through the cache are faster: streaming stores then run at the memory's write
+        /// rate, which capped P+Q of two 64 KiB blocks at 0.44× ISA-L's rate.
         const STREAM_MIN: usize = 16 * 1024;
         /// The last this-many bytes of a streamed output go through the cache instead, so
         /// that by the closing SFENCE most streaming stores have already drained and the
@@ -136,8 +181,10 @@ macro_rules! algorithms {
         const TAIL_CACHED: usize = 1024;
 
         #[inline(always)]
-        fn streaming(len: usize, dsts: &[*mut u8]) -> bool {
-            len >= STREAM_MIN && dsts.iter().all(|d| (*d as usize) % W == 0)
+        fn streaming(len: usize, sources: usize, dsts: &[*mut u8]) -> bool {
+            len >= STREAM_MIN
+                && (sources + dsts.len()).saturating_mul(len) > super::stream_above()
+                && dsts.iter().all(|d| (*d as usize) % W == 0)
         }
 
         /// Sources as raw pointers (null for an empty slice = a block of zeros), on the stack
@@ -233,7 +280,7 @@ macro_rules! algorithms {
             }
             let ptrs = pointers(srcs);
             let d = dst.as_mut_ptr();
-            let nt = streaming(len, &[d]);
+            let nt = streaming(len, n, &[d]);
             // Stripe widths md allows most often (2..=16 sources) get a loop of their own.
             let mut i = match n {
                 1 => xor_blocks::<1>(&ptrs, d, len, nt),
@@ -310,7 +357,7 @@ macro_rules! algorithms {
             let ptrs = pointers(srcs);
             let qd = q.as_mut_ptr();
             let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
-            let nt = streaming(len, &[qd, pd.unwrap_or(qd)]);
+            let nt = streaming(len, srcs.len(), &[qd, pd.unwrap_or(qd)]);
             let mut i = 0;
             while i + U * W <= len {
                 let (pa, qa) = syndrome::<U>(&ptrs, i);
@@ -616,7 +663,10 @@ mod avx512 {
         _mm512_xor_si512(_mm512_shuffle_epi8(m.lo, lo), _mm512_shuffle_epi8(m.hi, hi))
     }
 
-    algorithms!("avx512f,avx512bw", 4, 8);
+    // XOR: 16 vectors (1 KiB of each source) a block. Against ISA-L on an AMD EPYC with
+    // AVX-512 (2026-11-24, BENCHMARKS.md), 8 sources of 64 KiB: 1.00–1.06× ISA-L's rate, where
+    // 8-vector blocks ran 0.91–0.92×.
+    algorithms!("avx512f,avx512bw", 4, 16);
 }
 
 /// GFNI with 256-bit VEX vectors (CPUs with GFNI but without AVX-512, and those that run
@@ -749,5 +799,60 @@ mod gfni512 {
         _mm512_gf2p8affine_epi64_epi8::<0>(x, m.matrix)
     }
 
-    algorithms!("gfni,avx512f,avx512bw", 4, 8);
+    // (XOR blocks as in `avx512`.)
+    algorithms!("gfni,avx512f,avx512bw", 4, 16);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{kernels, Kernel};
+
+    #[derive(Clone, Copy)]
+    #[repr(C, align(64))]
+    struct Line([u8; 64]);
+
+    /// `len` bytes at a 64-byte boundary, as streaming stores need.
+    fn lines(len: usize, seed: u8) -> Vec<Line> {
+        (0..len / 64)
+            .map(|i| {
+                let mut l = Line([0; 64]);
+                for (j, b) in l.0.iter_mut().enumerate() {
+                    *b = (i as u8).wrapping_mul(31) ^ (j as u8).wrapping_mul(7) ^ seed;
+                }
+                l
+            })
+            .collect()
+    }
+
+    fn bytes(v: &mut [Line]) -> &mut [u8] {
+        // SAFETY: `Line` is 64 plain bytes.
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), v.len() * 64) }
+    }
+
+    /// Every SIMD kernel's P and P+Q of a stripe whose outputs are aligned and long enough to
+    /// stream: the same bytes as the scalar reference with its outputs streamed (the
+    /// threshold at 0) and stored through the cache (the threshold above any call).
+    #[test]
+    fn streamed_and_cached_outputs_are_the_same_bytes() {
+        let len = 64 * 1024;
+        let mut data: Vec<Vec<Line>> = (0..8).map(|i| lines(len, i as u8 * 17 + 1)).collect();
+        let srcs: Vec<&[u8]> = data.iter_mut().map(|d| &*bytes(d)).collect();
+        let (mut p0, mut q0) = (vec![0u8; len], vec![0u8; len]);
+        Kernel::Scalar.gen_pq(&srcs, &mut p0, &mut q0);
+        for above in [0, usize::MAX - 1] {
+            super::set_stream_above(above);
+            for k in kernels().into_iter().filter(|k| *k != Kernel::Scalar) {
+                let (mut p, mut q) = (lines(len, 0), lines(len, 0));
+                k.gen_p(&srcs, bytes(&mut p));
+                assert!(bytes(&mut p) == &p0[..], "P: kernel {k}, threshold {above}");
+                k.gen_pq(&srcs, bytes(&mut p), bytes(&mut q));
+                assert!(
+                    bytes(&mut p) == &p0[..],
+                    "P of P+Q: kernel {k}, threshold {above}"
+                );
+                assert!(bytes(&mut q) == &q0[..], "Q: kernel {k}, threshold {above}");
+            }
+        }
+        super::set_stream_above(super::UNREAD);
+    }
 }

@@ -84,6 +84,10 @@ struct ParityReport {
     xor_gb_s: f64,
     pq_gb_s: f64,
     recover2_gb_s: f64,
+    /// A call's data and parity bytes above which parity is written with streaming stores
+    /// (`raidlab_parity::stream_above`); absent without SIMD kernels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_above_bytes: Option<u64>,
     kernels: Vec<KernelRates>,
 }
 
@@ -196,6 +200,7 @@ fn parity(a: ParityArgs) -> Result<(), CliError> {
         xor_gb_s: chosen.xor_gb_s,
         pq_gb_s: chosen.pq_gb_s,
         recover2_gb_s: chosen.recover2_gb_s,
+        stream_above_bytes: raidlab_parity::stream_above().map(|b| b as u64),
         kernels: rates,
     };
     if json {
@@ -233,6 +238,13 @@ fn render_text(r: &ParityReport) -> String {
             } else {
                 ""
             }
+        ));
+    }
+    if let Some(b) = r.stream_above_bytes {
+        s.push_str(&format!(
+            "parity streams past the caches when a call's data and parity exceed {} KiB \
+             (3/4 of this core's L2)\n",
+            b / 1024
         ));
     }
     s
@@ -494,6 +506,7 @@ mod tests {
             xor_gb_s: 30.0,
             pq_gb_s: 15.0,
             recover2_gb_s: 10.0,
+            stream_above_bytes: Some(768 << 10),
             kernels: vec![rates("scalar", 3.0), rates("avx2", 30.0)],
         };
         let v: serde_json::Value =
@@ -503,7 +516,9 @@ mod tests {
             assert!(v["kernels"][1][key].is_f64(), "{key}");
         }
         assert_eq!(v["kernels"][0]["kernel"], "scalar");
+        assert_eq!(v["stream_above_bytes"], 768 << 10);
         let text = render_text(&r);
+        assert!(text.contains("exceed 768 KiB"));
         assert!(text.contains("GB/s of data (decimal"));
         assert!(text
             .lines()
