@@ -1,7 +1,8 @@
 //! The executors: how queued requests reach a target and come back.
 //!
 //! Each implements [`Executor`]: `queue` records a request for a slot (its buffer stays put
-//! until that slot completes), `submit_and_reap` issues everything queued and waits for at
+//! until that slot completes), `submit` hands what is queued to the kernel (or the workers)
+//! without waiting, and `submit_and_reap` issues everything still queued and waits for at
 //! least `min` completions. The job driver (`job.rs`) owns timing, statistics and verify.
 
 use crate::BlockTarget;
@@ -20,6 +21,10 @@ pub struct Completion {
 
 pub trait Executor {
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize);
+    /// Issue what is queued now, without waiting for anything (fio's `iodepth_batch_submit`
+    /// decides when the driver calls it). An error here is reported by the next
+    /// `submit_and_reap`. Executors that only run requests when reaping leave it empty.
+    fn submit(&mut self) {}
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
     /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
     /// reaped.
@@ -132,6 +137,8 @@ pub struct Uring {
     fd: i32,
     file: File,
     pending: usize,
+    /// An error from `submit`, reported by the next `submit_and_reap`.
+    failed: Option<io::Error>,
 }
 
 impl Uring {
@@ -164,6 +171,7 @@ impl Uring {
             fd,
             file,
             pending: 0,
+            failed: None,
         })
     }
 }
@@ -202,7 +210,30 @@ impl Executor for Uring {
         }
         self.pending += 1;
     }
+    fn submit(&mut self) {
+        if self.pending == 0 || self.failed.is_some() {
+            return;
+        }
+        loop {
+            match self.ring.submit() {
+                Ok(n) => {
+                    self.pending = self.pending.saturating_sub(n);
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // (The completion queue is full: `submit_and_reap` reaps first.)
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return,
+                Err(e) => {
+                    self.failed = Some(e);
+                    return;
+                }
+            }
+        }
+    }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         loop {
             match self.ring.submit_and_wait(min) {
                 Ok(_) => break,
@@ -340,6 +371,16 @@ impl Executor for Block {
             buf: buf as usize,
             len,
         });
+    }
+    fn submit(&mut self) {
+        if let Serving::Threads { work: Some(tx), .. } = &self.serving {
+            for w in self.queued.drain(..) {
+                if tx.send(w).is_err() {
+                    // (The workers have stopped: `submit_and_reap` finds the channel closed.)
+                    break;
+                }
+            }
+        }
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
         let (work, done_rx) = match &self.serving {

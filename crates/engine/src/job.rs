@@ -87,6 +87,9 @@ pub struct JobSetup {
     pub group_id: u32,
     pub stream: RequestStream,
     pub depth: u32,
+    /// Requests handed to the executor at once (`JobSpec::submit_batch`): 1 submits each as
+    /// it is queued, as fio does by default.
+    pub submit_batch: u32,
     pub ramp_ns: u64,
     pub runtime_ns: Option<u64>,
     pub verify: Option<VerifyShared>,
@@ -196,6 +199,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut sampler =
         raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
     let depth = setup.depth.max(1);
+    let batch = setup.submit_batch.clamp(1, depth) as usize;
     let (region_start, region_len) = stream.region();
     let region_end = region_start + region_len;
     let cpu0 = thread_cpu();
@@ -227,6 +231,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut free: Vec<u32> = (0..depth).rev().collect();
     let mut inflight_list: Vec<u32> = Vec::with_capacity(depth as usize);
     let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
+    // How many of `fresh` are submitted already (each stamped with its submission time).
+    let mut submitted = 0usize;
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let mut c = Counters::default();
     let mut error: Option<String> = None;
@@ -307,6 +313,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 slots[slot as usize] = s;
                 exec.queue(slot, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
+                if fresh.len() - submitted >= batch {
+                    let t = clock.now_ns();
+                    for &f in &fresh[submitted..] {
+                        slots[f as usize].submit = t;
+                    }
+                    submitted = fresh.len();
+                    exec.submit();
+                }
                 if verify.is_some() {
                     inflight_list.push(slot);
                 }
@@ -368,11 +382,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             // fio's IO depths: what was in flight once this batch was queued.
             c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
         }
-        let t_submit = clock.now_ns();
-        for &f in &fresh {
-            slots[f as usize].submit = t_submit;
+        if submitted < fresh.len() {
+            let t_submit = clock.now_ns();
+            for &f in &fresh[submitted..] {
+                slots[f as usize].submit = t_submit;
+            }
         }
         fresh.clear();
+        submitted = 0;
         if let Err(e) = exec.submit_and_reap(1, &mut done) {
             if error.is_none() {
                 errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -740,5 +757,116 @@ fn finish_verify(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use raidlab_workload::{apply_option, JobInstance, JobSpec};
+    use std::io;
+
+    /// An executor that records how many requests each hand-off to the "kernel" carries
+    /// (`submit`, or what `submit_and_reap` still finds queued) and completes at most three
+    /// handed-off requests a reap, oldest first.
+    #[derive(Default)]
+    struct Recorder {
+        queued: Vec<u32>,
+        handed: std::collections::VecDeque<(u32, u64)>,
+        handoffs: Vec<usize>,
+    }
+
+    impl Recorder {
+        fn hand_off(&mut self) {
+            if !self.queued.is_empty() {
+                self.handoffs.push(self.queued.len());
+                for s in self.queued.drain(..) {
+                    self.handed.push_back((s, 4096));
+                }
+            }
+        }
+    }
+
+    impl Executor for Recorder {
+        fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
+            assert_eq!(len, 4096);
+            self.queued.push(slot);
+        }
+        fn submit(&mut self) {
+            self.hand_off();
+        }
+        fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+            self.hand_off();
+            for _ in 0..3.max(min) {
+                let Some((slot, n)) = self.handed.pop_front() else {
+                    break;
+                };
+                done.push(Completion { slot, res: Ok(n) });
+            }
+            Ok(())
+        }
+    }
+
+    /// 64 reads of 4 KiB at depth 8, `iodepth_batch_submit` = `batch`: the hand-offs.
+    fn handoffs(batch: &str) -> (Vec<usize>, u64) {
+        let mut spec = JobSpec::default();
+        for (k, v) in [
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "256k"),
+            ("iodepth", "8"),
+            ("iodepth_batch_submit", batch),
+        ] {
+            apply_option(&mut spec, k, Some(v)).unwrap();
+        }
+        spec.filenames = vec!["recorder".into()];
+        let inst = JobInstance::expand(std::slice::from_ref(&spec)).remove(0);
+        let setup = JobSetup {
+            name: "t".into(),
+            target: "recorder".into(),
+            engine: "test",
+            group_id: 0,
+            stream: RequestStream::new(&spec, &inst, 256 << 10).unwrap(),
+            depth: spec.iodepth,
+            submit_batch: spec.submit_batch(),
+            ramp_ns: 0,
+            runtime_ns: None,
+            verify: None,
+            verify_all: false,
+            seed: 1,
+            clock: Arc::new(crate::clock::Stepping::new(1000)),
+            stop: Arc::new(AtomicBool::new(false)),
+            progress: Arc::new(AtomicU64::new(0)),
+            end_fsync: false,
+            read_back: false,
+            pacer: None,
+            start_delay_ns: 0,
+            log: None,
+            avg_time_ms: [500, 500],
+        };
+        let mut exec = Recorder::default();
+        let bufs = AlignedBuf::new(8, 4096, 4096);
+        let r = drive(setup, &mut exec, &bufs);
+        (exec.handoffs, r.read.total_ios)
+    }
+
+    #[test]
+    fn requests_go_to_the_kernel_in_batches_of_iodepth_batch_submit() {
+        // fio's default, 1: each request on its own, as soon as it is queued.
+        let (h, ios) = handoffs("1");
+        assert_eq!(ios, 64);
+        assert_eq!(h.len(), 64, "{h:?}");
+        assert!(h.iter().all(|&n| n == 1), "{h:?}");
+        // 4: the first eight in two fours; each refill of three (the reaps take three) is
+        // handed off whole when the driver waits, being short of four.
+        let (h, ios) = handoffs("4");
+        assert_eq!(ios, 64);
+        assert_eq!(&h[..2], &[4, 4], "{h:?}");
+        assert!(h[2..h.len() - 1].iter().all(|&n| n == 3), "{h:?}");
+        // 0: the whole depth at once, then whatever the driver refilled.
+        let (h, ios) = handoffs("0");
+        assert_eq!(ios, 64);
+        assert_eq!(h[0], 8, "{h:?}");
+        assert_eq!(h.iter().sum::<usize>(), 64);
     }
 }

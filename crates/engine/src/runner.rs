@@ -231,6 +231,7 @@ pub fn run_with_clock(
                 group_id: job_groups[inst.spec_index].1,
                 stream,
                 depth,
+                submit_batch: spec.submit_batch(),
                 ramp_ns: spec.ramp_time_ns,
                 runtime_ns: spec.runtime_ns,
                 verify,

@@ -194,9 +194,10 @@ fn an_injected_clock_makes_time_based_runs_deterministic() {
         ("time_based", "1"),
         ("filename", "nowhere"),
     ]);
-    let go = |ramp: &str| {
+    let go_batched = |ramp: &str, batch: &str| {
         let mut s = s.clone();
         raidlab_workload::apply_option(&mut s, "ramp_time", Some(ramp)).unwrap();
+        raidlab_workload::apply_option(&mut s, "iodepth_batch_submit", Some(batch)).unwrap();
         let clock = Arc::new(Stepping::new(1000));
         raidlab_engine::run_with_clock(
             &[s],
@@ -208,6 +209,7 @@ fn an_injected_clock_makes_time_based_runs_deterministic() {
         .jobs
         .remove(0)
     };
+    let go = |ramp: &str| go_batched(ramp, "1");
     let (a, b) = (go("0"), go("0"));
     assert_eq!(a.read, b.read);
     assert!(a.read.total_ios > 100, "{}", a.read.total_ios);
@@ -217,8 +219,14 @@ fn an_injected_clock_makes_time_based_runs_deterministic() {
         "{}",
         a.read.runtime_ns
     );
-    // Each batch of 8 costs 2 clock reads (submit, complete) of 1 µs each: clat is 1 µs exactly.
-    assert_eq!((a.read.clat.min(), a.read.clat.max()), (1000, 1000));
+    // Each request is submitted as it is queued (fio's iodepth_batch_submit=1), its time
+    // read then: a refill of 8 reads the clock 8 times, then once at the completions, so
+    // clat runs from 1 µs (the last submitted) to 8 µs (the first).
+    assert_eq!((a.read.clat.min(), a.read.clat.max()), (1000, 8000));
+    // Handed off 8 at a time (iodepth_batch_submit=0: the depth), a refill costs 2 clock
+    // reads (submit, complete): clat is 1 µs exactly.
+    let whole = go_batched("0", "0");
+    assert_eq!((whole.read.clat.min(), whole.read.clat.max()), (1000, 1000));
     let ramped = go("1ms");
     assert!(
         (ramped.read.total_ios as i64 - a.read.total_ios as i64).abs() <= 8,

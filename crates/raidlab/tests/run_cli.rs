@@ -436,6 +436,46 @@ fn verify_on_a_simulated_target_is_noted() {
     assert_eq!(v["jobs"][0]["write"], p["jobs"][0]["write"]);
 }
 
+/// A real run hands requests to the kernel `iodepth_batch_submit` at a time; a simulated one
+/// makes no system calls: it says so once, and its results are those without the option.
+#[test]
+fn iodepth_batch_submit_on_a_simulated_target_is_noted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid5.toml");
+    let target = format!("--filename=sim:{}", system.display());
+    let base = [
+        "--name=j",
+        target.as_str(),
+        "--rw=randread",
+        "--bs=8k",
+        "--iodepth=32",
+        "--size=64m",
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let plain = raidlab(&base);
+    let plain_json = assert_ok(&plain, "without iodepth_batch");
+    assert!(
+        !stderr(&plain).contains("iodepth_batch"),
+        "{}",
+        stderr(&plain)
+    );
+    let mut args = base.to_vec();
+    args.push("--iodepth_batch=16");
+    let out = raidlab(&args);
+    let v = json(&assert_ok(&out, "with iodepth_batch"));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("iodepth_batch_submit"))
+            .count(),
+        1,
+        "{err}"
+    );
+    let p = json(&plain_json);
+    assert_eq!(v["jobs"][0]["read"], p["jobs"][0]["read"]);
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

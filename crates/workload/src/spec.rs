@@ -514,6 +514,13 @@ pub struct JobSpec {
     pub rw: RwMode,
     pub bs: BlockSizes,
     pub iodepth: u32,
+    /// How many queued requests the real engine hands the kernel at once (fio's
+    /// `iodepth_batch_submit`, alias `iodepth_batch`): 1, fio's default, submits each as soon
+    /// as it is queued; 0 means `iodepth`. Submitting in batches saves system calls but
+    /// delivers requests to the device in bursts. The simulator models no system calls and
+    /// leaves it aside.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub iodepth_batch_submit: u32,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -768,6 +775,7 @@ impl Default for JobSpec {
             rw: RwMode::Read,
             bs: BlockSizes::fixed(4096),
             iodepth: 1,
+            iodepth_batch_submit: 1,
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -841,6 +849,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "percentage_random",
     "randrepeat",
     "iodepth",
+    "iodepth_batch_submit",
+    "iodepth_batch",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -949,6 +959,12 @@ fn percent_of_target(value: &str, lowest: u32, highest: u32) -> Option<Result<u8
 }
 
 /// `true`, for serde defaults of options fio turns on unless told otherwise.
+fn one() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
 fn yes() -> bool {
     true
 }
@@ -1061,6 +1077,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             };
         }
         "iodepth" => spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?,
+        "iodepth_batch_submit" | "iodepth_batch" => {
+            spec.iodepth_batch_submit = parse_u32(value, 0, 65536).map_err(err)?
+        }
         "numjobs" => spec.numjobs = parse_u32(value, 1, 4096).map_err(err)?,
         "rwmixread" => spec.rwmixread = parse_u32(value, 0, 100).map_err(err)? as u8,
         "rwmixwrite" => spec.rwmixread = 100 - parse_u32(value, 0, 100).map_err(err)? as u8,
@@ -1413,6 +1432,15 @@ fn per_direction(
 }
 
 impl JobSpec {
+    /// Requests the real engine submits at once: `iodepth_batch_submit`, with 0 meaning the
+    /// job's `iodepth` and no more than it (fio caps it so too).
+    pub fn submit_batch(&self) -> u32 {
+        match self.iodepth_batch_submit {
+            0 => self.iodepth.max(1),
+            b => b.min(self.iodepth.max(1)),
+        }
+    }
+
     /// The requests after which `number_ios` ends the job: `number_ios` times `loops`, as
     /// fio counts them (its `exceeds_number_ios` compares the requests of all loops so far
     /// with `number_ios * loops`): `number_ios=5 loops=3` over 16 blocks issues 15 requests,
@@ -1644,6 +1672,22 @@ impl JobSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iodepth_batch_submit_defaults_to_one_and_zero_means_the_depth() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "iodepth", Some("16")).unwrap();
+        assert_eq!(s.submit_batch(), 1);
+        apply_option(&mut s, "iodepth_batch", Some("4")).unwrap();
+        assert_eq!(s.submit_batch(), 4);
+        apply_option(&mut s, "iodepth_batch_submit", Some("0")).unwrap();
+        assert_eq!(s.submit_batch(), 16);
+        // (More than the depth: the depth, as fio caps it.)
+        apply_option(&mut s, "iodepth_batch_submit", Some("64")).unwrap();
+        assert_eq!(s.submit_batch(), 16);
+        let e = apply_option(&mut s, "iodepth_batch", Some("-1")).unwrap_err();
+        assert!(e.message.contains("valid: 0 to 65536"), "{}", e.message);
+    }
 
     #[test]
     fn options_apply() {
