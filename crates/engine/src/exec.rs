@@ -25,6 +25,11 @@ pub trait Executor {
     /// decides when the driver calls it). An error here is reported by the next
     /// `submit_and_reap`. Executors that only run requests when reaping leave it empty.
     fn submit(&mut self) {}
+    /// Whether `submit` hands requests over at all: where it does not, the driver queues a
+    /// whole refill and stamps its submission once, when `submit_and_reap` runs it.
+    fn submits_early(&self) -> bool {
+        false
+    }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
     /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
     /// reaped.
@@ -210,6 +215,9 @@ impl Executor for Uring {
         }
         self.pending += 1;
     }
+    fn submits_early(&self) -> bool {
+        true
+    }
     fn submit(&mut self) {
         if self.pending == 0 || self.failed.is_some() {
             return;
@@ -371,6 +379,9 @@ impl Executor for Block {
             buf: buf as usize,
             len,
         });
+    }
+    fn submits_early(&self) -> bool {
+        matches!(self.serving, Serving::Threads { .. })
     }
     fn submit(&mut self) {
         if let Serving::Threads { work: Some(tx), .. } = &self.serving {

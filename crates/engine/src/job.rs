@@ -199,7 +199,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut sampler =
         raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
     let depth = setup.depth.max(1);
-    let batch = setup.submit_batch.clamp(1, depth) as usize;
+    // (An executor that runs nothing before it reaps takes each refill whole.)
+    let batch = if exec.submits_early() {
+        setup.submit_batch.clamp(1, depth) as usize
+    } else {
+        depth as usize
+    };
     let (region_start, region_len) = stream.region();
     let region_end = region_start + region_len;
     let cpu0 = thread_cpu();
@@ -794,6 +799,9 @@ mod tests {
         }
         fn submit(&mut self) {
             self.hand_off();
+        }
+        fn submits_early(&self) -> bool {
+            true
         }
         fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
             self.hand_off();
