@@ -2,8 +2,8 @@
 //!
 //! Each implements [`Executor`]: `queue` records a request for a slot (its buffer stays put
 //! until that slot completes), `submit` hands what is queued to the kernel (or the workers)
-//! without waiting, and `submit_and_reap` issues everything still queued and waits for at
-//! least `min` completions. The job driver (`job.rs`) owns timing, statistics and verify.
+//! without waiting, and `submit_and_reap` issues everything still queued, waits for at
+//! least `min` completions and takes at most `max` of them (the rest wait for the next call). The job driver (`job.rs`) owns timing, statistics and verify.
 
 use crate::BlockTarget;
 use raidlab_workload::{Dir, SyncKind};
@@ -30,7 +30,14 @@ pub trait Executor {
     fn submits_early(&self) -> bool {
         false
     }
-    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
+    /// Executors that run requests only here (null, psync, an in-line block target) return
+    /// every one they ran, whatever `max` says.
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()>;
     /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
     /// reaped.
     fn sync(&mut self) -> io::Result<()> {
@@ -78,7 +85,12 @@ impl Executor for Null {
         });
     }
     #[inline]
-    fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+    fn submit_and_reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         done.append(&mut self.queued);
         Ok(())
     }
@@ -101,7 +113,12 @@ impl Executor for Psync {
         debug_assert!(self.op.is_none(), "psync runs one request at a time");
         self.op = Some((slot, dir, offset, buf, len));
     }
-    fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+    fn submit_and_reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         let Some((slot, dir, offset, buf, len)) = self.op.take() else {
             return Ok(());
         };
@@ -238,20 +255,29 @@ impl Executor for Uring {
             }
         }
     }
-    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        loop {
-            match self.ring.submit_and_wait(min) {
-                Ok(_) => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
-                Err(e) => return Err(e),
+        // (Completions left from the last call may already be enough, with nothing to
+        // submit: then no system call.)
+        if self.pending > 0 || self.ring.completion().len() < min {
+            loop {
+                match self.ring.submit_and_wait(min) {
+                    Ok(_) => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {}
+                    Err(e) => return Err(e),
+                }
             }
+            self.pending = 0;
         }
-        self.pending = 0;
-        for cqe in self.ring.completion() {
+        for cqe in self.ring.completion().take(max.max(min)) {
             let r = cqe.result();
             let res = if r < 0 {
                 Err(io::Error::from_raw_os_error(-r))
@@ -393,7 +419,12 @@ impl Executor for Block {
             }
         }
     }
-    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
         let (work, done_rx) = match &self.serving {
             Serving::Inline(dev) => {
                 for w in self.queued.drain(..) {
@@ -413,7 +444,10 @@ impl Executor for Block {
         for _ in 0..min {
             done.push(done_rx.recv().map_err(|_| stopped())?);
         }
-        while let Ok(c) = done_rx.try_recv() {
+        for _ in min..max {
+            let Ok(c) = done_rx.try_recv() else {
+                break;
+            };
             done.push(c);
         }
         Ok(())

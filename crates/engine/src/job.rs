@@ -90,6 +90,12 @@ pub struct JobSetup {
     /// Requests handed to the executor at once (`JobSpec::submit_batch`): 1 submits each as
     /// it is queued, as fio does by default.
     pub submit_batch: u32,
+    /// Once the queue is full, it is filled again only with this many or fewer in flight
+    /// (`JobSpec::refill_at`: `iodepth_low`, `iodepth_batch_complete_min`).
+    pub refill_at: u32,
+    /// Completions each reap waits for (at most those in flight) and takes at most
+    /// (`JobSpec::reap_bounds`).
+    pub reap: (u32, u32),
     pub ramp_ns: u64,
     pub runtime_ns: Option<u64>,
     pub verify: Option<VerifyShared>,
@@ -238,6 +244,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
     // How many of `fresh` are submitted already (each stamped with its submission time).
     let mut submitted = 0usize;
+    // The queue was filled and drains to `refill_at` before it is filled again.
+    let mut draining = false;
+    let refill_at = setup.refill_at.min(depth - 1);
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let mut c = Counters::default();
     let mut error: Option<String> = None;
@@ -267,7 +276,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     false
                 }
             };
-        if !stopping && pause.is_none() {
+        if draining && inflight <= refill_at {
+            draining = false;
+        }
+        if !stopping && pause.is_none() && !draining {
             while let Some(slot) = free.pop() {
                 // A mixed job under a cap: a direction ahead of its rate yields (fio's
                 // rate_ddir).
@@ -318,18 +330,21 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 slots[slot as usize] = s;
                 exec.queue(slot, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
+                if verify.is_some() {
+                    inflight_list.push(slot);
+                }
+                inflight += 1;
                 if fresh.len() - submitted >= batch {
                     let t = clock.now_ns();
                     for &f in &fresh[submitted..] {
                         slots[f as usize].submit = t;
                     }
+                    // fio's IO depths: each hand-off's requests at the depth in flight then.
+                    c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] +=
+                        (fresh.len() - submitted) as u64;
                     submitted = fresh.len();
                     exec.submit();
                 }
-                if verify.is_some() {
-                    inflight_list.push(slot);
-                }
-                inflight += 1;
                 if let Some(p) = pacer.as_mut() {
                     p.issued(req.dir, req.len);
                     if let Some(t) = p.think_due(now) {
@@ -383,11 +398,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             now = clock.now_ns();
             continue;
         }
-        if !fresh.is_empty() {
-            // fio's IO depths: what was in flight once this batch was queued.
-            c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
-        }
         if submitted < fresh.len() {
+            // (The rest of the refill, handed off at once: at the depth in flight now.)
+            c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] +=
+                (fresh.len() - submitted) as u64;
             let t_submit = clock.now_ns();
             for &f in &fresh[submitted..] {
                 slots[f as usize].submit = t_submit;
@@ -395,7 +409,11 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
         fresh.clear();
         submitted = 0;
-        if let Err(e) = exec.submit_and_reap(1, &mut done) {
+        if inflight >= depth {
+            draining = true;
+        }
+        let min = (setup.reap.0 as usize).min(inflight as usize).max(1);
+        if let Err(e) = exec.submit_and_reap(min, setup.reap.1 as usize, &mut done) {
             if error.is_none() {
                 errno = e.raw_os_error().unwrap_or(libc::EIO);
             }
@@ -652,7 +670,7 @@ fn read_back_blocks<E: Executor>(
         }
         let mut left = batch.len();
         while left > 0 {
-            exec.submit_and_reap(1, &mut done)
+            exec.submit_and_reap(1, usize::MAX, &mut done)
                 .map_err(|e| ("submitting reads".to_string(), e))?;
             for comp in done.drain(..) {
                 left -= 1;
@@ -772,8 +790,8 @@ mod tests {
     use std::io;
 
     /// An executor that records how many requests each hand-off to the "kernel" carries
-    /// (`submit`, or what `submit_and_reap` still finds queued) and completes at most three
-    /// handed-off requests a reap, oldest first.
+    /// (`submit`, or what `submit_and_reap` still finds queued) and completes as many
+    /// handed-off requests a reap as it may take, oldest first.
     #[derive(Default)]
     struct Recorder {
         queued: Vec<u32>,
@@ -803,9 +821,14 @@ mod tests {
         fn submits_early(&self) -> bool {
             true
         }
-        fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        fn submit_and_reap(
+            &mut self,
+            min: usize,
+            max: usize,
+            done: &mut Vec<Completion>,
+        ) -> io::Result<()> {
             self.hand_off();
-            for _ in 0..3.max(min) {
+            for _ in 0..max.max(min) {
                 let Some((slot, n)) = self.handed.pop_front() else {
                     break;
                 };
@@ -815,16 +838,29 @@ mod tests {
         }
     }
 
-    /// 64 reads of 4 KiB at depth 8, `iodepth_batch_submit` = `batch`: the hand-offs.
+    /// 64 reads of 4 KiB at depth 8, reaped three at a time, `iodepth_batch_submit` =
+    /// `batch`: the hand-offs.
     fn handoffs(batch: &str) -> (Vec<usize>, u64) {
+        handoffs_with(&[("iodepth_batch_submit", batch)])
+    }
+
+    fn handoffs_with(options: &[(&str, &str)]) -> (Vec<usize>, u64) {
+        let (h, r) = run_with(options);
+        (h, r.read.total_ios)
+    }
+
+    fn run_with(options: &[(&str, &str)]) -> (Vec<usize>, JobResult) {
         let mut spec = JobSpec::default();
-        for (k, v) in [
+        for &(k, v) in [
             ("rw", "randread"),
             ("bs", "4k"),
             ("size", "256k"),
             ("iodepth", "8"),
-            ("iodepth_batch_submit", batch),
-        ] {
+            ("iodepth_batch_complete_max", "3"),
+        ]
+        .iter()
+        .chain(options)
+        {
             apply_option(&mut spec, k, Some(v)).unwrap();
         }
         spec.filenames = vec!["recorder".into()];
@@ -837,6 +873,8 @@ mod tests {
             stream: RequestStream::new(&spec, &inst, 256 << 10).unwrap(),
             depth: spec.iodepth,
             submit_batch: spec.submit_batch(),
+            refill_at: spec.refill_at(),
+            reap: spec.reap_bounds(),
             ramp_ns: 0,
             runtime_ns: None,
             verify: None,
@@ -855,7 +893,7 @@ mod tests {
         let mut exec = Recorder::default();
         let bufs = AlignedBuf::new(8, 4096, 4096);
         let r = drive(setup, &mut exec, &bufs);
-        (exec.handoffs, r.read.total_ios)
+        (exec.handoffs, r)
     }
 
     #[test]
@@ -876,5 +914,44 @@ mod tests {
         assert_eq!(ios, 64);
         assert_eq!(h[0], 8, "{h:?}");
         assert_eq!(h.iter().sum::<usize>(), 64);
+    }
+
+    #[test]
+    fn a_full_queue_drains_to_iodepth_low_before_it_is_filled_again() {
+        // Reaps of three: 8 → 5 → 2 in flight, then six go in at once (handed off whole).
+        let (h, ios) = handoffs_with(&[("iodepth_batch_submit", "0"), ("iodepth_low", "2")]);
+        assert_eq!(ios, 64);
+        assert_eq!(&h[..3], &[8, 6, 6], "{h:?}");
+        // Reaps of one: 8 → 7 → … → 2, then the same six.
+        let (h1, _) = handoffs_with(&[
+            ("iodepth_batch_submit", "0"),
+            ("iodepth_low", "2"),
+            ("iodepth_batch_complete_max", "1"),
+        ]);
+        assert_eq!(&h1[..3], &[8, 6, 6], "{h1:?}");
+        // Waiting for five completions a reap (the recorder then gives five): 8 → 3 in
+        // flight, then five go in.
+        let (h2, _) = handoffs_with(&[
+            ("iodepth_batch_submit", "0"),
+            ("iodepth_batch_complete_min", "5"),
+        ]);
+        assert_eq!(&h2[..3], &[8, 5, 5], "{h2:?}");
+        // A reap of three makes room for three.
+        let (h3, _) = handoffs("0");
+        assert_eq!(&h3[..3], &[8, 3, 3], "{h3:?}");
+    }
+
+    /// fio's defaults take one completion a reap and queue one request in its place: past
+    /// the first eight, each goes in with the queue full again, and fio's IO depths count
+    /// it there. Taking three a reap, the refill's requests go in at depths 6, 7 and 8.
+    #[test]
+    fn the_default_reaps_one_and_counts_each_request_at_its_own_depth() {
+        let (h, r) = run_with(&[("iodepth_batch_complete_max", "1")]);
+        assert!(h.iter().all(|&n| n == 1) && h.len() == 64, "{h:?}");
+        // Buckets 1, 2–3, 4–7, 8–15: the first eight at depths 1 to 8, the other 56 at 8.
+        assert_eq!(r.iodepth_level[..4], [1, 2, 4, 57], "{:?}", r.iodepth_level);
+        let (_, r3) = run_with(&[]);
+        // Depths 6 and 7 (bucket 4–7) for two of every three after the first eight.
+        assert!(r3.iodepth_level[2] > 30, "{:?}", r3.iodepth_level);
     }
 }

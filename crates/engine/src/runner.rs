@@ -232,6 +232,8 @@ pub fn run_with_clock(
                 stream,
                 depth,
                 submit_batch: spec.submit_batch(),
+                refill_at: spec.refill_at(),
+                reap: spec.reap_bounds(),
                 ramp_ns: spec.ramp_time_ns,
                 runtime_ns: spec.runtime_ns,
                 verify,

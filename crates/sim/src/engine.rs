@@ -256,6 +256,12 @@ pub struct JobRt {
     pub lun: u32,
     pub depth: u32,
     pub inflight: u32,
+    /// Once the queue is full it is filled again only with this many or fewer in flight
+    /// (`JobSpec::refill_at`: fio's `iodepth_low` and `iodepth_batch_complete_min`; by
+    /// default `depth` − 1, each completion making room for the next request).
+    pub refill_at: u32,
+    /// The queue was filled and is draining to `refill_at`.
+    draining: bool,
     pub exhausted: bool,
     pub stopped: bool,
     pub start: u64,
@@ -318,6 +324,8 @@ impl JobRt {
             lun,
             depth,
             inflight: 0,
+            refill_at: depth.max(1) - 1,
+            draining: false,
             exhausted: false,
             stopped: false,
             start: 0,
@@ -1141,7 +1149,15 @@ impl<'w> Engine<'w> {
     fn issue(&mut self, jobs: &mut [JobRt], j: u32) {
         loop {
             let job = &mut jobs[j as usize];
-            if job.inflight >= job.depth || job.exhausted || job.stopped || job.paused() {
+            if job.draining && job.inflight <= job.refill_at {
+                job.draining = false;
+            }
+            if job.inflight >= job.depth
+                || job.draining
+                || job.exhausted
+                || job.stopped
+                || job.paused()
+            {
                 if job.drained() {
                     self.start_sync(job);
                 }
@@ -1196,6 +1212,7 @@ impl<'w> Engine<'w> {
                 job.think = p.think_due(self.now).map(|t| t.total_ns());
             }
             job.inflight += 1;
+            job.draining = job.inflight >= job.depth;
             self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.lun;

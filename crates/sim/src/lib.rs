@@ -405,6 +405,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 _ => s.iodepth.max(1),
             };
             let mut j = JobRt::new(stream, p.lun as u32, depth);
+            j.refill_at = s.refill_at().min(depth - 1);
             let seed = p.inst.seed(s);
             j.pacer = raidlab_workload::Pacer::new(s, seed);
             j.start_delay = raidlab_workload::pace::start_delay_ns(&s.pace, seed);

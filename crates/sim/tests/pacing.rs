@@ -274,3 +274,61 @@ fn a_write_whose_data_comes_in_after_the_media_is_done_is_written_and_synced() {
     let ran = j.write.runtime_ns as f64 / 1e9;
     assert!(ran > taken_in && ran < 1.3 * taken_in, "{ran:.3} s");
 }
+
+/// fio's `iodepth_low`: a full queue of 32 drains to 4 before it is filled again, so the
+/// drives see shallower queues and the job issues at every depth from 5 up; with
+/// `iodepth_low` equal to the depth (or at fio's default) the run is the same bit for bit.
+/// `iodepth_batch_complete_min=28` drains it to the same point.
+#[test]
+fn a_full_queue_drains_to_iodepth_low_before_it_is_filled_again() {
+    let t = system("xdd2008/raid5.toml");
+    let base = [
+        ("rw", "randread"),
+        ("bs", "8k"),
+        ("direct", "1"),
+        ("iodepth", "32"),
+        ("size", "1g"),
+        ("runtime", "2s"),
+        ("time_based", "1"),
+    ];
+    let full = job_to_the_end(&t, &base);
+    let same = job_to_the_end(&t, &with(&base, &[("iodepth_low", "32")]));
+    assert_eq!(full.read, same.read);
+    assert_eq!(full.iodepth_level, same.iodepth_level);
+    // At fio's default every request but the first 31 goes in at depth 32.
+    let at = |r: &JobResult, bucket: usize| r.iodepth_level[bucket] as f64;
+    let total = |r: &JobResult| r.iodepth_level.iter().sum::<u64>() as f64;
+    assert!(
+        at(&full, 5) / total(&full) > 0.99,
+        "{:?}",
+        full.iodepth_level
+    );
+    let low = job_to_the_end(&t, &with(&base, &[("iodepth_low", "4")]));
+    // Refills of 28 go in at depths 5 to 32: 3/28 of them at 5–7, 8/28 at 8–15, 16/28 at
+    // 16–31 — none at depth 32 but each refill's last.
+    let share = |b: usize| at(&low, b) / total(&low);
+    assert!(
+        (share(2) - 3.0 / 28.0).abs() < 0.02,
+        "{:?}",
+        low.iodepth_level
+    );
+    assert!(
+        (share(3) - 8.0 / 28.0).abs() < 0.02,
+        "{:?}",
+        low.iodepth_level
+    );
+    assert!(
+        (share(4) - 16.0 / 28.0).abs() < 0.02,
+        "{:?}",
+        low.iodepth_level
+    );
+    // Shallower queues at the drives: fewer IOPS.
+    assert!(
+        low.read.total_ios < full.read.total_ios,
+        "{} against {}",
+        low.read.total_ios,
+        full.read.total_ios
+    );
+    let batch = job_to_the_end(&t, &with(&base, &[("iodepth_batch_complete_min", "28")]));
+    assert_eq!(batch.read, low.read);
+}

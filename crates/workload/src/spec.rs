@@ -521,6 +521,20 @@ pub struct JobSpec {
     /// leaves it aside.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub iodepth_batch_submit: u32,
+    /// fio's `iodepth_low`: once the queue is full, let it drain to this many in flight
+    /// before filling it again; 0 (or more than `iodepth`) keeps it full, fio's default.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub iodepth_low: u32,
+    /// fio's `iodepth_batch_complete_min` (alias `iodepth_batch_complete`): completions a
+    /// full queue waits for before it is filled again; 1 by default. (fio's 0, polling
+    /// without waiting, waits for one here: neither executor busy-polls.)
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub iodepth_batch_complete_min: u32,
+    /// fio's `iodepth_batch_complete_max`: completions the real engine takes at most each
+    /// time it reaps (the rest wait for the next); 0, the default, means
+    /// `iodepth_batch_complete_min`, so fio and raidlab take one, then queue one.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub iodepth_batch_complete_max: u32,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -776,6 +790,9 @@ impl Default for JobSpec {
             bs: BlockSizes::fixed(4096),
             iodepth: 1,
             iodepth_batch_submit: 1,
+            iodepth_low: 0,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -851,6 +868,10 @@ pub const OPTION_NAMES: &[&str] = &[
     "iodepth",
     "iodepth_batch_submit",
     "iodepth_batch",
+    "iodepth_low",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_max",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -959,6 +980,9 @@ fn percent_of_target(value: &str, lowest: u32, highest: u32) -> Option<Result<u8
 }
 
 /// `true`, for serde defaults of options fio turns on unless told otherwise.
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
 fn one() -> u32 {
     1
 }
@@ -1079,6 +1103,13 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "iodepth" => spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?,
         "iodepth_batch_submit" | "iodepth_batch" => {
             spec.iodepth_batch_submit = parse_u32(value, 0, 65536).map_err(err)?
+        }
+        "iodepth_low" => spec.iodepth_low = parse_u32(value, 0, 65536).map_err(err)?,
+        "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+            spec.iodepth_batch_complete_min = parse_u32(value, 0, 65536).map_err(err)?
+        }
+        "iodepth_batch_complete_max" => {
+            spec.iodepth_batch_complete_max = parse_u32(value, 0, 65536).map_err(err)?
         }
         "numjobs" => spec.numjobs = parse_u32(value, 1, 4096).map_err(err)?,
         "rwmixread" => spec.rwmixread = parse_u32(value, 0, 100).map_err(err)? as u8,
@@ -1441,6 +1472,28 @@ impl JobSpec {
         }
     }
 
+    /// Once a job's queue is full, it is filled again only when this many or fewer are in
+    /// flight: `iodepth_low`, and at most the depth less `iodepth_batch_complete_min` (the
+    /// completions a full queue waits for). fio's defaults give `iodepth` − 1: each
+    /// completion makes room for the next request.
+    pub fn refill_at(&self) -> u32 {
+        let depth = self.iodepth.max(1);
+        let low = match self.iodepth_low {
+            0 => depth,
+            l => l.min(depth),
+        };
+        let wait = self.iodepth_batch_complete_min.clamp(1, depth);
+        low.min(depth - wait)
+    }
+
+    /// The completions the real engine waits for and takes at most each time it reaps:
+    /// `iodepth_batch_complete_min` (at least 1) and `iodepth_batch_complete_max` (by
+    /// default, and at least, the minimum).
+    pub fn reap_bounds(&self) -> (u32, u32) {
+        let min = self.iodepth_batch_complete_min.max(1);
+        (min, self.iodepth_batch_complete_max.max(min))
+    }
+
     /// The requests after which `number_ios` ends the job: `number_ios` times `loops`, as
     /// fio counts them (its `exceeds_number_ios` compares the requests of all loops so far
     /// with `number_ios * loops`): `number_ios=5 loops=3` over 16 blocks issues 15 requests,
@@ -1687,6 +1740,37 @@ mod tests {
         assert_eq!(s.submit_batch(), 16);
         let e = apply_option(&mut s, "iodepth_batch", Some("-1")).unwrap_err();
         assert!(e.message.contains("valid: 0 to 65536"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_full_queue_refills_at_iodepth_low_or_after_its_completions_batch() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "iodepth", Some("16")).unwrap();
+        // fio's defaults: every completion makes room.
+        assert_eq!(s.refill_at(), 15);
+        apply_option(&mut s, "iodepth_low", Some("4")).unwrap();
+        assert_eq!(s.refill_at(), 4);
+        // (0 or more than the depth: kept full, as fio has it.)
+        apply_option(&mut s, "iodepth_low", Some("99")).unwrap();
+        assert_eq!(s.refill_at(), 15);
+        apply_option(&mut s, "iodepth_batch_complete", Some("6")).unwrap();
+        assert_eq!(s.refill_at(), 10);
+        apply_option(&mut s, "iodepth_low", Some("8")).unwrap();
+        assert_eq!(s.refill_at(), 8);
+        apply_option(&mut s, "iodepth_batch_complete_min", Some("64")).unwrap();
+        assert_eq!(s.refill_at(), 0);
+        apply_option(&mut s, "iodepth_batch_complete_min", Some("0")).unwrap();
+        assert_eq!(s.refill_at(), 8);
+        apply_option(&mut s, "iodepth", Some("1")).unwrap();
+        assert_eq!(s.refill_at(), 0);
+        // Reaping: at least the minimum, at most the maximum, which defaults to it.
+        assert_eq!(JobSpec::default().reap_bounds(), (1, 1));
+        apply_option(&mut s, "iodepth_batch_complete_min", Some("4")).unwrap();
+        assert_eq!(s.reap_bounds(), (4, 4));
+        apply_option(&mut s, "iodepth_batch_complete_max", Some("16")).unwrap();
+        assert_eq!(s.reap_bounds(), (4, 16));
+        apply_option(&mut s, "iodepth_batch_complete_max", Some("2")).unwrap();
+        assert_eq!(s.reap_bounds(), (4, 4));
     }
 
     #[test]
