@@ -181,9 +181,9 @@ macro_rules! algorithms {
         const TAIL_CACHED: usize = 1024;
 
         #[inline(always)]
-        fn streaming(len: usize, sources: usize, dsts: &[*mut u8]) -> bool {
+        fn streaming(len: usize, blocks: usize, dsts: &[*mut u8]) -> bool {
             len >= STREAM_MIN
-                && (sources + dsts.len()).saturating_mul(len) > super::stream_above()
+                && blocks.saturating_mul(len) > super::stream_above()
                 && dsts.iter().all(|d| (*d as usize) % W == 0)
         }
 
@@ -280,7 +280,7 @@ macro_rules! algorithms {
             }
             let ptrs = pointers(srcs);
             let d = dst.as_mut_ptr();
-            let nt = streaming(len, n, &[d]);
+            let nt = streaming(len, n + 1, &[d]);
             // Stripe widths md allows most often (2..=16 sources) get a loop of their own.
             let mut i = match n {
                 1 => xor_blocks::<1>(&ptrs, d, len, nt),
@@ -357,7 +357,8 @@ macro_rules! algorithms {
             let ptrs = pointers(srcs);
             let qd = q.as_mut_ptr();
             let pd = p.as_deref_mut().map(|p| p.as_mut_ptr());
-            let nt = streaming(len, srcs.len(), &[qd, pd.unwrap_or(qd)]);
+            let blocks = srcs.len() + 1 + usize::from(pd.is_some());
+            let nt = streaming(len, blocks, &[qd, pd.unwrap_or(qd)]);
             let mut i = 0;
             while i + U * W <= len {
                 let (pa, qa) = syndrome::<U>(&ptrs, i);
