@@ -14,12 +14,14 @@
 #
 # Cases: loop-randread (4 KiB randread, iodepth 32, io_uring, direct, on a loop device over a
 # /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-seqread (1 MiB
-# sequential read, iodepth 32), null (null engine, 4 KiB, iodepth 32), disk (4 KiB randread,
-# iodepth 32, direct, on a file under /var/tmp). Needs root, fio, losetup, python3.
+# sequential read, iodepth 32), loop-randwrite (4 KiB randwrite, iodepth 32), loop-randrw
+# (8 KiB, half reads, iodepth 16), null (null engine, 4 KiB, iodepth 32), disk (4 KiB
+# randread, iodepth 32, direct, on a file under /var/tmp). IOPS are reads and writes
+# together. Needs root, fio, losetup, python3.
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-4}
-CASES=${*:-loop-randread loop-psync loop-seqread null disk}
+CASES=${*:-loop-randread loop-psync loop-seqread loop-randwrite loop-randrw null disk}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
 if [ -z "${RAIDLAB_RLRUN:-}" ] && [ -z "${RAIDLAB:-}" ]; then
@@ -41,30 +43,33 @@ need_loop() {
 
 # args: case -> sets TARGET and OPTS (fio-style, shared by both tools)
 setup() {
+  FORCE=""
   case "$1" in
     loop-randread) need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
     loop-psync)    need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=psync --direct=1" ;;
     loop-seqread)  need_loop; TARGET=$LOOP; OPTS="--rw=read --bs=1m --iodepth=32 --ioengine=io_uring --direct=1" ;;
+    loop-randwrite) need_loop; TARGET=$LOOP; FORCE=--force; OPTS="--rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
+    loop-randrw)   need_loop; TARGET=$LOOP; FORCE=--force; OPTS="--rw=randrw --bs=8k --iodepth=16 --ioengine=io_uring --direct=1" ;;
     null)          TARGET=$WORK/null; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=null --size=1g" ;;
     disk)          TARGET=/var/tmp/raidlab-bench.dat
                    [ -f "$TARGET" ] || dd if=/dev/urandom of="$TARGET" bs=1M count=2048 status=none
                    OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=2g" ;;
-    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-seqread null disk)" >&2; exit 2 ;;
+    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-seqread loop-randwrite loop-randrw null disk)" >&2; exit 2 ;;
   esac
 }
 
 # prints "iops cpu%"
 run_fio() {
   fio --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based --output-format=json 2>/dev/null |
-    python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
+    python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"]+j["write"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
 }
 run_rl() {
   if [ -n "${RAIDLAB:-}" ]; then
-    "$RAIDLAB" run --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based --output-format=json |
-      python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
+    "$RAIDLAB" run --name=b --filename="$TARGET" $OPTS $FORCE --runtime="$RUNTIME" --time_based --output-format=json |
+      python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; print(j["read"]["iops"]+j["write"]["iops"], j["usr_cpu"]+j["sys_cpu"])'
     return
   fi
-  "$RL" --name=b --filename="$TARGET" $OPTS --runtime="$RUNTIME" --time_based |
+  "$RL" --name=b --filename="$TARGET" $OPTS $FORCE --runtime="$RUNTIME" --time_based |
     python3 -c 'import re,sys; l=sys.stdin.read(); i=re.search(r"iops=([0-9.]+)",l).group(1); u=re.search(r"usr=([0-9.]+)%",l).group(1); s=re.search(r"sys=([0-9.]+)%",l).group(1); print(i, float(u)+float(s))'
 }
 
