@@ -152,10 +152,20 @@ impl Executor for Psync {
     }
 }
 
-/// io_uring with the file and the buffer area registered, so each request costs one SQE.
+/// What an io_uring executor registers with its ring (fio's `registerfiles`, `fixedbufs`).
+#[derive(Clone, Copy, Debug)]
+pub struct Register {
+    pub files: bool,
+    pub buffers: bool,
+}
+
+/// io_uring with the file and the buffer area registered (unless the job says otherwise:
+/// fio's `registerfiles`, `fixedbufs`), so each request costs one SQE.
 pub struct Uring {
     ring: io_uring::IoUring,
-    fixed: bool,
+    /// The buffer area and the file are registered.
+    fixed_bufs: bool,
+    fixed_file: bool,
     fd: i32,
     file: File,
     pending: usize,
@@ -164,8 +174,15 @@ pub struct Uring {
 }
 
 impl Uring {
-    /// `area` is the driver's buffer area (every slot's buffer lies inside it).
-    pub fn new(file: File, depth: u32, area: (*mut u8, usize)) -> io::Result<Self> {
+    /// `area` is the driver's buffer area (every slot's buffer lies inside it); `register`
+    /// whether to register the file and the area (each is used only if the kernel takes
+    /// it).
+    pub fn new(
+        file: File,
+        depth: u32,
+        area: (*mut u8, usize),
+        register: Register,
+    ) -> io::Result<Self> {
         let entries = depth.next_power_of_two().max(1);
         // Single issuer + deferred task work (kernel ≥ 6.1) cut completion overhead; fall back
         // to a plain ring where they are not available.
@@ -175,21 +192,19 @@ impl Uring {
             .build(entries)
             .or_else(|_| io_uring::IoUring::new(entries))?;
         let fd = file.as_raw_fd();
-        let mut fixed = ring.submitter().register_files(&[fd]).is_ok();
-        if fixed {
+        let fixed_file = register.files && ring.submitter().register_files(&[fd]).is_ok();
+        let fixed_bufs = register.buffers && {
             let iov = libc::iovec {
                 iov_base: area.0.cast(),
                 iov_len: area.1,
             };
             // SAFETY: the area outlives the ring (the driver drops the executor first).
-            fixed = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
-            if !fixed {
-                let _ = ring.submitter().unregister_files();
-            }
-        }
+            unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok()
+        };
         Ok(Uring {
             ring,
-            fixed,
+            fixed_bufs,
+            fixed_file,
             fd,
             file,
             pending: 0,
@@ -208,19 +223,24 @@ impl Executor for Uring {
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
-        let e = match (dir, self.fixed) {
-            (Dir::Read, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len as u32, 0)
+        let (fd, file, n) = (types::Fd(self.fd), types::Fixed(0), len as u32);
+        let e = match (dir, self.fixed_bufs, self.fixed_file) {
+            (Dir::Read, true, true) => opcode::ReadFixed::new(file, buf, n, 0)
                 .offset(offset)
                 .build(),
-            (Dir::Write, true) => opcode::WriteFixed::new(types::Fixed(0), buf, len as u32, 0)
+            (Dir::Read, true, false) => {
+                opcode::ReadFixed::new(fd, buf, n, 0).offset(offset).build()
+            }
+            (Dir::Read, false, true) => opcode::Read::new(file, buf, n).offset(offset).build(),
+            (Dir::Read, false, false) => opcode::Read::new(fd, buf, n).offset(offset).build(),
+            (Dir::Write, true, true) => opcode::WriteFixed::new(file, buf, n, 0)
                 .offset(offset)
                 .build(),
-            (Dir::Read, false) => opcode::Read::new(types::Fd(self.fd), buf, len as u32)
+            (Dir::Write, true, false) => opcode::WriteFixed::new(fd, buf, n, 0)
                 .offset(offset)
                 .build(),
-            (Dir::Write, false) => opcode::Write::new(types::Fd(self.fd), buf, len as u32)
-                .offset(offset)
-                .build(),
+            (Dir::Write, false, true) => opcode::Write::new(file, buf, n).offset(offset).build(),
+            (Dir::Write, false, false) => opcode::Write::new(fd, buf, n).offset(offset).build(),
         };
         // SAFETY: the buffer stays valid until the completion for this slot is reaped; the SQ
         // has at least `depth` entries and the driver never has more than `depth` queued.

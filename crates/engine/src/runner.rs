@@ -3,7 +3,7 @@
 //! one thread per instance.
 
 use crate::clock::Clock;
-use crate::exec::{Block, Executor, Null, Psync, Uring};
+use crate::exec::{Block, Executor, Null, Psync, Register, Uring};
 use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
 use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
@@ -25,7 +25,8 @@ enum Resolved {
 enum ExecPlan {
     Null,
     Psync(File),
-    Uring(File),
+    /// The file, and what to register with the ring.
+    Uring(File, Register),
     Block(Arc<dyn BlockTarget>),
 }
 
@@ -207,7 +208,13 @@ pub fn run_with_clock(
                 1,
             ),
             (IoEngine::IoUring, Resolved::Path(p)) => (
-                ExecPlan::Uring(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
+                ExecPlan::Uring(
+                    open_for_job(p, writes(spec), spec.direct, spec.sync)?,
+                    Register {
+                        files: spec.registerfiles,
+                        buffers: spec.fixedbufs,
+                    },
+                ),
                 "io_uring",
                 spec.iodepth,
             ),
@@ -351,7 +358,7 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
         if !specs[p.spec_index].invalidate {
             continue;
         }
-        let (ExecPlan::Psync(f) | ExecPlan::Uring(f)) = &p.exec else {
+        let (ExecPlan::Psync(f) | ExecPlan::Uring(f, _)) = &p.exec else {
             continue;
         };
         let (start, len) = p.setup.stream.region();
@@ -419,7 +426,7 @@ fn hole_warnings(
             continue;
         }
         match &p.exec {
-            ExecPlan::Psync(f) | ExecPlan::Uring(f) => {
+            ExecPlan::Psync(f) | ExecPlan::Uring(f, _) => {
                 let (start, len) = p.setup.stream.region();
                 if f.metadata().is_ok_and(|m| m.is_file()) {
                     if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
@@ -665,7 +672,7 @@ fn run_instance(p: InstancePlan) -> JobResult {
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
         ExecPlan::Psync(f) => drive(p.setup, &mut Psync::new(f), &bufs),
-        ExecPlan::Uring(f) => match Uring::new(f, depth, bufs.area()) {
+        ExecPlan::Uring(f, register) => match Uring::new(f, depth, bufs.area(), register) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
             Err(e) => {
                 let mut r = fail(&p.setup, e);

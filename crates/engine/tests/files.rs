@@ -93,7 +93,16 @@ fn a_short_file_is_extended_without_touching_its_data() {
 
 #[test]
 fn written_data_reads_back_with_verify_on_every_executor() {
-    for engine in ["io_uring", "psync"] {
+    // io_uring with and without its registered buffers and file (fio's `fixedbufs`,
+    // `registerfiles`): each pairing takes its own opcodes.
+    let cases = [
+        ("io_uring", "1", "1"),
+        ("io_uring", "0", "1"),
+        ("io_uring", "1", "0"),
+        ("io_uring", "0", "0"),
+        ("psync", "1", "1"),
+    ];
+    for (engine, bufs, files) in cases {
         let d = tmp();
         let f = d.path().join("v");
         let name = f.to_str().unwrap();
@@ -104,6 +113,8 @@ fn written_data_reads_back_with_verify_on_every_executor() {
             ("size", "2m"),
             ("iodepth", "8"),
             ("ioengine", engine),
+            ("fixedbufs", bufs),
+            ("registerfiles", files),
             ("verify", "1"),
             ("filename", name),
         ]);
@@ -116,6 +127,8 @@ fn written_data_reads_back_with_verify_on_every_executor() {
             ("size", "2m"),
             ("iodepth", "8"),
             ("ioengine", engine),
+            ("fixedbufs", bufs),
+            ("registerfiles", files),
             ("verify", "1"),
             ("filename", name),
         ]);
@@ -126,10 +139,18 @@ fn written_data_reads_back_with_verify_on_every_executor() {
         full.name = "fill".into();
         let res = run_paths(&[full, w, r], false).unwrap();
         for j in &res.jobs {
-            assert_eq!(j.error, None, "{engine} {}: {:?}", j.name, j.error);
+            assert_eq!(
+                j.error, None,
+                "{engine} {bufs}{files} {}: {:?}",
+                j.name, j.error
+            );
         }
         let v = res.jobs[2].verify.as_ref().unwrap();
-        assert_eq!((v.blocks_checked, v.mismatches), (512, 0), "{engine}");
+        assert_eq!(
+            (v.blocks_checked, v.mismatches),
+            (512, 0),
+            "{engine} {bufs}{files}"
+        );
     }
 }
 

@@ -535,6 +535,15 @@ pub struct JobSpec {
     /// `iodepth_batch_complete_min`, so fio and raidlab take one, then queue one.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub iodepth_batch_complete_max: u32,
+    /// fio's io_uring options `fixedbufs` and `registerfiles`: the real engine registers
+    /// the job's buffers and its file with the ring, so a request costs no page pinning
+    /// and no file lookup. raidlab turns both on by default, where fio leaves them off;
+    /// `fixedbufs=0`, `registerfiles=0` leave them off. Which is faster depends on the
+    /// device (BENCHMARKS.md). The simulator makes no system calls and leaves them aside.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub fixedbufs: bool,
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub registerfiles: bool,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -793,6 +802,8 @@ impl Default for JobSpec {
             iodepth_low: 0,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 0,
+            fixedbufs: true,
+            registerfiles: true,
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -872,6 +883,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "iodepth_batch_complete_min",
     "iodepth_batch_complete",
     "iodepth_batch_complete_max",
+    "fixedbufs",
+    "registerfiles",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -935,6 +948,8 @@ fn is_flag(key: &str) -> bool {
     matches!(
         key,
         "time_based"
+            | "fixedbufs"
+            | "registerfiles"
             | "group_reporting"
             | "stonewall"
             | "new_group"
@@ -1170,6 +1185,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "ramp_time" => spec.ramp_time_ns = parse_duration_ns(value).map_err(err)?,
         "loops" => spec.loops = parse_u32(value, 1, 1_000_000).map_err(err)?,
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
+        "fixedbufs" => spec.fixedbufs = parse_bool(value).map_err(err)?,
+        "registerfiles" => spec.registerfiles = parse_bool(value).map_err(err)?,
         "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
         "invalidate" => spec.invalidate = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
@@ -1771,6 +1788,20 @@ mod tests {
         assert_eq!(s.reap_bounds(), (4, 16));
         apply_option(&mut s, "iodepth_batch_complete_max", Some("2")).unwrap();
         assert_eq!(s.reap_bounds(), (4, 4));
+    }
+
+    #[test]
+    fn fixedbufs_and_registerfiles_are_on_unless_turned_off() {
+        let mut s = JobSpec::default();
+        assert!(s.fixedbufs && s.registerfiles);
+        apply_option(&mut s, "fixedbufs", Some("0")).unwrap();
+        apply_option(&mut s, "registerfiles", Some("0")).unwrap();
+        assert!(!s.fixedbufs && !s.registerfiles);
+        // (As fio's flags: given alone, they are on.)
+        apply_option(&mut s, "fixedbufs", None).unwrap();
+        assert!(s.fixedbufs);
+        let e = apply_option(&mut s, "registerfiles", Some("maybe")).unwrap_err();
+        assert!(e.message.contains("not a boolean"), "{}", e.message);
     }
 
     #[test]
