@@ -525,9 +525,10 @@ pub struct JobSpec {
     /// before filling it again; 0 (or more than `iodepth`) keeps it full, fio's default.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub iodepth_low: u32,
-    /// fio's `iodepth_batch_complete_min` (alias `iodepth_batch_complete`): completions a
-    /// full queue waits for before it is filled again; 1 by default. (fio's 0, polling
-    /// without waiting, waits for one here: neither executor busy-polls.)
+    /// fio's `iodepth_batch_complete_min` (alias `iodepth_batch_complete`): completions
+    /// each reap waits for (at most those in flight), so a full queue is filled again only
+    /// after that many; 1 by default. (fio's 0, polling without waiting, waits for one
+    /// here: neither executor busy-polls.)
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub iodepth_batch_complete_min: u32,
     /// fio's `iodepth_batch_complete_max`: completions the real engine takes at most each
@@ -994,7 +995,7 @@ fn percent_of_target(value: &str, lowest: u32, highest: u32) -> Option<Result<u8
     )
 }
 
-/// `true`, for serde defaults of options fio turns on unless told otherwise.
+/// Serde defaults and skips of the queue options (`iodepth_batch_submit` and the like).
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
@@ -1004,6 +1005,7 @@ fn one() -> u32 {
 fn is_one(v: &u32) -> bool {
     *v == 1
 }
+/// `true`, for serde defaults of options fio turns on unless told otherwise.
 fn yes() -> bool {
     true
 }
