@@ -461,7 +461,7 @@ fn iodepth_batch_submit_on_a_simulated_target_is_noted() {
         stderr(&plain)
     );
     let mut args = base.to_vec();
-    args.push("--iodepth_batch=16");
+    args.extend(["--iodepth_batch=16", "--iodepth_batch_complete_max=8"]);
     let out = raidlab(&args);
     let v = json(&assert_ok(&out, "with iodepth_batch"));
     let err = stderr(&out);

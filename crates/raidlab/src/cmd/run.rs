@@ -685,16 +685,19 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             )
         });
     }
-    if specs
-        .iter()
-        .any(|s| s.iodepth_batch_submit != 1 || !s.fixedbufs || !s.registerfiles)
-    {
+    if specs.iter().any(|s| {
+        s.iodepth_batch_submit != 1
+            || s.iodepth_batch_complete_max != 0
+            || !s.fixedbufs
+            || !s.registerfiles
+    }) {
         static SAID_BATCH: std::sync::Once = std::sync::Once::new();
         SAID_BATCH.call_once(|| {
             ewriteln!(
-                "raidlab: note: iodepth_batch_submit, fixedbufs and registerfiles set how a \
-                 real run makes its system calls, and a simulated host makes none: the \
-                 results are those of the same run without them"
+                "raidlab: note: iodepth_batch_submit, iodepth_batch_complete_max, fixedbufs \
+                 and registerfiles set how a real run makes its system calls, and a \
+                 simulated host makes none: the results are those of the same run without \
+                 them"
             )
         });
     }
