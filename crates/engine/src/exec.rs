@@ -168,7 +168,6 @@ pub struct Uring {
     fixed_file: bool,
     fd: i32,
     file: File,
-    pending: usize,
     /// An error from `submit`, reported by the next `submit_and_reap`.
     failed: Option<io::Error>,
 }
@@ -207,7 +206,6 @@ impl Uring {
             fixed_file,
             fd,
             file,
-            pending: 0,
             failed: None,
         })
     }
@@ -223,24 +221,24 @@ impl Executor for Uring {
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
-        let (fd, file, n) = (types::Fd(self.fd), types::Fixed(0), len as u32);
-        let e = match (dir, self.fixed_bufs, self.fixed_file) {
-            (Dir::Read, true, true) => opcode::ReadFixed::new(file, buf, n, 0)
+        // A registered file is named by its index (0) with IOSQE_FIXED_FILE, which is what
+        // `types::Fixed(0)` builds; as a flag it leaves one opcode per direction and buffer.
+        let (fd, n) = (
+            types::Fd(if self.fixed_file { 0 } else { self.fd }),
+            len as u32,
+        );
+        let e = match (dir, self.fixed_bufs) {
+            (Dir::Read, true) => opcode::ReadFixed::new(fd, buf, n, 0).offset(offset).build(),
+            (Dir::Read, false) => opcode::Read::new(fd, buf, n).offset(offset).build(),
+            (Dir::Write, true) => opcode::WriteFixed::new(fd, buf, n, 0)
                 .offset(offset)
                 .build(),
-            (Dir::Read, true, false) => {
-                opcode::ReadFixed::new(fd, buf, n, 0).offset(offset).build()
-            }
-            (Dir::Read, false, true) => opcode::Read::new(file, buf, n).offset(offset).build(),
-            (Dir::Read, false, false) => opcode::Read::new(fd, buf, n).offset(offset).build(),
-            (Dir::Write, true, true) => opcode::WriteFixed::new(file, buf, n, 0)
-                .offset(offset)
-                .build(),
-            (Dir::Write, true, false) => opcode::WriteFixed::new(fd, buf, n, 0)
-                .offset(offset)
-                .build(),
-            (Dir::Write, false, true) => opcode::Write::new(file, buf, n).offset(offset).build(),
-            (Dir::Write, false, false) => opcode::Write::new(fd, buf, n).offset(offset).build(),
+            (Dir::Write, false) => opcode::Write::new(fd, buf, n).offset(offset).build(),
+        };
+        let e = if self.fixed_file {
+            e.flags(io_uring::squeue::Flags::FIXED_FILE)
+        } else {
+            e
         };
         // SAFETY: the buffer stays valid until the completion for this slot is reaped; the SQ
         // has at least `depth` entries and the driver never has more than `depth` queued.
@@ -250,21 +248,17 @@ impl Executor for Uring {
                 .push(&e.user_data(slot as u64))
                 .expect("submission queue sized to iodepth");
         }
-        self.pending += 1;
     }
     fn submits_early(&self) -> bool {
         true
     }
     fn submit(&mut self) {
-        if self.pending == 0 || self.failed.is_some() {
+        if self.failed.is_some() || self.ring.submission().is_empty() {
             return;
         }
         loop {
             match self.ring.submit() {
-                Ok(n) => {
-                    self.pending = self.pending.saturating_sub(n);
-                    return;
-                }
+                Ok(_) => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 // (The completion queue is full: `submit_and_reap` reaps first.)
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return,
@@ -286,7 +280,7 @@ impl Executor for Uring {
         }
         // (Completions left from the last call may already be enough, with nothing to
         // submit: then no system call.)
-        if self.pending > 0 || self.ring.completion().len() < min {
+        if !self.ring.submission().is_empty() || self.ring.completion().len() < min {
             loop {
                 match self.ring.submit_and_wait(min) {
                     Ok(_) => break,
@@ -295,7 +289,6 @@ impl Executor for Uring {
                     Err(e) => return Err(e),
                 }
             }
-            self.pending = 0;
         }
         for cqe in self.ring.completion().take(max.max(min)) {
             let r = cqe.result();

@@ -185,6 +185,27 @@ struct Counters {
     iodepth_level: [u64; 7],
 }
 
+/// Requests queued and now handed to the executor: each stamped with the time (its clat
+/// starts there), and counted in fio's IO depths at the depth in flight, as fio's commit
+/// counts them. Clears `fresh`; nothing to do if it is empty.
+fn hand_off(
+    fresh: &mut Vec<u32>,
+    slots: &mut [Slot],
+    clock: &dyn Clock,
+    inflight: u32,
+    c: &mut Counters,
+) {
+    if fresh.is_empty() {
+        return;
+    }
+    let t = clock.now_ns();
+    for &f in fresh.iter() {
+        slots[f as usize].submit = t;
+    }
+    c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
+    fresh.clear();
+}
+
 /// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
 pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> JobResult {
     let JobSetup {
@@ -241,9 +262,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     ];
     let mut free: Vec<u32> = (0..depth).rev().collect();
     let mut inflight_list: Vec<u32> = Vec::with_capacity(depth as usize);
+    // Slots queued and not yet handed off (see `hand_off`).
     let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
-    // How many of `fresh` are submitted already (each stamped with its submission time).
-    let mut submitted = 0usize;
     // The queue was filled and drains to `refill_at` before it is filled again.
     let mut draining = false;
     let refill_at = setup.refill_at.min(depth - 1);
@@ -334,15 +354,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     inflight_list.push(slot);
                 }
                 inflight += 1;
-                if fresh.len() - submitted >= batch {
-                    let t = clock.now_ns();
-                    for &f in &fresh[submitted..] {
-                        slots[f as usize].submit = t;
-                    }
-                    // fio's IO depths: each hand-off's requests at the depth in flight then.
-                    c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] +=
-                        (fresh.len() - submitted) as u64;
-                    submitted = fresh.len();
+                if fresh.len() >= batch {
+                    hand_off(&mut fresh, &mut slots, clock.as_ref(), inflight, &mut c);
                     exec.submit();
                 }
                 if let Some(p) = pacer.as_mut() {
@@ -398,17 +411,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             now = clock.now_ns();
             continue;
         }
-        if submitted < fresh.len() {
-            // (The rest of the refill, handed off at once: at the depth in flight now.)
-            c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] +=
-                (fresh.len() - submitted) as u64;
-            let t_submit = clock.now_ns();
-            for &f in &fresh[submitted..] {
-                slots[f as usize].submit = t_submit;
-            }
-        }
-        fresh.clear();
-        submitted = 0;
+        // (The rest of the refill goes with the reap.)
+        hand_off(&mut fresh, &mut slots, clock.as_ref(), inflight, &mut c);
         if inflight >= depth {
             draining = true;
         }
