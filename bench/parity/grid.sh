@@ -19,23 +19,9 @@ if ! [ -e /usr/include/isa-l/raid.h ] && ! ldconfig -p 2>/dev/null | grep -q lib
   echo "grid.sh: ISA-L not found (install the Debian package libisal-dev)" >&2
   exit 2
 fi
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=$(mktemp -d)
-cleanup() {
-  for r in a b; do git -C "$ROOT" worktree remove --force "$WORK/$r" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-for r in a b; do
-  rev=$A; [ "$r" = b ] && rev=$B
-  git -C "$ROOT" rev-parse --verify -q "$rev^{commit}" >/dev/null \
-    || { echo "grid.sh: '$rev' is not a revision of $ROOT" >&2; exit 2; }
-  git -C "$ROOT" worktree add -q --detach "$WORK/$r" "$rev"
-  (cd "$WORK/$r" && CARGO_TARGET_DIR="$ROOT/target/ab" \
-    cargo build --release -q -p raidlab-parity --example vs_isal)
-  cp "$ROOT/target/ab/release/examples/vs_isal" "$WORK/vs-$r"
-done
-python3 - "$WORK/vs-a" "$WORK/vs-b" "$A" "$B" "$ROUNDS" "$SECONDS_PER" "$CPU" "$@" <<'PY'
+. "$(dirname "$0")/../two-builds.sh"
+two_builds grid.sh "$A" "$B" raidlab-parity vs_isal
+python3 - "$WORK/bin-a" "$WORK/bin-b" "$A" "$B" "$ROUNDS" "$SECONDS_PER" "$CPU" "$@" <<'PY'
 import re, statistics, subprocess, sys
 a, b, ra, rb, rounds, secs, cpu, *extra = sys.argv[1:]
 shapes = [(2, 64), (4, 64), (8, 64), (12, 64), (16, 64), (8, 4), (8, 256), (8, 1024), (16, 1024)]

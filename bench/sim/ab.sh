@@ -18,25 +18,11 @@ CASE=${3:-random}
 ROUNDS=${ROUNDS:-12}
 CPU=${CPU:-$(( $(nproc) - 1 ))}
 case "$CASE" in random|llnl) ;; *) echo "ab.sh: CASE is random or llnl, not '$CASE'" >&2; exit 2;; esac
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-WORK=$(mktemp -d)
-cleanup() {
-  for r in a b; do git -C "$ROOT" worktree remove --force "$WORK/$r" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-for r in a b; do
-  rev=$A; [ "$r" = b ] && rev=$B
-  git -C "$ROOT" rev-parse --verify -q "$rev^{commit}" >/dev/null \
-    || { echo "ab.sh: '$rev' is not a revision of $ROOT" >&2; exit 2; }
-  git -C "$ROOT" worktree add -q --detach "$WORK/$r" "$rev"
-  (cd "$WORK/$r" && CARGO_TARGET_DIR="$ROOT/target/ab" \
-    cargo build --release -q -p raidlab-sim --example bench)
-  cp "$ROOT/target/ab/release/examples/bench" "$WORK/bench-$r"
-done
+. "$(dirname "$0")/../two-builds.sh"
+two_builds ab.sh "$A" "$B" raidlab-sim bench
 # (Each run from the repository root: the bench reads systems/ there.)
 cd "$ROOT"
-python3 - "$WORK/bench-a" "$WORK/bench-b" "$CASE" "$ROUNDS" "$CPU" "$A" "$B" <<'PY'
+python3 - "$WORK/bin-a" "$WORK/bin-b" "$CASE" "$ROUNDS" "$CPU" "$A" "$B" <<'PY'
 import re, statistics, subprocess, sys
 a, b, case, rounds, cpu, ra, rb = sys.argv[1:]
 def run(binary):
