@@ -63,7 +63,7 @@ pub(crate) fn set_stream_above(bytes: usize) {
 
 /// The core's L2 cache, bytes: CPUID leaf 0x8000_0006, ECX bits 31..16 in KiB (defined alike
 /// in Intel's SDM, vol. 2A, and AMD's APM, vol. 3); 0 where the leaf is missing.
-pub(crate) fn l2_bytes() -> usize {
+fn l2_bytes() -> usize {
     use std::arch::x86_64::__cpuid;
     // SAFETY: CPUID exists on every x86-64 CPU (newer toolchains call it safe).
     #[allow(unused_unsafe)]
