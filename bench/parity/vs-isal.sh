@@ -3,7 +3,7 @@
 # page-aligned buffers, alternating in short rounds within one process. Prints GB/s of data
 # (decimal) and the ratio raidlab/ISA-L, for the best round and for the totals.
 #
-# Usage: bench/parity/vs-isal.sh [--data-disks 8] [--chunk 65536] [--seconds 4] [--stagger 0] [--kernel NAME]
+# Usage: bench/parity/vs-isal.sh [--data-disks 8] [--chunk 65536] [--seconds 4] [--stagger 0] [--kernel NAME] [--isal auto|avx512|avx2|sse]
 # Needs libisal (Debian: libisal-dev). CPU: the last one (taskset), override with CPU=n.
 set -eu
 cd "$(dirname "$0")/../.."

@@ -3,7 +3,7 @@
 //! noise. GB/s are decimal (10^9 bytes of DATA per second: data blocks × chunk, P/Q not counted).
 //!
 //! Run: `bench/parity/vs-isal.sh` (one core via taskset) or
-//! `cargo run --release -p raidlab-parity --example vs_isal -- [--data-disks 8] [--chunk 65536] [--seconds 4] [--kernel NAME]`
+//! `cargo run --release -p raidlab-parity --example vs_isal -- [--data-disks 8] [--chunk 65536] [--seconds 4] [--kernel NAME] [--isal auto|avx512|avx2|sse]`
 //! Needs libisal (Debian package `libisal-dev`).
 
 use raidlab_parity::Kernel;
@@ -14,7 +14,27 @@ use std::time::{Duration, Instant};
 extern "C" {
     fn xor_gen(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
     fn pq_gen(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    // The versions ISA-L's dispatcher chooses among (raid_multibinary.asm), exported by name:
+    // `--isal` calls one set directly, e.g. what a CPU without AVX-512 would run.
+    fn xor_gen_sse(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    fn xor_gen_avx(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    fn xor_gen_avx512(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    fn pq_gen_sse(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    fn pq_gen_avx2(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
+    fn pq_gen_avx512(vects: c_int, len: c_int, array: *mut *mut c_void) -> c_int;
 }
+
+type IsalFn = unsafe extern "C" fn(c_int, c_int, *mut *mut c_void) -> c_int;
+
+/// ISA-L's xor and P+Q functions by the name `--isal` takes: `auto` is its dispatcher's
+/// choice for this CPU; `avx2` is what it chooses on a CPU with AVX2 and no AVX-512
+/// (xor_gen_avx, 256-bit, and pq_gen_avx2); `sse` without AVX.
+const ISAL_SETS: [(&str, IsalFn, IsalFn); 4] = [
+    ("auto", xor_gen, pq_gen),
+    ("avx512", xor_gen_avx512, pq_gen_avx512),
+    ("avx2", xor_gen_avx, pq_gen_avx2),
+    ("sse", xor_gen_sse, pq_gen_sse),
+];
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -71,6 +91,7 @@ fn main() {
     let mut seconds = 4.0f64;
     let mut kernel = raidlab_parity::selected();
     let mut stagger = 0usize;
+    let mut isal = ISAL_SETS[0];
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -92,8 +113,23 @@ fn main() {
                         ))
                     })
             }
+            "--isal" => {
+                let name: String = value(a, it.next(), "auto, avx512, avx2 or sse");
+                isal = *ISAL_SETS
+                    .iter()
+                    .find(|s| s.0 == name)
+                    .unwrap_or_else(|| usage(&format!("--isal {name}: not a set (valid: auto, avx512, avx2, sse)")));
+                let needs = match isal.0 {
+                    "avx512" => is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw"),
+                    "avx2" => is_x86_feature_detected!("avx2"),
+                    _ => true,
+                };
+                if !needs {
+                    usage(&format!("--isal {name}: this CPU lacks the instructions"));
+                }
+            }
             _ => usage(&format!(
-                "unknown option {a} (valid: --data-disks, --chunk, --stagger, --seconds, --kernel)"
+                "unknown option {a} (valid: --data-disks, --chunk, --stagger, --seconds, --kernel, --isal)"
             )),
         }
     }
@@ -141,11 +177,11 @@ fn main() {
         let runs = [
             per(timed(slice, || kernel.gen_p(&srcs, pm))),
             per(timed(slice, || unsafe {
-                xor_gen((n + 1) as c_int, chunk as c_int, xptrs.as_mut_ptr());
+                (isal.1)((n + 1) as c_int, chunk as c_int, xptrs.as_mut_ptr());
             })),
             per(timed(slice, || kernel.gen_pq(&srcs, pm, qm))),
             per(timed(slice, || unsafe {
-                pq_gen((n + 2) as c_int, chunk as c_int, ptrs.as_mut_ptr());
+                (isal.2)((n + 2) as c_int, chunk as c_int, ptrs.as_mut_ptr());
             })),
         ];
         for (i, (c, ns)) in runs.into_iter().enumerate() {
@@ -156,7 +192,7 @@ fn main() {
         }
     }
     let avg = |i: usize| total[i][0] as f64 * (n * chunk) as f64 / total[i][1] as f64;
-    println!("parity vs ISA-L: {n} data disks, {chunk}-byte chunks, one thread, {seconds} s in {rounds} interleaved rounds, raidlab kernel {kernel}");
+    println!("parity vs ISA-L: {n} data disks, {chunk}-byte chunks, one thread, {seconds} s in {rounds} interleaved rounds, raidlab kernel {kernel}, ISA-L set {}", isal.0);
     println!(
         "GB/s of data (decimal)  raidlab best  ISA-L best  ratio | raidlab avg  ISA-L avg  ratio"
     );
