@@ -5,7 +5,7 @@
 # shape, pinned to one CPU, and prints per shape each build's median raidlab GB/s (decimal, of
 # data) and its median best-round ratio to ISA-L, for XOR (P) and P+Q. Needs libisal-dev.
 #
-#   bench/parity/grid.sh A [B] [--kernel NAME]      # B: HEAD
+#   bench/parity/grid.sh A [B] [--kernel NAME] [--isal SET]   # B: HEAD; --isal needs both builds to have it
 #   ROUNDS=5 SECONDS_PER=1 CPU=0 bench/parity/grid.sh main~1
 set -euo pipefail
 A=${1:?usage: bench/parity/grid.sh A [B] [--kernel NAME]}
@@ -24,7 +24,7 @@ two_builds grid.sh "$A" "$B" raidlab-parity vs_isal
 python3 - "$WORK/bin-a" "$WORK/bin-b" "$A" "$B" "$ROUNDS" "$SECONDS_PER" "$CPU" "$@" <<'PY'
 import re, statistics, subprocess, sys
 a, b, ra, rb, rounds, secs, cpu, *extra = sys.argv[1:]
-shapes = [(2, 64), (4, 64), (8, 64), (12, 64), (16, 64), (8, 4), (8, 256), (8, 1024), (16, 1024)]
+shapes = [(2, 64), (4, 64), (8, 64), (12, 64), (16, 64), (20, 64), (8, 4), (8, 256), (8, 1024), (16, 1024)]
 got = {}
 for _ in range(int(rounds)):
     for n, kib in shapes:
