@@ -306,6 +306,246 @@ impl Executor for Uring {
     }
 }
 
+/// Linux native asynchronous I/O (fio's `libaio`): requests go to the kernel with
+/// io_submit(2) and come back with io_getevents(2), through the raw system calls (the
+/// kernel's ABI in `linux/aio_abi.h`; no C library needed). As with fio, only direct I/O is
+/// truly asynchronous: on a buffered file the kernel does most of the work inside io_submit.
+pub struct Libaio {
+    ctx: libc::c_ulong,
+    file: File,
+    /// One control block per slot, where the kernel reads it at io_submit.
+    iocbs: Vec<Iocb>,
+    /// Slots queued and not yet handed to the kernel, in order.
+    pending: Vec<u32>,
+    /// Their control blocks' addresses, as io_submit takes them (kept for its buffer).
+    batch: Vec<*mut Iocb>,
+    /// Handed to the kernel and not yet reaped.
+    inflight: usize,
+    events: Vec<IoEvent>,
+    /// An error from `submit`, reported by the next `submit_and_reap`.
+    failed: Option<io::Error>,
+}
+
+/// `struct iocb` of `linux/aio_abi.h` (64 bytes): the key and the read/write flags trade
+/// places with the byte order, as its `PADDED` macro has them.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    #[cfg(target_endian = "little")]
+    aio_key: u32,
+    aio_rw_flags: i32,
+    #[cfg(target_endian = "big")]
+    aio_key: u32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// `struct io_event` of `linux/aio_abi.h`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+const _: () = assert!(std::mem::size_of::<Iocb>() == 64 && std::mem::size_of::<IoEvent>() == 32);
+
+/// `IOCB_CMD_PREAD` and `IOCB_CMD_PWRITE`.
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+
+impl Libaio {
+    /// A context for `depth` requests in flight. Fails (EAGAIN) when the machine's AIO
+    /// requests would exceed `/proc/sys/fs/aio-max-nr`, which the error then names.
+    pub fn new(file: File, depth: u32) -> io::Result<Self> {
+        let mut ctx: libc::c_ulong = 0;
+        // SAFETY: io_setup writes the new context to `ctx`, which it requires to be zero.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                depth as libc::c_long,
+                &mut ctx as *mut libc::c_ulong,
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EAGAIN) {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "io_setup for {depth} requests: {e} (the machine's AIO requests would exceed /proc/sys/fs/aio-max-nr)"
+                    ),
+                ));
+            }
+            return Err(e);
+        }
+        Ok(Libaio {
+            ctx,
+            file,
+            iocbs: vec![Iocb::default(); depth as usize],
+            pending: Vec::with_capacity(depth as usize),
+            batch: Vec::with_capacity(depth as usize),
+            inflight: 0,
+            events: vec![IoEvent::default(); depth as usize],
+            failed: None,
+        })
+    }
+
+    /// Hand the pending requests to the kernel; what it cannot take for want of resources
+    /// (EAGAIN) stays pending for after the next reap.
+    fn submit_pending(&mut self) -> io::Result<()> {
+        while !self.pending.is_empty() {
+            self.batch.clear();
+            for &slot in &self.pending {
+                self.batch.push(&mut self.iocbs[slot as usize]);
+            }
+            // SAFETY: each pointer is to a control block of ours, unmoved until the call
+            // returns (the kernel copies it in); the buffers it names stay valid until their
+            // completions are reaped.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    self.batch.len() as libc::c_long,
+                    self.batch.as_mut_ptr(),
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) if self.inflight > 0 => return Ok(()),
+                    _ => return Err(e),
+                }
+            }
+            let n = r as usize;
+            self.inflight += n;
+            self.pending.drain(..n);
+            if n == 0 {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Libaio {
+    fn drop(&mut self) {
+        // SAFETY: the context is ours; io_destroy waits for whatever is still in flight.
+        unsafe {
+            libc::syscall(libc::SYS_io_destroy, self.ctx);
+        }
+    }
+}
+
+impl Executor for Libaio {
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
+        file_sync(&self.file, kind)
+    }
+    #[inline]
+    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        let i = slot as usize;
+        if i >= self.iocbs.len() {
+            self.iocbs.resize(i + 1, Iocb::default());
+        }
+        self.iocbs[i] = Iocb {
+            aio_data: slot as u64,
+            aio_lio_opcode: match dir {
+                Dir::Read => IOCB_CMD_PREAD,
+                Dir::Write => IOCB_CMD_PWRITE,
+            },
+            aio_fildes: self.file.as_raw_fd() as u32,
+            aio_buf: buf as u64,
+            aio_nbytes: len as u64,
+            aio_offset: offset as i64,
+            ..Iocb::default()
+        };
+        self.pending.push(slot);
+    }
+    fn submits_early(&self) -> bool {
+        true
+    }
+    fn submit(&mut self) {
+        if self.failed.is_none() {
+            if let Err(e) = self.submit_pending() {
+                self.failed = Some(e);
+            }
+        }
+    }
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.submit_pending()?;
+        if self.inflight == 0 {
+            return if self.pending.is_empty() {
+                Ok(())
+            } else {
+                // (Nothing in flight to make room: the kernel cannot take one request.)
+                Err(io::Error::from_raw_os_error(libc::EAGAIN))
+            };
+        }
+        let want = min.min(self.inflight);
+        let most = max.max(min).min(self.inflight).min(self.events.len());
+        let got = loop {
+            // SAFETY: `events` has room for `most` events; a null timeout waits for `want`.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    want as libc::c_long,
+                    most as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(e);
+            }
+            break r as usize;
+        };
+        self.inflight -= got;
+        for ev in &self.events[..got] {
+            let res = if ev.res < 0 {
+                Err(io::Error::from_raw_os_error((-ev.res) as i32))
+            } else {
+                Ok(ev.res as u64)
+            };
+            done.push(Completion {
+                slot: ev.data as u32,
+                res,
+            });
+        }
+        // (What the kernel could not take before has room now.)
+        if !self.pending.is_empty() {
+            self.submit_pending()?;
+        }
+        Ok(())
+    }
+}
+
 /// A [`BlockTarget`] served by `depth` worker threads, each calling read_at/write_at; with
 /// depth 1, by the job's own thread (one request at a time either way, and no hand-off to
 /// another thread and back per request).

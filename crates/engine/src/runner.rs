@@ -3,7 +3,7 @@
 //! one thread per instance.
 
 use crate::clock::Clock;
-use crate::exec::{Block, Executor, Null, Psync, Register, Uring};
+use crate::exec::{Block, Executor, Libaio, Null, Psync, Register, Uring};
 use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
 use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
@@ -27,6 +27,7 @@ enum ExecPlan {
     Psync(File),
     /// The file, and what to register with the ring.
     Uring(File, Register),
+    Libaio(File),
     Block(Arc<dyn BlockTarget>),
 }
 
@@ -218,6 +219,11 @@ pub fn run_with_clock(
                 "io_uring",
                 spec.iodepth,
             ),
+            (IoEngine::Libaio, Resolved::Path(p)) => (
+                ExecPlan::Libaio(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
+                "libaio",
+                spec.iodepth,
+            ),
         };
         let goal_bytes = if spec.time_based {
             None
@@ -358,7 +364,7 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
         if !specs[p.spec_index].invalidate {
             continue;
         }
-        let (ExecPlan::Psync(f) | ExecPlan::Uring(f, _)) = &p.exec else {
+        let (ExecPlan::Psync(f) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f)) = &p.exec else {
             continue;
         };
         let (start, len) = p.setup.stream.region();
@@ -426,7 +432,7 @@ fn hole_warnings(
             continue;
         }
         match &p.exec {
-            ExecPlan::Psync(f) | ExecPlan::Uring(f, _) => {
+            ExecPlan::Psync(f) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
                 let (start, len) = p.setup.stream.region();
                 if f.metadata().is_ok_and(|m| m.is_file()) {
                     if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
@@ -681,6 +687,10 @@ fn run_instance(p: InstancePlan) -> JobResult {
                 }
                 r
             }
+        },
+        ExecPlan::Libaio(f) => match Libaio::new(f, depth) {
+            Ok(mut a) => drive(p.setup, &mut a, &bufs),
+            Err(e) => fail(&p.setup, e),
         },
         ExecPlan::Block(dev) => {
             let r = match Block::new(Arc::clone(&dev), depth) {

@@ -101,6 +101,7 @@ fn written_data_reads_back_with_verify_on_every_executor() {
         ("io_uring", "1", "0"),
         ("io_uring", "0", "0"),
         ("psync", "1", "1"),
+        ("libaio", "1", "1"),
     ];
     for (engine, bufs, files) in cases {
         let d = tmp();
@@ -200,7 +201,7 @@ fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
 /// one whose blocks another job of its group writes.
 #[test]
 fn a_write_job_with_verify_reads_back_what_it_wrote() {
-    for engine in ["io_uring", "psync"] {
+    for engine in ["io_uring", "psync", "libaio"] {
         let d = tmp();
         let f = d.path().join("w");
         let job = |extra: &[(&str, &str)]| {
@@ -261,7 +262,7 @@ fn a_write_job_with_verify_reads_back_what_it_wrote() {
 }
 
 #[test]
-fn psync_and_io_uring_issue_the_same_requests() {
+fn psync_libaio_and_io_uring_issue_the_same_requests() {
     let d = tmp();
     let f = d.path().join("same");
     let mk = |engine: &str| {
@@ -276,29 +277,29 @@ fn psync_and_io_uring_issue_the_same_requests() {
         ])
     };
     let a = run_paths(&[mk("io_uring")], true).unwrap();
-    let b = run_paths(&[mk("psync")], true).unwrap();
-    let (a, b) = (&a.jobs[0], &b.jobs[0]);
-    assert_eq!(
-        (a.engine.as_str(), b.engine.as_str()),
-        ("io_uring", "psync")
-    );
-    assert_eq!(a.read.io_bytes, b.read.io_bytes);
-    assert_eq!(a.write.io_bytes, b.write.io_bytes);
-    assert_eq!(a.read.total_ios, b.read.total_ios);
-    assert_eq!(a.write.total_ios, b.write.total_ios);
-    assert_eq!(a.read.total_ios + a.write.total_ios, 3 * 128);
-    assert_eq!(a.passes.len(), 3);
-    assert_eq!(
-        a.passes,
-        b.passes
-            .iter()
-            .zip(&a.passes)
-            .map(|(p, q)| raidlab_result::PassStats {
-                runtime_ns: q.runtime_ns,
-                ..p.clone()
-            })
-            .collect::<Vec<_>>()
-    );
+    let a = &a.jobs[0];
+    for other in ["psync", "libaio"] {
+        let b = run_paths(&[mk(other)], true).unwrap();
+        let b = &b.jobs[0];
+        assert_eq!((a.engine.as_str(), b.engine.as_str()), ("io_uring", other));
+        assert_eq!(a.read.io_bytes, b.read.io_bytes);
+        assert_eq!(a.write.io_bytes, b.write.io_bytes);
+        assert_eq!(a.read.total_ios, b.read.total_ios);
+        assert_eq!(a.write.total_ios, b.write.total_ios);
+        assert_eq!(a.read.total_ios + a.write.total_ios, 3 * 128);
+        assert_eq!(a.passes.len(), 3);
+        assert_eq!(
+            a.passes,
+            b.passes
+                .iter()
+                .zip(&a.passes)
+                .map(|(p, q)| raidlab_result::PassStats {
+                    runtime_ns: q.runtime_ns,
+                    ..p.clone()
+                })
+                .collect::<Vec<_>>()
+        );
+    }
 }
 
 #[test]
@@ -706,7 +707,7 @@ fn a_stop_before_the_jobs_start_ends_the_run_with_a_clear_error() {
 #[test]
 fn end_fsync_flushes_a_file_on_every_executor() {
     let d = tmp();
-    for engine in ["psync", "io_uring"] {
+    for engine in ["psync", "io_uring", "libaio"] {
         let f = d.path().join(engine);
         let r = run_paths(
             &[spec(&[
@@ -788,4 +789,51 @@ fn a_buffered_job_starts_with_its_region_out_of_the_page_cache() {
             );
         }
     }
+}
+
+/// libaio asks the kernel for a context as deep as the job's iodepth: past the machine's
+/// limit (/proc/sys/fs/aio-max-nr) a job fails to start with an error that names it. (The
+/// kernel books twice the depth a context asks for against twice the limit: jobs three
+/// quarters of the limit deep fit one at a time, not two at once.)
+#[test]
+fn libaio_beyond_the_machines_aio_limit_names_it() {
+    let max: u64 = std::fs::read_to_string("/proc/sys/fs/aio-max-nr")
+        .expect("/proc/sys/fs/aio-max-nr")
+        .trim()
+        .parse()
+        .unwrap();
+    let depth = (max * 3 / 4 + 1).min(65536);
+    let jobs = max / depth + 2;
+    let d = tmp();
+    let f = d.path().join("deep");
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "randread"),
+            ("bs", "512"),
+            ("size", "1m"),
+            ("iodepth", &depth.to_string()),
+            ("numjobs", &jobs.to_string()),
+            ("runtime", "300ms"),
+            ("time_based", "1"),
+            ("ioengine", "libaio"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
+    let failed: Vec<&str> = r.jobs.iter().filter_map(|j| j.error.as_deref()).collect();
+    assert!(
+        !failed.is_empty(),
+        "{jobs} jobs of depth {depth} against aio-max-nr {max}"
+    );
+    for e in failed {
+        assert!(
+            e.starts_with("cannot start libaio on ") && e.contains("/proc/sys/fs/aio-max-nr"),
+            "{e}"
+        );
+    }
+    assert!(r
+        .jobs
+        .iter()
+        .any(|j| j.error.is_none() && j.read.total_ios > 0));
 }

@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 #[test]
 fn direct_random_reads_on_a_loop_device_with_each_executor() {
     let lo = Loop::new(16 << 20, 512);
-    for engine in ["io_uring", "psync"] {
+    for engine in ["io_uring", "psync", "libaio"] {
         let s = spec(&[
             ("rw", "randread"),
             ("bs", "4k"),

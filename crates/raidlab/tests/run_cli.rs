@@ -46,8 +46,8 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "'md5' is not a verify mode",
         ),
         (
-            vec![&file_opt, "--ioengine=libaio"],
-            "'libaio' is not a supported ioengine (valid: io_uring, psync, null)",
+            vec![&file_opt, "--ioengine=posixaio"],
+            "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, null)",
         ),
         (
             vec![&file_opt, "--size=0"],

@@ -482,6 +482,8 @@ fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
 #[serde(rename_all = "snake_case")]
 pub enum IoEngine {
     IoUring,
+    /// Linux native asynchronous I/O (io_submit/io_getevents), like fio's `libaio`.
+    Libaio,
     Psync,
     /// No I/O at all: measures the engine's own overhead, like fio's `null`.
     Null,
@@ -491,16 +493,18 @@ impl IoEngine {
     pub fn parse(s: &str) -> Result<Self, String> {
         match s.trim() {
             "io_uring" => Ok(IoEngine::IoUring),
+            "libaio" => Ok(IoEngine::Libaio),
             "psync" => Ok(IoEngine::Psync),
             "null" => Ok(IoEngine::Null),
             other => Err(format!(
-                "'{other}' is not a supported ioengine (valid: io_uring, psync, null)"
+                "'{other}' is not a supported ioengine (valid: io_uring, libaio, psync, null)"
             )),
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             IoEngine::IoUring => "io_uring",
+            IoEngine::Libaio => "libaio",
             IoEngine::Psync => "psync",
             IoEngine::Null => "null",
         }
