@@ -5,7 +5,7 @@ use crate::clock::Clock;
 use crate::exec::{Completion, Executor};
 use crate::verify;
 use raidlab_result::{DirStats, JobLog, JobResult, PassStats, SyncStats, VerifySummary};
-use raidlab_workload::{Dir, Pacer, Request, RequestStream, SyncKind, Think};
+use raidlab_workload::{ContentGen, Dir, Pacer, Request, RequestStream, SyncKind, Think};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,7 +27,9 @@ pub struct AlignedBuf {
 }
 
 impl AlignedBuf {
-    pub fn new(slots: usize, slot_bytes: usize, align: usize) -> Self {
+    /// `slots` buffers of `slot_bytes` (rounded up to `align`), filled as `content` says
+    /// (by default pseudo-random bytes, once, as fio fills its buffers).
+    pub fn new(slots: usize, slot_bytes: usize, align: usize, content: &ContentGen) -> Self {
         let slot_bytes = slot_bytes.div_ceil(align) * align;
         let total = (slots * slot_bytes).max(align);
         let layout = std::alloc::Layout::from_size_align(total, align).expect("buffer layout");
@@ -36,17 +38,9 @@ impl AlignedBuf {
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        // Writes without verify carry pseudo-random bytes, so compressing or deduplicating
-        // devices see real data (fio fills its buffers the same way, once).
         // SAFETY: ptr points to `total` initialised bytes we own.
         let all = unsafe { std::slice::from_raw_parts_mut(ptr, total) };
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        for c in all.chunks_exact_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            c.copy_from_slice(&x.to_le_bytes());
-        }
+        content.initial(all, slot_bytes);
         AlignedBuf {
             ptr,
             layout,
@@ -123,6 +117,8 @@ pub struct JobSetup {
     /// The intervals of the bandwidth and IOPS samples, ms (`bw_avg_time`,
     /// `iops_avg_time`).
     pub avg_time_ms: [u64; 2],
+    /// What writes carry (fio's buffer options); verify's headers take its place.
+    pub content: ContentGen,
 }
 
 /// What a paced job waits for once its requests in flight have completed.
@@ -220,8 +216,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut pacer,
         mut log,
         avg_time_ms,
+        mut content,
         ..
     } = setup;
+    let content_acts = content.acts_on_writes();
     // Bandwidth and IOPS samples, from the end of the ramp.
     let mut sampler =
         raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
@@ -346,6 +344,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 };
                 if let Some(v) = &verify {
                     prepare_verify(&mut s, &mut slots, &inflight_list, v, buf, seed);
+                } else if req.dir == Dir::Write && content_acts {
+                    // SAFETY: the slot's buffer is `len` bytes and idle until queued.
+                    let b = unsafe { std::slice::from_raw_parts_mut(buf, req.len as usize) };
+                    content.before_write(b, req.offset);
                 }
                 slots[slot as usize] = s;
                 exec.queue(slot, req.dir, req.offset, buf, req.len as usize);
@@ -893,9 +895,10 @@ mod tests {
             start_delay_ns: 0,
             log: None,
             avg_time_ms: [500, 500],
+            content: ContentGen::new(&spec.buffers, 1),
         };
         let mut exec = Recorder::default();
-        let bufs = AlignedBuf::new(8, 4096, 4096);
+        let bufs = AlignedBuf::new(8, 4096, 4096, &ContentGen::new(&Default::default(), 0));
         let r = drive(setup, &mut exec, &bufs);
         (exec.handoffs, r)
     }

@@ -264,6 +264,7 @@ pub fn run_with_clock(
                 read_back: verify_read_back(spec),
                 log: job_log(spec, &inst),
                 avg_time_ms: spec.avg_time_ms,
+                content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },
             exec,
             buf_align: align.max(4096) as usize,
@@ -662,7 +663,12 @@ fn run_group(
 
 fn run_instance(p: InstancePlan) -> JobResult {
     let depth = p.setup.depth.max(1);
-    let bufs = AlignedBuf::new(depth as usize, p.max_bs as usize, p.buf_align);
+    let bufs = AlignedBuf::new(
+        depth as usize,
+        p.max_bs as usize,
+        p.buf_align,
+        &p.setup.content,
+    );
     let fail = |setup: &JobSetup, e: std::io::Error| JobResult {
         name: setup.name.clone(),
         groupid: setup.group_id,

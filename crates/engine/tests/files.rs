@@ -837,3 +837,76 @@ fn libaio_beyond_the_machines_aio_limit_names_it() {
         .iter()
         .any(|j| j.error.is_none() && j.read.total_ios > 0));
 }
+
+/// fio's buffer options decide what a job's writes put on the target: by default every block
+/// differs (scrambled), without scrambling the buffers' bytes repeat, zeros, a pattern, a
+/// compressible share, a deduplicable share.
+#[test]
+fn buffer_options_decide_what_writes_carry() {
+    let d = tmp();
+    let write = |name: &str, extra: &[(&str, &str)]| -> Vec<u8> {
+        let f = d.path().join(name);
+        let mut o = vec![
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("iodepth", "4"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(extra);
+        let r = run_paths(&[spec(&o)], false).unwrap();
+        assert_eq!(r.jobs[0].error, None, "{name}");
+        assert_eq!(r.jobs[0].write.total_ios, 256, "{name}");
+        std::fs::read(&f).unwrap()
+    };
+    let distinct = |data: &[u8]| {
+        data.chunks(4096)
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    };
+    let zeros = |data: &[u8]| data.iter().filter(|&&b| b == 0).count() as f64 / data.len() as f64;
+
+    let plain = write("default", &[]);
+    assert_eq!(distinct(&plain), 256);
+    assert!(zeros(&plain) < 0.01);
+    // Four buffers, each written as it is: at most four different blocks.
+    assert!(distinct(&write("same", &[("scramble_buffers", "0")])) <= 4);
+    assert_eq!(distinct(&write("refill", &[("refill_buffers", "1")])), 256);
+    assert!(write("zero", &[("zero_buffers", "1")])
+        .iter()
+        .all(|&b| b == 0));
+    let p = write("pattern", &[("buffer_pattern", "0xdeadbeef")]);
+    assert!(p.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]));
+    let z = zeros(&write("compress", &[("buffer_compress_percentage", "60")]));
+    assert!((0.59..0.62).contains(&z), "{z}");
+    let unique = distinct(&write("dedupe", &[("dedupe_percentage", "50")]));
+    assert!((100..=156).contains(&unique), "{unique}");
+    // Verify writes its own headers over any of them.
+    let v = write(
+        "verify",
+        &[("buffer_pattern", "0xdeadbeef"), ("verify", "1")],
+    );
+    assert_eq!(distinct(&v), 256);
+}
+
+#[test]
+fn zero_buffers_with_a_pattern_is_refused_in_one_line() {
+    let d = tmp();
+    let f = d.path().join("never");
+    let e = run_paths(
+        &[spec(&[
+            ("rw", "write"),
+            ("zero_buffers", "1"),
+            ("buffer_pattern", "\"ab\""),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap_err();
+    assert!(e.is_usage());
+    assert_eq!(
+        e.to_string(),
+        "job 'job': zero_buffers and buffer_pattern each set what every buffer holds (valid: one of them)"
+    );
+    assert!(!f.exists());
+}

@@ -476,6 +476,68 @@ fn iodepth_batch_submit_on_a_simulated_target_is_noted() {
     assert_eq!(v["jobs"][0]["read"], p["jobs"][0]["read"]);
 }
 
+/// A simulated device models no data content: the buffer options are noted once, and the
+/// results are those without them.
+#[test]
+fn buffer_options_on_a_simulated_target_are_noted() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let system = root.join("systems/xdd2008/raid5.toml");
+    let target = format!("--filename=sim:{}", system.display());
+    let base = [
+        "--name=j",
+        target.as_str(),
+        "--rw=randwrite",
+        "--bs=8k",
+        "--iodepth=16",
+        "--size=16m",
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let plain = json(&assert_ok(&raidlab(&base), "without buffer options"));
+    let mut args = base.to_vec();
+    args.extend(["--dedupe_percentage=20", "--buffer_compress_percentage=50"]);
+    let out = raidlab(&args);
+    let v = json(&assert_ok(&out, "with buffer options"));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("models no data content"))
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(v["jobs"][0]["write"], plain["jobs"][0]["write"]);
+}
+
+/// A job file written for fio's libaio, with its buffer options, runs as written: the
+/// engine is libaio and the file holds what the options say (half of each 512 bytes zeros).
+#[test]
+fn a_libaio_job_file_with_buffer_options_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("data");
+    let job = dir.path().join("aio.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=libaio\ndirect=1\nrefill_buffers\nbuffer_compress_percentage=50\nbuffer_compress_chunk=512\n\n[w]\nfilename={}\nrw=randwrite\nbs=4k\nsize=256k\niodepth=8\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let out = raidlab(&["--job", &job.display().to_string()]);
+    let text = assert_ok(&out, "libaio job file");
+    assert!(text.contains("engine=libaio"), "{text}");
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 256 << 10);
+    for (i, c) in data.chunks(512).enumerate() {
+        assert!(c[256..].iter().all(|&b| b == 0), "sector {i}");
+        assert!(
+            c[..256].iter().filter(|&&b| b == 0).count() < 16,
+            "sector {i}"
+        );
+    }
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

@@ -11,6 +11,7 @@
 //! (`raidlab-engine`) and the simulator (`raidlab-sim`) both consume the same stream, so a
 //! simulated run replays exactly the requests a real run would issue.
 
+pub mod content;
 pub mod distribution;
 pub mod jobfile;
 pub mod pace;
@@ -18,6 +19,7 @@ pub mod size;
 pub mod spec;
 pub mod stream;
 
+pub use content::{BufferContent, ContentGen};
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };

@@ -3,6 +3,7 @@
 //! Command-line flags (`--bs=4k`) and job-file lines (`bs=4k`) go through the same
 //! [`apply_option`], so both accept exactly the same options with the same errors.
 
+use crate::content::BufferContent;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
 use serde::{Deserialize, Serialize};
@@ -549,6 +550,11 @@ pub struct JobSpec {
     pub fixedbufs: bool,
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub registerfiles: bool,
+    /// What writes carry (fio's `scramble_buffers`, `refill_buffers`, `zero_buffers`,
+    /// `buffer_pattern`, `buffer_compress_percentage`, `buffer_compress_chunk`,
+    /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
+    #[serde(default, skip_serializing_if = "BufferContent::is_default")]
+    pub buffers: BufferContent,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -809,6 +815,7 @@ impl Default for JobSpec {
             iodepth_batch_complete_max: 0,
             fixedbufs: true,
             registerfiles: true,
+            buffers: BufferContent::default(),
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -890,6 +897,13 @@ pub const OPTION_NAMES: &[&str] = &[
     "iodepth_batch_complete_max",
     "fixedbufs",
     "registerfiles",
+    "scramble_buffers",
+    "refill_buffers",
+    "zero_buffers",
+    "buffer_pattern",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "dedupe_percentage",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -955,6 +969,9 @@ fn is_flag(key: &str) -> bool {
         "time_based"
             | "fixedbufs"
             | "registerfiles"
+            | "scramble_buffers"
+            | "refill_buffers"
+            | "zero_buffers"
             | "group_reporting"
             | "stonewall"
             | "new_group"
@@ -1193,6 +1210,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
         "fixedbufs" => spec.fixedbufs = parse_bool(value).map_err(err)?,
         "registerfiles" => spec.registerfiles = parse_bool(value).map_err(err)?,
+        "scramble_buffers" => spec.buffers.scramble = parse_bool(value).map_err(err)?,
+        "refill_buffers" => spec.buffers.refill = parse_bool(value).map_err(err)?,
+        "zero_buffers" => spec.buffers.zero = parse_bool(value).map_err(err)?,
+        "buffer_pattern" => {
+            spec.buffers.pattern = crate::content::parse_pattern(value).map_err(err)?
+        }
+        "buffer_compress_percentage" => {
+            let p = parse_u32(value, 0, 100).map_err(err)?;
+            spec.buffers.compress_percentage = Some(p as u8);
+        }
+        "buffer_compress_chunk" => spec.buffers.compress_chunk = parse_size(value).map_err(err)?,
+        "dedupe_percentage" => {
+            spec.buffers.dedupe_percentage = parse_u32(value, 0, 100).map_err(err)? as u8
+        }
         "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
         "invalidate" => spec.invalidate = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
@@ -1541,6 +1572,9 @@ impl JobSpec {
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());
+        }
+        if let Some(m) = self.buffers.conflict() {
+            return e(m);
         }
         if self.direct {
             for (what, v) in [

@@ -610,6 +610,20 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         }
     };
     let mut result = raidlab_engine::run(specs, &mut resolve, &run_opts).map_err(engine_error)?;
+    if specs
+        .iter()
+        .any(|s| s.verify && s.rw.writes(s.rwmixread) && !s.buffers.is_default())
+    {
+        // Once a process, after a run (bad input stays one line).
+        static SAID_CONTENT: std::sync::Once = std::sync::Once::new();
+        SAID_CONTENT.call_once(|| {
+            ewriteln!(
+                "raidlab: note: with verify, writes carry verify's headers and data: \
+                 scramble_buffers, refill_buffers, zero_buffers, buffer_pattern, \
+                 buffer_compress_percentage and dedupe_percentage do not apply to them"
+            )
+        });
+    }
     if result.timestamp == 0 {
         result.timestamp = timestamp;
     }
@@ -682,6 +696,17 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             ewriteln!(
                 "raidlab: note: verify checks data and a simulated run moves none: nothing is \
                  checked, and the results are those of the same run without verify"
+            )
+        });
+    }
+    if specs.iter().any(|s| !s.buffers.is_default()) {
+        static SAID_CONTENT: std::sync::Once = std::sync::Once::new();
+        SAID_CONTENT.call_once(|| {
+            ewriteln!(
+                "raidlab: note: the buffer options (scramble_buffers, refill_buffers, \
+                 zero_buffers, buffer_pattern, buffer_compress_*, dedupe_percentage) set what \
+                 a real run's writes carry, and a simulated device models no data content: \
+                 the results are those of the same run without them"
             )
         });
     }
@@ -872,6 +897,29 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if !s.invalidate {
         put("invalidate", "0".into());
+    }
+    let (b, db) = (&s.buffers, &d.buffers);
+    if b.scramble != db.scramble {
+        put("scramble_buffers", u8::from(b.scramble).to_string());
+    }
+    if b.refill {
+        put("refill_buffers", "1".into());
+    }
+    if b.zero {
+        put("zero_buffers", "1".into());
+    }
+    if !b.pattern.is_empty() {
+        let hex: String = b.pattern.iter().map(|x| format!("{x:02x}")).collect();
+        put("buffer_pattern", format!("0x{hex}"));
+    }
+    if let Some(p) = b.compress_percentage {
+        put("buffer_compress_percentage", p.to_string());
+    }
+    if b.compress_chunk != db.compress_chunk {
+        put("buffer_compress_chunk", size_text(b.compress_chunk));
+    }
+    if b.dedupe_percentage != 0 {
+        put("dedupe_percentage", b.dedupe_percentage.to_string());
     }
     if !s.randrepeat {
         put("randrepeat", "0".into());

@@ -1,0 +1,424 @@
+//! What writes carry: fio's buffer options (`scramble_buffers`, `refill_buffers`,
+//! `zero_buffers`, `buffer_pattern`, `buffer_compress_percentage`, `buffer_compress_chunk`,
+//! `dedupe_percentage`) as plain data, and the generator that fills a write's buffer by them.
+//!
+//! Data content matters to devices that compress or deduplicate (ZFS with compression or
+//! dedup, VDO, most enterprise arrays, many SSD controllers): a benchmark that writes the same
+//! block again and again measures their dedupe, not their media. The generator is pure and
+//! seeded: a job's writes carry the same bytes on every run with the same seed. Only the real
+//! engine fills buffers; a simulated device models no data content.
+
+use serde::{Deserialize, Serialize};
+
+/// The bytes a scrambled sector's stamps take: every 512-byte sector of a write gets its own.
+pub const SECTOR: usize = 512;
+
+/// The most bytes `buffer_pattern` takes (fio's limit for its patterns).
+pub const MAX_PATTERN: usize = 512;
+
+/// fio's buffer options, as a job gives them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BufferContent {
+    /// `scramble_buffers` (default on): a buffer filled once with random bytes is stamped
+    /// before each write with the write's device offset and a count (mixed, so they look
+    /// random), in every 512-byte sector, so that no two writes carry the same sector
+    /// (naive dedupe is defeated, and the bytes do not compress).
+    pub scramble: bool,
+    /// `refill_buffers`: fresh random bytes for every write (costs CPU; defeats dedupe and
+    /// compression).
+    pub refill: bool,
+    /// `zero_buffers`: every buffer all zeros (and never scrambled).
+    pub zero: bool,
+    /// `buffer_pattern`: buffers repeat these bytes from their start (never scrambled); with
+    /// `compress_percentage`, the compressible part of each chunk repeats them instead of
+    /// zeros.
+    pub pattern: Vec<u8>,
+    /// `buffer_compress_percentage`: each chunk is this much fixed bytes (zeros or the
+    /// pattern) after random ones, so that it compresses about that much. Turns on refill.
+    pub compress_percentage: Option<u8>,
+    /// `buffer_compress_chunk`, bytes (default 512): the span the random-then-fixed layout
+    /// repeats over; 0, the whole buffer.
+    pub compress_chunk: u64,
+    /// `dedupe_percentage`: this share of writes repeat the last unique write's bytes (as
+    /// fio's default `dedupe_mode=repeat`). Turns on refill.
+    pub dedupe_percentage: u8,
+}
+
+impl Default for BufferContent {
+    fn default() -> Self {
+        BufferContent {
+            scramble: true,
+            refill: false,
+            zero: false,
+            pattern: Vec::new(),
+            compress_percentage: None,
+            compress_chunk: SECTOR as u64,
+            dedupe_percentage: 0,
+        }
+    }
+}
+
+impl BufferContent {
+    pub fn is_default(&self) -> bool {
+        *self == BufferContent::default()
+    }
+
+    /// Whether each write's buffer is filled afresh (fio: refill_buffers, or implied by
+    /// buffer_compress_percentage or dedupe_percentage).
+    pub fn refills(&self) -> bool {
+        !self.zero
+            && (self.refill || self.compress_percentage.is_some() || self.dedupe_percentage > 0)
+    }
+
+    /// Whether a write's buffer is stamped before it goes: buffers filled once with random
+    /// bytes (not zeros, not a pattern, not refilled).
+    pub fn scrambles(&self) -> bool {
+        self.scramble && !self.zero && self.pattern.is_empty() && !self.refills()
+    }
+
+    /// One line for a job that sets two options that each decide the whole content, or
+    /// None.
+    pub fn conflict(&self) -> Option<String> {
+        (self.zero && !self.pattern.is_empty()).then(|| {
+            "zero_buffers and buffer_pattern each set what every buffer holds (valid: one of them)"
+                .to_string()
+        })
+    }
+}
+
+/// `buffer_pattern`'s value: `0x` and hex digits (an even number), a quoted string
+/// (`"abc"` or `'abc'`), or several of them one after another (`0xdead"beef"`), at most
+/// [`MAX_PATTERN`] bytes.
+pub fn parse_pattern(value: &str) -> Result<Vec<u8>, String> {
+    let valid = "valid: 0x and an even number of hex digits, a quoted string such as \"abc\", or several such one after another";
+    let mut out = Vec::new();
+    let mut rest = value.trim();
+    if rest.is_empty() {
+        return Err(format!("an empty pattern ({valid})"));
+    }
+    while !rest.is_empty() {
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let end = hex
+                .find(|c: char| !c.is_ascii_hexdigit())
+                .unwrap_or(hex.len());
+            let digits = &hex[..end];
+            if digits.is_empty() || digits.len() % 2 != 0 {
+                return Err(format!(
+                    "'{value}': 0x{digits} is not whole bytes of hex digits ({valid})"
+                ));
+            }
+            for i in (0..digits.len()).step_by(2) {
+                out.push(u8::from_str_radix(&digits[i..i + 2], 16).expect("hex digits"));
+            }
+            rest = &hex[end..];
+        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+            let body = &rest[1..];
+            let Some(close) = body.find(q) else {
+                return Err(format!(
+                    "'{value}': a quoted string is not closed ({valid})"
+                ));
+            };
+            out.extend_from_slice(&body.as_bytes()[..close]);
+            rest = &body[close + 1..];
+        } else {
+            return Err(format!("'{value}' is not a pattern ({valid})"));
+        }
+        if out.len() > MAX_PATTERN {
+            return Err(format!(
+                "'{value}' is {} bytes (valid: at most {MAX_PATTERN})",
+                out.len()
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("'{value}' holds no bytes ({valid})"));
+    }
+    Ok(out)
+}
+
+/// Fills write buffers by a job's [`BufferContent`]: once, when the buffers are allocated
+/// ([`ContentGen::initial`]), then before each write ([`ContentGen::before_write`]).
+#[derive(Clone, Debug)]
+pub struct ContentGen {
+    opts: BufferContent,
+    seed: u64,
+    /// Writes prepared so far.
+    writes: u64,
+    /// The dedupe draws' state.
+    draws: u64,
+    /// The content seed of the last write that was not a repeat.
+    last_unique: Option<u64>,
+}
+
+impl ContentGen {
+    pub fn new(opts: &BufferContent, seed: u64) -> Self {
+        ContentGen {
+            opts: opts.clone(),
+            seed,
+            writes: 0,
+            draws: seed ^ 0xD1B5_4A32_D192_ED03,
+            last_unique: None,
+        }
+    }
+
+    /// Whether [`ContentGen::before_write`] changes anything (so the caller may skip it).
+    pub fn acts_on_writes(&self) -> bool {
+        self.opts.refills() || self.opts.scrambles()
+    }
+
+    /// Fill a freshly allocated buffer area of slots `slot_bytes` long each: zeros, the
+    /// pattern from each slot's start, or pseudo-random bytes.
+    pub fn initial(&self, area: &mut [u8], slot_bytes: usize) {
+        if self.opts.zero {
+            area.fill(0);
+        } else if !self.opts.pattern.is_empty() && self.opts.compress_percentage.is_none() {
+            for slot in area.chunks_mut(slot_bytes.max(1)) {
+                repeat(slot, &self.opts.pattern);
+            }
+        } else {
+            random_bytes(area, 0x2545_F491_4F6C_DD1D);
+        }
+    }
+
+    /// Before a write of `buf` at device offset `offset`: fill it afresh, or stamp its
+    /// sectors, as the options say; otherwise leave it.
+    pub fn before_write(&mut self, buf: &mut [u8], offset: u64) {
+        let n = self.writes;
+        self.writes += 1;
+        if self.opts.refills() {
+            let fresh = mix(self.seed ^ mix(n.wrapping_add(1)));
+            let repeat = self.last_unique.is_some() && self.dedupe_draw();
+            let content = match self.last_unique {
+                Some(prev) if repeat => prev,
+                _ => {
+                    self.last_unique = Some(fresh);
+                    fresh
+                }
+            };
+            self.fill(buf, content);
+        } else if self.opts.scrambles() {
+            scramble(buf, offset, n);
+        }
+    }
+
+    /// Whether this write repeats the last unique one (`dedupe_percentage` of them).
+    fn dedupe_draw(&mut self) -> bool {
+        let p = self.opts.dedupe_percentage as u64;
+        if p == 0 {
+            return false;
+        }
+        self.draws = mix(self.draws);
+        self.draws % 100 < p
+    }
+
+    /// A buffer's whole content from one seed: random bytes, with the compressible share of
+    /// each chunk fixed (zeros or the pattern).
+    fn fill(&self, buf: &mut [u8], content: u64) {
+        let Some(pct) = self.opts.compress_percentage else {
+            random_bytes(buf, content);
+            return;
+        };
+        let chunk = match self.opts.compress_chunk as usize {
+            0 => buf.len().max(1),
+            c => c,
+        };
+        let mut x = content;
+        for c in buf.chunks_mut(chunk) {
+            let random = c.len() * (100 - pct as usize) / 100;
+            x = mix(x);
+            random_bytes(&mut c[..random], x);
+            if self.opts.pattern.is_empty() {
+                c[random..].fill(0);
+            } else {
+                repeat(&mut c[random..], &self.opts.pattern);
+            }
+        }
+    }
+}
+
+/// SplitMix64's finalizer: a well-mixed 64-bit value from any input.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Pseudo-random bytes from `seed` (xorshift64, eight bytes a step).
+fn random_bytes(buf: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    let mut chunks = buf.chunks_exact_mut(8);
+    for c in &mut chunks {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        c.copy_from_slice(&x.to_le_bytes());
+    }
+    let tail = chunks.into_remainder();
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    let n = tail.len();
+    tail.copy_from_slice(&x.to_le_bytes()[..n]);
+}
+
+/// `pattern` repeated over `buf` from its start.
+fn repeat(buf: &mut [u8], pattern: &[u8]) {
+    for (b, p) in buf.iter_mut().zip(pattern.iter().cycle()) {
+        *b = *p;
+    }
+}
+
+/// Stamp each whole 512-byte sector of a write with its device offset and the write's count,
+/// in one of the sector's eight 64-byte lines (which one turns with the count and the
+/// sector), so no two writes carry the same sector. Both go through [`mix`], a bijection:
+/// distinct (offset, count) pairs still give distinct stamps, and the stamps look as random
+/// as the bytes around them (small numbers written as they are would be mostly zero bytes).
+fn scramble(buf: &mut [u8], offset: u64, write: u64) {
+    let w = mix(write).to_le_bytes();
+    for (i, sector) in buf.chunks_exact_mut(SECTOR).enumerate() {
+        let at = ((write as usize).wrapping_add(i) % 8) * 64;
+        let o = offset.wrapping_add((i * SECTOR) as u64);
+        sector[at..at + 8].copy_from_slice(&mix(o).to_le_bytes());
+        sector[at + 8..at + 16].copy_from_slice(&w);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn gen(f: impl FnOnce(&mut BufferContent)) -> ContentGen {
+        let mut o = BufferContent::default();
+        f(&mut o);
+        ContentGen::new(&o, 42)
+    }
+
+    /// `n` writes of 4 KiB through one buffer (as a job at depth 1 makes them), at offsets
+    /// 4 KiB apart: the bytes each carried.
+    fn writes(g: &mut ContentGen, n: usize) -> Vec<Vec<u8>> {
+        let mut buf = vec![0u8; 4096];
+        g.initial(&mut buf, 4096);
+        (0..n)
+            .map(|i| {
+                g.before_write(&mut buf, i as u64 * 4096);
+                buf.clone()
+            })
+            .collect()
+    }
+
+    fn distinct<T: std::hash::Hash + Eq>(v: impl IntoIterator<Item = T>) -> usize {
+        v.into_iter().collect::<HashSet<_>>().len()
+    }
+
+    #[test]
+    fn by_default_every_written_sector_differs_and_most_bytes_stay() {
+        let mut g = gen(|_| {});
+        let w = writes(&mut g, 64);
+        let sectors: Vec<&[u8]> = w.iter().flat_map(|b| b.chunks(SECTOR)).collect();
+        assert_eq!(distinct(sectors.iter().copied()), 64 * 8);
+        // Only the stamps change: two writes differ in at most 16 bytes a sector.
+        let changed = w[0].iter().zip(&w[1]).filter(|(a, b)| a != b).count();
+        assert!(changed <= 8 * 16, "{changed}");
+        // Without scrambling, one buffer writes the same bytes every time.
+        let mut g = gen(|o| o.scramble = false);
+        assert_eq!(distinct(writes(&mut g, 16)), 1);
+    }
+
+    #[test]
+    fn refilled_buffers_are_all_unique_and_repeat_with_the_seed() {
+        let mut g = gen(|o| o.refill = true);
+        let w = writes(&mut g, 32);
+        assert_eq!(distinct(w.iter()), 32);
+        let mut again = gen(|o| o.refill = true);
+        assert_eq!(writes(&mut again, 32), w);
+    }
+
+    #[test]
+    fn zeros_and_patterns_fill_every_buffer_and_are_not_scrambled() {
+        let mut g = gen(|o| o.zero = true);
+        assert!(writes(&mut g, 4).iter().all(|b| b.iter().all(|&x| x == 0)));
+        let mut g = gen(|o| o.pattern = vec![0xde, 0xad, 0xbe, 0xef, 0x01]);
+        for b in writes(&mut g, 4) {
+            for (i, x) in b.iter().enumerate() {
+                assert_eq!(*x, [0xde, 0xad, 0xbe, 0xef, 0x01][i % 5]);
+            }
+        }
+        // Each slot of an area starts the pattern afresh.
+        let mut area = vec![0u8; 3 * 1000];
+        gen(|o| o.pattern = b"abc".to_vec()).initial(&mut area, 1000);
+        assert_eq!(&area[1000..1003], b"abc");
+        assert_eq!(&area[2000..2003], b"abc");
+    }
+
+    #[test]
+    fn compressible_buffers_hold_the_fixed_share_of_each_chunk() {
+        for (pct, chunk) in [(75u8, 512u64), (50, 0), (30, 1000), (100, 512), (0, 512)] {
+            let mut g = gen(|o| {
+                o.compress_percentage = Some(pct);
+                o.compress_chunk = chunk;
+            });
+            let w = writes(&mut g, 8);
+            assert_eq!(distinct(w.iter()), if pct == 100 { 1 } else { 8 });
+            for b in &w {
+                let span = if chunk == 0 { b.len() } else { chunk as usize };
+                for c in b.chunks(span) {
+                    let random = c.len() * (100 - pct as usize) / 100;
+                    assert!(c[random..].iter().all(|&x| x == 0), "{pct}% {chunk}");
+                    // The random part has few zero bytes (1 in 256 on average).
+                    let zeros = c[..random].iter().filter(|&&x| x == 0).count();
+                    assert!(zeros * 50 <= random.max(50), "{pct}% {chunk}: {zeros}");
+                }
+            }
+        }
+        // With a pattern, the fixed part repeats it.
+        let mut g = gen(|o| {
+            o.compress_percentage = Some(50);
+            o.pattern = b"xy".to_vec();
+        });
+        let b = &writes(&mut g, 1)[0];
+        assert_eq!(&b[256..260], b"xyxy");
+    }
+
+    #[test]
+    fn dedupe_percentage_repeats_that_share_of_writes() {
+        for p in [0u8, 25, 50, 90] {
+            let mut g = gen(|o| o.dedupe_percentage = p);
+            let w = writes(&mut g, 2000);
+            let repeats = 2000 - distinct(w.iter());
+            let share = repeats as f64 / 2000.0 * 100.0;
+            assert!((share - p as f64).abs() < 4.0, "{p}%: {share:.1}%");
+            // A repeat carries the bytes of the last unique write before it.
+            let mut seen = HashSet::new();
+            let mut last_unique = 0;
+            for (i, b) in w.iter().enumerate() {
+                if seen.insert(b) {
+                    last_unique = i;
+                } else {
+                    assert!(*b == w[last_unique], "{p}%: write {i}");
+                }
+            }
+        }
+        let mut g = gen(|o| o.dedupe_percentage = 100);
+        assert_eq!(distinct(writes(&mut g, 50)), 1);
+    }
+
+    #[test]
+    fn patterns_parse_as_fio_writes_them() {
+        assert_eq!(
+            parse_pattern("0xdeadBEEF").unwrap(),
+            [0xde, 0xad, 0xbe, 0xef]
+        );
+        assert_eq!(parse_pattern("\"abc\"").unwrap(), b"abc");
+        assert_eq!(parse_pattern("'a\"b'").unwrap(), b"a\"b");
+        assert_eq!(parse_pattern("0x01\"z\"0x02").unwrap(), [1, b'z', 2]);
+        for bad in ["", "0x", "0xabc", "abc", "\"open", "12", "0x12zz", "\"\""] {
+            let e = parse_pattern(bad).unwrap_err();
+            assert!(e.contains("valid:"), "{bad}: {e}");
+        }
+        let long = format!("0x{}", "ab".repeat(MAX_PATTERN + 1));
+        assert!(parse_pattern(&long).unwrap_err().contains("at most 512"));
+    }
+}
