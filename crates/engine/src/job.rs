@@ -628,6 +628,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
         errno,
         percentiles: Default::default(),
+        description: None,
         logs: log
             .map(|mut l| {
                 l.finish(measured);

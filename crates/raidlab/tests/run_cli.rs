@@ -538,6 +538,49 @@ fn a_libaio_job_file_with_buffer_options_runs_as_written() {
     }
 }
 
+/// `description` shows where fio shows it: a line under the job's header, JSON's `desc`
+/// and `job options`, and one more terse field; from a job file, quotes and all.
+#[test]
+fn a_description_shows_as_fio_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f").display().to_string();
+    let file = format!("--filename={f}");
+    let base = [
+        "--name=d",
+        file.as_str(),
+        "--size=64k",
+        "--description=seq read of f",
+    ];
+    let text = assert_ok(&raidlab(&base), "text");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("d: (groupid=0"))
+        .unwrap();
+    assert_eq!(lines[at + 1], "  Description  : [seq read of f]");
+    let mut args = base.to_vec();
+    args.push("--output-format=json");
+    let v = json(&assert_ok(&raidlab(&args), "json"));
+    assert_eq!(v["jobs"][0]["desc"], "seq read of f");
+    assert_eq!(v["jobs"][0]["job options"]["description"], "seq read of f");
+    let mut args = base.to_vec();
+    args.push("--output-format=terse");
+    let terse = assert_ok(&raidlab(&args), "terse");
+    let fields: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!((fields.len(), fields[121]), (122, "seq read of f"));
+    // Without one, none of them.
+    let plain = assert_ok(&raidlab(&base[..3]), "plain");
+    assert!(!plain.contains("Description"));
+    let job = dir.path().join("d.fio");
+    std::fs::write(
+        &job,
+        format!("[d]\ndescription=\"from a file\"\nfilename={f}\nsize=64k\n"),
+    )
+    .unwrap();
+    let out = assert_ok(&raidlab(&["--job", &job.display().to_string()]), "job file");
+    assert!(out.contains("  Description  : [from a file]\n"), "{out}");
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

@@ -269,6 +269,10 @@ pub struct JobResult {
     /// `clat_percentiles`, `lat_percentiles`); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Percentiles::is_default")]
     pub percentiles: Percentiles,
+    /// The job's `description`, shown as fio shows it (`Description  : [...]`, JSON's
+    /// `desc`); set from the job's options by the caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]

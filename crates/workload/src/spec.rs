@@ -555,6 +555,9 @@ pub struct JobSpec {
     /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
     #[serde(default, skip_serializing_if = "BufferContent::is_default")]
     pub buffers: BufferContent,
+    /// fio's `description`: text shown with the job's results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -816,6 +819,7 @@ impl Default for JobSpec {
             fixedbufs: true,
             registerfiles: true,
             buffers: BufferContent::default(),
+            description: None,
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -876,6 +880,7 @@ impl std::error::Error for SpecError {}
 /// Every option name [`apply_option`] accepts.
 pub const OPTION_NAMES: &[&str] = &[
     "name",
+    "description",
     "rw",
     "readwrite",
     "bs",
@@ -1092,6 +1097,14 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 return Err(err("empty name".into()));
             }
             spec.name = value.to_string()
+        }
+        "description" => {
+            // (A job file may quote it, as fio's examples do.)
+            let t = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(value);
+            spec.description = (!t.is_empty()).then(|| t.to_string())
         }
         "rw" | "readwrite" => spec.rw = RwMode::parse(value).map_err(err)?,
         "bs" | "blocksize" => {

@@ -791,6 +791,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             .replace("sim\\:", "sim:");
     }
     let mut put = |k: &str, v: String| o.push((k.to_string(), v));
+    if let Some(d) = &s.description {
+        put("description", d.clone());
+    }
     put("rw", s.rw.name().to_string());
     if s.bs.read.range.is_some() || s.bs.write.range.is_some() {
         let one = |dist: &raidlab_workload::BsDist| {
@@ -1093,9 +1096,11 @@ fn spec_of<'a>(j: &raidlab_result::JobResult, specs: &'a [JobSpec]) -> Option<&'
     })
 }
 
-/// Each result lists the percentiles its job's options ask for.
+/// Each result lists the percentiles its job's options ask for, and carries its
+/// description.
 pub fn set_percentiles(result: &mut RunResult, specs: &[JobSpec]) {
     for j in &mut result.jobs {
+        j.description = spec_of(j, specs).and_then(|s| s.description.clone());
         if let Some(p) = spec_of(j, specs).map(|s| &s.percentiles) {
             j.percentiles = raidlab_result::Percentiles {
                 list: p.list.clone(),

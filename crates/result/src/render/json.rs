@@ -227,6 +227,10 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -
         ("iodepth_level", iodepth_levels(&j.iodepth_level)),
     ];
     f.extend(latency_groups(&lat));
+    // (fio adds its `desc` after the latency shares, only when a description is set.)
+    if let Some(d) = &j.description {
+        f.push(("desc", v(d.clone())));
+    }
     f.push(("raidlab", J::V(extras)));
     obj(f)
 }

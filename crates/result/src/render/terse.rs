@@ -138,6 +138,10 @@ pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 2]) -> String {
             let _ = write!(out, ";{p:.2}%");
         }
     }
+    // fio appends the description, when there is one, as one more field.
+    if let Some(d) = &j.description {
+        let _ = write!(out, ";{d}");
+    }
     out.push('\n');
     out
 }

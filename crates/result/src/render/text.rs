@@ -189,6 +189,9 @@ fn job_block(
         j.target,
         j.engine
     );
+    if let Some(d) = &j.description {
+        let _ = writeln!(out, "  Description  : [{d}]");
+    }
     // randrepeat=0: the seed this run used (drawn for it unless given), to repeat it.
     let option = |k: &str| options.iter().find(|o| o.0 == k).map(|o| o.1.as_str());
     if let (Some("0"), Some(seed)) = (option("randrepeat"), option("randseed")) {
