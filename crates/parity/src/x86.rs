@@ -847,7 +847,9 @@ mod tests {
     #[test]
     fn streamed_and_cached_outputs_are_the_same_bytes() {
         let len = 64 * 1024;
-        let mut data: Vec<Vec<Line>> = (0..20).map(|i| lines(len, i as u8 * 17 + 1)).collect();
+        let mut data: Vec<Vec<Line>> = (0..20)
+            .map(|i| lines(len, (i as u8).wrapping_mul(17).wrapping_add(1)))
+            .collect();
         let all: Vec<&[u8]> = data.iter_mut().map(|d| &*bytes(d)).collect();
         for n in [8, 16, 20] {
             let srcs = &all[..n];
