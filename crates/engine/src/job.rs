@@ -629,6 +629,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         errno,
         percentiles: Default::default(),
         description: None,
+        cpus: Vec::new(),
         logs: log
             .map(|mut l| {
                 l.finish(measured);

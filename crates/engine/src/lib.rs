@@ -29,6 +29,7 @@
 //!
 //! [`RequestStream`]: raidlab_workload::RequestStream
 
+mod affinity;
 pub mod clock;
 mod error;
 mod exec;

@@ -39,6 +39,9 @@ struct InstancePlan {
     buf_align: usize,
     max_bs: u64,
     goal_bytes: Option<u64>,
+    /// The CPUs to bind the job's thread to (`cpus_allowed`; one of them under
+    /// `cpus_allowed_policy=split`); empty for no binding.
+    cpus: Vec<u32>,
 }
 
 fn writes(spec: &JobSpec) -> bool {
@@ -76,6 +79,8 @@ pub fn run_with_clock(
 ) -> Result<RunResult, EngineError> {
     for s in specs {
         s.validate().map_err(|e| EngineError::usage(e.message))?;
+        // (The CPUs, before any target is created or laid out.)
+        instance_cpus(s, 0)?;
         if s.verify {
             let (r, w) = (&s.bs.read, &s.bs.write);
             if !(r.is_fixed() && w.is_fixed() && r.min() == w.min()) {
@@ -270,6 +275,7 @@ pub fn run_with_clock(
             buf_align: align.max(4096) as usize,
             max_bs: spec.bs.max(),
             goal_bytes,
+            cpus: instance_cpus(spec, inst.global_index)?,
         });
         plan_files.push(fname.as_str());
     }
@@ -661,7 +667,59 @@ fn run_group(
     })
 }
 
+/// The CPUs an instance binds to: the job's set, or under `cpus_allowed_policy=split` one
+/// of them by the instance's place in the run (fio hands them out by job number, in turn).
+/// Every one must be a CPU this process may run on.
+fn instance_cpus(spec: &JobSpec, global_index: u32) -> Result<Vec<u32>, EngineError> {
+    if spec.cpus.is_empty() {
+        return Ok(Vec::new());
+    }
+    let here = crate::affinity::allowed()
+        .map_err(|e| EngineError::failed(format!("cannot read this process's CPUs: {e}")))?;
+    if let Some(c) = spec.cpus.iter().find(|c| !here.contains(c)) {
+        return Err(EngineError::usage(format!(
+            "job '{}': cpus_allowed names CPU {c}, which this process may not run on (valid: {})",
+            spec.name,
+            crate::affinity::ranges(&here)
+        )));
+    }
+    Ok(if spec.cpus_split {
+        vec![spec.cpus[global_index as usize % spec.cpus.len()]]
+    } else {
+        spec.cpus.clone()
+    })
+}
+
 fn run_instance(p: InstancePlan) -> JobResult {
+    // Bound before anything else, so threads the job starts inherit the binding.
+    let bound = if p.cpus.is_empty() {
+        Vec::new()
+    } else {
+        match crate::affinity::bind(&p.cpus) {
+            Ok(b) => b,
+            Err(e) => {
+                return JobResult {
+                    name: p.setup.name.clone(),
+                    groupid: p.setup.group_id,
+                    instances: 1,
+                    target: p.setup.target.clone(),
+                    engine: p.setup.engine.to_string(),
+                    error: Some(format!(
+                        "cannot bind job '{}' to CPUs {}: {e}",
+                        p.setup.name,
+                        crate::affinity::ranges(&p.cpus)
+                    )),
+                    ..Default::default()
+                }
+            }
+        }
+    };
+    let mut r = run_bound(p);
+    r.cpus = bound;
+    r
+}
+
+fn run_bound(p: InstancePlan) -> JobResult {
     let depth = p.setup.depth.max(1);
     let bufs = AlignedBuf::new(
         depth as usize,

@@ -910,3 +910,71 @@ fn zero_buffers_with_a_pattern_is_refused_in_one_line() {
     );
     assert!(!f.exists());
 }
+
+/// The CPUs this test process may run on, from /proc/self/status.
+fn allowed_cpus() -> Vec<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    raidlab_workload::spec::parse_cpu_list(&list).unwrap()
+}
+
+/// cpus_allowed binds each job's thread: shared, every job to the whole set; split, each to
+/// one CPU of it in turn. The result carries the set the kernel reports once bound.
+#[test]
+fn cpus_allowed_binds_each_job_as_its_policy_says() {
+    let here = allowed_cpus();
+    let n = here.len().min(4);
+    let list: Vec<String> = here[..n].iter().map(u32::to_string).collect();
+    let list = list.join(",");
+    let d = tmp();
+    let f = d.path().join("c");
+    let job = |policy: &str| {
+        spec(&[
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "256k"),
+            ("numjobs", &n.to_string()),
+            ("cpus_allowed", &list),
+            ("cpus_allowed_policy", policy),
+            ("filename", f.to_str().unwrap()),
+        ])
+    };
+    let r = run_paths(&[job("split")], false).unwrap();
+    let got: Vec<Vec<u32>> = r.jobs.iter().map(|j| j.cpus.clone()).collect();
+    let want: Vec<Vec<u32>> = here[..n].iter().map(|&c| vec![c]).collect();
+    assert_eq!(got, want);
+    let r = run_paths(&[job("shared")], false).unwrap();
+    for j in &r.jobs {
+        assert_eq!(j.cpus, here[..n], "{}", j.name);
+    }
+    // Without the option, no binding and nothing recorded.
+    let r = run_paths(
+        &[spec(&[("size", "64k"), ("filename", f.to_str().unwrap())])],
+        false,
+    )
+    .unwrap();
+    assert!(r.jobs[0].cpus.is_empty());
+    // A CPU the process may not use is refused before any I/O, in one line.
+    let e = run_paths(
+        &[spec(&[
+            ("cpus_allowed", "1023"),
+            ("size", "64k"),
+            ("filename", d.path().join("never").to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap_err();
+    assert!(e.is_usage());
+    assert!(
+        e.to_string().starts_with(
+            "job 'job': cpus_allowed names CPU 1023, which this process may not run on (valid: "
+        ),
+        "{e}"
+    );
+    assert!(!d.path().join("never").exists());
+}

@@ -269,6 +269,10 @@ pub struct JobResult {
     /// `clat_percentiles`, `lat_percentiles`); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Percentiles::is_default")]
     pub percentiles: Percentiles,
+    /// The CPUs the job's threads were bound to (`cpus_allowed`, `cpumask`), as the kernel
+    /// reports them once set; empty when the job set none. A group's, all of its jobs'.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
     /// The job's `description`, shown as fio shows it (`Description  : [...]`, JSON's
     /// `desc`); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -441,6 +445,9 @@ impl JobResult {
         self.sys_cpu = weighted(self.sys_cpu, other.sys_cpu);
         self.runtime_sum_ns = ra + rb;
         self.instances += other.instances;
+        self.cpus.extend_from_slice(&other.cpus);
+        self.cpus.sort_unstable();
+        self.cpus.dedup();
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.sync.merge(&other.sync);

@@ -558,6 +558,14 @@ pub struct JobSpec {
     /// fio's `description`: text shown with the job's results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The CPUs a real job's threads may run on (fio's `cpus_allowed`, or `cpumask` as a bit
+    /// mask), ascending; empty for any. With `cpus_split` (fio's
+    /// `cpus_allowed_policy=split`) each job instance takes one of them in turn, by its
+    /// place in the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub cpus_split: bool,
     pub numjobs: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
@@ -820,6 +828,8 @@ impl Default for JobSpec {
             registerfiles: true,
             buffers: BufferContent::default(),
             description: None,
+            cpus: Vec::new(),
+            cpus_split: false,
             numjobs: 1,
             rwmixread: 50,
             size: None,
@@ -909,6 +919,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_percentage",
     "buffer_compress_chunk",
     "dedupe_percentage",
+    "cpus_allowed",
+    "cpumask",
+    "cpus_allowed_policy",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -988,6 +1001,51 @@ fn is_flag(key: &str) -> bool {
             | "write_iops_log"
             | "write_lat_log"
     )
+}
+
+/// The most CPUs a set names (the C library's `CPU_SETSIZE`).
+pub const MAX_CPUS: u32 = 1024;
+
+/// fio's `cpus_allowed`: CPU numbers and ranges, comma-separated (`0-3,6,8-9`), ascending
+/// and without repeats in the result.
+pub fn parse_cpu_list(value: &str) -> Result<Vec<u32>, String> {
+    let valid = format!("valid: CPU numbers and ranges below {MAX_CPUS}, e.g. 0-3,6");
+    let mut out = Vec::new();
+    for part in value.split(',').map(str::trim) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n < MAX_CPUS)
+                .ok_or_else(|| format!("'{part}' in '{value}' is not a CPU or a range ({valid})"))
+        };
+        let (lo, hi) = (num(lo)?, num(hi)?);
+        if lo > hi {
+            return Err(format!("'{part}' in '{value}' runs backwards ({valid})"));
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// fio's `cpumask`: a bit mask of CPUs, decimal or `0x` hex (bit N allows CPU N).
+pub fn parse_cpu_mask(value: &str) -> Result<Vec<u32>, String> {
+    let t = value.trim();
+    let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse::<u64>(),
+    }
+    .ok()
+    .filter(|m| *m != 0)
+    .ok_or_else(|| {
+        format!(
+            "'{t}' is not a CPU mask (valid: a nonzero bit mask, e.g. 0x3 or 3 for CPUs 0 and 1)"
+        )
+    })?;
+    Ok((0..64).filter(|b| mask >> b & 1 == 1).collect())
 }
 
 fn is_true(b: &bool) -> bool {
@@ -1097,6 +1155,19 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 return Err(err("empty name".into()));
             }
             spec.name = value.to_string()
+        }
+        "cpus_allowed" => spec.cpus = parse_cpu_list(value).map_err(err)?,
+        "cpumask" => spec.cpus = parse_cpu_mask(value).map_err(err)?,
+        "cpus_allowed_policy" => {
+            spec.cpus_split = match value {
+                "shared" => false,
+                "split" => true,
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not a policy (valid: shared, split)"
+                    )))
+                }
+            }
         }
         "description" => {
             // (A job file may quote it, as fio's examples do.)
@@ -1841,6 +1912,29 @@ mod tests {
         assert_eq!(s.reap_bounds(), (4, 16));
         apply_option(&mut s, "iodepth_batch_complete_max", Some("2")).unwrap();
         assert_eq!(s.reap_bounds(), (4, 4));
+    }
+
+    #[test]
+    fn cpu_sets_parse_as_fio_writes_them() {
+        assert_eq!(
+            parse_cpu_list("0-3,6, 8-9,2").unwrap(),
+            [0, 1, 2, 3, 6, 8, 9]
+        );
+        assert_eq!(parse_cpu_list("5").unwrap(), [5]);
+        assert_eq!(parse_cpu_mask("0x5").unwrap(), [0, 2]);
+        assert_eq!(parse_cpu_mask("6").unwrap(), [1, 2]);
+        for bad in ["", "a", "3-1", "1-", "1024", "0,,1"] {
+            assert!(parse_cpu_list(bad).unwrap_err().contains("valid:"), "{bad}");
+        }
+        for bad in ["0", "0xg", "-1"] {
+            assert!(parse_cpu_mask(bad).unwrap_err().contains("valid:"), "{bad}");
+        }
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "cpus_allowed", Some("1-2")).unwrap();
+        apply_option(&mut s, "cpus_allowed_policy", Some("split")).unwrap();
+        assert_eq!((s.cpus.as_slice(), s.cpus_split), (&[1, 2][..], true));
+        let e = apply_option(&mut s, "cpus_allowed_policy", Some("spread")).unwrap_err();
+        assert!(e.message.contains("valid: shared, split"), "{}", e.message);
     }
 
     #[test]

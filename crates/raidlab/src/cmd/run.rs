@@ -699,6 +699,16 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             )
         });
     }
+    if specs.iter().any(|s| !s.cpus.is_empty()) {
+        static SAID_CPUS: std::sync::Once = std::sync::Once::new();
+        SAID_CPUS.call_once(|| {
+            ewriteln!(
+                "raidlab: note: cpus_allowed and cpumask bind a real job's threads to CPUs, \
+                 and a simulated host's CPUs are those its system file gives: the results are \
+                 those of the same run without them"
+            )
+        });
+    }
     if specs.iter().any(|s| !s.buffers.is_default()) {
         static SAID_CONTENT: std::sync::Once = std::sync::Once::new();
         SAID_CONTENT.call_once(|| {
@@ -793,6 +803,13 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     let mut put = |k: &str, v: String| o.push((k.to_string(), v));
     if let Some(d) = &s.description {
         put("description", d.clone());
+    }
+    if !s.cpus.is_empty() {
+        let list: Vec<String> = s.cpus.iter().map(u32::to_string).collect();
+        put("cpus_allowed", list.join(","));
+        if s.cpus_split {
+            put("cpus_allowed_policy", "split".into());
+        }
     }
     put("rw", s.rw.name().to_string());
     if s.bs.read.range.is_some() || s.bs.write.range.is_some() {

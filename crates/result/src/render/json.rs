@@ -186,7 +186,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
     let runtime_ms = j.job_runtime_ns() / 1_000_000;
-    let extras = serde_json::json!({
+    let mut extras = serde_json::json!({
         "target": j.target,
         "engine": j.engine,
         "instances": j.instances,
@@ -197,6 +197,9 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -
         "stopped": j.stopped,
         "error": j.error,
     });
+    if !j.cpus.is_empty() {
+        extras["cpus"] = serde_json::json!(j.cpus);
+    }
     let mut f = vec![
         ("jobname", v(j.name.clone())),
         ("groupid", v(j.groupid)),
