@@ -13,8 +13,8 @@
 # time the binary itself through its fio-compatible JSON.
 #
 # Cases: loop-randread (4 KiB randread, iodepth 32, io_uring, direct, on a loop device over a
-# /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-libaio (same with
-# libaio), loop-seqread (1 MiB
+# /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-sync (same with
+# sync: lseek and read), loop-libaio (same with libaio), loop-seqread (1 MiB
 # sequential read, iodepth 32), loop-randwrite (4 KiB randwrite, iodepth 32), loop-randrw
 # (8 KiB, half reads, iodepth 16), null (null engine, 4 KiB, iodepth 32), disk (4 KiB
 # randread, iodepth 32, direct, on a file under /var/tmp). IOPS are reads and writes
@@ -22,7 +22,7 @@
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-4}
-CASES=${*:-loop-randread loop-psync loop-libaio loop-seqread loop-randwrite loop-randrw null disk}
+CASES=${*:-loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw null disk}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
 if [ -z "${RAIDLAB_RLRUN:-}" ] && [ -z "${RAIDLAB:-}" ]; then
@@ -48,6 +48,7 @@ setup() {
   case "$1" in
     loop-randread) need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
     loop-psync)    need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=psync --direct=1" ;;
+    loop-sync)     need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=sync --direct=1" ;;
     loop-libaio)   need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=libaio --direct=1" ;;
     loop-seqread)  need_loop; TARGET=$LOOP; OPTS="--rw=read --bs=1m --iodepth=32 --ioengine=io_uring --direct=1" ;;
     loop-randwrite) need_loop; TARGET=$LOOP; FORCE=--force; OPTS="--rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
@@ -56,7 +57,7 @@ setup() {
     disk)          TARGET=/var/tmp/raidlab-bench.dat
                    [ -f "$TARGET" ] || dd if=/dev/urandom of="$TARGET" bs=1M count=2048 status=none
                    OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=2g" ;;
-    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-libaio loop-seqread loop-randwrite loop-randrw null disk)" >&2; exit 2 ;;
+    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw null disk)" >&2; exit 2 ;;
   esac
 }
 

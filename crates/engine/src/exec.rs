@@ -96,15 +96,76 @@ impl Executor for Null {
     }
 }
 
-/// pread/pwrite, one request at a time (like fio's psync, whose iodepth is effectively 1).
+/// Which system calls a synchronous executor makes a request with (fio's engines of these
+/// names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncCall {
+    /// pread/pwrite (`psync`).
+    Pread,
+    /// read/write, after an lseek when the file position is not already there (`sync`).
+    Read,
+    /// readv/writev of one vector, after an lseek likewise (`vsync`).
+    Readv,
+    /// preadv/pwritev of one vector (`pvsync`).
+    Preadv,
+    /// preadv2/pwritev2 of one vector, no flags (`pvsync2`).
+    Preadv2,
+}
+
+/// One request at a time (like fio's synchronous engines, whose iodepth is effectively 1),
+/// with the system calls `call` names.
 pub struct Psync {
     file: File,
+    call: SyncCall,
+    /// The file position after the last read or write, for `sync` and `vsync`, which seek
+    /// only when a request starts elsewhere (as fio's do).
+    pos: Option<u64>,
     op: Option<(u32, Dir, u64, *mut u8, usize)>,
 }
 
 impl Psync {
-    pub fn new(file: File) -> Self {
-        Psync { file, op: None }
+    pub fn new(file: File, call: SyncCall) -> Self {
+        Psync {
+            file,
+            call,
+            pos: None,
+            op: None,
+        }
+    }
+
+    /// One request's system calls: its result as read(2) gives it.
+    fn transfer(&mut self, dir: Dir, offset: u64, buf: *mut u8, len: usize) -> isize {
+        let fd = self.file.as_raw_fd();
+        let off = offset as libc::off_t;
+        let iov = libc::iovec {
+            iov_base: buf.cast(),
+            iov_len: len,
+        };
+        let write = dir == Dir::Write;
+        if matches!(self.call, SyncCall::Read | SyncCall::Readv) && self.pos != Some(offset) {
+            // SAFETY: lseek on a descriptor we own.
+            if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
+                self.pos = None;
+                return -1;
+            }
+        }
+        // SAFETY: buf points to `len` bytes owned by the driver's slot until completion.
+        let r = unsafe {
+            match (self.call, write) {
+                (SyncCall::Pread, false) => libc::pread(fd, buf.cast(), len, off),
+                (SyncCall::Pread, true) => libc::pwrite(fd, buf.cast(), len, off),
+                (SyncCall::Read, false) => libc::read(fd, buf.cast(), len),
+                (SyncCall::Read, true) => libc::write(fd, buf.cast(), len),
+                (SyncCall::Readv, false) => libc::readv(fd, &iov, 1),
+                (SyncCall::Readv, true) => libc::writev(fd, &iov, 1),
+                (SyncCall::Preadv, false) => libc::preadv(fd, &iov, 1, off),
+                (SyncCall::Preadv, true) => libc::pwritev(fd, &iov, 1, off),
+                (SyncCall::Preadv2, false) => libc::preadv2(fd, &iov, 1, off, 0),
+                (SyncCall::Preadv2, true) => libc::pwritev2(fd, &iov, 1, off, 0),
+            }
+        };
+        self.pos = (r >= 0).then(|| offset + r as u64);
+        r
     }
 }
 
@@ -122,15 +183,8 @@ impl Executor for Psync {
         let Some((slot, dir, offset, buf, len)) = self.op.take() else {
             return Ok(());
         };
-        let fd = self.file.as_raw_fd();
         let r = loop {
-            // SAFETY: buf points to `len` bytes owned by the driver's slot until completion.
-            let r = unsafe {
-                match dir {
-                    Dir::Read => libc::pread(fd, buf.cast(), len, offset as libc::off_t),
-                    Dir::Write => libc::pwrite(fd, buf.cast(), len, offset as libc::off_t),
-                }
-            };
+            let r = self.transfer(dir, offset, buf, len);
             if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -733,5 +787,49 @@ impl Executor for Block {
 impl Drop for Block {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Each synchronous call reads the right bytes, and leaves the file position where its
+    /// system call does: pread, preadv and preadv2 do not move it; read and readv (after
+    /// their lseek) leave it at the request's end, where the next request here reads on
+    /// without one.
+    #[test]
+    fn each_sync_call_reads_its_block_and_moves_the_position_as_its_call_does() {
+        let mut f = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..16384u32).map(|i| (i / 4096) as u8 + 1).collect();
+        f.write_all(&data).unwrap();
+        for (call, moves) in [
+            (SyncCall::Pread, false),
+            (SyncCall::Read, true),
+            (SyncCall::Readv, true),
+            (SyncCall::Preadv, false),
+            (SyncCall::Preadv2, false),
+        ] {
+            let probe = f.try_clone().unwrap(); // (shares the file position)
+                                                // SAFETY: lseek on a descriptor we own.
+            unsafe { libc::lseek(probe.as_raw_fd(), 0, libc::SEEK_SET) };
+            let mut x = Psync::new(f.try_clone().unwrap(), call);
+            let mut buf = vec![0u8; 4096];
+            let mut done = Vec::new();
+            for (slot, at) in [(0u32, 4096u64), (1, 8192)] {
+                x.queue(slot, Dir::Read, at, buf.as_mut_ptr(), 4096);
+                x.submit_and_reap(1, 1, &mut done).unwrap();
+                assert!(
+                    buf.iter().all(|&b| b as u64 == at / 4096 + 1),
+                    "{call:?} at {at}"
+                );
+                // SAFETY: as above.
+                let pos = unsafe { libc::lseek(probe.as_raw_fd(), 0, libc::SEEK_CUR) };
+                assert_eq!(pos as u64, if moves { at + 4096 } else { 0 }, "{call:?}");
+            }
+            assert_eq!(done.len(), 2);
+            assert!(done.iter().all(|c| matches!(c.res, Ok(4096))), "{call:?}");
+        }
     }
 }

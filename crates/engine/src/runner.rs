@@ -3,7 +3,7 @@
 //! one thread per instance.
 
 use crate::clock::Clock;
-use crate::exec::{Block, Executor, Libaio, Null, Psync, Register, Uring};
+use crate::exec::{Block, Executor, Libaio, Null, Psync, Register, SyncCall, Uring};
 use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
 use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
@@ -24,7 +24,7 @@ enum Resolved {
 /// How one instance will do its I/O.
 enum ExecPlan {
     Null,
-    Psync(File),
+    Psync(File, SyncCall),
     /// The file, and what to register with the ring.
     Uring(File, Register),
     Libaio(File),
@@ -208,9 +208,25 @@ pub fn run_with_clock(
             (_, Resolved::Block(_, dev)) => {
                 (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth)
             }
-            (IoEngine::Psync, Resolved::Path(p)) => (
-                ExecPlan::Psync(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
-                "psync",
+            (
+                e @ (IoEngine::Psync
+                | IoEngine::Sync
+                | IoEngine::Vsync
+                | IoEngine::Pvsync
+                | IoEngine::Pvsync2),
+                Resolved::Path(p),
+            ) => (
+                ExecPlan::Psync(
+                    open_for_job(p, writes(spec), spec.direct, spec.sync)?,
+                    match e {
+                        IoEngine::Sync => SyncCall::Read,
+                        IoEngine::Vsync => SyncCall::Readv,
+                        IoEngine::Pvsync => SyncCall::Preadv,
+                        IoEngine::Pvsync2 => SyncCall::Preadv2,
+                        _ => SyncCall::Pread,
+                    },
+                ),
+                e.name(),
                 1,
             ),
             (IoEngine::IoUring, Resolved::Path(p)) => (
@@ -371,7 +387,7 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
         if !specs[p.spec_index].invalidate {
             continue;
         }
-        let (ExecPlan::Psync(f) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f)) = &p.exec else {
+        let (ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f)) = &p.exec else {
             continue;
         };
         let (start, len) = p.setup.stream.region();
@@ -439,7 +455,7 @@ fn hole_warnings(
             continue;
         }
         match &p.exec {
-            ExecPlan::Psync(f) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
+            ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
                 let (start, len) = p.setup.stream.region();
                 if f.metadata().is_ok_and(|m| m.is_file()) {
                     if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
@@ -528,7 +544,7 @@ fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
             }
         }
     }
-    let depth = if spec.ioengine == IoEngine::Psync {
+    let depth = if spec.ioengine.one_at_a_time() {
         1
     } else {
         spec.iodepth as u64
@@ -741,7 +757,7 @@ fn run_bound(p: InstancePlan) -> JobResult {
     };
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
-        ExecPlan::Psync(f) => drive(p.setup, &mut Psync::new(f), &bufs),
+        ExecPlan::Psync(f, call) => drive(p.setup, &mut Psync::new(f, call), &bufs),
         ExecPlan::Uring(f, register) => match Uring::new(f, depth, bufs.area(), register) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
             Err(e) => {

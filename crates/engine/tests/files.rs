@@ -102,6 +102,10 @@ fn written_data_reads_back_with_verify_on_every_executor() {
         ("io_uring", "0", "0"),
         ("psync", "1", "1"),
         ("libaio", "1", "1"),
+        ("sync", "1", "1"),
+        ("vsync", "1", "1"),
+        ("pvsync", "1", "1"),
+        ("pvsync2", "1", "1"),
     ];
     for (engine, bufs, files) in cases {
         let d = tmp();
@@ -262,7 +266,7 @@ fn a_write_job_with_verify_reads_back_what_it_wrote() {
 }
 
 #[test]
-fn psync_libaio_and_io_uring_issue_the_same_requests() {
+fn every_engine_issues_the_same_requests() {
     let d = tmp();
     let f = d.path().join("same");
     let mk = |engine: &str| {
@@ -278,7 +282,7 @@ fn psync_libaio_and_io_uring_issue_the_same_requests() {
     };
     let a = run_paths(&[mk("io_uring")], true).unwrap();
     let a = &a.jobs[0];
-    for other in ["psync", "libaio"] {
+    for other in ["psync", "libaio", "sync", "vsync", "pvsync", "pvsync2"] {
         let b = run_paths(&[mk(other)], true).unwrap();
         let b = &b.jobs[0];
         assert_eq!((a.engine.as_str(), b.engine.as_str()), ("io_uring", other));

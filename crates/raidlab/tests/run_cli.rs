@@ -47,7 +47,7 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         ),
         (
             vec![&file_opt, "--ioengine=posixaio"],
-            "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, null)",
+            "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, null)",
         ),
         (
             vec![&file_opt, "--size=0"],

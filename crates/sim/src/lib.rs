@@ -401,7 +401,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             // psync issues one request at a time whatever iodepth says, as fio's sync engines
             // and the real executor on files do.
             let depth = match s.ioengine {
-                raidlab_workload::IoEngine::Psync => 1,
+                e if e.one_at_a_time() => 1,
                 _ => s.iodepth.max(1),
             };
             let mut j = JobRt::new(stream, p.lun as u32, depth);

@@ -485,7 +485,14 @@ pub enum IoEngine {
     IoUring,
     /// Linux native asynchronous I/O (io_submit/io_getevents), like fio's `libaio`.
     Libaio,
+    /// One request at a time, each with one system call, as fio's engines of these names:
+    /// pread/pwrite (`psync`), lseek then read/write (`sync`), readv/writev after lseek
+    /// (`vsync`), preadv/pwritev (`pvsync`), preadv2/pwritev2 (`pvsync2`).
     Psync,
+    Sync,
+    Vsync,
+    Pvsync,
+    Pvsync2,
     /// No I/O at all: measures the engine's own overhead, like fio's `null`.
     Null,
 }
@@ -496,17 +503,37 @@ impl IoEngine {
             "io_uring" => Ok(IoEngine::IoUring),
             "libaio" => Ok(IoEngine::Libaio),
             "psync" => Ok(IoEngine::Psync),
+            "sync" => Ok(IoEngine::Sync),
+            "vsync" => Ok(IoEngine::Vsync),
+            "pvsync" => Ok(IoEngine::Pvsync),
+            "pvsync2" => Ok(IoEngine::Pvsync2),
             "null" => Ok(IoEngine::Null),
             other => Err(format!(
-                "'{other}' is not a supported ioengine (valid: io_uring, libaio, psync, null)"
+                "'{other}' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, null)"
             )),
         }
+    }
+    /// Whether the engine runs one request at a time (fio's synchronous engines), whatever
+    /// `iodepth` says.
+    pub fn one_at_a_time(self) -> bool {
+        matches!(
+            self,
+            IoEngine::Psync
+                | IoEngine::Sync
+                | IoEngine::Vsync
+                | IoEngine::Pvsync
+                | IoEngine::Pvsync2
+        )
     }
     pub fn name(self) -> &'static str {
         match self {
             IoEngine::IoUring => "io_uring",
             IoEngine::Libaio => "libaio",
             IoEngine::Psync => "psync",
+            IoEngine::Sync => "sync",
+            IoEngine::Vsync => "vsync",
+            IoEngine::Pvsync => "pvsync",
+            IoEngine::Pvsync2 => "pvsync2",
             IoEngine::Null => "null",
         }
     }
