@@ -206,12 +206,22 @@ impl Executor for Psync {
     }
 }
 
-/// What an io_uring executor registers with its ring (fio's `registerfiles`, `fixedbufs`).
-#[derive(Clone, Copy, Debug)]
-pub struct Register {
+/// How an io_uring executor sets its ring up: what it registers with it (fio's
+/// `registerfiles`, `fixedbufs`), and whether a kernel thread polls the submission queue
+/// (`sqthread_poll`, on `sqthread_poll_cpu`) or the device is polled for completions
+/// (`hipri`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RingOptions {
     pub files: bool,
     pub buffers: bool,
+    /// Submission-queue polling, and the CPU its thread is bound to.
+    pub sqpoll: bool,
+    pub sqpoll_cpu: Option<u32>,
+    pub iopoll: bool,
 }
+
+/// How long an idle submission-queue polling thread spins before it sleeps, ms (fio's).
+const SQPOLL_IDLE_MS: u32 = 500;
 
 /// io_uring with the file and the buffer area registered (unless the job says otherwise:
 /// fio's `registerfiles`, `fixedbufs`), so each request costs one SQE.
@@ -224,26 +234,50 @@ pub struct Uring {
     file: File,
     /// An error from `submit`, reported by the next `submit_and_reap`.
     failed: Option<io::Error>,
+    /// The ring polls the device for completions (`hipri`).
+    iopoll: bool,
 }
 
 impl Uring {
     /// `area` is the driver's buffer area (every slot's buffer lies inside it); `register`
     /// whether to register the file and the area (each is used only if the kernel takes
-    /// it).
+    /// it), and whether to poll (a ring that cannot poll as asked is an error: the job
+    /// asked for it).
     pub fn new(
         file: File,
         depth: u32,
         area: (*mut u8, usize),
-        register: Register,
+        register: RingOptions,
     ) -> io::Result<Self> {
         let entries = depth.next_power_of_two().max(1);
-        // Single issuer + deferred task work (kernel ≥ 6.1) cut completion overhead; fall back
-        // to a plain ring where they are not available.
-        let ring = io_uring::IoUring::builder()
-            .setup_single_issuer()
-            .setup_defer_taskrun()
-            .build(entries)
-            .or_else(|_| io_uring::IoUring::new(entries))?;
+        let ring = if register.sqpoll || register.iopoll {
+            let mut b = io_uring::IoUring::builder();
+            if register.sqpoll {
+                b.setup_sqpoll(SQPOLL_IDLE_MS);
+                if let Some(cpu) = register.sqpoll_cpu {
+                    b.setup_sqpoll_cpu(cpu);
+                }
+            }
+            if register.iopoll {
+                b.setup_iopoll();
+            }
+            b.build(entries).map_err(|e| {
+                let what = match (register.sqpoll, register.iopoll) {
+                    (true, true) => "sqthread_poll and hipri",
+                    (true, false) => "sqthread_poll",
+                    _ => "hipri",
+                };
+                io::Error::new(e.kind(), format!("a ring for {what}: {e}"))
+            })?
+        } else {
+            // Single issuer + deferred task work (kernel ≥ 6.1) cut completion overhead; fall
+            // back to a plain ring where they are not available.
+            io_uring::IoUring::builder()
+                .setup_single_issuer()
+                .setup_defer_taskrun()
+                .build(entries)
+                .or_else(|_| io_uring::IoUring::new(entries))?
+        };
         let fd = file.as_raw_fd();
         let fixed_file = register.files && ring.submitter().register_files(&[fd]).is_ok();
         let fixed_bufs = register.buffers && {
@@ -261,6 +295,7 @@ impl Uring {
             fd,
             file,
             failed: None,
+            iopoll: register.iopoll,
         })
     }
 }
@@ -346,7 +381,12 @@ impl Executor for Uring {
         }
         for cqe in self.ring.completion().take(max.max(min)) {
             let r = cqe.result();
-            let res = if r < 0 {
+            let res = if r == -libc::EOPNOTSUPP && self.iopoll {
+                Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "hipri: this device takes no polled I/O (NVMe with poll queues does: the nvme module's poll_queues)",
+                ))
+            } else if r < 0 {
                 Err(io::Error::from_raw_os_error(-r))
             } else {
                 Ok(r as u64)

@@ -3,7 +3,7 @@
 //! one thread per instance.
 
 use crate::clock::Clock;
-use crate::exec::{Block, Executor, Libaio, Null, Psync, Register, SyncCall, Uring};
+use crate::exec::{Block, Executor, Libaio, Null, Psync, RingOptions, SyncCall, Uring};
 use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
 use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
@@ -26,7 +26,7 @@ enum ExecPlan {
     Null,
     Psync(File, SyncCall),
     /// The file, and what to register with the ring.
-    Uring(File, Register),
+    Uring(File, RingOptions),
     Libaio(File),
     Block(Arc<dyn BlockTarget>),
 }
@@ -232,9 +232,12 @@ pub fn run_with_clock(
             (IoEngine::IoUring, Resolved::Path(p)) => (
                 ExecPlan::Uring(
                     open_for_job(p, writes(spec), spec.direct, spec.sync)?,
-                    Register {
+                    RingOptions {
                         files: spec.registerfiles,
                         buffers: spec.fixedbufs,
+                        sqpoll: spec.sqthread_poll,
+                        sqpoll_cpu: spec.sqthread_poll_cpu,
+                        iopoll: spec.hipri,
                     },
                 ),
                 "io_uring",

@@ -982,3 +982,31 @@ fn cpus_allowed_binds_each_job_as_its_policy_says() {
     );
     assert!(!d.path().join("never").exists());
 }
+
+/// sqthread_poll: a kernel thread takes the requests from the ring (bound to
+/// sqthread_poll_cpu when given); what is written reads back verified.
+#[test]
+fn a_polled_submission_queue_writes_and_reads_back() {
+    let cpu = allowed_cpus()[0].to_string();
+    for extra in [&[][..], &[("sqthread_poll_cpu", cpu.as_str())][..]] {
+        let d = tmp();
+        let f = d.path().join("sq");
+        let mut o = vec![
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("iodepth", "16"),
+            ("direct", "1"),
+            ("sqthread_poll", "1"),
+            ("verify", "1"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(extra);
+        let r = run_paths(&[spec(&o)], false).unwrap();
+        let j = &r.jobs[0];
+        assert_eq!(j.error, None, "{extra:?}");
+        assert_eq!(j.write.total_ios, 256, "{extra:?}");
+        let v = j.verify.as_ref().unwrap();
+        assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{extra:?}");
+    }
+}

@@ -143,3 +143,21 @@ fn direct_io_smaller_than_the_logical_block_is_a_clear_error() {
     ]);
     assert_eq!(run_paths(&[s], false).unwrap().jobs[0].read.total_ios, 128);
 }
+
+/// hipri polls the device for completions; a loop device has no polled queues, and the job
+/// says so in its error rather than failing with a bare errno.
+#[test]
+fn hipri_on_a_device_without_polled_queues_says_so() {
+    let lo = Loop::new(8 << 20, 512);
+    let s = spec(&[
+        ("rw", "randread"),
+        ("bs", "4k"),
+        ("iodepth", "4"),
+        ("direct", "1"),
+        ("hipri", "1"),
+        ("filename", &lo.dev),
+    ]);
+    let r = run_paths(&[s], false).unwrap();
+    let e = r.jobs[0].error.as_deref().unwrap_or("");
+    assert!(e.contains("hipri: this device takes no polled I/O"), "{e}");
+}

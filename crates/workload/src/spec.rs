@@ -577,6 +577,16 @@ pub struct JobSpec {
     pub fixedbufs: bool,
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub registerfiles: bool,
+    /// fio's io_uring options `sqthread_poll` (a kernel thread polls the submission queue,
+    /// so submitting costs no system call), `sqthread_poll_cpu` (the CPU that thread is
+    /// bound to) and `hipri` (the device is polled for completions: needs direct I/O and a
+    /// device with polled queues). The simulator makes no system calls and leaves them aside.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sqthread_poll: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqthread_poll_cpu: Option<u32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hipri: bool,
     /// What writes carry (fio's `scramble_buffers`, `refill_buffers`, `zero_buffers`,
     /// `buffer_pattern`, `buffer_compress_percentage`, `buffer_compress_chunk`,
     /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
@@ -853,6 +863,9 @@ impl Default for JobSpec {
             iodepth_batch_complete_max: 0,
             fixedbufs: true,
             registerfiles: true,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            hipri: false,
             buffers: BufferContent::default(),
             description: None,
             cpus: Vec::new(),
@@ -939,6 +952,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "iodepth_batch_complete_max",
     "fixedbufs",
     "registerfiles",
+    "sqthread_poll",
+    "sqthread_poll_cpu",
+    "hipri",
     "scramble_buffers",
     "refill_buffers",
     "zero_buffers",
@@ -1014,6 +1030,8 @@ fn is_flag(key: &str) -> bool {
         "time_based"
             | "fixedbufs"
             | "registerfiles"
+            | "sqthread_poll"
+            | "hipri"
             | "scramble_buffers"
             | "refill_buffers"
             | "zero_buffers"
@@ -1321,6 +1339,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
         "fixedbufs" => spec.fixedbufs = parse_bool(value).map_err(err)?,
         "registerfiles" => spec.registerfiles = parse_bool(value).map_err(err)?,
+        "sqthread_poll" => spec.sqthread_poll = parse_bool(value).map_err(err)?,
+        "sqthread_poll_cpu" => {
+            spec.sqthread_poll_cpu = Some(parse_u32(value, 0, MAX_CPUS - 1).map_err(err)?)
+        }
+        "hipri" => spec.hipri = parse_bool(value).map_err(err)?,
         "scramble_buffers" => spec.buffers.scramble = parse_bool(value).map_err(err)?,
         "refill_buffers" => spec.buffers.refill = parse_bool(value).map_err(err)?,
         "zero_buffers" => spec.buffers.zero = parse_bool(value).map_err(err)?,
@@ -1687,6 +1710,28 @@ impl JobSpec {
         if let Some(m) = self.buffers.conflict() {
             return e(m);
         }
+        if (self.hipri || self.sqthread_poll) && self.ioengine != IoEngine::IoUring {
+            return e(format!(
+                "{} {} io_uring's (valid: ioengine=io_uring, not {})",
+                match (self.sqthread_poll, self.hipri) {
+                    (true, true) => "sqthread_poll and hipri",
+                    (true, false) => "sqthread_poll",
+                    _ => "hipri",
+                },
+                if self.sqthread_poll && self.hipri {
+                    "are"
+                } else {
+                    "is"
+                },
+                self.ioengine.name()
+            ));
+        }
+        if self.hipri && !self.direct {
+            return e(
+                "hipri polls the device for completions, which only direct I/O has (valid: direct=1 with hipri)"
+                    .into(),
+            );
+        }
         if self.direct {
             for (what, v) in [
                 ("offset", self.offset),
@@ -1939,6 +1984,40 @@ mod tests {
         assert_eq!(s.reap_bounds(), (4, 16));
         apply_option(&mut s, "iodepth_batch_complete_max", Some("2")).unwrap();
         assert_eq!(s.reap_bounds(), (4, 4));
+    }
+
+    #[test]
+    fn polling_options_are_io_urings_and_hipri_needs_direct_io() {
+        let job = |opts: &[(&str, &str)]| {
+            let mut s = JobSpec {
+                filenames: vec!["f".into()],
+                ..Default::default()
+            };
+            for (k, v) in opts {
+                apply_option(&mut s, k, Some(v)).unwrap();
+            }
+            s.validate().map(|_| ()).map_err(|e| e.message)
+        };
+        assert_eq!(
+            job(&[("sqthread_poll", "1"), ("sqthread_poll_cpu", "1")]),
+            Ok(())
+        );
+        assert_eq!(job(&[("hipri", "1"), ("direct", "1")]), Ok(()));
+        assert_eq!(
+            job(&[("hipri", "1")]),
+            Err("job 'job': hipri polls the device for completions, which only direct I/O has (valid: direct=1 with hipri)".into())
+        );
+        assert_eq!(
+            job(&[("sqthread_poll", "1"), ("ioengine", "libaio")]),
+            Err(
+                "job 'job': sqthread_poll is io_uring's (valid: ioengine=io_uring, not libaio)"
+                    .into()
+            )
+        );
+        assert_eq!(
+            job(&[("sqthread_poll", "1"), ("hipri", "1"), ("direct", "1"), ("ioengine", "psync")]),
+            Err("job 'job': sqthread_poll and hipri are io_uring's (valid: ioengine=io_uring, not psync)".into())
+        );
     }
 
     #[test]

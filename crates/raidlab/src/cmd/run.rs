@@ -725,14 +725,16 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             || s.iodepth_batch_complete_max != 0
             || !s.fixedbufs
             || !s.registerfiles
+            || s.sqthread_poll
+            || s.hipri
     }) {
         static SAID_BATCH: std::sync::Once = std::sync::Once::new();
         SAID_BATCH.call_once(|| {
             ewriteln!(
-                "raidlab: note: iodepth_batch_submit, iodepth_batch_complete_max, fixedbufs \
-                 and registerfiles set how a real run makes its system calls, and a \
-                 simulated host makes none: the results are those of the same run without \
-                 them"
+                "raidlab: note: iodepth_batch_submit, iodepth_batch_complete_max, fixedbufs, \
+                 registerfiles, sqthread_poll and hipri set how a real run makes its system \
+                 calls, and a simulated host makes none: the results are those of the same \
+                 run without them"
             )
         });
     }
