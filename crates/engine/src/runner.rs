@@ -66,6 +66,15 @@ fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog>
     ))
 }
 
+/// What a job's results leave out (`disable_clat`, `disable_lat`, `disable_bw_measurement`).
+fn unmeasured(spec: &JobSpec) -> raidlab_result::schema::Unmeasured {
+    raidlab_result::schema::Unmeasured {
+        clat: spec.disable_clat,
+        lat: spec.disable_lat,
+        bw: spec.disable_bw,
+    }
+}
+
 fn verify_read_back(spec: &JobSpec) -> bool {
     spec.verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
 }
@@ -370,6 +379,10 @@ pub fn run_with_clock(
         results.extend(run_group(this, opts, &clock, specs));
     }
 
+    let results = results.into_iter().map(|(si, mut r)| {
+        r.forget(unmeasured(&specs[si]));
+        (si, r)
+    });
     let jobs =
         raidlab_result::schema::fold_group_reporting(results, |si| specs[si].group_reporting);
     Ok(RunResult {

@@ -581,6 +581,66 @@ fn a_description_shows_as_fio_shows_it() {
     assert!(out.contains("  Description  : [from a file]\n"), "{out}");
 }
 
+/// gtod_reduce (and disable_clat, disable_lat, disable_bw_measurement alone) leave those
+/// figures out as fio does: N=0 latencies and no samples in JSON, no lines for them in the
+/// text, `0%=0` percentiles in terse; the rates stay. A simulated job alike.
+#[test]
+fn gtod_reduce_leaves_out_latency_and_samples_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sim = format!(
+        "--filename=sim:{}",
+        root.join("systems/xdd2008/raid5.toml").display()
+    );
+    for target in [f.as_str(), sim.as_str()] {
+        let base = [
+            "--name=g",
+            target,
+            "--size=4m",
+            "--rw=randread",
+            "--direct=1",
+            "--iodepth=4",
+        ];
+        let with = |extra: &[&str], format: &str| {
+            let mut a = base.to_vec();
+            a.extend_from_slice(extra);
+            a.push(format);
+            assert_ok(&raidlab(&a), target)
+        };
+        let v = json(&with(&["--gtod_reduce=1"], "--output-format=json"));
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(
+            (&r["clat_ns"]["N"], &r["lat_ns"]["N"]),
+            (&0.into(), &0.into()),
+            "{target}"
+        );
+        assert_eq!(r["bw_samples"], 0, "{target}");
+        assert!(r["iops"].as_f64().unwrap() > 0.0, "{target}");
+        let text = with(&["--gtod_reduce"], "--output-format=normal");
+        for gone in ["clat (", "lat (", "bw (", "iops        :", "percentiles"] {
+            assert!(!text.contains(gone), "{target}: {gone}\n{text}");
+        }
+        assert!(text.contains("read: IOPS="), "{target}");
+        let terse = with(&["--gtod_reduce=1"], "--output-format=terse");
+        let fields: Vec<&str> = terse.trim_end().split(';').collect();
+        assert!(
+            fields[17..37].iter().all(|x| *x == "0%=0"),
+            "{target}: {terse}"
+        );
+        // One at a time: total latency gone, completion latency kept.
+        // (Over 1.1 s, so the bandwidth has two 500 ms samples to keep.)
+        let v = json(&with(
+            &["--disable_lat=1", "--runtime=1100ms", "--time_based"],
+            "--output-format=json",
+        ));
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(r["lat_ns"]["N"], 0, "{target}");
+        assert!(r["clat_ns"]["N"].as_u64().unwrap() > 0, "{target}");
+        assert_eq!(r["bw_samples"], 2, "{target}");
+    }
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

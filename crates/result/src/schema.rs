@@ -366,6 +366,34 @@ impl Percentiles {
 /// is of the same stonewall group (`groupid`), so a `group_reporting` in `[global]` gives
 /// one result per group, however many job sections it holds, named after its first job;
 /// any other result stays as it is, in its order.
+/// What a job does not report (fio's `disable_clat`, `disable_lat`,
+/// `disable_bw_measurement`, all three with `gtod_reduce`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unmeasured {
+    pub clat: bool,
+    pub lat: bool,
+    pub bw: bool,
+}
+
+impl JobResult {
+    /// Drop what the job's options say it does not measure: its completion or total latency
+    /// (histograms, and so every latency line, percentile and share), or its bandwidth and
+    /// IOPS samples. (Time-series logs the job asks for are still written.)
+    pub fn forget(&mut self, u: Unmeasured) {
+        for d in [&mut self.read, &mut self.write] {
+            if u.clat {
+                d.clat = Default::default();
+            }
+            if u.lat {
+                d.lat = Default::default();
+            }
+            if u.bw {
+                d.samples = Default::default();
+            }
+        }
+    }
+}
+
 pub fn fold_group_reporting(
     results: impl IntoIterator<Item = (usize, JobResult)>,
     reporting: impl Fn(usize) -> bool,

@@ -479,6 +479,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
     }
+    for (r, &si) in results.iter_mut().zip(&result_spec) {
+        let s = &specs[si];
+        r.forget(raidlab_result::schema::Unmeasured {
+            clat: s.disable_clat,
+            lat: s.disable_lat,
+            bw: s.disable_bw,
+        });
+    }
     let results =
         raidlab_result::schema::fold_group_reporting(result_spec.into_iter().zip(results), |si| {
             specs[si].group_reporting

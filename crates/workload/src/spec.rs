@@ -587,6 +587,16 @@ pub struct JobSpec {
     pub sqthread_poll_cpu: Option<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub hipri: bool,
+    /// fio's `disable_clat`, `disable_lat` and `disable_bw_measurement` (all three with
+    /// `gtod_reduce`): results leave out completion latency, total latency, or the bandwidth
+    /// and IOPS samples. (`disable_slat` is taken too: raidlab reports no separate
+    /// submission latency.)
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disable_clat: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disable_lat: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disable_bw: bool,
     /// What writes carry (fio's `scramble_buffers`, `refill_buffers`, `zero_buffers`,
     /// `buffer_pattern`, `buffer_compress_percentage`, `buffer_compress_chunk`,
     /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
@@ -866,6 +876,9 @@ impl Default for JobSpec {
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             hipri: false,
+            disable_clat: false,
+            disable_lat: false,
+            disable_bw: false,
             buffers: BufferContent::default(),
             description: None,
             cpus: Vec::new(),
@@ -955,6 +968,12 @@ pub const OPTION_NAMES: &[&str] = &[
     "sqthread_poll",
     "sqthread_poll_cpu",
     "hipri",
+    "gtod_reduce",
+    "disable_clat",
+    "disable_lat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "disable_bw",
     "scramble_buffers",
     "refill_buffers",
     "zero_buffers",
@@ -1032,6 +1051,12 @@ fn is_flag(key: &str) -> bool {
             | "registerfiles"
             | "sqthread_poll"
             | "hipri"
+            | "gtod_reduce"
+            | "disable_clat"
+            | "disable_lat"
+            | "disable_slat"
+            | "disable_bw_measurement"
+            | "disable_bw"
             | "scramble_buffers"
             | "refill_buffers"
             | "zero_buffers"
@@ -1344,6 +1369,22 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.sqthread_poll_cpu = Some(parse_u32(value, 0, MAX_CPUS - 1).map_err(err)?)
         }
         "hipri" => spec.hipri = parse_bool(value).map_err(err)?,
+        "gtod_reduce" => {
+            // (fio's turns clat_percentiles off with them.)
+            let on = parse_bool(value).map_err(err)?;
+            spec.disable_clat = on;
+            spec.disable_lat = on;
+            spec.disable_bw = on;
+            spec.percentiles.clat = !on;
+        }
+        "disable_clat" => spec.disable_clat = parse_bool(value).map_err(err)?,
+        "disable_lat" => spec.disable_lat = parse_bool(value).map_err(err)?,
+        "disable_slat" => {
+            parse_bool(value).map_err(err)?;
+        }
+        "disable_bw_measurement" | "disable_bw" => {
+            spec.disable_bw = parse_bool(value).map_err(err)?
+        }
         "scramble_buffers" => spec.buffers.scramble = parse_bool(value).map_err(err)?,
         "refill_buffers" => spec.buffers.refill = parse_bool(value).map_err(err)?,
         "zero_buffers" => spec.buffers.zero = parse_bool(value).map_err(err)?,

@@ -920,6 +920,19 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.invalidate {
         put("invalidate", "0".into());
     }
+    if s.disable_clat && s.disable_lat && s.disable_bw {
+        put("gtod_reduce", "1".into());
+    } else {
+        for (k, on) in [
+            ("disable_clat", s.disable_clat),
+            ("disable_lat", s.disable_lat),
+            ("disable_bw_measurement", s.disable_bw),
+        ] {
+            if on {
+                put(k, "1".into());
+            }
+        }
+    }
     let (b, db) = (&s.buffers, &d.buffers);
     if b.scramble != db.scramble {
         put("scramble_buffers", u8::from(b.scramble).to_string());
