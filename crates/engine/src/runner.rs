@@ -117,6 +117,8 @@ pub fn run_with_clock(
 
     // Prepare path targets that real I/O will touch: create, lay out, check signatures.
     let mut infos: HashMap<String, PathInfo> = HashMap::new();
+    // Files this run creates (for `unlink`: raidlab's to remove).
+    let mut created: HashSet<String> = Default::default();
     for (name, r) in &resolved {
         let Resolved::Path(path) = r else { continue };
         let users: Vec<&JobSpec> = specs
@@ -137,6 +139,9 @@ pub fn run_with_clock(
                 Some(last.saturating_add(size))
             })
             .max();
+        if !path.exists() {
+            created.insert(name.clone());
+        }
         let info = prepare_path(
             path,
             need_end,
@@ -379,6 +384,7 @@ pub fn run_with_clock(
         results.extend(run_group(this, opts, &clock, specs));
     }
 
+    unlink_files(specs, &resolved, &created, opts.force);
     let results = results.into_iter().map(|(si, mut r)| {
         r.forget(unmeasured(&specs[si]));
         (si, r)
@@ -390,6 +396,52 @@ pub fn run_with_clock(
         timestamp: opts.timestamp,
         jobs,
     })
+}
+
+/// fio's `unlink`: once the run is over, remove the regular files of the jobs that ask. Only
+/// raidlab's own are removed: those this run created and those marked as its scratch (laid
+/// out or written over with `--force` before); any other file is left in place with a note,
+/// unless the run has `--force`. Devices are never removed.
+fn unlink_files(
+    specs: &[JobSpec],
+    resolved: &HashMap<String, Resolved>,
+    created: &HashSet<String>,
+    force: bool,
+) {
+    let mut done: HashSet<&str> = Default::default();
+    for s in specs.iter().filter(|s| s.unlink) {
+        for name in &s.filenames {
+            let Some(Resolved::Path(path)) = resolved.get(name) else {
+                continue;
+            };
+            if !done.insert(name.as_str()) {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let ours = created.contains(name)
+                || File::open(path).is_ok_and(|f| crate::safety::is_scratch(&f));
+            if !(ours || force) {
+                crate::ewriteln!(
+                    "raidlab: note: job '{}': unlink left {} in place: it held data raidlab did not put there (valid: --force to remove it too)",
+                    s.name,
+                    path.display()
+                );
+                continue;
+            }
+            if let Err(e) = std::fs::remove_file(path) {
+                crate::ewriteln!(
+                    "raidlab: warning: job '{}': cannot unlink {}: {e}",
+                    s.name,
+                    path.display()
+                );
+            }
+        }
+    }
 }
 
 /// fio's `invalidate` (on unless a job turns it off): before a group starts, the page

@@ -1010,3 +1010,38 @@ fn a_polled_submission_queue_writes_and_reads_back() {
         assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{extra:?}");
     }
 }
+
+/// unlink removes a job's file once the run is over, when it is raidlab's own (created by
+/// the run, or marked as its scratch); a file holding other data stays unless --force.
+#[test]
+fn unlink_removes_only_raidlabs_own_files() {
+    let d = tmp();
+    let f = d.path().join("u");
+    let job = |rw: &str| {
+        spec(&[
+            ("rw", rw),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("unlink", "1"),
+            ("filename", f.to_str().unwrap()),
+        ])
+    };
+    // Created by the run: removed, the results whole.
+    let r = run_paths(&[job("write")], false).unwrap();
+    assert_eq!(r.jobs[0].write.io_bytes, 1 << 20);
+    assert!(!f.exists());
+    // Laid out by an earlier run (its scratch mark): removed.
+    let mut keep = job("write");
+    keep.unlink = false;
+    run_paths(&[keep], false).unwrap();
+    assert!(f.exists());
+    run_paths(&[job("read")], false).unwrap();
+    assert!(!f.exists());
+    // Someone else's data: a read job leaves it, unless --force.
+    std::fs::write(&f, vec![7u8; 1 << 20]).unwrap();
+    let r = run_paths(&[job("read")], false).unwrap();
+    assert_eq!(r.jobs[0].read.io_bytes, 1 << 20);
+    assert_eq!(std::fs::read(&f).unwrap(), vec![7u8; 1 << 20]);
+    run_paths(&[job("read")], true).unwrap();
+    assert!(!f.exists());
+}

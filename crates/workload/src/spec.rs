@@ -602,6 +602,10 @@ pub struct JobSpec {
     /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
     #[serde(default, skip_serializing_if = "BufferContent::is_default")]
     pub buffers: BufferContent,
+    /// fio's `unlink`: remove the job's files once the run is over (only raidlab's own,
+    /// unless the run has `--force`: see the engine).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub unlink: bool,
     /// fio's `description`: text shown with the job's results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -881,6 +885,7 @@ impl Default for JobSpec {
             disable_bw: false,
             buffers: BufferContent::default(),
             description: None,
+            unlink: false,
             cpus: Vec::new(),
             cpus_split: false,
             numjobs: 1,
@@ -981,6 +986,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_percentage",
     "buffer_compress_chunk",
     "dedupe_percentage",
+    "unlink",
     "cpus_allowed",
     "cpumask",
     "cpus_allowed_policy",
@@ -1051,6 +1057,7 @@ fn is_flag(key: &str) -> bool {
             | "registerfiles"
             | "sqthread_poll"
             | "hipri"
+            | "unlink"
             | "gtod_reduce"
             | "disable_clat"
             | "disable_lat"
@@ -1226,6 +1233,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.name = value.to_string()
         }
+        "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "cpus_allowed" => spec.cpus = parse_cpu_list(value).map_err(err)?,
         "cpumask" => spec.cpus = parse_cpu_mask(value).map_err(err)?,
         "cpus_allowed_policy" => {

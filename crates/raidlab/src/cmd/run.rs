@@ -920,6 +920,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.invalidate {
         put("invalidate", "0".into());
     }
+    if s.unlink {
+        put("unlink", "1".into());
+    }
     if s.disable_clat && s.disable_lat && s.disable_bw {
         put("gtod_reduce", "1".into());
     } else {
