@@ -95,6 +95,8 @@ pub struct JobSetup {
     pub verify: Option<VerifyShared>,
     /// Verify every block read (the job only reads), not only those written this run.
     pub verify_all: bool,
+    /// The first mismatch ends the job (fio's `verify_fatal`).
+    pub verify_fatal: bool,
     pub seed: u64,
     pub clock: Arc<dyn Clock>,
     pub stop: Arc<AtomicBool>,
@@ -478,6 +480,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     &mut c.verify,
                     &mut error,
                 );
+                if setup.verify_fatal && c.verify.mismatches > 0 {
+                    io_failed = true;
+                }
                 if read_back && r.dir == Dir::Write {
                     wrote.push((r.offset, r.len));
                 }
@@ -562,9 +567,16 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if !io_failed && stopped.is_none() && !stop.load(Ordering::Relaxed) {
             wrote.sort_unstable();
             wrote.dedup_by_key(|w| w.0);
-            if let Err((what, e)) =
-                read_back_blocks(exec, &wrote, depth, bufs, v, &mut c.verify, &mut error)
-            {
+            if let Err((what, e)) = read_back_blocks(
+                exec,
+                &wrote,
+                depth,
+                bufs,
+                v,
+                &mut c.verify,
+                &mut error,
+                setup.verify_fatal,
+            ) {
                 if error.is_none() {
                     errno = e.raw_os_error().unwrap_or(libc::EIO);
                 }
@@ -651,6 +663,7 @@ fn read_back_blocks<E: Executor>(
     v: &VerifyShared,
     sum: &mut VerifySummary,
     error: &mut Option<String>,
+    fatal: bool,
 ) -> Result<(), (String, std::io::Error)> {
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     for batch in wrote.chunks(depth.max(1) as usize) {
@@ -698,6 +711,9 @@ fn read_back_blocks<E: Executor>(
                 }
                 finish_verify(&s, v, bufs.slot(comp.slot), true, sum, error);
             }
+        }
+        if fatal && sum.mismatches > 0 {
+            break;
         }
     }
     Ok(())
@@ -893,6 +909,7 @@ mod tests {
             progress: Arc::new(AtomicU64::new(0)),
             end_fsync: false,
             read_back: false,
+            verify_fatal: false,
             pacer: None,
             start_delay_ns: 0,
             log: None,

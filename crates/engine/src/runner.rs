@@ -76,7 +76,7 @@ fn unmeasured(spec: &JobSpec) -> raidlab_result::schema::Unmeasured {
 }
 
 fn verify_read_back(spec: &JobSpec) -> bool {
-    spec.verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
+    spec.verify && spec.do_verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
 }
 
 /// [`crate::run`] with an explicit clock.
@@ -300,6 +300,7 @@ pub fn run_with_clock(
                 // reads back what it wrote (unless another job of its group writes its
                 // blocks: see below).
                 read_back: verify_read_back(spec),
+                verify_fatal: spec.verify_fatal,
                 log: job_log(spec, &inst),
                 avg_time_ms: spec.avg_time_ms,
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),

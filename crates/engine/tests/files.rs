@@ -1045,3 +1045,47 @@ fn unlink_removes_only_raidlabs_own_files() {
     run_paths(&[job("read")], true).unwrap();
     assert!(!f.exists());
 }
+
+/// do_verify=0 writes the headers without reading them back; verify_fatal ends a checking
+/// job at its first mismatch, where by default every block is checked and counted.
+#[test]
+fn do_verify_and_verify_fatal_do_as_fio_says() {
+    let d = tmp();
+    let f = d.path().join("v");
+    let job = |extra: &[(&str, &str)]| {
+        let mut o = vec![
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("verify", "1"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(extra);
+        spec(&o)
+    };
+    let r = run_paths(&[job(&[("rw", "write"), ("do_verify", "0")])], false).unwrap();
+    assert_eq!(r.jobs[0].verify.as_ref().unwrap().blocks_checked, 0);
+    let r = run_paths(&[job(&[("rw", "write")])], false).unwrap();
+    assert_eq!(r.jobs[0].verify.as_ref().unwrap().blocks_checked, 256);
+    // Ten blocks spoiled: a reader counts all ten; with verify_fatal it stops at the first.
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+        for b in 0..10u64 {
+            file.write_all_at(&[0u8; 4096], (20 + b * 20) * 4096)
+                .unwrap();
+        }
+    }
+    let r = run_paths(&[job(&[("rw", "read")])], false).unwrap();
+    let v = r.jobs[0].verify.as_ref().unwrap();
+    assert_eq!((v.blocks_checked, v.mismatches), (256, 10));
+    let r = run_paths(&[job(&[("rw", "read"), ("verify_fatal", "1")])], false).unwrap();
+    let j = &r.jobs[0];
+    let v = j.verify.as_ref().unwrap();
+    assert_eq!(v.mismatches, 1);
+    assert!(v.blocks_checked <= 21 + 1, "{}", v.blocks_checked);
+    assert!(
+        j.error.as_deref().unwrap_or("").starts_with("verify: "),
+        "{:?}",
+        j.error
+    );
+}

@@ -641,6 +641,32 @@ fn gtod_reduce_leaves_out_latency_and_samples_as_fio_does() {
     }
 }
 
+/// fio's other checksum names run as raidlab's own verify, and raidlab says so once.
+#[test]
+fn a_verify_checksum_named_by_fio_runs_as_raidlabs_and_is_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let out = raidlab(&[
+        "--name=v",
+        f.as_str(),
+        "--size=256k",
+        "--rw=write",
+        "--verify=md5",
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "verify=md5"));
+    assert_eq!(v["jobs"][0]["raidlab"]["verify"]["blocks_checked"], 64);
+    assert_eq!(v["jobs"][0]["job options"]["verify"], "md5");
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("verify=md5: raidlab checks"))
+            .count(),
+        1,
+        "{err}"
+    );
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

@@ -701,6 +701,18 @@ pub struct JobSpec {
     pub filenames: Vec<String>,
     /// Writes carry a checksummed header, reads check it.
     pub verify: bool,
+    /// The checksum fio's `verify` named when it is not raidlab's own (`md5`, `sha256`, …):
+    /// raidlab checks its header and CRC32C all the same, and says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_named: Option<String>,
+    /// fio's `do_verify` (default on): a job that only writes, with verify, reads back and
+    /// checks what it wrote once its writes are done; off, it only writes the headers.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub do_verify: bool,
+    /// fio's `verify_fatal`: the first mismatch ends the job (by default every block is
+    /// checked and the mismatches counted).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_fatal: bool,
     /// Report with the jobs before it in its stonewall group that report so too, as one
     /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
@@ -918,6 +930,9 @@ impl Default for JobSpec {
             randseed: 0x89,
             filenames: Vec::new(),
             verify: false,
+            verify_named: None,
+            do_verify: true,
+            verify_fatal: false,
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -1013,6 +1028,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "randseed",
     "filename",
     "verify",
+    "do_verify",
+    "verify_fatal",
     "group_reporting",
     "stonewall",
     "new_group",
@@ -1497,16 +1514,30 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.filenames = names;
         }
         "verify" => {
+            // fio's checksums: raidlab checks every block by its own header and CRC32C,
+            // whichever is named (the others are noted as such).
+            const CHECKSUMS: &[&str] = &[
+                "md5", "crc64", "crc32", "crc16", "crc7", "xxhash", "sha1", "sha256", "sha512",
+                "sha3-224", "sha3-256", "sha3-384", "sha3-512", "meta",
+            ];
+            spec.verify_named = None;
             spec.verify = match value {
-                "crc32c" | "raidlab" => true,
+                "crc32c" | "crc32c-intel" | "raidlab" => true,
                 "none" => false,
+                v if CHECKSUMS.contains(&v) => {
+                    spec.verify_named = Some(v.to_string());
+                    true
+                }
                 v => parse_bool(v).map_err(|_| {
                     err(format!(
-                        "'{v}' is not a verify mode (valid: crc32c, none, 1, 0)"
+                        "'{v}' is not a verify mode (valid: crc32c, crc32c-intel, {}, none, 1, 0)",
+                        CHECKSUMS.join(", ")
                     ))
                 })?,
             }
         }
+        "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
+        "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
         // raidlab's jobs are always threads; fio's `thread` asks for exactly that.

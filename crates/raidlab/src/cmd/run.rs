@@ -332,12 +332,52 @@ fn option_help(name: &str) -> &'static str {
         "invalidate" => {
             "1 (default): drop the page cache's copy of the region before the job starts"
         }
-        "ioengine" => "io_uring (default), psync, null",
+        "ioengine" => {
+            "io_uring (default), libaio, psync, sync, vsync, pvsync, pvsync2 (one request at a time), null"
+        }
+        "description" => "text shown with the job's results",
+        "iodepth_batch_submit" | "iodepth_batch" => {
+            "requests handed to the kernel at once (default 1: each as it is queued; 0: the whole depth)"
+        }
+        "iodepth_low" => "a full queue drains to this many in flight before it is filled again",
+        "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+            "completions each reap waits for (default 1)"
+        }
+        "iodepth_batch_complete_max" => "completions each reap takes at most (default: the minimum)",
+        "fixedbufs" => "1 (default): register the job's buffers with the io_uring ring",
+        "registerfiles" => "1 (default): register the job's file with the io_uring ring",
+        "sqthread_poll" => "1: a kernel thread polls the io_uring submission queue",
+        "sqthread_poll_cpu" => "the CPU that polling thread is bound to",
+        "hipri" => "1: poll the device for completions (direct I/O, a device with polled queues)",
+        "gtod_reduce" => "1: leave latency and the bandwidth samples out of the results",
+        "disable_clat" => "1: leave completion latency out of the results",
+        "disable_lat" => "1: leave total latency out of the results",
+        "disable_slat" => "accepted for fio compatibility (raidlab reports no submission latency)",
+        "disable_bw_measurement" | "disable_bw" => {
+            "1: leave the bandwidth and IOPS samples out of the results"
+        }
+        "scramble_buffers" => {
+            "1 (default): stamp each write's 512-byte sectors with its offset, so no two are alike"
+        }
+        "refill_buffers" => "1: fresh random bytes for every write",
+        "zero_buffers" => "1: writes carry zeros",
+        "buffer_pattern" => "writes repeat these bytes: 0xHEX, \"text\", or both in a row",
+        "buffer_compress_percentage" => "writes compress about this much (0-100): zeros after random bytes",
+        "buffer_compress_chunk" => "the span each compressible layout covers (default 512; 0: the block)",
+        "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
+        "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
+        "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
+        "cpumask" => "the same as a bit mask, e.g. 0xf",
+        "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
+        "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote",
+        "verify_fatal" => "1: the first verify mismatch ends the job",
         "randseed" => "seed of the request stream",
         "filename" => {
             "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]"
         }
-        "verify" => "crc32c: writes carry a checked header; none",
+        "verify" => {
+            "crc32c: writes carry a checked header (fio's md5, sha256, ... are taken as crc32c); none"
+        }
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
@@ -610,6 +650,15 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         }
     };
     let mut result = raidlab_engine::run(specs, &mut resolve, &run_opts).map_err(engine_error)?;
+    if let Some(named) = specs.iter().find_map(|s| s.verify_named.as_deref()) {
+        static SAID_CHECKSUM: std::sync::Once = std::sync::Once::new();
+        SAID_CHECKSUM.call_once(|| {
+            ewriteln!(
+                "raidlab: note: verify={named}: raidlab checks every block by its own header \
+                 (offset, generation, seed) and CRC32C, whichever checksum verify names"
+            )
+        });
+    }
     if specs
         .iter()
         .any(|s| s.verify && s.rw.writes(s.rwmixread) && !s.buffers.is_default())
@@ -967,7 +1016,16 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         put("randseed", s.randseed.to_string());
     }
     if s.verify {
-        put("verify", "crc32c".into());
+        put(
+            "verify",
+            s.verify_named.clone().unwrap_or_else(|| "crc32c".into()),
+        );
+        if !s.do_verify {
+            put("do_verify", "0".into());
+        }
+        if s.verify_fatal {
+            put("verify_fatal", "1".into());
+        }
     }
     if s.group_reporting {
         put("group_reporting", String::new());
@@ -1577,6 +1635,13 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn every_option_has_its_help_line() {
+        for name in OPTION_NAMES {
+            assert!(!option_help(name).is_empty(), "--{name}");
+        }
     }
 
     #[test]
