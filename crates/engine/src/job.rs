@@ -573,9 +573,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 depth,
                 bufs,
                 v,
-                &mut c.verify,
-                &mut error,
                 setup.verify_fatal,
+                (&mut c.verify, &mut error),
             ) {
                 if error.is_none() {
                     errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -654,16 +653,16 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
 
 /// Read the blocks `wrote` (offset, length; in offset order) back through `exec`, `depth`
 /// at a time, and check each against the generation last written there. Counted in `sum`
-/// only, not in any rate. An I/O error ends it: (what failed, the error).
+/// only, not in any rate; with `fatal`, the batch holding the first mismatch is the last. An
+/// I/O error ends it: (what failed, the error).
 fn read_back_blocks<E: Executor>(
     exec: &mut E,
     wrote: &[(u64, u64)],
     depth: u32,
     bufs: &AlignedBuf,
     v: &VerifyShared,
-    sum: &mut VerifySummary,
-    error: &mut Option<String>,
     fatal: bool,
+    (sum, error): (&mut VerifySummary, &mut Option<String>),
 ) -> Result<(), (String, std::io::Error)> {
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     for batch in wrote.chunks(depth.max(1) as usize) {
