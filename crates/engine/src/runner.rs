@@ -88,6 +88,13 @@ pub fn run_with_clock(
 ) -> Result<RunResult, EngineError> {
     for s in specs {
         s.validate().map_err(|e| EngineError::usage(e.message))?;
+        if !s.directory.is_empty() {
+            // (A caller's slip, not the user's: `raidlab run` resolves it.)
+            return Err(EngineError::usage(format!(
+                "job '{}': directory is resolved into file names before a run (raidlab_workload::apply_directories)",
+                s.name
+            )));
+        }
         // (The CPUs, before any target is created or laid out.)
         instance_cpus(s, 0)?;
         if s.verify {

@@ -667,6 +667,34 @@ fn a_verify_checksum_named_by_fio_runs_as_raidlabs_and_is_noted() {
     );
 }
 
+/// A job file with `directory` and no `filename` runs each job on its own file there, named
+/// as fio names them.
+#[test]
+fn a_directory_without_filenames_gives_each_job_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("d.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nsize=256k\nbs=64k\nrw=write\n\n[w]\nnumjobs=2\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = raidlab(&["--job", &job.display().to_string(), "--output-format=json"]);
+    let v = json(&assert_ok(&out, "directory job file"));
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
+    for n in 0..2 {
+        let f = dir.path().join(format!("w.{n}.0"));
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().len(),
+            256 << 10,
+            "{}",
+            f.display()
+        );
+    }
+}
+
 /// The pacing options work from a job file as from flags, and fio's JSON carries them in
 /// "job options" and the syncs in its "sync" section.
 #[test]

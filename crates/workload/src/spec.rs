@@ -602,6 +602,12 @@ pub struct JobSpec {
     /// `dedupe_percentage`): see [`crate::content`]. The simulator models no data content.
     #[serde(default, skip_serializing_if = "BufferContent::is_default")]
     pub buffers: BufferContent,
+    /// fio's `directory`: the folders a job's files go in (':'-separated, taken in turn by
+    /// the job's instances). Resolved by [`apply_directories`] before a run: a job without
+    /// `filename` gets one file per instance there, named as fio names them
+    /// (`JOBNAME.N.0`); relative filenames are taken inside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directory: Vec<String>,
     /// fio's `unlink`: remove the job's files once the run is over (only raidlab's own,
     /// unless the run has `--force`: see the engine).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -897,6 +903,7 @@ impl Default for JobSpec {
             disable_bw: false,
             buffers: BufferContent::default(),
             description: None,
+            directory: Vec::new(),
             unlink: false,
             cpus: Vec::new(),
             cpus_split: false,
@@ -1001,6 +1008,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_percentage",
     "buffer_compress_chunk",
     "dedupe_percentage",
+    "directory",
     "unlink",
     "cpus_allowed",
     "cpumask",
@@ -1190,6 +1198,31 @@ fn yes() -> bool {
 
 /// Split fio's ':'-separated filename list. `array:` and `sim:` target prefixes contain a
 /// colon themselves and are kept with what follows them; `\:` escapes a colon as in fio.
+/// fio's `directory`, resolved before a run: a job with folders and no `filename` gets one
+/// file per instance, `FOLDER/JOBNAME.N.0` (N its number among `numjobs`, the folders taken
+/// in turn), each its own job; relative filenames are taken inside the first folder. A job
+/// resolved has no folders left, so resolving twice changes nothing.
+pub fn apply_directories(specs: &mut [JobSpec]) {
+    for s in specs.iter_mut().filter(|s| !s.directory.is_empty()) {
+        let dirs = std::mem::take(&mut s.directory);
+        let join = |d: &str, f: &str| std::path::Path::new(d).join(f).display().to_string();
+        if s.filenames.is_empty() {
+            s.filenames = (0..s.numjobs.max(1))
+                .map(|j| join(&dirs[j as usize % dirs.len()], &format!("{}.{j}.0", s.name)))
+                .collect();
+            s.numjobs = 1;
+        } else {
+            for f in &mut s.filenames {
+                let relative =
+                    !f.starts_with('/') && !f.starts_with("array:") && !f.starts_with("sim:");
+                if relative {
+                    *f = join(&dirs[0], f);
+                }
+            }
+        }
+    }
+}
+
 pub fn split_filenames(value: &str) -> Vec<String> {
     let mut raw: Vec<String> = Vec::new();
     let mut cur = String::new();
@@ -1251,6 +1284,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.name = value.to_string()
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
+        "directory" => {
+            let dirs = split_filenames(value);
+            if dirs.is_empty() || dirs.iter().any(|d| d.is_empty()) {
+                return Err(err(format!(
+                    "'{value}' names no folder (valid: folders, ':'-separated)"
+                )));
+            }
+            spec.directory = dirs;
+        }
         "cpus_allowed" => spec.cpus = parse_cpu_list(value).map_err(err)?,
         "cpumask" => spec.cpus = parse_cpu_mask(value).map_err(err)?,
         "cpus_allowed_policy" => {
@@ -1778,7 +1820,7 @@ impl JobSpec {
                 message: format!("job '{}': {m}", self.name),
             })
         };
-        if self.filenames.is_empty() {
+        if self.filenames.is_empty() && self.directory.is_empty() {
             return e(
                 "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml)"
                     .into(),
@@ -2064,6 +2106,36 @@ mod tests {
         assert_eq!(s.reap_bounds(), (4, 16));
         apply_option(&mut s, "iodepth_batch_complete_max", Some("2")).unwrap();
         assert_eq!(s.reap_bounds(), (4, 4));
+    }
+
+    #[test]
+    fn directories_give_each_instance_its_file_as_fio_names_them() {
+        let mut a = JobSpec {
+            name: "rr".into(),
+            ..Default::default()
+        };
+        apply_option(&mut a, "directory", Some("/mnt/x:/mnt/y")).unwrap();
+        apply_option(&mut a, "numjobs", Some("3")).unwrap();
+        let mut b = JobSpec {
+            name: "w".into(),
+            ..Default::default()
+        };
+        apply_option(&mut b, "directory", Some("/mnt/x")).unwrap();
+        apply_option(&mut b, "filename", Some("data:/abs/f")).unwrap();
+        let mut specs = vec![a, b];
+        apply_directories(&mut specs);
+        assert_eq!(
+            specs[0].filenames,
+            ["/mnt/x/rr.0.0", "/mnt/y/rr.1.0", "/mnt/x/rr.2.0"]
+        );
+        assert_eq!(specs[0].numjobs, 1);
+        assert_eq!(specs[1].filenames, ["/mnt/x/data", "/abs/f"]);
+        let again = specs.clone();
+        apply_directories(&mut specs);
+        assert_eq!(specs, again);
+        let mut c = JobSpec::default();
+        let e = apply_option(&mut c, "directory", Some("")).unwrap_err();
+        assert!(e.message.contains("valid: folders"), "{}", e.message);
     }
 
     #[test]

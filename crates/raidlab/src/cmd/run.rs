@@ -366,6 +366,7 @@ fn option_help(name: &str) -> &'static str {
         "buffer_compress_chunk" => "the span each compressible layout covers (default 512; 0: the block)",
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
+        "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
@@ -564,8 +565,9 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
-    // show the same ones; drawn here for other callers).
+    // show the same ones; drawn here for other callers). `directory` likewise.
     draw_seeds(&mut specs);
+    raidlab_workload::apply_directories(&mut specs);
     if specs.is_empty() {
         return Err(CliError::usage(
             "no jobs to run (give --name=JOB with options, or --job FILE.fio)",
@@ -1501,6 +1503,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     } else {
         let mut jobs = inv.jobs;
         draw_seeds(&mut jobs);
+        raidlab_workload::apply_directories(&mut jobs);
         (execute(jobs.clone(), &opts), jobs)
     };
     let mut result = match result {
