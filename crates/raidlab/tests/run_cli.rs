@@ -42,8 +42,8 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "multiple of 512",
         ),
         (
-            vec![&file_opt, "--verify=md5"],
-            "'md5' is not a verify mode",
+            vec![&file_opt, "--verify=pattern"],
+            "'pattern' is not a verify mode",
         ),
         (
             vec![&file_opt, "--ioengine=posixaio"],
