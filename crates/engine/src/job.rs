@@ -447,7 +447,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Err(e) => {
                     io_failed = true;
                     if error.is_none() {
-                        errno = e.raw_os_error().unwrap_or(libc::EIO);
+                        // (An executor's own description of a refusal, e.g. hipri's, keeps
+                        // the refusal's errno.)
+                        errno = e.raw_os_error().unwrap_or(match e.kind() {
+                            std::io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
+                            _ => libc::EIO,
+                        });
                     }
                     error.get_or_insert(format!(
                         "{what} of {} bytes at offset {} on {}: {e}",

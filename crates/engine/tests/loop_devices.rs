@@ -160,4 +160,5 @@ fn hipri_on_a_device_without_polled_queues_says_so() {
     let r = run_paths(&[s], false).unwrap();
     let e = r.jobs[0].error.as_deref().unwrap_or("");
     assert!(e.contains("hipri: this device takes no polled I/O"), "{e}");
+    assert_eq!(r.jobs[0].errno, libc::EOPNOTSUPP);
 }
