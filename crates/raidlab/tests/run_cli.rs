@@ -665,6 +665,24 @@ fn a_verify_checksum_named_by_fio_runs_as_raidlabs_and_is_noted() {
         1,
         "{err}"
     );
+    // clocksource likewise: the clock raidlab reads, whichever is named.
+    let out = raidlab(&["--name=c", f.as_str(), "--size=64k", "--clocksource=cpu"]);
+    assert_ok(&out, "clocksource=cpu");
+    assert!(
+        stderr(&out).contains(
+            "clocksource=cpu: raidlab times every request with clock_gettime(CLOCK_MONOTONIC)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = raidlab(&[
+        "--name=c",
+        f.as_str(),
+        "--size=64k",
+        "--clocksource=clock_gettime",
+    ]);
+    assert_ok(&out, "clocksource=clock_gettime");
+    assert!(!stderr(&out).contains("clocksource"), "{}", stderr(&out));
 }
 
 /// A job file with `directory` and no `filename` runs each job on its own file there, named

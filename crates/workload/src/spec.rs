@@ -608,6 +608,11 @@ pub struct JobSpec {
     /// (`JOBNAME.N.0`); relative filenames are taken inside it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directory: Vec<String>,
+    /// fio's `clocksource` when it names another clock than the one raidlab reads
+    /// (`gettimeofday`, `cpu`): raidlab times with clock_gettime(CLOCK_MONOTONIC) all the
+    /// same, and says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocksource_named: Option<String>,
     /// fio's `unlink`: remove the job's files once the run is over (only raidlab's own,
     /// unless the run has `--force`: see the engine).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -904,6 +909,7 @@ impl Default for JobSpec {
             buffers: BufferContent::default(),
             description: None,
             directory: Vec::new(),
+            clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
             cpus_split: false,
@@ -1009,6 +1015,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_chunk",
     "dedupe_percentage",
     "directory",
+    "clocksource",
     "unlink",
     "cpus_allowed",
     "cpumask",
@@ -1284,6 +1291,17 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.name = value.to_string()
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
+        "clocksource" => {
+            spec.clocksource_named = match value {
+                "clock_gettime" => None,
+                "gettimeofday" | "cpu" => Some(value.to_string()),
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not a clock source (valid: clock_gettime, gettimeofday, cpu)"
+                    )))
+                }
+            }
+        }
         "directory" => {
             let dirs = split_filenames(value);
             if dirs.is_empty() || dirs.iter().any(|d| d.is_empty()) {

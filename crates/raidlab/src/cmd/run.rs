@@ -367,6 +367,7 @@ fn option_help(name: &str) -> &'static str {
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
+        "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
@@ -599,6 +600,16 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
     };
     for line in ramp_notes(&specs, &result) {
         ewriteln!("raidlab: note: {line}");
+    }
+    if let Some(named) = specs.iter().find_map(|s| s.clocksource_named.as_deref()) {
+        static SAID_CLOCK: std::sync::Once = std::sync::Once::new();
+        SAID_CLOCK.call_once(|| {
+            ewriteln!(
+                "raidlab: note: clocksource={named}: raidlab times every request with \
+                 clock_gettime(CLOCK_MONOTONIC) in a real run and in virtual time in a \
+                 simulated one, whichever clock source is named"
+            )
+        });
     }
     Ok(result)
 }
