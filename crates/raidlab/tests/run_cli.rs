@@ -23,7 +23,10 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         (vec![&file_opt, "--iodepth=0"], "--iodepth=0:"),
         (vec![&file_opt, "--iodepth"], "--iodepth: needs a value"),
         (vec!["--frobnicate=3"], "unknown option 'frobnicate'"),
-        (vec!["--zonemode", "zbd"], "unknown option 'zonemode'"),
+        (
+            vec!["--zonemode", "zbd"],
+            "option 'zonemode' is fio's and raidlab does not run it",
+        ),
         (vec!["-q"], "'-q': unknown flag"),
         (vec!["--=3"], "'--=3': expected --key=value"),
         (
@@ -109,7 +112,7 @@ fn bad_job_files_name_the_file_and_line() {
     let cases = [
         (
             "[global]\nbs=4k\n[a]\nrw=read\nzonemode=zbd\n",
-            ":5: unknown option 'zonemode'",
+            ":5: option 'zonemode' is fio's and raidlab does not run it",
         ),
         (
             "rw=read\n[a]\n",

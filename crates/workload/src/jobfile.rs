@@ -514,7 +514,8 @@ mod tests {
         let e = parse_job_text("[a]\nrw=read\nzonemode=zbd\n", "t.fio", JobSpec::default())
             .unwrap_err();
         assert!(
-            e.message.starts_with("t.fio:3: unknown option 'zonemode'"),
+            e.message
+                .starts_with("t.fio:3: option 'zonemode' is fio's and raidlab does not run it"),
             "{e}"
         );
         let e = parse_job_text("rw=read\n", "t.fio", JobSpec::default()).unwrap_err();
