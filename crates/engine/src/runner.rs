@@ -149,12 +149,20 @@ pub fn run_with_clock(
         if !path.exists() {
             created.insert(name.clone());
         }
+        // fio's `fallocate` for a file only writing jobs use (the first that sets it); a
+        // file any job reads is laid out, so reads reach data.
+        let only_writes = users.iter().all(|s| s.rw.read_percent(s.rwmixread) == 0);
+        let prealloc = users
+            .iter()
+            .find_map(|s| s.fallocate)
+            .filter(|_| only_writes);
         let info = prepare_path(
             path,
             need_end,
             users.iter().any(|s| writes(s)),
             opts.force,
             &opts.stop,
+            prealloc,
         )?;
         infos.insert(name.clone(), info);
     }
@@ -199,7 +207,7 @@ pub fn run_with_clock(
                         Some(sz) => {
                             spec.offset + spec.offset_increment * inst.job_index as u64 + sz
                         }
-                        None => prepare_path(p, None, false, true, &opts.stop)?.size,
+                        None => prepare_path(p, None, false, true, &opts.stop, None)?.size,
                     };
                     (size, 1, fname.clone(), String::new())
                 }

@@ -2,6 +2,7 @@
 
 use crate::safety;
 use crate::EngineError;
+use raidlab_workload::Fallocate;
 use raidlab_workload::SyncIo;
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -71,6 +72,7 @@ pub fn prepare_path(
     writes: bool,
     force: bool,
     stop: &AtomicBool,
+    prealloc: Option<Fallocate>,
 ) -> Result<PathInfo, EngineError> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
@@ -97,7 +99,7 @@ pub fn prepare_path(
         safety::mark_scratch(&f);
         // (The file is new and ours: one that cannot be laid out is not left behind.)
         if let Err(e) = check_room(&f, path, 0, end).and_then(|()| {
-            lay_out(&f, 0, end, stop)
+            prepare_span(&f, 0, end, stop, prealloc)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))
         }) {
             let _ = std::fs::remove_file(path);
@@ -150,7 +152,7 @@ pub fn prepare_path(
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
             })?;
             check_room(&f, path, size, end)?;
-            lay_out(&f, size, end, stop)
+            prepare_span(&f, size, end, stop, prealloc)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
             size = end;
         }
@@ -228,6 +230,52 @@ fn check_room(f: &File, path: &Path, from: u64, to: u64) -> Result<(), EngineErr
 
 /// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
 /// Stops early (an `Interrupted` error) when `stop` is set.
+/// Prepare bytes `from..to` of a file raidlab is creating or extending: laid out with zeros
+/// (`prealloc` None: reads reach data, writes overwrite it), or as fio's `fallocate` says
+/// for a file that only writing jobs use.
+fn prepare_span(
+    f: &File,
+    from: u64,
+    to: u64,
+    stop: &AtomicBool,
+    prealloc: Option<Fallocate>,
+) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (fd, off, len) = (
+        f.as_raw_fd(),
+        from as libc::off_t,
+        (to - from) as libc::off_t,
+    );
+    let posix = || -> io::Result<()> {
+        // SAFETY: posix_fallocate on a descriptor we own; it returns the error number.
+        match unsafe { libc::posix_fallocate(fd, off, len) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        }
+    };
+    // SAFETY (each call below): fallocate/ftruncate on a descriptor we own.
+    let checked = |r: libc::c_int| {
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    };
+    match prealloc {
+        None => lay_out(f, from, to, stop),
+        Some(Fallocate::None) => Ok(()),
+        Some(Fallocate::Posix) => posix(),
+        Some(Fallocate::Native) => match checked(unsafe { libc::fallocate(fd, 0, off, len) }) {
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => posix(),
+            r => r,
+        },
+        Some(Fallocate::Keep) => {
+            checked(unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) })
+        }
+        Some(Fallocate::Truncate) => checked(unsafe { libc::ftruncate(fd, to as libc::off_t) }),
+    }
+}
+
 fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
     let chunk = vec![0u8; 1 << 20];
     let mut pos = from;
@@ -290,19 +338,27 @@ mod tests {
         let stop = AtomicBool::new(true);
         let huge = 1u64 << 60;
         let f = d.path().join("new");
-        let e = prepare_path(&f, Some(huge), true, false, &stop).unwrap_err();
+        let e = prepare_path(&f, Some(huge), true, false, &stop, None).unwrap_err();
         assert!(e.is_usage(), "{e}");
         assert!(e.to_string().contains("bytes free"), "{e}");
         assert!(!f.exists());
         // A short file of raidlab's own, extended: refused too, and kept as it was.
         let g = d.path().join("short");
-        prepare_path(&g, Some(4096), true, false, &AtomicBool::new(false)).unwrap();
-        let e = prepare_path(&g, Some(huge), true, false, &stop).unwrap_err();
+        prepare_path(&g, Some(4096), true, false, &AtomicBool::new(false), None).unwrap();
+        let e = prepare_path(&g, Some(huge), true, false, &stop, None).unwrap_err();
         assert!(e.is_usage() && e.to_string().contains("bytes free"), "{e}");
         assert_eq!(std::fs::metadata(&g).unwrap().len(), 4096);
         // Room enough: laid out as before.
         let h = d.path().join("fits");
-        prepare_path(&h, Some(1 << 20), true, false, &AtomicBool::new(false)).unwrap();
+        prepare_path(
+            &h,
+            Some(1 << 20),
+            true,
+            false,
+            &AtomicBool::new(false),
+            None,
+        )
+        .unwrap();
         assert_eq!(std::fs::metadata(&h).unwrap().len(), 1 << 20);
     }
 }

@@ -1089,3 +1089,63 @@ fn do_verify_and_verify_fatal_do_as_fio_says() {
         j.error
     );
 }
+
+/// fallocate decides how a new file that only writing jobs use is prepared: by default laid
+/// out with zeros; `none`, extended by the writes; `truncate`, sized and sparse; `posix` and
+/// `native`, sized and allocated; `keep`, allocated at its old size. A job writing half the
+/// region shows which.
+#[test]
+fn fallocate_prepares_a_written_file_as_fio_says() {
+    use std::os::unix::fs::MetadataExt;
+    let half = 512u64 << 10;
+    let d = tmp();
+    let prepared = |how: Option<&str>| {
+        let f = d.path().join(how.unwrap_or("default"));
+        let mut o = vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("io_size", "512k"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        if let Some(h) = how {
+            o.push(("fallocate", h));
+        }
+        let r = run_paths(&[spec(&o)], false).unwrap();
+        assert_eq!(r.jobs[0].write.io_bytes, half, "{how:?}");
+        let m = std::fs::metadata(&f).unwrap();
+        (m.len(), m.blocks() * 512)
+    };
+    let (len, allocated) = prepared(None);
+    assert_eq!(len, 1 << 20);
+    assert!(allocated >= 1 << 20, "{allocated}");
+    assert_eq!(prepared(Some("none")).0, half);
+    let (len, allocated) = prepared(Some("truncate"));
+    assert_eq!(len, 1 << 20);
+    assert!(allocated < 1 << 20, "{allocated}");
+    for how in ["posix", "native"] {
+        let (len, allocated) = prepared(Some(how));
+        assert_eq!(len, 1 << 20, "{how}");
+        assert!(allocated >= 1 << 20, "{how}: {allocated}");
+    }
+    let (len, allocated) = prepared(Some("keep"));
+    assert_eq!(len, half);
+    assert!(allocated >= 1 << 20, "{allocated}");
+    // A file a job reads is laid out whatever fallocate says.
+    let f = d.path().join("read");
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "randrw"),
+            ("size", "1m"),
+            ("io_size", "64k"),
+            ("fallocate", "none"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[0].error, None);
+    let m = std::fs::metadata(&f).unwrap();
+    assert_eq!(m.len(), 1 << 20);
+    assert!(m.blocks() * 512 >= 1 << 20, "{}", m.blocks());
+}

@@ -478,6 +478,23 @@ fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
     Ok(out)
 }
 
+/// fio's `fallocate` values: how a file for writing jobs is prepared (see
+/// [`JobSpec::fallocate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallocate {
+    /// Nothing: the writes extend the file.
+    None,
+    /// fallocate(2), falling back to posix_fallocate(3) where the filesystem has none.
+    Native,
+    /// posix_fallocate(3).
+    Posix,
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE: blocks reserved, the size unchanged.
+    Keep,
+    /// ftruncate(2) to the size: sparse.
+    Truncate,
+}
+
 /// How requests are executed in real time. The simulator ignores this: it models the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -608,6 +625,13 @@ pub struct JobSpec {
     /// (`JOBNAME.N.0`); relative filenames are taken inside it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directory: Vec<String>,
+    /// fio's `fallocate`: how a file that only writing jobs use is prepared when raidlab
+    /// creates or extends it. Unset, raidlab lays it out with zeros (writes then overwrite
+    /// data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
+    /// (preallocated), `keep` (preallocated, its size unchanged), `truncate` (sized, sparse).
+    /// A file a job reads is laid out whatever this says, so reads reach data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallocate: Option<Fallocate>,
     /// fio's `clocksource` when it names another clock than the one raidlab reads
     /// (`gettimeofday`, `cpu`): raidlab times with clock_gettime(CLOCK_MONOTONIC) all the
     /// same, and says so.
@@ -909,6 +933,7 @@ impl Default for JobSpec {
             buffers: BufferContent::default(),
             description: None,
             directory: Vec::new(),
+            fallocate: None,
             clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
@@ -1015,6 +1040,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_chunk",
     "dedupe_percentage",
     "directory",
+    "fallocate",
     "clocksource",
     "unlink",
     "cpus_allowed",
@@ -1267,7 +1293,6 @@ pub fn split_filenames(value: &str) -> Vec<String> {
 const FIO_ONLY: &[&str] = &[
     "exitall",
     "exitall_on_error",
-    "fallocate",
     "kb_base",
     "unit_base",
     "unified_rw_reporting",
@@ -1367,6 +1392,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.name = value.to_string()
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
+        "fallocate" => {
+            spec.fallocate = Some(match value {
+                "none" | "0" => Fallocate::None,
+                "native" => Fallocate::Native,
+                "posix" | "1" => Fallocate::Posix,
+                "keep" => Fallocate::Keep,
+                "truncate" => Fallocate::Truncate,
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not a way to allocate (valid: none, native, posix, keep, truncate, 0, 1)"
+                    )))
+                }
+            })
+        }
         "clocksource" => {
             spec.clocksource_named = match value {
                 "clock_gettime" => None,

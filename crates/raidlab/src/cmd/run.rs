@@ -368,6 +368,7 @@ fn option_help(name: &str) -> &'static str {
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
+        "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
@@ -761,6 +762,15 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             )
         });
     }
+    if specs.iter().any(|s| s.fallocate.is_some()) {
+        static SAID_FALLOCATE: std::sync::Once = std::sync::Once::new();
+        SAID_FALLOCATE.call_once(|| {
+            ewriteln!(
+                "raidlab: note: fallocate prepares a real file, and a simulated LUN is none: \
+                 the results are those of the same run without it"
+            )
+        });
+    }
     if specs.iter().any(|s| !s.cpus.is_empty()) {
         static SAID_CPUS: std::sync::Once = std::sync::Once::new();
         SAID_CPUS.call_once(|| {
@@ -984,6 +994,16 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.unlink {
         put("unlink", "1".into());
+    }
+    if let Some(f) = s.fallocate {
+        let name = match f {
+            raidlab_workload::Fallocate::None => "none",
+            raidlab_workload::Fallocate::Native => "native",
+            raidlab_workload::Fallocate::Posix => "posix",
+            raidlab_workload::Fallocate::Keep => "keep",
+            raidlab_workload::Fallocate::Truncate => "truncate",
+        };
+        put("fallocate", name.into());
     }
     if s.disable_clat && s.disable_lat && s.disable_bw {
         put("gtod_reduce", "1".into());
