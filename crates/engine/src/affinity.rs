@@ -1,7 +1,7 @@
-//! Binding a job's thread to CPUs (fio's `cpus_allowed`, `cpumask`,
-//! `cpus_allowed_policy`): which CPUs this process may use, and binding the calling thread
-//! to a set of them. Threads the job starts afterwards (a block target's workers) inherit
-//! the binding.
+//! A job's hold on the machine while it runs: binding its thread to CPUs (fio's
+//! `cpus_allowed`, `cpumask`, `cpus_allowed_policy`: which CPUs this process may use, and
+//! binding the calling thread to a set of them; threads the job starts afterwards, a block
+//! target's workers, inherit the binding), and memory it pins (fio's `lockmem`).
 
 use std::io;
 
@@ -56,6 +56,46 @@ pub fn ranges(cpus: &[u32]) -> String {
         i = j + 1;
     }
     out.join(",")
+}
+
+/// Memory pinned with mlock(2) until dropped (fio's `lockmem`): that much less for the page
+/// cache while a job runs.
+pub struct Pinned {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Pinned {
+    /// Map and pin `len` bytes (every page touched, so they are resident).
+    pub fn new(len: usize) -> io::Result<Pinned> {
+        // SAFETY: an anonymous private mapping of `len` bytes, no file.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let p = Pinned { ptr, len };
+        // SAFETY: the mapping above, `len` bytes; mlock faults every page in.
+        if unsafe { libc::mlock(ptr, len) } != 0 {
+            return Err(io::Error::last_os_error()); // (dropping `p` unmaps it)
+        }
+        Ok(p)
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: our mapping; munmap also unlocks it.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
 }
 
 #[cfg(test)]

@@ -42,6 +42,8 @@ struct InstancePlan {
     /// The CPUs to bind the job's thread to (`cpus_allowed`; one of them under
     /// `cpus_allowed_policy=split`); empty for no binding.
     cpus: Vec<u32>,
+    /// Bytes of memory to pin while the job runs (`lockmem`).
+    lockmem: u64,
 }
 
 fn writes(spec: &JobSpec) -> bool {
@@ -325,6 +327,7 @@ pub fn run_with_clock(
             max_bs: spec.bs.max(),
             goal_bytes,
             cpus: instance_cpus(spec, inst.global_index)?,
+            lockmem: spec.lockmem,
         });
         plan_files.push(fname.as_str());
     }
@@ -646,6 +649,12 @@ fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
     } else {
         u64::MAX
     };
+    if spec.lockmem > half_ram {
+        return Err(EngineError::usage(format!(
+            "job '{}': lockmem={} pins more than half of this machine's memory ({half_ram} bytes; valid: up to that)",
+            spec.name, spec.lockmem
+        )));
+    }
     if need > half_ram {
         return Err(EngineError::usage(format!(
             "job '{}': iodepth={} × bs={} needs {need} bytes of buffers per job, more than half of this machine's memory ({half_ram} bytes)",
@@ -813,6 +822,28 @@ fn run_instance(p: InstancePlan) -> JobResult {
                 }
             }
         }
+    };
+    // The memory pinned for the job's run, let go when it ends.
+    let _pinned = match p.lockmem {
+        0 => None,
+        n => match crate::affinity::Pinned::new(n as usize) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                return JobResult {
+                    name: p.setup.name.clone(),
+                    groupid: p.setup.group_id,
+                    instances: 1,
+                    target: p.setup.target.clone(),
+                    engine: p.setup.engine.to_string(),
+                    error: Some(format!(
+                        "lockmem: cannot pin {n} bytes for job '{}': {e} (the locked-memory limit, ulimit -l, or the machine's memory)",
+                        p.setup.name
+                    )),
+                    cpus: bound,
+                    ..Default::default()
+                }
+            }
+        },
     };
     let mut r = run_bound(p);
     r.cpus = bound;

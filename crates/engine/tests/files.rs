@@ -1149,3 +1149,55 @@ fn fallocate_prepares_a_written_file_as_fio_says() {
     assert_eq!(m.len(), 1 << 20);
     assert!(m.blocks() * 512 >= 1 << 20, "{}", m.blocks());
 }
+
+/// The bytes of this process locked in memory (VmLck in /proc/self/status).
+fn locked_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+/// lockmem pins that much memory while the job runs and lets it go when it ends; more than
+/// half the machine's memory is refused before anything runs.
+#[test]
+fn lockmem_pins_memory_while_the_job_runs() {
+    let d = tmp();
+    let f = d.path().join("m");
+    let before = locked_bytes();
+    let job = spec(&[
+        ("rw", "randread"),
+        ("size", "1m"),
+        ("runtime", "400ms"),
+        ("time_based", "1"),
+        ("lockmem", "32m"),
+        ("filename", f.to_str().unwrap()),
+    ]);
+    let during = std::thread::scope(|sc| {
+        let h = sc.spawn(|| run_paths(std::slice::from_ref(&job), false).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let during = locked_bytes();
+        let r = h.join().unwrap();
+        assert_eq!(r.jobs[0].error, None);
+        during
+    });
+    assert!(during >= before + (32 << 20), "{before} then {during}");
+    assert!(locked_bytes() < before + (32 << 20));
+    let e = run_paths(
+        &[spec(&[
+            ("lockmem", "1p"),
+            ("size", "64k"),
+            ("filename", f.to_str().unwrap()),
+        ])],
+        false,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("lockmem=1125899906842624 pins more than half"),
+        "{e}"
+    );
+}

@@ -632,6 +632,10 @@ pub struct JobSpec {
     /// A file a job reads is laid out whatever this says, so reads reach data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallocate: Option<Fallocate>,
+    /// fio's `lockmem`: bytes of memory each real job pins (mlock) while it runs, so the
+    /// page cache has that much less (a smaller machine's memory, for buffered I/O); 0 none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub lockmem: u64,
     /// fio's `clocksource` when it names another clock than the one raidlab reads
     /// (`gettimeofday`, `cpu`): raidlab times with clock_gettime(CLOCK_MONOTONIC) all the
     /// same, and says so.
@@ -934,6 +938,7 @@ impl Default for JobSpec {
             description: None,
             directory: Vec::new(),
             fallocate: None,
+            lockmem: 0,
             clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
@@ -1041,6 +1046,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "dedupe_percentage",
     "directory",
     "fallocate",
+    "lockmem",
     "clocksource",
     "unlink",
     "cpus_allowed",
@@ -1183,6 +1189,9 @@ pub fn parse_cpu_mask(value: &str) -> Result<Vec<u32>, String> {
     Ok((0..64).filter(|b| mask >> b & 1 == 1).collect())
 }
 
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
 fn is_true(b: &bool) -> bool {
     *b
 }
@@ -1300,7 +1309,6 @@ const FIO_ONLY: &[&str] = &[
     "filesize",
     "openfiles",
     "file_service_type",
-    "lockmem",
     "continue_on_error",
     "verify_backlog",
     "verify_pattern",
@@ -1392,6 +1400,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.name = value.to_string()
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
+        "lockmem" => spec.lockmem = parse_size(value).map_err(err)?,
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,

@@ -368,6 +368,7 @@ fn option_help(name: &str) -> &'static str {
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
+        "lockmem" => "pin this much memory (mlock) while the job runs, e.g. 1g: less for the page cache",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
@@ -762,12 +763,13 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             )
         });
     }
-    if specs.iter().any(|s| s.fallocate.is_some()) {
+    if specs.iter().any(|s| s.fallocate.is_some() || s.lockmem > 0) {
         static SAID_FALLOCATE: std::sync::Once = std::sync::Once::new();
         SAID_FALLOCATE.call_once(|| {
             ewriteln!(
-                "raidlab: note: fallocate prepares a real file, and a simulated LUN is none: \
-                 the results are those of the same run without it"
+                "raidlab: note: fallocate and lockmem prepare a real file and this machine's \
+                 memory, and a simulated run has neither (a simulated host's page cache is \
+                 its system file's): the results are those of the same run without them"
             )
         });
     }
@@ -994,6 +996,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.unlink {
         put("unlink", "1".into());
+    }
+    if s.lockmem > 0 {
+        put("lockmem", size_text(s.lockmem));
     }
     if let Some(f) = s.fallocate {
         let name = match f {
