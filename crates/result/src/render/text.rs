@@ -66,6 +66,11 @@ fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
     }
 }
 
+/// Pass lines a job shows in full; past this many, the first and last [`PASS_ENDS`] and one
+/// line for the rest.
+const MAX_PASS_LINES: usize = 12;
+const PASS_ENDS: usize = 5;
+
 fn lat_line(out: &mut String, label: &str, h: &LatencyHistogram) {
     if h.count() == 0 {
         return;
@@ -248,13 +253,40 @@ fn job_block(
         );
     }
     if j.passes.len() > 1 {
-        for p in &j.passes {
+        let rate = |p: &crate::schema::PassStats| {
             let bytes = p.read_bytes + p.write_bytes;
-            let rate = if p.runtime_ns == 0 {
+            if p.runtime_ns == 0 {
                 0.0
             } else {
                 bytes as f64 * 1e9 / p.runtime_ns as f64
-            };
+            }
+        };
+        // Many passes (a small region, a long run): the first and last few, and one line
+        // for those between (every pass is in the JSON).
+        let n = j.passes.len();
+        let (head, tail) = if n > MAX_PASS_LINES {
+            (PASS_ENDS, n - PASS_ENDS)
+        } else {
+            (n, n)
+        };
+        for (i, p) in j.passes.iter().enumerate() {
+            if i == head && head < tail {
+                let mid = &j.passes[head..tail];
+                let lo = mid.iter().map(rate).fold(f64::INFINITY, f64::min);
+                let hi = mid.iter().map(rate).fold(0.0, f64::max);
+                let _ = writeln!(
+                    out,
+                    "  passes {}-{}: {} more, {} to {} (each in the JSON)",
+                    mid[0].pass,
+                    mid[mid.len() - 1].pass,
+                    mid.len(),
+                    bw_pair(lo),
+                    bw_pair(hi)
+                );
+            }
+            if i >= head && i < tail {
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "  pass {:<7}: read={}, write={}, {:.3}s, {}",
@@ -262,7 +294,7 @@ fn job_block(
                 bytes_binary(p.read_bytes as f64),
                 bytes_binary(p.write_bytes as f64),
                 p.runtime_ns as f64 / 1e9,
-                bw_pair(rate)
+                bw_pair(rate(p))
             );
         }
     }
@@ -480,6 +512,46 @@ mod tests {
             j.read.lat.record(100_100 + i);
         }
         j
+    }
+
+    /// Up to twelve passes show a line each; past that, the first and last five, and one
+    /// line for those between with their slowest and fastest rates.
+    #[test]
+    fn many_passes_show_their_ends_and_a_line_for_the_rest() {
+        let with = |n: u32| {
+            let mut j = job("p", 0, 1 << 20, 1_000_000);
+            j.passes = (0..n)
+                .map(|i| crate::schema::PassStats {
+                    pass: i,
+                    read_bytes: 1 << 20,
+                    runtime_ns: 1_000_000 * u64::from(i + 1),
+                    ..Default::default()
+                })
+                .collect();
+            render_text(&RunResult {
+                jobs: vec![j],
+                ..Default::default()
+            })
+        };
+        let t = with(12);
+        assert_eq!(
+            t.lines().filter(|l| l.starts_with("  pass ")).count(),
+            12,
+            "{t}"
+        );
+        assert!(!t.contains("  passes "), "{t}");
+        let t = with(30);
+        let shown: Vec<&str> = t.lines().filter(|l| l.starts_with("  pass")).collect();
+        assert_eq!(shown.len(), 11, "{t}");
+        assert!(shown[4].starts_with("  pass 4 "), "{t}");
+        assert!(shown[6].starts_with("  pass 25 "), "{t}");
+        // Passes 5 to 24 take 6 to 25 ms for 1 MiB: 40.0 to 167 MiB/s.
+        assert!(
+            shown[5]
+                .starts_with("  passes 5-24: 20 more, 40.0MiB/s (41.9MB/s) to 167MiB/s (175MB/s)"),
+            "{}",
+            shown[5]
+        );
     }
 
     /// A job with randrepeat=0 shows the seed it ran with under its name; others do not.
