@@ -38,16 +38,22 @@ pub trait Executor {
         max: usize,
         done: &mut Vec<Completion>,
     ) -> io::Result<()>;
+    /// The file the executor does its I/O on, if it has one: the syncs below flush it.
+    fn file(&self) -> Option<&File> {
+        None
+    }
     /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
-    /// reaped.
+    /// reaped: fdatasync of its file, if it has one.
     fn sync(&mut self) -> io::Result<()> {
-        Ok(())
+        self.file().map_or(Ok(()), File::sync_data)
     }
     /// A periodic sync (fio's `fsync=N`, `fdatasync=N`), once every request is reaped:
     /// data and metadata, or data only.
     fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
-        let _ = kind;
-        self.sync()
+        match self.file() {
+            Some(f) => file_sync(f, kind),
+            None => self.sync(),
+        }
     }
     /// CPU time (user ns, system ns) spent in helper threads, once the executor is finished.
     fn finish(&mut self) -> (u64, u64) {
@@ -198,11 +204,8 @@ impl Executor for Psync {
         done.push(Completion { slot, res });
         Ok(())
     }
-    fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
-    }
-    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
-        file_sync(&self.file, kind)
+    fn file(&self) -> Option<&File> {
+        Some(&self.file)
     }
 }
 
@@ -301,11 +304,8 @@ impl Uring {
 }
 
 impl Executor for Uring {
-    fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
-    }
-    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
-        file_sync(&self.file, kind)
+    fn file(&self) -> Option<&File> {
+        Some(&self.file)
     }
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
@@ -409,10 +409,9 @@ pub struct Libaio {
     file: File,
     /// One control block per slot, where the kernel reads it at io_submit.
     iocbs: Vec<Iocb>,
-    /// Slots queued and not yet handed to the kernel, in order.
-    pending: Vec<u32>,
-    /// Their control blocks' addresses, as io_submit takes them (kept for its buffer).
-    batch: Vec<*mut Iocb>,
+    /// The control blocks queued and not yet handed to the kernel, in order, as io_submit
+    /// takes them (addresses into `iocbs`, which never grows).
+    pending: Vec<*mut Iocb>,
     /// Handed to the kernel and not yet reaped.
     inflight: usize,
     events: Vec<IoEvent>,
@@ -488,7 +487,6 @@ impl Libaio {
             file,
             iocbs: vec![Iocb::default(); depth as usize],
             pending: Vec::with_capacity(depth as usize),
-            batch: Vec::with_capacity(depth as usize),
             inflight: 0,
             events: vec![IoEvent::default(); depth as usize],
             failed: None,
@@ -499,10 +497,6 @@ impl Libaio {
     /// (EAGAIN) stays pending for after the next reap.
     fn submit_pending(&mut self) -> io::Result<()> {
         while !self.pending.is_empty() {
-            self.batch.clear();
-            for &slot in &self.pending {
-                self.batch.push(&mut self.iocbs[slot as usize]);
-            }
             // SAFETY: each pointer is to a control block of ours, unmoved until the call
             // returns (the kernel copies it in); the buffers it names stay valid until their
             // completions are reaped.
@@ -510,8 +504,8 @@ impl Libaio {
                 libc::syscall(
                     libc::SYS_io_submit,
                     self.ctx,
-                    self.batch.len() as libc::c_long,
-                    self.batch.as_mut_ptr(),
+                    self.pending.len() as libc::c_long,
+                    self.pending.as_mut_ptr(),
                 )
             };
             if r < 0 {
@@ -543,18 +537,13 @@ impl Drop for Libaio {
 }
 
 impl Executor for Libaio {
-    fn sync(&mut self) -> io::Result<()> {
-        self.file.sync_data()
-    }
-    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
-        file_sync(&self.file, kind)
+    fn file(&self) -> Option<&File> {
+        Some(&self.file)
     }
     #[inline]
     fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        // (The driver's slots are below the depth the context was made for.)
         let i = slot as usize;
-        if i >= self.iocbs.len() {
-            self.iocbs.resize(i + 1, Iocb::default());
-        }
         self.iocbs[i] = Iocb {
             aio_data: slot as u64,
             aio_lio_opcode: match dir {
@@ -567,7 +556,7 @@ impl Executor for Libaio {
             aio_offset: offset as i64,
             ..Iocb::default()
         };
-        self.pending.push(slot);
+        self.pending.push(&mut self.iocbs[i]);
     }
     fn submits_early(&self) -> bool {
         true

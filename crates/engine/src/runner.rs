@@ -98,7 +98,7 @@ pub fn run_with_clock(
             )));
         }
         // (The CPUs, before any target is created or laid out.)
-        instance_cpus(s, 0)?;
+        check_cpus(s)?;
         if s.verify {
             let (r, w) = (&s.bs.read, &s.bs.write);
             if !(r.is_fixed() && w.is_fixed() && r.min() == w.min()) {
@@ -148,9 +148,6 @@ pub fn run_with_clock(
                 Some(last.saturating_add(size))
             })
             .max();
-        if !path.exists() {
-            created.insert(name.clone());
-        }
         // fio's `fallocate` for a file only writing jobs use (the first that sets it); a
         // file any job reads is laid out, so reads reach data.
         let only_writes = users.iter().all(|s| s.rw.read_percent(s.rwmixread) == 0);
@@ -166,6 +163,9 @@ pub fn run_with_clock(
             &opts.stop,
             prealloc,
         )?;
+        if info.created {
+            created.insert(name.clone());
+        }
         infos.insert(name.clone(), info);
     }
 
@@ -326,7 +326,7 @@ pub fn run_with_clock(
             buf_align: align.max(4096) as usize,
             max_bs: spec.bs.max(),
             goal_bytes,
-            cpus: instance_cpus(spec, inst.global_index)?,
+            cpus: instance_cpus(spec, inst.global_index),
             lockmem: spec.lockmem,
         });
         plan_files.push(fname.as_str());
@@ -776,27 +776,45 @@ fn run_group(
     })
 }
 
-/// The CPUs an instance binds to: the job's set, or under `cpus_allowed_policy=split` one
-/// of them by the instance's place in the run (fio hands them out by job number, in turn).
-/// Every one must be a CPU this process may run on.
-fn instance_cpus(spec: &JobSpec, global_index: u32) -> Result<Vec<u32>, EngineError> {
+/// Every CPU a job names must be one this process may run on (checked once per job, before
+/// any target is touched).
+fn check_cpus(spec: &JobSpec) -> Result<(), EngineError> {
     if spec.cpus.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let here = crate::affinity::allowed()
         .map_err(|e| EngineError::failed(format!("cannot read this process's CPUs: {e}")))?;
-    if let Some(c) = spec.cpus.iter().find(|c| !here.contains(c)) {
-        return Err(EngineError::usage(format!(
+    match spec.cpus.iter().find(|c| !here.contains(c)) {
+        Some(c) => Err(EngineError::usage(format!(
             "job '{}': cpus_allowed names CPU {c}, which this process may not run on (valid: {})",
             spec.name,
             crate::affinity::ranges(&here)
-        )));
+        ))),
+        None => Ok(()),
     }
-    Ok(if spec.cpus_split {
+}
+
+/// The CPUs an instance binds to: the job's set, or under `cpus_allowed_policy=split` one
+/// of them by the instance's place in the run (fio hands them out by job number, in turn).
+fn instance_cpus(spec: &JobSpec, global_index: u32) -> Vec<u32> {
+    if spec.cpus_split && !spec.cpus.is_empty() {
         vec![spec.cpus[global_index as usize % spec.cpus.len()]]
     } else {
         spec.cpus.clone()
-    })
+    }
+}
+
+/// The result of a job that could not start: its names and the error, nothing measured.
+fn not_started(setup: &JobSetup, error: String) -> JobResult {
+    JobResult {
+        name: setup.name.clone(),
+        groupid: setup.group_id,
+        instances: 1,
+        target: setup.target.clone(),
+        engine: setup.engine.to_string(),
+        error: Some(error),
+        ..Default::default()
+    }
 }
 
 fn run_instance(p: InstancePlan) -> JobResult {
@@ -807,19 +825,14 @@ fn run_instance(p: InstancePlan) -> JobResult {
         match crate::affinity::bind(&p.cpus) {
             Ok(b) => b,
             Err(e) => {
-                return JobResult {
-                    name: p.setup.name.clone(),
-                    groupid: p.setup.group_id,
-                    instances: 1,
-                    target: p.setup.target.clone(),
-                    engine: p.setup.engine.to_string(),
-                    error: Some(format!(
+                return not_started(
+                    &p.setup,
+                    format!(
                         "cannot bind job '{}' to CPUs {}: {e}",
                         p.setup.name,
                         crate::affinity::ranges(&p.cpus)
-                    )),
-                    ..Default::default()
-                }
+                    ),
+                )
             }
         }
     };
@@ -829,19 +842,15 @@ fn run_instance(p: InstancePlan) -> JobResult {
         n => match crate::affinity::Pinned::new(n as usize) {
             Ok(m) => Some(m),
             Err(e) => {
-                return JobResult {
-                    name: p.setup.name.clone(),
-                    groupid: p.setup.group_id,
-                    instances: 1,
-                    target: p.setup.target.clone(),
-                    engine: p.setup.engine.to_string(),
-                    error: Some(format!(
+                let mut r = not_started(
+                    &p.setup,
+                    format!(
                         "lockmem: cannot pin {n} bytes for job '{}': {e} (the locked-memory limit, ulimit -l, or the machine's memory)",
                         p.setup.name
-                    )),
-                    cpus: bound,
-                    ..Default::default()
-                }
+                    ),
+                );
+                r.cpus = bound;
+                return r;
             }
         },
     };
@@ -858,17 +867,11 @@ fn run_bound(p: InstancePlan) -> JobResult {
         p.buf_align,
         &p.setup.content,
     );
-    let fail = |setup: &JobSetup, e: std::io::Error| JobResult {
-        name: setup.name.clone(),
-        groupid: setup.group_id,
-        instances: 1,
-        target: setup.target.clone(),
-        engine: setup.engine.to_string(),
-        error: Some(format!(
-            "cannot start {} on {}: {e}",
-            setup.engine, setup.target
-        )),
-        ..Default::default()
+    let fail = |setup: &JobSetup, e: std::io::Error| {
+        not_started(
+            setup,
+            format!("cannot start {} on {}: {e}", setup.engine, setup.target),
+        )
     };
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),

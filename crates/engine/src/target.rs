@@ -16,6 +16,8 @@ pub struct PathInfo {
     pub size: u64,
     /// Logical block size of the device holding the data (512 if unknown).
     pub logical_block: u64,
+    /// The file did not exist: this run created it.
+    pub created: bool,
 }
 
 // Linux ioctls (include/uapi/linux/fs.h): BLKSSZGET = _IO(0x12,104), BLKGETSIZE64 = _IOR(0x12,114,size_t).
@@ -111,6 +113,7 @@ pub fn prepare_path(
         return Ok(PathInfo {
             size: end,
             logical_block: fs_logical_block(&meta),
+            created: true,
         });
     };
     let ft = meta.file_type();
@@ -126,6 +129,7 @@ pub fn prepare_path(
         return Ok(PathInfo {
             size,
             logical_block: lbs,
+            created: false,
         });
     }
     if !ft.is_file() {
@@ -160,6 +164,7 @@ pub fn prepare_path(
     Ok(PathInfo {
         size,
         logical_block: fs_logical_block(&meta),
+        created: false,
     })
 }
 
