@@ -204,6 +204,15 @@ fn hand_off(
     fresh.clear();
 }
 
+/// fio's `error` for an I/O error: its errno, or for an executor's own description of a
+/// refusal (hipri's, say) the errno of its kind; EIO otherwise.
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(match e.kind() {
+        std::io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
+        _ => libc::EIO,
+    })
+}
+
 /// Run one job instance to its end (stream exhausted, runtime reached, stop flag, or error).
 pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> JobResult {
     let JobSetup {
@@ -395,7 +404,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         Err(e) => {
                             io_failed = true;
                             if error.is_none() {
-                                errno = e.raw_os_error().unwrap_or(libc::EIO);
+                                errno = errno_of(&e);
                             }
                             error.get_or_insert(format!("sync of {}: {e}", setup.target));
                         }
@@ -423,7 +432,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         let min = (setup.reap.0 as usize).min(inflight as usize).max(1);
         if let Err(e) = exec.submit_and_reap(min, setup.reap.1 as usize, &mut done) {
             if error.is_none() {
-                errno = e.raw_os_error().unwrap_or(libc::EIO);
+                errno = errno_of(&e);
             }
             error.get_or_insert(format!("submitting I/O to {}: {e}", setup.target));
             // The executor cannot tell us which requests are still in flight: stop here.
@@ -447,12 +456,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Err(e) => {
                     io_failed = true;
                     if error.is_none() {
-                        // (An executor's own description of a refusal, e.g. hipri's, keeps
-                        // the refusal's errno.)
-                        errno = e.raw_os_error().unwrap_or(match e.kind() {
-                            std::io::ErrorKind::Unsupported => libc::EOPNOTSUPP,
-                            _ => libc::EIO,
-                        });
+                        errno = errno_of(&e);
                     }
                     error.get_or_insert(format!(
                         "{what} of {} bytes at offset {} on {}: {e}",
@@ -559,7 +563,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             Ok(()) => last_counted = last_counted.max(clock.now_ns()),
             Err(e) => {
                 if error.is_none() {
-                    errno = e.raw_os_error().unwrap_or(libc::EIO);
+                    errno = errno_of(&e);
                     error = Some(format!("end_fsync: {e}"));
                 }
             }
@@ -582,7 +586,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 (&mut c.verify, &mut error),
             ) {
                 if error.is_none() {
-                    errno = e.raw_os_error().unwrap_or(libc::EIO);
+                    errno = errno_of(&e);
                 }
                 error.get_or_insert(format!("verify read-back: {what} on {}: {e}", setup.target));
             }
