@@ -495,6 +495,19 @@ pub enum Fallocate {
     Truncate,
 }
 
+impl Fallocate {
+    /// fio's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fallocate::None => "none",
+            Fallocate::Native => "native",
+            Fallocate::Posix => "posix",
+            Fallocate::Keep => "keep",
+            Fallocate::Truncate => "truncate",
+        }
+    }
+}
+
 /// How requests are executed in real time. The simulator ignores this: it models the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

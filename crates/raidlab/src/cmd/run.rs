@@ -85,6 +85,15 @@ pub struct Invocation {
     pub help: bool,
 }
 
+/// A note on standard error, once a process (a sweep runs its points through here) and only
+/// after a run, so bad input stays one line: `note_once!("text {with} args")`.
+macro_rules! note_once {
+    ($($arg:tt)*) => {{
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| ewriteln!("raidlab: note: {}", format_args!($($arg)*)));
+    }};
+}
+
 /// How an `apply_option` error reads on the command line: `--bs=4q: '4q' has unknown unit…`.
 fn flag_error(shown: &str, key: &str, e: SpecError) -> CliError {
     let prefix = format!("option '{key}': ");
@@ -604,14 +613,11 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
         ewriteln!("raidlab: note: {line}");
     }
     if let Some(named) = specs.iter().find_map(|s| s.clocksource_named.as_deref()) {
-        static SAID_CLOCK: std::sync::Once = std::sync::Once::new();
-        SAID_CLOCK.call_once(|| {
-            ewriteln!(
-                "raidlab: note: clocksource={named}: raidlab times every request with \
-                 clock_gettime(CLOCK_MONOTONIC) in a real run and in virtual time in a \
-                 simulated one, whichever clock source is named"
-            )
-        });
+        note_once!(
+            "clocksource={named}: raidlab times every request with \
+             clock_gettime(CLOCK_MONOTONIC) in a real run and in virtual time in a \
+             simulated one, whichever clock source is named"
+        );
     }
     Ok(result)
 }
@@ -666,27 +672,20 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
     };
     let mut result = raidlab_engine::run(specs, &mut resolve, &run_opts).map_err(engine_error)?;
     if let Some(named) = specs.iter().find_map(|s| s.verify_named.as_deref()) {
-        static SAID_CHECKSUM: std::sync::Once = std::sync::Once::new();
-        SAID_CHECKSUM.call_once(|| {
-            ewriteln!(
-                "raidlab: note: verify={named}: raidlab checks every block by its own header \
-                 (offset, generation, seed) and CRC32C, whichever checksum verify names"
-            )
-        });
+        note_once!(
+            "verify={named}: raidlab checks every block by its own header \
+             (offset, generation, seed) and CRC32C, whichever checksum verify names"
+        );
     }
     if specs
         .iter()
         .any(|s| s.verify && s.rw.writes(s.rwmixread) && !s.buffers.is_default())
     {
-        // Once a process, after a run (bad input stays one line).
-        static SAID_CONTENT: std::sync::Once = std::sync::Once::new();
-        SAID_CONTENT.call_once(|| {
-            ewriteln!(
-                "raidlab: note: with verify, writes carry verify's headers and data: \
-                 scramble_buffers, refill_buffers, zero_buffers, buffer_pattern, \
-                 buffer_compress_percentage and dedupe_percentage do not apply to them"
-            )
-        });
+        note_once!(
+            "with verify, writes carry verify's headers and data: \
+             scramble_buffers, refill_buffers, zero_buffers, buffer_pattern, \
+             buffer_compress_percentage and dedupe_percentage do not apply to them"
+        );
     }
     if result.timestamp == 0 {
         result.timestamp = timestamp;
@@ -754,45 +753,32 @@ fn open_array(
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
     let r = raidlab_sim::run(specs).map_err(CliError::sim)?;
     if specs.iter().any(|s| s.verify) {
-        // As the page-cache note: once a process, after a run.
-        static SAID_VERIFY: std::sync::Once = std::sync::Once::new();
-        SAID_VERIFY.call_once(|| {
-            ewriteln!(
-                "raidlab: note: verify checks data and a simulated run moves none: nothing is \
-                 checked, and the results are those of the same run without verify"
-            )
-        });
+        note_once!(
+            "verify checks data and a simulated run moves none: nothing is \
+             checked, and the results are those of the same run without verify"
+        );
     }
     if specs.iter().any(|s| s.fallocate.is_some() || s.lockmem > 0) {
-        static SAID_FALLOCATE: std::sync::Once = std::sync::Once::new();
-        SAID_FALLOCATE.call_once(|| {
-            ewriteln!(
-                "raidlab: note: fallocate and lockmem prepare a real file and this machine's \
-                 memory, and a simulated run has neither (a simulated host's page cache is \
-                 its system file's): the results are those of the same run without them"
-            )
-        });
+        note_once!(
+            "fallocate and lockmem prepare a real file and this machine's \
+             memory, and a simulated run has neither (a simulated host's page cache is \
+             its system file's): the results are those of the same run without them"
+        );
     }
     if specs.iter().any(|s| !s.cpus.is_empty()) {
-        static SAID_CPUS: std::sync::Once = std::sync::Once::new();
-        SAID_CPUS.call_once(|| {
-            ewriteln!(
-                "raidlab: note: cpus_allowed and cpumask bind a real job's threads to CPUs, \
-                 and a simulated host's CPUs are those its system file gives: the results are \
-                 those of the same run without them"
-            )
-        });
+        note_once!(
+            "cpus_allowed and cpumask bind a real job's threads to CPUs, \
+             and a simulated host's CPUs are those its system file gives: the results are \
+             those of the same run without them"
+        );
     }
     if specs.iter().any(|s| !s.buffers.is_default()) {
-        static SAID_CONTENT: std::sync::Once = std::sync::Once::new();
-        SAID_CONTENT.call_once(|| {
-            ewriteln!(
-                "raidlab: note: the buffer options (scramble_buffers, refill_buffers, \
-                 zero_buffers, buffer_pattern, buffer_compress_*, dedupe_percentage) set what \
-                 a real run's writes carry, and a simulated device models no data content: \
-                 the results are those of the same run without them"
-            )
-        });
+        note_once!(
+            "the buffer options (scramble_buffers, refill_buffers, \
+             zero_buffers, buffer_pattern, buffer_compress_*, dedupe_percentage) set what \
+             a real run's writes carry, and a simulated device models no data content: \
+             the results are those of the same run without them"
+        );
     }
     if specs.iter().any(|s| {
         s.iodepth_batch_submit != 1
@@ -802,32 +788,24 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
             || s.sqthread_poll
             || s.hipri
     }) {
-        static SAID_BATCH: std::sync::Once = std::sync::Once::new();
-        SAID_BATCH.call_once(|| {
-            ewriteln!(
-                "raidlab: note: iodepth_batch_submit, iodepth_batch_complete_max, fixedbufs, \
-                 registerfiles, sqthread_poll and hipri set how a real run makes its system \
-                 calls, and a simulated host makes none: the results are those of the same \
-                 run without them"
-            )
-        });
+        note_once!(
+            "iodepth_batch_submit, iodepth_batch_complete_max, fixedbufs, \
+             registerfiles, sqthread_poll and hipri set how a real run makes its system \
+             calls, and a simulated host makes none: the results are those of the same \
+             run without them"
+        );
     }
     let no_page_cache = r
         .jobs
         .iter()
         .any(|j| j.sim.as_ref().is_some_and(|x| x.page_cache.is_none()));
     if no_page_cache && specs.iter().any(|s| !s.direct) {
-        // Once a process (a sweep runs its points through here), and only after a run: bad
-        // input stays one line.
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            ewriteln!(
-                "raidlab: note: a simulated host has no page cache unless its system file gives \
-                 [host] page_cache_mib and copy_mb_s: buffered jobs (direct=0, fio's default) \
-                 run as direct I/O, one request per block size; give direct=1 to say so, or \
-                 give the host a page cache"
-            )
-        });
+        note_once!(
+            "a simulated host has no page cache unless its system file gives \
+             [host] page_cache_mib and copy_mb_s: buffered jobs (direct=0, fio's default) \
+             run as direct I/O, one request per block size; give direct=1 to say so, or \
+             give the host a page cache"
+        );
     }
     Ok(r)
 }
@@ -1001,14 +979,7 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         put("lockmem", size_text(s.lockmem));
     }
     if let Some(f) = s.fallocate {
-        let name = match f {
-            raidlab_workload::Fallocate::None => "none",
-            raidlab_workload::Fallocate::Native => "native",
-            raidlab_workload::Fallocate::Posix => "posix",
-            raidlab_workload::Fallocate::Keep => "keep",
-            raidlab_workload::Fallocate::Truncate => "truncate",
-        };
-        put("fallocate", name.into());
+        put("fallocate", f.name().into());
     }
     if s.disable_clat && s.disable_lat && s.disable_bw {
         put("gtod_reduce", "1".into());
