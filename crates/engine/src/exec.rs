@@ -3,7 +3,10 @@
 //! Each implements [`Executor`]: `queue` records a request for a slot (its buffer stays put
 //! until that slot completes), `submit` hands what is queued to the kernel (or the workers)
 //! without waiting, and `submit_and_reap` issues everything still queued, waits for at
-//! least `min` completions and takes at most `max` of them (the rest wait for the next call). The job driver (`job.rs`) owns timing, statistics and verify.
+//! least `min` completions and takes at most `max` of them (the rest wait for the next
+//! call). Executors with a file (psync and its siblings, io_uring, libaio) name it through
+//! `file`, and the trait's syncs flush it. The job driver (`job.rs`) owns timing, statistics
+//! and verify.
 
 use crate::BlockTarget;
 use raidlab_workload::{Dir, SyncKind};
