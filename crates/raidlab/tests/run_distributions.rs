@@ -1,6 +1,6 @@
 //! `raidlab run` with the options that shape which requests a job issues
-//! (`random_distribution`, `percentage_random`, `randrepeat`, `bsrange`, percentages of the
-//! target, `new_group`), through the built binary: against a small file and a simulated
+//! (`random_distribution`, `percentage_random`, `rw=PATTERN:N`, `randrepeat`, `bsrange`,
+//! percentages of the target, `new_group`), through the built binary: against a small file and a simulated
 //! system.
 
 mod common;
@@ -189,6 +189,48 @@ fn randrepeat_off_draws_a_seed_the_results_show() {
     assert!(line.contains("--randseed="), "{line}");
 }
 
+/// fio's `rw=write:4k` on a file: every other 4 KiB block written, the ones skipped left
+/// as they were (zeros, as raidlab lays a new file out); then `rw=read:-8k` reads the whole
+/// file back, each block once.
+#[test]
+fn sequential_holes_skip_blocks_of_a_file() {
+    let dir = scratch("raidlab-holes");
+    let path = dir.path().join("f");
+    let f = format!("--filename={}", path.display());
+    let v = json(&assert_ok(
+        &raidlab(&[
+            &f,
+            "--rw=write:4k",
+            "--bs=4k",
+            "--size=64k",
+            "--io_size=32k",
+            "--ioengine=psync",
+            "--output-format=json",
+        ]),
+        "write:4k",
+    ));
+    assert_eq!(v["jobs"][0]["job options"]["rw"], "write:4k");
+    assert_eq!(dir_of(&v, "write").1, 8);
+    let data = std::fs::read(&path).unwrap();
+    assert_eq!(data.len(), 64 << 10);
+    for (i, block) in data.chunks(4096).enumerate() {
+        let zero = block.iter().all(|&b| b == 0);
+        assert_eq!(zero, i % 2 == 1, "block {i}: written {}", !zero);
+    }
+    let v = json(&assert_ok(
+        &raidlab(&[
+            &f,
+            "--rw=read:-8k",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--output-format=json",
+        ]),
+        "read:-8k",
+    ));
+    assert_eq!(v["jobs"][0]["job options"]["rw"], "read:-8k");
+    assert_eq!(dir_of(&v, "read").0, 64 << 10);
+}
+
 /// In virtual time (deterministic, no wall clock): random reads confined to a hot 1 MiB of
 /// the disk (zoned_abs) or mostly sequential (percentage_random) are far faster than random
 /// reads over the whole disk; a bsrange job moves exactly its size.
@@ -221,6 +263,24 @@ fn shaped_streams_change_simulated_results() {
     let zipf = dir_of(&run(&["--random_distribution=zipf:1.2"]), "read").2;
     let sequential = dir_of(&run(&["--percentage_random=0"]), "read").2;
     assert!(sequential > 2.0 * uniform, "{sequential} vs {uniform} IOPS");
+    // Runs of 16 sequential reads from each random offset (fio's rw=randread:16): most
+    // reads follow on, streaming from the drive's read-ahead.
+    let runs = run(&["--rw=randread:16"]);
+    assert_eq!(runs["jobs"][0]["job options"]["rw"], "randread:16");
+    let runs = dir_of(&runs, "read").2;
+    assert!(
+        runs > 2.0 * uniform,
+        "runs {runs} vs uniform {uniform} IOPS"
+    );
+    // Each offset read 16 times (identical): the drive model keeps no data it has read, so
+    // a repeat waits a turn for its sector; still no seek for 15 reads in 16.
+    let same = run(&["--rw=randread:16", "--rw_sequencer=identical"]);
+    assert_eq!(same["jobs"][0]["job options"]["rw_sequencer"], "identical");
+    let same = dir_of(&same, "read").2;
+    assert!(
+        same > 1.3 * uniform,
+        "identical {same} vs uniform {uniform} IOPS"
+    );
     // Same options, same results (zipf's hot blocks are drawn from the seed).
     assert_eq!(
         zipf,

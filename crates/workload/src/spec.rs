@@ -698,6 +698,20 @@ pub struct JobSpec {
     /// ended. Sequential patterns ignore it, as fio does.
     #[serde(default = "all_random", skip_serializing_if = "is_all_random")]
     pub percentage_random: [u8; 2],
+    /// fio's `rw=randread:N`: a random job draws a new random offset every this many
+    /// requests; those between go on from the last (or repeat it, by `rw_sequencer`).
+    /// 1, the default, draws one for every request. Sequential patterns leave it at 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub rw_run: u32,
+    /// fio's `rw=write:4k`: bytes a sequential job skips after each request (negative:
+    /// back, `rw=read:-8k` with 4 KiB blocks reads backwards), wrapping round the region.
+    /// Random patterns leave it at 0.
+    #[serde(default, skip_serializing_if = "is_zero_i64")]
+    pub rw_hole: i64,
+    /// fio's `rw_sequencer=identical`: the requests of a run (`rw_run`) after the first
+    /// repeat its offset rather than going on from it (`sequential`, the default).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rw_identical: bool,
     /// Repeat the same random sequence each run (fio's `randrepeat`, on by default). Off
     /// and without `randseed`, the command line draws a seed for the run and records it
     /// in the results; the stream itself always takes `randseed`.
@@ -963,6 +977,9 @@ impl Default for JobSpec {
             blockalign: None,
             random_distribution: Distribution::Random,
             percentage_random: all_random(),
+            rw_run: 1,
+            rw_hole: 0,
+            rw_identical: false,
             randrepeat: true,
             randseed_given: false,
             randseed_drawn: false,
@@ -1031,6 +1048,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "blocksize_unaligned",
     "random_distribution",
     "percentage_random",
+    "rw_sequencer",
     "randrepeat",
     "iodepth",
     "iodepth_batch_submit",
@@ -1211,6 +1229,9 @@ fn is_true(b: &bool) -> bool {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_zero_i64(v: &i64) -> bool {
+    *v == 0
+}
 fn all_random() -> [u8; 2] {
     [100, 100]
 }
@@ -1340,7 +1361,6 @@ const FIO_ONLY: &[&str] = &[
     "log_hist_msec",
     "significant_figures",
     "random_generator",
-    "rw_sequencer",
 ];
 
 /// The one line for an option raidlab does not know: what it is (a fio option raidlab does
@@ -1469,7 +1489,50 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 .unwrap_or(value);
             spec.description = (!t.is_empty()).then(|| t.to_string())
         }
-        "rw" | "readwrite" => spec.rw = RwMode::parse(value).map_err(err)?,
+        "rw" | "readwrite" => {
+            // fio's `PATTERN[:N]`: after a random pattern, requests per random offset; after
+            // a sequential one, bytes skipped after each request (negative: back).
+            let (mode, suffix) = match value.split_once(':') {
+                Some((m, n)) => (m, Some(n.trim())),
+                None => (value, None),
+            };
+            spec.rw = RwMode::parse(mode).map_err(err)?;
+            spec.rw_run = 1;
+            spec.rw_hole = 0;
+            if let Some(n) = suffix {
+                if spec.rw.is_random() {
+                    let what = "valid: requests per random offset, 1 to 4294967295, e.g. randread:8";
+                    let v = parse_size(n)
+                        .map_err(|m| err(format!("'{value}': {m} ({what})")))?;
+                    if v == 0 || v > u32::MAX as u64 {
+                        return Err(err(format!("'{value}' asks for {v} requests a random offset ({what})")));
+                    }
+                    spec.rw_run = v as u32;
+                } else {
+                    let what = "valid: bytes skipped after each request, e.g. write:4k, or back, read:-8k";
+                    let (neg, mag) = match n.strip_prefix('-') {
+                        Some(m) => (true, m),
+                        None => (false, n),
+                    };
+                    let v = parse_size(mag)
+                        .map_err(|m| err(format!("'{value}': {m} ({what})")))?;
+                    let v = i64::try_from(v)
+                        .map_err(|_| err(format!("'{value}' skips too far ({what})")))?;
+                    spec.rw_hole = if neg { -v } else { v };
+                }
+            }
+        }
+        "rw_sequencer" => {
+            spec.rw_identical = match value.trim() {
+                "sequential" => false,
+                "identical" => true,
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not a sequencer (valid: sequential, identical)"
+                    )))
+                }
+            }
+        }
         "bs" | "blocksize" => {
             // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
             // trims'); an empty one is the default, 4k (`bs=64k,` writes 4 KiB blocks, as
@@ -2074,6 +2137,18 @@ impl JobSpec {
                 }
             }
         }
+        if self.verify && self.rw_hole != 0 {
+            let bs = self.bs.min();
+            let one_size =
+                self.bs.read.is_fixed() && self.bs.write.is_fixed() && self.bs.max() == bs;
+            if !one_size || !self.rw_hole.unsigned_abs().is_multiple_of(bs) {
+                return e(format!(
+                    "verify with rw={}:{} is refused: blocks would overlap across passes and \
+                     overwrite each other's headers (valid: one block size that divides the skip)",
+                    self.rw, self.rw_hole
+                ));
+            }
+        }
         if self.bs_unaligned && self.direct {
             return e(
                 "bs_unaligned with direct=1 is refused: direct I/O needs sizes in whole 512-byte sectors (valid: one or the other)"
@@ -2406,6 +2481,48 @@ mod tests {
         assert!(FIO_ONLY.iter().all(|k| !OPTION_NAMES.contains(k)));
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.message.contains("valid: 1 to 65536"), "{e}");
+    }
+
+    /// fio's `rw=PATTERN:N`: a count after a random pattern, a signed size after a
+    /// sequential one; a later `rw` without one takes it back; bad values say what is valid.
+    #[test]
+    fn rw_takes_fios_offset_modifier() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "rw", Some("randread:8")).unwrap();
+        assert_eq!((s.rw, s.rw_run, s.rw_hole), (RwMode::RandRead, 8, 0));
+        apply_option(&mut s, "rw", Some("randrw:2k")).unwrap();
+        assert_eq!((s.rw, s.rw_run), (RwMode::RandRw, 2048));
+        apply_option(&mut s, "rw", Some("write:4k")).unwrap();
+        assert_eq!((s.rw, s.rw_run, s.rw_hole), (RwMode::Write, 1, 4096));
+        apply_option(&mut s, "readwrite", Some("read:-8k")).unwrap();
+        assert_eq!((s.rw, s.rw_hole), (RwMode::Read, -8192));
+        apply_option(&mut s, "rw", Some("randread")).unwrap();
+        assert_eq!((s.rw_run, s.rw_hole), (1, 0));
+        assert!(!s.rw_identical);
+        apply_option(&mut s, "rw_sequencer", Some("identical")).unwrap();
+        assert!(s.rw_identical);
+        for (k, v, want) in [
+            ("rw", "randread:0", "valid: requests per random offset"),
+            ("rw", "randread:x", "valid: requests per random offset"),
+            ("rw", "randread:5g", "valid: requests per random offset"),
+            ("rw", "write:4q", "valid: bytes skipped after each request"),
+            ("rw", "sideways:4k", "valid: read, write"),
+            ("rw_sequencer", "backwards", "valid: sequential, identical"),
+        ] {
+            let e = apply_option(&mut JobSpec::default(), k, Some(v)).unwrap_err();
+            assert!(e.message.contains(want), "{k}={v}: {e}");
+        }
+        // Verify refuses skips that would let blocks of different passes overlap.
+        let mut v = JobSpec {
+            filenames: vec!["f".into()],
+            ..Default::default()
+        };
+        apply_option(&mut v, "verify", Some("crc32c")).unwrap();
+        apply_option(&mut v, "rw", Some("write:8k")).unwrap();
+        v.validate().unwrap();
+        apply_option(&mut v, "rw", Some("write:2k")).unwrap();
+        let e = v.validate().unwrap_err();
+        assert!(e.message.contains("rw=write:2048"), "{e}");
     }
 
     /// fio 3.33's sizes of reads and writes for each `bs` (rw=rw): `64k,` and `64k,,16k`

@@ -229,6 +229,14 @@ pub struct RequestStream {
     /// multiples of the range's smallest size (fio's default `blockalign` for that
     /// direction), not of each request's size.
     range_align: [Option<u64>; 2],
+    /// `rw=randread:N`: a random offset every N requests (counted over both directions,
+    /// as fio counts them), the others following on from, or repeating, that direction's
+    /// last (`rw_sequencer`). None: every request draws.
+    run: Option<(u64, bool)>,
+    /// Where each direction's last request started, for `rw_sequencer=identical`.
+    last_start: [u64; 2],
+    /// Whether `pos` follows a random job's requests (`percentage_random`, `rw=...:N`).
+    follows: bool,
 }
 
 impl RequestStream {
@@ -274,6 +282,7 @@ impl RequestStream {
                     // also draws with replacement when part of the job is sequential.
                     && spec.random_distribution.is_uniform()
                     && spec.percentage_random == [100, 100]
+                    && spec.rw_run <= 1
             })
             .map(|bs| {
                 let map_seed = seed ^ 0x3C3C_3C3C_3C3C_3C3C;
@@ -299,6 +308,7 @@ impl RequestStream {
         let seq_draws = (random && spec.percentage_random != [100, 100])
             .then(|| Rng::new(seed ^ 0x6969_6969_6969_6969));
         let range_align = [&spec.bs.read, &spec.bs.write].map(|d| d.range.map(|(lo, _)| lo));
+        let run = (random && spec.rw_run > 1).then_some((spec.rw_run as u64, spec.rw_identical));
         Ok(RequestStream {
             spec: spec.clone(),
             start,
@@ -325,8 +335,11 @@ impl RequestStream {
             fixed_mixed,
             mapped,
             dist,
+            follows: seq_draws.is_some() || run.is_some(),
             seq_draws,
             range_align,
+            run,
+            last_start: [0; 2],
         })
     }
     /// Bytes one pass transfers: `io_size`, else the region (its whole blocks, for a
@@ -419,7 +432,9 @@ impl RequestStream {
     /// fits in this pass), and move past it.
     #[inline(always)]
     fn place(&mut self, dir: Dir, bs: u64) -> Request {
-        let offset = if let Some((map_bs, map_seed, shuffle)) = self.mapped.as_mut() {
+        let offset = if let Some(o) = self.run_offset(dir, bs) {
+            o
+        } else if let Some((map_bs, map_seed, shuffle)) = self.mapped.as_mut() {
             debug_assert_eq!(bs, *map_bs);
             // The k-th block of this pass; a pass longer than the region goes round it again
             // in a new order.
@@ -456,6 +471,9 @@ impl RequestStream {
             }
         } else {
             let pos = &mut self.pos[dir as usize];
+            if self.spec.rw_hole != 0 && *pos != 0 {
+                *pos = skip(*pos, self.spec.rw_hole, self.len);
+            }
             if *pos + bs > self.len {
                 *pos = 0; // io_size beyond the region: wrap around, as fio does
             }
@@ -463,8 +481,9 @@ impl RequestStream {
             *pos += bs;
             o
         };
-        if self.seq_draws.is_some() {
+        if self.follows {
             self.pos[dir as usize] = offset - self.start + bs;
+            self.last_start[dir as usize] = offset - self.start;
         }
         self.cursor += bs;
         let req = Request {
@@ -477,6 +496,25 @@ impl RequestStream {
         self.seq += 1;
         debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
         req
+    }
+
+    /// `rw=randread:N`: this request's offset if it is not the first of its run of N (those
+    /// draw as any other): on from the end of this direction's last request (wrapping to
+    /// the region's start when the block does not fit before its end), or that request's
+    /// own offset (`rw_sequencer=identical`). As fio, a direction's first request follows
+    /// on from the region's start.
+    #[inline(always)]
+    fn run_offset(&self, dir: Dir, bs: u64) -> Option<u64> {
+        let (n, identical) = self.run?;
+        if self.seq.is_multiple_of(n) {
+            return None;
+        }
+        let at = if identical {
+            self.last_start[dir as usize]
+        } else {
+            self.pos[dir as usize]
+        };
+        Some(self.start + if at + bs > self.len { 0 } else { at })
     }
 
     /// Whether this request of a random job goes on sequentially (`percentage_random`: a
@@ -579,6 +617,22 @@ impl RequestStream {
         self.cursor = 0;
         self.pos = [0; 2];
         self.seq == 0 && self.pass > 0 && bs > self.len
+    }
+}
+
+/// `rw=write:HOLE`: where a sequential request goes after one that ended at `pos` (> 0) in a
+/// region of `len` bytes: `hole` bytes on (or back, if negative). Going back past the
+/// region's start goes round from its end, so `rw=read:-8k` with 4 KiB blocks reads every
+/// block once a pass, last first after the first (fio goes round to `hole` before the end
+/// and never reads the last block). A block that does not fit before the end starts the
+/// region again (the caller's wrap), as fio does going forward.
+fn skip(pos: u64, hole: i64, len: u64) -> u64 {
+    let next = pos as i128 + hole as i128;
+    if next < 0 {
+        // (Back past the start: round from the end, as often as the skip spans the region.)
+        (next.rem_euclid(len.max(1) as i128)) as u64
+    } else {
+        u64::try_from(next).unwrap_or(u64::MAX)
     }
 }
 
@@ -1439,6 +1493,82 @@ mod tests {
     /// percentage_random=N: about N% of a random job's requests are random, the others go
     /// on from the end of the last request of their direction; 0 is sequential; N,M per
     /// direction; sequential patterns are not affected.
+    /// fio's `rw=randread:8`: a random offset every 8 requests, the 7 after it going on from
+    /// it (`rw_sequencer=sequential`) or repeating it (`identical`); with both directions,
+    /// the count runs over both and each direction follows its own last request.
+    #[test]
+    fn random_runs_draw_an_offset_every_n_requests() {
+        let opts = |rw: &str, seqr: &str| {
+            spec(&[
+                ("rw", rw),
+                ("bs", "4k"),
+                ("size", "64m"),
+                ("rw_sequencer", seqr),
+                ("runtime", "1"),
+                ("time_based", "1"),
+            ])
+        };
+        let reqs = first(&opts("randread:8", "sequential"), 64 << 20, 800);
+        let mut starts = std::collections::HashSet::new();
+        for (i, w) in reqs.windows(2).enumerate() {
+            let k = i + 1; // w[1]'s index
+            if k % 8 != 0 {
+                assert_eq!(w[1].offset, w[0].offset + 4096, "request {k} follows on");
+            }
+        }
+        for r in reqs.iter().step_by(8) {
+            assert_eq!(r.offset % 4096, 0);
+            starts.insert(r.offset);
+        }
+        // Run starts are drawn (100 of them over 16 384 blocks: nearly all distinct).
+        assert!(starts.len() >= 95, "{} distinct run starts", starts.len());
+        let same = first(&opts("randread:8", "identical"), 64 << 20, 80);
+        for (k, r) in same.iter().enumerate() {
+            assert_eq!(
+                r.offset,
+                same[k / 8 * 8].offset,
+                "request {k} repeats its run's first"
+            );
+        }
+        // Mixed: a direction's follow-on starts where its own last request ended.
+        let mixed = first(&opts("randrw:4", "sequential"), 64 << 20, 4000);
+        let mut end = [None::<u64>; 2];
+        for (k, r) in mixed.iter().enumerate() {
+            if k % 4 != 0 {
+                assert_eq!(r.offset, end[r.dir as usize].unwrap_or(0), "request {k}");
+            }
+            end[r.dir as usize] = Some(r.offset + r.len);
+        }
+        // A run reaching the region's end starts it again.
+        let mut small = opts("randread:64", "sequential");
+        small.size = Some(64 << 10);
+        let small = first(&small, 64 << 10, 64);
+        assert!(small.iter().all(|r| r.offset + r.len <= 64 << 10));
+        let wraps = small.windows(2).filter(|w| w[1].offset == 0).count();
+        assert!(wraps >= 1, "a run of 64 over 16 blocks goes round");
+    }
+
+    /// fio's `rw=write:4k`: a sequential job skips the bytes after each block, going round
+    /// to the region's start at its end; `rw=read:-8k` with 4 KiB blocks reads backwards,
+    /// every block once a pass.
+    #[test]
+    fn sequential_holes_skip_and_go_round() {
+        let offs = |rw: &str, n: usize| -> Vec<u64> {
+            let s = spec(&[("rw", rw), ("bs", "4k"), ("size", "32k")]);
+            first(&s, 1 << 20, n)
+                .iter()
+                .map(|r| r.offset / 1024)
+                .collect()
+        };
+        // 32 KiB issued a pass: 8 blocks, every other one, twice round.
+        assert_eq!(offs("write:4k", 100), [0, 8, 16, 24, 0, 8, 16, 24]);
+        assert_eq!(offs("read:-8k", 100), [0, 28, 24, 20, 16, 12, 8, 4]);
+        // A skip that is not a whole number of blocks, and one that leaves the last block
+        // no room: round to the start.
+        assert_eq!(offs("read:2k", 100), [0, 6, 12, 18, 24, 0, 6, 12]);
+        assert_eq!(offs("write:0", 8), [0, 4, 8, 12, 16, 20, 24, 28]);
+    }
+
     #[test]
     fn percentage_random_mixes_sequential_runs_in() {
         let follows = |reqs: &[Request]| {

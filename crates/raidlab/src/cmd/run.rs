@@ -296,7 +296,12 @@ fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError>
 fn option_help(name: &str) -> &'static str {
     match name {
         "name" => "start a new job with this name (options before the first --name are global)",
-        "rw" | "readwrite" => "read, write, randread, randwrite, rw/readwrite, randrw",
+        "rw" | "readwrite" => {
+            "read, write, randread, randwrite, rw/readwrite, randrw; PATTERN:N: a random offset every N requests (randread:8), or N bytes skipped after each (write:4k, read:-8k back)"
+        }
+        "rw_sequencer" => {
+            "with rw=randread:N, the requests after each random one go on from it (sequential, default) or repeat it (identical)"
+        }
         "bs" | "blocksize" => "block size, e.g. 4k, 1m; 'R,W' sets reads and writes apart",
         "bssplit" => "weighted block sizes, e.g. 4k/10:64k/50:32k/40",
         "bsrange" | "blocksize_range" => {
@@ -865,7 +870,18 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             put("cpus_allowed_policy", "split".into());
         }
     }
-    put("rw", s.rw.name().to_string());
+    put(
+        "rw",
+        match (s.rw_run, s.rw_hole) {
+            (1, 0) => s.rw.name().to_string(),
+            (1, h) if h < 0 => format!("{}:-{}", s.rw, size_text(h.unsigned_abs())),
+            (1, h) => format!("{}:{}", s.rw, size_text(h as u64)),
+            (n, _) => format!("{}:{n}", s.rw),
+        },
+    );
+    if s.rw_identical && s.rw_run > 1 {
+        put("rw_sequencer", "identical".into());
+    }
     if s.bs.read.range.is_some() || s.bs.write.range.is_some() {
         let one = |dist: &raidlab_workload::BsDist| {
             let (lo, hi) = dist.range.unwrap_or((dist.min(), dist.min()));
