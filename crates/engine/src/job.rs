@@ -4,8 +4,12 @@
 use crate::clock::Clock;
 use crate::exec::{Completion, Executor};
 use crate::verify;
-use raidlab_result::{DirStats, JobLog, JobResult, PassStats, SyncStats, VerifySummary};
-use raidlab_workload::{ContentGen, Dir, Pacer, Request, RequestStream, SyncKind, Think};
+use raidlab_result::{
+    DirStats, ErrorCount, JobLog, JobResult, PassStats, SyncStats, VerifySummary,
+};
+use raidlab_workload::{
+    ContentGen, Dir, ErrorKinds, ErrorPolicy, Pacer, Request, RequestStream, SyncKind, Think,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -97,6 +101,9 @@ pub struct JobSetup {
     pub verify_all: bool,
     /// The first mismatch ends the job (fio's `verify_fatal`).
     pub verify_fatal: bool,
+    /// The I/O errors the job counts and goes on past (fio's `continue_on_error`,
+    /// `ignore_error`); the others end it.
+    pub on_error: ErrorPolicy,
     pub seed: u64,
     pub clock: Arc<dyn Clock>,
     pub stop: Arc<AtomicBool>,
@@ -281,6 +288,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut error: Option<String> = None;
     // fio's `error`: the errno of the first error (set together with `error`).
     let mut errno = 0i32;
+    // (Kept, and shown, only when the job goes on past some errors.)
+    let mut errors: Option<ErrorCount> = setup.on_error.counts().then(ErrorCount::default);
     // An I/O error ends the job; a verify mismatch is recorded and the job goes on counting.
     let mut io_failed = false;
     let mut stopped: Option<String> = None;
@@ -452,6 +461,26 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Dir::Read => "read",
                 Dir::Write => "write",
             };
+            // With continue_on_error every error is counted (as fio counts them, the one
+            // that ends the job too); one the job goes on past leaves its request neither
+            // measured nor retried, as in fio.
+            let failed = match &comp.res {
+                Err(e) => Some(errno_of(e)),
+                Ok(n) if *n != r.len => Some(libc::EIO),
+                Ok(_) => None,
+            };
+            if let Some(e) = failed {
+                if let Some(count) = errors.as_mut() {
+                    count.count(e);
+                }
+                let kind = match r.dir {
+                    Dir::Read => ErrorKinds::READ,
+                    Dir::Write => ErrorKinds::WRITE,
+                };
+                if setup.on_error.continues_past(kind, e) {
+                    continue;
+                }
+            }
             match comp.res {
                 Err(e) => {
                     io_failed = true;
@@ -650,6 +679,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         percentiles: Default::default(),
         description: None,
         cpus: Vec::new(),
+        errors,
         logs: log
             .map(|mut l| {
                 l.finish(measured);
@@ -829,6 +859,10 @@ mod tests {
         queued: Vec<u32>,
         handed: std::collections::VecDeque<(u32, u64)>,
         handoffs: Vec<usize>,
+        /// Every this many completions (the first included), one fails with this errno, or
+        /// (errno 0) is short by half.
+        fail_every: Option<(usize, i32)>,
+        completions: usize,
     }
 
     impl Recorder {
@@ -864,7 +898,18 @@ mod tests {
                 let Some((slot, n)) = self.handed.pop_front() else {
                     break;
                 };
-                done.push(Completion { slot, res: Ok(n) });
+                let res = match self.fail_every {
+                    Some((every, errno)) if self.completions.is_multiple_of(every) => {
+                        if errno == 0 {
+                            Ok(n / 2)
+                        } else {
+                            Err(io::Error::from_raw_os_error(errno))
+                        }
+                    }
+                    _ => Ok(n),
+                };
+                self.completions += 1;
+                done.push(Completion { slot, res });
             }
             Ok(())
         }
@@ -882,6 +927,14 @@ mod tests {
     }
 
     fn run_with(options: &[(&str, &str)]) -> (Vec<usize>, JobResult) {
+        run_failing(options, None)
+    }
+
+    /// [`run_with`] where every `fail.0`th completion fails with errno `fail.1` (0: short).
+    fn run_failing(
+        options: &[(&str, &str)],
+        fail: Option<(usize, i32)>,
+    ) -> (Vec<usize>, JobResult) {
         let mut spec = JobSpec::default();
         for &(k, v) in [
             ("rw", "randread"),
@@ -918,16 +971,67 @@ mod tests {
             end_fsync: false,
             read_back: false,
             verify_fatal: false,
+            on_error: spec.error_policy(),
             pacer: None,
             start_delay_ns: 0,
             log: None,
             avg_time_ms: [500, 500],
             content: ContentGen::new(&spec.buffers, 1),
         };
-        let mut exec = Recorder::default();
+        let mut exec = Recorder {
+            fail_every: fail,
+            ..Default::default()
+        };
         let bufs = AlignedBuf::new(8, 4096, 4096, &ContentGen::new(&Default::default(), 0));
         let r = drive(setup, &mut exec, &bufs);
         (exec.handoffs, r)
+    }
+
+    /// fio's continue_on_error: errors of the kinds and errnos it names are counted and gone
+    /// past (their requests not measured), others end the job, counted too; without it, the
+    /// first error ends the job and no count is kept.
+    #[test]
+    fn continue_on_error_counts_and_goes_past_the_errors_it_names() {
+        let eio = Some((8, libc::EIO)); // 8 of the 64 reads fail
+        let (_, r) = run_failing(&[("continue_on_error", "read")], eio);
+        assert_eq!(r.error, None);
+        assert_eq!(r.errors.unwrap().total, 8);
+        assert_eq!(r.errors.unwrap().first, libc::EIO);
+        assert_eq!(r.read.total_ios, 56);
+        assert_eq!(r.read.io_bytes, 56 * 4096);
+        // Short transfers count as EIO, as fio reports them.
+        let (_, r) = run_failing(&[("continue_on_error", "io")], Some((16, 0)));
+        assert_eq!(
+            (r.errors.unwrap().total, r.errors.unwrap().first),
+            (4, libc::EIO)
+        );
+        assert_eq!(r.read.total_ios, 60);
+        // ENOSPC is not among fio's defaults (EIO, EILSEQ): it ends the job, counted.
+        let nospc = Some((8, libc::ENOSPC));
+        let (_, r) = run_failing(&[("continue_on_error", "all")], nospc);
+        assert_eq!(r.errno, libc::ENOSPC);
+        assert!(r.error.is_some());
+        assert!(r.errors.unwrap().total >= 1);
+        assert!(r.read.total_ios < 56);
+        // Unless ignore_error lists it for the kind.
+        let (_, r) = run_failing(
+            &[
+                ("continue_on_error", "read"),
+                ("ignore_error", "ENOSPC:EIO"),
+            ],
+            nospc,
+        );
+        assert_eq!((r.error.as_deref(), r.errors.unwrap().total), (None, 8));
+        // Writes' errors do not cover reads.
+        let (_, r) = run_failing(&[("continue_on_error", "write")], eio);
+        assert_eq!(r.errno, libc::EIO);
+        assert!(r.error.is_some());
+        // Without the option: the first error ends the job, no count.
+        let (_, r) = run_failing(&[], eio);
+        assert_eq!((r.errno, r.errors), (libc::EIO, None));
+        let (_, r) = run_failing(&[("continue_on_error", "read")], None);
+        assert_eq!(r.errors, Some(ErrorCount::default()));
+        assert_eq!(r.read.total_ios, 64);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use render::{
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
-    ComponentUse, DirStats, JobResult, PageCacheUse, PassStats, Percentiles, RebuildUse, RunResult,
-    SimExtras, StripeCacheUse, Summary, SyncStats, VerifySummary,
+    ComponentUse, DirStats, ErrorCount, JobResult, PageCacheUse, PassStats, Percentiles,
+    RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats, VerifySummary,
 };
 pub use timelog::{JobLog, LogNames, LogSample};

@@ -277,10 +277,32 @@ pub struct JobResult {
     /// `desc`); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The errors the job counted and went on past (fio's `continue_on_error`): None when
+    /// the job does not go on past any, as fio then shows no count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorCount>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
     pub logs: Vec<JobLog>,
+}
+
+/// Errors a job went on past (fio's `total_err` and `first_error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCount {
+    pub total: u64,
+    /// The first one's errno (0: none yet).
+    pub first: i32,
+}
+
+impl ErrorCount {
+    /// Count one more, of `errno`.
+    pub fn count(&mut self, errno: i32) {
+        self.total += 1;
+        if self.first == 0 {
+            self.first = errno;
+        }
+    }
 }
 
 /// Debug as derived, with `percentiles` and `logs` shown only when a job set them: results of
@@ -312,6 +334,9 @@ impl std::fmt::Debug for JobResult {
         }
         if !self.logs.is_empty() {
             d.field("logs", &self.logs);
+        }
+        if let Some(e) = &self.errors {
+            d.field("errors", e);
         }
         d.finish()
     }
@@ -492,6 +517,13 @@ impl JobResult {
         }
         for (a, b) in self.iodepth_level.iter_mut().zip(other.iodepth_level) {
             *a += b;
+        }
+        if let Some(o) = other.errors {
+            let e = self.errors.get_or_insert_default();
+            e.total += o.total;
+            if e.first == 0 {
+                e.first = o.first;
+            }
         }
         self.logs.extend(other.logs.iter().cloned());
     }

@@ -462,6 +462,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 error: j.error,
                 iodepth_level: j.iodepth_level,
                 logs: j.log.map(|l| *l).into_iter().collect(),
+                // (The simulator models no I/O errors: a job that would go on past some
+                // shows none gone past.)
+                errors: s.error_policy().counts().then(Default::default),
                 ..Default::default()
             });
         }

@@ -779,6 +779,15 @@ pub struct JobSpec {
     /// checked and the mismatches counted).
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
+    /// fio's `continue_on_error`: the kinds of error a job counts and goes on past rather
+    /// than ending on, as bits: [`ErrorKinds::READ`], [`ErrorKinds::WRITE`] (a failed or
+    /// short transfer) and [`ErrorKinds::VERIFY`]. 0, the default, ends the job at the first.
+    #[serde(default, skip_serializing_if = "ErrorKinds::is_none")]
+    pub continue_on_error: ErrorKinds,
+    /// fio's `ignore_error`: the errnos a job goes on past, for reads, writes and verify
+    /// (an empty list: fio's default, EIO and EILSEQ).
+    #[serde(default, skip_serializing_if = "is_default_errors")]
+    pub ignore_error: [Vec<i32>; 3],
     /// Report with the jobs before it in its stonewall group that report so too, as one
     /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
@@ -1006,6 +1015,8 @@ impl Default for JobSpec {
             verify_named: None,
             do_verify: true,
             verify_fatal: false,
+            continue_on_error: ErrorKinds::default(),
+            ignore_error: Default::default(),
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -1108,6 +1119,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify",
     "do_verify",
     "verify_fatal",
+    "continue_on_error",
+    "ignore_error",
     "group_reporting",
     "stonewall",
     "new_group",
@@ -1229,6 +1242,145 @@ fn is_true(b: &bool) -> bool {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_default_errors(v: &[Vec<i32>; 3]) -> bool {
+    v.iter().all(Vec::is_empty)
+}
+
+/// Kinds of error, as bits (fio's `continue_on_error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorKinds(pub u8);
+
+impl ErrorKinds {
+    pub const READ: u8 = 1;
+    pub const WRITE: u8 = 2;
+    pub const VERIFY: u8 = 4;
+    /// fio's names: `none` (or 0), `read`, `write`, `io` (reads and writes), `verify`,
+    /// `all` (or 1).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        Ok(ErrorKinds(match s.trim() {
+            "none" | "0" => 0,
+            "read" => Self::READ,
+            "write" => Self::WRITE,
+            "io" => Self::READ | Self::WRITE,
+            "verify" => Self::VERIFY,
+            "all" | "1" => Self::READ | Self::WRITE | Self::VERIFY,
+            other => {
+                return Err(format!(
+                    "'{other}' is not a kind of error (valid: none, read, write, io, verify, all, 0, 1)"
+                ))
+            }
+        }))
+    }
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            0 => "none",
+            Self::READ => "read",
+            Self::WRITE => "write",
+            3 => "io",
+            Self::VERIFY => "verify",
+            _ => "all",
+        }
+    }
+    pub fn is_none(&self) -> bool {
+        self.0 == 0
+    }
+    pub fn has(self, kind: u8) -> bool {
+        self.0 & kind != 0
+    }
+}
+
+/// fio's errnos a job goes on past by default, with `continue_on_error` and no
+/// `ignore_error` list for the kind: EIO and EILSEQ.
+const NON_FATAL: [i32; 2] = [5, 84];
+
+/// Which errors a job counts and goes on past (`continue_on_error`, `ignore_error`), for an
+/// executor to ask ([`JobSpec::error_policy`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorPolicy {
+    kinds: ErrorKinds,
+    lists: [Vec<i32>; 3],
+}
+
+impl ErrorPolicy {
+    /// Whether the job goes on past any error (and so counts them).
+    pub fn counts(&self) -> bool {
+        !self.kinds.is_none()
+    }
+    /// Whether an error of `kind` ([`ErrorKinds::READ`], …) with `errno` is counted and gone
+    /// on past rather than ending the job.
+    pub fn continues_past(&self, kind: u8, errno: i32) -> bool {
+        if !self.kinds.has(kind) {
+            return false;
+        }
+        let i = kind.trailing_zeros() as usize;
+        match self.lists.get(i).filter(|l| !l.is_empty()) {
+            Some(list) => list.contains(&errno),
+            None => NON_FATAL.contains(&errno),
+        }
+    }
+}
+
+impl JobSpec {
+    /// What the job does on an error: [`ErrorPolicy`].
+    pub fn error_policy(&self) -> ErrorPolicy {
+        ErrorPolicy {
+            kinds: self.continue_on_error,
+            lists: self.ignore_error.clone(),
+        }
+    }
+}
+
+/// Errnos by name for `ignore_error`, or a number. (Linux's values, from its
+/// asm-generic/errno-base.h and errno.h: the kinds an I/O can fail with.)
+fn errno_named(name: &str) -> Result<i32, String> {
+    const NAMES: &[(&str, i32)] = &[
+        ("EPERM", 1),
+        ("ENOENT", 2),
+        ("EINTR", 4),
+        ("EIO", 5),
+        ("ENXIO", 6),
+        ("EBADF", 9),
+        ("EAGAIN", 11),
+        ("ENOMEM", 12),
+        ("EACCES", 13),
+        ("EFAULT", 14),
+        ("EBUSY", 16),
+        ("ENODEV", 19),
+        ("EINVAL", 22),
+        ("EFBIG", 27),
+        ("ENOSPC", 28),
+        ("ESPIPE", 29),
+        ("EROFS", 30),
+        ("ENODATA", 61),
+        ("ETIME", 62),
+        ("ENOLINK", 67),
+        ("EBADMSG", 74),
+        ("EILSEQ", 84),
+        ("EOPNOTSUPP", 95),
+        ("ENOTSUP", 95),
+        ("ETIMEDOUT", 110),
+        ("ESTALE", 116),
+        ("EREMOTEIO", 121),
+        ("EDQUOT", 122),
+        ("ECANCELED", 125),
+    ];
+    if let Ok(n) = name.parse::<i32>() {
+        if n > 0 {
+            return Ok(n);
+        }
+    }
+    NAMES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            format!(
+                "'{name}' is not an errno (valid: a positive number or a name such as EIO, ENOSPC, EINVAL, EILSEQ)"
+            )
+        })
+}
+
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
@@ -1343,7 +1495,6 @@ const FIO_ONLY: &[&str] = &[
     "filesize",
     "openfiles",
     "file_service_type",
-    "continue_on_error",
     "verify_backlog",
     "verify_pattern",
     "ioscheduler",
@@ -1798,6 +1949,27 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
+        "continue_on_error" => {
+            spec.continue_on_error = ErrorKinds::parse(value).map_err(err)?
+        }
+        "ignore_error" => {
+            // fio's `READ,WRITE,VERIFY`: a list of errnos for each, `:`-separated, by name
+            // (ENOSPC) or number; an empty list keeps that kind's default.
+            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+            if parts.len() > 3 {
+                return Err(err(format!(
+                    "'{value}' has {} lists (valid: at most three, for reads, writes and verify, e.g. EIO:ENOSPC,ENOSPC)",
+                    parts.len()
+                )));
+            }
+            let mut lists: [Vec<i32>; 3] = Default::default();
+            for (list, part) in lists.iter_mut().zip(&parts) {
+                for name in part.split(':').map(str::trim).filter(|n| !n.is_empty()) {
+                    list.push(errno_named(name).map_err(err)?);
+                }
+            }
+            spec.ignore_error = lists;
+        }
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
         // raidlab's jobs are always threads; fio's `thread` asks for exactly that.
@@ -2481,6 +2653,48 @@ mod tests {
         assert!(FIO_ONLY.iter().all(|k| !OPTION_NAMES.contains(k)));
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
         assert!(e.message.contains("valid: 1 to 65536"), "{e}");
+    }
+
+    /// fio's `continue_on_error` names and `ignore_error` lists: which errors a job goes on
+    /// past (EIO and EILSEQ by default, a kind's list replacing them).
+    #[test]
+    fn continue_on_error_and_ignore_error_name_the_errors_gone_past() {
+        let policy = |opts: &[(&str, &str)]| {
+            let mut s = JobSpec::default();
+            for (k, v) in opts {
+                apply_option(&mut s, k, Some(v)).unwrap();
+            }
+            s.error_policy()
+        };
+        let (r, w, v) = (ErrorKinds::READ, ErrorKinds::WRITE, ErrorKinds::VERIFY);
+        assert!(!policy(&[]).counts());
+        assert!(!policy(&[("continue_on_error", "none")]).continues_past(r, 5));
+        let io = policy(&[("continue_on_error", "io")]);
+        assert!(io.counts() && io.continues_past(r, 5) && io.continues_past(w, 84));
+        assert!(!io.continues_past(w, 28) && !io.continues_past(v, 5));
+        let all = policy(&[("continue_on_error", "1")]);
+        assert!(all.continues_past(v, 84));
+        let listed = policy(&[("continue_on_error", "all"), ("ignore_error", ",ENOSPC:22")]);
+        assert!(listed.continues_past(r, 5), "reads keep the defaults");
+        assert!(listed.continues_past(w, 28) && listed.continues_past(w, 22));
+        assert!(!listed.continues_past(w, 5), "a list replaces the defaults");
+        for (k, val, want) in [
+            (
+                "continue_on_error",
+                "sometimes",
+                "valid: none, read, write, io, verify, all",
+            ),
+            (
+                "ignore_error",
+                "EWHAT",
+                "valid: a positive number or a name",
+            ),
+            ("ignore_error", "-3", "valid: a positive number or a name"),
+            ("ignore_error", "EIO,EIO,EIO,EIO", "valid: at most three"),
+        ] {
+            let e = apply_option(&mut JobSpec::default(), k, Some(val)).unwrap_err();
+            assert!(e.message.contains(want), "{k}={val}: {e}");
+        }
     }
 
     /// fio's `rw=PATTERN:N`: a count after a random pattern, a signed size after a

@@ -146,7 +146,12 @@ impl Loop {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::SeqCst)
         ));
-        let f = std::fs::File::create(&backing).expect("create backing file in /dev/shm");
+        Loop::over(backing, size, sector)
+    }
+
+    /// Over a new sparse file `backing` of `size` bytes (removed when dropped).
+    pub fn over(backing: std::path::PathBuf, size: u64, sector: u32) -> Loop {
+        let f = std::fs::File::create(&backing).expect("create the backing file");
         f.set_len(size).unwrap();
         drop(f);
         let out = Command::new("losetup")

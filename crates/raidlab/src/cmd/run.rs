@@ -299,6 +299,12 @@ fn option_help(name: &str) -> &'static str {
         "rw" | "readwrite" => {
             "read, write, randread, randwrite, rw/readwrite, randrw; PATTERN:N: a random offset every N requests (randread:8), or N bytes skipped after each (write:4k, read:-8k back)"
         }
+        "continue_on_error" => {
+            "go on past an I/O error of this kind, counting it: none (default), read, write, io, verify, all"
+        }
+        "ignore_error" => {
+            "errnos continue_on_error goes on past, for reads,writes,verify, e.g. EIO:ENOSPC,ENOSPC (default EIO, EILSEQ)"
+        }
         "rw_sequencer" => {
             "with rw=randread:N, the requests after each random one go on from it (sequential, default) or repeat it (identical)"
         }
@@ -879,6 +885,17 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             (n, _) => format!("{}:{n}", s.rw),
         },
     );
+    if !s.continue_on_error.is_none() {
+        put("continue_on_error", s.continue_on_error.name().into());
+    }
+    if s.ignore_error.iter().any(|l| !l.is_empty()) {
+        let lists: Vec<String> = s
+            .ignore_error
+            .iter()
+            .map(|l| l.iter().map(i32::to_string).collect::<Vec<_>>().join(":"))
+            .collect();
+        put("ignore_error", lists.join(","));
+    }
     if s.rw_identical && s.rw_run > 1 {
         put("rw_sequencer", "identical".into());
     }

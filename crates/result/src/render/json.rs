@@ -230,7 +230,12 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -
         ("iodepth_level", iodepth_levels(&j.iodepth_level)),
     ];
     f.extend(latency_groups(&lat));
-    // (fio adds its `desc` after the latency shares, only when a description is set.)
+    // (fio adds the errors gone on past with continue_on_error, and its `desc`, after the
+    // latency shares, only when set.)
+    if let Some(e) = &j.errors {
+        f.push(("total_err", v(e.total)));
+        f.push(("first_error", v(e.first)));
+    }
     if let Some(d) = &j.description {
         f.push(("desc", v(d.clone())));
     }
@@ -478,6 +483,35 @@ mod tests {
 
     /// fio's `elapsed` is whole seconds rounded up from milliseconds (a 0.5 s job says 1);
     /// raidlab's rounded down, so a short job said 0.
+    /// fio's `total_err` and `first_error`, after the latency shares and before `desc`, only
+    /// for a job that goes on past errors (continue_on_error); the text's `errors` line and
+    /// the terse line's two fields before the description likewise.
+    #[test]
+    fn errors_gone_past_show_where_fio_shows_them() {
+        let mut r = sample();
+        let plain = render_json(&r, false);
+        assert!(!plain.contains("total_err"));
+        assert!(!crate::render::text::render_text(&r).contains("errors"));
+        r.jobs[0].errors = Some(crate::ErrorCount {
+            total: 48,
+            first: 28,
+        });
+        r.jobs[0].description = Some("d".into());
+        let json = render_json(&r, false);
+        let out: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(out["jobs"][0]["total_err"], 48);
+        assert_eq!(out["jobs"][0]["first_error"], 28);
+        let at = |k: &str| json.find(&format!("\"{k}\"")).unwrap();
+        assert!(at("latency_ms") < at("total_err") && at("first_error") < at("desc"));
+        let text = crate::render::text::render_text(&r);
+        assert!(
+            text.contains("  errors       : total=48, first_error=28/<No space left on device>\n"),
+            "{text}"
+        );
+        let terse = crate::render::terse::render_terse(&r);
+        assert!(terse.trim_end().ends_with(";48;28;d"), "{terse}");
+    }
+
     #[test]
     fn elapsed_is_rounded_up_to_whole_seconds_as_fio_does() {
         for (ns, want) in [

@@ -203,6 +203,19 @@ pub(crate) fn iodepth_percentages(counts: &[u64; 7]) -> Vec<(&'static str, f64)>
         .collect()
 }
 
+/// The C library's text for `errno`, as fio shows it (`Success` for 0), without Rust's
+/// ` (os error N)`.
+pub(crate) fn strerror(errno: i32) -> String {
+    if errno == 0 {
+        return "Success".into();
+    }
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.rfind(" (os error ") {
+        Some(at) => s[..at].to_string(),
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

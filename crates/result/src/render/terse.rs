@@ -138,7 +138,11 @@ pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 2]) -> String {
             let _ = write!(out, ";{p:.2}%");
         }
     }
-    // fio appends the description, when there is one, as one more field.
+    // fio appends the errors gone on past (continue_on_error), then the description, when
+    // there are, as more fields.
+    if let Some(e) = &j.errors {
+        let _ = write!(out, ";{};{}", e.total, e.first);
+    }
     if let Some(d) = &j.description {
         let _ = write!(out, ";{d}");
     }

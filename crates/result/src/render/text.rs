@@ -252,6 +252,15 @@ fn job_block(
             j.read.total_ios, j.write.total_ios
         );
     }
+    if let Some(e) = &j.errors {
+        let _ = writeln!(
+            out,
+            "  errors       : total={}, first_error={}/<{}>",
+            e.total,
+            e.first,
+            super::strerror(e.first)
+        );
+    }
     if j.passes.len() > 1 {
         let rate = |p: &crate::schema::PassStats| {
             let bytes = p.read_bytes + p.write_bytes;
