@@ -971,7 +971,7 @@ mod tests {
             end_fsync: false,
             read_back: false,
             verify_fatal: false,
-            on_error: spec.error_policy(),
+            on_error: spec.on_error.clone(),
             pacer: None,
             start_delay_ns: 0,
             log: None,

@@ -318,7 +318,7 @@ pub fn run_with_clock(
                 // blocks: see below).
                 read_back: verify_read_back(spec),
                 verify_fatal: spec.verify_fatal,
-                on_error: spec.error_policy(),
+                on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
                 avg_time_ms: spec.avg_time_ms,
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),

@@ -464,7 +464,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 logs: j.log.map(|l| *l).into_iter().collect(),
                 // (The simulator models no I/O errors: a job that would go on past some
                 // shows none gone past.)
-                errors: s.error_policy().counts().then(Default::default),
+                errors: s.on_error.counts().then(Default::default),
                 ..Default::default()
             });
         }

@@ -779,15 +779,10 @@ pub struct JobSpec {
     /// checked and the mismatches counted).
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
-    /// fio's `continue_on_error`: the kinds of error a job counts and goes on past rather
-    /// than ending on, as bits: [`ErrorKinds::READ`], [`ErrorKinds::WRITE`] (a failed or
-    /// short transfer) and [`ErrorKinds::VERIFY`]. 0, the default, ends the job at the first.
-    #[serde(default, skip_serializing_if = "ErrorKinds::is_none")]
-    pub continue_on_error: ErrorKinds,
-    /// fio's `ignore_error`: the errnos a job goes on past, for reads, writes and verify
-    /// (an empty list: fio's default, EIO and EILSEQ).
-    #[serde(default, skip_serializing_if = "is_default_errors")]
-    pub ignore_error: [Vec<i32>; 3],
+    /// Which I/O errors the job counts and goes on past (fio's `continue_on_error`,
+    /// `ignore_error`; their keys as they are).
+    #[serde(flatten)]
+    pub on_error: ErrorPolicy,
     /// Report with the jobs before it in its stonewall group that report so too, as one
     /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
@@ -1015,8 +1010,7 @@ impl Default for JobSpec {
             verify_named: None,
             do_verify: true,
             verify_fatal: false,
-            continue_on_error: ErrorKinds::default(),
-            ignore_error: Default::default(),
+            on_error: ErrorPolicy::default(),
             group_reporting: false,
             stonewall: false,
             new_group: false,
@@ -1294,39 +1288,36 @@ impl ErrorKinds {
 /// `ignore_error` list for the kind: EIO and EILSEQ.
 const NON_FATAL: [i32; 2] = [5, 84];
 
-/// Which errors a job counts and goes on past (`continue_on_error`, `ignore_error`), for an
-/// executor to ask ([`JobSpec::error_policy`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Which errors a job counts and goes on past (a job's `on_error`), for an executor to ask.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorPolicy {
-    kinds: ErrorKinds,
-    lists: [Vec<i32>; 3],
+    /// fio's `continue_on_error`: the kinds of error the job counts and goes on past rather
+    /// than ending on, as bits: [`ErrorKinds::READ`], [`ErrorKinds::WRITE`] (a failed or
+    /// short transfer) and [`ErrorKinds::VERIFY`]. None, the default, ends the job at the
+    /// first.
+    #[serde(default, skip_serializing_if = "ErrorKinds::is_none")]
+    pub continue_on_error: ErrorKinds,
+    /// fio's `ignore_error`: the errnos the job goes on past, for reads, writes and verify
+    /// (an empty list: fio's default, EIO and EILSEQ).
+    #[serde(default, skip_serializing_if = "is_default_errors")]
+    pub ignore_error: [Vec<i32>; 3],
 }
 
 impl ErrorPolicy {
     /// Whether the job goes on past any error (and so counts them).
     pub fn counts(&self) -> bool {
-        !self.kinds.is_none()
+        !self.continue_on_error.is_none()
     }
     /// Whether an error of `kind` ([`ErrorKinds::READ`], …) with `errno` is counted and gone
     /// on past rather than ending the job.
     pub fn continues_past(&self, kind: u8, errno: i32) -> bool {
-        if !self.kinds.has(kind) {
+        if !self.continue_on_error.has(kind) {
             return false;
         }
         let i = kind.trailing_zeros() as usize;
-        match self.lists.get(i).filter(|l| !l.is_empty()) {
+        match self.ignore_error.get(i).filter(|l| !l.is_empty()) {
             Some(list) => list.contains(&errno),
             None => NON_FATAL.contains(&errno),
-        }
-    }
-}
-
-impl JobSpec {
-    /// What the job does on an error: [`ErrorPolicy`].
-    pub fn error_policy(&self) -> ErrorPolicy {
-        ErrorPolicy {
-            kinds: self.continue_on_error,
-            lists: self.ignore_error.clone(),
         }
     }
 }
@@ -1950,7 +1941,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
         "continue_on_error" => {
-            spec.continue_on_error = ErrorKinds::parse(value).map_err(err)?
+            spec.on_error.continue_on_error = ErrorKinds::parse(value).map_err(err)?
         }
         "ignore_error" => {
             // fio's `READ,WRITE,VERIFY`: a list of errnos for each, `:`-separated, by name
@@ -1968,7 +1959,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                     list.push(errno_named(name).map_err(err)?);
                 }
             }
-            spec.ignore_error = lists;
+            spec.on_error.ignore_error = lists;
         }
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
@@ -2664,7 +2655,7 @@ mod tests {
             for (k, v) in opts {
                 apply_option(&mut s, k, Some(v)).unwrap();
             }
-            s.error_policy()
+            s.on_error
         };
         let (r, w, v) = (ErrorKinds::READ, ErrorKinds::WRITE, ErrorKinds::VERIFY);
         assert!(!policy(&[]).counts());

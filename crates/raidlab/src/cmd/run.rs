@@ -885,11 +885,15 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             (n, _) => format!("{}:{n}", s.rw),
         },
     );
-    if !s.continue_on_error.is_none() {
-        put("continue_on_error", s.continue_on_error.name().into());
+    if s.on_error.counts() {
+        put(
+            "continue_on_error",
+            s.on_error.continue_on_error.name().into(),
+        );
     }
-    if s.ignore_error.iter().any(|l| !l.is_empty()) {
+    if s.on_error.ignore_error.iter().any(|l| !l.is_empty()) {
         let lists: Vec<String> = s
+            .on_error
             .ignore_error
             .iter()
             .map(|l| l.iter().map(i32::to_string).collect::<Vec<_>>().join(":"))
