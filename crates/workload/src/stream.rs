@@ -235,8 +235,6 @@ pub struct RequestStream {
     run: Option<(u64, bool)>,
     /// Where each direction's last request started, for `rw_sequencer=identical`.
     last_start: [u64; 2],
-    /// Whether `pos` follows a random job's requests (`percentage_random`, `rw=...:N`).
-    follows: bool,
 }
 
 impl RequestStream {
@@ -335,7 +333,6 @@ impl RequestStream {
             fixed_mixed,
             mapped,
             dist,
-            follows: seq_draws.is_some() || run.is_some(),
             seq_draws,
             range_align,
             run,
@@ -451,7 +448,7 @@ impl RequestStream {
         } else if self.random && self.draws_sequential(dir) {
             // percentage_random: on from the end of this direction's last request.
             let pos = self.pos[dir as usize];
-            self.start + if pos + bs > self.len { 0 } else { pos }
+            self.at_or_start(pos, bs)
         } else if let Some((dist, unit)) = &self.dist {
             // The distribution's block, moved back to where the whole request still fits.
             let fits = (self.len - bs) / *unit + 1;
@@ -481,7 +478,8 @@ impl RequestStream {
             *pos += bs;
             o
         };
-        if self.follows {
+        // (A random job's requests that go on from the last: `pos` follows them.)
+        if self.seq_draws.is_some() || self.run.is_some() {
             self.pos[dir as usize] = offset - self.start + bs;
             self.last_start[dir as usize] = offset - self.start;
         }
@@ -514,7 +512,14 @@ impl RequestStream {
         } else {
             self.pos[dir as usize]
         };
-        Some(self.start + if at + bs > self.len { 0 } else { at })
+        Some(self.at_or_start(at, bs))
+    }
+
+    /// The offset `at` bytes into the region, or the region's start where a block of `bs`
+    /// bytes does not fit before its end.
+    #[inline(always)]
+    fn at_or_start(&self, at: u64, bs: u64) -> u64 {
+        self.start + if at + bs > self.len { 0 } else { at }
     }
 
     /// Whether this request of a random job goes on sequentially (`percentage_random`: a
