@@ -221,7 +221,7 @@ pub fn write_report_opts(
                 return Err(ReportError::failed(format!(
                     "cannot inspect '{}': {}",
                     path.display(),
-                    plain(&e)
+                    raidlab_result::io_error_text(&e)
                 )))
             }
             Ok(m) if m.is_dir() => {
@@ -312,7 +312,7 @@ fn read_manifest(out: &Path, force: bool) -> Result<Option<Manifest>, ReportErro
             return Err(ReportError::failed(format!(
                 "cannot read '{}': {}",
                 path.display(),
-                plain(&e)
+                raidlab_result::io_error_text(&e)
             )))
         }
         Err(_) => return Ok(None),
@@ -385,7 +385,7 @@ fn prepare_dir(out: &Path) -> Result<(), ReportError> {
         ReportError::usage(format!(
             "cannot create report directory '{}': {} (give a writable directory)",
             out.display(),
-            plain(&e)
+            raidlab_result::io_error_text(&e)
         ))
     })?;
     // Probe writability up front so nothing is half written; a name no user file has.
@@ -398,7 +398,7 @@ fn prepare_dir(out: &Path) -> Result<(), ReportError> {
             ReportError::usage(format!(
                 "cannot write into report directory '{}': {} (give a writable directory)",
                 out.display(),
-                plain(&e)
+                raidlab_result::io_error_text(&e)
             ))
         })?;
     let _ = std::fs::remove_file(&probe);
@@ -418,15 +418,10 @@ fn write_file(out: &Path, name: &str, bytes: &[u8]) -> Result<(), ReportError> {
         .and_then(|()| std::fs::rename(&tmp, &path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            ReportError::failed(format!("writing '{}': {}", path.display(), plain(&e)))
+            ReportError::failed(format!(
+                "writing '{}': {}",
+                path.display(),
+                raidlab_result::io_error_text(&e)
+            ))
         })
-}
-
-/// An io::Error without Rust's "(os error N)" suffix.
-fn plain(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }

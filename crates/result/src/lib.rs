@@ -16,8 +16,8 @@ pub mod timelog;
 
 pub use histogram::LatencyHistogram;
 pub use render::{
-    render, render_formats, render_json, render_terse, render_text, render_with_options,
-    OutputFormat,
+    io_error_text, render, render_formats, render_json, render_terse, render_text,
+    render_with_options, OutputFormat,
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{

@@ -80,7 +80,7 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
     crate::stdout::write(&text).map_err(|e| {
         CliError::failed(format!(
             "report: written, but cannot print to standard output: {}",
-            plain_io(&e)
+            raidlab_result::io_error_text(&e)
         ))
     })
 }
@@ -89,14 +89,6 @@ pub fn main(args: ReportArgs) -> Result<(), CliError> {
 fn warn(warnings: &[String]) {
     for w in warnings {
         raidlab_engine::ewriteln!("raidlab: warning: {w}");
-    }
-}
-
-fn plain_io(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
     }
 }
 

@@ -203,14 +203,18 @@ pub(crate) fn iodepth_percentages(counts: &[u64; 7]) -> Vec<(&'static str, f64)>
         .collect()
 }
 
-/// The C library's text for `errno`, as fio shows it (`Success` for 0), without Rust's
-/// ` (os error N)`.
+/// The C library's text for `errno`, as fio shows it (`Success` for 0).
 pub(crate) fn strerror(errno: i32) -> String {
     if errno == 0 {
         return "Success".into();
     }
-    let s = std::io::Error::from_raw_os_error(errno).to_string();
-    match s.rfind(" (os error ") {
+    io_error_text(&std::io::Error::from_raw_os_error(errno))
+}
+
+/// An I/O error's text without Rust's ` (os error N)`, as a line for people reads it.
+pub fn io_error_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
         Some(at) => s[..at].to_string(),
         None => s,
     }
