@@ -21,7 +21,8 @@ pub use render::{
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
-    ComponentUse, DirStats, ErrorCount, JobResult, PageCacheUse, PassStats, Percentiles,
-    RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats, VerifySummary,
+    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, PageCacheUse, PassStats,
+    Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats,
+    VerifySummary,
 };
 pub use timelog::{JobLog, LogNames, LogSample};

@@ -140,6 +140,10 @@ pub struct SimExtras {
     /// were written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stripe_caches: Vec<StripeCacheUse>,
+    /// What the drives' buffers served of the reads given to them, all drives together;
+    /// present when they served any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_caches: Option<DriveCacheUse>,
     /// Arrays rebuilding a failed member onto a replacement during the group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rebuilds: Vec<RebuildUse>,
@@ -173,6 +177,16 @@ impl RebuildUse {
             self.rebuilt_bytes as f64 * 1e9 / self.rebuild_ns as f64
         }
     }
+}
+
+/// What the simulated drives' buffers did with the reads given to them over a stonewall
+/// group (hard disks' read segments).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriveCacheUse {
+    /// Reads the drives were given, and those served from data their buffers held (no
+    /// media).
+    pub reads: u64,
+    pub read_hits: u64,
 }
 
 /// What one md array's stripe cache did over a run.

@@ -53,6 +53,15 @@ pub struct DiskSpec {
     /// ahead of the media.
     #[serde(default = "default_cache_kib")]
     pub cache_kib: u32,
+    /// Segments the buffer is split into for reads (SCSI's caching mode page 08h, byte 13):
+    /// each holds what one run of reads brought from the media (read-ahead is modelled for
+    /// the run the head is on: see `read_ahead_kib`), so a read of data still held (every block of it, as Seagate's product manuals describe
+    /// the cache: a read with any block not held goes to the media) is served from the
+    /// buffer. 0: reads are not cached (the page's RCD bit); at most
+    /// [`crate::device::MAX_SEGMENTS`]. The default, 16, is an assumption: drives choose
+    /// the count themselves by workload, and datasheets do not give it.
+    #[serde(default = "default_cache_segments")]
+    pub cache_segments: u32,
     /// Command aging, ms: a queued command that has waited this long is served next, the
     /// oldest first, whatever the reordering would choose (0: never). Drives that reorder
     /// their queue bound how long a command may wait in it (drive makers' patents describe
@@ -164,6 +173,10 @@ fn default_cache_kib() -> u32 {
     8192
 }
 
+fn default_cache_segments() -> u32 {
+    16
+}
+
 fn default_age_limit_ms() -> f64 {
     2000.0
 }
@@ -196,6 +209,7 @@ impl DiskSpec {
             read_ahead_kib: 512,
             write_cache: true,
             cache_kib: default_cache_kib(),
+            cache_segments: default_cache_segments(),
             age_limit_ms: default_age_limit_ms(),
             read_us: 0.0,
             program_us: 0.0,

@@ -822,6 +822,16 @@ fn disk_items(s: &DiskSpec) -> Vec<Item> {
             ("read_ahead_kib", i(s.read_ahead_kib), KIB, None),
             ("cache_kib", i(s.cache_kib), KIB, None),
             (
+                "cache_segments",
+                i(s.cache_segments),
+                range(
+                    0.0,
+                    crate::device::MAX_SEGMENTS as f64,
+                    "segments (0: reads not cached)",
+                ),
+                None,
+            ),
+            (
                 "age_limit_ms",
                 f(s.age_limit_ms),
                 range(0.0, 3.6e6, "ms (1 hour; 0: never)"),

@@ -43,6 +43,10 @@ pub struct DeviceModel {
     iface_ns_per_byte: f64,
     command_ns: u64,
     read_ahead_bytes: u64,
+    /// The buffer's segments for reads ([`crate::catalog::DiskSpec::cache_segments`]; 0 for
+    /// a flash drive, whose model has its own buffers), and the bytes each holds.
+    segments: u32,
+    segment_bytes: u64,
     /// A queued command waiting this long goes next ([`crate::catalog::DiskSpec::age_limit_ms`];
     /// `u64::MAX`: never).
     pub age_limit_ns: u64,
@@ -396,6 +400,10 @@ impl DeviceModel {
             iface_ns_per_byte: 1e3 / s.interface_mb_s.max(1e-3),
             command_ns: (s.command_us * 1e3) as u64,
             read_ahead_bytes: s.read_ahead_kib as u64 * 1024,
+            segments: if ssd { 0 } else { s.cache_segments },
+            segment_bytes: (s.cache_kib as u64 * 1024)
+                .checked_div(s.cache_segments as u64)
+                .unwrap_or(0),
             age_limit_ns: if s.age_limit_ms > 0.0 {
                 (s.age_limit_ms * 1e6) as u64
             } else {
@@ -825,6 +833,42 @@ impl DeviceModel {
         (ns, f64_of(buffered.min(need)) * media_per_byte)
     }
 
+    /// Whether the drive's buffer holds every byte of a read of `len` bytes at `offset`
+    /// arriving at `now`: in a segment kept from an earlier run of reads, or already read by
+    /// the run it is on. Such a read is served from the buffer, no media; a read with any
+    /// byte not held goes to the media (partial hits are not modelled).
+    #[inline]
+    pub fn holds(&self, st: &DeviceState, now: u64, offset: u64, len: u64) -> bool {
+        if self.segments == 0 {
+            return false;
+        }
+        let end = offset + len;
+        let on_run = st.last_was_read
+            && st.last_done <= now
+            && end <= st.last_end
+            && offset
+                >= st
+                    .run_start
+                    .max(st.last_end - self.segment_bytes.min(st.last_end));
+        on_run || st.segments.hold(offset, end, self.segments)
+    }
+
+    /// The drive's last run of reads ends as another command takes the head elsewhere: a
+    /// segment keeps what the run read (its last `segment_bytes`). Not what the drive read
+    /// ahead after it: read-ahead is modelled for the run the head is on, by time
+    /// ([`DeviceModel::read_on`]); a segment holding it would serve the next reads of a
+    /// sequential stream from the buffer without the media reading on for them. Nothing
+    /// is kept after a write.
+    fn keep_segment(&self, st: &mut DeviceState) {
+        if !st.last_was_read || st.last_end == u64::MAX {
+            return;
+        }
+        let start = st
+            .run_start
+            .max(st.last_end.saturating_sub(self.segment_bytes));
+        st.segments.put(start, st.last_end, self.segments);
+    }
+
     /// Whether any command could stream on from the drive's last one
     /// ([`DeviceModel::streams`]).
     #[inline]
@@ -864,6 +908,10 @@ impl DeviceModel {
         // A streaming command moves at the zone's sustained rate, which has head switches in
         // it already: none is charged again here.
         let sustained_per_byte = || self.sustained_ns_per_byte(loc);
+        // Whether a read goes on along the run of data the drive holds in the segment it last
+        // read into (streaming on, or reading on over a gap): any other command ends that
+        // run, which the segment then keeps (see `DeviceModel::keep_segment`).
+        let mut reads_on = streams && !write;
         let ns = if streams && !write {
             // The drive kept reading after the last command and streams on, no positioning.
             let (ns, ahead) = self.read_on(st, t, len, iface, sustained_per_byte());
@@ -897,6 +945,7 @@ impl DeviceModel {
                 let (streamed, ahead) = self.read_on(st, t, need, iface, sustained_per_byte());
                 if streamed < positioned {
                     st.ahead_ns += ahead;
+                    reads_on = true;
                     streamed
                 } else {
                     positioned
@@ -908,12 +957,71 @@ impl DeviceModel {
         let ns = u64_of(ns.max(1.0));
         debug_assert_eq!(*loc, self.loc(offset));
         st.cyl = self.cyl_from(loc, offset, (offset + len).saturating_sub(1));
+        if !reads_on {
+            if self.segments > 0 {
+                self.keep_segment(st);
+            }
+            st.run_start = offset;
+        }
         st.last_end = offset + len;
         st.last_start = offset;
         st.last_loc = *loc;
         st.last_done = t + ns;
         st.last_was_read = !write;
         ns
+    }
+}
+
+/// Most read segments a drive's buffer may have.
+pub const MAX_SEGMENTS: usize = 32;
+
+/// The runs of data a drive's buffer holds for reads, one a segment: what runs of reads
+/// (each streaming on from the one before) brought from the media. A run the drive ends
+/// takes the segment kept longest ago (first in, first out: a hit does not keep a segment
+/// longer).
+///
+/// Writes leave the segments as they are: a drive keeps its buffer coherent with what it
+/// is given to write, so data held stays a hit; only timing is modelled, not contents.
+#[derive(Clone, Debug)]
+pub struct Segments {
+    /// Each segment's bytes of the media, `start..end`; a free segment holds `u64::MAX..0`,
+    /// in which no read lies.
+    held: [(u64, u64); MAX_SEGMENTS],
+    /// The segment the next run takes.
+    next: u32,
+}
+
+impl Default for Segments {
+    fn default() -> Self {
+        Segments {
+            held: [(u64::MAX, 0); MAX_SEGMENTS],
+            next: 0,
+        }
+    }
+}
+
+impl Segments {
+    /// Whether one of the first `n` segments holds every byte of `start..end`.
+    #[inline]
+    pub fn hold(&self, start: u64, end: u64, n: u32) -> bool {
+        // (Every segment is looked at, the answers joined without a branch: a read lies in
+        // none of them almost always, and which compare fails first is a coin toss.)
+        let mut hit = false;
+        for &(s, e) in &self.held[..(n as usize).min(MAX_SEGMENTS)] {
+            hit |= (s <= start) & (end <= e);
+        }
+        hit
+    }
+
+    /// Keep the run `start..end` in one of the first `n` segments (n ≥ 1), in place of the
+    /// one kept longest ago. (A run partly held already may be held twice over: the drive
+    /// read it from the media because not all of it was held, and what two segments both
+    /// hold is the same data.)
+    fn put(&mut self, start: u64, end: u64, n: u32) {
+        let n = n.clamp(1, MAX_SEGMENTS as u32);
+        let i = self.next % n;
+        self.next = (i + 1) % n;
+        self.held[i as usize] = (start, end);
     }
 }
 
@@ -929,6 +1037,12 @@ pub struct DeviceState {
     /// worked out only when a command may stream on from there (for few commands).
     pub last_start: u64,
     pub last_loc: Loc,
+    /// Where the run of reads the last read belongs to started (each streaming on from the
+    /// one before): what the buffer's segment holds of it, up to a segment's size back from
+    /// its end.
+    pub run_start: u64,
+    /// The runs of earlier reads the buffer still holds.
+    pub segments: Box<Segments>,
     /// Spindle phase at time 0, ns (drives are not synchronised).
     pub phase_ns: f64,
     /// Media time spent reading ahead between commands, ns, as far as the next command took
@@ -947,6 +1061,8 @@ impl DeviceState {
             last_was_read: false,
             last_start: 0,
             last_loc: Loc::default(),
+            run_start: 0,
+            segments: Box::default(),
             phase_ns: phase_frac * model.rev_ns,
             ahead_ns: 0.0,
             ssd: model.ssd.as_ref().map(|f| f.state()).unwrap_or_default(),

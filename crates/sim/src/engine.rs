@@ -2990,11 +2990,25 @@ impl<'w> Engine<'w> {
     fn disk_submit_at(&mut self, ai: usize, m: MemberIo, write: bool, join: u32, t: u64) {
         let d = self.w.arrays[ai].members[m.member as usize];
         let disk = &mut self.w.disks[d];
-        let loc = self.w.models[disk.model].loc_inline(m.offset);
+        let model = &self.w.models[disk.model];
         disk.head_hint = m.offset + m.len;
         let arr = &mut self.w.arrays[ai];
         arr.drive_cmds += 1;
         arr.sent += 1;
+        if !write {
+            disk.reads += 1;
+            if model.holds(&disk.state, t, m.offset, m.len) {
+                // The drive's buffer holds the data: the command's overhead and the
+                // transfer, no media (a drive checks its segments as a read comes in).
+                let end = t.max(disk.buffer_free) + model.accept_ns(m.len);
+                disk.buffer_free = end;
+                disk.read_hits += 1;
+                disk.ios += 1;
+                self.member_ios += 1;
+                return self.command_done(d, end, m.len, false, join);
+            }
+        }
+        let loc = model.loc_inline(m.offset);
         disk.queue.push_back(DiskReq {
             offset: m.offset,
             len: m.len,
@@ -3036,8 +3050,8 @@ impl<'w> Engine<'w> {
             let Some(mut r) = disk.queue.take_first_write(now, room) else {
                 return disk.queue.has_ready_write(now);
             };
-            let end = now.max(wc.accept_free) + model.accept_ns(r.len);
-            wc.accept_free = end;
+            let end = now.max(disk.buffer_free) + model.accept_ns(r.len);
+            disk.buffer_free = end;
             let join = std::mem::replace(&mut r.join, HELD);
             disk.ios += 1;
             // A rewrite of data the buffer holds, and that the media is not writing now,
@@ -3080,8 +3094,8 @@ impl<'w> Engine<'w> {
             else {
                 return;
             };
-            let end = now.max(wc.accept_free) + model.accept_ns(r.len);
-            wc.accept_free = end;
+            let end = now.max(disk.buffer_free) + model.accept_ns(r.len);
+            disk.buffer_free = end;
             disk.ios += 1;
             self.command_done(d, end, r.len, false, r.join);
         }

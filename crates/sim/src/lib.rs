@@ -513,6 +513,9 @@ struct Usage {
     /// reading ahead between commands, [`device::DeviceState::ahead_ns`]).
     res_busy: Vec<u64>,
     disk_busy: Vec<u64>,
+    /// Reads given to the drives, and those their buffers served, all drives together.
+    drive_reads: u64,
+    drive_read_hits: u64,
     page_cache: Option<pagecache::CacheStats>,
     /// What each host array's stripe cache did.
     stripes: Vec<stripecache::Counts>,
@@ -531,6 +534,8 @@ impl Usage {
                 .iter()
                 .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
                 .collect(),
+            drive_reads: w.disks.iter().map(|d| d.reads).sum(),
+            drive_read_hits: w.disks.iter().map(|d| d.read_hits).sum(),
             page_cache: w.page_cache.as_ref().map(|pc| pc.stats),
             stripes: w
                 .arrays
@@ -620,8 +625,14 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             }
         })
         .collect();
+    let drive_caches =
+        (to.drive_read_hits > from.drive_read_hits).then(|| raidlab_result::DriveCacheUse {
+            reads: to.drive_reads - from.drive_reads,
+            read_hits: to.drive_read_hits - from.drive_read_hits,
+        });
     SimExtras {
         rebuilds,
+        drive_caches,
         system: system.to_string(),
         virtual_time_ns: vt,
         stop_reason: reason.into(),

@@ -1122,8 +1122,6 @@ pub struct WriteCache {
     /// Bytes held, and how many it can hold.
     pub bytes: u64,
     pub capacity: u64,
-    /// When the interface has taken the last accepted write's data.
-    pub accept_free: u64,
 }
 
 impl WriteCache {
@@ -1183,6 +1181,13 @@ pub struct Disk {
     pub head_hint: u64,
     /// The array it belongs to.
     pub array: usize,
+    /// When the drive's buffer has done with the last command it served without the media
+    /// (a write taken into the write cache, a read of data held): their overhead and
+    /// transfers go one at a time.
+    pub buffer_free: u64,
+    /// Reads given to the drive, and those served from its buffer's read segments.
+    pub reads: u64,
+    pub read_hits: u64,
 }
 
 impl Disk {
@@ -2593,6 +2598,9 @@ impl World {
                         ),
                         head_hint: 0,
                         array: arrays.len(),
+                        buffer_free: 0,
+                        reads: 0,
+                        read_hits: 0,
                     });
                 }
                 ctrls[ci].arrays.push(arrays.len());

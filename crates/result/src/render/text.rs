@@ -347,6 +347,15 @@ fn job_block(
                 pc.throttled_writes
             );
         }
+        if let Some(dc) = &s.drive_caches {
+            let _ = writeln!(
+                out,
+                "  drive caches : read hits={} ({} of {} reads served from the drives' buffers)",
+                share(dc.read_hits, dc.reads),
+                dc.read_hits,
+                dc.reads
+            );
+        }
         for sc in &s.stripe_caches {
             let ops = sc.full_writes + sc.preread_writes;
             let pre = share(sc.preread_writes, ops);
