@@ -241,13 +241,28 @@ pub struct SeekPoint {
     pub centered: Vec<f64>,
 }
 
-/// The far-band-to-near-band reads of a distance probe.
-pub fn seek_point(probe: &SeekProbe, s: &[Sample]) -> Option<SeekPoint> {
-    let lat: Vec<f64> = s
+/// The far-band-to-near-band reads of a distance probe. A read that took less than
+/// `buffered_ns` came from the drive's buffer, not the media: a drive keeps what it has read
+/// in its buffer's segments (the probe's bands are narrow, and a read may land on data read
+/// before, or read on over since), and serves such a read in the time of the command and
+/// the transfer, with no seek — and leaves the head where it was. So a near read counts
+/// only if it and the far read before it both came from the media, unless fewer than 8
+/// pairs did: then every read is about that fast (a flash drive: nothing positions), and
+/// every pair is kept.
+pub fn seek_point(probe: &SeekProbe, s: &[Sample], buffered_ns: f64) -> Option<SeekPoint> {
+    let pairs: Vec<(f64, f64)> = s
         .windows(2)
         .filter(|w| w[0].offset >= probe.b && w[1].offset < probe.a + probe.width)
-        .map(|w| w[1].lat_ns as f64)
+        .map(|w| (w[0].lat_ns as f64, w[1].lat_ns as f64))
         .collect();
+    let media = pairs
+        .iter()
+        .filter(|&&(far, near)| far >= buffered_ns && near >= buffered_ns);
+    let lat: Vec<f64> = if media.clone().count() >= 8 {
+        media.map(|&(_, near)| near).collect()
+    } else {
+        pairs.iter().map(|&(_, near)| near).collect()
+    };
     if lat.len() < 8 {
         return None;
     }
@@ -644,7 +659,9 @@ mod tests {
         let rev = 4e6;
         let pts: Vec<SeekPoint> = [(0.01, 1.0e6), (0.5, 4.0e6), (1.0, 6.0e6)]
             .iter()
-            .map(|&(x, seek)| seek_point(&probe(x), &alternating(seek + 50e3, rev, 800)).unwrap())
+            .map(|&(x, seek)| {
+                seek_point(&probe(x), &alternating(seek + 50e3, rev, 800), 0.0).unwrap()
+            })
             .collect();
         let r = fit_rotation(&pts).unwrap();
         assert!((r.rev_ns - rev).abs() < 0.02 * rev, "{r:?}");
@@ -656,9 +673,44 @@ mod tests {
         // The same time at every distance: nothing positions.
         let flat: Vec<SeekPoint> = [0.01, 1.0]
             .iter()
-            .map(|&x| seek_point(&probe(x), &alternating(80e3, 20e3, 400)).unwrap())
+            .map(|&x| seek_point(&probe(x), &alternating(80e3, 20e3, 400), 160e3).unwrap())
             .collect();
         assert!(!positioning(&flat).found);
+    }
+
+    /// Reads a drive served from its buffer (a tenth of a millisecond: the command and the
+    /// transfer) are left out of a probe; a device whose every read is that fast keeps them.
+    #[test]
+    fn reads_from_the_drive_buffer_are_left_out_of_a_seek_probe() {
+        let (rev, seek, fixed) = (8.3e6, 4.0e6, 50e3);
+        let mut s = alternating(seek + fixed, rev, 800);
+        // Every third near read from the buffer, and every fifth far one: the near read after
+        // a far one from the buffer did not seek (the head had stayed near).
+        for k in 0..s.len() {
+            if k % 2 == 0 && k % 5 == 0 {
+                s[k].lat_ns = 85_000;
+                s[k + 1].lat_ns -= seek as u64;
+            }
+            if k % 2 == 1 && k % 3 == 0 {
+                s[k].lat_ns = 90_000;
+            }
+        }
+        let buffered = 2.0 * 82e3;
+        let p = seek_point(&probe(0.5), &s, buffered).unwrap();
+        // 400 pairs; a third lose their near read, a fifth their far one, a fifteenth both.
+        assert!(p.n > 200 && p.n < 230, "{}", p.n);
+        assert!((p.turn_ns - rev).abs() < 0.03 * rev, "{p:?}");
+        assert!(
+            (p.mean_ns - (seek + fixed + rev / 2.0)).abs() < 0.03 * rev,
+            "{p:?}"
+        );
+        // Kept, the buffer's reads would have widened the turn and lowered the mean.
+        let kept = seek_point(&probe(0.5), &s, 0.0).unwrap();
+        assert_eq!(kept.n, 400);
+        assert!(kept.turn_ns > 1.2 * rev, "{kept:?}");
+        // A flash drive: every read about as fast as a sequential one, none left out.
+        let flat = seek_point(&probe(0.5), &alternating(80e3, 20e3, 400), buffered).unwrap();
+        assert_eq!(flat.n, 200);
     }
 
     #[test]

@@ -109,7 +109,11 @@ pub fn calibrate<E>(
     let seek_points: Vec<SeekPoint> = bands
         .iter()
         .enumerate()
-        .filter_map(|(k, p)| seek_point(p, &samples(&r, &plan::seek_name(k))))
+        .filter_map(|(k, p)| {
+            // (A read from the drive's buffer takes about as long as a small sequential one,
+            // which streams; one from the media seeks at least a track on top.)
+            seek_point(p, &samples(&r, &plan::seek_name(k)), 2.0 * seq_small_ns)
+        })
         .collect();
     if seek_points.len() < 2 {
         return Err(fit_err(format!(

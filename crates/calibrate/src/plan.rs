@@ -29,8 +29,9 @@ pub struct Target {
 /// How much each probe measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
-    /// Requests of each latency probe (a seek distance, the small sequential and random
-    /// reads, a flash depth).
+    /// Requests of each latency probe (the small sequential and random reads, a flash
+    /// depth); a seek distance's probe reads twice as many, since the fit leaves out the
+    /// reads the drive's buffer served (see [`crate::fit::seek_point`]).
     pub requests: u64,
     /// Positions of the sequential rate probe across the target.
     pub rate_points: u32,
@@ -179,12 +180,13 @@ pub fn seek_strokes(b: &Budget) -> Vec<f64> {
 /// Where the probe for `stroke` reads: two bands centred on the middle of the stroke,
 /// placed by cylinder through the fitted zones (outer zones hold more bytes a cylinder),
 /// each a 32nd of the distance wide (the seek varies little within it), between 64 KiB and
-/// 1 MiB.
+/// 8 MiB: wide enough on long strokes that few reads land on data the drive's buffer still
+/// holds (a read it had read before, or read on over), which the fit leaves out.
 pub fn seek_probe(t: &Target, zones: &ZoneFit, stroke: f64) -> SeekProbe {
     let c0 = (1.0 - stroke) / 2.0;
     let pa = zones.pos_of_cyl(c0) * t.size as f64;
     let pb = zones.pos_of_cyl(c0 + stroke) * t.size as f64;
-    let width = align_down(((pb - pa) / 32.0).clamp(65536.0, 1048576.0) as u64, SMALL);
+    let width = align_down(((pb - pa) / 32.0).clamp(65536.0, 8388608.0) as u64, SMALL);
     let a = align_down(pa as u64, SMALL).min(align_down(t.size, SMALL) - 3 * width);
     let b = align_down(pb as u64, SMALL)
         .min(align_down(t.size, SMALL) - width)
@@ -230,7 +232,7 @@ pub fn stage_seeks(
                         "random_distribution",
                         format!("zoned_abs:50/{}:0/{gap}:50/{}", p.width, p.width),
                     ),
-                    ("number_ios", b.requests.to_string()),
+                    ("number_ios", (2 * b.requests).to_string()),
                 ],
             )?;
             Ok((p, spec))
