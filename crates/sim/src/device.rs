@@ -781,6 +781,14 @@ impl DeviceModel {
         st.last_was_read && offset > st.last_end && offset - st.last_end < self.read_ahead_bytes
     }
 
+    /// The buffer's read segments (0: reads are not cached), and the bytes each holds.
+    pub fn segments(&self) -> u32 {
+        self.segments
+    }
+    pub fn segment_bytes(&self) -> u64 {
+        self.segment_bytes
+    }
+
     /// The bytes past the end of its last read that the drive reads on over (0: it does
     /// not read ahead).
     #[inline]
@@ -1364,5 +1372,76 @@ mod tests {
         // A skip past the read-ahead span: positioned, a rotation's share lost each time.
         let far = skip_read(m.read_ahead_bytes + chunk);
         assert!(far < 0.6 * near, "{far:.1} MB/s against {near:.1}");
+    }
+
+    /// The buffer's segments: a run of reads is held once the head has left it, a read lies
+    /// in one only whole, and the runs are kept first in, first out.
+    #[test]
+    fn segments_hold_the_runs_of_reads_a_drive_has_left() {
+        let spec = catalog::find("samsung-hd501lj").unwrap();
+        let m = DeviceModel::new(&spec, Some(false));
+        let n = spec.cache_segments as u64;
+        assert!(n >= 2 && m.segment_bytes == spec.cache_kib as u64 * 1024 / n);
+        let mut st = DeviceState::new(0.0, &m);
+        let gib = 1 << 30;
+        // Two runs far apart: the first is held once the second has begun; each read of the
+        // run the head is on, once it is done.
+        let mut t = m.service(&mut st, 0, gib, 64 << 10, false);
+        assert!(
+            !m.holds(&st, t - 1, gib, 4096),
+            "not before the read is done"
+        );
+        assert!(m.holds(&st, t, gib + 4096, 4096));
+        t += m.service(&mut st, t, 50 * gib, 8 << 10, false);
+        assert!(m.holds(&st, t, gib, 64 << 10));
+        assert!(m.holds(&st, t, gib + (32 << 10), 32 << 10));
+        assert!(
+            !m.holds(&st, t, gib + (32 << 10), 64 << 10),
+            "only partly held"
+        );
+        assert!(!m.holds(&st, t, gib - 512, 4096), "only partly held");
+        // A run of reads streaming on from each other is one run, in one segment.
+        for k in 1..4u64 {
+            t += m.service(&mut st, t, 50 * gib + k * (8 << 10), 8 << 10, false);
+        }
+        t += m.service(&mut st, t, 9 * gib, 4096, true);
+        assert!(m.holds(&st, t, 50 * gib, 32 << 10));
+        // Nothing is kept of a write: the run it ended is held, the write is not.
+        t += m.service(&mut st, t, 20 * gib, 4096, false);
+        assert!(!m.holds(&st, t, 9 * gib, 4096));
+        // The oldest run goes when more runs than segments have been kept.
+        for k in 0..n {
+            t += m.service(&mut st, t, (100 + 2 * k) * gib, 4096, false);
+        }
+        assert!(!m.holds(&st, t, gib, 4096), "the first run is gone");
+        assert!(m.holds(&st, t, 20 * gib, 4096), "a later one is still held");
+        // A read of a held run leaves the drive's state as it was: no media.
+        let before = (st.last_end, st.last_done, st.cyl);
+        assert!(m.holds(&st, t, 102 * gib, 4096));
+        assert_eq!(before, (st.last_end, st.last_done, st.cyl));
+    }
+
+    /// With no segments (the caching mode page's RCD), a drive serves every read from the
+    /// media; so does a flash drive, whose model has its own buffers.
+    #[test]
+    fn no_segments_no_read_hits() {
+        let mut spec = catalog::find("samsung-hd501lj").unwrap();
+        spec.cache_segments = 0;
+        for spec in [spec, catalog::find("nvme-tlc-1tb").unwrap()] {
+            let m = DeviceModel::new(&spec, Some(false));
+            let mut st = DeviceState::new(0.0, &m);
+            let mut t = m.service(&mut st, 0, 1 << 30, 64 << 10, false);
+            t += m.service(&mut st, t, 5 << 30, 64 << 10, false);
+            assert!(
+                !m.holds(&st, t + 1_000_000_000, 1 << 30, 4096),
+                "{}",
+                spec.name
+            );
+            assert!(
+                !m.holds(&st, t + 1_000_000_000, 5 << 30, 4096),
+                "{}",
+                spec.name
+            );
+        }
     }
 }

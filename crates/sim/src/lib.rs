@@ -77,6 +77,8 @@
 //! #                           # or a measured one: (fraction of a full stroke, ms) points
 //! write_cache = true          # the drive acknowledges writes from its buffer and writes
 //! cache_kib = 16384           # them out in its own order; how much it holds
+//! # cache_segments = 16       # the buffer's read segments: each keeps a run of data read,
+//! #                           # and a read held whole is served without the media (0: none)
 //! # ssd_state = "steady"      # flash drives: "fresh" (the default, as out of the box) or
 //! #                           # "steady" (written over: garbage collection, see `ssd`)
 //! # spare_fraction = 0.08     # flash beyond the user capacity, of it (0.01 to 4)
@@ -1687,6 +1689,16 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                         "drive write cache off: each write waits for the media".to_string()
                     };
                     let _ = writeln!(s, "  {:<30} {cache}", "");
+                    if m.segments() > 0 {
+                        let _ = writeln!(
+                            s,
+                            "  {:<30} drive read segments: {} of {} KiB, each keeping a run of \
+                             data read; a read held whole is served from the buffer",
+                            "",
+                            m.segments(),
+                            m.segment_bytes() >> 10
+                        );
+                    }
                     let depth = a.members.first().map_or(1, |&d| w.disks[d].queue_depth);
                     let queue = if depth > 1 {
                         format!(

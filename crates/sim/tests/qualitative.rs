@@ -534,7 +534,22 @@ fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
 /// the time of the command and the transfer, not after seeking and waiting for the sector.
 #[test]
 fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
-    let t = system("linuxraid2010/raid0-4d-c64.toml#sd0lun");
+    // (Drives without read segments: the write cache alone serves these reads.)
+    let t = variant(
+        "linuxraid2010",
+        "raid0-4d-c64.toml",
+        &[
+            (
+                "[system]",
+                "[[disk]]\nname = \"hd501lj-no-segments\"\nbase = \"samsung-hd501lj\"\n\
+                 cache_segments = 0\n\n[system]",
+            ),
+            (
+                "disk = \"samsung-hd501lj\"",
+                "disk = \"hd501lj-no-segments\"",
+            ),
+        ],
+    ) + "#sd0lun";
     let r = sim_run(
         &t,
         &[
@@ -550,6 +565,7 @@ fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
     let p50_ms = r.jobs[0].read.clat.percentile(50.0) as f64 / 1e6;
     // A 7200 rpm drive's turn takes 8.3 ms: a media read waits about half of one.
     assert!(p50_ms < 1.0, "median read latency {p50_ms:.2} ms");
+    assert_eq!(r.jobs[0].sim.as_ref().unwrap().drive_caches, None);
 }
 
 /// What a drive's write cache holds when a job group ends is still there for the next group

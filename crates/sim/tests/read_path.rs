@@ -223,3 +223,55 @@ fn a_controller_without_a_cache_passes_a_write_on_as_the_drive_takes_it() {
     // The drive takes the data in over its interface as the link brings it.
     assert_link_adds_only_its_difference(write_64k_ns);
 }
+
+/// A drive's buffer keeps what it read: a read of data it has just read is served from the
+/// buffer, in the time of the command and the transfer, where a drive without read segments
+/// waits a turn for the sector. fio's `rw=randread:8` with `rw_sequencer=identical` reads
+/// each random block eight times.
+#[test]
+fn a_drive_serves_a_read_of_what_it_has_just_read_from_its_buffer() {
+    let opts = [
+        ("rw", "randread:8"),
+        ("rw_sequencer", "identical"),
+        ("bs", "4k"),
+        ("size", "1g"),
+        ("direct", "1"),
+        ("runtime", "5s"),
+        ("time_based", "1"),
+    ];
+    let with = sim_run(&system("bokhari2006/direct-1disk.toml"), &opts);
+    let without = sim_run(
+        &variant(
+            "bokhari2006",
+            "direct-1disk.toml",
+            &[
+                (
+                    "[system]",
+                    "[[disk]]\nname = \"maxtor-no-segments\"\nbase = \"maxtor-7y250m0\"\n\
+                     cache_segments = 0\n\n[system]",
+                ),
+                ("disk = \"maxtor-7y250m0\"", "disk = \"maxtor-no-segments\""),
+            ],
+        ),
+        &opts,
+    );
+    let caches = with.jobs[0]
+        .sim
+        .as_ref()
+        .unwrap()
+        .drive_caches
+        .clone()
+        .unwrap();
+    // Seven reads in eight find their block held (a run starts on a random block).
+    let share = caches.read_hits as f64 / caches.reads as f64;
+    assert!((share - 7.0 / 8.0).abs() < 0.01, "{caches:?}");
+    assert_eq!(without.jobs[0].sim.as_ref().unwrap().drive_caches, None);
+    let (fast, slow) = (with.jobs[0].read.iops(), without.jobs[0].read.iops());
+    // Without segments each repeat waits a turn (7200 rpm: 120 a second); with them, one
+    // read in eight waits for the media.
+    assert!(slow < 150.0, "{slow:.0} IOPS without segments");
+    assert!(
+        fast > 4.0 * slow,
+        "{fast:.0} IOPS with segments, {slow:.0} without"
+    );
+}

@@ -1131,6 +1131,11 @@ fn drive_values_are_checked_for_their_kind() {
             "cache_kib",
             vec!["1048576 KiB"],
         ),
+        (
+            with("cache_segments = 33"),
+            "cache_segments",
+            vec!["disk 'd': cache_segments = 33: valid is 0 to 32 segments (0: reads not cached)"],
+        ),
         (ssd("read_mb_s = 0"), "read_mb_s", vec![rate]),
         (ssd("write_mb_s = nan"), "write_mb_s", vec![rate]),
         (ssd("units = 0"), "units", vec!["1 to 4096"]),

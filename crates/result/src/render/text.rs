@@ -790,6 +790,10 @@ mod tests {
                 ops_done: 4,
                 op_ns: 3_000_000,
             }],
+            drive_caches: Some(crate::schema::DriveCacheUse {
+                reads: 400,
+                read_hits: 30,
+            }),
             rebuilds: vec![crate::schema::RebuildUse {
                 array: "md".into(),
                 members: vec![2],
@@ -828,6 +832,12 @@ mod tests {
                 "stripe cache : md: 256 stripe heads, stripes written=4, with pre-reads=25.0%, \
                  writes waited for room=2 (avg 2.50 ms), held before written=avg 525 µs, \
                  written in avg 750 µs"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "drive caches : read hits=7.5% (30 of 400 reads served from the drives' buffers)"
             ),
             "{t}"
         );
