@@ -74,3 +74,21 @@ pub fn variant(folder: &str, file: &str, edits: &[(&str, &str)]) -> String {
     }
     format!("sim:{}", d.join(file).display())
 }
+
+/// `file` of systems/`folder` as [`variant`] copies it, its first array's drives (catalog
+/// `disk`) made without read segments (`cache_segments = 0`): a drive that serves every
+/// read from the media.
+pub fn without_read_segments(folder: &str, file: &str, disk: &str) -> String {
+    let name = format!("{disk}-no-segments");
+    variant(
+        folder,
+        file,
+        &[
+            (
+                "[system]",
+                &format!("[[disk]]\nname = \"{name}\"\nbase = \"{disk}\"\ncache_segments = 0\n\n[system]"),
+            ),
+            (&format!("disk = \"{disk}\""), &format!("disk = \"{name}\"")),
+        ],
+    )
+}

@@ -535,21 +535,8 @@ fn a_time_based_job_stopped_at_convergence_reports_its_whole_runtime() {
 #[test]
 fn a_drive_reads_what_its_write_cache_holds_from_the_buffer() {
     // (Drives without read segments: the write cache alone serves these reads.)
-    let t = variant(
-        "linuxraid2010",
-        "raid0-4d-c64.toml",
-        &[
-            (
-                "[system]",
-                "[[disk]]\nname = \"hd501lj-no-segments\"\nbase = \"samsung-hd501lj\"\n\
-                 cache_segments = 0\n\n[system]",
-            ),
-            (
-                "disk = \"samsung-hd501lj\"",
-                "disk = \"hd501lj-no-segments\"",
-            ),
-        ],
-    ) + "#sd0lun";
+    let t =
+        without_read_segments("linuxraid2010", "raid0-4d-c64.toml", "samsung-hd501lj") + "#sd0lun";
     let r = sim_run(
         &t,
         &[

@@ -241,18 +241,7 @@ fn a_drive_serves_a_read_of_what_it_has_just_read_from_its_buffer() {
     ];
     let with = sim_run(&system("bokhari2006/direct-1disk.toml"), &opts);
     let without = sim_run(
-        &variant(
-            "bokhari2006",
-            "direct-1disk.toml",
-            &[
-                (
-                    "[system]",
-                    "[[disk]]\nname = \"maxtor-no-segments\"\nbase = \"maxtor-7y250m0\"\n\
-                     cache_segments = 0\n\n[system]",
-                ),
-                ("disk = \"maxtor-7y250m0\"", "disk = \"maxtor-no-segments\""),
-            ],
-        ),
+        &without_read_segments("bokhari2006", "direct-1disk.toml", "maxtor-7y250m0"),
         &opts,
     );
     let caches = with.jobs[0]

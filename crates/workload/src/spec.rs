@@ -1372,6 +1372,20 @@ fn errno_named(name: &str) -> Result<i32, String> {
         })
 }
 
+/// fio's per-direction values, `R,W,T` (reads', writes', and trims' or verify's): the
+/// comma-separated parts, trimmed; more than three is refused, saying they are `what` and
+/// what `valid` ones are for.
+fn three_parts<'a>(value: &'a str, what: &str, valid: &str) -> Result<Vec<&'a str>, String> {
+    let parts: Vec<&str> = value.split(',').map(str::trim).collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "'{value}' has {} {what} (valid: at most three, {valid})",
+            parts.len()
+        ));
+    }
+    Ok(parts)
+}
+
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
@@ -1679,13 +1693,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
             // trims'); an empty one is the default, 4k (`bs=64k,` writes 4 KiB blocks, as
             // in fio). raidlab issues no trims: their size is checked, not used.
-            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
-            if parts.len() > 3 {
-                return Err(err(format!(
-                    "'{value}' has {} sizes (valid: at most three, for reads, writes and trims, e.g. 4k,64k)",
-                    parts.len()
-                )));
-            }
+            let parts = three_parts(value, "sizes", "for reads, writes and trims, e.g. 4k,64k").map_err(err)?;
             let size = |p: &str| -> Result<u64, SpecError> {
                 if p.is_empty() {
                     return Ok(4096);
@@ -1845,13 +1853,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "percentage_random" => {
             // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
             // writes; an empty one is the default, 100. raidlab issues no trims.
-            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
-            if parts.len() > 3 {
-                return Err(err(format!(
-                    "'{value}' has {} percentages (valid: at most three, for reads, writes and trims)",
-                    parts.len()
-                )));
-            }
+            let parts = three_parts(value, "percentages", "for reads, writes and trims").map_err(err)?;
             let pct = |p: &str| -> Result<u8, SpecError> {
                 if p.is_empty() {
                     return Ok(100);
@@ -1870,13 +1872,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "bsrange" | "blocksize_range" => {
             // fio's `MIN-MAX[,MIN-MAX[,MIN-MAX]]`: reads', writes', trims' ranges as `bs`.
-            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
-            if parts.len() > 3 {
-                return Err(err(format!(
-                    "'{value}' has {} ranges (valid: at most three, for reads, writes and trims, e.g. 4k-16k)",
-                    parts.len()
-                )));
-            }
+            let parts = three_parts(value, "ranges", "for reads, writes and trims, e.g. 4k-16k").map_err(err)?;
             let range = |p: &str| -> Result<BsDist, SpecError> {
                 if p.is_empty() {
                     return Ok(BsDist::fixed(4096));
@@ -1946,13 +1942,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "ignore_error" => {
             // fio's `READ,WRITE,VERIFY`: a list of errnos for each, `:`-separated, by name
             // (ENOSPC) or number; an empty list keeps that kind's default.
-            let parts: Vec<&str> = value.split(',').map(str::trim).collect();
-            if parts.len() > 3 {
-                return Err(err(format!(
-                    "'{value}' has {} lists (valid: at most three, for reads, writes and verify, e.g. EIO:ENOSPC,ENOSPC)",
-                    parts.len()
-                )));
-            }
+            let parts = three_parts(value, "lists", "for reads, writes and verify, e.g. EIO:ENOSPC,ENOSPC").map_err(err)?;
             let mut lists: [Vec<i32>; 3] = Default::default();
             for (list, part) in lists.iter_mut().zip(&parts) {
                 for name in part.split(':').map(str::trim).filter(|n| !n.is_empty()) {

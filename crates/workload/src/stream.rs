@@ -1495,9 +1495,6 @@ mod tests {
         );
     }
 
-    /// percentage_random=N: about N% of a random job's requests are random, the others go
-    /// on from the end of the last request of their direction; 0 is sequential; N,M per
-    /// direction; sequential patterns are not affected.
     /// fio's `rw=randread:8`: a random offset every 8 requests, the 7 after it going on from
     /// it (`rw_sequencer=sequential`) or repeating it (`identical`); with both directions,
     /// the count runs over both and each direction follows its own last request.
@@ -1574,6 +1571,9 @@ mod tests {
         assert_eq!(offs("write:0", 8), [0, 4, 8, 12, 16, 20, 24, 28]);
     }
 
+    /// percentage_random=N: about N% of a random job's requests are random, the others go
+    /// on from the end of the last request of their direction; 0 is sequential; N,M per
+    /// direction; sequential patterns are not affected.
     #[test]
     fn percentage_random_mixes_sequential_runs_in() {
         let follows = |reqs: &[Request]| {

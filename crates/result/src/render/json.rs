@@ -481,8 +481,6 @@ mod tests {
         assert!(out["jobs"][0]["read"]["lat_ns"].get("percentile").is_none());
     }
 
-    /// fio's `elapsed` is whole seconds rounded up from milliseconds (a 0.5 s job says 1);
-    /// raidlab's rounded down, so a short job said 0.
     /// fio's `total_err` and `first_error`, after the latency shares and before `desc`, only
     /// for a job that goes on past errors (continue_on_error); the text's `errors` line and
     /// the terse line's two fields before the description likewise.
@@ -512,6 +510,8 @@ mod tests {
         assert!(terse.trim_end().ends_with(";48;28;d"), "{terse}");
     }
 
+    /// fio's `elapsed` is whole seconds rounded up from milliseconds (a 0.5 s job says 1);
+    /// raidlab's rounded down, so a short job said 0.
     #[test]
     fn elapsed_is_rounded_up_to_whole_seconds_as_fio_does() {
         for (ns, want) in [
