@@ -677,6 +677,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
         errno,
         percentiles: Default::default(),
+        unified_rw: Default::default(),
         description: None,
         cpus: Vec::new(),
         errors,

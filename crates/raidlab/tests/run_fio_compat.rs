@@ -11,17 +11,25 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 fn raidlab_json(dir: &std::path::Path, format: &str) -> (String, Value) {
+    raidlab_json_with(dir, format, &[])
+}
+
+/// [`raidlab_json`] with more options.
+fn raidlab_json_with(dir: &std::path::Path, format: &str, more: &[&str]) -> (String, Value) {
     let f = dir.join("data").display().to_string();
-    let out = raidlab(&[
-        &format!("--filename={f}"),
-        "--size=2m",
-        "--bs=4k",
-        "--ioengine=psync",
-        "--name=mix",
-        "--rw=randrw",
-        "--rwmixread=60",
-        &format!("--output-format={format}"),
-    ]);
+    let mut args = vec![
+        format!("--filename={f}"),
+        "--size=2m".into(),
+        "--bs=4k".into(),
+        "--ioengine=psync".into(),
+        "--name=mix".into(),
+        "--rw=randrw".into(),
+        "--rwmixread=60".into(),
+        format!("--output-format={format}"),
+    ];
+    args.extend(more.iter().map(|m| m.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = raidlab(&args);
     let text = assert_ok(&out, "raidlab json");
     let v = json(&text);
     (text, v)
@@ -122,6 +130,44 @@ fn key_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
 
 #[test]
 fn json_has_every_key_a_real_fio_run_writes() {
+    let (fio, ours) = fio_and_raidlab_json(&[]);
+    // Percentile keys are fio's default list, written the same way.
+    let pk = |v: &Value| {
+        v["jobs"][0]["read"]["clat_ns"]["percentile"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(pk(&fio), pk(&ours));
+}
+
+/// `unified_rw_reporting=mixed` and `both` give fio's structure: `mixed` alone in place of
+/// the directions, or after them (the key check of [`fio_and_raidlab_json`]), with reads
+/// and writes added up in it.
+#[test]
+fn unified_rw_reporting_has_fios_keys() {
+    for mode in ["mixed", "both"] {
+        let opt = format!("--unified_rw_reporting={mode}");
+        let (fio, ours) = fio_and_raidlab_json(&[&opt]);
+        let j = &ours["jobs"][0];
+        assert_eq!(fio["jobs"][0].get("read").is_some(), mode == "both");
+        assert_eq!(j.get("read").is_some(), mode == "both", "{mode}");
+        let total = |k: &str| j[k]["total_ios"].as_u64().unwrap();
+        assert_eq!(total("mixed"), 512, "{mode}: 2 MiB in 4 KiB requests");
+        if mode == "both" {
+            assert_eq!(total("read") + total("write"), total("mixed"));
+            assert!(total("read") > 0 && total("write") > 0);
+        }
+        assert_eq!(j["job options"]["unified_rw_reporting"], mode);
+    }
+}
+
+/// A real fio run's JSON and raidlab's of the same job (2 MiB of 4 KiB random requests,
+/// 60% reads, psync, plus `more`), after checking that raidlab's has every key fio's has
+/// (but those documented absent) and none more outside its `raidlab` key.
+fn fio_and_raidlab_json(more: &[&str]) -> (Value, Value) {
     require_tool("fio", "fio");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("fio-data").display().to_string();
@@ -135,6 +181,7 @@ fn json_has_every_key_a_real_fio_run_writes() {
             "--rw=randrw",
         ])
         .args(["--rwmixread=60", "--output-format=json"])
+        .args(more)
         .output()
         .unwrap();
     assert!(
@@ -143,7 +190,7 @@ fn json_has_every_key_a_real_fio_run_writes() {
         String::from_utf8_lossy(&o.stderr)
     );
     let fio: Value = serde_json::from_slice(&o.stdout).expect("fio's JSON");
-    let (_, ours) = raidlab_json(dir.path(), "json");
+    let (_, ours) = raidlab_json_with(dir.path(), "json", more);
 
     assert!(
         want_len(&fio) > 100,
@@ -164,7 +211,7 @@ fn json_has_every_key_a_real_fio_run_writes() {
         .collect();
     assert!(
         missing.is_empty(),
-        "keys fio writes that raidlab's JSON lacks (and does not document as absent): {missing:?}"
+        "{more:?}: keys fio writes that raidlab's JSON lacks (and does not document as absent): {missing:?}"
     );
     // Nothing raidlab adds outside its own key (not even lat_ns percentiles: fio lists
     // them only with lat_percentiles=1, as raidlab does).
@@ -175,18 +222,9 @@ fn json_has_every_key_a_real_fio_run_writes() {
         .collect();
     assert!(
         extra.is_empty(),
-        "keys raidlab adds outside its 'raidlab' key: {extra:?}"
+        "{more:?}: keys raidlab adds outside its 'raidlab' key: {extra:?}"
     );
-    // Percentile keys are fio's default list, written the same way.
-    let pk = |v: &Value| {
-        v["jobs"][0]["read"]["clat_ns"]["percentile"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect::<BTreeSet<_>>()
-    };
-    assert_eq!(pk(&fio), pk(&ours));
+    (fio, ours)
 }
 
 #[test]

@@ -213,41 +213,51 @@ fn minimal_and_group_reporting_and_versions() {
 }
 
 /// raidlab's terse line and fio's for the same job on a file: the same number of fields, and
-/// each field of the same kind (number, `P%=v` percentile, `x%` share) in the same place.
+/// each field of the same kind (number, `P%=v` percentile, `x%` share) in the same place;
+/// under each `unified_rw_reporting` (one block of direction fields for `mixed`, three for
+/// `both`).
 #[test]
 fn terse_line_has_fios_shape_beside_fio() {
     require_tool("fio", "fio");
     let dir = scratch("raidlab-terse-");
     let file = dir.path().join("data");
-    let job = [
-        format!("--filename={}", file.display()),
-        "--name=t".into(),
-        "--size=1m".into(),
-        "--bs=4k".into(),
-        "--rw=randrw".into(),
-        "--ioengine=psync".into(),
-        "--minimal".into(),
-    ];
-    let args: Vec<&str> = job.iter().map(String::as_str).collect();
-    let ours = assert_ok(&raidlab(&args), "raidlab --minimal");
-    let fio = Command::new("fio").args(&job).output().unwrap();
-    let theirs = assert_ok(&fio, "fio --minimal");
-    let kind = |s: &str| -> &'static str {
-        if s.contains("%=") {
-            "percentile"
-        } else if s.ends_with('%') {
-            "share"
-        } else if s.parse::<f64>().is_ok() {
-            "number"
-        } else {
-            "text"
-        }
-    };
-    let shape =
-        |line: &str| -> Vec<&'static str> { line.trim_end().split(';').map(kind).collect() };
-    let (a, b) = (shape(&ours), shape(theirs.lines().last().unwrap()));
-    assert_eq!(a.len(), b.len(), "raidlab: {ours}\nfio: {theirs}");
-    assert_eq!(a, b, "raidlab: {ours}\nfio: {theirs}");
+    for (mode, fields) in [("none", 121), ("mixed", 80), ("both", 162)] {
+        let job = [
+            format!("--filename={}", file.display()),
+            "--name=t".into(),
+            "--size=1m".into(),
+            "--bs=4k".into(),
+            "--rw=randrw".into(),
+            "--ioengine=psync".into(),
+            "--minimal".into(),
+            format!("--unified_rw_reporting={mode}"),
+        ];
+        let args: Vec<&str> = job.iter().map(String::as_str).collect();
+        let ours = assert_ok(&raidlab(&args), "raidlab --minimal");
+        let fio = Command::new("fio").args(&job).output().unwrap();
+        let theirs = assert_ok(&fio, "fio --minimal");
+        let kind = |s: &str| -> &'static str {
+            if s.contains("%=") {
+                "percentile"
+            } else if s.ends_with('%') {
+                "share"
+            } else if s.parse::<f64>().is_ok() {
+                "number"
+            } else {
+                "text"
+            }
+        };
+        let shape =
+            |line: &str| -> Vec<&'static str> { line.trim_end().split(';').map(kind).collect() };
+        let (a, b) = (shape(&ours), shape(theirs.lines().last().unwrap()));
+        assert_eq!(a.len(), fields, "{mode}: raidlab: {ours}");
+        assert_eq!(a.len(), b.len(), "{mode}: raidlab: {ours}\nfio: {theirs}");
+        assert_eq!(a, b, "{mode}: raidlab: {ours}\nfio: {theirs}");
+        // The first block's KiB moved: the reads' (part of the 1 MiB), or under `mixed`
+        // both directions' (all of it).
+        let f: Vec<&str> = ours.trim_end().split(';').collect();
+        assert_eq!(f[5] == "1024", mode == "mixed", "{mode}: {ours}");
+    }
 }
 
 /// A simulated job's bandwidth log, averaged over 500 ms windows of virtual time: each line's

@@ -22,7 +22,7 @@ pub use render::{
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
     ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, PageCacheUse, PassStats,
-    Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats,
-    VerifySummary,
+    Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats, UnifiedRw,
+    VerifySummary, DIRECTION_NAMES,
 };
 pub use timelog::{JobLog, LogNames, LogSample};

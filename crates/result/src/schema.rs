@@ -235,6 +235,30 @@ pub struct PageCacheUse {
     pub throttled_writes: u64,
 }
 
+/// fio's `unified_rw_reporting`: whether a job's results show reads and writes apart,
+/// together, or both ways. Only the renderings read it; the data keeps both directions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnifiedRw {
+    /// Reads and writes apart (fio's `none`, the default).
+    #[default]
+    None,
+    /// Reads and writes as one direction, `mixed`, in their place (fio's `mixed`).
+    Mixed,
+    /// Reads and writes apart, then `mixed` after them (fio's `both`).
+    Both,
+}
+
+impl UnifiedRw {
+    pub fn is_none(&self) -> bool {
+        *self == UnifiedRw::None
+    }
+}
+
+/// The names of the directions a job's results show, by [`JobResult::directions`]'s index:
+/// read, write, and both together.
+pub const DIRECTION_NAMES: [&str; 3] = ["read", "write", "mixed"];
+
 /// The result of one job (or of a reporting group, when merged).
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobResult {
@@ -283,6 +307,10 @@ pub struct JobResult {
     /// `clat_percentiles`, `lat_percentiles`); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Percentiles::is_default")]
     pub percentiles: Percentiles,
+    /// Which directions the renderings show (fio's `unified_rw_reporting`); set from the
+    /// job's options by the caller.
+    #[serde(default, skip_serializing_if = "UnifiedRw::is_none")]
+    pub unified_rw: UnifiedRw,
     /// The CPUs the job's threads were bound to (`cpus_allowed`, `cpumask`), as the kernel
     /// reports them once set; empty when the job set none. A group's, all of its jobs'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -345,6 +373,9 @@ impl std::fmt::Debug for JobResult {
             .field("errno", &self.errno);
         if !self.percentiles.is_default() {
             d.field("percentiles", &self.percentiles);
+        }
+        if !self.unified_rw.is_none() {
+            d.field("unified_rw", &self.unified_rw);
         }
         if !self.logs.is_empty() {
             d.field("logs", &self.logs);
@@ -540,6 +571,32 @@ impl JobResult {
             }
         }
         self.logs.extend(other.logs.iter().cloned());
+    }
+
+    /// Reads and writes as one direction (fio's `mixed`): bytes, I/Os and latencies added
+    /// up, the longer runtime, and the bandwidth and IOPS samples summed as a reporting
+    /// group's are (fio 3.33 sums a job's directions' samples so for `mixed`: their counts,
+    /// minimums, maximums and means each added).
+    pub fn mixed(&self) -> DirStats {
+        let mut m = self.read.clone();
+        m.merge(&self.write);
+        m
+    }
+
+    /// The directions the renderings show, each with its index into [`DIRECTION_NAMES`]
+    /// (0 read, 1 write, 2 mixed), as the job's `unified_rw_reporting` asks: read and
+    /// write; `mixed` alone; or read, write and `mixed`.
+    pub fn directions(&self) -> Vec<(usize, std::borrow::Cow<'_, DirStats>)> {
+        use std::borrow::Cow::{Borrowed, Owned};
+        match self.unified_rw {
+            UnifiedRw::None => vec![(0, Borrowed(&self.read)), (1, Borrowed(&self.write))],
+            UnifiedRw::Mixed => vec![(2, Owned(self.mixed()))],
+            UnifiedRw::Both => vec![
+                (0, Borrowed(&self.read)),
+                (1, Borrowed(&self.write)),
+                (2, Owned(self.mixed())),
+            ],
+        }
     }
 
     /// The flat metrics the lab stores and plots.

@@ -27,6 +27,6 @@ pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, job_groups, parse_percentile_list, split_filenames,
     BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, Fallocate, IoEngine, JobSpec,
-    LogOptions, PercentileOptions, RwMode, SpecError, Zone, OPTION_NAMES,
+    LogOptions, PercentileOptions, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

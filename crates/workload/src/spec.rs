@@ -814,6 +814,10 @@ pub struct JobSpec {
     /// `clat_percentiles`, `lat_percentiles`).
     #[serde(default, skip_serializing_if = "PercentileOptions::is_default")]
     pub percentiles: PercentileOptions,
+    /// Whether its results show reads and writes apart, together or both ways (fio's
+    /// `unified_rw_reporting`).
+    #[serde(default, skip_serializing_if = "UnifiedRw::is_none")]
+    pub unified_rw_reporting: UnifiedRw,
     /// The intervals of the bandwidth and IOPS samples in the results, ms (fio's
     /// `bw_avg_time`, `iops_avg_time`; 500 each by default).
     #[serde(
@@ -873,6 +877,42 @@ impl LogOptions {
 
 /// fio's most percentiles in a `percentile_list`.
 pub const MAX_PERCENTILES: usize = 20;
+
+/// fio's `unified_rw_reporting`: a job's results show reads and writes apart (`none`, `0`),
+/// as one direction, `mixed`, in their place (`mixed`, `1`), or both ways (`both`, `2`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnifiedRw {
+    #[default]
+    None,
+    Mixed,
+    Both,
+}
+
+impl UnifiedRw {
+    pub fn is_none(&self) -> bool {
+        *self == UnifiedRw::None
+    }
+    /// fio's name for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            UnifiedRw::None => "none",
+            UnifiedRw::Mixed => "mixed",
+            UnifiedRw::Both => "both",
+        }
+    }
+    /// One of fio's values for it.
+    pub fn parse(value: &str) -> Result<UnifiedRw, String> {
+        match value {
+            "none" | "0" => Ok(UnifiedRw::None),
+            "mixed" | "1" => Ok(UnifiedRw::Mixed),
+            "both" | "2" => Ok(UnifiedRw::Both),
+            _ => Err(format!(
+                "'{value}' is not a way to report directions (valid: none or 0, mixed or 1, both or 2)"
+            )),
+        }
+    }
+}
 
 /// The latency percentiles a job's results list (fio's options).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1020,6 +1060,7 @@ impl Default for JobSpec {
             sync: SyncIo::None,
             logs: LogOptions::default(),
             percentiles: PercentileOptions::default(),
+            unified_rw_reporting: UnifiedRw::None,
             avg_time_ms: default_avg_times(),
         }
     }
@@ -1147,6 +1188,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "percentile_list",
     "clat_percentiles",
     "lat_percentiles",
+    "unified_rw_reporting",
 ];
 
 /// Options whose value may be left out: flags, and the log options, which then name their
@@ -1495,7 +1537,6 @@ const FIO_ONLY: &[&str] = &[
     "exitall_on_error",
     "kb_base",
     "unit_base",
-    "unified_rw_reporting",
     "nrfiles",
     "filesize",
     "openfiles",
@@ -2066,6 +2107,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "clat_percentiles" => spec.percentiles.clat = parse_bool(value).map_err(err)?,
         "lat_percentiles" => spec.percentiles.lat = Some(parse_bool(value).map_err(err)?),
+        "unified_rw_reporting" => {
+            spec.unified_rw_reporting = UnifiedRw::parse(value).map_err(err)?
+        }
         _ => unreachable!("option table and match disagree on '{key}'"),
     }
     Ok(())
@@ -2848,6 +2892,30 @@ mod tests {
             mk(&["stonewall", "new_group"]),
         ];
         assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
+    }
+
+    /// `unified_rw_reporting` takes fio's names and numbers; anything else says what is
+    /// valid.
+    #[test]
+    fn unified_rw_reporting_takes_fios_values() {
+        let mut s = JobSpec::default();
+        assert!(s.unified_rw_reporting.is_none());
+        for (v, want) in [
+            ("mixed", UnifiedRw::Mixed),
+            ("0", UnifiedRw::None),
+            ("2", UnifiedRw::Both),
+            ("1", UnifiedRw::Mixed),
+            ("both", UnifiedRw::Both),
+            ("none", UnifiedRw::None),
+        ] {
+            apply_option(&mut s, "unified_rw_reporting", Some(v)).unwrap();
+            assert_eq!(s.unified_rw_reporting, want, "{v}");
+        }
+        let e = apply_option(&mut s, "unified_rw_reporting", Some("yes")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "option 'unified_rw_reporting': 'yes' is not a way to report directions (valid: none or 0, mixed or 1, both or 2)"
+        );
     }
 
     /// fio's log and percentile options: a bare log option names the files after the job,

@@ -431,6 +431,7 @@ fn option_help(name: &str) -> &'static str {
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
         "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
+        "unified_rw_reporting" => "none/0 (default): reads and writes apart; mixed/1: as one direction, 'mixed', in their place; both/2: apart, then 'mixed'",
         _ => "",
     }
 }
@@ -1187,6 +1188,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if let Some(l) = p.lat {
         put("lat_percentiles", u8::from(l).to_string());
     }
+    if !s.unified_rw_reporting.is_none() {
+        put("unified_rw_reporting", s.unified_rw_reporting.name().into());
+    }
     o
 }
 
@@ -1235,11 +1239,17 @@ fn spec_of<'a>(j: &raidlab_result::JobResult, specs: &'a [JobSpec]) -> Option<&'
     })
 }
 
-/// Each result lists the percentiles its job's options ask for, and carries its
-/// description.
-pub fn set_percentiles(result: &mut RunResult, specs: &[JobSpec]) {
+/// Each result lists the percentiles its job's options ask for, shows the directions they
+/// ask for (`unified_rw_reporting`), and carries its description.
+pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
+    use raidlab_workload::UnifiedRw as U;
     for j in &mut result.jobs {
         j.description = spec_of(j, specs).and_then(|s| s.description.clone());
+        j.unified_rw = match spec_of(j, specs).map(|s| s.unified_rw_reporting) {
+            None | Some(U::None) => raidlab_result::UnifiedRw::None,
+            Some(U::Mixed) => raidlab_result::UnifiedRw::Mixed,
+            Some(U::Both) => raidlab_result::UnifiedRw::Both,
+        };
         if let Some(p) = spec_of(j, specs).map(|s| &s.percentiles) {
             j.percentiles = raidlab_result::Percentiles {
                 list: p.list.clone(),
@@ -1560,7 +1570,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
             return Err(e);
         }
     };
-    set_percentiles(&mut result, &specs);
+    set_report_options(&mut result, &specs);
     let options = job_options(&result, &specs);
     let text = raidlab_result::render_formats(&result, &options, &inv.formats);
     use std::io::Write;

@@ -11,7 +11,7 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult, UnifiedRw};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -176,7 +176,7 @@ fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
         .collect()
 }
 
-fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -> J {
+fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -> J {
     let options = J::O(
         options
             .iter()
@@ -208,27 +208,40 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 2]) -
         // `(mtime_since_genesis() + 999) / 1000`.
         ("elapsed", v((j.elapsed_ns / 1_000_000).div_ceil(1000))),
         ("job options", options),
-        ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
-        ("write", direction(&j.write, &j.percentiles, plus, agg[1])),
-        (
-            "trim",
-            direction(&DirStats::default(), &j.percentiles, plus, 0),
-        ),
-        (
-            "sync",
-            obj(vec![
-                ("total_ios", v(j.sync.total_ios)),
-                (
-                    "lat_ns",
-                    latency(&j.sync.lat, Some(j.percentiles.values()), plus),
-                ),
-            ]),
-        ),
+    ];
+    // The directions, as fio 3.33 writes them under `unified_rw_reporting`: `mixed` alone
+    // in place of read, write, trim and sync; or after them.
+    let mixed = (!j.unified_rw.is_none()).then(|| {
+        let m = j.mixed();
+        ("mixed", direction(&m, &j.percentiles, plus, agg[2]))
+    });
+    if j.unified_rw != UnifiedRw::Mixed {
+        f.extend([
+            ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
+            ("write", direction(&j.write, &j.percentiles, plus, agg[1])),
+            (
+                "trim",
+                direction(&DirStats::default(), &j.percentiles, plus, 0),
+            ),
+            (
+                "sync",
+                obj(vec![
+                    ("total_ios", v(j.sync.total_ios)),
+                    (
+                        "lat_ns",
+                        latency(&j.sync.lat, Some(j.percentiles.values()), plus),
+                    ),
+                ]),
+            ),
+        ]);
+    }
+    f.extend(mixed);
+    f.extend([
         ("job_runtime", v(runtime_ms)),
         ("usr_cpu", v(j.usr_cpu)),
         ("sys_cpu", v(j.sys_cpu)),
         ("iodepth_level", iodepth_levels(&j.iodepth_level)),
-    ];
+    ]);
     f.extend(latency_groups(&lat));
     // (fio adds the errors gone on past with continue_on_error, and its `desc`, after the
     // latency shares, only when set.)

@@ -9,7 +9,9 @@
 //! see `crate::samples`); then CPU `usr%;sys%;ctx;majf;minf`, 7 IO
 //! depth shares, 10 µs and 12 ms latency shares (the first, under 2 µs, with the shares
 //! under 1 µs in it, as fio counts them). (Version 3 has no trim fields: fio added them
-//! in version 4.)
+//! in version 4.) Under `unified_rw_reporting=mixed` one block of 41, both directions
+//! added up, takes the place of the two (80 fields); under `both` it follows them (162), as
+//! fio 3.33 writes them.
 //!
 //! Fields raidlab does not measure are written as fio writes a zero value: submission
 //! latency (measured together with completion latency), `ctx`, `majf`, `minf`, and CPU usage
@@ -105,16 +107,19 @@ fn direction(out: &mut String, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
 }
 
 /// One job's terse line (with its newline); `agg` is its reporting group's aggregate
-/// bandwidth, reads and writes, bytes/s (the bandwidth samples' percent is of it).
-pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 2]) -> String {
+/// bandwidth, reads, writes and both, bytes/s (the bandwidth samples' percent is of it).
+/// Under `unified_rw_reporting` the direction fields are fio's: one block, `mixed`'s, in
+/// place of the two; or a third block, `mixed`'s, after them.
+pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 3]) -> String {
     let mut out = format!(
         "{TERSE_VERSION};{version};{};{};{}",
         j.name,
         j.groupid,
         j.error_code()
     );
-    direction(&mut out, &j.read, &j.percentiles, agg[0]);
-    direction(&mut out, &j.write, &j.percentiles, agg[1]);
+    for (d, stats) in j.directions() {
+        direction(&mut out, &stats, &j.percentiles, agg[d]);
+    }
     let _ = write!(out, ";{:.6}%;{:.6}%;0;0;0", j.usr_cpu, j.sys_cpu);
     for (_, p) in iodepth_percentages(&j.iodepth_level) {
         let _ = write!(out, ";{p:.1}%");
@@ -188,7 +193,7 @@ mod tests {
     }
 
     fn fields(j: &JobResult) -> Vec<String> {
-        let line = terse_line(j, "raidlab-test", [2_048_000, 0]);
+        let line = terse_line(j, "raidlab-test", [2_048_000, 0, 2_048_000]);
         assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
         line.trim_end().split(';').map(str::to_string).collect()
     }

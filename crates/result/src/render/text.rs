@@ -5,7 +5,7 @@
 
 use super::units::{bytes_binary, bytes_decimal, count, ctime_utc, human};
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult, DIRECTION_NAMES};
 use std::fmt::Write;
 
 fn bw_pair(bytes_s: f64) -> String {
@@ -177,7 +177,7 @@ fn job_block(
     j: &JobResult,
     options: &[(String, String)],
     timestamp: u64,
-    agg: [u64; 2],
+    agg: [u64; 3],
 ) {
     let err = j.error_code();
     let when = if timestamp > 0 {
@@ -205,8 +205,9 @@ fn job_block(
             "  randseed={seed} (randrepeat=0; --randseed={seed} repeats these requests)"
         );
     }
-    direction(out, "read", &j.read, &j.percentiles, agg[0]);
-    direction(out, "write", &j.write, &j.percentiles, agg[1]);
+    for (d, stats) in j.directions() {
+        direction(out, DIRECTION_NAMES[d], &stats, &j.percentiles, agg[d]);
+    }
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
     let mut lat = j.read.lat.clone();
     lat.merge(&j.write.lat);
@@ -439,12 +440,30 @@ fn job_block(
 
 fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "Run status group {groupid} (all jobs):");
-    for (label, pick) in [("READ", 0usize), ("WRITE", 1)] {
+    // The directions any of the group's jobs shows (`unified_rw_reporting`), in order.
+    let mut shown = [false; 3];
+    for j in jobs {
+        for (d, _) in j.directions() {
+            shown[d] = true;
+        }
+    }
+    for (pick, label) in ["READ", "WRITE", "MIXED"].into_iter().enumerate() {
+        if !shown[pick] {
+            continue;
+        }
         // As in fio, only the jobs that moved data this way count: a writer beside readers
         // is not a reader at 0 B/s over 0 ms in the READ line's ranges.
-        let dirs: Vec<&DirStats> = jobs
+        let each: Vec<std::borrow::Cow<DirStats>> = jobs
             .iter()
-            .map(|j| if pick == 0 { &j.read } else { &j.write })
+            .map(|j| match pick {
+                0 => std::borrow::Cow::Borrowed(&j.read),
+                1 => std::borrow::Cow::Borrowed(&j.write),
+                _ => std::borrow::Cow::Owned(j.mixed()),
+            })
+            .collect();
+        let dirs: Vec<&DirStats> = each
+            .iter()
+            .map(|d| d.as_ref())
             .filter(|d| d.total_ios > 0)
             .collect();
         if dirs.is_empty() {
@@ -746,6 +765,69 @@ mod tests {
         let t = render_text(&r);
         assert!(t.contains("   READ: bw=23.8MiB/s (25.0MB/s), 23.8MiB/s-23.8MiB/s (25.0MB/s-25.0MB/s), io=47.7MiB (50.0MB), run=2000-2000msec"), "{t}");
         assert!(t.contains("  WRITE: bw=95.4MiB/s (100MB/s), 95.4MiB/s-95.4MiB/s (100MB/s-100MB/s), io=95.4MiB (100MB), run=1000-1000msec"), "{t}");
+    }
+
+    /// `unified_rw_reporting`: `mixed` shows one direction with both added up, in the job's
+    /// block and the group's; `both` shows it after read and write; jobs of a group that
+    /// report apart still give the group's READ and WRITE lines.
+    #[test]
+    fn unified_reporting_adds_the_directions_up() {
+        use crate::schema::UnifiedRw;
+        let mixed = |u: UnifiedRw| {
+            // 100 MB read over 2 s and 100 MB written over 1 s: 200 MB over the longer 2 s.
+            let mut j = job("m", 0, 100_000_000, 2_000_000_000);
+            j.write.io_bytes = 100_000_000;
+            j.write.total_ios = 100_000_000 / 4096;
+            j.write.runtime_ns = 1_000_000_000;
+            for v in [1000, 3000] {
+                j.read.samples.bw_kib.add(v);
+                j.write.samples.bw_kib.add(v + 10);
+            }
+            j.unified_rw = u;
+            j
+        };
+        let t = render_text(&RunResult {
+            jobs: vec![mixed(UnifiedRw::Mixed)],
+            ..Default::default()
+        });
+        assert!(!t.contains("  read:") && !t.contains("  write:"), "{t}");
+        assert!(
+            t.contains("  mixed: IOPS=24.4k, BW=95.4MiB/s (100MB/s)(191MiB/2000msec)"),
+            "{t}"
+        );
+        // The samples summed as fio sums them: counts, minimums, maximums and means added.
+        assert!(
+            t.contains("min= 2010, max= 6010")
+                && t.contains("avg=4010.00")
+                && t.contains("samples=4"),
+            "{t}"
+        );
+        assert!(t.contains("  MIXED: bw=95.4MiB/s (100MB/s), 95.4MiB/s-95.4MiB/s (100MB/s-100MB/s), io=191MiB (200MB), run=2000-2000msec"), "{t}");
+        assert!(!t.contains("READ:") && !t.contains("WRITE:"), "{t}");
+        let t = render_text(&RunResult {
+            jobs: vec![
+                mixed(UnifiedRw::Both),
+                job("r", 0, 50_000_000, 2_000_000_000),
+            ],
+            ..Default::default()
+        });
+        let at = |s: &str| t.find(s).unwrap_or_else(|| panic!("{s} missing: {t}"));
+        assert!(
+            at("  read:") < at("  write:") && at("  write:") < at("  mixed:"),
+            "{t}"
+        );
+        assert!(
+            at("   READ:") < at("  WRITE:") && at("  WRITE:") < at("  MIXED:"),
+            "{t}"
+        );
+        // The group's MIXED line: both jobs' directions, 250 MB over the longest 2 s.
+        assert!(t.contains("  MIXED: bw=119MiB/s (125MB/s)"), "{t}");
+        // Apart (the default), as before.
+        let t = render_text(&RunResult {
+            jobs: vec![mixed(UnifiedRw::None)],
+            ..Default::default()
+        });
+        assert!(!t.contains("mixed") && !t.contains("MIXED"), "{t}");
     }
 
     #[test]
