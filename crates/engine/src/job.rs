@@ -107,6 +107,10 @@ pub struct JobSetup {
     pub seed: u64,
     pub clock: Arc<dyn Clock>,
     pub stop: Arc<AtomicBool>,
+    /// Set when another job's end stops this one (fio's `exitall`): its reporting group's
+    /// flag and its stonewall group's. It then ends as at its runtime's end, not as
+    /// interrupted.
+    pub halted: [Arc<AtomicBool>; 2],
     /// Bytes completed, for the progress line.
     pub progress: Arc<AtomicU64>,
     /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
@@ -141,12 +145,13 @@ enum Pause {
     Sync(SyncKind),
 }
 
-/// Sleep until `t` on `clock` in steps short enough to notice `stop` (Ctrl-C) soon.
-fn sleep_until(clock: &dyn Clock, t: u64, stop: &AtomicBool) {
+/// Sleep until `t` on `clock` in steps short enough to notice `halt` (Ctrl-C, or another
+/// job's end under `exitall`) soon.
+fn sleep_until(clock: &dyn Clock, t: u64, halt: &dyn Fn() -> bool) {
     const STEP_NS: u64 = 50_000_000;
     loop {
         let now = clock.now_ns();
-        if now >= t || stop.load(Ordering::Relaxed) {
+        if now >= t || halt() {
             return;
         }
         clock.sleep_until(t.min(now + STEP_NS));
@@ -225,6 +230,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let JobSetup {
         clock,
         stop,
+        halted,
         progress,
         verify,
         verify_all,
@@ -238,6 +244,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         ..
     } = setup;
     let content_acts = content.acts_on_writes();
+    let halted_by_others = || halted.iter().any(|h| h.load(Ordering::Relaxed));
+    let halt = || stop.load(Ordering::Relaxed) || halted_by_others();
     // Bandwidth and IOPS samples, from the end of the ramp.
     let mut sampler =
         raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
@@ -255,7 +263,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let began = clock.now_ns();
     if setup.start_delay_ns > 0 {
         let t = clock.now_ns() + setup.start_delay_ns;
-        sleep_until(clock.as_ref(), t, &stop);
+        sleep_until(clock.as_ref(), t, &halt);
     }
     let start = clock.now_ns();
     if let Some(p) = pacer.as_mut() {
@@ -311,7 +319,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     stopped = Some("interrupted".into());
                     true
                 } else {
-                    false
+                    halted_by_others()
                 }
             };
         if draining && inflight <= refill_at {
@@ -419,11 +427,11 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         }
                     }
                 }
-                Pause::Until(t) => sleep_until(clock.as_ref(), end(t), &stop),
+                Pause::Until(t) => sleep_until(clock.as_ref(), end(t), &halt),
                 Pause::Think(t) => {
                     let t0 = clock.now_ns();
                     spin_until(clock.as_ref(), end(t0 + t.spin_ns));
-                    sleep_until(clock.as_ref(), end(t0 + t.total_ns()), &stop);
+                    sleep_until(clock.as_ref(), end(t0 + t.total_ns()), &halt);
                     if let Some(p) = pacer.as_mut() {
                         let t1 = clock.now_ns();
                         p.thought(t1, t1.saturating_sub(t0));
@@ -968,6 +976,7 @@ mod tests {
             seed: 1,
             clock: Arc::new(crate::clock::Stepping::new(1000)),
             stop: Arc::new(AtomicBool::new(false)),
+            halted: Default::default(),
             progress: Arc::new(AtomicU64::new(0)),
             end_fsync: false,
             read_back: false,

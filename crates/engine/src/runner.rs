@@ -9,7 +9,7 @@ use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
 use crate::{BlockTarget, EngineError, RunOptions, Target};
 use raidlab_result::{JobResult, RunResult};
-use raidlab_workload::{IoEngine, JobInstance, JobSpec, RequestStream};
+use raidlab_workload::{ExitWhat, IoEngine, JobInstance, JobSpec, RequestStream};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::PathBuf;
@@ -309,6 +309,8 @@ pub fn run_with_clock(
                 seed: inst.seed(spec),
                 clock: Arc::clone(&clock),
                 stop: Arc::clone(&stop),
+                // (Shared by the jobs of its reporting and stonewall groups in `run_group`.)
+                halted: Default::default(),
                 progress: Arc::new(AtomicU64::new(0)),
                 end_fsync: spec.end_fsync,
                 pacer: raidlab_workload::Pacer::new(spec, inst.seed(spec)),
@@ -380,6 +382,8 @@ pub fn run_with_clock(
     let mut results: Vec<(usize, JobResult)> = Vec::new();
     let mut plans = plans.into_iter().peekable();
     let mut warned: HashSet<String> = HashSet::new();
+    // Set when a job's end under `exit_what=all` stops the run.
+    let exit_all = AtomicBool::new(false);
     for g in 0..groups {
         let mut this: Vec<InstancePlan> = Vec::new();
         while plans.peek().is_some_and(|p| p.group == g) {
@@ -396,12 +400,18 @@ pub fn run_with_clock(
             }
             break;
         }
+        if exit_all.load(Ordering::Relaxed) {
+            // As fio, the jobs of the groups after an `exit_what=all` end are reported with
+            // nothing done.
+            results.extend(this.iter().map(|p| (p.spec_index, not_run(&p.setup))));
+            continue;
+        }
         // Looked at as the group starts: earlier groups may have written what it reads.
         for line in hole_warnings(&this, specs, &mut warned) {
             crate::ewriteln!("raidlab: warning: {line}");
         }
         invalidate_regions(&this, specs);
-        results.extend(run_group(this, opts, &clock, specs));
+        results.extend(run_group(this, opts, &clock, specs, &exit_all));
     }
 
     unlink_files(specs, &resolved, &created, opts.force);
@@ -696,11 +706,20 @@ fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineE
 }
 
 fn run_group(
-    plans: Vec<InstancePlan>,
+    mut plans: Vec<InstancePlan>,
     opts: &RunOptions,
     clock: &Arc<dyn Clock>,
     specs: &[JobSpec],
+    exit_all: &AtomicBool,
 ) -> Vec<(usize, JobResult)> {
+    // fio's `exitall`: the flags a job's end sets to stop others, one per reporting group
+    // and one for the whole stonewall group (`raidlab_workload::exit_scope` says which).
+    let stonewall = Arc::new(AtomicBool::new(false));
+    let mut by_group: HashMap<u32, Arc<AtomicBool>> = HashMap::new();
+    for p in &mut plans {
+        let g = by_group.entry(p.setup.group_id).or_default();
+        p.setup.halted = [Arc::clone(g), Arc::clone(&stonewall)];
+    }
     let total_bytes = plans.iter().map(|p| p.goal_bytes).sum::<Option<u64>>();
     let time_ns = plans
         .iter()
@@ -749,9 +768,23 @@ fn run_group(
             .into_iter()
             .map(|p| {
                 let si = p.spec_index;
+                let [group, stonewall] = p.setup.halted.clone();
                 let h = std::thread::Builder::new()
                     .name(format!("raidlab-job{si}"))
-                    .spawn_scoped(sc, move || run_instance(p));
+                    .spawn_scoped(sc, move || {
+                        let r = run_instance(p);
+                        // The job's end stops the others its `exitall` names.
+                        match raidlab_workload::exit_scope(specs, si, r.error.is_some()) {
+                            Some(ExitWhat::Group) => group.store(true, Ordering::Relaxed),
+                            Some(ExitWhat::Stonewall) => stonewall.store(true, Ordering::Relaxed),
+                            Some(ExitWhat::All) => {
+                                stonewall.store(true, Ordering::Relaxed);
+                                exit_all.store(true, Ordering::Relaxed);
+                            }
+                            None => {}
+                        }
+                        r
+                    });
                 (si, h)
             })
             .collect();
@@ -802,6 +835,19 @@ fn instance_cpus(spec: &JobSpec, global_index: u32) -> Vec<u32> {
         vec![spec.cpus[global_index as usize % spec.cpus.len()]]
     } else {
         spec.cpus.clone()
+    }
+}
+
+/// The result of a job that did not run (a job's end under `exit_what=all` stopped the run
+/// before its group): its names, nothing measured, no error (as fio reports it).
+fn not_run(setup: &JobSetup) -> JobResult {
+    JobResult {
+        name: setup.name.clone(),
+        groupid: setup.group_id,
+        instances: 1,
+        target: setup.target.clone(),
+        engine: setup.engine.to_string(),
+        ..Default::default()
     }
 }
 

@@ -907,3 +907,145 @@ fn iec_sizes_on_the_command_line_are_noted() {
     assert_ok(&out, "k and m");
     assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
 }
+
+/// Each job's (name, groupid, job_runtime ms, I/Os) of a run of job file `text` with
+/// `target`, and the simulator's stop reason when the target is simulated.
+fn jobs_of(target: &str, text: &str) -> Vec<(String, u64, u64, u64, Option<String>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.fio");
+    std::fs::write(&job, text).unwrap();
+    let out = raidlab(&[
+        &format!("--filename={target}"),
+        "--job",
+        &job.display().to_string(),
+        "--output-format=json",
+    ]);
+    // (A job's error makes the exit status 1, as fio's: its results are printed all the
+    // same.)
+    let code = out.status.code();
+    assert!(
+        matches!(code, Some(0 | 1)),
+        "exitall run: {code:?}: {}",
+        stderr(&out)
+    );
+    let v = json(&stdout(&out));
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let ios = j["read"]["total_ios"].as_u64().unwrap()
+                + j["write"]["total_ios"].as_u64().unwrap();
+            let reason = j["raidlab"]["sim"]["stop_reason"]
+                .as_str()
+                .map(String::from);
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["groupid"].as_u64().unwrap(),
+                j["job_runtime"].as_u64().unwrap(),
+                ios,
+                reason,
+            )
+        })
+        .collect()
+}
+
+/// fio's `exitall`, checked against fio 3.33: one job's end stops the running jobs of its
+/// reporting group (`exit_what=group`, the default), of its stonewall group (`stonewall`,
+/// the next group then runs), or everything (`all`: later groups' jobs reported with
+/// nothing done); `exitall` in any job holds for every job's end. Here a short job
+/// (256 requests) ends first beside a long one (60 s, 100 IOPS) that would otherwise run
+/// its full minute.
+#[test]
+fn exitall_stops_the_jobs_its_exit_what_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t").display().to_string();
+    let text = |what: &str| {
+        format!(
+            "[global]\nioengine=null\nbs=4k\nrw=read\nsize=1m\nexit_what={what}\n\
+             [short]\n\
+             [mate]\ntime_based\nruntime=60\nrate_iops=100\n\
+             [other]\nnew_group\ntime_based\nruntime=60\nrate_iops=100\nexitall\n\
+             [later]\nstonewall\n"
+        )
+    };
+    // `other` alone gives exitall, and `short`'s end (its exit_what) stops the others.
+    // (Under `group` it would stop `mate` only, and `other` run its minute: the simulated
+    // test below checks that case.)
+    for what in ["stonewall", "all"] {
+        let jobs = jobs_of(&f, &text(what));
+        let get = |n: &str| jobs.iter().find(|j| j.0 == n).unwrap().clone();
+        let (mate, other, later) = (get("mate"), get("other"), get("later"));
+        // Stopped long before their minute (at 100 IOPS, a handful of requests at most).
+        assert!(mate.2 < 30_000 && mate.3 < 3_000, "{what}: {jobs:?}");
+        assert!(other.2 < 30_000 && other.3 < 3_000, "{what}: {jobs:?}");
+        if what == "all" {
+            assert_eq!(
+                (later.2, later.3),
+                (0, 0),
+                "{what}: later not run: {jobs:?}"
+            );
+        } else {
+            assert_eq!(later.3, 256, "{what}: later runs: {jobs:?}");
+        }
+    }
+}
+
+/// The simulator stops jobs under `exitall` as the engine does, at the virtual time the
+/// first job ends, and says so (`stop_reason` `exitall`, `not run` after `exit_what=all`).
+#[test]
+fn simulated_exitall_stops_jobs_at_the_first_end() {
+    let system =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/xdd2008/raid5.toml");
+    let target = format!("sim:{}", system.display());
+    let text = |what: &str| {
+        format!(
+            "[global]\nbs=8k\nrw=randread\ndirect=1\niodepth=8\ntime_based\nexitall\nexit_what={what}\n\
+             [short]\nruntime=1\n\
+             [other]\nnew_group\nruntime=3\n\
+             [later]\nstonewall\nruntime=1\n"
+        )
+    };
+    let run = |what: &str| jobs_of(&target, &text(what));
+    // group: `short`'s end stops only its own group; `other` runs its 3 s.
+    let g = run("group");
+    assert!(
+        g[1].2 >= 3_000 && g[1].4.as_deref() == Some("runtime"),
+        "{g:?}"
+    );
+    for what in ["stonewall", "all"] {
+        let j = run(what);
+        // `other` stopped within a few requests' time of `short`'s end.
+        assert!(j[1].2 < j[0].2 + 100, "{what}: {j:?}");
+        assert_eq!(j[1].4.as_deref(), Some("exitall"), "{what}: {j:?}");
+        let later = &j[2];
+        if what == "all" {
+            assert_eq!((later.3, later.4.as_deref()), (0, Some("not run")), "{j:?}");
+        } else {
+            assert!(
+                later.3 > 0 && later.4.as_deref() == Some("runtime"),
+                "{j:?}"
+            );
+        }
+    }
+    // Repeats bit for bit.
+    assert_eq!(run("stonewall"), run("stonewall"));
+    // exitall_on_error: a job that misses its minimum rate ends with an error, and stops
+    // its group only if it gives the option.
+    let on_error = |opt: &str| {
+        jobs_of(
+            &target,
+            &format!(
+                "[global]\nbs=8k\nrw=randread\ndirect=1\ntime_based\nruntime=3\n\
+                 [slow]\nrate_iops_min=100000\nrate_cycle=200\n{opt}\n[mate]\niodepth=8\n"
+            ),
+        )
+    };
+    let stopped = on_error("exitall_on_error");
+    assert!(
+        stopped[1].2 < stopped[0].2 + 100 && stopped[1].2 < 3_000,
+        "{stopped:?}"
+    );
+    let ran = on_error("");
+    assert!(ran[1].2 >= 3_000, "{ran:?}");
+}

@@ -125,8 +125,10 @@ pub struct SimExtras {
     /// Virtual time the job's stonewall group ran: the span its components' utilization,
     /// bottleneck and member I/Os cover (each group has its own).
     pub virtual_time_ns: u64,
-    /// Why the group's simulation stopped: `size`, `runtime`, or `converged` (stopped once
-    /// the rate had settled, and extended to the job's size or runtime at that rate).
+    /// Why the group's simulation stopped: `size`, `runtime`, `converged` (stopped once
+    /// the rate had settled, and extended to the job's size or runtime at that rate),
+    /// `exitall` (a job's end stopped the others), or `not run` (an `exit_what=all` end
+    /// before the group).
     pub stop_reason: String,
     pub components: Vec<ComponentUse>,
     /// The component that saturated first (highest utilization), if any exceeded 90%.

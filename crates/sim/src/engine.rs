@@ -8,7 +8,7 @@ use crate::world::{
     add_range, stream_read_ahead, transfer, Dirty, DiskReq, FastMap, Fill, Ranked, World, HELD,
 };
 use raidlab_result::{DirStats, SyncStats};
-use raidlab_workload::{Dir, Pacer, Request, RequestStream};
+use raidlab_workload::{Dir, ExitWhat, Pacer, Request, RequestStream};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -315,6 +315,11 @@ pub struct JobRt {
     /// Bandwidth and IOPS samples: each counted completion at its virtual time since the
     /// ramp ended.
     pub sampler: raidlab_result::Sampler,
+    /// What the job's end stops (fio's `exitall`, `exitall_on_error`, `exit_what`: see
+    /// `raidlab_workload::exit_scope`): when it ends without an error, and with one.
+    pub exits: [Option<ExitWhat>; 2],
+    /// Its reporting group (`groupid`), for `exit_what=group`.
+    pub report_group: u32,
 }
 
 impl JobRt {
@@ -355,6 +360,8 @@ impl JobRt {
             wake_armed: false,
             log: None,
             sampler: raidlab_result::Sampler::default(),
+            exits: [None; 2],
+            report_group: 0,
         }
     }
     /// Held back by its pacer: no request is to go until its requests in flight have
@@ -448,6 +455,10 @@ pub struct Engine<'w> {
     flusher_armed: bool,
     /// A group has run since the last `between_groups`.
     group_ended: bool,
+    /// A job's end under `exit_what=all` stopped everything: no later group is to run.
+    pub exit_all: bool,
+    /// A job's end has stopped others in this group (`exitall`).
+    exit_stopped: bool,
     /// Buffered reads waiting for a step: where the next step starts, the end, and the
     /// waited-for step's length.
     reading: std::collections::HashMap<u32, (u64, u64, u64)>,
@@ -501,6 +512,8 @@ impl<'w> Engine<'w> {
             throttled: std::collections::VecDeque::new(),
             flusher_armed: false,
             group_ended: false,
+            exit_all: false,
+            exit_stopped: false,
             reading: std::collections::HashMap::new(),
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
@@ -637,7 +650,10 @@ impl<'w> Engine<'w> {
         // jobs as a rebuild passes: such a run is simulated to its end, not extended from a
         // steady window.
         let rebuilding = self.rebuild_begin();
-        let conv_enabled = conv.enabled && !rebuilding;
+        // (Nor is one in which a job's end stops others, `exitall`: the extension would run
+        // each job on to its own end.)
+        let stops_others = jobs.iter().any(|j| j.exits.iter().any(Option::is_some));
+        let conv_enabled = conv.enabled && !rebuilding && !stops_others;
         // Drives still holding writes from the group before write them out as they would
         // have: when nothing else waits, or first when their buffers are pressed.
         for d in 0..self.w.disks.len() {
@@ -807,6 +823,7 @@ impl<'w> Engine<'w> {
             }
             if job.finished() {
                 job.end = self.now;
+                self.exit_others(jobs, ioc.job as usize);
             } else {
                 self.issue(jobs, ioc.job);
             }
@@ -999,6 +1016,9 @@ impl<'w> Engine<'w> {
         if reason != "converged" && any_runtime {
             reason = "runtime";
         }
+        if std::mem::take(&mut self.exit_stopped) {
+            reason = "exitall";
+        }
         // The next group, if any, starts from a clean queue: see `between_groups`.
         self.group_ended = true;
         reason
@@ -1163,6 +1183,8 @@ impl<'w> Engine<'w> {
                 }
                 if job.finished() && job.end == 0 {
                     job.end = self.now;
+                    self.exit_others(jobs, j as usize);
+                    return;
                 }
                 if job.inflight == 0
                     && job.paused()
@@ -1603,7 +1625,40 @@ impl<'w> Engine<'w> {
         if drives_busy {
             self.arm_sync_check();
         }
+        for k in 0..jobs.len() {
+            if jobs[k].end == self.now && jobs[k].finished() {
+                self.exit_others(jobs, k);
+            }
+        }
         any && jobs.iter().all(|j| j.finished())
+    }
+
+    /// Job `k` has just ended: under fio's `exitall` (or `exitall_on_error`, when it ended
+    /// with an error) the jobs its `exit_what` names stop as at their runtime's end: they
+    /// issue nothing more and end once their requests in flight are done (at once, with
+    /// none).
+    fn exit_others(&mut self, jobs: &mut [JobRt], k: usize) {
+        let Some(what) = jobs[k].exits[usize::from(jobs[k].error.is_some())] else {
+            return;
+        };
+        let group = jobs[k].report_group;
+        for j in jobs.iter_mut() {
+            if j.finished() || (what == ExitWhat::Group && j.report_group != group) {
+                continue;
+            }
+            j.stopped = true;
+            j.held = None;
+            j.wait_until = None;
+            j.think = None;
+            j.sync_wait = false;
+            if j.finished() {
+                j.end = self.now;
+            }
+            self.exit_stopped = true;
+        }
+        if what == ExitWhat::All {
+            self.exit_all = true;
+        }
     }
 
     /// One of the page cache's block requests is done.

@@ -390,6 +390,25 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         if members.is_empty() {
             continue;
         }
+        if engine.exit_all {
+            // A job's end under `exit_what=all` stopped the run: as fio, the later groups'
+            // jobs are reported with nothing done.
+            let now = Usage::take(engine.w, engine.now, engine.member_ios);
+            group_extras.push(extras(engine.w, &system_name, &now, &now, "not run"));
+            for p in &members {
+                result_spec.push(p.spec);
+                result_group.push(group_extras.len() - 1);
+                results.push(JobResult {
+                    name: specs[p.spec].name.clone(),
+                    groupid: job_groups[p.spec].1,
+                    instances: 1,
+                    target: p.target.clone(),
+                    engine: "sim".into(),
+                    ..Default::default()
+                });
+            }
+            continue;
+        }
         let mut jobs = Vec::new();
         for p in &members {
             let s = &specs[p.spec];
@@ -416,6 +435,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
+            j.report_group = job_groups[p.spec].1;
             j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
                 .with_runtime(s.runtime_ns);
             if s.logs.any() {

@@ -25,8 +25,9 @@ pub use jobfile::{
 };
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
-    apply_directories, apply_option, job_groups, parse_percentile_list, split_filenames,
-    BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, Fallocate, IoEngine, JobSpec,
-    LogOptions, PercentileOptions, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
+    apply_directories, apply_option, exit_scope, job_groups, parse_percentile_list,
+    split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, ExitWhat,
+    Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, RwMode, SpecError, UnifiedRw,
+    Zone, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -793,6 +793,15 @@ pub struct JobSpec {
     /// `group_reporting` folds) apart from them.
     #[serde(default, skip_serializing_if = "is_false")]
     pub new_group: bool,
+    /// fio's `exitall`: a job's end stops the others ([`exit_scope`] says which).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exitall: bool,
+    /// fio's `exitall_on_error`: this job's end with an error stops the others.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exitall_on_error: bool,
+    /// fio's `exit_what`: which jobs this job's end stops under `exitall`.
+    #[serde(default, skip_serializing_if = "ExitWhat::is_group")]
+    pub exit_what: ExitWhat,
     /// When requests may go: rate caps and minimums, think time, start delay
     /// ([`crate::pace`]).
     #[serde(default, skip_serializing_if = "Pace::is_default")]
@@ -873,6 +882,46 @@ impl LogOptions {
         };
         [name(&self.bw), name(&self.iops), name(&self.lat)]
     }
+}
+
+/// fio's `exit_what`: which jobs a job's end stops under `exitall` (or an error under
+/// `exitall_on_error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExitWhat {
+    /// The running jobs of its reporting group (`groupid`), the default.
+    #[default]
+    Group,
+    /// Every running job (its stonewall group's); the next stonewall group then starts.
+    Stonewall,
+    /// Every running job, and no later stonewall group runs (fio reports their jobs with
+    /// nothing done).
+    All,
+}
+
+impl ExitWhat {
+    pub fn is_group(&self) -> bool {
+        *self == ExitWhat::Group
+    }
+    /// fio's name for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExitWhat::Group => "group",
+            ExitWhat::Stonewall => "stonewall",
+            ExitWhat::All => "all",
+        }
+    }
+}
+
+/// What the end of the job `specs[spec_index]` stops, `errored` if it ended with an error
+/// (fio 3.33's `exitall`, `exitall_on_error` and `exit_what`); None when the others run on.
+/// fio keeps `exitall` for the whole process, so `exitall` in any job makes every job's end
+/// stop others (a job of the run without it included: checked with fio 3.33); each job's own
+/// `exit_what` says which. `exitall_on_error` holds for the job that gives it.
+pub fn exit_scope(specs: &[JobSpec], spec_index: usize, errored: bool) -> Option<ExitWhat> {
+    let s = &specs[spec_index];
+    let exitall = specs.iter().any(|s| s.exitall);
+    (exitall || (errored && s.exitall_on_error)).then_some(s.exit_what)
 }
 
 /// fio's most percentiles in a `percentile_list`.
@@ -1054,6 +1103,9 @@ impl Default for JobSpec {
             group_reporting: false,
             stonewall: false,
             new_group: false,
+            exitall: false,
+            exitall_on_error: false,
+            exit_what: ExitWhat::Group,
             pace: Pace::default(),
             fsync: 0,
             fdatasync: 0,
@@ -1159,6 +1211,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "group_reporting",
     "stonewall",
     "new_group",
+    "exitall",
+    "exitall_on_error",
+    "exit_what",
     "thread",
     "rate",
     "rate_iops",
@@ -1212,6 +1267,8 @@ fn is_flag(key: &str) -> bool {
             | "refill_buffers"
             | "zero_buffers"
             | "group_reporting"
+            | "exitall"
+            | "exitall_on_error"
             | "stonewall"
             | "new_group"
             | "thread"
@@ -1533,8 +1590,6 @@ pub fn split_filenames(value: &str) -> Vec<String> {
 /// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
-    "exitall",
-    "exitall_on_error",
     "kb_base",
     "unit_base",
     "nrfiles",
@@ -1994,6 +2049,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
+        "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
+        "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,
+        "exit_what" => {
+            spec.exit_what = match value {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => {
+                    return Err(err(format!(
+                        "'{value}' is not a set of jobs to stop (valid: group, stonewall, all)"
+                    )))
+                }
+            }
+        }
         // raidlab's jobs are always threads; fio's `thread` asks for exactly that.
         "thread" => {
             parse_bool(value).map_err(err)?;
@@ -2672,8 +2741,8 @@ mod tests {
             near("directroy")
         );
         assert_eq!(
-            near("exitall"),
-            "option 'exitall' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
+            near("nrfiles"),
+            "option 'nrfiles' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
         );
         assert!(FIO_ONLY.iter().all(|k| !OPTION_NAMES.contains(k)));
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
@@ -2892,6 +2961,38 @@ mod tests {
             mk(&["stonewall", "new_group"]),
         ];
         assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
+    }
+
+    /// fio's `exitall` holds for every job's end once any job gives it, each job's own
+    /// `exit_what` saying what its end stops; `exitall_on_error` only for the job that gives
+    /// it, and only when it ends with an error.
+    #[test]
+    fn exitall_holds_for_every_job_and_exitall_on_error_for_its_own() {
+        let job = |opts: &[(&str, Option<&str>)]| {
+            let mut s = JobSpec::default();
+            for (k, v) in opts {
+                apply_option(&mut s, k, *v).unwrap();
+            }
+            s
+        };
+        let specs = [
+            job(&[("exit_what", Some("all"))]),
+            job(&[("exitall", None)]),
+            job(&[
+                ("exitall_on_error", Some("1")),
+                ("exit_what", Some("stonewall")),
+            ]),
+        ];
+        assert_eq!(exit_scope(&specs, 0, false), Some(ExitWhat::All));
+        assert_eq!(exit_scope(&specs, 1, false), Some(ExitWhat::Group));
+        assert_eq!(exit_scope(&specs[2..], 0, false), None);
+        assert_eq!(exit_scope(&specs[2..], 0, true), Some(ExitWhat::Stonewall));
+        assert_eq!(exit_scope(&specs[..1], 0, true), None);
+        let e = apply_option(&mut JobSpec::default(), "exit_what", Some("some")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "option 'exit_what': 'some' is not a set of jobs to stop (valid: group, stonewall, all)"
+        );
     }
 
     /// `unified_rw_reporting` takes fio's names and numbers; anything else says what is

@@ -324,6 +324,9 @@ fn option_help(name: &str) -> &'static str {
             "1 (default): the same random sequence each run; 0: a seed drawn per run, shown in the results"
         }
         "new_group" => "start a new reporting group (groupid) without waiting, unlike stonewall",
+        "exitall" => "a job's end stops others (as fio, given in any job it holds for every job's end; exit_what says which)",
+        "exitall_on_error" => "this job's end with an error stops others (exit_what says which)",
+        "exit_what" => "what a job's end stops under exitall: group (default: its reporting group's running jobs), stonewall (all running; the next stonewall group runs), all (later groups do not run)",
         "iodepth" => "requests in flight per job (1-65536)",
         "numjobs" => "jobs per target, running side by side",
         "rwmixread" => "percent reads for rw/randrw (0-100)",
@@ -1082,6 +1085,15 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.new_group {
         put("new_group", String::new());
+    }
+    if s.exitall {
+        put("exitall", String::new());
+    }
+    if s.exitall_on_error {
+        put("exitall_on_error", String::new());
+    }
+    if !s.exit_what.is_group() {
+        put("exit_what", s.exit_what.name().into());
     }
     let p = &s.pace;
     let pair = |v: [u64; 2], text: &dyn Fn(u64) -> String| {
