@@ -854,13 +854,8 @@ fn not_run(setup: &JobSetup) -> JobResult {
 /// The result of a job that could not start: its names and the error, nothing measured.
 fn not_started(setup: &JobSetup, error: String) -> JobResult {
     JobResult {
-        name: setup.name.clone(),
-        groupid: setup.group_id,
-        instances: 1,
-        target: setup.target.clone(),
-        engine: setup.engine.to_string(),
         error: Some(error),
-        ..Default::default()
+        ..not_run(setup)
     }
 }
 
