@@ -1,7 +1,8 @@
 //! A job's hold on the machine while it runs: binding its thread to CPUs (fio's
 //! `cpus_allowed`, `cpumask`, `cpus_allowed_policy`: which CPUs this process may use, and
 //! binding the calling thread to a set of them; threads the job starts afterwards, a block
-//! target's workers, inherit the binding), and memory it pins (fio's `lockmem`).
+//! target's workers, inherit the binding), its priorities (fio's `prio`, `prioclass`,
+//! `nice`, inherited alike), and memory it pins (fio's `lockmem`).
 
 use std::io;
 
@@ -14,6 +15,57 @@ pub fn allowed() -> io::Result<Vec<u32>> {
         return Err(io::Error::last_os_error());
     }
     Ok(members(&set))
+}
+
+/// Linux's `ioprio_set` and `ioprio_get` act on a process (here: a thread) named by
+/// `IOPRIO_WHO_PROCESS`, 0 naming the calling one (include/uapi/linux/ioprio.h).
+const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+
+/// Give the calling thread `p`'s I/O priority and nice value (those given). Its requests
+/// then reach the block layer with that priority (a request without its own takes its
+/// task's), which the kernel's I/O schedulers (mq-deadline, bfq) serve by.
+pub fn set_priority(p: &raidlab_workload::Priority) -> io::Result<()> {
+    if let Some(v) = p.ioprio() {
+        // SAFETY: a plain system call on the calling thread, no memory passed.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_ioprio_set,
+                IOPRIO_WHO_PROCESS,
+                0,
+                v as libc::c_long,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    if let Some(n) = p.nice {
+        // (On Linux the nice value is the thread's: set through its thread id.)
+        // SAFETY: plain system calls on the calling thread.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, libc::c_int::from(n)) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The calling thread's I/O priority (class above level) and nice value.
+#[cfg(test)]
+fn priority() -> io::Result<(u16, i32)> {
+    // SAFETY: plain system calls on the calling thread.
+    let io = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
+    if io < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as libc::id_t;
+    // (getpriority's -1 is also a nice value: errno tells.)
+    unsafe { *libc::__errno_location() = 0 };
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+    if nice == -1 && io::Error::last_os_error().raw_os_error() != Some(0) {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((io as u16, nice))
 }
 
 /// Bind the calling thread to `cpus`; returns the set the kernel then reports for it.
@@ -100,6 +152,31 @@ impl Drop for Pinned {
 
 #[cfg(test)]
 mod tests {
+    /// A thread given an I/O priority and a nice value has them (the kernel reports them
+    /// back), and a thread it starts afterwards inherits them; other threads keep theirs.
+    #[test]
+    fn a_thread_takes_its_priorities_and_hands_them_on() {
+        let before = std::thread::spawn(super::priority).join().unwrap().unwrap();
+        let (mine, child) = std::thread::spawn(|| {
+            // The idle class and a higher nice value need no privilege.
+            let p = raidlab_workload::Priority {
+                class: Some(3),
+                level: None,
+                nice: Some(7),
+            };
+            super::set_priority(&p).unwrap();
+            let child = std::thread::spawn(super::priority).join().unwrap().unwrap();
+            (super::priority().unwrap(), child)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(mine, (3 << 13, 7));
+        assert_eq!(child, mine);
+        let after = std::thread::spawn(super::priority).join().unwrap().unwrap();
+        assert_eq!(after, before);
+        assert_ne!(before, mine);
+    }
+
     #[test]
     fn ranges_join_runs() {
         assert_eq!(super::ranges(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");

@@ -44,6 +44,8 @@ struct InstancePlan {
     cpus: Vec<u32>,
     /// Bytes of memory to pin while the job runs (`lockmem`).
     lockmem: u64,
+    /// Its I/O priority and nice value (`prio`, `prioclass`, `nice`).
+    priority: raidlab_workload::Priority,
 }
 
 fn writes(spec: &JobSpec) -> bool {
@@ -331,6 +333,7 @@ pub fn run_with_clock(
             goal_bytes,
             cpus: instance_cpus(spec, inst.global_index),
             lockmem: spec.lockmem,
+            priority: spec.priority,
         });
         plan_files.push(fname.as_str());
     }
@@ -878,6 +881,18 @@ fn run_instance(p: InstancePlan) -> JobResult {
             }
         }
     };
+    // Its priorities, before it starts threads of its own (they inherit them).
+    if let Err(e) = crate::affinity::set_priority(&p.priority) {
+        let mut r = not_started(
+            &p.setup,
+            format!(
+                "cannot set job '{}' priorities (prio, prioclass, nice): {e} (the realtime class and negative nice values need privileges)",
+                p.setup.name
+            ),
+        );
+        r.cpus = bound;
+        return r;
+    }
     // The memory pinned for the job's run, let go when it ends.
     let _pinned = match p.lockmem {
         0 => None,

@@ -1049,3 +1049,40 @@ fn simulated_exitall_stops_jobs_at_the_first_end() {
     let ran = on_error("");
     assert!(ran[1].2 >= 3_000, "{ran:?}");
 }
+
+/// `prio`, `prioclass` and `nice` run a real job at those priorities (the idle class and a
+/// higher nice value need no privilege) and show in its options; a value out of range is
+/// one line naming the valid ones.
+#[test]
+fn priorities_run_and_out_of_range_values_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t").display().to_string();
+    let run = |more: &[&str]| {
+        let mut args = vec![
+            "--name=p".to_string(),
+            format!("--filename={f}"),
+            "--size=256k".into(),
+            "--rw=randread".into(),
+            "--output-format=json".into(),
+        ];
+        args.extend(more.iter().map(|m| m.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        raidlab(&args)
+    };
+    let v = json(&assert_ok(
+        &run(&["--prioclass=3", "--prio=5", "--nice=5"]),
+        "idle class",
+    ));
+    let o = &v["jobs"][0]["job options"];
+    assert_eq!(
+        (
+            o["prioclass"].as_str(),
+            o["prio"].as_str(),
+            o["nice"].as_str()
+        ),
+        (Some("3"), Some("5"), Some("5"))
+    );
+    assert_eq!(v["jobs"][0]["read"]["total_ios"], 64);
+    let err = assert_usage_error(&run(&["--nice=-21"]), "nice=-21");
+    assert!(err.contains("valid: -20 to 19"), "{err}");
+}

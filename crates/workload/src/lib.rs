@@ -27,7 +27,7 @@ pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, exit_scope, job_groups, parse_percentile_list,
     split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, ExitWhat,
-    Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, RwMode, SpecError, UnifiedRw,
-    Zone, OPTION_NAMES,
+    Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, Priority, RwMode, SpecError,
+    UnifiedRw, Zone, OPTION_NAMES,
 };
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

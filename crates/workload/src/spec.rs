@@ -649,6 +649,10 @@ pub struct JobSpec {
     /// page cache has that much less (a smaller machine's memory, for buffered I/O); 0 none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub lockmem: u64,
+    /// fio's `prio`, `prioclass` and `nice`: the I/O priority a real job's requests carry
+    /// to the kernel's I/O scheduler, and its threads' CPU nice value.
+    #[serde(default, skip_serializing_if = "Priority::is_default")]
+    pub priority: Priority,
     /// fio's `clocksource` when it names another clock than the one raidlab reads
     /// (`gettimeofday`, `cpu`): raidlab times with clock_gettime(CLOCK_MONOTONIC) all the
     /// same, and says so.
@@ -884,6 +888,40 @@ impl LogOptions {
     }
 }
 
+/// A job's process priorities (fio's `prio`, `prioclass`, `nice`), each unset unless given.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Priority {
+    /// `prioclass`: 0 none, 1 realtime, 2 best effort, 3 idle.
+    pub class: Option<u8>,
+    /// `prio`: the level within the class, 0 (first served) to 7.
+    pub level: Option<u8>,
+    /// `nice`: -20 (most CPU) to 19.
+    pub nice: Option<i8>,
+}
+
+/// Linux's I/O priority classes sit above this many bits of level
+/// (`IOPRIO_CLASS_SHIFT`, include/uapi/linux/ioprio.h).
+pub const IOPRIO_CLASS_SHIFT: u32 = 13;
+
+impl Priority {
+    pub fn is_default(&self) -> bool {
+        *self == Priority::default()
+    }
+    /// The I/O priority for Linux's `ioprio_set`: class above level; a level given without a
+    /// class (or with class 0) is best effort's, as fio makes it. None when neither is
+    /// given (the job keeps the process's).
+    pub fn ioprio(&self) -> Option<u16> {
+        if self.class.is_none() && self.level.is_none() {
+            return None;
+        }
+        let class = match (self.class.unwrap_or(0), self.level) {
+            (0, Some(_)) => 2,
+            (c, _) => c,
+        };
+        Some(u16::from(class) << IOPRIO_CLASS_SHIFT | u16::from(self.level.unwrap_or(0)))
+    }
+}
+
 /// fio's `exit_what`: which jobs a job's end stops under `exitall` (or an error under
 /// `exitall_on_error`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -1059,6 +1097,7 @@ impl Default for JobSpec {
             directory: Vec::new(),
             fallocate: None,
             lockmem: 0,
+            priority: Priority::default(),
             clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
@@ -1176,6 +1215,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "directory",
     "fallocate",
     "lockmem",
+    "prio",
+    "prioclass",
+    "nice",
     "clocksource",
     "unlink",
     "cpus_allowed",
@@ -1604,9 +1646,6 @@ const FIO_ONLY: &[&str] = &[
     "overwrite",
     "create_on_open",
     "fill_device",
-    "prio",
-    "prioclass",
-    "nice",
     "numa_cpu_nodes",
     "numa_mem_policy",
     "per_job_logs",
@@ -1686,6 +1725,28 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "lockmem" => spec.lockmem = parse_size(value).map_err(err)?,
+        "prio" | "prioclass" | "nice" => {
+            let (lo, hi, what) = match key {
+                "prio" => (0, 7, "an I/O priority level (valid: 0, served first, to 7)"),
+                "prioclass" => (
+                    0,
+                    3,
+                    "an I/O priority class (valid: 0 none, 1 realtime, 2 best effort, 3 idle)",
+                ),
+                _ => (-20, 19, "a nice value (valid: -20 to 19)"),
+            };
+            let v = value
+                .parse::<i8>()
+                .ok()
+                .filter(|v| (lo..=hi).contains(v))
+                .ok_or_else(|| err(format!("'{value}' is not {what}")))?;
+            let p = &mut spec.priority;
+            match key {
+                "prio" => p.level = Some(v as u8),
+                "prioclass" => p.class = Some(v as u8),
+                _ => p.nice = Some(v),
+            }
+        }
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,
@@ -2961,6 +3022,38 @@ mod tests {
             mk(&["stonewall", "new_group"]),
         ];
         assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
+    }
+
+    /// `prio`, `prioclass` and `nice` within their ranges; the I/O priority is class above
+    /// level, a level alone (or with class 0) best effort's as fio makes it.
+    #[test]
+    fn priorities_take_fios_ranges_and_encoding() {
+        let mut s = JobSpec::default();
+        assert_eq!(s.priority.ioprio(), None);
+        apply_option(&mut s, "prio", Some("6")).unwrap();
+        assert_eq!(s.priority.ioprio(), Some(2 << 13 | 6));
+        apply_option(&mut s, "prioclass", Some("3")).unwrap();
+        assert_eq!(s.priority.ioprio(), Some(3 << 13 | 6));
+        apply_option(&mut s, "prioclass", Some("0")).unwrap();
+        assert_eq!(s.priority.ioprio(), Some(2 << 13 | 6));
+        apply_option(&mut s, "nice", Some("-20")).unwrap();
+        assert_eq!(s.priority.nice, Some(-20));
+        for (k, v, valid) in [
+            ("prio", "8", "valid: 0, served first, to 7"),
+            (
+                "prioclass",
+                "4",
+                "valid: 0 none, 1 realtime, 2 best effort, 3 idle",
+            ),
+            ("nice", "20", "valid: -20 to 19"),
+            ("nice", "x", "valid: -20 to 19"),
+        ] {
+            let e = apply_option(&mut s, k, Some(v)).unwrap_err().message;
+            assert!(
+                e.starts_with(&format!("option '{k}': '{v}' is not")) && e.contains(valid),
+                "{e}"
+            );
+        }
     }
 
     /// fio's `exitall` holds for every job's end once any job gives it, each job's own

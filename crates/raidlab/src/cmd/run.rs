@@ -392,6 +392,9 @@ fn option_help(name: &str) -> &'static str {
         "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
         "lockmem" => "pin this much memory (mlock) while the job runs, e.g. 1g: less for the page cache",
+        "prio" => "I/O priority level of the job's requests, 0 (served first) to 7; best effort class unless prioclass says",
+        "prioclass" => "I/O priority class: 1 realtime (needs privileges), 2 best effort, 3 idle",
+        "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
@@ -780,6 +783,13 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
              its system file's): the results are those of the same run without them"
         );
     }
+    if specs.iter().any(|s| !s.priority.is_default()) {
+        note_once!(
+            "prio, prioclass and nice set a real job's priorities with this \
+             machine's kernel, and a simulated host models no I/O scheduler: the results \
+             are those of the same run without them"
+        );
+    }
     if specs.iter().any(|s| !s.cpus.is_empty()) {
         note_once!(
             "cpus_allowed and cpumask bind a real job's threads to CPUs, \
@@ -1015,6 +1025,16 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.unlink {
         put("unlink", "1".into());
+    }
+    let pr = &s.priority;
+    for (k, v) in [
+        ("prio", pr.level.map(i32::from)),
+        ("prioclass", pr.class.map(i32::from)),
+        ("nice", pr.nice.map(i32::from)),
+    ] {
+        if let Some(v) = v {
+            put(k, v.to_string());
+        }
     }
     if s.lockmem > 0 {
         put("lockmem", size_text(s.lockmem));
