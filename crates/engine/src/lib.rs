@@ -33,6 +33,7 @@ mod affinity;
 pub mod clock;
 mod error;
 mod exec;
+mod iosched;
 mod job;
 mod progress;
 mod runner;

@@ -175,6 +175,9 @@ pub fn run_with_clock(
     // Stonewall groups run one after another; `new_group` starts only a reporting group.
     let job_groups = raidlab_workload::job_groups(specs);
     let group_of_spec: Vec<usize> = job_groups.iter().map(|g| g.0).collect();
+    let schedulers = plan_schedulers(specs, &resolved, &group_of_spec)?;
+    // Switched back when the run ends, whichever way.
+    let mut switched = crate::iosched::Switched::default();
     let groups = group_of_spec.last().map_or(1, |g| g + 1);
     let generation = Arc::new(AtomicU64::new(0));
     let mut verify_by_target: HashMap<String, VerifyShared> = HashMap::new();
@@ -414,6 +417,21 @@ pub fn run_with_clock(
             crate::ewriteln!("raidlab: warning: {line}");
         }
         invalidate_regions(&this, specs);
+        for (file, name) in schedulers.iter().filter(|s| s.0 == g).map(|s| (&s.1, &s.2)) {
+            let dev = crate::iosched::device_name(file);
+            match switched.switch(file, name) {
+                Ok(Some(was)) => crate::ewriteln!(
+                    "raidlab: note: {dev} runs the {name} I/O scheduler for the jobs that ask (was {was}; switched back after the run)"
+                ),
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(EngineError::failed(format!(
+                        "cannot switch {dev} to the {name} I/O scheduler ({}): {e}",
+                        file.display()
+                    )))
+                }
+            }
+        }
         results.extend(run_group(this, opts, &clock, specs, &exit_all));
     }
 
@@ -706,6 +724,73 @@ fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineE
         }
     }
     Ok(())
+}
+
+/// fio's `ioscheduler`, checked before anything runs: each (stonewall group, the
+/// `queue/scheduler` file of a job's target's block device, the scheduler it asks for). A
+/// name the device does not offer, two names for one device in one group, or a target with
+/// no kernel block device of its own (a raidlab array) is refused in one line; a file with
+/// no block device under it (tmpfs) has nothing to switch, and a note says so.
+fn plan_schedulers(
+    specs: &[JobSpec],
+    resolved: &HashMap<String, Resolved>,
+    group_of_spec: &[usize],
+) -> Result<Vec<(usize, PathBuf, String)>, EngineError> {
+    let mut out: Vec<(usize, PathBuf, String)> = Vec::new();
+    for (si, s) in specs.iter().enumerate() {
+        let Some(name) = &s.ioscheduler else { continue };
+        for f in &s.filenames {
+            let path = match &resolved[f] {
+                Resolved::Path(p) => p,
+                Resolved::Block(label, _) => {
+                    return Err(EngineError::usage(format!(
+                        "job '{}': ioscheduler={name} switches a kernel block device's scheduler, and {label} is raidlab's own array (valid: a file or block device target; its members' devices keep theirs)",
+                        s.name
+                    )))
+                }
+            };
+            let queue = crate::iosched::queue_file(path).map_err(|e| {
+                EngineError::failed(format!(
+                    "job '{}': ioscheduler: cannot find the block device under {}: {e}",
+                    s.name,
+                    path.display()
+                ))
+            })?;
+            let Some(queue) = queue else {
+                crate::ewriteln!(
+                    "raidlab: note: job '{}': ioscheduler={name}: {} is on no block device (tmpfs, for one), so there is no scheduler to switch",
+                    s.name,
+                    path.display()
+                );
+                continue;
+            };
+            let dev = crate::iosched::device_name(&queue);
+            let text = std::fs::read_to_string(&queue).map_err(|e| {
+                EngineError::failed(format!("cannot read {}: {e}", queue.display()))
+            })?;
+            let (offered, _) = crate::iosched::parse_offered(&text);
+            if !offered.contains(name) {
+                return Err(EngineError::usage(format!(
+                    "job '{}': ioscheduler={name}: {dev} offers no such I/O scheduler (valid: {})",
+                    s.name,
+                    offered.join(", ")
+                )));
+            }
+            let g = group_of_spec[si];
+            if let Some(other) = out
+                .iter()
+                .find(|o| o.0 == g && o.1 == queue && o.2 != *name)
+            {
+                return Err(EngineError::usage(format!(
+                    "job '{}': ioscheduler={name}: another job of its stonewall group runs {dev} with {} (valid: one scheduler per device at a time; a stonewall between them)",
+                    s.name, other.2
+                )));
+            }
+            out.push((g, queue, name.clone()));
+        }
+    }
+    out.dedup();
+    Ok(out)
 }
 
 fn run_group(

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use std::process::Command;
 use std::time::Duration;
 
 #[test]
@@ -1085,4 +1086,78 @@ fn priorities_run_and_out_of_range_values_are_refused() {
     assert_eq!(v["jobs"][0]["read"]["total_ios"], 64);
     let err = assert_usage_error(&run(&["--nice=-21"]), "nice=-21");
     assert!(err.contains("valid: -20 to 19"), "{err}");
+}
+
+/// `ioscheduler` switches the target's block device to the named scheduler for the run and
+/// back after it (a loop device of the test's own, which needs root: the test fails, never
+/// skips, without); a name the device does not offer is one line listing those it does.
+#[test]
+fn ioscheduler_switches_the_device_and_back() {
+    assert!(
+        is_root(),
+        "this test attaches a loop device and must run as root"
+    );
+    let dir = tempfile::Builder::new()
+        .prefix("raidlab-iosched")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let backing = dir.path().join("disk");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show", "--direct-io=on"])
+        .arg(&backing)
+        .output()
+        .expect("losetup (util-linux) must be installed");
+    assert!(out.status.success(), "losetup: {}", stderr(&out));
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let queue = format!(
+        "/sys/block/{}/queue/scheduler",
+        dev.trim_start_matches("/dev/")
+    );
+    std::fs::write(&queue, "none").unwrap();
+    let offered = std::fs::read_to_string(&queue).unwrap();
+    let name = offered
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']'))
+        .find(|w| *w != "none")
+        .unwrap_or_else(|| panic!("{dev} offers no scheduler but none: {offered}"))
+        .to_string();
+    let run = |sched: &str| {
+        raidlab(&[
+            "--name=s",
+            &format!("--filename={dev}"),
+            "--size=1m",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--direct=1",
+            "--force",
+            &format!("--ioscheduler={sched}"),
+        ])
+    };
+    let out = run(&name);
+    assert_ok(&out, "a run with ioscheduler");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "runs the {name} I/O scheduler for the jobs that ask (was none;"
+        )),
+        "{err}"
+    );
+    let after = std::fs::read_to_string(&queue).unwrap();
+    assert!(after.contains("[none]"), "switched back: {after}");
+    let err = assert_usage_error(&run("nosuch"), "ioscheduler=nosuch");
+    assert!(
+        err.contains("offers no such I/O scheduler (valid: none, "),
+        "{err}"
+    );
 }

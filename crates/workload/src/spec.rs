@@ -653,6 +653,10 @@ pub struct JobSpec {
     /// to the kernel's I/O scheduler, and its threads' CPU nice value.
     #[serde(default, skip_serializing_if = "Priority::is_default")]
     pub priority: Priority,
+    /// fio's `ioscheduler`: the kernel I/O scheduler the block device behind a real job's
+    /// target runs for the job (the engine switches it back after the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ioscheduler: Option<String>,
     /// fio's `clocksource` when it names another clock than the one raidlab reads
     /// (`gettimeofday`, `cpu`): raidlab times with clock_gettime(CLOCK_MONOTONIC) all the
     /// same, and says so.
@@ -1098,6 +1102,7 @@ impl Default for JobSpec {
             fallocate: None,
             lockmem: 0,
             priority: Priority::default(),
+            ioscheduler: None,
             clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
@@ -1218,6 +1223,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "prio",
     "prioclass",
     "nice",
+    "ioscheduler",
     "clocksource",
     "unlink",
     "cpus_allowed",
@@ -1640,7 +1646,6 @@ const FIO_ONLY: &[&str] = &[
     "file_service_type",
     "verify_backlog",
     "verify_pattern",
-    "ioscheduler",
     "zonemode",
     "allow_mounted_write",
     "overwrite",
@@ -1725,6 +1730,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "lockmem" => spec.lockmem = parse_size(value).map_err(err)?,
+        "ioscheduler" => {
+            let ok = !value.is_empty()
+                && value
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !ok {
+                return Err(err(format!(
+                    "'{value}' is not an I/O scheduler's name (valid: a name the device's queue/scheduler lists, e.g. none, mq-deadline, kyber, bfq)"
+                )));
+            }
+            spec.ioscheduler = Some(value.to_string());
+        }
         "prio" | "prioclass" | "nice" => {
             let (lo, hi, what) = match key {
                 "prio" => (0, 7, "an I/O priority level (valid: 0, served first, to 7)"),

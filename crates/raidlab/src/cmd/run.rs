@@ -395,6 +395,7 @@ fn option_help(name: &str) -> &'static str {
         "prio" => "I/O priority level of the job's requests, 0 (served first) to 7; best effort class unless prioclass says",
         "prioclass" => "I/O priority class: 1 realtime (needs privileges), 2 best effort, 3 idle",
         "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
+        "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
@@ -783,11 +784,14 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
              its system file's): the results are those of the same run without them"
         );
     }
-    if specs.iter().any(|s| !s.priority.is_default()) {
+    if specs
+        .iter()
+        .any(|s| !s.priority.is_default() || s.ioscheduler.is_some())
+    {
         note_once!(
-            "prio, prioclass and nice set a real job's priorities with this \
-             machine's kernel, and a simulated host models no I/O scheduler: the results \
-             are those of the same run without them"
+            "prio, prioclass, nice and ioscheduler set a real job's priorities \
+             and its device's scheduler in this machine's kernel, and a simulated host \
+             models no I/O scheduler: the results are those of the same run without them"
         );
     }
     if specs.iter().any(|s| !s.cpus.is_empty()) {
@@ -1035,6 +1039,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         if let Some(v) = v {
             put(k, v.to_string());
         }
+    }
+    if let Some(name) = &s.ioscheduler {
+        put("ioscheduler", name.clone());
     }
     if s.lockmem > 0 {
         put("lockmem", size_text(s.lockmem));
