@@ -687,6 +687,12 @@ pub struct JobSpec {
     /// sequential passes wrap around to the region's start.
     #[serde(default)]
     pub io_size: Option<u64>,
+    /// fio's `random_generator`: `lfsr` walks every block once a pass whatever
+    /// `norandommap` says, as fio's LFSR does without a random map; `tausworthe` (the
+    /// default) and `tausworthe64` leave offsets to raidlab's own generator (fio's two differ
+    /// only in their period).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub lfsr: bool,
     /// Random offsets drawn with replacement (fio's `norandommap`; xdd's and IOMeter's
     /// random seeks): a block may come twice in a pass and another not at all. Off, as in
     /// fio, a random pass with one fixed block size and no `blockalign` touches each block
@@ -1125,6 +1131,7 @@ impl Default for JobSpec {
             offset_percent: None,
             io_size_percent: None,
             norandommap: false,
+            lfsr: false,
             number_ios: None,
             offset: 0,
             offset_increment: 0,
@@ -1238,6 +1245,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "blockalign",
     "ba",
     "norandommap",
+    "random_generator",
     "number_ios",
     "offset",
     "offset_increment",
@@ -1656,7 +1664,6 @@ const FIO_ONLY: &[&str] = &[
     "per_job_logs",
     "log_hist_msec",
     "significant_figures",
-    "random_generator",
 ];
 
 /// The one line for an option raidlab does not know: what it is (a fio option raidlab does
@@ -1944,6 +1951,17 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.io_size = Some(s)
         }
         "norandommap" => spec.norandommap = parse_bool(value).map_err(err)?,
+        "random_generator" => {
+            spec.lfsr = match value {
+                "lfsr" => true,
+                "tausworthe" | "tausworthe64" => false,
+                _ => {
+                    return Err(err(format!(
+                        "'{value}' is not a random generator (valid: tausworthe, lfsr, tausworthe64)"
+                    )))
+                }
+            }
+        }
         "blockalign" | "ba" => {
             let a = parse_size(value).map_err(err)?;
             if a == 0 {

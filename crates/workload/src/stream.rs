@@ -273,7 +273,8 @@ impl RequestStream {
         let mapped = one_bs
             .filter(|&bs| {
                 spec.rw.is_random()
-                    && !spec.norandommap
+                    // (fio's LFSR covers every block once a pass without a random map.)
+                    && (!spec.norandommap || spec.lfsr)
                     && spec.blockalign.is_none()
                     && bs <= len
                     // fio turns its random map off for non-uniform distributions; raidlab
@@ -1274,6 +1275,19 @@ mod tests {
         let mut v: Vec<u32> = c.into_values().collect();
         v.sort_unstable_by(|a, b| b.cmp(a));
         v
+    }
+
+    /// `random_generator=lfsr` walks every block once a pass even with `norandommap`, as
+    /// fio's LFSR does; without it `norandommap` draws with replacement.
+    #[test]
+    fn lfsr_walks_every_block_once_a_pass_even_without_a_random_map() {
+        let n = 16384; // one pass of 64 MiB in 4 KiB blocks
+        let counts = block_counts(&[("norandommap", "1"), ("random_generator", "lfsr")], n);
+        assert_eq!((counts.len(), counts[0]), (n, 1));
+        let counts = block_counts(&[("norandommap", "1")], n);
+        assert!(counts[0] > 1 && counts.len() < n, "{}", counts.len());
+        let counts = block_counts(&[("random_generator", "tausworthe64")], n);
+        assert_eq!((counts.len(), counts[0]), (n, 1));
     }
 
     /// Share of `n` requests that went to the hottest `blocks` blocks.

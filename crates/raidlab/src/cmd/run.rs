@@ -338,6 +338,7 @@ fn option_help(name: &str) -> &'static str {
         "norandommap" => {
             "random offsets drawn with replacement (default: each block once a pass, as fio)"
         }
+        "random_generator" => "tausworthe (default), tausworthe64: raidlab's own generator; lfsr: every block once a pass even with norandommap",
         "number_ios" => "stop after this many requests a loop, counted over all loops (if nothing ends the job first)",
         "io_size" | "io_limit" => {
             "bytes each pass transfers, or N% of the target (default: size); less touches part of the region"
@@ -981,6 +982,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.norandommap {
         put("norandommap", String::new());
+    }
+    if s.lfsr {
+        put("random_generator", "lfsr".into());
     }
     if !s.random_distribution.is_uniform() {
         put("random_distribution", s.random_distribution.text());
