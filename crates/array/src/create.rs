@@ -162,6 +162,7 @@ impl CreateSpec {
 /// block anywhere is found. A block device, and a file past `EXTENT_READ_CAP` bytes of
 /// extents, is sampled (`nonzero_sample`).
 pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
+    refuse_in_use(&member.path)?;
     if let Ok(Some(sig)) = raidlab_engine::safety::find_signature(&member.path) {
         return Ok(Some(sig));
     }
@@ -185,6 +186,23 @@ pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
         return Ok(Some(format!("data (nonzero bytes at byte {at})")));
     }
     Ok(None)
+}
+
+/// A block device the kernel holds for something else (a mounted filesystem, swap, md,
+/// device-mapper: `raidlab_engine::safety::in_use`) is never made a member, `--force` or
+/// not: writing it would destroy what is in use (mdadm's exclusive open refuses it alike).
+pub fn refuse_in_use(path: &std::path::Path) -> Result<(), ArrayError> {
+    match raidlab_engine::safety::in_use(path) {
+        Ok(None) => Ok(()),
+        Ok(Some(what)) => Err(ArrayError::usage(format!(
+            "member {} is held by {what}; it cannot be a member, even with --force (valid: a device nothing holds)",
+            path.display()
+        ))),
+        Err(e) => Err(ArrayError::usage(format!(
+            "cannot check whether member {} is in use: {e}",
+            path.display()
+        ))),
+    }
 }
 
 /// Bytes of a regular file's data extents read when looking for data. A file holding more

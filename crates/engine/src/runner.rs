@@ -157,6 +157,10 @@ pub fn run_with_clock(
             .iter()
             .find_map(|s| s.fallocate)
             .filter(|_| only_writes);
+        let writers = || users.iter().filter(|s| writes(s));
+        if writers().next().is_some() {
+            crate::target::refuse_in_use(path, writers().all(|s| s.allow_mounted_write))?;
+        }
         let info = prepare_path(
             path,
             need_end,

@@ -21,6 +21,72 @@ pub const MD_MAGIC: u32 = 0xa92b_4efc;
 /// Bytes read from the start of the target: enough for btrfs (65600+8) and iso9660 (32769+5).
 const HEAD_BYTES: usize = 72 * 1024;
 
+/// What holds block device `path` besides us, or `None`: a mounted filesystem (on it or on
+/// one of its partitions), swap, md or device-mapper over it, or another program's exclusive
+/// open. The kernel refuses an exclusive open (`O_EXCL` on a block device) of a device so
+/// held with EBUSY, which is what this asks; /proc/self/mountinfo then names a mount point
+/// where there is one. Not a block device (or nothing there yet): `None`.
+pub fn in_use(path: &Path) -> io::Result<Option<String>> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+    let meta = match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => m,
+        // (A file, or nothing yet: it holds nothing the kernel uses.)
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+    {
+        Ok(_) => Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            let rdev = meta.rdev();
+            let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+            let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+            Ok(Some(
+                mount_of(&mounts, &devices_within(major, minor)).unwrap_or_else(|| {
+                    "the kernel for another user (swap, md, device-mapper or a program's exclusive open)"
+                        .into()
+                }),
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `major:minor` of a block device and of each of its partitions (sysfs lists them as
+/// directories with a `partition` file under the disk's).
+fn devices_within(major: u32, minor: u32) -> Vec<String> {
+    let me = format!("{major}:{minor}");
+    let mut out = vec![me.clone()];
+    if let Ok(dir) = std::fs::read_dir(format!("/sys/dev/block/{me}")) {
+        for e in dir.flatten() {
+            if e.path().join("partition").exists() {
+                if let Ok(d) = std::fs::read_to_string(e.path().join("dev")) {
+                    out.push(d.trim().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first mount in `mountinfo` (the text of /proc/self/mountinfo) of one of `devices`
+/// (`major:minor`), described: `mounted at /mnt/x`.
+pub fn mount_of(mountinfo: &str, devices: &[String]) -> Option<String> {
+    mountinfo.lines().find_map(|line| {
+        // (Fields: mount id, parent id, major:minor, root, mount point, …)
+        let f: Vec<&str> = line.split(' ').collect();
+        let (dev, point) = (f.get(2)?, f.get(4)?);
+        devices.iter().position(|d| d == dev).map(|i| match i {
+            0 => format!("a filesystem mounted at {point}"),
+            _ => format!("a filesystem on its partition {dev} mounted at {point}"),
+        })
+    })
+}
+
 /// Describe the first signature found in `path` (a file or a block device), or `None`.
 pub fn find_signature(path: &Path) -> io::Result<Option<String>> {
     let file = File::open(path)?;
@@ -327,6 +393,25 @@ fn page_size() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mount of the device or of one of its partitions is named by its mount point, from
+    /// /proc/self/mountinfo's third and fifth fields.
+    #[test]
+    fn mounts_of_a_device_and_its_partitions_are_found() {
+        let info = "22 1 0:21 / /proc rw - proc proc rw\n\
+                    31 1 7:1 / /mnt/p1 rw - ext4 /dev/loop0p1 rw\n\
+                    32 1 254:1 / / rw - ext4 /dev/vda1 rw\n";
+        let loop0 = ["7:0".to_string(), "7:1".to_string()];
+        assert_eq!(
+            super::mount_of(info, &loop0).as_deref(),
+            Some("a filesystem on its partition 7:1 mounted at /mnt/p1")
+        );
+        assert_eq!(
+            super::mount_of(info, &["254:1".to_string()]).as_deref(),
+            Some("a filesystem mounted at /")
+        );
+        assert_eq!(super::mount_of(info, &["8:0".to_string()]), None);
+    }
     use std::io::Write;
 
     fn with(off: usize, bytes: &[u8]) -> Vec<u8> {

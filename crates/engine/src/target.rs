@@ -168,6 +168,26 @@ pub fn prepare_path(
     })
 }
 
+/// A block device the kernel holds for something else (a mounted filesystem, swap, md,
+/// device-mapper: [`safety::in_use`]) is not written, with or without `--force`, unless
+/// every job writing it gives fio's `allow_mounted_write`.
+pub fn refuse_in_use(path: &Path, allowed: bool) -> Result<(), EngineError> {
+    if allowed {
+        return Ok(());
+    }
+    match safety::in_use(path) {
+        Ok(Some(what)) => Err(EngineError::usage(format!(
+            "refusing to write to {}: it is held by {what} (valid: a device nothing holds; allow_mounted_write=1 writes it all the same)",
+            path.display()
+        ))),
+        Ok(None) => Ok(()),
+        Err(e) => Err(EngineError::failed(format!(
+            "cannot check whether {} is in use: {e}",
+            path.display()
+        ))),
+    }
+}
+
 fn refuse_signature(path: &Path, force: bool) -> Result<(), EngineError> {
     if force {
         return Ok(());

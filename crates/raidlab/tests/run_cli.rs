@@ -1093,33 +1093,7 @@ fn priorities_run_and_out_of_range_values_are_refused() {
 /// skips, without); a name the device does not offer is one line listing those it does.
 #[test]
 fn ioscheduler_switches_the_device_and_back() {
-    assert!(
-        is_root(),
-        "this test attaches a loop device and must run as root"
-    );
-    let dir = tempfile::Builder::new()
-        .prefix("raidlab-iosched")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let backing = dir.path().join("disk");
-    std::fs::File::create(&backing)
-        .unwrap()
-        .set_len(8 << 20)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["--find", "--show", "--direct-io=on"])
-        .arg(&backing)
-        .output()
-        .expect("losetup (util-linux) must be installed");
-    assert!(out.status.success(), "losetup: {}", stderr(&out));
-    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(dev.clone());
+    let (dev, _detach) = loop_device("raidlab-iosched");
     let queue = format!(
         "/sys/block/{}/queue/scheduler",
         dev.trim_start_matches("/dev/")
@@ -1160,4 +1134,95 @@ fn ioscheduler_switches_the_device_and_back() {
         err.contains("offers no such I/O scheduler (valid: none, "),
         "{err}"
     );
+}
+
+/// A loop device over an 8 MiB file in /var/tmp (a disk filesystem), detached (and the file
+/// removed) when the second value is dropped. Needs root: the test fails, never skips,
+/// without.
+fn loop_device(prefix: &str) -> (String, impl Drop) {
+    assert!(
+        is_root(),
+        "this test attaches a loop device and must run as root"
+    );
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let backing = dir.path().join("disk");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show", "--direct-io=on"])
+        .arg(&backing)
+        .output()
+        .expect("losetup (util-linux) must be installed");
+    assert!(out.status.success(), "losetup: {}", stderr(&out));
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    struct Detach(String, #[allow(dead_code)] tempfile::TempDir);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    (dev.clone(), Detach(dev, dir))
+}
+
+/// A block device the kernel holds for another user (here: this test's exclusive open, as
+/// a mount or md would hold it) is not written, `--force` or not, unless the job gives
+/// `allow_mounted_write`; nor made an array member. Reading it is allowed.
+#[test]
+fn a_device_held_by_another_user_is_not_written() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (dev, _detach) = loop_device("raidlab-held");
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&dev)
+        .unwrap();
+    let run = |rw: &str, more: &[&str]| {
+        let mut args = vec![
+            "--name=w".to_string(),
+            format!("--filename={dev}"),
+            format!("--rw={rw}"),
+            "--size=1m".into(),
+            "--force".into(),
+        ];
+        args.extend(more.iter().map(|m| m.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        raidlab(&args)
+    };
+    let err = assert_usage_error(&run("write", &[]), "write to a held device");
+    assert!(
+        err.contains(&format!(
+            "refusing to write to {dev}: it is held by the kernel for another user"
+        )),
+        "{err}"
+    );
+    assert_ok(&run("read", &[]), "read of a held device");
+    assert_ok(
+        &run("write", &["--allow_mounted_write=1"]),
+        "allow_mounted_write",
+    );
+    let other = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    let out = Command::new(bin())
+        .args([
+            "array",
+            "create",
+            "--level=raid1",
+            "--size=4m",
+            "--force",
+            &dev,
+        ])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    let err = assert_usage_error(&out, "array member held");
+    assert!(
+        err.contains("it cannot be a member, even with --force"),
+        "{err}"
+    );
+    drop(held);
+    assert_ok(&run("write", &[]), "written once let go");
 }

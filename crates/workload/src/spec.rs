@@ -653,6 +653,10 @@ pub struct JobSpec {
     /// to the kernel's I/O scheduler, and its threads' CPU nice value.
     #[serde(default, skip_serializing_if = "Priority::is_default")]
     pub priority: Priority,
+    /// fio's `allow_mounted_write`: write a block device the kernel holds for something
+    /// else (a mounted filesystem, swap, md), which is refused without it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allow_mounted_write: bool,
     /// fio's `ioscheduler`: the kernel I/O scheduler the block device behind a real job's
     /// target runs for the job (the engine switches it back after the run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1109,6 +1113,7 @@ impl Default for JobSpec {
             lockmem: 0,
             priority: Priority::default(),
             ioscheduler: None,
+            allow_mounted_write: false,
             clocksource_named: None,
             unlink: false,
             cpus: Vec::new(),
@@ -1231,6 +1236,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "prioclass",
     "nice",
     "ioscheduler",
+    "allow_mounted_write",
     "clocksource",
     "unlink",
     "cpus_allowed",
@@ -1325,6 +1331,7 @@ fn is_flag(key: &str) -> bool {
             | "group_reporting"
             | "exitall"
             | "exitall_on_error"
+            | "allow_mounted_write"
             | "stonewall"
             | "new_group"
             | "thread"
@@ -1655,7 +1662,6 @@ const FIO_ONLY: &[&str] = &[
     "verify_backlog",
     "verify_pattern",
     "zonemode",
-    "allow_mounted_write",
     "overwrite",
     "create_on_open",
     "fill_device",
@@ -1737,6 +1743,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "lockmem" => spec.lockmem = parse_size(value).map_err(err)?,
+        "allow_mounted_write" => spec.allow_mounted_write = parse_bool(value).map_err(err)?,
         "ioscheduler" => {
             let ok = !value.is_empty()
                 && value

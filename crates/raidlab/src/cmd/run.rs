@@ -396,6 +396,7 @@ fn option_help(name: &str) -> &'static str {
         "prio" => "I/O priority level of the job's requests, 0 (served first) to 7; best effort class unless prioclass says",
         "prioclass" => "I/O priority class: 1 realtime (needs privileges), 2 best effort, 3 idle",
         "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
+        "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
@@ -1043,6 +1044,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         if let Some(v) = v {
             put(k, v.to_string());
         }
+    }
+    if s.allow_mounted_write {
+        put("allow_mounted_write", "1".into());
     }
     if let Some(name) = &s.ioscheduler {
         put("ioscheduler", name.clone());
