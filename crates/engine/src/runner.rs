@@ -61,13 +61,21 @@ fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog>
     if !spec.logs.any() {
         return None;
     }
-    let [bw, iops, lat] = spec.logs.prefixes(&spec.name);
-    Some(raidlab_result::JobLog::new(
-        inst.global_index + 1,
-        raidlab_result::LogNames { bw, iops, lat },
-        spec.logs.avg_msec,
-        spec.logs.offset,
-    ))
+    let [bw, iops, lat, hist] = spec.logs.prefixes(&spec.name);
+    Some(
+        raidlab_result::JobLog::new(
+            inst.global_index + 1,
+            raidlab_result::LogNames {
+                bw,
+                iops,
+                lat,
+                hist,
+            },
+            spec.logs.avg_msec,
+            spec.logs.offset,
+        )
+        .with_hist(spec.logs.hist_msec, spec.logs.hist_coarseness),
+    )
 }
 
 /// What a job's results leave out (`disable_clat`, `disable_lat`, `disable_bw_measurement`).

@@ -354,11 +354,12 @@ pub fn label_logs<'a>(
     let label = log_label(point);
     let mut out = specs.to_vec();
     for s in &mut out {
-        let [bw, iops, lat] = s.logs.prefixes(&s.name);
+        let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
         let named = |p: Option<String>| p.map(|p| format!("{p}.{label}.rep{rep}"));
         s.logs.bw = named(bw);
         s.logs.iops = named(iops);
         s.logs.lat = named(lat);
+        s.logs.hist = named(hist);
     }
     std::borrow::Cow::Owned(out)
 }

@@ -447,3 +447,101 @@ fn log_in_a_missing_folder_is_refused_before_the_run() {
         "{err}"
     );
 }
+
+/// A simulated job's completion-latency histogram log is what fio's own reader of such logs
+/// (`fio-histo-log-pctiles.py`, shipped with Debian's fio package) takes: it counts the
+/// completions of the job's finished windows, and finds their median where the job's JSON
+/// has it.
+#[test]
+fn histogram_log_is_read_by_fios_percentile_script() {
+    require_tool("fio", "fio");
+    let script_gz = Path::new("/usr/share/doc/fio/fio-histo-log-pctiles.py.gz");
+    assert!(
+        script_gz.is_file(),
+        "{} is part of Debian's fio package",
+        script_gz.display()
+    );
+    let dir = scratch("raidlab-histlog-");
+    let script = dir.path().join("pctiles.py");
+    let gz = std::fs::read(script_gz).unwrap();
+    let out = Command::new("gzip")
+        .arg("-dc")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(&gz)?;
+            c.wait_with_output()
+        })
+        .expect("gzip");
+    std::fs::write(&script, out.stdout).unwrap();
+    let name = dir.path().join("h");
+    let out = raidlab(&[
+        &system(),
+        "--name=h",
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--iodepth=4",
+        "--runtime=3",
+        "--time_based",
+        &format!("--write_hist_log={}", name.display()),
+        "--log_hist_msec=500",
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&out, "simulated run with a histogram log"));
+    let read = &v["jobs"][0]["read"];
+    let log = dir.path().join("h_clat_hist.1.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let logged: u64 = text
+        .lines()
+        .map(|l| {
+            l.split(", ")
+                .skip(3)
+                .map(|c| c.parse::<u64>().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    let total = read["total_ios"].as_u64().unwrap();
+    // The six whole windows of its 3 s (the job runs a little past them: its last,
+    // unfinished window is not logged).
+    let times: Vec<&str> = text
+        .lines()
+        .map(|l| l.split(", ").next().unwrap())
+        .collect();
+    assert_eq!(times, ["500", "1000", "1500", "2000", "2500", "3000"]);
+    assert!(
+        logged < total && logged * 6 > total * 4,
+        "{logged} of {total}"
+    );
+    let o = Command::new("python3")
+        .arg(&script)
+        .args([
+            "--log-hist-msec",
+            "500",
+            "--time-quantum",
+            "10",
+            "--output-unit",
+            "usec",
+        ])
+        .arg(&log)
+        .output()
+        .expect("python3");
+    let report = assert_ok(&o, "fio-histo-log-pctiles.py");
+    let row: Vec<f64> = report
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .filter_map(|f| f.trim().parse().ok())
+        .collect();
+    // msec-since-start, samples, min, median, 95, 99, max.
+    assert_eq!(row[1] as u64, logged, "{report}");
+    let p50_us = read["clat_ns"]["percentile"]["50.000000"].as_f64().unwrap() / 1000.0;
+    assert!(
+        (row[3] / p50_us - 1.0).abs() < 0.05,
+        "script median {} µs, JSON {p50_us} µs\n{report}",
+        row[3]
+    );
+}

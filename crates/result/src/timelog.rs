@@ -16,6 +16,15 @@
 //! Submission latency is not measured apart from completion latency (see the JSON's
 //! `slat_ns`), so the `slat` log is written empty, as fio writes it for its synchronous
 //! engines.
+//!
+//! The histogram log (fio's `write_hist_log`, `log_hist_msec`, `log_hist_coarseness`), which
+//! fio's `fiologparser_hist.py` reads: every `log_hist_msec` window `[kN, (k+1)N)` in which
+//! a direction completed I/O is one line per direction, `time, direction, block size, c0,
+//! c1, …`: the completion latencies of the window counted in fio's 1856 latency bins (the
+//! `json+` bins, [`crate::histogram`]), 2^coarseness neighbouring bins added into one. The
+//! time is the window's end (fio stamps the first completion past it); the job's last,
+//! unfinished window is not written, as fio does not write it. Without `log_hist_msec` the
+//! file is written empty, as fio writes it.
 
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -29,14 +38,20 @@ pub struct LogNames {
     pub iops: Option<String>,
     /// `write_lat_log`: `{name}_clat`, `_slat` and `_lat.{job}.log`.
     pub lat: Option<String>,
+    /// `write_hist_log`: `{name}_clat_hist.{job}.log`.
+    #[serde(default)]
+    pub hist: Option<String>,
 }
 
 impl LogNames {
     /// Whether any log is asked for.
     pub fn any(&self) -> bool {
-        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
     }
 }
+
+/// The most `log_hist_coarseness` fio takes: 1856 bins added 64 at a time into 29.
+pub const MAX_HIST_COARSENESS: u32 = 6;
 
 /// One line of a log.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +96,17 @@ pub struct JobLog {
     /// Index of the open averaging window, and what it holds per direction.
     window: u64,
     open: [WindowDir; 2],
+    /// The histogram log's window, ms (fio's `log_hist_msec`; 0: the log stays empty), and
+    /// how many neighbouring bins it adds into one (2^`hist_coarseness`).
+    pub hist_msec: u64,
+    pub hist_coarseness: u32,
+    /// Index of the open histogram window; its counts and last block size per direction
+    /// (counts allocated at the first completion).
+    hist_window: u64,
+    hist_counts: [Vec<u64>; 2],
+    hist_bs: [u64; 2],
+    /// The histogram log's lines so far.
+    hist_text: String,
 }
 
 impl JobLog {
@@ -95,6 +121,14 @@ impl JobLog {
         }
     }
 
+    /// The histogram log too: windows of `msec` ms (0: the file stays empty), `coarseness`
+    /// (0 to 6) halving the bins that many times.
+    pub fn with_hist(mut self, msec: u64, coarseness: u32) -> JobLog {
+        self.hist_msec = msec;
+        self.hist_coarseness = coarseness.min(MAX_HIST_COARSENESS);
+        self
+    }
+
     /// One completed request: `t_ns` since the job started counting, direction (0 read,
     /// 1 write), its bytes and offset, its completion and total latency.
     pub fn record(
@@ -107,6 +141,12 @@ impl JobLog {
         lat_ns: u64,
     ) {
         let dir = dir.min(1);
+        if self.hist_msec > 0 && self.names.hist.is_some() {
+            self.hist_record(t_ns, dir, bytes, clat_ns);
+        }
+        if !(self.names.bw.is_some() || self.names.iops.is_some() || self.names.lat.is_some()) {
+            return;
+        }
         if self.avg_msec == 0 {
             let at = |value| LogSample {
                 time_ms: t_ns / 1_000_000,
@@ -150,6 +190,38 @@ impl JobLog {
         if self.avg_msec > 0 {
             let full = (self.window + 1) * self.avg_msec * 1_000_000;
             self.close_window(end_ns.min(full));
+        }
+    }
+
+    fn hist_record(&mut self, t_ns: u64, dir: u8, bytes: u64, clat_ns: u64) {
+        let k = t_ns / (self.hist_msec * 1_000_000);
+        if k != self.hist_window {
+            self.hist_flush();
+            self.hist_window = k;
+        }
+        let c = &mut self.hist_counts[dir as usize];
+        if c.is_empty() {
+            c.resize(crate::histogram::PLAT_NR, 0);
+        }
+        c[crate::histogram::bucket_of(clat_ns)] += 1;
+        self.hist_bs[dir as usize] = bytes;
+    }
+
+    /// The open histogram window's lines (one per direction that completed I/O in it).
+    fn hist_flush(&mut self) {
+        let end_ms = (self.hist_window + 1) * self.hist_msec;
+        let group = 1usize << self.hist_coarseness;
+        for dir in 0..2 {
+            let c = &mut self.hist_counts[dir];
+            if c.iter().all(|&n| n == 0) {
+                continue;
+            }
+            let _ = write!(self.hist_text, "{end_ms}, {dir}, {}", self.hist_bs[dir]);
+            for bins in c.chunks(group) {
+                let _ = write!(self.hist_text, ", {}", bins.iter().sum::<u64>());
+            }
+            self.hist_text.push('\n');
+            c.iter_mut().for_each(|n| *n = 0);
         }
     }
 
@@ -201,6 +273,9 @@ impl JobLog {
             out.push((format!("{name}_slat.{n}.log"), String::new()));
             out.push((format!("{name}_lat.{n}.log"), self.text(&self.lat)));
         }
+        if let Some(name) = &self.names.hist {
+            out.push((format!("{name}_clat_hist.{n}.log"), self.hist_text.clone()));
+        }
         out
     }
 
@@ -227,7 +302,53 @@ mod tests {
             bw: Some("a".into()),
             iops: Some("b".into()),
             lat: Some("c".into()),
+            hist: None,
         }
+    }
+
+    /// The histogram log: a line per direction per window that completed I/O, at the
+    /// window's end, counts in fio's bins added 2^coarseness at a time; the unfinished last
+    /// window left out; only the histogram file when only it is asked for.
+    #[test]
+    fn histogram_lines_count_each_window_in_fios_bins() {
+        let names = LogNames {
+            hist: Some("h".into()),
+            ..Default::default()
+        };
+        let ms = 1_000_000;
+        let mut l = JobLog::new(3, names.clone(), 0, false).with_hist(100, 3);
+        l.record(10 * ms, 0, 4096, 0, 1_000, 1_100); // bin 1000 ns
+        l.record(20 * ms, 0, 4096, 0, 1_010, 1_100);
+        l.record(30 * ms, 1, 8192, 0, 50_000, 50_000);
+        l.record(250 * ms, 0, 4096, 0, 2_000_000, 2_000_000); // window 2 (none in 1)
+        l.record(310 * ms, 0, 4096, 0, 7, 7); // window 3, unfinished at the end
+        l.finish(320 * ms);
+        let files = l.files();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "h_clat_hist.3.log");
+        let lines: Vec<Vec<u64>> = files[0]
+            .1
+            .lines()
+            .map(|x| x.split(", ").map(|f| f.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(lines.len(), 3);
+        let bins = crate::histogram::PLAT_NR >> 3;
+        for (line, (t, dir, bs, n, at)) in lines.iter().zip([
+            (100, 0, 4096, 2, 1_000),
+            (100, 1, 8192, 1, 50_000),
+            (300, 0, 4096, 1, 2_000_000),
+        ]) {
+            assert_eq!(line.len(), 3 + bins);
+            assert_eq!((line[0], line[1], line[2]), (t, dir, bs));
+            assert_eq!(line[3..].iter().sum::<u64>(), n);
+            assert_eq!(line[3 + (crate::histogram::bucket_of(at) >> 3)], n);
+        }
+        // Without a window the file is there, empty, as fio writes it.
+        let l = JobLog::new(1, names, 0, false);
+        assert_eq!(
+            l.files(),
+            [("h_clat_hist.1.log".to_string(), String::new())]
+        );
     }
 
     #[test]

@@ -440,13 +440,21 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
                 .with_runtime(s.runtime_ns);
             if s.logs.any() {
-                let [bw, iops, lat] = s.logs.prefixes(&s.name);
-                j.log = Some(Box::new(raidlab_result::JobLog::new(
-                    p.inst.global_index + 1,
-                    raidlab_result::LogNames { bw, iops, lat },
-                    s.logs.avg_msec,
-                    s.logs.offset,
-                )));
+                let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
+                j.log = Some(Box::new(
+                    raidlab_result::JobLog::new(
+                        p.inst.global_index + 1,
+                        raidlab_result::LogNames {
+                            bw,
+                            iops,
+                            lat,
+                            hist,
+                        },
+                        s.logs.avg_msec,
+                        s.logs.offset,
+                    )
+                    .with_hist(s.logs.hist_msec, s.logs.hist_coarseness),
+                ));
             }
             // fio's invalidate: the job starts with its region's clean pages out of the cache.
             if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {

@@ -874,6 +874,15 @@ pub struct LogOptions {
     pub avg_msec: u64,
     /// Each line carries the request's offset (fio's `log_offset`).
     pub offset: bool,
+    /// File name prefix of the completion-latency histogram log (fio's `write_hist_log`).
+    #[serde(default)]
+    pub hist: Option<String>,
+    /// Its window, ms (fio's `log_hist_msec`; 0 leaves the file empty), and how many times
+    /// neighbouring bins are added in pairs (fio's `log_hist_coarseness`, 0 to 6).
+    #[serde(default)]
+    pub hist_msec: u64,
+    #[serde(default)]
+    pub hist_coarseness: u32,
 }
 
 impl LogOptions {
@@ -884,11 +893,12 @@ impl LogOptions {
 
     /// Whether any log is written.
     pub fn any(&self) -> bool {
-        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some() || self.hist.is_some()
     }
 
-    /// The (bandwidth, IOPS, latency) file name prefixes of job `job_name`'s logs.
-    pub fn prefixes(&self, job_name: &str) -> [Option<String>; 3] {
+    /// The (bandwidth, IOPS, latency, latency histogram) file name prefixes of job
+    /// `job_name`'s logs.
+    pub fn prefixes(&self, job_name: &str) -> [Option<String>; 4] {
         let name = |p: &Option<String>| {
             p.as_ref().map(|v| {
                 if v.is_empty() {
@@ -898,7 +908,12 @@ impl LogOptions {
                 }
             })
         };
-        [name(&self.bw), name(&self.iops), name(&self.lat)]
+        [
+            name(&self.bw),
+            name(&self.iops),
+            name(&self.lat),
+            name(&self.hist),
+        ]
     }
 }
 
@@ -1298,6 +1313,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "write_bw_log",
     "write_iops_log",
     "write_lat_log",
+    "write_hist_log",
+    "log_hist_msec",
+    "log_hist_coarseness",
     "log_avg_msec",
     "log_offset",
     "bw_avg_time",
@@ -1341,6 +1359,7 @@ fn is_flag(key: &str) -> bool {
             | "write_bw_log"
             | "write_iops_log"
             | "write_lat_log"
+            | "write_hist_log"
     )
 }
 
@@ -1668,7 +1687,6 @@ const FIO_ONLY: &[&str] = &[
     "numa_cpu_nodes",
     "numa_mem_policy",
     "per_job_logs",
-    "log_hist_msec",
     "significant_figures",
 ];
 
@@ -2255,6 +2273,25 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "write_bw_log" => spec.logs.bw = Some(value.to_string()),
         "write_iops_log" => spec.logs.iops = Some(value.to_string()),
         "write_lat_log" => spec.logs.lat = Some(value.to_string()),
+        "write_hist_log" => spec.logs.hist = Some(value.to_string()),
+        "log_hist_msec" => {
+            spec.logs.hist_msec = value.parse().map_err(|_| {
+                err(format!(
+                    "'{value}' is not a whole number of milliseconds (valid: a window such as 1000; 0 writes no lines)"
+                ))
+            })?
+        }
+        "log_hist_coarseness" => {
+            spec.logs.hist_coarseness = value
+                .parse()
+                .ok()
+                .filter(|c| *c <= 6)
+                .ok_or_else(|| {
+                    err(format!(
+                        "'{value}' is not a coarseness (valid: 0, fio's 1856 bins, to 6, 29 bins)"
+                    ))
+                })?
+        }
         "log_avg_msec" => {
             spec.logs.avg_msec = value.parse().map_err(|_| {
                 err(format!(
@@ -3164,11 +3201,26 @@ mod tests {
         apply_option(&mut s, "write_lat_log", Some("runs/x")).unwrap();
         apply_option(&mut s, "log_avg_msec", Some("250")).unwrap();
         apply_option(&mut s, "log_offset", Some("1")).unwrap();
+        apply_option(&mut s, "write_hist_log", None).unwrap();
+        apply_option(&mut s, "log_hist_msec", Some("1000")).unwrap();
+        apply_option(&mut s, "log_hist_coarseness", Some("6")).unwrap();
         assert_eq!(
             s.logs.prefixes("j"),
-            [Some("j".to_string()), None, Some("runs/x".to_string())]
+            [
+                Some("j".to_string()),
+                None,
+                Some("runs/x".to_string()),
+                Some("j".to_string())
+            ]
         );
         assert_eq!((s.logs.avg_msec, s.logs.offset), (250, true));
+        assert_eq!((s.logs.hist_msec, s.logs.hist_coarseness), (1000, 6));
+        let e = apply_option(&mut s, "log_hist_coarseness", Some("7")).unwrap_err();
+        assert!(
+            e.message
+                .contains("valid: 0, fio's 1856 bins, to 6, 29 bins"),
+            "{e}"
+        );
         apply_option(&mut s, "clat_percentiles", Some("0")).unwrap();
         apply_option(&mut s, "percentile_list", Some("99.95:50:10")).unwrap();
         assert_eq!(s.percentiles.list, [10.0, 50.0, 99.95]);

@@ -433,6 +433,9 @@ fn option_help(name: &str) -> &'static str {
         "write_bw_log" => "bandwidth log NAME_bw.N.log (N: the job's number; no value: the job's name)",
         "write_iops_log" => "IOPS log NAME_iops.N.log",
         "write_lat_log" => "latency logs NAME_clat.N.log, NAME_slat.N.log (empty), NAME_lat.N.log",
+        "write_hist_log" => "completion-latency histogram log NAME_clat_hist.N.log (fio's bins; fiologparser_hist.py reads it)",
+        "log_hist_msec" => "the histogram log's window, ms (without it the file stays empty)",
+        "log_hist_coarseness" => "add neighbouring histogram bins in pairs this many times, 0 (1856 bins) to 6 (29)",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
         "bw_avg_time" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
@@ -1196,11 +1199,12 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         raidlab_workload::SyncIo::Sync => put("sync", "sync".into()),
         raidlab_workload::SyncIo::Dsync => put("sync", "dsync".into()),
     }
-    let [bw, iops, lat] = s.logs.prefixes(&s.name);
+    let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
     for (k, v) in [
         ("write_bw_log", bw),
         ("write_iops_log", iops),
         ("write_lat_log", lat),
+        ("write_hist_log", hist),
     ] {
         if let Some(v) = v {
             put(k, v);
@@ -1211,6 +1215,12 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.logs.offset {
         put("log_offset", "1".into());
+    }
+    if s.logs.hist_msec != 0 {
+        put("log_hist_msec", s.logs.hist_msec.to_string());
+    }
+    if s.logs.hist_coarseness != 0 {
+        put("log_hist_coarseness", s.logs.hist_coarseness.to_string());
     }
     for (k, ms) in [
         ("bw_avg_time", s.avg_time_ms[0]),
@@ -1315,7 +1325,10 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
     for inst in raidlab_workload::JobInstance::expand(specs) {
         let s = &specs[inst.spec_index];
         let n = inst.global_index + 1;
-        let [bw, iops, lat] = s.logs.prefixes(&s.name);
+        let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
+        if let Some(p) = hist {
+            out.push(PathBuf::from(format!("{p}_clat_hist.{n}.log")));
+        }
         if let Some(p) = bw {
             out.push(PathBuf::from(format!("{p}_bw.{n}.log")));
         }
