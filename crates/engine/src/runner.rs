@@ -74,7 +74,8 @@ fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog>
             spec.logs.avg_msec,
             spec.logs.offset,
         )
-        .with_hist(spec.logs.hist_msec, spec.logs.hist_coarseness),
+        .with_hist(spec.logs.hist_msec, spec.logs.hist_coarseness)
+        .shared(spec.logs.shared),
     )
 }
 

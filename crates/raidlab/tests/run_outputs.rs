@@ -545,3 +545,41 @@ fn histogram_log_is_read_by_fios_percentile_script() {
         row[3]
     );
 }
+
+/// `per_job_logs=0`: the jobs that name a log share one file without their numbers, their
+/// lines one job after another (fio 3.33 writes the two jobs of 2 and 3 requests here as one
+/// `pj_iops.log` of 5 lines).
+#[test]
+fn jobs_share_their_logs_without_per_job_logs() {
+    let dir = scratch("raidlab-sharedlog-");
+    let prefix = dir.path().join("pj").display().to_string();
+    let job = dir.path().join("j.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nioengine=null\nbs=4k\nwrite_iops_log={prefix}\nper_job_logs=0\n\
+             [a]\nsize=8k\n[b]\nsize=12k\n"
+        ),
+    )
+    .unwrap();
+    let target = dir.path().join("t").display().to_string();
+    let out = raidlab(&[
+        &format!("--filename={target}"),
+        "--job",
+        &job.display().to_string(),
+    ]);
+    assert_ok(&out, "shared logs");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("pj"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["pj_iops.log"]);
+    let text = std::fs::read_to_string(dir.path().join("pj_iops.log")).unwrap();
+    assert_eq!(text.lines().count(), 5, "{text}");
+    assert!(
+        text.lines().all(|l| l.ends_with(", 1, 0, 4096, 0")),
+        "{text}"
+    );
+}

@@ -25,4 +25,4 @@ pub use schema::{
     Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats, UnifiedRw,
     VerifySummary, DIRECTION_NAMES,
 };
-pub use timelog::{JobLog, LogNames, LogSample};
+pub use timelog::{shared_files, JobLog, LogNames, LogSample};

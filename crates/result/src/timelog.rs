@@ -50,6 +50,22 @@ impl LogNames {
     }
 }
 
+/// The files of several jobs' logs, each once: a file two jobs share (`per_job_logs=0`)
+/// holds their lines one job after another, in the jobs' order (their numbers), as fio
+/// appends them.
+pub fn shared_files<'a>(logs: impl IntoIterator<Item = &'a JobLog>) -> Vec<(String, String)> {
+    let mut logs: Vec<&JobLog> = logs.into_iter().collect();
+    logs.sort_by_key(|l| l.number);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (name, text) in logs.iter().flat_map(|l| l.files()) {
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => t.push_str(&text),
+            None => out.push((name, text)),
+        }
+    }
+    out
+}
+
 /// The most `log_hist_coarseness` fio takes: 1856 bins added 64 at a time into 29.
 pub const MAX_HIST_COARSENESS: u32 = 6;
 
@@ -89,6 +105,10 @@ pub struct JobLog {
     pub avg_msec: u64,
     /// Lines carry the request's offset (fio's `log_offset`).
     pub with_offset: bool,
+    /// Its files are named without the job's number and shared with the other jobs of the
+    /// same names (fio's `per_job_logs=0`): see [`shared_files`].
+    #[serde(default)]
+    pub shared: bool,
     pub bw: Vec<LogSample>,
     pub iops: Vec<LogSample>,
     pub clat: Vec<LogSample>,
@@ -119,6 +139,12 @@ impl JobLog {
             with_offset,
             ..Default::default()
         }
+    }
+
+    /// Files named without the job's number, shared with other jobs (fio's `per_job_logs=0`).
+    pub fn shared(mut self, shared: bool) -> JobLog {
+        self.shared = shared;
+        self
     }
 
     /// The histogram log too: windows of `msec` ms (0: the file stays empty), `coarseness`
@@ -260,21 +286,25 @@ impl JobLog {
     /// The log files this job writes: (file name, text), fio's names and line format
     /// (`time, value, direction, block size[, offset], priority`; priority is always 0).
     pub fn files(&self) -> Vec<(String, String)> {
-        let n = self.number;
+        let n = if self.shared {
+            String::new()
+        } else {
+            format!(".{}", self.number)
+        };
         let mut out = Vec::new();
         if let Some(name) = &self.names.bw {
-            out.push((format!("{name}_bw.{n}.log"), self.text(&self.bw)));
+            out.push((format!("{name}_bw{n}.log"), self.text(&self.bw)));
         }
         if let Some(name) = &self.names.iops {
-            out.push((format!("{name}_iops.{n}.log"), self.text(&self.iops)));
+            out.push((format!("{name}_iops{n}.log"), self.text(&self.iops)));
         }
         if let Some(name) = &self.names.lat {
-            out.push((format!("{name}_clat.{n}.log"), self.text(&self.clat)));
-            out.push((format!("{name}_slat.{n}.log"), String::new()));
-            out.push((format!("{name}_lat.{n}.log"), self.text(&self.lat)));
+            out.push((format!("{name}_clat{n}.log"), self.text(&self.clat)));
+            out.push((format!("{name}_slat{n}.log"), String::new()));
+            out.push((format!("{name}_lat{n}.log"), self.text(&self.lat)));
         }
         if let Some(name) = &self.names.hist {
-            out.push((format!("{name}_clat_hist.{n}.log"), self.hist_text.clone()));
+            out.push((format!("{name}_clat_hist{n}.log"), self.hist_text.clone()));
         }
         out
     }

@@ -453,7 +453,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                         s.logs.avg_msec,
                         s.logs.offset,
                     )
-                    .with_hist(s.logs.hist_msec, s.logs.hist_coarseness),
+                    .with_hist(s.logs.hist_msec, s.logs.hist_coarseness)
+                    .shared(s.logs.shared),
                 ));
             }
             // fio's invalidate: the job starts with its region's clean pages out of the cache.

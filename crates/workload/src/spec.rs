@@ -883,6 +883,10 @@ pub struct LogOptions {
     pub hist_msec: u64,
     #[serde(default)]
     pub hist_coarseness: u32,
+    /// One file for every job of the same log name, without the job's number (fio's
+    /// `per_job_logs=0`): `NAME_bw.log`, the jobs' lines one job after another.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 impl LogOptions {
@@ -1316,6 +1320,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "write_hist_log",
     "log_hist_msec",
     "log_hist_coarseness",
+    "per_job_logs",
     "log_avg_msec",
     "log_offset",
     "bw_avg_time",
@@ -1686,7 +1691,6 @@ const FIO_ONLY: &[&str] = &[
     "fill_device",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "per_job_logs",
     "significant_figures",
 ];
 
@@ -2274,6 +2278,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "write_iops_log" => spec.logs.iops = Some(value.to_string()),
         "write_lat_log" => spec.logs.lat = Some(value.to_string()),
         "write_hist_log" => spec.logs.hist = Some(value.to_string()),
+        "per_job_logs" => spec.logs.shared = !parse_bool(value).map_err(err)?,
         "log_hist_msec" => {
             spec.logs.hist_msec = value.parse().map_err(|_| {
                 err(format!(

@@ -433,6 +433,7 @@ fn option_help(name: &str) -> &'static str {
         "write_bw_log" => "bandwidth log NAME_bw.N.log (N: the job's number; no value: the job's name)",
         "write_iops_log" => "IOPS log NAME_iops.N.log",
         "write_lat_log" => "latency logs NAME_clat.N.log, NAME_slat.N.log (empty), NAME_lat.N.log",
+        "per_job_logs" => "1 (default): each job's logs carry its number; 0: NAME_bw.log and so on, shared by the jobs that name it, one job after another",
         "write_hist_log" => "completion-latency histogram log NAME_clat_hist.N.log (fio's bins; fiologparser_hist.py reads it)",
         "log_hist_msec" => "the histogram log's window, ms (without it the file stays empty)",
         "log_hist_coarseness" => "add neighbouring histogram bins in pairs this many times, 0 (1856 bins) to 6 (29)",
@@ -1216,6 +1217,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.logs.offset {
         put("log_offset", "1".into());
     }
+    if s.logs.shared {
+        put("per_job_logs", "0".into());
+    }
     if s.logs.hist_msec != 0 {
         put("log_hist_msec", s.logs.hist_msec.to_string());
     }
@@ -1319,28 +1323,35 @@ pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
 }
 
 /// The log files `specs` will write, in fio's names: `NAME_bw.N.log`, … with `N` each job
-/// instance's number from 1, in the order the run expands them.
+/// instance's number from 1, in the order the run expands them (`NAME_bw.log`, once, for
+/// jobs that share their logs: `per_job_logs=0`).
 pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for inst in raidlab_workload::JobInstance::expand(specs) {
         let s = &specs[inst.spec_index];
-        let n = inst.global_index + 1;
+        let n = if s.logs.shared {
+            String::new()
+        } else {
+            format!(".{}", inst.global_index + 1)
+        };
         let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
         if let Some(p) = hist {
-            out.push(PathBuf::from(format!("{p}_clat_hist.{n}.log")));
+            out.push(PathBuf::from(format!("{p}_clat_hist{n}.log")));
         }
         if let Some(p) = bw {
-            out.push(PathBuf::from(format!("{p}_bw.{n}.log")));
+            out.push(PathBuf::from(format!("{p}_bw{n}.log")));
         }
         if let Some(p) = iops {
-            out.push(PathBuf::from(format!("{p}_iops.{n}.log")));
+            out.push(PathBuf::from(format!("{p}_iops{n}.log")));
         }
         if let Some(p) = lat {
             for kind in ["clat", "slat", "lat"] {
-                out.push(PathBuf::from(format!("{p}_{kind}.{n}.log")));
+                out.push(PathBuf::from(format!("{p}_{kind}{n}.log")));
             }
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
     out
 }
 
@@ -1365,8 +1376,8 @@ pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
 /// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
 /// without `--force`). A file that cannot be written is one line, naming it.
 pub fn write_logs(result: &RunResult) -> Result<(), CliError> {
-    for log in result.jobs.iter().flat_map(|j| &j.logs) {
-        for (name, text) in log.files() {
+    {
+        for (name, text) in raidlab_result::shared_files(result.jobs.iter().flat_map(|j| &j.logs)) {
             let path = Path::new(&name);
             let written = std::fs::File::create(path).and_then(|mut f| {
                 use std::io::Write;
