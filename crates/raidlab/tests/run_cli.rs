@@ -224,6 +224,16 @@ fn random_argument_vectors_never_panic() {
         "job",
         "bogus_key",
         "BS",
+        "exitall",
+        "exit_what",
+        "unified_rw_reporting",
+        "prio",
+        "nice",
+        "random_generator",
+        "per_job_logs",
+        "log_hist_msec",
+        "log_hist_coarseness",
+        "allow_mounted_write",
     ];
     let values = [
         "",
@@ -256,6 +266,10 @@ fn random_argument_vectors_never_panic() {
         "k",
         "512",
         "0x10",
+        "mixed",
+        "both",
+        "all",
+        "lfsr",
     ];
     let mut g = Gen(0x5eed);
     let cases = 150;
