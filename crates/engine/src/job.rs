@@ -686,6 +686,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         errno,
         percentiles: Default::default(),
         unified_rw: Default::default(),
+        significant_figures: None,
         description: None,
         cpus: Vec::new(),
         errors,

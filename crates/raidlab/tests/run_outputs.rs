@@ -583,3 +583,60 @@ fn jobs_share_their_logs_without_per_job_logs() {
         "{text}"
     );
 }
+
+/// `significant_figures` sets the digits of the text output's rates and sizes, as fio's:
+/// with 10 a simulated job's rate shows whole bytes per second, with 3 three digits.
+#[test]
+fn significant_figures_set_the_texts_digits() {
+    let run = |sig: &str| {
+        let out = raidlab(&[
+            &system(),
+            "--name=s",
+            "--rw=read",
+            "--bs=1m",
+            "--direct=1",
+            "--size=256m",
+            &format!("--significant_figures={sig}"),
+        ]);
+        let text = assert_ok(&out, "significant_figures");
+        text.lines()
+            .find(|l| l.starts_with("  read: IOPS="))
+            .unwrap()
+            .to_string()
+    };
+    let json = json(&assert_ok(
+        &raidlab(&[
+            &system(),
+            "--name=s",
+            "--rw=read",
+            "--bs=1m",
+            "--direct=1",
+            "--size=256m",
+            "--output-format=json",
+        ]),
+        "json",
+    ));
+    let bw = json["jobs"][0]["read"]["bw_bytes"].as_u64().unwrap();
+    let ten = run("10");
+    assert!(
+        ten.contains(&format!("BW={bw}B/s (")) || ten.contains(&format!("BW={}B/s (", bw + 1)),
+        "{ten} vs {bw}"
+    );
+    assert!(ten.contains("(268435456B/"), "{ten}");
+    let two = run("3");
+    assert!(two.contains("MiB/s") && two.contains("(256MiB/"), "{two}");
+    let digits = |s: &str| {
+        s.split("BW=")
+            .nth(1)
+            .unwrap()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .count()
+    };
+    assert!(digits(&two) <= 3, "{two}");
+    let e = assert_usage_error(
+        &raidlab(&[&system(), "--name=s", "--significant_figures=0"]),
+        "significant_figures=0",
+    );
+    assert!(e.contains("valid: 1 to 10"), "{e}");
+}

@@ -313,6 +313,10 @@ pub struct JobResult {
     /// job's options by the caller.
     #[serde(default, skip_serializing_if = "UnifiedRw::is_none")]
     pub unified_rw: UnifiedRw,
+    /// Digits of the text output's rates and sizes (fio's `significant_figures`, 1 to 10;
+    /// None: 4); set from the job's options by the caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant_figures: Option<u8>,
     /// The CPUs the job's threads were bound to (`cpus_allowed`, `cpumask`), as the kernel
     /// reports them once set; empty when the job set none. A group's, all of its jobs'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -378,6 +382,9 @@ impl std::fmt::Debug for JobResult {
         }
         if !self.unified_rw.is_none() {
             d.field("unified_rw", &self.unified_rw);
+        }
+        if let Some(s) = self.significant_figures {
+            d.field("significant_figures", &s);
         }
         if !self.logs.is_empty() {
             d.field("logs", &self.logs);
@@ -573,6 +580,12 @@ impl JobResult {
             }
         }
         self.logs.extend(other.logs.iter().cloned());
+    }
+
+    /// Digits of the text output's rates and sizes: `significant_figures`, 4 by default.
+    pub fn sig_figs(&self) -> u8 {
+        self.significant_figures
+            .unwrap_or(crate::render::units::DEFAULT_SIG_FIGS)
     }
 
     /// Reads and writes as one direction (fio's `mixed`): bytes, I/Os and latencies added

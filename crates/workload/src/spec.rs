@@ -845,6 +845,10 @@ pub struct JobSpec {
     /// `unified_rw_reporting`).
     #[serde(default, skip_serializing_if = "UnifiedRw::is_none")]
     pub unified_rw_reporting: UnifiedRw,
+    /// Digits of the text output's rates and sizes (fio's `significant_figures`, 1 to 10;
+    /// None: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub significant_figures: Option<u8>,
     /// The intervals of the bandwidth and IOPS samples in the results, ms (fio's
     /// `bw_avg_time`, `iops_avg_time`; 500 each by default).
     #[serde(
@@ -1188,6 +1192,7 @@ impl Default for JobSpec {
             logs: LogOptions::default(),
             percentiles: PercentileOptions::default(),
             unified_rw_reporting: UnifiedRw::None,
+            significant_figures: None,
             avg_time_ms: default_avg_times(),
         }
     }
@@ -1329,6 +1334,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "clat_percentiles",
     "lat_percentiles",
     "unified_rw_reporting",
+    "significant_figures",
 ];
 
 /// Options whose value may be left out: flags, and the log options, which then name their
@@ -1691,7 +1697,6 @@ const FIO_ONLY: &[&str] = &[
     "fill_device",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "significant_figures",
 ];
 
 /// The one line for an option raidlab does not know: what it is (a fio option raidlab does
@@ -2323,6 +2328,14 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "lat_percentiles" => spec.percentiles.lat = Some(parse_bool(value).map_err(err)?),
         "unified_rw_reporting" => {
             spec.unified_rw_reporting = UnifiedRw::parse(value).map_err(err)?
+        }
+        "significant_figures" => {
+            let n = value.parse::<u8>().ok().filter(|n| (1..=10).contains(n));
+            spec.significant_figures = Some(n.ok_or_else(|| {
+                err(format!(
+                    "'{value}' is not a number of digits (valid: 1 to 10; 4 by default)"
+                ))
+            })?);
         }
         _ => unreachable!("option table and match disagree on '{key}'"),
     }

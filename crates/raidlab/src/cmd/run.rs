@@ -444,6 +444,7 @@ fn option_help(name: &str) -> &'static str {
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
         "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
+        "significant_figures" => "digits of the text output's rates and sizes, 1 to 10 (default 4)",
         "unified_rw_reporting" => "none/0 (default): reads and writes apart; mixed/1: as one direction, 'mixed', in their place; both/2: apart, then 'mixed'",
         _ => "",
     }
@@ -1252,6 +1253,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.unified_rw_reporting.is_none() {
         put("unified_rw_reporting", s.unified_rw_reporting.name().into());
     }
+    if let Some(n) = s.significant_figures {
+        put("significant_figures", n.to_string());
+    }
     o
 }
 
@@ -1306,6 +1310,7 @@ pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
     use raidlab_workload::UnifiedRw as U;
     for j in &mut result.jobs {
         j.description = spec_of(j, specs).and_then(|s| s.description.clone());
+        j.significant_figures = spec_of(j, specs).and_then(|s| s.significant_figures);
         j.unified_rw = match spec_of(j, specs).map(|s| s.unified_rw_reporting) {
             None | Some(U::None) => raidlab_result::UnifiedRw::None,
             Some(U::Mixed) => raidlab_result::UnifiedRw::Mixed,

@@ -8,7 +8,7 @@
 pub mod json;
 pub mod terse;
 pub mod text;
-mod units;
+pub(crate) mod units;
 pub use units::civil_from_days;
 
 pub use json::{render_json, render_json_with_options, JSON_ABSENT_KEYS};

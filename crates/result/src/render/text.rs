@@ -3,20 +3,24 @@
 //! Bandwidth is shown in binary MiB/s (2^20 B/s) with decimal MB/s (10^6 B/s) in parentheses,
 //! both labelled, as fio does; a closing line spells the units out.
 
-use super::units::{bytes_binary, bytes_decimal, count, ctime_utc, human};
+use super::units::{bytes_binary, count_sig, ctime_utc, human_sig, BYTES_BINARY, BYTES_DECIMAL};
 use crate::histogram::LatencyHistogram;
 use crate::schema::{DirStats, JobResult, Percentiles, RunResult, DIRECTION_NAMES};
 use std::fmt::Write;
 
 fn bw_pair(bytes_s: f64) -> String {
+    bw_pair_sig(bytes_s, super::units::DEFAULT_SIG_FIGS)
+}
+
+const BW_BINARY: [&str; 5] = ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"];
+const BW_DECIMAL: [&str; 5] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
+
+/// A rate in binary and decimal units, in `sig` digits (fio's `significant_figures`).
+fn bw_pair_sig(bytes_s: f64, sig: u8) -> String {
     format!(
         "{} ({})",
-        human(
-            bytes_s,
-            1024.0,
-            &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]
-        ),
-        human(bytes_s, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"])
+        human_sig(bytes_s, 1024.0, &BW_BINARY, sig),
+        human_sig(bytes_s, 1000.0, &BW_DECIMAL, sig)
     )
 }
 
@@ -149,16 +153,16 @@ fn sample_lines(out: &mut String, d: &DirStats, agg_bytes: u64) {
     }
 }
 
-fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
+fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles, agg_bytes: u64, sig: u8) {
     if d.total_ios == 0 {
         return;
     }
     let _ = writeln!(
         out,
         "  {name}: IOPS={}, BW={}({}/{}msec)",
-        count(d.iops()),
-        bw_pair(d.bw_bytes()),
-        bytes_binary(d.io_bytes as f64),
+        count_sig(d.iops(), sig),
+        bw_pair_sig(d.bw_bytes(), sig),
+        human_sig(d.io_bytes as f64, 1024.0, &BYTES_BINARY, sig),
         d.runtime_ns / 1_000_000
     );
     lat_line(out, "clat", &d.clat);
@@ -206,7 +210,14 @@ fn job_block(
         );
     }
     for (d, stats) in j.directions() {
-        direction(out, DIRECTION_NAMES[d], &stats, &j.percentiles, agg[d]);
+        direction(
+            out,
+            DIRECTION_NAMES[d],
+            &stats,
+            &j.percentiles,
+            agg[d],
+            j.sig_figs(),
+        );
     }
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
     let mut lat = j.read.lat.clone();
@@ -480,18 +491,22 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         let bws: Vec<f64> = dirs.iter().map(|d| d.bw_bytes()).collect();
         let lo = bws.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = bws.iter().copied().fold(0.0, f64::max);
-        let bin = |x| human(x, 1024.0, &["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"]);
-        let dec = |x| human(x, 1000.0, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"]);
+        // (In the first job's `significant_figures`, as fio takes the group's.)
+        let sig = jobs
+            .first()
+            .map_or(super::units::DEFAULT_SIG_FIGS, |j| j.sig_figs());
+        let bin = |x| human_sig(x, 1024.0, &BW_BINARY, sig);
+        let dec = |x| human_sig(x, 1000.0, &BW_DECIMAL, sig);
         let _ = writeln!(
             out,
             "  {label:>5}: bw={}, {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            bw_pair(agg),
+            bw_pair_sig(agg, sig),
             bin(lo),
             bin(hi),
             dec(lo),
             dec(hi),
-            bytes_binary(io as f64),
-            bytes_decimal(io as f64),
+            human_sig(io as f64, 1024.0, &BYTES_BINARY, sig),
+            human_sig(io as f64, 1000.0, &BYTES_DECIMAL, sig),
             run_min / 1_000_000,
             run_max / 1_000_000
         );

@@ -4,40 +4,59 @@
 /// `value` scaled by `base` until it shows in at most four digits, with the matching suffix:
 /// `human(26_412_000.0, 1024.0, &["B", "KiB", "MiB"])` is `25.2MiB`.
 pub fn human(value: f64, base: f64, suffixes: &[&str]) -> String {
+    human_sig(value, base, suffixes, DEFAULT_SIG_FIGS)
+}
+
+/// fio's default `significant_figures`.
+pub const DEFAULT_SIG_FIGS: u8 = 4;
+
+/// [`human`] in `sig` digits (fio's `significant_figures`, 1 to 10): scaled by `base` until
+/// its whole part shows in at most `sig` digits, the point and decimals filling the rest
+/// (a value that was not scaled shows as a whole number).
+pub fn human_sig(value: f64, base: f64, suffixes: &[&str], sig: u8) -> String {
+    let sig = i32::from(sig.clamp(1, 10));
     let mut v = if value.is_finite() && value > 0.0 {
         value
     } else {
         0.0
     };
     let mut idx = 0;
-    while v >= 9999.5 && idx + 1 < suffixes.len() {
+    while v >= 10f64.powi(sig) - 0.5 && idx + 1 < suffixes.len() {
         v /= base;
         idx += 1;
     }
-    let digits = if v >= 100.0 || (idx == 0 && v.fract() == 0.0) {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
+    // (Digits of the whole part, at least one; the point takes one of the `sig` too.)
+    let whole = if v < 10.0 {
+        1
     } else {
-        format!("{v:.2}")
+        v.log10().floor() as i32 + 1
     };
-    format!("{digits}{}", suffixes[idx])
+    // (Unscaled, a whole number, as fio's integer counts show: `5B/s`, not `5.25B/s`.)
+    let decimals = if idx == 0 {
+        0
+    } else {
+        (sig - whole - 1).max(0) as usize
+    };
+    format!("{v:.decimals$}{}", suffixes[idx])
 }
+
+/// Byte units, binary and decimal.
+pub const BYTES_BINARY: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+pub const BYTES_DECIMAL: [&str; 6] = ["B", "kB", "MB", "GB", "TB", "PB"];
 
 /// Binary byte count: `1984KiB`.
 pub fn bytes_binary(bytes: f64) -> String {
-    human(bytes, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB", "PiB"])
+    human(bytes, 1024.0, &BYTES_BINARY)
 }
 
-/// Decimal byte count: `2032kB`.
-pub fn bytes_decimal(bytes: f64) -> String {
-    human(bytes, 1000.0, &["B", "kB", "MB", "GB", "TB", "PB"])
-}
-
-/// A count such as IOPS: `6441`, `64.4k`.
-pub fn count(n: f64) -> String {
-    let r = if n >= 9999.5 { n } else { n.round() };
-    human(r, 1000.0, &["", "k", "M", "G", "T"])
+/// A count such as IOPS in `sig` digits: `6441`, `64.4k` (4).
+pub fn count_sig(n: f64, sig: u8) -> String {
+    let r = if n >= 10f64.powi(i32::from(sig.clamp(1, 10))) - 0.5 {
+        n
+    } else {
+        n.round()
+    };
+    human_sig(r, 1000.0, &["", "k", "M", "G", "T"], sig)
 }
 
 /// Days since 1970-01-01 → (year, month 1–12, day 1–31) in the proleptic Gregorian
@@ -84,11 +103,31 @@ mod tests {
             human(26_412_000.0 / 1.0, 1024.0, &["B/s", "KiB/s", "MiB/s"]),
             "25.2MiB/s"
         );
-        assert_eq!(bytes_decimal(2_031_616.0), "2032kB");
-        assert_eq!(count(6441.2), "6441");
-        assert_eq!(count(64_412.0), "64.4k");
-        assert_eq!(count(0.0), "0");
+        assert_eq!(human(2_031_616.0, 1000.0, &BYTES_DECIMAL), "2032kB");
+        assert_eq!(count_sig(6441.2, 4), "6441");
+        assert_eq!(count_sig(64_412.0, 4), "64.4k");
+        assert_eq!(count_sig(0.0, 4), "0");
         assert_eq!(bytes_binary(268_435_456.0), "256MiB");
+    }
+
+    /// fio 3.33's text for 12 345 IOPS capped and 50 514 605 B/s under each
+    /// `significant_figures` (IOPS=12k, 12.3k, 12333, 12332; BW=48MiB/s, 48.2MiB/s,
+    /// 49335KiB/s, 50514605B/s; its own rates came out a little apart from these).
+    #[test]
+    fn significant_figures_as_fio() {
+        let bin = ["B/s", "KiB/s", "MiB/s", "GiB/s"];
+        for (sig, iops, bw) in [
+            (2, "12k", "48MiB/s"),
+            (4, "12.3k", "48.2MiB/s"),
+            (6, "12333", "49331KiB/s"),
+            (10, "12333", "50514605B/s"),
+        ] {
+            assert_eq!(count_sig(12_333.4, sig), iops, "{sig}");
+            assert_eq!(human_sig(50_514_605.0, 1024.0, &bin, sig), bw, "{sig}");
+        }
+        assert_eq!(count_sig(999.7, 2), "1k");
+        assert_eq!(human_sig(5.25, 1024.0, &bin, 6), "5B/s");
+        assert_eq!(human_sig(50_514_605.4, 1024.0, &bin, 10), "50514605B/s");
     }
 
     #[test]
