@@ -979,17 +979,19 @@ fn run_instance(p: InstancePlan) -> JobResult {
             }
         }
     };
+    // (A job that cannot take its priorities or pin its memory does not start; its result
+    // says which CPUs it was bound to.)
+    let refused = |error: String| {
+        let mut r = not_started(&p.setup, error);
+        r.cpus = bound.clone();
+        r
+    };
     // Its priorities, before it starts threads of its own (they inherit them).
     if let Err(e) = crate::affinity::set_priority(&p.priority) {
-        let mut r = not_started(
-            &p.setup,
-            format!(
-                "cannot set job '{}' priorities (prio, prioclass, nice): {e} (the realtime class and negative nice values need privileges)",
-                p.setup.name
-            ),
-        );
-        r.cpus = bound;
-        return r;
+        return refused(format!(
+            "cannot set job '{}' priorities (prio, prioclass, nice): {e} (the realtime class and negative nice values need privileges)",
+            p.setup.name
+        ));
     }
     // The memory pinned for the job's run, let go when it ends.
     let _pinned = match p.lockmem {
@@ -997,15 +999,10 @@ fn run_instance(p: InstancePlan) -> JobResult {
         n => match crate::affinity::Pinned::new(n as usize) {
             Ok(m) => Some(m),
             Err(e) => {
-                let mut r = not_started(
-                    &p.setup,
-                    format!(
-                        "lockmem: cannot pin {n} bytes for job '{}': {e} (the locked-memory limit, ulimit -l, or the machine's memory)",
-                        p.setup.name
-                    ),
-                );
-                r.cpus = bound;
-                return r;
+                return refused(format!(
+                    "lockmem: cannot pin {n} bytes for job '{}': {e} (the locked-memory limit, ulimit -l, or the machine's memory)",
+                    p.setup.name
+                ))
             }
         },
     };

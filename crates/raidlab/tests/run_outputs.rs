@@ -588,34 +588,28 @@ fn jobs_share_their_logs_without_per_job_logs() {
 /// with 10 a simulated job's rate shows whole bytes per second, with 3 three digits.
 #[test]
 fn significant_figures_set_the_texts_digits() {
-    let run = |sig: &str| {
-        let out = raidlab(&[
+    let job = |more: &str| {
+        raidlab(&[
             &system(),
             "--name=s",
             "--rw=read",
             "--bs=1m",
             "--direct=1",
             "--size=256m",
-            &format!("--significant_figures={sig}"),
-        ]);
-        let text = assert_ok(&out, "significant_figures");
+            more,
+        ])
+    };
+    let run = |sig: &str| {
+        let text = assert_ok(
+            &job(&format!("--significant_figures={sig}")),
+            "significant_figures",
+        );
         text.lines()
             .find(|l| l.starts_with("  read: IOPS="))
             .unwrap()
             .to_string()
     };
-    let json = json(&assert_ok(
-        &raidlab(&[
-            &system(),
-            "--name=s",
-            "--rw=read",
-            "--bs=1m",
-            "--direct=1",
-            "--size=256m",
-            "--output-format=json",
-        ]),
-        "json",
-    ));
+    let json = json(&assert_ok(&job("--output-format=json"), "json"));
     let bw = json["jobs"][0]["read"]["bw_bytes"].as_u64().unwrap();
     let ten = run("10");
     assert!(
