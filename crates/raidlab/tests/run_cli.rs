@@ -1240,3 +1240,31 @@ fn a_device_held_by_another_user_is_not_written() {
     drop(held);
     assert_ok(&run("write", &[]), "written once let go");
 }
+
+/// io_uring's own options on a job that runs without a ring are noted (fio refuses them
+/// there); on an io_uring job they are not.
+#[test]
+fn io_uring_options_without_a_ring_are_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t").display().to_string();
+    let run = |engine: &str| {
+        raidlab(&[
+            "--name=u",
+            &format!("--filename={f}"),
+            "--size=256k",
+            "--rw=randread",
+            &format!("--ioengine={engine}"),
+            "--fixedbufs=0",
+        ])
+    };
+    let out = run("psync");
+    assert_ok(&out, "psync with fixedbufs");
+    let err = stderr(&out);
+    assert!(
+        err.contains("raidlab: note: job 'u': fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu and hipri are io_uring's, and it runs without a ring (psync): they change nothing"),
+        "{err}"
+    );
+    let out = run("io_uring");
+    assert_ok(&out, "io_uring with fixedbufs");
+    assert!(!stderr(&out).contains("io_uring's"), "{}", stderr(&out));
+}

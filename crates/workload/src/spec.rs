@@ -617,6 +617,10 @@ pub struct JobSpec {
     pub sqthread_poll_cpu: Option<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub hipri: bool,
+    /// One of io_uring's own options (`fixedbufs`, `registerfiles`, `sqthread_poll`,
+    /// `sqthread_poll_cpu`, `hipri`) was given, which another engine has none of.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub uring_options_given: bool,
     /// fio's `disable_clat`, `disable_lat` and `disable_bw_measurement` (all three with
     /// `gtod_reduce`): results leave out completion latency, total latency, or the bandwidth
     /// and IOPS samples. (`disable_slat` is taken too: raidlab reports no separate
@@ -1126,6 +1130,7 @@ impl Default for JobSpec {
             sqthread_poll: false,
             sqthread_poll_cpu: None,
             hipri: false,
+            uring_options_given: false,
             disable_clat: false,
             disable_lat: false,
             disable_bw: false,
@@ -1761,6 +1766,12 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         None if is_flag(key) => "1",
         None => return Err(err("needs a value (write it as key=value)".into())),
     };
+    if matches!(
+        key,
+        "fixedbufs" | "registerfiles" | "sqthread_poll" | "sqthread_poll_cpu" | "hipri"
+    ) {
+        spec.uring_options_given = true;
+    }
     match key {
         "name" => {
             if value.is_empty() {

@@ -697,6 +697,27 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         }
     };
     let mut result = raidlab_engine::run(specs, &mut resolve, &run_opts).map_err(engine_error)?;
+    // io_uring's own options on a job that runs without a ring (another engine, or an
+    // array's worker threads): fio refuses them there; raidlab runs the job and says so.
+    let ringless = |s: &&JobSpec| {
+        s.uring_options_given
+            && (s.ioengine != raidlab_workload::IoEngine::IoUring
+                || s.filenames
+                    .iter()
+                    .any(|f| target_kind(f) == TargetKind::Array))
+    };
+    if let Some(s) = specs.iter().find(ringless) {
+        note_once!(
+            "job '{}': fixedbufs, registerfiles, sqthread_poll, sqthread_poll_cpu and \
+             hipri are io_uring's, and it runs without a ring ({}): they change nothing",
+            s.name,
+            if s.ioengine == raidlab_workload::IoEngine::IoUring {
+                "an array's worker threads"
+            } else {
+                s.ioengine.name()
+            }
+        );
+    }
     if let Some(named) = specs.iter().find_map(|s| s.verify_named.as_deref()) {
         note_once!(
             "verify={named}: raidlab checks every block by its own header \
