@@ -598,20 +598,34 @@ impl JobResult {
         m
     }
 
-    /// The directions the renderings show, each with its index into [`DIRECTION_NAMES`]
-    /// (0 read, 1 write, 2 mixed), as the job's `unified_rw_reporting` asks: read and
-    /// write; `mixed` alone; or read, write and `mixed`.
-    pub fn directions(&self) -> Vec<(usize, std::borrow::Cow<'_, DirStats>)> {
-        use std::borrow::Cow::{Borrowed, Owned};
+    /// The directions the renderings show, as indices into [`DIRECTION_NAMES`] (0 read,
+    /// 1 write, 2 mixed), as the job's `unified_rw_reporting` asks: read and write; `mixed`
+    /// alone; or read, write and `mixed`.
+    pub fn shown_directions(&self) -> &'static [usize] {
         match self.unified_rw {
-            UnifiedRw::None => vec![(0, Borrowed(&self.read)), (1, Borrowed(&self.write))],
-            UnifiedRw::Mixed => vec![(2, Owned(self.mixed()))],
-            UnifiedRw::Both => vec![
-                (0, Borrowed(&self.read)),
-                (1, Borrowed(&self.write)),
-                (2, Owned(self.mixed())),
-            ],
+            UnifiedRw::None => &[0, 1],
+            UnifiedRw::Mixed => &[2],
+            UnifiedRw::Both => &[0, 1, 2],
         }
+    }
+
+    /// Direction `d` ([`DIRECTION_NAMES`]'s index): the reads, the writes, or both added up.
+    pub fn direction(&self, d: usize) -> std::borrow::Cow<'_, DirStats> {
+        use std::borrow::Cow::{Borrowed, Owned};
+        match d {
+            0 => Borrowed(&self.read),
+            1 => Borrowed(&self.write),
+            _ => Owned(self.mixed()),
+        }
+    }
+
+    /// The directions the renderings show ([`JobResult::shown_directions`]), each with its
+    /// index.
+    pub fn directions(&self) -> Vec<(usize, std::borrow::Cow<'_, DirStats>)> {
+        self.shown_directions()
+            .iter()
+            .map(|&d| (d, self.direction(d)))
+            .collect()
     }
 
     /// The flat metrics the lab stores and plots.

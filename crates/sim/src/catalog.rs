@@ -55,11 +55,11 @@ pub struct DiskSpec {
     pub cache_kib: u32,
     /// Segments the buffer is split into for reads (SCSI's caching mode page 08h, byte 13):
     /// each holds what one run of reads brought from the media (read-ahead is modelled for
-    /// the run the head is on: see `read_ahead_kib`), so a read of data still held (every block of it, as Seagate's product manuals describe
-    /// the cache: a read with any block not held goes to the media) is served from the
-    /// buffer. 0: reads are not cached (the page's RCD bit); at most
-    /// [`crate::device::MAX_SEGMENTS`]. The default, 16, is an assumption: drives choose
-    /// the count themselves by workload, and datasheets do not give it.
+    /// the run the head is on: see `read_ahead_kib`), so a read of data still held is served
+    /// from the buffer: every block of it, as Seagate's product manuals describe the cache (a
+    /// read with any block not held goes to the media). 0: reads are not cached (the page's
+    /// RCD bit); at most [`crate::device::MAX_SEGMENTS`]. The default, 16, is an assumption:
+    /// drives choose the count themselves by workload, and datasheets do not give it.
     #[serde(default = "default_cache_segments")]
     pub cache_segments: u32,
     /// Command aging, ms: a queued command that has waited this long is served next, the

@@ -5,7 +5,8 @@
 use crate::device::{f64_of, u64_of};
 use crate::planner::{Level, MemberIo};
 use crate::world::{
-    add_range, stream_read_ahead, transfer, Dirty, DiskReq, FastMap, Fill, Ranked, World, HELD,
+    add_range, buffer_serve, stream_read_ahead, transfer, Dirty, DiskReq, FastMap, Fill, Ranked,
+    World, HELD,
 };
 use raidlab_result::{DirStats, SyncStats};
 use raidlab_workload::{Dir, ExitWhat, Pacer, Request, RequestStream};
@@ -3055,8 +3056,7 @@ impl<'w> Engine<'w> {
             if model.holds(&disk.state, t, m.offset, m.len) {
                 // The drive's buffer holds the data: the command's overhead and the
                 // transfer, no media (a drive checks its segments as a read comes in).
-                let end = t.max(disk.buffer_free) + model.accept_ns(m.len);
-                disk.buffer_free = end;
+                let end = buffer_serve(&mut disk.buffer_free, t, model.accept_ns(m.len));
                 disk.read_hits += 1;
                 disk.ios += 1;
                 self.member_ios += 1;
@@ -3105,8 +3105,7 @@ impl<'w> Engine<'w> {
             let Some(mut r) = disk.queue.take_first_write(now, room) else {
                 return disk.queue.has_ready_write(now);
             };
-            let end = now.max(disk.buffer_free) + model.accept_ns(r.len);
-            disk.buffer_free = end;
+            let end = buffer_serve(&mut disk.buffer_free, now, model.accept_ns(r.len));
             let join = std::mem::replace(&mut r.join, HELD);
             disk.ios += 1;
             // A rewrite of data the buffer holds, and that the media is not writing now,
@@ -3149,8 +3148,7 @@ impl<'w> Engine<'w> {
             else {
                 return;
             };
-            let end = now.max(disk.buffer_free) + model.accept_ns(r.len);
-            disk.buffer_free = end;
+            let end = buffer_serve(&mut disk.buffer_free, now, model.accept_ns(r.len));
             disk.ios += 1;
             self.command_done(d, end, r.len, false, r.join);
         }

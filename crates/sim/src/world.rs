@@ -1190,6 +1190,16 @@ pub struct Disk {
     pub read_hits: u64,
 }
 
+/// A command a drive serves from its buffer, without the media (a write taken into the
+/// write cache, a read of data held), arriving at `t` and taking `ns` of overhead and
+/// transfer: it waits for the one before ([`Disk::buffer_free`], moved on), and ends at the
+/// time returned. (Of the field alone, so a caller may hold the write cache meanwhile.)
+#[inline]
+pub fn buffer_serve(buffer_free: &mut u64, t: u64, ns: u64) -> u64 {
+    *buffer_free = t.max(*buffer_free) + ns;
+    *buffer_free
+}
+
 impl Disk {
     /// Whether the drive could do something now: take a write into its cache, or start a
     /// command on an idle unit. A drive without a write cache whose every unit is busy looks

@@ -11,7 +11,7 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult, UnifiedRw};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -211,11 +211,12 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -
     ];
     // The directions, as fio 3.33 writes them under `unified_rw_reporting`: `mixed` alone
     // in place of read, write, trim and sync; or after them.
-    let mixed = (!j.unified_rw.is_none()).then(|| {
+    let shown = j.shown_directions();
+    let mixed = shown.contains(&2).then(|| {
         let m = j.mixed();
         ("mixed", direction(&m, &j.percentiles, plus, agg[2]))
     });
-    if j.unified_rw != UnifiedRw::Mixed {
+    if shown.contains(&0) {
         f.extend([
             ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
             ("write", direction(&j.write, &j.percentiles, plus, agg[1])),

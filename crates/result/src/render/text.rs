@@ -454,7 +454,7 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
     // The directions any of the group's jobs shows (`unified_rw_reporting`), in order.
     let mut shown = [false; 3];
     for j in jobs {
-        for (d, _) in j.directions() {
+        for &d in j.shown_directions() {
             shown[d] = true;
         }
     }
@@ -464,14 +464,8 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         }
         // As in fio, only the jobs that moved data this way count: a writer beside readers
         // is not a reader at 0 B/s over 0 ms in the READ line's ranges.
-        let each: Vec<std::borrow::Cow<DirStats>> = jobs
-            .iter()
-            .map(|j| match pick {
-                0 => std::borrow::Cow::Borrowed(&j.read),
-                1 => std::borrow::Cow::Borrowed(&j.write),
-                _ => std::borrow::Cow::Owned(j.mixed()),
-            })
-            .collect();
+        let each: Vec<std::borrow::Cow<DirStats>> =
+            jobs.iter().map(|j| j.direction(pick)).collect();
         let dirs: Vec<&DirStats> = each
             .iter()
             .map(|d| d.as_ref())
