@@ -690,6 +690,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         description: None,
         cpus: Vec::new(),
         errors,
+        mpi: None,
         logs: log
             .map(|mut l| {
                 l.finish(measured);

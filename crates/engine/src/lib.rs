@@ -91,6 +91,26 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Seconds since the epoch, recorded in the result.
     pub timestamp: u64,
+    /// Other processes running this run together with this one (the ranks of an MPI run),
+    /// asked at the run's fixed points; `None` for a process on its own.
+    pub coordinator: Option<Arc<dyn Coordinator>>,
+}
+
+/// Several processes running one run together, each over its own jobs, as the ranks of an
+/// MPI run do. The engine calls these in this order at fixed points of every run, so each
+/// process meets the others there: [`before_setup`](Coordinator::before_setup) and
+/// [`after_setup`](Coordinator::after_setup) around laying out and checking the targets
+/// (ranks sharing a file take turns), [`before_group`](Coordinator::before_group) as each
+/// stonewall group is about to start (its jobs' clocks start after it returns), and
+/// [`after_groups`](Coordinator::after_groups) once the last group has ended, before any
+/// file is unlinked. A run that ends early (an error, a stop) skips the points after it: the
+/// coordinator, not the engine, keeps the others from waiting for them.
+pub trait Coordinator: Send + Sync + std::fmt::Debug {
+    fn before_setup(&self);
+    fn after_setup(&self);
+    /// An error stops the run with it (another process could not go on).
+    fn before_group(&self, group: usize) -> Result<(), String>;
+    fn after_groups(&self) -> Result<(), String>;
 }
 
 /// Run `specs` in real time. `resolve` maps each filename to a [`Target`]. Setup problems

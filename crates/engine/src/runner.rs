@@ -136,6 +136,10 @@ pub fn run_with_clock(
     }
 
     // Prepare path targets that real I/O will touch: create, lay out, check signatures.
+    // (Processes running together take their turns here: see `Coordinator`.)
+    if let Some(c) = &opts.coordinator {
+        c.before_setup();
+    }
     let mut infos: HashMap<String, PathInfo> = HashMap::new();
     // Files this run creates (for `unlink`: raidlab's to remove).
     let mut created: HashSet<String> = Default::default();
@@ -153,9 +157,10 @@ pub fn run_with_clock(
             .filter_map(|s| {
                 let size = s.size?;
                 // (Saturating: offsets past 2^64 are refused, in one line, not a panic.)
-                let last = s
-                    .offset
-                    .saturating_add(s.offset_increment.saturating_mul(s.numjobs as u64 - 1));
+                let last = s.offset.saturating_add(
+                    s.offset_increment
+                        .saturating_mul(s.first_job as u64 + s.numjobs as u64 - 1),
+                );
                 Some(last.saturating_add(size))
             })
             .max();
@@ -182,6 +187,9 @@ pub fn run_with_clock(
             created.insert(name.clone());
         }
         infos.insert(name.clone(), info);
+    }
+    if let Some(c) = &opts.coordinator {
+        c.after_setup();
     }
 
     // Plan every instance.
@@ -404,6 +412,9 @@ pub fn run_with_clock(
     // Set when a job's end under `exit_what=all` stops the run.
     let exit_all = AtomicBool::new(false);
     for g in 0..groups {
+        if let Some(c) = &opts.coordinator {
+            c.before_group(g).map_err(EngineError::failed)?;
+        }
         let mut this: Vec<InstancePlan> = Vec::new();
         while plans.peek().is_some_and(|p| p.group == g) {
             this.push(plans.next().unwrap());
@@ -448,6 +459,9 @@ pub fn run_with_clock(
         results.extend(run_group(this, opts, &clock, specs, &exit_all));
     }
 
+    if let Some(c) = &opts.coordinator {
+        c.after_groups().map_err(EngineError::failed)?;
+    }
     unlink_files(specs, &resolved, &created, opts.force);
     let results = results.into_iter().map(|(si, mut r)| {
         r.forget(unmeasured(&specs[si]));

@@ -21,8 +21,8 @@ pub use render::{
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
-    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, PageCacheUse, PassStats,
-    Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats, UnifiedRw,
-    VerifySummary, DIRECTION_NAMES,
+    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, MpiPlace, PageCacheUse,
+    PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats,
+    UnifiedRw, VerifySummary, DIRECTION_NAMES,
 };
 pub use timelog::{shared_files, JobLog, LogNames, LogSample};

@@ -329,10 +329,58 @@ pub struct JobResult {
     /// the job does not go on past any, as fio then shows no count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorCount>,
+    /// Where the job ran in an MPI run: the ranks folded into this result and their hosts;
+    /// None outside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<MpiPlace>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
     pub logs: Vec<JobLog>,
+}
+
+/// The ranks of an MPI run a result covers, in rank order, and the hosts they ran on (each
+/// once, in the order first met).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MpiPlace {
+    pub ranks: Vec<u32>,
+    pub hosts: Vec<String>,
+}
+
+impl MpiPlace {
+    /// Rank `rank` on `host`.
+    pub fn one(rank: u32, host: &str) -> MpiPlace {
+        MpiPlace {
+            ranks: vec![rank],
+            hosts: vec![host.to_string()],
+        }
+    }
+    /// Take in another result's ranks and hosts.
+    pub fn merge(&mut self, other: &MpiPlace) {
+        self.ranks.extend_from_slice(&other.ranks);
+        self.ranks.sort_unstable();
+        self.ranks.dedup();
+        for h in &other.hosts {
+            if !self.hosts.contains(h) {
+                self.hosts.push(h.clone());
+            }
+        }
+    }
+    /// `rank 3 on node1`, `ranks 0-3 on node1,node2`, `ranks 0,2 on node1`.
+    pub fn text(&self) -> String {
+        let r = &self.ranks;
+        let ranks = match r.as_slice() {
+            [one] => format!("rank {one}"),
+            [first, .., last] if (*last - *first) as usize + 1 == r.len() => {
+                format!("ranks {first}-{last}")
+            }
+            _ => format!(
+                "ranks {}",
+                r.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            ),
+        };
+        format!("{ranks} on {}", self.hosts.join(","))
+    }
 }
 
 /// Errors a job went on past (fio's `total_err` and `first_error`).
@@ -391,6 +439,9 @@ impl std::fmt::Debug for JobResult {
         }
         if let Some(e) = &self.errors {
             d.field("errors", e);
+        }
+        if let Some(m) = &self.mpi {
+            d.field("mpi", m);
         }
         d.finish()
     }
@@ -580,6 +631,11 @@ impl JobResult {
             }
         }
         self.logs.extend(other.logs.iter().cloned());
+        match (&mut self.mpi, &other.mpi) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.mpi = Some(b.clone()),
+            _ => {}
+        }
     }
 
     /// Digits of the text output's rates and sizes: `significant_figures`, 4 by default.
@@ -868,5 +924,44 @@ mod tests {
         assert_eq!(a.job_runtime_ns(), 10_000_000_000);
         assert!((a.usr_cpu - 30.0).abs() < 1e-9, "{}", a.usr_cpu);
         assert_eq!(a.read.runtime_ns, 6_000_000_000);
+    }
+}
+
+#[cfg(test)]
+mod mpi_place_tests {
+    use super::*;
+
+    /// Results of several ranks fold as numjobs do (rates add) and keep which ranks and hosts
+    /// they cover; the text names them.
+    #[test]
+    fn ranks_fold_and_name_their_places() {
+        let job = |rank: u32, host: &str| {
+            let mut j = JobResult {
+                instances: 1,
+                mpi: Some(MpiPlace::one(rank, host)),
+                ..Default::default()
+            };
+            j.write.io_bytes = 1 << 20;
+            j.write.runtime_ns = 1_000_000_000 + u64::from(rank);
+            j
+        };
+        let mut a = job(0, "n1");
+        a.merge(&job(1, "n1"));
+        a.merge(&job(2, "n2"));
+        let m = a.mpi.clone().unwrap();
+        assert_eq!(m.ranks, vec![0, 1, 2]);
+        assert_eq!(m.hosts, vec!["n1".to_string(), "n2".to_string()]);
+        assert_eq!(m.text(), "ranks 0-2 on n1,n2");
+        assert_eq!(a.write.io_bytes, 3 << 20);
+        // The slowest rank's runtime: IOR's aggregate over the longest.
+        assert_eq!(a.write.runtime_ns, 1_000_000_002);
+        let gap = MpiPlace {
+            ranks: vec![0, 2],
+            hosts: vec!["n1".into()],
+        };
+        assert_eq!(gap.text(), "ranks 0,2 on n1");
+        assert_eq!(MpiPlace::one(3, "h").text(), "rank 3 on h");
+        // Outside MPI nothing is added to the Debug text the golden results compare.
+        assert!(!format!("{:?}", JobResult::default()).contains("mpi"));
     }
 }

@@ -355,7 +355,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                     let inst = JobInstance {
                         spec_index: si,
                         file_index: fi + (k << 16),
-                        job_index: j,
+                        job_index: s.first_job + j,
                         global_index: global,
                     };
                     global += 1;

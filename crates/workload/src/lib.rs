@@ -25,7 +25,7 @@ pub use jobfile::{
 };
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
-    apply_directories, apply_option, exit_scope, job_groups, parse_percentile_list,
+    apply_directories, apply_option, exit_scope, for_rank, job_groups, parse_percentile_list,
     split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, ExitWhat,
     Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, Priority, RwMode, SpecError,
     UnifiedRw, Zone, OPTION_NAMES,

@@ -686,6 +686,12 @@ pub struct JobSpec {
     #[serde(default, skip_serializing_if = "is_false")]
     pub cpus_split: bool,
     pub numjobs: u32,
+    /// The number of this job's first instance (0): its instances are numbered
+    /// `first_job .. first_job + numjobs`, which places their regions (`offset_increment`),
+    /// draws their seeds and names their files in `directory`. A rank of an MPI run sets it
+    /// to `rank × numjobs`, so the ranks' instances are numbered as one job's numjobs are.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub first_job: u32,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
     /// Bytes of the target each job covers per pass; `None` means to the end of the target.
@@ -1147,6 +1153,7 @@ impl Default for JobSpec {
             cpus: Vec::new(),
             cpus_split: false,
             numjobs: 1,
+            first_job: 0,
             rwmixread: 50,
             size: None,
             io_size: None,
@@ -1637,10 +1644,13 @@ pub fn apply_directories(specs: &mut [JobSpec]) {
         let dirs = std::mem::take(&mut s.directory);
         let join = |d: &str, f: &str| std::path::Path::new(d).join(f).display().to_string();
         if s.filenames.is_empty() {
-            s.filenames = (0..s.numjobs.max(1))
+            let first = s.first_job;
+            s.filenames = (first..first + s.numjobs.max(1))
                 .map(|j| join(&dirs[j as usize % dirs.len()], &format!("{}.{j}.0", s.name)))
                 .collect();
             s.numjobs = 1;
+            // Each file is its own job's, its region from the start as any job's.
+            s.first_job = 0;
         } else {
             for f in &mut s.filenames {
                 let relative =
@@ -1650,6 +1660,20 @@ pub fn apply_directories(specs: &mut [JobSpec]) {
                 }
             }
         }
+    }
+}
+
+/// The jobs as rank `rank` of an MPI run runs them: the ranks' instances of a job are numbered
+/// as one job's `numjobs` are (rank r's from `r × numjobs`), so `offset_increment` gives each
+/// rank its own regions of a shared file and `directory` its own files
+/// (`JOBNAME.N.0`), and each rank draws its own offsets (its seed mixed with its rank; rank
+/// 0's are those of a run without MPI). Before [`apply_directories`].
+pub fn for_rank(specs: &mut [JobSpec], rank: u32) {
+    for s in specs {
+        s.first_job = rank * s.numjobs;
+        s.randseed = s
+            .randseed
+            .wrapping_add(u64::from(rank).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 }
 

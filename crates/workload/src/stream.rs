@@ -98,7 +98,7 @@ pub struct JobInstance {
     pub spec_index: usize,
     /// Index into the spec's `filenames`.
     pub file_index: usize,
-    /// Which of the spec's `numjobs`, from 0.
+    /// Which of the spec's `numjobs`, from its `first_job` (0 but in a rank of an MPI run).
     pub job_index: u32,
     /// Position among all instances of the run; distinguishes seeds.
     pub global_index: u32,
@@ -115,7 +115,7 @@ impl JobInstance {
                     out.push(JobInstance {
                         spec_index: si,
                         file_index: fi,
-                        job_index: j,
+                        job_index: s.first_job + j,
                         global_index,
                     });
                 }
@@ -1829,5 +1829,38 @@ mod tests {
                 prop_assert!(r.offset + r.len <= target);
             }
         }
+    }
+
+    /// A rank of an MPI run numbers its instances after the ranks before it: regions by
+    /// offset_increment, files in a directory and seeds apart; rank 0 is a run without MPI.
+    #[test]
+    fn ranks_number_their_instances_as_numjobs() {
+        let mut base = JobSpec::default();
+        crate::apply_option(&mut base, "numjobs", Some("2")).unwrap();
+        crate::apply_option(&mut base, "size", Some("4m")).unwrap();
+        crate::apply_option(&mut base, "offset_increment", Some("4m")).unwrap();
+        let mut shared = base.clone();
+        crate::apply_option(&mut shared, "filename", Some("/tmp/f")).unwrap();
+        let mut r0 = vec![shared.clone()];
+        let mut r1 = vec![shared.clone()];
+        crate::for_rank(&mut r0, 0);
+        crate::for_rank(&mut r1, 1);
+        assert_eq!(r0[0], shared);
+        let (i0, i1) = (JobInstance::expand(&r0), JobInstance::expand(&r1));
+        assert_eq!(
+            i1.iter().map(|i| i.job_index).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        let st = RequestStream::new(&r1[0], &i1[0], 64 << 20).unwrap();
+        assert_eq!(st.region(), (8 << 20, 4 << 20));
+        assert_ne!(i0[0].seed(&r0[0]), i1[0].seed(&r1[0]));
+        // In a directory: rank 1's files are JOB.2.0 and JOB.3.0, each from its start.
+        let mut d = base.clone();
+        crate::apply_option(&mut d, "directory", Some("/tmp/x")).unwrap();
+        let mut d1 = vec![d];
+        crate::for_rank(&mut d1, 1);
+        crate::apply_directories(&mut d1);
+        assert_eq!(d1[0].filenames, vec!["/tmp/x/job.2.0", "/tmp/x/job.3.0"]);
+        assert_eq!(d1[0].first_job, 0);
     }
 }

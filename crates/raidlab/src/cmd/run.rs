@@ -681,6 +681,7 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         progress: opts.progress,
         stop,
         timestamp,
+        coordinator: None,
     };
     let force = opts.force;
     // Arrays opened so far in this run: (target name, its members).

@@ -200,6 +200,10 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -
     if !j.cpus.is_empty() {
         extras["cpus"] = serde_json::json!(j.cpus);
     }
+    if let Some(m) = &j.mpi {
+        extras["ranks"] = serde_json::json!(m.ranks);
+        extras["hosts"] = serde_json::json!(m.hosts);
+    }
     let mut f = vec![
         ("jobname", v(j.name.clone())),
         ("groupid", v(j.groupid)),

@@ -189,9 +189,13 @@ fn job_block(
     } else {
         String::new()
     };
+    let place = match &j.mpi {
+        Some(m) => format!(", {}", m.text()),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "{}: (groupid={}, jobs={}): err={err:2}: target={}, engine={}{when}",
+        "{}: (groupid={}, jobs={}): err={err:2}: target={}, engine={}{place}{when}",
         j.name,
         j.groupid,
         j.instances.max(1),
