@@ -20,8 +20,8 @@ pub fn set_prefix(prefix: &str) {
 /// Write `text` to standard error in one write, ignoring any failure.
 pub fn write(text: &str) {
     let text = match PREFIX.get() {
-        Some(p) => prefixed(text, p),
-        None => text.to_string(),
+        Some(p) => std::borrow::Cow::Owned(prefixed(text, p)),
+        None => std::borrow::Cow::Borrowed(text),
     };
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -272,11 +272,9 @@ impl World {
     /// order as the others call theirs (MPI's collectives match by order).
     pub fn all_gather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         self.on_own_thread()?;
-        let n = self.size as usize;
-        let mine: c_int = c_int::try_from(bytes.len())
-            .map_err(|_| format!("{} bytes are too many for one MPI message", bytes.len()))?;
-        let mut lens: Vec<c_int> = vec![0; n];
-        // SAFETY: one int sent, one int per rank received into `lens` (n entries).
+        let mine = message_len(bytes)?;
+        let mut lens: Vec<c_int> = vec![0; self.size as usize];
+        // SAFETY: one int sent, one int per rank received into `lens` (size entries).
         check("MPI_Allgather", unsafe {
             (self.api.allgather)(
                 (&mine as *const c_int).cast(),
@@ -288,15 +286,7 @@ impl World {
                 self.api.comm_world,
             )
         })?;
-        let mut displs: Vec<c_int> = Vec::with_capacity(n);
-        let mut total: c_int = 0;
-        for &l in &lens {
-            displs.push(total);
-            total = total
-                .checked_add(l)
-                .ok_or("the ranks' messages add up to more than one MPI message holds")?;
-        }
-        let mut all = vec![0u8; total as usize];
+        let (displs, mut all) = receive_space(&lens)?;
         // SAFETY: `all` holds the sum of the lengths every rank announced, at `displs`.
         check("MPI_Allgatherv", unsafe {
             (self.api.allgatherv)(
@@ -310,22 +300,16 @@ impl World {
                 self.api.comm_world,
             )
         })?;
-        Ok(lens
-            .iter()
-            .zip(&displs)
-            .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
-            .collect())
+        Ok(split(&all, &lens, &displs))
     }
 
     /// Every rank's `bytes`, by rank, on rank 0 (`Some` there, `None` elsewhere): each rank
     /// calls it once, in the same order as the others.
     pub fn gather(&self, bytes: &[u8]) -> Result<Option<Vec<Vec<u8>>>, String> {
         self.on_own_thread()?;
-        let n = self.size as usize;
         let root = self.rank == 0;
-        let mine: c_int = c_int::try_from(bytes.len())
-            .map_err(|_| format!("{} bytes are too many for one MPI message", bytes.len()))?;
-        let mut lens: Vec<c_int> = vec![0; if root { n } else { 0 }];
+        let mine = message_len(bytes)?;
+        let mut lens: Vec<c_int> = vec![0; if root { self.size as usize } else { 0 }];
         // SAFETY: one int sent; on the root, one int per rank received into `lens`.
         check("MPI_Gather", unsafe {
             (self.api.gather)(
@@ -339,15 +323,7 @@ impl World {
                 self.api.comm_world,
             )
         })?;
-        let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
-        let mut total: c_int = 0;
-        for &l in &lens {
-            displs.push(total);
-            total = total
-                .checked_add(l)
-                .ok_or("the ranks' messages add up to more than one MPI message holds")?;
-        }
-        let mut all = vec![0u8; total as usize];
+        let (displs, mut all) = receive_space(&lens)?;
         // SAFETY: on the root `all` holds the sum of the announced lengths at `displs`; the
         // receive arguments are not read elsewhere.
         check("MPI_Gatherv", unsafe {
@@ -363,12 +339,7 @@ impl World {
                 self.api.comm_world,
             )
         })?;
-        Ok(root.then(|| {
-            lens.iter()
-                .zip(&displs)
-                .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
-                .collect()
-        }))
+        Ok(root.then(|| split(&all, &lens, &displs)))
     }
 
     /// End every rank of the world now (`MPI_Abort`), with `code` as the launcher's exit
@@ -378,6 +349,33 @@ impl World {
         unsafe { (self.api.abort)(self.api.comm_world, code) };
         std::process::exit(code)
     }
+}
+
+/// A message's length as MPI counts it.
+fn message_len(bytes: &[u8]) -> Result<c_int, String> {
+    c_int::try_from(bytes.len())
+        .map_err(|_| format!("{} bytes are too many for one MPI message", bytes.len()))
+}
+
+/// Where each rank's message starts in the received bytes, and room for them all.
+fn receive_space(lens: &[c_int]) -> Result<(Vec<c_int>, Vec<u8>), String> {
+    let mut displs: Vec<c_int> = Vec::with_capacity(lens.len());
+    let mut total: c_int = 0;
+    for &l in lens {
+        displs.push(total);
+        total = total
+            .checked_add(l)
+            .ok_or("the ranks' messages add up to more than one MPI message holds")?;
+    }
+    Ok((displs, vec![0u8; total as usize]))
+}
+
+/// The received bytes cut into each rank's message.
+fn split(all: &[u8], lens: &[c_int], displs: &[c_int]) -> Vec<Vec<u8>> {
+    lens.iter()
+        .zip(displs)
+        .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
+        .collect()
 }
 
 impl Drop for World {
