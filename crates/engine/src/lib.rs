@@ -104,11 +104,12 @@ pub struct RunOptions {
 /// stonewall group is about to start (its jobs' clocks start after it returns), and
 /// [`after_groups`](Coordinator::after_groups) once the last group has ended, before any
 /// file is unlinked. A run that ends early (an error, a stop) skips the points after it: the
-/// coordinator, not the engine, keeps the others from waiting for them.
+/// coordinator, not the engine, keeps the others from waiting for them. An error from any of
+/// them (another process could not go on) ends the run with it. All of them are called on
+/// the thread that called [`run`].
 pub trait Coordinator: Send + Sync + std::fmt::Debug {
-    fn before_setup(&self);
-    fn after_setup(&self);
-    /// An error stops the run with it (another process could not go on).
+    fn before_setup(&self) -> Result<(), String>;
+    fn after_setup(&self) -> Result<(), String>;
     fn before_group(&self, group: usize) -> Result<(), String>;
     fn after_groups(&self) -> Result<(), String>;
 }

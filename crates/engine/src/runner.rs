@@ -138,7 +138,7 @@ pub fn run_with_clock(
     // Prepare path targets that real I/O will touch: create, lay out, check signatures.
     // (Processes running together take their turns here: see `Coordinator`.)
     if let Some(c) = &opts.coordinator {
-        c.before_setup();
+        c.before_setup().map_err(EngineError::failed)?;
     }
     let mut infos: HashMap<String, PathInfo> = HashMap::new();
     // Files this run creates (for `unlink`: raidlab's to remove).
@@ -189,7 +189,7 @@ pub fn run_with_clock(
         infos.insert(name.clone(), info);
     }
     if let Some(c) = &opts.coordinator {
-        c.after_setup();
+        c.after_setup().map_err(EngineError::failed)?;
     }
 
     // Plan every instance.

@@ -1201,3 +1201,114 @@ fn lockmem_pins_memory_while_the_job_runs() {
         "{e}"
     );
 }
+
+/// A coordinator that writes down each call, and whether the target existed then, and fails
+/// at the group it is told to.
+#[derive(Debug, Default)]
+struct Recorder {
+    calls: std::sync::Mutex<Vec<String>>,
+    file: std::path::PathBuf,
+    fail_at_group: Option<usize>,
+}
+
+impl Recorder {
+    fn note(&self, what: String) {
+        let there = if self.file.exists() {
+            "laid out"
+        } else {
+            "absent"
+        };
+        self.calls.lock().unwrap().push(format!("{what} ({there})"));
+    }
+}
+
+impl raidlab_engine::Coordinator for Recorder {
+    fn before_setup(&self) -> Result<(), String> {
+        self.note("before_setup".into());
+        Ok(())
+    }
+    fn after_setup(&self) -> Result<(), String> {
+        self.note("after_setup".into());
+        Ok(())
+    }
+    fn before_group(&self, group: usize) -> Result<(), String> {
+        self.note(format!("before_group {group}"));
+        match self.fail_at_group {
+            Some(g) if g == group => Err(format!("the others stopped before group {g}")),
+            _ => Ok(()),
+        }
+    }
+    fn after_groups(&self) -> Result<(), String> {
+        self.note("after_groups".into());
+        Ok(())
+    }
+}
+
+/// The engine meets its coordinator at the run's fixed points, in order: around the layout
+/// (the target appears between the two), before each stonewall group, after the last
+/// group and before `unlink` removes the file. An error at a group ends the run with it,
+/// with no later point met.
+#[test]
+fn a_coordinator_is_met_at_the_fixed_points_in_order() {
+    let d = tmp();
+    let f = d.path().join("coord");
+    let name = f.to_str().unwrap();
+    let specs = [
+        spec(&[
+            ("name", "w"),
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("filename", name),
+        ]),
+        spec(&[
+            ("name", "r"),
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("filename", name),
+            ("stonewall", "1"),
+            ("unlink", "1"),
+        ]),
+    ];
+    let rec = std::sync::Arc::new(Recorder {
+        file: f.clone(),
+        ..Default::default()
+    });
+    let opts = raidlab_engine::RunOptions {
+        coordinator: Some(rec.clone()),
+        ..Default::default()
+    };
+    let r = raidlab_engine::run(&specs, &mut raidlab_engine::resolve_path, &opts).unwrap();
+    assert_eq!(r.jobs.len(), 2);
+    assert_eq!(
+        *rec.calls.lock().unwrap(),
+        [
+            "before_setup (absent)",
+            "after_setup (laid out)",
+            "before_group 0 (laid out)",
+            "before_group 1 (laid out)",
+            "after_groups (laid out)",
+        ]
+    );
+    assert!(!f.exists(), "unlink removes the file after the last point");
+
+    let rec = std::sync::Arc::new(Recorder {
+        file: f.clone(),
+        fail_at_group: Some(1),
+        ..Default::default()
+    });
+    let opts = raidlab_engine::RunOptions {
+        coordinator: Some(rec.clone()),
+        ..Default::default()
+    };
+    let e = raidlab_engine::run(&specs, &mut raidlab_engine::resolve_path, &opts).unwrap_err();
+    assert!(
+        e.to_string().contains("the others stopped before group 1"),
+        "{e}"
+    );
+    assert_eq!(
+        rec.calls.lock().unwrap().last().map(String::as_str),
+        Some("before_group 1 (laid out)")
+    );
+}
