@@ -631,6 +631,17 @@ impl JobResult {
             }
         }
         self.logs.extend(other.logs.iter().cloned());
+        match (&mut self.verify, &other.verify) {
+            (Some(a), Some(b)) => {
+                a.blocks_checked += b.blocks_checked;
+                a.mismatches += b.mismatches;
+                if a.first_mismatch.is_none() {
+                    a.first_mismatch = b.first_mismatch.clone();
+                }
+            }
+            (None, Some(b)) => self.verify = Some(b.clone()),
+            _ => {}
+        }
         match (&mut self.mpi, &other.mpi) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.mpi = Some(b.clone()),
@@ -924,6 +935,31 @@ mod tests {
         assert_eq!(a.job_runtime_ns(), 10_000_000_000);
         assert!((a.usr_cpu - 30.0).abs() < 1e-9, "{}", a.usr_cpu);
         assert_eq!(a.read.runtime_ns, 6_000_000_000);
+    }
+
+    /// A group's verify summary counts every job's blocks and mismatches and keeps the first
+    /// mismatch found (it had kept the first job's summary alone).
+    #[test]
+    fn group_reporting_adds_up_what_verify_found() {
+        let job = |checked: u64, bad: u64, first: Option<&str>| JobResult {
+            instances: 1,
+            verify: Some(VerifySummary {
+                blocks_checked: checked,
+                mismatches: bad,
+                first_mismatch: first.map(str::to_string),
+            }),
+            ..Default::default()
+        };
+        let mut a = job(32, 0, None);
+        a.merge(&job(32, 2, Some("offset 4096")));
+        a.merge(&job(16, 1, Some("offset 8192")));
+        a.merge(&JobResult::default());
+        let v = a.verify.unwrap();
+        assert_eq!((v.blocks_checked, v.mismatches), (80, 3));
+        assert_eq!(v.first_mismatch.as_deref(), Some("offset 4096"));
+        let mut none = JobResult::default();
+        none.merge(&job(8, 0, None));
+        assert_eq!(none.verify.map(|v| v.blocks_checked), Some(8));
     }
 }
 
