@@ -34,13 +34,15 @@ pub struct RunArgs {
     rest: Vec<String>,
 }
 
-/// How [`execute`] runs (contract with `raidlab sweep`).
+/// How [`execute`] runs (contract with `raidlab sweep` and `raidlab run --mpi`).
 #[derive(Clone, Debug, Default)]
 pub struct ExecOptions {
     /// Write even over a target holding a filesystem, partition table or array signature.
     pub force: bool,
     /// Draw a progress line on stderr.
     pub progress: bool,
+    /// The other ranks of an MPI run, met at the engine's fixed points (real runs only).
+    pub coordinator: Option<Arc<dyn raidlab_engine::Coordinator>>,
 }
 
 /// The embedded default workload: sequential write and read in 1 MiB blocks, then 4 KiB
@@ -83,6 +85,8 @@ pub struct Invocation {
     /// `Some` when `--progress`/`--no-progress` was given; otherwise on if stderr is a terminal.
     pub progress: Option<bool>,
     pub help: bool,
+    /// `--mpi`: one run over the ranks of an MPI job (`cmd::mpi`).
+    pub mpi: bool,
 }
 
 /// A note on standard error, once a process (a sweep runs its points through here) and only
@@ -116,6 +120,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         verify: false,
         progress: None,
         help: false,
+        mpi: false,
     };
     let mut global = JobSpec::default();
     let mut current: Option<JobSpec> = None;
@@ -133,7 +138,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         let Some(body) = tok.strip_prefix("--") else {
             if tok.starts_with('-') && tok.len() > 1 {
                 return Err(CliError::usage(format!(
-                    "'{tok}': unknown flag (valid: --key=value fio options, --job FILE, --output-format, --minimal, --terse-version, --output, --force, --verify, --progress; see raidlab run --help)"
+                    "'{tok}': unknown flag (valid: --key=value fio options, --job FILE, --output-format, --minimal, --terse-version, --output, --force, --verify, --progress, --mpi; see raidlab run --help)"
                 )));
             }
             // A bare argument is a job file, as on fio's command line.
@@ -204,10 +209,12 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 last_job_file = Some(v);
                 fio_options = true;
             }
-            "force" | "progress" | "no-progress" if inline.is_some() => {
+            "force" | "progress" | "no-progress" | "mpi" if inline.is_some() => {
                 return Err(CliError::usage(format!("{tok}: --{key} takes no value")));
             }
             "force" => inv.force = true,
+            // (`raidlab run` hands an invocation with --mpi to `cmd::mpi` before this.)
+            "mpi" => inv.mpi = true,
             "progress" => inv.progress = Some(true),
             "no-progress" => inv.progress = Some(false),
             // Bare --verify is raidlab's: verify=crc32c for every job. --verify=MODE is fio's.
@@ -480,6 +487,11 @@ raidlab's options:
   --verify              verify=crc32c for every job
   --progress            progress line on stderr (default: when stderr is a terminal)
   --no-progress         no progress line
+  --mpi                 one run over the ranks of an MPI job (mpirun -np N raidlab run --mpi …),
+                        as IOR's: rank r's instances are numbered after the ranks before it
+                        (offset_increment regions of a shared file, or directory files
+                        JOB.N.0 of their own); the ranks meet before each stonewall group;
+                        rank 0 prints the results, group_reporting folding the ranks
   -h, --help            this text
 
 Units: input sizes follow fio (4k = 4096 bytes); output labels MiB/s (2^20 B/s) and MB/s (10^6 B/s).
@@ -540,7 +552,7 @@ pub(crate) fn remove_file_on_quit(file: &Path) {
 }
 
 /// The process-wide stop flag, with the SIGINT handler installed on first use.
-fn stop_flag() -> Arc<AtomicBool> {
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
@@ -681,7 +693,7 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         progress: opts.progress,
         stop,
         timestamp,
-        coordinator: None,
+        coordinator: opts.coordinator.clone(),
     };
     let force = opts.force;
     // Arrays opened so far in this run: (target name, its members).
@@ -1531,7 +1543,7 @@ pub fn embedded_default(file: &Path, direct: bool) -> Vec<JobSpec> {
 
 // ---------------------------------------------------------------------------------------
 
-fn progress_default() -> bool {
+pub(crate) fn progress_default() -> bool {
     // SAFETY: isatty only inspects the descriptor.
     unsafe { libc::isatty(2) == 1 }
 }
@@ -1594,44 +1606,135 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
     Ok(())
 }
 
-pub fn main(args: RunArgs) -> Result<(), CliError> {
-    let inv = parse_args(&args.rest)?;
-    if inv.help {
-        return crate::stdout::print(&help_text());
-    }
-    // Check the output file can be written before measuring anything, so a long run is not
-    // lost to a typo in --output, and that it is not somebody's data.
-    if let Some(path) = &inv.output {
-        check_output(path, &inv.jobs, inv.force)?;
-    }
-    // The log files too: refused before the run rather than after it.
-    check_log_paths(&inv.jobs, inv.force)?;
-    let created_output = inv.output.as_ref().is_some_and(|p| !p.exists());
-    let output = match &inv.output {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(|e| {
-                    CliError::usage(format!(
-                        "--output {}: cannot open for writing: {e} (valid: a writable file path)",
-                        path.display()
-                    ))
-                })?,
-        ),
-        None => None,
-    };
-    if let Some(f) = &output {
-        // raidlab's own results from now on: a later run may replace them without --force.
-        if f.metadata().is_ok_and(|m| m.is_file()) {
-            raidlab_engine::safety::mark_scratch(f);
+/// Where `raidlab run` writes its results: standard output, or `--output FILE`, checked and
+/// opened before anything is measured (so a long run is not lost to a typo, and nobody's data
+/// is replaced by results).
+pub(crate) struct Output {
+    file: Option<(std::fs::File, PathBuf)>,
+    /// The file did not exist before: an error before the results leaves none behind.
+    created: bool,
+}
+
+impl Output {
+    /// Standard output.
+    pub(crate) fn none() -> Output {
+        Output {
+            file: None,
+            created: false,
         }
     }
+
+    /// `--output PATH`, if given, checked against `jobs`' targets and opened for writing.
+    pub(crate) fn open(
+        path: Option<&Path>,
+        jobs: &[JobSpec],
+        force: bool,
+    ) -> Result<Output, CliError> {
+        let Some(path) = path else {
+            return Ok(Output::none());
+        };
+        check_output(path, jobs, force)?;
+        let created = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| {
+                CliError::usage(format!(
+                    "--output {}: cannot open for writing: {e} (valid: a writable file path)",
+                    path.display()
+                ))
+            })?;
+        // raidlab's own results from now on: a later run may replace them without --force.
+        if file.metadata().is_ok_and(|m| m.is_file()) {
+            raidlab_engine::safety::mark_scratch(&file);
+        }
+        Ok(Output {
+            file: Some((file, path.to_path_buf())),
+            created,
+        })
+    }
+
+    /// Nothing to record (the run failed): leave no empty output file behind.
+    pub(crate) fn discard(self) {
+        if let (true, Some((_, path))) = (self.created, &self.file) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// Render `result` in `formats` and write it, then the jobs' log files; a job that ended
+    /// with an error makes the command fail once everything is written.
+    pub(crate) fn deliver(
+        self,
+        result: &mut RunResult,
+        specs: &[JobSpec],
+        formats: &[OutputFormat],
+    ) -> Result<(), CliError> {
+        set_report_options(result, specs);
+        let options = job_options(result, specs);
+        let text = raidlab_result::render_formats(result, &options, formats);
+        use std::io::Write;
+        match self.file {
+            Some((mut file, path)) => {
+                // (A regular file is emptied first; /dev/null or a pipe just takes the text.)
+                let regular = file.metadata().is_ok_and(|m| m.is_file());
+                let written = (if regular { file.set_len(0) } else { Ok(()) })
+                    .and_then(|_| file.write_all(text.as_bytes()))
+                    .and_then(|_| file.flush());
+                if let Err(e) = written {
+                    // Do not lose the results: print them, then report the failure.
+                    let _ = crate::stdout::write(&text);
+                    return Err(CliError::failed(format!(
+                        "--output {}: cannot write ({e}); the results went to standard output instead",
+                        path.display()
+                    )));
+                }
+            }
+            None => {
+                // A closed pipe (| head) is not an error worth a message; any other failure (a
+                // full disk, /dev/full) loses the results and says so.
+                if let Err(e) = crate::stdout::write(&text) {
+                    return Err(CliError::failed(format!(
+                        "cannot write the results to standard output: {e}"
+                    )));
+                }
+            }
+        }
+        write_logs(result)?;
+        if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
+            return Err(CliError::failed(format!(
+                "job '{}': {}",
+                j.name,
+                j.error.as_deref().unwrap_or("")
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `raidlab run --help`.
+pub(crate) fn print_help() -> Result<(), CliError> {
+    crate::stdout::print(&help_text())
+}
+
+pub fn main(args: RunArgs) -> Result<(), CliError> {
+    // An MPI run joins its world before reading its arguments, so that one rank (rank 0)
+    // reports bad input for all of them.
+    if args.rest.iter().any(|a| a == "--mpi") {
+        return super::mpi::main(&args.rest);
+    }
+    let inv = parse_args(&args.rest)?;
+    if inv.help {
+        return print_help();
+    }
+    // The log files and the output file are refused before the run rather than after it.
+    check_log_paths(&inv.jobs, inv.force)?;
+    let output = Output::open(inv.output.as_deref(), &inv.jobs, inv.force)?;
     let opts = ExecOptions {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
+        coordinator: None,
     };
     // Handler first, so a Ctrl-C at any point after this finds the scratch folder to remove.
     let _ = stop_flag();
@@ -1658,55 +1761,13 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         raidlab_workload::apply_directories(&mut jobs);
         (execute(jobs.clone(), &opts), jobs)
     };
-    let mut result = match result {
-        Ok(r) => r,
+    match result {
+        Ok(mut r) => output.deliver(&mut r, &specs, &inv.formats),
         Err(e) => {
-            // Nothing to record: leave no empty output file behind.
-            if let (true, Some(path)) = (created_output, &inv.output) {
-                let _ = std::fs::remove_file(path);
-            }
-            return Err(e);
-        }
-    };
-    set_report_options(&mut result, &specs);
-    let options = job_options(&result, &specs);
-    let text = raidlab_result::render_formats(&result, &options, &inv.formats);
-    use std::io::Write;
-    match (output, &inv.output) {
-        (Some(mut file), Some(path)) => {
-            // (A regular file is emptied first; /dev/null or a pipe just takes the text.)
-            let regular = file.metadata().is_ok_and(|m| m.is_file());
-            let written = (if regular { file.set_len(0) } else { Ok(()) })
-                .and_then(|_| file.write_all(text.as_bytes()))
-                .and_then(|_| file.flush());
-            if let Err(e) = written {
-                // Do not lose the results: print them, then report the failure.
-                let _ = crate::stdout::write(&text);
-                return Err(CliError::failed(format!(
-                    "--output {}: cannot write ({e}); the results went to standard output instead",
-                    path.display()
-                )));
-            }
-        }
-        _ => {
-            // A closed pipe (| head) is not an error worth a message; any other failure (a
-            // full disk, /dev/full) loses the results and says so.
-            if let Err(e) = crate::stdout::write(&text) {
-                return Err(CliError::failed(format!(
-                    "cannot write the results to standard output: {e}"
-                )));
-            }
+            output.discard();
+            Err(e)
         }
     }
-    write_logs(&result)?;
-    if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
-        return Err(CliError::failed(format!(
-            "job '{}': {}",
-            j.name,
-            j.error.as_deref().unwrap_or("")
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

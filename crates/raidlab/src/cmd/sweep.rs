@@ -100,6 +100,7 @@ impl ExecRunner {
             &ExecOptions {
                 force,
                 progress: false,
+                coordinator: None,
             },
         )
         .map_err(lab)?;

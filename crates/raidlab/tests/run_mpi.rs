@@ -1,0 +1,245 @@
+//! `raidlab run --mpi` under Open MPI's `mpirun`, two ranks on this host: a shared file split
+//! by `offset_increment`, files of their own under `directory`, and a run one rank cannot
+//! start, which must end every rank with one line rather than leave the others waiting.
+//! These tests need the Debian package `openmpi-bin` (mpirun and Open MPI's library); they
+//! fail when it is missing.
+
+mod common;
+use common::*;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `mpirun -np RANKS raidlab run --mpi ARGS...`, killed (and the test failed) past two
+/// minutes: a rank left waiting at a meeting shows as a hang here.
+fn mpirun(ranks: u32, args: &[&str]) -> Output {
+    require_tool("mpirun", "openmpi-bin");
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &ranks.to_string(), "--oversubscribe"])
+        .arg(bin())
+        .args(["run", "--mpi"])
+        .args(args)
+        // (CI runs as root; Open MPI refuses root without these.)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn mpirun");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = Command::new("pkill").args(["-KILL", "-f", bin()]).status();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "mpirun raidlab run --mpi {args:?} ran past two minutes (a rank waiting for \
+                 another?); stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// raidlab's own lines on stderr (mpirun adds banners of its own when a rank exits nonzero).
+fn raidlab_lines(o: &Output) -> Vec<String> {
+    stderr(o)
+        .lines()
+        .filter(|l| l.contains("raidlab"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Two ranks writing one file: rank 1's region follows rank 0's (`offset_increment`), each
+/// reads back what it wrote without a mismatch (so neither wrote over the other), and
+/// `group_reporting` shows one result whose bytes are both ranks'.
+#[test]
+fn ranks_split_a_shared_file_by_offset_increment() {
+    let d = scratch("raidlab-mpi-");
+    let f = d.path().join("shared");
+    let file = format!("--filename={}", f.display());
+    let o = mpirun(
+        2,
+        &[
+            "--name=w",
+            &file,
+            "--rw=write",
+            "--bs=64k",
+            "--size=2m",
+            "--offset_increment=2m",
+            "--verify=crc32c",
+            "--group_reporting",
+            "--output-format=json",
+        ],
+    );
+    let out = json(&assert_ok(&o, "shared file"));
+    let jobs = out["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{out}");
+    let j = &jobs[0];
+    assert_eq!(j["raidlab"]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(j["write"]["io_bytes"], 4 << 20);
+    assert_eq!(j["error"], 0);
+    assert_eq!(j["raidlab"]["verify"]["mismatches"], 0);
+    assert_eq!(j["raidlab"]["verify"]["blocks_checked"], 64);
+    // Rank 1 laid the file out to the end of its region: 2 MiB past rank 0's.
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 4 << 20);
+}
+
+/// Under `directory` each rank's instances get files of their own, numbered after the ranks
+/// before it (`JOB.N.0`), and without `group_reporting` every instance is its own result,
+/// by rank.
+#[test]
+fn ranks_take_their_own_files_under_directory() {
+    let d = scratch("raidlab-mpi-");
+    let dir = format!("--directory={}", d.path().display());
+    let o = mpirun(
+        2,
+        &[
+            "--name=w",
+            &dir,
+            "--numjobs=2",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--output-format=json",
+        ],
+    );
+    let out = json(&assert_ok(&o, "directory"));
+    let ranks: Vec<serde_json::Value> = out["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["raidlab"]["ranks"].clone())
+        .collect();
+    assert_eq!(
+        ranks,
+        [
+            serde_json::json!([0]),
+            serde_json::json!([0]),
+            serde_json::json!([1]),
+            serde_json::json!([1])
+        ]
+    );
+    for n in 0..4 {
+        let f = d.path().join(format!("w.{n}.0"));
+        assert_eq!(
+            std::fs::metadata(&f).map(|m| m.len()).ok(),
+            Some(1 << 20),
+            "{}",
+            f.display()
+        );
+    }
+    assert!(!d.path().join("w.4.0").exists());
+}
+
+/// One rank cannot start (its file holds data raidlab did not write): every rank ends, none
+/// waits for it, and rank 0 says why in one line naming that rank; nothing is measured.
+#[test]
+fn a_rank_that_cannot_start_ends_the_run_in_one_line() {
+    let d = scratch("raidlab-mpi-");
+    let theirs = d.path().join("w.1.0");
+    std::fs::write(&theirs, vec![0x5a; 1 << 20]).unwrap();
+    let dir = format!("--directory={}", d.path().display());
+    let o = mpirun(
+        2,
+        &[
+            "--name=w",
+            &dir,
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--name=r",
+            "--stonewall",
+            &dir,
+            "--rw=read",
+            "--bs=64k",
+            "--size=1m",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let lines = raidlab_lines(&o);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert!(
+        lines[0].starts_with("raidlab: rank 1 on ") && lines[0].contains("w.1.0"),
+        "{lines:?}"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    // Somebody's data is untouched.
+    assert!(std::fs::read(&theirs).unwrap().iter().all(|&b| b == 0x5a));
+}
+
+/// Bad input that every rank finds is said once, as a run without MPI says it.
+#[test]
+fn bad_input_on_every_rank_is_one_line() {
+    let o = mpirun(
+        2,
+        &["--name=w", "--filename=/dev/shm/raidlab-mpi-x", "--bs=4q"],
+    );
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let lines = raidlab_lines(&o);
+    assert_eq!(
+        lines,
+        ["raidlab: --bs=4q: '4q' has unknown unit 'q' (valid: k, m, g, t, p, optionally followed by b or ib)"]
+    );
+}
+
+/// What one process must run is refused under --mpi in one line: a simulated system, an
+/// array, fio's log files; and a missing MPI library is named.
+#[test]
+fn what_runs_in_one_process_is_refused_under_mpi() {
+    require_tool("mpirun", "openmpi-bin");
+    let envs = [
+        ("OMPI_ALLOW_RUN_AS_ROOT", std::path::Path::new("1")),
+        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", std::path::Path::new("1")),
+    ];
+    let limit = Duration::from_secs(120);
+    for (args, what) in [
+        (
+            &[
+                "--mpi",
+                "--name=w",
+                "--filename=sim:systems/xdd2008/raid5.toml",
+                "--size=1m",
+            ][..],
+            "a simulated system runs in one process",
+        ),
+        (
+            &[
+                "--mpi",
+                "--name=w",
+                "--filename=array:/dev/shm/a,/dev/shm/b",
+                "--size=1m",
+            ][..],
+            "an array is assembled by one process",
+        ),
+        (
+            &[
+                "--mpi",
+                "--name=w",
+                "--filename=/dev/shm/raidlab-mpi-y",
+                "--size=1m",
+                "--write_bw_log=x",
+            ][..],
+            "writes fio's log files",
+        ),
+    ] {
+        let o = raidlab_with(args, &envs, limit);
+        let err = assert_usage_error(&o, what);
+        assert!(err.contains(what), "{err}");
+    }
+    let missing = std::path::Path::new("/nonexistent/libmpi.so");
+    let o = raidlab_with(
+        &[
+            "--mpi",
+            "--name=w",
+            "--filename=/dev/shm/raidlab-mpi-y",
+            "--size=1m",
+        ],
+        &[("RAIDLAB_LIBMPI", missing)],
+        limit,
+    );
+    let err = assert_usage_error(&o, "no MPI library");
+    assert!(err.contains("cannot load Open MPI's library"), "{err}");
+}
