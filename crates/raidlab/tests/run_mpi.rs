@@ -134,16 +134,20 @@ fn ranks_take_their_own_files_under_directory() {
 }
 
 /// One rank cannot start (its file holds data raidlab did not write): every rank ends, none
-/// waits for it, and rank 0 says why in one line naming that rank; nothing is measured.
+/// waits for it, and rank 0 says why in one line naming that rank; nothing is measured and
+/// no empty `--output` file is left.
 #[test]
 fn a_rank_that_cannot_start_ends_the_run_in_one_line() {
     let d = scratch("raidlab-mpi-");
     let theirs = d.path().join("w.1.0");
     std::fs::write(&theirs, vec![0x5a; 1 << 20]).unwrap();
     let dir = format!("--directory={}", d.path().display());
+    let results = d.path().join("results.json");
+    let output = format!("--output={}", results.display());
     let o = mpirun(
         2,
         &[
+            &output,
             "--name=w",
             &dir,
             "--rw=write",
@@ -166,6 +170,10 @@ fn a_rank_that_cannot_start_ends_the_run_in_one_line() {
         "{lines:?}"
     );
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        !results.exists(),
+        "an output file with no results is left behind"
+    );
     // Somebody's data is untouched.
     assert!(std::fs::read(&theirs).unwrap().iter().all(|&b| b == 0x5a));
 }

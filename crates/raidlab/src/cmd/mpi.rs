@@ -157,20 +157,8 @@ fn failure_lines(fails: &[(usize, i32, String)], hosts: &[String]) -> (Vec<Strin
 /// Every rank runs the same specs, so their lists of results have the same shape; should
 /// they not, the ranks' lists follow one another.
 fn merge_ranks(mut ranks: Vec<(MpiPlace, RunResult)>, specs: &[JobSpec]) -> RunResult {
-    let spec_index = |j: &raidlab_result::JobResult| {
-        specs
-            .iter()
-            .position(|s| s.name == j.name)
-            .or_else(|| {
-                specs
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| j.name.starts_with(&s.name))
-                    .max_by_key(|(_, s)| s.name.len())
-                    .map(|(i, _)| i)
-            })
-            .unwrap_or(usize::MAX)
-    };
+    let spec_index =
+        |j: &raidlab_result::JobResult| run::spec_index_of(j, specs).unwrap_or(usize::MAX);
     for (place, r) in &mut ranks {
         for j in &mut r.jobs {
             j.mpi = Some(place.clone());
@@ -499,11 +487,16 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
         targets.push(m.targets);
     }
     let fails = failures(&statuses);
-    if !fails.is_empty() {
-        let (lines, code) = failure_lines(&fails, &hosts);
-        return Err(CliError::lines(code, lines.iter().map(String::as_str)));
-    }
-    let ready = readied.expect("a rank that failed to ready said so at the first meeting");
+    let ready = match readied {
+        Ok(ready) if fails.is_empty() => ready,
+        other => {
+            if let Ok(r) = other {
+                r.output.discard();
+            }
+            let (lines, code) = failure_lines(&fails, &hosts);
+            return Err(CliError::lines(code, lines.iter().map(String::as_str)));
+        }
+    };
     if ready.help {
         return if rank == 0 { run::print_help() } else { Ok(()) };
     }
@@ -546,6 +539,7 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
         .clone();
     drop(ranks);
     if !fails.is_empty() {
+        ready.output.discard();
         let (lines, code) = failure_lines(&fails, &hosts);
         return Err(CliError::lines(code, lines.iter().map(String::as_str)));
     }
@@ -562,10 +556,11 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
         match o.result {
             Some(res) => per_rank.push((MpiPlace::one(r as u32, &hosts[r]), res)),
             None => {
+                ready.output.discard();
                 return Err(CliError::failed(format!(
                     "rank {r} on {}: ended without results",
                     hosts[r]
-                )))
+                )));
             }
         }
     }

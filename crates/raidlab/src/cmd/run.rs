@@ -1330,11 +1330,18 @@ fn fresh_seed() -> u64 {
 /// The spec a job result comes from: by name (instance results may carry a suffix after
 /// the spec's name).
 fn spec_of<'a>(j: &raidlab_result::JobResult, specs: &'a [JobSpec]) -> Option<&'a JobSpec> {
-    specs.iter().find(|s| s.name == j.name).or_else(|| {
+    spec_index_of(j, specs).map(|i| &specs[i])
+}
+
+/// [`spec_of`]'s position in `specs`.
+pub(crate) fn spec_index_of(j: &raidlab_result::JobResult, specs: &[JobSpec]) -> Option<usize> {
+    specs.iter().position(|s| s.name == j.name).or_else(|| {
         specs
             .iter()
-            .filter(|s| j.name.starts_with(&s.name))
-            .max_by_key(|s| s.name.len())
+            .enumerate()
+            .filter(|(_, s)| j.name.starts_with(&s.name))
+            .max_by_key(|(_, s)| s.name.len())
+            .map(|(i, _)| i)
     })
 }
 
