@@ -23,7 +23,8 @@ pub struct Completion {
 }
 
 pub trait Executor {
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize);
+    /// Queue a request to the job's file number `file` (its place in the job's files).
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize);
     /// Issue what is queued now, without waiting for anything (fio's `iodepth_batch_submit`
     /// decides when the driver calls it). An error here is reported by the next
     /// `submit_and_reap`. Executors that only run requests when reaping leave it empty.
@@ -41,22 +42,22 @@ pub trait Executor {
         max: usize,
         done: &mut Vec<Completion>,
     ) -> io::Result<()>;
-    /// The file the executor does its I/O on, if it has one: the syncs below flush it.
-    fn file(&self) -> Option<&File> {
-        None
+    /// The files the executor does its I/O on, if it has any: the syncs below flush them.
+    fn files(&self) -> &[File] {
+        &[]
     }
     /// Flush what the job wrote to the device (fio's `end_fsync`), once every request is
-    /// reaped: fdatasync of its file, if it has one.
+    /// reaped: fdatasync of each of its files.
     fn sync(&mut self) -> io::Result<()> {
-        self.file().map_or(Ok(()), File::sync_data)
+        self.files().iter().try_for_each(File::sync_data)
     }
     /// A periodic sync (fio's `fsync=N`, `fdatasync=N`), once every request is reaped:
-    /// data and metadata, or data only.
+    /// data and metadata, or data only, of each of its files.
     fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
-        match self.file() {
-            Some(f) => file_sync(f, kind),
-            None => self.sync(),
+        if self.files().is_empty() {
+            return self.sync();
         }
+        self.files().iter().try_for_each(|f| file_sync(f, kind))
     }
     /// CPU time (user ns, system ns) spent in helper threads, once the executor is finished.
     fn finish(&mut self) -> (u64, u64) {
@@ -87,7 +88,7 @@ impl Null {
 
 impl Executor for Null {
     #[inline]
-    fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
+    fn queue(&mut self, slot: u32, _file: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
         self.queued.push(Completion {
             slot,
             res: Ok(len as u64),
@@ -124,37 +125,38 @@ pub enum SyncCall {
 /// One request at a time (like fio's synchronous engines, whose iodepth is effectively 1),
 /// with the system calls `call` names.
 pub struct Psync {
-    file: File,
+    files: Vec<File>,
     call: SyncCall,
-    /// The file position after the last read or write, for `sync` and `vsync`, which seek
-    /// only when a request starts elsewhere (as fio's do).
-    pos: Option<u64>,
-    op: Option<(u32, Dir, u64, *mut u8, usize)>,
+    /// Each file's position after the last read or write, for `sync` and `vsync`, which
+    /// seek only when a request starts elsewhere (as fio's do).
+    pos: Vec<Option<u64>>,
+    op: Option<(u32, u32, Dir, u64, *mut u8, usize)>,
 }
 
 impl Psync {
-    pub fn new(file: File, call: SyncCall) -> Self {
+    pub fn new(files: Vec<File>, call: SyncCall) -> Self {
         Psync {
-            file,
+            pos: vec![None; files.len()],
+            files,
             call,
-            pos: None,
             op: None,
         }
     }
 
     /// One request's system calls: its result as read(2) gives it.
-    fn transfer(&mut self, dir: Dir, offset: u64, buf: *mut u8, len: usize) -> isize {
-        let fd = self.file.as_raw_fd();
+    fn transfer(&mut self, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) -> isize {
+        let fd = self.files[file as usize].as_raw_fd();
+        let pos = &mut self.pos[file as usize];
         let off = offset as libc::off_t;
         let iov = libc::iovec {
             iov_base: buf.cast(),
             iov_len: len,
         };
         let write = dir == Dir::Write;
-        if matches!(self.call, SyncCall::Read | SyncCall::Readv) && self.pos != Some(offset) {
+        if matches!(self.call, SyncCall::Read | SyncCall::Readv) && *pos != Some(offset) {
             // SAFETY: lseek on a descriptor we own.
             if unsafe { libc::lseek(fd, off, libc::SEEK_SET) } < 0 {
-                self.pos = None;
+                *pos = None;
                 return -1;
             }
         }
@@ -173,15 +175,15 @@ impl Psync {
                 (SyncCall::Preadv2, true) => libc::pwritev2(fd, &iov, 1, off, 0),
             }
         };
-        self.pos = (r >= 0).then(|| offset + r as u64);
+        *pos = (r >= 0).then(|| offset + r as u64);
         r
     }
 }
 
 impl Executor for Psync {
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         debug_assert!(self.op.is_none(), "psync runs one request at a time");
-        self.op = Some((slot, dir, offset, buf, len));
+        self.op = Some((slot, file, dir, offset, buf, len));
     }
     fn submit_and_reap(
         &mut self,
@@ -189,11 +191,11 @@ impl Executor for Psync {
         _max: usize,
         done: &mut Vec<Completion>,
     ) -> io::Result<()> {
-        let Some((slot, dir, offset, buf, len)) = self.op.take() else {
+        let Some((slot, file, dir, offset, buf, len)) = self.op.take() else {
             return Ok(());
         };
         let r = loop {
-            let r = self.transfer(dir, offset, buf, len);
+            let r = self.transfer(file, dir, offset, buf, len);
             if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -207,8 +209,8 @@ impl Executor for Psync {
         done.push(Completion { slot, res });
         Ok(())
     }
-    fn file(&self) -> Option<&File> {
-        Some(&self.file)
+    fn files(&self) -> &[File] {
+        &self.files
     }
 }
 
@@ -229,15 +231,15 @@ pub struct RingOptions {
 /// How long an idle submission-queue polling thread spins before it sleeps, ms (fio's).
 const SQPOLL_IDLE_MS: u32 = 500;
 
-/// io_uring with the file and the buffer area registered (unless the job says otherwise:
+/// io_uring with the files and the buffer area registered (unless the job says otherwise:
 /// fio's `registerfiles`, `fixedbufs`), so each request costs one SQE.
 pub struct Uring {
     ring: io_uring::IoUring,
-    /// The buffer area and the file are registered.
+    /// The buffer area and the files are registered (a file by its place in the job's).
     fixed_bufs: bool,
     fixed_file: bool,
-    fd: i32,
-    file: File,
+    fds: Vec<i32>,
+    files: Vec<File>,
     /// An error from `submit`, reported by the next `submit_and_reap`.
     failed: Option<io::Error>,
     /// The ring polls the device for completions (`hipri`).
@@ -250,7 +252,7 @@ impl Uring {
     /// it), and whether to poll (a ring that cannot poll as asked is an error: the job
     /// asked for it).
     pub fn new(
-        file: File,
+        files: Vec<File>,
         depth: u32,
         area: (*mut u8, usize),
         register: RingOptions,
@@ -284,8 +286,8 @@ impl Uring {
                 .build(entries)
                 .or_else(|_| io_uring::IoUring::new(entries))?
         };
-        let fd = file.as_raw_fd();
-        let fixed_file = register.files && ring.submitter().register_files(&[fd]).is_ok();
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let fixed_file = register.files && ring.submitter().register_files(&fds).is_ok();
         let fixed_bufs = register.buffers && {
             let iov = libc::iovec {
                 iov_base: area.0.cast(),
@@ -298,8 +300,8 @@ impl Uring {
             ring,
             fixed_bufs,
             fixed_file,
-            fd,
-            file,
+            fds,
+            files,
             failed: None,
             iopoll: register.iopoll,
         })
@@ -307,16 +309,20 @@ impl Uring {
 }
 
 impl Executor for Uring {
-    fn file(&self) -> Option<&File> {
-        Some(&self.file)
+    fn files(&self) -> &[File] {
+        &self.files
     }
     #[inline]
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
-        // A registered file is named by its index (0) with IOSQE_FIXED_FILE, which is what
-        // `types::Fixed(0)` builds; as a flag it leaves one opcode per direction and buffer.
+        // A registered file is named by its index with IOSQE_FIXED_FILE, which is what
+        // `types::Fixed(i)` builds; as a flag it leaves one opcode per direction and buffer.
         let (fd, n) = (
-            types::Fd(if self.fixed_file { 0 } else { self.fd }),
+            types::Fd(if self.fixed_file {
+                file as i32
+            } else {
+                self.fds[file as usize]
+            }),
             len as u32,
         );
         let e = match (dir, self.fixed_bufs) {
@@ -372,7 +378,9 @@ impl Executor for Uring {
         }
         // (Completions left from the last call may already be enough, with nothing to
         // submit: then no system call.)
-        if !self.ring.submission().is_empty() || self.ring.completion().len() < min {
+        if !self.ring.submission().is_empty()
+            || self.ring.completion().len() < min
+        {
             loop {
                 match self.ring.submit_and_wait(min) {
                     Ok(_) => break,
@@ -409,7 +417,7 @@ impl Executor for Uring {
 /// truly asynchronous: on a buffered file the kernel does most of the work inside io_submit.
 pub struct Libaio {
     ctx: libc::c_ulong,
-    file: File,
+    files: Vec<File>,
     /// One control block per slot, where the kernel reads it at io_submit.
     iocbs: Vec<Iocb>,
     /// The control blocks queued and not yet handed to the kernel, in order, as io_submit
@@ -463,7 +471,7 @@ const IOCB_CMD_PWRITE: u16 = 1;
 impl Libaio {
     /// A context for `depth` requests in flight. Fails (EAGAIN) when the machine's AIO
     /// requests would exceed `/proc/sys/fs/aio-max-nr`, which the error then names.
-    pub fn new(file: File, depth: u32) -> io::Result<Self> {
+    pub fn new(files: Vec<File>, depth: u32) -> io::Result<Self> {
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the new context to `ctx`, which it requires to be zero.
         let r = unsafe {
@@ -487,7 +495,7 @@ impl Libaio {
         }
         Ok(Libaio {
             ctx,
-            file,
+            files,
             iocbs: vec![Iocb::default(); depth as usize],
             pending: Vec::with_capacity(depth as usize),
             inflight: 0,
@@ -540,11 +548,11 @@ impl Drop for Libaio {
 }
 
 impl Executor for Libaio {
-    fn file(&self) -> Option<&File> {
-        Some(&self.file)
+    fn files(&self) -> &[File] {
+        &self.files
     }
     #[inline]
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         // (The driver's slots are below the depth the context was made for.)
         let i = slot as usize;
         self.iocbs[i] = Iocb {
@@ -553,7 +561,7 @@ impl Executor for Libaio {
                 Dir::Read => IOCB_CMD_PREAD,
                 Dir::Write => IOCB_CMD_PWRITE,
             },
-            aio_fildes: self.file.as_raw_fd() as u32,
+            aio_fildes: self.files[file as usize].as_raw_fd() as u32,
             aio_buf: buf as u64,
             aio_nbytes: len as u64,
             aio_offset: offset as i64,
@@ -638,14 +646,17 @@ impl Executor for Libaio {
 pub struct Block {
     serving: Serving,
     queued: Vec<Work>,
-    dev: Arc<dyn BlockTarget>,
+    devs: Devs,
     /// Flushed by [`Executor::sync`] (end_fsync): the runner need not flush it again.
     pub flushed: bool,
 }
 
+/// A job's in-process targets, by their place in its files.
+type Devs = Arc<[Arc<dyn BlockTarget>]>;
+
 enum Serving {
-    /// Depth 1: the job's own thread calls the target, in `submit_and_reap`.
-    Inline(Arc<dyn BlockTarget>),
+    /// Depth 1: the job's own thread calls the targets, in `submit_and_reap`.
+    Inline(Devs),
     /// Worker threads fed through a channel (`work` is None once finished).
     Threads {
         work: Option<mpsc::Sender<Work>>,
@@ -656,6 +667,7 @@ enum Serving {
 
 struct Work {
     slot: u32,
+    file: u32,
     dir: Dir,
     offset: u64,
     buf: usize,
@@ -663,12 +675,13 @@ struct Work {
 }
 
 impl Block {
-    pub fn new(dev: Arc<dyn BlockTarget>, depth: u32) -> io::Result<Self> {
+    pub fn new(devs: Vec<Arc<dyn BlockTarget>>, depth: u32) -> io::Result<Self> {
+        let devs: Devs = devs.into();
         if depth <= 1 {
             return Ok(Block {
-                serving: Serving::Inline(Arc::clone(&dev)),
+                serving: Serving::Inline(Arc::clone(&devs)),
                 queued: Vec::with_capacity(1),
-                dev,
+                devs,
                 flushed: false,
             });
         }
@@ -679,7 +692,7 @@ impl Block {
         for i in 0..depth {
             let rx = Arc::clone(&work_rx);
             let tx = done_tx.clone();
-            let dev = Arc::clone(&dev);
+            let devs = Arc::clone(&devs);
             workers.push(
                 std::thread::Builder::new()
                     .name(format!("raidlab-blk{i}"))
@@ -692,7 +705,7 @@ impl Block {
                             };
                             // SAFETY: the driver keeps the slot's buffer alive and untouched until
                             // this completion is reaped.
-                            if tx.send(unsafe { serve(&*dev, &w) }).is_err() {
+                            if tx.send(unsafe { serve(&devs, &w) }).is_err() {
                                 break;
                             }
                         }
@@ -708,9 +721,14 @@ impl Block {
                 workers,
             },
             queued: Vec::with_capacity(depth as usize),
-            dev,
+            devs,
             flushed: false,
         })
+    }
+
+    /// Flush every target.
+    pub fn flush_all(&self) -> io::Result<()> {
+        self.devs.iter().try_for_each(|d| d.flush())
     }
 }
 
@@ -718,7 +736,8 @@ impl Block {
 ///
 /// # Safety
 /// `w.buf` points at `w.len` bytes that stay valid and untouched by others for the call.
-unsafe fn serve(dev: &dyn BlockTarget, w: &Work) -> Completion {
+unsafe fn serve(devs: &[Arc<dyn BlockTarget>], w: &Work) -> Completion {
+    let dev = &devs[w.file as usize];
     let res = match w.dir {
         Dir::Read => dev.read_at(
             std::slice::from_raw_parts_mut(w.buf as *mut u8, w.len),
@@ -736,9 +755,10 @@ unsafe fn serve(dev: &dyn BlockTarget, w: &Work) -> Completion {
 }
 
 impl Executor for Block {
-    fn queue(&mut self, slot: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         self.queued.push(Work {
             slot,
+            file,
             dir,
             offset,
             buf: buf as usize,
@@ -765,11 +785,11 @@ impl Executor for Block {
         done: &mut Vec<Completion>,
     ) -> io::Result<()> {
         let (work, done_rx) = match &self.serving {
-            Serving::Inline(dev) => {
+            Serving::Inline(devs) => {
                 for w in self.queued.drain(..) {
                     // SAFETY: the driver keeps the slot's buffer alive and untouched until
                     // this completion is reaped (here, before returning).
-                    done.push(unsafe { serve(&**dev, &w) });
+                    done.push(unsafe { serve(devs, &w) });
                 }
                 return Ok(());
             }
@@ -792,14 +812,14 @@ impl Executor for Block {
         Ok(())
     }
     fn sync(&mut self) -> io::Result<()> {
-        self.dev.flush()?;
+        self.flush_all()?;
         self.flushed = true;
         Ok(())
     }
-    /// A periodic sync flushes the device too, but writes may follow it: the run's own
+    /// A periodic sync flushes the devices too, but writes may follow it: the run's own
     /// flush at the end is still due.
     fn sync_kind(&mut self, _kind: SyncKind) -> io::Result<()> {
-        self.dev.flush()
+        self.flush_all()
     }
     fn finish(&mut self) -> (u64, u64) {
         let mut t = (0, 0);
@@ -846,11 +866,11 @@ mod tests {
             let probe = f.try_clone().unwrap(); // (shares the file position)
                                                 // SAFETY: lseek on a descriptor we own.
             unsafe { libc::lseek(probe.as_raw_fd(), 0, libc::SEEK_SET) };
-            let mut x = Psync::new(f.try_clone().unwrap(), call);
+            let mut x = Psync::new(vec![f.try_clone().unwrap()], call);
             let mut buf = vec![0u8; 4096];
             let mut done = Vec::new();
             for (slot, at) in [(0u32, 4096u64), (1, 8192)] {
-                x.queue(slot, Dir::Read, at, buf.as_mut_ptr(), 4096);
+                x.queue(slot, 0, Dir::Read, at, buf.as_mut_ptr(), 4096);
                 x.submit_and_reap(1, 1, &mut done).unwrap();
                 assert!(
                     buf.iter().all(|&b| b as u64 == at / 4096 + 1),

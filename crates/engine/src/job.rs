@@ -8,7 +8,7 @@ use raidlab_result::{
     DirStats, ErrorCount, JobLog, JobResult, PassStats, SyncStats, VerifySummary,
 };
 use raidlab_workload::{
-    ContentGen, Dir, ErrorKinds, ErrorPolicy, Pacer, Request, RequestStream, SyncKind, Think,
+    ContentGen, Dir, ErrorKinds, ErrorPolicy, JobStream, Pacer, Request, SyncKind, Think,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -68,7 +68,7 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// Verify state shared by every job of a run that touches one target.
+/// Verify state shared by every job of a run that touches one target (one file).
 #[derive(Clone)]
 pub struct VerifyShared {
     /// Offset → generation of the last write this run completed there.
@@ -80,10 +80,13 @@ pub struct VerifyShared {
 /// Everything a job instance needs besides its executor.
 pub struct JobSetup {
     pub name: String,
+    /// The job's targets as results name them (several joined by ':').
     pub target: String,
+    /// Each of the job's files as errors name it, in the order requests count them.
+    pub files: Vec<String>,
     pub engine: &'static str,
     pub group_id: u32,
-    pub stream: RequestStream,
+    pub stream: JobStream,
     pub depth: u32,
     /// Requests handed to the executor at once (`JobSpec::submit_batch`): 1 submits each as
     /// it is queued, as fio does by default.
@@ -96,7 +99,8 @@ pub struct JobSetup {
     pub reap: (u32, u32),
     pub ramp_ns: u64,
     pub runtime_ns: Option<u64>,
-    pub verify: Option<VerifyShared>,
+    /// Each of the job's files' verify state, when the job verifies.
+    pub verify: Option<Vec<VerifyShared>>,
     /// Verify every block read (the job only reads), not only those written this run.
     pub verify_all: bool,
     /// The first mismatch ends the job (fio's `verify_fatal`).
@@ -180,6 +184,7 @@ struct Slot {
 const EMPTY: Request = Request {
     seq: 0,
     pass: 0,
+    file: 0,
     offset: 0,
     len: 0,
     dir: Dir::Read,
@@ -256,8 +261,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     } else {
         depth as usize
     };
-    let (region_start, region_len) = stream.region();
-    let region_end = region_start + region_len;
+    // Each file's region: `[start, end)`.
+    let regions: Vec<(u64, u64)> = (0..stream.files())
+        .map(|k| {
+            let (start, len) = stream.region(k);
+            (start, start + len)
+        })
+        .collect();
     let cpu0 = thread_cpu();
     // fio's elapsed time includes the start delay.
     let began = clock.now_ns();
@@ -305,8 +315,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut inflight = 0u32;
     let mut now = start;
     let mut last_counted = measure_from;
-    // The blocks this job wrote, for the read-back (offset, length).
-    let mut wrote: Vec<(u64, u64)> = Vec::new();
+    // The blocks this job wrote, for the read-back (file, offset, length).
+    let mut wrote: Vec<(u32, u64, u64)> = Vec::new();
     // A paced job's next request, drawn and waiting; what it waits for.
     let mut held: Option<Request> = None;
     let mut pause: Option<Pause> = None;
@@ -354,11 +364,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         break;
                     }
                 }
+                let (region_start, region_end) = regions[req.file as usize];
                 assert!(
                     req.offset >= region_start && req.offset + req.len <= region_end,
-                    "request [{}, {}) leaves the job's region [{region_start}, {region_end})",
+                    "request [{}, {}) leaves the job's region [{region_start}, {region_end}) of its file #{}",
                     req.offset,
-                    req.offset + req.len
+                    req.offset + req.len,
+                    req.file
                 );
                 let buf = bufs.slot(slot);
                 let mut s = Slot {
@@ -371,6 +383,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     expect: None,
                 };
                 if let Some(v) = &verify {
+                    let v = &v[req.file as usize];
                     prepare_verify(&mut s, &mut slots, &inflight_list, v, buf, seed);
                 } else if req.dir == Dir::Write && content_acts {
                     // SAFETY: the slot's buffer is `len` bytes and idle until queued.
@@ -378,7 +391,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     content.before_write(b, req.offset);
                 }
                 slots[slot as usize] = s;
-                exec.queue(slot, req.dir, req.offset, buf, req.len as usize);
+                exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
                 if verify.is_some() {
                     inflight_list.push(slot);
@@ -497,7 +510,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     }
                     error.get_or_insert(format!(
                         "{what} of {} bytes at offset {} on {}: {e}",
-                        r.len, r.offset, setup.target
+                        r.len, r.offset, setup.files[r.file as usize]
                     ));
                     continue;
                 }
@@ -508,7 +521,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     }
                     error.get_or_insert(format!(
                         "short {what} at offset {} on {}: {n} of {} bytes",
-                        r.offset, setup.target, r.len
+                        r.offset, setup.files[r.file as usize], r.len
                     ));
                     continue;
                 }
@@ -520,7 +533,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             if let Some(v) = &verify {
                 finish_verify(
                     &s,
-                    v,
+                    &v[r.file as usize],
                     bufs.slot(comp.slot),
                     verify_all,
                     &mut c.verify,
@@ -530,7 +543,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     io_failed = true;
                 }
                 if read_back && r.dir == Dir::Write {
-                    wrote.push((r.offset, r.len));
+                    wrote.push((r.file, r.offset, r.len));
                 }
             }
             bytes_done += r.len;
@@ -612,8 +625,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     if let (true, Some(v)) = (read_back && ended_by_size, &verify) {
         if !io_failed && stopped.is_none() && !stop.load(Ordering::Relaxed) {
             wrote.sort_unstable();
-            wrote.dedup_by_key(|w| w.0);
-            if let Err((what, e)) = read_back_blocks(
+            wrote.dedup_by_key(|w| (w.0, w.1));
+            if let Err((file, what, e)) = read_back_blocks(
                 exec,
                 &wrote,
                 depth,
@@ -625,7 +638,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 if error.is_none() {
                     errno = errno_of(&e);
                 }
-                error.get_or_insert(format!("verify read-back: {what} on {}: {e}", setup.target));
+                error.get_or_insert(format!(
+                    "verify read-back: {what} on {}: {e}",
+                    setup.files[file as usize]
+                ));
             }
         }
     }
@@ -701,28 +717,29 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     }
 }
 
-/// Read the blocks `wrote` (offset, length; in offset order) back through `exec`, `depth`
-/// at a time, and check each against the generation last written there. Counted in `sum`
-/// only, not in any rate; with `fatal`, the batch holding the first mismatch is the last. An
-/// I/O error ends it: (what failed, the error).
+/// Read the blocks `wrote` (file, offset, length; in that order) back through `exec`,
+/// `depth` at a time, and check each against the generation last written there (`v`, by
+/// file). Counted in `sum` only, not in any rate; with `fatal`, the batch holding the first
+/// mismatch is the last. An I/O error ends it: (its file, what failed, the error).
 fn read_back_blocks<E: Executor>(
     exec: &mut E,
-    wrote: &[(u64, u64)],
+    wrote: &[(u32, u64, u64)],
     depth: u32,
     bufs: &AlignedBuf,
-    v: &VerifyShared,
+    v: &[VerifyShared],
     fatal: bool,
     (sum, error): (&mut VerifySummary, &mut Option<String>),
-) -> Result<(), (String, std::io::Error)> {
+) -> Result<(), (u32, String, std::io::Error)> {
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     for batch in wrote.chunks(depth.max(1) as usize) {
         let mut slots = Vec::with_capacity(batch.len());
-        for (i, &(offset, len)) in batch.iter().enumerate() {
+        for (i, &(file, offset, len)) in batch.iter().enumerate() {
             let slot = i as u32;
             let mut s = Slot {
                 req: Request {
                     seq: 0,
                     pass: 0,
+                    file,
                     offset,
                     len,
                     dir: Dir::Read,
@@ -734,21 +751,23 @@ fn read_back_blocks<E: Executor>(
                 racy: false,
                 expect: None,
             };
-            prepare_verify(&mut s, &mut [], &[], v, bufs.slot(slot), 0);
-            exec.queue(slot, Dir::Read, offset, bufs.slot(slot), len as usize);
+            prepare_verify(&mut s, &mut [], &[], &v[file as usize], bufs.slot(slot), 0);
+            exec.queue(slot, file, Dir::Read, offset, bufs.slot(slot), len as usize);
             slots.push(s);
         }
         let mut left = batch.len();
         while left > 0 {
             exec.submit_and_reap(1, usize::MAX, &mut done)
-                .map_err(|e| ("submitting reads".to_string(), e))?;
+                .map_err(|e| (batch[0].0, "submitting reads".to_string(), e))?;
             for comp in done.drain(..) {
                 left -= 1;
                 let s = slots[comp.slot as usize];
+                let file = s.req.file;
                 match comp.res {
                     Ok(n) if n == s.req.len => {}
                     Ok(n) => {
                         return Err((
+                            file,
                             format!("short read at offset {}", s.req.offset),
                             std::io::Error::new(
                                 std::io::ErrorKind::UnexpectedEof,
@@ -756,9 +775,16 @@ fn read_back_blocks<E: Executor>(
                             ),
                         ))
                     }
-                    Err(e) => return Err((format!("read at offset {}", s.req.offset), e)),
+                    Err(e) => return Err((file, format!("read at offset {}", s.req.offset), e)),
                 }
-                finish_verify(&s, v, bufs.slot(comp.slot), true, sum, error);
+                finish_verify(
+                    &s,
+                    &v[file as usize],
+                    bufs.slot(comp.slot),
+                    true,
+                    sum,
+                    error,
+                );
             }
         }
         if fatal && sum.mismatches > 0 {
@@ -783,7 +809,7 @@ fn prepare_verify(
             s.generation = v.generation.fetch_add(1, Ordering::Relaxed) + 1;
             for &i in inflight {
                 let o = &mut slots[i as usize];
-                if o.req.offset == off {
+                if o.req.offset == off && o.req.file == s.req.file {
                     match o.req.dir {
                         // A read racing this write may see either version: do not judge it.
                         Dir::Read => o.check = false,
@@ -799,7 +825,7 @@ fn prepare_verify(
         Dir::Read => {
             let racing = inflight.iter().any(|&i| {
                 let o = &slots[i as usize];
-                o.req.dir == Dir::Write && o.req.offset == off
+                o.req.dir == Dir::Write && o.req.offset == off && o.req.file == s.req.file
             });
             s.check = !racing;
             s.expect = v
@@ -888,7 +914,15 @@ mod tests {
     }
 
     impl Executor for Recorder {
-        fn queue(&mut self, slot: u32, _dir: Dir, _offset: u64, _buf: *mut u8, len: usize) {
+        fn queue(
+            &mut self,
+            slot: u32,
+            _file: u32,
+            _dir: Dir,
+            _offset: u64,
+            _buf: *mut u8,
+            len: usize,
+        ) {
             assert_eq!(len, 4096);
             self.queued.push(slot);
         }
@@ -964,9 +998,10 @@ mod tests {
         let setup = JobSetup {
             name: "t".into(),
             target: "recorder".into(),
+            files: vec!["recorder".into()],
             engine: "test",
             group_id: 0,
-            stream: RequestStream::new(&spec, &inst, 256 << 10).unwrap(),
+            stream: raidlab_workload::JobStream::new(&spec, &inst, &[256 << 10]).unwrap(),
             depth: spec.iodepth,
             submit_batch: spec.submit_batch(),
             refill_at: spec.refill_at(),

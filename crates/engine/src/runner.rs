@@ -9,7 +9,7 @@ use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
 use crate::{BlockTarget, EngineError, RunOptions, Target};
 use raidlab_result::{JobResult, RunResult};
-use raidlab_workload::{ExitWhat, IoEngine, JobInstance, JobSpec, RequestStream};
+use raidlab_workload::{ExitWhat, IoEngine, JobInstance, JobSpec, JobStream};
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::PathBuf;
@@ -21,14 +21,25 @@ enum Resolved {
     Block(String, Arc<dyn BlockTarget>),
 }
 
-/// How one instance will do its I/O.
+/// How one instance will do its I/O: over its files (or in-process targets), in the order
+/// its requests count them.
 enum ExecPlan {
     Null,
-    Psync(File, SyncCall),
-    /// The file, and what to register with the ring.
-    Uring(File, RingOptions),
-    Libaio(File),
-    Block(Arc<dyn BlockTarget>),
+    Psync(Vec<File>, SyncCall),
+    /// The files, and what to register with the ring.
+    Uring(Vec<File>, RingOptions),
+    Libaio(Vec<File>),
+    Block(Vec<Arc<dyn BlockTarget>>),
+}
+
+impl ExecPlan {
+    /// The open files of a plan that has them.
+    fn files(&self) -> &[File] {
+        match self {
+            ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => f,
+            ExecPlan::Null | ExecPlan::Block(_) => &[],
+        }
+    }
 }
 
 struct InstancePlan {
@@ -155,6 +166,8 @@ pub fn run_with_clock(
         let need_end = users
             .iter()
             .filter_map(|s| {
+                // (A job over several files takes its share of `size` of each, or `filesize`.)
+                let s = &s.per_file(s.run_of(name));
                 let size = s.size?;
                 // (Saturating: offsets past 2^64 are refused, in one line, not a panic.)
                 let last = s.offset.saturating_add(
@@ -205,76 +218,107 @@ pub fn run_with_clock(
     let stop = Arc::clone(&opts.stop);
     let mut plans: Vec<InstancePlan> = Vec::new();
     let instances = JobInstance::expand(specs);
-    // The target each plan's instance runs on, for the read-back check below.
-    let mut plan_files: Vec<&str> = Vec::new();
+    // The targets each plan's instance runs on, for the read-back check below.
+    let mut plan_files: Vec<Vec<&str>> = Vec::new();
     for inst in instances {
         let spec = &specs[inst.spec_index];
-        let fname = &spec.filenames[inst.file_index];
-        let r = &resolved[fname];
-        let (size, align, label, what) = match r {
-            Resolved::Block(label, dev) => (
-                dev.size(),
-                dev.alignment().max(1),
-                label.clone(),
-                format!("the alignment of {label}"),
-            ),
-            Resolved::Path(p) => match infos.get(fname) {
-                Some(info) => {
-                    let a = if spec.direct { info.logical_block } else { 1 };
-                    (
-                        info.size,
-                        a,
-                        fname.clone(),
-                        format!("the logical block size of {}", p.display()),
-                    )
-                }
-                None => {
-                    // The null engine never touches its target: size from the job, or the target's.
-                    // (A share of the target is of the target's own size.)
-                    let size = match spec.size.filter(|_| spec.offset_percent.is_none()) {
-                        Some(sz) => {
-                            spec.offset + spec.offset_increment * inst.job_index as u64 + sz
-                        }
-                        None => prepare_path(p, None, false, true, &opts.stop, None)?.size,
-                    };
-                    (size, 1, fname.clone(), String::new())
-                }
-            },
-        };
-        if align > 1 {
-            check_alignment(spec, align, &what)?;
+        let names: Vec<&String> = inst.files.iter().map(|&f| &spec.filenames[f]).collect();
+        // What each of its files runs by (a share of `size`, or `filesize`).
+        let per = spec.per_file(names.len());
+        let mut sizes: Vec<u64> = Vec::with_capacity(names.len());
+        let mut labels: Vec<String> = Vec::with_capacity(names.len());
+        for &fname in &names {
+            let r = &resolved[fname];
+            let (size, align, label, what) = match r {
+                Resolved::Block(label, dev) => (
+                    dev.size(),
+                    dev.alignment().max(1),
+                    label.clone(),
+                    format!("the alignment of {label}"),
+                ),
+                Resolved::Path(p) => match infos.get(fname) {
+                    Some(info) => {
+                        let a = if spec.direct { info.logical_block } else { 1 };
+                        (
+                            info.size,
+                            a,
+                            fname.clone(),
+                            format!("the logical block size of {}", p.display()),
+                        )
+                    }
+                    None => {
+                        // The null engine never touches its target: size from the job, or
+                        // the target's. (A share of the target is of the target's own size.)
+                        let size = match per.size.filter(|_| per.offset_percent.is_none()) {
+                            Some(sz) => {
+                                per.offset + per.offset_increment * inst.job_index as u64 + sz
+                            }
+                            None => prepare_path(p, None, false, true, &opts.stop, None)?.size,
+                        };
+                        (size, 1, fname.clone(), String::new())
+                    }
+                },
+            };
+            if align > 1 {
+                check_alignment(&per, align, &what)?;
+            }
+            check_resources(spec, r)?;
+            sizes.push(size);
+            labels.push(label);
         }
         let stream =
-            RequestStream::new(spec, &inst, size).map_err(|e| EngineError::usage(e.message))?;
-        let verify = if spec.verify {
-            Some(
-                verify_by_target
-                    .entry(fname.clone())
-                    .or_insert_with(|| VerifyShared {
-                        last_gen: Default::default(),
-                        generation: Arc::clone(&generation),
-                    })
-                    .clone(),
-            )
-        } else {
-            None
+            JobStream::new(spec, &inst, &sizes).map_err(|e| EngineError::usage(e.message))?;
+        let verify = spec.verify.then(|| {
+            names
+                .iter()
+                .map(|&fname| {
+                    verify_by_target
+                        .entry(fname.clone())
+                        .or_insert_with(|| VerifyShared {
+                            last_gen: Default::default(),
+                            generation: Arc::clone(&generation),
+                        })
+                        .clone()
+                })
+                .collect::<Vec<_>>()
+        });
+        let targets: Vec<&Resolved> = names.iter().map(|&f| &resolved[f]).collect();
+        let paths: Vec<&PathBuf> = targets
+            .iter()
+            .filter_map(|r| match r {
+                Resolved::Path(p) => Some(p),
+                Resolved::Block(..) => None,
+            })
+            .collect();
+        let devs: Vec<Arc<dyn BlockTarget>> = targets
+            .iter()
+            .filter_map(|r| match r {
+                Resolved::Block(_, d) => Some(Arc::clone(d)),
+                Resolved::Path(_) => None,
+            })
+            .collect();
+        if spec.ioengine != IoEngine::Null && !paths.is_empty() && !devs.is_empty() {
+            return Err(EngineError::usage(format!(
+                "job '{}': its files mix raidlab arrays and files or devices (valid: one kind in one job; job_per_file=1 runs each file as a job of its own)",
+                spec.name
+            )));
+        }
+        let open_all = || -> Result<Vec<File>, EngineError> {
+            paths
+                .iter()
+                .map(|p| open_for_job(p, writes(spec), spec.direct, spec.sync))
+                .collect()
         };
-        check_resources(spec, r)?;
-        let (exec, engine, depth) = match (spec.ioengine, r) {
-            (IoEngine::Null, _) => (ExecPlan::Null, "null", spec.iodepth),
-            (_, Resolved::Block(_, dev)) => {
-                (ExecPlan::Block(Arc::clone(dev)), "block", spec.iodepth)
-            }
-            (
-                e @ (IoEngine::Psync
-                | IoEngine::Sync
-                | IoEngine::Vsync
-                | IoEngine::Pvsync
-                | IoEngine::Pvsync2),
-                Resolved::Path(p),
-            ) => (
+        let (exec, engine, depth) = match spec.ioengine {
+            IoEngine::Null => (ExecPlan::Null, "null", spec.iodepth),
+            _ if !devs.is_empty() => (ExecPlan::Block(devs), "block", spec.iodepth),
+            e @ (IoEngine::Psync
+            | IoEngine::Sync
+            | IoEngine::Vsync
+            | IoEngine::Pvsync
+            | IoEngine::Pvsync2) => (
                 ExecPlan::Psync(
-                    open_for_job(p, writes(spec), spec.direct, spec.sync)?,
+                    open_all()?,
                     match e {
                         IoEngine::Sync => SyncCall::Read,
                         IoEngine::Vsync => SyncCall::Readv,
@@ -286,9 +330,9 @@ pub fn run_with_clock(
                 e.name(),
                 1,
             ),
-            (IoEngine::IoUring, Resolved::Path(p)) => (
+            IoEngine::IoUring => (
                 ExecPlan::Uring(
-                    open_for_job(p, writes(spec), spec.direct, spec.sync)?,
+                    open_all()?,
                     RingOptions {
                         files: spec.registerfiles,
                         buffers: spec.fixedbufs,
@@ -300,12 +344,21 @@ pub fn run_with_clock(
                 "io_uring",
                 spec.iodepth,
             ),
-            (IoEngine::Libaio, Resolved::Path(p)) => (
-                ExecPlan::Libaio(open_for_job(p, writes(spec), spec.direct, spec.sync)?),
-                "libaio",
-                spec.iodepth,
-            ),
+            IoEngine::Libaio => (ExecPlan::Libaio(open_all()?), "libaio", spec.iodepth),
         };
+        let align = targets
+            .iter()
+            .zip(&names)
+            .map(|(r, &fname)| match r {
+                Resolved::Block(_, dev) => dev.alignment().max(1),
+                Resolved::Path(_) => {
+                    infos
+                        .get(fname)
+                        .map_or(1, |i| if spec.direct { i.logical_block } else { 1 })
+                }
+            })
+            .max()
+            .unwrap_or(1);
         let goal_bytes = if spec.time_based {
             None
         } else {
@@ -320,7 +373,8 @@ pub fn run_with_clock(
             group: group_of_spec[inst.spec_index],
             setup: JobSetup {
                 name: spec.name.clone(),
-                target: label,
+                target: labels.join(":"),
+                files: labels,
                 engine,
                 group_id: job_groups[inst.spec_index].1,
                 stream,
@@ -359,36 +413,39 @@ pub fn run_with_clock(
             lockmem: spec.lockmem,
             priority: spec.priority,
         });
-        plan_files.push(fname.as_str());
+        plan_files.push(names.iter().map(|n| n.as_str()).collect());
     }
     // A read-back while another job of the group writes the same blocks could catch its
     // writes half done: such a job does not read back, and says so. Jobs writing apart
     // (offset_increment, offsets of their own) each read back their own blocks.
-    let overlaps = |a: usize, b: usize| {
-        let ((sa, la), (sb, lb)) = (
-            plans[a].setup.stream.region(),
-            plans[b].setup.stream.region(),
-        );
-        sa < sb + lb && sb < sa + la
+    // Whether plans a and b have a file in common where their regions overlap; and which.
+    let overlap = |a: usize, b: usize| -> Option<&str> {
+        plan_files[a].iter().enumerate().find_map(|(ka, fa)| {
+            plan_files[b].iter().enumerate().find_map(|(kb, fb)| {
+                let ((sa, la), (sb, lb)) = (
+                    plans[a].setup.stream.region(ka),
+                    plans[b].setup.stream.region(kb),
+                );
+                (fa == fb && sa < sb + lb && sb < sa + la).then_some(*fa)
+            })
+        })
     };
-    let mut skipped: Vec<(usize, usize)> = Vec::new();
+    let mut skipped: Vec<(usize, usize, String)> = Vec::new();
     for i in 0..plans.len() {
         if !plans[i].setup.read_back {
             continue;
         }
-        let other = (0..plans.len()).find(|&k| {
-            k != i
-                && plans[k].group == plans[i].group
-                && plan_files[k] == plan_files[i]
-                && writes(&specs[plans[k].spec_index])
-                && overlaps(i, k)
+        let other = (0..plans.len()).find_map(|k| {
+            (k != i && plans[k].group == plans[i].group && writes(&specs[plans[k].spec_index]))
+                .then(|| overlap(i, k).map(|f| (k, f.to_string())))
+                .flatten()
         });
-        if let Some(k) = other {
-            skipped.push((i, k));
+        if let Some((k, f)) = other {
+            skipped.push((i, k, f));
         }
     }
     let mut noted: HashSet<usize> = HashSet::new();
-    for (i, k) in skipped {
+    for (i, k, file) in skipped {
         plans[i].setup.read_back = false;
         if noted.insert(plans[i].spec_index) {
             let (si, sk) = (plans[i].spec_index, plans[k].spec_index);
@@ -400,7 +457,7 @@ pub fn run_with_clock(
             crate::ewriteln!(
                 "raidlab: note: job '{}': verify does not read back what it wrote: {by} writes some of its blocks of {} at the same time (valid: regions apart, e.g. offset_increment, or a stonewall between the jobs)",
                 specs[si].name,
-                plan_files[i]
+                file
             );
         }
     }
@@ -533,20 +590,19 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
         if !specs[p.spec_index].invalidate {
             continue;
         }
-        let (ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f)) = &p.exec else {
-            continue;
-        };
-        let (start, len) = p.setup.stream.region();
-        // Dirty pages are not dropped: written back first (a laid-out file's are).
-        let _ = f.sync_data();
-        // SAFETY: posix_fadvise on a descriptor this plan owns; it only advises the cache.
-        unsafe {
-            libc::posix_fadvise(
-                f.as_raw_fd(),
-                start as libc::off_t,
-                len as libc::off_t,
-                libc::POSIX_FADV_DONTNEED,
-            );
+        for (k, f) in p.exec.files().iter().enumerate() {
+            let (start, len) = p.setup.stream.region(k);
+            // Dirty pages are not dropped: written back first (a laid-out file's are).
+            let _ = f.sync_data();
+            // SAFETY: posix_fadvise on a descriptor this plan owns; it only advises the cache.
+            unsafe {
+                libc::posix_fadvise(
+                    f.as_raw_fd(),
+                    start as libc::off_t,
+                    len as libc::off_t,
+                    libc::POSIX_FADV_DONTNEED,
+                );
+            }
         }
     }
 }
@@ -580,7 +636,7 @@ fn hole_warnings(
     let written: HashSet<&str> = group
         .iter()
         .filter(|p| writes(&specs[p.spec_index]))
-        .map(|p| p.setup.target.as_str())
+        .flat_map(|p| p.setup.files.iter().map(String::as_str))
         .collect();
     // Per target, in the order first read: (what holds the holes, hole bytes, bytes read).
     let mut found: Vec<(String, Holder, f64, u64)> = Vec::new();
@@ -595,33 +651,39 @@ fn hole_warnings(
         None => found.push((target.to_string(), file, holes, len)),
     };
     for p in group {
-        let target = p.setup.target.as_str();
         let spec = &specs[p.spec_index];
-        if spec.rw.read_percent(spec.rwmixread) == 0 || warned.contains(target) {
+        if spec.rw.read_percent(spec.rwmixread) == 0 {
             continue;
         }
-        match &p.exec {
-            ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
-                let (start, len) = p.setup.stream.region();
-                if f.metadata().is_ok_and(|m| m.is_file()) {
-                    if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
-                        add(target, Holder::File, holes as f64, len);
-                    }
-                } else if let Some((backing, at)) = crate::safety::loop_backing(f) {
-                    let holes = std::fs::File::open(&backing)
-                        .and_then(|b| crate::safety::hole_bytes(&b, at + start, at + start + len));
-                    if let Ok(holes) = holes {
-                        add(target, Holder::LoopBacking(backing), holes as f64, len);
+        for (k, target) in p.setup.files.iter().enumerate() {
+            let target = target.as_str();
+            if warned.contains(target) {
+                continue;
+            }
+            let (start, len) = p.setup.stream.region(k);
+            match &p.exec {
+                ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
+                    let f = &f[k];
+                    if f.metadata().is_ok_and(|m| m.is_file()) {
+                        if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
+                            add(target, Holder::File, holes as f64, len);
+                        }
+                    } else if let Some((backing, at)) = crate::safety::loop_backing(f) {
+                        let holes = std::fs::File::open(&backing).and_then(|b| {
+                            crate::safety::hole_bytes(&b, at + start, at + start + len)
+                        });
+                        if let Ok(holes) = holes {
+                            add(target, Holder::LoopBacking(backing), holes as f64, len);
+                        }
                     }
                 }
-            }
-            ExecPlan::Block(dev) => {
-                let (start, len) = p.setup.stream.region();
-                if let Some(share) = dev.hole_share(start, len) {
-                    add(target, Holder::Members, share * len as f64, len);
+                ExecPlan::Block(devs) => {
+                    if let Some(share) = devs[k].hole_share(start, len) {
+                        add(target, Holder::Members, share * len as f64, len);
+                    }
                 }
+                ExecPlan::Null => {}
             }
-            ExecPlan::Null => {}
         }
     }
     let mut out = Vec::new();
@@ -1041,8 +1103,8 @@ fn run_bound(p: InstancePlan) -> JobResult {
     };
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
-        ExecPlan::Psync(f, call) => drive(p.setup, &mut Psync::new(f, call), &bufs),
-        ExecPlan::Uring(f, register) => match Uring::new(f, depth, bufs.area(), register) {
+        ExecPlan::Psync(files, call) => drive(p.setup, &mut Psync::new(files, call), &bufs),
+        ExecPlan::Uring(files, register) => match Uring::new(files, depth, bufs.area(), register) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
             Err(e) => {
                 let mut r = fail(&p.setup, e);
@@ -1052,18 +1114,18 @@ fn run_bound(p: InstancePlan) -> JobResult {
                 r
             }
         },
-        ExecPlan::Libaio(f) => match Libaio::new(f, depth) {
+        ExecPlan::Libaio(files) => match Libaio::new(files, depth) {
             Ok(mut a) => drive(p.setup, &mut a, &bufs),
             Err(e) => fail(&p.setup, e),
         },
-        ExecPlan::Block(dev) => {
-            let r = match Block::new(Arc::clone(&dev), depth) {
+        ExecPlan::Block(devs) => {
+            let r = match Block::new(devs, depth) {
                 Ok(mut b) => {
                     let mut r = drive(p.setup, &mut b, &bufs);
                     b.finish();
                     // (Written data is flushed once: inside the job with end_fsync.)
                     if !b.flushed {
-                        if let Err(e) = dev.flush() {
+                        if let Err(e) = b.flush_all() {
                             r.error.get_or_insert(format!("flushing {}: {e}", r.target));
                         }
                     }

@@ -1312,3 +1312,84 @@ fn a_coordinator_is_met_at_the_fixed_points_in_order() {
         Some("before_group 1 (laid out)")
     );
 }
+
+/// A job over two files, as fio runs `filename=a:b`: one job, its size split between the
+/// files (each laid out to its share), its requests taking turns, each file verified
+/// against its own writes; the read-back after the writes checks every block of both.
+#[test]
+fn a_job_over_two_files_splits_its_size_and_verifies_each() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    let list = format!("{}:{}", a.display(), b.display());
+    for engine in ["io_uring", "psync", "libaio"] {
+        let _ = std::fs::remove_file(&a);
+        let _ = std::fs::remove_file(&b);
+        let r = run_paths(
+            &[spec(&[
+                ("rw", "randwrite"),
+                ("bs", "4k"),
+                ("size", "8m"),
+                ("iodepth", "8"),
+                ("ioengine", engine),
+                ("verify", "crc32c"),
+                ("filename", &list),
+            ])],
+            false,
+        )
+        .unwrap();
+        assert_eq!(r.jobs.len(), 1, "{engine}");
+        let j = &r.jobs[0];
+        assert_eq!(j.error, None, "{engine}");
+        assert_eq!(j.target, list);
+        assert_eq!(j.write.io_bytes, 8 << 20, "{engine}");
+        assert_eq!(std::fs::metadata(&a).unwrap().len(), 4 << 20, "{engine}");
+        assert_eq!(std::fs::metadata(&b).unwrap().len(), 4 << 20, "{engine}");
+        let v = j.verify.clone().unwrap();
+        assert_eq!((v.blocks_checked, v.mismatches), (2048, 0), "{engine}");
+    }
+    // What the job wrote is there to read: each file by a job of its own, verified.
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("iodepth", "16"),
+            ("size", "4m"),
+            ("verify", "crc32c"),
+            ("job_per_file", "1"),
+            ("filename", &list),
+        ])],
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs.len(), 2);
+    for j in &r.jobs {
+        assert_eq!(j.error, None);
+        assert_eq!(j.read.io_bytes, 4 << 20);
+        assert_eq!(j.verify.as_ref().map(|v| v.mismatches), Some(0));
+    }
+}
+
+/// Without a size each of a job's files is read whole (existing files of their own sizes),
+/// one after the other under `file_service_type=sequential`.
+#[test]
+fn without_a_size_each_file_is_read_whole() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::write(&a, vec![1u8; 1 << 20]).unwrap();
+    std::fs::write(&b, vec![2u8; 3 << 20]).unwrap();
+    let list = format!("{}:{}", a.display(), b.display());
+    let r = run_paths(
+        &[spec(&[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("filename", &list),
+            ("file_service_type", "sequential"),
+        ])],
+        false,
+    )
+    .unwrap();
+    let j = &r.jobs[0];
+    assert_eq!(j.error, None);
+    assert_eq!(j.read.io_bytes, 4 << 20);
+    assert_eq!(j.read.total_ios, 64);
+}

@@ -162,7 +162,9 @@ fn load() -> Result<Api, String> {
         }
     };
     // SAFETY (each transmute): the symbol is the MPI function of that name, whose C signature
-    // (MPI 3.1 standard, Open MPI's mpi.h) the field's type spells.
+    // (MPI 3.1 standard, Open MPI's mpi.h) the field's type spells (so the target type is the
+    // field's, not written again at each).
+    #[allow(clippy::missing_transmute_annotations)]
     unsafe {
         Ok(Api {
             init: std::mem::transmute::<*mut c_void, _>(sym("MPI_Init")?),

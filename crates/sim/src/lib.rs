@@ -323,6 +323,21 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 }
             )));
         }
+        if s.file_runs().iter().any(|r| r.len() > 1) {
+            return Err(SimError::usage(format!(
+                "job '{}': one job over several sim: targets is not simulated (valid: \
+                 job_per_file=1, each target a job of its own; or sim:SYSTEM.toml, a job \
+                 for each of its LUNs)",
+                s.name
+            )));
+        }
+        if s.nrfiles > 1 || s.filesize.is_some() {
+            return Err(SimError::usage(format!(
+                "job '{}': nrfiles and filesize lay files out on a filesystem, and a sim: \
+                 target is a LUN (valid for sim: targets: size, offset)",
+                s.name
+            )));
+        }
         for f in &s.filenames {
             let t = parse_target(f)?;
             match &system {
@@ -355,6 +370,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                     let inst = JobInstance {
                         spec_index: si,
                         file_index: fi + (k << 16),
+                        files: vec![fi],
                         job_index: s.first_job + j,
                         global_index: global,
                     };

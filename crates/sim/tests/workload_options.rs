@@ -259,3 +259,33 @@ fn drives_age_commands_that_streams_keep_waiting() {
         "without aging the worst wait is {unaged} ns"
     );
 }
+
+/// A job over several LUNs is a real run's one job over several files, which the simulator
+/// does not model: refused in one line that says what runs instead (a job per target with
+/// `job_per_file=1`, as before), and a job per target runs.
+#[test]
+fn one_job_over_several_targets_is_refused_and_job_per_file_runs() {
+    let a = system("xdd2008/raid0.toml");
+    let two = format!("{a}#ntfs:{a}#ntfs");
+    let mut s = common::spec(
+        &a,
+        &[
+            ("filename", &two),
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("size", "16m"),
+        ],
+    );
+    let e = raidlab_sim::run(std::slice::from_ref(&s)).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    assert!(e.to_string().contains("valid: job_per_file=1"), "{e}");
+    raidlab_workload::apply_option(&mut s, "job_per_file", Some("1")).unwrap();
+    let r = raidlab_sim::run(std::slice::from_ref(&s)).unwrap();
+    assert_eq!(r.jobs.len(), 2);
+    let mut f = common::spec(&a, &[("rw", "read"), ("size", "16m"), ("nrfiles", "2")]);
+    let e = raidlab_sim::run(std::slice::from_ref(&f)).unwrap_err();
+    assert!(e.to_string().contains("nrfiles and filesize"), "{e}");
+    f.nrfiles = 1;
+    raidlab_workload::apply_option(&mut f, "filesize", Some("1m")).unwrap();
+    assert!(raidlab_sim::run(std::slice::from_ref(&f)).is_err());
+}

@@ -116,14 +116,10 @@ pub fn expand_vars(
 }
 
 /// Notes for job-file lines that fio would run differently, one `ORIGIN:LINE: note: …` line
-/// for each:
-/// - values in IEC units (`4KiB`, `1MiB`, …): raidlab reads them as powers of 2, as its own
-///   sizes, while fio 3.x, under its default `kb_base=1024`, reads them as powers of 10
-///   (`bs=4KiB` is 4000 bytes to fio); `k`, `m`, `g`, … mean the same in both. Options whose
-///   values are names, not sizes (files, engines, patterns), are not looked at;
-/// - a `filename` listing several files (`a:b`): raidlab runs one stream per file, each with
-///   the job's `iodepth` and `size` (as seed 000 ran one `dd` per chain), where fio runs one
-///   job over all of them, its `iodepth` shared and its `size` split between them.
+/// for each: values in IEC units (`4KiB`, `1MiB`, …), which raidlab reads as powers of 2,
+/// as its own sizes, while fio 3.x, under its default `kb_base=1024`, reads them as powers
+/// of 10 (`bs=4KiB` is 4000 bytes to fio); `k`, `m`, `g`, … mean the same in both. Options
+/// whose values are names, not sizes (files, engines, patterns), are not looked at.
 pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
@@ -135,22 +131,6 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
         let (key, value) = (key.trim(), value.trim());
         if line.starts_with([';', '#', '[']) {
             continue;
-        }
-        if key == "filename" {
-            let files = crate::split_filenames(value);
-            // (raidlab's own targets, `array:` and `sim:`, mean nothing to fio.)
-            let fio_could_run = files
-                .iter()
-                .all(|f| !f.starts_with("array:") && !f.starts_with("sim:"));
-            if files.len() > 1 && fio_could_run {
-                notes.push(format!(
-                    "{origin}:{}: note: filename lists {} files: raidlab runs one stream per \
-                     file, each with the job's iodepth and size; fio runs one job over them \
-                     all, its iodepth shared and its size split between them",
-                    i + 1,
-                    files.len()
-                ));
-            }
         }
         if let Some(note) = iec_note(key, value) {
             notes.push(format!("{origin}:{}: note: {note}", i + 1));
@@ -421,21 +401,22 @@ mod tests {
         assert!(fio_notes("[a]\nbs=4k\nsize=1m\n", "t.fio").is_empty());
     }
 
+    /// A filename list runs as fio runs it, one job over all of its files (nothing to note);
+    /// `job_per_file=1` makes each file a job of its own.
     #[test]
-    fn filename_lists_are_noted_where_fio_runs_one_job_over_them() {
-        let text = "[a]\nfilename=/dev/sdb:/dev/sdc\n[b]\nfilename=/tmp/x\\:y\n[c]\nfilename=sim:s.toml#l0:sim:s.toml#l1\n";
-        let notes = fio_notes(text, "t.fio");
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(
-            notes[0].starts_with(
-                "t.fio:2: note: filename lists 2 files: raidlab runs one stream per file"
-            ),
-            "{}",
-            notes[0]
-        );
-        // What raidlab runs: a stream per file.
+    fn filename_lists_run_one_job_over_their_files_as_fio() {
+        let text = "[a]\nfilename=/dev/sdb:/dev/sdc\n[b]\nfilename=/tmp/x\\:y\n[c]\nfilename=/dev/sdb:/dev/sdc\njob_per_file=1\n";
+        assert!(fio_notes(text, "t.fio").is_empty());
         let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
-        assert_eq!(crate::JobInstance::expand(&jobs[..1]).len(), 2);
+        let a = crate::JobInstance::expand(&jobs[..1]);
+        assert_eq!(a.len(), 1);
+        assert_eq!(a[0].files, [0, 1]);
+        assert_eq!(jobs[1].filenames, ["/tmp/x:y"]);
+        let c = crate::JobInstance::expand(&jobs[2..]);
+        assert_eq!(
+            c.iter().map(|i| i.files.clone()).collect::<Vec<_>>(),
+            [vec![0], vec![1]]
+        );
     }
 
     /// `include FILE` reads that file's lines where the line stands, as fio does: a relative

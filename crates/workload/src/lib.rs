@@ -2,8 +2,9 @@
 //!
 //! This crate is for: parsing workload options (`rw`, `bs`, `iodepth`, …) from command-line
 //! flags and fio job files into plain [`JobSpec`] values, expanding them into job instances
-//! (one per filename × `numjobs`), and generating each instance's deterministic
-//! [`RequestStream`] of `(offset, length, direction)`, and each instance's [`Pacer`]: when
+//! (one per job's files × `numjobs`), and generating each instance's deterministic
+//! [`RequestStream`] of `(offset, length, direction)` (a [`JobStream`] over several files
+//! for a multi-file job), and each instance's [`Pacer`]: when
 //! its next request may go (rate caps, think time, periodic syncs), computed from times its
 //! executor passes in.
 //!
@@ -13,6 +14,7 @@
 
 pub mod content;
 pub mod distribution;
+pub mod files;
 pub mod jobfile;
 pub mod pace;
 pub mod size;
@@ -20,6 +22,7 @@ pub mod spec;
 pub mod stream;
 
 pub use content::{BufferContent, ContentGen};
+pub use files::{FileService, JobStream, ServiceKind};
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };

@@ -4,6 +4,7 @@
 //! [`apply_option`], so both accept exactly the same options with the same errors.
 
 use crate::content::BufferContent;
+use crate::files::FileService;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
 use serde::{Deserialize, Serialize};
@@ -642,6 +643,26 @@ pub struct JobSpec {
     /// (`JOBNAME.N.0`); relative filenames are taken inside it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub directory: Vec<String>,
+    /// fio's `nrfiles`: how many files each job of a job without `filename` gets in its
+    /// `directory` (`JOBNAME.N.0` … `JOBNAME.N.(nrfiles-1)`); 1 by default.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nrfiles: u32,
+    /// fio's `filesize`: bytes of each of a job's files; by default the job's `size`
+    /// shared out among them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesize: Option<u64>,
+    /// fio's `file_service_type`: which of a job's files its next request goes to.
+    #[serde(default, skip_serializing_if = "FileService::is_default")]
+    pub file_service: FileService,
+    /// raidlab's `job_per_file`: each file of `filename` is a job of its own (its `numjobs`
+    /// each), as one `dd` per device; fio runs one job over all of them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub job_per_file: bool,
+    /// How the files of `filename` make jobs: `None`, one job over all of them (fio's way);
+    /// `Some(k)`, each run of `k` files in order a job of its own (`job_per_file` is 1;
+    /// [`apply_directories`] sets `nrfiles`, each job's files being named for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_per_job: Option<u32>,
     /// fio's `fallocate`: how a file that only writing jobs use is prepared when raidlab
     /// creates or extends it. Unset, raidlab lays it out with zeros (writes then overwrite
     /// data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
@@ -1143,6 +1164,11 @@ impl Default for JobSpec {
             buffers: BufferContent::default(),
             description: None,
             directory: Vec::new(),
+            nrfiles: 1,
+            filesize: None,
+            file_service: FileService::default(),
+            job_per_file: false,
+            files_per_job: None,
             fallocate: None,
             lockmem: 0,
             priority: Priority::default(),
@@ -1266,6 +1292,11 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_chunk",
     "dedupe_percentage",
     "directory",
+    "nrfiles",
+    "nr_files",
+    "filesize",
+    "file_service_type",
+    "job_per_file",
     "fallocate",
     "lockmem",
     "prio",
@@ -1645,12 +1676,20 @@ pub fn apply_directories(specs: &mut [JobSpec]) {
         let join = |d: &str, f: &str| std::path::Path::new(d).join(f).display().to_string();
         if s.filenames.is_empty() {
             let first = s.first_job;
-            s.filenames = (first..first + s.numjobs.max(1))
-                .map(|j| join(&dirs[j as usize % dirs.len()], &format!("{}.{j}.0", s.name)))
-                .collect();
+            let nr = s.nrfiles.max(1);
+            let mut names = Vec::new();
+            for j in first..first + s.numjobs.max(1) {
+                // (fio's folder for a job: its number's turn among them.)
+                let dir = &dirs[j as usize % dirs.len()];
+                for f in 0..nr {
+                    names.push(join(dir, &format!("{}.{j}.{f}", s.name)));
+                }
+            }
+            s.filenames = names;
             s.numjobs = 1;
-            // Each file is its own job's, its region from the start as any job's.
+            // Each job's files are its own, their regions from the start as any job's.
             s.first_job = 0;
+            s.files_per_job = Some(if s.job_per_file { 1 } else { nr });
         } else {
             for f in &mut s.filenames {
                 let relative =
@@ -1714,10 +1753,7 @@ pub fn split_filenames(value: &str) -> Vec<String> {
 const FIO_ONLY: &[&str] = &[
     "kb_base",
     "unit_base",
-    "nrfiles",
-    "filesize",
     "openfiles",
-    "file_service_type",
     "verify_backlog",
     "verify_pattern",
     "zonemode",
@@ -1804,6 +1840,24 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.name = value.to_string()
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
+        "nrfiles" | "nr_files" => spec.nrfiles = parse_u32(value, 1, 1 << 20).map_err(err)?,
+        "filesize" => {
+            if value.contains('-') || value.contains(':') {
+                return Err(err(format!(
+                    "'{value}': raidlab gives every file one size (valid: one size, e.g. 64m)"
+                )));
+            }
+            let s = parse_size(value).map_err(err)?;
+            if s == 0 {
+                return Err(err("filesize must be greater than zero".into()));
+            }
+            spec.filesize = Some(s);
+        }
+        "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
+        "job_per_file" => {
+            spec.job_per_file = parse_bool(value).map_err(err)?;
+            spec.files_per_job = spec.job_per_file.then_some(1);
+        }
         "lockmem" => spec.lockmem = parse_size(value).map_err(err)?,
         "allow_mounted_write" => spec.allow_mounted_write = parse_bool(value).map_err(err)?,
         "ioscheduler" => {
@@ -2491,6 +2545,57 @@ impl JobSpec {
     }
 
     /// Check the options together (each was checked alone by [`apply_option`]).
+    /// The runs of this spec's `filenames` that are one job each (indices into them): all of
+    /// them, as fio runs `filename=a:b`, or runs of `files_per_job` (`job_per_file`: one).
+    pub fn file_runs(&self) -> Vec<Vec<usize>> {
+        let n = self.filenames.len();
+        match self.files_per_job {
+            Some(k) if k >= 1 => (0..n)
+                .step_by(k as usize)
+                .map(|a| (a..(a + k as usize).min(n)).collect())
+                .collect(),
+            _ if n == 0 => Vec::new(),
+            _ => vec![(0..n).collect()],
+        }
+    }
+
+    /// How many files the job that runs over `filename` has (1 if the spec does not list
+    /// it).
+    pub fn run_of(&self, filename: &str) -> usize {
+        self.file_runs()
+            .into_iter()
+            .find(|r| r.iter().any(|&i| self.filenames[i] == filename))
+            .map_or(1, |r| r.len())
+    }
+
+    /// The spec one of a job's `files` files runs by: each file `filesize` bytes, or the
+    /// job's `size` shared out among them, as fio shares it (`size=8m` over two files: 4 MiB
+    /// of each); `io_size` and `number_ios` likewise. A job of one file runs by its own.
+    pub fn per_file(&self, files: usize) -> JobSpec {
+        if files <= 1 && self.filesize.is_none() {
+            return self.clone();
+        }
+        let n = files.max(1) as u64;
+        let mut s = self.clone();
+        // (A share is whole blocks of the smallest size, so it keeps their alignment.)
+        let unit = self.bs.min().max(1);
+        let share = |z: u64| {
+            let part = (z / n).max(1);
+            if part >= unit {
+                part - part % unit
+            } else {
+                part
+            }
+        };
+        s.size = self.filesize.or(self.size.map(share));
+        if self.filesize.is_some() {
+            s.size_percent = None;
+        }
+        s.io_size = self.io_size.map(share);
+        s.number_ios = self.number_ios.map(|x| x.div_ceil(n));
+        s
+    }
+
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |m: String| {
             Err(SpecError {
@@ -2499,7 +2604,7 @@ impl JobSpec {
         };
         if self.filenames.is_empty() && self.directory.is_empty() {
             return e(
-                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml)"
+                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job)"
                     .into(),
             );
         }
@@ -2825,6 +2930,61 @@ mod tests {
         let mut c = JobSpec::default();
         let e = apply_option(&mut c, "directory", Some("")).unwrap_err();
         assert!(e.message.contains("valid: folders"), "{}", e.message);
+        // Each instance its own file still: one job a file.
+        let runs: Vec<Vec<usize>> = crate::JobInstance::expand(&specs[..1])
+            .into_iter()
+            .map(|i| i.files)
+            .collect();
+        assert_eq!(runs, [vec![0], vec![1], vec![2]]);
+    }
+
+    /// `nrfiles` gives each job that many files of its own in its folder, named and placed
+    /// as fio 3.33 names and places them (`directory=/d1:/d2 nrfiles=3 numjobs=2`: j.0.0 to
+    /// j.0.2 in /d1, j.1.0 to j.1.2 in /d2); each job runs over its own files.
+    #[test]
+    fn nrfiles_gives_each_job_its_files() {
+        let mut a = JobSpec {
+            name: "j".into(),
+            ..Default::default()
+        };
+        for (k, v) in [("directory", "/d1:/d2"), ("nrfiles", "3"), ("numjobs", "2")] {
+            apply_option(&mut a, k, Some(v)).unwrap();
+        }
+        let mut specs = vec![a];
+        apply_directories(&mut specs);
+        assert_eq!(
+            specs[0].filenames,
+            [
+                "/d1/j.0.0",
+                "/d1/j.0.1",
+                "/d1/j.0.2",
+                "/d2/j.1.0",
+                "/d2/j.1.1",
+                "/d2/j.1.2"
+            ]
+        );
+        let runs: Vec<Vec<usize>> = crate::JobInstance::expand(&specs)
+            .into_iter()
+            .map(|i| i.files)
+            .collect();
+        assert_eq!(runs, [vec![0, 1, 2], vec![3, 4, 5]]);
+        // job_per_file=1 makes each of them a job.
+        let mut b = JobSpec::default();
+        for (k, v) in [("directory", "/d"), ("nrfiles", "2"), ("job_per_file", "1")] {
+            apply_option(&mut b, k, Some(v)).unwrap();
+        }
+        let mut specs = vec![b];
+        apply_directories(&mut specs);
+        assert_eq!(crate::JobInstance::expand(&specs).len(), 2);
+        // Sizes: `size` shared out among a job's files, or `filesize` each.
+        let mut c = JobSpec::default();
+        apply_option(&mut c, "size", Some("8m")).unwrap();
+        assert_eq!(c.per_file(2).size, Some(4 << 20));
+        assert_eq!(c.per_file(1), c);
+        apply_option(&mut c, "filesize", Some("1m")).unwrap();
+        assert_eq!(c.per_file(2).size, Some(1 << 20));
+        let e = apply_option(&mut c, "filesize", Some("1m-4m")).unwrap_err();
+        assert!(e.message.contains("valid: one size"), "{}", e.message);
     }
 
     #[test]
@@ -2934,8 +3094,8 @@ mod tests {
             near("directroy")
         );
         assert_eq!(
-            near("nrfiles"),
-            "option 'nrfiles' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
+            near("openfiles"),
+            "option 'openfiles' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
         );
         assert!(FIO_ONLY.iter().all(|k| !OPTION_NAMES.contains(k)));
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();

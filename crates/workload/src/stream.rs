@@ -29,6 +29,9 @@ pub struct Request {
     pub seq: u64,
     /// Pass over the region, from 0 (fio's `loops`; time-based runs keep counting).
     pub pass: u32,
+    /// Which of the job's files (its instance's `files`, from 0) the request goes to.
+    #[serde(default)]
+    pub file: u32,
     pub offset: u64,
     pub len: u64,
     pub dir: Dir,
@@ -40,7 +43,7 @@ pub struct Rng {
     s: [u64; 4],
 }
 
-fn splitmix64(x: &mut u64) -> u64 {
+pub(crate) fn splitmix64(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *x;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -91,13 +94,18 @@ impl Rng {
     }
 }
 
-/// One running copy of a job: which spec, which target, which of its `numjobs`.
+/// One running copy of a job: which spec, which of its files, which of its `numjobs`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobInstance {
     /// Index of the job spec in the run.
     pub spec_index: usize,
-    /// Index into the spec's `filenames`.
+    /// Which of the spec's runs of files the instance has (see `files`): 0 for a job over
+    /// all of its files, the file's index for `job_per_file`.
     pub file_index: usize,
+    /// The instance's files, as indices into the spec's `filenames`, in the order its
+    /// requests' `file` counts them.
+    #[serde(default)]
+    pub files: Vec<usize>,
     /// Which of the spec's `numjobs`, from its `first_job` (0 but in a rank of an MPI run).
     pub job_index: u32,
     /// Position among all instances of the run; distinguishes seeds.
@@ -105,16 +113,19 @@ pub struct JobInstance {
 }
 
 impl JobInstance {
-    /// Expand specs into instances: each filename of each spec gets `numjobs` instances.
+    /// Expand specs into instances: each spec's files make one job (fio's way with
+    /// `filename=a:b`), or runs of `files_per_job` files each make one (`job_per_file`:
+    /// one file each), and each such job has `numjobs` instances.
     pub fn expand(specs: &[JobSpec]) -> Vec<JobInstance> {
         let mut out = Vec::new();
         for (si, s) in specs.iter().enumerate() {
-            for fi in 0..s.filenames.len() {
+            for (gi, files) in s.file_runs().into_iter().enumerate() {
                 for j in 0..s.numjobs {
                     let global_index = out.len() as u32;
                     out.push(JobInstance {
                         spec_index: si,
-                        file_index: fi,
+                        file_index: gi,
+                        files: files.clone(),
                         job_index: s.first_job + j,
                         global_index,
                     });
@@ -238,17 +249,26 @@ pub struct RequestStream {
 }
 
 impl RequestStream {
-    /// The stream of `instance` over a target of `target_size` bytes.
+    /// The stream of `instance` over a target of `target_size` bytes (its one file).
     pub fn new(
         spec: &JobSpec,
         instance: &JobInstance,
         target_size: u64,
     ) -> Result<Self, SpecError> {
+        Self::seeded(spec, instance, target_size, instance.seed(spec))
+    }
+
+    /// [`Self::new`] with the seed given (a multi-file job's files each have their own).
+    pub(crate) fn seeded(
+        spec: &JobSpec,
+        instance: &JobInstance,
+        target_size: u64,
+        seed: u64,
+    ) -> Result<Self, SpecError> {
         // Sizes and offsets given as percent of the target, resolved against this one.
         let resolved = spec.resolved(target_size)?;
         let spec = &resolved;
         let (start, len) = spec.region(instance.job_index, target_size)?;
-        let seed = instance.seed(spec);
         let read_percent = spec.rw.read_percent(spec.rwmixread);
         let fixed = match read_percent {
             100 => Some((Dir::Read, &spec.bs.read)),
@@ -488,6 +508,7 @@ impl RequestStream {
         let req = Request {
             seq: self.seq,
             pass: self.pass,
+            file: 0,
             offset,
             len: bs,
             dir,

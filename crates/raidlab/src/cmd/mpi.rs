@@ -190,13 +190,13 @@ fn merge_ranks(mut ranks: Vec<(MpiPlace, RunResult)>, specs: &[JobSpec]) -> RunR
         .unwrap_or_default();
     let mut ordered: Vec<(usize, raidlab_result::JobResult)> = Vec::new();
     if alike && !cuts.is_empty() {
-        for s in 0..cuts[0].len() {
+        (0..cuts[0].len()).for_each(|s| {
             for (k, (_, r)) in ranks.iter().enumerate() {
                 for j in &r.jobs[cuts[k][s].clone()] {
                     ordered.push((spec_index(j), j.clone()));
                 }
             }
-        }
+        });
     } else {
         for (_, r) in ranks {
             ordered.extend(r.jobs.into_iter().map(|j| (spec_index(&j), j)));

@@ -397,7 +397,11 @@ fn option_help(name: &str) -> &'static str {
         "buffer_compress_chunk" => "the span each compressible layout covers (default 512; 0: the block)",
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
-        "directory" => "folder(s) for the job's files: without filename, one file per job, JOBNAME.N.0",
+        "directory" => "folder(s) for the job's files: without filename, nrfiles per job, JOBNAME.N.0, JOBNAME.N.1, ...",
+        "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
+        "filesize" => "bytes of each of a job's files (default: size shared among them)",
+        "file_service_type" => "which of a job's files the next request goes to: roundrobin (default), sequential, random; :N requests before moving on",
+        "job_per_file" => "raidlab's: each file of filename (or directory's files) is a job of its own, as one dd per device (fio runs one job over all of them)",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
         "lockmem" => "pin this much memory (mlock) while the job runs, e.g. 1g: less for the page cache",
         "prio" => "I/O priority level of the job's requests, 0 (served first) to 7; best effort class unless prioclass says",
@@ -413,7 +417,7 @@ fn option_help(name: &str) -> &'static str {
         "verify_fatal" => "1: the first verify mismatch ends the job",
         "randseed" => "seed of the request stream",
         "filename" => {
-            "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]"
+            "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]; several run as one job over them all, as fio's (job_per_file=1: one job each)"
         }
         "verify" => {
             "crc32c: writes carry a checked header (fio's md5, sha256, ... are taken as crc32c); none"
@@ -1001,6 +1005,18 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     put("iodepth", s.iodepth.to_string());
     if s.numjobs != d.numjobs {
         put("numjobs", s.numjobs.to_string());
+    }
+    if s.nrfiles != d.nrfiles {
+        put("nrfiles", s.nrfiles.to_string());
+    }
+    if let Some(f) = s.filesize {
+        put("filesize", size_text(f));
+    }
+    if s.file_service != d.file_service {
+        put("file_service_type", s.file_service.text());
+    }
+    if s.job_per_file {
+        put("job_per_file", "1".into());
     }
     if s.rw.read_percent(s.rwmixread) != 100 && s.rw.read_percent(s.rwmixread) != 0 {
         put("rwmixread", s.rwmixread.to_string());

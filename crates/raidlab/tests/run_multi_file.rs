@@ -1,0 +1,127 @@
+//! Jobs over several files, side by side with fio 3.33: the same options lay out the same
+//! files (names, folders, sizes) and run the same jobs moving the same bytes. These tests
+//! need the Debian package `fio`; they fail when it is missing.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Every file under `dir` (relative name → size).
+fn files(dir: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for sub in std::fs::read_dir(dir).unwrap() {
+        let sub = sub.unwrap().path();
+        let entries: Vec<std::path::PathBuf> = if sub.is_dir() {
+            std::fs::read_dir(&sub)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect()
+        } else {
+            vec![sub.clone()]
+        };
+        for f in entries {
+            let rel = f.strip_prefix(dir).unwrap().display().to_string();
+            out.insert(rel, std::fs::metadata(&f).unwrap().len());
+        }
+    }
+    out
+}
+
+/// (job name, bytes written) of each job in a JSON result, fio's or raidlab's.
+fn jobs(json_text: &str) -> Vec<(String, u64)> {
+    let v = json(json_text);
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["write"]["io_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Run fio and raidlab with the same options (`{dir}` replaced by each one's own folder),
+/// and return each one's files and jobs.
+/// What a tool did: the files it left (name → size) and its jobs (name, bytes written).
+type Outcome = (BTreeMap<String, u64>, Vec<(String, u64)>);
+
+fn both(options: &[&str]) -> [Outcome; 2] {
+    require_tool("fio", "fio");
+    let fio_dir = scratch("raidlab-fio-");
+    let rl_dir = scratch("raidlab-rl-");
+    let args = |dir: &Path| -> Vec<String> {
+        let mut a: Vec<String> = options
+            .iter()
+            .map(|o| o.replace("{dir}", &dir.display().to_string()))
+            .collect();
+        a.push("--output-format=json".into());
+        a
+    };
+    for sub in ["d1", "d2"] {
+        std::fs::create_dir(fio_dir.path().join(sub)).unwrap();
+        std::fs::create_dir(rl_dir.path().join(sub)).unwrap();
+    }
+    let fio = Command::new("fio")
+        .args(args(fio_dir.path()))
+        .output()
+        .expect("run fio");
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let a = args(rl_dir.path());
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let rl = raidlab(&a);
+    let out = assert_ok(&rl, "raidlab");
+    [
+        (
+            files(fio_dir.path()),
+            jobs(&String::from_utf8_lossy(&fio.stdout)),
+        ),
+        (files(rl_dir.path()), jobs(&out)),
+    ]
+}
+
+/// `directory` with two folders, `nrfiles=3`, `numjobs=2`: each job's three files in its
+/// folder (j.0.* in the first, j.1.* in the second), each a third of the job's size.
+#[test]
+fn nrfiles_in_directories_lays_out_what_fio_does() {
+    let [fio, rl] = both(&[
+        "--name=j",
+        "--directory={dir}/d1:{dir}/d2",
+        "--nrfiles=3",
+        "--numjobs=2",
+        "--size=3m",
+        "--rw=write",
+        "--bs=64k",
+    ]);
+    assert_eq!(rl.0, fio.0);
+    assert_eq!(rl.0.len(), 6);
+    assert_eq!(rl.1, fio.1);
+}
+
+/// `filename=a:b` is one job moving `size` bytes, half to each file; with `filesize` each
+/// file is that size and the job moves what they hold.
+#[test]
+fn a_filename_list_is_one_job_as_in_fio() {
+    for extra in [&["--size=8m"][..], &["--size=8m", "--filesize=2m"][..]] {
+        let mut o = vec![
+            "--name=k",
+            "--filename={dir}/d1/a:{dir}/d2/b",
+            "--rw=randwrite",
+            "--bs=16k",
+            "--file_service_type=random",
+        ];
+        o.extend_from_slice(extra);
+        let [fio, rl] = both(&o);
+        assert_eq!(rl.0, fio.0, "{extra:?}");
+        assert_eq!(rl.1, fio.1, "{extra:?}");
+        assert_eq!(rl.1.len(), 1);
+    }
+}

@@ -1,0 +1,398 @@
+//! A job over several files, as fio runs `filename=a:b` or `nrfiles=N`: each file has its
+//! own request stream over its own extent (its own position, random map and passes), and
+//! fio's `file_service_type` says which file the job's next request goes to.
+//!
+//! What it is for: the order of a multi-file job's requests, plain data for an executor
+//! (each [`Request`] says its `file`). What it is not for: opening, laying out or naming
+//! files (the engine and [`crate::apply_directories`] do that).
+
+use crate::spec::{JobSpec, SpecError};
+use crate::stream::{Dir, JobInstance, Request, RequestStream, Rng};
+use serde::{Deserialize, Serialize};
+
+/// fio's `file_service_type`: how a job moves among its files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileService {
+    pub kind: ServiceKind,
+    /// Requests to one file before the job moves on (`roundrobin:N`, `random:N`); 1 by
+    /// default. `sequential` moves on when a file's pass is done, whatever this says.
+    pub every: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ServiceKind {
+    /// Each file in turn (fio's default).
+    RoundRobin,
+    /// One file's pass whole, then the next's.
+    Sequential,
+    /// A file drawn at random among those not done.
+    Random,
+}
+
+impl Default for FileService {
+    fn default() -> Self {
+        FileService {
+            kind: ServiceKind::RoundRobin,
+            every: 1,
+        }
+    }
+}
+
+impl FileService {
+    pub fn is_default(&self) -> bool {
+        *self == FileService::default()
+    }
+
+    /// fio's spelling: `roundrobin`, `sequential` or `random`, each with an optional `:N`.
+    pub fn parse(text: &str) -> Result<FileService, String> {
+        let (name, n) = match text.split_once(':') {
+            Some((a, b)) => (a.trim(), Some(b.trim())),
+            None => (text.trim(), None),
+        };
+        let kind = match name {
+            "roundrobin" => ServiceKind::RoundRobin,
+            "sequential" => ServiceKind::Sequential,
+            "random" => ServiceKind::Random,
+            "zipf" | "pareto" | "normal" | "gauss" => {
+                return Err(format!(
+                    "'{text}': raidlab draws files uniformly (valid: roundrobin, sequential, random, each with an optional :N)"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "'{text}' is not a file service type (valid: roundrobin, sequential, random, each with an optional :N)"
+                ))
+            }
+        };
+        let every = match n {
+            None => 1,
+            Some(n) => crate::size::parse_u32(n, 1, u32::MAX)
+                .map_err(|e| format!("'{text}': requests per file {e}"))?,
+        };
+        Ok(FileService { kind, every })
+    }
+
+    /// As `file_service_type` shows it in a job's options.
+    pub fn text(&self) -> String {
+        let name = match self.kind {
+            ServiceKind::RoundRobin => "roundrobin",
+            ServiceKind::Sequential => "sequential",
+            ServiceKind::Random => "random",
+        };
+        if self.every == 1 {
+            name.to_string()
+        } else {
+            format!("{name}:{}", self.every)
+        }
+    }
+}
+
+/// The requests of one job instance over its files, in the order `file_service_type` gives
+/// them; a job of one file is that file's [`RequestStream`] itself.
+#[derive(Clone, Debug)]
+pub struct JobStream {
+    files: Vec<RequestStream>,
+    service: FileService,
+    /// The file the next request goes to.
+    cur: usize,
+    /// Requests (or, `sequential`, bytes) sent to `cur` since the job came to it.
+    in_turn: u64,
+    done: Vec<bool>,
+    live: usize,
+    /// Draws the next file for `random`.
+    pick: Rng,
+    seq: u64,
+}
+
+impl JobStream {
+    /// The stream of `instance` over its files, of `sizes` bytes each (in the order of the
+    /// instance's `files`). Each file runs by [`JobSpec::per_file`]; the first keeps the
+    /// instance's seed (a one-file job draws what it always drew), the others draw their own.
+    pub fn new(spec: &JobSpec, instance: &JobInstance, sizes: &[u64]) -> Result<Self, SpecError> {
+        let n = sizes.len().max(1);
+        let per = spec.per_file(sizes.len());
+        let seed = instance.seed(spec);
+        let files = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &size)| {
+                let mut x = seed ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+                let s = if k == 0 {
+                    seed
+                } else {
+                    crate::stream::splitmix64(&mut x)
+                };
+                RequestStream::seeded(&per, instance, size, s).map_err(|e| SpecError {
+                    message: if sizes.len() > 1 {
+                        format!("{} (its file #{k})", e.message)
+                    } else {
+                        e.message
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(JobStream {
+            done: vec![false; n],
+            live: files.len(),
+            files,
+            service: spec.file_service,
+            cur: 0,
+            in_turn: 0,
+            pick: Rng::new(seed ^ 0x7F4A_7C15_9E37_79B9),
+            seq: 0,
+        })
+    }
+
+    /// How many files the job has.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The region `(start, len)` the job's requests to file `k` stay inside.
+    pub fn region(&self, k: usize) -> (u64, u64) {
+        self.files[k].region()
+    }
+
+    /// Bytes one pass over every file transfers.
+    pub fn pass_bytes(&self) -> u64 {
+        self.files.iter().map(RequestStream::pass_bytes).sum()
+    }
+
+    /// Bytes the whole job transfers, if that is known ahead (see
+    /// [`RequestStream::total_bytes`]).
+    pub fn total_bytes(&self) -> Option<u64> {
+        self.files.iter().map(RequestStream::total_bytes).sum()
+    }
+
+    /// The next request (its direction first turned by `choose`, as
+    /// [`RequestStream::next_as`]), or None once every file is done.
+    #[inline]
+    pub fn next_as(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if self.files.len() == 1 {
+            return self.files[0].next_as(choose);
+        }
+        while self.live > 0 {
+            let k = self.cur;
+            let got = if self.done[k] {
+                None
+            } else {
+                self.files[k].next_as(&mut choose)
+            };
+            let Some(mut r) = got else {
+                if !self.done[k] {
+                    self.done[k] = true;
+                    self.live -= 1;
+                }
+                self.move_on();
+                continue;
+            };
+            r.file = k as u32;
+            r.seq = self.seq;
+            self.seq += 1;
+            let turn_over = match self.service.kind {
+                ServiceKind::Sequential => {
+                    self.in_turn += r.len;
+                    self.in_turn >= self.files[k].pass_bytes()
+                }
+                _ => {
+                    self.in_turn += 1;
+                    self.in_turn >= u64::from(self.service.every)
+                }
+            };
+            if turn_over {
+                self.move_on();
+            }
+            return Some(r);
+        }
+        None
+    }
+
+    /// To the next file not done: the next in order, or one drawn at random.
+    fn move_on(&mut self) {
+        self.in_turn = 0;
+        if self.live == 0 {
+            return;
+        }
+        let n = self.files.len();
+        match self.service.kind {
+            ServiceKind::Random => {
+                let mut i = self.pick.below(self.live as u64) as usize;
+                for k in 0..n {
+                    if !self.done[k] {
+                        if i == 0 {
+                            self.cur = k;
+                            return;
+                        }
+                        i -= 1;
+                    }
+                }
+            }
+            _ => {
+                for step in 1..=n {
+                    let k = (self.cur + step) % n;
+                    if !self.done[k] {
+                        self.cur = k;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for JobStream {
+    type Item = Request;
+
+    #[inline]
+    fn next(&mut self) -> Option<Request> {
+        self.next_as(|d| d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::apply_option;
+
+    fn spec(opts: &[(&str, &str)]) -> JobSpec {
+        let mut s = JobSpec::default();
+        for (k, v) in opts {
+            apply_option(&mut s, k, Some(v)).unwrap();
+        }
+        s
+    }
+
+    fn stream(s: &JobSpec, sizes: &[u64]) -> JobStream {
+        let inst = &JobInstance::expand(std::slice::from_ref(s))[0];
+        JobStream::new(s, inst, sizes).unwrap()
+    }
+
+    fn trace(st: JobStream) -> Vec<(u32, u64)> {
+        st.map(|r| (r.file, r.offset)).collect()
+    }
+
+    const M: u64 = 1 << 20;
+
+    /// fio 3.33's order (its write_iolog): `filename=a:b size=4m bs=1m`, each file 2 MiB,
+    /// one request each in turn; `roundrobin:2` two; `sequential` one file whole first.
+    #[test]
+    fn files_take_turns_as_fio_serves_them() {
+        let base = [("filename", "a:b"), ("rw", "write"), ("bs", "1m")];
+        let with = |extra: &[(&str, &str)]| {
+            let mut o = base.to_vec();
+            o.extend_from_slice(extra);
+            spec(&o)
+        };
+        let s = with(&[("size", "4m")]);
+        assert_eq!(
+            trace(stream(&s, &[16 * M, 16 * M])),
+            [(0, 0), (1, 0), (0, M), (1, M)]
+        );
+        let s = with(&[("size", "8m"), ("file_service_type", "roundrobin:2")]);
+        assert_eq!(
+            trace(stream(&s, &[16 * M, 16 * M])),
+            [
+                (0, 0),
+                (0, M),
+                (1, 0),
+                (1, M),
+                (0, 2 * M),
+                (0, 3 * M),
+                (1, 2 * M),
+                (1, 3 * M)
+            ]
+        );
+        let s = with(&[("size", "4m"), ("file_service_type", "sequential")]);
+        assert_eq!(
+            trace(stream(&s, &[16 * M, 16 * M])),
+            [(0, 0), (0, M), (1, 0), (1, M)]
+        );
+        // filesize sets each file's share, whatever size says (fio caps the job so too).
+        let s = with(&[("size", "8m"), ("filesize", "2m")]);
+        assert_eq!(
+            trace(stream(&s, &[16 * M, 16 * M])),
+            [(0, 0), (1, 0), (0, M), (1, M)]
+        );
+    }
+
+    /// A file that ends before the others (a smaller device, no size) leaves the rotation;
+    /// the others go on to their ends.
+    #[test]
+    fn a_file_done_leaves_the_turns() {
+        let s = spec(&[("filename", "a:b:c"), ("rw", "read"), ("bs", "1m")]);
+        let t = trace(stream(&s, &[M, 3 * M, 2 * M]));
+        assert_eq!(t, [(0, 0), (1, 0), (2, 0), (1, M), (2, M), (1, 2 * M)]);
+    }
+
+    /// Random service visits every file's blocks once (each its own random map) and no
+    /// others, in an order that mixes the files; requests are numbered in the job's order.
+    #[test]
+    fn random_service_covers_each_file_once() {
+        let s = spec(&[
+            ("filename", "a:b:c"),
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "3m"),
+            ("file_service_type", "random"),
+        ]);
+        let st = stream(&s, &[64 * M; 3]);
+        assert_eq!(st.total_bytes(), Some(3 * M));
+        let reqs: Vec<Request> = st.collect();
+        assert_eq!(reqs.len(), 768);
+        assert!(reqs.iter().enumerate().all(|(i, r)| r.seq == i as u64));
+        for f in 0..3u32 {
+            let mut offs: Vec<u64> = reqs
+                .iter()
+                .filter(|r| r.file == f)
+                .map(|r| r.offset)
+                .collect();
+            offs.sort_unstable();
+            assert_eq!(
+                offs,
+                (0..256).map(|b| b * 4096).collect::<Vec<_>>(),
+                "file {f}"
+            );
+        }
+        let switches = reqs.windows(2).filter(|w| w[0].file != w[1].file).count();
+        assert!(switches > 300, "{switches} switches among 768 requests");
+        // The files draw their own orders: file 1's is not file 0's.
+        let first = |f: u32| -> Vec<u64> {
+            reqs.iter()
+                .filter(|r| r.file == f)
+                .take(16)
+                .map(|r| r.offset)
+                .collect()
+        };
+        assert_ne!(first(0), first(1));
+    }
+
+    /// A job of one file is its file's stream, request for request.
+    #[test]
+    fn one_file_is_its_request_stream() {
+        let s = spec(&[
+            ("filename", "a"),
+            ("rw", "randrw"),
+            ("bs", "8k"),
+            ("size", "1m"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let one: Vec<Request> = stream(&s, &[8 * M]).collect();
+        let plain: Vec<Request> = RequestStream::new(&s, inst, 8 * M).unwrap().collect();
+        assert_eq!(one, plain);
+    }
+
+    #[test]
+    fn service_types_parse_as_fio_spells_them() {
+        assert_eq!(
+            FileService::parse("roundrobin").unwrap(),
+            FileService::default()
+        );
+        let r = FileService::parse("random:4").unwrap();
+        assert_eq!((r.kind, r.every), (ServiceKind::Random, 4));
+        assert_eq!(r.text(), "random:4");
+        for bad in ["zipf:1.2", "rr", "random:0", "random:x"] {
+            let e = FileService::parse(bad).unwrap_err();
+            assert!(e.contains("valid:"), "{bad}: {e}");
+        }
+    }
+}
