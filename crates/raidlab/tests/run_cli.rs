@@ -234,6 +234,10 @@ fn random_argument_vectors_never_panic() {
         "log_hist_msec",
         "log_hist_coarseness",
         "allow_mounted_write",
+        "nrfiles",
+        "filesize",
+        "file_service_type",
+        "job_per_file",
     ];
     let values = [
         "",
@@ -270,6 +274,9 @@ fn random_argument_vectors_never_panic() {
         "both",
         "all",
         "lfsr",
+        "random:2",
+        "sequential",
+        "roundrobin:0",
     ];
     let mut g = Gen(0x5eed);
     let cases = 150;
