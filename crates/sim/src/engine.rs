@@ -9,7 +9,7 @@ use crate::world::{
     World, HELD,
 };
 use raidlab_result::{DirStats, SyncStats};
-use raidlab_workload::{Dir, ExitWhat, Pacer, Request, RequestStream};
+use raidlab_workload::{Dir, ExitWhat, JobStream, Pacer, Request};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -253,8 +253,11 @@ struct Join {
 
 /// One job instance's live state and counters.
 pub struct JobRt {
-    pub stream: RequestStream,
+    pub stream: JobStream,
+    /// The job's first LUN (its only one but for a job over several targets).
     pub lun: u32,
+    /// Every LUN of the job, by its requests' `file`.
+    pub luns: Vec<u32>,
     pub depth: u32,
     pub inflight: u32,
     /// Once the queue is full it is filled again only with this many or fewer in flight
@@ -324,10 +327,11 @@ pub struct JobRt {
 }
 
 impl JobRt {
-    pub fn new(stream: RequestStream, lun: u32, depth: u32) -> JobRt {
+    pub fn new(stream: JobStream, luns: Vec<u32>, depth: u32) -> JobRt {
         JobRt {
             stream,
-            lun,
+            lun: luns[0],
+            luns,
             depth,
             inflight: 0,
             refill_at: depth.max(1) - 1,
@@ -936,7 +940,8 @@ impl<'w> Engine<'w> {
                                     if j.end_fsync && j.buffered {
                                         let pc = self.w.page_cache.as_ref();
                                         let dirty = pc.map_or(0, |pc| {
-                                            pc.lun_dirty(j.lun) * crate::pagecache::PAGE
+                                            j.luns.iter().map(|&l| pc.lun_dirty(l)).sum::<u64>()
+                                                * crate::pagecache::PAGE
                                         });
                                         left_ns += dirty as f64 / rate;
                                     }
@@ -1238,7 +1243,11 @@ impl<'w> Engine<'w> {
             job.draining = job.inflight >= job.depth;
             self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
-            let lun = job.lun;
+            let lun = if job.luns.len() == 1 {
+                job.lun
+            } else {
+                job.luns[req.file as usize]
+            };
             let buffered = job.buffered;
             let io = self.new_io(Io {
                 job: j,
@@ -1302,20 +1311,31 @@ impl<'w> Engine<'w> {
     /// except below a controller whose write-back cache has a battery (there the data is
     /// stable already, and the flush returns once the controller has the command).
     fn start_flush(&mut self, job: &mut JobRt, j: u32) {
-        let lun = &self.w.luns[job.lun as usize];
-        let res = &mut self.w.res;
-        let mut t = self.now;
-        for &(r, ns) in &lun.cmd_path {
-            t = res[r].reserve(t, ns);
+        // (A job over several LUNs flushes each, down its own path, at once.)
+        let mut done = self.now;
+        for &l in &job.luns {
+            let lun = &self.w.luns[l as usize];
+            let res = &mut self.w.res;
+            let mut t = self.now;
+            for &(r, ns) in &lun.cmd_path {
+                t = res[r].reserve(t, ns);
+            }
+            if let Some((cpu, ns)) = lun.ctrl_cmd {
+                t = res[cpu].reserve(t, ns[1]);
+            }
+            done = done.max(t);
         }
-        if let Some((cpu, ns)) = lun.ctrl_cmd {
-            t = res[cpu].reserve(t, ns[1]);
-        }
-        job.flush = Some((self.now, t));
+        job.flush = Some((self.now, done));
         self.flushing += 1;
         if let Some(pc) = self.w.page_cache.as_mut().filter(|_| job.buffered) {
-            if pc.lun_dirty(job.lun) > 0 {
-                pc.flush_lun(job.lun);
+            let mut any = false;
+            for &l in &job.luns {
+                if pc.lun_dirty(l) > 0 {
+                    pc.flush_lun(l);
+                    any = true;
+                }
+            }
+            if any {
                 self.pump_writeback();
             }
         }
@@ -1331,19 +1351,18 @@ impl<'w> Engine<'w> {
         let Some((from, path_done)) = job.flush else {
             return false;
         };
-        let dirty = job.buffered
-            && self
-                .w
-                .page_cache
-                .as_ref()
-                .is_some_and(|pc| pc.lun_dirty(job.lun) > 0);
-        if dirty || self.volatile_writes(job.lun as usize) {
+        let dirty = job.buffered && self.lun_dirty_any(&job.luns);
+        if dirty || job.luns.iter().any(|&l| self.volatile_writes(l as usize)) {
             return false;
         }
         // Flash drives' buffers: the flush ends when their programs do (known already).
-        let done = path_done
-            .max(self.now)
-            .max(self.flash_stable_at(job.lun as usize));
+        let stable = job
+            .luns
+            .iter()
+            .map(|&l| self.flash_stable_at(l as usize))
+            .max()
+            .unwrap_or(0);
+        let done = path_done.max(self.now).max(stable);
         job.flush = None;
         job.sync_wait = false;
         self.flushing -= 1;
@@ -1563,15 +1582,28 @@ impl<'w> Engine<'w> {
             return;
         }
         job.synced = true;
-        let pc = self.w.page_cache.as_mut().filter(|_| job.buffered);
-        if let Some(pc) = pc.filter(|pc| pc.lun_dirty(job.lun) > 0) {
+        if job.buffered && self.lun_dirty_any(&job.luns) {
             job.syncing = true;
-            pc.flush_lun(job.lun);
+            if let Some(pc) = self.w.page_cache.as_mut() {
+                for &l in &job.luns {
+                    if pc.lun_dirty(l) > 0 {
+                        pc.flush_lun(l);
+                    }
+                }
+            }
             self.pump_writeback();
-        } else if self.drives_hold_writes(job.lun as usize) {
+        } else if job.luns.iter().any(|&l| self.drives_hold_writes(l as usize)) {
             job.syncing = true;
             self.arm_sync_check();
         }
+    }
+
+    /// Whether the host's page cache holds dirty pages of any of `luns`.
+    fn lun_dirty_any(&self, luns: &[u32]) -> bool {
+        self.w
+            .page_cache
+            .as_ref()
+            .is_some_and(|pc| luns.iter().any(|&l| pc.lun_dirty(l) > 0))
     }
 
     fn arm_sync_check(&mut self) {
@@ -1610,12 +1642,11 @@ impl<'w> Engine<'w> {
         let mut any = false;
         let mut drives_busy = false;
         for j in jobs.iter_mut().filter(|j| j.syncing) {
-            let pc = self.w.page_cache.as_ref();
-            if pc.is_some_and(|pc| pc.lun_dirty(j.lun) > 0) {
+            if self.lun_dirty_any(&j.luns) {
                 continue;
             }
             // The page cache's part is done; the drives' caches must be empty too.
-            if self.drives_hold_writes(j.lun as usize) {
+            if j.luns.iter().any(|&l| self.drives_hold_writes(l as usize)) {
                 drives_busy = true;
                 continue;
             }

@@ -1,5 +1,5 @@
 //! Discrete-event simulator of storage systems in virtual time: the same workload the real
-//! engine runs (the same [`RequestStream`]s), issued against models of a host, its
+//! engine runs (the same request streams), issued against models of a host, its
 //! interfaces and links, switches, RAID controllers with caches, arrays and drives.
 //!
 //! It is for: predicting how a described system behaves (rates, latencies, which component
@@ -141,7 +141,7 @@ pub const MODEL_PRINT: &str = env!("RAIDLAB_SIM_MODEL_PRINT");
 
 use engine::{Convergence, Engine, JobRt};
 use raidlab_result::{ComponentUse, JobResult, RunResult, SimExtras};
-use raidlab_workload::{JobInstance, JobSpec, RequestStream};
+use raidlab_workload::{JobInstance, JobSpec, JobStream};
 use std::path::{Path, PathBuf};
 use world::World;
 
@@ -280,7 +280,9 @@ pub fn run(specs: &[JobSpec]) -> Result<RunResult, SimError> {
 
 struct Planned {
     spec: usize,
-    lun: usize,
+    /// The job's LUNs, in the order its requests' `file` counts them (one but for a job over
+    /// several targets, fio's `filename=a:b`).
+    luns: Vec<usize>,
     target: String,
     inst: JobInstance,
 }
@@ -323,14 +325,6 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 }
             )));
         }
-        if s.file_runs().iter().any(|r| r.len() > 1) {
-            return Err(SimError::usage(format!(
-                "job '{}': one job over several sim: targets is not simulated (valid: \
-                 job_per_file=1, each target a job of its own; or sim:SYSTEM.toml, a job \
-                 for each of its LUNs)",
-                s.name
-            )));
-        }
         if s.nrfiles > 1 || s.filesize.is_some() {
             return Err(SimError::usage(format!(
                 "job '{}': nrfiles and filesize lay files out on a filesystem, and a sim: \
@@ -358,27 +352,48 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     };
     let sys = config::load(&path)?;
     let mut world = World::build(&sys)?;
-    // Expand jobs: spec × filename × LUN × numjobs.
+    // Expand jobs: spec × its runs of files × numjobs, as the real engine does; a run of
+    // one target naming the whole system (`sim:SYSTEM.toml`) is a job for each of its LUNs,
+    // a run of several targets one job over all of their LUNs.
     let mut planned = Vec::new();
     let mut global = 0u32;
+    let lun_target = |li: usize| format!("sim:{}#{}", path.display(), world.luns[li].name);
     for (si, s) in specs.iter().enumerate() {
-        for (fi, f) in s.filenames.iter().enumerate() {
-            let t = parse_target(f)?;
-            let luns = target_luns(&world, f, &path, t.lun.as_deref())?;
-            for (k, &li) in luns.iter().enumerate() {
+        for (gi, run) in s.file_runs().into_iter().enumerate() {
+            let mut luns_of: Vec<Vec<usize>> = Vec::with_capacity(run.len());
+            for &fi in &run {
+                let f = &s.filenames[fi];
+                let t = parse_target(f)?;
+                luns_of.push(target_luns(&world, f, &path, t.lun.as_deref())?);
+            }
+            // (file index, LUNs of the job) for each job the run makes.
+            let jobs: Vec<(usize, Vec<usize>)> = if let [one] = &luns_of[..] {
+                let fi = run[0];
+                one.iter()
+                    .enumerate()
+                    .map(|(k, &li)| (fi + (k << 16), vec![li]))
+                    .collect()
+            } else {
+                vec![(gi, luns_of.concat())]
+            };
+            for (file_index, luns) in jobs {
                 for j in 0..s.numjobs {
                     let inst = JobInstance {
                         spec_index: si,
-                        file_index: fi + (k << 16),
-                        files: vec![fi],
+                        file_index,
+                        files: run.clone(),
                         job_index: s.first_job + j,
                         global_index: global,
                     };
                     global += 1;
-                    let target = format!("sim:{}#{}", path.display(), world.luns[li].name);
+                    let target = luns
+                        .iter()
+                        .map(|&li| lun_target(li))
+                        .collect::<Vec<_>>()
+                        .join(":");
                     planned.push(Planned {
                         spec: si,
-                        lun: li,
+                        luns: luns.clone(),
                         target,
                         inst,
                     });
@@ -428,8 +443,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         let mut jobs = Vec::new();
         for p in &members {
             let s = &specs[p.spec];
-            let cap = engine.w.luns[p.lun].capacity;
-            let stream = RequestStream::new(s, &p.inst, cap)
+            let caps: Vec<u64> = p.luns.iter().map(|&l| engine.w.luns[l].capacity).collect();
+            let stream = JobStream::new(s, &p.inst, &caps)
                 .map_err(|e| SimError::usage(format!("{}: {}", p.target, e.message)))?;
             // What the job would move run to its end, for a converged run's extension: with
             // drawn block sizes too (with `total_bytes` alone, a bssplit job converged early
@@ -441,7 +456,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 e if e.one_at_a_time() => 1,
                 _ => s.iodepth.max(1),
             };
-            let mut j = JobRt::new(stream, p.lun as u32, depth);
+            let mut j = JobRt::new(stream, p.luns.iter().map(|&l| l as u32).collect(), depth);
             j.refill_at = s.refill_at().min(depth - 1);
             let seed = p.inst.seed(s);
             j.pacer = raidlab_workload::Pacer::new(s, seed);
@@ -475,8 +490,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
             // fio's invalidate: the job starts with its region's clean pages out of the cache.
             if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {
-                let (start, len) = j.stream.region();
-                pc.invalidate(p.lun as u32, start, len);
+                for (k, &l) in p.luns.iter().enumerate() {
+                    let (start, len) = j.stream.region(k);
+                    pc.invalidate(l as u32, start, len);
+                }
             }
             jobs.push(j);
         }

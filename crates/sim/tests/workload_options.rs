@@ -260,32 +260,42 @@ fn drives_age_commands_that_streams_keep_waiting() {
     );
 }
 
-/// A job over several LUNs is a real run's one job over several files, which the simulator
-/// does not model: refused in one line that says what runs instead (a job per target with
-/// `job_per_file=1`, as before), and a job per target runs.
+/// A job over several LUNs is one job, as a real run's over several files: its size split
+/// between them, its iodepth shared, so two chains at depth 2 move what two jobs at depth 1
+/// (one a chain, `job_per_file=1`) move, and more than one chain at depth 1. What lays files
+/// out (nrfiles, filesize) has no meaning on a LUN and is refused.
 #[test]
-fn one_job_over_several_targets_is_refused_and_job_per_file_runs() {
-    let a = system("xdd2008/raid0.toml");
-    let two = format!("{a}#ntfs:{a}#ntfs");
-    let mut s = common::spec(
-        &a,
-        &[
-            ("filename", &two),
-            ("rw", "read"),
-            ("bs", "64k"),
-            ("size", "16m"),
-        ],
-    );
-    let e = raidlab_sim::run(std::slice::from_ref(&s)).unwrap_err();
-    assert!(e.is_usage(), "{e}");
-    assert!(e.to_string().contains("valid: job_per_file=1"), "{e}");
-    raidlab_workload::apply_option(&mut s, "job_per_file", Some("1")).unwrap();
-    let r = raidlab_sim::run(std::slice::from_ref(&s)).unwrap();
-    assert_eq!(r.jobs.len(), 2);
-    let mut f = common::spec(&a, &[("rw", "read"), ("size", "16m"), ("nrfiles", "2")]);
-    let e = raidlab_sim::run(std::slice::from_ref(&f)).unwrap_err();
-    assert!(e.to_string().contains("nrfiles and filesize"), "{e}");
-    f.nrfiles = 1;
-    raidlab_workload::apply_option(&mut f, "filesize", Some("1m")).unwrap();
-    assert!(raidlab_sim::run(std::slice::from_ref(&f)).is_err());
+fn one_job_over_several_luns_shares_its_depth_and_size() {
+    let a = system("llnl2000/fig16.toml");
+    let both = format!("{a}#u0c0:{a}#u1c0");
+    let run = |target: &str, opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("filename", target),
+            ("rw", "write"),
+            ("bs", "1m"),
+            ("size", "256m"),
+            ("direct", "1"),
+            ("group_reporting", "1"),
+        ];
+        o.extend_from_slice(opts);
+        raidlab_sim::run(&[common::spec(&a, &o)]).unwrap()
+    };
+    let one_job = run(&both, &[("iodepth", "2")]);
+    assert_eq!(one_job.jobs.len(), 1);
+    assert_eq!(one_job.jobs[0].instances, 1);
+    assert_eq!(one_job.jobs[0].write.io_bytes, 256 << 20);
+    assert_eq!(one_job.jobs[0].target, both);
+    let per_file = run(&both, &[("iodepth", "1"), ("job_per_file", "1")]);
+    assert_eq!(per_file.jobs[0].instances, 2);
+    assert_eq!(per_file.jobs[0].write.io_bytes, 512 << 20);
+    let single = run(&format!("{a}#u0c0"), &[("iodepth", "1")]);
+    let rate = |r: &raidlab_result::RunResult| r.aggregate().summary().mb_s;
+    let (j, p, s1) = (rate(&one_job), rate(&per_file), rate(&single));
+    assert!((j / p - 1.0).abs() < 0.1, "one job over two {j} MB/s, a job each {p}");
+    assert!(j > 1.3 * s1, "two chains at depth 2 {j} MB/s, one at depth 1 {s1}");
+    for (k, v) in [("nrfiles", "2"), ("filesize", "1m")] {
+        let f = common::spec(&a, &[("rw", "read"), ("size", "16m"), (k, v)]);
+        let e = raidlab_sim::run(std::slice::from_ref(&f)).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("nrfiles and filesize"), "{e}");
+    }
 }

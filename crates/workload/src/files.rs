@@ -164,6 +164,12 @@ impl JobStream {
         self.files.iter().map(RequestStream::total_bytes).sum()
     }
 
+    /// Bytes the job is expected to transfer, when it is not time-based (see
+    /// [`RequestStream::expected_bytes`]).
+    pub fn expected_bytes(&self) -> Option<u64> {
+        self.files.iter().map(RequestStream::expected_bytes).sum()
+    }
+
     /// The next request (its direction first turned by `choose`, as
     /// [`RequestStream::next_as`]), or None once every file is done.
     #[inline]
