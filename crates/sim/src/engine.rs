@@ -1592,7 +1592,11 @@ impl<'w> Engine<'w> {
                 }
             }
             self.pump_writeback();
-        } else if job.luns.iter().any(|&l| self.drives_hold_writes(l as usize)) {
+        } else if job
+            .luns
+            .iter()
+            .any(|&l| self.drives_hold_writes(l as usize))
+        {
             job.syncing = true;
             self.arm_sync_check();
         }

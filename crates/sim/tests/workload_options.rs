@@ -291,11 +291,20 @@ fn one_job_over_several_luns_shares_its_depth_and_size() {
     let single = run(&format!("{a}#u0c0"), &[("iodepth", "1")]);
     let rate = |r: &raidlab_result::RunResult| r.aggregate().summary().mb_s;
     let (j, p, s1) = (rate(&one_job), rate(&per_file), rate(&single));
-    assert!((j / p - 1.0).abs() < 0.1, "one job over two {j} MB/s, a job each {p}");
-    assert!(j > 1.3 * s1, "two chains at depth 2 {j} MB/s, one at depth 1 {s1}");
+    assert!(
+        (j / p - 1.0).abs() < 0.1,
+        "one job over two {j} MB/s, a job each {p}"
+    );
+    assert!(
+        j > 1.3 * s1,
+        "two chains at depth 2 {j} MB/s, one at depth 1 {s1}"
+    );
     for (k, v) in [("nrfiles", "2"), ("filesize", "1m")] {
         let f = common::spec(&a, &[("rw", "read"), ("size", "16m"), (k, v)]);
         let e = raidlab_sim::run(std::slice::from_ref(&f)).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("nrfiles and filesize"), "{e}");
+        assert!(
+            e.is_usage() && e.to_string().contains("nrfiles and filesize"),
+            "{e}"
+        );
     }
 }

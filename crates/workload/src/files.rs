@@ -258,15 +258,8 @@ impl Iterator for JobStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::apply_option;
 
-    fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply_option(&mut s, k, Some(v)).unwrap();
-        }
-        s
-    }
+    use crate::spec::spec_from as spec;
 
     fn stream(s: &JobSpec, sizes: &[u64]) -> JobStream {
         let inst = &JobInstance::expand(std::slice::from_ref(s))[0];

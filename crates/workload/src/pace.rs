@@ -500,15 +500,8 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::apply_option;
 
-    fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply_option(&mut s, k, Some(v)).unwrap();
-        }
-        s
-    }
+    use crate::spec::spec_from as spec;
 
     /// The times a job issuing back to back would issue its first `n` requests.
     fn schedule(p: &mut Pacer, dir: Dir, bytes: u64, n: usize) -> Vec<u64> {

@@ -2851,6 +2851,16 @@ impl JobSpec {
     }
 }
 
+/// A spec from fio's options, each of which must apply (for the crate's tests).
+#[cfg(test)]
+pub(crate) fn spec_from(opts: &[(&str, &str)]) -> JobSpec {
+    let mut s = JobSpec::default();
+    for (k, v) in opts {
+        apply_option(&mut s, k, Some(v)).unwrap_or_else(|e| panic!("{k}={v}: {e}"));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
