@@ -251,3 +251,56 @@ fn what_runs_in_one_process_is_refused_under_mpi() {
     let err = assert_usage_error(&o, "no MPI library");
     assert!(err.contains("cannot load Open MPI's library"), "{err}");
 }
+
+/// `rank_shift=1` (IOR's task reordering): each rank runs the job as the next rank would, so
+/// it reads the region the next rank wrote. Only the second of two regions holds verified
+/// data: unshifted, rank 0 reads the empty first region and finds no headers; shifted, rank
+/// 0 reads the second, and rank 1, shifted round to the first, finds none.
+#[test]
+fn rank_shift_reads_the_next_ranks_region() {
+    let d = scratch("raidlab-mpi-");
+    let f = d.path().join("shared");
+    let file = format!("--filename={}", f.display());
+    let o = raidlab(&[
+        "--name=second-region",
+        &file,
+        "--rw=write",
+        "--bs=64k",
+        "--offset=1m",
+        "--size=1m",
+        "--verify=crc32c",
+    ]);
+    assert_ok(&o, "writing the second region");
+    let read = |shift: &str| {
+        let o = mpirun(
+            2,
+            &[
+                "--name=r",
+                &file,
+                "--rw=read",
+                "--bs=64k",
+                "--size=1m",
+                "--offset_increment=1m",
+                "--verify=crc32c",
+                shift,
+                "--output-format=json",
+            ],
+        );
+        // (A verify mismatch is the job's error: the run exits 1 with its results.)
+        assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+        let out = json(&stdout(&o));
+        out["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["raidlab"]["ranks"][0].as_u64().unwrap(),
+                    j["raidlab"]["verify"]["mismatches"].as_u64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(read("--rank_shift=0"), [(0, 16), (1, 0)]);
+    assert_eq!(read("--rank_shift=1"), [(0, 0), (1, 16)]);
+}

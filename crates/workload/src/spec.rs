@@ -663,6 +663,11 @@ pub struct JobSpec {
     /// [`apply_directories`] sets `nrfiles`, each job's files being named for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_job: Option<u32>,
+    /// raidlab's `rank_shift`: under `raidlab run --mpi`, rank r runs this job as rank
+    /// (r + N) mod ranks would (see [`for_rank`]); 0 by default. Outside MPI, a world of one
+    /// rank, it changes nothing.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub rank_shift: u32,
     /// fio's `fallocate`: how a file that only writing jobs use is prepared when raidlab
     /// creates or extends it. Unset, raidlab lays it out with zeros (writes then overwrite
     /// data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
@@ -1169,6 +1174,7 @@ impl Default for JobSpec {
             file_service: FileService::default(),
             job_per_file: false,
             files_per_job: None,
+            rank_shift: 0,
             fallocate: None,
             lockmem: 0,
             priority: Priority::default(),
@@ -1297,6 +1303,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "filesize",
     "file_service_type",
     "job_per_file",
+    "rank_shift",
     "fallocate",
     "lockmem",
     "prio",
@@ -1702,17 +1709,21 @@ pub fn apply_directories(specs: &mut [JobSpec]) {
     }
 }
 
-/// The jobs as rank `rank` of an MPI run runs them: the ranks' instances of a job are numbered
-/// as one job's `numjobs` are (rank r's from `r × numjobs`), so `offset_increment` gives each
-/// rank its own regions of a shared file and `directory` its own files
-/// (`JOBNAME.N.0`), and each rank draws its own offsets (its seed mixed with its rank; rank
-/// 0's are those of a run without MPI). Before [`apply_directories`].
-pub fn for_rank(specs: &mut [JobSpec], rank: u32) {
+/// The jobs as rank `rank` of an MPI run of `ranks` runs them: the ranks' instances of a job
+/// are numbered as one job's `numjobs` are (rank r's from `r × numjobs`), so
+/// `offset_increment` gives each rank its own regions of a shared file and `directory` its
+/// own files (`JOBNAME.N.0`), and each rank draws its own offsets (its seed mixed with its
+/// rank; rank 0's are those of a run without MPI). A job with `rank_shift=N` runs as rank
+/// (r + N) mod `ranks` would: its regions, files and offsets are that rank's (IOR's task
+/// reordering, so a read phase reads what another host wrote, past its own cache). Before
+/// [`apply_directories`].
+pub fn for_rank(specs: &mut [JobSpec], rank: u32, ranks: u32) {
     for s in specs {
-        s.first_job = rank * s.numjobs;
+        let r = ((u64::from(rank) + u64::from(s.rank_shift)) % u64::from(ranks.max(1))) as u32;
+        s.first_job = r * s.numjobs;
         s.randseed = s
             .randseed
-            .wrapping_add(u64::from(rank).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            .wrapping_add(u64::from(r).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 }
 
@@ -1854,6 +1865,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.filesize = Some(s);
         }
         "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
+        "rank_shift" => spec.rank_shift = parse_u32(value, 0, u32::MAX).map_err(err)?,
         "job_per_file" => {
             spec.job_per_file = parse_bool(value).map_err(err)?;
             spec.files_per_job = spec.job_per_file.then_some(1);

@@ -1864,8 +1864,8 @@ mod tests {
         crate::apply_option(&mut shared, "filename", Some("/tmp/f")).unwrap();
         let mut r0 = vec![shared.clone()];
         let mut r1 = vec![shared.clone()];
-        crate::for_rank(&mut r0, 0);
-        crate::for_rank(&mut r1, 1);
+        crate::for_rank(&mut r0, 0, 2);
+        crate::for_rank(&mut r1, 1, 2);
         assert_eq!(r0[0], shared);
         let (i0, i1) = (JobInstance::expand(&r0), JobInstance::expand(&r1));
         assert_eq!(
@@ -1879,9 +1879,23 @@ mod tests {
         let mut d = base.clone();
         crate::apply_option(&mut d, "directory", Some("/tmp/x")).unwrap();
         let mut d1 = vec![d];
-        crate::for_rank(&mut d1, 1);
+        crate::for_rank(&mut d1, 1, 2);
         crate::apply_directories(&mut d1);
         assert_eq!(d1[0].filenames, vec!["/tmp/x/job.2.0", "/tmp/x/job.3.0"]);
         assert_eq!(d1[0].first_job, 0);
+        // rank_shift=1: rank 1 of 2 runs as rank 0 (its regions, its seed), rank 0 as rank 1.
+        let mut shifted = shared.clone();
+        crate::apply_option(&mut shifted, "rank_shift", Some("1")).unwrap();
+        let mut s1 = vec![shifted.clone()];
+        let mut s0 = vec![shifted];
+        crate::for_rank(&mut s1, 1, 2);
+        crate::for_rank(&mut s0, 0, 2);
+        assert_eq!((s1[0].first_job, s1[0].randseed), (0, r0[0].randseed));
+        assert_eq!((s0[0].first_job, s0[0].randseed), (2, r1[0].randseed));
+        // A world of one: no shift.
+        let mut alone = s1.clone();
+        alone[0].first_job = 7;
+        crate::for_rank(&mut alone, 0, 1);
+        assert_eq!(alone[0].first_job, 0);
     }
 }

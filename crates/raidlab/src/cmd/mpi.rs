@@ -398,7 +398,7 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
         }
     }
     let mut jobs = inv.jobs;
-    raidlab_workload::for_rank(&mut jobs, world.rank());
+    raidlab_workload::for_rank(&mut jobs, world.rank(), world.size());
     run::draw_seeds(&mut jobs);
     raidlab_workload::apply_directories(&mut jobs);
     for s in &jobs {

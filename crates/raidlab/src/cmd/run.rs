@@ -401,6 +401,7 @@ fn option_help(name: &str) -> &'static str {
         "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
         "filesize" => "bytes of each of a job's files (default: size shared among them)",
         "file_service_type" => "which of a job's files the next request goes to: roundrobin (default), sequential, random; :N requests before moving on",
+        "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "job_per_file" => "raidlab's: each file of filename (or directory's files) is a job of its own, as one dd per device (fio runs one job over all of them)",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
         "lockmem" => "pin this much memory (mlock) while the job runs, e.g. 1g: less for the page cache",
@@ -1017,6 +1018,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.job_per_file {
         put("job_per_file", "1".into());
+    }
+    if s.rank_shift != 0 {
+        put("rank_shift", s.rank_shift.to_string());
     }
     if s.rw.read_percent(s.rwmixread) != 100 && s.rw.read_percent(s.rwmixread) != 0 {
         put("rwmixread", s.rwmixread.to_string());
