@@ -101,6 +101,8 @@ pub struct JobSetup {
     pub runtime_ns: Option<u64>,
     /// Each of the job's files' verify state, when the job verifies.
     pub verify: Option<Vec<VerifyShared>>,
+    /// What its verified blocks carry (`verify_pattern`, `verify=pattern`).
+    pub verify_form: verify::Form,
     /// Verify every block read (the job only reads), not only those written this run.
     pub verify_all: bool,
     /// The first mismatch ends the job (fio's `verify_fatal`).
@@ -384,7 +386,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 };
                 if let Some(v) = &verify {
                     let v = &v[req.file as usize];
-                    prepare_verify(&mut s, &mut slots, &inflight_list, v, buf, seed);
+                    let form = &setup.verify_form;
+                    prepare_verify(&mut s, &mut slots, &inflight_list, (v, form), buf, seed);
                 } else if req.dir == Dir::Write && content_acts {
                     // SAFETY: the slot's buffer is `len` bytes and idle until queued.
                     let b = unsafe { std::slice::from_raw_parts_mut(buf, req.len as usize) };
@@ -533,7 +536,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             if let Some(v) = &verify {
                 finish_verify(
                     &s,
-                    &v[r.file as usize],
+                    (&v[r.file as usize], &setup.verify_form),
                     bufs.slot(comp.slot),
                     verify_all,
                     &mut c.verify,
@@ -631,7 +634,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 &wrote,
                 depth,
                 bufs,
-                v,
+                (v, &setup.verify_form),
                 setup.verify_fatal,
                 (&mut c.verify, &mut error),
             ) {
@@ -726,7 +729,7 @@ fn read_back_blocks<E: Executor>(
     wrote: &[(u32, u64, u64)],
     depth: u32,
     bufs: &AlignedBuf,
-    v: &[VerifyShared],
+    (v, form): (&[VerifyShared], &verify::Form),
     fatal: bool,
     (sum, error): (&mut VerifySummary, &mut Option<String>),
 ) -> Result<(), (u32, String, std::io::Error)> {
@@ -751,7 +754,14 @@ fn read_back_blocks<E: Executor>(
                 racy: false,
                 expect: None,
             };
-            prepare_verify(&mut s, &mut [], &[], &v[file as usize], bufs.slot(slot), 0);
+            prepare_verify(
+                &mut s,
+                &mut [],
+                &[],
+                (&v[file as usize], form),
+                bufs.slot(slot),
+                0,
+            );
             exec.queue(slot, file, Dir::Read, offset, bufs.slot(slot), len as usize);
             slots.push(s);
         }
@@ -779,7 +789,7 @@ fn read_back_blocks<E: Executor>(
                 }
                 finish_verify(
                     &s,
-                    &v[file as usize],
+                    (&v[file as usize], form),
                     bufs.slot(comp.slot),
                     true,
                     sum,
@@ -799,7 +809,7 @@ fn prepare_verify(
     s: &mut Slot,
     slots: &mut [Slot],
     inflight: &[u32],
-    v: &VerifyShared,
+    (v, form): (&VerifyShared, &verify::Form),
     buf: *mut u8,
     seed: u64,
 ) {
@@ -820,7 +830,7 @@ fn prepare_verify(
             }
             // SAFETY: the slot's buffer is `len` bytes and idle until queued.
             let b = unsafe { std::slice::from_raw_parts_mut(buf, s.req.len as usize) };
-            verify::fill_block(b, off, s.generation, seed);
+            verify::fill(b, off, s.generation, seed, form);
         }
         Dir::Read => {
             let racing = inflight.iter().any(|&i| {
@@ -840,7 +850,7 @@ fn prepare_verify(
 /// After a successful completion: writes record their generation; reads are checked.
 fn finish_verify(
     s: &Slot,
-    v: &VerifyShared,
+    (v, form): (&VerifyShared, &verify::Form),
     buf: *mut u8,
     verify_all: bool,
     sum: &mut VerifySummary,
@@ -866,11 +876,14 @@ fn finish_verify(
             }
             // SAFETY: the read filled `len` bytes of the slot's buffer.
             let b = unsafe { std::slice::from_raw_parts(buf as *const u8, s.req.len as usize) };
-            if s.expect.is_none() && !verify_all && verify::read_header(b).is_none() {
-                return; // never written with verify, and this job does not claim it was
+            // Never written with verify (no header; with no header at all, not this run),
+            // and this job does not claim it was.
+            let unwritten = !form.header || verify::read_header(b).is_none();
+            if s.expect.is_none() && !verify_all && unwritten {
+                return;
             }
             sum.blocks_checked += 1;
-            if let Err(m) = verify::check_block(b, off, s.expect) {
+            if let Err(m) = verify::check(b, off, s.expect, form) {
                 sum.mismatches += 1;
                 if sum.first_mismatch.is_none() {
                     let d = m.describe();
@@ -1009,6 +1022,7 @@ mod tests {
             ramp_ns: 0,
             runtime_ns: None,
             verify: None,
+            verify_form: Default::default(),
             verify_all: false,
             seed: 1,
             clock: Arc::new(crate::clock::Stepping::new(1000)),

@@ -385,6 +385,10 @@ pub fn run_with_clock(
                 ramp_ns: spec.ramp_time_ns,
                 runtime_ns: spec.runtime_ns,
                 verify,
+                verify_form: crate::verify::Form {
+                    header: !spec.verify_pattern_only,
+                    pattern: spec.verify_pattern.as_deref().map(Into::into),
+                },
                 verify_all: !writes(spec),
                 seed: inst.seed(spec),
                 clock: Arc::clone(&clock),

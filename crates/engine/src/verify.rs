@@ -7,6 +7,10 @@
 //! Generations increase over a run; a read that finds an older generation than the last write
 //! this run completed to that offset has found a stale block.
 //!
+//! With fio's `verify_pattern` the rest of the block is that pattern, repeated from the
+//! header's end, and a read checks it too; with `verify=pattern` the whole block is the
+//! pattern and nothing else is checked (no header: nothing tells a stale or misplaced block).
+//!
 //! Pure functions over byte slices; the executor decides what to expect.
 
 pub use raidlab_workload::stream::VERIFY_HEADER_BYTES;
@@ -49,6 +53,30 @@ pub enum Mismatch {
         expected_generation: u64,
         found_generation: u64,
     },
+    /// The first byte that differs from `verify_pattern`, `at` bytes into the block.
+    Pattern {
+        offset: u64,
+        at: u64,
+        expected: u8,
+        found: u8,
+    },
+}
+
+/// What a job's blocks carry: raidlab's header (unless `verify=pattern`), then fio's
+/// `verify_pattern` if the job gives one, else raidlab's own pattern.
+#[derive(Clone, Debug)]
+pub struct Form {
+    pub header: bool,
+    pub pattern: Option<std::sync::Arc<[u8]>>,
+}
+
+impl Default for Form {
+    fn default() -> Self {
+        Form {
+            header: true,
+            pattern: None,
+        }
+    }
 }
 
 impl Mismatch {
@@ -58,7 +86,8 @@ impl Mismatch {
             | Mismatch::Misplaced { offset, .. }
             | Mismatch::Length { offset, .. }
             | Mismatch::Torn { offset, .. }
-            | Mismatch::Stale { offset, .. } => offset,
+            | Mismatch::Stale { offset, .. }
+            | Mismatch::Pattern { offset, .. } => offset,
         }
     }
     /// One line: where, what was expected, what was found.
@@ -79,21 +108,36 @@ impl Mismatch {
             Mismatch::Stale { offset, expected_generation, found_generation } => format!(
                 "stale block at offset {offset}: expected generation {expected_generation} (last write), found {found_generation}"
             ),
+            Mismatch::Pattern { offset, at, expected, found } => format!(
+                "pattern mismatch in the block at offset {offset}, byte {at}: expected {expected:#04x} (verify_pattern), found {found:#04x}"
+            ),
         }
     }
 }
 
 /// Fill `buf` (one block, at least the header long) for a write to `offset`.
 pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
+    fill(buf, offset, generation, seed, &Form::default());
+}
+
+/// Fill `buf` for a write to `offset` as `form` says.
+pub fn fill(buf: &mut [u8], offset: u64, generation: u64, seed: u64, form: &Form) {
+    if !form.header {
+        repeat(buf, form.pattern.as_deref().unwrap_or(&[0]));
+        return;
+    }
     assert!(
         buf.len() as u64 >= VERIFY_HEADER_BYTES,
         "verify block smaller than its header"
     );
     let h = VERIFY_HEADER_BYTES as usize;
-    fill_pattern(
-        &mut buf[h..],
-        seed ^ offset.rotate_left(17) ^ generation.rotate_left(41),
-    );
+    match form.pattern.as_deref() {
+        Some(p) => repeat(&mut buf[h..], p),
+        None => fill_pattern(
+            &mut buf[h..],
+            seed ^ offset.rotate_left(17) ^ generation.rotate_left(41),
+        ),
+    }
     buf[0..8].copy_from_slice(MAGIC);
     buf[8..16].copy_from_slice(&offset.to_le_bytes());
     buf[16..24].copy_from_slice(&generation.to_le_bytes());
@@ -103,6 +147,50 @@ pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
     buf[CRC_AT..h].fill(0);
     let crc = block_crc(buf);
     buf[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// `pattern` over `buf`, again and again from its start.
+fn repeat(buf: &mut [u8], pattern: &[u8]) {
+    for (b, p) in buf.iter_mut().zip(pattern.iter().cycle()) {
+        *b = *p;
+    }
+}
+
+/// Where `buf` first differs from `pattern` repeated: (index, expected, found).
+fn first_difference(buf: &[u8], pattern: &[u8]) -> Option<(usize, u8, u8)> {
+    buf.iter()
+        .zip(pattern.iter().cycle())
+        .position(|(b, p)| b != p)
+        .map(|i| (i, pattern[i % pattern.len()], buf[i]))
+}
+
+/// Check a block read from `offset` as `form` says (see [`check_block`]); the generation
+/// found, if the block has a header.
+pub fn check(
+    buf: &[u8],
+    offset: u64,
+    last_generation: Option<u64>,
+    form: &Form,
+) -> Result<Option<u64>, Mismatch> {
+    let (from, generation) = if form.header {
+        (
+            VERIFY_HEADER_BYTES as usize,
+            Some(check_block(buf, offset, last_generation)?),
+        )
+    } else {
+        (0, None)
+    };
+    if let Some(p) = form.pattern.as_deref() {
+        if let Some((i, expected, found)) = first_difference(&buf[from.min(buf.len())..], p) {
+            return Err(Mismatch::Pattern {
+                offset,
+                at: (from + i) as u64,
+                expected,
+                found,
+            });
+        }
+    }
+    Ok(generation)
 }
 
 /// The pattern after the header: splitmix64 words from `seed`.
@@ -244,6 +332,51 @@ mod tests {
         ));
         let d = check_block(&torn, 8192, None).unwrap_err().describe();
         assert!(d.starts_with("torn block at offset 8192"), "{d}");
+    }
+
+    /// fio's verify_pattern: after the header, the pattern from the header's end; with
+    /// verify=pattern, the pattern alone from the block's start. A changed byte is found
+    /// where it is, whichever form.
+    #[test]
+    fn verify_pattern_fills_and_checks_each_form() {
+        let pat: std::sync::Arc<[u8]> = vec![0xde, 0xad, 0xbe, 0xef].into();
+        let only = Form {
+            header: false,
+            pattern: Some(pat.clone()),
+        };
+        let with = Form {
+            header: true,
+            pattern: Some(pat),
+        };
+        let mut a = vec![0u8; 4096];
+        fill(&mut a, 4096, 3, 9, &only);
+        assert_eq!(&a[..8], &[0xde, 0xad, 0xbe, 0xef, 0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(check(&a, 4096, Some(3), &only), Ok(None));
+        a[1000] = b'z';
+        assert_eq!(
+            check(&a, 4096, None, &only),
+            Err(Mismatch::Pattern {
+                offset: 4096,
+                at: 1000,
+                expected: 0xde,
+                found: b'z'
+            })
+        );
+        let mut b = vec![0u8; 4096];
+        fill(&mut b, 0, 5, 9, &with);
+        let h = VERIFY_HEADER_BYTES as usize;
+        assert_eq!(&b[..8], MAGIC);
+        assert_eq!(&b[h..h + 4], &[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(check(&b, 0, Some(5), &with), Ok(Some(5)));
+        // A block of raidlab's own pattern has a good header but not the job's pattern.
+        let mut own = vec![0u8; 4096];
+        fill_block(&mut own, 0, 5, 9);
+        assert!(matches!(
+            check(&own, 0, None, &with),
+            Err(Mismatch::Pattern { at, .. }) if at == h as u64
+        ));
+        let d = check(&a, 4096, None, &only).unwrap_err().describe();
+        assert!(d.contains("byte 1000: expected 0xde"), "{d}");
     }
 
     #[test]

@@ -316,3 +316,77 @@ fn iec_units_in_a_job_file_are_noted_as_fio_reads_them_otherwise() {
     );
     assert!(notes[1].contains("j.fio:7: note: size=64KiB"), "{err}");
 }
+
+/// fio's `verify=pattern` reads each tool's blocks alike: fio checks what raidlab wrote with
+/// `verify_pattern=0xdeadbeef` and finds it whole, raidlab checks what fio wrote with a
+/// decimal pattern (1234: the bytes d2 04), and a byte changed in the file is found by both at
+/// the same place in the same block.
+#[test]
+fn verify_pattern_blocks_read_back_in_fio_and_raidlab_alike() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-vp-");
+    let f = d.path().join("p").display().to_string();
+    let file = format!("--filename={f}");
+    let common = ["--size=64k", "--bs=4k", "--verify=pattern"];
+    let fio = |args: &[&str]| {
+        Command::new("fio")
+            .arg("--name=j")
+            .arg(&file)
+            .args(common)
+            .args(args)
+            .output()
+            .expect("run fio")
+    };
+    let rl = |args: &[&str]| {
+        let mut a = vec!["--name=j", file.as_str(), "--output-format=json"];
+        a.extend_from_slice(&common);
+        a.extend_from_slice(args);
+        raidlab(&a)
+    };
+    // raidlab writes, fio checks.
+    assert_ok(
+        &rl(&["--rw=write", "--verify_pattern=0xdeadbeef"]),
+        "raidlab writes the pattern",
+    );
+    let o = fio(&["--rw=read", "--verify_pattern=0xdeadbeef"]);
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // fio writes a decimal pattern, raidlab checks.
+    std::fs::remove_file(&f).unwrap();
+    let o = fio(&["--rw=write", "--verify_pattern=1234"]);
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(&std::fs::read(&f).unwrap()[..4], &[0xd2, 0x04, 0xd2, 0x04]);
+    let v = json(&assert_ok(
+        &rl(&["--rw=read", "--verify_pattern=1234"]),
+        "raidlab checks fio's pattern",
+    ));
+    assert_eq!(v["jobs"][0]["raidlab"]["verify"]["blocks_checked"], 16);
+    assert_eq!(v["jobs"][0]["raidlab"]["verify"]["mismatches"], 0);
+    // One byte changed: both name block 4096, byte 904.
+    {
+        use std::os::unix::fs::FileExt;
+        let h = std::fs::OpenOptions::new().write(true).open(&f).unwrap();
+        h.write_at(b"z", 5000).unwrap();
+    }
+    let o = fio(&["--rw=read", "--verify_pattern=1234"]);
+    let fio_says = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        fio_says.contains("bad pattern block offset 904") && fio_says.contains("offset 4096"),
+        "{fio_says}"
+    );
+    let o = rl(&["--rw=read", "--verify_pattern=1234"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&stdout(&o));
+    let first = v["jobs"][0]["raidlab"]["verify"]["first_mismatch"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(first.contains("offset 4096, byte 904"), "{first}");
+}

@@ -817,10 +817,19 @@ pub struct JobSpec {
     pub invalidate: bool,
     pub ioengine: IoEngine,
     pub randseed: u64,
-    /// Targets; each gets its own `numjobs` jobs.
+    /// Targets: one job over all of them, as fio's, or one job each with `job_per_file`.
     pub filenames: Vec<String>,
-    /// Writes carry a checksummed header, reads check it.
+    /// Writes carry a checksummed header, reads check it (with `verify_pattern_only`, the
+    /// pattern alone).
     pub verify: bool,
+    /// fio's `verify_pattern`: the bytes written blocks carry after their header (or in
+    /// place of it, `verify=pattern`), repeated, and reads check; None: raidlab's own
+    /// pattern drawn from the block's seed, offset and generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_pattern: Option<Vec<u8>>,
+    /// fio's `verify=pattern`: blocks carry `verify_pattern` alone, no header.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_pattern_only: bool,
     /// The checksum fio's `verify` named when it is not raidlab's own (`md5`, `sha256`, …):
     /// raidlab checks its header and CRC32C all the same, and says so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1220,6 +1229,8 @@ impl Default for JobSpec {
             filenames: Vec::new(),
             verify: false,
             verify_named: None,
+            verify_pattern: None,
+            verify_pattern_only: false,
             do_verify: true,
             verify_fatal: false,
             on_error: ErrorPolicy::default(),
@@ -1341,6 +1352,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "filename",
     "verify",
     "do_verify",
+    "verify_pattern",
     "verify_fatal",
     "continue_on_error",
     "ignore_error",
@@ -1766,7 +1778,6 @@ const FIO_ONLY: &[&str] = &[
     "unit_base",
     "openfiles",
     "verify_backlog",
-    "verify_pattern",
     "zonemode",
     "overwrite",
     "create_on_open",
@@ -1818,6 +1829,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// fio's `verify_pattern`: a pattern as `buffer_pattern` takes one (`0x` hex bytes, quoted
+/// strings), or a decimal number written in as few little-endian bytes as hold it, 1 to 4, as
+/// fio writes one (`1234` is the bytes d2 04).
+fn parse_verify_pattern(value: &str) -> Result<Vec<u8>, String> {
+    let v = value.trim();
+    if v.contains('%') {
+        return Err(format!(
+            "'{v}': raidlab's patterns are fixed bytes (fio's %o, the block's offset, is not taken; valid: 0x hex bytes, a quoted string, or a decimal number up to 4294967295)"
+        ));
+    }
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u32 = v.parse().map_err(|_| {
+            format!("'{v}' is more than 4 bytes (valid: up to 4294967295, or 0x and hex bytes)")
+        })?;
+        let width = (4 - n.leading_zeros() as usize / 8).max(1);
+        return Ok(n.to_le_bytes()[..width].to_vec());
+    }
+    crate::content::parse_pattern(v)
 }
 
 /// The error says what is wrong and what is valid; the caller prefixes where it came from.
@@ -2246,8 +2277,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 "sha3-224", "sha3-256", "sha3-384", "sha3-512", "meta",
             ];
             spec.verify_named = None;
+            spec.verify_pattern_only = value == "pattern";
             spec.verify = match value {
-                "crc32c" | "crc32c-intel" | "raidlab" => true,
+                "crc32c" | "crc32c-intel" | "raidlab" | "pattern" => true,
                 "none" => false,
                 v if CHECKSUMS.contains(&v) => {
                     spec.verify_named = Some(v.to_string());
@@ -2255,13 +2287,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 }
                 v => parse_bool(v).map_err(|_| {
                     err(format!(
-                        "'{v}' is not a verify mode (valid: crc32c, crc32c-intel, {}, none, 1, 0)",
+                        "'{v}' is not a verify mode (valid: crc32c, crc32c-intel, {}, pattern, none, 1, 0)",
                         CHECKSUMS.join(", ")
                     ))
                 })?,
             }
         }
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
+        "verify_pattern" => {
+            spec.verify_pattern = Some(parse_verify_pattern(value).map_err(err)?);
+            // (As in fio 3.33, a pattern turns verify on: headers and the pattern after them.)
+            spec.verify = true;
+        }
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
         "continue_on_error" => {
             spec.on_error.continue_on_error = ErrorKinds::parse(value).map_err(err)?
@@ -2623,6 +2660,12 @@ impl JobSpec {
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());
         }
+        if self.verify && self.verify_pattern_only && self.verify_pattern.is_none() {
+            return e(
+                "verify=pattern checks the bytes verify_pattern gives (valid: verify_pattern=0x… with it, or verify=crc32c)"
+                    .into(),
+            );
+        }
         if let Some(m) = self.buffers.conflict() {
             return e(m);
         }
@@ -2958,6 +3001,31 @@ mod tests {
             .map(|i| i.files)
             .collect();
         assert_eq!(runs, [vec![0], vec![1], vec![2]]);
+    }
+
+    /// fio's verify_pattern: hex bytes and strings as buffer_pattern takes them, a decimal
+    /// number in as few little-endian bytes as hold it; it turns verify on; verify=pattern
+    /// needs it; fio's %o is refused by name.
+    #[test]
+    fn verify_pattern_takes_fios_spellings() {
+        let p = |v: &str| parse_verify_pattern(v);
+        assert_eq!(p("0xdeadbeef").unwrap(), [0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(p("1234").unwrap(), [0xd2, 0x04]);
+        assert_eq!(p("7").unwrap(), [7]);
+        assert_eq!(p("4294967295").unwrap(), [0xff; 4]);
+        assert!(p("4294967296").unwrap_err().contains("more than 4 bytes"));
+        assert!(p("\"ab\"").is_ok());
+        assert!(p("0xab%o").unwrap_err().contains("%o"));
+        let mut s = spec_from(&[("filename", "f"), ("verify_pattern", "0xab")]);
+        assert!(s.verify && !s.verify_pattern_only);
+        apply_option(&mut s, "verify", Some("pattern")).unwrap();
+        assert!(s.verify_pattern_only);
+        s.validate().unwrap();
+        let mut t = spec_from(&[("filename", "f"), ("verify", "pattern")]);
+        let e = t.validate().unwrap_err();
+        assert!(e.message.contains("valid: verify_pattern="), "{e}");
+        apply_option(&mut t, "verify", Some("crc32c")).unwrap();
+        assert!(!t.verify_pattern_only);
     }
 
     /// `nrfiles` gives each job that many files of its own in its folder, named and placed

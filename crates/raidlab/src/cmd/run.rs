@@ -421,8 +421,9 @@ fn option_help(name: &str) -> &'static str {
             "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]; several run as one job over them all, as fio's (job_per_file=1: one job each)"
         }
         "verify" => {
-            "crc32c: writes carry a checked header (fio's md5, sha256, ... are taken as crc32c); none"
+            "crc32c: writes carry a checked header (fio's md5, sha256, ... are taken as crc32c); pattern: verify_pattern alone, no header; none"
         }
+        "verify_pattern" => "bytes written blocks carry after their header, repeated, and reads check (0x hex bytes, a quoted string, or a decimal number); turns verify on",
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
@@ -1162,8 +1163,16 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.verify {
         put(
             "verify",
-            s.verify_named.clone().unwrap_or_else(|| "crc32c".into()),
+            if s.verify_pattern_only {
+                "pattern".into()
+            } else {
+                s.verify_named.clone().unwrap_or_else(|| "crc32c".into())
+            },
         );
+        if let Some(p) = &s.verify_pattern {
+            let hex: String = p.iter().map(|b| format!("{b:02x}")).collect();
+            put("verify_pattern", format!("0x{hex}"));
+        }
         if !s.do_verify {
             put("do_verify", "0".into());
         }
