@@ -178,12 +178,17 @@ pub fn run_with_clock(
             })
             .max();
         // fio's `fallocate` for a file only writing jobs use (the first that sets it); a
-        // file any job reads is laid out, so reads reach data.
+        // file any job reads is laid out, so reads reach data. fio's `overwrite` (the first
+        // that sets it): 1 lays the file out whatever fallocate says, 0 only allocates it as
+        // fio does by default (fallocate, native unless given).
         let only_writes = users.iter().all(|s| s.rw.read_percent(s.rwmixread) == 0);
-        let prealloc = users
-            .iter()
-            .find_map(|s| s.fallocate)
-            .filter(|_| only_writes);
+        let fallocate = users.iter().find_map(|s| s.fallocate);
+        let prealloc = match users.iter().find_map(|s| s.overwrite) {
+            Some(true) => None,
+            Some(false) => Some(fallocate.unwrap_or(raidlab_workload::Fallocate::Native)),
+            None => fallocate,
+        }
+        .filter(|_| only_writes);
         let writers = || users.iter().filter(|s| writes(s));
         if writers().next().is_some() {
             crate::target::refuse_in_use(path, writers().all(|s| s.allow_mounted_write))?;

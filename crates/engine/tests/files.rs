@@ -1093,7 +1093,7 @@ fn do_verify_and_verify_fatal_do_as_fio_says() {
 /// fallocate decides how a new file that only writing jobs use is prepared: by default laid
 /// out with zeros; `none`, extended by the writes; `truncate`, sized and sparse; `posix` and
 /// `native`, sized and allocated; `keep`, allocated at its old size. A job writing half the
-/// region shows which.
+/// region shows which. fio's `overwrite` chooses between the two ways.
 #[test]
 fn fallocate_prepares_a_written_file_as_fio_says() {
     use std::os::unix::fs::MetadataExt;
@@ -1131,6 +1131,35 @@ fn fallocate_prepares_a_written_file_as_fio_says() {
     let (len, allocated) = prepared(Some("keep"));
     assert_eq!(len, half);
     assert!(allocated >= 1 << 20, "{allocated}");
+    // fio's overwrite: 1 lays the file out whatever fallocate says; 0 only allocates it
+    // (fallocate, native unless given), so `none` leaves the writes to extend it.
+    let with = |opts: &[(&str, &str)], name: &str| {
+        let f = d.path().join(name);
+        let mut o = vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("io_size", "512k"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(opts);
+        run_paths(&[spec(&o)], false).unwrap();
+        let m = std::fs::metadata(&f).unwrap();
+        (m.len(), m.blocks() * 512)
+    };
+    let (len, allocated) = with(&[("overwrite", "1"), ("fallocate", "truncate")], "ow1");
+    assert_eq!(len, 1 << 20);
+    assert!(allocated >= 1 << 20, "overwrite=1 lays out: {allocated}");
+    assert_eq!(
+        with(&[("overwrite", "0"), ("fallocate", "none")], "ow0n").0,
+        half
+    );
+    let (len, allocated) = with(&[("overwrite", "0")], "ow0");
+    assert_eq!(len, 1 << 20);
+    assert!(
+        allocated >= 1 << 20,
+        "overwrite=0 allocates natively: {allocated}"
+    );
     // A file a job reads is laid out whatever fallocate says.
     let f = d.path().join("read");
     let r = run_paths(

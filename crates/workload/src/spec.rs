@@ -675,6 +675,11 @@ pub struct JobSpec {
     /// A file a job reads is laid out whatever this says, so reads reach data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallocate: Option<Fallocate>,
+    /// fio's `overwrite`: 1, a file only writing jobs use is laid out before they start
+    /// (raidlab's default), whatever `fallocate` says; 0, it is only allocated, as fio does
+    /// by default (`fallocate`, native unless given), and the writes fill it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overwrite: Option<bool>,
     /// fio's `lockmem`: bytes of memory each real job pins (mlock) while it runs, so the
     /// page cache has that much less (a smaller machine's memory, for buffered I/O); 0 none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -1185,6 +1190,7 @@ impl Default for JobSpec {
             files_per_job: None,
             rank_shift: 0,
             fallocate: None,
+            overwrite: None,
             lockmem: 0,
             priority: Priority::default(),
             ioscheduler: None,
@@ -1316,6 +1322,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "job_per_file",
     "rank_shift",
     "fallocate",
+    "overwrite",
     "lockmem",
     "prio",
     "prioclass",
@@ -1779,7 +1786,6 @@ const FIO_ONLY: &[&str] = &[
     "openfiles",
     "verify_backlog",
     "zonemode",
-    "overwrite",
     "create_on_open",
     "fill_device",
     "numa_cpu_nodes",
@@ -1937,6 +1943,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 _ => p.nice = Some(v),
             }
         }
+        "overwrite" => spec.overwrite = Some(parse_bool(value).map_err(err)?),
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,

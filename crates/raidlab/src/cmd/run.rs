@@ -398,6 +398,7 @@ fn option_help(name: &str) -> &'static str {
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, nrfiles per job, JOBNAME.N.0, JOBNAME.N.1, ...",
+        "overwrite" => "1: a file only writing jobs use is laid out before they start (raidlab's default); 0: only allocated (fallocate, native unless given), as fio's default",
         "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
         "filesize" => "bytes of each of a job's files (default: size shared among them)",
         "file_service_type" => "which of a job's files the next request goes to: roundrobin (default), sequential, random; :N requests before moving on",
@@ -1019,6 +1020,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.job_per_file {
         put("job_per_file", "1".into());
+    }
+    if let Some(o) = s.overwrite {
+        put("overwrite", u8::from(o).to_string());
     }
     if s.rank_shift != 0 {
         put("rank_shift", s.rank_shift.to_string());
