@@ -651,6 +651,11 @@ pub struct JobSpec {
     /// shared out among them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesize: Option<u64>,
+    /// fio's `openfiles`: most files a job has open at once. raidlab keeps every file of a
+    /// job open while it runs, so a job over more files than this is refused; 0 (unset):
+    /// no limit.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub openfiles: u32,
     /// fio's `file_service_type`: which of a job's files its next request goes to.
     #[serde(default, skip_serializing_if = "FileService::is_default")]
     pub file_service: FileService,
@@ -1185,6 +1190,7 @@ impl Default for JobSpec {
             directory: Vec::new(),
             nrfiles: 1,
             filesize: None,
+            openfiles: 0,
             file_service: FileService::default(),
             job_per_file: false,
             files_per_job: None,
@@ -1317,6 +1323,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "directory",
     "nrfiles",
     "nr_files",
+    "openfiles",
     "filesize",
     "file_service_type",
     "job_per_file",
@@ -1783,7 +1790,6 @@ pub fn split_filenames(value: &str) -> Vec<String> {
 const FIO_ONLY: &[&str] = &[
     "kb_base",
     "unit_base",
-    "openfiles",
     "verify_backlog",
     "zonemode",
     "create_on_open",
@@ -1889,6 +1895,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "nrfiles" | "nr_files" => spec.nrfiles = parse_u32(value, 1, 1 << 20).map_err(err)?,
+        "openfiles" => spec.openfiles = parse_u32(value, 1, 1 << 20).map_err(err)?,
         "filesize" => {
             if value.contains('-') || value.contains(':') {
                 return Err(err(format!(
@@ -2667,6 +2674,25 @@ impl JobSpec {
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());
         }
+        if self.openfiles > 0 {
+            let most = self
+                .file_runs()
+                .iter()
+                .map(Vec::len)
+                .max()
+                .unwrap_or(self.nrfiles as usize)
+                .max(if self.filenames.is_empty() {
+                    self.nrfiles as usize
+                } else {
+                    1
+                });
+            if most > self.openfiles as usize {
+                return e(format!(
+                    "openfiles={} but a job has {most} files, and raidlab keeps every file of a job open while it runs (valid: openfiles={most} or more, or fewer files a job)",
+                    self.openfiles
+                ));
+            }
+        }
         if self.verify && self.verify_pattern_only && self.verify_pattern.is_none() {
             return e(
                 "verify=pattern checks the bytes verify_pattern gives (valid: verify_pattern=0x… with it, or verify=crc32c)"
@@ -3082,6 +3108,26 @@ mod tests {
         assert_eq!(c.per_file(2).size, Some(1 << 20));
         let e = apply_option(&mut c, "filesize", Some("1m-4m")).unwrap_err();
         assert!(e.message.contains("valid: one size"), "{}", e.message);
+        // openfiles: a job's files are all open at once, so fewer than a job has is refused,
+        // before the folder's files are named and after.
+        let mut o = spec_from(&[("directory", "/d"), ("nrfiles", "8"), ("openfiles", "4")]);
+        let e = o.validate().unwrap_err();
+        assert!(e.message.contains("valid: openfiles=8 or more"), "{e}");
+        o.openfiles = 8;
+        o.validate().unwrap();
+        let mut specs = vec![o];
+        apply_directories(&mut specs);
+        specs[0].validate().unwrap();
+        specs[0].openfiles = 7;
+        assert!(specs[0].validate().is_err());
+        let l = spec_from(&[("filename", "a:b:c"), ("openfiles", "2")]);
+        assert!(l.validate().is_err());
+        let l = spec_from(&[
+            ("filename", "a:b:c"),
+            ("openfiles", "2"),
+            ("job_per_file", "1"),
+        ]);
+        l.validate().unwrap();
     }
 
     #[test]

@@ -398,6 +398,7 @@ fn option_help(name: &str) -> &'static str {
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, nrfiles per job, JOBNAME.N.0, JOBNAME.N.1, ...",
+        "openfiles" => "most files a job has open at once: raidlab keeps all of a job's files open, so it must be at least their number",
         "overwrite" => "1: a file only writing jobs use is laid out before they start (raidlab's default); 0: only allocated (fallocate, native unless given), as fio's default",
         "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
         "filesize" => "bytes of each of a job's files (default: size shared among them)",
@@ -1014,6 +1015,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(f) = s.filesize {
         put("filesize", size_text(f));
+    }
+    if s.openfiles != 0 {
+        put("openfiles", s.openfiles.to_string());
     }
     if s.file_service != d.file_service {
         put("file_service_type", s.file_service.text());
