@@ -46,8 +46,12 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "multiple of 512",
         ),
         (
+            vec![&file_opt, "--verify=sideways"],
+            "'sideways' is not a verify mode",
+        ),
+        (
             vec![&file_opt, "--verify=pattern"],
-            "'pattern' is not a verify mode",
+            "verify=pattern checks the bytes verify_pattern gives",
         ),
         (
             vec![&file_opt, "--ioengine=posixaio"],

@@ -3237,8 +3237,8 @@ mod tests {
             near("directroy")
         );
         assert_eq!(
-            near("openfiles"),
-            "option 'openfiles' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
+            near("create_on_open"),
+            "option 'create_on_open' is fio's and raidlab does not run it (valid: the options `raidlab run --help` lists)"
         );
         assert!(FIO_ONLY.iter().all(|k| !OPTION_NAMES.contains(k)));
         let e = apply_option(&mut s, "iodepth", Some("0")).unwrap_err();
