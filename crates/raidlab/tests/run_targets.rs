@@ -336,41 +336,52 @@ fn embedded_default_is_removed_when_the_run_fails() {
     );
 }
 
+/// Ctrl-C (SIGINT) and SIGTERM, as fio takes both, stop the run after the I/O in flight and
+/// the results still print.
 #[test]
 fn ctrl_c_stops_the_run_and_still_prints_results() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("c").display().to_string();
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "--ioengine=null",
-            &format!("--filename={f}"),
-            "--size=1m",
-            "--runtime=60s",
-            "--time_based",
-        ])
-        .args(["--name=forever", "--output-format=json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let start = std::time::Instant::now();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        start.elapsed() < Duration::from_secs(30),
-        "did not stop promptly"
-    );
-    let v = json(&assert_ok(&out, "interrupted run"));
-    assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
-    assert!(
-        v["jobs"][0]["raidlab"]["stopped"].is_string(),
-        "{}",
-        v["jobs"][0]["raidlab"]
-    );
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let child = Command::new(bin())
+            .args([
+                "run",
+                "--ioengine=null",
+                &format!("--filename={f}"),
+                "--size=1m",
+                "--runtime=60s",
+                "--time_based",
+            ])
+            .args(["--name=forever", "--output-format=json"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "did not stop promptly"
+        );
+        let v = json(&assert_ok(&out, &format!("run stopped by signal {sig}")));
+        assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+        assert!(
+            v["jobs"][0]["raidlab"]["stopped"].is_string(),
+            "{}",
+            v["jobs"][0]["raidlab"]
+        );
+        if sig == libc::SIGTERM {
+            assert!(
+                stderr(&out).contains("terminating on SIGTERM"),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
 }
 
 #[test]

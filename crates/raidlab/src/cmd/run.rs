@@ -513,6 +513,7 @@ The embedded default job (filename and direct are filled in):
 
 // ---------------------------------------------------------------------------------------
 // Ctrl-C: the first one asks the run to stop (results still print), the second exits now.
+// SIGTERM does the same, as fio's (`timeout`, a batch system, mpirun passing on a Ctrl-C).
 
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 static STOP_PTR: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
@@ -520,7 +521,7 @@ static STOP_PTR: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
 static SCRATCH_FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static SCRATCH_DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
-extern "C" fn on_sigint(_sig: libc::c_int) {
+extern "C" fn on_sigint(sig: libc::c_int) {
     // Only async-signal-safe calls here: atomics, write, unlink, rmdir, _exit.
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst);
     if n == 0 {
@@ -529,7 +530,11 @@ extern "C" fn on_sigint(_sig: libc::c_int) {
             // SAFETY: the pointer comes from a leaked Arc that lives for the whole process.
             unsafe { (*stop).store(true, Ordering::SeqCst) };
         }
-        let msg = b"\nraidlab: stopping after the I/O in flight; Ctrl-C again to quit now\n";
+        let msg: &[u8] = if sig == libc::SIGTERM {
+            b"\nraidlab: terminating on SIGTERM: stopping after the I/O in flight; SIGTERM or Ctrl-C again to quit now\n"
+        } else {
+            b"\nraidlab: stopping after the I/O in flight; Ctrl-C again to quit now\n"
+        };
         // SAFETY: writing a static buffer to fd 2.
         unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
     } else {
@@ -543,7 +548,7 @@ extern "C" fn on_sigint(_sig: libc::c_int) {
             if !d.is_null() {
                 libc::rmdir(d);
             }
-            libc::_exit(130);
+            libc::_exit(128 + sig);
         }
     }
 }
@@ -559,7 +564,7 @@ pub(crate) fn remove_file_on_quit(file: &Path) {
     SCRATCH_FILE.store(leak_c_path(file), Ordering::SeqCst);
 }
 
-/// The process-wide stop flag, with the SIGINT handler installed on first use.
+/// The process-wide stop flag, with the SIGINT and SIGTERM handler installed on first use.
 pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
@@ -573,6 +578,7 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
             libc::sigemptyset(&mut sa.sa_mask);
             sa.sa_flags = libc::SA_RESTART;
             libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
         }
         flag
     })
