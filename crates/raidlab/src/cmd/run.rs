@@ -357,6 +357,7 @@ fn option_help(name: &str) -> &'static str {
         "ramp_time" => "run this long before counting",
         "loops" => "passes over the region",
         "direct" => "1: O_DIRECT (bypass the page cache)",
+        "buffered" => "fio's inverse of direct: 1 (through the page cache), 0 (O_DIRECT)",
         "end_fsync" => {
             "1: flush written data to the device when the job ends (counted in its runtime)"
         }
@@ -454,8 +455,8 @@ fn option_help(name: &str) -> &'static str {
         "log_hist_coarseness" => "add neighbouring histogram bins in pairs this many times, 0 (1856 bins) to 6 (29)",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
-        "bw_avg_time" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
-        "iops_avg_time" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
+        "bw_avg_time" | "bwavgtime" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
+        "iops_avg_time" | "iopsavgtime" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
         "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
