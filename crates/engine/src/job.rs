@@ -117,8 +117,12 @@ pub struct JobSetup {
     /// flag and its stonewall group's. It then ends as at its runtime's end, not as
     /// interrupted.
     pub halted: [Arc<AtomicBool>; 2],
-    /// Bytes completed, for the progress line.
+    /// Bytes completed, for the progress line (and a steady-state judge).
     pub progress: Arc<AtomicU64>,
+    /// I/Os completed (for a steady-state judge).
+    pub progress_ios: Arc<AtomicU64>,
+    /// fio's steady state, when the job (or its group) judges it.
+    pub steady: Option<SteadyShare>,
     /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
     pub end_fsync: bool,
     /// Once its writes are done, read back every block the job wrote and check it (fio's
@@ -138,6 +142,21 @@ pub struct JobSetup {
     pub avg_time_ms: [u64; 2],
     /// What writes carry (fio's buffer options); verify's headers take its place.
     pub content: ContentGen,
+}
+
+/// A steady-state judge and the jobs it judges (fio's `steadystate`): one job, or a
+/// `group_reporting` group, whose last job (the leader, as fio's) samples the members'
+/// completed bytes and I/Os once a second and, once they have settled, ends the group as at
+/// its runtime's end (through the group's `halted` flag; a job of its own, itself).
+#[derive(Clone)]
+pub struct SteadyShare {
+    pub judge: Arc<Mutex<raidlab_result::Steady>>,
+    /// Each member's completed bytes and I/Os.
+    pub members: Arc<[(Arc<AtomicU64>, Arc<AtomicU64>)]>,
+    /// This job samples and carries the report.
+    pub leader: bool,
+    /// A group's (ends the group), not one job's.
+    pub group: bool,
 }
 
 /// What a paced job waits for once its requests in flight have completed.
@@ -239,6 +258,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         stop,
         halted,
         progress,
+        progress_ios,
+        steady,
         verify,
         verify_all,
         seed,
@@ -323,10 +344,16 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut held: Option<Request> = None;
     let mut pause: Option<Pause> = None;
     let mut syncs = SyncStats::default();
+    // Steady state attained (a job judged alone): it ends as at its runtime's end.
+    let mut settled = false;
 
     loop {
-        let stopping =
-            io_failed || stopped.is_some() || exhausted || deadline.is_some_and(|d| now >= d) || {
+        let stopping = io_failed
+            || stopped.is_some()
+            || exhausted
+            || settled
+            || deadline.is_some_and(|d| now >= d)
+            || {
                 if stop.load(Ordering::Relaxed) {
                     stopped = Some("interrupted".into());
                     true
@@ -473,6 +500,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
         now = clock.now_ns();
         let mut bytes_done = 0u64;
+        let mut ios_done = 0u64;
         for comp in done.drain(..) {
             let s = slots[comp.slot as usize];
             free.push(comp.slot);
@@ -550,6 +578,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
             }
             bytes_done += r.len;
+            ios_done += 1;
             if now < measure_from {
                 continue;
             }
@@ -597,6 +626,26 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         }
         if bytes_done > 0 {
             progress.fetch_add(bytes_done, Ordering::Relaxed);
+            progress_ios.fetch_add(ios_done, Ordering::Relaxed);
+        }
+        if let Some(ss) = steady.as_ref().filter(|s| s.leader) {
+            let t = now.saturating_sub(start);
+            let mut judge = ss.judge.lock().unwrap_or_else(|p| p.into_inner());
+            if t >= judge.due() {
+                let sum = |k: usize| -> u64 {
+                    ss.members
+                        .iter()
+                        .map(|m| [&m.0, &m.1][k].load(Ordering::Relaxed))
+                        .sum()
+                };
+                if judge.sample(t, sum(0), sum(1)) {
+                    if ss.group {
+                        halted[0].store(true, Ordering::Relaxed);
+                    } else {
+                        settled = true;
+                    }
+                }
+            }
         }
         if let Some(p) = pacer.as_mut().filter(|_| now >= measure_from && !io_failed) {
             if let Err(e) = p.check_min_rate(now) {
@@ -710,6 +759,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         cpus: Vec::new(),
         errors,
         mpi: None,
+        steadystate: steady.as_ref().filter(|s| s.leader).map(|s| {
+            s.judge
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .report()
+                .clone()
+        }),
         logs: log
             .map(|mut l| {
                 l.finish(measured);
@@ -993,6 +1049,15 @@ mod tests {
         options: &[(&str, &str)],
         fail: Option<(usize, i32)>,
     ) -> (Vec<usize>, JobResult) {
+        run_set(options, fail, |_, _| {})
+    }
+
+    /// [`run_failing`] with the job's setup changed by `set` (given the spec) before it runs.
+    fn run_set(
+        options: &[(&str, &str)],
+        fail: Option<(usize, i32)>,
+        set: impl FnOnce(&mut JobSetup, &JobSpec),
+    ) -> (Vec<usize>, JobResult) {
         let mut spec = JobSpec::default();
         for &(k, v) in [
             ("rw", "randread"),
@@ -1029,6 +1094,8 @@ mod tests {
             stop: Arc::new(AtomicBool::new(false)),
             halted: Default::default(),
             progress: Arc::new(AtomicU64::new(0)),
+            progress_ios: Arc::new(AtomicU64::new(0)),
+            steady: None,
             end_fsync: false,
             read_back: false,
             verify_fatal: false,
@@ -1039,6 +1106,8 @@ mod tests {
             avg_time_ms: [500, 500],
             content: ContentGen::new(&spec.buffers, 1),
         };
+        let mut setup = setup;
+        set(&mut setup, &spec);
         let mut exec = Recorder {
             fail_every: fail,
             ..Default::default()
@@ -1046,6 +1115,54 @@ mod tests {
         let bufs = AlignedBuf::new(8, 4096, 4096, &ContentGen::new(&Default::default(), 0));
         let r = drive(setup, &mut exec, &bufs);
         (exec.handoffs, r)
+    }
+
+    /// fio's steady state: a time-based job whose rate is steady (the stepping clock's) ends
+    /// once a full window of samples is within the limit, long before its runtime, as at
+    /// its runtime's end (not interrupted), and carries the report; a window it cannot fill
+    /// leaves it to its runtime.
+    #[test]
+    fn a_steady_job_ends_once_its_window_settles() {
+        let run = |criterion: &str, dur: &str| {
+            let opts = [
+                ("time_based", "1"),
+                ("runtime", "60s"),
+                ("norandommap", "1"),
+                ("ss", criterion),
+                ("ss_dur", dur),
+            ];
+            run_set(&opts, None, |setup, spec| {
+                setup.runtime_ns = spec.runtime_ns;
+                setup.steady = Some(SteadyShare {
+                    judge: Arc::new(Mutex::new(raidlab_result::Steady::new(
+                        raidlab_result::SteadyRule {
+                            bw: spec.ss.bw,
+                            slope: spec.ss.slope,
+                            limit: spec.ss.limit,
+                            percent: spec.ss.percent,
+                        },
+                        spec.ss.text(),
+                        spec.ss_dur_s,
+                        spec.ss_ramp_ns,
+                    ))),
+                    members: vec![(Arc::clone(&setup.progress), Arc::clone(&setup.progress_ios))]
+                        .into(),
+                    leader: true,
+                    group: false,
+                });
+            })
+            .1
+        };
+        let r = run("iops:5%", "3s");
+        let ss = r.steadystate.expect("a report");
+        assert!(ss.attained, "{ss:?}");
+        assert_eq!(ss.iops.len(), 3);
+        assert_eq!(r.stopped, None);
+        assert!(r.read.runtime_ns < 10_000_000_000, "{}", r.read.runtime_ns);
+        // A window longer than the runtime is never full.
+        let r = run("iops:5%", "120s");
+        assert!(!r.steadystate.expect("a report").attained);
+        assert!(r.read.runtime_ns >= 60_000_000_000, "{}", r.read.runtime_ns);
     }
 
     /// fio's continue_on_error: errors of the kinds and errnos it names are counted and gone

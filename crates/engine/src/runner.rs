@@ -401,6 +401,9 @@ pub fn run_with_clock(
                 // (Shared by the jobs of its reporting and stonewall groups in `run_group`.)
                 halted: Default::default(),
                 progress: Arc::new(AtomicU64::new(0)),
+                progress_ios: Arc::new(AtomicU64::new(0)),
+                // (Set below, once the group's plans are known.)
+                steady: None,
                 end_fsync: spec.end_fsync,
                 pacer: raidlab_workload::Pacer::new(spec, inst.seed(spec)),
                 start_delay_ns: raidlab_workload::pace::start_delay_ns(&spec.pace, inst.seed(spec)),
@@ -424,6 +427,7 @@ pub fn run_with_clock(
         });
         plan_files.push(names.iter().map(|n| n.as_str()).collect());
     }
+    share_steady_state(&mut plans, specs);
     // A read-back while another job of the group writes the same blocks could catch its
     // writes half done: such a job does not read back, and says so. Jobs writing apart
     // (offset_increment, offsets of their own) each read back their own blocks.
@@ -540,6 +544,65 @@ pub fn run_with_clock(
         timestamp: opts.timestamp,
         jobs,
     })
+}
+
+/// fio's steady state: each job with a `steadystate_duration` is judged alone, or with the
+/// jobs of its reporting group under `group_reporting` (their rates summed, the group's last
+/// job sampling, as fio's), by the criterion of that last job.
+fn share_steady_state(plans: &mut [InstancePlan], specs: &[JobSpec]) {
+    let mut keys: Vec<(usize, Option<u32>)> = Vec::new();
+    for (i, p) in plans.iter().enumerate() {
+        let s = &specs[p.spec_index];
+        if s.ss_dur_s > 0 {
+            keys.push((i, s.group_reporting.then_some(p.setup.group_id)));
+        }
+    }
+    let mut done: HashSet<usize> = HashSet::new();
+    for &(i, key) in &keys {
+        if done.contains(&i) {
+            continue;
+        }
+        let members: Vec<usize> = match key {
+            None => vec![i],
+            Some(g) => keys
+                .iter()
+                .filter(|(_, k)| *k == Some(g))
+                .map(|(j, _)| *j)
+                .collect(),
+        };
+        let leader = *members.last().expect("a group has its job");
+        let s = &specs[plans[leader].spec_index];
+        let rule = raidlab_result::SteadyRule {
+            bw: s.ss.bw,
+            slope: s.ss.slope,
+            limit: s.ss.limit,
+            percent: s.ss.percent,
+        };
+        let judge = Arc::new(std::sync::Mutex::new(raidlab_result::Steady::new(
+            rule,
+            s.ss.text(),
+            s.ss_dur_s,
+            s.ss_ramp_ns,
+        )));
+        let counters: Arc<[(Arc<AtomicU64>, Arc<AtomicU64>)]> = members
+            .iter()
+            .map(|&m| {
+                (
+                    Arc::clone(&plans[m].setup.progress),
+                    Arc::clone(&plans[m].setup.progress_ios),
+                )
+            })
+            .collect();
+        for &m in &members {
+            plans[m].setup.steady = Some(crate::job::SteadyShare {
+                judge: Arc::clone(&judge),
+                members: Arc::clone(&counters),
+                leader: m == leader,
+                group: key.is_some(),
+            });
+            done.insert(m);
+        }
+    }
 }
 
 /// fio's `unlink`: once the run is over, remove the regular files of the jobs that ask. Only

@@ -390,3 +390,62 @@ fn verify_pattern_blocks_read_back_in_fio_and_raidlab_alike() {
         .to_string();
     assert!(first.contains("offset 4096, byte 904"), "{first}");
 }
+
+/// fio's steady state: a group_reporting group of two null jobs, steady from the start, ends
+/// well before its runtime in both tools, and the group's result carries fio's steadystate
+/// object with the same keys (raidlab's text shows fio's line).
+#[test]
+fn steadystate_ends_a_settled_group_with_fios_report() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-ss-");
+    let f = d.path().join("n").display().to_string();
+    let opts = [
+        "--name=n",
+        "--ioengine=null",
+        // (Large: a pass over a small region lasts microseconds, and every pass is listed.)
+        "--size=1t",
+        "--rw=randread",
+        "--time_based",
+        "--runtime=60",
+        "--ss=iops:50%",
+        "--ss_dur=2",
+        "--numjobs=2",
+        "--group_reporting",
+    ];
+    let fio = Command::new("fio")
+        .args(opts)
+        .arg(format!("--filename={f}"))
+        .arg("--output-format=json")
+        .output()
+        .expect("run fio");
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let fio: Value = json(&String::from_utf8_lossy(&fio.stdout));
+    let file = format!("--filename={f}");
+    let mut args = opts.to_vec();
+    args.push(&file);
+    args.push("--output-format=json,text");
+    let out = assert_ok(&raidlab(&args), "raidlab steadystate");
+    let (json_part, text_part) = out.split_at(out.rfind("\n}\n").expect("json first") + 3);
+    let rl = json(json_part);
+    let keys = |v: &Value| {
+        let mut k = BTreeSet::new();
+        key_paths(&v["jobs"][0]["steadystate"], "", &mut k);
+        k
+    };
+    assert!(!keys(&fio).is_empty());
+    assert_eq!(keys(&rl), keys(&fio));
+    let ss = &rl["jobs"][0]["steadystate"];
+    assert_eq!(ss["attained"], 1, "{ss}");
+    assert_eq!(ss["ss"], "iops:50.000000%");
+    assert_eq!(ss["data"]["iops"].as_array().unwrap().len(), 2);
+    // Two jobs, each well short of its 60 s.
+    assert!(rl["jobs"][0]["job_runtime"].as_u64().unwrap() < 60_000);
+    assert!(
+        text_part.contains("  steadystate  : attained=yes, bw="),
+        "{text_part}"
+    );
+}

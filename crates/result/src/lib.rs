@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod render;
 pub mod samples;
 pub mod schema;
+pub mod steady;
 pub mod timelog;
 
 pub use histogram::LatencyHistogram;
@@ -25,4 +26,5 @@ pub use schema::{
     PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats,
     UnifiedRw, VerifySummary, DIRECTION_NAMES,
 };
+pub use steady::{Steady, SteadyReport, SteadyRule};
 pub use timelog::{shared_files, JobLog, LogNames, LogSample};

@@ -127,8 +127,8 @@ pub struct SimExtras {
     pub virtual_time_ns: u64,
     /// Why the group's simulation stopped: `size`, `runtime`, `converged` (stopped once
     /// the rate had settled, and extended to the job's size or runtime at that rate),
-    /// `exitall` (a job's end stopped the others), or `not run` (an `exit_what=all` end
-    /// before the group).
+    /// `exitall` (a job's end stopped the others), `steadystate` (fio's steady state was
+    /// attained), or `not run` (an `exit_what=all` end before the group).
     pub stop_reason: String,
     pub components: Vec<ComponentUse>,
     /// The component that saturated first (highest utilization), if any exceeded 90%.
@@ -333,6 +333,10 @@ pub struct JobResult {
     /// None outside one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<MpiPlace>,
+    /// fio's steady state, for a job that judges it (`steadystate_duration`): whether its
+    /// rate settled and the window it was judged on; a group's, on the group's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<crate::steady::SteadyReport>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
@@ -442,6 +446,9 @@ impl std::fmt::Debug for JobResult {
         }
         if let Some(m) = &self.mpi {
             d.field("mpi", m);
+        }
+        if let Some(s) = &self.steadystate {
+            d.field("steadystate", s);
         }
         d.finish()
     }
@@ -641,6 +648,9 @@ impl JobResult {
             }
             (None, Some(b)) => self.verify = Some(b.clone()),
             _ => {}
+        }
+        if self.steadystate.is_none() {
+            self.steadystate = other.steadystate.clone();
         }
         match (&mut self.mpi, &other.mpi) {
             (Some(a), Some(b)) => a.merge(b),

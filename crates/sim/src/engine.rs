@@ -29,7 +29,21 @@ enum Ev {
     Unplug(u32),
     /// An array's rebuild may go on (its pause or md's sleep is over).
     Rebuild(u32),
+    /// A steady-state judge's next sample (fio's `steadystate`), once a second.
+    SteadyCheck,
 }
+
+/// A steady-state judge of a job or a `group_reporting` group (fio's `steadystate`): its
+/// members' completed bytes and I/Os sampled once a second of virtual time; once attained,
+/// the members stop as at their runtime's end. The report goes on the last member's result.
+pub struct SimSteady {
+    pub judge: raidlab_result::Steady,
+    /// Indices of the member jobs in the group's jobs.
+    pub members: Vec<usize>,
+}
+
+/// How often a steady-state judge samples its jobs' rates (fio's: once a second).
+const STEADY_EVERY_NS: u64 = 1_000_000_000;
 
 /// How often a job in end_fsync looks whether its drives have written out what their write
 /// caches hold (the flush the drives are sent; they drain them when idle).
@@ -277,6 +291,8 @@ pub struct JobRt {
     pub bytes_done: u64,
     /// Bytes completed including the ramp.
     pub bytes_all: u64,
+    /// I/Os completed including the ramp.
+    pub ios_all: u64,
     /// Bytes the job would move if run to its end (size × loops), when known.
     pub target_bytes: Option<u64>,
     /// Set when the run converged: the simulated part was extended to the job's size at the
@@ -346,6 +362,7 @@ impl JobRt {
             write: DirStats::default(),
             bytes_done: 0,
             bytes_all: 0,
+            ios_all: 0,
             target_bytes: None,
             extrapolated_ns: 0,
             iodepth_level: [0; 7],
@@ -464,6 +481,10 @@ pub struct Engine<'w> {
     pub exit_all: bool,
     /// A job's end has stopped others in this group (`exitall`).
     exit_stopped: bool,
+    /// The group's steady-state judges (fio's `steadystate`), set by the caller before `run`.
+    pub steady: Vec<SimSteady>,
+    /// A judge stopped its jobs this group.
+    steady_stopped: bool,
     /// Buffered reads waiting for a step: where the next step starts, the end, and the
     /// waited-for step's length.
     reading: std::collections::HashMap<u32, (u64, u64, u64)>,
@@ -519,6 +540,8 @@ impl<'w> Engine<'w> {
             group_ended: false,
             exit_all: false,
             exit_stopped: false,
+            steady: Vec::new(),
+            steady_stopped: false,
             reading: std::collections::HashMap::new(),
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
@@ -658,7 +681,11 @@ impl<'w> Engine<'w> {
         // (Nor is one in which a job's end stops others, `exitall`: the extension would run
         // each job on to its own end.)
         let stops_others = jobs.iter().any(|j| j.exits.iter().any(Option::is_some));
-        let conv_enabled = conv.enabled && !rebuilding && !stops_others;
+        // (Nor one judged for steady state: its judge, not the extension, ends it.)
+        let conv_enabled = conv.enabled && !rebuilding && !stops_others && self.steady.is_empty();
+        if !self.steady.is_empty() {
+            self.at(start + STEADY_EVERY_NS, Ev::SteadyCheck);
+        }
         // Drives still holding writes from the group before write them out as they would
         // have: when nothing else waits, or first when their buffers are pressed.
         for d in 0..self.w.disks.len() {
@@ -761,6 +788,12 @@ impl<'w> Engine<'w> {
                     self.rebuild_wake(a as usize);
                     continue;
                 }
+                Ev::SteadyCheck => {
+                    if self.steady_check(jobs, start) {
+                        break;
+                    }
+                    continue;
+                }
                 Ev::SyncCheck => {
                     self.sync_check_armed = false;
                     if self.flushing > 0 {
@@ -794,6 +827,7 @@ impl<'w> Engine<'w> {
             let job = &mut jobs[ioc.job as usize];
             job.inflight -= 1;
             job.bytes_all += ioc.len;
+            job.ios_all += 1;
             if self.now >= job.ramp_end {
                 let st = if ioc.write {
                     &mut job.write
@@ -1024,6 +1058,9 @@ impl<'w> Engine<'w> {
         }
         if std::mem::take(&mut self.exit_stopped) {
             reason = "exitall";
+        }
+        if std::mem::take(&mut self.steady_stopped) {
+            reason = "steadystate";
         }
         // The next group, if any, starts from a clean queue: see `between_groups`.
         self.group_ended = true;
@@ -1667,6 +1704,49 @@ impl<'w> Engine<'w> {
             }
         }
         any && jobs.iter().all(|j| j.finished())
+    }
+
+    /// A steady-state sample for every judge still judging (at `start` + whole seconds):
+    /// the members of one that has settled stop as at their runtime's end. Whether every job
+    /// has ended; if not, and a judge still judges, the next sample is queued.
+    fn steady_check(&mut self, jobs: &mut [JobRt], start: u64) -> bool {
+        let t = self.now.saturating_sub(start);
+        let mut settled: Vec<usize> = Vec::new();
+        for ss in &mut self.steady {
+            if ss.judge.report().attained || ss.members.iter().all(|&m| jobs[m].finished()) {
+                continue;
+            }
+            let bytes = ss.members.iter().map(|&m| jobs[m].bytes_all).sum();
+            let ios = ss.members.iter().map(|&m| jobs[m].ios_all).sum();
+            if ss.judge.sample(t, bytes, ios) {
+                settled.extend_from_slice(&ss.members);
+            }
+        }
+        for k in settled {
+            let j = &mut jobs[k];
+            if j.finished() {
+                continue;
+            }
+            j.stopped = true;
+            j.held = None;
+            j.wait_until = None;
+            j.think = None;
+            j.sync_wait = false;
+            if j.finished() {
+                j.end = self.now;
+            }
+            self.steady_stopped = true;
+        }
+        if jobs.iter().all(JobRt::finished) {
+            return true;
+        }
+        let judging = self.steady.iter().any(|ss| {
+            !ss.judge.report().attained && ss.members.iter().any(|&m| !jobs[m].finished())
+        });
+        if judging {
+            self.at(self.now + STEADY_EVERY_NS, Ev::SteadyCheck);
+        }
+        false
     }
 
     /// Job `k` has just ended: under fio's `exitall` (or `exitall_on_error`, when it ended

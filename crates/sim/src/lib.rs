@@ -287,6 +287,60 @@ struct Planned {
     inst: JobInstance,
 }
 
+/// fio's steady state for a stonewall group's jobs (`members`, in order): each job with a
+/// `steadystate_duration` judged alone, or with the others of its reporting group under
+/// `group_reporting`, by the criterion of that group's last job (as the real engine does).
+fn steady_judges(
+    members: &[&Planned],
+    specs: &[JobSpec],
+    job_groups: &[(usize, u32)],
+) -> Vec<engine::SimSteady> {
+    let mut out: Vec<engine::SimSteady> = Vec::new();
+    let mut by_group: Vec<(u32, usize)> = Vec::new(); // (reporting group, judge)
+    for (k, p) in members.iter().enumerate() {
+        let s = &specs[p.spec];
+        if s.ss_dur_s == 0 {
+            continue;
+        }
+        let group = job_groups[p.spec].1;
+        let at = if s.group_reporting {
+            by_group.iter().find(|g| g.0 == group).map(|g| g.1)
+        } else {
+            None
+        };
+        let judge = |s: &JobSpec| {
+            raidlab_result::Steady::new(
+                raidlab_result::SteadyRule {
+                    bw: s.ss.bw,
+                    slope: s.ss.slope,
+                    limit: s.ss.limit,
+                    percent: s.ss.percent,
+                },
+                s.ss.text(),
+                s.ss_dur_s,
+                s.ss_ramp_ns,
+            )
+        };
+        match at {
+            Some(i) => {
+                out[i].members.push(k);
+                // (The group's last job's criterion, as fio takes it.)
+                out[i].judge = judge(s);
+            }
+            None => {
+                if s.group_reporting {
+                    by_group.push((group, out.len()));
+                }
+                out.push(engine::SimSteady {
+                    judge: judge(s),
+                    members: vec![k],
+                });
+            }
+        }
+    }
+    out
+}
+
 pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimError> {
     run_counted(specs, cfg).map(|(r, _)| r)
 }
@@ -497,12 +551,20 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
             jobs.push(j);
         }
+        engine.steady = steady_judges(&members, specs, &job_groups);
         let t0 = engine.now;
         let before = Usage::take(engine.w, t0, engine.member_ios);
         let reason = engine.run(&mut jobs, &cfg.convergence);
+        // Each judge's report, on its last member's result.
+        let mut steady_reports: Vec<Option<raidlab_result::SteadyReport>> = vec![None; jobs.len()];
+        for ss in std::mem::take(&mut engine.steady) {
+            if let Some(&last) = ss.members.last() {
+                steady_reports[last] = Some(ss.judge.report().clone());
+            }
+        }
         let after = Usage::take(engine.w, engine.now, engine.member_ios);
         group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
-        for (p, j) in members.iter().zip(jobs) {
+        for ((p, j), steadystate) in members.iter().zip(jobs).zip(steady_reports) {
             let s = &specs[p.spec];
             result_spec.push(p.spec);
             result_group.push(group_extras.len() - 1);
@@ -530,6 +592,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 // (The simulator models no I/O errors: a job that would go on past some
                 // shows none gone past.)
                 errors: s.on_error.counts().then(Default::default),
+                steadystate,
                 ..Default::default()
             });
         }

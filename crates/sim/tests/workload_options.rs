@@ -308,3 +308,53 @@ fn one_job_over_several_luns_shares_its_depth_and_size() {
         );
     }
 }
+
+/// fio's steady state in virtual time: random writes through a write-back cache run fast
+/// until the cache is full, then at the drives' pace; judged over five seconds of samples,
+/// the run ends once that pace holds, long before its runtime, and says why. Without the
+/// options it runs on (converging by the simulator's own rule).
+#[test]
+fn steadystate_ends_a_run_once_its_rate_settles() {
+    let target = system("xdd2008/raid5.toml");
+    let base = [
+        ("rw", "randwrite"),
+        ("bs", "8k"),
+        ("iodepth", "32"),
+        ("direct", "1"),
+        ("time_based", "1"),
+        ("runtime", "120s"),
+    ];
+    let run = |extra: &[(&str, &str)]| {
+        let mut o = base.to_vec();
+        o.extend_from_slice(extra);
+        sim_run(&target, &o)
+    };
+    let r = run(&[("ss", "iops:2%"), ("ss_dur", "5s")]);
+    let j = &r.jobs[0];
+    let ss = j.steadystate.as_ref().expect("a steady-state report");
+    assert!(ss.attained, "{ss:?}");
+    assert_eq!(ss.iops.len(), 5);
+    assert!(ss.criterion < 2.0);
+    assert_eq!(j.sim.as_ref().unwrap().stop_reason, "steadystate");
+    assert!(
+        j.write.runtime_ns < 60_000_000_000,
+        "{}",
+        j.write.runtime_ns
+    );
+    // The settled pace is the drives', well under the cache-filling start's.
+    let settled = ss.iops_mean() as f64;
+    assert!(
+        j.write.iops() > 2.0 * settled,
+        "{} {settled}",
+        j.write.iops()
+    );
+    // The same run again: the same samples (virtual time).
+    let again = run(&[("ss", "iops:2%"), ("ss_dur", "5s")]);
+    assert_eq!(again.jobs[0].steadystate.as_ref().unwrap().iops, ss.iops);
+    let plain = run(&[]);
+    assert!(plain.jobs[0].steadystate.is_none());
+    assert_ne!(
+        plain.jobs[0].sim.as_ref().unwrap().stop_reason,
+        "steadystate"
+    );
+}

@@ -19,6 +19,7 @@ pub mod jobfile;
 pub mod pace;
 pub mod size;
 pub mod spec;
+pub mod steady;
 pub mod stream;
 
 pub use content::{BufferContent, ContentGen};
@@ -33,4 +34,5 @@ pub use spec::{
     Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, Priority, RwMode, SpecError,
     UnifiedRw, Zone, OPTION_NAMES,
 };
+pub use steady::SteadyCriterion;
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

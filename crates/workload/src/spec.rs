@@ -7,6 +7,7 @@ use crate::content::BufferContent;
 use crate::files::FileService;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
+use crate::steady::SteadyCriterion;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -673,6 +674,18 @@ pub struct JobSpec {
     /// rank, it changes nothing.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub rank_shift: u32,
+    /// fio's `steadystate` (`ss`): what must settle, and under what limit (see
+    /// [`crate::steady`]); judged only with a `steadystate_duration`.
+    #[serde(default, skip_serializing_if = "is_default_criterion")]
+    pub ss: SteadyCriterion,
+    /// fio's `steadystate_duration` (`ss_dur`): seconds of samples judged; 0 (the default)
+    /// judges nothing.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub ss_dur_s: u32,
+    /// fio's `steadystate_ramp_time` (`ss_ramp`): ns from the job's start before samples
+    /// are taken.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub ss_ramp_ns: u64,
     /// fio's `fallocate`: how a file that only writing jobs use is prepared when raidlab
     /// creates or extends it. Unset, raidlab lays it out with zeros (writes then overwrite
     /// data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
@@ -1195,6 +1208,9 @@ impl Default for JobSpec {
             job_per_file: false,
             files_per_job: None,
             rank_shift: 0,
+            ss: SteadyCriterion::default(),
+            ss_dur_s: 0,
+            ss_ramp_ns: 0,
             fallocate: None,
             overwrite: None,
             lockmem: 0,
@@ -1328,6 +1344,12 @@ pub const OPTION_NAMES: &[&str] = &[
     "file_service_type",
     "job_per_file",
     "rank_shift",
+    "steadystate",
+    "ss",
+    "steadystate_duration",
+    "ss_dur",
+    "steadystate_ramp_time",
+    "ss_ramp",
     "fallocate",
     "overwrite",
     "lockmem",
@@ -1686,6 +1708,10 @@ fn percent_of_target(value: &str, lowest: u32, highest: u32) -> Option<Result<u8
 }
 
 /// Serde defaults and skips of the queue options (`iodepth_batch_submit` and the like).
+fn is_default_criterion(c: &SteadyCriterion) -> bool {
+    *c == SteadyCriterion::default()
+}
+
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
@@ -1863,9 +1889,6 @@ const FIO_ONLY: &[&str] = &[
     "serialize_overlap",
     "slat_percentiles",
     "stats",
-    "steadystate",
-    "steadystate_duration",
-    "steadystate_ramp_time",
     "sync_file_range",
     "trim_backlog",
     "trim_backlog_batch",
@@ -2006,6 +2029,20 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
         "rank_shift" => spec.rank_shift = parse_u32(value, 0, u32::MAX).map_err(err)?,
+        "steadystate" | "ss" => spec.ss = SteadyCriterion::parse(value).map_err(err)?,
+        "steadystate_duration" | "ss_dur" => {
+            let ns = parse_duration_ns(value).map_err(err)?;
+            // (fio judges whole seconds of samples, one a second.)
+            if ns != 0 && ns < 1_000_000_000 {
+                return Err(err(format!(
+                    "'{value}' is under a second, and samples are taken once a second (valid: 0, or 1s or more)"
+                )));
+            }
+            spec.ss_dur_s = u32::try_from(ns / 1_000_000_000).map_err(|_| err(format!("'{value}' is too long")))?;
+        }
+        "steadystate_ramp_time" | "ss_ramp" => {
+            spec.ss_ramp_ns = parse_duration_ns(value).map_err(err)?
+        }
         "job_per_file" => {
             spec.job_per_file = parse_bool(value).map_err(err)?;
             spec.files_per_job = spec.job_per_file.then_some(1);

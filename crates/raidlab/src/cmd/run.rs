@@ -404,6 +404,9 @@ fn option_help(name: &str) -> &'static str {
         "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
         "filesize" => "bytes of each of a job's files (default: size shared among them)",
         "file_service_type" => "which of a job's files the next request goes to: roundrobin (default), sequential, random; :N requests before moving on",
+        "steadystate" | "ss" => "fio's steady-state criterion: iops, iops_slope (default, 0.01%), bw or bw_slope, a colon, a limit (a value, or a percent of the mean)",
+        "steadystate_duration" | "ss_dur" => "end the job once its last this many seconds of once-a-second samples meet steadystate (0, the default: never)",
+        "steadystate_ramp_time" | "ss_ramp" => "time from the job's start before steady-state samples are taken",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "job_per_file" => "raidlab's: each file of filename (or directory's files) is a job of its own, as one dd per device (fio runs one job over all of them)",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
@@ -1031,6 +1034,13 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.job_per_file {
         put("job_per_file", "1".into());
+    }
+    if s.ss_dur_s > 0 {
+        put("steadystate", s.ss.text());
+        put("steadystate_duration", format!("{}s", s.ss_dur_s));
+        if s.ss_ramp_ns > 0 {
+            put("steadystate_ramp_time", duration_text(s.ss_ramp_ns));
+        }
     }
     if let Some(o) = s.overwrite {
         put("overwrite", u8::from(o).to_string());

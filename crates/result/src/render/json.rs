@@ -257,6 +257,38 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -
     if let Some(d) = &j.description {
         f.push(("desc", v(d.clone())));
     }
+    if let Some(ss) = &j.steadystate {
+        // fio's steadystate object, in its order: the criterion as given, the window (s),
+        // whether it was attained, the criterion's value as fio prints it, and the window's
+        // samples.
+        f.push((
+            "steadystate",
+            obj(vec![
+                ("ss", v(ss.ss.clone())),
+                ("duration", v(ss.duration_s)),
+                ("attained", v(u8::from(ss.attained))),
+                (
+                    "criterion",
+                    v(format!(
+                        "{:.6}{}",
+                        ss.criterion,
+                        if ss.percent { "%" } else { "" }
+                    )),
+                ),
+                ("max_deviation", v(ss.max_deviation)),
+                ("slope", v(ss.slope)),
+                (
+                    "data",
+                    obj(vec![
+                        ("bw_mean", v(ss.bw_mean())),
+                        ("iops_mean", v(ss.iops_mean())),
+                        ("iops", v(ss.iops.clone())),
+                        ("bw", v(ss.bw.clone())),
+                    ]),
+                ),
+            ]),
+        ));
+    }
     f.push(("raidlab", J::V(extras)));
     obj(f)
 }

@@ -268,6 +268,24 @@ fn job_block(
             j.read.total_ios, j.write.total_ios
         );
     }
+    if let Some(ss) = &j.steadystate {
+        // fio's line: the window's mean rates, and the criterion's value.
+        let what = match (ss.ss.starts_with("bw"), ss.ss.contains("_slope")) {
+            (false, false) => "iops mean dev",
+            (false, true) => "iops slope",
+            (true, false) => "bw mean dev",
+            (true, true) => "bw slope",
+        };
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={}, iops={}, {what}={:.3}{}",
+            if ss.attained { "yes" } else { "no" },
+            bw_pair_sig(ss.bw_mean() as f64, j.sig_figs()),
+            count_sig(ss.iops_mean() as f64, j.sig_figs()),
+            ss.criterion,
+            if ss.percent { "%" } else { "" }
+        );
+    }
     if let Some(e) = &j.errors {
         let _ = writeln!(
             out,
