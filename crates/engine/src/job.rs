@@ -123,6 +123,9 @@ pub struct JobSetup {
     pub progress_ios: Arc<AtomicU64>,
     /// fio's steady state, when the job (or its group) judges it.
     pub steady: Option<SteadyShare>,
+    /// fio's `max_latency`: a request whose total latency exceeds it ends the job
+    /// (ETIMEDOUT), ns; 0 none.
+    pub max_latency_ns: u64,
     /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
     pub end_fsync: bool,
     /// Once its writes are done, read back every block the job wrote and check it (fio's
@@ -560,6 +563,18 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             }
             if let Some(p) = pacer.as_mut() {
                 p.completed(r.dir, r.len);
+            }
+            if setup.max_latency_ns > 0 && now - s.ready > setup.max_latency_ns {
+                // fio's lat_fatal: the job ends with ETIMEDOUT, the request still counted.
+                io_failed = true;
+                if error.is_none() {
+                    errno = libc::ETIMEDOUT;
+                }
+                error.get_or_insert(format!(
+                    "latency of {} usec exceeds specified max ({} usec)",
+                    (now - s.ready) / 1000,
+                    setup.max_latency_ns / 1000
+                ));
             }
             if let Some(v) = &verify {
                 finish_verify(
@@ -1096,6 +1111,7 @@ mod tests {
             progress: Arc::new(AtomicU64::new(0)),
             progress_ios: Arc::new(AtomicU64::new(0)),
             steady: None,
+            max_latency_ns: spec.max_latency_ns,
             end_fsync: false,
             read_back: false,
             verify_fatal: false,
@@ -1163,6 +1179,20 @@ mod tests {
         let r = run("iops:5%", "120s");
         assert!(!r.steadystate.expect("a report").attained);
         assert!(r.read.runtime_ns >= 60_000_000_000, "{}", r.read.runtime_ns);
+    }
+
+    /// fio's max_latency: the first request whose total latency exceeds it ends the job with
+    /// ETIMEDOUT and fio's words; a bound none reaches changes nothing.
+    #[test]
+    fn max_latency_ends_the_job_with_etimedout() {
+        // (The stepping clock moves 1 µs a reading: a request takes several.)
+        let (_, r) = run_with(&[("max_latency", "1")]);
+        assert_eq!(r.errno, libc::ETIMEDOUT);
+        let e = r.error.unwrap();
+        assert!(e.contains("exceeds specified max (1 usec)"), "{e}");
+        assert!(r.read.total_ios < 64);
+        let (_, r) = run_with(&[("max_latency", "10s")]);
+        assert_eq!((r.error, r.read.total_ios), (None, 64));
     }
 
     /// fio's continue_on_error: errors of the kinds and errnos it names are counted and gone

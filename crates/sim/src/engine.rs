@@ -314,8 +314,12 @@ pub struct JobRt {
     pub start_delay: u64,
     /// Periodic syncs done (count, latencies).
     pub sync: SyncStats,
-    /// What ended the job with an error (a missed `rate_min`).
+    /// What ended the job with an error (a missed `rate_min`, a request past `max_latency`),
+    /// and its errno as fio gives it.
     pub error: Option<String>,
+    pub errno: i32,
+    /// fio's `max_latency`, ns; 0 none.
+    pub max_latency_ns: u64,
     /// The next request, drawn from the stream and waiting for its time, a sync or a
     /// think time to pass.
     held: Option<Request>,
@@ -342,7 +346,28 @@ pub struct JobRt {
     pub report_group: u32,
 }
 
+/// EIO, as fio reports a missed `rate_min`.
+fn libc_eio() -> i32 {
+    5
+}
+
 impl JobRt {
+    /// A request took `lat` ns, past `max_latency`: fio's lat_fatal, the job ends with
+    /// ETIMEDOUT (110), the request still counted.
+    #[cold]
+    #[inline(never)]
+    fn past_max_latency(&mut self, lat: u64) {
+        if self.error.is_none() {
+            self.error = Some(format!(
+                "latency of {} usec exceeds specified max ({} usec)",
+                lat / 1000,
+                self.max_latency_ns / 1000
+            ));
+            self.errno = 110;
+        }
+        self.stopped = true;
+    }
+
     pub fn new(stream: JobStream, luns: Vec<u32>, depth: u32) -> JobRt {
         JobRt {
             stream,
@@ -374,6 +399,8 @@ impl JobRt {
             start_delay: 0,
             sync: SyncStats::default(),
             error: None,
+            errno: 0,
+            max_latency_ns: 0,
             held: None,
             wait_until: None,
             think: None,
@@ -828,6 +855,9 @@ impl<'w> Engine<'w> {
             job.inflight -= 1;
             job.bytes_all += ioc.len;
             job.ios_all += 1;
+            if job.max_latency_ns > 0 && self.now - ioc.issued > job.max_latency_ns {
+                job.past_max_latency(self.now - ioc.issued);
+            }
             if self.now >= job.ramp_end {
                 let st = if ioc.write {
                     &mut job.write
@@ -852,7 +882,10 @@ impl<'w> Engine<'w> {
                 if self.now >= job.ramp_end {
                     if let Err(e) = p.check_min_rate(self.now) {
                         // fio ends a job that misses its minimum rate, with EIO.
-                        job.error.get_or_insert(e);
+                        if job.error.is_none() {
+                            job.error = Some(e);
+                            job.errno = libc_eio();
+                        }
                         job.stopped = true;
                     }
                 }

@@ -520,6 +520,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            j.max_latency_ns = s.max_latency_ns;
             j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
             j.report_group = job_groups[p.spec].1;
             j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
@@ -584,8 +585,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 verify: None,
                 sim: None,
                 stopped: None,
-                // fio's EIO for a job that missed its minimum rate.
-                errno: if j.error.is_some() { 5 } else { 0 },
+                // fio's errno for what ended the job: EIO for a missed minimum rate,
+                // ETIMEDOUT past max_latency.
+                errno: j.errno,
                 error: j.error,
                 iodepth_level: j.iodepth_level,
                 logs: j.log.map(|l| *l).into_iter().collect(),

@@ -358,3 +358,37 @@ fn steadystate_ends_a_run_once_its_rate_settles() {
         "steadystate"
     );
 }
+
+/// fio's max_latency in virtual time: random reads 32 deep on 15K drives wait for milliseconds,
+/// so a 1 ms bound ends the job with ETIMEDOUT and fio's words; a 10 s bound changes nothing.
+#[test]
+fn max_latency_ends_a_simulated_job_with_etimedout() {
+    let target = system("xdd2008/raid5.toml");
+    let run = |bound: &str| {
+        sim_run(
+            &target,
+            &[
+                ("rw", "randread"),
+                ("bs", "8k"),
+                ("iodepth", "32"),
+                ("direct", "1"),
+                ("size", "64m"),
+                ("max_latency", bound),
+            ],
+        )
+    };
+    let r = run("1ms");
+    let j = &r.jobs[0];
+    assert_eq!(j.errno, 110, "{:?}", j.error);
+    assert!(
+        j.error
+            .as_deref()
+            .unwrap()
+            .contains("exceeds specified max (1000 usec)"),
+        "{:?}",
+        j.error
+    );
+    assert!(j.read.io_bytes < 64 << 20);
+    let r = run("10s");
+    assert_eq!((r.jobs[0].error.as_deref(), r.jobs[0].errno), (None, 0));
+}

@@ -674,6 +674,10 @@ pub struct JobSpec {
     /// rank, it changes nothing.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub rank_shift: u32,
+    /// fio's `max_latency`: a request whose total latency exceeds this ends the job with
+    /// ETIMEDOUT, ns; 0 (the default) none.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub max_latency_ns: u64,
     /// fio's `steadystate` (`ss`): what must settle, and under what limit (see
     /// [`crate::steady`]); judged only with a `steadystate_duration`.
     #[serde(default, skip_serializing_if = "is_default_criterion")]
@@ -1208,6 +1212,7 @@ impl Default for JobSpec {
             job_per_file: false,
             files_per_job: None,
             rank_shift: 0,
+            max_latency_ns: 0,
             ss: SteadyCriterion::default(),
             ss_dur_s: 0,
             ss_ramp_ns: 0,
@@ -1344,6 +1349,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "file_service_type",
     "job_per_file",
     "rank_shift",
+    "max_latency",
     "steadystate",
     "ss",
     "steadystate_duration",
@@ -1867,7 +1873,6 @@ const FIO_ONLY: &[&str] = &[
     "log_prio",
     "log_store_compressed",
     "log_unix_epoch",
-    "max_latency",
     "max_open_zones",
     "mem",
     "merge_blktrace_file",
@@ -2029,6 +2034,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
         "rank_shift" => spec.rank_shift = parse_u32(value, 0, u32::MAX).map_err(err)?,
+        "max_latency" => {
+            // (fio's bare number is microseconds.)
+            let v = value.trim();
+            spec.max_latency_ns = if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                v.parse::<u64>()
+                    .ok()
+                    .and_then(|us| us.checked_mul(1000))
+                    .ok_or_else(|| err(format!("'{v}' is too long (valid: up to 2^64 ns)")))?
+            } else {
+                parse_duration_ns(v).map_err(err)?
+            };
+        }
         "steadystate" | "ss" => spec.ss = SteadyCriterion::parse(value).map_err(err)?,
         "steadystate_duration" | "ss_dur" => {
             let ns = parse_duration_ns(value).map_err(err)?;

@@ -407,6 +407,7 @@ fn option_help(name: &str) -> &'static str {
         "steadystate" | "ss" => "fio's steady-state criterion: iops, iops_slope (default, 0.01%), bw or bw_slope, a colon, a limit (a value, or a percent of the mean)",
         "steadystate_duration" | "ss_dur" => "end the job once its last this many seconds of once-a-second samples meet steadystate (0, the default: never)",
         "steadystate_ramp_time" | "ss_ramp" => "time from the job's start before steady-state samples are taken",
+        "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "job_per_file" => "raidlab's: each file of filename (or directory's files) is a job of its own, as one dd per device (fio runs one job over all of them)",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
@@ -1034,6 +1035,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.job_per_file {
         put("job_per_file", "1".into());
+    }
+    if s.max_latency_ns > 0 {
+        put("max_latency", duration_text(s.max_latency_ns));
     }
     if s.ss_dur_s > 0 {
         put("steadystate", s.ss.text());
