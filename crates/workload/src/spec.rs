@@ -652,6 +652,11 @@ pub struct JobSpec {
     /// shared out among them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesize: Option<u64>,
+    /// fio's `filename_format`: how a job's files are named (`$jobname`, `$jobnum`,
+    /// `$filenum`; `$jobname.$jobnum.$filenum` by default). A format without `$jobnum`
+    /// names the same files for every job, which then share them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename_format: Option<String>,
     /// fio's `openfiles`: most files a job has open at once. raidlab keeps every file of a
     /// job open while it runs, so a job over more files than this is refused; 0 (unset):
     /// no limit.
@@ -1207,6 +1212,7 @@ impl Default for JobSpec {
             directory: Vec::new(),
             nrfiles: 1,
             filesize: None,
+            filename_format: None,
             openfiles: 0,
             file_service: FileService::default(),
             job_per_file: false,
@@ -1344,6 +1350,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "directory",
     "nrfiles",
     "nr_files",
+    "filename_format",
     "openfiles",
     "filesize",
     "file_service_type",
@@ -1739,18 +1746,33 @@ fn yes() -> bool {
 /// in turn), each its own job; relative filenames are taken inside the first folder. A job
 /// resolved has no folders left, so resolving twice changes nothing.
 pub fn apply_directories(specs: &mut [JobSpec]) {
-    for s in specs.iter_mut().filter(|s| !s.directory.is_empty()) {
-        let dirs = std::mem::take(&mut s.directory);
+    // (A filename_format without a directory names files in the working folder, as fio's.)
+    let names_files = |s: &JobSpec| {
+        !s.directory.is_empty() || (s.filenames.is_empty() && s.filename_format.is_some())
+    };
+    for s in specs.iter_mut().filter(|s| names_files(s)) {
+        let mut dirs = std::mem::take(&mut s.directory);
+        if dirs.is_empty() {
+            dirs.push(".".into());
+        }
         let join = |d: &str, f: &str| std::path::Path::new(d).join(f).display().to_string();
         if s.filenames.is_empty() {
             let first = s.first_job;
             let nr = s.nrfiles.max(1);
+            let format = s
+                .filename_format
+                .clone()
+                .unwrap_or_else(|| "$jobname.$jobnum.$filenum".into());
             let mut names = Vec::new();
             for j in first..first + s.numjobs.max(1) {
                 // (fio's folder for a job: its number's turn among them.)
                 let dir = &dirs[j as usize % dirs.len()];
                 for f in 0..nr {
-                    names.push(join(dir, &format!("{}.{j}.{f}", s.name)));
+                    let name = format
+                        .replace("$jobname", &s.name)
+                        .replace("$jobnum", &j.to_string())
+                        .replace("$filenum", &f.to_string());
+                    names.push(join(dir, &name));
                 }
             }
             s.filenames = names;
@@ -1850,7 +1872,6 @@ const FIO_ONLY: &[&str] = &[
     "experimental_verify",
     "fadvise_hint",
     "file_append",
-    "filename_format",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -2020,6 +2041,19 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "unlink" => spec.unlink = parse_bool(value).map_err(err)?,
         "nrfiles" | "nr_files" => spec.nrfiles = parse_u32(value, 1, 1 << 20).map_err(err)?,
         "openfiles" => spec.openfiles = parse_u32(value, 1, 1 << 20).map_err(err)?,
+        "filename_format" => {
+            let f = value.trim();
+            let rest = f
+                .replace("$jobname", "")
+                .replace("$jobnum", "")
+                .replace("$filenum", "");
+            if f.is_empty() || rest.contains('$') {
+                return Err(err(format!(
+                    "'{f}': raidlab fills in $jobname, $jobnum and $filenum (valid: a name made of those and other text, e.g. data.$jobnum.$filenum)"
+                )));
+            }
+            spec.filename_format = Some(f.to_string());
+        }
         "filesize" => {
             if value.contains('-') || value.contains(':') {
                 return Err(err(format!(
@@ -2817,7 +2851,8 @@ impl JobSpec {
                 message: format!("job '{}': {m}", self.name),
             })
         };
-        if self.filenames.is_empty() && self.directory.is_empty() {
+        if self.filenames.is_empty() && self.directory.is_empty() && self.filename_format.is_none()
+        {
             return e(
                 "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job)"
                     .into(),
@@ -3260,6 +3295,28 @@ mod tests {
         assert_eq!(c.per_file(2).size, Some(1 << 20));
         let e = apply_option(&mut c, "filesize", Some("1m-4m")).unwrap_err();
         assert!(e.message.contains("valid: one size"), "{}", e.message);
+        // filename_format: fio's $ names; without a directory, the working folder.
+        let mut f = spec_from(&[
+            ("name", "w"),
+            ("filename_format", "shared.$filenum"),
+            ("nrfiles", "2"),
+            ("numjobs", "2"),
+        ]);
+        f.validate().unwrap();
+        let mut specs = vec![f.clone()];
+        apply_directories(&mut specs);
+        assert_eq!(
+            specs[0].filenames,
+            ["./shared.0", "./shared.1", "./shared.0", "./shared.1"]
+        );
+        apply_option(&mut f, "filename_format", Some("$jobname-$jobnum/$filenum")).unwrap();
+        apply_option(&mut f, "directory", Some("/d")).unwrap();
+        let mut specs = vec![f];
+        apply_directories(&mut specs);
+        assert_eq!(
+            specs[0].filenames,
+            ["/d/w-0/0", "/d/w-0/1", "/d/w-1/0", "/d/w-1/1"]
+        );
         // openfiles: a job's files are all open at once, so fewer than a job has is refused,
         // before the folder's files are named and after.
         let mut o = spec_from(&[("directory", "/d"), ("nrfiles", "8"), ("openfiles", "4")]);

@@ -399,6 +399,7 @@ fn option_help(name: &str) -> &'static str {
         "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, nrfiles per job, JOBNAME.N.0, JOBNAME.N.1, ...",
+        "filename_format" => "how a job's files are named: $jobname, $jobnum, $filenum (default $jobname.$jobnum.$filenum); without $jobnum the jobs share the files",
         "openfiles" => "most files a job has open at once: raidlab keeps all of a job's files open, so it must be at least their number",
         "overwrite" => "1: a file only writing jobs use is laid out before they start (raidlab's default); 0: only allocated (fallocate, native unless given), as fio's default",
         "nrfiles" | "nr_files" => "files per job in directory (default 1), named JOBNAME.N.F; the job's size is shared among them",
@@ -1026,6 +1027,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(f) = s.filesize {
         put("filesize", size_text(f));
+    }
+    if let Some(f) = &s.filename_format {
+        put("filename_format", f.clone());
     }
     if s.openfiles != 0 {
         put("openfiles", s.openfiles.to_string());
