@@ -162,6 +162,22 @@ pub struct SteadyShare {
     pub group: bool,
 }
 
+/// The steady-state judge `spec` asks for (its `steadystate`, `ss_dur`, `ss_ramp`).
+pub(crate) fn steady_judge(spec: &raidlab_workload::JobSpec) -> raidlab_result::Steady {
+    let c = &spec.ss;
+    raidlab_result::Steady::new(
+        raidlab_result::SteadyRule {
+            bw: c.bw,
+            slope: c.slope,
+            limit: c.limit,
+            percent: c.percent,
+        },
+        c.text(),
+        spec.ss_dur_s,
+        spec.ss_ramp_ns,
+    )
+}
+
 /// What a paced job waits for once its requests in flight have completed.
 #[derive(Clone, Copy, Debug)]
 enum Pause {
@@ -647,13 +663,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             let t = now.saturating_sub(start);
             let mut judge = ss.judge.lock().unwrap_or_else(|p| p.into_inner());
             if t >= judge.due() {
-                let sum = |k: usize| -> u64 {
-                    ss.members
-                        .iter()
-                        .map(|m| [&m.0, &m.1][k].load(Ordering::Relaxed))
-                        .sum()
-                };
-                if judge.sample(t, sum(0), sum(1)) {
+                let (bytes, ios) = ss.members.iter().fold((0, 0), |(b, n), m| {
+                    (
+                        b + m.0.load(Ordering::Relaxed),
+                        n + m.1.load(Ordering::Relaxed),
+                    )
+                });
+                if judge.sample(t, bytes, ios) {
                     if ss.group {
                         halted[0].store(true, Ordering::Relaxed);
                     } else {
@@ -1150,17 +1166,7 @@ mod tests {
             run_set(&opts, None, |setup, spec| {
                 setup.runtime_ns = spec.runtime_ns;
                 setup.steady = Some(SteadyShare {
-                    judge: Arc::new(Mutex::new(raidlab_result::Steady::new(
-                        raidlab_result::SteadyRule {
-                            bw: spec.ss.bw,
-                            slope: spec.ss.slope,
-                            limit: spec.ss.limit,
-                            percent: spec.ss.percent,
-                        },
-                        spec.ss.text(),
-                        spec.ss_dur_s,
-                        spec.ss_ramp_ns,
-                    ))),
+                    judge: Arc::new(Mutex::new(steady_judge(spec))),
                     members: vec![(Arc::clone(&setup.progress), Arc::clone(&setup.progress_ios))]
                         .into(),
                     leader: true,

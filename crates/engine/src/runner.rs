@@ -232,8 +232,16 @@ pub fn run_with_clock(
         let per = spec.per_file(names.len());
         let mut sizes: Vec<u64> = Vec::with_capacity(names.len());
         let mut labels: Vec<String> = Vec::with_capacity(names.len());
+        // Its files' paths and in-process targets, and the largest alignment among them.
+        let mut paths: Vec<&PathBuf> = Vec::new();
+        let mut devs: Vec<Arc<dyn BlockTarget>> = Vec::new();
+        let mut buf_align = 1u64;
         for &fname in &names {
             let r = &resolved[fname];
+            match r {
+                Resolved::Path(p) => paths.push(p),
+                Resolved::Block(_, d) => devs.push(Arc::clone(d)),
+            }
             let (size, align, label, what) = match r {
                 Resolved::Block(label, dev) => (
                     dev.size(),
@@ -268,6 +276,7 @@ pub fn run_with_clock(
                 check_alignment(&per, align, &what)?;
             }
             check_resources(spec, r)?;
+            buf_align = buf_align.max(align);
             sizes.push(size);
             labels.push(label);
         }
@@ -287,21 +296,6 @@ pub fn run_with_clock(
                 })
                 .collect::<Vec<_>>()
         });
-        let targets: Vec<&Resolved> = names.iter().map(|&f| &resolved[f]).collect();
-        let paths: Vec<&PathBuf> = targets
-            .iter()
-            .filter_map(|r| match r {
-                Resolved::Path(p) => Some(p),
-                Resolved::Block(..) => None,
-            })
-            .collect();
-        let devs: Vec<Arc<dyn BlockTarget>> = targets
-            .iter()
-            .filter_map(|r| match r {
-                Resolved::Block(_, d) => Some(Arc::clone(d)),
-                Resolved::Path(_) => None,
-            })
-            .collect();
         if spec.ioengine != IoEngine::Null && !paths.is_empty() && !devs.is_empty() {
             return Err(EngineError::usage(format!(
                 "job '{}': its files mix raidlab arrays and files or devices (valid: one kind in one job; job_per_file=1 runs each file as a job of its own)",
@@ -351,19 +345,6 @@ pub fn run_with_clock(
             ),
             IoEngine::Libaio => (ExecPlan::Libaio(open_all()?), "libaio", spec.iodepth),
         };
-        let align = targets
-            .iter()
-            .zip(&names)
-            .map(|(r, &fname)| match r {
-                Resolved::Block(_, dev) => dev.alignment().max(1),
-                Resolved::Path(_) => {
-                    infos
-                        .get(fname)
-                        .map_or(1, |i| if spec.direct { i.logical_block } else { 1 })
-                }
-            })
-            .max()
-            .unwrap_or(1);
         let goal_bytes = if spec.time_based {
             None
         } else {
@@ -419,7 +400,7 @@ pub fn run_with_clock(
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },
             exec,
-            buf_align: align.max(4096) as usize,
+            buf_align: buf_align.max(4096) as usize,
             max_bs: spec.bs.max(),
             goal_bytes,
             cpus: instance_cpus(spec, inst.global_index),
@@ -547,44 +528,17 @@ pub fn run_with_clock(
     })
 }
 
-/// fio's steady state: each job with a `steadystate_duration` is judged alone, or with the
-/// jobs of its reporting group under `group_reporting` (their rates summed, the group's last
-/// job sampling, as fio's), by the criterion of that last job.
+/// fio's steady state: a judge for each job or group `steady_judges` names, fed by the group's
+/// last job from every member's completion counters.
 fn share_steady_state(plans: &mut [InstancePlan], specs: &[JobSpec]) {
-    let mut keys: Vec<(usize, Option<u32>)> = Vec::new();
-    for (i, p) in plans.iter().enumerate() {
-        let s = &specs[p.spec_index];
-        if s.ss_dur_s > 0 {
-            keys.push((i, s.group_reporting.then_some(p.setup.group_id)));
-        }
-    }
-    let mut done: HashSet<usize> = HashSet::new();
-    for &(i, key) in &keys {
-        if done.contains(&i) {
-            continue;
-        }
-        let members: Vec<usize> = match key {
-            None => vec![i],
-            Some(g) => keys
-                .iter()
-                .filter(|(_, k)| *k == Some(g))
-                .map(|(j, _)| *j)
-                .collect(),
-        };
-        let leader = *members.last().expect("a group has its job");
+    let jobs: Vec<(usize, u32)> = plans
+        .iter()
+        .map(|p| (p.spec_index, p.setup.group_id))
+        .collect();
+    for members in raidlab_workload::steady_judges(specs, &jobs) {
+        let leader = *members.last().expect("a judge has its jobs");
         let s = &specs[plans[leader].spec_index];
-        let rule = raidlab_result::SteadyRule {
-            bw: s.ss.bw,
-            slope: s.ss.slope,
-            limit: s.ss.limit,
-            percent: s.ss.percent,
-        };
-        let judge = Arc::new(std::sync::Mutex::new(raidlab_result::Steady::new(
-            rule,
-            s.ss.text(),
-            s.ss_dur_s,
-            s.ss_ramp_ns,
-        )));
+        let judge = Arc::new(std::sync::Mutex::new(crate::job::steady_judge(s)));
         let counters: Arc<[(Arc<AtomicU64>, Arc<AtomicU64>)]> = members
             .iter()
             .map(|&m| {
@@ -599,9 +553,8 @@ fn share_steady_state(plans: &mut [InstancePlan], specs: &[JobSpec]) {
                 judge: Arc::clone(&judge),
                 members: Arc::clone(&counters),
                 leader: m == leader,
-                group: key.is_some(),
+                group: s.group_reporting,
             });
-            done.insert(m);
         }
     }
 }

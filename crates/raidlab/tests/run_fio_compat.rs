@@ -329,7 +329,9 @@ fn verify_pattern_blocks_read_back_in_fio_and_raidlab_alike() {
     let file = format!("--filename={f}");
     let common = ["--size=64k", "--bs=4k", "--verify=pattern"];
     let fio = |args: &[&str]| {
+        // (In the scratch folder: a failed verify leaves fio's state file where it runs.)
         Command::new("fio")
+            .current_dir(d.path())
             .arg("--name=j")
             .arg(&file)
             .args(common)

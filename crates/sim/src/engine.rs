@@ -268,9 +268,7 @@ struct Join {
 /// One job instance's live state and counters.
 pub struct JobRt {
     pub stream: JobStream,
-    /// The job's first LUN (its only one but for a job over several targets).
-    pub lun: u32,
-    /// Every LUN of the job, by its requests' `file`.
+    /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
     pub luns: Vec<u32>,
     pub depth: u32,
     pub inflight: u32,
@@ -346,14 +344,9 @@ pub struct JobRt {
     pub report_group: u32,
 }
 
-/// EIO, as fio reports a missed `rate_min`.
-fn libc_eio() -> i32 {
-    5
-}
-
 impl JobRt {
     /// A request took `lat` ns, past `max_latency`: fio's lat_fatal, the job ends with
-    /// ETIMEDOUT (110), the request still counted.
+    /// ETIMEDOUT, the request still counted.
     #[cold]
     #[inline(never)]
     fn past_max_latency(&mut self, lat: u64) {
@@ -363,15 +356,31 @@ impl JobRt {
                 lat / 1000,
                 self.max_latency_ns / 1000
             ));
-            self.errno = 110;
+            self.errno = libc::ETIMEDOUT;
         }
         self.stopped = true;
+    }
+
+    /// Stop as at the runtime's end: issue nothing more, wait for nothing, and end once the
+    /// requests in flight are done (now, with none). Whether the job was still running.
+    fn halt(&mut self, now: u64) -> bool {
+        if self.finished() {
+            return false;
+        }
+        self.stopped = true;
+        self.held = None;
+        self.wait_until = None;
+        self.think = None;
+        self.sync_wait = false;
+        if self.finished() {
+            self.end = now;
+        }
+        true
     }
 
     pub fn new(stream: JobStream, luns: Vec<u32>, depth: u32) -> JobRt {
         JobRt {
             stream,
-            lun: luns[0],
             luns,
             depth,
             inflight: 0,
@@ -884,7 +893,7 @@ impl<'w> Engine<'w> {
                         // fio ends a job that misses its minimum rate, with EIO.
                         if job.error.is_none() {
                             job.error = Some(e);
-                            job.errno = libc_eio();
+                            job.errno = libc::EIO;
                         }
                         job.stopped = true;
                     }
@@ -1313,11 +1322,7 @@ impl<'w> Engine<'w> {
             job.draining = job.inflight >= job.depth;
             self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
-            let lun = if job.luns.len() == 1 {
-                job.lun
-            } else {
-                job.luns[req.file as usize]
-            };
+            let lun = job.luns[req.file as usize];
             let buffered = job.buffered;
             let io = self.new_io(Io {
                 job: j,
@@ -1756,19 +1761,9 @@ impl<'w> Engine<'w> {
             }
         }
         for k in settled {
-            let j = &mut jobs[k];
-            if j.finished() {
-                continue;
+            if jobs[k].halt(self.now) {
+                self.steady_stopped = true;
             }
-            j.stopped = true;
-            j.held = None;
-            j.wait_until = None;
-            j.think = None;
-            j.sync_wait = false;
-            if j.finished() {
-                j.end = self.now;
-            }
-            self.steady_stopped = true;
         }
         if jobs.iter().all(JobRt::finished) {
             return true;
@@ -1792,18 +1787,12 @@ impl<'w> Engine<'w> {
         };
         let group = jobs[k].report_group;
         for j in jobs.iter_mut() {
-            if j.finished() || (what == ExitWhat::Group && j.report_group != group) {
+            if what == ExitWhat::Group && j.report_group != group {
                 continue;
             }
-            j.stopped = true;
-            j.held = None;
-            j.wait_until = None;
-            j.think = None;
-            j.sync_wait = false;
-            if j.finished() {
-                j.end = self.now;
+            if j.halt(self.now) {
+                self.exit_stopped = true;
             }
-            self.exit_stopped = true;
         }
         if what == ExitWhat::All {
             self.exit_all = true;

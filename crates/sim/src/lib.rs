@@ -287,58 +287,34 @@ struct Planned {
     inst: JobInstance,
 }
 
-/// fio's steady state for a stonewall group's jobs (`members`, in order): each job with a
-/// `steadystate_duration` judged alone, or with the others of its reporting group under
-/// `group_reporting`, by the criterion of that group's last job (as the real engine does).
+/// fio's steady state for a stonewall group's jobs (`members`, in order): a judge for each job
+/// or group `steady_judges` names, by its last job's criterion (as the real engine does).
 fn steady_judges(
     members: &[&Planned],
     specs: &[JobSpec],
     job_groups: &[(usize, u32)],
 ) -> Vec<engine::SimSteady> {
-    let mut out: Vec<engine::SimSteady> = Vec::new();
-    let mut by_group: Vec<(u32, usize)> = Vec::new(); // (reporting group, judge)
-    for (k, p) in members.iter().enumerate() {
-        let s = &specs[p.spec];
-        if s.ss_dur_s == 0 {
-            continue;
-        }
-        let group = job_groups[p.spec].1;
-        let at = if s.group_reporting {
-            by_group.iter().find(|g| g.0 == group).map(|g| g.1)
-        } else {
-            None
-        };
-        let judge = |s: &JobSpec| {
-            raidlab_result::Steady::new(
-                raidlab_result::SteadyRule {
-                    bw: s.ss.bw,
-                    slope: s.ss.slope,
-                    limit: s.ss.limit,
-                    percent: s.ss.percent,
-                },
-                s.ss.text(),
-                s.ss_dur_s,
-                s.ss_ramp_ns,
-            )
-        };
-        match at {
-            Some(i) => {
-                out[i].members.push(k);
-                // (The group's last job's criterion, as fio takes it.)
-                out[i].judge = judge(s);
+    let jobs: Vec<(usize, u32)> = members
+        .iter()
+        .map(|p| (p.spec, job_groups[p.spec].1))
+        .collect();
+    raidlab_workload::steady_judges(specs, &jobs)
+        .into_iter()
+        .map(|members| {
+            let s = &specs[jobs[members[members.len() - 1]].0];
+            let c = &s.ss;
+            let rule = raidlab_result::SteadyRule {
+                bw: c.bw,
+                slope: c.slope,
+                limit: c.limit,
+                percent: c.percent,
+            };
+            engine::SimSteady {
+                judge: raidlab_result::Steady::new(rule, c.text(), s.ss_dur_s, s.ss_ramp_ns),
+                members,
             }
-            None => {
-                if s.group_reporting {
-                    by_group.push((group, out.len()));
-                }
-                out.push(engine::SimSteady {
-                    judge: judge(s),
-                    members: vec![k],
-                });
-            }
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 pub fn run_with(specs: &[JobSpec], cfg: &RunConfig) -> Result<RunResult, SimError> {

@@ -109,7 +109,6 @@ impl JobStream {
     /// instance's `files`). Each file runs by [`JobSpec::per_file`]; the first keeps the
     /// instance's seed (a one-file job draws what it always drew), the others draw their own.
     pub fn new(spec: &JobSpec, instance: &JobInstance, sizes: &[u64]) -> Result<Self, SpecError> {
-        let n = sizes.len().max(1);
         let per = spec.per_file(sizes.len());
         let seed = instance.seed(spec);
         let files = sizes
@@ -132,7 +131,7 @@ impl JobStream {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(JobStream {
-            done: vec![false; n],
+            done: vec![false; files.len()],
             live: files.len(),
             files,
             service: spec.file_service,

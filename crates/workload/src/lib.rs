@@ -34,5 +34,5 @@ pub use spec::{
     Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, Priority, RwMode, SpecError,
     UnifiedRw, Zone, OPTION_NAMES,
 };
-pub use steady::SteadyCriterion;
+pub use steady::{steady_judges, SteadyCriterion};
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

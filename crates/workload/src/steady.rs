@@ -1,6 +1,7 @@
 //! fio's `steadystate` criterion as a job gives it (`iops_slope:0.01%`, …): which rate must
-//! settle and under what limit. The judge that samples the rates and applies it is the result
-//! crate's (`raidlab_result::steady`), fed by each executor.
+//! settle and under what limit; and which jobs one judge takes together. The judge that
+//! samples the rates and applies it is the result crate's (`raidlab_result::steady`), fed by
+//! each executor.
 
 use serde::{Deserialize, Serialize};
 
@@ -84,9 +85,60 @@ impl SteadyCriterion {
     }
 }
 
+/// Which jobs of a run one steady-state judge samples together (fio's `steadystate`): `jobs`
+/// gives each job's spec and reporting group, in the run's order. A job with a
+/// `steadystate_duration` is judged alone, or under `group_reporting` with the others of its
+/// reporting group that have one, their rates summed. Each judge's members in run order; the
+/// last is the one whose criterion applies and whose result carries the report, as fio's.
+pub fn steady_judges(specs: &[crate::JobSpec], jobs: &[(usize, u32)]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    // (A reporting group's judge, by its place in `out`.)
+    let mut of_group: Vec<(u32, usize)> = Vec::new();
+    for (k, &(si, group)) in jobs.iter().enumerate() {
+        let s = &specs[si];
+        if s.ss_dur_s == 0 {
+            continue;
+        }
+        match of_group.iter().find(|g| s.group_reporting && g.0 == group) {
+            Some(&(_, j)) => out[j].push(k),
+            None => {
+                if s.group_reporting {
+                    of_group.push((group, out.len()));
+                }
+                out.push(vec![k]);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Jobs judged alone, and a group_reporting group's judged together, its last job last;
+    /// jobs without a window are not judged.
+    #[test]
+    fn judges_take_a_job_or_its_reporting_group() {
+        let spec = |ss: bool, grouped: bool| crate::JobSpec {
+            ss_dur_s: u32::from(ss) * 5,
+            group_reporting: grouped,
+            ..Default::default()
+        };
+        let specs = [
+            spec(true, false),
+            spec(true, true),
+            spec(false, true),
+            spec(true, true),
+        ];
+        // (spec, reporting group) of each job: spec 0 twice, then a group of specs 1–3, then
+        // spec 3 alone in a group of its own.
+        let jobs = [(0, 0), (0, 0), (1, 1), (2, 1), (3, 1), (3, 2)];
+        assert_eq!(
+            steady_judges(&specs, &jobs),
+            [vec![0], vec![1], vec![2, 4], vec![5]]
+        );
+    }
 
     #[test]
     fn criteria_parse_as_fio_spells_them() {

@@ -229,9 +229,7 @@ struct State {
     held: usize,
     /// What this rank says at the next meeting.
     own: Status,
-    /// The first other rank's failure heard, as the engine is told it.
-    heard: Option<String>,
-    /// Every failure heard, with its rank (each once).
+    /// Every failure heard, with its rank (each once), in the order heard.
     fails: Vec<(usize, i32, String)>,
 }
 
@@ -265,21 +263,21 @@ impl Ranks {
             }
             for f in failures(&statuses) {
                 if !st.fails.iter().any(|g| g.0 == f.0) {
-                    if st.heard.is_none() && f.0 != self.plan.rank {
-                        let host = self.hosts.get(f.0).map_or("", String::as_str);
-                        st.heard = Some(format!("rank {} on {host}: {}", f.0, f.2));
-                    }
                     st.fails.push(f);
                 }
             }
         }
-        match (&st.own, st.heard.clone()) {
-            (Status::Failed { .. }, _) | (_, None) => Ok(()),
-            (_, Some(h)) => {
-                st.own = Status::Follows;
-                Err(h)
-            }
+        if matches!(st.own, Status::Failed { .. }) {
+            return Ok(());
         }
+        // The first other rank's failure heard, as the engine is told it.
+        let Some((r, _, message)) = st.fails.iter().find(|f| f.0 != self.plan.rank) else {
+            return Ok(());
+        };
+        let host = self.hosts.get(*r).map_or("", String::as_str);
+        let heard = format!("rank {r} on {host}: {message}");
+        st.own = Status::Follows;
+        Err(heard)
     }
 
     /// After the run on this rank (its result or its error): meet every meeting left, saying
@@ -516,7 +514,6 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
         state: Mutex::new(State {
             held: 0,
             own: Status::Ok,
-            heard: None,
             fails: Vec::new(),
         }),
     });
