@@ -432,6 +432,11 @@ pub fn main(args: &[String]) -> Result<(), CliError> {
             e.code
         }
     };
+    // The outcome is said (by rank 0). When one rank exits with an error, mpirun signals the
+    // others: from here on that ends a rank silently with its code, not as a stopped run.
+    // The barrier keeps every rank here until rank 0 has said it, so none is cut short.
+    run::leave_quietly_on_signal(code);
+    let _ = world.barrier();
     // MPI is finalized as the world is dropped: every clone (the coordinator's) is gone by
     // now, so each rank leaves the world before it exits.
     drop(world);

@@ -24,7 +24,7 @@ use raidlab_engine::ewriteln;
 use raidlab_result::{OutputFormat, RunResult};
 use raidlab_workload::{apply_option, iec_note, parse_job_text, JobSpec, SpecError, OPTION_NAMES};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 #[derive(clap::Args)]
@@ -526,9 +526,18 @@ static STOP_PTR: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
 /// Scratch paths (file, folder) the handler removes before exiting on a second Ctrl-C.
 static SCRATCH_FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
 static SCRATCH_DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// Once a run's outcome is said and the process only has to leave: its exit code plus one
+/// (zero while the run goes on).
+static LEAVING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_sigint(sig: libc::c_int) {
     // Only async-signal-safe calls here: atomics, write, unlink, rmdir, _exit.
+    let leaving = LEAVING.load(Ordering::SeqCst);
+    if leaving != 0 {
+        // Nothing is left to stop or to say: leave now, with the code already decided.
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(leaving - 1) };
+    }
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst);
     if n == 0 {
         let stop = STOP_PTR.load(Ordering::SeqCst);
@@ -568,6 +577,13 @@ pub(crate) fn remove_on_quit(dir: &Path) {
 /// The scratch file a second Ctrl-C removes before that folder (one at a time: the latest).
 pub(crate) fn remove_file_on_quit(file: &Path) {
     SCRATCH_FILE.store(leak_c_path(file), Ordering::SeqCst);
+}
+
+/// From now on a Ctrl-C or SIGTERM ends the process at once, silently, with `code`: the run
+/// is over and said, and only leaving is left (an MPI rank being finalized, whom mpirun
+/// signals when another rank has exited with an error).
+pub(crate) fn leave_quietly_on_signal(code: i32) {
+    LEAVING.store(code.saturating_add(1), Ordering::SeqCst);
 }
 
 /// The process-wide stop flag, with the SIGINT and SIGTERM handler installed on first use.
