@@ -51,6 +51,10 @@ impl AlignedBuf {
             slot_bytes,
         }
     }
+    /// Bytes each slot's buffer holds.
+    pub fn slot_bytes(&self) -> usize {
+        self.slot_bytes
+    }
     #[inline]
     pub fn slot(&self, i: u32) -> *mut u8 {
         // SAFETY: i < slots, checked by the driver's slot accounting.
@@ -337,6 +341,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         depth as usize
     ];
     let mut free: Vec<u32> = (0..depth).rev().collect();
+    // The slots whose buffers a read has used since they were filled with the job's content.
+    let mut read_into: Vec<bool> = vec![false; depth as usize];
     let mut inflight_list: Vec<u32> = Vec::with_capacity(depth as usize);
     // Slots queued and not yet handed off (see `hand_off`).
     let mut fresh: Vec<u32> = Vec::with_capacity(depth as usize);
@@ -434,10 +440,23 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     let v = &v[req.file as usize];
                     let form = &setup.verify_form;
                     prepare_verify(&mut s, &mut slots, &inflight_list, (v, form), buf, seed);
-                } else if req.dir == Dir::Write && content_acts {
-                    // SAFETY: the slot's buffer is `len` bytes and idle until queued.
-                    let b = unsafe { std::slice::from_raw_parts_mut(buf, req.len as usize) };
-                    content.before_write(b, req.offset);
+                } else if req.dir == Dir::Write {
+                    if read_into[slot as usize] {
+                        // A read left the device's data in this buffer: what the job writes
+                        // is filled in afresh (as fio refills a write buffer a read used).
+                        read_into[slot as usize] = false;
+                        // SAFETY: the slot's buffer is `slot_bytes` long and idle until queued.
+                        let whole =
+                            unsafe { std::slice::from_raw_parts_mut(buf, bufs.slot_bytes()) };
+                        content.initial(whole, whole.len());
+                    }
+                    if content_acts {
+                        // SAFETY: the slot's buffer is `len` bytes and idle until queued.
+                        let b = unsafe { std::slice::from_raw_parts_mut(buf, req.len as usize) };
+                        content.before_write(b, req.offset);
+                    }
+                } else {
+                    read_into[slot as usize] = true;
                 }
                 slots[slot as usize] = s;
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);

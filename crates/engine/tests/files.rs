@@ -893,6 +893,60 @@ fn buffer_options_decide_what_writes_carry() {
     assert_eq!(distinct(&v), 256);
 }
 
+/// A mixed job's writes carry the job's content even through buffers its reads used (fio
+/// refills them): every block written holds the pattern, none what a read brought in.
+#[test]
+fn writes_after_reads_in_the_same_buffers_carry_the_pattern() {
+    let d = tmp();
+    let f = d.path().join("mixed");
+    for (engine, depth) in [("psync", "1"), ("io_uring", "4")] {
+        // Data the pattern is not, in every block (written by a job, so the file is one
+        // raidlab laid out).
+        let fill = spec(&[
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "1m"),
+            ("buffer_pattern", "0x11"),
+            ("filename", f.to_str().unwrap()),
+        ]);
+        run_paths(&[fill], false).unwrap();
+        let r = run_paths(
+            &[spec(&[
+                ("rw", "randrw"),
+                ("bs", "4k"),
+                ("size", "1m"),
+                ("ioengine", engine),
+                ("iodepth", depth),
+                ("buffer_pattern", "0x5a"),
+                ("filename", f.to_str().unwrap()),
+            ])],
+            false,
+        )
+        .unwrap();
+        let j = &r.jobs[0];
+        assert_eq!(j.error, None);
+        assert!(j.read.total_ios > 20 && j.write.total_ios > 20, "{engine}");
+        let data = std::fs::read(&f).unwrap();
+        let blocks: Vec<&[u8]> = data.chunks(4096).collect();
+        // Each block is either all pattern (written) or as it was (read, or untouched).
+        assert!(
+            blocks
+                .iter()
+                .all(|b| b.iter().all(|&x| x == 0x5a) || b.iter().all(|&x| x != 0x5a)),
+            "{engine}: a block mixes the pattern with other bytes"
+        );
+        let written = blocks
+            .iter()
+            .filter(|b| b.iter().all(|&x| x == 0x5a))
+            .count() as u64;
+        assert!(
+            written >= j.write.total_ios,
+            "{engine}: {written} blocks hold the pattern, {} were written",
+            j.write.total_ios
+        );
+    }
+}
+
 #[test]
 fn zero_buffers_with_a_pattern_is_refused_in_one_line() {
     let d = tmp();
