@@ -399,10 +399,41 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     (None, _) => stream.next(),
                 };
                 let Some(req) = next else {
-                    exhausted = true;
+                    // A trace's last sync, after its last request.
+                    if let Some(kind) = stream.sync_before(u64::MAX) {
+                        pause = Some(Pause::Sync(kind));
+                    } else {
+                        exhausted = true;
+                    }
                     free.push(slot);
                     break;
                 };
+                // A replayed trace: its sync before this request, with nothing in flight;
+                // then the request at its time. (fio sleeps to a request's time with the
+                // earlier ones still in flight, reaping them after.)
+                if let Some(kind) = stream.sync_before(req.seq) {
+                    held = Some(req);
+                    pause = Some(Pause::Sync(kind));
+                    free.push(slot);
+                    break;
+                }
+                if let Some(due) = stream.due_ns(req.seq) {
+                    let t = start + due;
+                    if t > now {
+                        if !fresh.is_empty() {
+                            hand_off(&mut fresh, &mut slots, clock.as_ref(), inflight, &mut c);
+                            exec.submit();
+                        }
+                        sleep_until(clock.as_ref(), deadline.map_or(t, |d| t.min(d)), &halt);
+                        now = clock.now_ns();
+                        if now < t {
+                            // Its end, or a stop, came first.
+                            held = Some(req);
+                            free.push(slot);
+                            break;
+                        }
+                    }
+                }
                 if let Some(p) = &pacer {
                     // A sync due, or the request's time not come: what is in flight
                     // completes first (fio quiesces before it syncs or sleeps).
@@ -495,7 +526,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                                 syncs.record(t1 - t0);
                                 last_counted = t1;
                             }
-                            if let Some(p) = pacer.as_mut() {
+                            if stream
+                                .sync_before(held.map_or(u64::MAX, |r| r.seq))
+                                .is_some()
+                            {
+                                stream.synced();
+                            } else if let Some(p) = pacer.as_mut() {
                                 p.synced();
                             }
                         }

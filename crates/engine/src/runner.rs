@@ -166,6 +166,10 @@ pub fn run_with_clock(
         let need_end = users
             .iter()
             .filter_map(|s| {
+                // (A replayed trace needs its furthest request's end.)
+                if s.trace.is_some() {
+                    return s.replay_extent(name);
+                }
                 // (A job over several files takes its share of `size` of each, or `filesize`.)
                 let s = &s.per_file(s.run_of(name));
                 let size = s.size?;
@@ -236,7 +240,7 @@ pub fn run_with_clock(
         let mut paths: Vec<&PathBuf> = Vec::new();
         let mut devs: Vec<Arc<dyn BlockTarget>> = Vec::new();
         let mut buf_align = 1u64;
-        for &fname in &names {
+        for (k, &fname) in names.iter().enumerate() {
             let r = &resolved[fname];
             match r {
                 Resolved::Path(p) => paths.push(p),
@@ -272,8 +276,19 @@ pub fn run_with_clock(
                     }
                 },
             };
-            if align > 1 {
-                check_alignment(&per, align, &what)?;
+            match &spec.trace {
+                Some(t) => {
+                    if let Some(at) = t.misaligned(inst.files[k], align) {
+                        return Err(EngineError::usage(format!(
+                            "job '{}': {} {at} is not a multiple of {what} ({align} bytes), which {} needs",
+                            spec.name,
+                            t.origin,
+                            if spec.direct { "direct=1" } else { "this target" }
+                        )));
+                    }
+                }
+                None if align > 1 => check_alignment(&per, align, &what)?,
+                None => {}
             }
             check_resources(spec, r)?;
             buf_align = buf_align.max(align);

@@ -427,8 +427,9 @@ impl JobRt {
     /// without one is asked one question.)
     #[inline(always)]
     fn paused(&self) -> bool {
-        self.pacer.is_some()
-            && (self.wait_until.is_some() || self.think.is_some() || self.sync_wait)
+        // (A replayed trace's syncs pause a job without a pacer.)
+        self.sync_wait
+            || (self.pacer.is_some() && (self.wait_until.is_some() || self.think.is_some()))
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -1298,9 +1299,25 @@ impl<'w> Engine<'w> {
                 },
             };
             let Some(req) = next else {
-                job.exhausted = true;
+                // A trace's last sync, after its last request.
+                if job.stream.sync_before(u64::MAX).is_some() {
+                    job.sync_wait = true;
+                } else {
+                    job.exhausted = true;
+                }
                 continue;
             };
+            if job.stream.replays() {
+                if job.stream.sync_before(req.seq).is_some() {
+                    // Held until what is in flight completes and the sync is done.
+                    job.held = Some(req);
+                    job.sync_wait = true;
+                    continue;
+                }
+                if self.replay_waits(job, j, req) {
+                    return;
+                }
+            }
             if let Some(p) = job.pacer.as_mut() {
                 // A sync due, or the request's time not come: the job waits for what it
                 // has in flight first (fio quiesces before it syncs or sleeps).
@@ -1343,6 +1360,29 @@ impl<'w> Engine<'w> {
                 self.submit(io);
             }
         }
+    }
+
+    /// A replayed trace's request `req`: held until its time, with the earlier ones still
+    /// in flight (as fio replays). Whether it waits.
+    #[cold]
+    #[inline(never)]
+    fn replay_waits(&mut self, job: &mut JobRt, j: u32, req: raidlab_workload::Request) -> bool {
+        let Some(due) = job.stream.due_ns(req.seq) else {
+            return false;
+        };
+        // (Times count from the job's first request, after the program's start and
+        // `startdelay`.)
+        let t = job.start + self.w.host_job_start_ns + job.start_delay + due;
+        if t <= self.now {
+            return false;
+        }
+        job.held = Some(req);
+        if !job.wake_armed {
+            job.wake_armed = true;
+            let wake = job.deadline.map_or(t, |d| t.min(d));
+            self.at(wake, Ev::Issue(j));
+        }
+        true
     }
 
     /// A paused job has nothing in flight: sync, think or wait for its rate's time. Whether
@@ -1444,7 +1484,13 @@ impl<'w> Engine<'w> {
         if self.now >= job.ramp_end {
             job.sync.record(done - from);
         }
-        if let Some(p) = job.pacer.as_mut() {
+        if job
+            .stream
+            .sync_before(job.held.map_or(u64::MAX, |r| r.seq))
+            .is_some()
+        {
+            job.stream.synced();
+        } else if let Some(p) = job.pacer.as_mut() {
             p.synced();
         }
         if !job.wake_armed {

@@ -6,9 +6,12 @@
 //! (each [`Request`] says its `file`). What it is not for: opening, laying out or naming
 //! files (the engine and [`crate::apply_directories`] do that).
 
+use crate::iolog::Trace;
+use crate::pace::SyncKind;
 use crate::spec::{JobSpec, SpecError};
 use crate::stream::{Dir, JobInstance, Request, RequestStream, Rng};
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// fio's `file_service_type`: how a job moves among its files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +105,20 @@ pub struct JobStream {
     /// Draws the next file for `random`.
     pick: Rng,
     seq: u64,
+    /// A replayed trace (`read_iolog`) in place of the files' streams.
+    replay: Option<Replayed>,
+}
+
+/// Where a job replaying a trace stands in it.
+#[derive(Clone, Debug)]
+struct Replayed {
+    trace: Arc<Trace>,
+    /// Its files' sizes: the regions its requests stay in.
+    sizes: Vec<u64>,
+    /// The next request's index in the trace.
+    next: usize,
+    /// The next sync's index in the trace's syncs.
+    sync_next: usize,
 }
 
 impl JobStream {
@@ -109,6 +126,9 @@ impl JobStream {
     /// instance's `files`). Each file runs by [`JobSpec::per_file`]; the first keeps the
     /// instance's seed (a one-file job draws what it always drew), the others draw their own.
     pub fn new(spec: &JobSpec, instance: &JobInstance, sizes: &[u64]) -> Result<Self, SpecError> {
+        if let Some(trace) = &spec.trace {
+            return Self::replay(trace, sizes);
+        }
         let per = spec.per_file(sizes.len());
         let seed = instance.seed(spec);
         let files = sizes
@@ -139,40 +159,147 @@ impl JobStream {
             in_turn: 0,
             pick: Rng::new(seed ^ 0x7F4A_7C15_9E37_79B9),
             seq: 0,
+            replay: None,
         })
+    }
+
+    /// A trace's requests, in its order, over its files of `sizes` bytes each (every
+    /// request must end inside its file).
+    fn replay(trace: &Arc<Trace>, sizes: &[u64]) -> Result<Self, SpecError> {
+        assert_eq!(
+            sizes.len(),
+            trace.files.len(),
+            "one size for each of the trace's files"
+        );
+        for (k, &size) in sizes.iter().enumerate() {
+            if let Some(r) = trace
+                .ios
+                .iter()
+                .find(|r| r.file as usize == k && r.offset + r.len > size)
+            {
+                return Err(SpecError {
+                    message: format!(
+                        "{} line {}: its {} ends at byte {}, past the end of {} ({size} bytes)",
+                        trace.origin,
+                        r.line,
+                        if r.dir == Dir::Read { "read" } else { "write" },
+                        r.offset + r.len,
+                        trace.files[k]
+                    ),
+                });
+            }
+        }
+        Ok(JobStream {
+            files: Vec::new(),
+            service: FileService::default(),
+            cur: 0,
+            in_turn: 0,
+            done: Vec::new(),
+            live: 0,
+            pick: Rng::new(0),
+            seq: 0,
+            replay: Some(Replayed {
+                trace: Arc::clone(trace),
+                sizes: sizes.to_vec(),
+                next: 0,
+                sync_next: 0,
+            }),
+        })
+    }
+
+    /// A replayed trace's sync due before request `seq` (or, `u64::MAX`, before the job
+    /// ends): the executor lets what is in flight complete, syncs, then calls
+    /// [`JobStream::synced`]. None for a job that replays nothing.
+    #[inline]
+    pub fn sync_before(&self, seq: u64) -> Option<SyncKind> {
+        let r = self.replay.as_ref()?;
+        r.trace
+            .syncs
+            .get(r.sync_next)
+            .filter(|&&(at, _)| at as u64 <= seq)
+            .map(|&(_, kind)| kind)
+    }
+
+    /// The sync [`JobStream::sync_before`] gave is done.
+    pub fn synced(&mut self) {
+        if let Some(r) = self.replay.as_mut() {
+            r.sync_next += 1;
+        }
+    }
+
+    /// When request `seq` of a timed replay is due, ns after the job's start; None when any
+    /// time will do (a job that replays nothing, or `replay_no_stall`).
+    #[inline]
+    pub fn due_ns(&self, seq: u64) -> Option<u64> {
+        let r = self.replay.as_ref().filter(|r| r.trace.timed)?;
+        r.trace.ios.get(seq as usize).map(|io| io.due_ns)
+    }
+
+    /// Whether the job replays a trace.
+    pub fn replays(&self) -> bool {
+        self.replay.is_some()
     }
 
     /// How many files the job has.
     pub fn files(&self) -> usize {
-        self.files.len()
+        match &self.replay {
+            Some(r) => r.sizes.len(),
+            None => self.files.len(),
+        }
     }
 
     /// The region `(start, len)` the job's requests to file `k` stay inside.
     pub fn region(&self, k: usize) -> (u64, u64) {
-        self.files[k].region()
+        match &self.replay {
+            Some(r) => (0, r.sizes[k]),
+            None => self.files[k].region(),
+        }
     }
 
     /// Bytes one pass over every file transfers.
     pub fn pass_bytes(&self) -> u64 {
-        self.files.iter().map(RequestStream::pass_bytes).sum()
+        match &self.replay {
+            Some(r) => r.trace.bytes(),
+            None => self.files.iter().map(RequestStream::pass_bytes).sum(),
+        }
     }
 
     /// Bytes the whole job transfers, if that is known ahead (see
     /// [`RequestStream::total_bytes`]).
     pub fn total_bytes(&self) -> Option<u64> {
-        self.files.iter().map(RequestStream::total_bytes).sum()
+        match &self.replay {
+            Some(r) => Some(r.trace.bytes()),
+            None => self.files.iter().map(RequestStream::total_bytes).sum(),
+        }
     }
 
     /// Bytes the job is expected to transfer, when it is not time-based (see
     /// [`RequestStream::expected_bytes`]).
     pub fn expected_bytes(&self) -> Option<u64> {
-        self.files.iter().map(RequestStream::expected_bytes).sum()
+        match &self.replay {
+            Some(r) => Some(r.trace.bytes()),
+            None => self.files.iter().map(RequestStream::expected_bytes).sum(),
+        }
     }
 
     /// The next request (its direction first turned by `choose`, as
     /// [`RequestStream::next_as`]), or None once every file is done.
     #[inline]
     pub fn next_as(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if let Some(r) = self.replay.as_mut() {
+            // (A trace's directions are its own.)
+            let io = *r.trace.ios.get(r.next)?;
+            let seq = r.next as u64;
+            r.next += 1;
+            return Some(Request {
+                seq,
+                pass: 0,
+                file: io.file,
+                offset: io.offset,
+                len: io.len,
+                dir: io.dir,
+            });
+        }
         if self.files.len() == 1 {
             return self.files[0].next_as(choose);
         }

@@ -15,6 +15,7 @@
 pub mod content;
 pub mod distribution;
 pub mod files;
+pub mod iolog;
 pub mod jobfile;
 pub mod pace;
 pub mod size;
@@ -24,6 +25,7 @@ pub mod stream;
 
 pub use content::{BufferContent, ContentGen};
 pub use files::{FileService, JobStream, ServiceKind};
+pub use iolog::{ReplayOptions, ReplaySkip, Trace, TraceIo};
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };

@@ -5,6 +5,7 @@
 
 use crate::content::BufferContent;
 use crate::files::FileService;
+use crate::iolog::{ReplayOptions, ReplaySkip};
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
 use crate::steady::SteadyCriterion;
@@ -674,6 +675,17 @@ pub struct JobSpec {
     /// [`apply_directories`] sets `nrfiles`, each job's files being named for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_job: Option<u32>,
+    /// fio's `read_iolog`: the trace this job replays (its requests, files and times) in
+    /// place of the requests its options would draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_iolog: Option<String>,
+    /// fio's `replay_*` options: how the trace is replayed.
+    #[serde(default, skip_serializing_if = "ReplayOptions::is_default")]
+    pub replay: ReplayOptions,
+    /// The trace once read and attached ([`JobSpec::attach_trace`]); its files are then the
+    /// job's `filenames`.
+    #[serde(skip)]
+    pub trace: Option<std::sync::Arc<crate::iolog::Trace>>,
     /// raidlab's `rank_shift`: under `raidlab run --mpi`, rank r runs this job as rank
     /// (r + N) mod ranks would (see [`for_rank`]); 0 by default. Outside MPI, a world of one
     /// rank, it changes nothing.
@@ -1217,6 +1229,9 @@ impl Default for JobSpec {
             file_service: FileService::default(),
             job_per_file: false,
             files_per_job: None,
+            read_iolog: None,
+            replay: ReplayOptions::default(),
+            trace: None,
             rank_shift: 0,
             max_latency_ns: 0,
             ss: SteadyCriterion::default(),
@@ -1355,6 +1370,13 @@ pub const OPTION_NAMES: &[&str] = &[
     "filesize",
     "file_service_type",
     "job_per_file",
+    "read_iolog",
+    "replay_no_stall",
+    "replay_time_scale",
+    "replay_redirect",
+    "replay_align",
+    "replay_scale",
+    "replay_skip",
     "rank_shift",
     "max_latency",
     "steadystate",
@@ -1904,14 +1926,7 @@ const FIO_ONLY: &[&str] = &[
     "pre_read",
     "profile",
     "read_beyond_wp",
-    "read_iolog",
     "read_iolog_chunked",
-    "replay_align",
-    "replay_no_stall",
-    "replay_redirect",
-    "replay_scale",
-    "replay_skip",
-    "replay_time_scale",
     "serialize_overlap",
     "slat_percentiles",
     "stats",
@@ -2068,6 +2083,44 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
         "rank_shift" => spec.rank_shift = parse_u32(value, 0, u32::MAX).map_err(err)?,
+        "read_iolog" => {
+            let v = value.trim();
+            if v.is_empty() {
+                return Err(err("needs a file (valid: read_iolog=PATH of a fio iolog)".into()));
+            }
+            if v.contains(':') {
+                return Err(err(format!(
+                    "'{v}': raidlab replays one trace a job (valid: one PATH; give each trace a job of its own)"
+                )));
+            }
+            if v == "-" {
+                return Err(err("'-': raidlab reads a trace from a file, not standard input (valid: a PATH)".into()));
+            }
+            spec.read_iolog = Some(v.to_string());
+            spec.trace = None;
+        }
+        "replay_no_stall" => spec.replay.no_stall = parse_bool(value).map_err(err)?,
+        "replay_time_scale" => {
+            spec.replay.time_scale = parse_u32(value, 1, 1_000_000).map_err(err)?
+        }
+        "replay_redirect" => {
+            let v = value.trim();
+            if v.is_empty() {
+                return Err(err("needs a target (valid: a file, block device, array: or sim: target)".into()));
+            }
+            spec.replay.redirect = Some(v.to_string());
+        }
+        "replay_align" => {
+            let a = parse_size(value).map_err(err)?;
+            if a != 0 && !a.is_power_of_two() {
+                return Err(err(format!("'{value}' is not a power of two (valid: e.g. 512, 4k)")));
+            }
+            spec.replay.align = a;
+        }
+        "replay_scale" => {
+            spec.replay.scale = u64::from(parse_u32(value, 1, u32::MAX).map_err(err)?)
+        }
+        "replay_skip" => spec.replay.skip = ReplaySkip::parse(value).map_err(err)?,
         "max_latency" => {
             // (fio's bare number is microseconds.)
             let v = value.trim();
@@ -2845,13 +2898,73 @@ impl JobSpec {
         s
     }
 
+    /// What in the job cannot go with its trace (or its `replay_*` options without one).
+    fn replay_conflict(&self) -> Option<String> {
+        let Some(path) = &self.read_iolog else {
+            return (!self.replay.is_default()).then(|| {
+                "replay_* options shape a trace's replay (valid: give read_iolog=PATH too)".into()
+            });
+        };
+        if self.trace.is_none() && !self.filenames.is_empty() {
+            return Some(format!(
+                "read_iolog={path} names the files its requests go to, and filename names others (valid: leave filename out, or replay_redirect=TARGET to send every request of the trace to one target)"
+            ));
+        }
+        let other = [
+            (self.time_based, "time_based"),
+            (self.loops > 1, "loops"),
+            (self.verify, "verify"),
+            (self.nrfiles > 1, "nrfiles"),
+            (self.filesize.is_some(), "filesize"),
+            (self.filename_format.is_some(), "filename_format"),
+            (self.job_per_file, "job_per_file"),
+        ];
+        other.iter().find(|(on, _)| *on).map(|(_, name)| {
+            format!(
+                "read_iolog={path} replays the trace's requests once, on its files; {name} does not apply (valid: leave {name} out; runtime still caps a replay)"
+            )
+        })
+    }
+
+    /// Take `trace` (read from `read_iolog`) as the job's requests: its files become the
+    /// job's files, its directions the job's `rw`, its largest request the job's block
+    /// size (the executors' buffers).
+    pub fn attach_trace(&mut self, trace: crate::iolog::Trace) {
+        self.filenames = trace.files.clone();
+        let reads = trace.has(crate::stream::Dir::Read);
+        let writes = trace.has(crate::stream::Dir::Write);
+        self.rw = match (reads, writes) {
+            (true, false) => RwMode::Read,
+            (false, true) => RwMode::Write,
+            _ => RwMode::ReadWrite,
+        };
+        let largest = trace.ios.iter().map(|r| r.len).max().unwrap_or(1);
+        self.bs = BlockSizes::fixed(largest);
+        self.trace = Some(std::sync::Arc::new(trace));
+    }
+
+    /// The bytes a replayed trace needs of file `name` (the end of its furthest request),
+    /// for laying the file out.
+    pub fn replay_extent(&self, name: &str) -> Option<u64> {
+        let t = self.trace.as_ref()?;
+        // (By position: `directory` may have prefixed the trace's names.)
+        let k = self.filenames.iter().position(|f| f == name)?;
+        Some(t.extent(k))
+    }
+
     pub fn validate(&self) -> Result<(), SpecError> {
         let e = |m: String| {
             Err(SpecError {
                 message: format!("job '{}': {m}", self.name),
             })
         };
-        if self.filenames.is_empty() && self.directory.is_empty() && self.filename_format.is_none()
+        if let Some(why) = self.replay_conflict() {
+            return e(why);
+        }
+        if self.filenames.is_empty()
+            && self.directory.is_empty()
+            && self.filename_format.is_none()
+            && self.read_iolog.is_none()
         {
             return e(
                 "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job)"

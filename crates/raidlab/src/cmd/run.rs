@@ -410,6 +410,13 @@ fn option_help(name: &str) -> &'static str {
         "steadystate_ramp_time" | "ss_ramp" => "time from the job's start before steady-state samples are taken",
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
+        "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes): its requests, files, syncs and times, in place of rw, bs and size",
+        "replay_no_stall" => "replay the trace's requests as fast as iodepth takes them, in its order, ignoring its times",
+        "replay_time_scale" => "percent of the trace's rate to replay at (200: its times halved)",
+        "replay_redirect" => "send every request of the trace to this one target (a file, device, array: or sim: target) instead of the files it names",
+        "replay_align" => "round the trace's offsets down to a multiple of this power of two",
+        "replay_scale" => "divide the trace's offsets by this",
+        "replay_skip" => "leave these kinds of the trace's requests out: read, write, trim, sync (comma-separated)",
         "job_per_file" => "raidlab's: each file of filename (or directory's files) is a job of its own, as one dd per device (fio runs one job over all of them)",
         "clocksource" => "clock_gettime (what raidlab reads); gettimeofday and cpu are taken as it",
         "lockmem" => "pin this much memory (mlock) while the job runs, e.g. 1g: less for the page cache",
@@ -650,6 +657,7 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// Run `specs`: all simulated (`sim:`) or all real (paths, devices, `array:`). Rendering is
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
+    load_traces(&mut specs)?;
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
     // show the same ones; drawn here for other callers). `directory` likewise.
     draw_seeds(&mut specs);
@@ -694,6 +702,28 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
         );
     }
     Ok(result)
+}
+
+/// Read each job's `read_iolog` trace and take it as the job's requests and files.
+fn load_traces(specs: &mut [JobSpec]) -> Result<(), CliError> {
+    for s in specs.iter_mut().filter(|s| s.trace.is_none()) {
+        let Some(path) = s.read_iolog.clone() else {
+            continue;
+        };
+        // (Its conflicts first: a filename beside it is refused before the trace is read.)
+        s.validate().map_err(|e| CliError::usage(e.message))?;
+        let name = s.name.clone();
+        let bytes = std::fs::read(&path).map_err(|e| {
+            CliError::usage(format!(
+                "job '{name}': read_iolog={path}: {e} (valid: a fio iolog's path)"
+            ))
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        let trace = raidlab_workload::iolog::parse(&text, &path, &s.replay)
+            .map_err(|e| CliError::usage(format!("job '{name}': read_iolog: {e}")))?;
+        s.attach_trace(trace);
+    }
+    Ok(())
 }
 
 /// Jobs with a `ramp_time` that counted nothing: they ended (their size done) before the ramp
@@ -1055,6 +1085,28 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.job_per_file {
         put("job_per_file", "1".into());
+    }
+    if let Some(p) = &s.read_iolog {
+        put("read_iolog", p.clone());
+    }
+    let (r, dr) = (&s.replay, &d.replay);
+    if r.no_stall {
+        put("replay_no_stall", "1".into());
+    }
+    if r.time_scale != dr.time_scale {
+        put("replay_time_scale", r.time_scale.to_string());
+    }
+    if let Some(t) = &r.redirect {
+        put("replay_redirect", t.clone());
+    }
+    if r.align != dr.align {
+        put("replay_align", r.align.to_string());
+    }
+    if r.scale != dr.scale {
+        put("replay_scale", r.scale.to_string());
+    }
+    if !r.skip.is_default() {
+        put("replay_skip", r.skip.text());
     }
     if s.max_latency_ns > 0 {
         put("max_latency", duration_text(s.max_latency_ns));

@@ -1,0 +1,219 @@
+//! Replaying fio's I/O logs (`read_iolog` and the `replay_*` options): a log fio 3.33 wrote
+//! replays in raidlab as in fio (the same requests, bytes and contents), on real files and on
+//! simulated systems, with the log's times and syncs. The fio test needs the Debian package
+//! `fio`; it fails when it is missing.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// The repository's systems folder.
+fn system(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../systems")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// (read ios, read bytes, write ios, write bytes, syncs, runtime ms) of a result's one job.
+fn counts(out: &str) -> (u64, u64, u64, u64, u64, u64) {
+    let v = json(out);
+    let j = &v["jobs"][0];
+    let n = |p: &str, k: &str| j[p][k].as_u64().unwrap_or(0);
+    (
+        n("read", "total_ios"),
+        n("read", "io_bytes"),
+        n("write", "total_ios"),
+        n("write", "io_bytes"),
+        n("sync", "total_ios"),
+        j["job_runtime"].as_u64().unwrap(),
+    )
+}
+
+fn write_log(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// A log fio wrote of a mixed random job replays in raidlab with fio's requests: the same
+/// counts and bytes as fio's own replay of it, and the same data left in the file.
+#[test]
+fn a_log_fio_wrote_replays_as_fio_replays_it() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-replay-");
+    let dir = d.path().display().to_string();
+    let data = format!("{dir}/data");
+    let log = format!("{dir}/fio.log");
+    let fio = |args: &[&str]| {
+        let o = Command::new("fio").args(args).output().expect("run fio");
+        assert!(
+            o.status.success(),
+            "fio: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out[out.find('{').expect("fio's JSON")..].to_string()
+    };
+    // Recorded: 2 MiB of 4 KiB random reads and writes (fio lays the file out first).
+    fio(&[
+        "--name=rec",
+        &format!("--filename={data}"),
+        "--size=2m",
+        "--bs=4k",
+        "--rw=randrw",
+        "--ioengine=psync",
+        "--randseed=7",
+        &format!("--write_iolog={log}"),
+        "--output-format=json",
+    ]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("fio version 3 iolog\n"), "{text}");
+    // fio replays it (no stall: its times are a fast machine's) …
+    let replayed_by_fio = counts(&fio(&[
+        "--name=play",
+        &format!("--read_iolog={log}"),
+        "--replay_no_stall=1",
+        "--buffer_pattern=0x5a",
+        "--output-format=json",
+    ]));
+    let after_fio = std::fs::read(&data).unwrap();
+    // … and raidlab does (the file holds fio's data: --force).
+    let o = raidlab(&[
+        "--name=play",
+        &format!("--read_iolog={log}"),
+        "--replay_no_stall=1",
+        "--buffer_pattern=0x5a",
+        "--force",
+        "--output-format=json",
+    ]);
+    let ours = counts(&assert_ok(&o, "replay"));
+    let (r_ios, r_bytes, w_ios, w_bytes, ..) = replayed_by_fio;
+    assert_eq!(
+        (ours.0, ours.1, ours.2, ours.3),
+        (r_ios, r_bytes, w_ios, w_bytes),
+        "raidlab against fio"
+    );
+    assert!(r_ios > 0 && w_ios > 0, "{replayed_by_fio:?}");
+    assert_eq!(
+        r_bytes + w_bytes,
+        text.lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.len() == 5 && (w[2] == "read" || w[2] == "write"))
+                    .then(|| w[4].parse::<u64>().unwrap())
+            })
+            .sum::<u64>()
+    );
+    // The blocks the log writes hold the pattern in both files (the rest is each tool's
+    // own layout).
+    let ours_data = std::fs::read(&data).unwrap();
+    let mut written = 0;
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() == 5 && w[2] == "write" {
+            let (off, len): (usize, usize) = (w[3].parse().unwrap(), w[4].parse().unwrap());
+            assert!(ours_data[off..off + len].iter().all(|&b| b == 0x5a), "{l}");
+            assert_eq!(ours_data[off..off + len], after_fio[off..off + len], "{l}");
+            written += len;
+        }
+    }
+    assert_eq!(written as u64, w_bytes);
+}
+
+/// A log's times are kept, scaled by replay_time_scale or dropped by replay_no_stall; its
+/// syncs are run, on a real file and on a simulated system alike.
+#[test]
+fn times_and_syncs_are_replayed_in_both_executors() {
+    let d = scratch("raidlab-replay-");
+    let dir = d.path().display().to_string();
+    let log = write_log(
+        d.path(),
+        "t.log",
+        &format!(
+            "fio version 3 iolog\n0 {dir}/f add\n0 {dir}/f open\n\
+             0 {dir}/f write 0 4096\n100000 {dir}/f write 4096 4096\n\
+             200000 {dir}/f sync 0 0\n300000 {dir}/f read 0 8192\n400000 {dir}/f close\n"
+        ),
+    );
+    let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=t".to_string(),
+            format!("--read_iolog={log}"),
+            "--direct=1".into(),
+            "--output-format=json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        counts(&assert_ok(&raidlab(&a), &format!("{extra:?}")))
+    };
+    // Simulated: virtual time, exact. The read goes at 300 ms and takes a few.
+    let s = run(&[&sim]);
+    assert_eq!((s.0, s.1, s.2, s.3, s.4), (1, 8192, 2, 8192, 1), "{s:?}");
+    assert!((300..320).contains(&s.5), "{s:?}");
+    let half = run(&[&sim, "--replay_time_scale=200"]);
+    assert!((150..170).contains(&half.5), "{half:?}");
+    let fast = run(&[&sim, "--replay_no_stall=1"]);
+    assert!(fast.5 < 50, "{fast:?}");
+    assert_eq!(fast.4, 1, "{fast:?}");
+    // The same run, the same results.
+    assert_eq!(run(&[&sim]), s);
+    // Real: the file is laid out to the log's furthest request, and the read waits for
+    // its time (never sooner).
+    let r = run(&[]);
+    assert_eq!((r.0, r.1, r.2, r.3, r.4), (1, 8192, 2, 8192, 1), "{r:?}");
+    assert!(r.5 >= 300, "{r:?}");
+    assert_eq!(std::fs::metadata(format!("{dir}/f")).unwrap().len(), 8192);
+}
+
+/// A trace that does not fit, or does not go with the job, is one line naming what.
+#[test]
+fn bad_replays_are_one_line() {
+    let d = scratch("raidlab-replay-");
+    let dir = d.path().display().to_string();
+    let trim = write_log(
+        d.path(),
+        "trim.log",
+        &format!("fio version 3 iolog\n0 {dir}/f add\n0 {dir}/f open\n5 {dir}/f write 0 4096\n9 {dir}/f trim 0 4096\n"),
+    );
+    let far = write_log(
+        d.path(),
+        "far.log",
+        "fio version 2 iolog\n/dev/sdz add\n/dev/sdz open\n/dev/sdz read 1125899906842624 4096\n",
+    );
+    let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![format!("--read_iolog={trim}")],
+            "trim.log line 5: trim: raidlab runs no trims (valid: replay_skip=trim leaves them out)",
+        ),
+        (
+            vec![format!("--read_iolog={trim}"), format!("--filename={dir}/g")],
+            "names the files its requests go to, and filename names others",
+        ),
+        (vec!["--replay_no_stall=1".into(), format!("--filename={dir}/g"), "--size=1m".into()], "replay_* options shape a trace's replay (valid: give read_iolog=PATH too)"),
+        (vec![format!("--read_iolog={dir}/none.log")], "none.log: No such file"),
+        (
+            vec![format!("--read_iolog={far}"), sim.clone(), "--direct=1".into()],
+            "far.log line 4: its read ends at byte 1125899906846720, past the end of sim:",
+        ),
+        (
+            vec![format!("--read_iolog={trim}"), "--replay_skip=trim".into(), "--time_based".into(), "--runtime=1s".into()],
+            "time_based does not apply",
+        ),
+        (vec![format!("--read_iolog={trim}"), "--replay_align=3000".into()], "'3000' is not a power of two"),
+        (vec![format!("--read_iolog={dir}/a:{dir}/b")], "raidlab replays one trace a job"),
+    ];
+    for (extra, want) in cases {
+        let mut a = vec!["--name=t".to_string()];
+        a.extend(extra.iter().cloned());
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let err = assert_usage_error(&raidlab(&a), &format!("{extra:?}"));
+        assert!(err.contains(want), "{extra:?}: {err}");
+    }
+    // Nothing was written: the trim log's file was never laid out.
+    assert!(!Path::new(&format!("{dir}/f")).exists());
+}
