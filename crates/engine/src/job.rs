@@ -144,6 +144,9 @@ pub struct JobSetup {
     /// The job's time-series logs, when it writes any: each counted completion is recorded
     /// at its time since the ramp ended.
     pub log: Option<JobLog>,
+    /// The job's I/O log (fio's `write_iolog`), when it writes one: each request and sync
+    /// at its issue time since the job's start.
+    pub iolog: Option<raidlab_result::IoLog>,
     /// The intervals of the bandwidth and IOPS samples, ms (`bw_avg_time`,
     /// `iops_avg_time`).
     pub avg_time_ms: [u64; 2],
@@ -290,6 +293,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         read_back,
         mut pacer,
         mut log,
+        mut iolog,
         avg_time_ms,
         mut content,
         ..
@@ -490,6 +494,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     read_into[slot as usize] = true;
                 }
                 slots[slot as usize] = s;
+                if let Some(l) = iolog.as_mut() {
+                    let act = match req.dir {
+                        Dir::Read => raidlab_result::IoAct::Read,
+                        Dir::Write => raidlab_result::IoAct::Write,
+                    };
+                    l.record(now - start, req.file, act, req.offset, req.len);
+                }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
                 if verify.is_some() {
@@ -518,6 +529,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             match what {
                 Pause::Sync(kind) => {
                     let t0 = clock.now_ns();
+                    if let Some(l) = iolog.as_mut() {
+                        l.record_sync(t0.saturating_sub(start), kind == SyncKind::Fdatasync);
+                    }
                     let r = exec.sync_kind(kind);
                     let t1 = clock.now_ns();
                     match r {
@@ -859,6 +873,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             })
             .into_iter()
             .collect(),
+        iologs: iolog
+            .map(|mut l| {
+                l.end_ns = now.saturating_sub(start);
+                l
+            })
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -1190,6 +1211,7 @@ mod tests {
             pacer: None,
             start_delay_ns: 0,
             log: None,
+            iolog: None,
             avg_time_ms: [500, 500],
             content: ContentGen::new(&spec.buffers, 1),
         };

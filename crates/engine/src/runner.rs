@@ -369,6 +369,11 @@ pub fn run_with_clock(
                 Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
             })
         };
+        let iolog_files = if spec.write_iolog.is_some() {
+            labels.clone()
+        } else {
+            Vec::new()
+        };
         plans.push(InstancePlan {
             spec_index: inst.spec_index,
             group: group_of_spec[inst.spec_index],
@@ -411,6 +416,10 @@ pub fn run_with_clock(
                 verify_fatal: spec.verify_fatal,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
+                iolog: spec
+                    .write_iolog
+                    .as_ref()
+                    .map(|p| raidlab_result::IoLog::new(p.clone(), iolog_files.clone())),
                 avg_time_ms: spec.avg_time_ms,
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },

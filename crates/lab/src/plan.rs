@@ -341,19 +341,27 @@ pub fn log_label(point: &Point) -> String {
 /// The specs of repetition `rep` of `point` with their time-series logs named for that run:
 /// a log prefix `P` (fio's `write_bw_log=P`; no value: the job's name) becomes
 /// `P.LABEL.repR` ([`log_label`]), so a sweep's runs each write their own files
-/// (`P.LABEL.repR_bw.N.log`, …) instead of each overwriting the last. Borrowed as they are
+/// (`P.LABEL.repR_bw.N.log`, …, and an I/O log's `P.LABEL.repR`) instead of each
+/// overwriting the last. Borrowed as they are
 /// when no spec writes logs.
 pub fn label_logs<'a>(
     specs: &'a [JobSpec],
     point: &Point,
     rep: u32,
 ) -> std::borrow::Cow<'a, [JobSpec]> {
-    if !specs.iter().any(|s| s.logs.any()) {
+    if !specs
+        .iter()
+        .any(|s| s.logs.any() || s.write_iolog.is_some())
+    {
         return std::borrow::Cow::Borrowed(specs);
     }
     let label = log_label(point);
     let mut out = specs.to_vec();
     for s in &mut out {
+        // An I/O log `P` (`write_iolog=P`) becomes `P.LABEL.repR`.
+        if let Some(p) = &s.write_iolog {
+            s.write_iolog = Some(format!("{p}.{label}.rep{rep}"));
+        }
         let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
         let named = |p: Option<String>| p.map(|p| format!("{p}.{label}.rep{rep}"));
         s.logs.bw = named(bw);
@@ -401,6 +409,14 @@ mod tests {
             Some("out/lat.bs-4k.system-a_b.rep1")
         );
         assert_eq!(named[0].logs.iops, None);
+        // An I/O log alone is named for the point too.
+        let mut io = JobSpec::default();
+        apply_option(&mut io, "write_iolog", Some("trace.log")).unwrap();
+        let io = [io];
+        assert_eq!(
+            label_logs(&io, &point, 2)[0].write_iolog.as_deref(),
+            Some("trace.log.bs-4k.system-a_b.rep2")
+        );
         // No logs: the specs as they are; a point without axes has its index.
         let plain = [JobSpec::default()];
         assert!(matches!(

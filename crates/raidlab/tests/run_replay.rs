@@ -217,3 +217,100 @@ fn bad_replays_are_one_line() {
     // Nothing was written: the trim log's file was never laid out.
     assert!(!Path::new(&format!("{dir}/f")).exists());
 }
+
+/// `write_iolog` logs what a job issued, as fio 3.33 writes it: fio replays a real run's
+/// log with its requests and syncs, and a simulated run's log replays in the simulator to
+/// the same result, time for time.
+#[test]
+fn a_log_raidlab_writes_replays_in_fio_and_in_the_simulator() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-iolog-");
+    let dir = d.path().display().to_string();
+    let log = format!("{dir}/real.log");
+    let o = raidlab(&[
+        "--name=rec",
+        &format!("--filename={dir}/data"),
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=1m",
+        "--fsync=16",
+        &format!("--write_iolog={log}"),
+        "--output-format=json",
+    ]);
+    let rec = counts(&assert_ok(&o, "record"));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with(&format!(
+        "fio version 3 iolog\n0 {dir}/data add\n0 {dir}/data open\n"
+    )));
+    assert!(text.ends_with(&format!("{dir}/data close\n")), "{text}");
+    let fio = Command::new("fio")
+        .args([
+            "--name=play",
+            &format!("--read_iolog={log}"),
+            "--output-format=json",
+        ])
+        .output()
+        .expect("run fio");
+    assert!(
+        fio.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let out = String::from_utf8_lossy(&fio.stdout).into_owned();
+    let played = counts(&out[out.find('{').unwrap()..]);
+    assert_eq!(
+        (played.0, played.1, played.2, played.3, played.4),
+        (rec.0, rec.1, rec.2, rec.3, rec.4),
+        "fio's replay of raidlab's log"
+    );
+    assert!(rec.4 >= 8, "{rec:?}");
+
+    // Simulated: recorded, then replayed at the logged times, the same in every figure.
+    let sim = format!("--filename=sim:{}", system("xdd2008/raid5.toml"));
+    let slog = format!("{dir}/sim.log");
+    let o = raidlab(&[
+        "--name=rec",
+        &sim,
+        "--rw=randrw",
+        "--bs=8k",
+        "--iodepth=8",
+        "--size=4m",
+        "--direct=1",
+        &format!("--write_iolog={slog}"),
+        "--output-format=json",
+    ]);
+    let recorded = json(&assert_ok(&o, "simulated record"));
+    let o = raidlab(&[
+        "--name=rec",
+        &format!("--read_iolog={slog}"),
+        "--iodepth=8",
+        "--direct=1",
+        "--output-format=json",
+    ]);
+    let replayed = json(&assert_ok(&o, "simulated replay"));
+    for key in ["read", "write"] {
+        for k in ["total_ios", "io_bytes", "runtime"] {
+            assert_eq!(
+                recorded["jobs"][0][key][k], replayed["jobs"][0][key][k],
+                "{key}.{k}"
+            );
+        }
+        assert_eq!(
+            recorded["jobs"][0][key]["clat_ns"], replayed["jobs"][0][key]["clat_ns"],
+            "{key} latencies"
+        );
+    }
+    // One log a job.
+    let err = assert_usage_error(
+        &raidlab(&[
+            "--name=two",
+            &sim,
+            "--rw=randread",
+            "--size=1m",
+            "--numjobs=2",
+            &format!("--write_iolog={dir}/two.log"),
+        ]),
+        "numjobs=2",
+    );
+    assert!(err.contains("2 jobs would write it"), "{err}");
+}

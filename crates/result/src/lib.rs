@@ -9,6 +9,7 @@
 //! completions, the simulator from virtual ones; both are rendered the same way.
 
 pub mod histogram;
+pub mod iolog;
 pub mod render;
 pub mod samples;
 pub mod schema;
@@ -16,6 +17,7 @@ pub mod steady;
 pub mod timelog;
 
 pub use histogram::LatencyHistogram;
+pub use iolog::{IoAct, IoLog, IoLogEntry};
 pub use render::{
     io_error_text, render, render_formats, render_json, render_terse, render_text,
     render_with_options, OutputFormat,

@@ -341,6 +341,10 @@ pub struct JobResult {
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
     pub logs: Vec<JobLog>,
+    /// The I/O logs (fio's `write_iolog`) of the jobs folded into this result; written to
+    /// files by the caller.
+    #[serde(skip)]
+    pub iologs: Vec<crate::iolog::IoLog>,
 }
 
 /// The ranks of an MPI run a result covers, in rank order, and the hosts they ran on (each
@@ -638,6 +642,7 @@ impl JobResult {
             }
         }
         self.logs.extend(other.logs.iter().cloned());
+        self.iologs.extend(other.iologs.iter().cloned());
         match (&mut self.verify, &other.verify) {
             (Some(a), Some(b)) => {
                 a.blocks_checked += b.blocks_checked;

@@ -334,6 +334,12 @@ pub struct JobRt {
     /// The job's time-series logs, when it writes any: each counted completion is recorded
     /// at its virtual time since the ramp ended.
     pub log: Option<Box<raidlab_result::JobLog>>,
+    /// The job's I/O log (fio's `write_iolog`), when it writes one: each request and sync at
+    /// its virtual issue time since the job's start.
+    pub iolog: Option<Box<raidlab_result::IoLog>>,
+    /// Whether the job has a pacer, replays a trace or logs its requests (see
+    /// [`JobRt::set_special`]): the issue path's rarer steps, behind one test.
+    special: bool,
     /// Bandwidth and IOPS samples: each counted completion at its virtual time since the
     /// ramp ended.
     pub sampler: raidlab_result::Sampler,
@@ -417,6 +423,8 @@ impl JobRt {
             flush: None,
             wake_armed: false,
             log: None,
+            iolog: None,
+            special: false,
             sampler: raidlab_result::Sampler::default(),
             exits: [None; 2],
             report_group: 0,
@@ -427,9 +435,11 @@ impl JobRt {
     /// without one is asked one question.)
     #[inline(always)]
     fn paused(&self) -> bool {
-        // (A replayed trace's syncs pause a job without a pacer.)
-        self.sync_wait
-            || (self.pacer.is_some() && (self.wait_until.is_some() || self.think.is_some()))
+        self.special && (self.wait_until.is_some() || self.think.is_some() || self.sync_wait)
+    }
+    /// Note whether the job has a pacer, a trace or an I/O log, once they are set.
+    pub fn set_special(&mut self) {
+        self.special = self.pacer.is_some() || self.stream.replays() || self.iolog.is_some();
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -719,7 +729,10 @@ impl<'w> Engine<'w> {
         // each job on to its own end.)
         let stops_others = jobs.iter().any(|j| j.exits.iter().any(Option::is_some));
         // (Nor one judged for steady state: its judge, not the extension, ends it.)
-        let conv_enabled = conv.enabled && !rebuilding && !stops_others && self.steady.is_empty();
+        // (Nor one that replays a trace, or logs its requests: each request is simulated.)
+        let exact = jobs.iter().any(|j| j.stream.replays() || j.iolog.is_some());
+        let conv_enabled =
+            conv.enabled && !rebuilding && !stops_others && !exact && self.steady.is_empty();
         if !self.steady.is_empty() {
             self.at(start + STEADY_EVERY_NS, Ev::SteadyCheck);
         }
@@ -1307,33 +1320,40 @@ impl<'w> Engine<'w> {
                 }
                 continue;
             };
-            if job.stream.replays() {
-                if job.stream.sync_before(req.seq).is_some() {
-                    // Held until what is in flight completes and the sync is done.
-                    job.held = Some(req);
-                    job.sync_wait = true;
-                    continue;
+            // (A pacer, a trace or an I/O log: none of them on the plain path.)
+            if job.special {
+                if job.stream.replays() {
+                    if job.stream.sync_before(req.seq).is_some() {
+                        // Held until what is in flight completes and the sync is done.
+                        job.held = Some(req);
+                        job.sync_wait = true;
+                        continue;
+                    }
+                    if self.replay_waits(job, j, req) {
+                        return;
+                    }
                 }
-                if self.replay_waits(job, j, req) {
-                    return;
+                if let Some(p) = job.pacer.as_mut() {
+                    // A sync due, or the request's time not come: the job waits for what it
+                    // has in flight first (fio quiesces before it syncs or sleeps).
+                    if p.sync_due().is_some() {
+                        job.held = Some(req);
+                        job.sync_wait = true;
+                        continue;
+                    }
+                    let t = p.issue_at(req.dir);
+                    if t > self.now {
+                        job.held = Some(req);
+                        job.wait_until = Some(t);
+                        continue;
+                    }
+                    p.issued(req.dir, req.len);
+                    job.think = p.think_due(self.now).map(|t| t.total_ns());
                 }
-            }
-            if let Some(p) = job.pacer.as_mut() {
-                // A sync due, or the request's time not come: the job waits for what it
-                // has in flight first (fio quiesces before it syncs or sleeps).
-                if p.sync_due().is_some() {
-                    job.held = Some(req);
-                    job.sync_wait = true;
-                    continue;
+                if let Some(l) = job.iolog.as_mut() {
+                    let origin = job.start + self.w.host_job_start_ns + job.start_delay;
+                    Self::log_issue(l, origin, self.now, &req);
                 }
-                let t = p.issue_at(req.dir);
-                if t > self.now {
-                    job.held = Some(req);
-                    job.wait_until = Some(t);
-                    continue;
-                }
-                p.issued(req.dir, req.len);
-                job.think = p.think_due(self.now).map(|t| t.total_ns());
             }
             job.inflight += 1;
             job.draining = job.inflight >= job.depth;
@@ -1360,6 +1380,29 @@ impl<'w> Engine<'w> {
                 self.submit(io);
             }
         }
+    }
+
+    /// Log request `req`, issued at `now`, in the job's I/O log (times from the job's
+    /// first request's earliest time, `origin`, as a replay counts them).
+    #[cold]
+    #[inline(never)]
+    fn log_issue(
+        l: &mut raidlab_result::IoLog,
+        origin: u64,
+        now: u64,
+        req: &raidlab_workload::Request,
+    ) {
+        let act = match req.dir {
+            Dir::Read => raidlab_result::IoAct::Read,
+            Dir::Write => raidlab_result::IoAct::Write,
+        };
+        l.record(
+            now.saturating_sub(origin),
+            req.file,
+            act,
+            req.offset,
+            req.len,
+        );
     }
 
     /// A replayed trace's request `req`: held until its time, with the earlier ones still
@@ -1426,6 +1469,18 @@ impl<'w> Engine<'w> {
     /// except below a controller whose write-back cache has a battery (there the data is
     /// stable already, and the flush returns once the controller has the command).
     fn start_flush(&mut self, job: &mut JobRt, j: u32) {
+        if let Some(l) = job.iolog.as_mut() {
+            let seq = job.held.map_or(u64::MAX, |r| r.seq);
+            let kind = job
+                .stream
+                .sync_before(seq)
+                .or_else(|| job.pacer.as_ref().and_then(|p| p.sync_due()));
+            let origin = job.start + self.w.host_job_start_ns + job.start_delay;
+            l.record_sync(
+                self.now.saturating_sub(origin),
+                kind == Some(raidlab_workload::SyncKind::Fdatasync),
+            );
+        }
         // (A job over several LUNs flushes each, down its own path, at once.)
         let mut done = self.now;
         for &l in &job.luns {

@@ -496,6 +496,17 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.end_fsync = s.end_fsync;
+            j.iolog = s.write_iolog.as_ref().map(|path| {
+                Box::new(raidlab_result::IoLog::new(
+                    path.clone(),
+                    p.inst
+                        .files
+                        .iter()
+                        .map(|&f| s.filenames[f].clone())
+                        .collect(),
+                ))
+            });
+            j.set_special();
             j.max_latency_ns = s.max_latency_ns;
             j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
             j.report_group = job_groups[p.spec].1;
@@ -540,6 +551,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
         }
         let after = Usage::take(engine.w, engine.now, engine.member_ios);
+        let host_start = engine.w.host_job_start_ns;
         group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
         for ((p, j), steadystate) in members.iter().zip(jobs).zip(steady_reports) {
             let s = &specs[p.spec];
@@ -567,6 +579,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 error: j.error,
                 iodepth_level: j.iodepth_level,
                 logs: j.log.map(|l| *l).into_iter().collect(),
+                iologs: j
+                    .iolog
+                    .map(|mut l| {
+                        l.end_ns = j.end.saturating_sub(j.start + host_start + j.start_delay);
+                        *l
+                    })
+                    .into_iter()
+                    .collect(),
                 // (The simulator models no I/O errors: a job that would go on past some
                 // shows none gone past.)
                 errors: s.on_error.counts().then(Default::default),

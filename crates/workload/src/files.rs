@@ -286,6 +286,9 @@ impl JobStream {
     /// [`RequestStream::next_as`]), or None once every file is done.
     #[inline]
     pub fn next_as(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if self.files.len() == 1 {
+            return self.files[0].next_as(choose);
+        }
         if let Some(r) = self.replay.as_mut() {
             // (A trace's directions are its own.)
             let io = *r.trace.ios.get(r.next)?;
@@ -299,9 +302,6 @@ impl JobStream {
                 len: io.len,
                 dir: io.dir,
             });
-        }
-        if self.files.len() == 1 {
-            return self.files[0].next_as(choose);
         }
         while self.live > 0 {
             let k = self.cur;

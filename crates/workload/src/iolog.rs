@@ -296,7 +296,11 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                             } else {
                                 SyncKind::Fdatasync
                             };
-                            t.syncs.push((t.ios.len(), kind));
+                            // (A log names each file's sync; the job syncs all of
+                            // its files at once.)
+                            if t.syncs.last() != Some(&(t.ios.len(), kind)) {
+                                t.syncs.push((t.ios.len(), kind));
+                            }
                         }
                     }
                     "trim" => {

@@ -686,6 +686,10 @@ pub struct JobSpec {
     /// job's `filenames`.
     #[serde(skip)]
     pub trace: Option<std::sync::Arc<crate::iolog::Trace>>,
+    /// fio's `write_iolog`: the file the job's issued requests and syncs are logged to, as
+    /// fio's version 3 iolog (one job instance a file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iolog: Option<String>,
     /// raidlab's `rank_shift`: under `raidlab run --mpi`, rank r runs this job as rank
     /// (r + N) mod ranks would (see [`for_rank`]); 0 by default. Outside MPI, a world of one
     /// rank, it changes nothing.
@@ -1232,6 +1236,7 @@ impl Default for JobSpec {
             read_iolog: None,
             replay: ReplayOptions::default(),
             trace: None,
+            write_iolog: None,
             rank_shift: 0,
             max_latency_ns: 0,
             ss: SteadyCriterion::default(),
@@ -1371,6 +1376,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "file_service_type",
     "job_per_file",
     "read_iolog",
+    "write_iolog",
     "replay_no_stall",
     "replay_time_scale",
     "replay_redirect",
@@ -1949,7 +1955,6 @@ const FIO_ONLY: &[&str] = &[
     "wait_for",
     "write_barrier",
     "write_hint",
-    "write_iolog",
     "zone_reset_frequency",
     "zone_reset_threshold",
     "zonecapacity",
@@ -2098,6 +2103,13 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.read_iolog = Some(v.to_string());
             spec.trace = None;
+        }
+        "write_iolog" => {
+            let v = value.trim();
+            if v.is_empty() {
+                return Err(err("needs a file (valid: write_iolog=PATH)".into()));
+            }
+            spec.write_iolog = Some(v.to_string());
         }
         "replay_no_stall" => spec.replay.no_stall = parse_bool(value).map_err(err)?,
         "replay_time_scale" => {

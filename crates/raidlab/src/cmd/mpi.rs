@@ -388,7 +388,7 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
                 )));
             }
         }
-        if j.logs.any() {
+        if j.logs.any() || j.write_iolog.is_some() {
             return Err(CliError::usage(format!(
                 "--mpi: job '{}' writes fio's log files, which every rank would write under the same names (valid: the logs in a run without --mpi)",
                 j.name

@@ -411,6 +411,7 @@ fn option_help(name: &str) -> &'static str {
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes): its requests, files, syncs and times, in place of rw, bs and size",
+        "write_iolog" => "log every request and sync the job issues, with its time, as fio's version 3 iolog (read_iolog, and fio's, replay it); one job a log",
         "replay_no_stall" => "replay the trace's requests as fast as iodepth takes them, in its order, ignoring its times",
         "replay_time_scale" => "percent of the trace's rate to replay at (200: its times halved)",
         "replay_redirect" => "send every request of the trace to this one target (a file, device, array: or sim: target) instead of the files it names",
@@ -1089,6 +1090,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if let Some(p) = &s.read_iolog {
         put("read_iolog", p.clone());
     }
+    if let Some(p) = &s.write_iolog {
+        put("write_iolog", p.clone());
+    }
     let (r, dr) = (&s.replay, &d.replay);
     if r.no_stall {
         put("replay_no_stall", "1".into());
@@ -1525,6 +1529,9 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
                 out.push(PathBuf::from(format!("{p}_{kind}{n}.log")));
             }
         }
+        if let Some(p) = &s.write_iolog {
+            out.push(PathBuf::from(p));
+        }
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|p| seen.insert(p.clone()));
@@ -1534,6 +1541,20 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
 /// Refuse, in one line, a log file `jobs` would write in a folder that does not exist, or
 /// over a file raidlab did not write (unless `force`), or over a job's target.
 pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
+    // An I/O log is one job's (fio interleaves several jobs' lines in one file).
+    let instances = raidlab_workload::JobInstance::expand(jobs);
+    for s in jobs {
+        let Some(p) = &s.write_iolog else { continue };
+        let writers = instances
+            .iter()
+            .filter(|i| jobs[i.spec_index].write_iolog.as_ref() == Some(p))
+            .count();
+        if writers > 1 {
+            return Err(CliError::usage(format!(
+                "write_iolog={p}: {writers} jobs would write it (valid: one job a log: numjobs=1, and each job section its own write_iolog)"
+            )));
+        }
+    }
     for path in log_paths(jobs) {
         let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
         if let Some(dir) = folder.filter(|d| !d.is_dir()) {
@@ -1552,6 +1573,20 @@ pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
 /// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
 /// without `--force`). A file that cannot be written is one line, naming it.
 pub fn write_logs(result: &RunResult) -> Result<(), CliError> {
+    for l in result.jobs.iter().flat_map(|j| &j.iologs) {
+        let written = std::fs::File::create(&l.path).and_then(|mut f| {
+            use std::io::Write;
+            raidlab_engine::safety::mark_scratch(&f);
+            f.write_all(l.text().as_bytes())?;
+            f.flush()
+        });
+        written.map_err(|e| {
+            CliError::failed(format!(
+                "I/O log {}: cannot write ({e}; valid: write_iolog naming a writable folder)",
+                l.path
+            ))
+        })?;
+    }
     {
         for (name, text) in raidlab_result::shared_files(result.jobs.iter().flat_map(|j| &j.logs)) {
             let path = Path::new(&name);
