@@ -184,6 +184,11 @@ fn bad_replays_are_one_line() {
         "far.log",
         "fio version 2 iolog\n/dev/sdz add\n/dev/sdz open\n/dev/sdz read 1125899906842624 4096\n",
     );
+    let odd = write_log(
+        d.path(),
+        "odd.log",
+        &format!("fio version 2 iolog\n{dir}/f add\n{dir}/f open\n{dir}/f write 0 4096\n{dir}/f write 100 4096\n"),
+    );
     let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
@@ -206,6 +211,10 @@ fn bad_replays_are_one_line() {
         ),
         (vec![format!("--read_iolog={trim}"), "--replay_align=3000".into()], "'3000' is not a power of two"),
         (vec![format!("--read_iolog={dir}/a:{dir}/b")], "raidlab replays one trace a job"),
+        (
+            vec![format!("--read_iolog={odd}"), "--direct=1".into()],
+            "odd.log line 5 (offset 100, length 4096) is not a multiple of 512 bytes, which direct=1 needs",
+        ),
     ];
     for (extra, want) in cases {
         let mut a = vec!["--name=t".to_string()];

@@ -2931,6 +2931,15 @@ impl JobSpec {
             (self.filename_format.is_some(), "filename_format"),
             (self.job_per_file, "job_per_file"),
         ];
+        // (Before anything is laid out; the target's own logical block is checked later.)
+        if let Some(t) = self.trace.as_ref().filter(|_| self.direct) {
+            if let Some(at) = (0..t.files.len()).find_map(|k| t.misaligned(k, 512)) {
+                return Some(format!(
+                    "{} {at} is not a multiple of 512 bytes, which direct=1 needs",
+                    t.origin
+                ));
+            }
+        }
         other.iter().find(|(on, _)| *on).map(|(_, name)| {
             format!(
                 "read_iolog={path} replays the trace's requests once, on its files; {name} does not apply (valid: leave {name} out; runtime still caps a replay)"
