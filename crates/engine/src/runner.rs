@@ -999,7 +999,19 @@ fn run_group(
                 let h = std::thread::Builder::new()
                     .name(format!("raidlab-job{si}"))
                     .spawn_scoped(sc, move || {
-                        let r = run_instance(p);
+                        let spec = &specs[si];
+                        let r = match exec_hook(spec, "prerun", spec.exec_prerun.as_deref()) {
+                            Err(e) => not_started(&p.setup, e),
+                            Ok(()) => {
+                                let r = run_instance(p);
+                                if let Err(e) =
+                                    exec_hook(spec, "postrun", spec.exec_postrun.as_deref())
+                                {
+                                    crate::ewriteln!("raidlab: warning: job '{}': {e}", spec.name);
+                                }
+                                r
+                            }
+                        };
                         // The job's end stops the others its `exitall` names.
                         match raidlab_workload::exit_scope(specs, si, r.error.is_some()) {
                             Some(ExitWhat::Group) => group.store(true, Ordering::Relaxed),
@@ -1075,6 +1087,37 @@ fn not_run(setup: &JobSetup) -> JobResult {
         target: setup.target.clone(),
         engine: setup.engine.to_string(),
         ..Default::default()
+    }
+}
+
+/// fio's `exec_prerun` / `exec_postrun` (`what`): the command through `sh -c` in the
+/// working folder, its output and errors in `JOB.prerun.txt` / `JOB.postrun.txt`, as fio
+/// saves them. A command that cannot start or exits nonzero is the error returned (fio skips
+/// the job silently; raidlab says why it did not run).
+fn exec_hook(spec: &JobSpec, what: &str, command: Option<&str>) -> Result<(), String> {
+    let Some(cmd) = command else { return Ok(()) };
+    let out = format!("{}.{what}.txt", spec.name);
+    let file = std::fs::File::create(&out)
+        .map_err(|e| format!("exec_{what}: cannot write its output to {out}: {e}"))?;
+    let err = file
+        .try_clone()
+        .map_err(|e| format!("exec_{what}: cannot write its output to {out}: {e}"))?;
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .status()
+        .map_err(|e| format!("exec_{what} '{cmd}' did not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        let how = match status.code() {
+            Some(c) => format!("exited with {c}"),
+            None => "was killed by a signal".to_string(),
+        };
+        Err(format!("exec_{what} '{cmd}' {how} (its output: {out})"))
     }
 }
 

@@ -1279,3 +1279,62 @@ fn io_uring_options_without_a_ring_are_noted() {
     assert_ok(&out, "io_uring with fixedbufs");
     assert!(!stderr(&out).contains("io_uring's"), "{}", stderr(&out));
 }
+
+/// fio's exec_prerun and exec_postrun: shell commands around a real job, their output saved
+/// as fio saves it; a prerun that fails ends the job with an error saying so, and the job
+/// does no I/O; a simulated job refuses them.
+#[test]
+fn exec_prerun_and_postrun_run_around_the_job() {
+    let d = scratch("raidlab-exec-");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(bin())
+            .arg("run")
+            .args([
+                "--name=j",
+                "--filename=data",
+                "--size=64k",
+                "--output-format=json",
+            ])
+            .args(extra)
+            .current_dir(d.path())
+            .output()
+            .expect("run raidlab")
+    };
+    let o = run(&[
+        "--exec_prerun=echo \"before $((1+1))\"",
+        "--exec_postrun=ls data >&2",
+    ]);
+    let v = json(&assert_ok(&o, "hooks"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"].as_u64(), Some(0));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(65536));
+    let read = |f: &str| std::fs::read_to_string(d.path().join(f)).unwrap();
+    assert_eq!(read("j.prerun.txt"), "before 2\n");
+    assert_eq!(read("j.postrun.txt"), "data\n");
+
+    std::fs::remove_file(d.path().join("j.postrun.txt")).unwrap();
+    let o = run(&["--exec_prerun=echo no; exit 3", "--exec_postrun=true"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_one_line(&err, "failed prerun");
+    assert!(
+        err.contains("exec_prerun 'echo no; exit 3' exited with 3 (its output: j.prerun.txt)"),
+        "{err}"
+    );
+    let v = json(&stdout(&o));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(0));
+    assert_eq!(read("j.prerun.txt"), "no\n");
+    assert!(!d.path().join("j.postrun.txt").exists());
+
+    let sim = format!(
+        "--filename=sim:{}/../../systems/xdd2008/raid5.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let err = assert_usage_error(
+        &raidlab(&["--name=j", &sim, "--size=64k", "--exec_postrun=true"]),
+        "sim",
+    );
+    assert!(
+        err.contains("exec_postrun runs a command on the host"),
+        "{err}"
+    );
+}

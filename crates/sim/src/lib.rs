@@ -355,6 +355,18 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 }
             )));
         }
+        if let Some((name, _)) = [
+            ("exec_prerun", &s.exec_prerun),
+            ("exec_postrun", &s.exec_postrun),
+        ]
+        .into_iter()
+        .find(|(_, c)| c.is_some())
+        {
+            return Err(SimError::usage(format!(
+                "job '{}': {name} runs a command on the host around a real job, and a simulated job has no host to run it on (valid: leave it out for sim: targets)",
+                s.name
+            )));
+        }
         if s.nrfiles > 1 || s.filesize.is_some() {
             return Err(SimError::usage(format!(
                 "job '{}': nrfiles and filesize lay files out on a filesystem, and a sim: \

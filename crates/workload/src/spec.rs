@@ -690,6 +690,13 @@ pub struct JobSpec {
     /// fio's version 3 iolog (one job instance a file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iolog: Option<String>,
+    /// fio's `exec_prerun` and `exec_postrun`: shell commands run in the job's thread before
+    /// its first request and after its last, their output in `JOB.prerun.txt` and
+    /// `JOB.postrun.txt`. Real runs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_prerun: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_postrun: Option<String>,
     /// raidlab's `rank_shift`: under `raidlab run --mpi`, rank r runs this job as rank
     /// (r + N) mod ranks would (see [`for_rank`]); 0 by default. Outside MPI, a world of one
     /// rank, it changes nothing.
@@ -1237,6 +1244,8 @@ impl Default for JobSpec {
             replay: ReplayOptions::default(),
             trace: None,
             write_iolog: None,
+            exec_prerun: None,
+            exec_postrun: None,
             rank_shift: 0,
             max_latency_ns: 0,
             ss: SteadyCriterion::default(),
@@ -1377,6 +1386,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "job_per_file",
     "read_iolog",
     "write_iolog",
+    "exec_prerun",
+    "exec_postrun",
     "replay_no_stall",
     "replay_time_scale",
     "replay_redirect",
@@ -1895,8 +1906,6 @@ const FIO_ONLY: &[&str] = &[
     "dedupe_mode",
     "disk_util",
     "error_dump",
-    "exec_postrun",
-    "exec_prerun",
     "experimental_verify",
     "fadvise_hint",
     "file_append",
@@ -2103,6 +2112,23 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.read_iolog = Some(v.to_string());
             spec.trace = None;
+        }
+        "exec_prerun" | "exec_postrun" => {
+            // (A job file's value may come quoted, as a shell's does not.)
+            let v = value.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(v);
+            if v.is_empty() {
+                return Err(err("needs a command (valid: a shell command line)".into()));
+            }
+            let slot = if key == "exec_prerun" {
+                &mut spec.exec_prerun
+            } else {
+                &mut spec.exec_postrun
+            };
+            *slot = Some(v.to_string());
         }
         "write_iolog" => {
             let v = value.trim();

@@ -411,6 +411,8 @@ fn option_help(name: &str) -> &'static str {
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes): its requests, files, syncs and times, in place of rw, bs and size",
+        "exec_prerun" => "a shell command run before the job's first request (its output in JOB.prerun.txt); a failure ends the job with an error; real runs only",
+        "exec_postrun" => "a shell command run after the job's last request (its output in JOB.postrun.txt); real runs only",
         "write_iolog" => "log every request and sync the job issues, with its time, as fio's version 3 iolog (read_iolog, and fio's, replay it); one job a log",
         "replay_no_stall" => "replay the trace's requests as fast as iodepth takes them, in its order, ignoring its times",
         "replay_time_scale" => "percent of the trace's rate to replay at (200: its times halved)",
@@ -1092,6 +1094,12 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(p) = &s.write_iolog {
         put("write_iolog", p.clone());
+    }
+    if let Some(c) = &s.exec_prerun {
+        put("exec_prerun", c.clone());
+    }
+    if let Some(c) = &s.exec_postrun {
+        put("exec_postrun", c.clone());
     }
     let (r, dr) = (&s.replay, &d.replay);
     if r.no_stall {
