@@ -1000,16 +1000,24 @@ fn run_group(
                     .name(format!("raidlab-job{si}"))
                     .spawn_scoped(sc, move || {
                         let spec = &specs[si];
-                        let r = match exec_hook(spec, "prerun", spec.exec_prerun.as_deref()) {
-                            Err(e) => not_started(&p.setup, e),
-                            Ok(()) => {
-                                let r = run_instance(p);
-                                if let Err(e) =
-                                    exec_hook(spec, "postrun", spec.exec_postrun.as_deref())
-                                {
-                                    crate::ewriteln!("raidlab: warning: job '{}': {e}", spec.name);
+                        // fio's create_only: the layout (done) is all the job does.
+                        let r = if spec.create_only {
+                            not_run(&p.setup)
+                        } else {
+                            match exec_hook(spec, "prerun", spec.exec_prerun.as_deref()) {
+                                Err(e) => not_started(&p.setup, e),
+                                Ok(()) => {
+                                    let r = run_instance(p);
+                                    if let Err(e) =
+                                        exec_hook(spec, "postrun", spec.exec_postrun.as_deref())
+                                    {
+                                        crate::ewriteln!(
+                                            "raidlab: warning: job '{}': {e}",
+                                            spec.name
+                                        );
+                                    }
+                                    r
                                 }
-                                r
                             }
                         };
                         // The job's end stops the others its `exitall` names.

@@ -1338,3 +1338,43 @@ fn exec_prerun_and_postrun_run_around_the_job() {
         "{err}"
     );
 }
+
+/// fio's create_only: the job's file is laid out and nothing else runs; a later job reads it as raidlab's own; a simulated job refuses it.
+#[test]
+fn create_only_lays_out_and_runs_nothing() {
+    let d = scratch("raidlab-create-");
+    let f = d.path().join("data");
+    let f = f.to_str().unwrap();
+    let o = raidlab(&[
+        "--name=c",
+        &format!("--filename={f}"),
+        "--size=1m",
+        "--rw=randread",
+        "--create_only=1",
+        &format!("--exec_prerun=touch {}/ran", d.path().display()),
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&o, "create_only"));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(0));
+    assert_eq!(std::fs::metadata(f).unwrap().len(), 1 << 20);
+    // (Nothing else ran: not the prerun either.)
+    assert!(!d.path().join("ran").exists());
+    let o = raidlab(&[
+        "--name=r",
+        &format!("--filename={f}"),
+        "--size=1m",
+        "--rw=randread",
+        "--output-format=json",
+    ]);
+    let v = json(&assert_ok(&o, "read after"));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"].as_u64(), Some(1 << 20));
+    let sim = format!(
+        "--filename=sim:{}/../../systems/xdd2008/raid5.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let err = assert_usage_error(
+        &raidlab(&["--name=j", &sim, "--size=64k", "--create_only=1"]),
+        "sim",
+    );
+    assert!(err.contains("create_only lays a job's files out"), "{err}");
+}

@@ -367,6 +367,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
+        if s.create_only {
+            return Err(SimError::usage(format!(
+                "job '{}': create_only lays a job's files out and runs nothing else, and a sim: target is a LUN with nothing to lay out (valid: leave it out for sim: targets)",
+                s.name
+            )));
+        }
         if s.nrfiles > 1 || s.filesize.is_some() {
             return Err(SimError::usage(format!(
                 "job '{}': nrfiles and filesize lay files out on a filesystem, and a sim: \

@@ -697,6 +697,10 @@ pub struct JobSpec {
     pub exec_prerun: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_postrun: Option<String>,
+    /// fio's `create_only`: the job's files are laid out and nothing else is run (its
+    /// result shows nothing done). Real runs only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub create_only: bool,
     /// raidlab's `rank_shift`: under `raidlab run --mpi`, rank r runs this job as rank
     /// (r + N) mod ranks would (see [`for_rank`]); 0 by default. Outside MPI, a world of one
     /// rank, it changes nothing.
@@ -1246,6 +1250,7 @@ impl Default for JobSpec {
             write_iolog: None,
             exec_prerun: None,
             exec_postrun: None,
+            create_only: false,
             rank_shift: 0,
             max_latency_ns: 0,
             ss: SteadyCriterion::default(),
@@ -1388,6 +1393,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "write_iolog",
     "exec_prerun",
     "exec_postrun",
+    "create_only",
     "replay_no_stall",
     "replay_time_scale",
     "replay_redirect",
@@ -1900,7 +1906,6 @@ const FIO_ONLY: &[&str] = &[
     "cgroup_nodelete",
     "cgroup_weight",
     "create_fsync",
-    "create_only",
     "create_serialize",
     "dedupe_global",
     "dedupe_mode",
@@ -2113,6 +2118,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.read_iolog = Some(v.to_string());
             spec.trace = None;
         }
+        "create_only" => spec.create_only = parse_bool(value).map_err(err)?,
         "exec_prerun" | "exec_postrun" => {
             // (A job file's value may come quoted, as a shell's does not.)
             let v = value.trim();

@@ -411,6 +411,7 @@ fn option_help(name: &str) -> &'static str {
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes): its requests, files, syncs and times, in place of rw, bs and size",
+        "create_only" => "lay the job's files out and run nothing else (the result shows nothing done); real runs only",
         "exec_prerun" => "a shell command run before the job's first request (its output in JOB.prerun.txt); a failure ends the job with an error; real runs only",
         "exec_postrun" => "a shell command run after the job's last request (its output in JOB.postrun.txt); real runs only",
         "write_iolog" => "log every request and sync the job issues, with its time, as fio's version 3 iolog (read_iolog, and fio's, replay it); one job a log",
@@ -1094,6 +1095,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(p) = &s.write_iolog {
         put("write_iolog", p.clone());
+    }
+    if s.create_only {
+        put("create_only", "1".into());
     }
     if let Some(c) = &s.exec_prerun {
         put("exec_prerun", c.clone());
