@@ -404,7 +404,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 };
                 let Some(req) = next else {
                     // A trace's last sync, after its last request.
-                    if let Some(kind) = stream.sync_before(u64::MAX) {
+                    if let Some(kind) = stream.sync_due(None) {
                         pause = Some(Pause::Sync(kind));
                     } else {
                         exhausted = true;
@@ -415,7 +415,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 // A replayed trace: its sync before this request, with nothing in flight;
                 // then the request at its time. (fio sleeps to a request's time with the
                 // earlier ones still in flight, reaping them after.)
-                if let Some(kind) = stream.sync_before(req.seq) {
+                if let Some(kind) = stream.sync_due(Some(&req)) {
                     held = Some(req);
                     pause = Some(Pause::Sync(kind));
                     free.push(slot);
@@ -495,11 +495,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 slots[slot as usize] = s;
                 if let Some(l) = iolog.as_mut() {
-                    let act = match req.dir {
-                        Dir::Read => raidlab_result::IoAct::Read,
-                        Dir::Write => raidlab_result::IoAct::Write,
-                    };
-                    l.record(now - start, req.file, act, req.offset, req.len);
+                    let write = req.dir == Dir::Write;
+                    l.record_io(now - start, req.file, write, req.offset, req.len);
                 }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
@@ -540,10 +537,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                                 syncs.record(t1 - t0);
                                 last_counted = t1;
                             }
-                            if stream
-                                .sync_before(held.map_or(u64::MAX, |r| r.seq))
-                                .is_some()
-                            {
+                            if stream.sync_due(held.as_ref()).is_some() {
                                 stream.synced();
                             } else if let Some(p) = pacer.as_mut() {
                                 p.synced();

@@ -279,12 +279,8 @@ pub fn run_with_clock(
             match &spec.trace {
                 Some(t) => {
                     if let Some(at) = t.misaligned(inst.files[k], align) {
-                        return Err(EngineError::usage(format!(
-                            "job '{}': {} {at} is not a multiple of {what} ({align} bytes), which {} needs",
-                            spec.name,
-                            t.origin,
-                            if spec.direct { "direct=1" } else { "this target" }
-                        )));
+                        let subject = format!("{} {at}", t.origin);
+                        return Err(misaligned(spec, &subject, align, &what));
                     }
                 }
                 None if align > 1 => check_alignment(&per, align, &what)?,
@@ -369,11 +365,10 @@ pub fn run_with_clock(
                 Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
             })
         };
-        let iolog_files = if spec.write_iolog.is_some() {
-            labels.clone()
-        } else {
-            Vec::new()
-        };
+        let iolog = spec
+            .write_iolog
+            .as_ref()
+            .map(|p| raidlab_result::IoLog::new(p.clone(), labels.clone()));
         plans.push(InstancePlan {
             spec_index: inst.spec_index,
             group: group_of_spec[inst.spec_index],
@@ -416,10 +411,7 @@ pub fn run_with_clock(
                 verify_fatal: spec.verify_fatal,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
-                iolog: spec
-                    .write_iolog
-                    .as_ref()
-                    .map(|p| raidlab_result::IoLog::new(p.clone(), iolog_files.clone())),
+                iolog,
                 avg_time_ms: spec.avg_time_ms,
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },
@@ -851,18 +843,24 @@ fn check_alignment(spec: &JobSpec, align: u64, what: &str) -> Result<(), EngineE
     }
     for (name, v) in values {
         if v % align != 0 {
-            return Err(EngineError::usage(format!(
-                "job '{}': {name}={v} is not a multiple of {what} ({align} bytes), which {} needs",
-                spec.name,
-                if what.starts_with("the logical") {
-                    "direct=1"
-                } else {
-                    "this target"
-                }
-            )));
+            return Err(misaligned(spec, &format!("{name}={v}"), align, what));
         }
     }
     Ok(())
+}
+
+/// `subject` (an option's value, a trace's request) is not a multiple of `what`, `align`
+/// bytes: the one line, saying who needs it (direct I/O, or the target itself).
+fn misaligned(spec: &JobSpec, subject: &str, align: u64, what: &str) -> EngineError {
+    let needs = if what.starts_with("the logical") {
+        "direct=1"
+    } else {
+        "this target"
+    };
+    EngineError::usage(format!(
+        "job '{}': {subject} is not a multiple of {what} ({align} bytes), which {needs} needs",
+        spec.name
+    ))
 }
 
 /// fio's `ioscheduler`, checked before anything runs: each (stonewall group, the
@@ -1105,10 +1103,8 @@ fn not_run(setup: &JobSetup) -> JobResult {
 fn exec_hook(spec: &JobSpec, what: &str, command: Option<&str>) -> Result<(), String> {
     let Some(cmd) = command else { return Ok(()) };
     let out = format!("{}.{what}.txt", spec.name);
-    let file = std::fs::File::create(&out)
-        .map_err(|e| format!("exec_{what}: cannot write its output to {out}: {e}"))?;
-    let err = file
-        .try_clone()
+    let (file, err) = std::fs::File::create(&out)
+        .and_then(|f| Ok((f.try_clone()?, f)))
         .map_err(|e| format!("exec_{what}: cannot write its output to {out}: {e}"))?;
     let status = std::process::Command::new("sh")
         .arg("-c")

@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 /// Every file under `dir` (relative name → size).
 fn files(dir: &Path) -> BTreeMap<String, u64> {
@@ -66,18 +65,8 @@ fn both(options: &[&str]) -> [Outcome; 2] {
         std::fs::create_dir(fio_dir.path().join(sub)).unwrap();
         std::fs::create_dir(rl_dir.path().join(sub)).unwrap();
     }
-    let fio = Command::new("fio")
-        .args(args(fio_dir.path()))
-        .output()
-        .expect("run fio");
-    assert!(
-        fio.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&fio.stderr)
-    );
-    // (fio may print a job's banner line before its JSON.)
-    let fio_out = String::from_utf8_lossy(&fio.stdout).into_owned();
-    let fio_json = &fio_out[fio_out.find('{').expect("fio's JSON")..];
+    let fio_out = fio_json(&args(fio_dir.path()));
+    let fio_json = fio_out.as_str();
     let a = args(rl_dir.path());
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let rl = raidlab(&a);

@@ -6,7 +6,6 @@
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::Command;
 
 /// The repository's systems folder.
 fn system(rel: &str) -> String {
@@ -47,16 +46,7 @@ fn a_log_fio_wrote_replays_as_fio_replays_it() {
     let dir = d.path().display().to_string();
     let data = format!("{dir}/data");
     let log = format!("{dir}/fio.log");
-    let fio = |args: &[&str]| {
-        let o = Command::new("fio").args(args).output().expect("run fio");
-        assert!(
-            o.status.success(),
-            "fio: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        out[out.find('{').expect("fio's JSON")..].to_string()
-    };
+    let fio = |args: &[&str]| fio_json(args);
     // Recorded: 2 MiB of 4 KiB random reads and writes (fio lays the file out first).
     fio(&[
         "--name=rec",
@@ -252,21 +242,11 @@ fn a_log_raidlab_writes_replays_in_fio_and_in_the_simulator() {
         "fio version 3 iolog\n0 {dir}/data add\n0 {dir}/data open\n"
     )));
     assert!(text.ends_with(&format!("{dir}/data close\n")), "{text}");
-    let fio = Command::new("fio")
-        .args([
-            "--name=play",
-            &format!("--read_iolog={log}"),
-            "--output-format=json",
-        ])
-        .output()
-        .expect("run fio");
-    assert!(
-        fio.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&fio.stderr)
-    );
-    let out = String::from_utf8_lossy(&fio.stdout).into_owned();
-    let played = counts(&out[out.find('{').unwrap()..]);
+    let played = counts(&fio_json(&[
+        "--name=play",
+        &format!("--read_iolog={log}"),
+        "--output-format=json",
+    ]));
     assert_eq!(
         (played.0, played.1, played.2, played.3, played.4),
         (rec.0, rec.1, rec.2, rec.3, rec.4),

@@ -281,6 +281,9 @@ pub struct JobRt {
     pub exhausted: bool,
     pub stopped: bool,
     pub start: u64,
+    /// When its first request may go: `start` plus the program's start and `startdelay`
+    /// (where a replayed trace's and an I/O log's times count from).
+    pub first: u64,
     pub ramp_end: u64,
     pub deadline: Option<u64>,
     pub end: u64,
@@ -395,6 +398,7 @@ impl JobRt {
             exhausted: false,
             stopped: false,
             start: 0,
+            first: 0,
             ramp_end: 0,
             deadline: None,
             end: 0,
@@ -436,6 +440,17 @@ impl JobRt {
     #[inline(always)]
     fn paused(&self) -> bool {
         self.special && (self.wait_until.is_some() || self.think.is_some() || self.sync_wait)
+    }
+    /// The sync the job waits to run, and whether it is its trace's (else its pacer's).
+    fn pending_sync(&self) -> Option<(raidlab_workload::SyncKind, bool)> {
+        match self.stream.sync_due(self.held.as_ref()) {
+            Some(k) => Some((k, true)),
+            None => self
+                .pacer
+                .as_ref()
+                .and_then(|p| p.sync_due())
+                .map(|k| (k, false)),
+        }
     }
     /// Note whether the job has a pacer, a trace or an I/O log, once they are set.
     pub fn set_special(&mut self) {
@@ -715,11 +730,11 @@ impl<'w> Engine<'w> {
             j.deadline = j.deadline.map(|d| start + d);
             // The job's program starts and opens its target before the first request
             // (after its `startdelay`).
-            let first = start + self.w.host_job_start_ns + j.start_delay;
+            j.first = start + self.w.host_job_start_ns + j.start_delay;
             if let Some(p) = j.pacer.as_mut() {
-                p.begin(first);
+                p.begin(j.first);
             }
-            self.at(first, Ev::Issue(i as u32));
+            self.at(j.first, Ev::Issue(i as u32));
         }
         // Rebuilds under way go on (or start) with the group. The array changes under the
         // jobs as a rebuild passes: such a run is simulated to its end, not extended from a
@@ -1313,7 +1328,7 @@ impl<'w> Engine<'w> {
             };
             let Some(req) = next else {
                 // A trace's last sync, after its last request.
-                if job.stream.sync_before(u64::MAX).is_some() {
+                if job.stream.sync_due(None).is_some() {
                     job.sync_wait = true;
                 } else {
                     job.exhausted = true;
@@ -1323,7 +1338,7 @@ impl<'w> Engine<'w> {
             // (A pacer, a trace or an I/O log: none of them on the plain path.)
             if job.special {
                 if job.stream.replays() {
-                    if job.stream.sync_before(req.seq).is_some() {
+                    if job.stream.sync_due(Some(&req)).is_some() {
                         // Held until what is in flight completes and the sync is done.
                         job.held = Some(req);
                         job.sync_wait = true;
@@ -1351,8 +1366,14 @@ impl<'w> Engine<'w> {
                     job.think = p.think_due(self.now).map(|t| t.total_ns());
                 }
                 if let Some(l) = job.iolog.as_mut() {
-                    let origin = job.start + self.w.host_job_start_ns + job.start_delay;
-                    Self::log_issue(l, origin, self.now, &req);
+                    let write = req.dir == Dir::Write;
+                    l.record_io(
+                        self.now.saturating_sub(job.first),
+                        req.file,
+                        write,
+                        req.offset,
+                        req.len,
+                    );
                 }
             }
             job.inflight += 1;
@@ -1382,29 +1403,6 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// Log request `req`, issued at `now`, in the job's I/O log (times from the job's
-    /// first request's earliest time, `origin`, as a replay counts them).
-    #[cold]
-    #[inline(never)]
-    fn log_issue(
-        l: &mut raidlab_result::IoLog,
-        origin: u64,
-        now: u64,
-        req: &raidlab_workload::Request,
-    ) {
-        let act = match req.dir {
-            Dir::Read => raidlab_result::IoAct::Read,
-            Dir::Write => raidlab_result::IoAct::Write,
-        };
-        l.record(
-            now.saturating_sub(origin),
-            req.file,
-            act,
-            req.offset,
-            req.len,
-        );
-    }
-
     /// A replayed trace's request `req`: held until its time, with the earlier ones still
     /// in flight (as fio replays). Whether it waits.
     #[cold]
@@ -1413,9 +1411,7 @@ impl<'w> Engine<'w> {
         let Some(due) = job.stream.due_ns(req.seq) else {
             return false;
         };
-        // (Times count from the job's first request, after the program's start and
-        // `startdelay`.)
-        let t = job.start + self.w.host_job_start_ns + job.start_delay + due;
+        let t = job.first + due;
         if t <= self.now {
             return false;
         }
@@ -1469,17 +1465,14 @@ impl<'w> Engine<'w> {
     /// except below a controller whose write-back cache has a battery (there the data is
     /// stable already, and the flush returns once the controller has the command).
     fn start_flush(&mut self, job: &mut JobRt, j: u32) {
-        if let Some(l) = job.iolog.as_mut() {
-            let seq = job.held.map_or(u64::MAX, |r| r.seq);
-            let kind = job
-                .stream
-                .sync_before(seq)
-                .or_else(|| job.pacer.as_ref().and_then(|p| p.sync_due()));
-            let origin = job.start + self.w.host_job_start_ns + job.start_delay;
-            l.record_sync(
-                self.now.saturating_sub(origin),
-                kind == Some(raidlab_workload::SyncKind::Fdatasync),
-            );
+        if job.iolog.is_some() {
+            let data_only = job
+                .pending_sync()
+                .is_some_and(|(k, _)| k == raidlab_workload::SyncKind::Fdatasync);
+            let at = self.now.saturating_sub(job.first);
+            if let Some(l) = job.iolog.as_mut() {
+                l.record_sync(at, data_only);
+            }
         }
         // (A job over several LUNs flushes each, down its own path, at once.)
         let mut done = self.now;
@@ -1539,14 +1532,13 @@ impl<'w> Engine<'w> {
         if self.now >= job.ramp_end {
             job.sync.record(done - from);
         }
-        if job
-            .stream
-            .sync_before(job.held.map_or(u64::MAX, |r| r.seq))
-            .is_some()
-        {
-            job.stream.synced();
-        } else if let Some(p) = job.pacer.as_mut() {
-            p.synced();
+        match job.pending_sync() {
+            Some((_, true)) => job.stream.synced(),
+            _ => {
+                if let Some(p) = job.pacer.as_mut() {
+                    p.synced();
+                }
+            }
         }
         if !job.wake_armed {
             job.wake_armed = true;

@@ -569,7 +569,6 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
         }
         let after = Usage::take(engine.w, engine.now, engine.member_ios);
-        let host_start = engine.w.host_job_start_ns;
         group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
         for ((p, j), steadystate) in members.iter().zip(jobs).zip(steady_reports) {
             let s = &specs[p.spec];
@@ -600,7 +599,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 iologs: j
                     .iolog
                     .map(|mut l| {
-                        l.end_ns = j.end.saturating_sub(j.start + host_start + j.start_delay);
+                        l.end_ns = j.end.saturating_sub(j.first);
                         *l
                     })
                     .into_iter()

@@ -171,23 +171,23 @@ impl JobStream {
             trace.files.len(),
             "one size for each of the trace's files"
         );
-        for (k, &size) in sizes.iter().enumerate() {
-            if let Some(r) = trace
-                .ios
-                .iter()
-                .find(|r| r.file as usize == k && r.offset + r.len > size)
-            {
-                return Err(SpecError {
-                    message: format!(
-                        "{} line {}: its {} ends at byte {}, past the end of {} ({size} bytes)",
-                        trace.origin,
-                        r.line,
-                        if r.dir == Dir::Read { "read" } else { "write" },
-                        r.offset + r.len,
-                        trace.files[k]
-                    ),
-                });
-            }
+        if let Some(r) = trace
+            .ios
+            .iter()
+            .find(|r| r.offset + r.len > sizes[r.file as usize])
+        {
+            let k = r.file as usize;
+            return Err(SpecError {
+                message: format!(
+                    "{} line {}: its {} ends at byte {}, past the end of {} ({} bytes)",
+                    trace.origin,
+                    r.line,
+                    if r.dir == Dir::Read { "read" } else { "write" },
+                    r.offset + r.len,
+                    trace.files[k],
+                    sizes[k]
+                ),
+            });
         }
         Ok(JobStream {
             files: Vec::new(),
@@ -207,20 +207,21 @@ impl JobStream {
         })
     }
 
-    /// A replayed trace's sync due before request `seq` (or, `u64::MAX`, before the job
-    /// ends): the executor lets what is in flight complete, syncs, then calls
-    /// [`JobStream::synced`]. None for a job that replays nothing.
+    /// A replayed trace's sync due before `next`, the request drawn and not yet issued (or,
+    /// None, before the job ends): the executor lets what is in flight complete, syncs, then
+    /// calls [`JobStream::synced`]. None for a job that replays nothing.
     #[inline]
-    pub fn sync_before(&self, seq: u64) -> Option<SyncKind> {
+    pub fn sync_due(&self, next: Option<&Request>) -> Option<SyncKind> {
         let r = self.replay.as_ref()?;
+        let before = next.map_or(u64::MAX, |q| q.seq);
         r.trace
             .syncs
             .get(r.sync_next)
-            .filter(|&&(at, _)| at as u64 <= seq)
+            .filter(|&&(at, _)| at as u64 <= before)
             .map(|&(_, kind)| kind)
     }
 
-    /// The sync [`JobStream::sync_before`] gave is done.
+    /// The sync [`JobStream::sync_due`] gave is done.
     pub fn synced(&mut self) {
         if let Some(r) = self.replay.as_mut() {
             r.sync_next += 1;

@@ -192,9 +192,9 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
         syncs: Vec::new(),
         timed: !opts.no_stall,
     };
-    // Every file the trace adds, by name; each maps to one of `t.files`.
-    let mut added: Vec<(String, u32, bool)> = Vec::new(); // name, index, open
-                                                          // A version 2 trace's clock: the sum of its waits, µs.
+    // Every file the trace adds: its name, its index in `t.files`, whether it is open.
+    let mut added: Vec<(String, u32, bool)> = Vec::new();
+    // A version 2 trace's clock: the sum of its waits, µs.
     let mut clock_us: u64 = 0;
     for (i, raw) in lines {
         let n = i + 1;
@@ -232,16 +232,16 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
         };
         let offset = number("offset")?;
         let len = number("length")?;
-        let file_of = |added: &[(String, u32, bool)]| {
-            added
-                .iter()
-                .find(|(f, _, _)| f == name)
-                .map(|&(_, k, open)| (k, open))
-                .ok_or_else(|| at(format!("{action} on {name}, which the trace has not added (valid: a '{name} add' line before it)")))
+        // Which of the added files the line names.
+        let known = added.iter().position(|(f, _, _)| f == name);
+        let not_added = || {
+            at(format!(
+                "{action} on {name}, which the trace has not added (valid: a '{name} add' line before it)"
+            ))
         };
         match action {
             "add" => {
-                if added.iter().all(|(f, _, _)| f != name) {
+                if known.is_none() {
                     let k = match &opts.redirect {
                         Some(r) => {
                             if t.files.is_empty() {
@@ -258,9 +258,8 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                 }
             }
             "open" | "close" => {
-                file_of(&added)?;
-                let e = added.iter_mut().find(|(f, _, _)| f == name).expect("found");
-                e.2 = action == "open";
+                let i = known.ok_or_else(not_added)?;
+                added[i].2 = action == "open";
             }
             "wait" => {
                 if v3 {
@@ -275,7 +274,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                 }
             }
             "read" | "write" | "sync" | "datasync" | "trim" => {
-                let (file, open) = file_of(&added)?;
+                let (_, file, open) = added[known.ok_or_else(not_added)?];
                 if !open {
                     return Err(at(format!(
                         "{action} on {name}, which is not open (valid: a '{name} open' line before it)"

@@ -2954,15 +2954,6 @@ impl JobSpec {
                 "read_iolog={path} names the files its requests go to, and filename names others (valid: leave filename out, or replay_redirect=TARGET to send every request of the trace to one target)"
             ));
         }
-        let other = [
-            (self.time_based, "time_based"),
-            (self.loops > 1, "loops"),
-            (self.verify, "verify"),
-            (self.nrfiles > 1, "nrfiles"),
-            (self.filesize.is_some(), "filesize"),
-            (self.filename_format.is_some(), "filename_format"),
-            (self.job_per_file, "job_per_file"),
-        ];
         // (Before anything is laid out; the target's own logical block is checked later.)
         if let Some(t) = self.trace.as_ref().filter(|_| self.direct) {
             if let Some(at) = (0..t.files.len()).find_map(|k| t.misaligned(k, 512)) {
@@ -2972,6 +2963,15 @@ impl JobSpec {
                 ));
             }
         }
+        let other = [
+            (self.time_based, "time_based"),
+            (self.loops > 1, "loops"),
+            (self.verify, "verify"),
+            (self.nrfiles > 1, "nrfiles"),
+            (self.filesize.is_some(), "filesize"),
+            (self.filename_format.is_some(), "filename_format"),
+            (self.job_per_file, "job_per_file"),
+        ];
         other.iter().find(|(on, _)| *on).map(|(_, name)| {
             format!(
                 "read_iolog={path} replays the trace's requests once, on its files; {name} does not apply (valid: leave {name} out; runtime still caps a replay)"

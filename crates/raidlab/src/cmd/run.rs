@@ -1585,35 +1585,29 @@ pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
 /// Write every job's time-series logs (marked as raidlab's, so a later run replaces them
 /// without `--force`). A file that cannot be written is one line, naming it.
 pub fn write_logs(result: &RunResult) -> Result<(), CliError> {
-    for l in result.jobs.iter().flat_map(|j| &j.iologs) {
-        let written = std::fs::File::create(&l.path).and_then(|mut f| {
+    // (Marked as raidlab's, so the next run writes over it without --force.)
+    let write = |path: &str, text: &str| {
+        std::fs::File::create(path).and_then(|mut f| {
             use std::io::Write;
             raidlab_engine::safety::mark_scratch(&f);
-            f.write_all(l.text().as_bytes())?;
+            f.write_all(text.as_bytes())?;
             f.flush()
-        });
-        written.map_err(|e| {
+        })
+    };
+    for l in result.jobs.iter().flat_map(|j| &j.iologs) {
+        write(&l.path, &l.text()).map_err(|e| {
             CliError::failed(format!(
                 "I/O log {}: cannot write ({e}; valid: write_iolog naming a writable folder)",
                 l.path
             ))
         })?;
     }
-    {
-        for (name, text) in raidlab_result::shared_files(result.jobs.iter().flat_map(|j| &j.logs)) {
-            let path = Path::new(&name);
-            let written = std::fs::File::create(path).and_then(|mut f| {
-                use std::io::Write;
-                raidlab_engine::safety::mark_scratch(&f);
-                f.write_all(text.as_bytes())?;
-                f.flush()
-            });
-            written.map_err(|e| {
-                CliError::failed(format!(
-                    "log file {name}: cannot write ({e}; valid: write_*_log naming a writable folder)"
-                ))
-            })?;
-        }
+    for (name, text) in raidlab_result::shared_files(result.jobs.iter().flat_map(|j| &j.logs)) {
+        write(&name, &text).map_err(|e| {
+            CliError::failed(format!(
+                "log file {name}: cannot write ({e}; valid: write_*_log naming a writable folder)"
+            ))
+        })?;
     }
     Ok(())
 }

@@ -128,6 +128,20 @@ pub fn require_tool(tool: &str, debian_package: &str) {
     );
 }
 
+/// Run fio with `args` (it must succeed) and return its JSON output (past any banner line
+/// fio prints before it).
+pub fn fio_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    require_tool("fio", "fio");
+    let o = Command::new("fio").args(args).output().expect("run fio");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    out[out.find('{').expect("fio's JSON")..].to_string()
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
