@@ -204,6 +204,7 @@ pub fn run_with_clock(
             opts.force,
             &opts.stop,
             prealloc,
+            &crate::target::Layout::of_job(users[0], name),
         )?;
         if info.created {
             created.insert(name.clone());
@@ -270,7 +271,18 @@ pub fn run_with_clock(
                             Some(sz) => {
                                 per.offset + per.offset_increment * inst.job_index as u64 + sz
                             }
-                            None => prepare_path(p, None, false, true, &opts.stop, None)?.size,
+                            None => {
+                                prepare_path(
+                                    p,
+                                    None,
+                                    false,
+                                    true,
+                                    &opts.stop,
+                                    None,
+                                    &crate::target::Layout::zeros(),
+                                )?
+                                .size
+                            }
                         };
                         (size, 1, fname.clone(), String::new())
                     }

@@ -2,8 +2,7 @@
 
 use crate::safety;
 use crate::EngineError;
-use raidlab_workload::Fallocate;
-use raidlab_workload::SyncIo;
+use raidlab_workload::{BufferContent, ContentGen, Fallocate, JobSpec, SyncIo};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -18,6 +17,44 @@ pub struct PathInfo {
     pub logical_block: u64,
     /// The file did not exist: this run created it.
     pub created: bool,
+}
+
+/// What laying a file out writes: the buffer content of the first job that uses the file, a
+/// block (that job's largest) at a time, as fio lays files out ([`ContentGen::layout`]).
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub content: BufferContent,
+    pub seed: u64,
+    pub block: u64,
+}
+
+impl Layout {
+    /// All zeros (for a file no job's content decides).
+    pub fn zeros() -> Layout {
+        Layout {
+            content: BufferContent {
+                zero: true,
+                ..Default::default()
+            },
+            seed: 0,
+            block: 1 << 20,
+        }
+    }
+
+    /// As `spec`'s writes fill their buffers, for the file named `file`: seeded by the job's
+    /// `randseed` and the name, so each file's blocks are its own and the same on every run.
+    pub fn of_job(spec: &JobSpec, file: &str) -> Layout {
+        // FNV-1a over the name, then the job's seed and a constant of the layout's own (so
+        // the layout's blocks are not the job's first writes').
+        let name = file.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        });
+        Layout {
+            content: spec.buffers.clone(),
+            seed: spec.randseed ^ name ^ 0x6c61_796f_7574_0001,
+            block: spec.bs.max().max(1),
+        }
+    }
 }
 
 // Linux ioctls (include/uapi/linux/fs.h): BLKSSZGET = _IO(0x12,104), BLKGETSIZE64 = _IOR(0x12,114,size_t).
@@ -75,6 +112,7 @@ pub fn prepare_path(
     force: bool,
     stop: &AtomicBool,
     prealloc: Option<Fallocate>,
+    layout: &Layout,
 ) -> Result<PathInfo, EngineError> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
@@ -101,7 +139,7 @@ pub fn prepare_path(
         safety::mark_scratch(&f);
         // (The file is new and ours: one that cannot be laid out is not left behind.)
         if let Err(e) = check_room(&f, path, 0, end).and_then(|()| {
-            prepare_span(&f, 0, end, stop, prealloc)
+            prepare_span(&f, 0, end, stop, prealloc, layout)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))
         }) {
             let _ = std::fs::remove_file(path);
@@ -149,14 +187,14 @@ pub fn prepare_path(
             if !writes {
                 // A read job lays out the rest, as fio does, but not on somebody's file.
                 claim_file(path, force, |size| {
-                    format!("target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: offset + size up to {size}, or --force to extend it with zeros)")
+                    format!("target {shown} holds {size} bytes and the job reads to byte {end}: raidlab lays out only its own files (valid: offset + size up to {size}, or --force to extend it as raidlab lays files out)")
                 })?;
             }
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
             })?;
             check_room(&f, path, size, end)?;
-            prepare_span(&f, size, end, stop, prealloc)
+            prepare_span(&f, size, end, stop, prealloc, layout)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
             size = end;
         }
@@ -233,7 +271,7 @@ fn claim_file(
 }
 
 /// Refuse, in one line, to lay `f` out from `from` to `to` bytes when its filesystem has
-/// less room free than that: the zeros would fill the filesystem (a size typed as 100g for
+/// less room free than that: the layout would fill the filesystem (a size typed as 100g for
 /// 100m wrote gigabytes until the disk was full, and left them there).
 fn check_room(f: &File, path: &Path, from: u64, to: u64) -> Result<(), EngineError> {
     use std::os::fd::AsRawFd;
@@ -253,17 +291,16 @@ fn check_room(f: &File, path: &Path, from: u64, to: u64) -> Result<(), EngineErr
     Ok(())
 }
 
-/// Write zeros over [from, to) so reads hit real blocks, as fio lays files out.
-/// Stops early (an `Interrupted` error) when `stop` is set.
-/// Prepare bytes `from..to` of a file raidlab is creating or extending: laid out with zeros
-/// (`prealloc` None: reads reach data, writes overwrite it), or as fio's `fallocate` says
-/// for a file that only writing jobs use.
+/// Prepare bytes `from..to` of a file raidlab is creating or extending: laid out with the
+/// job's content (`prealloc` None: reads reach data, writes overwrite it), or as fio's
+/// `fallocate` says for a file that only writing jobs use.
 fn prepare_span(
     f: &File,
     from: u64,
     to: u64,
     stop: &AtomicBool,
     prealloc: Option<Fallocate>,
+    layout: &Layout,
 ) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let (fd, off, len) = (
@@ -287,7 +324,7 @@ fn prepare_span(
         }
     };
     match prealloc {
-        None => lay_out(f, from, to, stop),
+        None => lay_out(f, from, to, stop, layout),
         Some(Fallocate::None) => Ok(()),
         Some(Fallocate::Posix) => posix(),
         Some(Fallocate::Native) => match checked(unsafe { libc::fallocate(fd, 0, off, len) }) {
@@ -301,8 +338,14 @@ fn prepare_span(
     }
 }
 
-fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
-    let chunk = vec![0u8; 1 << 20];
+/// Write `layout`'s content over [from, to) so reads hit real blocks, as fio lays files out.
+/// Stops early (an `Interrupted` error) when `stop` is set.
+fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool, layout: &Layout) -> io::Result<()> {
+    // Whole blocks a write (about a mebibyte of them), so the blocks run on from one write
+    // to the next.
+    let block = layout.block.clamp(1, 1 << 30) as usize;
+    let mut chunk = vec![0u8; block * (1usize << 20).div_ceil(block)];
+    let mut content = ContentGen::new(&layout.content, layout.seed);
     let mut pos = from;
     while pos < to {
         if stop.load(Ordering::Relaxed) {
@@ -312,6 +355,7 @@ fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool) -> io::Result<()> {
             ));
         }
         let n = (to - pos).min(chunk.len() as u64) as usize;
+        content.layout(&mut chunk[..n], block);
         f.write_all_at(&chunk[..n], pos)?;
         pos += n as u64;
     }
@@ -363,14 +407,25 @@ mod tests {
         let stop = AtomicBool::new(true);
         let huge = 1u64 << 60;
         let f = d.path().join("new");
-        let e = prepare_path(&f, Some(huge), true, false, &stop, None).unwrap_err();
+        let e =
+            prepare_path(&f, Some(huge), true, false, &stop, None, &Layout::zeros()).unwrap_err();
         assert!(e.is_usage(), "{e}");
         assert!(e.to_string().contains("bytes free"), "{e}");
         assert!(!f.exists());
         // A short file of raidlab's own, extended: refused too, and kept as it was.
         let g = d.path().join("short");
-        prepare_path(&g, Some(4096), true, false, &AtomicBool::new(false), None).unwrap();
-        let e = prepare_path(&g, Some(huge), true, false, &stop, None).unwrap_err();
+        prepare_path(
+            &g,
+            Some(4096),
+            true,
+            false,
+            &AtomicBool::new(false),
+            None,
+            &Layout::zeros(),
+        )
+        .unwrap();
+        let e =
+            prepare_path(&g, Some(huge), true, false, &stop, None, &Layout::zeros()).unwrap_err();
         assert!(e.is_usage() && e.to_string().contains("bytes free"), "{e}");
         assert_eq!(std::fs::metadata(&g).unwrap().len(), 4096);
         // Room enough: laid out as before.
@@ -382,6 +437,7 @@ mod tests {
             false,
             &AtomicBool::new(false),
             None,
+            &Layout::zeros(),
         )
         .unwrap();
         assert_eq!(std::fs::metadata(&h).unwrap().len(), 1 << 20);

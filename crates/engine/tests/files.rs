@@ -641,9 +641,19 @@ fn group_reporting_folds_a_jobs_instances() {
 
 #[test]
 fn a_file_keeps_reading_what_was_written_before() {
-    // Non-verify writes put pseudo-random data, not zeros, on the target.
+    // Non-verify writes put pseudo-random data, not zeros, on the target: laid out with
+    // zeros first (a reading job with zero_buffers), the block written no longer is.
     let d = tmp();
     let f = d.path().join("data");
+    let zeroed = spec(&[
+        ("rw", "read"),
+        ("bs", "64k"),
+        ("size", "1m"),
+        ("zero_buffers", "1"),
+        ("filename", f.to_str().unwrap()),
+    ]);
+    run_paths(&[zeroed], false).unwrap();
+    assert!(std::fs::read(&f).unwrap().iter().all(|&b| b == 0));
     run_paths(
         &[spec(&[
             ("rw", "write"),
@@ -891,6 +901,67 @@ fn buffer_options_decide_what_writes_carry() {
         &[("buffer_pattern", "0xdeadbeef"), ("verify", "1")],
     );
     assert_eq!(distinct(&v), 256);
+}
+
+/// A new file is laid out as fio lays it out, with the content of the job that uses it: a
+/// reading job's file has every block its own random bytes (storage that compresses or
+/// deduplicates gains nothing from it), and the buffer options shape it as they shape
+/// writes — zeros, the pattern from each block's start (the job's largest block), a
+/// compressible share. The same job lays the same bytes out again.
+#[test]
+fn a_new_file_is_laid_out_with_the_jobs_content() {
+    let d = tmp();
+    let lay = |name: &str, extra: &[(&str, &str)]| -> Vec<u8> {
+        let f = d.path().join(name);
+        let _ = std::fs::remove_file(&f);
+        let mut o = vec![
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "1m"),
+            ("io_size", "4k"),
+            ("filename", f.to_str().unwrap()),
+        ];
+        o.extend_from_slice(extra);
+        let r = run_paths(&[spec(&o)], false).unwrap();
+        assert_eq!(r.jobs[0].error, None, "{name}");
+        std::fs::read(&f).unwrap()
+    };
+    let distinct = |data: &[u8], b: usize| {
+        data.chunks(b)
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+    };
+    let zeros = |data: &[u8]| data.iter().filter(|&&b| b == 0).count() as f64 / data.len() as f64;
+    let plain = lay("default", &[]);
+    assert_eq!(plain.len(), 1 << 20);
+    assert_eq!(distinct(&plain, 4096), 256);
+    assert!(zeros(&plain) < 0.01, "{}", zeros(&plain));
+    assert_eq!(lay("default", &[]), plain);
+    assert!(lay("zero", &[("zero_buffers", "1")])
+        .iter()
+        .all(|&b| b == 0));
+    let p = lay(
+        "pattern",
+        &[("buffer_pattern", "0x010203"), ("bsrange", "4k-16k")],
+    );
+    for (i, block) in p.chunks(16 << 10).enumerate() {
+        assert!(
+            block
+                .iter()
+                .enumerate()
+                .all(|(k, &b)| b as usize == k % 3 + 1),
+            "block {i}"
+        );
+    }
+    let c = lay(
+        "compress",
+        &[
+            ("buffer_compress_percentage", "60"),
+            ("buffer_compress_chunk", "1k"),
+        ],
+    );
+    assert!((0.59..0.62).contains(&zeros(&c)), "{}", zeros(&c));
+    assert_eq!(distinct(&c, 4096), 256);
 }
 
 /// A mixed job's writes carry the job's content even through buffers its reads used (fio
@@ -1145,7 +1216,7 @@ fn do_verify_and_verify_fatal_do_as_fio_says() {
 }
 
 /// fallocate decides how a new file that only writing jobs use is prepared: by default laid
-/// out with zeros; `none`, extended by the writes; `truncate`, sized and sparse; `posix` and
+/// out (with the job's content); `none`, extended by the writes; `truncate`, sized and sparse; `posix` and
 /// `native`, sized and allocated; `keep`, allocated at its old size. A job writing half the
 /// region shows which. fio's `overwrite` chooses between the two ways.
 #[test]

@@ -190,13 +190,23 @@ fn randrepeat_off_draws_a_seed_the_results_show() {
 }
 
 /// fio's `rw=write:4k` on a file: every other 4 KiB block written, the ones skipped left
-/// as they were (zeros, as raidlab lays a new file out); then `rw=read:-8k` reads the whole
-/// file back, each block once.
+/// as they were (zeros, as a job with `zero_buffers` laid the file out); then
+/// `rw=read:-8k` reads the whole file back, each block once.
 #[test]
 fn sequential_holes_skip_blocks_of_a_file() {
     let dir = scratch("raidlab-holes");
     let path = dir.path().join("f");
     let f = format!("--filename={}", path.display());
+    assert_ok(
+        &raidlab(&[
+            &f,
+            "--rw=read",
+            "--size=64k",
+            "--zero_buffers=1",
+            "--create_only=1",
+        ]),
+        "zeroed layout",
+    );
     let v = json(&assert_ok(
         &raidlab(&[
             &f,

@@ -187,18 +187,52 @@ impl ContentGen {
         let n = self.writes;
         self.writes += 1;
         if self.opts.refills() {
-            let fresh = mix(self.seed ^ mix(n.wrapping_add(1)));
-            let repeat = self.last_unique.is_some() && self.dedupe_draw();
-            let content = match self.last_unique {
-                Some(prev) if repeat => prev,
-                _ => {
-                    self.last_unique = Some(fresh);
-                    fresh
-                }
-            };
+            let content = self.next_content(n);
             self.fill(buf, content);
         } else if self.opts.scrambles() {
             scramble(buf, offset, n);
+        }
+    }
+
+    /// The next content seed of a refilled buffer (the `n`th): fresh, or the last unique
+    /// one again for `dedupe_percentage` of them.
+    fn next_content(&mut self, n: u64) -> u64 {
+        let fresh = mix(self.seed ^ mix(n.wrapping_add(1)));
+        let repeat = self.last_unique.is_some() && self.dedupe_draw();
+        match self.last_unique {
+            Some(prev) if repeat => prev,
+            _ => {
+                self.last_unique = Some(fresh);
+                fresh
+            }
+        }
+    }
+
+    /// Fill `span`, the next stretch of a file being laid out, `block` bytes at a time, as
+    /// fio 3.33 lays a file out with the job's buffer content: every block zeros
+    /// (`zero_buffers`), the pattern from its start (`buffer_pattern`), or bytes of its own —
+    /// random, with the compressible share of each chunk fixed and `dedupe_percentage` of
+    /// the blocks repeating the last unique one, as refilled writes carry. (Checked against
+    /// fio: a file it lays out for a reading job has all its 4 KiB blocks distinct and does
+    /// not compress; with a three-byte pattern the pattern starts again at every block.)
+    /// Storage that compresses or deduplicates thus reads a laid-out file as it reads what
+    /// the job writes, not as zeros it need not store. Blocks run on across calls when each
+    /// span but the last is whole blocks.
+    pub fn layout(&mut self, span: &mut [u8], block: usize) {
+        let block = block.max(1);
+        if self.opts.zero {
+            span.fill(0);
+            return;
+        }
+        for b in span.chunks_mut(block) {
+            if !self.opts.pattern.is_empty() && self.opts.compress_percentage.is_none() {
+                repeat(b, &self.opts.pattern);
+            } else {
+                let n = self.writes;
+                self.writes += 1;
+                let content = self.next_content(n);
+                self.fill(b, content);
+            }
         }
     }
 
@@ -403,6 +437,51 @@ mod tests {
         }
         let mut g = gen(|o| o.dedupe_percentage = 100);
         assert_eq!(distinct(writes(&mut g, 50)), 1);
+    }
+
+    /// A layout's blocks carry what the job's writes would: distinct random blocks by
+    /// default (and without scrambling, which only stamps reused buffers), zeros, the
+    /// pattern from each block's start, the compressible share, the deduplicated share; the
+    /// same bytes from the same seed, whatever the spans' lengths.
+    #[test]
+    fn a_layout_carries_the_jobs_content_block_by_block() {
+        let lay = |f: &dyn Fn(&mut BufferContent), block: usize, spans: &[usize]| {
+            let mut o = BufferContent::default();
+            f(&mut o);
+            let mut g = ContentGen::new(&o, 7);
+            let mut out = Vec::new();
+            for &n in spans {
+                let mut s = vec![0xeeu8; n];
+                g.layout(&mut s, block);
+                out.extend_from_slice(&s);
+            }
+            out
+        };
+        let blocks = |d: &[u8], b: usize| distinct(d.chunks(b));
+        let zeros = |d: &[u8]| d.iter().filter(|&&x| x == 0).count();
+        let plain = lay(&|_| {}, 4096, &[64 << 10]);
+        assert_eq!(blocks(&plain, 4096), 16);
+        assert!(zeros(&plain) < 1024, "{}", zeros(&plain));
+        assert_eq!(lay(&|_| {}, 4096, &[32 << 10, 16 << 10, 16 << 10]), plain);
+        let unscrambled = lay(&|o| o.scramble = false, 4096, &[64 << 10]);
+        assert_eq!(blocks(&unscrambled, 4096), 16);
+        assert_eq!(zeros(&lay(&|o| o.zero = true, 4096, &[8192])), 8192);
+        let p = lay(&|o| o.pattern = b"abc".to_vec(), 4096, &[8192]);
+        assert_eq!(&p[4094..4099], b"caabc");
+        assert_eq!(&p[..6], b"abcabc");
+        let c = lay(
+            &|o| {
+                o.compress_percentage = Some(50);
+                o.compress_chunk = 1024;
+            },
+            4096,
+            &[64 << 10],
+        );
+        assert_eq!(blocks(&c, 4096), 16);
+        assert!(c.chunks(1024).all(|k| k[512..].iter().all(|&x| x == 0)));
+        let d = lay(&|o| o.dedupe_percentage = 50, 4096, &[4 << 20]);
+        let unique = blocks(&d, 4096);
+        assert!((470..=554).contains(&unique), "{unique} of 1024");
     }
 
     #[test]

@@ -723,8 +723,8 @@ pub struct JobSpec {
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub ss_ramp_ns: u64,
     /// fio's `fallocate`: how a file that only writing jobs use is prepared when raidlab
-    /// creates or extends it. Unset, raidlab lays it out with zeros (writes then overwrite
-    /// data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
+    /// creates or extends it. Unset, raidlab lays it out with the job's buffer content
+    /// (writes then overwrite data); set, as fio does: `none` (the writes extend it), `native`/`posix`/`1`
     /// (preallocated), `keep` (preallocated, its size unchanged), `truncate` (sized, sparse).
     /// A file a job reads is laid out whatever this says, so reads reach data.
     #[serde(default, skip_serializing_if = "Option::is_none")]

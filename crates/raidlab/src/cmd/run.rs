@@ -429,7 +429,7 @@ fn option_help(name: &str) -> &'static str {
         "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
         "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
-        "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with zeros)",
+        "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with the job's buffer content)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
