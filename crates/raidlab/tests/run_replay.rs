@@ -303,3 +303,192 @@ fn a_log_raidlab_writes_replays_in_fio_and_in_the_simulator() {
     );
     assert!(err.contains("2 jobs would write it"), "{err}");
 }
+
+/// A blktrace record: time ns, sector, bytes, action, device, data after the header.
+type BlkRecord<'a> = (u64, u64, u32, u32, u32, &'a [u8]);
+
+/// A blktrace binary trace as the kernel writes one (little-endian, version 7).
+fn blktrace(records: &[BlkRecord]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &(time, sector, bytes, action, dev, pdu) in records {
+        out.extend_from_slice(&0x6561_7407u32.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&time.to_le_bytes());
+        out.extend_from_slice(&sector.to_le_bytes());
+        for v in [bytes, action, 4321, dev, 0] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out.extend_from_slice(&(pdu.len() as u16).to_le_bytes());
+        out.extend_from_slice(pdu);
+    }
+    out
+}
+
+// blktrace's actions: what happened in the low 16 bits, categories above.
+const QUEUE: u32 = 1 | (1 << 20);
+const COMPLETE: u32 = 8 | (1 << 23);
+const READ: u32 = 1 << 16;
+const WRITE: u32 = 1 << 17;
+const FLUSH: u32 = 1 << 18;
+const NOTIFY: u32 = 1 << 26;
+/// Device 7:0 (the first loop device), as blktrace numbers devices (major << 20 | minor).
+const DEV: u32 = 7 << 20;
+
+/// Eight 4 KiB reads queued together and completed, a notification, four 8 KiB writes half a
+/// millisecond apart from 2 ms on, a flush at 5 ms and a read at 6 ms.
+fn sample_blktrace() -> Vec<u8> {
+    let t0 = 1_000_000;
+    let mut r: Vec<BlkRecord> = Vec::new();
+    for i in 0..8 {
+        r.push((t0 + i * 1000, i * 8, 4096, QUEUE | READ, DEV, &[]));
+    }
+    for i in 0..8 {
+        r.push((
+            t0 + 50_000 + i * 1000,
+            i * 8,
+            4096,
+            COMPLETE | READ,
+            DEV,
+            &[],
+        ));
+    }
+    r.push((0, 0, 0, NOTIFY, DEV, b"proc\0\0\0\0"));
+    for i in 0..4 {
+        r.push((
+            t0 + 2_000_000 + i * 500_000,
+            1024 + i * 16,
+            8192,
+            QUEUE | WRITE,
+            DEV,
+            &[],
+        ));
+    }
+    r.push((t0 + 5_000_000, 0, 0, QUEUE | WRITE | FLUSH, DEV, &[]));
+    r.push((t0 + 6_000_000, 2048, 4096, QUEUE | READ, DEV, &[]));
+    blktrace(&r)
+}
+
+/// A blktrace replays in raidlab as fio 3.33 replays it: its queue events' reads and writes
+/// (sector × 512, on the redirect's file), its flush as a sync, the same counts and bytes and
+/// the written blocks in the same places; the depth the trace shows (8 reads queued before a
+/// completion) is the job's iodepth unless it gives one.
+#[test]
+fn a_blktrace_replays_as_fio_replays_it() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-blktrace-");
+    let dir = d.path().display().to_string();
+    let trace = format!("{dir}/t.bin");
+    std::fs::write(&trace, sample_blktrace()).unwrap();
+    let data = format!("{dir}/data");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a = vec![
+            "--name=play".to_string(),
+            format!("--read_iolog={trace}"),
+            format!("--replay_redirect={data}"),
+            "--buffer_pattern=0x5a".into(),
+            "--output-format=json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        assert_ok(&raidlab(&a), &format!("{extra:?}"))
+    };
+    let ours = counts(&run(&["--ioengine=psync"]));
+    assert_eq!(
+        (ours.0, ours.1, ours.2, ours.3, ours.4),
+        (9, 36864, 4, 32768, 1),
+        "{ours:?}"
+    );
+    // Its times kept: the last read is due 6 ms after the first.
+    assert!(ours.5 >= 6, "{ours:?}");
+    // The file raidlab laid out (to the furthest request), then fio's replay over it.
+    assert_eq!(std::fs::metadata(&data).unwrap().len(), 2048 * 512 + 4096);
+    let ours_data = std::fs::read(&data).unwrap();
+    let fa = args(&[]);
+    let fa: Vec<&str> = fa.iter().map(String::as_str).collect();
+    let theirs = counts(&fio_json(&fa));
+    assert_eq!(
+        (theirs.0, theirs.1, theirs.2, theirs.3, theirs.4),
+        (ours.0, ours.1, ours.2, ours.3, ours.4),
+        "fio"
+    );
+    let fio_data = std::fs::read(&data).unwrap();
+    for i in 0..4 {
+        let at = (1024 + i * 16) * 512;
+        assert!(
+            ours_data[at..at + 8192].iter().all(|&b| b == 0x5a),
+            "write {i}"
+        );
+        assert_eq!(
+            ours_data[at..at + 8192],
+            fio_data[at..at + 8192],
+            "write {i}"
+        );
+    }
+    // The trace's depth, as a queue that reaches 8 when nothing holds it back; a job's own
+    // iodepth wins.
+    let levels = |out: &str| -> Vec<f64> {
+        let v = json(out);
+        ["1", "2", "4", "8", "16"]
+            .iter()
+            .map(|k| v["jobs"][0]["iodepth_level"][*k].as_f64().unwrap_or(0.0))
+            .collect()
+    };
+    let deep = levels(&run(&["--ioengine=libaio", "--replay_no_stall=1"]));
+    assert!(deep[3] > 0.0, "{deep:?}");
+    let two = levels(&run(&[
+        "--ioengine=libaio",
+        "--replay_no_stall=1",
+        "--iodepth=2",
+    ]));
+    assert!(two[2] == 0.0 && two[3] == 0.0 && two[1] > 0.0, "{two:?}");
+}
+
+/// A blktrace from real hardware replays against a modeled system in virtual time: its times
+/// exactly (scaled by replay_time_scale), the same result every run; and a trace that cannot
+/// be replayed is one line naming the record.
+#[test]
+fn a_blktrace_replays_in_the_simulator_and_bad_ones_are_one_line() {
+    let d = scratch("raidlab-blktrace-");
+    let dir = d.path().display().to_string();
+    let trace = format!("{dir}/t.bin");
+    std::fs::write(&trace, sample_blktrace()).unwrap();
+    let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=t".to_string(),
+            format!("--read_iolog={trace}"),
+            sim.clone(),
+            "--direct=1".into(),
+            "--output-format=json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        counts(&assert_ok(&raidlab(&a), &format!("{extra:?}")))
+    };
+    // Ten times slower than traced, the last read goes at 60 ms; five times, at 30 ms.
+    let s = run(&["--replay_time_scale=10"]);
+    assert_eq!((s.0, s.1, s.2, s.3, s.4), (9, 36864, 4, 32768, 1), "{s:?}");
+    assert!((60..70).contains(&s.5), "{s:?}");
+    assert_eq!(run(&["--replay_time_scale=10"]), s);
+    let faster = run(&["--replay_time_scale=20"]);
+    assert!((30..40).contains(&faster.5), "{faster:?}");
+
+    // Bad traces.
+    let cut = sample_blktrace();
+    std::fs::write(format!("{dir}/cut.bin"), &cut[..cut.len() - 20]).unwrap();
+    let far_dev = blktrace(&[(0, 0, 4096, QUEUE | READ, (4095 << 20) | 0xf_fffe, &[])]);
+    std::fs::write(format!("{dir}/nodev.bin"), far_dev).unwrap();
+    let cases = [
+        (format!("--read_iolog={dir}/cut.bin"), "cut.bin record 23 (byte 1064): cut short, 28 of its 48 bytes"),
+        (format!("--read_iolog={dir}/nodev.bin"), "nodev.bin record 1 (byte 0): device 4095:1048574 is not a block device under /dev here (valid: replay_redirect="),
+    ];
+    for (arg, want) in cases {
+        let err = assert_usage_error(&raidlab(&["--name=t", &arg]), &arg);
+        assert!(err.contains(want), "{arg}: {err}");
+    }
+}

@@ -179,9 +179,8 @@ impl JobStream {
             let k = r.file as usize;
             return Err(SpecError {
                 message: format!(
-                    "{} line {}: its {} ends at byte {}, past the end of {} ({} bytes)",
-                    trace.origin,
-                    r.line,
+                    "{}: its {} ends at byte {}, past the end of {} ({} bytes)",
+                    trace.at(r),
                     if r.dir == Dir::Read { "read" } else { "write" },
                     r.offset + r.len,
                     trace.files[k],

@@ -11,6 +11,12 @@
 //! only), `read`, `write`, `sync`, `datasync`, `trim` (refused unless `replay_skip` leaves
 //! trims out: raidlab runs no discards), `wait`.
 //!
+//! blktrace's binary traces are read as fio 3.33 replays them ([`parse_blktrace`]): the
+//! queue events (`Q`) of the block layer's trace, merged into one file in time order
+//! (`blkparse -d`), each a read or write on its device at its time; a flush is a sync, a
+//! discard a trim. The depth the trace shows (queue events between completions, at most
+//! 1024) becomes the job's `iodepth` unless it gives one.
+//!
 //! A parsed [`Trace`] is plain data: requests with their due times and the syncs between
 //! them. Reading the file is the caller's (this crate does no I/O); [`JobStream`] replays a
 //! trace as a job's requests.
@@ -116,7 +122,7 @@ pub struct TraceIo {
     pub len: u64,
     /// When it is due, ns after the job's start (0 for every request of an untimed replay).
     pub due_ns: u64,
-    /// Its line in the trace, from 1 (for messages).
+    /// Its line in the trace (a blktrace's: its record), from 1 (for messages).
     pub line: u32,
 }
 
@@ -134,6 +140,8 @@ pub struct Trace {
     pub syncs: Vec<(usize, SyncKind)>,
     /// Whether requests wait for their due times (a timed trace, not `replay_no_stall`).
     pub timed: bool,
+    /// A blktrace's depth, for the job's `iodepth` when it gives none (None: a text log).
+    pub depth: Option<u32>,
 }
 
 impl Trace {
@@ -166,7 +174,29 @@ impl Trace {
         self.ios
             .iter()
             .find(|r| r.file as usize == k && (r.offset % align != 0 || r.len % align != 0))
-            .map(|r| format!("line {} (offset {}, length {})", r.line, r.offset, r.len))
+            .map(|r| {
+                format!(
+                    "{} {} (offset {}, length {})",
+                    self.unit(),
+                    r.line,
+                    r.offset,
+                    r.len
+                )
+            })
+    }
+
+    /// Where request `io` is in the trace, for messages: `ORIGIN line N` (a blktrace's
+    /// `ORIGIN record N`).
+    pub fn at(&self, io: &TraceIo) -> String {
+        format!("{} {} {}", self.origin, self.unit(), io.line)
+    }
+
+    fn unit(&self) -> &'static str {
+        if self.depth.is_some() {
+            "record"
+        } else {
+            "line"
+        }
     }
 }
 
@@ -179,7 +209,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
         V2 => false,
         _ => {
             return Err(format!(
-                "{origin} is not a fio iolog: its first line must be '{V2}' or '{V3}' (raidlab replays fio's text iologs; blktrace files are not read)"
+                "{origin} is not a fio iolog: its first line must be '{V2}' or '{V3}' (valid: a fio iolog, or a blktrace binary trace)"
             ))
         }
     };
@@ -191,6 +221,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
         ios: Vec::new(),
         syncs: Vec::new(),
         timed: !opts.no_stall,
+        depth: None,
     };
     // Every file the trace adds: its name, its index in `t.files`, whether it is open.
     let mut added: Vec<(String, u32, bool)> = Vec::new();
@@ -353,14 +384,322 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
             }
         ));
     }
-    // A request is never due before the one logged ahead of it (a v3 log's lines are in
-    // issue order; a clock that went back is taken as no wait).
+    Ok(in_order(t))
+}
+
+/// A request is never due before the one logged ahead of it (a log's lines are in issue
+/// order; a clock that went back is taken as no wait).
+fn in_order(mut t: Trace) -> Trace {
     let mut latest = 0;
     for r in &mut t.ios {
         latest = latest.max(r.due_ns);
         r.due_ns = latest;
     }
-    Ok(t)
+    t
+}
+
+// blktrace's binary format (the kernel's include/uapi/linux/blktrace_api.h): records of a
+// 48-byte header (`struct blk_io_trace`: magic, sequence, time in ns, sector, bytes,
+// action, pid, device, cpu, error, pdu length) and `pdu_len` bytes after it, in the
+// tracing machine's byte order.
+
+/// A record's header, bytes.
+const BLK_RECORD: usize = 48;
+/// The magic in the top 24 bits of a record's first word, and the version in its low 8.
+const BLK_MAGIC: u32 = 0x6561_7400;
+const BLK_VERSION: u32 = 7;
+/// The action's low 16 bits name what happened: queued, merged into a queued request,
+/// completed.
+const BLK_TA_QUEUE: u32 = 1;
+const BLK_TA_BACKMERGE: u32 = 2;
+const BLK_TA_FRONTMERGE: u32 = 3;
+const BLK_TA_COMPLETE: u32 = 8;
+/// The action's high 16 bits are categories (`BLK_TC_*` shifted by 16).
+const BLK_TC_READ: u32 = 1 << 16;
+const BLK_TC_WRITE: u32 = 1 << 17;
+const BLK_TC_FLUSH: u32 = 1 << 18;
+const BLK_TC_NOTIFY: u32 = 1 << 26;
+const BLK_TC_DISCARD: u32 = 1 << 29;
+/// The depth fio takes at most from a trace (stacked devices may log no completions).
+const BLK_MAX_DEPTH: u32 = 1024;
+
+/// Whether `bytes` begin with a blktrace record (in either byte order).
+pub fn is_blktrace(bytes: &[u8]) -> bool {
+    blk_order(bytes).is_some()
+}
+
+/// The byte order of a trace's records: true for little-endian.
+fn blk_order(bytes: &[u8]) -> Option<bool> {
+    let w: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    if u32::from_le_bytes(w) & !0xff == BLK_MAGIC {
+        Some(true)
+    } else if u32::from_be_bytes(w) & !0xff == BLK_MAGIC {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// One record's header, the fields a replay reads.
+struct BlkRecord {
+    magic: u32,
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u32,
+    device: u32,
+    pdu_len: u16,
+}
+
+impl BlkRecord {
+    fn read(b: &[u8], le: bool) -> BlkRecord {
+        let u32_at = |i: usize| {
+            let w: [u8; 4] = b[i..i + 4].try_into().expect("4 bytes");
+            if le {
+                u32::from_le_bytes(w)
+            } else {
+                u32::from_be_bytes(w)
+            }
+        };
+        let u64_at = |i: usize| {
+            let w: [u8; 8] = b[i..i + 8].try_into().expect("8 bytes");
+            if le {
+                u64::from_le_bytes(w)
+            } else {
+                u64::from_be_bytes(w)
+            }
+        };
+        let w: [u8; 2] = b[46..48].try_into().expect("2 bytes");
+        BlkRecord {
+            magic: u32_at(0),
+            time: u64_at(8),
+            sector: u64_at(16),
+            bytes: u32_at(24),
+            action: u32_at(28),
+            device: u32_at(36),
+            pdu_len: if le {
+                u16::from_le_bytes(w)
+            } else {
+                u16::from_be_bytes(w)
+            },
+        }
+    }
+
+    /// The direction its categories give, for the depth count (as fio: read, write, trim).
+    fn depth_dir(&self) -> Option<usize> {
+        if self.action & BLK_TC_READ != 0 {
+            Some(0)
+        } else if self.action & BLK_TC_WRITE != 0 {
+            Some(1)
+        } else if self.action & BLK_TC_DISCARD != 0 {
+            Some(2)
+        } else {
+            None
+        }
+    }
+}
+
+/// Parse a blktrace binary trace (one file, in time order, as `blkparse -d` merges a
+/// trace's per-CPU files), as fio 3.33 replays one:
+/// - each queue event that is not a notification is a request, due its time after the
+///   first queue event's (scaled by `replay_time_scale`); completions and the rest only
+///   count towards the depth;
+/// - a flush is a sync (`fsync`); a discard a trim, refused unless `replay_skip` leaves
+///   trims out; otherwise a write when its categories say write, else a read, at sector ×
+///   512 bytes on its device;
+/// - a read or write of no bytes is passed over (fio warns and passes it over);
+/// - `replay_scale` divides offsets and `replay_align` rounds offsets down and lengths up
+///   to its multiple;
+/// - each device (major and minor number) is a file, named by `device` (a block device
+///   under /dev, found by the caller: this crate does no I/O), or the redirect's one target;
+/// - the depth: the most queue events of one direction between two completions of it
+///   (merges count back), at most 1024, at least 1.
+pub fn parse_blktrace(
+    bytes: &[u8],
+    origin: &str,
+    opts: &ReplayOptions,
+    device: &mut dyn FnMut(u32, u32) -> Option<String>,
+) -> Result<Trace, String> {
+    let Some(le) = blk_order(bytes) else {
+        return Err(format!(
+            "{origin} is not a blktrace (its first word is not blktrace's magic)"
+        ));
+    };
+    let scale = opts.scale.max(1);
+    let time_scale = u128::from(opts.time_scale.max(1));
+    let mut t = Trace {
+        origin: origin.to_string(),
+        files: Vec::new(),
+        ios: Vec::new(),
+        syncs: Vec::new(),
+        timed: !opts.no_stall,
+        depth: Some(1),
+    };
+    // The devices seen: (device number, index in `t.files`).
+    let mut devices: Vec<(u32, u32)> = Vec::new();
+    let mut this_depth = [0u32; 3];
+    let mut depth = [0u32; 3];
+    // Reads and writes replayed (trims never are).
+    let mut counts = [0u64; 3];
+    let mut first_queue: Option<u64> = None;
+    let mut at = 0usize;
+    let mut n: u32 = 0;
+    while at < bytes.len() {
+        n = n.saturating_add(1);
+        let start = at;
+        let here = |m: String| format!("{origin} record {n} (byte {start}): {m}");
+        let Some(head) = bytes.get(at..at + BLK_RECORD) else {
+            return Err(here(format!(
+                "cut short, {} of its {BLK_RECORD} bytes (valid: whole records; a trace cut while written ends at its last whole record)",
+                bytes.len() - start
+            )));
+        };
+        let r = BlkRecord::read(head, le);
+        if r.magic & !0xff != BLK_MAGIC {
+            return Err(here(format!(
+                "bad magic {:#010x} (valid: {BLK_MAGIC:#010x} and the version)",
+                r.magic
+            )));
+        }
+        if r.magic & 0xff != BLK_VERSION {
+            return Err(here(format!(
+                "blktrace version {} (valid: {BLK_VERSION}, what blktrace writes)",
+                r.magic & 0xff
+            )));
+        }
+        at += BLK_RECORD + usize::from(r.pdu_len);
+        if at > bytes.len() {
+            return Err(here(format!(
+                "its {} bytes of data run past the trace's end (valid: whole records)",
+                r.pdu_len
+            )));
+        }
+        if r.action & BLK_TC_NOTIFY != 0 {
+            continue;
+        }
+        let what = r.action & 0xffff;
+        if let Some(d) = r.depth_dir() {
+            match what {
+                BLK_TA_QUEUE => this_depth[d] += 1,
+                BLK_TA_BACKMERGE | BLK_TA_FRONTMERGE => {
+                    this_depth[d] = this_depth[d].saturating_sub(1)
+                }
+                BLK_TA_COMPLETE => {
+                    depth[d] = depth[d].max(this_depth[d]);
+                    this_depth[d] = 0;
+                }
+                _ => {}
+            }
+        }
+        if what != BLK_TA_QUEUE {
+            continue;
+        }
+        let first = *first_queue.get_or_insert(r.time);
+        let due_ns = if t.timed {
+            let ns = u128::from(r.time.saturating_sub(first)) * 100 / time_scale;
+            u64::try_from(ns).map_err(|_| here(format!("time {} ns is too late", r.time)))?
+        } else {
+            0
+        };
+        let mut file = |t: &mut Trace| -> Result<u32, String> {
+            if let Some(&(_, k)) = devices.iter().find(|(d, _)| *d == r.device) {
+                return Ok(k);
+            }
+            let k = match &opts.redirect {
+                Some(target) => {
+                    if t.files.is_empty() {
+                        t.files.push(target.clone());
+                    }
+                    0
+                }
+                None => {
+                    let (major, minor) = (r.device >> 20, r.device & 0xf_ffff);
+                    let path = device(major, minor).ok_or_else(|| {
+                        here(format!(
+                            "device {major}:{minor} is not a block device under /dev here (valid: replay_redirect=TARGET to replay it on a file, device or sim: target)"
+                        ))
+                    })?;
+                    t.files.push(path);
+                    (t.files.len() - 1) as u32
+                }
+            };
+            devices.push((r.device, k));
+            Ok(k)
+        };
+        if r.action & BLK_TC_DISCARD != 0 {
+            if !opts.skip.trim {
+                return Err(here(
+                    "a discard: raidlab runs no trims (valid: replay_skip=trim leaves them out)"
+                        .into(),
+                ));
+            }
+            continue;
+        }
+        if r.action & BLK_TC_FLUSH != 0 {
+            if !opts.skip.sync {
+                file(&mut t)?;
+                if t.syncs.last() != Some(&(t.ios.len(), SyncKind::Fsync)) {
+                    t.syncs.push((t.ios.len(), SyncKind::Fsync));
+                }
+            }
+            continue;
+        }
+        let dir = if r.action & BLK_TC_WRITE != 0 {
+            Dir::Write
+        } else {
+            Dir::Read
+        };
+        if (dir == Dir::Read && opts.skip.read) || (dir == Dir::Write && opts.skip.write) {
+            continue;
+        }
+        if r.bytes == 0 {
+            continue;
+        }
+        let k = file(&mut t)?;
+        counts[if dir == Dir::Read { 0 } else { 1 }] += 1;
+        let mut offset = r
+            .sector
+            .checked_mul(512)
+            .ok_or_else(|| here(format!("sector {} is past byte 2^64", r.sector)))?
+            / scale;
+        let mut len = u64::from(r.bytes);
+        if opts.align > 1 {
+            offset &= !(opts.align - 1);
+            len = len.div_ceil(opts.align) * opts.align;
+        }
+        if offset.checked_add(len).is_none() {
+            return Err(here("its request runs past byte 2^64".into()));
+        }
+        t.ios.push(TraceIo {
+            file: k,
+            dir,
+            offset,
+            len,
+            due_ns,
+            line: n,
+        });
+    }
+    if t.ios.is_empty() {
+        return Err(format!(
+            "{origin} has no reads or writes to replay (blktrace queue events){}",
+            if opts.skip.is_default() {
+                ""
+            } else {
+                " (after replay_skip)"
+            }
+        ));
+    }
+    // (As fio: each direction's depth at most 1024, and 1 where requests went but no
+    // completion was logged; the job's the most of them.)
+    let most = (0..3)
+        .map(|d| match depth[d] {
+            0 if counts[d] > 0 => 1,
+            x => x.min(BLK_MAX_DEPTH),
+        })
+        .max()
+        .unwrap_or(1);
+    t.depth = Some(most.max(1));
+    Ok(in_order(t))
 }
 
 #[cfg(test)]
@@ -460,6 +799,234 @@ mod tests {
         for (text, want) in cases {
             let e = parse_default(text).unwrap_err();
             assert!(e.starts_with(want), "{text:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    /// blktrace records as the kernel writes them (little- or big-endian).
+    struct Blk {
+        out: Vec<u8>,
+        le: bool,
+    }
+
+    const Q: u32 = 1 | (1 << 20); // queue, in the queue category
+    const C: u32 = 8 | (1 << 23); // complete
+    const D: u32 = 7 | (1 << 22); // issue
+    const R: u32 = 1 << 16;
+    const W: u32 = 1 << 17;
+    const FLUSH: u32 = 1 << 18;
+    const DISCARD: u32 = 1 << 29;
+    const NOTIFY: u32 = 1 << 26;
+    const LOOP0: u32 = 7 << 20;
+
+    impl Blk {
+        fn new(le: bool) -> Blk {
+            Blk {
+                out: Vec::new(),
+                le,
+            }
+        }
+
+        fn rec(
+            &mut self,
+            time: u64,
+            sector: u64,
+            bytes: u32,
+            action: u32,
+            dev: u32,
+            pdu: &[u8],
+        ) -> &mut Blk {
+            let le = self.le;
+            let put32 = |o: &mut Vec<u8>, v: u32| {
+                o.extend_from_slice(&if le { v.to_le_bytes() } else { v.to_be_bytes() })
+            };
+            let o = &mut self.out;
+            put32(o, BLK_MAGIC | BLK_VERSION);
+            put32(o, 0);
+            for v in [time, sector] {
+                o.extend_from_slice(&if le { v.to_le_bytes() } else { v.to_be_bytes() });
+            }
+            for v in [bytes, action, 4321, dev, 0] {
+                put32(o, v);
+            }
+            let pl = pdu.len() as u16;
+            o.extend_from_slice(&[0, 0]);
+            o.extend_from_slice(&if le {
+                pl.to_le_bytes()
+            } else {
+                pl.to_be_bytes()
+            });
+            o.extend_from_slice(pdu);
+            self
+        }
+    }
+
+    /// Eight reads queued at once and completed, a notification with data, four writes a
+    /// half millisecond apart, a flush and a last read: the requests, their times from the
+    /// first queue event, the sync, the depth, in either byte order.
+    fn sample(le: bool) -> Vec<u8> {
+        let mut b = Blk::new(le);
+        let t0 = 5_000_000;
+        for i in 0..8u64 {
+            b.rec(t0 + i * 1000, i * 8, 4096, Q | R, LOOP0, &[]);
+        }
+        for i in 0..8u64 {
+            b.rec(t0 + 10_000 + i * 1000, i * 8, 4096, D | R, LOOP0, &[]);
+            b.rec(t0 + 50_000 + i * 1000, i * 8, 4096, C | R, LOOP0, &[]);
+        }
+        b.rec(0, 0, 0, NOTIFY, LOOP0, b"proc\0\0\0\0");
+        for i in 0..4u64 {
+            b.rec(
+                t0 + 2_000_000 + i * 500_000,
+                1024 + i * 16,
+                8192,
+                Q | W,
+                LOOP0,
+                &[],
+            );
+        }
+        b.rec(t0 + 5_000_000, 0, 0, Q | W | FLUSH, LOOP0, &[]);
+        b.rec(t0 + 6_000_000, 2048, 4096, Q | R, LOOP0, &[]);
+        b.out
+    }
+
+    fn loop0(major: u32, minor: u32) -> Option<String> {
+        (major == 7 && minor == 0).then(|| "/dev/loop0".to_string())
+    }
+
+    #[test]
+    fn a_blktrace_replays_its_queue_events() {
+        let bytes = sample(true);
+        assert!(is_blktrace(&bytes) && is_blktrace(&sample(false)));
+        assert!(!is_blktrace(b"fio version 3 iolog\n"));
+        let t = parse_blktrace(&bytes, "t.bin", &ReplayOptions::default(), &mut loop0).unwrap();
+        assert_eq!(t.files, ["/dev/loop0"]);
+        let got: Vec<(Dir, u64, u64, u64)> = t
+            .ios
+            .iter()
+            .map(|r| (r.dir, r.offset, r.len, r.due_ns))
+            .collect();
+        let mut want: Vec<(Dir, u64, u64, u64)> = (0..8)
+            .map(|i| (Dir::Read, i * 4096, 4096, i * 1000))
+            .collect();
+        want.extend((0..4).map(|i| {
+            (
+                Dir::Write,
+                (1024 + i * 16) * 512,
+                8192,
+                2_000_000 + i * 500_000,
+            )
+        }));
+        want.push((Dir::Read, 2048 * 512, 4096, 6_000_000));
+        assert_eq!(got, want);
+        assert_eq!(t.syncs, [(12, SyncKind::Fsync)]);
+        assert_eq!(t.depth, Some(8));
+        assert!(t.timed);
+        // The record a request came from, for messages.
+        assert_eq!(t.at(&t.ios[8]), "t.bin record 26");
+        assert_eq!(
+            t.misaligned(0, 8192).unwrap(),
+            "record 1 (offset 0, length 4096)"
+        );
+        // Big-endian records read the same.
+        let be = parse_blktrace(
+            &sample(false),
+            "t.bin",
+            &ReplayOptions::default(),
+            &mut loop0,
+        )
+        .unwrap();
+        assert_eq!(be, t);
+    }
+
+    #[test]
+    fn replay_options_shape_a_blktrace() {
+        let mut b = Blk::new(true);
+        b.rec(1000, 3, 1000, Q | R, LOOP0, &[]);
+        b.rec(2000, 0, 0, Q | W | FLUSH, LOOP0, &[]);
+        b.rec(3000, 20, 4096, Q | W, 8 << 20 | 16, &[]);
+        b.rec(5000, 64, 4096, Q | DISCARD, LOOP0, &[]);
+        b.rec(6000, 64, 0, Q | W, LOOP0, &[]); // no bytes: passed over
+        let opts = ReplayOptions {
+            time_scale: 200,
+            align: 4096,
+            scale: 2,
+            skip: ReplaySkip::parse("trim").unwrap(),
+            ..Default::default()
+        };
+        let mut two = |major: u32, minor: u32| -> Option<String> {
+            match (major, minor) {
+                (7, 0) => Some("/dev/loop0".into()),
+                (8, 16) => Some("/dev/sdb".into()),
+                _ => None,
+            }
+        };
+        let t = parse_blktrace(&b.out, "t.bin", &opts, &mut two).unwrap();
+        assert_eq!(t.files, ["/dev/loop0", "/dev/sdb"]);
+        // 3 × 512 / 2 = 768, down to 0, 1000 bytes up to 4096; 20 × 512 / 2 = 5120 → 4096.
+        let got: Vec<(u32, u64, u64, u64)> = t
+            .ios
+            .iter()
+            .map(|r| (r.file, r.offset, r.len, r.due_ns))
+            .collect();
+        assert_eq!(got, [(0, 0, 4096, 0), (1, 4096, 4096, 1000)]);
+        assert_eq!(t.syncs, [(1, SyncKind::Fsync)]);
+        // No completions: the depth is 1.
+        assert_eq!(t.depth, Some(1));
+        let redirected = ReplayOptions {
+            redirect: Some("sim:x.toml#lun0".into()),
+            no_stall: true,
+            skip: ReplaySkip::parse("trim,sync").unwrap(),
+            ..Default::default()
+        };
+        let t = parse_blktrace(&b.out, "t.bin", &redirected, &mut |_, _| None).unwrap();
+        assert_eq!(t.files, ["sim:x.toml#lun0"]);
+        assert!(t.ios.iter().all(|r| r.file == 0 && r.due_ns == 0) && !t.timed);
+        assert!(t.syncs.is_empty());
+        // Depth counts queue events between completions, merges counting back.
+        let mut b = Blk::new(true);
+        for i in 0..5u64 {
+            b.rec(i, i * 8, 4096, Q | W, LOOP0, &[]);
+        }
+        b.rec(9, 8, 4096, 2 | W, LOOP0, &[]); // a back merge
+        b.rec(10, 0, 4096, C | W, LOOP0, &[]);
+        b.rec(11, 80, 4096, Q | W, LOOP0, &[]);
+        b.rec(12, 80, 4096, C | W, LOOP0, &[]);
+        let t = parse_blktrace(&b.out, "t.bin", &ReplayOptions::default(), &mut loop0).unwrap();
+        assert_eq!((t.ios.len(), t.depth), (6, Some(4)));
+    }
+
+    #[test]
+    fn bad_blktraces_are_one_line_naming_the_record() {
+        let whole = sample(true);
+        let mut v6 = whole.clone();
+        v6[0] = 0x06;
+        let mut bad_magic = whole.clone();
+        bad_magic[48..52].copy_from_slice(&[1, 2, 3, 4]);
+        let mut discard = Blk::new(true);
+        discard
+            .rec(0, 0, 4096, Q | R, LOOP0, &[])
+            .rec(1, 8, 4096, Q | DISCARD, LOOP0, &[]);
+        let mut overrun = Blk::new(true);
+        overrun.rec(0, 0, 4096, Q | R, LOOP0, b"xy");
+        overrun.out.truncate(overrun.out.len() - 1);
+        let mut only_completions = Blk::new(true);
+        only_completions.rec(0, 0, 4096, C | R, LOOP0, &[]);
+        let mut elsewhere = Blk::new(true);
+        elsewhere.rec(0, 0, 4096, Q | R, 8 << 20, &[]);
+        let cases: [(&[u8], &str); 7] = [
+            (&whole[..whole.len() - 10], "t.bin record 31 (byte 1448): cut short, 38 of its 48 bytes"),
+            (&v6, "t.bin record 1 (byte 0): blktrace version 6 (valid: 7"),
+            (&bad_magic, "t.bin record 2 (byte 48): bad magic"),
+            (&discard.out, "t.bin record 2 (byte 48): a discard: raidlab runs no trims (valid: replay_skip=trim"),
+            (&overrun.out, "t.bin record 1 (byte 0): its 2 bytes of data run past the trace's end"),
+            (&only_completions.out, "t.bin has no reads or writes to replay"),
+            (&elsewhere.out, "t.bin record 1 (byte 0): device 8:0 is not a block device under /dev here (valid: replay_redirect="),
+        ];
+        for (bytes, want) in cases {
+            let e =
+                parse_blktrace(bytes, "t.bin", &ReplayOptions::default(), &mut loop0).unwrap_err();
+            assert!(e.starts_with(want), "{want}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
     }

@@ -579,6 +579,10 @@ pub struct JobSpec {
     pub rw: RwMode,
     pub bs: BlockSizes,
     pub iodepth: u32,
+    /// Whether the job gave `iodepth` (a blktrace replay otherwise takes the depth the trace
+    /// shows, as fio does).
+    #[serde(skip)]
+    pub iodepth_given: bool,
     /// How many queued requests the real engine hands the kernel at once (fio's
     /// `iodepth_batch_submit`, alias `iodepth_batch`): 1, fio's default, submits each as soon
     /// as it is queued; 0 means `iodepth`. Submitting in batches saves system calls but
@@ -1221,6 +1225,7 @@ impl Default for JobSpec {
             rw: RwMode::Read,
             bs: BlockSizes::fixed(4096),
             iodepth: 1,
+            iodepth_given: false,
             iodepth_batch_submit: 1,
             iodepth_low: 0,
             iodepth_batch_complete_min: 1,
@@ -2369,7 +2374,10 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 write: BsDist::parse_split(w).map_err(err)?,
             };
         }
-        "iodepth" => spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?,
+        "iodepth" => {
+            spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?;
+            spec.iodepth_given = true;
+        }
         "iodepth_batch_submit" | "iodepth_batch" => {
             spec.iodepth_batch_submit = parse_u32(value, 0, 65536).map_err(err)?
         }
@@ -2993,6 +3001,10 @@ impl JobSpec {
         };
         let largest = trace.ios.iter().map(|r| r.len).max().unwrap_or(1);
         self.bs = BlockSizes::fixed(largest);
+        // (A blktrace's depth, unless the job gives its own, as fio takes it.)
+        if let Some(d) = trace.depth.filter(|_| !self.iodepth_given) {
+            self.iodepth = d;
+        }
         self.trace = Some(std::sync::Arc::new(trace));
     }
 

@@ -410,7 +410,7 @@ fn option_help(name: &str) -> &'static str {
         "steadystate_ramp_time" | "ss_ramp" => "time from the job's start before steady-state samples are taken",
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
-        "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes): its requests, files, syncs and times, in place of rw, bs and size",
+        "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes) or a blktrace (blkparse -d): its requests, files, syncs and times, in place of rw, bs and size",
         "create_only" => "lay the job's files out and run nothing else (the result shows nothing done); real runs only",
         "exec_prerun" => "a shell command run before the job's first request (its output in JOB.prerun.txt); a failure ends the job with an error; real runs only",
         "exec_postrun" => "a shell command run after the job's last request (its output in JOB.postrun.txt); real runs only",
@@ -719,15 +719,51 @@ fn load_traces(specs: &mut [JobSpec]) -> Result<(), CliError> {
         let name = s.name.clone();
         let bytes = std::fs::read(&path).map_err(|e| {
             CliError::usage(format!(
-                "job '{name}': read_iolog={path}: {e} (valid: a fio iolog's path)"
+                "job '{name}': read_iolog={path}: {e} (valid: a fio iolog's or a blktrace's path)"
             ))
         })?;
-        let text = String::from_utf8_lossy(&bytes);
-        let trace = raidlab_workload::iolog::parse(&text, &path, &s.replay)
-            .map_err(|e| CliError::usage(format!("job '{name}': read_iolog: {e}")))?;
+        let trace = if raidlab_workload::iolog::is_blktrace(&bytes) {
+            raidlab_workload::iolog::parse_blktrace(
+                &bytes,
+                &path,
+                &s.replay,
+                &mut |major, minor| block_device_named(Path::new("/dev"), major, minor),
+            )
+        } else {
+            raidlab_workload::iolog::parse(&String::from_utf8_lossy(&bytes), &path, &s.replay)
+        }
+        .map_err(|e| CliError::usage(format!("job '{name}': read_iolog: {e}")))?;
         s.attach_trace(trace);
     }
     Ok(())
+}
+
+/// The block device under `dir` (searched depth first, names in order, links not followed)
+/// whose device number is `major`:`minor`, as fio finds a blktrace's devices.
+fn block_device_named(dir: &Path, major: u32, minor: u32) -> Option<String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() {
+            if let Some(found) = block_device_named(&p, major, minor) {
+                return Some(found);
+            }
+        } else if m.file_type().is_block_device() {
+            let rdev = m.rdev();
+            if libc::major(rdev) == major && libc::minor(rdev) == minor {
+                return Some(p.display().to_string());
+            }
+        }
+    }
+    None
 }
 
 /// Jobs with a `ramp_time` that counted nothing: they ended (their size done) before the ramp
@@ -1954,6 +1990,28 @@ mod tests {
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    /// A blktrace's device number finds its block device under /dev (every machine has one:
+    /// its root disk, or loop devices); a number nothing has finds none.
+    #[test]
+    fn a_device_number_names_its_block_device() {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let dev = std::fs::read_dir("/dev")
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_block_device()))
+            .expect("a block device under /dev");
+        let rdev = std::fs::metadata(&dev).unwrap().rdev();
+        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+        let found = block_device_named(Path::new("/dev"), major, minor).expect("found");
+        let m = std::fs::symlink_metadata(&found).unwrap();
+        assert!(
+            m.file_type().is_block_device() && m.rdev() == rdev,
+            "{found}"
+        );
+        assert_eq!(block_device_named(Path::new("/dev"), 4095, 1_048_574), None);
     }
 
     #[test]
