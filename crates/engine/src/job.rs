@@ -7,6 +7,7 @@ use crate::verify;
 use raidlab_result::{
     DirStats, ErrorCount, JobLog, JobResult, PassStats, SyncStats, VerifySummary,
 };
+use raidlab_workload::DepthStep;
 use raidlab_workload::{
     ContentGen, Dir, ErrorKinds, ErrorPolicy, JobStream, Pacer, Request, SyncKind, Think,
 };
@@ -130,6 +131,9 @@ pub struct JobSetup {
     /// fio's `max_latency`: a request whose total latency exceeds it ends the job
     /// (ETIMEDOUT), ns; 0 none.
     pub max_latency_ns: u64,
+    /// fio's latency-target mode (`latency_target`, …): the job queues only as deep as the
+    /// search says ([`raidlab_workload::DepthSearch`]).
+    pub latency: raidlab_workload::LatencyTarget,
     /// Flush written data to the device at the end, inside the job's runtime (`end_fsync`).
     pub end_fsync: bool,
     /// Once its writes are done, read back every block the job wrote and check it (fio's
@@ -329,8 +333,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     if let Some(p) = pacer.as_mut() {
         p.begin(start);
     }
-    let measure_from = start + setup.ramp_ns;
-    let deadline = setup.runtime_ns.map(|r| measure_from + r);
+    let mut measure_from = start + setup.ramp_ns;
+    let mut deadline = setup.runtime_ns.map(|r| measure_from + r);
+    // fio's latency-target mode: how deep the job may queue, the search's word on what
+    // next, and the requests completed (all of them, as the search counts them).
+    let mut search = raidlab_workload::DepthSearch::new(&setup.latency, depth, start, 0);
+    let mut draining_to_zero = false;
+    let mut final_run_pending = false;
+    let mut completed_ios = 0u64;
 
     let mut slots = vec![
         Slot {
@@ -393,8 +403,28 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if draining && inflight <= refill_at {
             draining = false;
         }
-        if !stopping && pause.is_none() && !draining {
-            while let Some(slot) = free.pop() {
+        if draining_to_zero && inflight == 0 {
+            // A lower depth, or the depth found: the queue has drained.
+            draining_to_zero = false;
+            if std::mem::take(&mut final_run_pending) {
+                // The final run at the depth found: the job's counters and runtime start
+                // again (fio's reset_all_stats).
+                now = clock.now_ns();
+                measure_from = now;
+                deadline = setup.runtime_ns.map(|r| now + r);
+                last_counted = now;
+                c.read = DirStats::default();
+                c.write = DirStats::default();
+                c.passes.clear();
+                c.pass_span.clear();
+                c.iodepth_level = [0; 7];
+                syncs = SyncStats::default();
+                sampler = sampler.restarted();
+            }
+        }
+        let limit = search.as_ref().map_or(depth, |s| s.depth());
+        if !stopping && pause.is_none() && !draining && !draining_to_zero {
+            while let Some(slot) = (inflight < limit).then(|| free.pop()).flatten() {
                 // A mixed job under a cap: a direction ahead of its rate yields (fio's
                 // rate_ddir).
                 let next = match (held.take(), &pacer) {
@@ -673,6 +703,33 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             }
             bytes_done += r.len;
             ios_done += 1;
+            completed_ios += 1;
+            if let Some(sr) = search
+                .as_mut()
+                .filter(|_| now >= measure_from && !io_failed && !settled)
+            {
+                let lat = now - s.ready;
+                match sr.completed(lat, now, completed_ios) {
+                    DepthStep::Go => {}
+                    DepthStep::GiveUp => {
+                        // fio's lat_fatal: at depth 1 the target cannot be met.
+                        io_failed = true;
+                        if error.is_none() {
+                            errno = libc::ETIMEDOUT;
+                        }
+                        error.get_or_insert(raidlab_workload::latency::missed_at_depth_1(
+                            lat,
+                            setup.latency.target_ns,
+                        ));
+                    }
+                    step => take_step(
+                        step,
+                        &mut draining_to_zero,
+                        &mut final_run_pending,
+                        &mut settled,
+                    ),
+                }
+            }
             if now < measure_from {
                 continue;
             }
@@ -721,6 +778,18 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if bytes_done > 0 {
             progress.fetch_add(bytes_done, Ordering::Relaxed);
             progress_ios.fetch_add(ios_done, Ordering::Relaxed);
+        }
+        if let Some(sr) = search
+            .as_mut()
+            .filter(|_| !draining_to_zero && !io_failed && !settled)
+        {
+            let step = sr.check(now, completed_ios);
+            take_step(
+                step,
+                &mut draining_to_zero,
+                &mut final_run_pending,
+                &mut settled,
+            );
         }
         if let Some(ss) = steady.as_ref().filter(|s| s.leader) {
             let t = now.saturating_sub(start);
@@ -874,6 +943,26 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             })
             .into_iter()
             .collect(),
+        latency_target: search.map(|s| raidlab_result::LatencyDepth {
+            target_ns: setup.latency.target_ns,
+            window_ns: setup.latency.window_ns,
+            percentile: setup.latency.percentile,
+            depth: s.depth(),
+        }),
+    }
+}
+
+/// What a latency-target search's step asks of the job's loop: drain before queueing again
+/// (a lower depth, or the final run after it), or end.
+fn take_step(step: DepthStep, drain: &mut bool, final_run: &mut bool, settled: &mut bool) {
+    match step {
+        DepthStep::Go | DepthStep::GiveUp => {}
+        DepthStep::Drain => *drain = true,
+        DepthStep::FinalRun => {
+            *drain = true;
+            *final_run = true;
+        }
+        DepthStep::Done => *settled = true,
     }
 }
 
@@ -1198,6 +1287,7 @@ mod tests {
             progress_ios: Arc::new(AtomicU64::new(0)),
             steady: None,
             max_latency_ns: spec.max_latency_ns,
+            latency: spec.latency,
             end_fsync: false,
             read_back: false,
             verify_fatal: false,

@@ -413,6 +413,7 @@ pub fn run_with_clock(
                 // (Set below, once the group's plans are known.)
                 steady: None,
                 max_latency_ns: spec.max_latency_ns,
+                latency: spec.latency,
                 end_fsync: spec.end_fsync,
                 pacer: raidlab_workload::Pacer::new(spec, inst.seed(spec)),
                 start_delay_ns: raidlab_workload::pace::start_delay_ns(&spec.pace, inst.seed(spec)),

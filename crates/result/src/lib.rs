@@ -24,9 +24,9 @@ pub use render::{
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
-    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, MpiPlace, PageCacheUse,
-    PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse, Summary, SyncStats,
-    UnifiedRw, VerifySummary, DIRECTION_NAMES,
+    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, LatencyDepth, MpiPlace,
+    PageCacheUse, PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse,
+    Summary, SyncStats, UnifiedRw, VerifySummary, DIRECTION_NAMES,
 };
 pub use steady::{Steady, SteadyReport, SteadyRule};
 pub use timelog::{shared_files, JobLog, LogNames, LogSample};

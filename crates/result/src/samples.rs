@@ -184,6 +184,14 @@ impl Sampler {
         }
     }
 
+    /// The same sampler (its intervals and runtime), empty: for a job whose counting
+    /// starts again (the final run of fio's latency-target mode).
+    pub fn restarted(&self) -> Sampler {
+        let mut s = Sampler::new(self.bw.len_ns / 1_000_000, self.iops.len_ns / 1_000_000);
+        s.limit = self.limit;
+        s
+    }
+
     /// A job that stops after `runtime_ns` (from the end of its ramp), if it has a
     /// runtime: what completes after it is not sampled.
     pub fn with_runtime(mut self, runtime_ns: Option<u64>) -> Sampler {

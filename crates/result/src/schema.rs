@@ -261,6 +261,17 @@ impl UnifiedRw {
 /// read, write, and both together.
 pub const DIRECTION_NAMES: [&str; 3] = ["read", "write", "mixed"];
 
+/// What a job's latency-target search found (fio's `latency_target`, `latency_window`,
+/// `latency_percentile`, and the depth it settled on).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyDepth {
+    pub target_ns: u64,
+    pub window_ns: u64,
+    pub percentile: f64,
+    /// The depth the job ran at when it ended: the deepest that met the target.
+    pub depth: u32,
+}
+
 /// The result of one job (or of a reporting group, when merged).
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobResult {
@@ -337,6 +348,10 @@ pub struct JobResult {
     /// rate settled and the window it was judged on; a group's, on the group's result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<crate::steady::SteadyReport>,
+    /// fio's latency-target mode, for a job that ran it: the target, the window, the share
+    /// that had to meet it, and the depth the job ended at (the one found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyDepth>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
@@ -453,6 +468,9 @@ impl std::fmt::Debug for JobResult {
         }
         if let Some(s) = &self.steadystate {
             d.field("steadystate", s);
+        }
+        if let Some(l) = &self.latency_target {
+            d.field("latency_target", l);
         }
         d.finish()
     }
@@ -656,6 +674,9 @@ impl JobResult {
         }
         if self.steadystate.is_none() {
             self.steadystate = other.steadystate.clone();
+        }
+        if self.latency_target.is_none() {
+            self.latency_target = other.latency_target;
         }
         match (&mut self.mpi, &other.mpi) {
             (Some(a), Some(b)) => a.merge(b),

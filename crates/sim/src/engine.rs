@@ -321,6 +321,17 @@ pub struct JobRt {
     pub errno: i32,
     /// fio's `max_latency`, ns; 0 none.
     pub max_latency_ns: u64,
+    /// fio's latency-target mode: the search for the deepest queue that meets the target
+    /// (its depth is the job's `depth` meanwhile), with the job's `iodepth` as ceiling.
+    pub search: Option<Box<raidlab_workload::DepthSearch>>,
+    /// A lower depth (or the depth found) waits for what is in flight to complete: the
+    /// queue drains to none (`refill_at` 0 meanwhile; this is its own value). Then, for the
+    /// depth found, the job's counters start again (`final_run`).
+    drain_to_zero: Option<u32>,
+    final_run: bool,
+    /// `max_latency` or a latency target: each completion's latency is looked at (one test
+    /// on the completion path for both).
+    pub latency_watch: bool,
     /// The next request, drawn from the stream and waiting for its time, a sync or a
     /// think time to pass.
     held: Option<Request>,
@@ -368,6 +379,82 @@ impl JobRt {
             self.errno = libc::ETIMEDOUT;
         }
         self.stopped = true;
+    }
+
+    /// A completion whose total latency was `lat`, for a job with `max_latency` or a
+    /// latency target. Whether a latency-target search ended the job.
+    #[cold]
+    #[inline(never)]
+    fn latency_done(&mut self, now: u64, lat: u64) -> bool {
+        if self.max_latency_ns > 0 && lat > self.max_latency_ns {
+            self.past_max_latency(lat);
+        }
+        self.latency_completed(now, lat)
+    }
+
+    /// A completion (total latency `lat`) in fio's latency-target mode: the search told,
+    /// the window judged, and the job's depth set to the search's. A lower depth, and the
+    /// final run at the depth found, wait for the queue to drain; the final run restarts the
+    /// job's counters and runtime; the search's end stops the job as its runtime's end
+    /// would. Whether the search ended the job.
+    fn latency_completed(&mut self, now: u64, lat: u64) -> bool {
+        use raidlab_workload::DepthStep;
+        // (A job that has stopped, by the search or otherwise, searches no more.)
+        let Some(sr) = self.search.as_mut().filter(|_| !self.stopped) else {
+            return false;
+        };
+        let mut step = if now >= self.ramp_end {
+            sr.completed(lat, now, self.ios_all)
+        } else {
+            DepthStep::Go
+        };
+        if step == DepthStep::Go && self.drain_to_zero.is_none() {
+            step = sr.check(now, self.ios_all);
+        }
+        self.depth = sr.depth();
+        if matches!(step, DepthStep::Drain | DepthStep::FinalRun) {
+            // (The queue's own drain, to none: see `issue`.)
+            self.drain_to_zero.get_or_insert(self.refill_at);
+            self.refill_at = 0;
+            self.draining = true;
+            self.final_run |= step == DepthStep::FinalRun;
+        }
+        match step {
+            DepthStep::Go | DepthStep::Drain | DepthStep::FinalRun => {}
+            DepthStep::GiveUp => {
+                if self.error.is_none() {
+                    self.error = Some(raidlab_workload::latency::missed_at_depth_1(
+                        lat,
+                        sr.target_ns(),
+                    ));
+                    self.errno = libc::ETIMEDOUT;
+                }
+                self.stopped = true;
+            }
+            DepthStep::Done => {
+                self.halt(now);
+                return true;
+            }
+        }
+        if self.inflight == 0 {
+            if let Some(r) = self.drain_to_zero.take() {
+                self.refill_at = r;
+            }
+            if std::mem::take(&mut self.final_run) {
+                // (fio's reset_all_stats: the results are the final run's.)
+                if let Some(d) = self.deadline {
+                    self.deadline = Some(now + (d - self.ramp_end));
+                }
+                self.ramp_end = now;
+                self.read = DirStats::default();
+                self.write = DirStats::default();
+                self.bytes_done = 0;
+                self.iodepth_level = [0; 7];
+                self.sync = SyncStats::default();
+                self.sampler = self.sampler.restarted();
+            }
+        }
+        false
     }
 
     /// Stop as at the runtime's end: issue nothing more, wait for nothing, and end once the
@@ -420,6 +507,10 @@ impl JobRt {
             error: None,
             errno: 0,
             max_latency_ns: 0,
+            search: None,
+            drain_to_zero: None,
+            final_run: false,
+            latency_watch: false,
             held: None,
             wait_until: None,
             think: None,
@@ -547,6 +638,8 @@ pub struct Engine<'w> {
     pub steady: Vec<SimSteady>,
     /// A judge stopped its jobs this group.
     steady_stopped: bool,
+    /// A latency-target search ended a job (it found its depth and ran the final window).
+    latency_stopped: bool,
     /// Buffered reads waiting for a step: where the next step starts, the end, and the
     /// waited-for step's length.
     reading: std::collections::HashMap<u32, (u64, u64, u64)>,
@@ -604,6 +697,7 @@ impl<'w> Engine<'w> {
             exit_stopped: false,
             steady: Vec::new(),
             steady_stopped: false,
+            latency_stopped: false,
             reading: std::collections::HashMap::new(),
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
@@ -734,6 +828,9 @@ impl<'w> Engine<'w> {
             if let Some(p) = j.pacer.as_mut() {
                 p.begin(j.first);
             }
+            if let Some(sr) = j.search.as_mut() {
+                sr.begin(j.first, j.ios_all);
+            }
             self.at(j.first, Ev::Issue(i as u32));
         }
         // Rebuilds under way go on (or start) with the group. The array changes under the
@@ -745,7 +842,10 @@ impl<'w> Engine<'w> {
         let stops_others = jobs.iter().any(|j| j.exits.iter().any(Option::is_some));
         // (Nor one judged for steady state: its judge, not the extension, ends it.)
         // (Nor one that replays a trace, or logs its requests: each request is simulated.)
-        let exact = jobs.iter().any(|j| j.stream.replays() || j.iolog.is_some());
+        // (Nor one searching for a latency target's depth: the search ends it.)
+        let exact = jobs
+            .iter()
+            .any(|j| j.stream.replays() || j.iolog.is_some() || j.search.is_some());
         let conv_enabled =
             conv.enabled && !rebuilding && !stops_others && !exact && self.steady.is_empty();
         if !self.steady.is_empty() {
@@ -893,8 +993,8 @@ impl<'w> Engine<'w> {
             job.inflight -= 1;
             job.bytes_all += ioc.len;
             job.ios_all += 1;
-            if job.max_latency_ns > 0 && self.now - ioc.issued > job.max_latency_ns {
-                job.past_max_latency(self.now - ioc.issued);
+            if job.latency_watch && job.latency_done(self.now, self.now - ioc.issued) {
+                self.latency_stopped = true;
             }
             if self.now >= job.ramp_end {
                 let st = if ioc.write {
@@ -1132,6 +1232,9 @@ impl<'w> Engine<'w> {
         }
         if std::mem::take(&mut self.steady_stopped) {
             reason = "steadystate";
+        }
+        if std::mem::take(&mut self.latency_stopped) {
+            reason = "latency_target";
         }
         // The next group, if any, starts from a clean queue: see `between_groups`.
         self.group_ended = true;

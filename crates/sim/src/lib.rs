@@ -526,6 +526,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             });
             j.set_special();
             j.max_latency_ns = s.max_latency_ns;
+            if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {
+                // (The search's clock: its first window starts with the group.)
+                j.depth = sr.depth();
+                j.search = Some(Box::new(sr));
+            }
+            j.latency_watch = j.max_latency_ns > 0 || j.search.is_some();
             j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
             j.report_group = job_groups[p.spec].1;
             j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
@@ -608,6 +614,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 // shows none gone past.)
                 errors: s.on_error.counts().then(Default::default),
                 steadystate,
+                latency_target: j.search.as_ref().map(|sr| raidlab_result::LatencyDepth {
+                    target_ns: s.latency.target_ns,
+                    window_ns: s.latency.window_ns,
+                    percentile: s.latency.percentile,
+                    depth: sr.depth(),
+                }),
                 ..Default::default()
             });
         }

@@ -17,6 +17,7 @@ pub mod distribution;
 pub mod files;
 pub mod iolog;
 pub mod jobfile;
+pub mod latency;
 pub mod pace;
 pub mod size;
 pub mod spec;
@@ -29,6 +30,7 @@ pub use iolog::{ReplayOptions, ReplaySkip, Trace, TraceIo};
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };
+pub use latency::{DepthSearch, DepthStep, LatencyTarget};
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, exit_scope, for_rank, job_groups, parse_percentile_list,

@@ -6,6 +6,7 @@
 use crate::content::BufferContent;
 use crate::files::FileService;
 use crate::iolog::{ReplayOptions, ReplaySkip};
+use crate::latency::LatencyTarget;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
 use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
 use crate::steady::SteadyCriterion;
@@ -714,6 +715,11 @@ pub struct JobSpec {
     /// ETIMEDOUT, ns; 0 (the default) none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub max_latency_ns: u64,
+    /// fio's latency-target mode (`latency_target`, `latency_window`,
+    /// `latency_percentile`, `latency_run`): the deepest queue that meets a latency target,
+    /// searched for and then measured (see [`crate::latency`]).
+    #[serde(default, skip_serializing_if = "LatencyTarget::is_default")]
+    pub latency: LatencyTarget,
     /// fio's `steadystate` (`ss`): what must settle, and under what limit (see
     /// [`crate::steady`]); judged only with a `steadystate_duration`.
     #[serde(default, skip_serializing_if = "is_default_criterion")]
@@ -1258,6 +1264,7 @@ impl Default for JobSpec {
             create_only: false,
             rank_shift: 0,
             max_latency_ns: 0,
+            latency: LatencyTarget::default(),
             ss: SteadyCriterion::default(),
             ss_dur_s: 0,
             ss_ramp_ns: 0,
@@ -1407,6 +1414,10 @@ pub const OPTION_NAMES: &[&str] = &[
     "replay_skip",
     "rank_shift",
     "max_latency",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
     "steadystate",
     "ss",
     "steadystate_duration",
@@ -1892,6 +1903,19 @@ pub fn split_filenames(value: &str) -> Vec<String> {
     out
 }
 
+/// A time as fio's latency options take it, ns: a bare number is microseconds.
+fn parse_us_or_duration(value: &str) -> Result<u64, String> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        v.parse::<u64>()
+            .ok()
+            .and_then(|us| us.checked_mul(1000))
+            .ok_or_else(|| format!("'{v}' is too long (valid: up to 2^64 ns)"))
+    } else {
+        parse_duration_ns(v)
+    }
+}
+
 /// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
@@ -1928,10 +1952,6 @@ const FIO_ONLY: &[&str] = &[
     "ignore_zone_limits",
     "io_submit_mode",
     "job_max_open_zones",
-    "latency_percentile",
-    "latency_run",
-    "latency_target",
-    "latency_window",
     "lockfile",
     "log_alternate_epoch",
     "log_compression",
@@ -2170,18 +2190,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.replay.scale = u64::from(parse_u32(value, 1, u32::MAX).map_err(err)?)
         }
         "replay_skip" => spec.replay.skip = ReplaySkip::parse(value).map_err(err)?,
-        "max_latency" => {
-            // (fio's bare number is microseconds.)
+        "max_latency" => spec.max_latency_ns = parse_us_or_duration(value).map_err(err)?,
+        "latency_target" => spec.latency.target_ns = parse_us_or_duration(value).map_err(err)?,
+        "latency_window" => spec.latency.window_ns = parse_us_or_duration(value).map_err(err)?,
+        "latency_percentile" => {
             let v = value.trim();
-            spec.max_latency_ns = if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
-                v.parse::<u64>()
-                    .ok()
-                    .and_then(|us| us.checked_mul(1000))
-                    .ok_or_else(|| err(format!("'{v}' is too long (valid: up to 2^64 ns)")))?
-            } else {
-                parse_duration_ns(v).map_err(err)?
-            };
+            spec.latency.percentile = v
+                .parse::<f64>()
+                .ok()
+                .filter(|p| *p > 0.0 && *p <= 100.0)
+                .ok_or_else(|| err(format!("'{v}' is not a percentage (valid: above 0, up to 100)")))?;
         }
+        "latency_run" => spec.latency.run = parse_bool(value).map_err(err)?,
         "steadystate" | "ss" => spec.ss = SteadyCriterion::parse(value).map_err(err)?,
         "steadystate_duration" | "ss_dur" => {
             let ns = parse_duration_ns(value).map_err(err)?;

@@ -409,6 +409,10 @@ fn option_help(name: &str) -> &'static str {
         "steadystate_duration" | "ss_dur" => "end the job once its last this many seconds of once-a-second samples meet steadystate (0, the default: never)",
         "steadystate_ramp_time" | "ss_ramp" => "time from the job's start before steady-state samples are taken",
         "max_latency" => "end the job with ETIMEDOUT once a request's total latency exceeds this (a bare number is µs, as fio's)",
+        "latency_target" => "find the deepest queue (up to iodepth) at which requests' total latency stays under this, then measure there (a bare number is µs, as fio's)",
+        "latency_window" => "how long each depth is tried before it is judged (a bare number is µs)",
+        "latency_percentile" => "the share of a window's requests, in percent, that must meet latency_target (default 100: every one)",
+        "latency_run" => "keep adjusting the depth to the target until the job ends, rather than settling on one",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes) or a blktrace (blkparse -d): its requests, files, syncs and times, in place of rw, bs and size",
         "create_only" => "lay the job's files out and run nothing else (the result shows nothing done); real runs only",
@@ -1162,6 +1166,19 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.max_latency_ns > 0 {
         put("max_latency", duration_text(s.max_latency_ns));
+    }
+    let (l, dl) = (&s.latency, raidlab_workload::LatencyTarget::default());
+    if l.target_ns != dl.target_ns {
+        put("latency_target", duration_text(l.target_ns));
+    }
+    if l.window_ns != dl.window_ns {
+        put("latency_window", duration_text(l.window_ns));
+    }
+    if l.percentile != dl.percentile {
+        put("latency_percentile", format!("{}", l.percentile));
+    }
+    if l.run != dl.run {
+        put("latency_run", "1".into());
     }
     if s.ss_dur_s > 0 {
         put("steadystate", s.ss.text());

@@ -17,8 +17,9 @@ use serde_json::Value;
 
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
 /// (`disk_util`: per-disk kernel counters; `ctx`, `majf`, `minf`: per-process counters of a
-/// forked fio job; `iodepth_*`, `latency_depth`/`latency_target`/…: fio's depth histograms and
-/// latency-target mode; `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
+/// forked fio job; `iodepth_*`: fio's submit and complete histograms;
+/// `latency_depth`/`latency_target`/…: given only for a job that ran fio's latency-target
+/// mode; `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
     "disk_util",
     "timestamp_ms",
@@ -248,6 +249,14 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -
         ("iodepth_level", iodepth_levels(&j.iodepth_level)),
     ]);
     f.extend(latency_groups(&lat));
+    // (fio's latency-target fields follow the shares; raidlab gives them for a job that ran
+    // the search: the target in ns, the window in µs, as fio writes them.)
+    if let Some(l) = &j.latency_target {
+        f.push(("latency_depth", v(l.depth)));
+        f.push(("latency_target", v(l.target_ns)));
+        f.push(("latency_percentile", v(l.percentile)));
+        f.push(("latency_window", v(l.window_ns / 1000)));
+    }
     // (fio adds the errors gone on past with continue_on_error, and its `desc`, after the
     // latency shares, only when set.)
     if let Some(e) = &j.errors {

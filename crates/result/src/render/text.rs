@@ -268,6 +268,17 @@ fn job_block(
             j.read.total_ios, j.write.total_ios
         );
     }
+    if let Some(l) = &j.latency_target {
+        // fio's line: the target in ns, the window in µs, the depth found.
+        let _ = writeln!(
+            out,
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
+            l.target_ns,
+            l.window_ns / 1000,
+            l.percentile,
+            l.depth
+        );
+    }
     if let Some(ss) = &j.steadystate {
         // fio's line: the window's mean rates, and the criterion's value.
         let what = match (ss.ss.starts_with("bw"), ss.ss.contains("_slope")) {
