@@ -21,7 +21,12 @@ pub const METRIC_NAMES: &[&str] = &[
     "runtime_ns",
     "usr_cpu",
     "sys_cpu",
+    "latency_depth",
 ];
+
+/// The metric only a run with fio's latency-target mode has: the depths its jobs settled on,
+/// summed (the queue the system held at the target).
+pub const LATENCY_DEPTH: &str = "latency_depth";
 
 /// The metrics of a summary, by name.
 pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
@@ -45,9 +50,22 @@ pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-/// The metrics of a whole run: all its jobs folded together (they ran side by side).
+/// The metrics of a whole run: all its jobs folded together (they ran side by side), and
+/// [`LATENCY_DEPTH`] when they searched for a latency target's depth.
 pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
-    of_summary(&r.aggregate().summary())
+    let mut m = of_summary(&r.aggregate().summary());
+    let depths: Vec<u32> = r
+        .jobs
+        .iter()
+        .filter_map(|j| j.latency_target.map(|l| l.depth))
+        .collect();
+    if !depths.is_empty() {
+        m.insert(
+            LATENCY_DEPTH.to_string(),
+            depths.iter().map(|&d| d as f64).sum(),
+        );
+    }
+    m
 }
 
 #[cfg(test)]
@@ -57,9 +75,14 @@ mod tests {
     #[test]
     fn names_match_the_map() {
         let m = of_summary(&Summary::default());
-        let mut names: Vec<&str> = METRIC_NAMES.to_vec();
+        let mut names: Vec<&str> = METRIC_NAMES
+            .iter()
+            .copied()
+            .filter(|n| *n != LATENCY_DEPTH)
+            .collect();
         names.sort();
         assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), names);
+        assert!(METRIC_NAMES.contains(&LATENCY_DEPTH));
     }
 
     #[test]
@@ -79,5 +102,16 @@ mod tests {
         assert!((m["mb_s"] - 100.0).abs() < 1e-9);
         assert!((m["iops"] - 100.0).abs() < 1e-9);
         assert!((m["read_mb_s"] - 100.0).abs() < 1e-9);
+        assert!(!m.contains_key(LATENCY_DEPTH));
+        // Jobs that searched for a latency target's depth: their depths add up.
+        for (j, d) in r.jobs.iter_mut().zip([12, 20]) {
+            j.latency_target = Some(raidlab_result::LatencyDepth {
+                target_ns: 1_000_000,
+                window_ns: 1_000_000,
+                percentile: 99.0,
+                depth: d,
+            });
+        }
+        assert_eq!(of_run(&r)[LATENCY_DEPTH], 32.0);
     }
 }

@@ -4,6 +4,7 @@
 //! metric (`mb_s_min`, `mb_s_median`, …, `mb_s_ci95_high`).
 
 use crate::campaign::Outcome;
+use crate::metrics::LATENCY_DEPTH;
 use std::fmt::Write;
 
 /// Metrics printed per point (mean over repetitions): the rates and latencies that lead
@@ -44,8 +45,8 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
-/// The column names of [`csv`].
-pub fn csv_header(axes: &[String], stat_metric: &str) -> Vec<String> {
+/// The column names of [`csv`] (`latency_depth` after the metrics when a point has it).
+pub fn csv_header(axes: &[String], stat_metric: &str, depth: bool) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(axes.iter().cloned());
     h.extend(
@@ -54,13 +55,22 @@ pub fn csv_header(axes: &[String], stat_metric: &str) -> Vec<String> {
             .map(|s| s.to_string()),
     );
     h.extend(TABLE_METRICS.iter().map(|s| s.to_string()));
+    if depth {
+        h.push(LATENCY_DEPTH.to_string());
+    }
     h.extend(STAT_NAMES.iter().map(|s| format!("{stat_metric}_{s}")));
     h
 }
 
+/// Whether any point searched for a latency target's depth (its column is then shown).
+fn has_depth(outcomes: &[Outcome]) -> bool {
+    outcomes.iter().any(|o| o.stats.contains_key(LATENCY_DEPTH))
+}
+
 /// CSV, one row per point.
 pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
-    let mut out = csv_header(axes, stat_metric).join(",");
+    let depth = has_depth(outcomes);
+    let mut out = csv_header(axes, stat_metric, depth).join(",");
     out.push('\n');
     for o in outcomes {
         let mut row: Vec<String> = vec![o.point.to_string()];
@@ -82,6 +92,9 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
         for m in TABLE_METRICS {
             row.push(num(o.stats.get(*m).map(|s| s.mean)));
         }
+        if depth {
+            row.push(num(o.stats.get(LATENCY_DEPTH).map(|s| s.mean)));
+        }
         let s = o.stats.get(stat_metric);
         for v in [
             s.map(|s| s.min),
@@ -102,12 +115,18 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
 
 /// An aligned table for people.
 pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
+    let depth = has_depth(outcomes);
     let mut head: Vec<String> = axes.to_vec();
     head.extend([
         "MB/s".to_string(),
         "MiB/s".into(),
         "IOPS".into(),
         "lat p99 µs".into(),
+    ]);
+    if depth {
+        head.push("depth".into());
+    }
+    head.extend([
         format!("{stat_metric} 95% CI"),
         "spread".into(),
         "reps".into(),
@@ -131,6 +150,9 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
         r.push(f(mean("mib_s"), 2));
         r.push(f(mean("iops"), 0));
         r.push(f(mean("lat_p99_us"), 1));
+        if depth {
+            r.push(f(mean(LATENCY_DEPTH), 0));
+        }
         let s = o.stats.get(stat_metric);
         r.push(
             s.map(|s| format!("{:.2}–{:.2}", s.ci95_low, s.ci95_high))

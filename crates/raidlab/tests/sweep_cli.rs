@@ -439,6 +439,11 @@ fn every_recipe_plans_cleanly() {
             assert!(listing.contains(": 360 points"), "{listing}");
             assert!(listing.contains("[simulated]"));
         }
+        if r.ends_with("iometer2008-latency.toml") {
+            // 4 levels x 3 read shares, each searching for its depth.
+            assert!(listing.contains(": 12 points"), "{listing}");
+            assert!(listing.contains("[simulated]"));
+        }
         if r.ends_with("linux-raid-chunk.toml") {
             assert!(listing.contains(": 72 points × 5 repetitions"), "{listing}");
         }
@@ -509,6 +514,82 @@ fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
             "raid6 randwrite",
         ]
     );
+}
+
+/// Seed 004's arrays at a latency target (recipes/iometer2008-latency.toml): each point
+/// searches for the deepest queue at which 99% of requests meet 20 ms, and the CSV gives the
+/// depth found beside the rates. The seeds' ordering of random writes holds at the target
+/// (RAID 6 below RAID 5 below RAID 10), every level reads alike, and the depth found leaves
+/// the 99th percentile near the target.
+#[test]
+fn the_latency_target_recipe_gives_each_arrays_depth_and_iops_at_the_target() {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("lat.db");
+    let recipe = root.join("recipes/iometer2008-latency.toml");
+    let out = sweep(
+        &[
+            recipe.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        &root,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let (sys, mix, iops, p99, depth) = (
+        col("system"),
+        col("rwmixread"),
+        col("iops"),
+        col("lat_p99_us"),
+        col("latency_depth"),
+    );
+    let mut at = std::collections::BTreeMap::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let d: f64 = f[depth].parse().unwrap();
+        assert!((1.0..=256.0).contains(&d), "{line}");
+        let p: f64 = f[p99].parse().unwrap();
+        assert!(p <= 20_000.0 * 1.25, "{line}");
+        at.insert(
+            (f[sys].to_string(), f[mix].to_string()),
+            f[iops].parse::<f64>().unwrap(),
+        );
+    }
+    assert_eq!(at.len(), 12, "{csv}");
+    let w = |level: &str| at[&(format!("{level}-8d"), "0".to_string())];
+    assert!(w("raid6") < w("raid5") && w("raid5") < w("raid10"), "{csv}");
+    let r = |level: &str| at[&(format!("{level}-8d"), "100".to_string())];
+    for level in ["raid10", "raid5", "raid6"] {
+        assert!((r(level) / r("raid0") - 1.0).abs() < 0.1, "{level}: {csv}");
+    }
+    // A sweep without a target has no such column.
+    let plain = root.join("recipes/xdd2008.toml");
+    let db2 = dir.path().join("x.db");
+    let out = sweep(
+        &[
+            plain.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--set",
+            "io_size=64m",
+            "--db",
+            db2.to_str().unwrap(),
+        ],
+        &root,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("latency_depth"));
 }
 
 #[test]
