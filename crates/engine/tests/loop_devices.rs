@@ -111,7 +111,19 @@ fn a_partition_table_on_a_device_refuses_writes_without_force() {
         e.is_usage() && e.to_string().contains("GPT partition table"),
         "{e}"
     );
-    let r = run_paths(&[w], true).unwrap();
+    // With --force it is written. (Right after the table was written, something on the
+    // machine may hold the device exclusively for a moment, probing the new table: raidlab
+    // then refuses, as it should, so the run is tried again while that lasts, up to 5 s.)
+    let mut tries = 0;
+    let r = loop {
+        match run_paths(std::slice::from_ref(&w), true) {
+            Err(e) if e.to_string().contains("is held by") && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            r => break r.unwrap(),
+        }
+    };
     assert_eq!(r.jobs[0].write.io_bytes, 1 << 20);
 }
 
