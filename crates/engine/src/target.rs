@@ -404,42 +404,26 @@ mod tests {
     #[test]
     fn a_layout_past_the_free_room_is_refused_before_writing() {
         let d = tempfile::tempdir().unwrap();
-        let stop = AtomicBool::new(true);
         let huge = 1u64 << 60;
+        // A file laid out (for a writing job) to `end` bytes; `stopped`: the stop flag set.
+        let prepare = |f: &Path, end: u64, stopped: bool| {
+            let stop = AtomicBool::new(stopped);
+            prepare_path(f, Some(end), true, false, &stop, None, &Layout::zeros())
+        };
         let f = d.path().join("new");
-        let e =
-            prepare_path(&f, Some(huge), true, false, &stop, None, &Layout::zeros()).unwrap_err();
+        let e = prepare(&f, huge, true).unwrap_err();
         assert!(e.is_usage(), "{e}");
         assert!(e.to_string().contains("bytes free"), "{e}");
         assert!(!f.exists());
         // A short file of raidlab's own, extended: refused too, and kept as it was.
         let g = d.path().join("short");
-        prepare_path(
-            &g,
-            Some(4096),
-            true,
-            false,
-            &AtomicBool::new(false),
-            None,
-            &Layout::zeros(),
-        )
-        .unwrap();
-        let e =
-            prepare_path(&g, Some(huge), true, false, &stop, None, &Layout::zeros()).unwrap_err();
+        prepare(&g, 4096, false).unwrap();
+        let e = prepare(&g, huge, true).unwrap_err();
         assert!(e.is_usage() && e.to_string().contains("bytes free"), "{e}");
         assert_eq!(std::fs::metadata(&g).unwrap().len(), 4096);
         // Room enough: laid out as before.
         let h = d.path().join("fits");
-        prepare_path(
-            &h,
-            Some(1 << 20),
-            true,
-            false,
-            &AtomicBool::new(false),
-            None,
-            &Layout::zeros(),
-        )
-        .unwrap();
+        prepare(&h, 1 << 20, false).unwrap();
         assert_eq!(std::fs::metadata(&h).unwrap().len(), 1 << 20);
     }
 }

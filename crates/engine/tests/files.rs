@@ -852,33 +852,55 @@ fn libaio_beyond_the_machines_aio_limit_names_it() {
         .any(|j| j.error.is_none() && j.read.total_ios > 0));
 }
 
+/// A job of `base` and `extra` options run on a new file `name` in `dir`: its result and
+/// what the file holds after it.
+fn run_on_new_file(
+    dir: &std::path::Path,
+    name: &str,
+    base: &[(&str, &str)],
+    extra: &[(&str, &str)],
+) -> (raidlab_result::RunResult, Vec<u8>) {
+    let f = dir.join(name);
+    let _ = std::fs::remove_file(&f);
+    let mut o = base.to_vec();
+    o.push(("filename", f.to_str().unwrap()));
+    o.extend_from_slice(extra);
+    let r = run_paths(&[spec(&o)], false).unwrap();
+    assert_eq!(r.jobs[0].error, None, "{name}");
+    (r, std::fs::read(&f).unwrap())
+}
+
+/// How many different `b`-byte blocks `data` holds.
+fn distinct_blocks(data: &[u8], b: usize) -> usize {
+    data.chunks(b)
+        .collect::<std::collections::HashSet<_>>()
+        .len()
+}
+
+/// The share of `data`'s bytes that are zero.
+fn zero_share(data: &[u8]) -> f64 {
+    data.iter().filter(|&&b| b == 0).count() as f64 / data.len() as f64
+}
+
 /// fio's buffer options decide what a job's writes put on the target: by default every block
 /// differs (scrambled), without scrambling the buffers' bytes repeat, zeros, a pattern, a
 /// compressible share, a deduplicable share.
 #[test]
 fn buffer_options_decide_what_writes_carry() {
     let d = tmp();
+    let base = [
+        ("rw", "randwrite"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("iodepth", "4"),
+    ];
     let write = |name: &str, extra: &[(&str, &str)]| -> Vec<u8> {
-        let f = d.path().join(name);
-        let mut o = vec![
-            ("rw", "randwrite"),
-            ("bs", "4k"),
-            ("size", "1m"),
-            ("iodepth", "4"),
-            ("filename", f.to_str().unwrap()),
-        ];
-        o.extend_from_slice(extra);
-        let r = run_paths(&[spec(&o)], false).unwrap();
-        assert_eq!(r.jobs[0].error, None, "{name}");
+        let (r, data) = run_on_new_file(d.path(), name, &base, extra);
         assert_eq!(r.jobs[0].write.total_ios, 256, "{name}");
-        std::fs::read(&f).unwrap()
+        data
     };
-    let distinct = |data: &[u8]| {
-        data.chunks(4096)
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-    };
-    let zeros = |data: &[u8]| data.iter().filter(|&&b| b == 0).count() as f64 / data.len() as f64;
+    let distinct = |data: &[u8]| distinct_blocks(data, 4096);
+    let zeros = zero_share;
 
     let plain = write("default", &[]);
     assert_eq!(distinct(&plain), 256);
@@ -911,27 +933,15 @@ fn buffer_options_decide_what_writes_carry() {
 #[test]
 fn a_new_file_is_laid_out_with_the_jobs_content() {
     let d = tmp();
-    let lay = |name: &str, extra: &[(&str, &str)]| -> Vec<u8> {
-        let f = d.path().join(name);
-        let _ = std::fs::remove_file(&f);
-        let mut o = vec![
-            ("rw", "read"),
-            ("bs", "4k"),
-            ("size", "1m"),
-            ("io_size", "4k"),
-            ("filename", f.to_str().unwrap()),
-        ];
-        o.extend_from_slice(extra);
-        let r = run_paths(&[spec(&o)], false).unwrap();
-        assert_eq!(r.jobs[0].error, None, "{name}");
-        std::fs::read(&f).unwrap()
-    };
-    let distinct = |data: &[u8], b: usize| {
-        data.chunks(b)
-            .collect::<std::collections::HashSet<_>>()
-            .len()
-    };
-    let zeros = |data: &[u8]| data.iter().filter(|&&b| b == 0).count() as f64 / data.len() as f64;
+    let base = [
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("size", "1m"),
+        ("io_size", "4k"),
+    ];
+    let lay = |name: &str, extra: &[(&str, &str)]| run_on_new_file(d.path(), name, &base, extra).1;
+    let distinct = distinct_blocks;
+    let zeros = zero_share;
     let plain = lay("default", &[]);
     assert_eq!(plain.len(), 1 << 20);
     assert_eq!(distinct(&plain, 4096), 256);

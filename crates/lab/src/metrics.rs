@@ -21,7 +21,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "runtime_ns",
     "usr_cpu",
     "sys_cpu",
-    "latency_depth",
+    LATENCY_DEPTH,
 ];
 
 /// The metric only a run with fio's latency-target mode has: the depths its jobs settled on,
@@ -54,16 +54,13 @@ pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
 /// [`LATENCY_DEPTH`] when they searched for a latency target's depth.
 pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
     let mut m = of_summary(&r.aggregate().summary());
-    let depths: Vec<u32> = r
+    let depth = r
         .jobs
         .iter()
-        .filter_map(|j| j.latency_target.map(|l| l.depth))
-        .collect();
-    if !depths.is_empty() {
-        m.insert(
-            LATENCY_DEPTH.to_string(),
-            depths.iter().map(|&d| d as f64).sum(),
-        );
+        .filter_map(|j| j.latency_target.map(|l| f64::from(l.depth)))
+        .reduce(|a, b| a + b);
+    if let Some(d) = depth {
+        m.insert(LATENCY_DEPTH.to_string(), d);
     }
     m
 }

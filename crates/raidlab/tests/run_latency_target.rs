@@ -5,15 +5,6 @@
 
 mod common;
 use common::*;
-use std::path::Path;
-
-fn system(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../systems")
-        .join(rel)
-        .display()
-        .to_string()
-}
 
 /// 8 KiB random reads on seed 001's RAID 5 (eight 15K drives), simulated: the job's results
 /// and its text.

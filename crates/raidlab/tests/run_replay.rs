@@ -7,15 +7,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-/// The repository's systems folder.
-fn system(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../systems")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
 /// (read ios, read bytes, write ios, write bytes, syncs, runtime ms) of a result's one job.
 fn counts(out: &str) -> (u64, u64, u64, u64, u64, u64) {
     let v = json(out);
@@ -29,6 +20,11 @@ fn counts(out: &str) -> (u64, u64, u64, u64, u64, u64) {
         n("sync", "total_ios"),
         j["job_runtime"].as_u64().unwrap(),
     )
+}
+
+/// `raidlab` with `base` then `extra` options (it must succeed): what it prints.
+fn run_ok(base: &[&str], extra: &[&str]) -> String {
+    assert_ok(&raidlab(&[base, extra].concat()), &format!("{extra:?}"))
 }
 
 fn write_log(dir: &Path, name: &str, text: &str) -> String {
@@ -129,17 +125,9 @@ fn times_and_syncs_are_replayed_in_both_executors() {
         ),
     );
     let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
-    let run = |extra: &[&str]| {
-        let mut a = vec![
-            "--name=t".to_string(),
-            format!("--read_iolog={log}"),
-            "--direct=1".into(),
-            "--output-format=json".into(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        counts(&assert_ok(&raidlab(&a), &format!("{extra:?}")))
-    };
+    let read_log = format!("--read_iolog={log}");
+    let base = ["--name=t", &read_log, "--direct=1", "--output-format=json"];
+    let run = |extra: &[&str]| counts(&run_ok(&base, extra));
     // Simulated: virtual time, exact. The read goes at 300 ms and takes a few.
     let s = run(&[&sim]);
     assert_eq!((s.0, s.1, s.2, s.3, s.4), (1, 8192, 2, 8192, 1), "{s:?}");
@@ -381,22 +369,18 @@ fn a_blktrace_replays_as_fio_replays_it() {
     let trace = format!("{dir}/t.bin");
     std::fs::write(&trace, sample_blktrace()).unwrap();
     let data = format!("{dir}/data");
-    let args = |extra: &[&str]| -> Vec<String> {
-        let mut a = vec![
-            "--name=play".to_string(),
-            format!("--read_iolog={trace}"),
-            format!("--replay_redirect={data}"),
-            "--buffer_pattern=0x5a".into(),
-            "--output-format=json".into(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        a
-    };
-    let run = |extra: &[&str]| {
-        let a = args(extra);
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        assert_ok(&raidlab(&a), &format!("{extra:?}"))
-    };
+    let (read_log, redirect) = (
+        format!("--read_iolog={trace}"),
+        format!("--replay_redirect={data}"),
+    );
+    let base = [
+        "--name=play",
+        &read_log,
+        &redirect,
+        "--buffer_pattern=0x5a",
+        "--output-format=json",
+    ];
+    let run = |extra: &[&str]| run_ok(&base, extra);
     let ours = counts(&run(&["--ioengine=psync"]));
     assert_eq!(
         (ours.0, ours.1, ours.2, ours.3, ours.4),
@@ -408,9 +392,7 @@ fn a_blktrace_replays_as_fio_replays_it() {
     // The file raidlab laid out (to the furthest request), then fio's replay over it.
     assert_eq!(std::fs::metadata(&data).unwrap().len(), 2048 * 512 + 4096);
     let ours_data = std::fs::read(&data).unwrap();
-    let fa = args(&[]);
-    let fa: Vec<&str> = fa.iter().map(String::as_str).collect();
-    let theirs = counts(&fio_json(&fa));
+    let theirs = counts(&fio_json(&base));
     assert_eq!(
         (theirs.0, theirs.1, theirs.2, theirs.3, theirs.4),
         (ours.0, ours.1, ours.2, ours.3, ours.4),
@@ -458,18 +440,15 @@ fn a_blktrace_replays_in_the_simulator_and_bad_ones_are_one_line() {
     let trace = format!("{dir}/t.bin");
     std::fs::write(&trace, sample_blktrace()).unwrap();
     let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
-    let run = |extra: &[&str]| {
-        let mut a = vec![
-            "--name=t".to_string(),
-            format!("--read_iolog={trace}"),
-            sim.clone(),
-            "--direct=1".into(),
-            "--output-format=json".into(),
-        ];
-        a.extend(extra.iter().map(|s| s.to_string()));
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        counts(&assert_ok(&raidlab(&a), &format!("{extra:?}")))
-    };
+    let read_log = format!("--read_iolog={trace}");
+    let base = [
+        "--name=t",
+        &read_log,
+        &sim,
+        "--direct=1",
+        "--output-format=json",
+    ];
+    let run = |extra: &[&str]| counts(&run_ok(&base, extra));
     // Ten times slower than traced, the last read goes at 60 ms; five times, at 30 ms.
     let s = run(&["--replay_time_scale=10"]);
     assert_eq!((s.0, s.1, s.2, s.3, s.4), (9, 36864, 4, 32768, 1), "{s:?}");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_one_line, bin};
+use common::{assert_one_line, bin, system};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -55,14 +55,6 @@ fn check(args: &[&str]) {
         err.contains("cannot write to standard output"),
         "{args:?} to /dev/full: {err}"
     );
-}
-
-fn system(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../systems")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 #[test]

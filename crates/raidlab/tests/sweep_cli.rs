@@ -464,40 +464,48 @@ fn report_is_written_after_the_campaign() {
     assert!(html.contains("<svg"), "the page carries its figures inline");
 }
 
-#[test]
-fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
-    // Issue 5: `raidlab sweep recipes/xdd2008.toml --format csv` gives one row per point with
-    // the system's file stem, rw and the metrics.
+/// `raidlab sweep RECIPE --format csv` of a repository recipe (its results in `db`, `extra`
+/// options after): the CSV it prints.
+fn recipe_csv(recipe: &str, db: &Path, extra: &[&str]) -> String {
     let root = repo_root();
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("xdd.db");
-    let recipe = root.join("recipes/xdd2008.toml");
-    let out = sweep(
-        &[
-            recipe.to_str().unwrap(),
-            "--format",
-            "csv",
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        &root,
-    );
+    let recipe = root.join(recipe);
+    let mut args = vec![
+        recipe.to_str().unwrap(),
+        "--format",
+        "csv",
+        "--db",
+        db.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = sweep(&args, &root);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let csv = text(&out.stdout);
+    text(&out.stdout)
+}
+
+/// A CSV's rows as fields, and each named column's index (a missing column fails the test).
+fn csv_rows<'a, const N: usize>(csv: &'a str, names: [&str; N]) -> (Vec<Vec<&'a str>>, [usize; N]) {
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| {
+    let cols = names.map(|name| {
         header
             .iter()
             .position(|h| *h == name)
             .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
-    };
-    let (sys, rw, iops) = (col("system"), col("rw"), col("iops"));
+    });
+    (lines.map(|l| l.split(',').collect()).collect(), cols)
+}
+
+#[test]
+fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
+    // Issue 5: `raidlab sweep recipes/xdd2008.toml --format csv` gives one row per point with
+    // the system's file stem, rw and the metrics.
+    let dir = tempfile::tempdir().unwrap();
+    let csv = recipe_csv("recipes/xdd2008.toml", &dir.path().join("xdd.db"), &[]);
+    let (rows, [sys, rw, iops]) = csv_rows(&csv, ["system", "rw", "iops"]);
     let mut seen = Vec::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
+    for f in rows {
         let v: f64 = f[iops].parse().unwrap();
-        assert!(v > 0.0, "{line}");
+        assert!(v > 0.0, "{f:?}");
         seen.push(format!("{} {}", f[sys], f[rw]));
     }
     seen.sort();
@@ -523,44 +531,22 @@ fn xdd2008_recipe_prints_one_row_per_system_and_direction() {
 /// the 99th percentile near the target.
 #[test]
 fn the_latency_target_recipe_gives_each_arrays_depth_and_iops_at_the_target() {
-    let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("lat.db");
-    let recipe = root.join("recipes/iometer2008-latency.toml");
-    let out = sweep(
-        &[
-            recipe.to_str().unwrap(),
-            "--format",
-            "csv",
-            "--db",
-            db.to_str().unwrap(),
-        ],
-        &root,
+    let csv = recipe_csv(
+        "recipes/iometer2008-latency.toml",
+        &dir.path().join("lat.db"),
+        &[],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let csv = text(&out.stdout);
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
-    };
-    let (sys, mix, iops, p99, depth) = (
-        col("system"),
-        col("rwmixread"),
-        col("iops"),
-        col("lat_p99_us"),
-        col("latency_depth"),
+    let (rows, [sys, mix, iops, p99, depth]) = csv_rows(
+        &csv,
+        ["system", "rwmixread", "iops", "lat_p99_us", "latency_depth"],
     );
     let mut at = std::collections::BTreeMap::new();
-    for line in lines {
-        let f: Vec<&str> = line.split(',').collect();
+    for f in rows {
         let d: f64 = f[depth].parse().unwrap();
-        assert!((1.0..=256.0).contains(&d), "{line}");
+        assert!((1.0..=256.0).contains(&d), "{f:?}");
         let p: f64 = f[p99].parse().unwrap();
-        assert!(p <= 20_000.0 * 1.25, "{line}");
+        assert!(p <= 20_000.0 * 1.25, "{f:?}");
         at.insert(
             (f[sys].to_string(), f[mix].to_string()),
             f[iops].parse::<f64>().unwrap(),
@@ -574,22 +560,12 @@ fn the_latency_target_recipe_gives_each_arrays_depth_and_iops_at_the_target() {
         assert!((r(level) / r("raid0") - 1.0).abs() < 0.1, "{level}: {csv}");
     }
     // A sweep without a target has no such column.
-    let plain = root.join("recipes/xdd2008.toml");
-    let db2 = dir.path().join("x.db");
-    let out = sweep(
-        &[
-            plain.to_str().unwrap(),
-            "--format",
-            "csv",
-            "--set",
-            "io_size=64m",
-            "--db",
-            db2.to_str().unwrap(),
-        ],
-        &root,
+    let plain = recipe_csv(
+        "recipes/xdd2008.toml",
+        &dir.path().join("x.db"),
+        &["--set", "io_size=64m"],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(!text(&out.stdout).contains("latency_depth"));
+    assert!(!plain.contains("latency_depth"));
 }
 
 #[test]

@@ -187,25 +187,25 @@ impl ContentGen {
         let n = self.writes;
         self.writes += 1;
         if self.opts.refills() {
-            let content = self.next_content(n);
-            self.fill(buf, content);
+            self.refill(buf, n);
         } else if self.opts.scrambles() {
             scramble(buf, offset, n);
         }
     }
 
-    /// The next content seed of a refilled buffer (the `n`th): fresh, or the last unique
-    /// one again for `dedupe_percentage` of them.
-    fn next_content(&mut self, n: u64) -> u64 {
+    /// Fill `buf` afresh as the `n`th refilled buffer: bytes of its own, or the last unique
+    /// one's again for `dedupe_percentage` of them.
+    fn refill(&mut self, buf: &mut [u8], n: u64) {
         let fresh = mix(self.seed ^ mix(n.wrapping_add(1)));
         let repeat = self.last_unique.is_some() && self.dedupe_draw();
-        match self.last_unique {
+        let content = match self.last_unique {
             Some(prev) if repeat => prev,
             _ => {
                 self.last_unique = Some(fresh);
                 fresh
             }
-        }
+        };
+        self.fill(buf, content);
     }
 
     /// Fill `span`, the next stretch of a file being laid out, `block` bytes at a time, as
@@ -220,19 +220,16 @@ impl ContentGen {
     /// span but the last is whole blocks.
     pub fn layout(&mut self, span: &mut [u8], block: usize) {
         let block = block.max(1);
-        if self.opts.zero {
-            span.fill(0);
+        if self.opts.zero
+            || (!self.opts.pattern.is_empty() && self.opts.compress_percentage.is_none())
+        {
+            // (Zeros, or the pattern from each block's start: what fresh buffers hold.)
+            self.initial(span, block);
             return;
         }
         for b in span.chunks_mut(block) {
-            if !self.opts.pattern.is_empty() && self.opts.compress_percentage.is_none() {
-                repeat(b, &self.opts.pattern);
-            } else {
-                let n = self.writes;
-                self.writes += 1;
-                let content = self.next_content(n);
-                self.fill(b, content);
-            }
+            self.writes += 1;
+            self.refill(b, self.writes - 1);
         }
     }
 

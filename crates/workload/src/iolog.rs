@@ -110,6 +110,34 @@ impl ReplayOptions {
     pub fn is_default(&self) -> bool {
         *self == ReplayOptions::default()
     }
+
+    /// A request's due time, ns after the job's start, from its time in the trace (`ns`):
+    /// scaled by `replay_time_scale`, 0 under `replay_no_stall`; None past 2^64 ns.
+    fn due_ns(&self, ns: u128) -> Option<u64> {
+        if self.no_stall {
+            return Some(0);
+        }
+        u64::try_from(ns * 100 / u128::from(self.time_scale.max(1))).ok()
+    }
+
+    /// Whether `replay_skip` leaves out requests of `dir`.
+    fn skips(&self, dir: Dir) -> bool {
+        match dir {
+            Dir::Read => self.skip.read,
+            Dir::Write => self.skip.write,
+        }
+    }
+
+    /// A request's offset as replayed: divided by `replay_scale`, rounded down to
+    /// `replay_align`.
+    fn place(&self, offset: u64) -> u64 {
+        let off = offset / self.scale.max(1);
+        if self.align > 1 {
+            off & !(self.align - 1)
+        } else {
+            off
+        }
+    }
 }
 
 /// One request of a trace.
@@ -145,6 +173,67 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// An empty trace read from `origin` with `opts` (`depth`: a blktrace's, None for a
+    /// text log).
+    fn new(origin: &str, opts: &ReplayOptions, depth: Option<u32>) -> Trace {
+        Trace {
+            origin: origin.to_string(),
+            files: Vec::new(),
+            ios: Vec::new(),
+            syncs: Vec::new(),
+            timed: !opts.no_stall,
+            depth,
+        }
+    }
+
+    /// The index of a file the trace names for the first time: the redirect's one target
+    /// (added once), else the file `name` gives, added.
+    fn add_file(
+        &mut self,
+        opts: &ReplayOptions,
+        name: impl FnOnce() -> Result<String, String>,
+    ) -> Result<u32, String> {
+        if let Some(r) = &opts.redirect {
+            if self.files.is_empty() {
+                self.files.push(r.clone());
+            }
+            return Ok(0);
+        }
+        self.files.push(name()?);
+        Ok((self.files.len() - 1) as u32)
+    }
+
+    /// A sync before the next request (one, however many files a log names it for: the
+    /// job syncs all of its files at once).
+    fn push_sync(&mut self, kind: SyncKind) {
+        if self.syncs.last() != Some(&(self.ios.len(), kind)) {
+            self.syncs.push((self.ios.len(), kind));
+        }
+    }
+
+    /// The trace as read, or why it has nothing to replay; each request never due before
+    /// the one ahead of it (a log's lines are in issue order; a clock that went back is
+    /// taken as no wait).
+    fn finish(mut self, opts: &ReplayOptions, what: &str) -> Result<Trace, String> {
+        if self.ios.is_empty() {
+            return Err(format!(
+                "{} has no reads or writes to replay{what}{}",
+                self.origin,
+                if opts.skip.is_default() {
+                    ""
+                } else {
+                    " (after replay_skip)"
+                }
+            ));
+        }
+        let mut latest = 0;
+        for r in &mut self.ios {
+            latest = latest.max(r.due_ns);
+            r.due_ns = latest;
+        }
+        Ok(self)
+    }
+
     /// Bytes the requests transfer.
     pub fn bytes(&self) -> u64 {
         self.ios.iter().map(|r| r.len).sum()
@@ -213,16 +302,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
             ))
         }
     };
-    let scale = opts.scale.max(1);
-    let time_scale = u128::from(opts.time_scale.max(1));
-    let mut t = Trace {
-        origin: origin.to_string(),
-        files: Vec::new(),
-        ios: Vec::new(),
-        syncs: Vec::new(),
-        timed: !opts.no_stall,
-        depth: None,
-    };
+    let mut t = Trace::new(origin, opts, None);
     // Every file the trace adds: its name, its index in `t.files`, whether it is open.
     let mut added: Vec<(String, u32, bool)> = Vec::new();
     // A version 2 trace's clock: the sum of its waits, µs.
@@ -273,18 +353,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
         match action {
             "add" => {
                 if known.is_none() {
-                    let k = match &opts.redirect {
-                        Some(r) => {
-                            if t.files.is_empty() {
-                                t.files.push(r.clone());
-                            }
-                            0
-                        }
-                        None => {
-                            t.files.push(name.to_string());
-                            (t.files.len() - 1) as u32
-                        }
-                    };
+                    let k = t.add_file(opts, || Ok(name.to_string()))?;
                     added.push((name.to_string(), k, false));
                 }
             }
@@ -312,12 +381,9 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                     )));
                 }
                 let due_us = ts_us.unwrap_or(clock_us);
-                let due_ns = if t.timed {
-                    let ns = u128::from(due_us) * 1000 * 100 / time_scale;
-                    u64::try_from(ns).map_err(|_| at(format!("timestamp {due_us} is too late")))?
-                } else {
-                    0
-                };
+                let due_ns = opts
+                    .due_ns(u128::from(due_us) * 1000)
+                    .ok_or_else(|| at(format!("timestamp {due_us} is too late")))?;
                 match action {
                     "sync" | "datasync" => {
                         if !opts.skip.sync {
@@ -326,11 +392,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                             } else {
                                 SyncKind::Fdatasync
                             };
-                            // (A log names each file's sync; the job syncs all of
-                            // its files at once.)
-                            if t.syncs.last() != Some(&(t.ios.len(), kind)) {
-                                t.syncs.push((t.ios.len(), kind));
-                            }
+                            t.push_sync(kind);
                         }
                     }
                     "trim" => {
@@ -343,7 +405,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                     }
                     _ => {
                         let dir = if action == "read" { Dir::Read } else { Dir::Write };
-                        if (dir == Dir::Read && opts.skip.read) || (dir == Dir::Write && opts.skip.write) {
+                        if opts.skips(dir) {
                             continue;
                         }
                         let (Some(off), Some(len)) = (offset, len) else {
@@ -354,10 +416,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                         if len == 0 {
                             return Err(at(format!("{action} of 0 bytes (valid: a length of 1 byte or more)")));
                         }
-                        let mut off = off / scale;
-                        if opts.align > 1 {
-                            off &= !(opts.align - 1);
-                        }
+                        let off = opts.place(off);
                         if off.checked_add(len).is_none() {
                             return Err(at(format!("{action} past byte 2^64")));
                         }
@@ -374,28 +433,7 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
             }
         }
     }
-    if t.ios.is_empty() {
-        return Err(format!(
-            "{origin} has no reads or writes to replay{}",
-            if opts.skip.is_default() {
-                ""
-            } else {
-                " (after replay_skip)"
-            }
-        ));
-    }
-    Ok(in_order(t))
-}
-
-/// A request is never due before the one logged ahead of it (a log's lines are in issue
-/// order; a clock that went back is taken as no wait).
-fn in_order(mut t: Trace) -> Trace {
-    let mut latest = 0;
-    for r in &mut t.ios {
-        latest = latest.max(r.due_ns);
-        r.due_ns = latest;
-    }
-    t
+    t.finish(opts, "")
 }
 
 // blktrace's binary format (the kernel's include/uapi/linux/blktrace_api.h): records of a
@@ -525,16 +563,7 @@ pub fn parse_blktrace(
             "{origin} is not a blktrace (its first word is not blktrace's magic)"
         ));
     };
-    let scale = opts.scale.max(1);
-    let time_scale = u128::from(opts.time_scale.max(1));
-    let mut t = Trace {
-        origin: origin.to_string(),
-        files: Vec::new(),
-        ios: Vec::new(),
-        syncs: Vec::new(),
-        timed: !opts.no_stall,
-        depth: Some(1),
-    };
+    let mut t = Trace::new(origin, opts, Some(1));
     // The devices seen: (device number, index in `t.files`).
     let mut devices: Vec<(u32, u32)> = Vec::new();
     let mut this_depth = [0u32; 3];
@@ -595,34 +624,21 @@ pub fn parse_blktrace(
             continue;
         }
         let first = *first_queue.get_or_insert(r.time);
-        let due_ns = if t.timed {
-            let ns = u128::from(r.time.saturating_sub(first)) * 100 / time_scale;
-            u64::try_from(ns).map_err(|_| here(format!("time {} ns is too late", r.time)))?
-        } else {
-            0
-        };
+        let due_ns = opts
+            .due_ns(u128::from(r.time.saturating_sub(first)))
+            .ok_or_else(|| here(format!("time {} ns is too late", r.time)))?;
         let mut file = |t: &mut Trace| -> Result<u32, String> {
             if let Some(&(_, k)) = devices.iter().find(|(d, _)| *d == r.device) {
                 return Ok(k);
             }
-            let k = match &opts.redirect {
-                Some(target) => {
-                    if t.files.is_empty() {
-                        t.files.push(target.clone());
-                    }
-                    0
-                }
-                None => {
-                    let (major, minor) = (r.device >> 20, r.device & 0xf_ffff);
-                    let path = device(major, minor).ok_or_else(|| {
-                        here(format!(
-                            "device {major}:{minor} is not a block device under /dev here (valid: replay_redirect=TARGET to replay it on a file, device or sim: target)"
-                        ))
-                    })?;
-                    t.files.push(path);
-                    (t.files.len() - 1) as u32
-                }
-            };
+            let k = t.add_file(opts, || {
+                let (major, minor) = (r.device >> 20, r.device & 0xf_ffff);
+                device(major, minor).ok_or_else(|| {
+                    here(format!(
+                        "device {major}:{minor} is not a block device under /dev here (valid: replay_redirect=TARGET to replay it on a file, device or sim: target)"
+                    ))
+                })
+            })?;
             devices.push((r.device, k));
             Ok(k)
         };
@@ -638,9 +654,7 @@ pub fn parse_blktrace(
         if r.action & BLK_TC_FLUSH != 0 {
             if !opts.skip.sync {
                 file(&mut t)?;
-                if t.syncs.last() != Some(&(t.ios.len(), SyncKind::Fsync)) {
-                    t.syncs.push((t.ios.len(), SyncKind::Fsync));
-                }
+                t.push_sync(SyncKind::Fsync);
             }
             continue;
         }
@@ -649,22 +663,18 @@ pub fn parse_blktrace(
         } else {
             Dir::Read
         };
-        if (dir == Dir::Read && opts.skip.read) || (dir == Dir::Write && opts.skip.write) {
-            continue;
-        }
-        if r.bytes == 0 {
+        if opts.skips(dir) || r.bytes == 0 {
             continue;
         }
         let k = file(&mut t)?;
         counts[if dir == Dir::Read { 0 } else { 1 }] += 1;
-        let mut offset = r
-            .sector
-            .checked_mul(512)
-            .ok_or_else(|| here(format!("sector {} is past byte 2^64", r.sector)))?
-            / scale;
+        let offset = opts.place(
+            r.sector
+                .checked_mul(512)
+                .ok_or_else(|| here(format!("sector {} is past byte 2^64", r.sector)))?,
+        );
         let mut len = u64::from(r.bytes);
         if opts.align > 1 {
-            offset &= !(opts.align - 1);
             len = len.div_ceil(opts.align) * opts.align;
         }
         if offset.checked_add(len).is_none() {
@@ -679,16 +689,6 @@ pub fn parse_blktrace(
             line: n,
         });
     }
-    if t.ios.is_empty() {
-        return Err(format!(
-            "{origin} has no reads or writes to replay (blktrace queue events){}",
-            if opts.skip.is_default() {
-                ""
-            } else {
-                " (after replay_skip)"
-            }
-        ));
-    }
     // (As fio: each direction's depth at most 1024, and 1 where requests went but no
     // completion was logged; the job's the most of them.)
     let most = (0..3)
@@ -699,7 +699,7 @@ pub fn parse_blktrace(
         .max()
         .unwrap_or(1);
     t.depth = Some(most.max(1));
-    Ok(in_order(t))
+    t.finish(opts, " (blktrace queue events)")
 }
 
 #[cfg(test)]

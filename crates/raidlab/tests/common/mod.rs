@@ -142,6 +142,16 @@ pub fn fio_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     out[out.find('{').expect("fio's JSON")..].to_string()
 }
 
+/// A system file of the repository's `systems/` folder (`rel` such as
+/// `xdd2008/raid5.toml`), as a path for `sim:` targets.
+pub fn system(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../systems")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
