@@ -54,6 +54,8 @@ pub struct ArrayTarget {
     /// Opening warned that the initial sync has not finished (which says what the holes
     /// warning would).
     unsynced: bool,
+    /// The member paths it was opened with (nested arrays' members too).
+    paths: Vec<std::path::PathBuf>,
 }
 
 impl raidlab_engine::BlockTarget for ArrayTarget {
@@ -78,6 +80,9 @@ impl raidlab_engine::BlockTarget for ArrayTarget {
             return None;
         }
         self.array.hole_share(offset, len).ok()
+    }
+    fn devices(&self) -> Vec<std::path::PathBuf> {
+        self.paths.clone()
     }
 }
 
@@ -115,6 +120,7 @@ pub fn open_target(
         array,
         _locks: locks,
         unsynced: warning.is_some(),
+        paths,
     }))
 }
 

@@ -8,7 +8,6 @@
 //! none.
 
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The schedulers a `queue/scheduler` file offers, and the one in use (in brackets):
@@ -30,30 +29,10 @@ pub fn parse_offered(text: &str) -> (Vec<String>, Option<String>) {
 
 /// The `queue/scheduler` file of the block device behind `path`, None when there is none.
 pub fn queue_file(path: &Path) -> io::Result<Option<PathBuf>> {
-    let m = std::fs::metadata(path)?;
-    let dev = if m.file_type().is_block_device() {
-        m.rdev()
-    } else {
-        m.dev()
-    };
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    if major == 0 {
-        // (Anonymous devices: tmpfs, overlay, proc.)
-        return Ok(None);
-    }
-    let sys = match Path::new(&format!("/sys/dev/block/{major}:{minor}")).canonicalize() {
-        Ok(p) => p,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    // A partition's requests go through its disk's queue.
-    let disk = if sys.join("partition").exists() {
-        sys.parent().map(Path::to_path_buf).unwrap_or(sys)
-    } else {
-        sys
-    };
-    let f = disk.join("queue/scheduler");
-    Ok(f.exists().then_some(f))
+    // (A partition's requests go through its disk's queue.)
+    Ok(crate::diskstats::disk_dir(path)?
+        .map(|disk| disk.join("queue/scheduler"))
+        .filter(|f| f.exists()))
 }
 
 /// The device a `queue/scheduler` file belongs to, for messages: `loop0`.

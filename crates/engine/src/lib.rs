@@ -31,6 +31,7 @@
 
 mod affinity;
 pub mod clock;
+pub mod diskstats;
 mod error;
 mod exec;
 mod iosched;
@@ -66,6 +67,11 @@ pub trait BlockTarget: Send + Sync {
     /// file.
     fn hole_share(&self, _offset: u64, _len: u64) -> Option<f64> {
         None
+    }
+    /// The files or devices its I/O ends on (an array's members), whose disks a run's disk
+    /// statistics cover; none for a target in memory.
+    fn devices(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
     }
 }
 

@@ -486,6 +486,24 @@ pub fn run_with_clock(
         }
     }
 
+    // The disks under the files of the jobs that ask (fio's `disk_util`, on by default),
+    // read as the first group starts and again after the last.
+    let disks = {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for s in specs
+            .iter()
+            .filter(|s| s.disk_util && s.ioengine != IoEngine::Null)
+        {
+            for name in &s.filenames {
+                match &resolved[name] {
+                    Resolved::Path(p) => paths.push(p.clone()),
+                    Resolved::Block(_, dev) => paths.extend(dev.devices()),
+                }
+            }
+        }
+        crate::diskstats::Watch::start(paths.iter().map(PathBuf::as_path), clock.now_ns())
+    };
+
     // Run the groups in order.
     let mut results: Vec<(usize, JobResult)> = Vec::new();
     let mut plans = plans.into_iter().peekable();
@@ -540,6 +558,7 @@ pub fn run_with_clock(
         results.extend(run_group(this, opts, &clock, specs, &exit_all));
     }
 
+    let disk_util = disks.finish(clock.now_ns());
     if let Some(c) = &opts.coordinator {
         c.after_groups().map_err(EngineError::failed)?;
     }
@@ -554,6 +573,7 @@ pub fn run_with_clock(
         version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
         timestamp: opts.timestamp,
         jobs,
+        disk_util,
     })
 }
 

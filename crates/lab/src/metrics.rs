@@ -22,11 +22,18 @@ pub const METRIC_NAMES: &[&str] = &[
     "usr_cpu",
     "sys_cpu",
     LATENCY_DEPTH,
+    DISK_UTIL,
 ];
 
 /// The metric only a run with fio's latency-target mode has: the depths its jobs settled on,
 /// summed (the queue the system held at the target).
 pub const LATENCY_DEPTH: &str = "latency_depth";
+
+/// The metric of a run that saw its disks: the busiest one's share of the run it had work,
+/// in percent. Measured, from the kernel's counters (fio's `util`); simulated, from the
+/// modeled drives' busy time (a drive serving several commands at once, an SSD's dies, counts
+/// its busy share over them all).
+pub const DISK_UTIL: &str = "disk_util";
 
 /// The metrics of a summary, by name.
 pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
@@ -50,8 +57,9 @@ pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
-/// The metrics of a whole run: all its jobs folded together (they ran side by side), and
-/// [`LATENCY_DEPTH`] when they searched for a latency target's depth.
+/// The metrics of a whole run: all its jobs folded together (they ran side by side),
+/// [`LATENCY_DEPTH`] when they searched for a latency target's depth, and [`DISK_UTIL`] when
+/// it saw its disks.
 pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
     let mut m = of_summary(&r.aggregate().summary());
     let depth = r
@@ -61,6 +69,17 @@ pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
         .reduce(|a, b| a + b);
     if let Some(d) = depth {
         m.insert(LATENCY_DEPTH.to_string(), d);
+    }
+    let measured = r.disk_util.iter().map(|d| d.utilization());
+    let modeled = r
+        .jobs
+        .iter()
+        .filter_map(|j| j.sim.as_ref())
+        .flat_map(|s| s.components.iter())
+        .filter(|c| c.kind == "disk")
+        .map(|c| c.utilization);
+    if let Some(u) = measured.chain(modeled).reduce(f64::max) {
+        m.insert(DISK_UTIL.to_string(), u * 100.0);
     }
     m
 }
@@ -75,11 +94,11 @@ mod tests {
         let mut names: Vec<&str> = METRIC_NAMES
             .iter()
             .copied()
-            .filter(|n| *n != LATENCY_DEPTH)
+            .filter(|n| *n != LATENCY_DEPTH && *n != DISK_UTIL)
             .collect();
         names.sort();
         assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), names);
-        assert!(METRIC_NAMES.contains(&LATENCY_DEPTH));
+        assert!(METRIC_NAMES.contains(&LATENCY_DEPTH) && METRIC_NAMES.contains(&DISK_UTIL));
     }
 
     #[test]
@@ -110,5 +129,42 @@ mod tests {
             });
         }
         assert_eq!(of_run(&r)[LATENCY_DEPTH], 32.0);
+        assert!(!of_run(&r).contains_key(DISK_UTIL));
+    }
+
+    /// The busiest disk's utilization in percent: a measured run's from its disks' counters,
+    /// a simulated one's from its modeled drives (not its links or controllers).
+    #[test]
+    fn the_busiest_disk_is_the_runs_disk_util() {
+        let mut r = RunResult::default();
+        for (busy, name) in [(250, "loop0"), (750, "loop1")] {
+            r.disk_util.push(raidlab_result::DiskUtil {
+                name: name.into(),
+                busy_ns: busy,
+                elapsed_ns: 1000,
+                ..Default::default()
+            });
+        }
+        assert_eq!(of_run(&r)[DISK_UTIL], 75.0);
+        let part = |kind: &str, utilization: f64| raidlab_result::ComponentUse {
+            name: kind.into(),
+            kind: kind.into(),
+            utilization,
+            busy_ns: 0,
+            bound_bytes_s: None,
+        };
+        let sim = raidlab_result::SimExtras {
+            components: vec![part("link", 0.99), part("disk", 0.5), part("disk", 0.25)],
+            ..Default::default()
+        };
+        let r = RunResult {
+            jobs: vec![raidlab_result::JobResult {
+                instances: 1,
+                sim: Some(sim),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert_eq!(of_run(&r)[DISK_UTIL], 50.0);
     }
 }

@@ -4,7 +4,7 @@
 //! metric (`mb_s_min`, `mb_s_median`, …, `mb_s_ci95_high`).
 
 use crate::campaign::Outcome;
-use crate::metrics::LATENCY_DEPTH;
+use crate::metrics::{DISK_UTIL, LATENCY_DEPTH};
 use std::fmt::Write;
 
 /// Metrics printed per point (mean over repetitions): the rates and latencies that lead
@@ -45,8 +45,13 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
-/// The column names of [`csv`] (`latency_depth` after the metrics when a point has it).
-pub fn csv_header(axes: &[String], stat_metric: &str, depth: bool) -> Vec<String> {
+/// Metrics only some runs have, each a column only when a point has it: its name, its
+/// head in the text table, and the digits shown there.
+const OPTIONAL: &[(&str, &str, usize)] =
+    &[(LATENCY_DEPTH, "depth", 0), (DISK_UTIL, "disk util %", 1)];
+
+/// The column names of [`csv`] (the [`OPTIONAL`] metrics `shown` after the others).
+pub fn csv_header(axes: &[String], stat_metric: &str, shown: &[&str]) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(axes.iter().cloned());
     h.extend(
@@ -55,22 +60,26 @@ pub fn csv_header(axes: &[String], stat_metric: &str, depth: bool) -> Vec<String
             .map(|s| s.to_string()),
     );
     h.extend(TABLE_METRICS.iter().map(|s| s.to_string()));
-    if depth {
-        h.push(LATENCY_DEPTH.to_string());
-    }
+    h.extend(shown.iter().map(|s| s.to_string()));
     h.extend(STAT_NAMES.iter().map(|s| format!("{stat_metric}_{s}")));
     h
 }
 
-/// Whether any point searched for a latency target's depth (its column is then shown).
-fn has_depth(outcomes: &[Outcome]) -> bool {
-    outcomes.iter().any(|o| o.stats.contains_key(LATENCY_DEPTH))
+/// The [`OPTIONAL`] metrics some point has (a latency target's depth, the busiest disk's
+/// utilization), in their order.
+fn optional_shown(outcomes: &[Outcome]) -> Vec<(&'static str, &'static str, usize)> {
+    OPTIONAL
+        .iter()
+        .copied()
+        .filter(|(m, _, _)| outcomes.iter().any(|o| o.stats.contains_key(*m)))
+        .collect()
 }
 
 /// CSV, one row per point.
 pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
-    let depth = has_depth(outcomes);
-    let mut out = csv_header(axes, stat_metric, depth).join(",");
+    let shown = optional_shown(outcomes);
+    let names: Vec<&str> = shown.iter().map(|o| o.0).collect();
+    let mut out = csv_header(axes, stat_metric, &names).join(",");
     out.push('\n');
     for o in outcomes {
         let mut row: Vec<String> = vec![o.point.to_string()];
@@ -92,8 +101,8 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
         for m in TABLE_METRICS {
             row.push(num(o.stats.get(*m).map(|s| s.mean)));
         }
-        if depth {
-            row.push(num(o.stats.get(LATENCY_DEPTH).map(|s| s.mean)));
+        for m in &names {
+            row.push(num(o.stats.get(*m).map(|s| s.mean)));
         }
         let s = o.stats.get(stat_metric);
         for v in [
@@ -115,7 +124,7 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
 
 /// An aligned table for people.
 pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
-    let depth = has_depth(outcomes);
+    let shown = optional_shown(outcomes);
     let mut head: Vec<String> = axes.to_vec();
     head.extend([
         "MB/s".to_string(),
@@ -123,9 +132,7 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
         "IOPS".into(),
         "lat p99 µs".into(),
     ]);
-    if depth {
-        head.push("depth".into());
-    }
+    head.extend(shown.iter().map(|o| o.1.to_string()));
     head.extend([
         format!("{stat_metric} 95% CI"),
         "spread".into(),
@@ -150,8 +157,8 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
         r.push(f(mean("mib_s"), 2));
         r.push(f(mean("iops"), 0));
         r.push(f(mean("lat_p99_us"), 1));
-        if depth {
-            r.push(f(mean(LATENCY_DEPTH), 0));
+        for (m, _, digits) in &shown {
+            r.push(f(mean(m), *digits));
         }
         let s = o.stats.get(stat_metric);
         r.push(

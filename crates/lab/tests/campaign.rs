@@ -63,6 +63,7 @@ impl Runner for FakeRunner {
             version: "test".into(),
             timestamp: 0,
             jobs: vec![j],
+            ..Default::default()
         })
     }
 }

@@ -870,3 +870,101 @@ fn reading_a_sparse_file_warns_that_holes_do_not_reach_the_device() {
     assert_ok(&out, "write");
     assert!(!stderr(&out).contains("holes"), "{}", stderr(&out));
 }
+
+/// fio's disk statistics: a run on a loop device reports what that device did (text, JSON
+/// and terse, as fio does), `disk_util=0` leaves them out, an array's run reports each of
+/// its members' devices, and a file in tmpfs, on no disk, reports none.
+#[test]
+fn a_run_reports_the_disks_under_its_targets() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let backing = |n: &str| {
+        let p = dir.path().join(n);
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(16 << 20)
+            .unwrap();
+        p
+    };
+    let (a, b) = (
+        Loop::attach(&backing("a.img")),
+        Loop::attach(&backing("b.img")),
+    );
+    let name = |l: &Loop| l.0.trim_start_matches("/dev/").to_string();
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--name=w", "--rw=write", "--bs=64k", "--direct=1"];
+        all.extend_from_slice(args);
+        all.push("--output-format=json");
+        let out = raidlab(&all);
+        assert_ok(&out, "write");
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+
+    // 64 writes of 64 KiB: the device counts each (or merges some into others), 4 MiB.
+    let v = json(&[&format!("--filename={}", a.0), "--size=4m"]);
+    let disks = v["disk_util"].as_array().expect("a disk_util list");
+    assert_eq!(disks.len(), 1, "{disks:?}");
+    let d = &disks[0];
+    assert_eq!(d["name"], name(&a));
+    let (ios, merges) = (
+        d["write_ios"].as_u64().unwrap(),
+        d["write_merges"].as_u64().unwrap(),
+    );
+    assert!(ios >= 1 && ios + merges >= 64, "{d}");
+    let util = d["util"].as_f64().unwrap();
+    assert!((0.0..=100.0).contains(&util), "{d}");
+
+    let text = stdout(&raidlab(&[
+        &format!("--filename={}", a.0),
+        "--name=w",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+    ]));
+    let line = format!("Disk stats (read/write):\n  {}: ios=", name(&a));
+    assert!(text.contains(&line), "{text}");
+    let terse = stdout(&raidlab(&[
+        &format!("--filename={}", a.0),
+        "--name=w",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--output-format=terse",
+    ]));
+    let f: Vec<&str> = terse.trim_end().split(';').collect();
+    assert_eq!(f.len(), 130, "{terse}");
+    assert_eq!(f[121], name(&a));
+
+    // Off, as fio's option turns it off.
+    let off = json(&[&format!("--filename={}", a.0), "--size=1m", "--disk_util=0"]);
+    assert!(off.get("disk_util").is_none(), "{off}");
+
+    // An array over both devices: each member's device, once.
+    let members = format!("{},{}", a.0, b.0);
+    let out = Command::new(bin())
+        .args([
+            "array", "create", "--force", "--level", "0", "--chunk", "64k", "--size", "8m",
+        ])
+        .args([&a.0, &b.0])
+        .output()
+        .unwrap();
+    assert_ok(&out, "create the array");
+    let v = json(&[&format!("--filename=array:{members}"), "--size=4m"]);
+    let mut names: Vec<String> = v["disk_util"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    let mut want = vec![name(&a), name(&b)];
+    want.sort();
+    assert_eq!(names, want);
+    for d in v["disk_util"].as_array().unwrap() {
+        assert!(d["write_ios"].as_u64().unwrap() >= 1, "{d}");
+    }
+
+    // A file in tmpfs lies on no disk.
+    let f = dir.path().join("plain").display().to_string();
+    let v = json(&[&format!("--filename={f}"), "--size=1m", "--direct=0"]);
+    assert!(v.get("disk_util").is_none(), "{v}");
+}

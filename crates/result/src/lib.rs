@@ -24,7 +24,7 @@ pub use render::{
 };
 pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
-    ComponentUse, DirStats, DriveCacheUse, ErrorCount, JobResult, LatencyDepth, MpiPlace,
+    ComponentUse, DirStats, DiskUtil, DriveCacheUse, ErrorCount, JobResult, LatencyDepth, MpiPlace,
     PageCacheUse, PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse,
     Summary, SyncStats, UnifiedRw, VerifySummary, DIRECTION_NAMES,
 };

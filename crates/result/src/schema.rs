@@ -800,6 +800,47 @@ pub struct RunResult {
     /// Seconds since the epoch when the run started (given by the caller; 0 for simulations).
     pub timestamp: u64,
     pub jobs: Vec<JobResult>,
+    /// What the disks under the run's targets did while it ran (fio's `Disk stats`), one
+    /// entry per disk; empty when no target sits on a disk the kernel counts, or with
+    /// `disk_util=0`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+}
+
+/// One disk's work over a run, from the kernel's counters (`/sys/block/NAME/stat`) read as
+/// the run's jobs started and again as they ended: all I/O the disk did in that time, the
+/// run's and anyone else's. Requests the kernel merged count once, in `*_merges` too.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// The kernel's name for it: `vda`, `loop0`, `nvme0n1` (a partition's disk).
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Time requests of each direction spent in the disk's queue and on the disk, summed
+    /// over requests (the kernel counts whole milliseconds).
+    pub read_ticks_ns: u64,
+    pub write_ticks_ns: u64,
+    /// Time requests in flight spent queued, weighted by their number (`time_in_queue`).
+    pub in_queue_ns: u64,
+    /// Time the disk had at least one request in flight (`io_ticks`).
+    pub busy_ns: u64,
+    /// The time between the two readings.
+    pub elapsed_ns: u64,
+}
+
+impl DiskUtil {
+    /// Busy time over elapsed time, 0–1 (fio's `util`, there in percent); the kernel's
+    /// counters move in whole milliseconds and may run a tick ahead, hence the cap.
+    pub fn utilization(&self) -> f64 {
+        if self.elapsed_ns == 0 {
+            return 0.0;
+        }
+        (self.busy_ns as f64 / self.elapsed_ns as f64).min(1.0)
+    }
 }
 
 impl RunResult {

@@ -654,6 +654,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
             timestamp: 0,
             jobs: results,
+            // (The modeled drives' work is in each job's components.)
+            disk_util: Vec::new(),
         },
         work,
     ))

@@ -918,6 +918,10 @@ pub struct JobSpec {
     /// Report with the jobs before it in its stonewall group that report so too, as one
     /// (fio's group_reporting; with numjobs, the job's instances).
     pub group_reporting: bool,
+    /// fio's `disk_util`: the run reports what the disks under this job's files did (the
+    /// kernel's counters before and after); on by default, as in fio.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub disk_util: bool,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
     /// Start a new reporting group (fio's `new_group`): the job runs beside the jobs before
@@ -1320,6 +1324,7 @@ impl Default for JobSpec {
             verify_fatal: false,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
+            disk_util: true,
             stonewall: false,
             new_group: false,
             exitall: false,
@@ -1467,6 +1472,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "continue_on_error",
     "ignore_error",
     "group_reporting",
+    "disk_util",
     "stonewall",
     "new_group",
     "exitall",
@@ -1533,6 +1539,7 @@ fn is_flag(key: &str) -> bool {
             | "refill_buffers"
             | "zero_buffers"
             | "group_reporting"
+            | "disk_util"
             | "exitall"
             | "exitall_on_error"
             | "allow_mounted_write"
@@ -1938,7 +1945,6 @@ const FIO_ONLY: &[&str] = &[
     "create_serialize",
     "dedupe_global",
     "dedupe_mode",
-    "disk_util",
     "error_dump",
     "experimental_verify",
     "fadvise_hint",
@@ -2641,6 +2647,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.on_error.ignore_error = lists;
         }
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
+        "disk_util" => spec.disk_util = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
         "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,

@@ -184,6 +184,23 @@ fn merge_ranks(mut ranks: Vec<(MpiPlace, RunResult)>, specs: &[JobSpec]) -> RunR
     let alike = cuts.windows(2).all(|w| {
         w[0].len() == w[1].len() && w[0].iter().zip(&w[1]).all(|(a, b)| a.len() == b.len())
     });
+    // Each host's disks once (its ranks read the same counters over about the same time),
+    // named with the host when the ranks ran on more than one.
+    let mut disk_util: Vec<raidlab_result::DiskUtil> = Vec::new();
+    let mut seen: std::collections::HashSet<(String, String)> = Default::default();
+    let host = |p: &MpiPlace| p.hosts.first().cloned().unwrap_or_default();
+    let many_hosts = ranks.iter().any(|(p, _)| host(p) != host(&ranks[0].0));
+    for (place, r) in &ranks {
+        for d in &r.disk_util {
+            if seen.insert((host(place), d.name.clone())) {
+                let mut d = d.clone();
+                if many_hosts {
+                    d.name = format!("{}:{}", host(place), d.name);
+                }
+                disk_util.push(d);
+            }
+        }
+    }
     let (version, timestamp) = ranks
         .first()
         .map(|(_, r)| (r.version.clone(), r.timestamp))
@@ -209,6 +226,7 @@ fn merge_ranks(mut ranks: Vec<(MpiPlace, RunResult)>, specs: &[JobSpec]) -> RunR
         version,
         timestamp,
         jobs,
+        disk_util,
     }
 }
 
@@ -575,7 +593,7 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use raidlab_result::JobResult;
+    use raidlab_result::{DiskUtil, JobResult};
 
     fn job(name: &str, groupid: u32, bytes: u64, runtime_ns: u64) -> JobResult {
         let mut j = JobResult {
@@ -683,6 +701,11 @@ mod tests {
                         job("a", 0, 1 << 20, t),
                         job("b", 1, 4 << 20, t),
                     ],
+                    disk_util: vec![DiskUtil {
+                        name: "vda".into(),
+                        read_ios: 10 + r as u64,
+                        ..Default::default()
+                    }],
                 },
             )
         };
@@ -707,6 +730,19 @@ mod tests {
         assert_eq!(b.write.io_bytes, 8 << 20);
         assert_eq!(b.write.runtime_ns, 300);
         assert_eq!(b.mpi.as_ref().unwrap().hosts, ["n1", "n2"]);
+        // Each host's disk once, named with its host; two ranks of one host, once.
+        let disks = |r: &RunResult| -> Vec<(String, u64)> {
+            r.disk_util
+                .iter()
+                .map(|d| (d.name.clone(), d.read_ios))
+                .collect()
+        };
+        assert_eq!(
+            disks(&r),
+            [("n1:vda".to_string(), 10), ("n2:vda".to_string(), 11)]
+        );
+        let one = merge_ranks(vec![rank(0, "n1", 100), rank(1, "n1", 300)], &specs);
+        assert_eq!(disks(&one), [("vda".to_string(), 10)]);
     }
 
     /// What the ranks say survives the trip as JSON.
@@ -728,6 +764,7 @@ mod tests {
             version: "v".into(),
             timestamp: 1,
             jobs: vec![job("a", 0, 12345, 678)],
+            ..Default::default()
         };
         res.jobs[0].write.clat.record(1234);
         res.jobs[0].usr_cpu = 0.1 + 0.2;

@@ -448,6 +448,7 @@ fn option_help(name: &str) -> &'static str {
         }
         "verify_pattern" => "bytes written blocks carry after their header, repeated, and reads check (0x hex bytes, a quoted string, or a decimal number); turns verify on",
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
+        "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
         "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
@@ -1352,6 +1353,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.group_reporting {
         put("group_reporting", String::new());
+    }
+    if !s.disk_util {
+        put("disk_util", "0".into());
     }
     if s.stonewall {
         put("stonewall", String::new());

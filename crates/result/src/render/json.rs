@@ -16,12 +16,10 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
-/// (`disk_util`: per-disk kernel counters; `ctx`, `majf`, `minf`: per-process counters of a
-/// forked fio job; `iodepth_*`: fio's submit and complete histograms;
+/// (`ctx`, `majf`, `minf`: per-process counters of a forked fio job; `iodepth_*`: fio's submit and complete histograms;
 /// `latency_depth`/`latency_target`/…: given only for a job that ran fio's latency-target
 /// mode; `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
-    "disk_util",
     "timestamp_ms",
     "eta",
     "ctx",
@@ -316,6 +314,23 @@ pub fn render_json(result: &RunResult, plus: bool) -> String {
     render_json_with_options(result, &[], plus)
 }
 
+/// One disk of fio's `disk_util` list: its counters, times in ms and `util` in percent,
+/// as fio writes them.
+fn disk(d: &crate::schema::DiskUtil) -> J {
+    let ms = |ns: u64| v(ns / 1_000_000);
+    obj(vec![
+        ("name", v(d.name.clone())),
+        ("read_ios", v(d.read_ios)),
+        ("write_ios", v(d.write_ios)),
+        ("read_merges", v(d.read_merges)),
+        ("write_merges", v(d.write_merges)),
+        ("read_ticks", ms(d.read_ticks_ns)),
+        ("write_ticks", ms(d.write_ticks_ns)),
+        ("in_queue", ms(d.in_queue_ns)),
+        ("util", v(d.utilization() * 100.0)),
+    ])
+}
+
 /// [`render_json`] with each job's options (fio's `job options`, as `key`/`value` in fio's
 /// words), index-aligned with `result.jobs`; missing entries render as empty objects.
 pub fn render_json_with_options(
@@ -328,7 +343,7 @@ pub fn render_json_with_options(
     } else {
         result.version.clone()
     };
-    let top = obj(vec![
+    let mut fields = vec![
         ("fio version", v(version)),
         ("timestamp", v(result.timestamp)),
         ("time", v(super::units::ctime_utc(result.timestamp))),
@@ -346,14 +361,22 @@ pub fn render_json_with_options(
                     .collect(),
             ),
         ),
-        (
-            "raidlab",
-            obj(vec![(
-                "units",
-                v("bytes and nanoseconds; bw is KiB/s (1024 B/s) as in fio, bw_bytes is bytes/s"),
-            )]),
-        ),
-    ]);
+    ];
+    // (As fio: no list when no target sits on a disk it can count.)
+    if !result.disk_util.is_empty() {
+        fields.push((
+            "disk_util",
+            J::A(result.disk_util.iter().map(disk).collect()),
+        ));
+    }
+    fields.push((
+        "raidlab",
+        obj(vec![(
+            "units",
+            v("bytes and nanoseconds; bw is KiB/s (1024 B/s) as in fio, bw_bytes is bytes/s"),
+        )]),
+    ));
+    let top = obj(fields);
     let mut s = serde_json::to_string_pretty(&top).expect("JSON of plain numbers and strings");
     s.push('\n');
     s
@@ -381,7 +404,42 @@ mod tests {
             version: "raidlab-test".into(),
             timestamp: 1_700_000_000,
             jobs: vec![j],
+            ..Default::default()
         }
+    }
+
+    /// fio's `disk_util` list after `jobs`: counters, ms and util in percent; no key
+    /// without disks.
+    #[test]
+    fn disks_fill_fios_disk_util() {
+        let mut r = sample();
+        let plain: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+        assert!(plain.get("disk_util").is_none());
+        r.disk_util.push(crate::schema::DiskUtil {
+            name: "loop0".into(),
+            read_ios: 7,
+            write_ios: 9,
+            read_merges: 1,
+            write_merges: 2,
+            read_bytes: 7 * 4096,
+            write_ticks_ns: 12_999_999,
+            in_queue_ns: 20_000_000,
+            busy_ns: 250_000_000,
+            elapsed_ns: 1_000_000_000,
+            ..Default::default()
+        });
+        let text = render_json(&r, false);
+        let j: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            j["disk_util"],
+            serde_json::json!([{
+                "name": "loop0", "read_ios": 7, "write_ios": 9, "read_merges": 1,
+                "write_merges": 2, "read_ticks": 0, "write_ticks": 12, "in_queue": 20,
+                "util": 25.0
+            }])
+        );
+        assert!(text.find("\"jobs\"").unwrap() < text.find("\"disk_util\"").unwrap());
+        assert!(text.find("\"disk_util\"").unwrap() < text.rfind("\"raidlab\"").unwrap());
     }
 
     /// fio's `sync` section: the syncs' count and latencies, percentiles once there are any.

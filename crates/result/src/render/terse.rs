@@ -110,7 +110,12 @@ fn direction(out: &mut String, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
 /// bandwidth, reads, writes and both, bytes/s (the bandwidth samples' percent is of it).
 /// Under `unified_rw_reporting` the direction fields are fio's: one block, `mixed`'s, in
 /// place of the two; or a third block, `mixed`'s, after them.
-pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 3]) -> String {
+pub fn terse_line(
+    j: &JobResult,
+    version: &str,
+    agg: [u64; 3],
+    disks: &[crate::schema::DiskUtil],
+) -> String {
     let mut out = format!(
         "{TERSE_VERSION};{version};{};{};{}",
         j.name,
@@ -143,6 +148,24 @@ pub fn terse_line(j: &JobResult, version: &str, agg: [u64; 3]) -> String {
             let _ = write!(out, ";{p:.2}%");
         }
     }
+    // Then, as fio, every disk of the run on every job's line: name, requests and merges
+    // by direction, their times and the queue's (ms), and the busy share.
+    let ms = |ns: u64| ns / 1_000_000;
+    for d in disks {
+        let _ = write!(
+            out,
+            ";{};{};{};{};{};{};{};{};{:.2}%",
+            d.name,
+            d.read_ios,
+            d.write_ios,
+            d.read_merges,
+            d.write_merges,
+            ms(d.read_ticks_ns),
+            ms(d.write_ticks_ns),
+            ms(d.in_queue_ns),
+            d.utilization() * 100.0
+        );
+    }
     // fio appends the errors gone on past (continue_on_error), then the description, when
     // there are, as more fields.
     if let Some(e) = &j.errors {
@@ -165,7 +188,14 @@ pub fn render_terse(result: &RunResult) -> String {
     result
         .jobs
         .iter()
-        .map(|j| terse_line(j, &version, group_agg_bytes(result, j.groupid)))
+        .map(|j| {
+            terse_line(
+                j,
+                &version,
+                group_agg_bytes(result, j.groupid),
+                &result.disk_util,
+            )
+        })
         .collect()
 }
 
@@ -193,9 +223,33 @@ mod tests {
     }
 
     fn fields(j: &JobResult) -> Vec<String> {
-        let line = terse_line(j, "raidlab-test", [2_048_000, 0, 2_048_000]);
+        let line = terse_line(j, "raidlab-test", [2_048_000, 0, 2_048_000], &[]);
         assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
         line.trim_end().split(';').map(str::to_string).collect()
+    }
+
+    /// Every disk of the run, nine fields each, on every job's line, before the errors
+    /// and the description, as fio 3.33 puts them (130 fields for one disk).
+    #[test]
+    fn disks_follow_the_latency_shares() {
+        let mut j = job();
+        j.description = Some("d".into());
+        let d = crate::schema::DiskUtil {
+            name: "loop0".into(),
+            read_ios: 15_642,
+            read_ticks_ns: 539_000_000,
+            in_queue_ns: 539_500_000,
+            busy_ns: 534_700_000,
+            elapsed_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        let line = terse_line(&j, "v", [0; 3], &[d.clone(), d]);
+        let f: Vec<&str> = line.trim_end().split(';').collect();
+        assert_eq!(f.len(), 121 + 18 + 1, "{line}");
+        let disk = ["loop0", "15642", "0", "0", "0", "539", "0", "539", "53.47%"];
+        assert_eq!(&f[121..130], disk);
+        assert_eq!(&f[130..139], disk);
+        assert_eq!(f[139], "d");
     }
 
     /// fio 3.33's field count for a job on a file without disk statistics, and each value

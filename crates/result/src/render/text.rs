@@ -540,6 +540,33 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
     }
 }
 
+/// fio's `Disk stats (read/write)` block: each disk's requests, merges and time (ms) by
+/// direction, its queue time (ms), and the share of the run it was busy; nothing without
+/// disks.
+fn disk_block(out: &mut String, disks: &[crate::schema::DiskUtil]) {
+    if disks.is_empty() {
+        return;
+    }
+    out.push_str("Disk stats (read/write):\n");
+    let ms = |ns: u64| ns / 1_000_000;
+    for d in disks {
+        let _ = writeln!(
+            out,
+            "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+            d.name,
+            d.read_ios,
+            d.write_ios,
+            d.read_merges,
+            d.write_merges,
+            ms(d.read_ticks_ns),
+            ms(d.write_ticks_ns),
+            ms(d.in_queue_ns),
+            d.utilization() * 100.0
+        );
+    }
+    out.push('\n');
+}
+
 /// fio-like text for `result`.
 pub fn render_text(result: &RunResult) -> String {
     render_text_with_options(result, &[])
@@ -565,6 +592,7 @@ pub fn render_text_with_options(result: &RunResult, options: &[Vec<(String, Stri
         group_block(&mut out, g, &jobs);
         out.push('\n');
     }
+    disk_block(&mut out, &result.disk_util);
     out.push_str("Units: MiB/s = 2^20 bytes/s, MB/s = 10^6 bytes/s; KiB/MiB = 2^10/2^20 bytes, kB/MB = 10^3/10^6 bytes.\n");
     out
 }
@@ -640,6 +668,7 @@ mod tests {
             version: "v".into(),
             timestamp: 0,
             jobs: vec![job("a", 0, 4096, 1_000_000), job("b", 0, 4096, 1_000_000)],
+            ..Default::default()
         };
         let o = |kv: &[(&str, &str)]| {
             kv.iter()
@@ -658,6 +687,44 @@ mod tests {
         assert!(!render_text(&r).contains("randseed"));
     }
 
+    /// fio's `Disk stats` block, after the groups: a line a disk, times in whole ms, the
+    /// busy share in percent (the numbers of a 2 s fio run on a loop device); none without
+    /// disks.
+    #[test]
+    fn disks_show_as_fios_disk_stats() {
+        let mut r = RunResult {
+            jobs: vec![job("a", 0, 4096, 1_000_000)],
+            ..Default::default()
+        };
+        assert!(!render_text(&r).contains("Disk stats"));
+        r.disk_util = vec![
+            crate::schema::DiskUtil {
+                name: "loop0".into(),
+                read_ios: 119_975,
+                write_ios: 119_782,
+                read_ticks_ns: 3_602_400_000,
+                write_ticks_ns: 3_607_000_000,
+                in_queue_ns: 7_209_999_999,
+                busy_ns: 1_677_000_000,
+                elapsed_ns: 2_000_000_000,
+                ..Default::default()
+            },
+            crate::schema::DiskUtil {
+                name: "vda".into(),
+                write_merges: 3,
+                busy_ns: 5,
+                elapsed_ns: 4,
+                ..Default::default()
+            },
+        ];
+        let t = render_text(&r);
+        let block = "\n\nDisk stats (read/write):\n  \
+            loop0: ios=119975/119782, merge=0/0, ticks=3602/3607, in_queue=7209, util=83.85%\n  \
+            vda: ios=0/0, merge=0/3, ticks=0/0, in_queue=0, util=100.00%\n\nUnits:";
+        assert!(t.contains(block), "{t}");
+        assert!(t.find("Run status group 0").unwrap() < t.find(block).unwrap());
+    }
+
     #[test]
     fn fio_like_lines_with_both_units() {
         let r = RunResult {
@@ -667,6 +734,7 @@ mod tests {
                 job("a", 0, 104_857_600, 1_000_000_000),
                 job("b", 1, 52_428_800, 1_000_000_000),
             ],
+            ..Default::default()
         };
         let mut r = r;
         r.jobs[0].iodepth_level = [1, 1, 2, 0, 0, 0, 0];
