@@ -328,7 +328,11 @@ pub fn run_with_clock(
         let open_all = || -> Result<Vec<File>, EngineError> {
             paths
                 .iter()
-                .map(|p| open_for_job(p, writes(spec), spec.direct, spec.sync))
+                .map(|p| {
+                    let f = open_for_job(p, writes(spec), spec.direct, spec.sync)?;
+                    crate::target::advise(&f, p, spec.read_advice())?;
+                    Ok(f)
+                })
                 .collect()
         };
         let (exec, engine, depth) = match spec.ioengine {

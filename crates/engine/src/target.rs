@@ -2,10 +2,11 @@
 
 use crate::safety;
 use crate::EngineError;
-use raidlab_workload::{BufferContent, ContentGen, Fallocate, JobSpec, SyncIo};
+use raidlab_workload::{BufferContent, ContentGen, Fallocate, JobSpec, ReadAdvice, SyncIo};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -391,6 +392,27 @@ pub fn open_for_job(
             EngineError::failed(format!("cannot open {}: {e}", path.display()))
         }
     })
+}
+
+/// Tell the kernel how the job will read `file` (fio's `fadvise_hint`, as fio gives it when it
+/// opens a file): POSIX_FADV_RANDOM turns read-ahead off, POSIX_FADV_SEQUENTIAL doubles it;
+/// [`ReadAdvice::Normal`] gives no advice. The advice holds for this open file only.
+pub fn advise(file: &File, path: &Path, advice: ReadAdvice) -> Result<(), EngineError> {
+    let flag = match advice {
+        ReadAdvice::Normal => return Ok(()),
+        ReadAdvice::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        ReadAdvice::Random => libc::POSIX_FADV_RANDOM,
+    };
+    // SAFETY: posix_fadvise on a descriptor `file` owns; it only advises the page cache.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, flag) };
+    if rc != 0 {
+        return Err(EngineError::failed(format!(
+            "cannot advise the kernel how {} will be read (fadvise_hint): {} (valid: fadvise_hint=0 gives no advice)",
+            path.display(),
+            std::io::Error::from_raw_os_error(rc)
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -268,6 +268,8 @@ struct Join {
 /// One job instance's live state and counters.
 pub struct JobRt {
     pub stream: JobStream,
+    /// The read-ahead its advice gives its buffered reads (fio's `fadvise_hint`).
+    pub read_advice: raidlab_workload::ReadAdvice,
     /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
     pub luns: Vec<u32>,
     pub depth: u32,
@@ -477,6 +479,7 @@ impl JobRt {
     pub fn new(stream: JobStream, luns: Vec<u32>, depth: u32) -> JobRt {
         JobRt {
             stream,
+            read_advice: Default::default(),
             luns,
             depth,
             inflight: 0,
@@ -626,6 +629,8 @@ pub struct Engine<'w> {
     /// The page cache's block requests to send (scratch), the buffered writes waiting for
     /// write-back (command, when its copy ends), and whether the flusher's wake-up is queued.
     block_out: Vec<crate::pagecache::BlockIo>,
+    /// When the page cache last sent a block request, and when it reached the array.
+    block_sent: (u64, u64),
     throttled: std::collections::VecDeque<(u32, u64)>,
     flusher_armed: bool,
     /// A group has run since the last `between_groups`.
@@ -690,6 +695,7 @@ impl<'w> Engine<'w> {
             ranks: Vec::new(),
             jitter: raidlab_workload::Rng::new(0x06a1_77e5),
             block_out: Vec::new(),
+            block_sent: (u64::MAX, 0),
             throttled: std::collections::VecDeque::new(),
             flusher_armed: false,
             group_ended: false,
@@ -812,6 +818,9 @@ impl<'w> Engine<'w> {
         self.event_t = start;
         if let Some(pc) = self.w.page_cache.as_mut() {
             pc.new_group(jobs.len());
+            for (k, j) in jobs.iter().enumerate() {
+                pc.advise(k, j.read_advice);
+            }
             // Dirty pages the last group left: the flusher and write-back carry on.
             if pc.dirty_pages > 0 {
                 self.arm_flusher();
@@ -1751,7 +1760,7 @@ impl<'w> Engine<'w> {
             let ioc = self.ios[io as usize];
             let mut out = std::mem::take(&mut self.block_out);
             let pc = self.w.page_cache.as_mut().expect("a page cache");
-            let len = (end - from).min(pc.read_step(ioc.lun));
+            let len = (end - from).min(pc.read_step(ioc.job as usize, ioc.lun));
             let waits = pc.read(ioc.job as usize, ioc.lun, from, len, io, &mut out);
             for b in out.drain(..) {
                 self.send_block(b);
@@ -1789,7 +1798,16 @@ impl<'w> Engine<'w> {
             parent: b.id,
             waiting: 0,
         });
-        self.submit(io);
+        // The block requests the cache sends at one moment come from one kernel context
+        // (a reader's read-ahead, the flusher), one after another: the host's varying cost
+        // per command does not let a later one reach the array before an earlier one, which
+        // would have a drive serve the later part of a stream first and seek back.
+        let floor = match self.block_sent {
+            (at, t) if at == self.now => t,
+            _ => 0,
+        };
+        let t = self.submit_after(io, floor);
+        self.block_sent = (self.now, t);
     }
 
     /// A buffered command's pages are in memory: copy its data on a host CPU; a write's pages
@@ -2040,6 +2058,13 @@ impl<'w> Engine<'w> {
     /// Send a command from the host down its LUN's path.
     #[inline(always)]
     fn submit(&mut self, io: u32) {
+        self.submit_after(io, 0);
+    }
+
+    /// [`Engine::submit`], the command reaching the controller (or host array) no sooner
+    /// than `floor`; returns when it does.
+    #[inline(always)]
+    fn submit_after(&mut self, io: u32, floor: u64) -> u64 {
         let ioc = &self.ios[io as usize];
         let write = ioc.write;
         let lun = &self.w.luns[ioc.lun as usize];
@@ -2054,6 +2079,7 @@ impl<'w> Engine<'w> {
         if let Some((cpu, ns)) = lun.ctrl_cmd {
             t = res[cpu].reserve(t, ns[write as usize]);
         }
+        let t = t.max(floor);
         if write {
             // A write-back controller's dirty-map entries for the write's stripes, wanted
             // when its data lands: asked for now, while the command and data cross the path.
@@ -2064,6 +2090,7 @@ impl<'w> Engine<'w> {
             }
         }
         self.at(t, Ev::AtCtrl(io));
+        t
     }
 
     fn at_ctrl(&mut self, io: u32) {

@@ -16,6 +16,9 @@
 //!   read-ahead size), a read that reaches the window's marker page reads the next window
 //!   ahead of the reader, 4 × then 2 × larger up to the read-ahead size; any other read is
 //!   read as is (Linux mm/readahead.c, `get_init_ra_size`, `get_next_ra_size`);
+//! - a job's advice (fio's `fadvise_hint`) as Linux takes it: POSIX_FADV_RANDOM reads only
+//!   what is asked for, POSIX_FADV_SEQUENTIAL reads ahead up to twice the LUN's read-ahead
+//!   size (mm/fadvise.c);
 //! - block requests of at most `max_request` bytes (the queue's `max_sectors_kb`);
 //! - dirty pages: written back in offset order from where the last write-back stopped while
 //!   those not yet under write-back exceed the background threshold
@@ -25,6 +28,7 @@
 //!   the limit `balance_dirty_pages` keeps (Documentation/admin-guide/sysctl/vm.rst);
 //! - a write that covers part of a page the cache does not hold reads that page first.
 
+use raidlab_workload::ReadAdvice;
 use std::collections::{BTreeSet, HashMap};
 
 /// The page size, bytes.
@@ -93,6 +97,7 @@ struct Ra {
     async_size: u64,
     /// The page after the job's last read (`None` before its first).
     next: Option<u64>,
+    advice: ReadAdvice,
 }
 
 struct Request {
@@ -404,10 +409,26 @@ impl PageCache {
         }
     }
 
-    /// The largest step a buffered read of `lun` takes through [`PageCache::read`] at a
-    /// time, bytes: its largest read-ahead window.
-    pub fn read_step(&self, lun: u32) -> u64 {
-        self.cfg.read_ahead[lun as usize].max(self.cfg.max_request) * PAGE
+    /// How `job` will read (its open files' advice) for the rest of the group.
+    pub fn advise(&mut self, job: usize, advice: ReadAdvice) {
+        self.ra[job].advice = advice;
+    }
+
+    /// The read-ahead size of `job`'s reads of `lun`, pages: the LUN's, as its advice
+    /// changes it.
+    fn ra_pages(&self, job: usize, lun: u32) -> u64 {
+        let lun_pages = self.cfg.read_ahead[lun as usize];
+        match self.ra[job].advice {
+            ReadAdvice::Normal => lun_pages,
+            ReadAdvice::Sequential => 2 * lun_pages,
+            ReadAdvice::Random => 0,
+        }
+    }
+
+    /// The largest step a buffered read of `lun` by `job` takes through [`PageCache::read`]
+    /// at a time, bytes: its largest read-ahead window.
+    pub fn read_step(&self, job: usize, lun: u32) -> u64 {
+        self.ra_pages(job, lun).max(self.cfg.max_request) * PAGE
     }
 
     /// A buffered read of `len` bytes at `offset` of `lun` by `job`, host command `io`: the
@@ -427,7 +448,8 @@ impl PageCache {
         let n = p1 - p0;
         // A request larger than the read-ahead opens windows of its size, up to the largest
         // block request (Linux's `ondemand_readahead`, since 2.6.3x: `io_pages`).
-        let max = self.cfg.read_ahead[lun as usize].max(n.min(self.cfg.max_request));
+        let ra_pages = self.ra_pages(job, lun);
+        let max = ra_pages.max(n.min(self.cfg.max_request));
         let mut ra = self.ra[job];
         let held = |c: &PageCache| {
             (p0..p1)
@@ -446,10 +468,11 @@ impl PageCache {
         self.async_ahead(&mut ra, lun, p0, p1, max, out);
         let held_now = held(self);
         if held_now < n {
-            // (A LUN with read-ahead off reads only what is asked for.)
+            // (A LUN with read-ahead off, or a job advised random, reads only what is asked
+            // for.)
             // (Sequential: from the page the last read ended in or the next, as Linux
             // counts it.)
-            let sequential = self.cfg.read_ahead[lun as usize] > 0
+            let sequential = ra_pages > 0
                 && match ra.next {
                     Some(nx) => p0 == nx || p0 + 1 == nx,
                     None => p0 == 0,
@@ -775,7 +798,7 @@ mod tests {
         // time gets a window of 128 and the next 128 ahead, never its whole buffer at once.
         let mut c = cache(100_000, 32);
         c.new_group(1);
-        assert_eq!(c.read_step(0), 128 * 4096);
+        assert_eq!(c.read_step(0, 0), 128 * 4096);
         let mut out = Vec::new();
         assert_eq!(c.read(0, 0, 0, 128 * 4096, 1, &mut out), 1);
         let reqs: Vec<(u64, u64)> = out
@@ -783,6 +806,45 @@ mod tests {
             .map(|b| (b.offset / 4096, b.len / 4096))
             .collect();
         assert_eq!(reqs, vec![(0, 128), (128, 128)]);
+    }
+
+    /// A job's advice as Linux takes it: a sequential reader advised sequential reads
+    /// ahead up to twice the LUN's read-ahead, one advised random reads each page it asks
+    /// for and nothing more; without advice, up to the LUN's.
+    #[test]
+    fn advice_sets_how_far_a_reader_reads_ahead() {
+        let run = |advice: ReadAdvice| {
+            let mut c = cache(10_000, 32);
+            c.new_group(1);
+            c.advise(0, advice);
+            let (mut largest, mut requests) = (0u64, 0u32);
+            let mut out = Vec::new();
+            for p in 0..400u64 {
+                out.clear();
+                c.read(0, 0, p * 4096, 4096, p as u32, &mut out);
+                for b in &out {
+                    largest = largest.max(b.len / 4096);
+                    requests += 1;
+                    c.read_done(b.id);
+                }
+            }
+            (
+                largest,
+                requests,
+                c.stats.read_ahead_pages,
+                c.read_step(0, 0),
+            )
+        };
+        let (normal, sequential, random) = (
+            run(ReadAdvice::Normal),
+            run(ReadAdvice::Sequential),
+            run(ReadAdvice::Random),
+        );
+        assert_eq!(normal.0, 32, "{normal:?}");
+        assert_eq!(sequential.0, 64, "{sequential:?}");
+        assert!(sequential.1 < normal.1, "{sequential:?} {normal:?}");
+        assert_eq!(random, (1, 400, 0, 128 * 4096));
+        assert_eq!(sequential.3, 128 * 4096);
     }
 
     #[test]

@@ -512,6 +512,34 @@ impl Fallocate {
     }
 }
 
+/// fio's `fadvise_hint`: what a job tells the kernel of how it will read its files
+/// (posix_fadvise(2) as it opens them), which sets their read-ahead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FadviseHint {
+    /// `0`: nothing; the kernel's own read-ahead.
+    Off,
+    /// `1` (fio's default): random for a random pattern, sequential otherwise.
+    #[default]
+    Pattern,
+    /// `sequential`: the kernel reads ahead twice as far.
+    Sequential,
+    /// `random`: the kernel reads only what is asked for.
+    Random,
+}
+
+/// The read-ahead a job's advice gives its files (see [`JobSpec::read_advice`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadAdvice {
+    /// The kernel's default (POSIX_FADV_NORMAL, or no advice).
+    #[default]
+    Normal,
+    /// POSIX_FADV_SEQUENTIAL: read-ahead up to twice the device's.
+    Sequential,
+    /// POSIX_FADV_RANDOM: no read-ahead.
+    Random,
+}
+
 /// How requests are executed in real time. The simulator ignores this: it models the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -739,6 +767,10 @@ pub struct JobSpec {
     /// A file a job reads is laid out whatever this says, so reads reach data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallocate: Option<Fallocate>,
+    /// fio's `fadvise_hint`: the advice given as the job opens its files (see
+    /// [`JobSpec::read_advice`]).
+    #[serde(default, skip_serializing_if = "is_pattern_hint")]
+    pub fadvise_hint: FadviseHint,
     /// fio's `overwrite`: 1, a file only writing jobs use is laid out before they start
     /// (raidlab's default), whatever `fallocate` says; 0, it is only allocated, as fio does
     /// by default (`fallocate`, native unless given), and the writes fill it.
@@ -1273,6 +1305,7 @@ impl Default for JobSpec {
             ss_dur_s: 0,
             ss_ramp_ns: 0,
             fallocate: None,
+            fadvise_hint: FadviseHint::Pattern,
             overwrite: None,
             lockmem: 0,
             priority: Priority::default(),
@@ -1430,6 +1463,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "steadystate_ramp_time",
     "ss_ramp",
     "fallocate",
+    "fadvise_hint",
     "overwrite",
     "lockmem",
     "prio",
@@ -1610,6 +1644,10 @@ fn is_true(b: &bool) -> bool {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn is_pattern_hint(h: &FadviseHint) -> bool {
+    *h == FadviseHint::Pattern
+}
+
 fn is_default_errors(v: &[Vec<i32>; 3]) -> bool {
     v.iter().all(Vec::is_empty)
 }
@@ -1947,7 +1985,6 @@ const FIO_ONLY: &[&str] = &[
     "dedupe_mode",
     "error_dump",
     "experimental_verify",
-    "fadvise_hint",
     "file_append",
     "flow",
     "flow_id",
@@ -2276,6 +2313,19 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                     )))
                 }
             })
+        }
+        "fadvise_hint" => {
+            spec.fadvise_hint = match value {
+                "0" | "false" | "off" | "no" => FadviseHint::Off,
+                "1" | "true" | "on" | "yes" => FadviseHint::Pattern,
+                "sequential" => FadviseHint::Sequential,
+                "random" => FadviseHint::Random,
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not an advice (valid: 0, 1, sequential, random)"
+                    )))
+                }
+            }
         }
         "clocksource" => {
             spec.clocksource_named = match value {
@@ -2894,6 +2944,19 @@ impl JobSpec {
         }
     }
 
+    /// The read-ahead the job asks for its files (fio's `fadvise_hint`): by default random
+    /// for a random pattern (fio's `td_random`: `randread`, `randwrite`, `randrw`, and their
+    /// `:N` forms, whatever requests a replayed trace holds) and sequential otherwise.
+    pub fn read_advice(&self) -> ReadAdvice {
+        match self.fadvise_hint {
+            FadviseHint::Off => ReadAdvice::Normal,
+            FadviseHint::Sequential => ReadAdvice::Sequential,
+            FadviseHint::Random => ReadAdvice::Random,
+            FadviseHint::Pattern if self.rw.is_random() => ReadAdvice::Random,
+            FadviseHint::Pattern => ReadAdvice::Sequential,
+        }
+    }
+
     /// Once a job's queue is full, it is filled again only when this many or fewer are in
     /// flight: `iodepth_low`, and at most the depth less `iodepth_batch_complete_min` (the
     /// completions a full queue waits for). fio's defaults give `iodepth` − 1: each
@@ -3344,6 +3407,35 @@ pub(crate) fn spec_from(opts: &[(&str, &str)]) -> JobSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's `fadvise_hint` values, and the advice each gives a pattern.
+    #[test]
+    fn fadvise_hint_gives_advice_by_pattern() {
+        let advice = |rw: &str, hint: Option<&str>| {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "rw", Some(rw)).unwrap();
+            if let Some(h) = hint {
+                apply_option(&mut s, "fadvise_hint", Some(h)).unwrap();
+            }
+            s.read_advice()
+        };
+        assert_eq!(advice("randread", None), ReadAdvice::Random);
+        assert_eq!(advice("randrw", Some("1")), ReadAdvice::Random);
+        assert_eq!(advice("read", None), ReadAdvice::Sequential);
+        assert_eq!(advice("write", None), ReadAdvice::Sequential);
+        assert_eq!(advice("randread", Some("0")), ReadAdvice::Normal);
+        assert_eq!(
+            advice("randread", Some("sequential")),
+            ReadAdvice::Sequential
+        );
+        assert_eq!(advice("read", Some("random")), ReadAdvice::Random);
+        let e =
+            apply_option(&mut JobSpec::default(), "fadvise_hint", Some("willneed")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "option 'fadvise_hint': 'willneed' is not an advice (valid: 0, 1, sequential, random)"
+        );
+    }
 
     #[test]
     fn iodepth_batch_submit_defaults_to_one_and_zero_means_the_depth() {
