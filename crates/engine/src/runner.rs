@@ -335,6 +335,12 @@ pub fn run_with_clock(
                 })
                 .collect()
         };
+        if spec.pre_read && !devs.is_empty() && spec.ioengine != IoEngine::Null {
+            return Err(EngineError::usage(format!(
+                "job '{}': pre_read reads into the page cache, and a raidlab array has none (valid: pre_read=0, or a file or block device)",
+                spec.name
+            )));
+        }
         let (exec, engine, depth) = match spec.ioengine {
             IoEngine::Null => (ExecPlan::Null, "null", spec.iodepth),
             _ if !devs.is_empty() => (ExecPlan::Block(devs), "block", spec.iodepth),
@@ -544,6 +550,7 @@ pub fn run_with_clock(
             crate::ewriteln!("raidlab: warning: {line}");
         }
         invalidate_regions(&this, specs);
+        pre_read_regions(&this, specs, &stop)?;
         for (file, name) in schedulers.iter().filter(|s| s.0 == g).map(|s| (&s.1, &s.2)) {
             let dev = crate::iosched::device_name(file);
             match switched.switch(file, name) {
@@ -666,7 +673,8 @@ fn unlink_files(
 fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
     use std::os::fd::AsRawFd;
     for p in group {
-        if !specs[p.spec_index].invalidate {
+        // (fio's pre_read clears invalidate: the region is read into the cache instead.)
+        if !specs[p.spec_index].invalidate || specs[p.spec_index].pre_read {
             continue;
         }
         for (k, f) in p.exec.files().iter().enumerate() {
@@ -684,6 +692,40 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
             }
         }
     }
+}
+
+/// fio's `pre_read`: each job of the group that asks reads its regions into the page cache
+/// through its own (buffered) files as the group starts, before its clock starts, 1 MiB at a
+/// time. (A job's region larger than memory keeps only what the cache keeps.)
+fn pre_read_regions(
+    group: &[InstancePlan],
+    specs: &[JobSpec],
+    stop: &AtomicBool,
+) -> Result<(), EngineError> {
+    use std::os::unix::fs::FileExt;
+    const STEP: u64 = 1 << 20;
+    let mut buf = vec![0u8; STEP as usize];
+    for p in group.iter().filter(|p| specs[p.spec_index].pre_read) {
+        for (k, f) in p.exec.files().iter().enumerate() {
+            let (start, len) = p.setup.stream.region(k);
+            let mut at = start;
+            while at < start + len && !stop.load(Ordering::Relaxed) {
+                let n = (start + len - at).min(STEP) as usize;
+                match f.read_at(&mut buf[..n], at) {
+                    Ok(0) => break,
+                    Ok(got) => at += got as u64,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(EngineError::failed(format!(
+                            "job '{}': pre_read of {} at byte {at}: {e}",
+                            p.setup.name, p.setup.files[k]
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What holds the holes a read job would read: the target file itself, the file behind a

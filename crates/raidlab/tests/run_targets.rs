@@ -1006,3 +1006,68 @@ fn fadvise_hint_sets_the_read_ahead_a_job_gets() {
     // ahead of sequential ones.
     assert!(reads("read", Some("0")) <= 32);
 }
+
+/// fio's `pre_read`: a buffered job's region is read into the page cache before it starts,
+/// so its 4 KiB random reads find memory, not the device (which sees the pre-read's few
+/// large requests); without it they reach the device one by one. It is refused with
+/// direct=1, which bypasses the cache, and on a raidlab array, which has none.
+#[test]
+fn pre_read_fills_the_cache_before_the_job() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let backing = dir.path().join("pr.img");
+    std::fs::write(&backing, vec![7u8; 8 << 20]).unwrap();
+    let dev = Loop::attach(&backing);
+    let target = format!("--filename={}", dev.0);
+    let reads = |pre: &str| -> u64 {
+        let args = [
+            target.as_str(),
+            "--name=r",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--ioengine=psync",
+            pre,
+            "--output-format=json",
+        ];
+        let out = raidlab(&args);
+        assert_ok(&out, "buffered random reads");
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 256);
+        v["disk_util"][0]["read_ios"].as_u64().unwrap()
+    };
+    assert!(reads("--pre_read=0") >= 250);
+    assert!(reads("--pre_read=1") <= 32);
+
+    let err = assert_usage_error(
+        &raidlab(&[
+            &target,
+            "--name=r",
+            "--rw=read",
+            "--size=1m",
+            "--direct=1",
+            "--pre_read",
+        ]),
+        "pre_read with direct=1",
+    );
+    assert!(err.contains("pre_read fills the page cache"), "{err}");
+    let members: Vec<String> = (0..2)
+        .map(|i| dir.path().join(format!("m{i}")).display().to_string())
+        .collect();
+    let out = Command::new(bin())
+        .args(["array", "create", "--level", "1", "--size", "4m"])
+        .args(&members)
+        .output()
+        .unwrap();
+    assert_ok(&out, "create the array");
+    let err = assert_usage_error(
+        &raidlab(&[
+            &format!("--filename=array:{}", members.join(",")),
+            "--name=r",
+            "--rw=read",
+            "--size=1m",
+            "--pre_read=1",
+        ]),
+        "pre_read on an array",
+    );
+    assert!(err.contains("a raidlab array has none"), "{err}");
+}

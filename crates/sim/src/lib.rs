@@ -400,6 +400,15 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     };
     let sys = config::load(&path)?;
     let mut world = World::build(&sys)?;
+    if world.page_cache.is_none() {
+        if let Some(s) = specs.iter().find(|s| s.pre_read) {
+            return Err(SimError::usage(format!(
+                "job '{}': pre_read reads into the host's page cache, and {} models none (valid: page_cache_mib in its [host], or pre_read=0)",
+                s.name,
+                path.display()
+            )));
+        }
+    }
     // Expand jobs: spec × its runs of files × numjobs, as the real engine does; a run of
     // one target naming the whole system (`sim:SYSTEM.toml`) is a job for each of its LUNs,
     // a run of several targets one job over all of their LUNs.
@@ -555,11 +564,16 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                     .shared(s.logs.shared),
                 ));
             }
-            // fio's invalidate: the job starts with its region's clean pages out of the cache.
-            if let Some(pc) = engine.w.page_cache.as_mut().filter(|_| s.invalidate) {
+            // fio's invalidate: the job starts with its region's clean pages out of the cache;
+            // with pre_read, with its region in the cache instead.
+            if let Some(pc) = engine.w.page_cache.as_mut() {
                 for (k, &l) in p.luns.iter().enumerate() {
                     let (start, len) = j.stream.region(k);
-                    pc.invalidate(l as u32, start, len);
+                    if s.pre_read {
+                        pc.preload(l as u32, start, len);
+                    } else if s.invalidate {
+                        pc.invalidate(l as u32, start, len);
+                    }
                 }
             }
             jobs.push(j);

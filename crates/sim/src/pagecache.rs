@@ -618,6 +618,28 @@ impl PageCache {
         }
     }
 
+    /// `[offset, offset + len)` of `lun` read into the cache before a job starts, untimed
+    /// (fio's `pre_read`): each page it does not hold comes in clean, most recently used;
+    /// those it holds are touched. A range larger than the cache leaves its last pages.
+    pub fn preload(&mut self, lun: u32, offset: u64, len: u64) {
+        let (first, end) = (offset / PAGE, (offset + len).div_ceil(PAGE));
+        // (Only the last `capacity` pages would stay.)
+        let first = first.max(end.saturating_sub(self.cfg.capacity));
+        for p in first..end {
+            let k = key(lun, p);
+            match self.map.get(&k) {
+                Some(&s) => {
+                    if self.slots[s as usize].state == State::Ready {
+                        self.touch(s);
+                    }
+                }
+                None => {
+                    self.insert(k, State::Ready);
+                }
+            }
+        }
+    }
+
     /// Dirty pages of `lun`, including those under write-back.
     pub fn lun_dirty(&self, lun: u32) -> u64 {
         self.lun_dirty[lun as usize]

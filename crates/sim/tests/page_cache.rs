@@ -190,6 +190,51 @@ fn a_window_the_size_of_the_buffer_streams() {
     }
 }
 
+/// fio's `pre_read`: the job's region is in the cache when it starts (read untimed), so its
+/// random reads all find their pages; without it (and with fio's `invalidate`) they reach
+/// the drives. A host without a page cache refuses it in one line.
+#[test]
+fn pre_read_starts_a_job_with_its_region_in_the_cache() {
+    let dir = cached_systems(512);
+    let t = target(&dir, "raid0-4d-c64.toml");
+    let opts = |pre: &'static str| {
+        [
+            ("rw", "randread"),
+            ("bs", "4k"),
+            ("size", "64m"),
+            ("io_size", "16m"),
+            ("pre_read", pre),
+        ]
+    };
+    let warm = sim_run(&t, &opts("1"));
+    let pc = cache_use(&warm, 0);
+    // (The simulation may stop once the rate has settled: every read it ran found its page.)
+    assert!(pc.hit_bytes > 0 && pc.miss_bytes == 0, "{pc:?}");
+    let cold = sim_run(&t, &opts("0"));
+    let pc = cache_use(&cold, 0);
+    assert!(pc.miss_bytes > 10 * pc.hit_bytes, "{pc:?}");
+    let (w, c) = (
+        warm.aggregate().summary().iops,
+        cold.aggregate().summary().iops,
+    );
+    assert!(w > 20.0 * c, "pre-read {w:.0} IOPS, cold {c:.0}");
+
+    let bare = format!(
+        "sim:{}",
+        repo().join("systems/xdd2008/raid5.toml").display()
+    );
+    let mut s = spec(
+        &bare,
+        &[("rw", "randread"), ("size", "16m"), ("pre_read", "1")],
+    );
+    s.direct = false;
+    let e = raidlab_sim::run(&[s]).unwrap_err().to_string();
+    assert!(
+        e.contains("pre_read reads into the host's page cache") && !e.contains('\n'),
+        "{e}"
+    );
+}
+
 /// Buffered writes: under the background threshold they only fill memory (fio without
 /// end_fsync reports that); far over the page cache they go at the rate write-back reaches
 /// the array, writers waiting on the dirty limit.

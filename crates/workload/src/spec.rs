@@ -916,6 +916,11 @@ pub struct JobSpec {
     /// on by default there too), so buffered reads reach the device rather than memory.
     #[serde(default = "yes")]
     pub invalidate: bool,
+    /// Read the job's region into the page cache before it starts, untimed (fio's
+    /// `pre_read`): its buffered reads then measure memory. It keeps the region in the cache
+    /// (`invalidate` is passed over, as fio clears it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pre_read: bool,
     pub ioengine: IoEngine,
     pub randseed: u64,
     /// Targets: one job over all of them, as fio's, or one job each with `job_per_file`.
@@ -1345,6 +1350,7 @@ impl Default for JobSpec {
             direct: false,
             end_fsync: false,
             invalidate: true,
+            pre_read: false,
             ioengine: IoEngine::IoUring,
             // fio's default seed, so a default job draws a fixed sequence.
             randseed: 0x89,
@@ -1496,6 +1502,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "direct",
     "end_fsync",
     "invalidate",
+    "pre_read",
     "ioengine",
     "randseed",
     "filename",
@@ -1563,6 +1570,7 @@ fn is_flag(key: &str) -> bool {
             | "sqthread_poll"
             | "hipri"
             | "unlink"
+            | "pre_read"
             | "gtod_reduce"
             | "disable_clat"
             | "disable_lat"
@@ -2011,7 +2019,6 @@ const FIO_ONLY: &[&str] = &[
     "merge_blktrace_scalars",
     "offset_align",
     "opendir",
-    "pre_read",
     "profile",
     "read_beyond_wp",
     "read_iolog_chunked",
@@ -2575,6 +2582,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
         "invalidate" => spec.invalidate = parse_bool(value).map_err(err)?,
+        "pre_read" => spec.pre_read = parse_bool(value).map_err(err)?,
         "ioengine" => spec.ioengine = IoEngine::parse(value).map_err(err)?,
         "randseed" => {
             spec.randseed = value.parse().map_err(|_| {
@@ -3128,6 +3136,12 @@ impl JobSpec {
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());
+        }
+        if self.pre_read && self.direct {
+            return e(
+                "pre_read fills the page cache before the job, which direct=1 bypasses (valid: direct=0, or pre_read=0)"
+                    .into(),
+            );
         }
         if self.openfiles > 0 {
             let most = self

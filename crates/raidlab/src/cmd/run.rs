@@ -361,6 +361,7 @@ fn option_help(name: &str) -> &'static str {
         "end_fsync" => {
             "1: flush written data to the device when the job ends (counted in its runtime)"
         }
+        "pre_read" => "1: read the job's region into the page cache before it starts, untimed (its buffered reads then measure memory; invalidate is passed over)",
         "invalidate" => {
             "1 (default): drop the page cache's copy of the region before the job starts"
         }
@@ -1263,6 +1264,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if !s.invalidate {
         put("invalidate", "0".into());
+    }
+    if s.pre_read {
+        put("pre_read", "1".into());
     }
     if s.unlink {
         put("unlink", "1".into());
