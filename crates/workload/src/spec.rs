@@ -889,6 +889,10 @@ pub struct JobSpec {
     pub size_percent: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_percent: Option<u8>,
+    /// What an `offset` given in percent is rounded up to, bytes (fio's `offset_align`);
+    /// 0, the default, rounds it up to the smallest block size.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub offset_align: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_percent: Option<u8>,
     /// Stop after this many requests a loop, if the region or runtime has not ended the job
@@ -1337,6 +1341,7 @@ impl Default for JobSpec {
             bs_unaligned: false,
             size_percent: None,
             offset_percent: None,
+            offset_align: 0,
             io_size_percent: None,
             norandommap: false,
             lfsr: false,
@@ -1494,6 +1499,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "random_generator",
     "number_ios",
     "offset",
+    "offset_align",
     "offset_increment",
     "runtime",
     "time_based",
@@ -2017,7 +2023,6 @@ const FIO_ONLY: &[&str] = &[
     "merge_blktrace_file",
     "merge_blktrace_iters",
     "merge_blktrace_scalars",
-    "offset_align",
     "opendir",
     "profile",
     "read_beyond_wp",
@@ -2532,6 +2537,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.offset_percent = None;
             spec.offset = parse_size(value).map_err(err)?
         }
+        "offset_align" => spec.offset_align = parse_size(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
         "runtime" => {
             let ns = parse_duration_ns(value).map_err(err)?;
@@ -3302,8 +3308,9 @@ impl JobSpec {
 
     /// This job with `size`, `offset` and `io_size` given as percent of the target
     /// (`size=50%`) made bytes of a target of `target_size` bytes, as fio makes them: the
-    /// offset rounded up to the smallest block size, the size rounded down to it and cut at
-    /// the target's end. A target of 0 bytes has no share to give: one line says so.
+    /// offset rounded up to `offset_align` (the smallest block size unless given), the size
+    /// rounded down to the smallest block size and cut at the target's end. A target of 0
+    /// bytes has no share to give: one line says so.
     pub fn resolved(&self, target_size: u64) -> Result<JobSpec, SpecError> {
         if self.size_percent.is_none()
             && self.offset_percent.is_none()
@@ -3332,7 +3339,12 @@ impl JobSpec {
         let bs = self.bs.min().max(1);
         let share = |p: u8| (u128::from(target_size) * u128::from(p) / 100) as u64;
         if let Some(p) = self.offset_percent {
-            s.offset = share(p).div_ceil(bs).saturating_mul(bs);
+            let align = if self.offset_align > 0 {
+                self.offset_align
+            } else {
+                bs
+            };
+            s.offset = share(p).div_ceil(align).saturating_mul(align);
             s.offset_percent = None;
         }
         if let Some(p) = self.size_percent {

@@ -1757,6 +1757,10 @@ mod tests {
             ("offset", "30%"),
         ]);
         assert_eq!(stream_of(&s, 1 << 20).region(), (315_392, 512 << 10));
+        // fio's offset_align rounds it up to its own unit instead.
+        let mut a = s.clone();
+        apply_option(&mut a, "offset_align", Some("64k")).unwrap();
+        assert_eq!(stream_of(&a, 1 << 20).region(), (327_680, 512 << 10));
         let s = spec(&[("rw", "read"), ("bs", "4k"), ("size", "50%")]);
         assert_eq!(stream_of(&s, 1 << 20).region(), (0, 512 << 10));
         assert_eq!(stream_of(&s, 10 << 20).region(), (0, 5 << 20));

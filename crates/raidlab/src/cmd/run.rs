@@ -352,6 +352,7 @@ fn option_help(name: &str) -> &'static str {
         }
         "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
         "offset_increment" => "job i of numjobs starts at offset + i * this",
+        "offset_align" => "what an offset given in percent is rounded up to (0, the default: the smallest block size)",
         "runtime" => "stop after this long (10s, 500ms, 2m)",
         "time_based" => "keep going over the region until runtime ends",
         "ramp_time" => "run this long before counting",
@@ -1245,6 +1246,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.offset_increment != 0 {
         put("offset_increment", size_text(s.offset_increment));
+    }
+    if s.offset_align > 0 {
+        put("offset_align", size_text(s.offset_align));
     }
     if let Some(rt) = s.runtime_ns {
         put("runtime", duration_text(rt));
