@@ -424,7 +424,7 @@ pub fn run_with_clock(
                 steady: None,
                 max_latency_ns: spec.max_latency_ns,
                 latency: spec.latency,
-                end_fsync: spec.end_fsync,
+                end_fsync: spec.flushes_at_end(),
                 pacer: raidlab_workload::Pacer::new(spec, inst.seed(spec)),
                 start_delay_ns: raidlab_workload::pace::start_delay_ns(&spec.pace, inst.seed(spec)),
                 // fio's do_verify: a job that only writes, with verify, and ends by its size,

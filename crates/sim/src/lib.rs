@@ -523,7 +523,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.target_bytes = total;
             j.buffered = !s.direct && engine.w.page_cache.is_some();
             j.read_advice = s.read_advice();
-            j.end_fsync = s.end_fsync;
+            j.end_fsync = s.flushes_at_end();
             j.iolog = s.write_iolog.as_ref().map(|path| {
                 Box::new(raidlab_result::IoLog::new(
                     path.clone(),

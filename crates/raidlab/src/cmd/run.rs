@@ -362,6 +362,7 @@ fn option_help(name: &str) -> &'static str {
         "end_fsync" => {
             "1: flush written data to the device when the job ends (counted in its runtime)"
         }
+        "fsync_on_close" => "1: flush a file the job wrote as the job closes it at its end (counted in its runtime, as end_fsync)",
         "pre_read" => "1: read the job's region into the page cache before it starts, untimed (its buffered reads then measure memory; invalidate is passed over)",
         "invalidate" => {
             "1 (default): drop the page cache's copy of the region before the job starts"
@@ -1265,6 +1266,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     put("direct", u8::from(s.direct).to_string());
     if s.end_fsync {
         put("end_fsync", "1".into());
+    }
+    if s.fsync_on_close {
+        put("fsync_on_close", "1".into());
     }
     if !s.invalidate {
         put("invalidate", "0".into());
