@@ -132,6 +132,8 @@ pub fn run_with_clock(
         }
     }
 
+    raidlab_workload::check_reported(specs).map_err(|e| EngineError::usage(e.message))?;
+
     // Resolve each filename once.
     let mut resolved: HashMap<String, Resolved> = HashMap::new();
     for s in specs {
@@ -574,10 +576,14 @@ pub fn run_with_clock(
         c.after_groups().map_err(EngineError::failed)?;
     }
     unlink_files(specs, &resolved, &created, opts.force);
-    let results = results.into_iter().map(|(si, mut r)| {
-        r.forget(unmeasured(&specs[si]));
-        (si, r)
-    });
+    // (fio's stats=0: the job ran, and is not reported.)
+    let results = results
+        .into_iter()
+        .filter(|(si, _)| specs[*si].stats)
+        .map(|(si, mut r)| {
+            r.forget(unmeasured(&specs[si]));
+            (si, r)
+        });
     let jobs =
         raidlab_result::schema::fold_group_reporting(results, |si| specs[si].group_reporting);
     Ok(RunResult {

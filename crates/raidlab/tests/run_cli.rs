@@ -1380,3 +1380,45 @@ fn create_only_lays_out_and_runs_nothing() {
     );
     assert!(err.contains("create_only lays a job's files out"), "{err}");
 }
+
+/// fio's `stats=0`: the job runs (a preconditioning write that lays the data down) and is
+/// left out of every output and its group's lines, against a file and a simulated LUN alike;
+/// a run whose every job says so is refused in one line.
+#[test]
+fn stats_0_runs_a_job_and_leaves_it_out() {
+    let dir = scratch("raidlab-stats-");
+    let f = dir.path().join("f").display().to_string();
+    let sim = format!("sim:{}", system("xdd2008/raid5.toml"));
+    for target in [f.as_str(), sim.as_str()] {
+        let job = dir.path().join("j.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[global]\nfilename={target}\nsize=1m\nbs=64k\n[precondition]\nrw=write\nstats=0\n[measure]\nstonewall\nrw=read\n"
+            ),
+        )
+        .unwrap();
+        let job = job.display().to_string();
+        let v = json(&assert_ok(
+            &raidlab(&["--job", &job, "--output-format=json"]),
+            "json",
+        ));
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 1, "{target}: {jobs:?}");
+        assert_eq!(jobs[0]["jobname"], "measure");
+        assert_eq!(jobs[0]["read"]["io_bytes"], 1 << 20);
+        let text = assert_ok(&raidlab(&["--job", &job]), "text");
+        assert!(!text.contains("precondition") && !text.contains("WRITE:"), "{text}");
+        assert!(text.contains("measure: (groupid=1"), "{text}");
+        if target == f {
+            // It ran: the file holds what it wrote, not the zeros a read-only layout gives.
+            let data = std::fs::read(&f).unwrap();
+            assert!(data.iter().filter(|&&b| b != 0).count() > data.len() / 2);
+        }
+    }
+    let err = assert_usage_error(
+        &raidlab(&[&format!("--filename={f}"), "--name=a", "--size=1m", "--stats=0"]),
+        "every job stats=0",
+    );
+    assert!(err.contains("every job has stats=0"), "{err}");
+}

@@ -329,6 +329,7 @@ struct Work {
 }
 
 fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), SimError> {
+    raidlab_workload::check_reported(specs).map_err(|e| SimError::usage(e.message))?;
     let mut system: Option<PathBuf> = None;
     for s in specs {
         s.validate().map_err(|e| SimError::usage(e.message))?;
@@ -660,10 +661,13 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             bw: s.disable_bw,
         });
     }
+    // (fio's stats=0: the job ran, and is not reported.)
+    let reported = result_spec
+        .into_iter()
+        .zip(results)
+        .filter(|(si, _)| specs[*si].stats);
     let results =
-        raidlab_result::schema::fold_group_reporting(result_spec.into_iter().zip(results), |si| {
-            specs[si].group_reporting
-        });
+        raidlab_result::schema::fold_group_reporting(reported, |si| specs[si].group_reporting);
     Ok((
         RunResult {
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),

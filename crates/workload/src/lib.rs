@@ -33,10 +33,10 @@ pub use jobfile::{
 pub use latency::{DepthSearch, DepthStep, LatencyTarget};
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
-    apply_directories, apply_option, exit_scope, for_rank, job_groups, parse_percentile_list,
-    split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds, ErrorPolicy, ExitWhat,
-    FadviseHint, Fallocate, IoEngine, JobSpec, LogOptions, PercentileOptions, Priority, ReadAdvice,
-    RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
+    apply_directories, apply_option, check_reported, exit_scope, for_rank, job_groups,
+    parse_percentile_list, split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds,
+    ErrorPolicy, ExitWhat, FadviseHint, Fallocate, IoEngine, JobSpec, LogOptions,
+    PercentileOptions, Priority, ReadAdvice, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
 };
 pub use steady::{steady_judges, SteadyCriterion};
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -967,6 +967,10 @@ pub struct JobSpec {
     /// kernel's counters before and after); on by default, as in fio.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub disk_util: bool,
+    /// fio's `stats`: 0 leaves the job out of the results (a preconditioning job whose
+    /// numbers are not wanted); it still runs.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub stats: bool,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
     /// Start a new reporting group (fio's `new_group`): the job runs beside the jobs before
@@ -1374,6 +1378,7 @@ impl Default for JobSpec {
             on_error: ErrorPolicy::default(),
             group_reporting: false,
             disk_util: true,
+            stats: true,
             stonewall: false,
             new_group: false,
             exitall: false,
@@ -1526,6 +1531,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "ignore_error",
     "group_reporting",
     "disk_util",
+    "stats",
     "stonewall",
     "new_group",
     "exitall",
@@ -1981,7 +1987,17 @@ fn parse_us_or_duration(value: &str) -> Result<u64, String> {
     }
 }
 
-/// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
+/// A run of `specs` reports something: not every job has `stats=0` (fio would run them all
+/// and report none of them).
+pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
+    if !specs.is_empty() && specs.iter().all(|s| !s.stats) {
+        return Err(SpecError {
+            message: "every job has stats=0, so the run would report nothing (valid: stats=1, the default, on the jobs to measure)".into(),
+        });
+    }
+    Ok(())
+}
+
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
     "kb_base",
@@ -2034,7 +2050,6 @@ const FIO_ONLY: &[&str] = &[
     "read_iolog_chunked",
     "serialize_overlap",
     "slat_percentiles",
-    "stats",
     "sync_file_range",
     "trim_backlog",
     "trim_backlog_batch",
@@ -2127,6 +2142,7 @@ fn parse_verify_pattern(value: &str) -> Result<Vec<u8>, String> {
     crate::content::parse_pattern(v)
 }
 
+/// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
 /// The error says what is wrong and what is valid; the caller prefixes where it came from.
 pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Result<(), SpecError> {
     let key = key.trim();
@@ -2718,6 +2734,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "disk_util" => spec.disk_util = parse_bool(value).map_err(err)?,
+        "stats" => spec.stats = parse_bool(value).map_err(err)?,
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
         "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,

@@ -452,6 +452,7 @@ fn option_help(name: &str) -> &'static str {
         "verify_pattern" => "bytes written blocks carry after their header, repeated, and reads check (0x hex bytes, a quoted string, or a decimal number); turns verify on",
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "fadvise_hint" => "1 (default): advise the kernel of random reads for a random pattern (no read-ahead), sequential otherwise (twice the read-ahead); sequential, random; 0: no advice",
+        "stats" => "1 (default): report the job; 0: run it and leave it out of the results (a preconditioning job)",
         "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
         "stonewall" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
@@ -1369,6 +1370,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if !s.disk_util {
         put("disk_util", "0".into());
+    }
+    if !s.stats {
+        put("stats", "0".into());
     }
     match s.fadvise_hint {
         raidlab_workload::FadviseHint::Pattern => {}
