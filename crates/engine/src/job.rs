@@ -918,6 +918,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         percentiles: Default::default(),
         unified_rw: Default::default(),
         significant_figures: None,
+        decimal_first: false,
         description: None,
         cpus: Vec::new(),
         errors,

@@ -1408,7 +1408,10 @@ fn stats_0_runs_a_job_and_leaves_it_out() {
         assert_eq!(jobs[0]["jobname"], "measure");
         assert_eq!(jobs[0]["read"]["io_bytes"], 1 << 20);
         let text = assert_ok(&raidlab(&["--job", &job]), "text");
-        assert!(!text.contains("precondition") && !text.contains("WRITE:"), "{text}");
+        assert!(
+            !text.contains("precondition") && !text.contains("WRITE:"),
+            "{text}"
+        );
         assert!(text.contains("measure: (groupid=1"), "{text}");
         if target == f {
             // It ran: the file holds what it wrote, not the zeros a read-only layout gives.
@@ -1417,8 +1420,53 @@ fn stats_0_runs_a_job_and_leaves_it_out() {
         }
     }
     let err = assert_usage_error(
-        &raidlab(&[&format!("--filename={f}"), "--name=a", "--size=1m", "--stats=0"]),
+        &raidlab(&[
+            &format!("--filename={f}"),
+            "--name=a",
+            "--size=1m",
+            "--stats=0",
+        ]),
         "every job stats=0",
     );
     assert!(err.contains("every job has stats=0"), "{err}");
+}
+
+/// fio's kb_base=1000 from the command line, before the sizes: `size=1m` and `bs=4k` are
+/// 1 000 000 and 4000 bytes (fio 3.33 wrote 250 blocks, 1000000 bytes), and the text puts
+/// decimal units first (`BW=… MB/s (… MiB/s)`, `io=…kB (…KiB)`).
+#[test]
+fn kb_base_1000_reads_decimal_sizes_and_shows_decimal_first() {
+    let dir = scratch("raidlab-kb-");
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let args = [
+        "--kb_base=1000",
+        &f,
+        "--name=w",
+        "--rw=write",
+        "--size=1m",
+        "--bs=4k",
+    ];
+    let mut with_json = args.to_vec();
+    with_json.push("--output-format=json");
+    let v = json(&assert_ok(&raidlab(&with_json), "json"));
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(
+        (w["io_bytes"].as_u64(), w["total_ios"].as_u64()),
+        (Some(1_000_000), Some(250))
+    );
+    assert_eq!(v["jobs"][0]["job options"]["kb_base"], "1000");
+    let text = assert_ok(&raidlab(&args), "text");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  write: IOPS="))
+        .unwrap();
+    assert!(
+        line.contains("MB/s (") && line.contains("MiB/s)(1000kB/"),
+        "{line}"
+    );
+    let group = text
+        .lines()
+        .find(|l| l.starts_with("  WRITE: bw="))
+        .unwrap();
+    assert!(group.contains("io=1000kB (977KiB)"), "{group}");
 }

@@ -328,6 +328,10 @@ pub struct JobResult {
     /// None: 4); set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub significant_figures: Option<u8>,
+    /// Rates and sizes in decimal units first, binary in parentheses (fio's `kb_base=1000`);
+    /// set from the job's options by the caller.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub decimal_first: bool,
     /// The CPUs the job's threads were bound to (`cpus_allowed`, `cpumask`), as the kernel
     /// reports them once set; empty when the job set none. A group's, all of its jobs'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -456,6 +460,9 @@ impl std::fmt::Debug for JobResult {
         }
         if let Some(s) = self.significant_figures {
             d.field("significant_figures", &s);
+        }
+        if self.decimal_first {
+            d.field("decimal_first", &true);
         }
         if !self.logs.is_empty() {
             d.field("logs", &self.logs);

@@ -123,6 +123,8 @@ pub fn expand_vars(
 pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
+    // (After a kb_base=1000 line fio reads IEC units as raidlab does: nothing to note.)
+    let mut decimal = false;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let Some((key, value)) = line.split_once('=') else {
@@ -130,6 +132,10 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
         };
         let (key, value) = (key.trim(), value.trim());
         if line.starts_with([';', '#', '[']) {
+            continue;
+        }
+        decimal |= key == "kb_base" && value == "1000";
+        if decimal {
             continue;
         }
         if let Some(note) = iec_note(key, value) {
@@ -399,6 +405,8 @@ mod tests {
         let jobs = parse_job_text(text, "t.fio", JobSpec::default()).unwrap();
         assert_eq!(jobs[0].bs, crate::BlockSizes::fixed(4096));
         assert!(fio_notes("[a]\nbs=4k\nsize=1m\n", "t.fio").is_empty());
+        // Under kb_base=1000 fio reads KiB as 1024 too.
+        assert!(fio_notes("[a]\nkb_base=1000\nbs=4KiB\n", "t.fio").is_empty());
     }
 
     /// A filename list runs as fio runs it, one job over all of its files (nothing to note);

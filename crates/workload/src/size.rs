@@ -1,7 +1,7 @@
 //! Number parsing in fio's conventions: sizes with k/m/g/t suffixes, durations, percentages.
 //!
-//! Sizes are powers of 2 whatever the suffix: `4k`, `4K`, `4KB` and `4KiB` all mean 4096
-//! bytes. `k`, `m`, `g`, … (with or without `b`) mean what they mean to fio under its default
+//! Sizes are powers of 2 whatever the suffix (unless a job's `kb_base=1000` says otherwise:
+//! [`parse_size_kb`]): `4k`, `4K`, `4KB` and `4KiB` all mean 4096 bytes. `k`, `m`, `g`, … (with or without `b`) mean what they mean to fio under its default
 //! `kb_base=1024`; IEC units do not: fio reads `4KiB` as 4000 bytes there (its compatibility
 //! mode), which surprises more than it helps, so raidlab keeps powers of 2 and notes such
 //! lines in job files ([`crate::fio_notes`]). Output labels decimal and binary units
@@ -9,6 +9,13 @@
 
 /// Parse a size such as `512`, `4k`, `64KiB`, `1m`, `2g`, `1t` into bytes.
 pub fn parse_size(text: &str) -> Result<u64, String> {
+    parse_size_kb(text, 1024)
+}
+
+/// [`parse_size`] under fio's `kb_base`: 1024 (its default) makes every suffix a power of
+/// 2; 1000 makes `k`, `kb`, `m`, `mb`, … powers of 10 and keeps `KiB`, `MiB`, … powers of 2
+/// (fio 3.33 with kb_base=1000 first: size=1m is 1 000 000 bytes, bs=4KiB 4096).
+pub fn parse_size_kb(text: &str, kb_base: u32) -> Result<u64, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err("empty size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)".into());
@@ -22,14 +29,24 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
             "'{t}' is not a size (valid: a number with an optional k/m/g/t suffix, e.g. 4k)"
         ));
     }
-    let mult: u64 = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        "p" | "pb" | "pib" => 1 << 50,
-        _ => {
+    let lower = suffix.to_ascii_lowercase();
+    let (prefix, iec) = match lower.strip_suffix("ib") {
+        Some(p) => (p, true),
+        None => (lower.strip_suffix('b').unwrap_or(&lower), false),
+    };
+    let step: u64 = if kb_base == 1000 && !iec { 1000 } else { 1024 };
+    let power = match prefix {
+        "" if !iec => Some(0),
+        "k" => Some(1),
+        "m" => Some(2),
+        "g" => Some(3),
+        "t" => Some(4),
+        "p" => Some(5),
+        _ => None,
+    };
+    let mult: u64 = match power {
+        Some(n) => step.pow(n),
+        None => {
             return Err(format!(
                 "'{t}' has unknown unit '{suffix}' (valid: k, m, g, t, p, optionally followed by b or ib)"
             ))

@@ -8,7 +8,7 @@ use crate::files::FileService;
 use crate::iolog::{ReplayOptions, ReplaySkip};
 use crate::latency::LatencyTarget;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
-use crate::size::{parse_bool, parse_duration_ns, parse_size, parse_u32};
+use crate::size::{parse_bool, parse_duration_ns, parse_size_kb, parse_u32};
 use crate::steady::SteadyCriterion;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -144,6 +144,10 @@ impl BsDist {
     /// Parse one direction of a `bssplit` value: `4k/10:64k/50:32k/40`. Entries without a
     /// weight share what the weighted entries leave of 100%, as in fio.
     pub fn parse_split(text: &str) -> Result<Self, String> {
+        Self::parse_split_kb(text, 1024)
+    }
+    /// [`BsDist::parse_split`] with sizes read under fio's `kb_base`.
+    pub fn parse_split_kb(text: &str, kb_base: u32) -> Result<Self, String> {
         let mut entries = Vec::new();
         let mut unweighted = Vec::new();
         let mut total = 0u32;
@@ -152,7 +156,7 @@ impl BsDist {
                 Some((b, w)) => (b, Some(w)),
                 None => (part, None),
             };
-            let bs = parse_size(bs_s)?;
+            let bs = parse_size_kb(bs_s, kb_base)?;
             if bs == 0 {
                 return Err(format!("block size in '{part}' is zero"));
             }
@@ -269,6 +273,10 @@ impl Distribution {
     /// fio 3.33's parser knows only `normal`); the per-direction `,` lists follow the HOWTO
     /// (fio 3.33's parser refuses any comma there).
     pub fn parse(text: &str) -> Result<Self, String> {
+        Self::parse_kb(text, 1024)
+    }
+    /// [`Distribution::parse`] with `zoned_abs` sizes read under fio's `kb_base`.
+    pub fn parse_kb(text: &str, kb_base: u32) -> Result<Self, String> {
         let t = text.trim();
         let (kind, rest) = match t.split_once(':') {
             Some((k, r)) => (k.trim(), Some(r.trim())),
@@ -349,13 +357,13 @@ impl Distribution {
                         parts.len()
                     ));
                 }
-                let read = parse_zones(parts[0], absolute)?;
+                let read = parse_zones(parts[0], absolute, kb_base)?;
                 let write = match parts.get(1) {
-                    Some(w) if !w.trim().is_empty() => parse_zones(w, absolute)?,
+                    Some(w) if !w.trim().is_empty() => parse_zones(w, absolute, kb_base)?,
                     _ => read.clone(),
                 };
                 if let Some(trim) = parts.get(2).filter(|p| !p.trim().is_empty()) {
-                    parse_zones(trim, absolute)?;
+                    parse_zones(trim, absolute, kb_base)?;
                 }
                 Ok(Distribution::Zoned {
                     absolute,
@@ -409,7 +417,7 @@ impl Distribution {
 /// refuses less and more); a `zoned` entry without a size (`30/`) shares what the others
 /// leave of the region, as fio fills them. `zoned` sizes are percent of the
 /// region and add up to at most 100; `zoned_abs` sizes are bytes.
-fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
+fn parse_zones(text: &str, absolute: bool, kb_base: u32) -> Result<Vec<Zone>, String> {
     let mut zones: Vec<(Option<u32>, Option<u64>)> = Vec::new();
     for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
         let (a, s) = part.split_once('/').ok_or_else(|| {
@@ -426,7 +434,9 @@ fn parse_zones(text: &str, absolute: bool) -> Result<Vec<Zone>, String> {
         };
         let size = match s.trim() {
             "" => None,
-            s if absolute => Some(parse_size(s).map_err(|e| format!("zone '{part}': {e}"))?),
+            s if absolute => {
+                Some(parse_size_kb(s, kb_base).map_err(|e| format!("zone '{part}': {e}"))?)
+            }
             s => Some(u64::from(
                 parse_u32(s.trim_end_matches('%'), 0, 100)
                     .map_err(|e| format!("zone '{part}': size {e}"))?,
@@ -971,6 +981,11 @@ pub struct JobSpec {
     /// numbers are not wanted); it still runs.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub stats: bool,
+    /// fio's `kb_base`: 1024 (the default), sizes given later in the job are powers of 2
+    /// whatever their suffix; 1000, `k`, `m`, … are powers of 10 (`KiB`, `MiB`, … still of
+    /// 2), and the text output puts decimal units first.
+    #[serde(default = "kb_1024", skip_serializing_if = "is_kb_1024")]
+    pub kb_base: u32,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
     /// Start a new reporting group (fio's `new_group`): the job runs beside the jobs before
@@ -1379,6 +1394,7 @@ impl Default for JobSpec {
             group_reporting: false,
             disk_util: true,
             stats: true,
+            kb_base: 1024,
             stonewall: false,
             new_group: false,
             exitall: false,
@@ -1532,6 +1548,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "group_reporting",
     "disk_util",
     "stats",
+    "kb_base",
     "stonewall",
     "new_group",
     "exitall",
@@ -1670,6 +1687,14 @@ fn is_true(b: &bool) -> bool {
 fn is_false(b: &bool) -> bool {
     !*b
 }
+fn kb_1024() -> u32 {
+    1024
+}
+
+fn is_kb_1024(kb: &u32) -> bool {
+    *kb == 1024
+}
+
 fn is_pattern_hint(h: &FadviseHint) -> bool {
     *h == FadviseHint::Pattern
 }
@@ -2000,7 +2025,6 @@ pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
 
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
-    "kb_base",
     "unit_base",
     "verify_backlog",
     "zonemode",
@@ -2145,6 +2169,9 @@ fn parse_verify_pattern(value: &str) -> Result<Vec<u8>, String> {
 /// Apply one `key=value` option to a job. `value` is `None` for a bare flag (`time_based`).
 /// The error says what is wrong and what is valid; the caller prefixes where it came from.
 pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Result<(), SpecError> {
+    // (Sizes under the job's kb_base as it stands: fio reads them in order too.)
+    let kb_base = spec.kb_base;
+    let parse_size = |t: &str| parse_size_kb(t, kb_base);
     let key = key.trim();
     let err = |m: String| SpecError {
         message: format!("option '{key}': {m}"),
@@ -2479,8 +2506,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 None => (value, value),
             };
             spec.bs = BlockSizes {
-                read: BsDist::parse_split(r).map_err(err)?,
-                write: BsDist::parse_split(w).map_err(err)?,
+                read: BsDist::parse_split_kb(r, spec.kb_base).map_err(err)?,
+                write: BsDist::parse_split_kb(w, spec.kb_base).map_err(err)?,
             };
         }
         "iodepth" => {
@@ -2623,7 +2650,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "randrepeat" => spec.randrepeat = parse_bool(value).map_err(err)?,
         "random_distribution" => {
-            spec.random_distribution = Distribution::parse(value).map_err(err)?
+            spec.random_distribution =
+                Distribution::parse_kb(value, spec.kb_base).map_err(err)?
         }
         "percentage_random" => {
             // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
@@ -2735,6 +2763,17 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
         "disk_util" => spec.disk_util = parse_bool(value).map_err(err)?,
         "stats" => spec.stats = parse_bool(value).map_err(err)?,
+        "kb_base" => {
+            spec.kb_base = match value.trim() {
+                "1024" => 1024,
+                "1000" => 1000,
+                other => {
+                    return Err(err(format!(
+                        "'{other}' is not a unit base (valid: 1024, 1000)"
+                    )))
+                }
+            }
+        }
         "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
         "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,
@@ -3463,6 +3502,37 @@ pub(crate) fn spec_from(opts: &[(&str, &str)]) -> JobSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio's kb_base: sizes given after `kb_base=1000` read k, m, … as powers of 10 and
+    /// KiB, MiB, … as powers of 2; those before it are read as they were (fio 3.33: with
+    /// kb_base=1000 first, size=1m and bs=4k wrote 250 blocks of 4000 bytes).
+    #[test]
+    fn kb_base_reads_the_sizes_after_it() {
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "bs", Some("8k")).unwrap();
+        apply_option(&mut s, "kb_base", Some("1000")).unwrap();
+        assert_eq!(s.bs.read.min(), 8192);
+        for (k, v) in [
+            ("size", "1m"),
+            ("offset", "4KiB"),
+            ("bssplit", "4k/50:16kb/50"),
+        ] {
+            apply_option(&mut s, k, Some(v)).unwrap();
+        }
+        assert_eq!((s.size, s.offset), (Some(1_000_000), 4096));
+        assert_eq!(
+            s.bs.read.entries.iter().map(|e| e.0).collect::<Vec<_>>(),
+            [4000, 16000]
+        );
+        apply_option(&mut s, "kb_base", Some("1024")).unwrap();
+        apply_option(&mut s, "size", Some("1m")).unwrap();
+        assert_eq!(s.size, Some(1 << 20));
+        let e = apply_option(&mut s, "kb_base", Some("512")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "option 'kb_base': '512' is not a unit base (valid: 1024, 1000)"
+        );
+    }
 
     /// fio's `fadvise_hint` values, and the advice each gives a pattern.
     #[test]

@@ -261,7 +261,13 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 };
                 apply_option(target, key, value.as_deref())
                     .map_err(|e| flag_error(&shown, key, e))?;
-                if let Some(note) = value.as_deref().and_then(|v| iec_note(key, v)) {
+                // (Under kb_base=1000 fio reads IEC units as raidlab does.)
+                let decimal = target.kb_base == 1000;
+                if let Some(note) = value
+                    .as_deref()
+                    .filter(|_| !decimal)
+                    .and_then(|v| iec_note(key, v))
+                {
                     ewriteln!("raidlab: note: --{note}");
                 }
             }
@@ -452,6 +458,7 @@ fn option_help(name: &str) -> &'static str {
         "verify_pattern" => "bytes written blocks carry after their header, repeated, and reads check (0x hex bytes, a quoted string, or a decimal number); turns verify on",
         "group_reporting" => "report the jobs of a stonewall group (and their instances) as one",
         "fadvise_hint" => "1 (default): advise the kernel of random reads for a random pattern (no read-ahead), sequential otherwise (twice the read-ahead); sequential, random; 0: no advice",
+        "kb_base" => "1024 (default): sizes given after it are powers of 2 whatever their suffix; 1000: k, m, g are powers of 10 (KiB, MiB still of 2) and the text shows decimal units first",
         "stats" => "1 (default): report the job; 0: run it and leave it out of the results (a preconditioning job)",
         "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
         "stonewall" => "wait for the jobs before this one to finish",
@@ -1374,6 +1381,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.stats {
         put("stats", "0".into());
     }
+    if s.kb_base != 1024 {
+        put("kb_base", s.kb_base.to_string());
+    }
     match s.fadvise_hint {
         raidlab_workload::FadviseHint::Pattern => {}
         raidlab_workload::FadviseHint::Off => put("fadvise_hint", "0".into()),
@@ -1578,6 +1588,7 @@ pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
     for j in &mut result.jobs {
         j.description = spec_of(j, specs).and_then(|s| s.description.clone());
         j.significant_figures = spec_of(j, specs).and_then(|s| s.significant_figures);
+        j.decimal_first = spec_of(j, specs).is_some_and(|s| s.kb_base == 1000);
         j.unified_rw = match spec_of(j, specs).map(|s| s.unified_rw_reporting) {
             None | Some(U::None) => raidlab_result::UnifiedRw::None,
             Some(U::Mixed) => raidlab_result::UnifiedRw::Mixed,

@@ -17,11 +17,20 @@ const BW_DECIMAL: [&str; 5] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
 
 /// A rate in binary and decimal units, in `sig` digits (fio's `significant_figures`).
 fn bw_pair_sig(bytes_s: f64, sig: u8) -> String {
-    format!(
-        "{} ({})",
+    bw_pair_of(bytes_s, sig, false)
+}
+
+/// A rate in both units, decimal first when `decimal_first` (fio's `kb_base=1000`).
+fn bw_pair_of(bytes_s: f64, sig: u8, decimal_first: bool) -> String {
+    let (bin, dec) = (
         human_sig(bytes_s, 1024.0, &BW_BINARY, sig),
-        human_sig(bytes_s, 1000.0, &BW_DECIMAL, sig)
-    )
+        human_sig(bytes_s, 1000.0, &BW_DECIMAL, sig),
+    );
+    if decimal_first {
+        format!("{dec} ({bin})")
+    } else {
+        format!("{bin} ({dec})")
+    }
 }
 
 /// fio's scaling rule: nanoseconds unless the smallest value is over 2 µs and the largest
@@ -153,16 +162,27 @@ fn sample_lines(out: &mut String, d: &DirStats, agg_bytes: u64) {
     }
 }
 
-fn direction(out: &mut String, name: &str, d: &DirStats, p: &Percentiles, agg_bytes: u64, sig: u8) {
+fn direction(
+    out: &mut String,
+    name: &str,
+    d: &DirStats,
+    p: &Percentiles,
+    agg_bytes: u64,
+    (sig, decimal_first): (u8, bool),
+) {
     if d.total_ios == 0 {
         return;
     }
+    let io = if decimal_first {
+        human_sig(d.io_bytes as f64, 1000.0, &BYTES_DECIMAL, sig)
+    } else {
+        human_sig(d.io_bytes as f64, 1024.0, &BYTES_BINARY, sig)
+    };
     let _ = writeln!(
         out,
-        "  {name}: IOPS={}, BW={}({}/{}msec)",
+        "  {name}: IOPS={}, BW={}({io}/{}msec)",
         count_sig(d.iops(), sig),
-        bw_pair_sig(d.bw_bytes(), sig),
-        human_sig(d.io_bytes as f64, 1024.0, &BYTES_BINARY, sig),
+        bw_pair_of(d.bw_bytes(), sig, decimal_first),
         d.runtime_ns / 1_000_000
     );
     lat_line(out, "clat", &d.clat);
@@ -220,7 +240,7 @@ fn job_block(
             &stats,
             &j.percentiles,
             agg[d],
-            j.sig_figs(),
+            (j.sig_figs(), j.decimal_first),
         );
     }
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
@@ -522,18 +542,30 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         let sig = jobs
             .first()
             .map_or(super::units::DEFAULT_SIG_FIGS, |j| j.sig_figs());
+        // (Decimal first as the first job's kb_base says, likewise.)
+        let decimal_first = jobs.first().is_some_and(|j| j.decimal_first);
         let bin = |x| human_sig(x, 1024.0, &BW_BINARY, sig);
         let dec = |x| human_sig(x, 1000.0, &BW_DECIMAL, sig);
+        let range = |f: &dyn Fn(f64) -> String| format!("{}-{}", f(lo), f(hi));
+        let (ranges, io_pair) = {
+            let io_bin = human_sig(io as f64, 1024.0, &BYTES_BINARY, sig);
+            let io_dec = human_sig(io as f64, 1000.0, &BYTES_DECIMAL, sig);
+            if decimal_first {
+                (
+                    format!("{} ({})", range(&dec), range(&bin)),
+                    format!("{io_dec} ({io_bin})"),
+                )
+            } else {
+                (
+                    format!("{} ({})", range(&bin), range(&dec)),
+                    format!("{io_bin} ({io_dec})"),
+                )
+            }
+        };
         let _ = writeln!(
             out,
-            "  {label:>5}: bw={}, {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            bw_pair_sig(agg, sig),
-            bin(lo),
-            bin(hi),
-            dec(lo),
-            dec(hi),
-            human_sig(io as f64, 1024.0, &BYTES_BINARY, sig),
-            human_sig(io as f64, 1000.0, &BYTES_DECIMAL, sig),
+            "  {label:>5}: bw={}, {ranges}, io={io_pair}, run={}-{}msec",
+            bw_pair_of(agg, sig, decimal_first),
             run_min / 1_000_000,
             run_max / 1_000_000
         );
@@ -685,6 +717,34 @@ mod tests {
         assert_eq!(t.find(line), t[a..].find('\n').map(|n| a + n + 1), "{t}");
         assert_eq!(t.matches("randseed=").count(), 2, "{t}");
         assert!(!render_text(&r).contains("randseed"));
+    }
+
+    /// fio's kb_base=1000: decimal units first, binary in parentheses, on the direction's
+    /// line (its size too) and the group's (fio 3.33's lines for 1 MiB in 1 ms).
+    #[test]
+    fn kb_base_1000_puts_decimal_units_first() {
+        let mut j = job("a", 0, 1 << 20, 1_000_000);
+        let plain = render_text(&RunResult {
+            jobs: vec![j.clone()],
+            ..Default::default()
+        });
+        assert!(
+            plain.contains("  read: IOPS=256k, BW=1000MiB/s (1049MB/s)(1024KiB/1msec)\n"),
+            "{plain}"
+        );
+        j.decimal_first = true;
+        let t = render_text(&RunResult {
+            jobs: vec![j],
+            ..Default::default()
+        });
+        assert!(
+            t.contains("  read: IOPS=256k, BW=1049MB/s (1000MiB/s)(1049kB/1msec)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("   READ: bw=1049MB/s (1000MiB/s), 1049MB/s-1049MB/s (1000MiB/s-1000MiB/s), io=1049kB (1024KiB), run=1-1msec\n"),
+            "{t}"
+        );
     }
 
     /// fio's `Disk stats` block, after the groups: a line a disk, times in whole ms, the
