@@ -913,23 +913,22 @@ fn a_run_reports_the_disks_under_its_targets() {
     let util = d["util"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&util), "{d}");
 
-    let text = stdout(&raidlab(&[
-        &format!("--filename={}", a.0),
-        "--name=w",
-        "--rw=write",
-        "--bs=64k",
-        "--size=1m",
-    ]));
+    let write_a = |format: &str| {
+        let target = format!("--filename={}", a.0);
+        let args = [
+            &target,
+            "--name=w",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            format,
+        ];
+        stdout(&raidlab(&args))
+    };
+    let text = write_a("--output-format=normal");
     let line = format!("Disk stats (read/write):\n  {}: ios=", name(&a));
     assert!(text.contains(&line), "{text}");
-    let terse = stdout(&raidlab(&[
-        &format!("--filename={}", a.0),
-        "--name=w",
-        "--rw=write",
-        "--bs=64k",
-        "--size=1m",
-        "--output-format=terse",
-    ]));
+    let terse = write_a("--output-format=terse");
     let f: Vec<&str> = terse.trim_end().split(';').collect();
     assert_eq!(f.len(), 130, "{terse}");
     assert_eq!(f[121], name(&a));

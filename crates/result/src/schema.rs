@@ -840,6 +840,21 @@ pub struct DiskUtil {
 }
 
 impl DiskUtil {
+    /// fio's figures for it, in its order: requests read and written, merges read and
+    /// written, the two directions' ticks and the queue's time in whole milliseconds.
+    pub fn fio_figures(&self) -> [u64; 7] {
+        let ms = |ns: u64| ns / 1_000_000;
+        [
+            self.read_ios,
+            self.write_ios,
+            self.read_merges,
+            self.write_merges,
+            ms(self.read_ticks_ns),
+            ms(self.write_ticks_ns),
+            ms(self.in_queue_ns),
+        ]
+    }
+
     /// Busy time over elapsed time, 0–1 (fio's `util`, there in percent); the kernel's
     /// counters move in whole milliseconds and may run a tick ahead, hence the cap.
     pub fn utilization(&self) -> f64 {

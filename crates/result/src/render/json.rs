@@ -317,18 +317,19 @@ pub fn render_json(result: &RunResult, plus: bool) -> String {
 /// One disk of fio's `disk_util` list: its counters, times in ms and `util` in percent,
 /// as fio writes them.
 fn disk(d: &crate::schema::DiskUtil) -> J {
-    let ms = |ns: u64| v(ns / 1_000_000);
-    obj(vec![
-        ("name", v(d.name.clone())),
-        ("read_ios", v(d.read_ios)),
-        ("write_ios", v(d.write_ios)),
-        ("read_merges", v(d.read_merges)),
-        ("write_merges", v(d.write_merges)),
-        ("read_ticks", ms(d.read_ticks_ns)),
-        ("write_ticks", ms(d.write_ticks_ns)),
-        ("in_queue", ms(d.in_queue_ns)),
-        ("util", v(d.utilization() * 100.0)),
-    ])
+    const KEYS: [&str; 7] = [
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+    ];
+    let mut fields = vec![("name", v(d.name.clone()))];
+    fields.extend(KEYS.into_iter().zip(d.fio_figures().map(v)));
+    fields.push(("util", v(d.utilization() * 100.0)));
+    obj(fields)
 }
 
 /// [`render_json`] with each job's options (fio's `job options`, as `key`/`value` in fio's

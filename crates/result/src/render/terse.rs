@@ -150,21 +150,12 @@ pub fn terse_line(
     }
     // Then, as fio, every disk of the run on every job's line: name, requests and merges
     // by direction, their times and the queue's (ms), and the busy share.
-    let ms = |ns: u64| ns / 1_000_000;
     for d in disks {
-        let _ = write!(
-            out,
-            ";{};{};{};{};{};{};{};{};{:.2}%",
-            d.name,
-            d.read_ios,
-            d.write_ios,
-            d.read_merges,
-            d.write_merges,
-            ms(d.read_ticks_ns),
-            ms(d.write_ticks_ns),
-            ms(d.in_queue_ns),
-            d.utilization() * 100.0
-        );
+        let _ = write!(out, ";{}", d.name);
+        for v in d.fio_figures() {
+            let _ = write!(out, ";{v}");
+        }
+        let _ = write!(out, ";{:.2}%", d.utilization() * 100.0);
     }
     // fio appends the errors gone on past (continue_on_error), then the description, when
     // there are, as more fields.

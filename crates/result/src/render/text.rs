@@ -580,19 +580,12 @@ fn disk_block(out: &mut String, disks: &[crate::schema::DiskUtil]) {
         return;
     }
     out.push_str("Disk stats (read/write):\n");
-    let ms = |ns: u64| ns / 1_000_000;
     for d in disks {
+        let [ios_r, ios_w, merge_r, merge_w, ticks_r, ticks_w, in_queue] = d.fio_figures();
         let _ = writeln!(
             out,
-            "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+            "  {}: ios={ios_r}/{ios_w}, merge={merge_r}/{merge_w}, ticks={ticks_r}/{ticks_w}, in_queue={in_queue}, util={:.2}%",
             d.name,
-            d.read_ios,
-            d.write_ios,
-            d.read_merges,
-            d.write_merges,
-            ms(d.read_ticks_ns),
-            ms(d.write_ticks_ns),
-            ms(d.in_queue_ns),
             d.utilization() * 100.0
         );
     }
