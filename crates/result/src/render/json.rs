@@ -16,10 +16,24 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
-/// (`ctx`, `majf`, `minf`: per-process counters of a forked fio job; `iodepth_*`: fio's submit and complete histograms;
-/// `latency_depth`/`latency_target`/…: given only for a job that ran fio's latency-target
-/// mode; `timestamp_ms`, `eta`: sub-second start time and the running ETA.)
+/// (`ctx`, `majf`, `minf`: per-process counters of a forked fio job; `iodepth_*`: fio's
+/// submit and complete histograms; `latency_depth`/`latency_target`/…: given only for a job
+/// that ran fio's latency-target mode; `timestamp_ms`, `eta`: sub-second start time and the
+/// running ETA; `aggr_*`: fio's figures for an md or device-mapper disk's members;
+/// `*_sectors`: newer fio's sector counts in `disk_util`.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
+    "aggr_read_ios",
+    "aggr_write_ios",
+    "aggr_read_merges",
+    "aggr_write_merge",
+    "aggr_read_ticks",
+    "aggr_write_ticks",
+    "aggr_in_queue",
+    "aggr_util",
+    "aggr_read_sectors",
+    "aggr_write_sectors",
+    "read_sectors",
+    "write_sectors",
     "timestamp_ms",
     "eta",
     "ctx",
