@@ -143,7 +143,8 @@ fn new_group_starts_a_reporting_group() {
 }
 
 /// randrepeat=0 draws a seed per run and shows it (text: a `randseed=` line under the job;
-/// json: `job options`); the simulated run with that seed given repeats bit for bit.
+/// json: `job options`); the simulated run with that seed given repeats bit for bit, and
+/// so does one with allrandrepeat=1.
 #[test]
 fn randrepeat_off_draws_a_seed_the_results_show() {
     let target = sim_target();
@@ -179,6 +180,11 @@ fn randrepeat_off_draws_a_seed_the_results_show() {
     assert!(plain["jobs"][0]["job options"]["randseed"].is_null());
     let given = run(&["--randrepeat=0", "--randseed=7"]);
     assert_eq!(given["jobs"][0]["job options"]["randseed"], "7");
+    // fio's allrandrepeat=1 repeats whatever randrepeat says: no seed drawn, the default
+    // run's requests.
+    let all = run(&["--randrepeat=0", "--allrandrepeat=1"]);
+    assert!(all["jobs"][0]["job options"]["randseed"].is_null());
+    assert_eq!(all["jobs"][0]["read"], plain["jobs"][0]["read"]);
     let mut a = base.to_vec();
     a.push("--randrepeat=0");
     let text = assert_ok(&raidlab(&a), "text");

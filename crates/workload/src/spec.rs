@@ -882,6 +882,11 @@ pub struct JobSpec {
     /// in the results; the stream itself always takes `randseed`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub randrepeat: bool,
+    /// fio's `allrandrepeat`: every random choice repeats run after run, even with
+    /// `randrepeat=0` (raidlab draws all of a job's choices from its one seed, so this keeps
+    /// that seed fixed).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub allrandrepeat: bool,
     /// Whether `randseed` was given (fio: it overrides `randrepeat=0`), or drawn for this
     /// run by the command line (`randseed_drawn`).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -1359,6 +1364,7 @@ impl Default for JobSpec {
             rw_hole: 0,
             rw_identical: false,
             randrepeat: true,
+            allrandrepeat: false,
             randseed_given: false,
             randseed_drawn: false,
             bs_unaligned: false,
@@ -1443,6 +1449,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "percentage_random",
     "rw_sequencer",
     "randrepeat",
+    "allrandrepeat",
     "iodepth",
     "iodepth_batch_submit",
     "iodepth_batch",
@@ -2033,7 +2040,6 @@ const FIO_ONLY: &[&str] = &[
     "numa_cpu_nodes",
     "numa_mem_policy",
     "allow_file_create",
-    "allrandrepeat",
     "atomic",
     "block_error_percentiles",
     "cgroup",
@@ -2649,6 +2655,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.randseed_drawn = false;
         }
         "randrepeat" => spec.randrepeat = parse_bool(value).map_err(err)?,
+        "allrandrepeat" => spec.allrandrepeat = parse_bool(value).map_err(err)?,
         "random_distribution" => {
             spec.random_distribution =
                 Distribution::parse_kb(value, spec.kb_base).map_err(err)?

@@ -333,6 +333,7 @@ fn option_help(name: &str) -> &'static str {
         "percentage_random" => {
             "percent of a random job's requests that are random, the rest sequential (N or R,W)"
         }
+        "allrandrepeat" => "1: every random choice repeats run after run, even with randrepeat=0 (no seed is drawn)",
         "randrepeat" => {
             "1 (default): the same random sequence each run; 0: a seed drawn per run, shown in the results"
         }
@@ -1348,6 +1349,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if !s.randrepeat {
         put("randrepeat", "0".into());
     }
+    if s.allrandrepeat {
+        put("allrandrepeat", "1".into());
+    }
     // A seed drawn for randrepeat=0 is here too: the run repeats with randseed=.
     if s.randseed != d.randseed || s.randseed_drawn {
         put("randseed", s.randseed.to_string());
@@ -1537,7 +1541,7 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
 pub fn draw_seeds(specs: &mut [JobSpec]) {
     for s in specs
         .iter_mut()
-        .filter(|s| !s.randrepeat && !s.randseed_given)
+        .filter(|s| !s.randrepeat && !s.allrandrepeat && !s.randseed_given)
     {
         s.randseed = fresh_seed();
         s.randseed_given = true;
