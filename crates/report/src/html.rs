@@ -284,13 +284,16 @@ fn figure(h: &mut String, meta: &ReportMeta, f: &PlacedFigure, number: usize) {
     );
 }
 
-/// Known metrics in table order: (database name, column heading).
-const METRICS: [(&str, &str); 5] = [
+/// Known metrics in table order: (database name, column heading). A column shows when some
+/// point has its metric (a latency target's depth, the busiest disk's utilization).
+const METRICS: [(&str, &str); 7] = [
     ("mb_s", "MB/s"),
     ("mib_s", "MiB/s"),
     ("iops", "IOPS"),
     ("lat_mean_us", "lat mean µs"),
     ("lat_p99_us", "lat p99 µs"),
+    ("latency_depth", "depth"),
+    ("disk_util", "disk util %"),
 ];
 
 fn points_table(h: &mut String, meta: &ReportMeta, c: &Campaign) {

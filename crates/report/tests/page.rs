@@ -393,3 +393,39 @@ fn unwritable_or_file_output_is_a_usage_error_in_one_line() {
         "{e}"
     );
 }
+
+/// The points table shows the busiest disk's utilization (and a latency target's depth)
+/// when the runs carry them, and not otherwise.
+#[test]
+fn the_points_table_shows_disk_utilization_when_runs_have_it() {
+    let page = |metrics: &[(&str, f64)]| {
+        let rows: Vec<_> = (0..2u32)
+            .map(|rep| {
+                row(
+                    "disks",
+                    "measured",
+                    "/dev/sdb",
+                    0,
+                    rep,
+                    &[("bs", "4096".into())],
+                    metrics,
+                )
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        write_report_with(&rows, &[], &[], &ReportMeta::default(), dir.path()).unwrap();
+        std::fs::read_to_string(dir.path().join("index.html")).unwrap()
+    };
+    let plain = page(&[("mb_s", 100.0)]);
+    assert!(!plain.contains("disk util"), "{plain}");
+    let html = page(&[
+        ("mb_s", 100.0),
+        ("disk_util", 87.5),
+        ("latency_depth", 12.0),
+    ]);
+    assert!(
+        html.contains("<th>depth median</th><th>disk util % median</th>"),
+        "{html}"
+    );
+    assert!(html.contains("<td>87.5</td>"), "{html}");
+}
