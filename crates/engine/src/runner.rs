@@ -133,6 +133,8 @@ pub fn run_with_clock(
     }
 
     raidlab_workload::check_reported(specs).map_err(|e| EngineError::usage(e.message))?;
+    let appended = appended(specs)?;
+    let specs: &[JobSpec] = appended.as_deref().unwrap_or(specs);
 
     // Resolve each filename once.
     let mut resolved: HashMap<String, Resolved> = HashMap::new();
@@ -698,6 +700,43 @@ fn invalidate_regions(group: &[InstancePlan], specs: &[JobSpec]) {
             }
         }
     }
+}
+
+/// fio's `file_append`: the jobs that ask, their `offset` set to their regular files' size
+/// as the run starts (a file not there yet has none; devices and arrays are passed over, as
+/// fio ignores the option for them). None when no job asks.
+fn appended(specs: &[JobSpec]) -> Result<Option<Vec<JobSpec>>, EngineError> {
+    if !specs.iter().any(|s| s.file_append) {
+        return Ok(None);
+    }
+    let mut out = specs.to_vec();
+    for s in out.iter_mut().filter(|s| s.file_append) {
+        let mut sizes: Vec<(u64, &str)> = Vec::new();
+        for f in &s.filenames {
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() => sizes.push((m.len(), f)),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => sizes.push((0, f)),
+                Err(e) => {
+                    return Err(EngineError::failed(format!(
+                        "job '{}': file_append: cannot read the size of {f}: {e}",
+                        s.name
+                    )))
+                }
+            }
+        }
+        if let Some(&(end, _)) = sizes.first() {
+            if let Some((other, f)) = sizes.iter().find(|(n, _)| *n != end) {
+                return Err(EngineError::usage(format!(
+                    "job '{}': file_append over files of different sizes ({} holds {end} bytes, {f} {other}): the job has one offset (valid: files of one size, or a job each)",
+                    s.name, sizes[0].1
+                )));
+            }
+            s.offset = end;
+            s.offset_percent = None;
+        }
+    }
+    Ok(Some(out))
 }
 
 /// fio's `pre_read`: each job of the group that asks reads its regions into the page cache

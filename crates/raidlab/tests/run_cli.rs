@@ -1470,3 +1470,43 @@ fn kb_base_1000_reads_decimal_sizes_and_shows_decimal_first() {
         .unwrap();
     assert!(group.contains("io=1000kB (977KiB)"), "{group}");
 }
+
+/// fio's `file_append`: the job writes after the file's end (its offset is the file's size
+/// as the run starts), leaving what the file held as it was; a file holding data still needs
+/// --force, as any file raidlab writes does. A simulated LUN has no end to append at.
+#[test]
+fn file_append_writes_after_the_end_of_the_file() {
+    let dir = scratch("raidlab-append-");
+    let path = dir.path().join("f");
+    let held: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 + i / 4096) as u8).collect();
+    std::fs::write(&path, &held).unwrap();
+    let f = format!("--filename={}", path.display());
+    let args = [&f, "--name=a", "--rw=write", "--bs=64k", "--size=1m", "--file_append=1"];
+    let refused = raidlab(&args);
+    assert!(!refused.status.success() && stderr(&refused).contains("--force"));
+    let mut forced = args.to_vec();
+    forced.extend(["--force", "--output-format=json"]);
+    let v = json(&assert_ok(&raidlab(&forced), "append"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    let now = std::fs::read(&path).unwrap();
+    assert_eq!(now.len(), 2 << 20);
+    assert!(now[..1 << 20] == held[..], "the file's first MiB changed");
+    assert!(now[1 << 20..].iter().any(|&b| b != 0));
+
+    // Two files of different sizes: one job has one offset.
+    let other = dir.path().join("g");
+    std::fs::write(&other, [1u8; 4096]).unwrap();
+    let both = format!("--filename={}:{}", path.display(), other.display());
+    let err = assert_usage_error(
+        &raidlab(&[&both, "--name=a", "--rw=write", "--size=1m", "--file_append=1"]),
+        "file_append over two sizes",
+    );
+    assert!(err.contains("file_append over files of different sizes"), "{err}");
+
+    let sim = format!("--filename=sim:{}", system("xdd2008/raid5.toml"));
+    let err = assert_usage_error(
+        &raidlab(&[&sim, "--name=a", "--rw=write", "--size=1m", "--file_append=1"]),
+        "file_append on a LUN",
+    );
+    assert!(err.contains("file_append writes after a file's end"), "{err}");
+}

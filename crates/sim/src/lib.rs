@@ -368,6 +368,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
+        if s.file_append {
+            return Err(SimError::usage(format!(
+                "job '{}': file_append writes after a file's end, and a sim: target is a LUN with no end to append at (valid: offset)",
+                s.name
+            )));
+        }
         if s.create_only {
             return Err(SimError::usage(format!(
                 "job '{}': create_only lays a job's files out and runs nothing else, and a sim: target is a LUN with nothing to lay out (valid: leave it out for sim: targets)",

@@ -904,6 +904,10 @@ pub struct JobSpec {
     pub size_percent: Option<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_percent: Option<u8>,
+    /// fio's `file_append`: the job's region starts at its regular files' end as the run
+    /// starts (its `offset` is their size); block devices keep theirs.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub file_append: bool,
     /// What an `offset` given in percent is rounded up to, bytes (fio's `offset_align`);
     /// 0, the default, rounds it up to the smallest block size.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -1371,6 +1375,7 @@ impl Default for JobSpec {
             size_percent: None,
             offset_percent: None,
             offset_align: 0,
+            file_append: false,
             io_size_percent: None,
             norandommap: false,
             lfsr: false,
@@ -1533,6 +1538,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "number_ios",
     "offset",
     "offset_align",
+    "file_append",
     "offset_increment",
     "runtime",
     "time_based",
@@ -2051,7 +2057,6 @@ const FIO_ONLY: &[&str] = &[
     "dedupe_mode",
     "error_dump",
     "experimental_verify",
-    "file_append",
     "flow",
     "flow_id",
     "flow_sleep",
@@ -2592,6 +2597,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.offset = parse_size(value).map_err(err)?
         }
         "offset_align" => spec.offset_align = parse_size(value).map_err(err)?,
+        "file_append" => spec.file_append = parse_bool(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
         "runtime" => {
             let ns = parse_duration_ns(value).map_err(err)?;

@@ -359,6 +359,7 @@ fn option_help(name: &str) -> &'static str {
         }
         "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
         "offset_increment" => "job i of numjobs starts at offset + i * this",
+        "file_append" => "1: the job's region starts at its regular files' end (offset = their size as the run starts)",
         "offset_align" => "what an offset given in percent is rounded up to (0, the default: the smallest block size)",
         "runtime" => "stop after this long (10s, 500ms, 2m)",
         "time_based" => "keep going over the region until runtime ends",
@@ -1259,6 +1260,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.offset_align > 0 {
         put("offset_align", size_text(s.offset_align));
+    }
+    if s.file_append {
+        put("file_append", "1".into());
     }
     if let Some(rt) = s.runtime_ns {
         put("runtime", duration_text(rt));
