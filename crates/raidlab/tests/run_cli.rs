@@ -1481,7 +1481,14 @@ fn file_append_writes_after_the_end_of_the_file() {
     let held: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 + i / 4096) as u8).collect();
     std::fs::write(&path, &held).unwrap();
     let f = format!("--filename={}", path.display());
-    let args = [&f, "--name=a", "--rw=write", "--bs=64k", "--size=1m", "--file_append=1"];
+    let args = [
+        &f,
+        "--name=a",
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--file_append=1",
+    ];
     let refused = raidlab(&args);
     assert!(!refused.status.success() && stderr(&refused).contains("--force"));
     let mut forced = args.to_vec();
@@ -1498,15 +1505,33 @@ fn file_append_writes_after_the_end_of_the_file() {
     std::fs::write(&other, [1u8; 4096]).unwrap();
     let both = format!("--filename={}:{}", path.display(), other.display());
     let err = assert_usage_error(
-        &raidlab(&[&both, "--name=a", "--rw=write", "--size=1m", "--file_append=1"]),
+        &raidlab(&[
+            &both,
+            "--name=a",
+            "--rw=write",
+            "--size=1m",
+            "--file_append=1",
+        ]),
         "file_append over two sizes",
     );
-    assert!(err.contains("file_append over files of different sizes"), "{err}");
+    assert!(
+        err.contains("file_append over files of different sizes"),
+        "{err}"
+    );
 
     let sim = format!("--filename=sim:{}", system("xdd2008/raid5.toml"));
     let err = assert_usage_error(
-        &raidlab(&[&sim, "--name=a", "--rw=write", "--size=1m", "--file_append=1"]),
+        &raidlab(&[
+            &sim,
+            "--name=a",
+            "--rw=write",
+            "--size=1m",
+            "--file_append=1",
+        ]),
         "file_append on a LUN",
     );
-    assert!(err.contains("file_append writes after a file's end"), "{err}");
+    assert!(
+        err.contains("file_append writes after a file's end"),
+        "{err}"
+    );
 }

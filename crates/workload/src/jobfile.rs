@@ -123,8 +123,8 @@ pub fn expand_vars(
 pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut notes = Vec::new();
-    // (After a kb_base=1000 line fio reads IEC units as raidlab does: nothing to note.)
-    let mut decimal = false;
+    // (The kb_base the lines so far set.)
+    let mut kb_base = 1024;
     for (i, raw) in text.lines().enumerate() {
         let line = raw.trim();
         let Some((key, value)) = line.split_once('=') else {
@@ -134,11 +134,10 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
         if line.starts_with([';', '#', '[']) {
             continue;
         }
-        decimal |= key == "kb_base" && value == "1000";
-        if decimal {
-            continue;
+        if key == "kb_base" {
+            kb_base = value.parse().unwrap_or(kb_base);
         }
-        if let Some(note) = iec_note(key, value) {
+        if let Some(note) = iec_note(key, value, kb_base) {
             notes.push(format!("{origin}:{}: note: {note}", i + 1));
         }
     }
@@ -146,9 +145,13 @@ pub fn fio_notes(text: &str, origin: &str) -> Vec<String> {
 }
 
 /// The note for an option whose value is a size in IEC units (`bs=4KiB`), which fio reads
-/// differently (see [`fio_notes`]): `key=value: raidlab reads …`. None for other values and
-/// for options whose values are names, not sizes (files, engines, patterns).
-pub fn iec_note(key: &str, value: &str) -> Option<String> {
+/// differently (see [`fio_notes`]): `key=value: raidlab reads …`. None for other values, for
+/// options whose values are names, not sizes (files, engines, patterns), and under the
+/// job's `kb_base=1000`, where fio reads IEC units as raidlab does.
+pub fn iec_note(key: &str, value: &str, kb_base: u32) -> Option<String> {
+    if kb_base == 1000 {
+        return None;
+    }
     // (Of the options `apply_option` takes, those whose values are not sizes.)
     const NAMES: &[&str] = &[
         "name",

@@ -1,11 +1,11 @@
 //! Number parsing in fio's conventions: sizes with k/m/g/t suffixes, durations, percentages.
 //!
 //! Sizes are powers of 2 whatever the suffix (unless a job's `kb_base=1000` says otherwise:
-//! [`parse_size_kb`]): `4k`, `4K`, `4KB` and `4KiB` all mean 4096 bytes. `k`, `m`, `g`, … (with or without `b`) mean what they mean to fio under its default
-//! `kb_base=1024`; IEC units do not: fio reads `4KiB` as 4000 bytes there (its compatibility
-//! mode), which surprises more than it helps, so raidlab keeps powers of 2 and notes such
-//! lines in job files ([`crate::fio_notes`]). Output labels decimal and binary units
-//! explicitly.
+//! [`parse_size_kb`]): `4k`, `4K`, `4KB` and `4KiB` all mean 4096 bytes. `k`, `m`, `g`, …
+//! (with or without `b`) mean what they mean to fio under its default `kb_base=1024`; IEC
+//! units do not: fio reads `4KiB` as 4000 bytes there (its compatibility mode), which
+//! surprises more than it helps, so raidlab keeps powers of 2 and notes such lines in job
+//! files ([`crate::fio_notes`]). Output labels decimal and binary units explicitly.
 
 /// Parse a size such as `512`, `4k`, `64KiB`, `1m`, `2g`, `1t` into bytes.
 pub fn parse_size(text: &str) -> Result<u64, String> {

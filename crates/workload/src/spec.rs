@@ -143,11 +143,8 @@ impl BsDist {
     }
     /// Parse one direction of a `bssplit` value: `4k/10:64k/50:32k/40`. Entries without a
     /// weight share what the weighted entries leave of 100%, as in fio.
-    pub fn parse_split(text: &str) -> Result<Self, String> {
-        Self::parse_split_kb(text, 1024)
-    }
-    /// [`BsDist::parse_split`] with sizes read under fio's `kb_base`.
-    pub fn parse_split_kb(text: &str, kb_base: u32) -> Result<Self, String> {
+    /// Sizes are read under fio's `kb_base` (1024 or 1000).
+    pub fn parse_split(text: &str, kb_base: u32) -> Result<Self, String> {
         let mut entries = Vec::new();
         let mut unweighted = Vec::new();
         let mut total = 0u32;
@@ -272,11 +269,8 @@ impl Distribution {
     /// `zoned_abs:A/SIZE:…[,…]`. `gauss` is taken for `normal` (fio's HOWTO names it, though
     /// fio 3.33's parser knows only `normal`); the per-direction `,` lists follow the HOWTO
     /// (fio 3.33's parser refuses any comma there).
-    pub fn parse(text: &str) -> Result<Self, String> {
-        Self::parse_kb(text, 1024)
-    }
-    /// [`Distribution::parse`] with `zoned_abs` sizes read under fio's `kb_base`.
-    pub fn parse_kb(text: &str, kb_base: u32) -> Result<Self, String> {
+    /// `zoned_abs` sizes are read under fio's `kb_base` (1024 or 1000).
+    pub fn parse(text: &str, kb_base: u32) -> Result<Self, String> {
         let t = text.trim();
         let (kind, rest) = match t.split_once(':') {
             Some((k, r)) => (k.trim(), Some(r.trim())),
@@ -2387,15 +2381,17 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "fadvise_hint" => {
             spec.fadvise_hint = match value {
-                "0" | "false" | "off" | "no" => FadviseHint::Off,
-                "1" | "true" | "on" | "yes" => FadviseHint::Pattern,
                 "sequential" => FadviseHint::Sequential,
                 "random" => FadviseHint::Random,
-                other => {
-                    return Err(err(format!(
-                        "'{other}' is not an advice (valid: 0, 1, sequential, random)"
-                    )))
-                }
+                other => match parse_bool(other) {
+                    Ok(true) => FadviseHint::Pattern,
+                    Ok(false) => FadviseHint::Off,
+                    Err(_) => {
+                        return Err(err(format!(
+                            "'{other}' is not an advice (valid: 0, 1, sequential, random)"
+                        )))
+                    }
+                },
             }
         }
         "clocksource" => {
@@ -2517,8 +2513,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 None => (value, value),
             };
             spec.bs = BlockSizes {
-                read: BsDist::parse_split_kb(r, spec.kb_base).map_err(err)?,
-                write: BsDist::parse_split_kb(w, spec.kb_base).map_err(err)?,
+                read: BsDist::parse_split(r, spec.kb_base).map_err(err)?,
+                write: BsDist::parse_split(w, spec.kb_base).map_err(err)?,
             };
         }
         "iodepth" => {
@@ -2664,7 +2660,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "allrandrepeat" => spec.allrandrepeat = parse_bool(value).map_err(err)?,
         "random_distribution" => {
             spec.random_distribution =
-                Distribution::parse_kb(value, spec.kb_base).map_err(err)?
+                Distribution::parse(value, spec.kb_base).map_err(err)?
         }
         "percentage_random" => {
             // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
@@ -4074,10 +4070,10 @@ mod tests {
 
     #[test]
     fn bssplit_fills_the_remainder() {
-        let d = BsDist::parse_split("4k/10:64k/50:32k").unwrap();
+        let d = BsDist::parse_split("4k/10:64k/50:32k", 1024).unwrap();
         assert_eq!(d.entries, vec![(4096, 10), (65536, 50), (32768, 40)]);
-        assert!(BsDist::parse_split("4k/60:8k/60").is_err());
-        assert!(BsDist::parse_split("4k/60:8k/30").is_err());
+        assert!(BsDist::parse_split("4k/60:8k/60", 1024).is_err());
+        assert!(BsDist::parse_split("4k/60:8k/30", 1024).is_err());
         assert_eq!(d.pick(0), 4096);
         assert_eq!(d.pick(10), 65536);
         assert_eq!(d.pick(99), 32768);

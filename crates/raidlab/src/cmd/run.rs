@@ -261,12 +261,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 };
                 apply_option(target, key, value.as_deref())
                     .map_err(|e| flag_error(&shown, key, e))?;
-                // (Under kb_base=1000 fio reads IEC units as raidlab does.)
-                let decimal = target.kb_base == 1000;
                 if let Some(note) = value
                     .as_deref()
-                    .filter(|_| !decimal)
-                    .and_then(|v| iec_note(key, v))
+                    .and_then(|v| iec_note(key, v, target.kb_base))
                 {
                     ewriteln!("raidlab: note: --{note}");
                 }
