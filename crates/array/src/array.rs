@@ -82,6 +82,9 @@ impl Dev for Member {
     fn flush(&self) -> io::Result<()> {
         Member::flush(self)
     }
+    fn trim(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.trim_data(offset, len)
+    }
     fn raw(&self) -> Option<(std::os::unix::io::RawFd, u64)> {
         Some((self.raw_fd(), self.data_offset))
     }
@@ -106,6 +109,9 @@ impl Dev for Array {
     }
     fn flush(&self) -> io::Result<()> {
         Array::flush(self)
+    }
+    fn trim(&self, offset: u64, len: u64) -> io::Result<()> {
+        Array::trim(self, offset, len)
     }
 }
 
@@ -772,6 +778,50 @@ impl Array {
             }
         }
         res
+    }
+
+    /// A logical trim (discard): the member ranges md would release
+    /// ([`raidlab_geometry::trim_extents`]: every piece and copy for striping and mirroring,
+    /// whole stripes only for parity levels) discarded on every member that can be written,
+    /// each reading zeros after, so parity stays consistent with the data it stands for. As
+    /// a write, it is recorded in the write-intent bitmap first and holds its stripes'
+    /// locks. A member that fails the discard is marked faulty; a member that cannot discard
+    /// at all fails the trim and stays in the array.
+    pub fn trim(&self, offset: u64, len: u64) -> io::Result<()> {
+        self.bounds(len as usize, offset)?;
+        if len == 0 {
+            return Ok(());
+        }
+        self.mark_dirty()?;
+        let intent = self.start_intent(offset, len)?;
+        let unit = self.unit();
+        let (first, last) = (offset / unit, (offset + len - 1) / unit);
+        let guard = (self.geo.redundancy() > 0).then(|| self.locks.lock(first..=last));
+        self.check_failed()?;
+        let slots = self.slots();
+        let skip: Vec<u32> = (0..self.geo.members)
+            .filter(|&m| !Self::writable(&slots, m))
+            .collect();
+        let extents = raidlab_geometry::trim_extents(&self.geo, offset, len, &skip)
+            .map_err(|e| eio(e.to_string()))?;
+        let mut failed = Vec::new();
+        for e in extents {
+            let Some(dev) = self.pool.dev(e.at.member as usize) else {
+                continue;
+            };
+            if let Err(err) = dev.trim(e.at.offset, e.len) {
+                if err.kind() == io::ErrorKind::Unsupported {
+                    return Err(err);
+                }
+                failed.push((e.at.member as usize, err.to_string()));
+            }
+        }
+        for (m, why) in failed {
+            self.fail_member(m, &why);
+        }
+        drop(guard);
+        drop(intent);
+        self.check_failed()
     }
 
     pub fn flush(&self) -> io::Result<()> {

@@ -84,6 +84,9 @@ impl raidlab_engine::BlockTarget for ArrayTarget {
     fn devices(&self) -> Vec<std::path::PathBuf> {
         self.paths.clone()
     }
+    fn trim(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        self.array.trim(offset, len)
+    }
 }
 
 impl Drop for ArrayTarget {

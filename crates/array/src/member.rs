@@ -597,6 +597,46 @@ impl Member {
         self.write_raw(buf, at)
     }
 
+    /// Discard [offset, offset + len) of the data area so it reads as zeros: the range
+    /// punched out of a file, or a block device's range zeroed by the device without
+    /// writing it (fallocate's PUNCH_HOLE on a block device: the kernel's write-zeroes with
+    /// unmap, refused by a device that cannot zero so). A member mapped in memory has the
+    /// range zeroed through its mapping instead: its pages stay allocated, so a store
+    /// through the mapping never faults for a new page.
+    pub fn trim_data(&self, offset: u64, len: u64) -> std::io::Result<()> {
+        use std::os::unix::io::AsRawFd;
+        let at = self.data_offset + offset;
+        if let Some(p) = self.mapped_for_write(at, len as usize) {
+            // SAFETY: in bounds and allocated (checked); the range is this trim's alone.
+            unsafe { std::ptr::write_bytes(p?, 0, len as usize) };
+            return Ok(());
+        }
+        // SAFETY: fallocate on a descriptor we hold, inside the member (KEEP_SIZE).
+        let rc = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                at as libc::off_t,
+                len as libc::off_t,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        Err(if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+            std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                format!(
+                    "member {} cannot discard a range so that it reads zeros (a file system without hole punching, or a device without write-zeroes)",
+                    self.path.display()
+                ),
+            )
+        } else {
+            e
+        })
+    }
+
     /// Write zeros over [from, to) of the data area, `zeros.len()` bytes at a time (the last
     /// write may be shorter). Written, not allocated: an allocated but unwritten extent
     /// (fallocate) reads without reaching the device, like a hole.

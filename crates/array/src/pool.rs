@@ -41,6 +41,15 @@ pub trait Dev: Send + Sync {
     fn read(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
     fn write(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     fn flush(&self) -> io::Result<()>;
+    /// Discard `len` bytes of the data area at `offset` so that they read as zeros after
+    /// (what a trim needs of a member: see `raidlab_geometry::trim_extents`). A device that
+    /// cannot says so (the default).
+    fn trim(&self, _offset: u64, _len: u64) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this device takes no trims",
+        ))
+    }
     /// The file descriptor and the byte offset of the data area within it, for devices a ring
     /// can read and write directly (files and block devices). `None` for child arrays.
     fn raw(&self) -> Option<(RawFd, u64)> {

@@ -65,6 +65,65 @@ pub trait Executor {
     }
 }
 
+/// Completions of requests done as they were queued (trims), moved to `done` and counted
+/// against what the caller waits for: the `(min, max)` left for the device to give.
+fn take_done(
+    ready: &mut Vec<Completion>,
+    min: usize,
+    max: usize,
+    done: &mut Vec<Completion>,
+) -> (usize, usize) {
+    if ready.is_empty() {
+        return (min, max);
+    }
+    let n = ready.len();
+    done.append(ready);
+    (min.saturating_sub(n), max.max(min).saturating_sub(n))
+}
+
+/// Discard `len` bytes at `offset` of a job's file, as the kernel releases them: a block
+/// device's range discarded (the BLKDISCARD ioctl, as fio trims); a regular file's punched
+/// out (fallocate's PUNCH_HOLE, keeping its size: its blocks go back to the filesystem,
+/// which passes them down as discards if it is mounted so). The bytes trimmed, or the error
+/// (a device that takes no discards: what its queue says).
+pub fn trim_file(file: &File, offset: u64, len: u64) -> io::Result<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let fd = file.as_raw_fd();
+    let block = file.metadata()?.file_type().is_block_device();
+    let r = if block {
+        // BLKDISCARD = _IO(0x12, 119), linux/fs.h; its argument is {start, length} in bytes.
+        const BLKDISCARD: libc::c_ulong = 0x1277;
+        let range: [u64; 2] = [offset, len];
+        // SAFETY: the ioctl reads two u64s from `range`, which lives across the call.
+        unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) }
+    } else {
+        // SAFETY: fallocate on a descriptor we own.
+        unsafe {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        }
+    };
+    if r == 0 {
+        return Ok(len);
+    }
+    let e = io::Error::last_os_error();
+    Err(match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) if block => io::Error::new(
+            e.kind(),
+            "the device takes no discards (its queue/discard_max_bytes is 0)",
+        ),
+        Some(libc::EOPNOTSUPP) => io::Error::new(
+            e.kind(),
+            "the file's filesystem punches no holes (fallocate PUNCH_HOLE)",
+        ),
+        _ => e,
+    })
+}
+
 /// fsync(2) or fdatasync(2) of a job's file.
 fn file_sync(file: &File, kind: SyncKind) -> io::Result<()> {
     match kind {
@@ -131,6 +190,8 @@ pub struct Psync {
     /// seek only when a request starts elsewhere (as fio's do).
     pos: Vec<Option<u64>>,
     op: Option<(u32, u32, Dir, u64, *mut u8, usize)>,
+    /// A trim's error, described (its errno alone would lose what the device said).
+    trim_error: Option<io::Error>,
 }
 
 impl Psync {
@@ -140,6 +201,7 @@ impl Psync {
             files,
             call,
             op: None,
+            trim_error: None,
         }
     }
 
@@ -152,6 +214,16 @@ impl Psync {
             iov_base: buf.cast(),
             iov_len: len,
         };
+        if dir == Dir::Trim {
+            // (A trim moves no file position; its result as a write's would be.)
+            return match trim_file(&self.files[file as usize], offset, len as u64) {
+                Ok(n) => n as isize,
+                Err(e) => {
+                    self.trim_error = Some(e);
+                    -1
+                }
+            };
+        }
         let write = dir == Dir::Write;
         if matches!(self.call, SyncCall::Read | SyncCall::Readv) && *pos != Some(offset) {
             // SAFETY: lseek on a descriptor we own.
@@ -202,7 +274,10 @@ impl Executor for Psync {
             break r;
         };
         let res = if r < 0 {
-            Err(io::Error::last_os_error())
+            Err(self
+                .trim_error
+                .take()
+                .unwrap_or_else(io::Error::last_os_error))
         } else {
             Ok(r as u64)
         };
@@ -244,6 +319,9 @@ pub struct Uring {
     failed: Option<io::Error>,
     /// The ring polls the device for completions (`hipri`).
     iopoll: bool,
+    /// Trims, done as they are queued (the ring has no discard for a block device; fio's
+    /// io_uring engine also trims synchronously), whose completions the next reap returns.
+    trimmed: Vec<Completion>,
 }
 
 impl Uring {
@@ -309,6 +387,7 @@ impl Uring {
             files,
             failed: None,
             iopoll: register.iopoll,
+            trimmed: Vec::new(),
         })
     }
 }
@@ -320,6 +399,11 @@ impl Executor for Uring {
     #[inline]
     fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
         use io_uring::{opcode, types};
+        if dir == Dir::Trim {
+            let res = trim_file(&self.files[file as usize], offset, len as u64);
+            self.trimmed.push(Completion { slot, res });
+            return;
+        }
         // A registered file is named by its index with IOSQE_FIXED_FILE, which is what
         // `types::Fixed(i)` builds; as a flag it leaves one opcode per direction and buffer.
         let (fd, n) = (
@@ -337,6 +421,7 @@ impl Executor for Uring {
                 .offset(offset)
                 .build(),
             (Dir::Write, false) => opcode::Write::new(fd, buf, n).offset(offset).build(),
+            (Dir::Trim, _) => unreachable!("trims are done as they are queued"),
         };
         let e = if self.fixed_file {
             e.flags(io_uring::squeue::Flags::FIXED_FILE)
@@ -381,6 +466,7 @@ impl Executor for Uring {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
+        let (min, max) = take_done(&mut self.trimmed, min, max, done);
         // (Completions left from the last call may already be enough, with nothing to
         // submit: then no system call.)
         if !self.ring.submission().is_empty()
@@ -434,6 +520,8 @@ pub struct Libaio {
     events: Vec<IoEvent>,
     /// An error from `submit`, reported by the next `submit_and_reap`.
     failed: Option<io::Error>,
+    /// Trims, done as they are queued, whose completions the next reap returns.
+    trimmed: Vec<Completion>,
 }
 
 /// `struct iocb` of `linux/aio_abi.h` (64 bytes): the key and the read/write flags trade
@@ -507,6 +595,7 @@ impl Libaio {
             inflight: 0,
             events: vec![IoEvent::default(); depth as usize],
             failed: None,
+            trimmed: Vec::new(),
         })
     }
 
@@ -559,6 +648,12 @@ impl Executor for Libaio {
     }
     #[inline]
     fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        if dir == Dir::Trim {
+            // (As fio's libaio engine: a trim is done synchronously.)
+            let res = trim_file(&self.files[file as usize], offset, len as u64);
+            self.trimmed.push(Completion { slot, res });
+            return;
+        }
         // (The driver's slots are below the depth the context was made for.)
         let i = slot as usize;
         self.iocbs[i] = Iocb {
@@ -566,6 +661,7 @@ impl Executor for Libaio {
             aio_lio_opcode: match dir {
                 Dir::Read => IOCB_CMD_PREAD,
                 Dir::Write => IOCB_CMD_PWRITE,
+                Dir::Trim => unreachable!("trims are done as they are queued"),
             },
             aio_fildes: self.files[file as usize].as_raw_fd() as u32,
             aio_buf: buf as u64,
@@ -594,6 +690,7 @@ impl Executor for Libaio {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
+        let (min, max) = take_done(&mut self.trimmed, min, max, done);
         self.submit_pending()?;
         if self.inflight == 0 {
             return if self.pending.is_empty() {
@@ -652,6 +749,9 @@ impl Executor for Libaio {
 pub struct Block {
     serving: Serving,
     queued: Vec<Work>,
+    /// Trims, done as they are queued (as on the other executors: a trim is over before
+    /// the requests queued after it start), whose completions the next reap returns.
+    trimmed: Vec<Completion>,
     devs: Devs,
     /// Flushed by [`Executor::sync`] (end_fsync): the runner need not flush it again.
     pub flushed: bool,
@@ -687,6 +787,7 @@ impl Block {
             return Ok(Block {
                 serving: Serving::Inline(Arc::clone(&devs)),
                 queued: Vec::with_capacity(1),
+                trimmed: Vec::new(),
                 devs,
                 flushed: false,
             });
@@ -727,6 +828,7 @@ impl Block {
                 workers,
             },
             queued: Vec::with_capacity(depth as usize),
+            trimmed: Vec::new(),
             devs,
             flushed: false,
         })
@@ -753,6 +855,7 @@ unsafe fn serve(devs: &[Arc<dyn BlockTarget>], w: &Work) -> Completion {
             std::slice::from_raw_parts(w.buf as *const u8, w.len),
             w.offset,
         ),
+        Dir::Trim => dev.trim(w.offset, w.len as u64),
     };
     Completion {
         slot: w.slot,
@@ -762,6 +865,13 @@ unsafe fn serve(devs: &[Arc<dyn BlockTarget>], w: &Work) -> Completion {
 
 impl Executor for Block {
     fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        if dir == Dir::Trim {
+            let res = self.devs[file as usize]
+                .trim(offset, len as u64)
+                .map(|()| len as u64);
+            self.trimmed.push(Completion { slot, res });
+            return;
+        }
         self.queued.push(Work {
             slot,
             file,
@@ -790,6 +900,7 @@ impl Executor for Block {
         max: usize,
         done: &mut Vec<Completion>,
     ) -> io::Result<()> {
+        let (min, max) = take_done(&mut self.trimmed, min, max, done);
         let (work, done_rx) = match &self.serving {
             Serving::Inline(devs) => {
                 for w in self.queued.drain(..) {

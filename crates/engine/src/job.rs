@@ -245,6 +245,7 @@ const EMPTY: Request = Request {
 struct Counters {
     read: DirStats,
     write: DirStats,
+    trim: DirStats,
     passes: Vec<PassStats>,
     pass_span: Vec<(u64, u64)>,
     verify: VerifySummary,
@@ -266,7 +267,10 @@ fn hand_off(
     }
     let t = clock.now_ns();
     for &f in fresh.iter() {
-        slots[f as usize].submit = t;
+        // (A trim was done as it was queued: its clat starts where it was stamped then.)
+        if slots[f as usize].req.dir != Dir::Trim {
+            slots[f as usize].submit = t;
+        }
     }
     c.iodepth_level[raidlab_result::schema::iodepth_bucket(inflight)] += fresh.len() as u64;
     fresh.clear();
@@ -505,6 +509,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     let v = &v[req.file as usize];
                     let form = &setup.verify_form;
                     prepare_verify(&mut s, &mut slots, &inflight_list, (v, form), buf, seed);
+                } else if req.dir == Dir::Trim {
+                    // A trim moves no data (its buffer is left as it was); executors do it
+                    // as it is queued, so its submission is now.
+                    s.submit = clock.now_ns();
                 } else if req.dir == Dir::Write {
                     if read_into[slot as usize] {
                         // A read left the device's data in this buffer: what the job writes
@@ -525,8 +533,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 slots[slot as usize] = s;
                 if let Some(l) = iolog.as_mut() {
-                    let write = req.dir == Dir::Write;
-                    l.record_io(now - start, req.file, write, req.offset, req.len);
+                    let act = match req.dir {
+                        Dir::Read => raidlab_result::IoAct::Read,
+                        Dir::Write => raidlab_result::IoAct::Write,
+                        Dir::Trim => raidlab_result::IoAct::Trim,
+                    };
+                    l.record_io(now - start, req.file, act, req.offset, req.len);
                 }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
@@ -621,10 +633,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 inflight_list.retain(|&x| x != comp.slot);
             }
             let r = s.req;
-            let what = match r.dir {
-                Dir::Read => "read",
-                Dir::Write => "write",
-            };
+            let what = r.dir.name();
             // With continue_on_error every error is counted (as fio counts them, the one
             // that ends the job too); one the job goes on past leaves its request neither
             // measured nor retried, as in fio.
@@ -637,9 +646,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 if let Some(count) = errors.as_mut() {
                     count.count(e);
                 }
+                // (fio's continue_on_error has no kind for trims: they count as writes.)
                 let kind = match r.dir {
                     Dir::Read => ErrorKinds::READ,
-                    Dir::Write => ErrorKinds::WRITE,
+                    Dir::Write | Dir::Trim => ErrorKinds::WRITE,
                 };
                 if setup.on_error.continues_past(kind, e) {
                     continue;
@@ -737,14 +747,15 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             let d = match r.dir {
                 Dir::Read => &mut c.read,
                 Dir::Write => &mut c.write,
+                Dir::Trim => &mut c.trim,
             };
             d.io_bytes += r.len;
             d.total_ios += 1;
             d.clat.record(now - s.submit);
             d.lat.record(now - s.ready);
-            sampler.record(now - measure_from, usize::from(r.dir == Dir::Write), r.len);
+            sampler.record(now - measure_from, r.dir as usize, r.len);
             if let Some(l) = log.as_mut() {
-                let dir = u8::from(r.dir == Dir::Write);
+                let dir = r.dir as u8;
                 l.record(
                     now - measure_from,
                     dir,
@@ -769,6 +780,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Dir::Write => {
                     ps.write_bytes += r.len;
                     ps.write_ios += 1;
+                }
+                Dir::Trim => {
+                    ps.trim_bytes += r.len;
+                    ps.trim_ios += 1;
                 }
             }
             let span = &mut c.pass_span[p];
@@ -867,23 +882,23 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let measured = last_counted
         .max(measure_from)
         .saturating_sub(measure_from)
-        .max(if c.read.total_ios + c.write.total_ios > 0 {
+        .max(if c.read.total_ios + c.write.total_ios + c.trim.total_ios > 0 {
             1
         } else {
             0
         });
-    for d in [&mut c.read, &mut c.write] {
+    for d in [&mut c.read, &mut c.write, &mut c.trim] {
         if d.total_ios > 0 {
             d.runtime_ns = measured;
         }
     }
-    [c.read.samples, c.write.samples] = sampler.finish(measured);
+    [c.read.samples, c.write.samples, c.trim.samples] = sampler.finish(measured);
     // Passes that saw no counted I/O (all inside the ramp) are left out.
     let passes: Vec<PassStats> = c
         .passes
         .into_iter()
         .zip(c.pass_span)
-        .filter(|(p, _)| p.read_ios + p.write_ios > 0)
+        .filter(|(p, _)| p.read_ios + p.write_ios + p.trim_ios > 0)
         .map(|(mut p, (a, b))| {
             p.runtime_ns = b.saturating_sub(a);
             p
@@ -902,6 +917,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         engine: setup.engine.to_string(),
         read: c.read,
         write: c.write,
+        trim: c.trim,
         sync: syncs,
         usr_cpu: pct(cpu1.0.saturating_sub(cpu0.0) + eu),
         sys_cpu: pct(cpu1.1.saturating_sub(cpu0.1) + es),
@@ -1072,6 +1088,7 @@ fn prepare_verify(
                         Dir::Read => o.check = false,
                         // Two writes racing: either may land last.
                         Dir::Write => s.racy = true,
+                        Dir::Trim => {}
                     }
                 }
             }
@@ -1091,6 +1108,8 @@ fn prepare_verify(
                 .map(|m| m.get(&off).copied())
                 .unwrap_or(None);
         }
+        // (verify with trims is refused: nothing to prepare.)
+        Dir::Trim => {}
     }
 }
 
@@ -1139,6 +1158,7 @@ fn finish_verify(
                 }
             }
         }
+        Dir::Trim => {}
     }
 }
 

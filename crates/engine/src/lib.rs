@@ -73,6 +73,14 @@ pub trait BlockTarget: Send + Sync {
     fn devices(&self) -> Vec<std::path::PathBuf> {
         Vec::new()
     }
+    /// Discard [offset, offset + len): its data released (a trim). A target that takes no
+    /// discards says so (the default).
+    fn trim(&self, _offset: u64, _len: u64) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "this target takes no trims",
+        ))
+    }
 }
 
 /// What a job's filename resolves to.

@@ -210,6 +210,9 @@ pub fn run_with_clock(
             prealloc,
             &crate::target::Layout::of_job(users[0], name),
         )?;
+        if let Some(s) = users.iter().find(|s| s.trims()) {
+            crate::target::refuse_no_discard(path, &s.name)?;
+        }
         if info.created {
             created.insert(name.clone());
         }

@@ -207,6 +207,29 @@ pub fn prepare_path(
     })
 }
 
+/// A job that trims `path`, a block device that takes no discards (its queue's
+/// `discard_max_bytes` is 0), is refused before it starts, in one line. Regular files are
+/// trimmed by punching holes, which any filesystem raidlab lays files out on can do.
+pub fn refuse_no_discard(path: &Path, job: &str) -> Result<(), EngineError> {
+    let is_block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if !is_block {
+        return Ok(());
+    }
+    let Ok(Some(dir)) = crate::diskstats::disk_dir(path) else {
+        return Ok(());
+    };
+    let max = std::fs::read_to_string(dir.join("queue/discard_max_bytes"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    if max == Some(0) {
+        return Err(EngineError::usage(format!(
+            "job '{job}' trims {}, which takes no discards (its queue/discard_max_bytes is 0) (valid: a device that takes discards, or a regular file, whose blocks are punched out)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// A block device the kernel holds for something else (a mounted filesystem, swap, md,
 /// device-mapper: [`safety::in_use`]) is not written, with or without `--force`, unless
 /// every job writing it gives fio's `allow_mounted_write`.

@@ -14,7 +14,7 @@
 //!
 //! Entry points: [`Geometry::new`], [`Geometry::map`] / [`Geometry::unmap`],
 //! [`Geometry::stripe_layout`] (P/Q placement and md's Q coefficients per stripe), [`plan`] /
-//! [`plan_extents`] (logical I/O), [`plan_rebuild`] / [`plan_rebuild_set`] (recovering members), [`plan_check`] (checking a stripe's
+//! [`plan_extents`] (logical I/O), [`trim_extents`] (what a discard releases), [`plan_rebuild`] / [`plan_rebuild_set`] (recovering members), [`plan_check`] (checking a stripe's
 //! redundancy, as scrub does), and [`Volume`] /
 //! [`plan_volume`] for nested arrays (RAID 50, 60, 10 of 1s, RAID 0 over RAID 5).
 //!
@@ -43,6 +43,7 @@ mod geometry;
 mod level;
 mod plan;
 mod planner;
+mod trim;
 mod volume;
 
 pub use check::{plan_check, Agree, CheckPlan};
@@ -51,4 +52,5 @@ pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level, MAX_MEMBERS};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
 pub use planner::{plan, plan_extents, plan_rebuild, plan_rebuild_set, plan_with, PlanOptions};
+pub use trim::{trim_extents, TrimExtent};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

@@ -537,12 +537,12 @@ pub fn check_complete(result: &RunResult) -> Result<(), LabError> {
     let ios: u64 = result
         .jobs
         .iter()
-        .map(|j| j.read.total_ios + j.write.total_ios)
+        .map(|j| j.read.total_ios + j.write.total_ios + j.trim.total_ios)
         .sum();
     let bytes: u64 = result
         .jobs
         .iter()
-        .map(|j| j.read.io_bytes + j.write.io_bytes)
+        .map(|j| j.read.io_bytes + j.write.io_bytes + j.trim.io_bytes)
         .sum();
     if ios == 0 && bytes == 0 {
         return Err(LabError::failed(

@@ -87,7 +87,7 @@ fn shaping_options_on_a_file() {
     let (bytes, ios, _) = dir_of(&v, "write");
     assert_eq!(bytes, 1 << 20);
     assert!(ios > 64 && ios < 256, "{ios} requests");
-    assert_eq!(v["jobs"][0]["job options"]["bsrange"], "4k-16k,4k-16k");
+    assert_eq!(v["jobs"][0]["job options"]["bsrange"], "4k-16k");
     // Bad shares: one line, exit 2.
     for bad in ["--size=0%", "--size=101%", "--offset=100%"] {
         let e = assert_usage_error(&raidlab(&[&f, "--rw=read", bad]), bad);

@@ -170,8 +170,8 @@ fn bad_replays_are_one_line() {
     let sim = format!("--replay_redirect=sim:{}", system("xdd2008/raid5.toml"));
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
-            vec![format!("--read_iolog={trim}")],
-            "trim.log line 5: trim: raidlab runs no trims (valid: replay_skip=trim leaves them out)",
+            vec![format!("--read_iolog={trim}"), sim.clone()],
+            "the simulator does not model trims (discards) yet",
         ),
         (
             vec![format!("--read_iolog={trim}"), format!("--filename={dir}/g")],
@@ -203,6 +203,40 @@ fn bad_replays_are_one_line() {
     }
     // Nothing was written: the trim log's file was never laid out.
     assert!(!Path::new(&format!("{dir}/f")).exists());
+}
+
+/// A trace's trims replay as trims: on a file, its range is punched out (reads zeros after,
+/// the file's size kept), the results count them apart, and a log written of the replay
+/// logs them as fio does (`trim OFFSET LENGTH`).
+#[test]
+fn a_traces_trims_replay_as_trims() {
+    let d = scratch("raidlab-replay-trim-");
+    let dir = d.path().display().to_string();
+    let log = write_log(
+        d.path(),
+        "t.log",
+        &format!("fio version 3 iolog\n0 {dir}/f add\n0 {dir}/f open\n5 {dir}/f write 0 16384\n9 {dir}/f trim 4096 8192\n12 {dir}/f close\n"),
+    );
+    let out = format!("{dir}/out.log");
+    let v = json(&assert_ok(
+        &raidlab(&[
+            "--name=t",
+            &format!("--read_iolog={log}"),
+            &format!("--write_iolog={out}"),
+            "--output-format=json",
+        ]),
+        "trim replay",
+    ));
+    let j = &v["jobs"][0];
+    assert_eq!(j["write"]["total_ios"], 1, "{j}");
+    assert_eq!(j["trim"]["total_ios"], 1, "{j}");
+    assert_eq!(j["trim"]["io_bytes"], 8192, "{j}");
+    let data = std::fs::read(format!("{dir}/f")).unwrap();
+    assert_eq!(data.len(), 16384);
+    assert!(data[4096..12288].iter().all(|&b| b == 0), "the trimmed range reads zeros");
+    assert!(data[..4096].iter().any(|&b| b != 0) && data[12288..].iter().any(|&b| b != 0));
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(written.contains(&format!("{dir}/f trim 4096 8192")), "{written}");
 }
 
 /// `write_iolog` logs what a job issued, as fio 3.33 writes it: fio replays a real run's

@@ -14,6 +14,7 @@ use std::fmt::Write;
 pub enum IoAct {
     Read,
     Write,
+    Trim,
     /// fsync (fio's `sync`).
     Sync,
     /// fdatasync (fio's `datasync`).
@@ -25,6 +26,7 @@ impl IoAct {
         match self {
             IoAct::Read => "read",
             IoAct::Write => "write",
+            IoAct::Trim => "trim",
             IoAct::Sync => "sync",
             IoAct::Datasync => "datasync",
         }
@@ -67,8 +69,8 @@ impl IoLog {
 
     /// Record one read or write (`write`) issued `at_ns` after the job's start.
     #[inline]
-    pub fn record_io(&mut self, at_ns: u64, file: u32, write: bool, offset: u64, len: u64) {
-        let act = if write { IoAct::Write } else { IoAct::Read };
+    pub fn record_io(&mut self, at_ns: u64, file: u32, act: IoAct, offset: u64, len: u64) {
+        debug_assert!(matches!(act, IoAct::Read | IoAct::Write | IoAct::Trim));
         self.record(at_ns, file, act, offset, len);
     }
 
@@ -132,8 +134,8 @@ mod tests {
     #[test]
     fn the_text_is_fios_version_3() {
         let mut l = IoLog::new("x.log".into(), vec!["/d/a".into(), "/d/b".into()]);
-        l.record_io(1_500, 1, true, 4096, 512);
-        l.record_io(2_999_999, 0, false, 0, 4096);
+        l.record_io(1_500, 1, IoAct::Write, 4096, 512);
+        l.record_io(2_999_999, 0, IoAct::Read, 0, 4096);
         l.record_sync(3_000_000, true);
         l.end_ns = 4_200_000;
         assert_eq!(

@@ -98,7 +98,7 @@ impl DirSamples {
 struct Series {
     len_ns: u64,
     ends_at: u64,
-    base: [u64; 2],
+    base: [u64; 3],
 }
 
 impl Series {
@@ -107,7 +107,7 @@ impl Series {
         Series {
             len_ns,
             ends_at: len_ns,
-            base: [0; 2],
+            base: [0; 3],
         }
     }
 
@@ -120,12 +120,12 @@ impl Series {
         t: u64,
         strictly: bool,
         limit: u64,
-        now: [u64; 2],
-        out: &mut [SampleStats; 2],
+        now: [u64; 3],
+        out: &mut [SampleStats; 3],
         per_s: impl Fn(u64, u64) -> u64,
     ) {
         while self.ends_at < t || (!strictly && self.ends_at == t) {
-            for d in 0..2 {
+            for d in 0..3 {
                 let delta = now[d] - self.base[d];
                 if delta > 0 {
                     if self.ends_at < limit {
@@ -148,10 +148,10 @@ pub struct Sampler {
     next_end: u64,
     /// Intervals ending at or after this are not sampled (the job's runtime).
     limit: u64,
-    bytes: [u64; 2],
-    ios: [u64; 2],
-    bw_out: [SampleStats; 2],
-    iops_out: [SampleStats; 2],
+    bytes: [u64; 3],
+    ios: [u64; 3],
+    bw_out: [SampleStats; 3],
+    iops_out: [SampleStats; 3],
 }
 
 impl Default for Sampler {
@@ -177,10 +177,10 @@ impl Sampler {
             limit: u64::MAX,
             bw,
             iops,
-            bytes: [0; 2],
-            ios: [0; 2],
-            bw_out: [SampleStats::default(); 2],
-            iops_out: [SampleStats::default(); 2],
+            bytes: [0; 3],
+            ios: [0; 3],
+            bw_out: [SampleStats::default(); 3],
+            iops_out: [SampleStats::default(); 3],
         }
     }
 
@@ -199,7 +199,7 @@ impl Sampler {
         self
     }
 
-    /// A request of `bytes` in direction `dir` (0 read, 1 write) completed `t_ns` after
+    /// A request of `bytes` in direction `dir` (0 read, 1 write, 2 trim) completed `t_ns` after
     /// the job started counting. Times never go back.
     #[inline]
     pub fn record(&mut self, t_ns: u64, dir: usize, bytes: u64) {
@@ -222,10 +222,10 @@ impl Sampler {
     }
 
     /// The samples of a job whose measured runtime was `runtime_ns`: the intervals that
-    /// ended before it, (reads, writes).
-    pub fn finish(mut self, runtime_ns: u64) -> [DirSamples; 2] {
+    /// ended before it, (reads, writes, trims).
+    pub fn finish(mut self, runtime_ns: u64) -> [DirSamples; 3] {
         self.close(runtime_ns, true);
-        [0, 1].map(|d| DirSamples {
+        [0, 1, 2].map(|d| DirSamples {
             bw_kib: self.bw_out[d],
             iops: self.iops_out[d],
         })
@@ -260,7 +260,7 @@ mod tests {
         for i in 0..768u64 {
             s.record(i * gap, 0, 4096);
         }
-        let [r, w] = s.clone().finish(3_000 * MS);
+        let [r, w, _] = s.clone().finish(3_000 * MS);
         assert_eq!(
             (r.bw_kib.samples, r.bw_kib.min, r.bw_kib.max),
             (5, 1024, 1024)
@@ -269,7 +269,7 @@ mod tests {
         // sampled either.
         let mut late = s.with_runtime(Some(3_000 * MS));
         late.record(3_001 * MS, 0, 4096);
-        let [l, _] = late.finish(3_001 * MS);
+        let [l, _, _] = late.finish(3_001 * MS);
         assert_eq!(l.bw_kib.samples, 5);
         assert_eq!((r.iops.samples, r.iops.min, r.iops.max), (5, 256, 256));
         assert_eq!(r.bw_kib.stddev(), 0.0);
@@ -286,7 +286,7 @@ mod tests {
                 s.record(t, 1, 2048);
             }
         }
-        let [r, w] = s.finish(400 * MS);
+        let [r, w, _] = s.finish(400 * MS);
         // Reads: 100 KiB per 100 ms = 1000 KiB/s, intervals ending at 100, 200, 300 ms.
         assert_eq!((r.bw_kib.samples, r.bw_kib.mean), (3, 1000.0));
         // IOPS over 200 ms: the one at 200 ms (the one at 400 is the job's end).

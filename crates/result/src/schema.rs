@@ -92,6 +92,10 @@ pub struct PassStats {
     pub read_ios: u64,
     pub write_bytes: u64,
     pub write_ios: u64,
+    #[serde(default)]
+    pub trim_bytes: u64,
+    #[serde(default)]
+    pub trim_ios: u64,
     pub runtime_ns: u64,
 }
 
@@ -258,8 +262,11 @@ impl UnifiedRw {
 }
 
 /// The names of the directions a job's results show, by [`JobResult::directions`]'s index:
-/// read, write, and both together.
-pub const DIRECTION_NAMES: [&str; 3] = ["read", "write", "mixed"];
+/// read, write, trim, and all of them together.
+pub const DIRECTION_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];
+
+/// [`DIRECTION_NAMES`]'s index of `mixed`.
+pub const MIXED: usize = 3;
 
 /// What a job's latency-target search found (fio's `latency_target`, `latency_window`,
 /// `latency_percentile`, and the depth it settled on).
@@ -285,6 +292,9 @@ pub struct JobResult {
     pub engine: String,
     pub read: DirStats,
     pub write: DirStats,
+    /// Trims (discards); all zero for a job that issued none.
+    #[serde(default)]
+    pub trim: DirStats,
     /// Periodic syncs (`fsync=N`, `fdatasync=N`); empty without them.
     #[serde(default)]
     pub sync: SyncStats,
@@ -441,6 +451,7 @@ impl std::fmt::Debug for JobResult {
             .field("engine", &self.engine)
             .field("read", &self.read)
             .field("write", &self.write)
+            .field("trim", &self.trim)
             .field("usr_cpu", &self.usr_cpu)
             .field("sys_cpu", &self.sys_cpu)
             .field("runtime_sum_ns", &self.runtime_sum_ns)
@@ -546,7 +557,7 @@ impl JobResult {
     /// (histograms, and so every latency line, percentile and share), or its bandwidth and
     /// IOPS samples. (Time-series logs the job asks for are still written.)
     pub fn forget(&mut self, u: Unmeasured) {
-        for d in [&mut self.read, &mut self.write] {
+        for d in [&mut self.read, &mut self.write, &mut self.trim] {
             if u.clat {
                 d.clat = Default::default();
             }
@@ -619,7 +630,10 @@ impl JobResult {
         if self.runtime_sum_ns > 0 {
             self.runtime_sum_ns
         } else {
-            self.read.runtime_ns.max(self.write.runtime_ns)
+            self.read
+                .runtime_ns
+                .max(self.write.runtime_ns)
+                .max(self.trim.runtime_ns)
         }
     }
 
@@ -644,6 +658,7 @@ impl JobResult {
         self.cpus.dedup();
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.trim.merge(&other.trim);
         self.sync.merge(&other.sync);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         if !lists_target(&self.target, &other.target) {
@@ -698,33 +713,46 @@ impl JobResult {
             .unwrap_or(crate::render::units::DEFAULT_SIG_FIGS)
     }
 
-    /// Reads and writes as one direction (fio's `mixed`): bytes, I/Os and latencies added
-    /// up, the longer runtime, and the bandwidth and IOPS samples summed as a reporting
-    /// group's are (fio 3.33 sums a job's directions' samples so for `mixed`: their counts,
-    /// minimums, maximums and means each added).
+    /// Reads, writes and trims as one direction (fio's `mixed`): bytes, I/Os and latencies
+    /// added up, the longest runtime, and the bandwidth and IOPS samples summed as a
+    /// reporting group's are (fio 3.33 sums a job's directions' samples so for `mixed`:
+    /// their counts, minimums, maximums and means each added).
     pub fn mixed(&self) -> DirStats {
         let mut m = self.read.clone();
         m.merge(&self.write);
+        if self.trim.total_ios > 0 {
+            m.merge(&self.trim);
+        }
         m
     }
 
+    /// The total latencies of every request, whatever its direction.
+    pub fn all_lat(&self) -> LatencyHistogram {
+        let mut lat = self.read.lat.clone();
+        lat.merge(&self.write.lat);
+        lat.merge(&self.trim.lat);
+        lat
+    }
+
     /// The directions the renderings show, as indices into [`DIRECTION_NAMES`] (0 read,
-    /// 1 write, 2 mixed), as the job's `unified_rw_reporting` asks: read and write; `mixed`
-    /// alone; or read, write and `mixed`.
+    /// 1 write, 2 trim, 3 mixed), as the job's `unified_rw_reporting` asks: read, write and
+    /// trim; `mixed` alone; or read, write, trim and `mixed`.
     pub fn shown_directions(&self) -> &'static [usize] {
         match self.unified_rw {
-            UnifiedRw::None => &[0, 1],
-            UnifiedRw::Mixed => &[2],
-            UnifiedRw::Both => &[0, 1, 2],
+            UnifiedRw::None => &[0, 1, 2],
+            UnifiedRw::Mixed => &[MIXED],
+            UnifiedRw::Both => &[0, 1, 2, MIXED],
         }
     }
 
-    /// Direction `d` ([`DIRECTION_NAMES`]'s index): the reads, the writes, or both added up.
+    /// Direction `d` ([`DIRECTION_NAMES`]'s index): the reads, the writes, the trims, or
+    /// all added up.
     pub fn direction(&self, d: usize) -> std::borrow::Cow<'_, DirStats> {
         use std::borrow::Cow::{Borrowed, Owned};
         match d {
             0 => Borrowed(&self.read),
             1 => Borrowed(&self.write),
+            2 => Borrowed(&self.trim),
             _ => Owned(self.mixed()),
         }
     }
@@ -740,9 +768,13 @@ impl JobResult {
 
     /// The flat metrics the lab stores and plots.
     pub fn summary(&self) -> Summary {
-        let io_bytes = self.read.io_bytes + self.write.io_bytes;
-        let ios = self.read.total_ios + self.write.total_ios;
-        let runtime_ns = self.read.runtime_ns.max(self.write.runtime_ns);
+        let io_bytes = self.read.io_bytes + self.write.io_bytes + self.trim.io_bytes;
+        let ios = self.read.total_ios + self.write.total_ios + self.trim.total_ios;
+        let runtime_ns = self
+            .read
+            .runtime_ns
+            .max(self.write.runtime_ns)
+            .max(self.trim.runtime_ns);
         let bw = if runtime_ns == 0 {
             0.0
         } else {
@@ -753,8 +785,7 @@ impl JobResult {
         } else {
             ios as f64 * 1e9 / runtime_ns as f64
         };
-        let mut lat = self.read.lat.clone();
-        lat.merge(&self.write.lat);
+        let lat = self.all_lat();
         Summary {
             io_bytes,
             ios,

@@ -77,7 +77,7 @@ pub struct LogSample {
     /// KiB/s (averaged) or bytes per ms of latency (per I/O) for bandwidth; I/Os per second
     /// or 1 for IOPS; nanoseconds for latencies.
     pub value: u64,
-    /// 0 read, 1 write (fio's direction codes).
+    /// 0 read, 1 write, 2 trim (fio's direction codes).
     pub dir: u8,
     /// Bytes of the request; 0 on averaged lines.
     pub bs: u64,
@@ -115,7 +115,7 @@ pub struct JobLog {
     pub lat: Vec<LogSample>,
     /// Index of the open averaging window, and what it holds per direction.
     window: u64,
-    open: [WindowDir; 2],
+    open: [WindowDir; 3],
     /// The histogram log's window, ms (fio's `log_hist_msec`; 0: the log stays empty), and
     /// how many neighbouring bins it adds into one (2^`hist_coarseness`).
     pub hist_msec: u64,
@@ -123,8 +123,8 @@ pub struct JobLog {
     /// Index of the open histogram window; its counts and last block size per direction
     /// (counts allocated at the first completion).
     hist_window: u64,
-    hist_counts: [Vec<u64>; 2],
-    hist_bs: [u64; 2],
+    hist_counts: [Vec<u64>; 3],
+    hist_bs: [u64; 3],
     /// The histogram log's lines so far.
     hist_text: String,
 }
@@ -237,7 +237,7 @@ impl JobLog {
     fn hist_flush(&mut self) {
         let end_ms = (self.hist_window + 1) * self.hist_msec;
         let group = 1usize << self.hist_coarseness;
-        for dir in 0..2 {
+        for dir in 0..3 {
             let c = &mut self.hist_counts[dir];
             if c.iter().all(|&n| n == 0) {
                 continue;
@@ -255,7 +255,7 @@ impl JobLog {
     fn close_window(&mut self, end_ns: u64) {
         let start = self.window * self.avg_msec * 1_000_000;
         let span = end_ns.saturating_sub(start);
-        for dir in 0..2u8 {
+        for dir in 0..3u8 {
             let w = std::mem::take(&mut self.open[dir as usize]);
             if w.ios == 0 || span == 0 {
                 continue;

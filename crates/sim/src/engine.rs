@@ -1231,7 +1231,8 @@ impl<'w> Engine<'w> {
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
             // Samples of the part simulated, as the logs.
             let sampler = std::mem::take(&mut j.sampler);
-            [j.read.samples, j.write.samples] = sampler.finish(j.end.saturating_sub(j.ramp_end));
+            [j.read.samples, j.write.samples, _] =
+                sampler.finish(j.end.saturating_sub(j.ramp_end));
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";
@@ -1478,11 +1479,15 @@ impl<'w> Engine<'w> {
                     job.think = p.think_due(self.now).map(|t| t.total_ns());
                 }
                 if let Some(l) = job.iolog.as_mut() {
-                    let write = req.dir == Dir::Write;
+                    let act = if req.dir == Dir::Write {
+                        raidlab_result::IoAct::Write
+                    } else {
+                        raidlab_result::IoAct::Read
+                    };
                     l.record_io(
                         self.now.saturating_sub(job.first),
                         req.file,
-                        write,
+                        act,
                         req.offset,
                         req.len,
                     );

@@ -368,6 +368,12 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
+        if s.trims() {
+            return Err(SimError::usage(format!(
+                "job '{}': the simulator does not model trims (discards) yet: its drives and controllers have no TRIM/UNMAP (valid for sim: targets: read, write and mixed patterns; a trace's trims left out with replay_skip=trim)",
+                s.name
+            )));
+        }
         if s.file_append {
             return Err(SimError::usage(format!(
                 "job '{}': file_append writes after a file's end, and a sim: target is a LUN with no end to append at (valid: offset)",

@@ -31,7 +31,7 @@ enum Shape {
     Ranked { ranks: Ranks, scatter: Scatter },
     /// Per direction (reads, writes): zones as (cumulative access percent up to and
     /// including the zone, first block, blocks).
-    Zoned([Vec<(u32, u64, u64)>; 2]),
+    Zoned([Vec<(u32, u64, u64)>; 3]),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -125,6 +125,7 @@ impl OffsetDist {
                 absolute,
                 read,
                 write,
+                trim,
             } => {
                 let table = |zones: &[Zone]| -> Result<Vec<(u32, u64, u64)>, String> {
                     let mut out = Vec::with_capacity(zones.len());
@@ -161,7 +162,8 @@ impl OffsetDist {
                     }
                     Ok(out)
                 };
-                Shape::Zoned([table(read)?, table(write)?])
+                let trims = table(trim.as_deref().unwrap_or(write))?;
+                Shape::Zoned([table(read)?, table(write)?, trims])
             }
         };
         Ok(Some(OffsetDist { n, shape }))

@@ -181,7 +181,7 @@ impl JobStream {
                 message: format!(
                     "{}: its {} ends at byte {}, past the end of {} ({} bytes)",
                     trace.at(r),
-                    if r.dir == Dir::Read { "read" } else { "write" },
+                    r.dir.name(),
                     r.offset + r.len,
                     trace.files[k],
                     sizes[k]

@@ -8,8 +8,7 @@
 //!   (no `wait`). fio 3.33 writes this version.
 //!
 //! Actions: `add` (names a file), `open`, `close` (raidlab keeps a job's files open: checked
-//! only), `read`, `write`, `sync`, `datasync`, `trim` (refused unless `replay_skip` leaves
-//! trims out: raidlab runs no discards), `wait`.
+//! only), `read`, `write`, `sync`, `datasync`, `trim`, `wait`.
 //!
 //! blktrace's binary traces are read as fio 3.33 replays them ([`parse_blktrace`]): the
 //! queue events (`Q`) of the block layer's trace, merged into one file in time order
@@ -125,6 +124,7 @@ impl ReplayOptions {
         match dir {
             Dir::Read => self.skip.read,
             Dir::Write => self.skip.write,
+            Dir::Trim => self.skip.trim,
         }
     }
 
@@ -395,16 +395,12 @@ pub fn parse(text: &str, origin: &str, opts: &ReplayOptions) -> Result<Trace, St
                             t.push_sync(kind);
                         }
                     }
-                    "trim" => {
-                        if !opts.skip.trim {
-                            return Err(at(
-                                "trim: raidlab runs no trims (valid: replay_skip=trim leaves them out)"
-                                    .into(),
-                            ));
-                        }
-                    }
                     _ => {
-                        let dir = if action == "read" { Dir::Read } else { Dir::Write };
+                        let dir = match action {
+                            "read" => Dir::Read,
+                            "trim" => Dir::Trim,
+                            _ => Dir::Write,
+                        };
                         if opts.skips(dir) {
                             continue;
                         }
@@ -542,9 +538,8 @@ impl BlkRecord {
 /// - each queue event that is not a notification is a request, due its time after the
 ///   first queue event's (scaled by `replay_time_scale`); completions and the rest only
 ///   count towards the depth;
-/// - a flush is a sync (`fsync`); a discard a trim, refused unless `replay_skip` leaves
-///   trims out; otherwise a write when its categories say write, else a read, at sector ×
-///   512 bytes on its device;
+/// - a flush is a sync (`fsync`); a discard a trim; otherwise a write when its categories
+///   say write, else a read; at sector × 512 bytes on its device;
 /// - a read or write of no bytes is passed over (fio warns and passes it over);
 /// - `replay_scale` divides offsets and `replay_align` rounds offsets down and lengths up
 ///   to its multiple;
@@ -568,7 +563,7 @@ pub fn parse_blktrace(
     let mut devices: Vec<(u32, u32)> = Vec::new();
     let mut this_depth = [0u32; 3];
     let mut depth = [0u32; 3];
-    // Reads and writes replayed (trims never are).
+    // Reads, writes and trims replayed.
     let mut counts = [0u64; 3];
     let mut first_queue: Option<u64> = None;
     let mut at = 0usize;
@@ -642,15 +637,6 @@ pub fn parse_blktrace(
             devices.push((r.device, k));
             Ok(k)
         };
-        if r.action & BLK_TC_DISCARD != 0 {
-            if !opts.skip.trim {
-                return Err(here(
-                    "a discard: raidlab runs no trims (valid: replay_skip=trim leaves them out)"
-                        .into(),
-                ));
-            }
-            continue;
-        }
         if r.action & BLK_TC_FLUSH != 0 {
             if !opts.skip.sync {
                 file(&mut t)?;
@@ -658,7 +644,9 @@ pub fn parse_blktrace(
             }
             continue;
         }
-        let dir = if r.action & BLK_TC_WRITE != 0 {
+        let dir = if r.action & BLK_TC_DISCARD != 0 {
+            Dir::Trim
+        } else if r.action & BLK_TC_WRITE != 0 {
             Dir::Write
         } else {
             Dir::Read
@@ -667,7 +655,7 @@ pub fn parse_blktrace(
             continue;
         }
         let k = file(&mut t)?;
-        counts[if dir == Dir::Read { 0 } else { 1 }] += 1;
+        counts[dir as usize] += 1;
         let offset = opts.place(
             r.sector
                 .checked_mul(512)
@@ -785,7 +773,6 @@ mod tests {
     fn bad_traces_are_one_line_naming_the_line() {
         let cases = [
             ("not a log\n", "t.log is not a fio iolog"),
-            ("fio version 3 iolog\n0 /x add\n0 /x open\n5 /x trim 0 4096\n", "t.log line 4: trim: raidlab runs no trims (valid: replay_skip=trim"),
             ("fio version 3 iolog\n0 /x read 0 4096\n", "t.log line 2: read on /x, which the trace has not added"),
             ("fio version 3 iolog\n0 /x add\n0 /x read 0 4096\n", "t.log line 3: read on /x, which is not open"),
             ("fio version 3 iolog\n0 /x add\n0 /x open\n0 /x read zero 4096\n", "t.log line 4: read: 'zero' is not a byte offset"),
@@ -939,6 +926,31 @@ mod tests {
         assert_eq!(be, t);
     }
 
+    /// Trims replay as trims, from an iolog's `trim` lines and a blktrace's discards;
+    /// `replay_skip=trim` leaves them out.
+    #[test]
+    fn trims_replay_as_trims() {
+        let t = parse_default(
+            "fio version 3 iolog\n0 /x add\n0 /x open\n5 /x trim 8192 4096\n9 /x write 0 512\n",
+        )
+        .unwrap();
+        let got: Vec<(Dir, u64, u64)> = t.ios.iter().map(|r| (r.dir, r.offset, r.len)).collect();
+        assert_eq!(got, [(Dir::Trim, 8192, 4096), (Dir::Write, 0, 512)]);
+        let mut b = Blk::new(true);
+        b.rec(0, 0, 4096, Q | R, LOOP0, &[])
+            .rec(1, 8, 4096, Q | DISCARD, LOOP0, &[]);
+        let mut loop0 = |_: u32, _: u32| Some("/dev/loop0".to_string());
+        let t = parse_blktrace(&b.out, "t.bin", &ReplayOptions::default(), &mut loop0).unwrap();
+        let got: Vec<(Dir, u64)> = t.ios.iter().map(|r| (r.dir, r.offset)).collect();
+        assert_eq!(got, [(Dir::Read, 0), (Dir::Trim, 4096)]);
+        let skip = ReplayOptions {
+            skip: ReplaySkip::parse("trim").unwrap(),
+            ..Default::default()
+        };
+        let t = parse_blktrace(&b.out, "t.bin", &skip, &mut loop0).unwrap();
+        assert!(t.ios.iter().all(|r| r.dir == Dir::Read));
+    }
+
     #[test]
     fn replay_options_shape_a_blktrace() {
         let mut b = Blk::new(true);
@@ -1003,10 +1015,6 @@ mod tests {
         v6[0] = 0x06;
         let mut bad_magic = whole.clone();
         bad_magic[48..52].copy_from_slice(&[1, 2, 3, 4]);
-        let mut discard = Blk::new(true);
-        discard
-            .rec(0, 0, 4096, Q | R, LOOP0, &[])
-            .rec(1, 8, 4096, Q | DISCARD, LOOP0, &[]);
         let mut overrun = Blk::new(true);
         overrun.rec(0, 0, 4096, Q | R, LOOP0, b"xy");
         overrun.out.truncate(overrun.out.len() - 1);
@@ -1014,11 +1022,10 @@ mod tests {
         only_completions.rec(0, 0, 4096, C | R, LOOP0, &[]);
         let mut elsewhere = Blk::new(true);
         elsewhere.rec(0, 0, 4096, Q | R, 8 << 20, &[]);
-        let cases: [(&[u8], &str); 7] = [
+        let cases: [(&[u8], &str); 6] = [
             (&whole[..whole.len() - 10], "t.bin record 31 (byte 1448): cut short, 38 of its 48 bytes"),
             (&v6, "t.bin record 1 (byte 0): blktrace version 6 (valid: 7"),
             (&bad_magic, "t.bin record 2 (byte 48): bad magic"),
-            (&discard.out, "t.bin record 2 (byte 48): a discard: raidlab runs no trims (valid: replay_skip=trim"),
             (&overrun.out, "t.bin record 1 (byte 0): its 2 bytes of data run past the trace's end"),
             (&only_completions.out, "t.bin has no reads or writes to replay"),
             (&elsewhere.out, "t.bin record 1 (byte 0): device 8:0 is not a block device under /dev here (valid: replay_redirect="),

@@ -340,7 +340,7 @@ mod tests {
         assert!(!a.randrepeat && !b.randrepeat);
         assert_eq!(a.bs.read.range, Some((4096, 16384)));
         assert!(a.bs.write.is_fixed() && a.bs_unaligned);
-        assert_eq!(a.percentage_random, [80, 20]);
+        assert_eq!(a.percentage_random, [80, 20, 20]);
         assert_eq!((a.size_percent, a.offset_percent), (Some(50), Some(10)));
         assert_eq!(a.random_distribution.text(), "zoned:60/10:40/90");
         assert!(b.new_group && !a.new_group);

@@ -88,18 +88,18 @@ pub enum SyncIo {
 }
 
 /// The pacing options of one job, in fio's words and units converted to bytes and ns.
-/// Index 0 of each pair is reads, 1 writes (fio's `read,write` forms).
+/// Index 0 of each triple is reads, 1 writes, 2 trims (fio's `read,write,trim` forms).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Pace {
     /// Byte rate caps (`rate`), bytes/s; 0 means no cap.
-    pub rate: [u64; 2],
+    pub rate: [u64; 3],
     /// IOPS caps (`rate_iops`); 0 means no cap. `rate` wins where both are set.
-    pub rate_iops: [u64; 2],
+    pub rate_iops: [u64; 3],
     /// Minimum byte rates (`rate_min`), bytes/s; 0 means none.
-    pub rate_min: [u64; 2],
+    pub rate_min: [u64; 3],
     /// Minimum IOPS (`rate_iops_min`); 0 means none.
-    pub rate_iops_min: [u64; 2],
+    pub rate_iops_min: [u64; 3],
     /// The window minimum rates are judged over (`rate_cycle`), ms.
     pub rate_cycle_ms: u64,
     pub rate_process: RateProcess,
@@ -124,10 +124,10 @@ pub struct Pace {
 impl Default for Pace {
     fn default() -> Self {
         Pace {
-            rate: [0; 2],
-            rate_iops: [0; 2],
-            rate_min: [0; 2],
-            rate_iops_min: [0; 2],
+            rate: [0; 3],
+            rate_iops: [0; 3],
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
             rate_cycle_ms: 1000,
             rate_process: RateProcess::Linear,
             thinktime_ns: 0,
@@ -205,40 +205,41 @@ struct Sample {
 pub struct Pacer {
     pace: Pace,
     /// Effective byte rate of each direction, bytes/s (0: not capped).
-    bps: [u64; 2],
+    bps: [u64; 3],
     /// Each direction's smallest block size (poisson's IOPS, bssplit's per-request gap).
-    min_bs: [u64; 2],
+    min_bs: [u64; 3],
     /// With `rate_iops` and a `bssplit`: the per-request gap, ns (else 0).
-    gap_ns: [u64; 2],
+    gap_ns: [u64; 3],
     /// A mixed job under a cap: a direction ahead of its rate yields to the other.
     switches: bool,
     /// The direction of the last request issued (0 reads, 1 writes).
     last_dir: usize,
     /// Time credited to each direction's schedule by `rate_ignore_thinktime`, ns, added
     /// when its next request is issued (poisson's gaps and bssplit's per-request gaps).
-    credit_ns: [u64; 2],
+    credit_ns: [u64; 3],
     rng: Rng,
     epoch: u64,
-    issued_bytes: [u64; 2],
+    issued_bytes: [u64; 3],
     /// When the next request of each direction may go, ns after `epoch`.
-    next_rel: [u64; 2],
+    next_rel: [u64; 3],
     issued_ios: u64,
     completed_ios: u64,
-    completed_bytes_dir: [u64; 2],
-    completed_ios_dir: [u64; 2],
+    completed_bytes_dir: [u64; 3],
+    completed_ios_dir: [u64; 3],
     last_think_blocks: u64,
     last_think_at: u64,
     sync_every: u64,
     sync_kind: SyncKind,
     writes_issued: u64,
     writes_at_sync: u64,
-    samples: [Sample; 2],
+    samples: [Sample; 3],
 }
 
 fn idx(d: Dir) -> usize {
     match d {
         Dir::Read => 0,
         Dir::Write => 1,
+        Dir::Trim => 2,
     }
 }
 
@@ -256,20 +257,16 @@ impl Pacer {
         if !p.capped() && !p.has_min() && p.thinktime_ns == 0 && sync_every == 0 {
             return None;
         }
-        let min_bs = [spec.bs.read.min(), spec.bs.write.min()];
-        let mut bps = [0u64; 2];
-        let mut gap_ns = [0u64; 2];
-        for d in 0..2 {
+        let min_bs = [spec.bs.read.min(), spec.bs.write.min(), spec.bs.trim.min()];
+        let mut bps = [0u64; 3];
+        let mut gap_ns = [0u64; 3];
+        for d in 0..3 {
             bps[d] = if p.rate[d] > 0 {
                 p.rate[d]
             } else {
                 p.rate_iops[d].saturating_mul(min_bs[d])
             };
-            let split = if d == 0 {
-                !spec.bs.read.is_fixed()
-            } else {
-                !spec.bs.write.is_fixed()
-            };
+            let split = ![&spec.bs.read, &spec.bs.write, &spec.bs.trim][d].is_fixed();
             if p.rate[d] == 0 && p.rate_iops[d] > 0 && split {
                 gap_ns[d] = SEC / p.rate_iops[d];
             }
@@ -282,22 +279,22 @@ impl Pacer {
             gap_ns,
             switches: mixed && p.capped(),
             last_dir: 0,
-            credit_ns: [0; 2],
+            credit_ns: [0; 3],
             rng: Rng::new(seed ^ 0x9015_5011_0000_0001),
             epoch: 0,
-            issued_bytes: [0; 2],
-            next_rel: [0; 2],
+            issued_bytes: [0; 3],
+            next_rel: [0; 3],
             issued_ios: 0,
             completed_ios: 0,
-            completed_bytes_dir: [0; 2],
-            completed_ios_dir: [0; 2],
+            completed_bytes_dir: [0; 3],
+            completed_ios_dir: [0; 3],
             last_think_blocks: 0,
             last_think_at: 0,
             sync_every,
             sync_kind,
             writes_issued: 0,
             writes_at_sync: 0,
-            samples: [Sample::default(); 2],
+            samples: [Sample::default(); 3],
         })
     }
 
@@ -327,11 +324,12 @@ impl Pacer {
         if !self.switches || self.epoch.saturating_add(self.next_rel[d]) <= now {
             return drawn;
         }
+        // (Only reads and writes mix: a trim job never switches.)
         let other = match drawn {
             Dir::Read => Dir::Write,
-            Dir::Write => Dir::Read,
+            Dir::Write | Dir::Trim => Dir::Read,
         };
-        let o = 1 - d;
+        let o = idx(other);
         if self.epoch.saturating_add(self.next_rel[o]) <= now || self.next_rel[o] < self.next_rel[d]
         {
             other
@@ -458,7 +456,7 @@ impl Pacer {
         if !self.pace.has_min() || now.saturating_sub(self.epoch) < MIN_RATE_SETTLE_NS {
             return Ok(());
         }
-        for d in 0..2 {
+        for d in 0..3 {
             let (min_bps, min_iops) = (self.pace.rate_min[d], self.pace.rate_iops_min[d]);
             if (min_bps == 0 && min_iops == 0) || self.completed_bytes_dir[d] == 0 {
                 continue;

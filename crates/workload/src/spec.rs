@@ -24,6 +24,14 @@ pub enum RwMode {
     /// Sequential mixed reads and writes (`rw` / `readwrite`).
     ReadWrite,
     RandRw,
+    /// Sequential trims (discards): the region's blocks released in order.
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written: a trim and a write at the same offset and of the
+    /// same length, in that order, the blocks in sequence (fio's `trimwrite`).
+    TrimWrite,
+    /// As `TrimWrite`, the blocks in random order (fio's `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl RwMode {
@@ -35,9 +43,13 @@ impl RwMode {
             "randwrite" => RwMode::RandWrite,
             "rw" | "readwrite" => RwMode::ReadWrite,
             "randrw" => RwMode::RandRw,
+            "trim" => RwMode::Trim,
+            "randtrim" => RwMode::RandTrim,
+            "trimwrite" => RwMode::TrimWrite,
+            "randtrimwrite" => RwMode::RandTrimWrite,
             other => {
                 return Err(format!(
-                    "'{other}' is not an I/O pattern (valid: read, write, randread, randwrite, rw, readwrite, randrw)"
+                    "'{other}' is not an I/O pattern (valid: read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite)"
                 ))
             }
         })
@@ -50,21 +62,55 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::ReadWrite => "rw",
             RwMode::RandRw => "randrw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandRw
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
+        )
     }
-    /// Percentage of requests that are reads for this pattern given `rwmixread`.
+    /// Percentage of requests that are reads for this pattern given `rwmixread` (0 for the
+    /// trim patterns, which read nothing).
     pub fn read_percent(self, rwmixread: u8) -> u8 {
         match self {
             RwMode::Read | RwMode::RandRead => 100,
-            RwMode::Write | RwMode::RandWrite => 0,
             RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+            RwMode::Write
+            | RwMode::RandWrite
+            | RwMode::Trim
+            | RwMode::RandTrim
+            | RwMode::TrimWrite
+            | RwMode::RandTrimWrite => 0,
         }
     }
+    /// Whether the pattern changes what the target holds: it writes, or it trims (a trim
+    /// releases data as surely as a write replaces it).
     pub fn writes(self, rwmixread: u8) -> bool {
         self.read_percent(rwmixread) < 100
+    }
+    /// Whether the pattern writes data (the trim-only patterns do not).
+    pub fn writes_data(self, rwmixread: u8) -> bool {
+        self.writes(rwmixread) && !matches!(self, RwMode::Trim | RwMode::RandTrim)
+    }
+    /// Whether the pattern trims.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
+    }
+    /// Whether each trim is followed by a write of its block (`trimwrite`, `randtrimwrite`).
+    pub fn trim_then_write(self) -> bool {
+        matches!(self, RwMode::TrimWrite | RwMode::RandTrimWrite)
     }
 }
 
@@ -208,6 +254,13 @@ impl BsDist {
 pub struct BlockSizes {
     pub read: BsDist,
     pub write: BsDist,
+    /// Trims' sizes: the writes' unless the job gives them apart (fio's third value).
+    #[serde(default = "trim_default")]
+    pub trim: BsDist,
+}
+
+fn trim_default() -> BsDist {
+    BsDist::fixed(4096)
 }
 
 impl BlockSizes {
@@ -215,13 +268,22 @@ impl BlockSizes {
         BlockSizes {
             read: BsDist::fixed(bs),
             write: BsDist::fixed(bs),
+            trim: BsDist::fixed(bs),
+        }
+    }
+    /// The sizes of direction `dir`'s requests.
+    pub fn of(&self, dir: crate::stream::Dir) -> &BsDist {
+        match dir {
+            crate::stream::Dir::Read => &self.read,
+            crate::stream::Dir::Write => &self.write,
+            crate::stream::Dir::Trim => &self.trim,
         }
     }
     pub fn min(&self) -> u64 {
-        self.read.min().min(self.write.min())
+        self.read.min().min(self.write.min()).min(self.trim.min())
     }
     pub fn max(&self) -> u64 {
-        self.read.max().max(self.write.max())
+        self.read.max().max(self.write.max()).max(self.trim.max())
     }
 }
 
@@ -244,12 +306,15 @@ pub enum Distribution {
     /// region.
     Normal { dev: f64, center: Option<f64> },
     /// Zones of the region, each taking a share of the accesses; within a zone offsets are
-    /// uniform. Per direction (reads, writes), as fio's `zoned:R,W`.
+    /// uniform. Per direction (reads, writes, trims), as fio's `zoned:R,W,T`.
     Zoned {
         /// Zone sizes are bytes (`zoned_abs`) rather than percent of the region (`zoned`).
         absolute: bool,
         read: Vec<Zone>,
         write: Vec<Zone>,
+        /// Trims' zones when the job gives them apart; else the writes'.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        trim: Option<Vec<Zone>>,
     },
 }
 
@@ -356,13 +421,15 @@ impl Distribution {
                     Some(w) if !w.trim().is_empty() => parse_zones(w, absolute, kb_base)?,
                     _ => read.clone(),
                 };
-                if let Some(trim) = parts.get(2).filter(|p| !p.trim().is_empty()) {
-                    parse_zones(trim, absolute, kb_base)?;
-                }
+                let trim = match parts.get(2).filter(|p| !p.trim().is_empty()) {
+                    Some(t) => Some(parse_zones(t, absolute, kb_base)?),
+                    None => None,
+                };
                 Ok(Distribution::Zoned {
                     absolute,
                     read,
                     write,
+                    trim,
                 })
             }
             _ => Err(format!("'{t}' is not a random distribution ({valid})")),
@@ -384,6 +451,7 @@ impl Distribution {
                 absolute,
                 read,
                 write,
+                trim,
             } => {
                 let list = |z: &[Zone]| {
                     z.iter()
@@ -392,10 +460,10 @@ impl Distribution {
                         .join(":")
                 };
                 let kind = if *absolute { "zoned_abs" } else { "zoned" };
-                if read == write {
-                    format!("{kind}:{}", list(read))
-                } else {
-                    format!("{kind}:{},{}", list(read), list(write))
+                match trim {
+                    Some(t) => format!("{kind}:{},{},{}", list(read), list(write), list(t)),
+                    None if read == write => format!("{kind}:{}", list(read)),
+                    None => format!("{kind}:{},{}", list(read), list(write)),
                 }
             }
         }
@@ -856,7 +924,7 @@ pub struct JobSpec {
     /// `percentage_random`); the others go on from where that direction's last request
     /// ended. Sequential patterns ignore it, as fio does.
     #[serde(default = "all_random", skip_serializing_if = "is_all_random")]
-    pub percentage_random: [u8; 2],
+    pub percentage_random: [u8; 3],
     /// fio's `rw=randread:N`: a random job draws a new random offset every this many
     /// requests; those between go on from the last (or repeat it, by `rw_sequencer`).
     /// 1, the default, draws one for every request. Sequential patterns leave it at 1.
@@ -1859,10 +1927,10 @@ fn three_parts<'a>(value: &'a str, what: &str, valid: &str) -> Result<Vec<&'a st
 fn is_zero_i64(v: &i64) -> bool {
     *v == 0
 }
-fn all_random() -> [u8; 2] {
-    [100, 100]
+fn all_random() -> [u8; 3] {
+    [100, 100, 100]
 }
-fn is_all_random(p: &[u8; 2]) -> bool {
+fn is_all_random(p: &[u8; 3]) -> bool {
     *p == all_random()
 }
 
@@ -2481,8 +2549,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "bs" | "blocksize" => {
             // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
-            // trims'); an empty one is the default, 4k (`bs=64k,` writes 4 KiB blocks, as
-            // in fio). raidlab issues no trims: their size is checked, not used.
+            // trims', unless a third is given); an empty one is the default, 4k (`bs=64k,`
+            // writes 4 KiB blocks, as in fio).
             let parts = three_parts(value, "sizes", "for reads, writes and trims, e.g. 4k,64k").map_err(err)?;
             let size = |p: &str| -> Result<u64, SpecError> {
                 if p.is_empty() {
@@ -2499,23 +2567,30 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 Some(w) => size(w)?,
                 None => rb,
             };
-            if let Some(t) = parts.get(2) {
-                size(t)?;
-            }
+            let tb = match parts.get(2) {
+                Some(t) => size(t)?,
+                None => wb,
+            };
             spec.bs = BlockSizes {
                 read: BsDist::fixed(rb),
                 write: BsDist::fixed(wb),
+                trim: BsDist::fixed(tb),
             };
         }
         "bssplit" => {
-            let (r, w) = match value.split_once(',') {
-                Some((r, w)) => (r, w),
-                None => (value, value),
+            // fio's `R[,W[,T]]`: a second list is the writes' (and trims', unless a third
+            // is given).
+            let parts = three_parts(value, "lists", "for reads, writes and trims").map_err(err)?;
+            let read = BsDist::parse_split(parts[0], spec.kb_base).map_err(err)?;
+            let write = match parts.get(1) {
+                Some(w) => BsDist::parse_split(w, spec.kb_base).map_err(err)?,
+                None => read.clone(),
             };
-            spec.bs = BlockSizes {
-                read: BsDist::parse_split(r, spec.kb_base).map_err(err)?,
-                write: BsDist::parse_split(w, spec.kb_base).map_err(err)?,
+            let trim = match parts.get(2) {
+                Some(t) => BsDist::parse_split(t, spec.kb_base).map_err(err)?,
+                None => write.clone(),
             };
+            spec.bs = BlockSizes { read, write, trim };
         }
         "iodepth" => {
             spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?;
@@ -2664,7 +2739,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "percentage_random" => {
             // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
-            // writes; an empty one is the default, 100. raidlab issues no trims.
+            // writes (and trims, unless a third is given); an empty one is the default, 100.
             let parts = three_parts(value, "percentages", "for reads, writes and trims").map_err(err)?;
             let pct = |p: &str| -> Result<u8, SpecError> {
                 if p.is_empty() {
@@ -2677,10 +2752,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 Some(w) => pct(w)?,
                 None => r,
             };
-            if let Some(t) = parts.get(2) {
-                pct(t)?;
-            }
-            spec.percentage_random = [r, w];
+            let t = match parts.get(2) {
+                Some(t) => pct(t)?,
+                None => w,
+            };
+            spec.percentage_random = [r, w, t];
         }
         "bsrange" | "blocksize_range" => {
             // fio's `MIN-MAX[,MIN-MAX[,MIN-MAX]]`: reads', writes', trims' ranges as `bs`.
@@ -2707,10 +2783,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 Some(w) => range(w)?,
                 None => read.clone(),
             };
-            if let Some(t) = parts.get(2) {
-                range(t)?;
-            }
-            spec.bs = BlockSizes { read, write };
+            let trim = match parts.get(2) {
+                Some(t) => range(t)?,
+                None => write.clone(),
+            };
+            spec.bs = BlockSizes { read, write, trim };
         }
         "bs_unaligned" | "blocksize_unaligned" => {
             spec.bs_unaligned = parse_bool(value).map_err(err)?
@@ -2988,12 +3065,13 @@ fn parse_time(text: &str, bare_ns: u64) -> Result<u64, String> {
     parse_duration_ns(t)
 }
 
-/// fio's `read,write[,trim]` form of a per-direction value: one value sets both, an empty
-/// one leaves that direction unset (0), a third (trims) is checked and not used.
+/// fio's `read,write[,trim]` form of a per-direction value: one value sets all three, a
+/// second the writes' and trims', a third the trims'; an empty one leaves that direction
+/// unset (0).
 fn per_direction(
     value: &str,
     parse: impl Fn(&str) -> Result<u64, String>,
-) -> Result<[u64; 2], String> {
+) -> Result<[u64; 3], String> {
     let parts: Vec<&str> = value.split(',').collect();
     if parts.len() > 3 {
         return Err(format!(
@@ -3013,10 +3091,11 @@ fn per_direction(
         Some(w) => one(w)?,
         None => r,
     };
-    if let Some(t) = parts.get(2) {
-        one(t)?;
-    }
-    Ok([r, w])
+    let t = match parts.get(2) {
+        Some(t) => one(t)?,
+        None => w,
+    };
+    Ok([r, w, t])
 }
 
 impl JobSpec {
@@ -3176,9 +3255,13 @@ impl JobSpec {
         self.filenames = trace.files.clone();
         let reads = trace.has(crate::stream::Dir::Read);
         let writes = trace.has(crate::stream::Dir::Write);
-        self.rw = match (reads, writes) {
-            (true, false) => RwMode::Read,
-            (false, true) => RwMode::Write,
+        let trims = trace.has(crate::stream::Dir::Trim);
+        // (A trace's trims change what its targets hold, as writes do: the pattern says so.)
+        self.rw = match (reads, writes, trims) {
+            (true, false, false) => RwMode::Read,
+            (false, true, false) => RwMode::Write,
+            (false, false, true) => RwMode::Trim,
+            (false, true, true) => RwMode::TrimWrite,
             _ => RwMode::ReadWrite,
         };
         let largest = trace.ios.iter().map(|r| r.len).max().unwrap_or(1);
@@ -3197,6 +3280,15 @@ impl JobSpec {
         // (By position: `directory` may have prefixed the trace's names.)
         let k = self.filenames.iter().position(|f| f == name)?;
         Some(t.extent(k))
+    }
+
+    /// Whether the job issues trims: its pattern's, or its replayed trace's.
+    pub fn trims(&self) -> bool {
+        self.rw.trims()
+            || self
+                .trace
+                .as_ref()
+                .is_some_and(|t| t.has(crate::stream::Dir::Trim))
     }
 
     pub fn validate(&self) -> Result<(), SpecError> {
@@ -3361,7 +3453,7 @@ impl JobSpec {
             );
         }
         let p = &self.pace;
-        for (d, dir) in ["reads", "writes"].iter().enumerate() {
+        for (d, dir) in ["reads", "writes", "trims"].iter().enumerate() {
             if p.rate[d] > 0 && p.rate_min[d] > p.rate[d] {
                 return e(format!(
                     "rate_min={} for {dir} is above its cap rate={} (valid: rate_min at most rate)",
@@ -3374,6 +3466,12 @@ impl JobSpec {
                     p.rate_iops_min[d], p.rate_iops[d]
                 ));
             }
+        }
+        if self.verify && self.rw.trims() {
+            return e(format!(
+                "verify with rw={} is refused: raidlab does not check trimmed blocks (valid: verify with read, write and mixed patterns)",
+                self.rw
+            ));
         }
         if self.verify && self.bs.min() < crate::stream::VERIFY_HEADER_BYTES {
             return e(format!(
@@ -4022,9 +4120,10 @@ mod tests {
             apply_option(&mut s, k, Some(v)).unwrap();
         }
         let p = &s.pace;
-        assert_eq!(p.rate, [1 << 20, 500 << 10]);
-        assert_eq!(p.rate_iops, [0, 200]);
-        assert_eq!(p.rate_min, [10 << 10, 0]);
+        // (Trims take the writes' value unless a third is given.)
+        assert_eq!(p.rate, [1 << 20, 500 << 10, 500 << 10]);
+        assert_eq!(p.rate_iops, [0, 200, 200]);
+        assert_eq!(p.rate_min, [10 << 10, 0, 0]);
         assert_eq!(p.rate_process, RateProcess::Poisson);
         assert_eq!(p.rate_cycle_ms, 250);
         assert_eq!(p.thinktime_ns, 50_000);

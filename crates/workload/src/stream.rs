@@ -20,6 +20,19 @@ pub const VERIFY_HEADER_BYTES: u64 = 64;
 pub enum Dir {
     Read,
     Write,
+    /// A discard: the block's data released (TRIM, UNMAP, BLKDISCARD, a hole punched).
+    Trim,
+}
+
+impl Dir {
+    /// fio's name of the direction: `read`, `write`, `trim`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+            Dir::Trim => "trim",
+        }
+    }
 }
 
 /// One I/O request of a job.
@@ -219,7 +232,7 @@ pub struct RequestStream {
     /// Sequential positions within the region, of reads and of writes apart, as fio keeps
     /// them (`rw=rw` reads 0, 4k, 8k, … and writes 0, 4k, … behind them); each wraps to 0
     /// when `io_size` exceeds the region.
-    pos: [u64; 2],
+    pos: [u64; 3],
     /// The direction and block size of every request when no draw picks either (one
     /// direction, one block size for it): such streams take a shorter path.
     fixed: Option<(Dir, u64)>,
@@ -239,13 +252,17 @@ pub struct RequestStream {
     /// Offsets of random reads and writes whose sizes are drawn from a `bsrange` are
     /// multiples of the range's smallest size (fio's default `blockalign` for that
     /// direction), not of each request's size.
-    range_align: [Option<u64>; 2],
+    range_align: [Option<u64>; 3],
     /// `rw=randread:N`: a random offset every N requests (counted over both directions,
     /// as fio counts them), the others following on from, or repeating, that direction's
     /// last (`rw_sequencer`). None: every request draws.
     run: Option<(u64, bool)>,
     /// Where each direction's last request started, for `rw_sequencer=identical`.
-    last_start: [u64; 2],
+    last_start: [u64; 3],
+    /// `rw=trimwrite`, `randtrimwrite`: each trim is followed by a write of its block; the
+    /// trim issued last, whose write is due next.
+    trim_then_write: bool,
+    pending_write: Option<Request>,
 }
 
 impl RequestStream {
@@ -271,6 +288,7 @@ impl RequestStream {
         let (start, len) = spec.region(instance.job_index, target_size)?;
         let read_percent = spec.rw.read_percent(spec.rwmixread);
         let fixed = match read_percent {
+            _ if spec.rw.trims() => Some((Dir::Trim, &spec.bs.trim)),
             100 => Some((Dir::Read, &spec.bs.read)),
             0 => Some((Dir::Write, &spec.bs.write)),
             _ => None,
@@ -300,7 +318,7 @@ impl RequestStream {
                     // fio turns its random map off for non-uniform distributions; raidlab
                     // also draws with replacement when part of the job is sequential.
                     && spec.random_distribution.is_uniform()
-                    && spec.percentage_random == [100, 100]
+                    && spec.percentage_random == [100, 100, 100]
                     && spec.rw_run <= 1
             })
             .map(|bs| {
@@ -324,9 +342,10 @@ impl RequestStream {
         } else {
             None
         };
-        let seq_draws = (random && spec.percentage_random != [100, 100])
+        let seq_draws = (random && spec.percentage_random != [100, 100, 100])
             .then(|| Rng::new(seed ^ 0x6969_6969_6969_6969));
-        let range_align = [&spec.bs.read, &spec.bs.write].map(|d| d.range.map(|(lo, _)| lo));
+        let range_align =
+            [&spec.bs.read, &spec.bs.write, &spec.bs.trim].map(|d| d.range.map(|(lo, _)| lo));
         let run = (random && spec.rw_run > 1).then_some((spec.rw_run as u64, spec.rw_identical));
         Ok(RequestStream {
             spec: spec.clone(),
@@ -349,7 +368,7 @@ impl RequestStream {
                 (None, None) => len,
             },
             cursor: 0,
-            pos: [0; 2],
+            pos: [0; 3],
             fixed,
             fixed_mixed,
             mapped,
@@ -357,7 +376,9 @@ impl RequestStream {
             seq_draws,
             range_align,
             run,
-            last_start: [0; 2],
+            last_start: [0; 3],
+            trim_then_write: spec.rw.trim_then_write(),
+            pending_write: None,
         })
     }
     /// Bytes one pass transfers: `io_size`, else the region (its whole blocks, for a
@@ -380,14 +401,21 @@ impl RequestStream {
         let (r, w) = (&self.spec.bs.read, &self.spec.bs.write);
         (r.is_fixed() && w.is_fixed() && r.min() == w.min()).then(|| r.min())
     }
-    /// Requests in one pass if every request has the same block size (else `None`).
+    /// Requests in one pass if every request has the same block size (else `None`); a
+    /// `trimwrite` pass has a write for each trim.
     pub fn requests_per_pass(&self) -> Option<u64> {
         let bs = self.one_block()?;
-        Some(if self.random {
+        let n = if self.random {
             self.pass_bytes.div_ceil(bs)
         } else {
             self.pass_bytes / bs
-        })
+        };
+        Some(n * self.per_place())
+    }
+    /// Requests each place in the region gets a pass: 2 for `trimwrite` (its trim and its
+    /// write), else 1.
+    fn per_place(&self) -> u64 {
+        1 + u64::from(self.trim_then_write)
     }
     /// Bytes the whole stream transfers, if that is known ahead: one block size, not
     /// time-based; `loops` passes, or fewer when `number_ios` (times `loops`) ends it first.
@@ -415,11 +443,17 @@ impl RequestStream {
         if let Some(b) = self.total_bytes() {
             return Some(b);
         }
-        let mut bytes = self.pass_bytes.saturating_mul(self.spec.loops as u64);
+        let mut bytes = self
+            .pass_bytes
+            .saturating_mul(self.spec.loops as u64)
+            .saturating_mul(self.per_place());
         if let Some(n) = self.spec.request_cap() {
             let reads = self.read_percent as f64 / 100.0;
-            let per_request =
-                reads * self.spec.bs.read.mean() + (1.0 - reads) * self.spec.bs.write.mean();
+            let per_request = if self.spec.rw.trims() {
+                self.spec.bs.trim.mean()
+            } else {
+                reads * self.spec.bs.read.mean() + (1.0 - reads) * self.spec.bs.write.mean()
+            };
             bytes = bytes.min((n as f64 * per_request) as u64);
         }
         Some(bytes)
@@ -431,6 +465,9 @@ impl RequestStream {
 
     #[inline(always)]
     fn next_dir(&mut self) -> Dir {
+        if self.spec.rw.trims() {
+            return Dir::Trim;
+        }
         match self.read_percent {
             100 => Dir::Read,
             0 => Dir::Write,
@@ -580,10 +617,7 @@ impl RequestStream {
                 return None;
             }
             let dir = choose(self.next_dir());
-            let dist = match dir {
-                Dir::Read => &self.spec.bs.read,
-                Dir::Write => &self.spec.bs.write,
-            };
+            let dist = self.spec.bs.of(dir);
             let left = self.pass_bytes.saturating_sub(self.cursor);
             if let Some((lo, hi)) = dist.range {
                 // bsrange: a size up to what the pass has left (fio draws again until one
@@ -642,7 +676,7 @@ impl RequestStream {
     fn end_pass(&mut self, bs: u64) -> bool {
         self.pass += 1;
         self.cursor = 0;
-        self.pos = [0; 2];
+        self.pos = [0; 3];
         self.seq == 0 && self.pass > 0 && bs > self.len
     }
 }
@@ -688,7 +722,34 @@ impl RequestStream {
     }
 
     #[inline(always)]
-    fn next_with(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+    fn next_with(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if self.trim_then_write {
+            return self.next_trim_or_write();
+        }
+        self.next_drawn(choose)
+    }
+
+    /// `trimwrite`: the write of the block trimmed last, else the next trim.
+    fn next_trim_or_write(&mut self) -> Option<Request> {
+        if let Some(t) = self.pending_write.take() {
+            if self.spec.request_cap().is_some_and(|n| self.seq >= n) {
+                return None;
+            }
+            let w = Request {
+                seq: self.seq,
+                dir: Dir::Write,
+                ..t
+            };
+            self.seq += 1;
+            return Some(w);
+        }
+        let t = self.next_drawn(|d| d)?;
+        self.pending_write = Some(t);
+        Some(t)
+    }
+
+    #[inline(always)]
+    fn next_drawn(&mut self, mut choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
         // One direction, one block size, within a pass: nothing to draw but a random offset
         // (most requests of most jobs). Anything else, `next_any` decides as before.
         if let Some((dir, bs)) = self.fixed {
@@ -702,7 +763,7 @@ impl RequestStream {
                 let dir = choose(self.next_dir());
                 let bs = match dir {
                     Dir::Read => read_bs,
-                    Dir::Write => write_bs,
+                    Dir::Write | Dir::Trim => write_bs,
                 };
                 if self.fits(bs) {
                     return Some(self.place(dir, bs));
@@ -852,6 +913,47 @@ mod tests {
 
     fn first(specs: &JobSpec, target: u64, n: usize) -> Vec<Request> {
         stream_of(specs, target).take(n).collect()
+    }
+
+    /// The trim patterns: `trim` walks the region in order, `randtrim` touches each block
+    /// once a pass in shuffled order, at the trims' own size (`bs`'s third value, else the
+    /// writes'); `trimwrite` and `randtrimwrite` follow each trim with a write of the same
+    /// block, and a pass trims and writes the region once each.
+    #[test]
+    fn trim_patterns_trim_the_region_and_trimwrite_writes_what_it_trimmed() {
+        let s = spec(&[("rw", "trim"), ("bs", "4k,8k,16k"), ("size", "64k")]);
+        let reqs: Vec<Request> = stream_of(&s, 1 << 20).collect();
+        let got: Vec<(Dir, u64, u64)> = reqs.iter().map(|r| (r.dir, r.offset, r.len)).collect();
+        let want: Vec<(Dir, u64, u64)> = (0..4).map(|k| (Dir::Trim, k * 16384, 16384)).collect();
+        assert_eq!(got, want);
+        // Trims follow the writes' size when no third is given.
+        let s = spec(&[("rw", "randtrim"), ("bs", "4k,8k"), ("size", "64k")]);
+        let reqs: Vec<Request> = stream_of(&s, 1 << 20).collect();
+        let mut offsets: Vec<u64> = reqs.iter().map(|r| r.offset).collect();
+        assert!(reqs.iter().all(|r| r.dir == Dir::Trim && r.len == 8192));
+        assert_ne!(offsets, (0..8).map(|k| k * 8192).collect::<Vec<_>>());
+        offsets.sort();
+        assert_eq!(offsets, (0..8).map(|k| k * 8192).collect::<Vec<_>>());
+        for rw in ["trimwrite", "randtrimwrite"] {
+            let s = spec(&[("rw", rw), ("bs", "4k"), ("size", "64k")]);
+            let st = stream_of(&s, 1 << 20);
+            assert_eq!(st.total_bytes(), Some(2 * 65536), "{rw}");
+            let reqs: Vec<Request> = st.collect();
+            assert_eq!(reqs.len(), 32, "{rw}");
+            for (k, pair) in reqs.chunks(2).enumerate() {
+                let (t, w) = (pair[0], pair[1]);
+                assert_eq!((t.dir, w.dir), (Dir::Trim, Dir::Write), "{rw} {k}");
+                assert_eq!((t.offset, t.len), (w.offset, w.len), "{rw} {k}");
+                assert_eq!((t.seq, w.seq), (2 * k as u64, 2 * k as u64 + 1), "{rw} {k}");
+            }
+            let mut trimmed: Vec<u64> = reqs.iter().step_by(2).map(|r| r.offset).collect();
+            trimmed.sort();
+            assert_eq!(trimmed, (0..16).map(|k| k * 4096).collect::<Vec<_>>(), "{rw}");
+        }
+        // number_ios counts trims and writes alike.
+        let s = spec(&[("rw", "trimwrite"), ("size", "64k"), ("number_ios", "3")]);
+        let dirs: Vec<Dir> = stream_of(&s, 1 << 20).map(|r| r.dir).collect();
+        assert_eq!(dirs, [Dir::Trim, Dir::Write, Dir::Trim]);
     }
 
     /// As fio (its `last_pos` per direction): a sequential mixed job's reads and writes each
@@ -1738,6 +1840,7 @@ mod tests {
             match r.dir {
                 Dir::Read => assert_eq!(r.len, 4096),
                 Dir::Write => assert!(r.len == 65536 || r.len == 131072, "{r:?}"),
+                Dir::Trim => unreachable!("a randrw job trims nothing: {r:?}"),
             }
         }
         let mut bad = JobSpec::default();

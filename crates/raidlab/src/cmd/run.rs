@@ -1026,6 +1026,18 @@ fn duration_text(ns: u64) -> String {
 
 /// A job's options in fio's words, for fio's "job options": the core ones always, the
 /// others when they differ from the defaults.
+/// fio's `R,W,T` form of a per-direction value: one value when all three agree, `R,W` when
+/// trims take the writes' (as fio reads two values), else all three.
+fn per_dir_text(r: String, w: String, t: String) -> String {
+    if r == w && w == t {
+        r
+    } else if w == t {
+        format!("{r},{w}")
+    } else {
+        format!("{r},{w},{t}")
+    }
+}
+
 pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     let d = JobSpec::default();
     let mut o: Vec<(String, String)> = Vec::new();
@@ -1084,28 +1096,21 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.rw_identical && s.rw_run > 1 {
         put("rw_sequencer", "identical".into());
     }
-    if s.bs.read.range.is_some() || s.bs.write.range.is_some() {
+    if s.bs.read.range.is_some() || s.bs.write.range.is_some() || s.bs.trim.range.is_some() {
         let one = |dist: &raidlab_workload::BsDist| {
             let (lo, hi) = dist.range.unwrap_or((dist.min(), dist.min()));
             format!("{}-{}", size_text(lo), size_text(hi))
         };
         put(
             "bsrange",
-            format!("{},{}", one(&s.bs.read), one(&s.bs.write)),
+            per_dir_text(one(&s.bs.read), one(&s.bs.write), one(&s.bs.trim)),
         );
         if s.bs_unaligned {
             put("bs_unaligned", String::new());
         }
-    } else if s.bs.read.is_fixed() && s.bs.write.is_fixed() {
-        let (r, w) = (s.bs.read.min(), s.bs.write.min());
-        put(
-            "bs",
-            if r == w {
-                size_text(r)
-            } else {
-                format!("{},{}", size_text(r), size_text(w))
-            },
-        );
+    } else if s.bs.read.is_fixed() && s.bs.write.is_fixed() && s.bs.trim.is_fixed() {
+        let [r, w, t] = [&s.bs.read, &s.bs.write, &s.bs.trim].map(|d| size_text(d.min()));
+        put("bs", per_dir_text(r, w, t));
     } else {
         let one = |dist: &raidlab_workload::BsDist| {
             dist.entries
@@ -1116,7 +1121,7 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         };
         put(
             "bssplit",
-            format!("{},{}", one(&s.bs.read), one(&s.bs.write)),
+            per_dir_text(one(&s.bs.read), one(&s.bs.write), one(&s.bs.trim)),
         );
     }
     put("ioengine", s.ioengine.name().to_string());
@@ -1233,15 +1238,8 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         put("random_distribution", s.random_distribution.text());
     }
     if s.percentage_random != d.percentage_random {
-        let [r, w] = s.percentage_random;
-        put(
-            "percentage_random",
-            if r == w {
-                r.to_string()
-            } else {
-                format!("{r},{w}")
-            },
-        );
+        let [r, w, t] = s.percentage_random.map(|p| p.to_string());
+        put("percentage_random", per_dir_text(r, w, t));
     }
     if let Some(n) = s.number_ios {
         put("number_ios", n.to_string());
@@ -1411,13 +1409,10 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         put("exit_what", s.exit_what.name().into());
     }
     let p = &s.pace;
-    let pair = |v: [u64; 2], text: &dyn Fn(u64) -> String| {
+    let pair = |v: [u64; 3], text: &dyn Fn(u64) -> String| {
         let one = |x: u64| if x == 0 { String::new() } else { text(x) };
-        if v[0] == v[1] {
-            one(v[0])
-        } else {
-            format!("{},{}", one(v[0]), one(v[1]))
-        }
+        let [r, w, t] = v.map(one);
+        per_dir_text(r, w, t)
     };
     for (name, v, sized) in [
         ("rate", p.rate, true),
@@ -1425,7 +1420,7 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         ("rate_min", p.rate_min, true),
         ("rate_iops_min", p.rate_iops_min, false),
     ] {
-        if v != [0, 0] {
+        if v != [0, 0, 0] {
             if sized {
                 put(name, pair(v, &size_text));
             } else {

@@ -11,7 +11,7 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult, MIXED};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -189,7 +189,7 @@ fn latency_groups(h: &LatencyHistogram) -> Vec<(&'static str, J)> {
         .collect()
 }
 
-fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -> J {
+fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -> J {
     let options = J::O(
         options
             .iter()
@@ -229,18 +229,15 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 3]) -
     // The directions, as fio 3.33 writes them under `unified_rw_reporting`: `mixed` alone
     // in place of read, write, trim and sync; or after them.
     let shown = j.shown_directions();
-    let mixed = shown.contains(&2).then(|| {
+    let mixed = shown.contains(&MIXED).then(|| {
         let m = j.mixed();
-        ("mixed", direction(&m, &j.percentiles, plus, agg[2]))
+        ("mixed", direction(&m, &j.percentiles, plus, agg[MIXED]))
     });
     if shown.contains(&0) {
         f.extend([
             ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
             ("write", direction(&j.write, &j.percentiles, plus, agg[1])),
-            (
-                "trim",
-                direction(&DirStats::default(), &j.percentiles, plus, 0),
-            ),
+            ("trim", direction(&j.trim, &j.percentiles, plus, agg[2])),
             (
                 "sync",
                 obj(vec![

@@ -150,24 +150,24 @@ pub(crate) fn latency_distribution(h: &crate::LatencyHistogram) -> Vec<LatencyGr
     ]
 }
 
-/// The aggregate bandwidth of reporting group `groupid` in `result`, reads, writes and both
-/// together (fio's `mixed`), bytes/s as fio figures it for a group: the bytes its jobs moved
-/// that way × 1000 over the longest of their runtimes in whole ms (0 when none moved data
-/// that way).
-pub(crate) fn group_agg_bytes(result: &crate::RunResult, groupid: u32) -> [u64; 3] {
-    let mut bytes = [0u64; 3];
-    let mut run_ms = [0u64; 3];
+/// The aggregate bandwidth of reporting group `groupid` in `result`, reads, writes, trims
+/// and all together (fio's `mixed`), bytes/s as fio figures it for a group: the bytes its
+/// jobs moved that way × 1000 over the longest of their runtimes in whole ms (0 when none
+/// moved data that way).
+pub(crate) fn group_agg_bytes(result: &crate::RunResult, groupid: u32) -> [u64; 4] {
+    let mut bytes = [0u64; 4];
+    let mut run_ms = [0u64; 4];
     for j in result.jobs.iter().filter(|j| j.groupid == groupid) {
-        for (d, s) in [&j.read, &j.write].into_iter().enumerate() {
+        for (d, s) in [&j.read, &j.write, &j.trim].into_iter().enumerate() {
             if s.total_ios > 0 {
-                for d in [d, 2] {
+                for d in [d, crate::schema::MIXED] {
                     bytes[d] += s.io_bytes;
                     run_ms[d] = run_ms[d].max(s.runtime_ns / 1_000_000);
                 }
             }
         }
     }
-    [0, 1, 2].map(|d| {
+    [0, 1, 2, 3].map(|d| {
         if run_ms[d] == 0 {
             0
         } else {

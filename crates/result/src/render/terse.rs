@@ -113,7 +113,7 @@ fn direction(out: &mut String, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
 pub fn terse_line(
     j: &JobResult,
     version: &str,
-    agg: [u64; 3],
+    agg: [u64; 4],
     disks: &[crate::schema::DiskUtil],
 ) -> String {
     let mut out = format!(
@@ -122,15 +122,15 @@ pub fn terse_line(
         j.groupid,
         j.error_code()
     );
-    for (d, stats) in j.directions() {
+    // (Version 3 has no trim fields: a job's trims count in `mixed` alone.)
+    for (d, stats) in j.directions().into_iter().filter(|(d, _)| *d != 2) {
         direction(&mut out, &stats, &j.percentiles, agg[d]);
     }
     let _ = write!(out, ";{:.6}%;{:.6}%;0;0;0", j.usr_cpu, j.sys_cpu);
     for (_, p) in iodepth_percentages(&j.iodepth_level) {
         let _ = write!(out, ";{p:.1}%");
     }
-    let mut lat = j.read.lat.clone();
-    lat.merge(&j.write.lat);
+    let lat = j.all_lat();
     // fio's terse line has no ns shares: those under 1 µs count in the first µs share (<2).
     let groups = latency_distribution(&lat);
     let under_us: f64 = groups
@@ -214,7 +214,7 @@ mod tests {
     }
 
     fn fields(j: &JobResult) -> Vec<String> {
-        let line = terse_line(j, "raidlab-test", [2_048_000, 0, 2_048_000], &[]);
+        let line = terse_line(j, "raidlab-test", [2_048_000, 0, 0, 2_048_000], &[]);
         assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
         line.trim_end().split(';').map(str::to_string).collect()
     }
@@ -234,7 +234,7 @@ mod tests {
             elapsed_ns: 1_000_000_000,
             ..Default::default()
         };
-        let line = terse_line(&j, "v", [0; 3], &[d.clone(), d]);
+        let line = terse_line(&j, "v", [0; 4], &[d.clone(), d]);
         let f: Vec<&str> = line.trim_end().split(';').collect();
         assert_eq!(f.len(), 121 + 18 + 1, "{line}");
         let disk = ["loop0", "15642", "0", "0", "0", "539", "0", "539", "53.47%"];

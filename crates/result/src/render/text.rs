@@ -201,7 +201,7 @@ fn job_block(
     j: &JobResult,
     options: &[(String, String)],
     timestamp: u64,
-    agg: [u64; 3],
+    agg: [u64; 4],
 ) {
     let err = j.error_code();
     let when = if timestamp > 0 {
@@ -244,8 +244,7 @@ fn job_block(
         );
     }
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
-    let mut lat = j.read.lat.clone();
-    lat.merge(&j.write.lat);
+    let lat = j.all_lat();
     for g in super::latency_distribution(&lat) {
         let shown: Vec<String> = g
             .entries
@@ -274,12 +273,12 @@ fn job_block(
             .collect();
         let _ = writeln!(out, "  IO depths    : {}", levels.join(", "));
     }
-    if j.sync.total_ios > 0 {
-        // fio's four counts (reads, writes, trims, syncs) once there are syncs.
+    if j.sync.total_ios > 0 || j.trim.total_ios > 0 {
+        // fio's four counts (reads, writes, trims, syncs) once there are syncs or trims.
         let _ = writeln!(
             out,
-            "  issued rwts  : total={},{},0,{} short=0,0,0,0 dropped=0,0,0,0",
-            j.read.total_ios, j.write.total_ios, j.sync.total_ios
+            "  issued rwts  : total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
+            j.read.total_ios, j.write.total_ios, j.trim.total_ios, j.sync.total_ios
         );
     } else {
         let _ = writeln!(
@@ -328,7 +327,7 @@ fn job_block(
     }
     if j.passes.len() > 1 {
         let rate = |p: &crate::schema::PassStats| {
-            let bytes = p.read_bytes + p.write_bytes;
+            let bytes = p.read_bytes + p.write_bytes + p.trim_bytes;
             if p.runtime_ns == 0 {
                 0.0
             } else {
@@ -505,13 +504,13 @@ fn job_block(
 fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "Run status group {groupid} (all jobs):");
     // The directions any of the group's jobs shows (`unified_rw_reporting`), in order.
-    let mut shown = [false; 3];
+    let mut shown = [false; 4];
     for j in jobs {
         for &d in j.shown_directions() {
             shown[d] = true;
         }
     }
-    for (pick, label) in ["READ", "WRITE", "MIXED"].into_iter().enumerate() {
+    for (pick, label) in ["READ", "WRITE", "TRIM", "MIXED"].into_iter().enumerate() {
         if !shown[pick] {
             continue;
         }
