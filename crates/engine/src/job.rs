@@ -882,11 +882,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let measured = last_counted
         .max(measure_from)
         .saturating_sub(measure_from)
-        .max(if c.read.total_ios + c.write.total_ios + c.trim.total_ios > 0 {
-            1
-        } else {
-            0
-        });
+        .max(
+            if c.read.total_ios + c.write.total_ios + c.trim.total_ios > 0 {
+                1
+            } else {
+                0
+            },
+        );
     for d in [&mut c.read, &mut c.write, &mut c.trim] {
         if d.total_ios > 0 {
             d.runtime_ns = measured;

@@ -218,16 +218,20 @@ pub fn refuse_no_discard(path: &Path, job: &str) -> Result<(), EngineError> {
     let Ok(Some(dir)) = crate::diskstats::disk_dir(path) else {
         return Ok(());
     };
-    let max = std::fs::read_to_string(dir.join("queue/discard_max_bytes"))
-        .ok()
-        .and_then(|t| t.trim().parse::<u64>().ok());
-    if max == Some(0) {
-        return Err(EngineError::usage(format!(
-            "job '{job}' trims {}, which takes no discards (its queue/discard_max_bytes is 0) (valid: a device that takes discards, or a regular file, whose blocks are punched out)",
-            path.display()
-        )));
+    let max = std::fs::read_to_string(dir.join("queue/discard_max_bytes")).ok();
+    match discards_refused(max.as_deref(), &path.display().to_string(), job) {
+        Some(m) => Err(EngineError::usage(m)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Why a job's trims of device `shown` are refused, from its queue's `discard_max_bytes`
+/// as sysfs gives it (None: unreadable, so left to the trims themselves to find out).
+fn discards_refused(discard_max_bytes: Option<&str>, shown: &str, job: &str) -> Option<String> {
+    let max = discard_max_bytes?.trim().parse::<u64>().ok()?;
+    (max == 0).then(|| format!(
+        "job '{job}' trims {shown}, which takes no discards (its queue/discard_max_bytes is 0) (valid: a device that takes discards, or a regular file, whose blocks are punched out)"
+    ))
 }
 
 /// A block device the kernel holds for something else (a mounted filesystem, swap, md,
@@ -441,6 +445,22 @@ pub fn advise(file: &File, path: &Path, advice: ReadAdvice) -> Result<(), Engine
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A device whose queue takes no discards is refused, naming the job and the device,
+    /// saying what would do; one that takes some, or whose queue cannot be read, is not.
+    #[test]
+    fn a_device_without_discards_is_refused_for_trims() {
+        let m = discards_refused(Some("0\n"), "/dev/sdz", "t").expect("refused");
+        assert_eq!(
+            m,
+            "job 't' trims /dev/sdz, which takes no discards (its queue/discard_max_bytes is 0) (valid: a device that takes discards, or a regular file, whose blocks are punched out)"
+        );
+        assert_eq!(
+            discards_refused(Some("4294966784\n"), "/dev/sdz", "t"),
+            None
+        );
+        assert_eq!(discards_refused(None, "/dev/sdz", "t"), None);
+    }
 
     /// A file the filesystem has no room for is refused in one line before a byte is
     /// written, and a new one is not left behind. (raidlab wrote zeros until the disk was

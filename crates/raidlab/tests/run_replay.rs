@@ -233,10 +233,16 @@ fn a_traces_trims_replay_as_trims() {
     assert_eq!(j["trim"]["io_bytes"], 8192, "{j}");
     let data = std::fs::read(format!("{dir}/f")).unwrap();
     assert_eq!(data.len(), 16384);
-    assert!(data[4096..12288].iter().all(|&b| b == 0), "the trimmed range reads zeros");
+    assert!(
+        data[4096..12288].iter().all(|&b| b == 0),
+        "the trimmed range reads zeros"
+    );
     assert!(data[..4096].iter().any(|&b| b != 0) && data[12288..].iter().any(|&b| b != 0));
     let written = std::fs::read_to_string(&out).unwrap();
-    assert!(written.contains(&format!("{dir}/f trim 4096 8192")), "{written}");
+    assert!(
+        written.contains(&format!("{dir}/f trim 4096 8192")),
+        "{written}"
+    );
 }
 
 /// `write_iolog` logs what a job issued, as fio 3.33 writes it: fio replays a real run's

@@ -1070,3 +1070,259 @@ fn pre_read_fills_the_cache_before_the_job() {
     );
     assert!(err.contains("a raidlab array has none"), "{err}");
 }
+
+/// Bytes of `path` the file system has allocated (st_blocks × 512).
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+/// Trims release what they cover: a file's range is punched out (reads zeros, its size
+/// kept, its blocks given back), a device's range discarded (a loop device over a file
+/// punches its backing file). Results count trims apart in text, JSON and terse (version 3
+/// has no trim fields: the line keeps its length); `trimwrite` writes each block after
+/// trimming it, so it leaves no zeros. Trims destroy data as writes do: somebody else's
+/// file needs --force. (A device that takes no discards is refused before the run: the
+/// unit test of `target::discards_refused`. Turning a loop device's discards off through
+/// sysfs cannot be undone until the machine restarts, so no test does it.)
+#[test]
+fn trims_release_what_they_cover_on_files_and_devices() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = dir.path().join("f");
+    let target = format!("--filename={}", f.display());
+    assert_ok(
+        &raidlab(&[&target, "--name=w", "--rw=write", "--bs=64k", "--size=1m"]),
+        "lay out and write",
+    );
+    let before = allocated(&f);
+    let trim = |fmt: &str| {
+        raidlab(&[
+            &target,
+            "--name=t",
+            "--rw=trim",
+            "--bs=64k",
+            "--offset=256k",
+            "--size=256k",
+            fmt,
+        ])
+    };
+    let v = json(&assert_ok(&trim("--output-format=json"), "trim"));
+    let j = &v["jobs"][0];
+    assert_eq!(
+        (
+            j["trim"]["io_bytes"].as_u64(),
+            j["trim"]["total_ios"].as_u64()
+        ),
+        (Some(256 << 10), Some(4)),
+        "{j}"
+    );
+    assert_eq!(j["write"]["total_ios"], 0);
+    assert_eq!(j["job options"]["rw"], "trim");
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 1 << 20);
+    assert!(data[256 << 10..512 << 10].iter().all(|&b| b == 0));
+    // Outside the range the written data stands (random bytes: no 4 KiB block of zeros).
+    for k in (0..256 << 10).chain(512 << 10..1 << 20).step_by(4096) {
+        assert!(data[k..k + 4096].iter().any(|&b| b != 0), "block at {k}");
+    }
+    assert!(
+        allocated(&f) <= before - (256 << 10),
+        "{} of {before} bytes still allocated",
+        allocated(&f)
+    );
+    let text = assert_ok(&trim("--output-format=normal"), "trim, text");
+    assert!(text.contains("\n  trim: IOPS="), "{text}");
+    assert!(text.contains("\n   TRIM: bw="), "{text}");
+    assert!(text.contains("issued rwts  : total=0,0,4,0"), "{text}");
+    assert!(
+        !text.contains("\n  read: ") && !text.contains("\n  write: "),
+        "{text}"
+    );
+    let terse = assert_ok(&trim("--output-format=terse"), "trim, terse");
+    assert_eq!(terse.trim_end().split(';').count(), 121, "{terse}");
+
+    // trimwrite: each block trimmed, then written: none left reading zeros.
+    let v = json(&assert_ok(
+        &raidlab(&[
+            &target,
+            "--name=tw",
+            "--rw=randtrimwrite",
+            "--bs=16k",
+            "--size=1m",
+            "--iodepth=8",
+            "--output-format=json",
+        ]),
+        "randtrimwrite",
+    ));
+    let j = &v["jobs"][0];
+    assert_eq!(j["trim"]["total_ios"], 64, "{j}");
+    assert_eq!(j["write"]["total_ios"], 64, "{j}");
+    let data = std::fs::read(&f).unwrap();
+    for k in (0..1 << 20).step_by(4096) {
+        assert!(
+            data[k..k + 4096].iter().any(|&b| b != 0),
+            "block at {k} reads zeros"
+        );
+    }
+
+    // Somebody's file: trimming it needs --force, as writing it does.
+    let theirs = dir.path().join("theirs");
+    std::fs::write(&theirs, vec![7u8; 1 << 20]).unwrap();
+    let t = format!("--filename={}", theirs.display());
+    let err = assert_usage_error(
+        &raidlab(&[&t, "--name=t", "--rw=trim", "--size=64k"]),
+        "trim without --force",
+    );
+    assert!(err.contains("use --force"), "{err}");
+    assert_eq!(std::fs::read(&theirs).unwrap(), vec![7u8; 1 << 20]);
+
+    // A loop device: its range discarded reads zeros after.
+    let img = dir.path().join("dev.img");
+    std::fs::write(&img, vec![0x5au8; 4 << 20]).unwrap();
+    let dev = Loop::attach(&img);
+    let t = format!("--filename={}", dev.0);
+    let v = json(&assert_ok(
+        &raidlab(&[
+            &t,
+            "--name=t",
+            "--rw=randtrim",
+            "--bs=128k",
+            "--offset=1m",
+            "--size=1m",
+            "--iodepth=4",
+            "--force",
+            "--output-format=json",
+        ]),
+        "trim a loop device",
+    ));
+    assert_eq!(v["jobs"][0]["trim"]["total_ios"], 8);
+    let mut back = vec![0u8; 4 << 20];
+    {
+        use std::os::unix::fs::FileExt;
+        std::fs::File::open(&dev.0)
+            .unwrap()
+            .read_exact_at(&mut back, 0)
+            .unwrap();
+    }
+    assert!(back[1 << 20..2 << 20].iter().all(|&b| b == 0));
+    assert!(back[..1 << 20]
+        .iter()
+        .chain(&back[2 << 20..])
+        .all(|&b| b == 0x5a));
+    // fio's trimwrite on the same device, and raidlab's: the same requests in each
+    // direction, in the same JSON places.
+    let job = [
+        "--name=tw",
+        "--rw=trimwrite",
+        "--bs=64k",
+        "--size=2m",
+        "--ioengine=io_uring",
+        "--iodepth=4",
+    ];
+    let mut fa: Vec<String> = job.iter().map(|s| s.to_string()).collect();
+    fa.extend([
+        format!("--filename={}", dev.0),
+        "--output-format=json".into(),
+    ]);
+    let f = json(&fio_json(&fa));
+    let mut ra: Vec<&str> = job.to_vec();
+    ra.extend([t.as_str(), "--force", "--output-format=json"]);
+    let r = json(&assert_ok(&raidlab(&ra), "raidlab trimwrite"));
+    for v in [&f, &r] {
+        let j = &v["jobs"][0];
+        for d in ["trim", "write"] {
+            assert_eq!(j[d]["total_ios"], 32, "{d}: {j}");
+            assert_eq!(j[d]["io_bytes"], 2 << 20, "{d}: {j}");
+        }
+        assert_eq!(j["read"]["total_ios"], 0);
+    }
+}
+
+/// A user-space array trims as md does: striping and mirroring levels discard every piece
+/// (every copy) of the range, parity levels whole stripes only, data and parity alike, and
+/// leave the parts of stripes at its ends as they were. What was discarded reads zeros,
+/// also through a failed member's reconstruction, and every stripe's parity still agrees
+/// with its data (a scrub finds nothing), after plain trims and after trims and writes of
+/// the same blocks raced at depth 8.
+#[test]
+fn arrays_trim_as_md_does_and_stay_consistent() {
+    for (level, n) in [("0", 3), ("1", 2), ("10", 4), ("5", 4), ("6", 5)] {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let ms: Vec<String> = (0..n)
+            .map(|i| dir.path().join(format!("m{i}")).display().to_string())
+            .collect();
+        let list = ms.join(",");
+        let top = |args: &[&str]| {
+            let out = Command::new(bin())
+                .args(args)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_ok(&out, &format!("raid{level} {args:?}"))
+        };
+        let mut create = vec!["array", "create", "--level", level, "--size", "4m"];
+        if level != "1" {
+            create.extend(["--chunk", "16k"]);
+        }
+        create.extend(ms.iter().map(String::as_str));
+        top(&create);
+        let target = format!("--filename=array:{list}");
+        let run = |args: &[&str]| {
+            let mut a = vec![target.as_str(), "--name=j"];
+            a.extend_from_slice(args);
+            assert_ok(&raidlab(&a), &format!("raid{level} {args:?}"));
+        };
+        run(&["--rw=write", "--bs=64k", "--size=2m"]);
+        // One trim from 8 KiB into the array to 1 MiB + 8 KiB. (A trim shorter than a
+        // stripe releases nothing of a parity array, as md's: each request is its own.)
+        run(&["--rw=trim", "--bs=1m", "--offset=8k", "--size=1m"]);
+        let t = raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+        let stripe: u64 = match level {
+            "5" => 3 * 16384,
+            "6" => 3 * 16384,
+            _ => 1,
+        };
+        let (lo, hi) = (
+            (8192u64).div_ceil(stripe) * stripe,
+            (8192 + (1 << 20)) / stripe * stripe,
+        );
+        let mut back = vec![0u8; 2 << 20];
+        t.read_at(&mut back, 0).unwrap();
+        let zero = |a: u64, b: u64| back[a as usize..b as usize].iter().all(|&x| x == 0);
+        assert!(zero(lo, hi), "raid{level}: [{lo}, {hi}) reads zeros");
+        for k in (0..lo)
+            .chain(hi..2 << 20)
+            .step_by(4096)
+            .filter(|&k| k + 4096 <= lo || k >= hi)
+        {
+            assert!(
+                !zero(k, k + 4096),
+                "raid{level}: block at {k} was left alone"
+            );
+        }
+        drop(t);
+        if level != "0" {
+            let out = top(&["array", "scrub", "--check", &list]);
+            assert!(out.contains(" 0 mismatched"), "raid{level}: {out}");
+            // Trims and writes of the same blocks, eight at a time.
+            run(&["--rw=randtrimwrite", "--bs=16k", "--size=2m", "--iodepth=8"]);
+            let out = top(&["array", "scrub", "--check", &list]);
+            assert!(
+                out.contains(" 0 mismatched"),
+                "raid{level} after trimwrite: {out}"
+            );
+            // Degraded: the failed member's share of a trimmed range reads zeros.
+            top(&["array", "fail", &list, &ms[0]]);
+            run(&["--rw=trim", "--bs=1m", "--offset=1m", "--size=1m"]);
+            let t =
+                raidlab_array::open_target(&list, &raidlab_array::OpenOptions::default()).unwrap();
+            let mut back = vec![0u8; 1 << 20];
+            t.read_at(&mut back, 1 << 20).unwrap();
+            let (a, b) = (
+                ((1u64 << 20).div_ceil(stripe) * stripe - (1 << 20)) as usize,
+                ((2u64 << 20) / stripe * stripe - (1 << 20)) as usize,
+            );
+            assert!(back[a..b].iter().all(|&x| x == 0), "raid{level} degraded");
+        }
+    }
+}

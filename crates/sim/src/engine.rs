@@ -1231,8 +1231,7 @@ impl<'w> Engine<'w> {
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
             // Samples of the part simulated, as the logs.
             let sampler = std::mem::take(&mut j.sampler);
-            [j.read.samples, j.write.samples, _] =
-                sampler.finish(j.end.saturating_sub(j.ramp_end));
+            [j.read.samples, j.write.samples, _] = sampler.finish(j.end.saturating_sub(j.ramp_end));
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";

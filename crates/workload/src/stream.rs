@@ -948,7 +948,11 @@ mod tests {
             }
             let mut trimmed: Vec<u64> = reqs.iter().step_by(2).map(|r| r.offset).collect();
             trimmed.sort();
-            assert_eq!(trimmed, (0..16).map(|k| k * 4096).collect::<Vec<_>>(), "{rw}");
+            assert_eq!(
+                trimmed,
+                (0..16).map(|k| k * 4096).collect::<Vec<_>>(),
+                "{rw}"
+            );
         }
         // number_ios counts trims and writes alike.
         let s = spec(&[("rw", "trimwrite"), ("size", "64k"), ("number_ios", "3")]);
