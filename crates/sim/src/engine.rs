@@ -195,6 +195,8 @@ struct Io {
     offset: u64,
     len: u64,
     write: bool,
+    /// A host trim (`write` false): done along its path at once ([`Engine::host_trim`]).
+    trim: bool,
     issued: u64,
     /// For host-array member I/Os: the join to signal.
     parent: u32,
@@ -291,6 +293,12 @@ pub struct JobRt {
     pub end: u64,
     pub read: DirStats,
     pub write: DirStats,
+    pub trim: DirStats,
+    /// The job trims: its trims take the issue path's rarer steps.
+    pub trims: bool,
+    /// A trim is done as it is issued, as the real engine does it (the submitting thread
+    /// waits for it): the job issues nothing more before it ends.
+    blocked_until: u64,
     pub bytes_done: u64,
     /// Bytes completed including the ramp.
     pub bytes_all: u64,
@@ -494,6 +502,9 @@ impl JobRt {
             end: 0,
             read: DirStats::default(),
             write: DirStats::default(),
+            trim: DirStats::default(),
+            trims: false,
+            blocked_until: 0,
             bytes_done: 0,
             bytes_all: 0,
             ios_all: 0,
@@ -548,7 +559,8 @@ impl JobRt {
     }
     /// Note whether the job has a pacer, a trace or an I/O log, once they are set.
     pub fn set_special(&mut self) {
-        self.special = self.pacer.is_some() || self.stream.replays() || self.iolog.is_some();
+        self.special =
+            self.pacer.is_some() || self.stream.replays() || self.iolog.is_some() || self.trims;
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -1005,11 +1017,13 @@ impl<'w> Engine<'w> {
             if job.latency_watch && job.latency_done(self.now, self.now - ioc.issued) {
                 self.latency_stopped = true;
             }
+            // (0 read, 1 write, 2 trim: the results' and logs' direction codes.)
+            let d = if ioc.trim { 2 } else { usize::from(ioc.write) };
             if self.now >= job.ramp_end {
-                let st = if ioc.write {
-                    &mut job.write
-                } else {
-                    &mut job.read
+                let st = match d {
+                    0 => &mut job.read,
+                    1 => &mut job.write,
+                    _ => &mut job.trim,
                 };
                 st.io_bytes += ioc.len;
                 st.total_ios += 1;
@@ -1018,13 +1032,13 @@ impl<'w> Engine<'w> {
                 st.clat.record(lat);
                 job.bytes_done += ioc.len;
                 let t = self.now - job.ramp_end;
-                job.sampler.record(t, usize::from(ioc.write), ioc.len);
+                job.sampler.record(t, d, ioc.len);
                 if let Some(l) = job.log.as_mut() {
-                    l.record(t, u8::from(ioc.write), ioc.len, ioc.offset, lat, lat);
+                    l.record(t, d as u8, ioc.len, ioc.offset, lat, lat);
                 }
             }
             if let Some(p) = job.pacer.as_mut() {
-                let dir = if ioc.write { Dir::Write } else { Dir::Read };
+                let dir = [Dir::Read, Dir::Write, Dir::Trim][d];
                 p.completed(dir, ioc.len);
                 if self.now >= job.ramp_end {
                     if let Err(e) = p.check_min_rate(self.now) {
@@ -1161,7 +1175,9 @@ impl<'w> Engine<'w> {
                                     }
                                     // (The size, not rate × time, when the size ends
                                     // the job: the byte count stays exact.)
-                                    let total = (j.read.io_bytes + j.write.io_bytes).max(1);
+                                    let total =
+                                        (j.read.io_bytes + j.write.io_bytes + j.trim.io_bytes)
+                                            .max(1);
                                     // Syncs go on at the rate of the writes
                                     // they follow.
                                     if j.sync.total_ios > 0 && j.write.io_bytes > 0 {
@@ -1171,7 +1187,7 @@ impl<'w> Engine<'w> {
                                             / j.write.io_bytes as u128)
                                             as u64;
                                     }
-                                    for st in [&mut j.read, &mut j.write] {
+                                    for st in [&mut j.read, &mut j.write, &mut j.trim] {
                                         if st.io_bytes > 0 {
                                             let add = (extra_bytes as u128 * st.io_bytes as u128
                                                 / total as u128)
@@ -1221,6 +1237,7 @@ impl<'w> Engine<'w> {
             // (Copied into the histogram it has: no allocation.)
             j.read.lat.clone_from(&j.read.clat);
             j.write.lat.clone_from(&j.write.clat);
+            j.trim.lat.clone_from(&j.trim.clat);
             if let Some(l) = j.log.as_mut() {
                 // Up to where the simulation stopped (a converged run's extension is not
                 // simulated, so it has no samples).
@@ -1229,9 +1246,11 @@ impl<'w> Engine<'w> {
             let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
+            j.trim.runtime_ns = if j.trim.total_ios > 0 { measured } else { 0 };
             // Samples of the part simulated, as the logs.
             let sampler = std::mem::take(&mut j.sampler);
-            [j.read.samples, j.write.samples, _] = sampler.finish(j.end.saturating_sub(j.ramp_end));
+            [j.read.samples, j.write.samples, j.trim.samples] =
+                sampler.finish(j.end.saturating_sub(j.ramp_end));
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";
@@ -1426,6 +1445,10 @@ impl<'w> Engine<'w> {
                 job.stopped = true;
                 continue;
             }
+            // (Its trim's completion, at this time, issues again.)
+            if job.special && self.now < job.blocked_until {
+                return;
+            }
             let next = match job.held.take() {
                 Some(r) => Some(r),
                 None => match &job.pacer {
@@ -1478,10 +1501,10 @@ impl<'w> Engine<'w> {
                     job.think = p.think_due(self.now).map(|t| t.total_ns());
                 }
                 if let Some(l) = job.iolog.as_mut() {
-                    let act = if req.dir == Dir::Write {
-                        raidlab_result::IoAct::Write
-                    } else {
-                        raidlab_result::IoAct::Read
+                    let act = match req.dir {
+                        Dir::Read => raidlab_result::IoAct::Read,
+                        Dir::Write => raidlab_result::IoAct::Write,
+                        Dir::Trim => raidlab_result::IoAct::Trim,
                     };
                     l.record_io(
                         self.now.saturating_sub(job.first),
@@ -1497,6 +1520,23 @@ impl<'w> Engine<'w> {
             self.host_ios += 1;
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.luns[req.file as usize];
+            if req.dir == Dir::Trim {
+                let io = self.new_io(Io {
+                    job: j,
+                    lun,
+                    offset: req.offset,
+                    len: req.len,
+                    write: false,
+                    trim: true,
+                    issued: self.now,
+                    parent: 0,
+                    waiting: 0,
+                });
+                let done = self.host_trim(lun, req.offset, req.len);
+                job.blocked_until = done;
+                self.at(done, Ev::IoDone(io));
+                continue;
+            }
             let buffered = job.buffered;
             let io = self.new_io(Io {
                 job: j,
@@ -1504,6 +1544,7 @@ impl<'w> Engine<'w> {
                 offset: req.offset,
                 len: req.len,
                 write: req.dir == Dir::Write,
+                trim: false,
                 issued: self.now,
                 parent: 0,
                 waiting: 0,
@@ -1722,6 +1763,65 @@ impl<'w> Engine<'w> {
         }
     }
 
+    /// A host trim of `len` bytes at `offset` of `lun`, issued now: what the page cache
+    /// holds of the range is dropped (as the kernel drops it for a discard), and the trim
+    /// goes down the LUN's path as a command without data. When it ends.
+    #[cold]
+    #[inline(never)]
+    fn host_trim(&mut self, lun: u32, offset: u64, len: u64) -> u64 {
+        if let Some(pc) = self.w.page_cache.as_mut() {
+            pc.invalidate(lun, offset, len);
+        }
+        self.trim_lun(lun as usize, offset, len, self.now)
+    }
+
+    /// A trim through a LUN from time `t`: the per-command costs of its path (the host's,
+    /// the links', the controller's for a write command: a trim is one of its commands) and
+    /// then its array's. When the last piece ends.
+    fn trim_lun(&mut self, lun: usize, offset: u64, len: u64, t: u64) -> u64 {
+        let (luns, res) = (&self.w.luns, &mut self.w.res);
+        let l = &luns[lun];
+        let mut t = t;
+        for &(r, ns) in &l.cmd_path {
+            t = res[r].reserve(t, ns);
+        }
+        if let Some((cpu, ns)) = l.ctrl_cmd {
+            t = res[cpu].reserve(t, ns[1]);
+        }
+        let (array, at) = (l.array, l.offset + offset);
+        self.trim_array(array, at, len, t)
+    }
+
+    /// A trim of an array's logical range from time `t`: the member ranges md would discard
+    /// (the shared planner's [`raidlab_geometry::trim_extents`]: every piece and copy, whole
+    /// stripes of parity levels), each to its drive (a controller's array) or member LUN (a
+    /// host array), all at once. What a controller's cache holds of the range is left to be
+    /// written as it would have been (a simplification). When the last ends.
+    fn trim_array(&mut self, a: usize, offset: u64, len: u64, t: u64) -> u64 {
+        let arr = &self.w.arrays[a];
+        let missing = arr.geom.missing(offset, len);
+        let extents = raidlab_geometry::trim_extents(arr.geom.geo(), offset, len, missing)
+            .expect("a trim inside its array (the job's region is checked against its LUN)");
+        let on_drives = arr.ctrl.is_some();
+        let members = arr.members.clone();
+        let mut done = t;
+        for e in extents {
+            let m = members[e.at.member as usize];
+            let end = if on_drives {
+                let disk = &mut self.w.disks[m];
+                let flash = self.w.models[disk.model]
+                    .ssd
+                    .as_ref()
+                    .expect("trims reach flash drives only (checked before the run)");
+                t + flash.trim(&mut disk.state.ssd, t, e.at.offset, e.len)
+            } else {
+                self.trim_lun(m, e.at.offset, e.len, t)
+            };
+            done = done.max(end);
+        }
+        done
+    }
+
     /// A direct write on a host with a page cache: the cached pages it covers are stale.
     #[inline(never)]
     fn direct_write_past_cache(&mut self, io: u32) {
@@ -1798,6 +1898,7 @@ impl<'w> Engine<'w> {
             offset: b.offset,
             len: b.len,
             write: b.write,
+            trim: false,
             issued: self.now,
             parent: b.id,
             waiting: 0,
@@ -3086,6 +3187,7 @@ impl<'w> Engine<'w> {
                 offset: m.offset,
                 len: m.len,
                 write,
+                trim: false,
                 issued: t,
                 parent: join,
                 waiting: 0,

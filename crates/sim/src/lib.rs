@@ -368,12 +368,6 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
-        if s.trims() {
-            return Err(SimError::usage(format!(
-                "job '{}': the simulator does not model trims (discards) yet: its drives and controllers have no TRIM/UNMAP (valid for sim: targets: read, write and mixed patterns; a trace's trims left out with replay_skip=trim)",
-                s.name
-            )));
-        }
         if s.file_append {
             return Err(SimError::usage(format!(
                 "job '{}': file_append writes after a file's end, and a sim: target is a LUN with no end to append at (valid: offset)",
@@ -471,6 +465,25 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
         }
     }
+    // Trims reach flash drives only: a disk drive takes no TRIM (nor UNMAP).
+    for p in &planned {
+        let s = &specs[p.spec];
+        if !s.trims() {
+            continue;
+        }
+        for &l in &p.luns {
+            if let Some(d) = world
+                .drives_under(l)
+                .into_iter()
+                .find(|&d| world.models[world.disks[d].model].ssd.is_none())
+            {
+                return Err(SimError::usage(format!(
+                    "job '{}' trims {}, whose drive {} is a disk drive, which takes no TRIM (valid: trims on LUNs of flash drives; a trace's trims left out with replay_skip=trim)",
+                    s.name, p.target, world.disks[d].name
+                )));
+            }
+        }
+    }
     // Stonewall groups.
     // Stonewall groups run one after another; `new_group` starts only a reporting group.
     let job_groups = raidlab_workload::job_groups(specs);
@@ -547,6 +560,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                         .collect(),
                 ))
             });
+            j.trims = s.trims();
             j.set_special();
             j.max_latency_ns = s.max_latency_ns;
             if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {
@@ -616,6 +630,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 engine: "sim".into(),
                 read: j.read,
                 write: j.write,
+                trim: j.trim,
                 sync: j.sync,
                 usr_cpu: 0.0,
                 sys_cpu: 0.0,

@@ -229,7 +229,7 @@ impl ArrayGeom {
         .unwrap_or(0)
     }
 
-    fn geo(&self) -> &raidlab_geometry::Geometry {
+    pub fn geo(&self) -> &raidlab_geometry::Geometry {
         self.g.as_ref().expect("ArrayGeom::finish not called")
     }
 

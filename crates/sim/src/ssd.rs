@@ -71,8 +71,20 @@
 //! - No SLC cache in steady state: a full drive has no dynamic SLC room left, and a static
 //!   one (a few GB) is long spent by sustained writes (assumption), so every page programs
 //!   at the direct rate.
-//! - Not modelled: trim, idle-time collection ahead of need, hot and cold data mixed within
-//!   the footprint.
+//! - Trims (`trim`): the controller takes a trim as any command (its command rate and
+//!   `command_us`) and only updates its mapping table: no die, channel or host transfer
+//!   (an assumption: datasheets give no trim latency; the mapping update is in the
+//!   controller's memory). In steady state, a granule of the footprint (below) trimmed
+//!   whole holds no valid data until it is written again: it is spare flash like the
+//!   drive's own. With a share T of the user capacity so released, the footprint's spare is
+//!   (s + T) / f — trimming what a file system does not use gives the data it does use the
+//!   write amplification of a drive with that much more over-provisioning (the effect SNIA's
+//!   test specification warns of when a drive is not purged). Trimmed space is counted in
+//!   64ths of a granule (1/16384 of the drive): a trim releases the ones it covers whole, a
+//!   write takes back those it touches (a simplification: a 4 KiB write into a trimmed 64th
+//!   takes it all back).
+//! - Not modelled: idle-time collection ahead of need, hot and cold data mixed within the
+//!   footprint.
 
 use std::collections::VecDeque;
 
@@ -180,6 +192,13 @@ pub struct SsdState {
     hot_granules: u64,
     hot_span: u64,
     hot_fx: u64,
+    /// Steady state: the parts of each granule (a 64th each: word g's bits are granule g's)
+    /// trimmed whole and not written since, and how many; the charge is worked out again
+    /// when it changes. Empty until the first trim.
+    trimmed_map: Vec<u64>,
+    trimmed_parts: u64,
+    /// Trim commands taken.
+    pub trims: u64,
     /// Steady state: bytes the host wrote, and bytes garbage collection copied.
     pub host_bytes: u64,
     pub copied_bytes: u64,
@@ -418,6 +437,20 @@ impl SsdModel {
         }
     }
 
+    /// Serve a trim of `len` bytes at `offset` that reaches the drive at `t`: the
+    /// controller takes it in its turn among commands and updates its mapping (the module's
+    /// doc); in steady state the granules it covers whole become spare. The time until it
+    /// completes, ns (at least 1).
+    pub fn trim(&self, st: &mut SsdState, t: u64, offset: u64, len: u64) -> u64 {
+        let taken = t.max(st.command_free);
+        st.command_free = taken + self.command_gap_ns;
+        st.trims += 1;
+        if let Some(gc) = &self.gc {
+            gc.trimmed(st, offset, len);
+        }
+        (taken + self.command_ns - t).max(1)
+    }
+
     /// Serve a command that starts at `t`: book its dies, channels and host side; the time
     /// until it completes, ns (at least 1).
     pub fn service(&self, st: &mut SsdState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
@@ -606,12 +639,29 @@ impl Gc {
         st.hot_lo = st.hot_lo.min(offset);
         st.hot_hi = st.hot_hi.max(offset + len);
         let last = ((offset + len.max(1) - 1) >> self.granule_shift).min(GRANULES - 1);
+        let mut untrimmed = false;
         for g in (offset >> self.granule_shift).min(last)..=last {
             let (word, bit) = (&mut st.hot_map[(g / 64) as usize], 1u64 << (g % 64));
             if *word & bit == 0 {
                 *word |= bit;
                 st.hot_granules += 1;
             }
+        }
+        // (The trimmed parts it writes hold valid data again.)
+        if st.trimmed_parts > 0 {
+            let shift = self.granule_shift - 6;
+            let last = ((offset + len.max(1) - 1) >> shift).min(GRANULES * 64 - 1);
+            for p in (offset >> shift).min(last)..=last {
+                let (word, bit) = (&mut st.trimmed_map[(p / 64) as usize], 1u64 << (p % 64));
+                if *word & bit != 0 {
+                    *word &= !bit;
+                    st.trimmed_parts -= 1;
+                    untrimmed = true;
+                }
+            }
+        }
+        if untrimmed {
+            st.hot_fx = self.copy_fx_over(st.hot_span, st.trimmed_parts);
         }
         let span = (st.hot_hi - st.hot_lo)
             .min(st.hot_granules << self.granule_shift)
@@ -620,7 +670,7 @@ impl Gc {
         if span > st.hot_span + st.hot_span / 64 || (span == self.user_bytes && span > st.hot_span)
         {
             st.hot_span = span;
-            st.hot_fx = self.copy_fx_over(span);
+            st.hot_fx = self.copy_fx_over(span, st.trimmed_parts);
         }
         if len <= self.superblock {
             st.hot_fx
@@ -630,14 +680,57 @@ impl Gc {
     }
 
     /// Bytes copied per random host byte, × 2^16, for random writes over `span` bytes of
-    /// the drive: A - 1 at a spare of s / f, f = `span` of the user capacity (the module's
-    /// doc).
-    fn copy_fx_over(&self, span: u64) -> u64 {
-        if span >= self.user_bytes {
+    /// the drive with `trimmed` 64ths of granules trimmed: A - 1 at a spare of (s + T) / f,
+    /// f = `span` of the user capacity, T the trimmed parts' share (the module's doc).
+    fn copy_fx_over(&self, span: u64, trimmed: u64) -> u64 {
+        if span >= self.user_bytes && trimmed == 0 {
             return self.copy_fx;
         }
-        let f = (span as f64 / self.user_bytes as f64).max(1e-12);
-        copy_fx_of(greedy_amplification(self.spare / f))
+        let t = ((trimmed << (self.granule_shift - 6)) as f64 / self.user_bytes as f64).min(1.0);
+        let f = (span.min(self.user_bytes) as f64 / self.user_bytes as f64)
+            .min(1.0 - t)
+            .max(1e-12);
+        copy_fx_of(greedy_amplification((self.spare + t) / f))
+    }
+
+    /// A trim of `len` bytes at `offset`: the 64ths of granules it covers whole hold no
+    /// valid data until written again, and a granule so trimmed in every part leaves the
+    /// footprint.
+    fn trimmed(&self, st: &mut SsdState, offset: u64, len: u64) {
+        let shift = self.granule_shift - 6;
+        let first = offset.div_ceil(1 << shift);
+        let end = ((offset + len) >> shift).min(GRANULES * 64);
+        if first >= end {
+            return;
+        }
+        if st.trimmed_map.is_empty() {
+            st.trimmed_map = vec![0; GRANULES as usize];
+        }
+        let mut changed = false;
+        for p in first..end {
+            let g = p / 64;
+            let (word, bit) = (&mut st.trimmed_map[g as usize], 1u64 << (p % 64));
+            if *word & bit == 0 {
+                *word |= bit;
+                st.trimmed_parts += 1;
+                changed = true;
+                if *word == u64::MAX {
+                    let (hot, bit) = (&mut st.hot_map[(g / 64) as usize], 1u64 << (g % 64));
+                    if *hot & bit != 0 {
+                        *hot &= !bit;
+                        st.hot_granules -= 1;
+                    }
+                }
+            }
+        }
+        if changed {
+            // The footprint as the writes left it, less what was trimmed.
+            st.hot_span = st
+                .hot_span
+                .min(st.hot_granules << self.granule_shift)
+                .min(self.user_bytes);
+            st.hot_fx = self.copy_fx_over(st.hot_span, st.trimmed_parts);
+        }
     }
 }
 
@@ -819,5 +912,99 @@ mod tests {
         scatter(&fresh, &mut st, 1000);
         assert_eq!(st.copied_bytes, 0);
         assert!(fresh.gc().is_none() && fresh.steady_random_write_bound().is_none());
+    }
+
+    /// A trim is a command and nothing more: it waits its turn at the controller's command
+    /// rate and ends `command_us` later, whatever its length. On a steady drive whose whole
+    /// capacity is hot, trimming the upper half makes it spare: random writes over the lower
+    /// half then copy A - 1 at a spare of (s + T) / f (about (s + ½) / ½), not the whole
+    /// drive's; writing into
+    /// a trimmed part makes it data again. A trim releases the 64ths of granules it covers
+    /// whole.
+    #[test]
+    fn trims_cost_a_command_and_trimmed_space_is_spare() {
+        let mut s = crate::catalog::find("nvme-tlc-1tb").unwrap();
+        let fresh = SsdModel::new(&s, true);
+        let mut st = fresh.state();
+        let one = fresh.trim(&mut st, 0, 0, 4096);
+        let long = fresh.trim(&mut st, 0, 0, 1 << 30);
+        assert_eq!(one, fresh.command_ns.max(1));
+        assert_eq!(
+            long,
+            fresh.command_ns + fresh.command_gap_ns,
+            "in turn behind the first"
+        );
+        assert_eq!((st.trims, st.die_busy_ns), (2, 0));
+
+        s.ssd_state = FlashState::Steady;
+        let m = SsdModel::new(&s, true);
+        let gc = m.gc().unwrap();
+        let cap = s.capacity_bytes;
+        let granule = 1u64 << gc.granule_shift;
+        let spread = |st: &mut SsdState| {
+            let step = cap / GRANULES / 4096 * 4096;
+            for k in 0..GRANULES {
+                m.service(st, 0, k * step, 4096, true);
+            }
+            m.service(st, 0, cap - 4096, 4096, true);
+        };
+        // Random 4 KiB writes over the lower half, each in a granule of its own in turn.
+        let lower = |st: &mut SsdState, n: u64| {
+            let (copied, host) = (st.copied_bytes, st.host_bytes);
+            for i in 0..n {
+                let g = i * 37 % (GRANULES / 2);
+                m.service(st, i * 10_000, g * granule + (i % 97) * 65_536, 4096, true);
+            }
+            (st.copied_bytes - copied) as f64 / (st.host_bytes - host) as f64
+        };
+        let mut plain = m.state();
+        spread(&mut plain);
+        let whole = lower(&mut plain, 20_000);
+        let mut trimmed = m.state();
+        spread(&mut trimmed);
+        let half = (GRANULES / 2) * granule;
+        m.trim(&mut trimmed, 0, half, cap - half);
+        let after = lower(&mut trimmed, 20_000);
+        // (Granules are a power of two: 233 of them cover this drive, and its upper half
+        // from granule 128 is 104 whole ones and 53 64ths of the last.)
+        let part = granule / 64;
+        let t = (trimmed.trimmed_parts * part) as f64 / cap as f64;
+        let f = ((trimmed.hot_granules * granule) as f64 / cap as f64).min(1.0);
+        assert_eq!(trimmed.trimmed_parts, cap / part - half / part);
+        assert_eq!(trimmed.hot_granules, 129);
+        let want = greedy_amplification((gc.spare + t) / f) - 1.0;
+        assert!((whole - (gc.amplification - 1.0)).abs() < 0.01, "{whole}");
+        assert!((after - want).abs() < 0.02, "{after} vs {want}");
+        assert!(after < whole / 2.0, "{after} vs {whole}");
+        // Writes back into the upper half: its granules hold data again.
+        for g in GRANULES / 2..GRANULES {
+            m.service(&mut trimmed, 0, g * granule, 4096, true);
+        }
+        let upper = cap.div_ceil(granule) - GRANULES / 2;
+        assert_eq!(
+            trimmed.trimmed_parts,
+            cap / part - half / part - upper,
+            "a write in each"
+        );
+        for g in GRANULES / 2..GRANULES {
+            for p in 0..64 {
+                m.service(
+                    &mut trimmed,
+                    0,
+                    g * granule + p * (granule / 64),
+                    4096,
+                    true,
+                );
+            }
+        }
+        assert_eq!(trimmed.trimmed_parts, 0);
+        let again = lower(&mut trimmed, 20_000);
+        assert!((again - whole).abs() < 0.01, "{again} vs {whole}");
+        // A trim inside one 64th of a granule releases nothing; of a granule but 8 KiB,
+        // 62 of its 64ths.
+        m.trim(&mut trimmed, 0, granule + 4096, granule / 64 - 8192);
+        assert_eq!(trimmed.trimmed_parts, 0);
+        m.trim(&mut trimmed, 0, granule + 4096, granule - 8192);
+        assert_eq!(trimmed.trimmed_parts, 62);
     }
 }

@@ -2367,6 +2367,20 @@ fn mb(x: f64) -> String {
 }
 
 impl World {
+    /// The drives under LUN `lun`: its array's, or for a host array's LUN, those of its
+    /// member LUNs.
+    pub fn drives_under(&self, lun: usize) -> Vec<usize> {
+        let a = &self.arrays[self.luns[lun].array];
+        if a.ctrl.is_some() {
+            a.members.clone()
+        } else {
+            a.members
+                .iter()
+                .flat_map(|&m| self.drives_under(m))
+                .collect()
+        }
+    }
+
     pub fn build(sys: &System) -> Result<World, SimError> {
         let c = &sys.cfg;
         let mut res = Vec::new();
