@@ -171,7 +171,7 @@ fn bad_replays_are_one_line() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec![format!("--read_iolog={trim}"), sim.clone()],
-            "the simulator does not model trims (discards) yet",
+            "whose drive ctrl/arc1680/raid5/disk0 is a disk drive, which takes no TRIM (valid: trims on LUNs of flash drives; a trace's trims left out with replay_skip=trim)",
         ),
         (
             vec![format!("--read_iolog={trim}"), format!("--filename={dir}/g")],

@@ -307,7 +307,7 @@ fn option_help(name: &str) -> &'static str {
     match name {
         "name" => "start a new job with this name (options before the first --name are global)",
         "rw" | "readwrite" => {
-            "read, write, randread, randwrite, rw/readwrite, randrw; PATTERN:N: a random offset every N requests (randread:8), or N bytes skipped after each (write:4k, read:-8k back)"
+            "read, write, randread, randwrite, rw/readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite (each block trimmed, then written); PATTERN:N: a random offset every N requests (randread:8), or N bytes skipped after each (write:4k, read:-8k back)"
         }
         "continue_on_error" => {
             "go on past an I/O error of this kind, counting it: none (default), read, write, io, verify, all"
@@ -318,17 +318,17 @@ fn option_help(name: &str) -> &'static str {
         "rw_sequencer" => {
             "with rw=randread:N, the requests after each random one go on from it (sequential, default) or repeat it (identical)"
         }
-        "bs" | "blocksize" => "block size, e.g. 4k, 1m; 'R,W' sets reads and writes apart",
-        "bssplit" => "weighted block sizes, e.g. 4k/10:64k/50:32k/40",
+        "bs" | "blocksize" => "block size, e.g. 4k, 1m; 'R,W' sets reads and writes (and trims) apart, 'R,W,T' trims too",
+        "bssplit" => "weighted block sizes, e.g. 4k/10:64k/50:32k/40; 'R,W[,T]' apart",
         "bsrange" | "blocksize_range" => {
-            "block sizes drawn from MIN-MAX, multiples of MIN, e.g. 4k-64k; 'R,W' apart"
+            "block sizes drawn from MIN-MAX, multiples of MIN, e.g. 4k-64k; 'R,W[,T]' apart"
         }
         "bs_unaligned" | "blocksize_unaligned" => "bsrange sizes need not be multiples of MIN",
         "random_distribution" => {
             "random offsets: random (default), zipf:THETA, pareto:H, normal:DEV (or gauss), [:CENTER]; zoned:ACCESS/SIZE%:..., zoned_abs:ACCESS/SIZE:..."
         }
         "percentage_random" => {
-            "percent of a random job's requests that are random, the rest sequential (N or R,W)"
+            "percent of a random job's requests that are random, the rest sequential (N or R,W[,T])"
         }
         "allrandrepeat" => "1: every random choice repeats run after run, even with randrepeat=0 (no seed is drawn)",
         "randrepeat" => {
