@@ -3610,6 +3610,52 @@ pub(crate) fn spec_from(opts: &[(&str, &str)]) -> JobSpec {
 mod tests {
     use super::*;
 
+    /// fio's trim patterns: read nothing, change what the target holds (so they need what
+    /// writes need), trim; `trimwrite` writes too. A third value of `bs` is the trims', else
+    /// they take the writes'. verify with them is refused in one line; an unknown pattern
+    /// lists every pattern.
+    #[test]
+    fn trim_patterns_and_their_sizes() {
+        for (name, writes_data, pairs) in [
+            ("trim", false, false),
+            ("randtrim", false, false),
+            ("trimwrite", true, true),
+            ("randtrimwrite", true, true),
+        ] {
+            let rw = RwMode::parse(name).unwrap();
+            assert_eq!(rw.name(), name);
+            assert!(rw.trims() && rw.writes(50), "{name}");
+            assert_eq!(rw.read_percent(50), 0, "{name}");
+            assert_eq!(rw.writes_data(50), writes_data, "{name}");
+            assert_eq!(rw.trim_then_write(), pairs, "{name}");
+            assert_eq!(rw.is_random(), name.starts_with("rand"), "{name}");
+        }
+        assert!(!RwMode::RandRw.trims());
+        let e = RwMode::parse("discard").unwrap_err();
+        assert!(
+            e.ends_with("trim, randtrim, trimwrite, randtrimwrite)"),
+            "{e}"
+        );
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "bs", Some("4k,64k")).unwrap();
+        assert_eq!(s.bs.trim, BsDist::fixed(65536));
+        apply_option(&mut s, "bs", Some("4k,64k,1m")).unwrap();
+        assert_eq!((s.bs.write.min(), s.bs.trim.min()), (65536, 1 << 20));
+        apply_option(&mut s, "bssplit", Some("4k/50:8k/50,16k,32k")).unwrap();
+        assert_eq!(s.bs.trim, BsDist::fixed(32768));
+        apply_option(&mut s, "filename", Some("/dev/sdz")).unwrap();
+        apply_option(&mut s, "rw", Some("randtrim")).unwrap();
+        apply_option(&mut s, "verify", Some("crc32c")).unwrap();
+        let e = s.validate().unwrap_err();
+        assert!(
+            e.message.contains(
+                "verify with rw=randtrim is refused: raidlab does not check trimmed blocks"
+            ),
+            "{}",
+            e.message
+        );
+    }
+
     /// fio's kb_base: sizes given after `kb_base=1000` read k, m, … as powers of 10 and
     /// KiB, MiB, … as powers of 2; those before it are read as they were (fio 3.33: with
     /// kb_base=1000 first, size=1m and bs=4k wrote 250 blocks of 4000 bytes).
