@@ -52,7 +52,21 @@ fn terse_fields_hold_the_json_values_at_fios_positions() {
     assert_eq!(lines.len(), 1);
     let f = &lines[0];
     let at = |n: usize| f[n - 1].as_str();
-    assert_eq!(f.len(), 121, "{f:?}");
+    // 121 fields, then nine for each modeled drive under the target, as for each disk fio
+    // sampled: its name, requests, merges, ticks, time in queue, utilization.
+    let disks = v["disk_util"].as_array().expect("disk_util");
+    assert!(!disks.is_empty());
+    assert_eq!(f.len(), 121 + 9 * disks.len(), "{f:?}");
+    for (k, d) in disks.iter().enumerate() {
+        let at = |n: usize| f[121 + 9 * k + n].as_str();
+        assert_eq!(at(0), d["name"].as_str().unwrap());
+        assert_eq!(num(at(1)), d["read_ios"].as_f64().unwrap());
+        assert!(
+            (num(at(8)) - d["util"].as_f64().unwrap()).abs() < 0.01,
+            "{}",
+            at(8)
+        );
+    }
     let r = &v["jobs"][0]["read"];
     assert_eq!([at(1), at(3)], ["3", "r"]);
     assert_eq!(at(2), v["fio version"].as_str().unwrap());

@@ -3526,7 +3526,7 @@ impl<'w> Engine<'w> {
                 disk.read_hits += 1;
                 disk.ios += 1;
                 self.member_ios += 1;
-                return self.command_done(d, end, m.len, false, join);
+                return self.command_done(d, t, end, m.len, false, join);
             }
         }
         let loc = model.loc_inline(m.offset);
@@ -3576,13 +3576,13 @@ impl<'w> Engine<'w> {
             disk.ios += 1;
             // A rewrite of data the buffer holds, and that the media is not writing now,
             // replaces it there: the media writes it once.
-            let (offset, len) = (r.offset, r.len);
+            let (offset, len, arrived) = (r.offset, r.len, r.ready);
             let rewrite = wc.holds(offset, len)
                 && !disk.active.iter().any(|(_, a)| {
                     a.join == HELD && a.offset < offset + len && offset < a.offset + a.len
                 });
             if rewrite {
-                self.command_done(d, end, len, true, join);
+                self.command_done(d, arrived, end, len, true, join);
                 continue;
             }
             // The media writes it once its data has arrived.
@@ -3591,7 +3591,7 @@ impl<'w> Engine<'w> {
             // (What the media is on ends before the data is in: the drive looks again then.
             // Looking again as the media's command ends would find nothing ready.)
             let idle_by_then = disk.active.iter().all(|&(t, _)| t < end);
-            self.command_done(d, end, len, true, join);
+            self.command_done(d, arrived, end, len, true, join);
             if idle_by_then {
                 self.at(end, Ev::DiskDone(d as u32 | 0x8000_0000));
             }
@@ -3616,21 +3616,29 @@ impl<'w> Engine<'w> {
             };
             let end = buffer_serve(&mut disk.buffer_free, now, model.accept_ns(r.len));
             disk.ios += 1;
-            self.command_done(d, end, r.len, false, r.join);
+            self.command_done(d, r.ready, end, r.len, false, r.join);
         }
     }
 
     /// A drive's command is done at `at` (from the media, or from its buffer: a write taken
     /// in, a read of held data): it leaves the drive's count of queued commands, its data
     /// crosses the back-end bus, and whoever waits on `join` is told.
-    fn command_done(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
-        self.command_done_inline(d, at, len, write, join)
+    fn command_done(&mut self, d: usize, arrived: u64, at: u64, len: u64, write: bool, join: u32) {
+        self.command_done_inline(d, arrived, at, len, write, join)
     }
 
     /// [`Engine::command_done`], inline where a drive's media completes a command (once per
     /// member I/O).
     #[inline(always)]
-    fn command_done_inline(&mut self, d: usize, at: u64, len: u64, write: bool, join: u32) {
+    fn command_done_inline(
+        &mut self,
+        d: usize,
+        arrived: u64,
+        at: u64,
+        len: u64,
+        write: bool,
+        join: u32,
+    ) {
         let disk = &self.w.disks[d];
         let backend = disk.backend;
         self.w.arrays[disk.array].drive_cmds -= 1;
@@ -3644,6 +3652,11 @@ impl<'w> Engine<'w> {
             }
             None => at,
         };
+        debug_assert!(t >= arrived, "a command completes after it arrives");
+        let done = &mut self.w.disks[d].done[usize::from(write)];
+        done.ios += 1;
+        done.bytes += len;
+        done.ticks_ns += t - arrived;
         self.signal(join, t);
     }
 
@@ -3749,7 +3762,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let i = disk.active.iter().position(|(t, _)| *t == now).unwrap_or(0);
         let r = &disk.active[i].1;
-        let (len, write, join) = (r.len, r.write, r.join);
+        let (len, write, join, arrived) = (r.len, r.write, r.join, r.ready);
         if join == HELD {
             // The media has written data the write cache held: its room is free again.
             let (_, r) = disk.active.swap_remove(i);
@@ -3768,7 +3781,7 @@ impl<'w> Engine<'w> {
             disk.active[i] = disk.active[last];
         }
         disk.active.truncate(last);
-        self.command_done_inline(d, now, len, write, join);
+        self.command_done_inline(d, arrived, now, len, write, join);
         self.dispatch(d);
     }
 }

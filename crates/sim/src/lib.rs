@@ -498,6 +498,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let mut group_extras: Vec<SimExtras> = Vec::new();
     let mut result_group: Vec<usize> = Vec::new();
     let system_name = path.display().to_string();
+    // The drives' counters as the run starts, for fio's disk statistics (`disk_stats`).
+    let disks_before = DiskCounters::take(&world);
     let mut engine = Engine::new(&mut world);
     for grp in 0..=g {
         let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
@@ -671,11 +673,23 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         events: engine.events,
         host_ios: engine.host_ios,
     };
+    let run_end = engine.now;
     drop(engine);
+    let disk_util = disk_stats(
+        &world,
+        &disks_before,
+        &DiskCounters::take(&world),
+        run_end,
+        &planned
+            .iter()
+            .filter(|p| specs[p.spec].disk_util)
+            .flat_map(|p| p.luns.iter().copied())
+            .collect::<Vec<_>>(),
+    );
     for (r, &gi) in results.iter_mut().zip(&result_group) {
         r.sim = Some(group_extras[gi].clone());
         // Host CPU share of this run, as percent of one CPU (the model's per-I/O cost).
-        let ios = r.read.total_ios + r.write.total_ios;
+        let ios = r.read.total_ios + r.write.total_ios + r.trim.total_ios;
         if r.elapsed_ns > 0 {
             r.sys_cpu = 100.0 * (ios as f64 * world.host_io_ns as f64) / r.elapsed_ns as f64;
         }
@@ -700,11 +714,75 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             version: format!("raidlab-{}", env!("CARGO_PKG_VERSION")),
             timestamp: 0,
             jobs: results,
-            // (The modeled drives' work is in each job's components.)
-            disk_util: Vec::new(),
+            disk_util,
         },
         work,
     ))
+}
+
+/// The drives' completed commands and busy time at one moment of virtual time.
+struct DiskCounters {
+    done: Vec<[world::DoneCount; 2]>,
+    busy: Vec<u64>,
+}
+
+impl DiskCounters {
+    fn take(w: &World) -> DiskCounters {
+        DiskCounters {
+            done: w.disks.iter().map(|d| d.done).collect(),
+            busy: w
+                .disks
+                .iter()
+                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
+                .collect(),
+        }
+    }
+}
+
+/// fio's disk statistics of the modeled drives under `luns` (each drive once, in the
+/// system's order) over the run, from `before` to `after`, `elapsed` ns of virtual time: each
+/// drive's commands completed to its controller or host per direction, their bytes, their
+/// times from arrival at the drive to completion (`ticks`; `in_queue` their sum, as the
+/// kernel's time in queue sums its requests' times), and its busy time (a disk drive's
+/// service and read-ahead time, a flash drive's die time over its dies: the utilization its
+/// component shows). The drives merge nothing.
+fn disk_stats(
+    w: &World,
+    before: &DiskCounters,
+    after: &DiskCounters,
+    elapsed: u64,
+    luns: &[usize],
+) -> Vec<raidlab_result::schema::DiskUtil> {
+    let mut drives: Vec<usize> = luns.iter().flat_map(|&l| w.drives_under(l)).collect();
+    drives.sort_unstable();
+    drives.dedup();
+    drives
+        .into_iter()
+        .map(|d| {
+            let (b, a) = (before.done[d], after.done[d]);
+            let diff = |k: usize| world::DoneCount {
+                ios: a[k].ios - b[k].ios,
+                bytes: a[k].bytes - b[k].bytes,
+                ticks_ns: a[k].ticks_ns - b[k].ticks_ns,
+            };
+            let (r, wr) = (diff(0), diff(1));
+            let servers = w.models[w.disks[d].model].servers().max(1) as u64;
+            raidlab_result::schema::DiskUtil {
+                name: w.disks[d].name.clone(),
+                read_ios: r.ios,
+                write_ios: wr.ios,
+                read_merges: 0,
+                write_merges: 0,
+                read_bytes: r.bytes,
+                write_bytes: wr.bytes,
+                read_ticks_ns: r.ticks_ns,
+                write_ticks_ns: wr.ticks_ns,
+                in_queue_ns: r.ticks_ns + wr.ticks_ns,
+                busy_ns: ((after.busy[d] - before.busy[d]) / servers).min(elapsed),
+                elapsed_ns: elapsed,
+            }
+        })
+        .collect()
 }
 
 /// Counters that grow over a run, taken when a stonewall group starts and when it ends: what

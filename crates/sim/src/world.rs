@@ -1188,6 +1188,18 @@ pub struct Disk {
     /// Reads given to the drive, and those served from its buffer's read segments.
     pub reads: u64,
     pub read_hits: u64,
+    /// Commands completed to the controller or host, reads then writes: how many, their
+    /// bytes, and their times from arrival at the drive to completion summed (the kernel's
+    /// disk statistics, fio's `Disk stats`).
+    pub done: [DoneCount; 2],
+}
+
+/// A drive's completed commands of one direction (see [`Disk::done`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DoneCount {
+    pub ios: u64,
+    pub bytes: u64,
+    pub ticks_ns: u64,
 }
 
 /// A command a drive serves from its buffer, without the media (a write taken into the
@@ -2613,6 +2625,7 @@ impl World {
                         backend: ctrl_res[ci].backend,
                         busy_ns: 0,
                         ios: 0,
+                        done: [DoneCount::default(); 2],
                         wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
                             || WriteCache {
                                 held: DriveQueue::held(a.disk_queue_depth().max(1) as usize),

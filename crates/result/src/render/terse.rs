@@ -15,9 +15,9 @@
 //!
 //! Fields raidlab does not measure are written as fio writes a zero value: submission
 //! latency (measured together with completion latency), `ctx`, `majf`, `minf`, and CPU usage
-//! of a simulated job except the modelled host's system share. Disk utilisation, which fio
-//! appends for each disk it sampled, is not sampled, so no disk fields follow (as fio's
-//! line for a file on tmpfs).
+//! of a simulated job except the modelled host's system share. Nine fields follow for each
+//! disk of the run (`RunResult::disk_util`, a simulated run's modeled drives too), as fio
+//! appends them for each disk it sampled; none for a file on tmpfs, as in fio.
 
 use super::{bw_agg_pct, group_agg_bytes, iodepth_percentages, latency_distribution};
 use crate::histogram::LatencyHistogram;
