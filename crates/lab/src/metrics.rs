@@ -23,7 +23,14 @@ pub const METRIC_NAMES: &[&str] = &[
     "sys_cpu",
     LATENCY_DEPTH,
     DISK_UTIL,
+    TRIM_MB_S,
+    TRIM_IOPS,
 ];
+
+/// The metrics of a run whose jobs trimmed: the trims' rate, decimal MB/s, and IOPS (the
+/// trims count in `mb_s` and `iops` too).
+pub const TRIM_MB_S: &str = "trim_mb_s";
+pub const TRIM_IOPS: &str = "trim_iops";
 
 /// The metric only a run with fio's latency-target mode has: the depths its jobs settled on,
 /// summed (the queue the system held at the target).
@@ -70,6 +77,11 @@ pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
     if let Some(d) = depth {
         m.insert(LATENCY_DEPTH.to_string(), d);
     }
+    if r.jobs.iter().any(|j| j.trim.total_ios > 0) {
+        let s = r.aggregate().summary();
+        m.insert(TRIM_MB_S.to_string(), s.trim_bw_bytes / 1e6);
+        m.insert(TRIM_IOPS.to_string(), s.trim_iops);
+    }
     let measured = r.disk_util.iter().map(|d| d.utilization());
     let modeled = r
         .jobs
@@ -94,7 +106,7 @@ mod tests {
         let mut names: Vec<&str> = METRIC_NAMES
             .iter()
             .copied()
-            .filter(|n| *n != LATENCY_DEPTH && *n != DISK_UTIL)
+            .filter(|n| ![LATENCY_DEPTH, DISK_UTIL, TRIM_MB_S, TRIM_IOPS].contains(n))
             .collect();
         names.sort();
         assert_eq!(m.keys().map(String::as_str).collect::<Vec<_>>(), names);
@@ -134,6 +146,30 @@ mod tests {
 
     /// The busiest disk's utilization in percent: a measured run's from its disks' counters,
     /// a simulated one's from its modeled drives (not its links or controllers).
+    /// A run that trimmed has the trims' rate apart (they count in `mb_s` and `iops` too);
+    /// one that did not has no such metrics.
+    #[test]
+    fn trims_have_metrics_of_their_own() {
+        let mut r = RunResult::default();
+        let mut j = raidlab_result::JobResult {
+            instances: 1,
+            ..Default::default()
+        };
+        j.write.io_bytes = 30_000_000;
+        j.write.total_ios = 30;
+        j.write.runtime_ns = 1_000_000_000;
+        r.jobs.push(j.clone());
+        assert!(!of_run(&r).contains_key(TRIM_MB_S) && !of_run(&r).contains_key(TRIM_IOPS));
+        r.jobs[0].trim.io_bytes = 20_000_000;
+        r.jobs[0].trim.total_ios = 10;
+        r.jobs[0].trim.runtime_ns = 1_000_000_000;
+        let m = of_run(&r);
+        assert!((m[TRIM_MB_S] - 20.0).abs() < 1e-9, "{m:?}");
+        assert!((m[TRIM_IOPS] - 10.0).abs() < 1e-9, "{m:?}");
+        assert!((m["mb_s"] - 50.0).abs() < 1e-9, "{m:?}");
+        assert!((m["write_mb_s"] - 30.0).abs() < 1e-9, "{m:?}");
+    }
+
     #[test]
     fn the_busiest_disk_is_the_runs_disk_util() {
         let mut r = RunResult::default();

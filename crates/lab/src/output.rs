@@ -4,7 +4,7 @@
 //! metric (`mb_s_min`, `mb_s_median`, …, `mb_s_ci95_high`).
 
 use crate::campaign::Outcome;
-use crate::metrics::{DISK_UTIL, LATENCY_DEPTH};
+use crate::metrics::{DISK_UTIL, LATENCY_DEPTH, TRIM_IOPS, TRIM_MB_S};
 use std::fmt::Write;
 
 /// Metrics printed per point (mean over repetitions): the rates and latencies that lead
@@ -47,8 +47,12 @@ fn num(v: Option<f64>) -> String {
 
 /// Metrics only some runs have, each a column only when a point has it: its name, its
 /// head in the text table, and the digits shown there.
-const OPTIONAL: &[(&str, &str, usize)] =
-    &[(LATENCY_DEPTH, "depth", 0), (DISK_UTIL, "disk util %", 1)];
+const OPTIONAL: &[(&str, &str, usize)] = &[
+    (LATENCY_DEPTH, "depth", 0),
+    (DISK_UTIL, "disk util %", 1),
+    (TRIM_MB_S, "trim MB/s", 1),
+    (TRIM_IOPS, "trim IOPS", 0),
+];
 
 /// The column names of [`csv`] (the [`OPTIONAL`] metrics `shown` after the others).
 pub fn csv_header(axes: &[String], stat_metric: &str, shown: &[&str]) -> Vec<String> {

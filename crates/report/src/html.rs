@@ -285,8 +285,9 @@ fn figure(h: &mut String, meta: &ReportMeta, f: &PlacedFigure, number: usize) {
 }
 
 /// Known metrics in table order: (database name, column heading). A column shows when some
-/// point has its metric (a latency target's depth, the busiest disk's utilization).
-const METRICS: [(&str, &str); 7] = [
+/// point has its metric (a latency target's depth, the busiest disk's utilization, the
+/// trims' rate).
+const METRICS: [(&str, &str); 9] = [
     ("mb_s", "MB/s"),
     ("mib_s", "MiB/s"),
     ("iops", "IOPS"),
@@ -294,6 +295,8 @@ const METRICS: [(&str, &str); 7] = [
     ("lat_p99_us", "lat p99 µs"),
     ("latency_depth", "depth"),
     ("disk_util", "disk util %"),
+    ("trim_mb_s", "trim MB/s"),
+    ("trim_iops", "trim IOPS"),
 ];
 
 fn points_table(h: &mut String, meta: &ReportMeta, c: &Campaign) {

@@ -798,6 +798,8 @@ impl JobResult {
             write_bw_bytes: self.write.bw_bytes(),
             read_iops: self.read.iops(),
             write_iops: self.write.iops(),
+            trim_bw_bytes: self.trim.bw_bytes(),
+            trim_iops: self.trim.iops(),
             lat_mean_us: lat.mean() / 1e3,
             lat_p50_us: lat.percentile(50.0) as f64 / 1e3,
             lat_p99_us: lat.percentile(99.0) as f64 / 1e3,
@@ -822,6 +824,10 @@ pub struct Summary {
     pub write_bw_bytes: f64,
     pub read_iops: f64,
     pub write_iops: f64,
+    #[serde(default)]
+    pub trim_bw_bytes: f64,
+    #[serde(default)]
+    pub trim_iops: f64,
     pub lat_mean_us: f64,
     pub lat_p50_us: f64,
     pub lat_p99_us: f64,
