@@ -1763,9 +1763,10 @@ impl<'w> Engine<'w> {
         }
     }
 
-    /// A host trim of `len` bytes at `offset` of `lun`, issued now: what the page cache
-    /// holds of the range is dropped (as the kernel drops it for a discard), and the trim
-    /// goes down the LUN's path as a command without data. When it ends.
+    /// A host trim of `len` bytes at `offset` of `lun`, issued now: the page cache's clean
+    /// pages of the range are dropped (as the kernel drops them for a discard; dirty ones
+    /// stay to be written back, a simplification), and the trim goes down the LUN's path as
+    /// a command without data. When it ends.
     #[cold]
     #[inline(never)]
     fn host_trim(&mut self, lun: u32, offset: u64, len: u64) -> u64 {
