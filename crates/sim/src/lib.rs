@@ -498,8 +498,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let mut group_extras: Vec<SimExtras> = Vec::new();
     let mut result_group: Vec<usize> = Vec::new();
     let system_name = path.display().to_string();
-    // The drives' counters as the run starts, for fio's disk statistics (`disk_stats`).
-    let disks_before = DiskCounters::take(&world);
+    // The drives' counters around each stonewall group, for fio's disk statistics
+    // (`disk_stats`), with the group's virtual time simulated and extended.
+    let mut disk_groups: Vec<DiskSpan> = Vec::new();
     let mut engine = Engine::new(&mut world);
     for grp in 0..=g {
         let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
@@ -610,7 +611,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         engine.steady = steady_judges(&members, specs, &job_groups);
         let t0 = engine.now;
         let before = Usage::take(engine.w, t0, engine.member_ios);
+        let disks_before = DiskCounters::take(engine.w);
         let reason = engine.run(&mut jobs, &cfg.convergence);
+        disk_groups.push(DiskSpan {
+            before: disks_before,
+            after: DiskCounters::take(engine.w),
+            simulated_ns: engine.now - t0,
+            extended_ns: jobs.iter().map(|j| j.extrapolated_ns).max().unwrap_or(0),
+        });
         // Each judge's report, on its last member's result.
         let mut steady_reports: Vec<Option<raidlab_result::SteadyReport>> = vec![None; jobs.len()];
         for ss in std::mem::take(&mut engine.steady) {
@@ -673,13 +681,10 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         events: engine.events,
         host_ios: engine.host_ios,
     };
-    let run_end = engine.now;
     drop(engine);
     let disk_util = disk_stats(
         &world,
-        &disks_before,
-        &DiskCounters::take(&world),
-        run_end,
+        &disk_groups,
         &planned
             .iter()
             .filter(|p| specs[p.spec].disk_util)
@@ -739,18 +744,26 @@ impl DiskCounters {
     }
 }
 
+/// One stonewall group's drive counters: as it started and as it ended, the virtual time it
+/// simulated, and the time its jobs were extended by at a steady rate (the longest).
+struct DiskSpan {
+    before: DiskCounters,
+    after: DiskCounters,
+    simulated_ns: u64,
+    extended_ns: u64,
+}
+
 /// fio's disk statistics of the modeled drives under `luns` (each drive once, in the
-/// system's order) over the run, from `before` to `after`, `elapsed` ns of virtual time: each
-/// drive's commands completed to its controller or host per direction, their bytes, their
-/// times from arrival at the drive to completion (`ticks`; `in_queue` their sum, as the
-/// kernel's time in queue sums its requests' times), and its busy time (a disk drive's
-/// service and read-ahead time, a flash drive's die time over its dies: the utilization its
-/// component shows). The drives merge nothing.
+/// system's order) over the run's groups: each drive's commands completed to its controller
+/// or host per direction, their bytes, their times from arrival at the drive to completion
+/// (`ticks`; `in_queue` their sum, as the kernel's time in queue sums its requests' times),
+/// and its busy time (a disk drive's service and read-ahead time, a flash drive's die time
+/// over its dies: the utilization its component shows). The drives merge nothing. A group
+/// stopped early at a steady rate and extended has its drives' figures extended alike (the
+/// part simulated scaled to the group's whole time), as its jobs' are.
 fn disk_stats(
     w: &World,
-    before: &DiskCounters,
-    after: &DiskCounters,
-    elapsed: u64,
+    groups: &[DiskSpan],
     luns: &[usize],
 ) -> Vec<raidlab_result::schema::DiskUtil> {
     let mut drives: Vec<usize> = luns.iter().flat_map(|&l| w.drives_under(l)).collect();
@@ -759,28 +772,30 @@ fn disk_stats(
     drives
         .into_iter()
         .map(|d| {
-            let (b, a) = (before.done[d], after.done[d]);
-            let diff = |k: usize| world::DoneCount {
-                ios: a[k].ios - b[k].ios,
-                bytes: a[k].bytes - b[k].bytes,
-                ticks_ns: a[k].ticks_ns - b[k].ticks_ns,
-            };
-            let (r, wr) = (diff(0), diff(1));
             let servers = w.models[w.disks[d].model].servers().max(1) as u64;
-            raidlab_result::schema::DiskUtil {
+            let mut u = raidlab_result::schema::DiskUtil {
                 name: w.disks[d].name.clone(),
-                read_ios: r.ios,
-                write_ios: wr.ios,
-                read_merges: 0,
-                write_merges: 0,
-                read_bytes: r.bytes,
-                write_bytes: wr.bytes,
-                read_ticks_ns: r.ticks_ns,
-                write_ticks_ns: wr.ticks_ns,
-                in_queue_ns: r.ticks_ns + wr.ticks_ns,
-                busy_ns: ((after.busy[d] - before.busy[d]) / servers).min(elapsed),
-                elapsed_ns: elapsed,
+                ..Default::default()
+            };
+            for g in groups {
+                let whole = g.simulated_ns + g.extended_ns;
+                // (Counts scaled exactly in integers: the part simulated × whole / simulated.)
+                let scale = |x: u64| {
+                    (u128::from(x) * u128::from(whole) / u128::from(g.simulated_ns.max(1))) as u64
+                };
+                let (b, a) = (g.before.done[d], g.after.done[d]);
+                u.read_ios += scale(a[0].ios - b[0].ios);
+                u.write_ios += scale(a[1].ios - b[1].ios);
+                u.read_bytes += scale(a[0].bytes - b[0].bytes);
+                u.write_bytes += scale(a[1].bytes - b[1].bytes);
+                u.read_ticks_ns += scale(a[0].ticks_ns - b[0].ticks_ns);
+                u.write_ticks_ns += scale(a[1].ticks_ns - b[1].ticks_ns);
+                let busy = (g.after.busy[d] - g.before.busy[d]) / servers;
+                u.busy_ns += scale(busy.min(g.simulated_ns));
+                u.elapsed_ns += whole;
             }
+            u.in_queue_ns = u.read_ticks_ns + u.write_ticks_ns;
+            u
         })
         .collect()
 }

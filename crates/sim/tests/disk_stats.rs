@@ -51,8 +51,7 @@ fn a_drive_counts_the_commands_it_completes() {
 #[test]
 fn raid5_writes_show_their_pre_reads_at_the_drives() {
     let t = system("iometer2008/raid5-8d.toml");
-    // (Simulated to the end: a run stopped early at a steady rate extends its jobs' counts,
-    // and its drives' figures are those of the part simulated.)
+    // (Simulated to the end: the counts are then exact.)
     let whole_run = raidlab_sim::RunConfig {
         convergence: raidlab_sim::engine::Convergence {
             enabled: false,
@@ -98,4 +97,31 @@ fn raid5_writes_show_their_pre_reads_at_the_drives() {
         reads >= host && reads <= host * 11 / 10,
         "{reads} for {host}"
     );
+    // The same run stopped early at its steady rate and extended: the drives' figures are
+    // extended as the job's are, over the same time.
+    let s = spec(
+        &t,
+        &[
+            ("rw", "randread"),
+            ("bs", "8k"),
+            ("iodepth", "16"),
+            ("runtime", "2s"),
+            ("time_based", "1"),
+            ("direct", "1"),
+            ("offset", "8k"),
+            ("blockalign", "8k"),
+        ],
+    );
+    let c = raidlab_sim::run(&[s]).unwrap();
+    assert_eq!(c.jobs[0].sim.as_ref().unwrap().stop_reason, "converged");
+    let reads: u64 = c.disk_util.iter().map(|d| d.read_ios).sum();
+    let host = c.jobs[0].read.total_ios;
+    assert!(
+        reads * 10 >= host * 9 && reads <= host * 11 / 10,
+        "{reads} for {host}"
+    );
+    assert!(c
+        .disk_util
+        .iter()
+        .all(|d| d.elapsed_ns == c.jobs[0].elapsed_ns));
 }
