@@ -604,27 +604,14 @@ impl Member {
     /// range zeroed through its mapping instead: its pages stay allocated, so a store
     /// through the mapping never faults for a new page.
     pub fn trim_data(&self, offset: u64, len: u64) -> std::io::Result<()> {
-        use std::os::unix::io::AsRawFd;
         let at = self.data_offset + offset;
         if let Some(p) = self.mapped_for_write(at, len as usize) {
             // SAFETY: in bounds and allocated (checked); the range is this trim's alone.
             unsafe { std::ptr::write_bytes(p?, 0, len as usize) };
             return Ok(());
         }
-        // SAFETY: fallocate on a descriptor we hold, inside the member (KEEP_SIZE).
-        let rc = unsafe {
-            libc::fallocate(
-                self.file.as_raw_fd(),
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                at as libc::off_t,
-                len as libc::off_t,
-            )
-        };
-        if rc == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        Err(if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+        raidlab_engine::punch_hole(&self.file, at, len).map_err(|e| {
+            if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
             std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 format!(
@@ -632,8 +619,9 @@ impl Member {
                     self.path.display()
                 ),
             )
-        } else {
-            e
+            } else {
+                e
+            }
         })
     }
 

@@ -88,30 +88,20 @@ fn take_done(
 /// (a device that takes no discards: what its queue says).
 pub fn trim_file(file: &File, offset: u64, len: u64) -> io::Result<u64> {
     use std::os::unix::fs::FileTypeExt;
-    let fd = file.as_raw_fd();
     let block = file.metadata()?.file_type().is_block_device();
     let r = if block {
         // BLKDISCARD = _IO(0x12, 119), linux/fs.h; its argument is {start, length} in bytes.
         const BLKDISCARD: libc::c_ulong = 0x1277;
         let range: [u64; 2] = [offset, len];
         // SAFETY: the ioctl reads two u64s from `range`, which lives across the call.
-        unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) }
-    } else {
-        // SAFETY: fallocate on a descriptor we own.
-        unsafe {
-            libc::fallocate(
-                fd,
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                len as libc::off_t,
-            )
+        match unsafe { libc::ioctl(file.as_raw_fd(), BLKDISCARD, range.as_ptr()) } {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
         }
+    } else {
+        punch_hole(file, offset, len)
     };
-    if r == 0 {
-        return Ok(len);
-    }
-    let e = io::Error::last_os_error();
-    Err(match e.raw_os_error() {
+    r.map(|()| len).map_err(|e| match e.raw_os_error() {
         Some(libc::EOPNOTSUPP) if block => io::Error::new(
             e.kind(),
             "the device takes no discards (its queue/discard_max_bytes is 0)",
@@ -122,6 +112,26 @@ pub fn trim_file(file: &File, offset: u64, len: u64) -> io::Result<u64> {
         ),
         _ => e,
     })
+}
+
+/// fallocate(2)'s PUNCH_HOLE over `len` bytes at `offset` of `file`, its size kept: a regular
+/// file's blocks given back (they read zeros); on a block device, the range zeroed by the
+/// device without writing it (the kernel's write-zeroes with unmap, refused with EOPNOTSUPP
+/// by a device that cannot).
+pub fn punch_hole(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: fallocate on a descriptor the caller holds open.
+    let rc = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 /// fsync(2) or fdatasync(2) of a job's file.
@@ -190,8 +200,6 @@ pub struct Psync {
     /// seek only when a request starts elsewhere (as fio's do).
     pos: Vec<Option<u64>>,
     op: Option<(u32, u32, Dir, u64, *mut u8, usize)>,
-    /// A trim's error, described (its errno alone would lose what the device said).
-    trim_error: Option<io::Error>,
 }
 
 impl Psync {
@@ -201,7 +209,6 @@ impl Psync {
             files,
             call,
             op: None,
-            trim_error: None,
         }
     }
 
@@ -214,16 +221,6 @@ impl Psync {
             iov_base: buf.cast(),
             iov_len: len,
         };
-        if dir == Dir::Trim {
-            // (A trim moves no file position; its result as a write's would be.)
-            return match trim_file(&self.files[file as usize], offset, len as u64) {
-                Ok(n) => n as isize,
-                Err(e) => {
-                    self.trim_error = Some(e);
-                    -1
-                }
-            };
-        }
         let write = dir == Dir::Write;
         if matches!(self.call, SyncCall::Read | SyncCall::Readv) && *pos != Some(offset) {
             // SAFETY: lseek on a descriptor we own.
@@ -266,6 +263,12 @@ impl Executor for Psync {
         let Some((slot, file, dir, offset, buf, len)) = self.op.take() else {
             return Ok(());
         };
+        if dir == Dir::Trim {
+            // (A trim moves no file position.)
+            let res = trim_file(&self.files[file as usize], offset, len as u64);
+            done.push(Completion { slot, res });
+            return Ok(());
+        }
         let r = loop {
             let r = self.transfer(file, dir, offset, buf, len);
             if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
@@ -274,10 +277,7 @@ impl Executor for Psync {
             break r;
         };
         let res = if r < 0 {
-            Err(self
-                .trim_error
-                .take()
-                .unwrap_or_else(io::Error::last_os_error))
+            Err(io::Error::last_os_error())
         } else {
             Ok(r as u64)
         };

@@ -44,6 +44,7 @@ mod target;
 pub mod verify;
 
 pub use error::EngineError;
+pub use exec::punch_hole;
 pub use runner::run_with_clock;
 
 use raidlab_result::RunResult;

@@ -68,7 +68,8 @@ pub fn of_summary(s: &Summary) -> BTreeMap<String, f64> {
 /// [`LATENCY_DEPTH`] when they searched for a latency target's depth, and [`DISK_UTIL`] when
 /// it saw its disks.
 pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
-    let mut m = of_summary(&r.aggregate().summary());
+    let summary = r.aggregate().summary();
+    let mut m = of_summary(&summary);
     let depth = r
         .jobs
         .iter()
@@ -78,9 +79,8 @@ pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
         m.insert(LATENCY_DEPTH.to_string(), d);
     }
     if r.jobs.iter().any(|j| j.trim.total_ios > 0) {
-        let s = r.aggregate().summary();
-        m.insert(TRIM_MB_S.to_string(), s.trim_bw_bytes / 1e6);
-        m.insert(TRIM_IOPS.to_string(), s.trim_iops);
+        m.insert(TRIM_MB_S.to_string(), summary.trim_bw_bytes / 1e6);
+        m.insert(TRIM_IOPS.to_string(), summary.trim_iops);
     }
     let measured = r.disk_util.iter().map(|d| d.utilization());
     let modeled = r
@@ -99,6 +99,23 @@ pub fn of_run(r: &RunResult) -> BTreeMap<String, f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `bytes` in `ios` requests over one second.
+    fn one_second(d: &mut raidlab_result::DirStats, bytes: u64, ios: u64) {
+        d.io_bytes = bytes;
+        d.total_ios = ios;
+        d.runtime_ns = 1_000_000_000;
+    }
+
+    /// A job that did `bytes` in `ios` writes in one second.
+    fn writer(bytes: u64, ios: u64) -> raidlab_result::JobResult {
+        let mut j = raidlab_result::JobResult {
+            instances: 1,
+            ..Default::default()
+        };
+        one_second(&mut j.write, bytes, ios);
+        j
+    }
 
     #[test]
     fn names_match_the_map() {
@@ -121,9 +138,7 @@ mod tests {
                 instances: 1,
                 ..Default::default()
             };
-            j.read.io_bytes = 50_000_000;
-            j.read.total_ios = 50;
-            j.read.runtime_ns = 1_000_000_000;
+            one_second(&mut j.read, 50_000_000, 50);
             r.jobs.push(j);
         }
         let m = of_run(&r);
@@ -144,25 +159,14 @@ mod tests {
         assert!(!of_run(&r).contains_key(DISK_UTIL));
     }
 
-    /// The busiest disk's utilization in percent: a measured run's from its disks' counters,
-    /// a simulated one's from its modeled drives (not its links or controllers).
     /// A run that trimmed has the trims' rate apart (they count in `mb_s` and `iops` too);
     /// one that did not has no such metrics.
     #[test]
     fn trims_have_metrics_of_their_own() {
         let mut r = RunResult::default();
-        let mut j = raidlab_result::JobResult {
-            instances: 1,
-            ..Default::default()
-        };
-        j.write.io_bytes = 30_000_000;
-        j.write.total_ios = 30;
-        j.write.runtime_ns = 1_000_000_000;
-        r.jobs.push(j.clone());
+        r.jobs.push(writer(30_000_000, 30));
         assert!(!of_run(&r).contains_key(TRIM_MB_S) && !of_run(&r).contains_key(TRIM_IOPS));
-        r.jobs[0].trim.io_bytes = 20_000_000;
-        r.jobs[0].trim.total_ios = 10;
-        r.jobs[0].trim.runtime_ns = 1_000_000_000;
+        one_second(&mut r.jobs[0].trim, 20_000_000, 10);
         let m = of_run(&r);
         assert!((m[TRIM_MB_S] - 20.0).abs() < 1e-9, "{m:?}");
         assert!((m[TRIM_IOPS] - 10.0).abs() < 1e-9, "{m:?}");
@@ -170,6 +174,8 @@ mod tests {
         assert!((m["write_mb_s"] - 30.0).abs() < 1e-9, "{m:?}");
     }
 
+    /// The busiest disk's utilization in percent: a measured run's from its disks' counters,
+    /// a simulated one's from its modeled drives (not its links or controllers).
     #[test]
     fn the_busiest_disk_is_the_runs_disk_util() {
         let mut r = RunResult::default();

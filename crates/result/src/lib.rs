@@ -26,7 +26,7 @@ pub use samples::{DirSamples, SampleStats, Sampler};
 pub use schema::{
     ComponentUse, DirStats, DiskUtil, DriveCacheUse, ErrorCount, JobResult, LatencyDepth, MpiPlace,
     PageCacheUse, PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse,
-    Summary, SyncStats, UnifiedRw, VerifySummary, DIRECTION_NAMES, MIXED,
+    Summary, SyncStats, UnifiedRw, VerifySummary, DIRECTION_NAMES, MIXED, TRIM,
 };
 pub use steady::{Steady, SteadyReport, SteadyRule};
 pub use timelog::{shared_files, JobLog, LogNames, LogSample};

@@ -265,6 +265,9 @@ impl UnifiedRw {
 /// read, write, trim, and all of them together.
 pub const DIRECTION_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];
 
+/// [`DIRECTION_NAMES`]'s index of `trim`.
+pub const TRIM: usize = 2;
+
 /// [`DIRECTION_NAMES`]'s index of `mixed`.
 pub const MIXED: usize = 3;
 
@@ -739,9 +742,9 @@ impl JobResult {
     /// trim; `mixed` alone; or read, write, trim and `mixed`.
     pub fn shown_directions(&self) -> &'static [usize] {
         match self.unified_rw {
-            UnifiedRw::None => &[0, 1, 2],
+            UnifiedRw::None => &[0, 1, TRIM],
             UnifiedRw::Mixed => &[MIXED],
-            UnifiedRw::Both => &[0, 1, 2, MIXED],
+            UnifiedRw::Both => &[0, 1, TRIM, MIXED],
         }
     }
 
@@ -752,7 +755,7 @@ impl JobResult {
         match d {
             0 => Borrowed(&self.read),
             1 => Borrowed(&self.write),
-            2 => Borrowed(&self.trim),
+            TRIM => Borrowed(&self.trim),
             _ => Owned(self.mixed()),
         }
     }

@@ -294,8 +294,6 @@ pub struct JobRt {
     pub read: DirStats,
     pub write: DirStats,
     pub trim: DirStats,
-    /// The job trims: its trims take the issue path's rarer steps.
-    pub trims: bool,
     /// A trim is done as it is issued, as the real engine does it (the submitting thread
     /// waits for it): the job issues nothing more before it ends.
     blocked_until: u64,
@@ -503,7 +501,6 @@ impl JobRt {
             read: DirStats::default(),
             write: DirStats::default(),
             trim: DirStats::default(),
-            trims: false,
             blocked_until: 0,
             bytes_done: 0,
             bytes_all: 0,
@@ -557,10 +554,11 @@ impl JobRt {
                 .map(|k| (k, false)),
         }
     }
-    /// Note whether the job has a pacer, a trace or an I/O log, once they are set.
-    pub fn set_special(&mut self) {
+    /// Note whether the job has a pacer, a trace or an I/O log, once they are set, or
+    /// `trims` (its trims take the issue path's rarer steps).
+    pub fn set_special(&mut self, trims: bool) {
         self.special =
-            self.pacer.is_some() || self.stream.replays() || self.iolog.is_some() || self.trims;
+            self.pacer.is_some() || self.stream.replays() || self.iolog.is_some() || trims;
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
@@ -1634,16 +1632,7 @@ impl<'w> Engine<'w> {
         // (A job over several LUNs flushes each, down its own path, at once.)
         let mut done = self.now;
         for &l in &job.luns {
-            let lun = &self.w.luns[l as usize];
-            let res = &mut self.w.res;
-            let mut t = self.now;
-            for &(r, ns) in &lun.cmd_path {
-                t = res[r].reserve(t, ns);
-            }
-            if let Some((cpu, ns)) = lun.ctrl_cmd {
-                t = res[cpu].reserve(t, ns[1]);
-            }
-            done = done.max(t);
+            done = done.max(self.command_down(l as usize, self.now));
         }
         job.flush = Some((self.now, done));
         self.flushing += 1;
@@ -1780,8 +1769,16 @@ impl<'w> Engine<'w> {
     /// the links', the controller's for a write command: a trim is one of its commands) and
     /// then its array's. When the last piece ends.
     fn trim_lun(&mut self, lun: usize, offset: u64, len: u64, t: u64) -> u64 {
-        let (luns, res) = (&self.w.luns, &mut self.w.res);
-        let l = &luns[lun];
+        let t = self.command_down(lun, t);
+        let l = &self.w.luns[lun];
+        self.trim_array(l.array, l.offset + offset, len, t)
+    }
+
+    /// A command without data (a flush, a trim) sent down `lun`'s path at `t`: each
+    /// processor on the way takes it in turn (the host's, the links', the controller's, as
+    /// for a write command). When it reaches the end of the path.
+    fn command_down(&mut self, lun: usize, t: u64) -> u64 {
+        let (l, res) = (&self.w.luns[lun], &mut self.w.res);
         let mut t = t;
         for &(r, ns) in &l.cmd_path {
             t = res[r].reserve(t, ns);
@@ -1789,8 +1786,7 @@ impl<'w> Engine<'w> {
         if let Some((cpu, ns)) = l.ctrl_cmd {
             t = res[cpu].reserve(t, ns[1]);
         }
-        let (array, at) = (l.array, l.offset + offset);
-        self.trim_array(array, at, len, t)
+        t
     }
 
     /// A trim of an array's logical range from time `t`: the member ranges md would discard

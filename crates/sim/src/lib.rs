@@ -500,7 +500,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     let system_name = path.display().to_string();
     // The drives' counters around each stonewall group, for fio's disk statistics
     // (`disk_stats`), with the group's virtual time simulated and extended.
-    let mut disk_groups: Vec<DiskSpan> = Vec::new();
+    let mut disk_groups: Vec<GroupSpan> = Vec::new();
     let mut engine = Engine::new(&mut world);
     for grp in 0..=g {
         let members: Vec<&Planned> = planned.iter().filter(|p| group_of[p.spec] == grp).collect();
@@ -563,8 +563,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                         .collect(),
                 ))
             });
-            j.trims = s.trims();
-            j.set_special();
+            j.set_special(s.trims());
             j.max_latency_ns = s.max_latency_ns;
             if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {
                 // (The search's clock: its first window starts with the group.)
@@ -611,14 +610,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         engine.steady = steady_judges(&members, specs, &job_groups);
         let t0 = engine.now;
         let before = Usage::take(engine.w, t0, engine.member_ios);
-        let disks_before = DiskCounters::take(engine.w);
         let reason = engine.run(&mut jobs, &cfg.convergence);
-        disk_groups.push(DiskSpan {
-            before: disks_before,
-            after: DiskCounters::take(engine.w),
-            simulated_ns: engine.now - t0,
-            extended_ns: jobs.iter().map(|j| j.extrapolated_ns).max().unwrap_or(0),
-        });
+        let extended_ns = jobs.iter().map(|j| j.extrapolated_ns).max().unwrap_or(0);
         // Each judge's report, on its last member's result.
         let mut steady_reports: Vec<Option<raidlab_result::SteadyReport>> = vec![None; jobs.len()];
         for ss in std::mem::take(&mut engine.steady) {
@@ -628,6 +621,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
         }
         let after = Usage::take(engine.w, engine.now, engine.member_ios);
         group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
+        disk_groups.push(GroupSpan {
+            before,
+            after,
+            extended_ns,
+        });
         for ((p, j), steadystate) in members.iter().zip(jobs).zip(steady_reports) {
             let s = &specs[p.spec];
             result_spec.push(p.spec);
@@ -725,31 +723,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     ))
 }
 
-/// The drives' completed commands and busy time at one moment of virtual time.
-struct DiskCounters {
-    done: Vec<[world::DoneCount; 2]>,
-    busy: Vec<u64>,
-}
-
-impl DiskCounters {
-    fn take(w: &World) -> DiskCounters {
-        DiskCounters {
-            done: w.disks.iter().map(|d| d.done).collect(),
-            busy: w
-                .disks
-                .iter()
-                .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
-                .collect(),
-        }
-    }
-}
-
-/// One stonewall group's drive counters: as it started and as it ended, the virtual time it
-/// simulated, and the time its jobs were extended by at a steady rate (the longest).
-struct DiskSpan {
-    before: DiskCounters,
-    after: DiskCounters,
-    simulated_ns: u64,
+/// One stonewall group's counters as it started and as it ended, and the time its jobs
+/// were extended by at a steady rate (the longest).
+struct GroupSpan {
+    before: Usage,
+    after: Usage,
     extended_ns: u64,
 }
 
@@ -763,7 +741,7 @@ struct DiskSpan {
 /// part simulated scaled to the group's whole time), as its jobs' are.
 fn disk_stats(
     w: &World,
-    groups: &[DiskSpan],
+    groups: &[GroupSpan],
     luns: &[usize],
 ) -> Vec<raidlab_result::schema::DiskUtil> {
     let mut drives: Vec<usize> = luns.iter().flat_map(|&l| w.drives_under(l)).collect();
@@ -778,20 +756,21 @@ fn disk_stats(
                 ..Default::default()
             };
             for g in groups {
-                let whole = g.simulated_ns + g.extended_ns;
+                let simulated_ns = g.after.t - g.before.t;
+                let whole = simulated_ns + g.extended_ns;
                 // (Counts scaled exactly in integers: the part simulated × whole / simulated.)
                 let scale = |x: u64| {
-                    (u128::from(x) * u128::from(whole) / u128::from(g.simulated_ns.max(1))) as u64
+                    (u128::from(x) * u128::from(whole) / u128::from(simulated_ns.max(1))) as u64
                 };
-                let (b, a) = (g.before.done[d], g.after.done[d]);
+                let (b, a) = (g.before.disk_done[d], g.after.disk_done[d]);
                 u.read_ios += scale(a[0].ios - b[0].ios);
                 u.write_ios += scale(a[1].ios - b[1].ios);
                 u.read_bytes += scale(a[0].bytes - b[0].bytes);
                 u.write_bytes += scale(a[1].bytes - b[1].bytes);
                 u.read_ticks_ns += scale(a[0].ticks_ns - b[0].ticks_ns);
                 u.write_ticks_ns += scale(a[1].ticks_ns - b[1].ticks_ns);
-                let busy = (g.after.busy[d] - g.before.busy[d]) / servers;
-                u.busy_ns += scale(busy.min(g.simulated_ns));
+                let busy = (g.after.disk_busy[d] - g.before.disk_busy[d]) / servers;
+                u.busy_ns += scale(busy.min(simulated_ns));
                 u.elapsed_ns += whole;
             }
             u.in_queue_ns = u.read_ticks_ns + u.write_ticks_ns;
@@ -817,6 +796,8 @@ struct Usage {
     stripes: Vec<stripecache::Counts>,
     /// Each rebuilding array's watermark (member bytes rebuilt).
     rebuilt: Vec<u64>,
+    /// Each drive's completed commands, reads and writes (fio's disk statistics).
+    disk_done: Vec<[world::DoneCount; 2]>,
 }
 
 impl Usage {
@@ -830,6 +811,7 @@ impl Usage {
                 .iter()
                 .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
                 .collect(),
+            disk_done: w.disks.iter().map(|d| d.done).collect(),
             drive_reads: w.disks.iter().map(|d| d.reads).sum(),
             drive_read_hits: w.disks.iter().map(|d| d.read_hits).sum(),
             page_cache: w.page_cache.as_ref().map(|pc| pc.stats),

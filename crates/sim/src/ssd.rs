@@ -437,13 +437,21 @@ impl SsdModel {
         }
     }
 
+    /// The controller takes a command arriving at `t`: commands one after another at its
+    /// command rate. When it takes it.
+    #[inline(always)]
+    fn take_command(&self, st: &mut SsdState, t: u64) -> u64 {
+        let taken = t.max(st.command_free);
+        st.command_free = taken + self.command_gap_ns;
+        taken
+    }
+
     /// Serve a trim of `len` bytes at `offset` that reaches the drive at `t`: the
     /// controller takes it in its turn among commands and updates its mapping (the module's
     /// doc); in steady state the granules it covers whole become spare. The time until it
     /// completes, ns (at least 1).
     pub fn trim(&self, st: &mut SsdState, t: u64, offset: u64, len: u64) -> u64 {
-        let taken = t.max(st.command_free);
-        st.command_free = taken + self.command_gap_ns;
+        let taken = self.take_command(st, t);
         st.trims += 1;
         if let Some(gc) = &self.gc {
             gc.trimmed(st, offset, len);
@@ -454,10 +462,7 @@ impl SsdModel {
     /// Serve a command that starts at `t`: book its dies, channels and host side; the time
     /// until it completes, ns (at least 1).
     pub fn service(&self, st: &mut SsdState, t: u64, offset: u64, len: u64, write: bool) -> u64 {
-        // The controller takes commands one after another at its command rate.
-        let taken = t.max(st.command_free);
-        st.command_free = taken + self.command_gap_ns;
-        let t0 = taken + self.command_ns;
+        let t0 = self.take_command(st, t) + self.command_ns;
         let end = if write {
             self.write(st, t0, offset, len)
         } else {
@@ -649,7 +654,7 @@ impl Gc {
         }
         // (The trimmed parts it writes hold valid data again.)
         if st.trimmed_parts > 0 {
-            let shift = self.granule_shift - 6;
+            let shift = self.part_shift();
             let last = ((offset + len.max(1) - 1) >> shift).min(GRANULES * 64 - 1);
             for p in (offset >> shift).min(last)..=last {
                 let (word, bit) = (&mut st.trimmed_map[(p / 64) as usize], 1u64 << (p % 64));
@@ -686,18 +691,24 @@ impl Gc {
         if span >= self.user_bytes && trimmed == 0 {
             return self.copy_fx;
         }
-        let t = ((trimmed << (self.granule_shift - 6)) as f64 / self.user_bytes as f64).min(1.0);
+        let t = ((trimmed << self.part_shift()) as f64 / self.user_bytes as f64).min(1.0);
         let f = (span.min(self.user_bytes) as f64 / self.user_bytes as f64)
             .min(1.0 - t)
             .max(1e-12);
         copy_fx_of(greedy_amplification((self.spare + t) / f))
     }
 
+    /// Trimmed space is counted in parts of 2^this bytes: 64ths of a granule (one bit each
+    /// of a granule's word in `SsdState::trimmed_map`).
+    fn part_shift(&self) -> u32 {
+        self.granule_shift - 6
+    }
+
     /// A trim of `len` bytes at `offset`: the 64ths of granules it covers whole hold no
     /// valid data until written again, and a granule so trimmed in every part leaves the
     /// footprint.
     fn trimmed(&self, st: &mut SsdState, offset: u64, len: u64) {
-        let shift = self.granule_shift - 6;
+        let shift = self.part_shift();
         let first = offset.div_ceil(1 << shift);
         let end = ((offset + len) >> shift).min(GRANULES * 64);
         if first >= end {
@@ -918,9 +929,8 @@ mod tests {
     /// rate and ends `command_us` later, whatever its length. On a steady drive whose whole
     /// capacity is hot, trimming the upper half makes it spare: random writes over the lower
     /// half then copy A - 1 at a spare of (s + T) / f (about (s + ½) / ½), not the whole
-    /// drive's; writing into
-    /// a trimmed part makes it data again. A trim releases the 64ths of granules it covers
-    /// whole.
+    /// drive's; writing into a trimmed part makes it data again. A trim releases the 64ths
+    /// of granules it covers whole.
     #[test]
     fn trims_cost_a_command_and_trimmed_space_is_spare() {
         let mut s = crate::catalog::find("nvme-tlc-1tb").unwrap();

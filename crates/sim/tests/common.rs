@@ -44,6 +44,18 @@ pub fn sim_run(target: &str, opts: &[(&str, &str)]) -> raidlab_result::RunResult
     raidlab_sim::run(&[spec(target, opts)]).unwrap()
 }
 
+/// A simulated run of `specs` to their end, without stopping early at a steady rate (which
+/// extends a run's counts from the part simulated): its counts are exact.
+pub fn run_to_the_end(specs: &[JobSpec]) -> raidlab_result::RunResult {
+    let cfg = raidlab_sim::RunConfig {
+        convergence: raidlab_sim::engine::Convergence {
+            enabled: false,
+            ..Default::default()
+        },
+    };
+    raidlab_sim::run_with(specs, &cfg).unwrap()
+}
+
 /// Aggregate MB/s (decimal) of a simulated run.
 pub fn mb_s(target: &str, opts: &[(&str, &str)]) -> f64 {
     sim_run(target, opts).aggregate().summary().mb_s

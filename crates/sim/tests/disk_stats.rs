@@ -51,15 +51,9 @@ fn a_drive_counts_the_commands_it_completes() {
 #[test]
 fn raid5_writes_show_their_pre_reads_at_the_drives() {
     let t = system("iometer2008/raid5-8d.toml");
-    // (Simulated to the end: the counts are then exact.)
-    let whole_run = raidlab_sim::RunConfig {
-        convergence: raidlab_sim::engine::Convergence {
-            enabled: false,
-            ..Default::default()
-        },
-    };
-    let run = |rw: &str| {
-        let s = spec(
+    // The job, over the drives of seed 004's RAID 5 of 8.
+    let job = |rw: &str| {
+        spec(
             &t,
             &[
                 ("rw", rw),
@@ -71,9 +65,10 @@ fn raid5_writes_show_their_pre_reads_at_the_drives() {
                 ("offset", "8k"),
                 ("blockalign", "8k"),
             ],
-        );
-        raidlab_sim::run_with(&[s], &whole_run).unwrap()
+        )
     };
+    // (Simulated to the end: the counts are then exact.)
+    let run = |rw: &str| run_to_the_end(&[job(rw)]);
     let w = run("randwrite");
     assert_eq!(w.disk_util.len(), 8);
     let (reads, writes): (u64, u64) = w
@@ -99,20 +94,7 @@ fn raid5_writes_show_their_pre_reads_at_the_drives() {
     );
     // The same run stopped early at its steady rate and extended: the drives' figures are
     // extended as the job's are, over the same time.
-    let s = spec(
-        &t,
-        &[
-            ("rw", "randread"),
-            ("bs", "8k"),
-            ("iodepth", "16"),
-            ("runtime", "2s"),
-            ("time_based", "1"),
-            ("direct", "1"),
-            ("offset", "8k"),
-            ("blockalign", "8k"),
-        ],
-    );
-    let c = raidlab_sim::run(&[s]).unwrap();
+    let c = raidlab_sim::run(&[job("randread")]).unwrap();
     assert_eq!(c.jobs[0].sim.as_ref().unwrap().stop_reason, "converged");
     let reads: u64 = c.disk_util.iter().map(|d| d.read_ios).sum();
     let host = c.jobs[0].read.total_ios;

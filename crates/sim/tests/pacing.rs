@@ -2,10 +2,8 @@
 //! syncs and minimum rates, scheduled by the workload crate's `Pacer` as in a real run.
 
 mod common;
-use common::{sim_run, spec, system, variant};
+use common::{run_to_the_end, sim_run, spec, system, variant};
 use raidlab_result::JobResult;
-use raidlab_sim::engine::Convergence;
-use raidlab_sim::RunConfig;
 
 fn job(target: &str, opts: &[(&str, &str)]) -> JobResult {
     sim_run(target, opts).jobs.remove(0)
@@ -13,16 +11,7 @@ fn job(target: &str, opts: &[(&str, &str)]) -> JobResult {
 
 /// The same job simulated to its end, without stopping early at a steady rate.
 fn job_to_the_end(target: &str, opts: &[(&str, &str)]) -> JobResult {
-    let cfg = RunConfig {
-        convergence: Convergence {
-            enabled: false,
-            ..Default::default()
-        },
-    };
-    raidlab_sim::run_with(&[spec(target, opts)], &cfg)
-        .unwrap()
-        .jobs
-        .remove(0)
+    run_to_the_end(&[spec(target, opts)]).jobs.remove(0)
 }
 
 const SEQ_READ: [(&str, &str); 5] = [

@@ -357,16 +357,10 @@ fn dirty_data_left_by_one_group_is_written_back_in_the_next() {
         ],
     );
     read.stonewall = true;
-    let cfg = raidlab_sim::RunConfig {
-        convergence: raidlab_sim::engine::Convergence {
-            enabled: false,
-            ..Default::default()
-        },
-    };
-    let only_write = raidlab_sim::run_with(std::slice::from_ref(&write), &cfg).unwrap();
+    let only_write = run_to_the_end(std::slice::from_ref(&write));
     let pc = cache_use(&only_write, 0);
     assert_eq!(pc.dirty_bytes, 32 << 20, "{pc:?}");
-    let r = raidlab_sim::run_with(&[write, read], &cfg).unwrap();
+    let r = run_to_the_end(&[write, read]);
     let pc = cache_use(&r, 1);
     assert_eq!(
         (pc.dirty_bytes, pc.written_back_bytes),

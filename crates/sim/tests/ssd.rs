@@ -615,12 +615,6 @@ fn trims_are_commands_that_reach_flash_drives_only() {
     assert_eq!(j.trim.lat.max(), 7_000, "{:?}", j.trim.lat);
     assert_eq!(format!("{:?}", sim_run(&t, &opts)), format!("{r:?}"));
     // (Simulated to its end: a run stopped early at a steady rate extends its counts.)
-    let whole_run = raidlab_sim::RunConfig {
-        convergence: raidlab_sim::engine::Convergence {
-            enabled: false,
-            ..Default::default()
-        },
-    };
     let tw = spec(
         &t,
         &[
@@ -630,7 +624,7 @@ fn trims_are_commands_that_reach_flash_drives_only() {
             ("iodepth", "8"),
         ],
     );
-    let tw = raidlab_sim::run_with(&[tw], &whole_run).unwrap();
+    let tw = run_to_the_end(&[tw]);
     assert_eq!(
         (tw.jobs[0].trim.total_ios, tw.jobs[0].write.total_ios),
         (1024, 1024)
@@ -691,13 +685,7 @@ fn trimming_the_unused_half_of_a_steady_drive_speeds_writes_to_the_rest() {
     write.name = "write".into();
     // (Simulated to the end: a trim job stopped early at a steady rate would leave the
     // rest of its trims, and what they release, out.)
-    let whole_run = raidlab_sim::RunConfig {
-        convergence: raidlab_sim::engine::Convergence {
-            enabled: false,
-            ..Default::default()
-        },
-    };
-    let r = raidlab_sim::run_with(&[trim, write], &whole_run).unwrap();
+    let r = run_to_the_end(&[trim, write]);
     // (Half of the 1 TB drive, in whole 64 MiB trims.)
     let trimmed_bytes = r.jobs[0].trim.io_bytes;
     assert!(

@@ -97,10 +97,6 @@ impl RwMode {
     pub fn writes(self, rwmixread: u8) -> bool {
         self.read_percent(rwmixread) < 100
     }
-    /// Whether the pattern writes data (the trim-only patterns do not).
-    pub fn writes_data(self, rwmixread: u8) -> bool {
-        self.writes(rwmixread) && !matches!(self, RwMode::Trim | RwMode::RandTrim)
-    }
     /// Whether the pattern trims.
     pub fn trims(self) -> bool {
         matches!(
@@ -3611,22 +3607,21 @@ mod tests {
     use super::*;
 
     /// fio's trim patterns: read nothing, change what the target holds (so they need what
-    /// writes need), trim; `trimwrite` writes too. A third value of `bs` is the trims', else
+    /// writes need), trim; `trimwrite` writes what it trimmed. A third value of `bs` is the trims', else
     /// they take the writes'. verify with them is refused in one line; an unknown pattern
     /// lists every pattern.
     #[test]
     fn trim_patterns_and_their_sizes() {
-        for (name, writes_data, pairs) in [
-            ("trim", false, false),
-            ("randtrim", false, false),
-            ("trimwrite", true, true),
-            ("randtrimwrite", true, true),
+        for (name, pairs) in [
+            ("trim", false),
+            ("randtrim", false),
+            ("trimwrite", true),
+            ("randtrimwrite", true),
         ] {
             let rw = RwMode::parse(name).unwrap();
             assert_eq!(rw.name(), name);
             assert!(rw.trims() && rw.writes(50), "{name}");
             assert_eq!(rw.read_percent(50), 0, "{name}");
-            assert_eq!(rw.writes_data(50), writes_data, "{name}");
             assert_eq!(rw.trim_then_write(), pairs, "{name}");
             assert_eq!(rw.is_random(), name.starts_with("rand"), "{name}");
         }

@@ -218,6 +218,9 @@ pub struct RequestStream {
     start: u64,
     len: u64,
     read_percent: u8,
+    /// The direction of a job's requests that are not reads: its trims for a trim pattern
+    /// (which reads nothing and writes only after a trim), else its writes.
+    not_read: Dir,
     random: bool,
     infinite: bool,
     offsets: Rng,
@@ -287,10 +290,14 @@ impl RequestStream {
         let spec = &resolved;
         let (start, len) = spec.region(instance.job_index, target_size)?;
         let read_percent = spec.rw.read_percent(spec.rwmixread);
+        let not_read = if spec.rw.trims() {
+            Dir::Trim
+        } else {
+            Dir::Write
+        };
         let fixed = match read_percent {
-            _ if spec.rw.trims() => Some((Dir::Trim, &spec.bs.trim)),
             100 => Some((Dir::Read, &spec.bs.read)),
-            0 => Some((Dir::Write, &spec.bs.write)),
+            0 => Some((not_read, spec.bs.of(not_read))),
             _ => None,
         }
         .filter(|(_, d)| d.is_fixed())
@@ -379,6 +386,7 @@ impl RequestStream {
             last_start: [0; 3],
             trim_then_write: spec.rw.trim_then_write(),
             pending_write: None,
+            not_read,
         })
     }
     /// Bytes one pass transfers: `io_size`, else the region (its whole blocks, for a
@@ -449,11 +457,8 @@ impl RequestStream {
             .saturating_mul(self.per_place());
         if let Some(n) = self.spec.request_cap() {
             let reads = self.read_percent as f64 / 100.0;
-            let per_request = if self.spec.rw.trims() {
-                self.spec.bs.trim.mean()
-            } else {
-                reads * self.spec.bs.read.mean() + (1.0 - reads) * self.spec.bs.write.mean()
-            };
+            let per_request = reads * self.spec.bs.read.mean()
+                + (1.0 - reads) * self.spec.bs.of(self.not_read).mean();
             bytes = bytes.min((n as f64 * per_request) as u64);
         }
         Some(bytes)
@@ -465,12 +470,9 @@ impl RequestStream {
 
     #[inline(always)]
     fn next_dir(&mut self) -> Dir {
-        if self.spec.rw.trims() {
-            return Dir::Trim;
-        }
         match self.read_percent {
             100 => Dir::Read,
-            0 => Dir::Write,
+            0 => self.not_read,
             p => {
                 if self.dirs.below(100) < p as u64 {
                     Dir::Read

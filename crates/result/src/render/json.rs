@@ -11,7 +11,7 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult, MIXED};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult, MIXED, TRIM};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -196,8 +196,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -
             .map(|(k, val)| (k.clone(), v(val.clone())))
             .collect(),
     );
-    let mut lat = j.read.lat.clone();
-    lat.merge(&j.write.lat);
+    let lat = j.all_lat();
     let runtime_ms = j.job_runtime_ns() / 1_000_000;
     let mut extras = serde_json::json!({
         "target": j.target,
@@ -237,7 +236,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -
         f.extend([
             ("read", direction(&j.read, &j.percentiles, plus, agg[0])),
             ("write", direction(&j.write, &j.percentiles, plus, agg[1])),
-            ("trim", direction(&j.trim, &j.percentiles, plus, agg[2])),
+            ("trim", direction(&j.trim, &j.percentiles, plus, agg[TRIM])),
             (
                 "sync",
                 obj(vec![

@@ -123,7 +123,11 @@ pub fn terse_line(
         j.error_code()
     );
     // (Version 3 has no trim fields: a job's trims count in `mixed` alone.)
-    for (d, stats) in j.directions().into_iter().filter(|(d, _)| *d != 2) {
+    for (d, stats) in j
+        .directions()
+        .into_iter()
+        .filter(|(d, _)| *d != crate::schema::TRIM)
+    {
         direction(&mut out, &stats, &j.percentiles, agg[d]);
     }
     let _ = write!(out, ";{:.6}%;{:.6}%;0;0;0", j.usr_cpu, j.sys_cpu);
