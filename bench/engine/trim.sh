@@ -23,14 +23,21 @@ for t in hyperfine fio losetup fallocate; do
 done
 WORK=$(mktemp -d /dev/shm/raidlab-trim.XXXXXX)
 LOOP=""
-cleanup() { [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null; rm -rf "$WORK"; }
+HELD=()
+cleanup() {
+  for l in $LOOP "${HELD[@]}"; do losetup -d "$l" 2>/dev/null; done
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 truncate -s "$SIZE" "$WORK/backing"
-LOOP=$(losetup -f --show --direct-io=on "$WORK/backing")
-if [ "$(cat /sys/block/"${LOOP#/dev/}"/queue/discard_max_bytes)" = 0 ]; then
-  echo "trim: $LOOP takes no discards" >&2
-  exit 2
-fi
+# A loop device whose discards were turned off through sysfs keeps them off until the machine
+# restarts: such a device is held (attached) while the next free one is tried.
+for _ in $(seq 16); do
+  l=$(losetup -f --show --direct-io=on "$WORK/backing")
+  if [ "$(cat /sys/block/"${l#/dev/}"/queue/discard_max_bytes)" != 0 ]; then LOOP=$l; break; fi
+  HELD+=("$l")
+done
+[ -n "$LOOP" ] || { echo "trim: no loop device takes discards (${HELD[*]} have discard_max_bytes 0)" >&2; exit 2; }
 JOB="--name=t --filename=$LOOP --rw=randtrim --bs=$BS --size=$SIZE --iodepth=$DEPTH --ioengine=io_uring"
 hyperfine --runs "$RUNS" --warmup 1 --prepare "fallocate -l $SIZE $WORK/backing" \
   -n raidlab "$RAIDLAB run $JOB --force --output-format=json" \

@@ -211,6 +211,31 @@ impl Loop {
         );
         Loop(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
+
+    /// The device's `queue/discard_max_bytes` (0: it takes no discards).
+    fn discard_max_bytes(&self) -> u64 {
+        let name = self.0.trim_start_matches("/dev/");
+        let path = format!("/sys/block/{name}/queue/discard_max_bytes");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        text.trim().parse().unwrap()
+    }
+
+    /// Attach `backing` to a loop device that takes discards. A loop device's discards,
+    /// once turned off through sysfs (`discard_max_bytes` set to 0), stay off until the
+    /// machine restarts, whatever file it is attached to next; such devices are held
+    /// (attached to `backing` too) while the next free one is tried, and given back after.
+    fn attach_discarding(backing: &Path) -> Loop {
+        let mut held = Vec::new();
+        for _ in 0..16 {
+            let dev = Loop::attach(backing);
+            if dev.discard_max_bytes() > 0 {
+                return dev;
+            }
+            held.push(dev);
+        }
+        let names: Vec<&str> = held.iter().map(|l| l.0.as_str()).collect();
+        panic!("no loop device takes discards: {names:?} have queue/discard_max_bytes 0");
+    }
 }
 impl Drop for Loop {
     fn drop(&mut self) {
@@ -1179,7 +1204,7 @@ fn trims_release_what_they_cover_on_files_and_devices() {
     // A loop device: its range discarded reads zeros after.
     let img = dir.path().join("dev.img");
     std::fs::write(&img, vec![0x5au8; 4 << 20]).unwrap();
-    let dev = Loop::attach(&img);
+    let dev = Loop::attach_discarding(&img);
     let t = format!("--filename={}", dev.0);
     let v = json(&assert_ok(
         &raidlab(&[
