@@ -60,7 +60,7 @@ struct InstancePlan {
 }
 
 fn writes(spec: &JobSpec) -> bool {
-    spec.rw.writes(spec.rwmixread)
+    spec.writes()
 }
 
 /// Whether a job reads back and checks what it wrote once its writes are done (fio's
@@ -100,7 +100,7 @@ fn unmeasured(spec: &JobSpec) -> raidlab_result::schema::Unmeasured {
 }
 
 fn verify_read_back(spec: &JobSpec) -> bool {
-    spec.verify && spec.do_verify && spec.rw.read_percent(spec.rwmixread) == 0 && !spec.time_based
+    spec.verify && spec.do_verify && spec.read_percent() == 0 && !spec.time_based
 }
 
 /// [`crate::run`] with an explicit clock.
@@ -189,7 +189,7 @@ pub fn run_with_clock(
         // file any job reads is laid out, so reads reach data. fio's `overwrite` (the first
         // that sets it): 1 lays the file out whatever fallocate says, 0 only allocates it as
         // fio does by default (fallocate, native unless given).
-        let only_writes = users.iter().all(|s| s.rw.read_percent(s.rwmixread) == 0);
+        let only_writes = users.iter().all(|s| s.read_percent() == 0);
         let fallocate = users.iter().find_map(|s| s.fallocate);
         let prealloc = match users.iter().find_map(|s| s.overwrite) {
             Some(true) => None,
@@ -200,6 +200,9 @@ pub fn run_with_clock(
         let writers = || users.iter().filter(|s| writes(s));
         if writers().next().is_some() {
             crate::target::refuse_in_use(path, writers().all(|s| s.allow_mounted_write))?;
+        }
+        if let Some(s) = users.iter().find(|s| s.verify_only) {
+            crate::target::refuse_nothing_to_verify(path, need_end, &s.name)?;
         }
         let info = prepare_path(
             path,
@@ -821,7 +824,7 @@ fn hole_warnings(
     };
     for p in group {
         let spec = &specs[p.spec_index];
-        if spec.rw.read_percent(spec.rwmixread) == 0 {
+        if spec.read_percent() == 0 {
             continue;
         }
         for (k, target) in p.setup.files.iter().enumerate() {

@@ -225,6 +225,34 @@ pub fn refuse_no_discard(path: &Path, job: &str) -> Result<(), EngineError> {
     }
 }
 
+/// A `verify_only` job checks what an earlier run wrote. A file that is not there, or ends
+/// before the job's region does (`need_end`), holds nothing of it to check, and is refused in
+/// one line rather than laid out, which would write it.
+pub fn refuse_nothing_to_verify(
+    path: &Path,
+    need_end: Option<u64>,
+    job: &str,
+) -> Result<(), EngineError> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(EngineError::usage(format!(
+                "job '{job}' has verify_only, and {shown} does not exist: nothing was written there to check (valid: the target an earlier run of the job wrote)"
+            )))
+        }
+        // (Opening it says what is wrong.)
+        Err(_) => return Ok(()),
+    };
+    match need_end {
+        Some(end) if meta.is_file() && meta.len() < end => Err(EngineError::usage(format!(
+            "job '{job}' has verify_only, and {shown} ends at byte {}, before the job's region does (byte {end}): the rest was never written (valid: the size the job wrote)",
+            meta.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Why a job's trims of device `shown` are refused, from its queue's `discard_max_bytes`
 /// as sysfs gives it (None: unreadable, so left to the trims themselves to find out).
 fn discards_refused(discard_max_bytes: Option<&str>, shown: &str, job: &str) -> Option<String> {

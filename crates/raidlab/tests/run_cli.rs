@@ -1535,3 +1535,150 @@ fn file_append_writes_after_the_end_of_the_file() {
         "{err}"
     );
 }
+
+/// fio's `verify_only`: a write job run again with it writes nothing and reads back, block by
+/// block, what its first run wrote (the same requests: a random subset with `norandommap`),
+/// timed as reads. A block changed since is a mismatch (exit 1); another seed's blocks, never
+/// written, are mismatches too. Through a RAID 5 array with a member failed since the writes,
+/// everything checks out. A job that cannot be checked this way, or a target with nothing
+/// written there, is refused in one line, and nothing is laid out.
+#[test]
+fn verify_only_checks_what_the_job_wrote_without_writing() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let path = dir.path().join("f");
+    let f = format!("--filename={}", path.display());
+    let job = [
+        f.as_str(),
+        "--name=v",
+        "--rw=randwrite",
+        "--bs=16k",
+        "--size=4m",
+        "--norandommap",
+        "--number_ios=100",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = job.to_vec();
+        a.extend_from_slice(extra);
+        raidlab(&a)
+    };
+    let v = json(&assert_ok(&run(&[]), "the writes"));
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 100);
+    let written = std::fs::read(&path).unwrap();
+    // The blocks carrying a verify header: the random subset written.
+    let headed: Vec<usize> = (0..written.len())
+        .step_by(16384)
+        .filter(|&k| written[k..k + 8] == *b"RLVERIF1")
+        .collect();
+    assert!(
+        headed.len() > 20 && headed.len() < 100,
+        "{} blocks written",
+        headed.len()
+    );
+
+    let v = json(&assert_ok(&run(&["--verify_only"]), "verify_only"));
+    let j = &v["jobs"][0];
+    assert_eq!(j["read"]["total_ios"], 100, "{j}");
+    assert_eq!(j["read"]["io_bytes"], 100 * 16384, "{j}");
+    assert_eq!(j["write"]["total_ios"], 0, "{j}");
+    assert_eq!(j["raidlab"]["verify"]["blocks_checked"], 100, "{j}");
+    assert_eq!(j["raidlab"]["verify"]["mismatches"], 0, "{j}");
+    assert_eq!(j["job options"]["verify_only"], "1");
+    assert_eq!(std::fs::read(&path).unwrap(), written, "verify_only wrote");
+
+    // One written block changed: found, named, exit 1.
+    let k = headed[headed.len() / 2];
+    let mut changed = written.clone();
+    changed[k + 5000] ^= 0xff;
+    std::fs::write(&path, &changed).unwrap();
+    let out = run(&["--verify_only"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v = json(&stdout(&out));
+    let verify = &v["jobs"][0]["raidlab"]["verify"];
+    assert!(verify["mismatches"].as_u64().unwrap() >= 1, "{verify}");
+    assert!(
+        verify["first_mismatch"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("offset {k}")),
+        "{verify}"
+    );
+    std::fs::write(&path, &written).unwrap();
+    // Another seed draws other blocks, most never written.
+    let out = run(&["--verify_only", "--randseed=99"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v = json(&stdout(&out));
+    assert!(
+        v["jobs"][0]["raidlab"]["verify"]["mismatches"]
+            .as_u64()
+            .unwrap()
+            > 20
+    );
+
+    // Refused, one line each, before anything is laid out.
+    for (extra, what) in [
+        (vec!["--verify=0"], "it checks the headers"),
+        (vec!["--rw=randrw"], "rw=randrw reads or trims"),
+        (vec!["--time_based", "--runtime=1s"], "a time-based job"),
+        (vec!["--size=8m"], "ends at byte 4194304"),
+    ] {
+        let mut a = extra.clone();
+        a.push("--verify_only");
+        let err = assert_usage_error(&run(&a), &format!("verify_only with {extra:?}"));
+        assert!(err.contains(what), "{extra:?}: {err}");
+    }
+    let missing = dir.path().join("missing");
+    let err = assert_usage_error(
+        &raidlab(&[
+            &format!("--filename={}", missing.display()),
+            "--name=v",
+            "--rw=write",
+            "--size=1m",
+            "--verify=crc32c",
+            "--verify_only",
+        ]),
+        "verify_only on a missing file",
+    );
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!missing.exists(), "a missing file was laid out");
+
+    // Through an array: written whole, a member failed since, checked degraded.
+    let ms: Vec<String> = (0..4)
+        .map(|i| dir.path().join(format!("m{i}")).display().to_string())
+        .collect();
+    let list = ms.join(",");
+    let array = |args: &[&str]| {
+        let out = Command::new(bin())
+            .arg("array")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_ok(&out, &format!("array {args:?}"));
+    };
+    let mut create = vec!["create", "--level", "5", "--chunk", "16k", "--size", "4m"];
+    create.extend(ms.iter().map(String::as_str));
+    array(&create);
+    let target = format!("--filename=array:{list}");
+    let ajob = |extra: &[&str]| {
+        let mut a = vec![
+            target.as_str(),
+            "--name=a",
+            "--rw=randwrite",
+            "--bs=16k",
+            "--size=6m",
+            "--iodepth=8",
+            "--verify=crc32c",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        json(&assert_ok(&raidlab(&a), &format!("array job {extra:?}")))
+    };
+    ajob(&["--do_verify=0"]);
+    array(&["fail", &list, &ms[2]]);
+    let v = ajob(&["--verify_only"]);
+    let verify = &v["jobs"][0]["raidlab"]["verify"];
+    assert_eq!(verify["blocks_checked"], 384, "{verify}");
+    assert_eq!(verify["mismatches"], 0, "{verify}");
+    assert_eq!(v["jobs"][0]["write"]["total_ios"], 0);
+}

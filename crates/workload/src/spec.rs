@@ -1029,6 +1029,13 @@ pub struct JobSpec {
     /// checks what it wrote once its writes are done; off, it only writes the headers.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub do_verify: bool,
+    /// fio's `verify_only`: the job's writes are not done but read back and checked, each
+    /// block where the job would write it, at the size it would write: data a run of the same
+    /// job wrote earlier is checked without being written over. The job's requests are the
+    /// writing job's, drawn alike (the same seed, sizes and offsets), turned into reads
+    /// ([`JobSpec::writes`] is false, [`JobSpec::read_percent`] 100).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_only: bool,
     /// fio's `verify_fatal`: the first mismatch ends the job (by default every block is
     /// checked and the mismatches counted).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -1458,6 +1465,7 @@ impl Default for JobSpec {
             verify_pattern: None,
             verify_pattern_only: false,
             do_verify: true,
+            verify_only: false,
             verify_fatal: false,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
@@ -1612,6 +1620,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "filename",
     "verify",
     "do_verify",
+    "verify_only",
     "verify_pattern",
     "verify_fatal",
     "continue_on_error",
@@ -1676,6 +1685,7 @@ fn is_flag(key: &str) -> bool {
             | "sqthread_poll"
             | "hipri"
             | "unlink"
+            | "verify_only"
             | "pre_read"
             | "gtod_reduce"
             | "disable_clat"
@@ -2156,7 +2166,6 @@ const FIO_ONLY: &[&str] = &[
     "verify_dump",
     "verify_interval",
     "verify_offset",
-    "verify_only",
     "verify_state_load",
     "verify_state_save",
     "wait_for",
@@ -2821,6 +2830,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
         }
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
+        "verify_only" => spec.verify_only = parse_bool(value).map_err(err)?,
         "verify_pattern" => {
             spec.verify_pattern = Some(parse_verify_pattern(value).map_err(err)?);
             // (As in fio 3.33, a pattern turns verify on: headers and the pattern after them.)
@@ -3278,6 +3288,22 @@ impl JobSpec {
         Some(t.extent(k))
     }
 
+    /// Whether the job writes: its pattern's writes, unless `verify_only` reads them back
+    /// instead.
+    pub fn writes(&self) -> bool {
+        self.rw.writes(self.rwmixread) && !self.verify_only
+    }
+
+    /// The share of the job's requests that are reads, in percent: its pattern's, or all of
+    /// them with `verify_only`.
+    pub fn read_percent(&self) -> u8 {
+        if self.verify_only {
+            100
+        } else {
+            self.rw.read_percent(self.rwmixread)
+        }
+    }
+
     /// Whether the job issues trims: its pattern's, or its replayed trace's.
     pub fn trims(&self) -> bool {
         self.rw.trims()
@@ -3461,6 +3487,22 @@ impl JobSpec {
                     "rate_iops_min={} for {dir} is above its cap rate_iops={} (valid: rate_iops_min at most rate_iops)",
                     p.rate_iops_min[d], p.rate_iops[d]
                 ));
+            }
+        }
+        if self.verify_only {
+            let why = if !self.verify {
+                Some("it checks the headers a job's writes carry with verify (valid: verify=crc32c, or another verify mode, with it)".to_string())
+            } else if self.trace.is_some() {
+                Some("a replayed trace is not checked (valid: verify_only on a job with rw=write or randwrite)".to_string())
+            } else if self.rw.read_percent(self.rwmixread) != 0 || self.rw.trims() {
+                Some(format!("it reads back what a job that only writes wrote, and rw={} reads or trims (valid: rw=write or randwrite)", self.rw))
+            } else if self.time_based {
+                Some("a time-based job's writes have no end to check up to (valid: verify_only without time_based, as in fio)".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return e(format!("verify_only is refused: {why}"));
             }
         }
         if self.verify && self.rw.trims() {

@@ -266,6 +266,10 @@ pub struct RequestStream {
     /// trim issued last, whose write is due next.
     trim_then_write: bool,
     pending_write: Option<Request>,
+    /// `verify_only`: the writes drawn are read back instead (same offsets and sizes).
+    verify_only: bool,
+    /// `trim_then_write || verify_only`: the one test on the path of every request.
+    special: bool,
 }
 
 impl RequestStream {
@@ -386,6 +390,8 @@ impl RequestStream {
             last_start: [0; 3],
             trim_then_write: spec.rw.trim_then_write(),
             pending_write: None,
+            verify_only: spec.verify_only,
+            special: spec.rw.trim_then_write() || spec.verify_only,
             not_read,
         })
     }
@@ -725,10 +731,24 @@ impl RequestStream {
 
     #[inline(always)]
     fn next_with(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if self.special {
+            return self.next_special(choose);
+        }
+        self.next_drawn(choose)
+    }
+
+    /// `trimwrite`'s pairs, or `verify_only`'s writes turned into reads.
+    #[cold]
+    fn next_special(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
         if self.trim_then_write {
             return self.next_trim_or_write();
         }
-        self.next_drawn(choose)
+        debug_assert!(self.verify_only);
+        let r = self.next_drawn(choose)?;
+        Some(Request {
+            dir: Dir::Read,
+            ..r
+        })
     }
 
     /// `trimwrite`: the write of the block trimmed last, else the next trim.
@@ -921,6 +941,37 @@ mod tests {
     /// once a pass in shuffled order, at the trims' own size (`bs`'s third value, else the
     /// writes'); `trimwrite` and `randtrimwrite` follow each trim with a write of the same
     /// block, and a pass trims and writes the region once each.
+    #[test]
+    fn verify_only_reads_the_writes_the_job_would_issue() {
+        // Writes with their own size (the reads' differs), a random subset (norandommap),
+        // every draw the writer makes is made alike, then turned into a read.
+        let opts = [
+            ("rw", "randwrite"),
+            ("bs", "4k,16k"),
+            ("size", "1m"),
+            ("norandommap", "1"),
+            ("number_ios", "40"),
+            ("verify", "crc32c"),
+        ];
+        let writes: Vec<Request> = stream_of(&spec(&opts), 1 << 20).collect();
+        let mut s = spec(&opts);
+        apply_option(&mut s, "verify_only", None).unwrap();
+        s.validate().unwrap();
+        assert!(!s.writes() && s.read_percent() == 100);
+        let reads: Vec<Request> = stream_of(&s, 1 << 20).collect();
+        assert_eq!(reads.len(), 40);
+        assert!(writes.iter().all(|r| r.dir == Dir::Write && r.len == 16384));
+        for (w, r) in writes.iter().zip(&reads) {
+            assert_eq!(
+                *r,
+                Request {
+                    dir: Dir::Read,
+                    ..*w
+                }
+            );
+        }
+    }
+
     #[test]
     fn trim_patterns_trim_the_region_and_trimwrite_writes_what_it_trimmed() {
         let s = spec(&[("rw", "trim"), ("bs", "4k,8k,16k"), ("size", "64k")]);

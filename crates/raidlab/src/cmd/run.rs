@@ -446,6 +446,7 @@ fn option_help(name: &str) -> &'static str {
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
         "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote",
+        "verify_only" => "1: a write job with verify reads back and checks what an earlier run of it wrote, writing nothing (its requests are the writes', as reads)",
         "verify_fatal" => "1: the first verify mismatch ends the job",
         "randseed" => "seed of the request stream",
         "filename" => {
@@ -861,7 +862,7 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
     }
     if specs
         .iter()
-        .any(|s| s.verify && s.rw.writes(s.rwmixread) && !s.buffers.is_default())
+        .any(|s| s.verify && s.writes() && !s.buffers.is_default())
     {
         note_once!(
             "with verify, writes carry verify's headers and data: \
@@ -1367,6 +1368,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         if let Some(p) = &s.verify_pattern {
             let hex: String = p.iter().map(|b| format!("{b:02x}")).collect();
             put("verify_pattern", format!("0x{hex}"));
+        }
+        if s.verify_only {
+            put("verify_only", "1".into());
         }
         if !s.do_verify {
             put("do_verify", "0".into());
