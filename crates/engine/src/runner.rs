@@ -86,6 +86,7 @@ fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog>
             spec.logs.offset,
         )
         .with_hist(spec.logs.hist_msec, spec.logs.hist_coarseness)
+        .with_max(spec.logs.max_value)
         .shared(spec.logs.shared),
     )
 }

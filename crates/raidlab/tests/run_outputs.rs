@@ -334,6 +334,59 @@ fn simulated_bandwidth_log_adds_up_to_the_bytes_and_repeats() {
     );
 }
 
+/// fio's `log_max_value`: a simulated job's averaged latency log gives each window's highest
+/// completion latency instead of its mean: the same windows, no line below the mean's, some
+/// above, and the highest of them the job's highest latency (JSON's `clat_ns.max`).
+#[test]
+fn log_max_value_logs_each_windows_highest_latency() {
+    let dir = scratch("raidlab-simmax-");
+    let run = |name: &str, extra: &[&str]| {
+        let prefix = dir.path().join(name);
+        let mut args = vec![
+            system(),
+            "--name=s".into(),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--size=8m".into(),
+            "--iodepth=4".into(),
+            "--direct=1".into(),
+            format!("--write_lat_log={}", prefix.display()),
+            "--log_avg_msec=500".into(),
+            "--output-format=json".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let v = json(&assert_ok(
+            &raidlab(&args),
+            "simulated run with a latency log",
+        ));
+        let log = std::fs::read_to_string(dir.path().join(format!("{name}_clat.1.log"))).unwrap();
+        let lines: Vec<(u64, u64)> = log
+            .lines()
+            .map(|l| {
+                let c: Vec<u64> = l.split(", ").map(|c| c.parse().unwrap()).collect();
+                (c[0], c[1])
+            })
+            .collect();
+        (v, lines)
+    };
+    let (v, mean) = run("mean", &[]);
+    let (vm, max) = run("max", &["--log_max_value=1"]);
+    assert_eq!(vm["jobs"][0]["job options"]["log_max_value"], "1");
+    assert!(mean.len() > 3, "{mean:?}");
+    assert_eq!(mean.len(), max.len());
+    for ((t, m), (t2, x)) in mean.iter().zip(&max) {
+        assert_eq!(t, t2);
+        assert!(x >= m, "window ending {t} ms: max {x} below mean {m}");
+    }
+    assert!(mean.iter().zip(&max).any(|((_, m), (_, x))| x > m));
+    let highest = max.iter().map(|&(_, x)| x).max().unwrap();
+    assert_eq!(
+        highest,
+        v["jobs"][0]["read"]["clat_ns"]["max"].as_u64().unwrap()
+    );
+}
+
 /// A short real run logs every I/O in fio's format: one line per counted I/O with fio's six
 /// columns under log_offset (time, value, direction 0/1, block size, offset, priority),
 /// offsets inside the region, an empty slat log, and files numbered per job.

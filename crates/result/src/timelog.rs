@@ -12,6 +12,7 @@
 //! KiB/s over the window, I/Os per second over it, and the window's mean latencies (ns); the
 //! last window ends when the job does and is taken over its own length. Windows without I/O
 //! are left out, as fio leaves them out. Averaged lines carry block size 0 and offset 0.
+//! With `log_max_value` a window's latency lines give its highest latency instead of its mean.
 //!
 //! Submission latency is not measured apart from completion latency (see the JSON's
 //! `slat_ns`), so the `slat` log is written empty, as fio writes it for its synchronous
@@ -92,6 +93,8 @@ struct WindowDir {
     ios: u64,
     clat_ns: u128,
     lat_ns: u128,
+    clat_max_ns: u64,
+    lat_max_ns: u64,
 }
 
 /// A job's time-series logs being recorded, and then recorded.
@@ -105,6 +108,11 @@ pub struct JobLog {
     pub avg_msec: u64,
     /// Lines carry the request's offset (fio's `log_offset`).
     pub with_offset: bool,
+    /// An averaged window's latency lines give its highest latency, not its mean (fio's
+    /// `log_max_value`). Its bandwidth and IOPS lines are one figure over the window
+    /// either way.
+    #[serde(default)]
+    pub max_value: bool,
     /// Its files are named without the job's number and shared with the other jobs of the
     /// same names (fio's `per_job_logs=0`): see [`shared_files`].
     #[serde(default)]
@@ -144,6 +152,12 @@ impl JobLog {
     /// Files named without the job's number, shared with other jobs (fio's `per_job_logs=0`).
     pub fn shared(mut self, shared: bool) -> JobLog {
         self.shared = shared;
+        self
+    }
+
+    /// Averaged latency lines give each window's highest latency (fio's `log_max_value`).
+    pub fn with_max(mut self, max_value: bool) -> JobLog {
+        self.max_value = max_value;
         self
     }
 
@@ -209,6 +223,8 @@ impl JobLog {
         w.ios += 1;
         w.clat_ns += clat_ns as u128;
         w.lat_ns += lat_ns as u128;
+        w.clat_max_ns = w.clat_max_ns.max(clat_ns);
+        w.lat_max_ns = w.lat_max_ns.max(lat_ns);
     }
 
     /// The job ended at `end_ns` since it started counting: the last window is closed there.
@@ -277,8 +293,16 @@ impl JobLog {
                 self.iops.push(at(iops as u64));
             }
             if self.names.lat.is_some() {
-                self.clat.push(at((w.clat_ns / w.ios as u128) as u64));
-                self.lat.push(at((w.lat_ns / w.ios as u128) as u64));
+                let (clat, lat) = if self.max_value {
+                    (w.clat_max_ns, w.lat_max_ns)
+                } else {
+                    (
+                        (w.clat_ns / w.ios as u128) as u64,
+                        (w.lat_ns / w.ios as u128) as u64,
+                    )
+                };
+                self.clat.push(at(clat));
+                self.lat.push(at(lat));
             }
         }
     }
@@ -434,5 +458,19 @@ mod tests {
             .map(|(ms, s)| s.value * ms / 1000)
             .sum();
         assert_eq!(kib * 1024, 4 << 20);
+
+        // log_max_value: the same windows, their highest latencies; bandwidth unchanged.
+        let mut m = JobLog::new(1, names(), 100, false).with_max(true);
+        m.record(10_000_000, 0, 1 << 20, 0, 100, 200);
+        m.record(90_000_000, 0, 1 << 20, 0, 300, 400);
+        m.record(250_000_000, 1, 1 << 20, 0, 1000, 1000);
+        m.record(320_000_000, 0, 1 << 20, 0, 50, 60);
+        m.finish(350_000_000);
+        let clat: Vec<u64> = m.clat.iter().map(|s| s.value).collect();
+        assert_eq!(clat, [300, 1000, 50]);
+        let lat: Vec<u64> = m.lat.iter().map(|s| s.value).collect();
+        assert_eq!(lat, [400, 1000, 60]);
+        assert_eq!(m.bw, l.bw);
+        assert_eq!(m.iops, l.iops);
     }
 }

@@ -590,6 +590,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                         s.logs.offset,
                     )
                     .with_hist(s.logs.hist_msec, s.logs.hist_coarseness)
+                    .with_max(s.logs.max_value)
                     .shared(s.logs.shared),
                 ));
             }

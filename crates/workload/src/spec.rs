@@ -1147,6 +1147,10 @@ pub struct LogOptions {
     /// `per_job_logs=0`): `NAME_bw.log`, the jobs' lines one job after another.
     #[serde(default)]
     pub shared: bool,
+    /// An averaged window's latency lines give its highest latency, not its mean (fio's
+    /// `log_max_value`).
+    #[serde(default)]
+    pub max_value: bool,
 }
 
 impl LogOptions {
@@ -1662,6 +1666,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "per_job_logs",
     "log_avg_msec",
     "log_offset",
+    "log_max_value",
     "bw_avg_time",
     "iops_avg_time",
     "bwavgtime",
@@ -2138,7 +2143,6 @@ const FIO_ONLY: &[&str] = &[
     "log_compression",
     "log_compression_cpus",
     "log_entries",
-    "log_max_value",
     "log_prio",
     "log_store_compressed",
     "log_unix_epoch",
@@ -2998,6 +3002,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             })?
         }
         "log_offset" => spec.logs.offset = parse_bool(value).map_err(err)?,
+        "log_max_value" => spec.logs.max_value = parse_bool(value).map_err(err)?,
         "bw_avg_time" | "iops_avg_time" | "bwavgtime" | "iopsavgtime" => {
             let ms = value.parse::<u64>().ok().filter(|&ms| ms > 0).ok_or_else(|| {
                 err(format!(

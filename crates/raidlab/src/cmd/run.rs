@@ -488,6 +488,7 @@ fn option_help(name: &str) -> &'static str {
         "log_hist_coarseness" => "add neighbouring histogram bins in pairs this many times, 0 (1856 bins) to 6 (29)",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
+        "log_max_value" => "1: with log_avg_msec, a window's latency lines give its highest latency, not its mean",
         "bw_avg_time" | "bwavgtime" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
         "iops_avg_time" | "iopsavgtime" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
@@ -1491,6 +1492,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.logs.offset {
         put("log_offset", "1".into());
+    }
+    if s.logs.max_value {
+        put("log_max_value", "1".into());
     }
     if s.logs.shared {
         put("per_job_logs", "0".into());
