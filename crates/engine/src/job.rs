@@ -140,6 +140,10 @@ pub struct JobSetup {
     /// `do_verify`), outside its timing and rates: only for a job that writes with verify
     /// and reads nothing.
     pub read_back: bool,
+    /// fio's `verify_backlog` and `verify_backlog_batch`: every `.0` blocks written (0:
+    /// never), what is in flight completes, and every block written since the last check
+    /// (`.1` 0), or `.1` of them, the oldest first, are read back and checked.
+    pub backlog: (u64, u64),
     /// When requests may go (rate caps, think time, periodic syncs); `None` issues every
     /// request as soon as a slot is free.
     pub pacer: Option<Pacer>,
@@ -198,6 +202,8 @@ enum Pause {
     Think(Think),
     /// A periodic sync.
     Sync(SyncKind),
+    /// `verify_backlog`'s check of the blocks written since the last.
+    Backlog,
 }
 
 /// Sleep until `t` on `clock` in steps short enough to notice `halt` (Ctrl-C, or another
@@ -299,6 +305,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         seed,
         mut stream,
         read_back,
+        backlog,
         mut pacer,
         mut log,
         mut iolog,
@@ -594,6 +601,36 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         }
                     }
                 }
+                Pause::Backlog => {
+                    let Some(v) = &verify else {
+                        unreachable!("verify_backlog without verify is refused")
+                    };
+                    let mut check = backlog_batch(&wrote, backlog.1);
+                    wrote.clear();
+                    // (In offset order; a block written twice is read twice, harmlessly.)
+                    check.sort_unstable();
+                    if let Err((file, what, e)) = read_back_blocks(
+                        exec,
+                        &check,
+                        depth,
+                        bufs,
+                        (v, &setup.verify_form),
+                        setup.verify_fatal,
+                        (&mut c.verify, &mut error),
+                    ) {
+                        io_failed = true;
+                        if error.is_none() {
+                            errno = errno_of(&e);
+                        }
+                        error.get_or_insert(format!(
+                            "verify_backlog read-back: {what} on {}: {e}",
+                            setup.files[file as usize]
+                        ));
+                    }
+                    if setup.verify_fatal && c.verify.mismatches > 0 {
+                        io_failed = true;
+                    }
+                }
                 Pause::Until(t) => sleep_until(clock.as_ref(), end(t), &halt),
                 Pause::Think(t) => {
                     let t0 = clock.now_ns();
@@ -707,8 +744,11 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 if setup.verify_fatal && c.verify.mismatches > 0 {
                     io_failed = true;
                 }
-                if read_back && r.dir == Dir::Write {
+                if (read_back || backlog.0 > 0) && r.dir == Dir::Write {
                     wrote.push((r.file, r.offset, r.len));
+                    if backlog.0 > 0 && wrote.len() as u64 >= backlog.0 && pause.is_none() {
+                        pause = Some(Pause::Backlog);
+                    }
                 }
             }
             bytes_done += r.len;
@@ -983,6 +1023,16 @@ fn take_step(step: DepthStep, drain: &mut bool, final_run: &mut bool, settled: &
         }
         DepthStep::Done => *settled = true,
     }
+}
+
+/// The blocks a `verify_backlog` check reads back: all of those written since the last
+/// (`batch` 0), or `batch` of them, the oldest first, taken round again when `batch` is more
+/// than there are.
+fn backlog_batch(wrote: &[(u32, u64, u64)], batch: u64) -> Vec<(u32, u64, u64)> {
+    if batch == 0 {
+        return wrote.to_vec();
+    }
+    wrote.iter().copied().cycle().take(batch as usize).collect()
 }
 
 /// Read the blocks `wrote` (file, offset, length; in that order) back through `exec`,
@@ -1313,6 +1363,7 @@ mod tests {
             latency: spec.latency,
             end_fsync: false,
             read_back: false,
+            backlog: (0, 0),
             verify_fatal: false,
             on_error: spec.on_error.clone(),
             pacer: None,

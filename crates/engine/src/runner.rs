@@ -442,6 +442,7 @@ pub fn run_with_clock(
                 // reads back what it wrote (unless another job of its group writes its
                 // blocks: see below).
                 read_back: verify_read_back(spec),
+                backlog: (spec.verify_backlog, spec.verify_backlog_batch.unwrap_or(0)),
                 verify_fatal: spec.verify_fatal,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
@@ -460,8 +461,9 @@ pub fn run_with_clock(
         plan_files.push(names.iter().map(|n| n.as_str()).collect());
     }
     share_steady_state(&mut plans, specs);
-    // A read-back while another job of the group writes the same blocks could catch its
-    // writes half done: such a job does not read back, and says so. Jobs writing apart
+    // A read-back (at the end, or verify_backlog's as it goes) while another job of the
+    // group writes the same blocks could catch its writes half done: such a job does not
+    // read back, and says so. Jobs writing apart
     // (offset_increment, offsets of their own) each read back their own blocks.
     // Whether plans a and b have a file in common where their regions overlap; and which.
     let overlap = |a: usize, b: usize| -> Option<&str> {
@@ -477,7 +479,7 @@ pub fn run_with_clock(
     };
     let mut skipped: Vec<(usize, usize, String)> = Vec::new();
     for i in 0..plans.len() {
-        if !plans[i].setup.read_back {
+        if !plans[i].setup.read_back && plans[i].setup.backlog.0 == 0 {
             continue;
         }
         let other = (0..plans.len()).find_map(|k| {
@@ -492,6 +494,7 @@ pub fn run_with_clock(
     let mut noted: HashSet<usize> = HashSet::new();
     for (i, k, file) in skipped {
         plans[i].setup.read_back = false;
+        plans[i].setup.backlog = (0, 0);
         if noted.insert(plans[i].spec_index) {
             let (si, sk) = (plans[i].spec_index, plans[k].spec_index);
             let by = if si == sk {

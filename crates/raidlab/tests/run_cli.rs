@@ -1682,3 +1682,114 @@ fn verify_only_checks_what_the_job_wrote_without_writing() {
     assert_eq!(verify["mismatches"], 0, "{verify}");
     assert_eq!(v["jobs"][0]["write"]["total_ios"], 0);
 }
+
+/// fio's `verify_backlog`: a job checks its writes as it goes, every N blocks written, so a
+/// time-based job (which has no read-back at its end) checks all but its last few blocks;
+/// the reads are not counted as the job's. `verify_backlog_batch` reads back that many of
+/// each N, the oldest first, round again when it is more. Refused in one line where there
+/// is nothing to check; off, with a note, where another job of the group writes the same
+/// blocks.
+#[test]
+fn verify_backlog_checks_writes_as_the_job_goes() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            f.as_str(),
+            "--name=b",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=1m",
+            "--verify=crc32c",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        raidlab(&a)
+    };
+    let counts = |extra: &[&str]| -> (u64, u64, u64) {
+        let v = json(&assert_ok(&run(extra), &format!("{extra:?}")));
+        let j = &v["jobs"][0];
+        (
+            j["write"]["total_ios"].as_u64().unwrap(),
+            j["read"]["total_ios"].as_u64().unwrap(),
+            j["raidlab"]["verify"]["blocks_checked"]
+                .as_u64()
+                .unwrap_or(0),
+        )
+    };
+    // Time-based: no read-back at the end, so every check is the backlog's.
+    let (writes, reads, checked) = counts(&[
+        "--verify_backlog=64",
+        "--time_based",
+        "--runtime=300ms",
+        "--iodepth=4",
+    ]);
+    assert_eq!(reads, 0);
+    assert!(writes > 256, "{writes} writes");
+    assert!(
+        checked <= writes && writes - checked < 64 + 4,
+        "{checked} of {writes} checked"
+    );
+    let (_, _, unchecked) = counts(&["--time_based", "--runtime=100ms"]);
+    assert_eq!(
+        unchecked, 0,
+        "a time-based job without the backlog checks nothing"
+    );
+    // 256 writes at depth 1: four checks of 16, or of 100 (the 64 round again).
+    assert_eq!(
+        counts(&[
+            "--verify_backlog=64",
+            "--verify_backlog_batch=16",
+            "--do_verify=0"
+        ]),
+        (256, 0, 64)
+    );
+    assert_eq!(
+        counts(&[
+            "--verify_backlog=64",
+            "--verify_backlog_batch=100",
+            "--do_verify=0"
+        ]),
+        (256, 0, 400)
+    );
+    let v = json(&assert_ok(&run(&["--verify_backlog=64"]), "echo"));
+    assert_eq!(v["jobs"][0]["job options"]["verify_backlog"], "64");
+
+    for (extra, what) in [
+        (vec!["--verify=0"], "it checks blocks written with verify"),
+        (vec!["--rw=randread"], "the job writes nothing"),
+        (vec!["--verify_only"], "verify_only writes nothing"),
+        (
+            vec!["--verify_backlog=0", "--verify_backlog_batch=8"],
+            "needs verify_backlog",
+        ),
+    ] {
+        let mut a = vec!["--verify_backlog=64"];
+        a.extend(extra.iter().copied());
+        let err = assert_usage_error(&run(&a), &format!("verify_backlog with {extra:?}"));
+        assert!(err.contains(what), "{extra:?}: {err}");
+    }
+
+    // Two instances writing the same blocks at once: no check could be trusted.
+    let out = run(&[
+        "--verify_backlog=16",
+        "--numjobs=2",
+        "--time_based",
+        "--runtime=100ms",
+    ]);
+    let v = json(&assert_ok(&out, "two writers"));
+    assert!(
+        stderr(&out).contains("verify does not read back what it wrote"),
+        "{}",
+        stderr(&out)
+    );
+    for j in v["jobs"].as_array().unwrap() {
+        assert_eq!(
+            j["raidlab"]["verify"]["blocks_checked"]
+                .as_u64()
+                .unwrap_or(0),
+            0,
+            "{j}"
+        );
+    }
+}

@@ -1036,6 +1036,17 @@ pub struct JobSpec {
     /// ([`JobSpec::writes`] is false, [`JobSpec::read_percent`] 100).
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_only: bool,
+    /// fio's `verify_backlog`: every this many blocks written, the job stops issuing, lets
+    /// what is in flight complete, and reads back and checks them (0: only at the end, by
+    /// `do_verify`), inside its time, outside its read counts. A time-based job checks as it
+    /// goes, keeping no more than this many blocks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify_backlog: u64,
+    /// fio's `verify_backlog_batch`: how many of those blocks are read back, the oldest
+    /// first (None: all of them; fewer: the others are not checked; more: the oldest are
+    /// checked again, in turn).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog_batch: Option<u64>,
     /// fio's `verify_fatal`: the first mismatch ends the job (by default every block is
     /// checked and the mismatches counted).
     #[serde(default, skip_serializing_if = "is_false")]
@@ -1470,6 +1481,8 @@ impl Default for JobSpec {
             verify_pattern_only: false,
             do_verify: true,
             verify_only: false,
+            verify_backlog: 0,
+            verify_backlog_batch: None,
             verify_fatal: false,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
@@ -1625,6 +1638,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify",
     "do_verify",
     "verify_only",
+    "verify_backlog",
+    "verify_backlog_batch",
     "verify_pattern",
     "verify_fatal",
     "continue_on_error",
@@ -2112,7 +2127,6 @@ pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
     "unit_base",
-    "verify_backlog",
     "zonemode",
     "create_on_open",
     "fill_device",
@@ -2166,7 +2180,6 @@ const FIO_ONLY: &[&str] = &[
     "unique_filename",
     "unlink_each_loop",
     "verify_async",
-    "verify_backlog_batch",
     "verify_dump",
     "verify_interval",
     "verify_offset",
@@ -2835,6 +2848,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
         "verify_only" => spec.verify_only = parse_bool(value).map_err(err)?,
+        "verify_backlog" | "verify_backlog_batch" => {
+            let n = value.parse::<u64>().map_err(|_| {
+                err(format!(
+                    "'{value}' is not a number of blocks (valid: a whole number such as 1024; 0 turns it off)"
+                ))
+            })?;
+            if key == "verify_backlog" {
+                spec.verify_backlog = n;
+            } else {
+                spec.verify_backlog_batch = (n > 0).then_some(n);
+            }
+        }
         "verify_pattern" => {
             spec.verify_pattern = Some(parse_verify_pattern(value).map_err(err)?);
             // (As in fio 3.33, a pattern turns verify on: headers and the pattern after them.)
@@ -3492,6 +3517,22 @@ impl JobSpec {
                     "rate_iops_min={} for {dir} is above its cap rate_iops={} (valid: rate_iops_min at most rate_iops)",
                     p.rate_iops_min[d], p.rate_iops[d]
                 ));
+            }
+        }
+        if self.verify_backlog > 0 || self.verify_backlog_batch.is_some() {
+            let why = if !self.verify {
+                Some("it checks blocks written with verify (valid: verify=crc32c, or another verify mode, with it)")
+            } else if self.verify_only {
+                Some("verify_only writes nothing to check as it goes (valid: one of the two)")
+            } else if !self.rw.writes(self.rwmixread) {
+                Some("the job writes nothing (valid: a job that writes)")
+            } else if self.verify_backlog == 0 {
+                Some("verify_backlog_batch needs verify_backlog, the blocks written between checks (valid: verify_backlog=N with it)")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return e(format!("verify_backlog is refused: {why}"));
             }
         }
         if self.verify_only {

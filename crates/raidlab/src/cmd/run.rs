@@ -446,6 +446,8 @@ fn option_help(name: &str) -> &'static str {
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
         "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote",
+        "verify_backlog" => "N: every N blocks written, the job lets what is in flight complete and reads back and checks them (inside its time, not counted as reads); 0 (default): only at the end",
+        "verify_backlog_batch" => "how many of those blocks are read back, the oldest first (default: all)",
         "verify_only" => "1: a write job with verify reads back and checks what an earlier run of it wrote, writing nothing (its requests are the writes', as reads)",
         "verify_fatal" => "1: the first verify mismatch ends the job",
         "randseed" => "seed of the request stream",
@@ -1372,6 +1374,12 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         }
         if s.verify_only {
             put("verify_only", "1".into());
+        }
+        if s.verify_backlog > 0 {
+            put("verify_backlog", s.verify_backlog.to_string());
+        }
+        if let Some(b) = s.verify_backlog_batch {
+            put("verify_backlog_batch", b.to_string());
         }
         if !s.do_verify {
             put("do_verify", "0".into());
