@@ -144,6 +144,9 @@ pub struct JobSetup {
     /// never), what is in flight completes, and every block written since the last check
     /// (`.1` 0), or `.1` of them, the oldest first, are read back and checked.
     pub backlog: (u64, u64),
+    /// fio's `fill_device`: a write failing for want of room (ENOSPC, EDQUOT, or short)
+    /// ends the job as its size would, neither counted nor an error.
+    pub fill: bool,
     /// When requests may go (rate caps, think time, periodic syncs); `None` issues every
     /// request as soon as a slot is free.
     pub pacer: Option<Pacer>,
@@ -679,6 +682,15 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 Ok(n) if *n != r.len => Some(libc::EIO),
                 Ok(_) => None,
             };
+            // fio's fill_device: the filesystem is full, and that is the job's end.
+            if setup.fill
+                && r.dir == Dir::Write
+                && (matches!(failed, Some(libc::ENOSPC | libc::EDQUOT))
+                    || matches!(comp.res, Ok(n) if n < r.len))
+            {
+                exhausted = true;
+                continue;
+            }
             if let Some(e) = failed {
                 if let Some(count) = errors.as_mut() {
                     count.count(e);
@@ -1364,6 +1376,7 @@ mod tests {
             end_fsync: false,
             read_back: false,
             backlog: (0, 0),
+            fill: false,
             verify_fatal: false,
             on_error: spec.on_error.clone(),
             pacer: None,

@@ -168,6 +168,15 @@ pub fn run_with_clock(
         if users.is_empty() {
             continue;
         }
+        // fio's fill_device on a file: without a size, the job's region reaches as far as the
+        // filesystem's free space lets it (a block device has its size already).
+        let is_block = std::fs::metadata(path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+        let fill_end = users
+            .iter()
+            .any(|s| s.fill_device && !is_block)
+            .then(|| crate::target::fill_end(path))
+            .flatten();
         let need_end = users
             .iter()
             .filter_map(|s| {
@@ -177,7 +186,9 @@ pub fn run_with_clock(
                 }
                 // (A job over several files takes its share of `size` of each, or `filesize`.)
                 let s = &s.per_file(s.run_of(name));
-                let size = s.size?;
+                let Some(size) = s.size else {
+                    return fill_end.filter(|_| s.fill_device);
+                };
                 // (Saturating: offsets past 2^64 are refused, in one line, not a panic.)
                 let last = s.offset.saturating_add(
                     s.offset_increment
@@ -198,6 +209,25 @@ pub fn run_with_clock(
             None => fallocate,
         }
         .filter(|_| only_writes);
+        // A file only writers use, one of them filling the filesystem: not laid out (the
+        // writes extend it until there is no room), nor checked for room.
+        let fill = only_writes && fill_end.is_some();
+        if let Some(s) = users.iter().find(|s| s.fill_device && s.size.is_none()) {
+            if fill_end.is_some_and(|end| end <= s.offset) {
+                return Err(EngineError::usage(format!(
+                    "job '{}' has fill_device, and {} with its filesystem's free space ends at byte {}, at or before the job's offset {}: there is no room to fill (valid: a filesystem with free space, or size=)",
+                    s.name,
+                    path.display(),
+                    fill_end.unwrap_or(0),
+                    s.offset
+                )));
+            }
+        }
+        let prealloc = if fill {
+            Some(raidlab_workload::Fallocate::None)
+        } else {
+            prealloc
+        };
         let writers = || users.iter().filter(|s| writes(s));
         if writers().next().is_some() {
             crate::target::refuse_in_use(path, writers().all(|s| s.allow_mounted_write))?;
@@ -211,7 +241,7 @@ pub fn run_with_clock(
             users.iter().any(|s| writes(s)),
             opts.force,
             &opts.stop,
-            prealloc,
+            (prealloc, fill),
             &crate::target::Layout::of_job(users[0], name),
         )?;
         if let Some(s) = users.iter().find(|s| s.trims()) {
@@ -289,7 +319,7 @@ pub fn run_with_clock(
                                     false,
                                     true,
                                     &opts.stop,
-                                    None,
+                                    (None, false),
                                     &crate::target::Layout::zeros(),
                                 )?
                                 .size
@@ -443,6 +473,7 @@ pub fn run_with_clock(
                 // blocks: see below).
                 read_back: verify_read_back(spec),
                 backlog: (spec.verify_backlog, spec.verify_backlog_batch.unwrap_or(0)),
+                fill: spec.fill_device,
                 verify_fatal: spec.verify_fatal,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),

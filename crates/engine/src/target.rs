@@ -104,15 +104,16 @@ fn fs_logical_block(meta: &std::fs::Metadata) -> u64 {
 }
 
 /// Make a path target ready: create it and lay it out to `need_end` bytes when it is a
-/// missing or short regular file, refuse to write over a recognised signature unless
-/// `force`, and report its size.
+/// missing or short regular file (as `prealloc`, fio's `fallocate`, says; `fill`: a job
+/// fills the filesystem, so its room is not checked), refuse to write over a recognised
+/// signature unless `force`, and report its size.
 pub fn prepare_path(
     path: &Path,
     need_end: Option<u64>,
     writes: bool,
     force: bool,
     stop: &AtomicBool,
-    prealloc: Option<Fallocate>,
+    (prealloc, fill): (Option<Fallocate>, bool),
     layout: &Layout,
 ) -> Result<PathInfo, EngineError> {
     let shown = path.display();
@@ -139,7 +140,13 @@ pub fn prepare_path(
             .map_err(|e| EngineError::usage(format!("cannot create target {shown}: {e}")))?;
         safety::mark_scratch(&f);
         // (The file is new and ours: one that cannot be laid out is not left behind.)
-        if let Err(e) = check_room(&f, path, 0, end).and_then(|()| {
+        // (A job filling the filesystem writes until there is no room: nothing to check.)
+        let room = if fill {
+            Ok(())
+        } else {
+            check_room(&f, path, 0, end)
+        };
+        if let Err(e) = room.and_then(|()| {
             prepare_span(&f, 0, end, stop, prealloc, layout)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))
         }) {
@@ -194,7 +201,9 @@ pub fn prepare_path(
             let f = OpenOptions::new().write(true).open(path).map_err(|e| {
                 EngineError::usage(format!("cannot open {shown} to lay it out: {e}"))
             })?;
-            check_room(&f, path, size, end)?;
+            if !fill {
+                check_room(&f, path, size, end)?;
+            }
             prepare_span(&f, size, end, stop, prealloc, layout)
                 .map_err(|e| EngineError::failed(format!("laying out {shown}: {e}")))?;
             size = end;
@@ -223,6 +232,30 @@ pub fn refuse_no_discard(path: &Path, job: &str) -> Result<(), EngineError> {
         Some(m) => Err(EngineError::usage(m)),
         None => Ok(()),
     }
+}
+
+/// How far a job filling `path`'s filesystem (fio's `fill_device`) may write: the file's
+/// length now and the filesystem's free space (as statvfs gives it to an unprivileged
+/// user); None where that cannot be told.
+pub fn fill_end(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let on = if path.exists() {
+        path.to_path_buf()
+    } else {
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        }
+    };
+    let c = std::ffi::CString::new(on.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a NUL-terminated path and a zeroed statvfs the call fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+    Some(len.saturating_add(free))
 }
 
 /// A `verify_only` job checks what an earlier run wrote. A file that is not there, or ends
@@ -501,7 +534,15 @@ mod tests {
         // A file laid out (for a writing job) to `end` bytes; `stopped`: the stop flag set.
         let prepare = |f: &Path, end: u64, stopped: bool| {
             let stop = AtomicBool::new(stopped);
-            prepare_path(f, Some(end), true, false, &stop, None, &Layout::zeros())
+            prepare_path(
+                f,
+                Some(end),
+                true,
+                false,
+                &stop,
+                (None, false),
+                &Layout::zeros(),
+            )
         };
         let f = d.path().join("new");
         let e = prepare(&f, huge, true).unwrap_err();

@@ -1351,3 +1351,108 @@ fn arrays_trim_as_md_does_and_stay_consistent() {
         }
     }
 }
+
+/// A tmpfs of `mib` MiB mounted on a new folder, unmounted when dropped.
+struct SmallFs(tempfile::TempDir);
+impl SmallFs {
+    fn mount(mib: u64) -> SmallFs {
+        assert!(is_root(), "this test mounts a tmpfs and needs root");
+        let dir = tempfile::tempdir().unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs failed");
+        SmallFs(dir)
+    }
+    /// Bytes free, as statvfs tells them.
+    fn free(&self) -> u64 {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(self.0.path().as_os_str().as_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path and a zeroed statvfs the call fills.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        st.f_bavail as u64 * st.f_frsize as u64
+    }
+    /// Remove `name` and wait until its space is given back (an io_uring instance's last
+    /// file references go a moment after its process ends).
+    fn remove(&self, name: &str, whole: u64) {
+        std::fs::remove_file(self.0.path().join(name)).unwrap();
+        let start = std::time::Instant::now();
+        while self.free() < whole && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(self.free(), whole, "space not given back");
+    }
+}
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// fio's `fill_device` (`fill_fs`): a job writes until its filesystem is full, and that ends
+/// it as its size would (exit 0, no error). Without a size its region is the filesystem's
+/// free space; with a larger one, ENOSPC ends it where the room does, at any depth and in
+/// random order (and verify then checks every block written). Where there is no room, or
+/// the job writes nothing, it is refused in one line.
+#[test]
+fn fill_device_writes_until_the_filesystem_is_full() {
+    let fs = SmallFs::mount(8);
+    let whole = fs.free();
+    assert_eq!(whole, 8 << 20);
+    let f = format!("--filename={}", fs.0.path().join("f").display());
+    let run = |extra: &[&str]| {
+        let mut a = vec![f.as_str(), "--name=fill", "--output-format=json"];
+        a.extend_from_slice(extra);
+        raidlab(&a)
+    };
+    let written = |extra: &[&str]| -> serde_json::Value {
+        let v = json(&assert_ok(&run(extra), &format!("{extra:?}")));
+        let j = v["jobs"][0].clone();
+        assert_eq!(j["error"], 0, "{j}");
+        j
+    };
+    let j = written(&["--rw=write", "--bs=64k", "--fill_device=1"]);
+    assert_eq!(j["write"]["io_bytes"], 8 << 20, "{j}");
+    assert_eq!(j["job options"]["fill_device"], "1");
+    assert_eq!(fs.free(), 0);
+
+    // The filesystem is full: nothing to fill.
+    let err = assert_usage_error(
+        &run(&["--rw=write", "--bs=64k", "--fill_device=1", "--offset=8m"]),
+        "fill a full filesystem",
+    );
+    assert!(err.contains("there is no room to fill"), "{err}");
+    fs.remove("f", whole);
+
+    for (extra, bs) in [
+        (vec!["--rw=write", "--iodepth=8"], 65536),
+        (vec!["--rw=write", "--ioengine=psync"], 65536),
+        (
+            vec!["--rw=randwrite", "--iodepth=8", "--verify=crc32c"],
+            4096,
+        ),
+    ] {
+        let bs_opt = format!("--bs={bs}");
+        let mut a = vec![bs_opt.as_str(), "--size=16m", "--fill_fs"];
+        a.extend(extra.iter().copied());
+        let j = written(&a);
+        let ios = j["write"]["total_ios"].as_u64().unwrap();
+        assert_eq!(ios * bs, 8 << 20, "{extra:?}: {j}");
+        if extra.contains(&"--verify=crc32c") {
+            assert_eq!(j["raidlab"]["verify"]["blocks_checked"], ios, "{j}");
+            assert_eq!(j["raidlab"]["verify"]["mismatches"], 0, "{j}");
+        }
+        fs.remove("f", whole);
+    }
+    // Without fill_device a size beyond the room is refused before anything is written.
+    let err = assert_usage_error(&run(&["--rw=write", "--size=16m"]), "no room");
+    assert!(err.contains("has 8388608 bytes free"), "{err}");
+    let err = assert_usage_error(
+        &run(&["--rw=read", "--size=1m", "--fill_device=1"]),
+        "fill by reading",
+    );
+    assert!(err.contains("the job writes nothing"), "{err}");
+}

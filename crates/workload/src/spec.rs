@@ -835,6 +835,13 @@ pub struct JobSpec {
     /// A file a job reads is laid out whatever this says, so reads reach data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallocate: Option<Fallocate>,
+    /// fio's `fill_device` (`fill_fs`): the job writes until its filesystem is full, and
+    /// that (ENOSPC, or EDQUOT for a quota) ends it as its size would, not as an error.
+    /// Without `size`, a file's region reaches as far as the filesystem's free space lets
+    /// it; the file is not laid out first, its writes extend it. A block device (or an
+    /// array, or a simulated LUN) has its size already.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_device: bool,
     /// fio's `fadvise_hint`: the advice given as the job opens its files (see
     /// [`JobSpec::read_advice`]).
     #[serde(default, skip_serializing_if = "is_pattern_hint")]
@@ -1426,6 +1433,7 @@ impl Default for JobSpec {
             ss_dur_s: 0,
             ss_ramp_ns: 0,
             fallocate: None,
+            fill_device: false,
             fadvise_hint: FadviseHint::Pattern,
             overwrite: None,
             lockmem: 0,
@@ -1595,6 +1603,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "steadystate_ramp_time",
     "ss_ramp",
     "fallocate",
+    "fill_device",
+    "fill_fs",
     "fadvise_hint",
     "overwrite",
     "lockmem",
@@ -1706,6 +1716,8 @@ fn is_flag(key: &str) -> bool {
             | "hipri"
             | "unlink"
             | "verify_only"
+            | "fill_device"
+            | "fill_fs"
             | "pre_read"
             | "gtod_reduce"
             | "disable_clat"
@@ -2129,7 +2141,6 @@ const FIO_ONLY: &[&str] = &[
     "unit_base",
     "zonemode",
     "create_on_open",
-    "fill_device",
     "numa_cpu_nodes",
     "numa_mem_policy",
     "allow_file_create",
@@ -2455,6 +2466,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
         }
         "overwrite" => spec.overwrite = Some(parse_bool(value).map_err(err)?),
+        "fill_device" | "fill_fs" => spec.fill_device = parse_bool(value).map_err(err)?,
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,
@@ -3518,6 +3530,12 @@ impl JobSpec {
                     p.rate_iops_min[d], p.rate_iops[d]
                 ));
             }
+        }
+        if self.fill_device && !self.writes() {
+            return e(
+                "fill_device fills the filesystem by writing, and the job writes nothing (valid: a job that writes, e.g. rw=write)"
+                    .to_string(),
+            );
         }
         if self.verify_backlog > 0 || self.verify_backlog_batch.is_some() {
             let why = if !self.verify {
