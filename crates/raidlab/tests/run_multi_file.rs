@@ -163,3 +163,79 @@ fn filename_format_names_files_as_fio_does() {
         [("w".to_string(), 256 << 10), ("r".to_string(), 256 << 10)]
     );
 }
+
+/// fio's `opendir`: the regular files below a folder, found recursively (a symbolic link
+/// not followed, an empty folder adding nothing), are the job's files; a read job moves
+/// what they hold, as fio's does. Writing them needs --force (they hold data raidlab did
+/// not lay out) and does not change their sizes. A folder that is missing or holds no
+/// files, or opendir beside filename, is refused in one line.
+#[test]
+fn opendir_takes_the_files_below_a_folder_as_fio_does() {
+    let dir = scratch("raidlab-opendir-");
+    let top = dir.path().join("data");
+    std::fs::create_dir_all(top.join("a/b")).unwrap();
+    std::fs::create_dir_all(top.join("empty")).unwrap();
+    let sizes = [("a/x", 1u64 << 20), ("a/b/y", 512 << 10), ("z", 256 << 10)];
+    for (i, (name, len)) in sizes.iter().enumerate() {
+        let bytes: Vec<u8> = (0..*len)
+            .map(|k| (k as u8).wrapping_mul(31) ^ i as u8)
+            .collect();
+        std::fs::write(top.join(name), bytes).unwrap();
+    }
+    std::os::unix::fs::symlink(top.join("z"), top.join("a/link")).unwrap();
+    let od = format!("--opendir={}", top.display());
+    let read = [
+        od.as_str(),
+        "--name=r",
+        "--rw=read",
+        "--bs=64k",
+        "--output-format=json",
+    ];
+    let fio = json(&fio_json(&read));
+    let rl = json(&assert_ok(&raidlab(&read), "opendir read"));
+    for v in [&fio, &rl] {
+        assert_eq!(
+            v["jobs"][0]["read"]["io_bytes"], 1835008,
+            "{}",
+            v["jobs"][0]
+        );
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 28);
+    }
+    let opts = &rl["jobs"][0]["job options"];
+    assert_eq!(opts["opendir"], top.display().to_string());
+    assert!(opts.get("filename").is_none(), "{opts}");
+
+    let write = [od.as_str(), "--name=w", "--rw=write", "--bs=64k"];
+    let err = assert_usage_error(&raidlab(&write), "writing somebody's files");
+    assert!(err.contains("use --force"), "{err}");
+    let mut forced = write.to_vec();
+    forced.push("--force");
+    assert_ok(&raidlab(&forced), "writing them with --force");
+    for (name, len) in sizes {
+        assert_eq!(
+            std::fs::metadata(top.join(name)).unwrap().len(),
+            len,
+            "{name}"
+        );
+    }
+
+    for (bad, what) in [
+        (
+            format!("--opendir={}", dir.path().join("missing").display()),
+            "No such file",
+        ),
+        (
+            format!("--opendir={}", top.join("empty").display()),
+            "holds no regular files",
+        ),
+    ] {
+        let err = assert_usage_error(&raidlab(&[&bad, "--name=r", "--rw=read"]), &bad);
+        assert!(err.contains(what), "{err}");
+    }
+    let both = format!("--filename={}", top.join("z").display());
+    let err = assert_usage_error(
+        &raidlab(&[&od, &both, "--name=r", "--rw=read"]),
+        "opendir and filename",
+    );
+    assert!(err.contains("one of the two"), "{err}");
+}

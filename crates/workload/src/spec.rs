@@ -759,6 +759,11 @@ pub struct JobSpec {
     /// names the same files for every job, which then share them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filename_format: Option<String>,
+    /// fio's `opendir`: every regular file below this folder (recursively, in name order)
+    /// is one of the job's files, as `filename` lists them. Read before a run (by the
+    /// command, which does the I/O); a job with it names no `filename` of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opendir: Option<String>,
     /// fio's `openfiles`: most files a job has open at once. raidlab keeps every file of a
     /// job open while it runs, so a job over more files than this is refused; 0 (unset):
     /// no limit.
@@ -1434,6 +1439,7 @@ impl Default for JobSpec {
             ss_ramp_ns: 0,
             fallocate: None,
             fill_device: false,
+            opendir: None,
             fadvise_hint: FadviseHint::Pattern,
             overwrite: None,
             lockmem: 0,
@@ -1605,6 +1611,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "fallocate",
     "fill_device",
     "fill_fs",
+    "opendir",
     "fadvise_hint",
     "overwrite",
     "lockmem",
@@ -2176,7 +2183,6 @@ const FIO_ONLY: &[&str] = &[
     "merge_blktrace_file",
     "merge_blktrace_iters",
     "merge_blktrace_scalars",
-    "opendir",
     "profile",
     "read_beyond_wp",
     "read_iolog_chunked",
@@ -2467,6 +2473,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "overwrite" => spec.overwrite = Some(parse_bool(value).map_err(err)?),
         "fill_device" | "fill_fs" => spec.fill_device = parse_bool(value).map_err(err)?,
+        // (One folder, its colons its own, as fio takes it.)
+        "opendir" if value.is_empty() => {
+            return Err(err("opendir names no folder (valid: a folder, e.g. /mnt/data)".into()))
+        }
+        "opendir" => spec.opendir = Some(value.to_string()),
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,
@@ -3368,9 +3379,10 @@ impl JobSpec {
             && self.directory.is_empty()
             && self.filename_format.is_none()
             && self.read_iolog.is_none()
+            && self.opendir.is_none()
         {
             return e(
-                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job)"
+                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job; or opendir=FOLDER for the files below it)"
                     .into(),
             );
         }

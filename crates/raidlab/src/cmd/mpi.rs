@@ -416,6 +416,7 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
     let mut jobs = inv.jobs;
     raidlab_workload::for_rank(&mut jobs, world.rank(), world.size());
     run::draw_seeds(&mut jobs);
+    run::open_dirs(&mut jobs)?;
     raidlab_workload::apply_directories(&mut jobs);
     for s in &jobs {
         s.validate().map_err(|e| CliError::usage(e.message))?;

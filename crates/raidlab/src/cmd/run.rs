@@ -441,6 +441,7 @@ fn option_help(name: &str) -> &'static str {
         "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
         "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
+        "opendir" => "a folder: every regular file below it (recursively, in name order) is one of the job's files",
         "fill_device" => "1: write until the filesystem is full, which ends the job as its size would (without size: a file's region is the filesystem's free space); also fill_fs",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with the job's buffer content)",
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
@@ -686,6 +687,7 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
     // show the same ones; drawn here for other callers). `directory` likewise.
     draw_seeds(&mut specs);
+    open_dirs(&mut specs)?;
     raidlab_workload::apply_directories(&mut specs);
     if specs.is_empty() {
         return Err(CliError::usage(
@@ -730,6 +732,55 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
 }
 
 /// Read each job's `read_iolog` trace and take it as the job's requests and files.
+/// fio's `opendir`: a job's files are the regular files below its folder, recursively, in
+/// name order (symbolic links not followed). Read here, at the edge, before the run.
+pub fn open_dirs(specs: &mut [JobSpec]) -> Result<(), CliError> {
+    fn walk(dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+        let mut entries = std::fs::read_dir(dir)?.collect::<Result<Vec<_>, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let ft = e.file_type()?;
+            if ft.is_dir() {
+                walk(&e.path(), out)?;
+            } else if ft.is_file() {
+                out.push(e.path().display().to_string());
+            }
+        }
+        Ok(())
+    }
+    for s in specs.iter_mut() {
+        let Some(dir) = s.opendir.take() else {
+            continue;
+        };
+        let name = &s.name;
+        let also = if !s.filenames.is_empty() {
+            Some("filename")
+        } else if !s.directory.is_empty() {
+            Some("directory")
+        } else {
+            None
+        };
+        if let Some(also) = also {
+            return Err(CliError::usage(format!(
+                "job '{name}': opendir={dir} gives the job's files, and it also gives {also} (valid: one of the two)"
+            )));
+        }
+        let mut found = Vec::new();
+        walk(Path::new(&dir), &mut found).map_err(|e| {
+            CliError::usage(format!(
+                "job '{name}': opendir={dir}: {e} (valid: a folder raidlab can read)"
+            ))
+        })?;
+        if found.is_empty() {
+            return Err(CliError::usage(format!(
+                "job '{name}': opendir={dir} holds no regular files (valid: a folder with the files to measure below it)"
+            )));
+        }
+        s.filenames = found;
+    }
+    Ok(())
+}
+
 fn load_traces(specs: &mut [JobSpec]) -> Result<(), CliError> {
     for s in specs.iter_mut().filter(|s| s.trace.is_none()) {
         let Some(path) = s.read_iolog.clone() else {
@@ -1063,6 +1114,10 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             .replace("array\\:", "array:")
             .replace("sim\\:", "sim:");
     }
+    // (An opendir job's files are found at run time: it names none.)
+    if s.filenames.is_empty() && s.opendir.is_some() {
+        o.pop();
+    }
     let mut put = |k: &str, v: String| o.push((k.to_string(), v));
     if let Some(d) = &s.description {
         put("description", d.clone());
@@ -1316,6 +1371,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.fill_device {
         put("fill_device", "1".into());
+    }
+    if let Some(d) = &s.opendir {
+        put("opendir", d.clone());
     }
     if s.disable_clat && s.disable_lat && s.disable_bw {
         put("gtod_reduce", "1".into());
