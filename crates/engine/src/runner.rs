@@ -235,6 +235,15 @@ pub fn run_with_clock(
         if let Some(s) = users.iter().find(|s| s.verify_only) {
             crate::target::refuse_nothing_to_verify(path, need_end, &s.name)?;
         }
+        if let Some(s) = users.iter().find(|s| !s.allow_file_create) {
+            if std::fs::symlink_metadata(path).is_err() {
+                return Err(EngineError::usage(format!(
+                    "job '{}' has allow_file_create=0, and {} does not exist (valid: an existing file, or allow_file_create=1 to create it)",
+                    s.name,
+                    path.display()
+                )));
+            }
+        }
         let info = prepare_path(
             path,
             need_end,

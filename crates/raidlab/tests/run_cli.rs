@@ -1793,3 +1793,35 @@ fn verify_backlog_checks_writes_as_the_job_goes() {
         );
     }
 }
+
+/// fio's `allow_file_create=0`: a job whose file does not exist is refused in one line (as
+/// fio refuses it), the file not made; an existing file runs as usual.
+#[test]
+fn allow_file_create_0_refuses_a_missing_file() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let path = dir.path().join("typo");
+    let f = format!("--filename={}", path.display());
+    let job = [
+        f.as_str(),
+        "--name=w",
+        "--rw=write",
+        "--size=1m",
+        "--allow_file_create=0",
+    ];
+    let err = assert_usage_error(&raidlab(&job), "a missing file");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!path.exists(), "the file was made");
+    require_tool("fio", "fio");
+    let fio = Command::new("fio")
+        .args(job.iter().chain(&["--output-format=json"]))
+        .output()
+        .unwrap();
+    assert!(!fio.status.success() && !path.exists(), "fio makes it too?");
+
+    std::fs::write(&path, vec![0u8; 1 << 20]).unwrap();
+    let mut a = job.to_vec();
+    a.extend(["--force", "--output-format=json"]);
+    let v = json(&assert_ok(&raidlab(&a), "an existing file"));
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    assert_eq!(v["jobs"][0]["job options"]["allow_file_create"], "0");
+}

@@ -764,6 +764,10 @@ pub struct JobSpec {
     /// command, which does the I/O); a job with it names no `filename` of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opendir: Option<String>,
+    /// fio's `allow_file_create` (default on): off, a file the job needs that does not exist
+    /// is refused rather than created (a misspelt name does not become a new file).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub allow_file_create: bool,
     /// fio's `openfiles`: most files a job has open at once. raidlab keeps every file of a
     /// job open while it runs, so a job over more files than this is refused; 0 (unset):
     /// no limit.
@@ -1440,6 +1444,7 @@ impl Default for JobSpec {
             fallocate: None,
             fill_device: false,
             opendir: None,
+            allow_file_create: true,
             fadvise_hint: FadviseHint::Pattern,
             overwrite: None,
             lockmem: 0,
@@ -1612,6 +1617,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "fill_device",
     "fill_fs",
     "opendir",
+    "allow_file_create",
     "fadvise_hint",
     "overwrite",
     "lockmem",
@@ -2150,7 +2156,6 @@ const FIO_ONLY: &[&str] = &[
     "create_on_open",
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "allow_file_create",
     "atomic",
     "block_error_percentiles",
     "cgroup",
@@ -2478,6 +2483,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             return Err(err("opendir names no folder (valid: a folder, e.g. /mnt/data)".into()))
         }
         "opendir" => spec.opendir = Some(value.to_string()),
+        "allow_file_create" => spec.allow_file_create = parse_bool(value).map_err(err)?,
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,

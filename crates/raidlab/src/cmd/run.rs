@@ -441,6 +441,7 @@ fn option_help(name: &str) -> &'static str {
         "nice" => "the job's threads' nice value, -20 to 19 (below 0 needs privileges)",
         "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
+        "allow_file_create" => "1 (default): a missing file is created; 0: refused, so a misspelt name is not made a new file",
         "opendir" => "a folder: every regular file below it (recursively, in name order) is one of the job's files",
         "fill_device" => "1: write until the filesystem is full, which ends the job as its size would (without size: a file's region is the filesystem's free space); also fill_fs",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with the job's buffer content)",
@@ -1374,6 +1375,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(d) = &s.opendir {
         put("opendir", d.clone());
+    }
+    if !s.allow_file_create {
+        put("allow_file_create", "0".into());
     }
     if s.disable_clat && s.disable_lat && s.disable_bw {
         put("gtod_reduce", "1".into());
