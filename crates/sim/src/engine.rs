@@ -1792,9 +1792,10 @@ impl<'w> Engine<'w> {
     /// A trim of an array's logical range from time `t`: the member ranges md would discard
     /// (the shared planner's [`raidlab_geometry::trim_extents`]: every piece and copy, whole
     /// stripes of parity levels), each to its drive (a controller's array) or member LUN (a
-    /// host array), all at once. What a controller's cache holds of the range is left to be
-    /// written as it would have been (a simplification). When the last ends.
+    /// host array), all at once. A write-back controller first drops what its cache holds
+    /// dirty of the range ([`Engine::drop_dirty`]). When the last ends.
     fn trim_array(&mut self, a: usize, offset: u64, len: u64, t: u64) -> u64 {
+        self.drop_dirty(a, offset, len);
         let arr = &self.w.arrays[a];
         let missing = arr.geom.missing(offset, len);
         let extents = raidlab_geometry::trim_extents(arr.geom.geo(), offset, len, missing)
@@ -1817,6 +1818,69 @@ impl<'w> Engine<'w> {
             done = done.max(end);
         }
         done
+    }
+
+    /// A trim through a controller: what its cache holds of the array's range
+    /// `offset..offset + len` is dropped, as a write drops what the read cache holds of its
+    /// stripes; with write-back, the dirty data there is never destaged, and its space is
+    /// free for the writes waiting for room. Stripes being destaged are left to finish (with
+    /// what landed on them meanwhile): a simplification, their destage already under way.
+    fn drop_dirty(&mut self, ai: usize, offset: u64, len: u64) {
+        let arr = &mut self.w.arrays[ai];
+        let Some(ci) = arr.ctrl else {
+            return;
+        };
+        let write_back = self.w.ctrls[ci].write_back;
+        let sd = arr.geom.stripe_data_bytes();
+        let end = offset + len;
+        let (first, last) = (offset / sd, (end - 1) / sd);
+        let cached = arr.rcache.len() + if write_back { arr.dirty.len() } else { 0 };
+        if cached == 0 {
+            return;
+        }
+        // The range's stripes, or where the cache holds fewer, the cached ones in it.
+        let stripes: Vec<u64> = if last - first >= cached as u64 {
+            let dirty = write_back.then(|| arr.dirty.iter().map(|(s, _)| s));
+            let mut v: Vec<u64> = (arr.rcache.keys().copied())
+                .chain(dirty.into_iter().flatten())
+                .filter(|s| (first..=last).contains(s))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        } else {
+            (first..=last).collect()
+        };
+        let mut freed = 0u64;
+        for s in stripes {
+            let (a, b) = (offset.max(s * sd) - s * sd, end.min((s + 1) * sd) - s * sd);
+            if !arr.rcache.is_empty() {
+                arr.rcache.remove(&s);
+            }
+            if !write_back {
+                continue;
+            }
+            let Some(d) = arr.dirty.get_mut(s).filter(|d| !d.destaging) else {
+                continue;
+            };
+            let full = d.ranges.bytes() == sd;
+            let gone = d.ranges.remove(a, b);
+            let empty = d.ranges.bytes() == 0;
+            freed += gone;
+            if full && gone > 0 {
+                // (Its entry in `full`, if still queued, is passed over as any stale one.)
+                arr.full_dirty.remove(&s);
+            }
+            if empty {
+                // (Its entry in `aged` goes stale: passed over when met.)
+                arr.dirty.remove(s);
+            }
+        }
+        if freed > 0 {
+            let ctrl = &mut self.w.ctrls[ci];
+            ctrl.dirty -= freed.min(ctrl.dirty);
+            self.after_destage(ci, ai);
+        }
     }
 
     /// A direct write on a host with a page cache: the cached pages it covers are stale.

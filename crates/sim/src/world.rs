@@ -1326,6 +1326,24 @@ impl Ranges {
         added
     }
 
+    /// Take [a, b) out of the ranges (a trim of cached data); returns the bytes it covered.
+    /// Out of line and allocating: trims are rare next to writes.
+    #[inline(never)]
+    pub fn remove(&mut self, a: u64, b: u64) -> u64 {
+        let before = self.bytes();
+        let mut kept = Ranges::default();
+        for (x, y) in self.iter() {
+            if x < a.min(y) {
+                kept.add(x, a.min(y));
+            }
+            if y > b.max(x) {
+                kept.add(b.max(x), y);
+            }
+        }
+        *self = kept;
+        before - self.bytes()
+    }
+
     /// [`Ranges::add`] for the other cases (out of line): as `add_range_more`, in place, or
     /// moving the ranges to `spill` when one more does not fit.
     #[inline(never)]
@@ -2903,6 +2921,29 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A trim takes its range out of a stripe's dirty ranges, inline or spilled, splitting
+    /// a range it falls inside, and says how many bytes were dirty there.
+    #[test]
+    fn ranges_give_up_what_a_trim_covers() {
+        let of = |r: &Ranges| r.iter().collect::<Vec<_>>();
+        let mut r = Ranges::default();
+        r.add(0, 10);
+        r.add(20, 30);
+        assert_eq!(r.remove(5, 25), 10);
+        assert_eq!(of(&r), [(0, 5), (25, 30)]);
+        assert_eq!(r.bytes(), 10);
+        assert_eq!(r.remove(40, 50), 0);
+        let mut r = Ranges::default();
+        for k in 0..6 {
+            r.add(k * 100, k * 100 + 50);
+        }
+        assert_eq!(r.remove(120, 130), 10);
+        assert_eq!(r.bytes(), 290);
+        assert_eq!(of(&r)[1..3], [(100, 120), (130, 150)]);
+        assert_eq!(r.remove(0, 1000), 290);
+        assert_eq!((r.bytes(), of(&r).len()), (0, 0));
+    }
 
     #[test]
     fn a_stream_read_ahead_starts_at_one_request_and_grows_to_the_depth() {

@@ -702,3 +702,63 @@ fn trimming_the_unused_half_of_a_steady_drive_speeds_writes_to_the_rest() {
         "{trimmed} IOPS: above the dies' program rate"
     );
 }
+
+/// A trim through a write-back controller drops what its cache holds dirty of the range: a
+/// RAID 5 of flash drives behind seed 001's controller (512 MiB cache, destaging under
+/// pressure at three quarters full) takes 300 MiB of random 4 KiB writes into its cache,
+/// then 300 MiB more. Trimmed between the two, the first writes are never destaged and the
+/// second fit: the drives write nothing. Not trimmed, the cache fills past three quarters
+/// and destages to the drives. One trim of the whole region (more stripes than the cache
+/// holds) and trims of a quarter each drop the same.
+#[test]
+fn a_trim_drops_what_a_write_back_cache_holds_of_its_range() {
+    let t = variant(
+        "xdd2008",
+        "raid5.toml",
+        &[
+            ("disk = \"seagate-st973451ss\"", "disk = \"nvme-tlc-1tb\""),
+            ("disk_write_cache = false", ""),
+        ],
+    );
+    let write = |name: &str, stonewall: bool| {
+        let mut opts = vec![
+            ("rw", "randwrite"),
+            ("bs", "4k"),
+            ("size", "4g"),
+            ("io_size", "300m"),
+            ("iodepth", "16"),
+            ("direct", "1"),
+        ];
+        if stonewall {
+            opts.push(("stonewall", "1"));
+        }
+        let mut s = spec(&t, &opts);
+        s.name = name.into();
+        s
+    };
+    let trim = |bs: &str| {
+        let mut s = spec(
+            &t,
+            &[
+                ("rw", "trim"),
+                ("bs", bs),
+                ("size", "4g"),
+                ("stonewall", "1"),
+            ],
+        );
+        s.name = "trim".into();
+        s
+    };
+    let drive_writes = |r: &raidlab_result::RunResult| -> u64 {
+        assert_eq!(r.disk_util.len(), 8, "{:?}", r.disk_util);
+        r.disk_util.iter().map(|d| d.write_ios).sum()
+    };
+    let plain = run_to_the_end(&[write("first", false), write("second", true)]);
+    assert!(drive_writes(&plain) > 10_000, "{:?}", plain.disk_util);
+    for bs in ["4g", "1g"] {
+        let r = run_to_the_end(&[write("first", false), trim(bs), write("second", true)]);
+        assert_eq!(r.jobs[1].trim.io_bytes, 4 << 30);
+        assert_eq!(drive_writes(&r), 0, "trims of {bs}: {:?}", r.disk_util);
+        assert_eq!(r.jobs[2].write.io_bytes, 300 << 20);
+    }
+}
