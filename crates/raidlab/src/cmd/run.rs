@@ -442,6 +442,7 @@ fn option_help(name: &str) -> &'static str {
         "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
         "allow_file_create" => "1 (default): a missing file is created; 0: refused, so a misspelt name is not made a new file",
+        "fill_fs" => "the same as fill_device",
         "opendir" => "a folder: every regular file below it (recursively, in name order) is one of the job's files",
         "fill_device" => "1: write until the filesystem is full, which ends the job as its size would (without size: a file's region is the filesystem's free space); also fill_fs",
         "fallocate" => "a new file only writers use: none, native, posix, keep, truncate (default: laid out with the job's buffer content)",
