@@ -106,6 +106,10 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Seconds since the epoch, recorded in the result.
     pub timestamp: u64,
+    /// fio's `--readonly`: nothing is written, so a file that would be laid out (missing, or
+    /// shorter than a job's region) is refused instead. (Jobs that write are refused by the
+    /// command before a run.)
+    pub readonly: bool,
     /// Other processes running this run together with this one (the ranks of an MPI run),
     /// asked at the run's fixed points; `None` for a process on its own.
     pub coordinator: Option<Arc<dyn Coordinator>>,

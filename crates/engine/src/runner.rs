@@ -235,6 +235,22 @@ pub fn run_with_clock(
         if let Some(s) = users.iter().find(|s| s.verify_only) {
             crate::target::refuse_nothing_to_verify(path, need_end, &s.name)?;
         }
+        if opts.readonly {
+            let len = std::fs::metadata(path).ok().map(|m| (m.is_file(), m.len()));
+            let short = match len {
+                None => Some(0),
+                Some((true, l)) if need_end.is_some_and(|e| e > l) => Some(l),
+                _ => None,
+            };
+            if let Some(l) = short {
+                return Err(EngineError::usage(format!(
+                    "--readonly: {} holds {l} bytes and job '{}' reads to byte {}, so it would be laid out, which writes it (valid: an existing file as large as the jobs' regions, or no --readonly)",
+                    path.display(),
+                    users[0].name,
+                    need_end.unwrap_or(0)
+                )));
+            }
+        }
         if let Some(s) = users.iter().find(|s| !s.allow_file_create) {
             if std::fs::symlink_metadata(path).is_err() {
                 return Err(EngineError::usage(format!(

@@ -1825,3 +1825,105 @@ fn allow_file_create_0_refuses_a_missing_file() {
     assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
     assert_eq!(v["jobs"][0]["job options"]["allow_file_create"], "0");
 }
+
+/// fio's run-wide flags for checking and guarding job files: `--readonly` refuses any job
+/// that writes or trims and any file that would be laid out (so a disk holding data is only
+/// read; fio refuses the writer too), `--parse-only` checks the jobs and runs nothing (no
+/// file made, no output), `--section` runs only the named job file sections.
+#[test]
+fn readonly_parse_only_and_section_guard_a_job_file() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let data = dir.path().join("data");
+    let bytes: Vec<u8> = (0..1u32 << 20).map(|k| (k % 251) as u8).collect();
+    std::fs::write(&data, &bytes).unwrap();
+    let f = format!("--filename={}", data.display());
+    let v = json(&assert_ok(
+        &raidlab(&[
+            "--readonly",
+            &f,
+            "--name=r",
+            "--rw=randread",
+            "--output-format=json",
+        ]),
+        "a read under --readonly",
+    ));
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    for (job, what) in [
+        (vec!["--rw=write", "--force"], "writes or trims (rw=write)"),
+        (
+            vec!["--rw=randtrim", "--force"],
+            "writes or trims (rw=randtrim)",
+        ),
+        (vec!["--rw=read", "--create_only=1"], "lays its files out"),
+        (vec!["--rw=read", "--size=2m"], "so it would be laid out"),
+    ] {
+        let mut a = vec!["--readonly", f.as_str(), "--name=j"];
+        a.extend(job.iter().copied());
+        let err = assert_usage_error(&raidlab(&a), &format!("{job:?}"));
+        assert!(err.contains(what), "{job:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        bytes,
+        "--readonly changed the file"
+    );
+    let missing = dir.path().join("missing");
+    let m = format!("--filename={}", missing.display());
+    let err = assert_usage_error(
+        &raidlab(&["--readonly", &m, "--name=r", "--rw=read", "--size=1m"]),
+        "a missing file",
+    );
+    assert!(err.contains("holds 0 bytes"), "{err}");
+    assert!(!missing.exists());
+    let err = assert_usage_error(&raidlab(&["--readonly"]), "the embedded default");
+    assert!(err.contains("the embedded default writes"), "{err}");
+    require_tool("fio", "fio");
+    let fio = Command::new("fio")
+        .args(["--readonly", &f, "--name=w", "--rw=write", "--size=64k"])
+        .output()
+        .unwrap();
+    assert!(!fio.status.success(), "fio wrote under --readonly");
+
+    let jobs = dir.path().join("jobs.fio");
+    std::fs::write(
+        &jobs,
+        format!(
+            "[global]\nfilename={}\nsize=1m\n[a]\nrw=read\n[b]\nrw=randread\n[c]\nrw=write\n",
+            missing.display()
+        ),
+    )
+    .unwrap();
+    let jf = jobs.display().to_string();
+    let out = raidlab(&["--parse-only", "--job", &jf]);
+    assert_ok(&out, "--parse-only");
+    assert!(
+        stdout(&out).is_empty() && !missing.exists(),
+        "{}",
+        stdout(&out)
+    );
+    let bad = dir.path().join("bad.fio");
+    std::fs::write(&bad, "[x]\nrw=sideways\n").unwrap();
+    let err = assert_usage_error(
+        &raidlab(&["--parse-only", "--job", &bad.display().to_string()]),
+        "--parse-only of a bad file",
+    );
+    assert!(err.contains("bad.fio:2"), "{err}");
+
+    let names = |args: &[&str]| -> Vec<String> {
+        let mut a = args.to_vec();
+        a.extend(["--job", &jf, "--output-format=json"]);
+        let v = json(&assert_ok(&raidlab(&a), &format!("{args:?}")));
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobname"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&["--section", "b", "--section=a"]), ["a", "b"]);
+    std::fs::remove_file(&missing).unwrap();
+    let err = assert_usage_error(&raidlab(&["--section=d", "--job", &jf]), "no section d");
+    assert!(err.contains("valid: a, b, c"), "{err}");
+    let err = assert_usage_error(&raidlab(&["--readonly", "--job", &jf]), "c writes");
+    assert!(err.contains("job 'c'"), "{err}");
+}

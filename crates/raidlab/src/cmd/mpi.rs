@@ -366,6 +366,7 @@ struct Ready {
     output: run::Output,
     progress: bool,
     force: bool,
+    readonly: bool,
     help: bool,
 }
 
@@ -380,8 +381,14 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
             output: run::Output::none(),
             progress: false,
             force: false,
+            readonly: false,
             help: true,
         });
+    }
+    if inv.parse_only {
+        return Err(CliError::usage(
+            "--mpi: --parse-only checks the jobs in one process (valid: raidlab run --parse-only without --mpi)",
+        ));
     }
     if inv.jobs.is_empty() {
         return Err(CliError::usage(
@@ -433,6 +440,7 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
         output,
         progress: world.rank() == 0 && inv.progress.unwrap_or_else(run::progress_default),
         force: inv.force,
+        readonly: inv.readonly,
         help: false,
     })
 }
@@ -543,6 +551,7 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
     });
     let opts = ExecOptions {
         force: ready.force,
+        readonly: ready.readonly,
         progress: ready.progress,
         coordinator: Some(ranks.clone() as Arc<dyn raidlab_engine::Coordinator>),
     };

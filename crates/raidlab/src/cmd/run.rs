@@ -43,6 +43,8 @@ pub struct ExecOptions {
     pub progress: bool,
     /// The other ranks of an MPI run, met at the engine's fixed points (real runs only).
     pub coordinator: Option<Arc<dyn raidlab_engine::Coordinator>>,
+    /// fio's `--readonly`: no job may write or trim, and no file is laid out.
+    pub readonly: bool,
 }
 
 /// The embedded default workload: sequential write and read in 1 MiB blocks, then 4 KiB
@@ -87,6 +89,12 @@ pub struct Invocation {
     pub help: bool,
     /// `--mpi`: one run over the ranks of an MPI job (`cmd::mpi`).
     pub mpi: bool,
+    /// fio's `--readonly`: jobs that write or trim are refused, and no file is laid out.
+    pub readonly: bool,
+    /// fio's `--parse-only`: check the jobs and run nothing.
+    pub parse_only: bool,
+    /// fio's `--section`: only the job file sections (jobs) of these names run.
+    pub sections: Vec<String>,
 }
 
 /// A note on standard error, once a process (a sweep runs its points through here) and only
@@ -121,6 +129,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         progress: None,
         help: false,
         mpi: false,
+        readonly: false,
+        parse_only: false,
+        sections: Vec::new(),
     };
     let mut global = JobSpec::default();
     let mut current: Option<JobSpec> = None;
@@ -209,10 +220,18 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 last_job_file = Some(v);
                 fio_options = true;
             }
-            "force" | "progress" | "no-progress" | "mpi" if inline.is_some() => {
+            "section" => {
+                let v = take_value("a job file section's name")?;
+                inv.sections.push(v);
+            }
+            "force" | "progress" | "no-progress" | "mpi" | "readonly" | "parse-only"
+                if inline.is_some() =>
+            {
                 return Err(CliError::usage(format!("{tok}: --{key} takes no value")));
             }
             "force" => inv.force = true,
+            "readonly" => inv.readonly = true,
+            "parse-only" => inv.parse_only = true,
             // (`raidlab run` hands an invocation with --mpi to `cmd::mpi` before this.)
             "mpi" => inv.mpi = true,
             "progress" => inv.progress = Some(true),
@@ -278,6 +297,24 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         // with a name.
         inv.jobs.push(global);
     }
+    if !inv.sections.is_empty() {
+        if let Some(s) = inv
+            .sections
+            .iter()
+            .find(|s| !inv.jobs.iter().any(|j| &j.name == *s))
+        {
+            let names: Vec<&str> = inv.jobs.iter().map(|j| j.name.as_str()).collect();
+            return Err(CliError::usage(format!(
+                "--section={s}: no job of that name (valid: {})",
+                if names.is_empty() {
+                    "a section of a job file given with --job".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        inv.jobs.retain(|j| inv.sections.contains(&j.name));
+    }
     if inv.verify {
         for j in &mut inv.jobs {
             j.verify = true;
@@ -286,7 +323,35 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     for j in &inv.jobs {
         j.validate().map_err(|e| CliError::usage(e.message))?;
     }
+    if inv.readonly && !inv.help && !(inv.parse_only && inv.jobs.is_empty()) {
+        refuse_writers(&inv.jobs)?;
+    }
     Ok(inv)
+}
+
+/// fio's `--readonly`: a job that would write or trim its target is refused, in one line.
+/// (A file that would be laid out is refused by the engine, which knows the regions.)
+fn refuse_writers(jobs: &[JobSpec]) -> Result<(), CliError> {
+    if jobs.is_empty() {
+        return Err(CliError::usage(
+            "--readonly: the embedded default writes its scratch file (valid: jobs that only read, e.g. --name=r --rw=read --filename=PATH)",
+        ));
+    }
+    match jobs
+        .iter()
+        .find(|j| j.writes() || j.trims() || j.create_only)
+    {
+        Some(j) => Err(CliError::usage(format!(
+            "--readonly: job '{}' {} (valid: jobs that only read, or verify_only, or no --readonly)",
+            j.name,
+            if j.create_only {
+                "lays its files out (create_only)".to_string()
+            } else {
+                format!("writes or trims (rw={})", j.rw)
+            }
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError> {
@@ -530,6 +595,10 @@ raidlab's options:
   --minimal             terse output (--output-format=terse)
   --terse-version 3     accepted (3 is the only terse version raidlab writes)
   --output FILE         write the results to FILE instead of standard output
+  --readonly            refuse every job that writes or trims, and any file that would be
+                        laid out (fio's safety guard for measuring disks that hold data)
+  --parse-only          read and check the jobs, run nothing (fio's)
+  --section NAME        run only the job (job file section) of this name; repeatable (fio's)
   --force               write over a target that holds a filesystem, partition table or array,
                         or a file holding data raidlab did not lay out (the file is then
                         marked as raidlab's scratch: user.raidlab.scratch)
@@ -873,6 +942,7 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         progress: opts.progress,
         stop,
         timestamp,
+        readonly: opts.readonly,
         coordinator: opts.coordinator.clone(),
     };
     let force = opts.force;
@@ -2080,6 +2150,10 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     if inv.help {
         return print_help();
     }
+    // fio's --parse-only: the jobs were read and checked; nothing runs, nothing is written.
+    if inv.parse_only {
+        return Ok(());
+    }
     // The log files and the output file are refused before the run rather than after it.
     check_log_paths(&inv.jobs, inv.force)?;
     let output = Output::open(inv.output.as_deref(), &inv.jobs, inv.force)?;
@@ -2087,6 +2161,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         force: inv.force,
         progress: inv.progress.unwrap_or_else(progress_default),
         coordinator: None,
+        readonly: inv.readonly,
     };
     // Handler first, so a Ctrl-C at any point after this finds the scratch folder to remove.
     let _ = stop_flag();

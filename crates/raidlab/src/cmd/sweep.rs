@@ -101,6 +101,7 @@ impl ExecRunner {
                 force,
                 progress: false,
                 coordinator: None,
+                readonly: false,
             },
         )
         .map_err(lab)?;
