@@ -1875,6 +1875,20 @@ fn readonly_parse_only_and_section_guard_a_job_file() {
     );
     assert!(err.contains("holds 0 bytes"), "{err}");
     assert!(!missing.exists());
+    // A trace's writes are known once it is read: refused then.
+    let trace = dir.path().join("w.log");
+    std::fs::write(
+        &trace,
+        format!(
+            "fio version 2 iolog\n{0} add\n{0} open\n{0} write 0 4096\n{0} close\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let t = format!("--read_iolog={}", trace.display());
+    let err = assert_usage_error(&raidlab(&["--readonly", "--name=t", &t]), "a trace");
+    assert!(err.contains("job 't' writes"), "{err}");
+    assert_eq!(std::fs::read(&data).unwrap(), bytes);
     let err = assert_usage_error(&raidlab(&["--readonly"]), "the embedded default");
     assert!(err.contains("the embedded default writes"), "{err}");
     require_tool("fio", "fio");

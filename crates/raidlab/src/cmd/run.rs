@@ -755,6 +755,10 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     load_traces(&mut specs)?;
+    // (A replayed trace's writes and trims are known once it is read.)
+    if opts.readonly && !specs.is_empty() {
+        refuse_writers(&specs)?;
+    }
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
     // show the same ones; drawn here for other callers). `directory` likewise.
     draw_seeds(&mut specs);
