@@ -147,6 +147,9 @@ pub struct JobSetup {
     /// fio's `fill_device`: a write failing for want of room (ENOSPC, EDQUOT, or short)
     /// ends the job as its size would, neither counted nor an error.
     pub fill: bool,
+    /// fio's `log_unix_epoch`: (the clock's reading, the wall clock in ns since the Unix
+    /// epoch) at one instant, so that the logs' times can be put on the wall clock.
+    pub log_epoch: Option<(u64, u64)>,
     /// When requests may go (rate caps, think time, periodic syncs); `None` issues every
     /// request as soon as a slot is free.
     pub pacer: Option<Pacer>,
@@ -348,6 +351,15 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         p.begin(start);
     }
     let mut measure_from = start + setup.ramp_ns;
+    // The logs' times count from `measure_from`; on the wall clock, from this.
+    let epoch_ms = |from: u64| {
+        setup
+            .log_epoch
+            .map(|(at, wall)| (wall + from.saturating_sub(at)) / 1_000_000)
+    };
+    if let (Some(l), Some(e)) = (log.as_mut(), epoch_ms(measure_from)) {
+        l.epoch_ms = e;
+    }
     let mut deadline = setup.runtime_ns.map(|r| measure_from + r);
     // fio's latency-target mode: how deep the job may queue, the search's word on what
     // next, and the requests completed (all of them, as the search counts them).
@@ -425,6 +437,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 // again (fio's reset_all_stats).
                 now = clock.now_ns();
                 measure_from = now;
+                if let (Some(l), Some(e)) = (log.as_mut(), epoch_ms(measure_from)) {
+                    l.epoch_ms = e;
+                }
                 deadline = setup.runtime_ns.map(|r| now + r);
                 last_counted = now;
                 c.read = DirStats::default();
@@ -1377,6 +1392,7 @@ mod tests {
             read_back: false,
             backlog: (0, 0),
             fill: false,
+            log_epoch: None,
             verify_fatal: false,
             on_error: spec.on_error.clone(),
             pacer: None,

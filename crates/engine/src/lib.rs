@@ -106,6 +106,9 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Seconds since the epoch, recorded in the result.
     pub timestamp: u64,
+    /// The wall clock as the run starts, ns since the Unix epoch (read by the caller, at the
+    /// edge): where `log_unix_epoch` logs put their times.
+    pub wall_ns: u64,
     /// fio's `--readonly`: nothing is written, so a file that would be laid out (missing, or
     /// shorter than a job's region) is refused instead. (Jobs that write are refused by the
     /// command before a run.)

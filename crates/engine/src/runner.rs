@@ -111,6 +111,9 @@ pub fn run_with_clock(
     opts: &RunOptions,
     clock: Arc<dyn Clock>,
 ) -> Result<RunResult, EngineError> {
+    // The clock's reading as the run starts, the instant `opts.wall_ns` was read at (near
+    // enough: the caller reads it just before).
+    let run_start = clock.now_ns();
     for s in specs {
         s.validate().map_err(|e| EngineError::usage(e.message))?;
         if !s.directory.is_empty() {
@@ -499,6 +502,7 @@ pub fn run_with_clock(
                 read_back: verify_read_back(spec),
                 backlog: (spec.verify_backlog, spec.verify_backlog_batch.unwrap_or(0)),
                 fill: spec.fill_device,
+                log_epoch: spec.logs.unix_epoch.then_some((run_start, opts.wall_ns)),
                 verify_fatal: spec.verify_fatal,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),

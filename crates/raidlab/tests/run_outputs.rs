@@ -701,3 +701,67 @@ fn significant_figures_set_the_texts_digits() {
     );
     assert!(e.contains("valid: 1 to 10"), "{e}");
 }
+
+/// fio's `log_unix_epoch`: a real run's log lines carry the wall clock, ms since the Unix
+/// epoch, within the run's span as the test's own clock saw it, in the same order and
+/// spacing as without it; a simulated run, which has only virtual time, refuses it in one
+/// line.
+#[test]
+fn log_unix_epoch_puts_a_real_runs_logs_on_the_wall_clock() {
+    let dir = scratch("raidlab-epoch-");
+    let file = dir.path().join("data");
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let run = |name: &str, extra: &[&str]| -> Vec<u64> {
+        let prefix = dir.path().join(name);
+        let mut args = vec![
+            format!("--filename={}", file.display()),
+            "--name=r".into(),
+            "--size=4m".into(),
+            "--bs=4k".into(),
+            "--rw=randread".into(),
+            format!("--write_lat_log={}", prefix.display()),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_ok(&raidlab(&args), "a run with a latency log");
+        std::fs::read_to_string(dir.path().join(format!("{name}_clat.1.log")))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(", ").next().unwrap().parse().unwrap())
+            .collect()
+    };
+    let plain = run("plain", &[]);
+    assert!(
+        plain.len() == 1024 && plain[0] < 60_000,
+        "{:?}",
+        &plain[..4]
+    );
+    let before = now_ms();
+    let stamped = run("epoch", &["--log_unix_epoch=1"]);
+    let after = now_ms();
+    assert_eq!(stamped.len(), 1024);
+    assert!(
+        stamped.iter().all(|&t| (before..=after).contains(&t)),
+        "{before}..{after}: {:?}",
+        &stamped[..4]
+    );
+    assert!(stamped.windows(2).all(|w| w[0] <= w[1]));
+
+    let err = assert_usage_error(
+        &raidlab(&[
+            &system(),
+            "--name=s",
+            "--rw=read",
+            "--size=16m",
+            &format!("--write_lat_log={}", dir.path().join("s").display()),
+            "--log_unix_epoch=1",
+        ]),
+        "log_unix_epoch on a simulated target",
+    );
+    assert!(err.contains("has only virtual time"), "{err}");
+}

@@ -113,6 +113,10 @@ pub struct JobLog {
     /// either way.
     #[serde(default)]
     pub max_value: bool,
+    /// Added to every line's time (fio's `log_unix_epoch`: the job's start on the wall
+    /// clock, ms since the Unix epoch; 0: times from the job's start).
+    #[serde(default)]
+    pub epoch_ms: u64,
     /// Its files are named without the job's number and shared with the other jobs of the
     /// same names (fio's `per_job_logs=0`): see [`shared_files`].
     #[serde(default)]
@@ -251,7 +255,7 @@ impl JobLog {
 
     /// The open histogram window's lines (one per direction that completed I/O in it).
     fn hist_flush(&mut self) {
-        let end_ms = (self.hist_window + 1) * self.hist_msec;
+        let end_ms = (self.hist_window + 1) * self.hist_msec + self.epoch_ms;
         let group = 1usize << self.hist_coarseness;
         for dir in 0..3 {
             let c = &mut self.hist_counts[dir];
@@ -337,7 +341,8 @@ impl JobLog {
     pub fn text(&self, samples: &[LogSample]) -> String {
         let mut s = String::with_capacity(samples.len() * 24);
         for x in samples {
-            let _ = write!(s, "{}, {}, {}, {}", x.time_ms, x.value, x.dir, x.bs);
+            let t = x.time_ms + self.epoch_ms;
+            let _ = write!(s, "{t}, {}, {}, {}", x.value, x.dir, x.bs);
             if self.with_offset {
                 let _ = write!(s, ", {}", x.offset);
             }

@@ -343,6 +343,14 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 s.name
             )));
         }
+        if s.logs.unix_epoch {
+            return Err(SimError::usage(format!(
+                "job '{}': log_unix_epoch stamps logs with the wall clock, and a simulated run \
+                 has only virtual time (valid for sim: targets: log_unix_epoch=0, times from \
+                 the job's start)",
+                s.name
+            )));
+        }
         if s.sync != raidlab_workload::SyncIo::None {
             return Err(SimError::usage(format!(
                 "job '{}': sync={} (synchronous writes) is not modelled by the simulator \

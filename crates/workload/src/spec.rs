@@ -1178,6 +1178,10 @@ pub struct LogOptions {
     /// `log_max_value`).
     #[serde(default)]
     pub max_value: bool,
+    /// Lines are stamped with the wall-clock time, ms since the Unix epoch, not ms since the
+    /// job started counting (fio's `log_unix_epoch`). Real runs only.
+    #[serde(default)]
+    pub unix_epoch: bool,
 }
 
 impl LogOptions {
@@ -1705,6 +1709,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "log_avg_msec",
     "log_offset",
     "log_max_value",
+    "log_unix_epoch",
     "bw_avg_time",
     "iops_avg_time",
     "bwavgtime",
@@ -2182,7 +2187,6 @@ const FIO_ONLY: &[&str] = &[
     "log_entries",
     "log_prio",
     "log_store_compressed",
-    "log_unix_epoch",
     "max_open_zones",
     "mem",
     "merge_blktrace_file",
@@ -3057,6 +3061,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "log_offset" => spec.logs.offset = parse_bool(value).map_err(err)?,
         "log_max_value" => spec.logs.max_value = parse_bool(value).map_err(err)?,
+        "log_unix_epoch" => spec.logs.unix_epoch = parse_bool(value).map_err(err)?,
         "bw_avg_time" | "iops_avg_time" | "bwavgtime" | "iopsavgtime" => {
             let ms = value.parse::<u64>().ok().filter(|&ms| ms > 0).ok_or_else(|| {
                 err(format!(

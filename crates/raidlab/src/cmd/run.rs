@@ -559,6 +559,7 @@ fn option_help(name: &str) -> &'static str {
         "log_hist_coarseness" => "add neighbouring histogram bins in pairs this many times, 0 (1856 bins) to 6 (29)",
         "log_avg_msec" => "average the logs over windows of this many ms (default 0: every I/O)",
         "log_offset" => "1: log lines carry the request's offset",
+        "log_unix_epoch" => "1: log lines are stamped with the wall clock, ms since the Unix epoch (real runs only)",
         "log_max_value" => "1: with log_avg_msec, a window's latency lines give its highest latency, not its mean",
         "bw_avg_time" | "bwavgtime" => "interval of the results' bandwidth samples (bw_min, ...), ms (default 500)",
         "iops_avg_time" | "iopsavgtime" => "interval of the results' IOPS samples (iops_min, ...), ms (default 500)",
@@ -937,15 +938,16 @@ fn ramp_notes(specs: &[JobSpec], result: &RunResult) -> Vec<String> {
 
 fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError> {
     let stop = stop_flag();
-    let timestamp = std::time::SystemTime::now()
+    let wall_ns = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
+        .map(|d| d.as_nanos() as u64)
         .unwrap_or(0);
     let run_opts = raidlab_engine::RunOptions {
         force: opts.force,
         progress: opts.progress,
         stop,
-        timestamp,
+        timestamp: wall_ns / 1_000_000_000,
+        wall_ns,
         readonly: opts.readonly,
         coordinator: opts.coordinator.clone(),
     };
@@ -1002,7 +1004,7 @@ fn run_real(specs: &[JobSpec], opts: &ExecOptions) -> Result<RunResult, CliError
         );
     }
     if result.timestamp == 0 {
-        result.timestamp = timestamp;
+        result.timestamp = wall_ns / 1_000_000_000;
     }
     Ok(result)
 }
@@ -1641,6 +1643,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.logs.offset {
         put("log_offset", "1".into());
+    }
+    if s.logs.unix_epoch {
+        put("log_unix_epoch", "1".into());
     }
     if s.logs.max_value {
         put("log_max_value", "1".into());
