@@ -1004,6 +1004,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         unified_rw: Default::default(),
         significant_figures: None,
         decimal_first: false,
+        rates_in_bits: false,
         description: None,
         cpus: Vec::new(),
         errors,

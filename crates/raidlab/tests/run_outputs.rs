@@ -765,3 +765,86 @@ fn log_unix_epoch_puts_a_real_runs_logs_on_the_wall_clock() {
     );
     assert!(err.contains("has only virtual time"), "{err}");
 }
+
+/// fio's `unit_base=1`: the text shows rates in bits a second (binary `Mibit/s`, decimal
+/// `Mbit/s` in parentheses), eight times the bytes the JSON carries; sizes stay in bytes,
+/// and the JSON is the same. The units line says so. fio 3.33 prints the same unit words.
+#[test]
+fn unit_base_1_shows_rates_in_bits() {
+    let run = |extra: &[&str]| -> (String, serde_json::Value) {
+        let mut a = vec![
+            system(),
+            "--name=s".into(),
+            "--rw=read".into(),
+            "--bs=1m".into(),
+            "--size=64m".into(),
+            "--direct=1".into(),
+            "--output-format=json,normal".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = assert_ok(&raidlab(&a), "a simulated read");
+        let at = out.find("\n{").map_or(0, |k| k + 1);
+        let end = out[at..].find("\n}").unwrap() + at + 2;
+        (
+            format!("{}{}", &out[..at], &out[end..]),
+            json(&out[at..end]),
+        )
+    };
+    let (bytes_text, bytes_json) = run(&[]);
+    let (bits_text, bits_json) = run(&["--unit_base=1"]);
+    let bw = bits_json["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap();
+    assert_eq!(
+        bw,
+        bytes_json["jobs"][0]["read"]["bw_bytes"].as_f64().unwrap()
+    );
+    assert!(bytes_text.contains("MB/s)") && !bytes_text.contains("bit/s"));
+    // The job line: "BW=NMibit/s (NMbit/s)(64.0MiB/...": the decimal rate is 8 × bytes/s.
+    let line = bits_text
+        .lines()
+        .find(|l| l.contains("read: IOPS="))
+        .unwrap();
+    let dec = line.split('(').nth(1).unwrap();
+    let mbit: f64 = dec
+        .strip_suffix("Mbit/s)")
+        .unwrap_or(dec)
+        .trim_end_matches("Mbit/s)")
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"));
+    assert!(
+        (mbit - bw * 8.0 / 1e6).abs() / mbit < 0.005,
+        "{line} vs {bw} B/s"
+    );
+    assert!(
+        line.contains("Mibit/s (") && line.contains("64.0MiB/"),
+        "{line}"
+    );
+    let group = bits_text.lines().find(|l| l.contains("READ: bw=")).unwrap();
+    assert!(
+        group.contains("Mibit/s") && group.contains("io=64.0MiB"),
+        "{group}"
+    );
+    assert!(bits_text.contains("Mibit/s = 2^20 bits/s"), "{bits_text}");
+    assert_eq!(bits_json["jobs"][0]["job options"]["unit_base"], "1");
+
+    let dir = scratch("raidlab-unitbase-");
+    let f = format!("--filename={}", dir.path().join("f").display());
+    require_tool("fio", "fio");
+    let fio = Command::new("fio")
+        .args([
+            &f,
+            "--name=u",
+            "--rw=write",
+            "--bs=64k",
+            "--size=8m",
+            "--unit_base=1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&fio.stdout);
+    let line = text.lines().find(|l| l.contains("write: IOPS=")).unwrap();
+    assert!(
+        line.contains("ibit/s (") && line.contains("bit/s)"),
+        "{line}"
+    );
+}

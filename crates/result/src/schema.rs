@@ -345,6 +345,10 @@ pub struct JobResult {
     /// set from the job's options by the caller.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub decimal_first: bool,
+    /// The text output's rates in bits a second (fio's `unit_base=1`); set from the job's
+    /// options by the caller.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rates_in_bits: bool,
     /// The CPUs the job's threads were bound to (`cpus_allowed`, `cpumask`), as the kernel
     /// reports them once set; empty when the job set none. A group's, all of its jobs'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -477,6 +481,9 @@ impl std::fmt::Debug for JobResult {
         }
         if self.decimal_first {
             d.field("decimal_first", &true);
+        }
+        if self.rates_in_bits {
+            d.field("rates_in_bits", &true);
         }
         if !self.logs.is_empty() {
             d.field("logs", &self.logs);

@@ -1132,6 +1132,10 @@ pub struct JobSpec {
     /// None: 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub significant_figures: Option<u8>,
+    /// The text output's rates in bits a second, not bytes (fio's `unit_base=1`; 0, its
+    /// default, and 8 are bytes). Sizes stay in bytes, as fio shows them.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rates_in_bits: bool,
     /// The intervals of the bandwidth and IOPS samples in the results, ms (fio's
     /// `bw_avg_time`, `iops_avg_time`; 500 each by default).
     #[serde(
@@ -1525,6 +1529,7 @@ impl Default for JobSpec {
             percentiles: PercentileOptions::default(),
             unified_rw_reporting: UnifiedRw::None,
             significant_figures: None,
+            rates_in_bits: false,
             avg_time_ms: default_avg_times(),
         }
     }
@@ -1720,6 +1725,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "lat_percentiles",
     "unified_rw_reporting",
     "significant_figures",
+    "unit_base",
 ];
 
 /// Options whose value may be left out: flags, and the log options, which then name their
@@ -2156,7 +2162,6 @@ pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
 
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
-    "unit_base",
     "zonemode",
     "create_on_open",
     "numa_cpu_nodes",
@@ -3080,6 +3085,17 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "lat_percentiles" => spec.percentiles.lat = Some(parse_bool(value).map_err(err)?),
         "unified_rw_reporting" => {
             spec.unified_rw_reporting = UnifiedRw::parse(value).map_err(err)?
+        }
+        "unit_base" => {
+            spec.rates_in_bits = match value {
+                "1" => true,
+                "0" | "8" => false,
+                v => {
+                    return Err(err(format!(
+                        "'{v}' is not a unit base (valid: 0, the default, or 8: bytes; 1: bits)"
+                    )))
+                }
+            }
         }
         "significant_figures" => {
             let n = value.parse::<u8>().ok().filter(|n| (1..=10).contains(n));

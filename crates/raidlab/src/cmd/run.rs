@@ -566,6 +566,7 @@ fn option_help(name: &str) -> &'static str {
         "percentile_list" => "latency percentiles to list, e.g. 50:99:99.9 (at most 20)",
         "clat_percentiles" => "1 (default): list completion-latency percentiles",
         "lat_percentiles" => "1: list total-latency percentiles (text, JSON's lat_ns, terse); off by default, as fio",
+        "unit_base" => "1: the text's rates in bits a second (Mibit/s, Mbit/s); 0 (default) or 8: bytes",
         "significant_figures" => "digits of the text output's rates and sizes, 1 to 10 (default 4)",
         "unified_rw_reporting" => "none/0 (default): reads and writes apart; mixed/1: as one direction, 'mixed', in their place; both/2: apart, then 'mixed'",
         _ => "",
@@ -1688,6 +1689,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if let Some(n) = s.significant_figures {
         put("significant_figures", n.to_string());
     }
+    if s.rates_in_bits {
+        put("unit_base", "1".into());
+    }
     o
 }
 
@@ -1751,6 +1755,7 @@ pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
         j.description = spec_of(j, specs).and_then(|s| s.description.clone());
         j.significant_figures = spec_of(j, specs).and_then(|s| s.significant_figures);
         j.decimal_first = spec_of(j, specs).is_some_and(|s| s.kb_base == 1000);
+        j.rates_in_bits = spec_of(j, specs).is_some_and(|s| s.rates_in_bits);
         j.unified_rw = match spec_of(j, specs).map(|s| s.unified_rw_reporting) {
             None | Some(U::None) => raidlab_result::UnifiedRw::None,
             Some(U::Mixed) => raidlab_result::UnifiedRw::Mixed,

@@ -20,6 +20,51 @@ fn bw_pair_sig(bytes_s: f64, sig: u8) -> String {
     bw_pair_of(bytes_s, sig, false)
 }
 
+const BITS_BINARY: [&str; 5] = ["bit/s", "Kibit/s", "Mibit/s", "Gibit/s", "Tibit/s"];
+const BITS_DECIMAL: [&str; 5] = ["bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"];
+
+/// How a job's text shows its figures: digits (`significant_figures`), decimal units first
+/// (`kb_base=1000`), rates in bits (`unit_base=1`).
+#[derive(Clone, Copy)]
+struct Shown {
+    sig: u8,
+    decimal_first: bool,
+    bits: bool,
+}
+
+impl Shown {
+    fn of(j: &JobResult) -> Shown {
+        Shown {
+            sig: j.sig_figs(),
+            decimal_first: j.decimal_first,
+            bits: j.rates_in_bits,
+        }
+    }
+    /// A rate of `bytes_s` bytes a second in its binary and decimal units.
+    fn rate_units(self, bytes_s: f64) -> (String, String) {
+        if self.bits {
+            (
+                human_sig(bytes_s * 8.0, 1024.0, &BITS_BINARY, self.sig),
+                human_sig(bytes_s * 8.0, 1000.0, &BITS_DECIMAL, self.sig),
+            )
+        } else {
+            (
+                human_sig(bytes_s, 1024.0, &BW_BINARY, self.sig),
+                human_sig(bytes_s, 1000.0, &BW_DECIMAL, self.sig),
+            )
+        }
+    }
+    /// Both, the first as `decimal_first` says, the other in parentheses.
+    fn rate(self, bytes_s: f64) -> String {
+        let (bin, dec) = self.rate_units(bytes_s);
+        if self.decimal_first {
+            format!("{dec} ({bin})")
+        } else {
+            format!("{bin} ({dec})")
+        }
+    }
+}
+
 /// A rate in both units, decimal first when `decimal_first` (fio's `kb_base=1000`).
 fn bw_pair_of(bytes_s: f64, sig: u8, decimal_first: bool) -> String {
     let (bin, dec) = (
@@ -168,8 +213,11 @@ fn direction(
     d: &DirStats,
     p: &Percentiles,
     agg_bytes: u64,
-    (sig, decimal_first): (u8, bool),
+    shown: Shown,
 ) {
+    let Shown {
+        sig, decimal_first, ..
+    } = shown;
     if d.total_ios == 0 {
         return;
     }
@@ -182,7 +230,7 @@ fn direction(
         out,
         "  {name}: IOPS={}, BW={}({io}/{}msec)",
         count_sig(d.iops(), sig),
-        bw_pair_of(d.bw_bytes(), sig, decimal_first),
+        shown.rate(d.bw_bytes()),
         d.runtime_ns / 1_000_000
     );
     lat_line(out, "clat", &d.clat);
@@ -240,7 +288,7 @@ fn job_block(
             &stats,
             &j.percentiles,
             agg[d],
-            (j.sig_figs(), j.decimal_first),
+            Shown::of(j),
         );
     }
     // fio's coarse distribution of total latency, entries of at least 0.01%, five per line.
@@ -541,10 +589,16 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         let sig = jobs
             .first()
             .map_or(super::units::DEFAULT_SIG_FIGS, |j| j.sig_figs());
-        // (Decimal first as the first job's kb_base says, likewise.)
+        // (Decimal first as the first job's kb_base says, likewise; rates in bits as its
+        // unit_base does.)
         let decimal_first = jobs.first().is_some_and(|j| j.decimal_first);
-        let bin = |x| human_sig(x, 1024.0, &BW_BINARY, sig);
-        let dec = |x| human_sig(x, 1000.0, &BW_DECIMAL, sig);
+        let shown = Shown {
+            sig,
+            decimal_first,
+            bits: jobs.first().is_some_and(|j| j.rates_in_bits),
+        };
+        let bin = |x| shown.rate_units(x).0;
+        let dec = |x| shown.rate_units(x).1;
         let range = |f: &dyn Fn(f64) -> String| format!("{}-{}", f(lo), f(hi));
         let (ranges, io_pair) = {
             let io_bin = human_sig(io as f64, 1024.0, &BYTES_BINARY, sig);
@@ -564,7 +618,7 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         let _ = writeln!(
             out,
             "  {label:>5}: bw={}, {ranges}, io={io_pair}, run={}-{}msec",
-            bw_pair_of(agg, sig, decimal_first),
+            shown.rate(agg),
             run_min / 1_000_000,
             run_max / 1_000_000
         );
@@ -618,6 +672,9 @@ pub fn render_text_with_options(result: &RunResult, options: &[Vec<(String, Stri
     }
     disk_block(&mut out, &result.disk_util);
     out.push_str("Units: MiB/s = 2^20 bytes/s, MB/s = 10^6 bytes/s; KiB/MiB = 2^10/2^20 bytes, kB/MB = 10^3/10^6 bytes.\n");
+    if result.jobs.iter().any(|j| j.rates_in_bits) {
+        out.push_str("       Mibit/s = 2^20 bits/s, Mbit/s = 10^6 bits/s (unit_base=1).\n");
+    }
     out
 }
 
