@@ -558,11 +558,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 slots[slot as usize] = s;
                 if let Some(l) = iolog.as_mut() {
-                    let act = match req.dir {
-                        Dir::Read => raidlab_result::IoAct::Read,
-                        Dir::Write => raidlab_result::IoAct::Write,
-                        Dir::Trim => raidlab_result::IoAct::Trim,
-                    };
+                    let act = raidlab_result::IoAct::of_direction(req.dir as usize);
                     l.record_io(now - start, req.file, act, req.offset, req.len);
                 }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
@@ -637,13 +633,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         (&mut c.verify, &mut error),
                     ) {
                         io_failed = true;
-                        if error.is_none() {
-                            errno = errno_of(&e);
-                        }
-                        error.get_or_insert(format!(
-                            "verify_backlog read-back: {what} on {}: {e}",
-                            setup.files[file as usize]
-                        ));
+                        let at = &setup.files[file as usize];
+                        let line = format!("verify_backlog read-back: {what} on {at}: {e}");
+                        fail_with(&mut error, &mut errno, line, &e);
                     }
                     if setup.verify_fatal && c.verify.mismatches > 0 {
                         io_failed = true;
@@ -932,13 +924,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 setup.verify_fatal,
                 (&mut c.verify, &mut error),
             ) {
-                if error.is_none() {
-                    errno = errno_of(&e);
-                }
-                error.get_or_insert(format!(
-                    "verify read-back: {what} on {}: {e}",
-                    setup.files[file as usize]
-                ));
+                let at = &setup.files[file as usize];
+                let line = format!("verify read-back: {what} on {at}: {e}");
+                fail_with(&mut error, &mut errno, line, &e);
             }
         }
     }
@@ -1050,6 +1038,14 @@ fn take_step(step: DepthStep, drain: &mut bool, final_run: &mut bool, settled: &
             *final_run = true;
         }
         DepthStep::Done => *settled = true,
+    }
+}
+
+/// The job's error becomes `line`, with `e`'s errno, unless it has one already.
+fn fail_with(error: &mut Option<String>, errno: &mut i32, line: String, e: &std::io::Error) {
+    if error.is_none() {
+        *errno = errno_of(e);
+        *error = Some(line);
     }
 }
 

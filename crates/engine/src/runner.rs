@@ -171,10 +171,16 @@ pub fn run_with_clock(
         if users.is_empty() {
             continue;
         }
+        // What is there now, for the checks below before it is laid out (another error than
+        // its absence is left to `prepare_path` to report).
+        let found = std::fs::metadata(path);
+        let missing = matches!(&found, Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        let meta = found.ok();
         // fio's fill_device on a file: without a size, the job's region reaches as far as the
         // filesystem's free space lets it (a block device has its size already).
-        let is_block = std::fs::metadata(path)
-            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+        let is_block = meta
+            .as_ref()
+            .is_some_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
         let fill_end = users
             .iter()
             .any(|s| s.fill_device && !is_block)
@@ -215,13 +221,13 @@ pub fn run_with_clock(
         // A file only writers use, one of them filling the filesystem: not laid out (the
         // writes extend it until there is no room), nor checked for room.
         let fill = only_writes && fill_end.is_some();
-        if let Some(s) = users.iter().find(|s| s.fill_device && s.size.is_none()) {
-            if fill_end.is_some_and(|end| end <= s.offset) {
+        let sizeless_filler = users.iter().find(|s| s.fill_device && s.size.is_none());
+        if let (Some(s), Some(end)) = (sizeless_filler, fill_end) {
+            if end <= s.offset {
                 return Err(EngineError::usage(format!(
-                    "job '{}' has fill_device, and {} with its filesystem's free space ends at byte {}, at or before the job's offset {}: there is no room to fill (valid: a filesystem with free space, or size=)",
+                    "job '{}' has fill_device, and {} with its filesystem's free space ends at byte {end}, at or before the job's offset {}: there is no room to fill (valid: a filesystem with free space, or size=)",
                     s.name,
                     path.display(),
-                    fill_end.unwrap_or(0),
                     s.offset
                 )));
             }
@@ -235,27 +241,23 @@ pub fn run_with_clock(
         if writers().next().is_some() {
             crate::target::refuse_in_use(path, writers().all(|s| s.allow_mounted_write))?;
         }
-        if let Some(s) = users.iter().find(|s| s.verify_only) {
-            crate::target::refuse_nothing_to_verify(path, need_end, &s.name)?;
+        // A file missing, or ending before the jobs' regions do: laying it out writes it.
+        let short = crate::target::short_of(meta.as_ref(), missing, need_end);
+        if let (Some(s), Some(len)) = (users.iter().find(|s| s.verify_only), short) {
+            return Err(crate::target::nothing_to_verify(
+                path, missing, len, need_end, &s.name,
+            ));
         }
-        if opts.readonly {
-            let len = std::fs::metadata(path).ok().map(|m| (m.is_file(), m.len()));
-            let short = match len {
-                None => Some(0),
-                Some((true, l)) if need_end.is_some_and(|e| e > l) => Some(l),
-                _ => None,
-            };
-            if let Some(l) = short {
-                return Err(EngineError::usage(format!(
-                    "--readonly: {} holds {l} bytes and job '{}' reads to byte {}, so it would be laid out, which writes it (valid: an existing file as large as the jobs' regions, or no --readonly)",
-                    path.display(),
-                    users[0].name,
-                    need_end.unwrap_or(0)
-                )));
-            }
+        if let (true, Some(l)) = (opts.readonly, short) {
+            return Err(EngineError::usage(format!(
+                "--readonly: {} holds {l} bytes and job '{}' reads to byte {}, so it would be laid out, which writes it (valid: an existing file as large as the jobs' regions, or no --readonly)",
+                path.display(),
+                users[0].name,
+                need_end.unwrap_or(0)
+            )));
         }
         if let Some(s) = users.iter().find(|s| !s.allow_file_create) {
-            if std::fs::symlink_metadata(path).is_err() {
+            if missing {
                 return Err(EngineError::usage(format!(
                     "job '{}' has allow_file_create=0, and {} does not exist (valid: an existing file, or allow_file_create=1 to create it)",
                     s.name,

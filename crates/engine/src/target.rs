@@ -258,32 +258,43 @@ pub fn fill_end(path: &Path) -> Option<u64> {
     Some(len.saturating_add(free))
 }
 
-/// A `verify_only` job checks what an earlier run wrote. A file that is not there, or ends
-/// before the job's region does (`need_end`), holds nothing of it to check, and is refused in
-/// one line rather than laid out, which would write it.
-pub fn refuse_nothing_to_verify(
+/// The bytes a path target holds when laying it out would write it: 0 when it is
+/// `missing`, its length when it is a regular file (`meta`) ending before `need_end`; None
+/// when it holds all the jobs need (or is a device, which is not laid out, or could not be
+/// looked at: opening it says why).
+pub fn short_of(
+    meta: Option<&std::fs::Metadata>,
+    missing: bool,
+    need_end: Option<u64>,
+) -> Option<u64> {
+    match meta {
+        _ if missing => Some(0),
+        Some(m) if m.is_file() && need_end.is_some_and(|e| e > m.len()) => Some(m.len()),
+        _ => None,
+    }
+}
+
+/// Why a `verify_only` job is refused on `path`, which holds `len` bytes ([`short_of`]): it
+/// checks what an earlier run wrote, and a file that is not there, or ends before the job's
+/// region does, holds nothing of that to check; laying it out would write it.
+pub fn nothing_to_verify(
     path: &Path,
+    missing: bool,
+    len: u64,
     need_end: Option<u64>,
     job: &str,
-) -> Result<(), EngineError> {
+) -> EngineError {
     let shown = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(EngineError::usage(format!(
-                "job '{job}' has verify_only, and {shown} does not exist: nothing was written there to check (valid: the target an earlier run of the job wrote)"
-            )))
-        }
-        // (Opening it says what is wrong.)
-        Err(_) => return Ok(()),
-    };
-    match need_end {
-        Some(end) if meta.is_file() && meta.len() < end => Err(EngineError::usage(format!(
-            "job '{job}' has verify_only, and {shown} ends at byte {}, before the job's region does (byte {end}): the rest was never written (valid: the size the job wrote)",
-            meta.len()
-        ))),
-        _ => Ok(()),
-    }
+    EngineError::usage(if missing {
+        format!(
+            "job '{job}' has verify_only, and {shown} does not exist: nothing was written there to check (valid: the target an earlier run of the job wrote)"
+        )
+    } else {
+        format!(
+            "job '{job}' has verify_only, and {shown} ends at byte {len}, before the job's region does (byte {}): the rest was never written (valid: the size the job wrote)",
+            need_end.unwrap_or(0)
+        )
+    })
 }
 
 /// Why a job's trims of device `shown` are refused, from its queue's `discard_max_bytes`

@@ -22,6 +22,16 @@ pub enum IoAct {
 }
 
 impl IoAct {
+    /// The transfer of direction `d`, as the results number directions
+    /// ([`crate::schema::DIRECTION_NAMES`]: 0 read, 1 write, 2 trim).
+    pub fn of_direction(d: usize) -> IoAct {
+        match d {
+            0 => IoAct::Read,
+            1 => IoAct::Write,
+            _ => IoAct::Trim,
+        }
+    }
+
     fn word(self) -> &'static str {
         match self {
             IoAct::Read => "read",

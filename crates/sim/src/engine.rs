@@ -1499,11 +1499,7 @@ impl<'w> Engine<'w> {
                     job.think = p.think_due(self.now).map(|t| t.total_ns());
                 }
                 if let Some(l) = job.iolog.as_mut() {
-                    let act = match req.dir {
-                        Dir::Read => raidlab_result::IoAct::Read,
-                        Dir::Write => raidlab_result::IoAct::Write,
-                        Dir::Trim => raidlab_result::IoAct::Trim,
-                    };
+                    let act = raidlab_result::IoAct::of_direction(req.dir as usize);
                     l.record_io(
                         self.now.saturating_sub(job.first),
                         req.file,

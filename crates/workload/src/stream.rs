@@ -262,14 +262,22 @@ pub struct RequestStream {
     run: Option<(u64, bool)>,
     /// Where each direction's last request started, for `rw_sequencer=identical`.
     last_start: [u64; 3],
-    /// `rw=trimwrite`, `randtrimwrite`: each trim is followed by a write of its block; the
-    /// trim issued last, whose write is due next.
-    trim_then_write: bool,
+    /// What the stream does to the requests it draws (one test on the path of every
+    /// request: `Turn::Drawn` issues them as drawn).
+    turn: Turn,
+    /// `Turn::TrimThenWrite`: the trim issued last, whose write is due next.
     pending_write: Option<Request>,
+}
+
+/// What a stream does to the requests it draws before it gives them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    /// Gives them as drawn.
+    Drawn,
+    /// `rw=trimwrite`, `randtrimwrite`: each trim is followed by a write of its block.
+    TrimThenWrite,
     /// `verify_only`: the writes drawn are read back instead (same offsets and sizes).
-    verify_only: bool,
-    /// `trim_then_write || verify_only`: the one test on the path of every request.
-    special: bool,
+    ReadBack,
 }
 
 impl RequestStream {
@@ -388,10 +396,15 @@ impl RequestStream {
             range_align,
             run,
             last_start: [0; 3],
-            trim_then_write: spec.rw.trim_then_write(),
+            // (verify_only with trims is refused.)
+            turn: if spec.rw.trim_then_write() {
+                Turn::TrimThenWrite
+            } else if spec.verify_only {
+                Turn::ReadBack
+            } else {
+                Turn::Drawn
+            },
             pending_write: None,
-            verify_only: spec.verify_only,
-            special: spec.rw.trim_then_write() || spec.verify_only,
             not_read,
         })
     }
@@ -429,7 +442,7 @@ impl RequestStream {
     /// Requests each place in the region gets a pass: 2 for `trimwrite` (its trim and its
     /// write), else 1.
     fn per_place(&self) -> u64 {
-        1 + u64::from(self.trim_then_write)
+        1 + u64::from(self.turn == Turn::TrimThenWrite)
     }
     /// Bytes the whole stream transfers, if that is known ahead: one block size, not
     /// time-based; `loops` passes, or fewer when `number_ios` (times `loops`) ends it first.
@@ -731,19 +744,18 @@ impl RequestStream {
 
     #[inline(always)]
     fn next_with(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
-        if self.special {
-            return self.next_special(choose);
+        if self.turn != Turn::Drawn {
+            return self.next_turned(choose);
         }
         self.next_drawn(choose)
     }
 
     /// `trimwrite`'s pairs, or `verify_only`'s writes turned into reads.
     #[cold]
-    fn next_special(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
-        if self.trim_then_write {
+    fn next_turned(&mut self, choose: impl FnMut(Dir) -> Dir) -> Option<Request> {
+        if self.turn == Turn::TrimThenWrite {
             return self.next_trim_or_write();
         }
-        debug_assert!(self.verify_only);
         let r = self.next_drawn(choose)?;
         Some(Request {
             dir: Dir::Read,

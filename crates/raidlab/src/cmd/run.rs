@@ -323,7 +323,12 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     for j in &inv.jobs {
         j.validate().map_err(|e| CliError::usage(e.message))?;
     }
-    if inv.readonly && !inv.help && !(inv.parse_only && inv.jobs.is_empty()) {
+    if inv.readonly && !inv.help {
+        if inv.jobs.is_empty() && !inv.parse_only {
+            return Err(CliError::usage(
+                "--readonly: the embedded default writes its scratch file (valid: jobs that only read, e.g. --name=r --rw=read --filename=PATH)",
+            ));
+        }
         refuse_writers(&inv.jobs)?;
     }
     Ok(inv)
@@ -331,14 +336,9 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
 
 /// fio's `--readonly`: a job that would write or trim its target is refused, in one line.
 /// (A file that would be laid out is refused by the engine, which knows the regions.)
-fn refuse_writers(jobs: &[JobSpec]) -> Result<(), CliError> {
-    if jobs.is_empty() {
-        return Err(CliError::usage(
-            "--readonly: the embedded default writes its scratch file (valid: jobs that only read, e.g. --name=r --rw=read --filename=PATH)",
-        ));
-    }
+fn refuse_writers<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> Result<(), CliError> {
     match jobs
-        .iter()
+        .into_iter()
         .find(|j| j.writes() || j.trims() || j.create_only)
     {
         Some(j) => Err(CliError::usage(format!(
@@ -757,9 +757,10 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     load_traces(&mut specs)?;
-    // (A replayed trace's writes and trims are known once it is read.)
-    if opts.readonly && !specs.is_empty() {
-        refuse_writers(&specs)?;
+    // (A replayed trace's writes and trims are known once it is read; the command's
+    // arguments were checked as they were read.)
+    if opts.readonly {
+        refuse_writers(specs.iter().filter(|s| s.trace.is_some()))?;
     }
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
     // show the same ones; drawn here for other callers). `directory` likewise.

@@ -17,7 +17,11 @@ const BW_DECIMAL: [&str; 5] = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
 
 /// A rate in binary and decimal units, in `sig` digits (fio's `significant_figures`).
 fn bw_pair_sig(bytes_s: f64, sig: u8) -> String {
-    bw_pair_of(bytes_s, sig, false)
+    Shown {
+        sig,
+        ..Shown::default()
+    }
+    .rate(bytes_s)
 }
 
 const BITS_BINARY: [&str; 5] = ["bit/s", "Kibit/s", "Mibit/s", "Gibit/s", "Tibit/s"];
@@ -30,6 +34,17 @@ struct Shown {
     sig: u8,
     decimal_first: bool,
     bits: bool,
+}
+
+impl Default for Shown {
+    /// fio's defaults: 4 digits, binary units first, bytes.
+    fn default() -> Shown {
+        Shown {
+            sig: super::units::DEFAULT_SIG_FIGS,
+            decimal_first: false,
+            bits: false,
+        }
+    }
 }
 
 impl Shown {
@@ -62,19 +77,6 @@ impl Shown {
         } else {
             format!("{bin} ({dec})")
         }
-    }
-}
-
-/// A rate in both units, decimal first when `decimal_first` (fio's `kb_base=1000`).
-fn bw_pair_of(bytes_s: f64, sig: u8, decimal_first: bool) -> String {
-    let (bin, dec) = (
-        human_sig(bytes_s, 1024.0, &BW_BINARY, sig),
-        human_sig(bytes_s, 1000.0, &BW_DECIMAL, sig),
-    );
-    if decimal_first {
-        format!("{dec} ({bin})")
-    } else {
-        format!("{bin} ({dec})")
     }
 }
 
@@ -585,34 +587,19 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
         let bws: Vec<f64> = dirs.iter().map(|d| d.bw_bytes()).collect();
         let lo = bws.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = bws.iter().copied().fold(0.0, f64::max);
-        // (In the first job's `significant_figures`, as fio takes the group's.)
-        let sig = jobs
-            .first()
-            .map_or(super::units::DEFAULT_SIG_FIGS, |j| j.sig_figs());
-        // (Decimal first as the first job's kb_base says, likewise; rates in bits as its
-        // unit_base does.)
-        let decimal_first = jobs.first().is_some_and(|j| j.decimal_first);
-        let shown = Shown {
-            sig,
-            decimal_first,
-            bits: jobs.first().is_some_and(|j| j.rates_in_bits),
-        };
-        let bin = |x| shown.rate_units(x).0;
-        let dec = |x| shown.rate_units(x).1;
-        let range = |f: &dyn Fn(f64) -> String| format!("{}-{}", f(lo), f(hi));
+        // (As the first job shows its figures (`significant_figures`, `kb_base`,
+        // `unit_base`), as fio takes the group's.)
+        let shown = jobs.first().map_or_else(Shown::default, |j| Shown::of(j));
+        let sig = shown.sig;
+        let ((lo_bin, lo_dec), (hi_bin, hi_dec)) = (shown.rate_units(lo), shown.rate_units(hi));
+        let (bin, dec) = (format!("{lo_bin}-{hi_bin}"), format!("{lo_dec}-{hi_dec}"));
         let (ranges, io_pair) = {
             let io_bin = human_sig(io as f64, 1024.0, &BYTES_BINARY, sig);
             let io_dec = human_sig(io as f64, 1000.0, &BYTES_DECIMAL, sig);
-            if decimal_first {
-                (
-                    format!("{} ({})", range(&dec), range(&bin)),
-                    format!("{io_dec} ({io_bin})"),
-                )
+            if shown.decimal_first {
+                (format!("{dec} ({bin})"), format!("{io_dec} ({io_bin})"))
             } else {
-                (
-                    format!("{} ({})", range(&bin), range(&dec)),
-                    format!("{io_bin} ({io_dec})"),
-                )
+                (format!("{bin} ({dec})"), format!("{io_bin} ({io_dec})"))
             }
         };
         let _ = writeln!(
