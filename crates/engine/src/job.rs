@@ -619,10 +619,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     let Some(v) = &verify else {
                         unreachable!("verify_backlog without verify is refused")
                     };
-                    let mut check = backlog_batch(&wrote, backlog.1);
+                    let check = raidlab_workload::readback::backlog_blocks(&wrote, backlog.1);
                     wrote.clear();
-                    // (In offset order; a block written twice is read twice, harmlessly.)
-                    check.sort_unstable();
                     if let Err((file, what, e)) = read_back_blocks(
                         exec,
                         &check,
@@ -913,8 +911,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let ended_by_size = exhausted && deadline.is_none_or(|d| now < d);
     if let (true, Some(v)) = (read_back && ended_by_size, &verify) {
         if !io_failed && stopped.is_none() && !stop.load(Ordering::Relaxed) {
-            wrote.sort_unstable();
-            wrote.dedup_by_key(|w| (w.0, w.1));
+            let wrote = raidlab_workload::readback::end_blocks(std::mem::take(&mut wrote));
             if let Err((file, what, e)) = read_back_blocks(
                 exec,
                 &wrote,
@@ -1047,16 +1044,6 @@ fn fail_with(error: &mut Option<String>, errno: &mut i32, line: String, e: &std:
         *errno = errno_of(e);
         *error = Some(line);
     }
-}
-
-/// The blocks a `verify_backlog` check reads back: all of those written since the last
-/// (`batch` 0), or `batch` of them, the oldest first, taken round again when `batch` is more
-/// than there are.
-fn backlog_batch(wrote: &[(u32, u64, u64)], batch: u64) -> Vec<(u32, u64, u64)> {
-    if batch == 0 {
-        return wrote.to_vec();
-    }
-    wrote.iter().copied().cycle().take(batch as usize).collect()
 }
 
 /// Read the blocks `wrote` (file, offset, length; in that order) back through `exec`,

@@ -63,9 +63,6 @@ fn writes(spec: &JobSpec) -> bool {
     spec.writes()
 }
 
-/// Whether a job reads back and checks what it wrote once its writes are done (fio's
-/// `do_verify`): it writes with verify and reads nothing, and its end is its size, not a
-/// runtime (a time-based job would have to keep every offset it ever wrote).
 /// The time-series logs instance `inst` of `spec` writes, if it writes any; numbered from 1
 /// in the order the run's instances were expanded, as fio numbers its jobs.
 fn job_log(spec: &JobSpec, inst: &JobInstance) -> Option<raidlab_result::JobLog> {
@@ -98,10 +95,6 @@ fn unmeasured(spec: &JobSpec) -> raidlab_result::schema::Unmeasured {
         lat: spec.disable_lat,
         bw: spec.disable_bw,
     }
-}
-
-fn verify_read_back(spec: &JobSpec) -> bool {
-    spec.verify && spec.do_verify && spec.read_percent() == 0 && !spec.time_based
 }
 
 /// [`crate::run`] with an explicit clock.
@@ -501,8 +494,8 @@ pub fn run_with_clock(
                 // fio's do_verify: a job that only writes, with verify, and ends by its size,
                 // reads back what it wrote (unless another job of its group writes its
                 // blocks: see below).
-                read_back: verify_read_back(spec),
-                backlog: (spec.verify_backlog, spec.verify_backlog_batch.unwrap_or(0)),
+                read_back: raidlab_workload::readback::at_end(spec),
+                backlog: raidlab_workload::readback::backlog(spec),
                 fill: spec.fill_device,
                 log_epoch: spec.logs.unix_epoch.then_some((run_start, opts.wall_ns)),
                 verify_fatal: spec.verify_fatal,
@@ -525,34 +518,32 @@ pub fn run_with_clock(
     share_steady_state(&mut plans, specs);
     // A read-back (at the end, or verify_backlog's as it goes) while another job of the
     // group writes the same blocks could catch its writes half done: such a job does not
-    // read back, and says so. Jobs writing apart
-    // (offset_increment, offsets of their own) each read back their own blocks.
-    // Whether plans a and b have a file in common where their regions overlap; and which.
-    let overlap = |a: usize, b: usize| -> Option<&str> {
-        plan_files[a].iter().enumerate().find_map(|(ka, fa)| {
-            plan_files[b].iter().enumerate().find_map(|(kb, fb)| {
-                let ((sa, la), (sb, lb)) = (
-                    plans[a].setup.stream.region(ka),
-                    plans[b].setup.stream.region(kb),
-                );
-                (fa == fb && sa < sb + lb && sb < sa + la).then_some(*fa)
+    // read back, and says so (`raidlab_workload::readback::clashes`, which the simulator
+    // follows too).
+    let skipped: Vec<(usize, usize, String)> = {
+        use raidlab_workload::readback::{clashes, ReadBackJob};
+        let jobs: Vec<ReadBackJob<&str>> = plans
+            .iter()
+            .zip(&plan_files)
+            .map(|(p, files)| ReadBackJob {
+                group: p.group,
+                writes: writes(&specs[p.spec_index]),
+                reads_back: p.setup.read_back || p.setup.backlog.0 > 0,
+                regions: files
+                    .iter()
+                    .enumerate()
+                    .map(|(k, f)| {
+                        let (start, len) = p.setup.stream.region(k);
+                        (*f, start, len)
+                    })
+                    .collect(),
             })
-        })
+            .collect();
+        clashes(&jobs)
+            .into_iter()
+            .map(|(i, k, f)| (i, k, plan_files[i][f].to_string()))
+            .collect()
     };
-    let mut skipped: Vec<(usize, usize, String)> = Vec::new();
-    for i in 0..plans.len() {
-        if !plans[i].setup.read_back && plans[i].setup.backlog.0 == 0 {
-            continue;
-        }
-        let other = (0..plans.len()).find_map(|k| {
-            (k != i && plans[k].group == plans[i].group && writes(&specs[plans[k].spec_index]))
-                .then(|| overlap(i, k).map(|f| (k, f.to_string())))
-                .flatten()
-        });
-        if let Some((k, f)) = other {
-            skipped.push((i, k, f));
-        }
-    }
     let mut noted: HashSet<usize> = HashSet::new();
     for (i, k, file) in skipped {
         plans[i].setup.read_back = false;

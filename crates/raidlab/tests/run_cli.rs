@@ -431,8 +431,9 @@ fn a_job_ending_within_its_ramp_is_noted() {
 }
 
 /// verify on a simulated target checks nothing, as no data moves: the run says so in one
-/// note (it printed results without a verify line or a word), and its results are those of
-/// the same run without verify.
+/// note (it printed results without a verify line or a word). Its read-back after the
+/// writes takes time but no rate: the writes' figures are those of the same run without
+/// verify.
 #[test]
 fn verify_on_a_simulated_target_is_noted() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -197,6 +197,9 @@ struct Io {
     write: bool,
     /// A host trim (`write` false): done along its path at once ([`Engine::host_trim`]).
     trim: bool,
+    /// A job's verify read-back (a read, `write` false): timed as any read, counted in no
+    /// rate ([`ReadBack`]).
+    check: bool,
     issued: u64,
     /// For host-array member I/Os: the join to signal.
     parent: u32,
@@ -359,6 +362,12 @@ pub struct JobRt {
     /// The job's I/O log (fio's `write_iolog`), when it writes one: each request and sync at
     /// its virtual issue time since the job's start.
     pub iolog: Option<Box<raidlab_result::IoLog>>,
+    /// fio's verify read-backs (`do_verify`'s at the end, `verify_backlog`'s as it goes):
+    /// what the job wrote and reads back; None for a job that reads nothing back.
+    pub readback: Option<Box<ReadBack>>,
+    /// Where the job's measured part ended, when a read-back at its end followed (0: at its
+    /// end): the rates are the writes', as the real engine's.
+    measured_end: u64,
     /// Whether the job has a pacer, replays a trace or logs its requests (see
     /// [`JobRt::set_special`]): the issue path's rarer steps, behind one test.
     special: bool,
@@ -473,6 +482,10 @@ impl JobRt {
         }
         self.stopped = true;
         self.held = None;
+        if let Some(rb) = self.readback.as_mut() {
+            // (A check under way ends with its batch in flight.)
+            rb.pending &= rb.in_flight > 0;
+        }
         self.wait_until = None;
         self.think = None;
         self.sync_wait = false;
@@ -530,6 +543,8 @@ impl JobRt {
             wake_armed: false,
             log: None,
             iolog: None,
+            readback: None,
+            measured_end: 0,
             special: false,
             sampler: raidlab_result::Sampler::default(),
             exits: [None; 2],
@@ -541,7 +556,11 @@ impl JobRt {
     /// without one is asked one question.)
     #[inline(always)]
     fn paused(&self) -> bool {
-        self.special && (self.wait_until.is_some() || self.think.is_some() || self.sync_wait)
+        self.special
+            && (self.wait_until.is_some()
+                || self.think.is_some()
+                || self.sync_wait
+                || self.readback.as_ref().is_some_and(|r| r.pending))
     }
     /// The sync the job waits to run, and whether it is its trace's (else its pacer's).
     fn pending_sync(&self) -> Option<(raidlab_workload::SyncKind, bool)> {
@@ -554,18 +573,89 @@ impl JobRt {
                 .map(|k| (k, false)),
         }
     }
-    /// Note whether the job has a pacer, a trace or an I/O log, once they are set, or
-    /// `trims` (its trims take the issue path's rarer steps).
+    /// Note whether the job has a pacer, a trace, an I/O log or read-backs, once they are
+    /// set, or `trims` (its trims take the issue path's rarer steps).
     pub fn set_special(&mut self, trims: bool) {
-        self.special =
-            self.pacer.is_some() || self.stream.replays() || self.iolog.is_some() || trims;
+        self.special = self.pacer.is_some()
+            || self.stream.replays()
+            || self.iolog.is_some()
+            || self.readback.is_some()
+            || trims;
     }
     /// Nothing more to issue and nothing in flight.
     fn drained(&self) -> bool {
         (self.exhausted || self.stopped) && self.inflight == 0
     }
     fn finished(&self) -> bool {
-        self.drained() && !self.syncing
+        self.drained()
+            && !self.syncing
+            && !self
+                .readback
+                .as_ref()
+                .is_some_and(|r| r.holds(self.stopped))
+    }
+    /// Where the job's measured part ended: its end, or where a read-back at its end began.
+    pub fn counted_end(&self) -> u64 {
+        if self.measured_end > 0 {
+            self.measured_end
+        } else {
+            self.end
+        }
+    }
+}
+
+/// A job's verify read-backs, as the real engine does them
+/// ([`raidlab_workload::readback`]): the blocks written since the last check, and the check
+/// under way, read `depth` at a time, each batch complete before the next goes. Timed as
+/// reads along the job's path, counted in no rate; nothing is checked (the simulator has no
+/// data). A run stopped early at convergence does not reach the end's check.
+#[derive(Debug, Default)]
+pub struct ReadBack {
+    /// `verify_backlog`: blocks written between checks (0: none), and how many a check
+    /// reads (0: all of them).
+    every: u64,
+    batch: u64,
+    /// `do_verify`: what was written (since the last backlog check) is read back once the
+    /// writes and end_fsync are done; and whether that check has begun.
+    at_end: bool,
+    end_begun: bool,
+    /// Blocks written since the last check, as their writes completed.
+    wrote: Vec<raidlab_workload::readback::Block>,
+    /// The check under way: its blocks, how many have gone, how many of its batch are in
+    /// flight.
+    blocks: Vec<raidlab_workload::readback::Block>,
+    next: usize,
+    in_flight: u32,
+    /// A check is due (what is in flight completing first) or under way: none of the job's
+    /// own requests goes meanwhile.
+    pending: bool,
+}
+
+impl ReadBack {
+    /// `backlog` as [`raidlab_workload::readback::backlog`] gives it; `at_end` as
+    /// [`raidlab_workload::readback::at_end`].
+    pub fn new(backlog: (u64, u64), at_end: bool) -> ReadBack {
+        ReadBack {
+            every: backlog.0,
+            batch: backlog.1,
+            at_end,
+            ..Default::default()
+        }
+    }
+    /// Whether the job may not end yet: read-backs in flight, or (unless it stopped) a
+    /// check due or the end's still to come.
+    fn holds(&self, stopped: bool) -> bool {
+        self.in_flight > 0
+            || (!stopped
+                && (self.pending || (self.at_end && !self.end_begun && !self.wrote.is_empty())))
+    }
+    /// A write of the job's completed: kept to be read back, and a backlog check due once
+    /// `every` have.
+    fn written(&mut self, b: raidlab_workload::readback::Block) {
+        self.wrote.push(b);
+        if self.every > 0 && self.wrote.len() as u64 >= self.every {
+            self.pending = true;
+        }
     }
 }
 
@@ -1008,6 +1098,13 @@ impl<'w> Engine<'w> {
                 }
                 continue;
             }
+            if ioc.check {
+                self.read_back_done(jobs, ioc.job);
+                if jobs[ioc.job as usize].finished() && jobs.iter().all(|j| j.finished()) {
+                    break;
+                }
+                continue;
+            }
             let job = &mut jobs[ioc.job as usize];
             job.inflight -= 1;
             job.bytes_all += ioc.len;
@@ -1033,6 +1130,12 @@ impl<'w> Engine<'w> {
                 job.sampler.record(t, d, ioc.len);
                 if let Some(l) = job.log.as_mut() {
                     l.record(t, d as u8, ioc.len, ioc.offset, lat, lat);
+                }
+            }
+            if ioc.write {
+                if let Some(rb) = job.readback.as_mut() {
+                    let file = job.luns.iter().position(|&l| l == ioc.lun).unwrap_or(0);
+                    rb.written((file as u32, ioc.offset, ioc.len));
                 }
             }
             if let Some(p) = job.pacer.as_mut() {
@@ -1236,19 +1339,21 @@ impl<'w> Engine<'w> {
             j.read.lat.clone_from(&j.read.clat);
             j.write.lat.clone_from(&j.write.clat);
             j.trim.lat.clone_from(&j.trim.clat);
+            // (The measured part: up to a read-back at the end, if one followed.)
+            let counted_end = j.counted_end();
             if let Some(l) = j.log.as_mut() {
                 // Up to where the simulation stopped (a converged run's extension is not
                 // simulated, so it has no samples).
-                l.finish(j.end.saturating_sub(j.ramp_end));
+                l.finish(counted_end.saturating_sub(j.ramp_end));
             }
-            let measured = j.end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
+            let measured = counted_end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
             j.trim.runtime_ns = if j.trim.total_ios > 0 { measured } else { 0 };
             // Samples of the part simulated, as the logs.
             let sampler = std::mem::take(&mut j.sampler);
             [j.read.samples, j.write.samples, j.trim.samples] =
-                sampler.finish(j.end.saturating_sub(j.ramp_end));
+                sampler.finish(counted_end.saturating_sub(j.ramp_end));
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";
@@ -1421,8 +1526,15 @@ impl<'w> Engine<'w> {
                 || job.stopped
                 || job.paused()
             {
+                // (A backlog check due goes before end_fsync; the end's check after it.)
+                if job.inflight == 0 && job.readback.is_some() && self.read_back(job, j) {
+                    return;
+                }
                 if job.drained() {
                     self.start_sync(job);
+                    if job.readback.is_some() && self.read_back(job, j) {
+                        return;
+                    }
                 }
                 if job.finished() && job.end == 0 {
                     job.end = self.now;
@@ -1521,6 +1633,7 @@ impl<'w> Engine<'w> {
                     offset: req.offset,
                     len: req.len,
                     write: false,
+                    check: false,
                     trim: true,
                     issued: self.now,
                     parent: 0,
@@ -1538,6 +1651,7 @@ impl<'w> Engine<'w> {
                 offset: req.offset,
                 len: req.len,
                 write: req.dir == Dir::Write,
+                check: false,
                 trim: false,
                 issued: self.now,
                 parent: 0,
@@ -1551,6 +1665,110 @@ impl<'w> Engine<'w> {
                 }
                 self.submit(io);
             }
+        }
+    }
+
+    /// With nothing of `job`'s in flight, start a verify check that is due: the backlog's,
+    /// or, once its writes and end_fsync are done, the end's (its measured part ends here).
+    /// Whether one started; a job that stopped (its runtime's end, exitall) checks nothing.
+    #[cold]
+    #[inline(never)]
+    fn read_back(&mut self, job: &mut JobRt, j: u32) -> bool {
+        use raidlab_workload::readback::{backlog_blocks, end_blocks};
+        if job.inflight > 0 {
+            return false;
+        }
+        if job.deadline.is_some_and(|d| self.now >= d) {
+            job.stopped = true;
+        }
+        let Some(rb) = job.readback.as_mut() else {
+            return false;
+        };
+        if job.stopped {
+            rb.pending = false;
+            return false;
+        }
+        if rb.pending {
+            rb.blocks = backlog_blocks(&rb.wrote, rb.batch);
+            rb.wrote.clear();
+        } else if rb.at_end
+            && !rb.end_begun
+            && !rb.wrote.is_empty()
+            && job.exhausted
+            && !job.syncing
+            && (!job.end_fsync || job.synced)
+        {
+            rb.end_begun = true;
+            rb.pending = true;
+            rb.blocks = end_blocks(std::mem::take(&mut rb.wrote));
+            job.measured_end = self.now;
+        } else {
+            return false;
+        }
+        rb.next = 0;
+        self.read_back_batch(job, j);
+        true
+    }
+
+    /// Issue the next batch of the check under way: up to the job's depth of reads, each
+    /// down the job's path as its own reads go.
+    fn read_back_batch(&mut self, job: &mut JobRt, j: u32) {
+        let rb = job
+            .readback
+            .as_mut()
+            .expect("a check under way is the job's");
+        let end = (rb.next + job.depth.max(1) as usize).min(rb.blocks.len());
+        debug_assert!(end > rb.next, "a batch reads something");
+        rb.in_flight = (end - rb.next) as u32;
+        job.inflight += rb.in_flight;
+        for &(file, offset, len) in &rb.blocks[rb.next..end] {
+            self.host_ios += 1;
+            let io = self.new_io(Io {
+                job: j,
+                lun: job.luns[file as usize],
+                offset,
+                len,
+                write: false,
+                check: true,
+                trim: false,
+                issued: self.now,
+                parent: 0,
+                waiting: 0,
+            });
+            if job.buffered {
+                self.buffered(io);
+            } else {
+                self.submit(io);
+            }
+        }
+        rb.next = end;
+    }
+
+    /// A read-back of job `j` completed: the next batch goes once this one is done, and the
+    /// job goes on (or ends) once the check is.
+    #[cold]
+    #[inline(never)]
+    fn read_back_done(&mut self, jobs: &mut [JobRt], j: u32) {
+        let job = &mut jobs[j as usize];
+        job.inflight -= 1;
+        let rb = job.readback.as_mut().expect("a read-back's job reads back");
+        rb.in_flight -= 1;
+        if rb.in_flight > 0 {
+            return;
+        }
+        if rb.next < rb.blocks.len() && !job.stopped {
+            return self.read_back_batch(job, j);
+        }
+        rb.blocks.clear();
+        rb.next = 0;
+        rb.pending = false;
+        if job.finished() {
+            if job.end == 0 {
+                job.end = self.now;
+            }
+            self.exit_others(jobs, j as usize);
+        } else {
+            self.issue(jobs, j);
         }
     }
 
@@ -1955,6 +2173,7 @@ impl<'w> Engine<'w> {
             offset: b.offset,
             len: b.len,
             write: b.write,
+            check: false,
             trim: false,
             issued: self.now,
             parent: b.id,
@@ -2096,7 +2315,9 @@ impl<'w> Engine<'w> {
     fn synced_jobs(&mut self, jobs: &mut [JobRt]) -> bool {
         let mut any = false;
         let mut drives_busy = false;
-        for j in jobs.iter_mut().filter(|j| j.syncing) {
+        // Jobs whose sync is done and whose read-back at the end is due.
+        let mut checks: Vec<usize> = Vec::new();
+        for (k, j) in jobs.iter_mut().enumerate().filter(|(_, j)| j.syncing) {
             if self.lun_dirty_any(&j.luns) {
                 continue;
             }
@@ -2106,11 +2327,22 @@ impl<'w> Engine<'w> {
                 continue;
             }
             j.syncing = false;
-            j.end = self.now;
-            any = true;
+            if j.finished() {
+                j.end = self.now;
+                any = true;
+            } else {
+                checks.push(k);
+            }
         }
         if drives_busy {
             self.arm_sync_check();
+        }
+        for k in checks {
+            if !self.read_back(&mut jobs[k], k as u32) {
+                // (It stopped meanwhile: it checks nothing and ends now.)
+                jobs[k].end = self.now;
+                any = true;
+            }
         }
         for k in 0..jobs.len() {
             if jobs[k].end == self.now && jobs[k].finished() {
@@ -3244,6 +3476,7 @@ impl<'w> Engine<'w> {
                 offset: m.offset,
                 len: m.len,
                 write,
+                check: false,
                 trim: false,
                 issued: t,
                 parent: join,

@@ -616,6 +616,40 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
             jobs.push(j);
         }
+        // fio's verify read-backs, as the real engine plans them: a job whose blocks another
+        // job of the group writes at the same time reads nothing back.
+        {
+            use raidlab_workload::readback::{at_end, backlog, clashes, ReadBackJob};
+            let plan: Vec<ReadBackJob<usize>> = members
+                .iter()
+                .zip(&jobs)
+                .map(|(p, j)| {
+                    let s = &specs[p.spec];
+                    ReadBackJob {
+                        group: 0,
+                        writes: s.writes(),
+                        reads_back: at_end(s) || backlog(s).0 > 0,
+                        regions: p
+                            .luns
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &l)| {
+                                let (start, len) = j.stream.region(k);
+                                (l, start, len)
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            let clashing: Vec<usize> = clashes(&plan).into_iter().map(|c| c.0).collect();
+            for (i, (p, j)) in members.iter().zip(jobs.iter_mut()).enumerate() {
+                let s = &specs[p.spec];
+                if plan[i].reads_back && !clashing.contains(&i) {
+                    j.readback = Some(Box::new(engine::ReadBack::new(backlog(s), at_end(s))));
+                    j.set_special(s.trims());
+                }
+            }
+        }
         engine.steady = steady_judges(&members, specs, &job_groups);
         let t0 = engine.now;
         let before = Usage::take(engine.w, t0, engine.member_ios);

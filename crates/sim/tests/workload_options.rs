@@ -1,7 +1,7 @@
 //! fio options whose meaning the simulator must share with the real executor.
 
 mod common;
-use common::{sim_run, system};
+use common::{run_to_the_end, sim_run, system};
 
 /// psync is synchronous: one request in flight whatever iodepth says (fio's sync engines,
 /// and the real executor on files, run at depth 1).
@@ -391,4 +391,128 @@ fn max_latency_ends_a_simulated_job_with_etimedout() {
     assert!(j.read.io_bytes < 64 << 20);
     let r = run("10s");
     assert_eq!((r.jobs[0].error.as_deref(), r.jobs[0].errno), (None, 0));
+}
+
+/// A job that only writes, with verify, reads back every block it wrote once its writes are
+/// done (fio's do_verify), as the real engine does: the read-backs take the drives' time and
+/// the job's, and count in no rate, so its writes' figures are those of the same job without
+/// verify, to the nanosecond.
+#[test]
+fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
+    let target = system("xdd2008/raid0.toml");
+    let run = |opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "16m"),
+            ("iodepth", "4"),
+            ("direct", "1"),
+        ];
+        o.extend_from_slice(opts);
+        run_to_the_end(&[common::spec(&target, &o)])
+    };
+    let plain = run(&[]);
+    let checked = run(&[("verify", "crc32c")]);
+    let unchecked = run(&[("verify", "crc32c"), ("do_verify", "0")]);
+    let (p, c) = (&plain.jobs[0], &checked.jobs[0]);
+    assert_eq!(c.write.io_bytes, p.write.io_bytes);
+    assert_eq!(c.write.total_ios, p.write.total_ios);
+    assert_eq!(c.write.runtime_ns, p.write.runtime_ns, "the writes' time");
+    assert_eq!(c.read.total_ios, 0, "read-backs count in no rate");
+    assert!(
+        c.elapsed_ns > p.elapsed_ns,
+        "the job ends after its read-back: {} vs {} ns",
+        c.elapsed_ns,
+        p.elapsed_ns
+    );
+    let read =
+        |r: &raidlab_result::RunResult| r.disk_util.iter().map(|d| d.read_bytes).sum::<u64>();
+    assert!(
+        read(&checked) >= read(&plain) + (16 << 20),
+        "the drives read the 16 MiB back: {} vs {} bytes",
+        read(&checked),
+        read(&plain)
+    );
+    assert_eq!(unchecked.jobs[0].elapsed_ns, p.elapsed_ns, "do_verify=0");
+    assert_eq!(read(&unchecked), read(&plain));
+}
+
+/// verify_backlog: every N blocks written, what is in flight completes and the blocks
+/// written since are read back before the job goes on, inside its time: the writes' rate
+/// falls, more for a check of every block than for a batch of a few.
+#[test]
+fn verify_backlog_checks_as_the_job_goes_and_costs_its_writes_time() {
+    let target = system("xdd2008/raid5.toml");
+    let run = |opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("rw", "randwrite"),
+            ("bs", "8k"),
+            ("size", "8m"),
+            ("iodepth", "8"),
+            ("direct", "1"),
+        ];
+        o.extend_from_slice(opts);
+        run_to_the_end(&[common::spec(&target, &o)])
+    };
+    let plain = run(&[]);
+    let all = run(&[("verify", "crc32c"), ("verify_backlog", "64")]);
+    let few = run(&[
+        ("verify", "crc32c"),
+        ("verify_backlog", "64"),
+        ("verify_backlog_batch", "8"),
+    ]);
+    let w = |r: &raidlab_result::RunResult| r.jobs[0].write.runtime_ns;
+    for r in [&all, &few] {
+        assert_eq!(r.jobs[0].write.io_bytes, 8 << 20);
+        assert_eq!(r.jobs[0].read.total_ios, 0, "read-backs count in no rate");
+    }
+    assert!(w(&few) > w(&plain), "{} vs {}", w(&few), w(&plain));
+    assert!(w(&all) > w(&few), "{} vs {}", w(&all), w(&few));
+    let read =
+        |r: &raidlab_result::RunResult| r.disk_util.iter().map(|d| d.read_bytes).sum::<u64>();
+    // (RAID 5 writes read too: the read-backs come on top.)
+    assert!(
+        read(&all) >= read(&plain) + (8 << 20),
+        "{} vs {}",
+        read(&all),
+        read(&plain)
+    );
+    // A time-based job checks as it goes, and ends at its runtime.
+    let timed = run(&[
+        ("verify", "crc32c"),
+        ("verify_backlog", "64"),
+        ("time_based", "1"),
+        ("runtime", "2s"),
+    ]);
+    // (What is in flight at the runtime's end completes after it.)
+    let ran = timed.jobs[0].write.runtime_ns;
+    assert!((2_000_000_000..2_100_000_000).contains(&ran), "{ran} ns");
+    assert!(read(&timed) > 0);
+}
+
+/// A job whose blocks another job of its group writes at the same time reads nothing back
+/// (the real engine says so in a note); jobs writing apart each read back their own.
+#[test]
+fn jobs_writing_the_same_blocks_do_not_read_back() {
+    let target = system("xdd2008/raid0.toml");
+    let run = |opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "8m"),
+            ("numjobs", "2"),
+            ("direct", "1"),
+        ];
+        o.extend_from_slice(opts);
+        run_to_the_end(&[common::spec(&target, &o)])
+    };
+    let read =
+        |r: &raidlab_result::RunResult| r.disk_util.iter().map(|d| d.read_bytes).sum::<u64>();
+    let together = run(&[("verify", "crc32c")]);
+    assert_eq!(read(&together), read(&run(&[])), "no read-backs");
+    let apart = run(&[("verify", "crc32c"), ("offset_increment", "1g")]);
+    assert!(
+        read(&apart) >= read(&run(&[("offset_increment", "1g")])) + (16 << 20),
+        "each reads back its own 8 MiB"
+    );
 }

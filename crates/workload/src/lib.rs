@@ -19,6 +19,7 @@ pub mod iolog;
 pub mod jobfile;
 pub mod latency;
 pub mod pace;
+pub mod readback;
 pub mod size;
 pub mod spec;
 pub mod steady;
