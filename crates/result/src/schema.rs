@@ -150,6 +150,11 @@ pub struct SimExtras {
     /// present when they served any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drive_caches: Option<DriveCacheUse>,
+    /// What the RAID controllers' caches served of the host's reads (data read ahead, or
+    /// written and not yet on the drives), all controllers together; present when they
+    /// served any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_caches: Option<DriveCacheUse>,
     /// Arrays rebuilding a failed member onto a replacement during the group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rebuilds: Vec<RebuildUse>,
@@ -185,8 +190,8 @@ impl RebuildUse {
     }
 }
 
-/// What the simulated drives' buffers did with the reads given to them over a stonewall
-/// group (hard disks' read segments).
+/// What the simulated drives' buffers (hard disks' read segments), or the RAID controllers'
+/// caches, did with the reads given to them over a stonewall group.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DriveCacheUse {
     /// Reads the drives were given, and those served from data their buffers held (no

@@ -2474,10 +2474,11 @@ impl<'w> Engine<'w> {
             t = res[cpu].reserve(t, ns[write as usize]);
         }
         let t = t.max(floor);
-        if write {
-            // A write-back controller's dirty-map entries for the write's stripes, wanted
-            // when its data lands: asked for now, while the command and data cross the path.
-            let arr = &self.w.arrays[lun.array];
+        let arr = &self.w.arrays[lun.array];
+        if write || !arr.dirty.is_empty() {
+            // A write-back controller's dirty-map entries for the command's stripes, wanted
+            // when a write's data lands or when a read asks whether the cache holds its data:
+            // asked for now, while the command (and data) cross the path.
             let (sd, logical) = (arr.geom.stripe_data_bytes(), lun.offset + ioc.offset);
             for s in logical / sd..=(logical + ioc.len - 1) / sd {
                 arr.dirty.prefetch(s);
@@ -2514,6 +2515,7 @@ impl<'w> Engine<'w> {
         // Reads.
         let read_ahead = self.w.ctrls[ci].read_ahead;
         let arr = &mut self.w.arrays[ai];
+        arr.cache_reads += 1;
         let sd = arr.geom.stripe_data_bytes();
         let (s0, s1) = (logical / sd, (logical + ioc.len - 1) / sd);
         let cached = (s0..=s1).all(|s| arr.rcache.contains_key(&s) || arr.fully_dirty(s));
@@ -2548,6 +2550,7 @@ impl<'w> Engine<'w> {
             }
             self.ios[io as usize].waiting = waiting;
             if waiting == 0 {
+                self.w.arrays[ai].cache_read_hits += 1;
                 self.data_up(io);
             } else {
                 // What is already in the cache goes up now; the rest as its stripes arrive.
@@ -2561,6 +2564,12 @@ impl<'w> Engine<'w> {
                 self.stream_up(io);
             }
             return;
+        }
+        // Data the cache holds dirty goes up from it (a read wholly of such data: one
+        // that is partly is read from the drives whole).
+        if self.w.arrays[ai].dirty_holds(logical, ioc.len) {
+            self.w.arrays[ai].cache_read_hits += 1;
+            return self.data_up(io);
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();

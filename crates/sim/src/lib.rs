@@ -834,6 +834,9 @@ struct Usage {
     /// Reads given to the drives, and those their buffers served, all drives together.
     drive_reads: u64,
     drive_read_hits: u64,
+    /// Host reads given to the controllers, and those their caches served, all together.
+    ctrl_reads: u64,
+    ctrl_read_hits: u64,
     page_cache: Option<pagecache::CacheStats>,
     /// What each host array's stripe cache did.
     stripes: Vec<stripecache::Counts>,
@@ -857,6 +860,8 @@ impl Usage {
             disk_done: w.disks.iter().map(|d| d.done).collect(),
             drive_reads: w.disks.iter().map(|d| d.reads).sum(),
             drive_read_hits: w.disks.iter().map(|d| d.read_hits).sum(),
+            ctrl_reads: w.arrays.iter().map(|a| a.cache_reads).sum(),
+            ctrl_read_hits: w.arrays.iter().map(|a| a.cache_read_hits).sum(),
             page_cache: w.page_cache.as_ref().map(|pc| pc.stats),
             stripes: w
                 .arrays
@@ -951,9 +956,15 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             reads: to.drive_reads - from.drive_reads,
             read_hits: to.drive_read_hits - from.drive_read_hits,
         });
+    let controller_caches =
+        (to.ctrl_read_hits > from.ctrl_read_hits).then(|| raidlab_result::DriveCacheUse {
+            reads: to.ctrl_reads - from.ctrl_reads,
+            read_hits: to.ctrl_read_hits - from.ctrl_read_hits,
+        });
     SimExtras {
         rebuilds,
         drive_caches,
+        controller_caches,
         system: system.to_string(),
         virtual_time_ns: vt,
         stop_reason: reason.into(),

@@ -1309,6 +1309,12 @@ impl Ranges {
         self.bytes as u64
     }
 
+    /// Whether [a, b) is covered: within one range (they are merged, so a span two ranges
+    /// would cover has a gap).
+    pub fn covers(&self, a: u64, b: u64) -> bool {
+        self.iter().any(|(x, y)| x <= a && b <= y)
+    }
+
     /// Add [a, b), as [`add_range`] does to a `Vec`; returns the bytes newly covered.
     #[inline(always)]
     pub fn add(&mut self, a: u64, b: u64) -> u64 {
@@ -2244,6 +2250,33 @@ impl Array {
         })
     }
 
+    /// Whether every byte of the `len` at array offset `logical` is dirty in the
+    /// controller's write-back cache (written there and not yet on the drives, or being
+    /// written out): a read of them is the cache's to serve, as a controller must, or it
+    /// would return the drives' older data.
+    pub fn dirty_holds(&self, logical: u64, len: u64) -> bool {
+        if self.dirty.is_empty() {
+            return false;
+        }
+        let sd = self.geom.stripe_data_bytes();
+        let end = logical + len;
+        let mut at = logical;
+        while at < end {
+            let s = at / sd;
+            let base = s * sd;
+            let b = (end - base).min(sd);
+            if !self
+                .dirty
+                .get(s)
+                .is_some_and(|d| d.ranges.covers(at - base, b))
+            {
+                return false;
+            }
+            at = base + sd;
+        }
+        true
+    }
+
     /// Whether every data byte of stripe `s` is dirty (as the dirty map has it).
     #[inline]
     pub fn fully_dirty(&self, s: u64) -> bool {
@@ -2321,6 +2354,10 @@ pub struct Array {
     /// size): what a read asks of the dirty map, kept apart so reads do not probe the map,
     /// whose entries a random workload scatters over megabytes.
     pub full_dirty: FastSet<u64>,
+    /// Host reads the controller was given, and those it served from its cache (data read
+    /// ahead, or dirty data: [`Array::dirty_holds`]) without a drive.
+    pub cache_reads: u64,
+    pub cache_read_hits: u64,
     pub plans: PlanCache,
     pub rfifo: VecDeque<u64>,
     /// Where recent sequential read streams will continue (controllers track several).
@@ -2693,6 +2730,8 @@ impl World {
                 rcache: FastMap::default(),
                 redirty: FastMap::default(),
                 full_dirty: FastSet::default(),
+                cache_reads: 0,
+                cache_read_hits: 0,
                 plans: if degraded {
                     PlanCache::degraded()
                 } else {

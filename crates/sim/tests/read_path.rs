@@ -264,3 +264,65 @@ fn a_drive_serves_a_read_of_what_it_has_just_read_from_its_buffer() {
         "{fast:.0} IOPS with segments, {slow:.0} without"
     );
 }
+
+/// A write-back controller serves a read of data it holds dirty (written to its cache, not
+/// yet to the drives) from the cache, as it must: the drives hold older data. On seed 001's
+/// controller with its read-ahead off and destaging lazily (so the writes stay in the cache),
+/// blocks just written by small random writes are read back without a drive read; blocks
+/// nobody wrote are read from the drives.
+#[test]
+fn a_write_back_cache_serves_reads_of_its_dirty_data() {
+    let comps = variant(
+        "xdd2008",
+        "components.toml",
+        &[(
+            "read_ahead_kib = 256",
+            "lazy_destage = true\nread_ahead_kib = 0",
+        )],
+    );
+    let target = comps.replace("components.toml", "raid5.toml");
+    let read_after_writes = |offset: &str| {
+        let write = common::spec(
+            &target,
+            &[
+                ("rw", "randwrite"),
+                ("bs", "8k"),
+                ("size", "4m"),
+                ("iodepth", "8"),
+                ("direct", "1"),
+            ],
+        );
+        let mut read = common::spec(
+            &target,
+            &[
+                ("rw", "randread"),
+                ("bs", "8k"),
+                ("size", "4m"),
+                ("offset", offset),
+                ("iodepth", "8"),
+                ("direct", "1"),
+            ],
+        );
+        read.name = "read".into();
+        read.stonewall = true;
+        let r = common::run_to_the_end(&[write, read]);
+        let j = &r.jobs[1];
+        assert_eq!(j.read.io_bytes, 4 << 20);
+        let sim = j.sim.as_ref().unwrap();
+        (sim.member_ios, j.read.iops(), sim.controller_caches.clone())
+    };
+    let (same_ios, same_iops, same_hits) = read_after_writes("0");
+    let (apart_ios, apart_iops, apart_hits) = read_after_writes("1g");
+    // The read group's member I/Os: none reading what was written, at least one a read
+    // reading elsewhere (the LUN starts at sector 63, so most 8 KiB reads take two chunks).
+    assert_eq!(same_ios, 0, "reading what was written");
+    // The run says where they went: every read the cache's, or none.
+    let hits = same_hits.expect("the controller's cache served reads");
+    assert_eq!((hits.reads, hits.read_hits), (512, 512));
+    assert_eq!(apart_hits, None);
+    assert!(apart_ios >= 512, "reading elsewhere: {apart_ios}");
+    assert!(
+        same_iops > 4.0 * apart_iops,
+        "IOPS {same_iops} vs {apart_iops}"
+    );
+}

@@ -470,6 +470,15 @@ fn job_block(
                 dc.reads
             );
         }
+        if let Some(cc) = &s.controller_caches {
+            let _ = writeln!(
+                out,
+                "  ctrl caches  : read hits={} ({} of {} reads served from the controllers' caches)",
+                share(cc.read_hits, cc.reads),
+                cc.read_hits,
+                cc.reads
+            );
+        }
         for sc in &s.stripe_caches {
             let ops = sc.full_writes + sc.preread_writes;
             let pre = share(sc.preread_writes, ops);
@@ -1082,6 +1091,10 @@ mod tests {
                 reads: 400,
                 read_hits: 30,
             }),
+            controller_caches: Some(crate::schema::DriveCacheUse {
+                reads: 200,
+                read_hits: 50,
+            }),
             rebuilds: vec![crate::schema::RebuildUse {
                 array: "md".into(),
                 members: vec![2],
@@ -1126,6 +1139,12 @@ mod tests {
         assert!(
             t.contains(
                 "drive caches : read hits=7.5% (30 of 400 reads served from the drives' buffers)"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "ctrl caches  : read hits=25.0% (50 of 200 reads served from the controllers' caches)"
             ),
             "{t}"
         );
