@@ -1312,7 +1312,12 @@ impl Ranges {
     /// Whether [a, b) is covered: within one range (they are merged, so a span two ranges
     /// would cover has a gap).
     pub fn covers(&self, a: u64, b: u64) -> bool {
-        self.iter().any(|(x, y)| x <= a && b <= y)
+        match &self.spill {
+            Some(v) if self.len == SPILLED => v.iter().any(|&(x, y)| x <= a && b <= y),
+            _ => self.inline[..self.len as usize]
+                .iter()
+                .any(|&(x, y)| x as u64 <= a && b <= y as u64),
+        }
     }
 
     /// Add [a, b), as [`add_range`] does to a `Vec`; returns the bytes newly covered.
@@ -2982,6 +2987,23 @@ mod tests {
         assert_eq!(of(&r)[1..3], [(100, 120), (130, 150)]);
         assert_eq!(r.remove(0, 1000), 290);
         assert_eq!((r.bytes(), of(&r).len()), (0, 0));
+    }
+
+    /// A span is covered only within one (merged) range, inline or spilled.
+    #[test]
+    fn ranges_cover_a_span_only_within_one_range() {
+        let mut r = Ranges::default();
+        r.add(0, 10);
+        r.add(20, 30);
+        assert!(r.covers(0, 10) && r.covers(22, 30) && r.covers(5, 5));
+        assert!(!r.covers(5, 25) && !r.covers(25, 31) && !r.covers(10, 20));
+        r.add(10, 20);
+        assert!(r.covers(5, 25), "merged into one");
+        for k in 1..6 {
+            r.add(k * 100, k * 100 + 50);
+        }
+        assert!(r.covers(320, 350) && r.covers(0, 30));
+        assert!(!r.covers(340, 360) && !r.covers(450, 460));
     }
 
     #[test]
