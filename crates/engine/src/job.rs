@@ -405,6 +405,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let mut last_counted = measure_from;
     // The blocks this job wrote, for the read-back (file, offset, length).
     let mut wrote: Vec<(u32, u64, u64)> = Vec::new();
+    let mut read_backs = ReadBacks::default();
     // A paced job's next request, drawn and waiting; what it waits for.
     let mut held: Option<Request> = None;
     let mut pause: Option<Pause> = None;
@@ -629,6 +630,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         (v, &setup.verify_form),
                         setup.verify_fatal,
                         (&mut c.verify, &mut error),
+                        (
+                            clock.as_ref(),
+                            now >= measure_from,
+                            &mut c.read,
+                            &mut read_backs,
+                        ),
                     ) {
                         io_failed = true;
                         let at = &setup.files[file as usize];
@@ -920,6 +927,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 (v, &setup.verify_form),
                 setup.verify_fatal,
                 (&mut c.verify, &mut error),
+                (clock.as_ref(), true, &mut c.read, &mut read_backs),
             ) {
                 let at = &setup.files[file as usize];
                 let line = format!("verify read-back: {what} on {at}: {e}");
@@ -945,6 +953,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if d.total_ios > 0 {
             d.runtime_ns = measured;
         }
+    }
+    if read_backs.ios > 0 && c.read.total_ios == read_backs.ios {
+        // Reads that are all read-backs: their rate is over the time spent reading back.
+        c.read.runtime_ns = read_backs.ns.max(1);
     }
     [c.read.samples, c.write.samples, c.trim.samples] = sampler.finish(measured);
     // Passes that saw no counted I/O (all inside the ramp) are left out.
@@ -1046,10 +1058,22 @@ fn fail_with(error: &mut Option<String>, errno: &mut i32, line: String, e: &std:
     }
 }
 
+/// A job's read-backs as fio counts them: as its reads, and their time as the read line's
+/// runtime when the job reads nothing else (fio's do_verify phase sets the read runtime).
+#[derive(Default)]
+struct ReadBacks {
+    /// Read-backs counted in the job's read statistics.
+    ios: u64,
+    /// Time spent reading back (each check from its first read to its last completion).
+    ns: u64,
+}
+
 /// Read the blocks `wrote` (file, offset, length; in that order) back through `exec`,
 /// `depth` at a time, and check each against the generation last written there (`v`, by
-/// file). Counted in `sum` only, not in any rate; with `fatal`, the batch holding the first
+/// file). Checked in `sum`; with `count`, each read counted in `read` as the job's reads
+/// are, and the check's time and reads in `spent`. With `fatal`, the batch holding the first
 /// mismatch is the last. An I/O error ends it: (its file, what failed, the error).
+#[allow(clippy::too_many_arguments)]
 fn read_back_blocks<E: Executor>(
     exec: &mut E,
     wrote: &[(u32, u64, u64)],
@@ -1058,8 +1082,41 @@ fn read_back_blocks<E: Executor>(
     (v, form): (&[VerifyShared], &verify::Form),
     fatal: bool,
     (sum, error): (&mut VerifySummary, &mut Option<String>),
+    (clock, count, read, spent): (&dyn Clock, bool, &mut DirStats, &mut ReadBacks),
 ) -> Result<(), (u32, String, std::io::Error)> {
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
+    let began = clock.now_ns();
+    // (However the check ends, its time so far is spent.)
+    let result = read_back_batches(
+        exec,
+        wrote,
+        depth,
+        bufs,
+        (v, form),
+        fatal,
+        (sum, error),
+        (clock, count, read, spent),
+        &mut done,
+    );
+    if count {
+        spent.ns += clock.now_ns().saturating_sub(began);
+    }
+    result
+}
+
+/// [`read_back_blocks`]'s batches.
+#[allow(clippy::too_many_arguments)]
+fn read_back_batches<E: Executor>(
+    exec: &mut E,
+    wrote: &[(u32, u64, u64)],
+    depth: u32,
+    bufs: &AlignedBuf,
+    (v, form): (&[VerifyShared], &verify::Form),
+    fatal: bool,
+    (sum, error): (&mut VerifySummary, &mut Option<String>),
+    (clock, count, read, spent): (&dyn Clock, bool, &mut DirStats, &mut ReadBacks),
+    done: &mut Vec<Completion>,
+) -> Result<(), (u32, String, std::io::Error)> {
     for batch in wrote.chunks(depth.max(1) as usize) {
         let mut slots = Vec::with_capacity(batch.len());
         for (i, &(file, offset, len)) in batch.iter().enumerate() {
@@ -1092,9 +1149,11 @@ fn read_back_blocks<E: Executor>(
             slots.push(s);
         }
         let mut left = batch.len();
+        let submitted = clock.now_ns();
         while left > 0 {
-            exec.submit_and_reap(1, usize::MAX, &mut done)
+            exec.submit_and_reap(1, usize::MAX, done)
                 .map_err(|e| (batch[0].0, "submitting reads".to_string(), e))?;
+            let now = clock.now_ns();
             for comp in done.drain(..) {
                 left -= 1;
                 let s = slots[comp.slot as usize];
@@ -1112,6 +1171,13 @@ fn read_back_blocks<E: Executor>(
                         ))
                     }
                     Err(e) => return Err((file, format!("read at offset {}", s.req.offset), e)),
+                }
+                if count {
+                    read.io_bytes += s.req.len;
+                    read.total_ios += 1;
+                    read.clat.record(now - submitted);
+                    read.lat.record(now - submitted);
+                    spent.ios += 1;
                 }
                 finish_verify(
                     &s,

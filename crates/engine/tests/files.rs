@@ -200,9 +200,10 @@ fn a_random_write_pass_covers_the_region_for_a_verified_read_back() {
 }
 
 /// fio's do_verify: a job that only writes, with verify, reads back every block it wrote
-/// and checks it once its writes are done, on each executor; its write rate is the writes'
-/// alone (no read is counted). A time-based job does not (it would keep every offset), nor
-/// one whose blocks another job of its group writes.
+/// and checks it once its writes are done, on each executor; as fio, it counts the
+/// read-backs as its reads, over the time they took, and its write rate is the writes'
+/// alone. A time-based job does not (it would keep every offset), nor one whose blocks
+/// another job of its group writes.
 #[test]
 fn a_write_job_with_verify_reads_back_what_it_wrote() {
     for engine in ["io_uring", "psync", "libaio"] {
@@ -224,7 +225,19 @@ fn a_write_job_with_verify_reads_back_what_it_wrote() {
         let r = run_paths(&[job(&[])], false).unwrap();
         let j = &r.jobs[0];
         assert_eq!(j.error, None, "{engine}");
-        assert_eq!((j.write.total_ios, j.read.total_ios), (256, 0), "{engine}");
+        assert_eq!(
+            (j.write.total_ios, j.read.total_ios),
+            (256, 256),
+            "{engine}"
+        );
+        assert_eq!(j.read.io_bytes, 1 << 20, "{engine}");
+        assert_eq!(j.read.clat.count(), 256, "{engine}");
+        assert!(
+            j.read.runtime_ns > 0 && j.read.runtime_ns < j.elapsed_ns,
+            "{engine}: the read-back's time {} of the job's {}",
+            j.read.runtime_ns,
+            j.elapsed_ns
+        );
         let v = j.verify.as_ref().unwrap();
         assert_eq!((v.blocks_checked, v.mismatches), (256, 0), "{engine}");
         let r = run_paths(&[job(&[("runtime", "50ms"), ("time_based", "1")])], false).unwrap();

@@ -432,8 +432,8 @@ fn a_job_ending_within_its_ramp_is_noted() {
 
 /// verify on a simulated target checks nothing, as no data moves: the run says so in one
 /// note (it printed results without a verify line or a word). Its read-back after the
-/// writes takes time but no rate: the writes' figures are those of the same run without
-/// verify.
+/// writes is simulated (counted as its reads): the writes' figures are those of the same
+/// run without verify.
 #[test]
 fn verify_on_a_simulated_target_is_noted() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -1686,10 +1686,10 @@ fn verify_only_checks_what_the_job_wrote_without_writing() {
 
 /// fio's `verify_backlog`: a job checks its writes as it goes, every N blocks written, so a
 /// time-based job (which has no read-back at its end) checks all but its last few blocks;
-/// the reads are not counted as the job's. `verify_backlog_batch` reads back that many of
-/// each N, the oldest first, round again when it is more. Refused in one line where there
-/// is nothing to check; off, with a note, where another job of the group writes the same
-/// blocks.
+/// the reads are counted as the job's, as fio counts them. `verify_backlog_batch` reads
+/// back that many of each N, the oldest first, round again when it is more; `do_verify=0`
+/// checks nothing, as in fio. Refused in one line where there is nothing to check; off,
+/// with a note, where another job of the group writes the same blocks.
 #[test]
 fn verify_backlog_checks_writes_as_the_job_goes() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
@@ -1725,7 +1725,7 @@ fn verify_backlog_checks_writes_as_the_job_goes() {
         "--runtime=300ms",
         "--iodepth=4",
     ]);
-    assert_eq!(reads, 0);
+    assert_eq!(reads, checked, "the read-backs are the job's reads");
     assert!(writes > 256, "{writes} writes");
     assert!(
         checked <= writes && writes - checked < 64 + 4,
@@ -1736,22 +1736,20 @@ fn verify_backlog_checks_writes_as_the_job_goes() {
         unchecked, 0,
         "a time-based job without the backlog checks nothing"
     );
-    // 256 writes at depth 1: four checks of 16, or of 100 (the 64 round again).
+    // 256 writes at depth 1: four checks of 16, or of 100 (the 64 round again); each
+    // check clears what it covered, so the end's read-back has nothing left.
     assert_eq!(
-        counts(&[
-            "--verify_backlog=64",
-            "--verify_backlog_batch=16",
-            "--do_verify=0"
-        ]),
-        (256, 0, 64)
+        counts(&["--verify_backlog=64", "--verify_backlog_batch=16"]),
+        (256, 64, 64)
     );
     assert_eq!(
-        counts(&[
-            "--verify_backlog=64",
-            "--verify_backlog_batch=100",
-            "--do_verify=0"
-        ]),
-        (256, 0, 400)
+        counts(&["--verify_backlog=64", "--verify_backlog_batch=100"]),
+        (256, 400, 400)
+    );
+    assert_eq!(
+        counts(&["--verify_backlog=64", "--do_verify=0"]),
+        (256, 0, 0),
+        "do_verify=0 checks nothing"
     );
     let v = json(&assert_ok(&run(&["--verify_backlog=64"]), "echo"));
     assert_eq!(v["jobs"][0]["job options"]["verify_backlog"], "64");

@@ -451,3 +451,66 @@ fn steadystate_ends_a_settled_group_with_fios_report() {
         "{text_part}"
     );
 }
+
+/// Verify's read-backs are the job's reads in fio's report, and in raidlab's: a write job
+/// with verify reads every block back once its writes are done, and with `verify_backlog`
+/// checks as it goes (each block once, the end's read-back finding nothing left), the
+/// same counts in the same JSON places; `do_verify=0` reads nothing in either.
+#[test]
+fn verify_read_backs_are_counted_as_reads_as_fio_counts_them() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-vr-");
+    let f = d.path().join("v").display().to_string();
+    let file = format!("--filename={f}");
+    let common = [
+        "--name=j",
+        file.as_str(),
+        "--rw=write",
+        "--bs=4k",
+        "--size=256k",
+        "--ioengine=psync",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let counts = |v: &Value| {
+        let j = &v["jobs"][0];
+        (
+            j["write"]["total_ios"].as_u64().unwrap(),
+            j["read"]["total_ios"].as_u64().unwrap(),
+            j["read"]["io_bytes"].as_u64().unwrap(),
+        )
+    };
+    for (extra, want) in [
+        (&[][..], (64, 64, 256 << 10)),
+        (&["--verify_backlog=16"][..], (64, 64, 256 << 10)),
+        (&["--verify_backlog=16", "--do_verify=0"][..], (64, 0, 0)),
+    ] {
+        let args: Vec<&str> = common.iter().chain(extra).copied().collect();
+        // (In the scratch folder: fio leaves its verify state there.)
+        let o = Command::new("fio")
+            .current_dir(d.path())
+            .args(&args)
+            .output()
+            .expect("run fio");
+        assert!(
+            o.status.success(),
+            "fio: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let fio = json(&out[out.find('{').expect("fio's JSON")..]);
+        let mut ra = args.clone();
+        ra.push("--force");
+        let ours = json(&assert_ok(&raidlab(&ra), &format!("raidlab {extra:?}")));
+        assert_eq!(counts(&fio), want, "fio {extra:?}");
+        assert_eq!(counts(&ours), want, "raidlab {extra:?}");
+        if want.1 > 0 {
+            let runtime = ours["jobs"][0]["read"]["runtime"].as_u64().unwrap_or(0);
+            let bw = ours["jobs"][0]["read"]["bw_bytes"].as_u64().unwrap_or(0);
+            assert!(
+                bw > 0,
+                "a read rate over the read-backs' time: {runtime} ms, {bw} B/s"
+            );
+        }
+    }
+}

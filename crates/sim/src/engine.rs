@@ -607,8 +607,9 @@ impl JobRt {
 /// A job's verify read-backs, as the real engine does them
 /// ([`raidlab_workload::readback`]): the blocks written since the last check, and the check
 /// under way, read `depth` at a time, each batch complete before the next goes. Timed as
-/// reads along the job's path, counted in no rate; nothing is checked (the simulator has no
-/// data). A run stopped early at convergence does not reach the end's check.
+/// reads along the job's path and counted as its reads, as fio counts them; nothing is
+/// checked (the simulator has no data). A run stopped early at convergence does not reach
+/// the end's check.
 #[derive(Debug, Default)]
 pub struct ReadBack {
     /// `verify_backlog`: blocks written between checks (0: none), and how many a check
@@ -629,6 +630,13 @@ pub struct ReadBack {
     /// A check is due (what is in flight completing first) or under way: none of the job's
     /// own requests goes meanwhile.
     pending: bool,
+    /// When the check under way began; and, as fio counts read-backs (as the job's reads),
+    /// those counted (past the ramp), their bytes, and the time the checks took: the read
+    /// line's runtime when the job reads nothing else.
+    began: u64,
+    ios: u64,
+    bytes: u64,
+    spent_ns: u64,
 }
 
 impl ReadBack {
@@ -1099,7 +1107,7 @@ impl<'w> Engine<'w> {
                 continue;
             }
             if ioc.check {
-                self.read_back_done(jobs, ioc.job);
+                self.read_back_done(jobs, &ioc);
                 if jobs[ioc.job as usize].finished() && jobs.iter().all(|j| j.finished()) {
                     break;
                 }
@@ -1274,6 +1282,13 @@ impl<'w> Engine<'w> {
                                         });
                                         left_ns += dirty as f64 / rate;
                                     }
+                                    // Read-backs go on with the writes they follow:
+                                    // out of the reads while the job's own requests are
+                                    // extended, then extended by as much.
+                                    let (rb_ios, rb_bytes) =
+                                        j.readback.as_ref().map_or((0, 0), |r| (r.ios, r.bytes));
+                                    j.read.total_ios -= rb_ios;
+                                    j.read.io_bytes -= rb_bytes;
                                     // (The size, not rate × time, when the size ends
                                     // the job: the byte count stays exact.)
                                     let total =
@@ -1298,6 +1313,16 @@ impl<'w> Engine<'w> {
                                             st.io_bytes += add;
                                         }
                                     }
+                                    if let Some(r) = j.readback.as_mut().filter(|r| r.ios > 0) {
+                                        let grow = (total + extra_bytes) as f64 / total as f64;
+                                        r.ios = (r.ios as f64 * grow) as u64;
+                                        r.bytes = (r.bytes as f64 * grow) as u64;
+                                        r.spent_ns = (r.spent_ns as f64 * grow) as u64;
+                                    }
+                                    let (rb_ios, rb_bytes) =
+                                        j.readback.as_ref().map_or((0, 0), |r| (r.ios, r.bytes));
+                                    j.read.total_ios += rb_ios;
+                                    j.read.io_bytes += rb_bytes;
                                     j.extrapolated_ns = left_ns as u64;
                                 }
                             }
@@ -1348,6 +1373,13 @@ impl<'w> Engine<'w> {
             }
             let measured = counted_end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
+            if let Some(r) = j.readback.as_ref().filter(|r| r.ios > 0) {
+                if j.read.total_ios == r.ios {
+                    // Reads that are all read-backs: their rate is over the time spent
+                    // reading back (fio's do_verify phase is the read runtime).
+                    j.read.runtime_ns = r.spent_ns.max(1);
+                }
+            }
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
             j.trim.runtime_ns = if j.trim.total_ios > 0 { measured } else { 0 };
             // Samples of the part simulated, as the logs.
@@ -1688,6 +1720,7 @@ impl<'w> Engine<'w> {
             rb.pending = false;
             return false;
         }
+        rb.began = self.now;
         if rb.pending {
             rb.blocks = backlog_blocks(&rb.wrote, rb.batch);
             rb.wrote.clear();
@@ -1748,16 +1781,30 @@ impl<'w> Engine<'w> {
     /// job goes on (or ends) once the check is.
     #[cold]
     #[inline(never)]
-    fn read_back_done(&mut self, jobs: &mut [JobRt], j: u32) {
+    fn read_back_done(&mut self, jobs: &mut [JobRt], ioc: &Io) {
+        let j = ioc.job;
         let job = &mut jobs[j as usize];
         job.inflight -= 1;
         let rb = job.readback.as_mut().expect("a read-back's job reads back");
         rb.in_flight -= 1;
+        let counted = self.now >= job.ramp_end;
+        if counted {
+            // (As the job's reads: a simulated command's latency is its completion latency.)
+            let lat = self.now - ioc.issued;
+            job.read.io_bytes += ioc.len;
+            job.read.total_ios += 1;
+            job.read.clat.record(lat);
+            rb.ios += 1;
+            rb.bytes += ioc.len;
+        }
         if rb.in_flight > 0 {
             return;
         }
         if rb.next < rb.blocks.len() && !job.stopped {
             return self.read_back_batch(job, j);
+        }
+        if counted {
+            rb.spent_ns += self.now - rb.began;
         }
         rb.blocks.clear();
         rb.next = 0;

@@ -395,8 +395,8 @@ fn max_latency_ends_a_simulated_job_with_etimedout() {
 
 /// A job that only writes, with verify, reads back every block it wrote once its writes are
 /// done (fio's do_verify), as the real engine does: the read-backs take the drives' time and
-/// the job's, and count in no rate, so its writes' figures are those of the same job without
-/// verify, to the nanosecond.
+/// the job's, and count as its reads (as fio counts them) over the time they took, so its
+/// writes' figures are those of the same job without verify, to the nanosecond.
 #[test]
 fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
     let target = system("xdd2008/raid0.toml");
@@ -418,7 +418,17 @@ fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
     assert_eq!(c.write.io_bytes, p.write.io_bytes);
     assert_eq!(c.write.total_ios, p.write.total_ios);
     assert_eq!(c.write.runtime_ns, p.write.runtime_ns, "the writes' time");
-    assert_eq!(c.read.total_ios, 0, "read-backs count in no rate");
+    assert_eq!(
+        (c.read.total_ios, c.read.io_bytes),
+        (256, 16 << 20),
+        "the read-backs are the job's reads"
+    );
+    assert!(
+        c.read.runtime_ns > 0 && c.read.runtime_ns == c.elapsed_ns - p.elapsed_ns,
+        "over the read-back's time: {} ns of {} more",
+        c.read.runtime_ns,
+        c.elapsed_ns - p.elapsed_ns
+    );
     assert!(
         c.elapsed_ns > p.elapsed_ns,
         "the job ends after its read-back: {} vs {} ns",
@@ -439,7 +449,8 @@ fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
 
 /// verify_backlog: every N blocks written, what is in flight completes and the blocks
 /// written since are read back before the job goes on, inside its time: the writes' rate
-/// falls, more for a check of every block than for a batch of a few.
+/// falls, more for a check of every block than for a batch of a few. The read-backs are
+/// the job's reads; `do_verify=0` checks nothing, as in fio.
 #[test]
 fn verify_backlog_checks_as_the_job_goes_and_costs_its_writes_time() {
     let target = system("xdd2008/raid5.toml");
@@ -462,10 +473,22 @@ fn verify_backlog_checks_as_the_job_goes_and_costs_its_writes_time() {
         ("verify_backlog_batch", "8"),
     ]);
     let w = |r: &raidlab_result::RunResult| r.jobs[0].write.runtime_ns;
+    // 1024 writes, each read back once when every check reads all it covers (the end's
+    // read-back takes what the last check left); 8 a check of the 64 or so written since
+    // the last (those in flight when a check falls due join it), and what is left at the end.
+    assert_eq!(all.jobs[0].read.total_ios, 1024, "the read-backs");
+    let few_reads = few.jobs[0].read.total_ios;
+    assert!((112..256).contains(&few_reads), "{few_reads} read-backs");
     for r in [&all, &few] {
         assert_eq!(r.jobs[0].write.io_bytes, 8 << 20);
-        assert_eq!(r.jobs[0].read.total_ios, 0, "read-backs count in no rate");
     }
+    let off = run(&[
+        ("verify", "crc32c"),
+        ("verify_backlog", "64"),
+        ("do_verify", "0"),
+    ]);
+    assert_eq!(off.jobs[0].read.total_ios, 0);
+    assert_eq!(off.jobs[0].write.runtime_ns, w(&plain), "do_verify=0");
     assert!(w(&few) > w(&plain), "{} vs {}", w(&few), w(&plain));
     assert!(w(&all) > w(&few), "{} vs {}", w(&all), w(&few));
     let read =

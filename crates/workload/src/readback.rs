@@ -23,8 +23,9 @@ pub fn at_end(spec: &JobSpec) -> bool {
 
 /// `spec`'s `verify_backlog` and `verify_backlog_batch`: every `.0` blocks written (0:
 /// never) the blocks written since the last check are read back, or `.1` of them (0: all).
+/// `do_verify=0` turns these checks off too, as fio 3.33 does (it issues no read then).
 pub fn backlog(spec: &JobSpec) -> (u64, u64) {
-    if spec.verify {
+    if spec.verify && spec.do_verify {
         (spec.verify_backlog, spec.verify_backlog_batch.unwrap_or(0))
     } else {
         (0, 0)
@@ -163,6 +164,9 @@ mod tests {
         crate::apply_option(&mut s, "rw", Some("write")).unwrap();
         crate::apply_option(&mut s, "verify_backlog", Some("16")).unwrap();
         assert_eq!(backlog(&s), (16, 0));
+        crate::apply_option(&mut s, "do_verify", Some("0")).unwrap();
+        assert_eq!(backlog(&s), (0, 0), "do_verify=0: no checks at all");
+        crate::apply_option(&mut s, "do_verify", Some("1")).unwrap();
         crate::apply_option(&mut s, "verify", Some("0")).unwrap();
         assert_eq!(backlog(&s), (0, 0));
     }

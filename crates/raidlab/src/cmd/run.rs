@@ -514,8 +514,8 @@ fn option_help(name: &str) -> &'static str {
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
-        "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote",
-        "verify_backlog" => "N: every N blocks written, the job lets what is in flight complete and reads back and checks them (inside its time, not counted as reads); 0 (default): only at the end",
+        "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote (counted as its reads); 0: it reads nothing back, not even verify_backlog's",
+        "verify_backlog" => "N: every N blocks written, the job lets what is in flight complete and reads back and checks them (inside its time, counted as its reads); 0 (default): only at the end",
         "verify_backlog_batch" => "how many of those blocks are read back, the oldest first (default: all)",
         "verify_only" => "1: a write job with verify reads back and checks what an earlier run of it wrote, writing nothing (its requests are the writes', as reads)",
         "verify_fatal" => "1: the first verify mismatch ends the job",
@@ -1074,7 +1074,7 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
         note_once!(
             "verify checks data and a simulated run moves none: nothing is \
              checked, but the reads a real run does to check (a write job's at its end, \
-             verify_backlog's as it goes) take their time, in no rate"
+             verify_backlog's as it goes) are simulated, and counted as its reads"
         );
     }
     if specs.iter().any(|s| s.fallocate.is_some() || s.lockmem > 0) {
