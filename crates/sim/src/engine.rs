@@ -197,8 +197,8 @@ struct Io {
     write: bool,
     /// A host trim (`write` false): done along its path at once ([`Engine::host_trim`]).
     trim: bool,
-    /// A job's verify read-back (a read, `write` false): timed as any read, counted in no
-    /// rate ([`ReadBack`]).
+    /// A job's verify read-back (a read, `write` false): timed as any read, and counted in
+    /// the job's reads by [`Engine::read_back_done`] ([`ReadBack`]).
     check: bool,
     issued: u64,
     /// For host-array member I/Os: the join to signal.
@@ -366,7 +366,7 @@ pub struct JobRt {
     /// what the job wrote and reads back; None for a job that reads nothing back.
     pub readback: Option<Box<ReadBack>>,
     /// Where the job's measured part ended, when a read-back at its end followed (0: at its
-    /// end): the rates are the writes', as the real engine's.
+    /// end): its writes' rates are over the time before it, as the real engine's are.
     measured_end: u64,
     /// Whether the job has a pacer, replays a trace or logs its requests (see
     /// [`JobRt::set_special`]): the issue path's rarer steps, behind one test.
