@@ -608,8 +608,9 @@ impl JobRt {
 /// ([`raidlab_workload::readback`]): the blocks written since the last check, and the check
 /// under way, read `depth` at a time, each batch complete before the next goes. Timed as
 /// reads along the job's path and counted as its reads, as fio counts them; nothing is
-/// checked (the simulator has no data). A run stopped early at convergence does not reach
-/// the end's check.
+/// checked (the simulator has no data). A run with a read-back at a job's end is simulated
+/// to its end, not extended from a steady window; `verify_backlog`'s alone are extended
+/// with the writes they follow.
 #[derive(Debug, Default)]
 pub struct ReadBack {
     /// `verify_backlog`: blocks written between checks (0: none), and how many a check
@@ -960,9 +961,14 @@ impl<'w> Engine<'w> {
         // (Nor one judged for steady state: its judge, not the extension, ends it.)
         // (Nor one that replays a trace, or logs its requests: each request is simulated.)
         // (Nor one searching for a latency target's depth: the search ends it.)
-        let exact = jobs
-            .iter()
-            .any(|j| j.stream.replays() || j.iolog.is_some() || j.search.is_some());
+        // (Nor one with a job that reads back what it wrote once its writes are done: the
+        // read-back follows the last write.)
+        let exact = jobs.iter().any(|j| {
+            j.stream.replays()
+                || j.iolog.is_some()
+                || j.search.is_some()
+                || j.readback.as_ref().is_some_and(|r| r.at_end)
+        });
         let conv_enabled =
             conv.enabled && !rebuilding && !stops_others && !exact && self.steady.is_empty();
         if !self.steady.is_empty() {

@@ -539,3 +539,35 @@ fn jobs_writing_the_same_blocks_do_not_read_back() {
         "each reads back its own 8 MiB"
     );
 }
+
+/// A job that reads back what it wrote at its end is simulated to its end, not extended
+/// from a steady window (the read-back follows the last write): its every block is read
+/// back, where the same job without verify stops early once its rate has settled.
+#[test]
+fn a_read_back_at_the_end_is_simulated_not_extended() {
+    let target = system("xdd2008/raid0.toml");
+    let opts = |verify: &'static str| {
+        vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "512m"),
+            ("iodepth", "4"),
+            ("direct", "1"),
+            ("verify", verify),
+        ]
+    };
+    let plain = sim_run(&target, &opts("0"));
+    let stop = |r: &raidlab_result::RunResult| r.jobs[0].sim.as_ref().unwrap().stop_reason.clone();
+    assert_eq!(
+        stop(&plain),
+        "converged",
+        "the case converges without verify"
+    );
+    let checked = sim_run(&target, &opts("crc32c"));
+    assert_eq!(stop(&checked), "size");
+    assert_eq!(checked.jobs[0].write.total_ios, 8192);
+    assert_eq!(
+        checked.jobs[0].read.total_ios, 8192,
+        "every block read back"
+    );
+}
