@@ -1087,113 +1087,91 @@ fn read_back_blocks<E: Executor>(
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let began = clock.now_ns();
     // (However the check ends, its time so far is spent.)
-    let result = read_back_batches(
-        exec,
-        wrote,
-        depth,
-        bufs,
-        (v, form),
-        fatal,
-        (sum, error),
-        (clock, count, read, spent),
-        &mut done,
-    );
+    let result = (|| {
+        for batch in wrote.chunks(depth.max(1) as usize) {
+            let mut slots = Vec::with_capacity(batch.len());
+            for (i, &(file, offset, len)) in batch.iter().enumerate() {
+                let slot = i as u32;
+                let mut s = Slot {
+                    req: Request {
+                        seq: 0,
+                        pass: 0,
+                        file,
+                        offset,
+                        len,
+                        dir: Dir::Read,
+                    },
+                    ready: 0,
+                    submit: 0,
+                    generation: 0,
+                    check: false,
+                    racy: false,
+                    expect: None,
+                };
+                prepare_verify(
+                    &mut s,
+                    &mut [],
+                    &[],
+                    (&v[file as usize], form),
+                    bufs.slot(slot),
+                    0,
+                );
+                exec.queue(slot, file, Dir::Read, offset, bufs.slot(slot), len as usize);
+                slots.push(s);
+            }
+            let mut left = batch.len();
+            let submitted = clock.now_ns();
+            while left > 0 {
+                exec.submit_and_reap(1, usize::MAX, &mut done)
+                    .map_err(|e| (batch[0].0, "submitting reads".to_string(), e))?;
+                let now = clock.now_ns();
+                for comp in done.drain(..) {
+                    left -= 1;
+                    let s = slots[comp.slot as usize];
+                    let file = s.req.file;
+                    match comp.res {
+                        Ok(n) if n == s.req.len => {}
+                        Ok(n) => {
+                            return Err((
+                                file,
+                                format!("short read at offset {}", s.req.offset),
+                                std::io::Error::new(
+                                    std::io::ErrorKind::UnexpectedEof,
+                                    format!("{n} of {} bytes", s.req.len),
+                                ),
+                            ))
+                        }
+                        Err(e) => {
+                            return Err((file, format!("read at offset {}", s.req.offset), e))
+                        }
+                    }
+                    if count {
+                        read.io_bytes += s.req.len;
+                        read.total_ios += 1;
+                        read.clat.record(now - submitted);
+                        read.lat.record(now - submitted);
+                        spent.ios += 1;
+                    }
+                    finish_verify(
+                        &s,
+                        (&v[file as usize], form),
+                        bufs.slot(comp.slot),
+                        true,
+                        sum,
+                        error,
+                    );
+                }
+            }
+            if fatal && sum.mismatches > 0 {
+                break;
+            }
+        }
+        Ok(())
+    })();
     if count {
         spent.ns += clock.now_ns().saturating_sub(began);
     }
     result
-}
-
-/// [`read_back_blocks`]'s batches.
-#[allow(clippy::too_many_arguments)]
-fn read_back_batches<E: Executor>(
-    exec: &mut E,
-    wrote: &[(u32, u64, u64)],
-    depth: u32,
-    bufs: &AlignedBuf,
-    (v, form): (&[VerifyShared], &verify::Form),
-    fatal: bool,
-    (sum, error): (&mut VerifySummary, &mut Option<String>),
-    (clock, count, read, spent): (&dyn Clock, bool, &mut DirStats, &mut ReadBacks),
-    done: &mut Vec<Completion>,
-) -> Result<(), (u32, String, std::io::Error)> {
-    for batch in wrote.chunks(depth.max(1) as usize) {
-        let mut slots = Vec::with_capacity(batch.len());
-        for (i, &(file, offset, len)) in batch.iter().enumerate() {
-            let slot = i as u32;
-            let mut s = Slot {
-                req: Request {
-                    seq: 0,
-                    pass: 0,
-                    file,
-                    offset,
-                    len,
-                    dir: Dir::Read,
-                },
-                ready: 0,
-                submit: 0,
-                generation: 0,
-                check: false,
-                racy: false,
-                expect: None,
-            };
-            prepare_verify(
-                &mut s,
-                &mut [],
-                &[],
-                (&v[file as usize], form),
-                bufs.slot(slot),
-                0,
-            );
-            exec.queue(slot, file, Dir::Read, offset, bufs.slot(slot), len as usize);
-            slots.push(s);
-        }
-        let mut left = batch.len();
-        let submitted = clock.now_ns();
-        while left > 0 {
-            exec.submit_and_reap(1, usize::MAX, done)
-                .map_err(|e| (batch[0].0, "submitting reads".to_string(), e))?;
-            let now = clock.now_ns();
-            for comp in done.drain(..) {
-                left -= 1;
-                let s = slots[comp.slot as usize];
-                let file = s.req.file;
-                match comp.res {
-                    Ok(n) if n == s.req.len => {}
-                    Ok(n) => {
-                        return Err((
-                            file,
-                            format!("short read at offset {}", s.req.offset),
-                            std::io::Error::new(
-                                std::io::ErrorKind::UnexpectedEof,
-                                format!("{n} of {} bytes", s.req.len),
-                            ),
-                        ))
-                    }
-                    Err(e) => return Err((file, format!("read at offset {}", s.req.offset), e)),
-                }
-                if count {
-                    read.io_bytes += s.req.len;
-                    read.total_ios += 1;
-                    read.clat.record(now - submitted);
-                    read.lat.record(now - submitted);
-                    spent.ios += 1;
-                }
-                finish_verify(
-                    &s,
-                    (&v[file as usize], form),
-                    bufs.slot(comp.slot),
-                    true,
-                    sum,
-                    error,
-                );
-            }
-        }
-        if fatal && sum.mismatches > 0 {
-            break;
-        }
-    }
-    Ok(())
 }
 
 /// Before queueing: writes get their header and generation; reads decide what to expect.

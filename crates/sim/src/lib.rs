@@ -951,16 +951,21 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
             }
         })
         .collect();
-    let drive_caches =
-        (to.drive_read_hits > from.drive_read_hits).then(|| raidlab_result::DriveCacheUse {
-            reads: to.drive_reads - from.drive_reads,
-            read_hits: to.drive_read_hits - from.drive_read_hits,
-        });
-    let controller_caches =
-        (to.ctrl_read_hits > from.ctrl_read_hits).then(|| raidlab_result::DriveCacheUse {
-            reads: to.ctrl_reads - from.ctrl_reads,
-            read_hits: to.ctrl_read_hits - from.ctrl_read_hits,
-        });
+    // (Reads and hits between the two readings; present when any read was a hit.)
+    let cache_use = |(r0, h0): (u64, u64), (r1, h1): (u64, u64)| {
+        (h1 > h0).then(|| raidlab_result::DriveCacheUse {
+            reads: r1 - r0,
+            read_hits: h1 - h0,
+        })
+    };
+    let drive_caches = cache_use(
+        (from.drive_reads, from.drive_read_hits),
+        (to.drive_reads, to.drive_read_hits),
+    );
+    let controller_caches = cache_use(
+        (from.ctrl_reads, from.ctrl_read_hits),
+        (to.ctrl_reads, to.ctrl_read_hits),
+    );
     SimExtras {
         rebuilds,
         drive_caches,

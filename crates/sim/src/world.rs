@@ -1312,12 +1312,7 @@ impl Ranges {
     /// Whether [a, b) is covered: within one range (they are merged, so a span two ranges
     /// would cover has a gap).
     pub fn covers(&self, a: u64, b: u64) -> bool {
-        match &self.spill {
-            Some(v) if self.len == SPILLED => v.iter().any(|&(x, y)| x <= a && b <= y),
-            _ => self.inline[..self.len as usize]
-                .iter()
-                .any(|&(x, y)| x as u64 <= a && b <= y as u64),
-        }
+        self.iter().any(|(x, y)| x <= a && b <= y)
     }
 
     /// Add [a, b), as [`add_range`] does to a `Vec`; returns the bytes newly covered.

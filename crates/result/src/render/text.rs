@@ -461,23 +461,23 @@ fn job_block(
                 pc.throttled_writes
             );
         }
-        if let Some(dc) = &s.drive_caches {
-            let _ = writeln!(
-                out,
-                "  drive caches : read hits={} ({} of {} reads served from the drives' buffers)",
-                share(dc.read_hits, dc.reads),
-                dc.read_hits,
-                dc.reads
-            );
-        }
-        if let Some(cc) = &s.controller_caches {
-            let _ = writeln!(
-                out,
-                "  ctrl caches  : read hits={} ({} of {} reads served from the controllers' caches)",
-                share(cc.read_hits, cc.reads),
-                cc.read_hits,
-                cc.reads
-            );
+        for (c, label, by) in [
+            (&s.drive_caches, "drive caches", "the drives' buffers"),
+            (
+                &s.controller_caches,
+                "ctrl caches ",
+                "the controllers' caches",
+            ),
+        ] {
+            if let Some(c) = c {
+                let _ = writeln!(
+                    out,
+                    "  {label} : read hits={} ({} of {} reads served from {by})",
+                    share(c.read_hits, c.reads),
+                    c.read_hits,
+                    c.reads
+                );
+            }
         }
         for sc in &s.stripe_caches {
             let ops = sc.full_writes + sc.preread_writes;
