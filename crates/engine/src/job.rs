@@ -161,9 +161,9 @@ pub struct JobSetup {
     /// The job's I/O log (fio's `write_iolog`), when it writes one: each request and sync
     /// at its issue time since the job's start.
     pub iolog: Option<raidlab_result::IoLog>,
-    /// The intervals of the bandwidth and IOPS samples, ms (`bw_avg_time`,
-    /// `iops_avg_time`).
-    pub avg_time_ms: [u64; 2],
+    /// How often its bandwidth and IOPS samples are taken, ms (`None`: at every
+    /// completion): `JobSpec::sample_every`.
+    pub sample_every: [Option<u64>; 2],
     /// What writes carry (fio's buffer options); verify's headers take its place.
     pub content: ContentGen,
 }
@@ -315,7 +315,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut pacer,
         mut log,
         mut iolog,
-        avg_time_ms,
+        sample_every,
         mut content,
         ..
     } = setup;
@@ -323,8 +323,18 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let halted_by_others = || halted.iter().any(|h| h.load(Ordering::Relaxed));
     let halt = || stop.load(Ordering::Relaxed) || halted_by_others();
     // Bandwidth and IOPS samples, from the end of the ramp.
-    let mut sampler =
-        raidlab_result::Sampler::new(avg_time_ms[0], avg_time_ms[1]).with_runtime(setup.runtime_ns);
+    // (A log averaged over intervals takes its bandwidth and IOPS lines from these samples.)
+    let mut sampler = {
+        use raidlab_result::SampleEvery;
+        let [bw, iops] = sample_every.map(|e| e.map_or(SampleEvery::Io, SampleEvery::Ms));
+        let averaged = log.as_ref().filter(|l| l.avg_msec > 0);
+        raidlab_result::Sampler::new(bw, iops)
+            .with_runtime(setup.runtime_ns)
+            .logging(
+                averaged.is_some_and(|l| l.names.bw.is_some()),
+                averaged.is_some_and(|l| l.names.iops.is_some()),
+            )
+    };
     let depth = setup.depth.max(1);
     // (An executor that runs nothing before it reaps takes each refill whole.)
     let batch = if exec.submits_early() {
@@ -632,9 +642,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         (&mut c.verify, &mut error),
                         (
                             clock.as_ref(),
-                            now >= measure_from,
-                            &mut c.read,
-                            &mut read_backs,
+                            ReadTally {
+                                count: now >= measure_from,
+                                from: measure_from,
+                                read: &mut c.read,
+                                spent: &mut read_backs,
+                                sampler: &mut sampler,
+                                log: log.as_mut(),
+                            },
                         ),
                     ) {
                         io_failed = true;
@@ -817,7 +832,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             d.total_ios += 1;
             d.clat.record(now - s.submit);
             d.lat.record(now - s.ready);
-            sampler.record(now - measure_from, r.dir as usize, r.len);
+            sampler.record(now - measure_from, r.dir as usize, r.len, now - s.submit);
             if let Some(l) = log.as_mut() {
                 let dir = r.dir as u8;
                 l.record(
@@ -927,7 +942,17 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 (v, &setup.verify_form),
                 setup.verify_fatal,
                 (&mut c.verify, &mut error),
-                (clock.as_ref(), true, &mut c.read, &mut read_backs),
+                (
+                    clock.as_ref(),
+                    ReadTally {
+                        count: true,
+                        from: measure_from,
+                        read: &mut c.read,
+                        spent: &mut read_backs,
+                        sampler: &mut sampler,
+                        log: log.as_mut(),
+                    },
+                ),
             ) {
                 let at = &setup.files[file as usize];
                 let line = format!("verify read-back: {what} on {at}: {e}");
@@ -958,7 +983,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         // Reads that are all read-backs: their rate is over the time spent reading back.
         c.read.runtime_ns = read_backs.ns.max(1);
     }
-    [c.read.samples, c.write.samples, c.trim.samples] = sampler.finish(measured);
+    // Samples and logs run on through the read-backs at the end (fio samples its verify
+    // phase too).
+    let sampled = measured.max(read_backs.last_ns.saturating_sub(measure_from));
+    if let Some(l) = log.as_mut() {
+        l.finish(sampled);
+    }
+    [c.read.samples, c.write.samples, c.trim.samples] =
+        sampler.finish_logged(sampled, log.as_mut());
     // Passes that saw no counted I/O (all inside the ramp) are left out.
     let passes: Vec<PassStats> = c
         .passes
@@ -1013,13 +1045,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 .report()
                 .clone()
         }),
-        logs: log
-            .map(|mut l| {
-                l.finish(measured);
-                l
-            })
-            .into_iter()
-            .collect(),
+        logs: log.into_iter().collect(),
         iologs: iolog
             .map(|mut l| {
                 l.end_ns = now.saturating_sub(start);
@@ -1066,6 +1092,43 @@ struct ReadBacks {
     ios: u64,
     /// Time spent reading back (each check from its first read to its last completion).
     ns: u64,
+    /// When the last counted one completed (the clock's time; 0: none).
+    last_ns: u64,
+}
+
+/// Where a check's read-backs are counted, as the job's reads: its read statistics, its
+/// bandwidth and IOPS samples and its logs, as fio counts, samples and logs verify's reads
+/// (see `Sampler::record_verify`).
+struct ReadTally<'a> {
+    /// Whether they count (not while the job ramps).
+    count: bool,
+    /// When the job's counting began (the clock's time).
+    from: u64,
+    read: &'a mut DirStats,
+    spent: &'a mut ReadBacks,
+    sampler: &'a mut raidlab_result::Sampler,
+    log: Option<&'a mut JobLog>,
+}
+
+impl ReadTally<'_> {
+    /// A read-back of `len` bytes at `offset` completed at `now`, `clat` after it was
+    /// submitted.
+    fn record(&mut self, now: u64, len: u64, offset: u64, clat: u64) {
+        if !self.count {
+            return;
+        }
+        self.read.io_bytes += len;
+        self.read.total_ios += 1;
+        self.read.clat.record(clat);
+        self.read.lat.record(clat);
+        self.spent.ios += 1;
+        self.spent.last_ns = now;
+        let t = now.saturating_sub(self.from);
+        self.sampler.record_verify(t, Dir::Read as usize, len, clat);
+        if let Some(l) = self.log.as_deref_mut() {
+            l.record(t, Dir::Read as u8, len, offset, clat, clat);
+        }
+    }
 }
 
 /// Read the blocks `wrote` (file, offset, length; in that order) back through `exec`,
@@ -1082,7 +1145,7 @@ fn read_back_blocks<E: Executor>(
     (v, form): (&[VerifyShared], &verify::Form),
     fatal: bool,
     (sum, error): (&mut VerifySummary, &mut Option<String>),
-    (clock, count, read, spent): (&dyn Clock, bool, &mut DirStats, &mut ReadBacks),
+    (clock, mut tally): (&dyn Clock, ReadTally),
 ) -> Result<(), (u32, String, std::io::Error)> {
     let mut done: Vec<Completion> = Vec::with_capacity(depth as usize);
     let began = clock.now_ns();
@@ -1145,13 +1208,7 @@ fn read_back_blocks<E: Executor>(
                             return Err((file, format!("read at offset {}", s.req.offset), e))
                         }
                     }
-                    if count {
-                        read.io_bytes += s.req.len;
-                        read.total_ios += 1;
-                        read.clat.record(now - submitted);
-                        read.lat.record(now - submitted);
-                        spent.ios += 1;
-                    }
+                    tally.record(now, s.req.len, s.req.offset, now - submitted);
                     finish_verify(
                         &s,
                         (&v[file as usize], form),
@@ -1168,8 +1225,8 @@ fn read_back_blocks<E: Executor>(
         }
         Ok(())
     })();
-    if count {
-        spent.ns += clock.now_ns().saturating_sub(began);
+    if tally.count {
+        tally.spent.ns += clock.now_ns().saturating_sub(began);
     }
     result
 }
@@ -1427,7 +1484,7 @@ mod tests {
             start_delay_ns: 0,
             log: None,
             iolog: None,
-            avg_time_ms: [500, 500],
+            sample_every: [Some(500), Some(500)],
             content: ContentGen::new(&spec.buffers, 1),
         };
         let mut setup = setup;

@@ -502,7 +502,7 @@ pub fn run_with_clock(
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
                 iolog,
-                avg_time_ms: spec.avg_time_ms,
+                sample_every: spec.sample_every(),
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },
             exec,

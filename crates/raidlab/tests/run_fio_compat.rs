@@ -514,3 +514,130 @@ fn verify_read_backs_are_counted_as_reads_as_fio_counts_them() {
         }
     }
 }
+
+/// A bandwidth or IOPS log decides how the job's samples are taken, in fio and in raidlab
+/// alike (fio 3.33's `setup_log` and `calc_log_samples`): with `log_avg_msec=0` every
+/// completion is a sample and a line, verify's read-backs too; averaged, every line is one
+/// of the samples, taken every `log_avg_msec` (or `bw_avg_time` when the job gives it), and
+/// the read-backs are in none. Both tools run each job in turn; counts that depend on how
+/// long the job ran may differ by one interval between them.
+#[test]
+fn samples_follow_the_logs_as_fios_do() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-samples-");
+    let file = format!("--filename={}", d.path().join("v").display());
+    // (Paced, so that the writes take about a second: 256 × 4 KiB at 250 a second.)
+    let common = [
+        "--name=j",
+        file.as_str(),
+        "--rw=write",
+        "--bs=4k",
+        "--size=1m",
+        "--ioengine=psync",
+        "--rate_iops=250",
+        "--output-format=json",
+    ];
+    // One run: the JSON, and each log's lines by direction (reads, writes).
+    let run = |tool: &str, extra: &[&str]| -> (Value, Vec<(String, [usize; 2])>) {
+        for e in std::fs::read_dir(d.path()).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "log") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        let args: Vec<&str> = common.iter().chain(extra).copied().collect();
+        let text = if tool == "fio" {
+            let o = Command::new("fio")
+                .current_dir(d.path())
+                .args(&args)
+                .output()
+                .expect("run fio");
+            assert!(
+                o.status.success(),
+                "fio: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).into_owned()
+        } else {
+            let mut ra = args.clone();
+            ra.push("--force");
+            let o = Command::new(env!("CARGO_BIN_EXE_raidlab"))
+                .current_dir(d.path())
+                .arg("run")
+                .args(&ra)
+                .output()
+                .expect("run raidlab");
+            assert_ok(&o, &format!("raidlab {extra:?}"))
+        };
+        let v = json(&text[text.find('{').expect("JSON")..]);
+        let mut logs: Vec<(String, [usize; 2])> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| {
+                let mut by_dir = [0; 2];
+                for line in std::fs::read_to_string(&p).unwrap().lines() {
+                    let dir: usize = line.split(", ").nth(2).unwrap().parse().unwrap();
+                    by_dir[dir.min(1)] += 1;
+                }
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    by_dir,
+                )
+            })
+            .collect();
+        logs.sort();
+        (v, logs)
+    };
+    let samples = |v: &Value, dir: &str| {
+        let j = &v["jobs"][0][dir];
+        [
+            j["total_ios"].as_u64().unwrap() as usize,
+            j["bw_samples"].as_u64().unwrap() as usize,
+            j["iops_samples"].as_u64().unwrap() as usize,
+        ]
+    };
+    let near = |a: usize, b: usize| a.abs_diff(b) <= 1;
+    let verify = "--verify=crc32c";
+    let per_io = ["--write_bw_log=p", "--write_iops_log=p", verify];
+    let averaged = [
+        "--write_bw_log=a",
+        "--write_iops_log=a",
+        "--log_avg_msec=100",
+        verify,
+    ];
+    let given = ["--write_bw_log=g", "--log_avg_msec=100", "--bwavgtime=400"];
+    for tool in ["fio", "raidlab"] {
+        // Every completion a sample and a line, the read-backs too.
+        let (v, logs) = run(tool, &per_io);
+        let ([w, wbw, wiops], [r, rbw, riops]) = (samples(&v, "write"), samples(&v, "read"));
+        assert_eq!((w, r), (256, 256), "{tool}");
+        assert_eq!((wbw, wiops, rbw, riops), (256, 256, 256, 256), "{tool}");
+        assert_eq!(
+            logs,
+            [
+                ("p_bw.1.log".to_string(), [256, 256]),
+                ("p_iops.1.log".to_string(), [256, 256])
+            ],
+            "{tool}"
+        );
+        // Averaged: about ten write samples of 100 ms, each a line; no read-back in any.
+        let (v, logs) = run(tool, &averaged);
+        let ([_, wbw, wiops], [r, rbw, riops]) = (samples(&v, "write"), samples(&v, "read"));
+        assert_eq!((r, rbw, riops), (256, 0, 0), "{tool}");
+        assert!(
+            (8..=11).contains(&wbw) && near(wbw, wiops),
+            "{tool}: {wbw} {wiops}"
+        );
+        assert_eq!(logs.len(), 2, "{tool}: {logs:?}");
+        for (name, by_dir) in &logs {
+            let want = if name.contains("_bw") { wbw } else { wiops };
+            assert_eq!(*by_dir, [0, want], "{tool}: {name}");
+        }
+        // bw_avg_time given: its interval, not the log's.
+        let (v, logs) = run(tool, &given);
+        let [_, wbw, _] = samples(&v, "write");
+        assert!((1..=3).contains(&wbw), "{tool}: {wbw}");
+        assert_eq!(logs, [("g_bw.1.log".to_string(), [0, wbw])], "{tool}");
+    }
+}

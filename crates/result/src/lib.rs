@@ -22,7 +22,7 @@ pub use render::{
     io_error_text, render, render_formats, render_json, render_terse, render_text,
     render_with_options, OutputFormat,
 };
-pub use samples::{DirSamples, SampleStats, Sampler};
+pub use samples::{DirSamples, SampleEvery, SampleStats, Sampler};
 pub use schema::{
     ComponentUse, DirStats, DiskUtil, DriveCacheUse, ErrorCount, JobResult, LatencyDepth, MpiPlace,
     PageCacheUse, PassStats, Percentiles, RebuildUse, RunResult, SimExtras, StripeCacheUse,

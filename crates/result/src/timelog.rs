@@ -7,12 +7,19 @@
 //!
 //! Without averaging (`log_avg_msec=0`) every completion is one line in each log: its
 //! bandwidth (bytes × 10^6 / completion latency in ns, fio's per-I/O figure), `1` in the
-//! IOPS log, its completion and total latency in ns. With `log_avg_msec=N` each window
-//! `[kN, (k+1)N)` ms that saw I/O of a direction is one line per direction at its end:
-//! KiB/s over the window, I/Os per second over it, and the window's mean latencies (ns); the
-//! last window ends when the job does and is taken over its own length. Windows without I/O
-//! are left out, as fio leaves them out. Averaged lines carry block size 0 and offset 0.
-//! With `log_max_value` a window's latency lines give its highest latency instead of its mean.
+//! IOPS log, its completion and total latency in ns. With `log_avg_msec=N`:
+//! - the latency logs: each window `[kN, (k+1)N)` ms that saw I/O of a direction is one line
+//!   per direction at its end, the window's mean latencies (ns); the last window ends when
+//!   the job does and is taken over its own length. With `log_max_value` a window's lines
+//!   give its highest latency instead of its mean.
+//! - the bandwidth and IOPS logs: their lines are the job's bandwidth and IOPS samples (the
+//!   results' `bw_*` and `iops_*`), one per interval and direction that moved something,
+//!   KiB/s and I/Os per second, as fio 3.33 takes them: [`crate::samples`] says when, and
+//!   [`crate::Sampler::finish_logged`] hands them over. The last, unfinished interval has
+//!   none.
+//!
+//! Windows without I/O are left out, as fio leaves them out. Averaged lines carry block size
+//! 0 and offset 0.
 //!
 //! Submission latency is not measured apart from completion latency (see the JSON's
 //! `slat_ns`), so the `slat` log is written empty, as fio writes it for its synchronous
@@ -89,7 +96,6 @@ pub struct LogSample {
 /// What one averaging window has gathered for one direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct WindowDir {
-    bytes: u64,
     ios: u64,
     clat_ns: u128,
     lat_ns: u128,
@@ -173,6 +179,18 @@ impl JobLog {
         self
     }
 
+    /// The averaged bandwidth and IOPS lines: the job's samples (see the module's doc).
+    pub fn put_sampled(&mut self, bw: Vec<LogSample>, iops: Vec<LogSample>) {
+        if self.avg_msec > 0 {
+            if self.names.bw.is_some() {
+                self.bw = bw;
+            }
+            if self.names.iops.is_some() {
+                self.iops = iops;
+            }
+        }
+    }
+
     /// One completed request: `t_ns` since the job started counting, direction (0 read,
     /// 1 write), its bytes and offset, its completion and total latency.
     pub fn record(
@@ -188,34 +206,39 @@ impl JobLog {
         if self.hist_msec > 0 && self.names.hist.is_some() {
             self.hist_record(t_ns, dir, bytes, clat_ns);
         }
-        if !(self.names.bw.is_some() || self.names.iops.is_some() || self.names.lat.is_some()) {
-            return;
-        }
-        if self.avg_msec == 0 {
-            let at = |value| LogSample {
-                time_ms: t_ns / 1_000_000,
-                value,
-                dir,
-                bs: bytes,
-                offset,
-            };
-            if self.names.bw.is_some() {
-                let bw = if clat_ns == 0 {
-                    0
-                } else {
-                    (bytes as u128 * 1_000_000 / clat_ns as u128) as u64
-                };
-                self.bw.push(at(bw));
-            }
-            if self.names.iops.is_some() {
-                self.iops.push(at(1));
-            }
+        if self.avg_msec > 0 {
+            // (Only the latency logs are averaged here: see `put_sampled`.)
             if self.names.lat.is_some() {
-                self.clat.push(at(clat_ns));
-                self.lat.push(at(lat_ns));
+                self.average(t_ns, dir, clat_ns, lat_ns);
             }
             return;
         }
+        let at = |value| LogSample {
+            time_ms: t_ns / 1_000_000,
+            value,
+            dir,
+            bs: bytes,
+            offset,
+        };
+        if self.names.bw.is_some() {
+            let bw = if clat_ns == 0 {
+                0
+            } else {
+                (bytes as u128 * 1_000_000 / clat_ns as u128) as u64
+            };
+            self.bw.push(at(bw));
+        }
+        if self.names.iops.is_some() {
+            self.iops.push(at(1));
+        }
+        if self.names.lat.is_some() {
+            self.clat.push(at(clat_ns));
+            self.lat.push(at(lat_ns));
+        }
+    }
+
+    /// A completion in the latency logs' averaging windows.
+    fn average(&mut self, t_ns: u64, dir: u8, clat_ns: u64, lat_ns: u64) {
         let k = t_ns / (self.avg_msec * 1_000_000);
         if k != self.window {
             let end = (self.window + 1) * self.avg_msec * 1_000_000;
@@ -223,7 +246,6 @@ impl JobLog {
             self.window = k;
         }
         let w = &mut self.open[dir as usize];
-        w.bytes += bytes;
         w.ios += 1;
         w.clat_ns += clat_ns as u128;
         w.lat_ns += lat_ns as u128;
@@ -287,16 +309,7 @@ impl JobLog {
                 bs: 0,
                 offset: 0,
             };
-            if self.names.bw.is_some() {
-                // KiB/s over the window.
-                let kib_s = w.bytes as u128 * 1_000_000_000 / span as u128 / 1024;
-                self.bw.push(at(kib_s as u64));
-            }
-            if self.names.iops.is_some() {
-                let iops = w.ios as u128 * 1_000_000_000 / span as u128;
-                self.iops.push(at(iops as u64));
-            }
-            if self.names.lat.is_some() {
+            {
                 let (clat, lat) = if self.max_value {
                     (w.clat_max_ns, w.lat_max_ns)
                 } else {
@@ -438,33 +451,40 @@ mod tests {
         assert_eq!(o.text(&o.bw), "0, 4096000, 0, 4096, 8192, 0\n");
     }
 
+    /// Averaged: the latency lines are each window's means, the last window ending with the
+    /// job; the bandwidth and IOPS lines are the job's samples, handed over by its sampler
+    /// (the unfinished last interval has none).
     #[test]
-    fn averaged_windows_cover_the_bytes_and_skip_idle_windows() {
+    fn averaged_lines_skip_idle_windows_and_bandwidth_lines_are_the_samples() {
+        use crate::samples::{SampleEvery, Sampler};
+        let every = SampleEvery::Ms(100);
         let mut l = JobLog::new(1, names(), 100, false);
+        let mut s = Sampler::new(every, every).logging(true, true);
         // Window 0: two reads of 1 MiB; window 1: nothing; window 2: one write; the job
         // ends 50 ms into window 3 after one more read.
-        l.record(10_000_000, 0, 1 << 20, 0, 100, 200);
-        l.record(90_000_000, 0, 1 << 20, 0, 300, 400);
-        l.record(250_000_000, 1, 1 << 20, 0, 1000, 1000);
-        l.record(320_000_000, 0, 1 << 20, 0, 50, 60);
+        for (t, dir, clat, lat) in [
+            (10_000_000, 0, 100, 200),
+            (90_000_000, 0, 300, 400),
+            (250_000_000, 1, 1000, 1000),
+            (320_000_000, 0, 50, 60),
+        ] {
+            l.record(t, dir, 1 << 20, 0, clat, lat);
+            s.record(t, dir as usize, 1 << 20, clat);
+        }
         l.finish(350_000_000);
+        let [r, w, _] = s.finish_logged(350_000_000, Some(&mut l));
         let bw: Vec<(u64, u64, u8)> = l.bw.iter().map(|s| (s.time_ms, s.value, s.dir)).collect();
-        // 2 MiB in 100 ms = 20480 KiB/s; 1 MiB in 100 ms; 1 MiB in the last 50 ms.
-        assert_eq!(bw, [(100, 20480, 0), (300, 10240, 1), (350, 20480, 0)]);
+        // 2 MiB in 100 ms = 20480 KiB/s; 1 MiB in 100 ms; the last 50 ms not sampled.
+        assert_eq!(bw, [(100, 20480, 0), (300, 10240, 1)]);
         let iops: Vec<u64> = l.iops.iter().map(|s| s.value).collect();
-        assert_eq!(iops, [20, 10, 20]);
+        assert_eq!(iops, [20, 10]);
+        assert_eq!((r.bw_kib.samples, r.bw_kib.max), (1, 20480));
+        assert_eq!((w.bw_kib.samples, w.iops.max), (1, 10));
         let clat: Vec<u64> = l.clat.iter().map(|s| s.value).collect();
         assert_eq!(clat, [200, 1000, 50]);
         assert!(l.bw.iter().all(|s| s.bs == 0 && s.offset == 0));
-        // value × window length adds up to the bytes.
-        let kib: u64 = [100u64, 100, 50]
-            .iter()
-            .zip(&l.bw)
-            .map(|(ms, s)| s.value * ms / 1000)
-            .sum();
-        assert_eq!(kib * 1024, 4 << 20);
 
-        // log_max_value: the same windows, their highest latencies; bandwidth unchanged.
+        // log_max_value: the same windows, their highest latencies.
         let mut m = JobLog::new(1, names(), 100, false).with_max(true);
         m.record(10_000_000, 0, 1 << 20, 0, 100, 200);
         m.record(90_000_000, 0, 1 << 20, 0, 300, 400);
@@ -475,7 +495,10 @@ mod tests {
         assert_eq!(clat, [300, 1000, 50]);
         let lat: Vec<u64> = m.lat.iter().map(|s| s.value).collect();
         assert_eq!(lat, [400, 1000, 60]);
-        assert_eq!(m.bw, l.bw);
-        assert_eq!(m.iops, l.iops);
+        // (The sampler's lines replace nothing in a log that logs every I/O.)
+        let mut every_io = JobLog::new(1, names(), 0, false);
+        every_io.record(10_000_000, 0, 4096, 0, 1_000, 1_000);
+        every_io.put_sampled(Vec::new(), Vec::new());
+        assert_eq!(every_io.bw.len(), 1);
     }
 }

@@ -1141,7 +1141,7 @@ impl<'w> Engine<'w> {
                 st.clat.record(lat);
                 job.bytes_done += ioc.len;
                 let t = self.now - job.ramp_end;
-                job.sampler.record(t, d, ioc.len);
+                job.sampler.record(t, d, ioc.len, lat);
                 if let Some(l) = job.log.as_mut() {
                     l.record(t, d as u8, ioc.len, ioc.offset, lat, lat);
                 }
@@ -1372,10 +1372,11 @@ impl<'w> Engine<'w> {
             j.trim.lat.clone_from(&j.trim.clat);
             // (The measured part: up to a read-back at the end, if one followed.)
             let counted_end = j.counted_end();
+            // Samples and logs: up to where the simulation stopped, the read-back at the
+            // end included (a converged run's extension is not simulated, so it has none).
+            let sampled = j.end.max(counted_end).saturating_sub(j.ramp_end);
             if let Some(l) = j.log.as_mut() {
-                // Up to where the simulation stopped (a converged run's extension is not
-                // simulated, so it has no samples).
-                l.finish(counted_end.saturating_sub(j.ramp_end));
+                l.finish(sampled);
             }
             let measured = counted_end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
@@ -1388,10 +1389,11 @@ impl<'w> Engine<'w> {
             }
             j.write.runtime_ns = if j.write.total_ios > 0 { measured } else { 0 };
             j.trim.runtime_ns = if j.trim.total_ios > 0 { measured } else { 0 };
-            // Samples of the part simulated, as the logs.
+            // Samples of the part simulated, as the logs (whose averaged bandwidth and IOPS
+            // lines they are).
             let sampler = std::mem::take(&mut j.sampler);
             [j.read.samples, j.write.samples, j.trim.samples] =
-                sampler.finish(counted_end.saturating_sub(j.ramp_end));
+                sampler.finish_logged(sampled, j.log.as_deref_mut());
         }
         if reason != "converged" && any_runtime {
             reason = "runtime";
@@ -1802,6 +1804,12 @@ impl<'w> Engine<'w> {
             job.read.clat.record(lat);
             rb.ios += 1;
             rb.bytes += ioc.len;
+            // (Sampled and logged as fio samples and logs verify's reads.)
+            let t = self.now - job.ramp_end;
+            job.sampler.record_verify(t, 0, ioc.len, lat);
+            if let Some(l) = job.log.as_mut() {
+                l.record(t, 0, ioc.len, ioc.offset, lat, lat);
+            }
         }
         if rb.in_flight > 0 {
             return;

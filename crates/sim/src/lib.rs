@@ -581,8 +581,20 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.latency_watch = j.max_latency_ns > 0 || j.search.is_some();
             j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
             j.report_group = job_groups[p.spec].1;
-            j.sampler = raidlab_result::Sampler::new(s.avg_time_ms[0], s.avg_time_ms[1])
-                .with_runtime(s.runtime_ns);
+            j.sampler = {
+                use raidlab_result::SampleEvery;
+                let [bw, iops] = s
+                    .sample_every()
+                    .map(|e| e.map_or(SampleEvery::Io, SampleEvery::Ms));
+                // (An averaged log's bandwidth and IOPS lines are these samples.)
+                let averaged = s.logs.avg_msec > 0;
+                raidlab_result::Sampler::new(bw, iops)
+                    .with_runtime(s.runtime_ns)
+                    .logging(
+                        averaged && s.logs.bw.is_some(),
+                        averaged && s.logs.iops.is_some(),
+                    )
+            };
             if s.logs.any() {
                 let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
                 j.log = Some(Box::new(

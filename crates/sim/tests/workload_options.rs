@@ -447,6 +447,63 @@ fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
     assert_eq!(read(&unchecked), read(&plain));
 }
 
+/// A verify job's read-backs in its samples and logs, as fio 3.33 has them: with logs of
+/// every I/O each read-back is a sample and a line, as each write is; averaged, the lines
+/// are the samples, the read-backs in none of them (fio leaves verify's reads out of the
+/// intervals' counts), and the writes' last interval is sampled as the read-back passes its
+/// end.
+#[test]
+fn verify_read_backs_are_sampled_and_logged_as_fio_does() {
+    let target = system("xdd2008/raid0.toml");
+    let run = |opts: &[(&str, &str)]| {
+        let mut o = vec![
+            ("rw", "write"),
+            ("bs", "64k"),
+            ("size", "16m"),
+            ("iodepth", "4"),
+            ("direct", "1"),
+            ("verify", "crc32c"),
+            ("write_bw_log", "b"),
+            ("write_iops_log", "i"),
+        ];
+        o.extend_from_slice(opts);
+        run_to_the_end(&[common::spec(&target, &o)])
+    };
+    let every_io = run(&[]);
+    let j = &every_io.jobs[0];
+    for d in [&j.read, &j.write] {
+        assert_eq!(d.total_ios, 256);
+        assert_eq!(
+            (d.samples.bw_kib.samples, d.samples.iops.samples),
+            (256, 256)
+        );
+    }
+    let log = &j.logs[0];
+    for lines in [&log.bw, &log.iops] {
+        let reads = lines.iter().filter(|l| l.dir == 0).count();
+        assert_eq!((reads, lines.len()), (256, 512));
+    }
+    let averaged = run(&[("log_avg_msec", "5")]);
+    let j = &averaged.jobs[0];
+    assert_eq!(j.read.total_ios, 256);
+    assert_eq!(
+        (j.read.samples.bw_kib.samples, j.read.samples.iops.samples),
+        (0, 0)
+    );
+    let log = &j.logs[0];
+    let writes = j.write.samples.bw_kib.samples as usize;
+    assert!(writes > 2, "{writes} samples");
+    assert!(log.bw.iter().chain(&log.iops).all(|l| l.dir == 1));
+    assert_eq!((log.bw.len(), log.iops.len()), (writes, writes));
+    // The intervals sampled reach past the writes' runtime, into the read-back.
+    let last_ms = log.bw.last().unwrap().time_ms;
+    assert!(
+        last_ms * 1_000_000 > j.write.runtime_ns,
+        "last line at {last_ms} ms, writes for {} ns",
+        j.write.runtime_ns
+    );
+}
+
 /// verify_backlog: every N blocks written, what is in flight completes and the blocks
 /// written since are read back before the job goes on, inside its time: the writes' rate
 /// falls, more for a check of every block than for a batch of a few. The read-backs are

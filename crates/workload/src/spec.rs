@@ -1143,10 +1143,18 @@ pub struct JobSpec {
         skip_serializing_if = "is_default_avg_times"
     )]
     pub avg_time_ms: [u64; 2],
+    /// Whether the job gave each of them (a log's averaging defers to one it gave: see
+    /// [`JobSpec::sample_every`]).
+    #[serde(default, skip_serializing_if = "is_neither")]
+    pub avg_time_given: [bool; 2],
 }
 
 fn default_avg_times() -> [u64; 2] {
     [500, 500]
+}
+
+fn is_neither(v: &[bool; 2]) -> bool {
+    *v == [false, false]
 }
 
 fn is_default_avg_times(v: &[u64; 2]) -> bool {
@@ -1531,6 +1539,7 @@ impl Default for JobSpec {
             significant_figures: None,
             rates_in_bits: false,
             avg_time_ms: default_avg_times(),
+            avg_time_given: [false, false],
         }
     }
 }
@@ -3073,7 +3082,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                     "'{value}' is not a whole number of milliseconds above 0 (valid: e.g. 500, the default)"
                 ))
             })?;
-            spec.avg_time_ms[usize::from(key.starts_with("iops"))] = ms;
+            let k = usize::from(key.starts_with("iops"));
+            spec.avg_time_ms[k] = ms;
+            spec.avg_time_given[k] = true;
         }
         "percentile_list" => {
             let (list, precision) = parse_percentile_list(value).map_err(err)?;
@@ -3366,6 +3377,23 @@ impl JobSpec {
         // (By position: `directory` may have prefixed the trace's names.)
         let k = self.filenames.iter().position(|f| f == name)?;
         Some(t.extent(k))
+    }
+
+    /// How often its bandwidth and IOPS samples are taken, ms, each (`None`: at every
+    /// completion), as fio 3.33 takes them (its `setup_log` and `calc_log_samples`):
+    /// - without that kind's log, every `bw_avg_time` (`iops_avg_time`);
+    /// - with its log and `log_avg_msec=0`, at every completion, each one a line of the log;
+    /// - with its log averaged, every `bw_avg_time` if the job gives it, otherwise every
+    ///   `log_avg_msec`: each sample is then the log's line for its interval.
+    pub fn sample_every(&self) -> [Option<u64>; 2] {
+        let logs = [self.logs.bw.is_some(), self.logs.iops.is_some()];
+        [0, 1].map(
+            |k| match (logs[k], self.logs.avg_msec, self.avg_time_given[k]) {
+                (false, _, _) | (true, 1.., true) => Some(self.avg_time_ms[k]),
+                (true, 0, _) => None,
+                (true, log_ms, false) => Some(log_ms),
+            },
+        )
     }
 
     /// Whether the job writes: its pattern's writes, unless `verify_only` reads them back
@@ -4470,6 +4498,54 @@ mod tests {
         assert_eq!(
             e.message,
             "option 'unified_rw_reporting': 'yes' is not a way to report directions (valid: none or 0, mixed or 1, both or 2)"
+        );
+    }
+
+    /// When the bandwidth and IOPS samples are taken, as fio 3.33 takes them (checked against
+    /// its JSON's `bw_samples` and logs, `crates/raidlab/tests/run_fio_compat.rs`).
+    #[test]
+    fn samples_follow_the_logs() {
+        let every = |opts: &[(&str, &str)]| {
+            let mut s = JobSpec::default();
+            for (k, v) in opts {
+                apply_option(&mut s, k, Some(v)).unwrap();
+            }
+            s.sample_every()
+        };
+        // No log: every bw_avg_time / iops_avg_time (500 ms unless given).
+        assert_eq!(every(&[]), [Some(500), Some(500)]);
+        assert_eq!(every(&[("log_avg_msec", "100")]), [Some(500), Some(500)]);
+        assert_eq!(every(&[("iopsavgtime", "250")]), [Some(500), Some(250)]);
+        // A log of every I/O: a sample at every completion, whatever bw_avg_time says.
+        assert_eq!(every(&[("write_bw_log", "b")]), [None, Some(500)]);
+        assert_eq!(
+            every(&[("write_bw_log", "b"), ("bw_avg_time", "200")]),
+            [None, Some(500)]
+        );
+        assert_eq!(
+            every(&[("write_bw_log", "b"), ("write_iops_log", "i")]),
+            [None, None]
+        );
+        // An averaged log: its window, unless the job gives the interval itself.
+        assert_eq!(
+            every(&[("write_iops_log", "i"), ("log_avg_msec", "100")]),
+            [Some(500), Some(100)]
+        );
+        assert_eq!(
+            every(&[
+                ("write_bw_log", "b"),
+                ("log_avg_msec", "100"),
+                ("bw_avg_time", "1000")
+            ]),
+            [Some(1000), Some(500)]
+        );
+        assert_eq!(
+            every(&[
+                ("write_bw_log", "b"),
+                ("log_avg_msec", "300"),
+                ("bwavgtime", "100")
+            ]),
+            [Some(100), Some(500)]
         );
     }
 

@@ -1662,12 +1662,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     if s.logs.hist_coarseness != 0 {
         put("log_hist_coarseness", s.logs.hist_coarseness.to_string());
     }
-    for (k, ms) in [
-        ("bw_avg_time", s.avg_time_ms[0]),
-        ("iops_avg_time", s.avg_time_ms[1]),
-    ] {
-        if ms != 500 {
-            put(k, ms.to_string());
+    for (i, k) in ["bwavgtime", "iopsavgtime"].into_iter().enumerate() {
+        if s.avg_time_given[i] {
+            put(k, s.avg_time_ms[i].to_string());
         }
     }
     let p = &s.percentiles;
