@@ -550,15 +550,10 @@ pub fn run_with_clock(
         plans[i].setup.backlog = (0, 0);
         if noted.insert(plans[i].spec_index) {
             let (si, sk) = (plans[i].spec_index, plans[k].spec_index);
-            let by = if si == sk {
-                "another of its instances".to_string()
-            } else {
-                format!("job '{}'", specs[sk].name)
-            };
+            let by = (si != sk).then_some(specs[sk].name.as_str());
             crate::ewriteln!(
-                "raidlab: note: job '{}': verify does not read back what it wrote: {by} writes some of its blocks of {} at the same time (valid: regions apart, e.g. offset_increment, or a stonewall between the jobs)",
-                specs[si].name,
-                file
+                "raidlab: note: {}",
+                raidlab_workload::readback::clash_note(&specs[si].name, by, &file)
             );
         }
     }

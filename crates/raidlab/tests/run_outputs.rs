@@ -869,3 +869,56 @@ fn unit_base_1_shows_rates_in_bits() {
         "{line}"
     );
 }
+
+/// A job whose verify cannot read back (two instances writing the same blocks at once) says
+/// so in one note, once, in a simulated run as in a real one: the same words, each naming
+/// its own target.
+#[test]
+fn a_skipped_read_back_says_so_in_a_simulated_run_as_in_a_real_one() {
+    let dir = scratch("raidlab-clash-");
+    let file = dir.path().join("f");
+    let common = [
+        "--name=w",
+        "--rw=write",
+        "--bs=64k",
+        "--size=4m",
+        "--numjobs=2",
+        "--verify=crc32c",
+        "--output-format=terse",
+    ];
+    let note = |target: &str| {
+        let mut args = vec![target];
+        args.extend(common);
+        let out = raidlab(&args);
+        assert_ok(&out, target);
+        let lines: Vec<String> = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.contains("does not read back"))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lines.len(), 1, "{target}: {lines:?}");
+        lines[0].clone()
+    };
+    let real_target = format!("--filename={}", file.display());
+    let real = note(&real_target);
+    let sim_target = system();
+    let simulated = note(&sim_target);
+    let say = |target: &str| {
+        format!(
+            "raidlab: note: job 'w': verify does not read back what it wrote: another of its \
+             instances writes some of its blocks of {target} at the same time (valid: regions \
+             apart, e.g. offset_increment, or a stonewall between the jobs)"
+        )
+    };
+    assert_eq!(real, say(&file.display().to_string()));
+    let lun = simulated
+        .split("blocks of ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap();
+    assert!(
+        lun.starts_with("sim:") && lun.contains("1c-1x1.toml#"),
+        "{simulated}"
+    );
+    assert_eq!(simulated, say(lun));
+}

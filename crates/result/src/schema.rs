@@ -158,6 +158,11 @@ pub struct SimExtras {
     /// Arrays rebuilding a failed member onto a replacement during the group.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rebuilds: Vec<RebuildUse>,
+    /// What the simulation says of the group's jobs, each once, as a real run says it on
+    /// its standard error (e.g. a job whose verify does not read back); the CLI prints them
+    /// as `raidlab: note:` lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// What one array's rebuild did over a stonewall group. Bytes are of each replaced member.

@@ -504,6 +504,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
     // components' utilization and bottleneck are those of its own group's span (over the
     // whole run, a read group's bottleneck was the write group's drives).
     let mut group_extras: Vec<SimExtras> = Vec::new();
+    // What the group being simulated has to say of its jobs (`SimExtras::notes`).
+    let mut group_notes: Vec<String> = Vec::new();
     let mut result_group: Vec<usize> = Vec::new();
     let system_name = path.display().to_string();
     // The drives' counters around each stonewall group, for fio's disk statistics
@@ -654,6 +656,18 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 })
                 .collect();
             let clashing: Vec<usize> = clashes(&plan).into_iter().map(|c| c.0).collect();
+            for (i, k, f) in clashes(&plan) {
+                let (si, sk) = (members[i].spec, members[k].spec);
+                let by = (si != sk).then_some(specs[sk].name.as_str());
+                let lun = format!(
+                    "sim:{system_name}#{}",
+                    engine.w.luns[members[i].luns[f]].name
+                );
+                let note = raidlab_workload::readback::clash_note(&specs[si].name, by, &lun);
+                if !group_notes.contains(&note) {
+                    group_notes.push(note);
+                }
+            }
             for (i, (p, j)) in members.iter().zip(jobs.iter_mut()).enumerate() {
                 let s = &specs[p.spec];
                 if plan[i].reads_back && !clashing.contains(&i) {
@@ -675,7 +689,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             }
         }
         let after = Usage::take(engine.w, engine.now, engine.member_ios);
-        group_extras.push(extras(engine.w, &system_name, &before, &after, reason));
+        let mut x = extras(engine.w, &system_name, &before, &after, reason);
+        x.notes = std::mem::take(&mut group_notes);
+        group_extras.push(x);
         disk_groups.push(GroupSpan {
             before,
             after,
@@ -980,6 +996,7 @@ fn extras(w: &World, system: &str, from: &Usage, to: &Usage, reason: &str) -> Si
     );
     SimExtras {
         rebuilds,
+        notes: Vec::new(),
         drive_caches,
         controller_caches,
         system: system.to_string(),

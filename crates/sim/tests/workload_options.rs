@@ -590,7 +590,22 @@ fn jobs_writing_the_same_blocks_do_not_read_back() {
         |r: &raidlab_result::RunResult| r.disk_util.iter().map(|d| d.read_bytes).sum::<u64>();
     let together = run(&[("verify", "crc32c")]);
     assert_eq!(read(&together), read(&run(&[])), "no read-backs");
+    // It says so, once, on each job's results (as the real engine says it on stderr).
+    for j in &together.jobs {
+        let notes = &j.sim.as_ref().unwrap().notes;
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("job 'job': verify does not read back what it wrote: another of its instances writes some of its blocks of sim:")
+                && notes[0].contains("raid0.toml#"),
+            "{}",
+            notes[0]
+        );
+    }
     let apart = run(&[("verify", "crc32c"), ("offset_increment", "1g")]);
+    assert!(apart
+        .jobs
+        .iter()
+        .all(|j| j.sim.as_ref().unwrap().notes.is_empty()));
     assert!(
         read(&apart) >= read(&run(&[("offset_increment", "1g")])) + (16 << 20),
         "each reads back its own 8 MiB"

@@ -67,6 +67,20 @@ pub struct ReadBackJob<K> {
     pub regions: Vec<(K, u64, u64)>,
 }
 
+/// What a run says of a job that [`clashes`] keeps from reading back: `job` (its name) does
+/// not read back because `by` (another job's name; None: another instance of the same job)
+/// writes some of its blocks of `target` at the same time. Both executors say it in these
+/// words.
+pub fn clash_note(job: &str, by: Option<&str>, target: &str) -> String {
+    let by = match by {
+        Some(other) => format!("job '{other}'"),
+        None => "another of its instances".to_string(),
+    };
+    format!(
+        "job '{job}': verify does not read back what it wrote: {by} writes some of its blocks of {target} at the same time (valid: regions apart, e.g. offset_increment, or a stonewall between the jobs)"
+    )
+}
+
 /// The jobs that must not read back: a read-back while another job of the same group writes
 /// some of the same blocks could catch its writes half done. Each as (the job, the other
 /// job, the index of the job's region they share), the first such other job for each.

@@ -1070,6 +1070,19 @@ fn open_array(
 
 fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
     let r = raidlab_sim::run(specs).map_err(CliError::sim)?;
+    // What the simulation says of its jobs, each once (a real run says it as it plans them).
+    let mut said: Vec<&str> = Vec::new();
+    for note in r
+        .jobs
+        .iter()
+        .filter_map(|j| j.sim.as_ref())
+        .flat_map(|x| &x.notes)
+    {
+        if !said.contains(&note.as_str()) {
+            said.push(note);
+            ewriteln!("raidlab: note: {note}");
+        }
+    }
     if specs.iter().any(|s| s.verify) {
         note_once!(
             "verify checks data and a simulated run moves none: nothing is \
