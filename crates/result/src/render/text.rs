@@ -1105,6 +1105,7 @@ mod tests {
                 full_rebuild_ns: 10_000_000_000,
                 finished: false,
             }],
+            notes: Vec::new(),
         });
         j.stopped = Some("interrupted".into());
         let t = render_text(&RunResult {
