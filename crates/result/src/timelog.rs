@@ -313,10 +313,9 @@ impl JobLog {
                 let (clat, lat) = if self.max_value {
                     (w.clat_max_ns, w.lat_max_ns)
                 } else {
-                    (
-                        (w.clat_ns / w.ios as u128) as u64,
-                        (w.lat_ns / w.ios as u128) as u64,
-                    )
+                    // The mean to the nearest ns, halves up (fio adds 0.5 to its mean).
+                    let mean = |sum: u128| ((sum + w.ios as u128 / 2) / w.ios as u128) as u64;
+                    (mean(w.clat_ns), mean(w.lat_ns))
                 };
                 self.clat.push(at(clat));
                 self.lat.push(at(lat));
@@ -483,6 +482,13 @@ mod tests {
         let clat: Vec<u64> = l.clat.iter().map(|s| s.value).collect();
         assert_eq!(clat, [200, 1000, 50]);
         assert!(l.bw.iter().all(|s| s.bs == 0 && s.offset == 0));
+
+        // A mean of 100.5 ns is logged as 101, as fio rounds it.
+        let mut h = JobLog::new(1, names(), 100, false);
+        h.record(10_000_000, 0, 4096, 0, 100, 100);
+        h.record(20_000_000, 0, 4096, 0, 101, 102);
+        h.finish(100_000_000);
+        assert_eq!((h.clat[0].value, h.lat[0].value), (101, 101));
 
         // log_max_value: the same windows, their highest latencies.
         let mut m = JobLog::new(1, names(), 100, false).with_max(true);
