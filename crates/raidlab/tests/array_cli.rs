@@ -303,6 +303,24 @@ fn bad_input_is_one_line_exit_2() {
             vec!["array", "create", "--level", "5", "--size", "-4m"],
             "--size -4m: '-4m' is not a size",
         ),
+        // mdadm's --raid-devices is checked against the members given.
+        (
+            vec!["array", "create", "-l", "5", "-n", "4", "--size", "4m"],
+            "--raid-devices 4, but 3 members given",
+        ),
+        (
+            vec![
+                "array",
+                "create",
+                "-l",
+                "5",
+                "--raid-devices",
+                "three",
+                "--size",
+                "4m",
+            ],
+            "--raid-devices three: not a number of devices",
+        ),
     ] {
         let mut a = args.clone();
         a.extend(ms.iter().map(String::as_str));
@@ -358,6 +376,53 @@ fn bad_input_is_one_line_exit_2() {
     let all = format!("{},{}", a.join(","), b.join(","));
     let st = ok(&["array", "status", &all]);
     assert!(st.contains("child 1:") && st.contains("raid5"), "{st}");
+    // mdadm's words: -l, -n, -c with a bare number of KiB, -p; and in --of a bare chunk is
+    // KiB too.
+    let m = members(d.path(), 4, "m");
+    let mut args = vec![
+        "array",
+        "create",
+        "-l",
+        "6",
+        "-n",
+        "4",
+        "-c",
+        "16",
+        "-p",
+        "right-symmetric",
+        "--size",
+        "4m",
+    ];
+    args.extend(m.iter().map(String::as_str));
+    let out = ok(&args);
+    assert!(
+        out.contains("raid6") && out.contains("right-symmetric") && out.contains("chunk 16 KiB"),
+        "{out}"
+    );
+    let (p, q) = (members(d.path(), 3, "p"), members(d.path(), 3, "q"));
+    let out = ok(&[
+        "array",
+        "create",
+        "-l",
+        "0",
+        "-n",
+        "2",
+        "-c",
+        "32",
+        "--size",
+        "3m",
+        "--of",
+        &format!("5:8:{}", p.join(",")),
+        "--of",
+        &format!("5:8:{}", q.join(",")),
+    ]);
+    assert!(out.contains("chunk 32 KiB"), "{out}");
+    let st = ok(&[
+        "array",
+        "status",
+        &format!("{},{}", p.join(","), q.join(",")),
+    ]);
+    assert!(st.contains("chunk 8 KiB"), "{st}");
 }
 
 fn ensure_fuse() {

@@ -35,16 +35,21 @@ enum ArrayCmd {
     /// (each --of is LEVEL:CHUNK:M1,M2,… or LEVEL:CHUNK:LAYOUT:M1,M2,…).
     Create {
         /// linear, 0, 1, 10, 4, 5, 6 (raid5 and the like also accepted)
-        #[arg(long)]
+        #[arg(long, short = 'l')]
         level: String,
         /// mdadm's layout: left-symmetric (default for 5 and 6), right-symmetric,
         /// left-asymmetric, right-asymmetric, parity-first, parity-last; for 6 also
         /// ddf-zero-restart, ddf-N-restart, ddf-N-continue and the *-6 variants; n2/f2/o2 for 10
-        #[arg(long)]
+        #[arg(long, short = 'p')]
         layout: Option<String>,
-        /// Chunk size (default 512k, like mdadm)
-        #[arg(long, allow_hyphen_values = true)]
+        /// Chunk size (default 512k, like mdadm); a bare number is KiB, as mdadm reads it
+        /// (64: 64 KiB), or give a unit (64k, 1m)
+        #[arg(long, short = 'c', allow_hyphen_values = true)]
         chunk: Option<String>,
+        /// How many devices the array has (mdadm's --raid-devices): checked against the
+        /// members (or --of children) given, one device each
+        #[arg(long = "raid-devices", short = 'n')]
+        raid_devices: Option<String>,
         /// Create missing member files with this size
         #[arg(long, allow_hyphen_values = true)]
         size: Option<String>,
@@ -224,13 +229,19 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             level,
             layout,
             chunk,
+            raid_devices,
             size,
             force,
             assume_clean,
             of,
             members,
         } => {
-            let chunk = chunk.map(|c| size_arg("chunk", &c)).transpose()?;
+            let chunk = chunk
+                .map(|c| {
+                    raidlab_array::shape::parse_chunk(&c)
+                        .map_err(|e| CliError::usage(format!("--chunk {c}: {e}")))
+                })
+                .transpose()?;
             let size = size.map(|s| size_arg("size", &s)).transpose()?;
             let ms: Vec<MemberSpec> = if !of.is_empty() {
                 if !members.is_empty() {
@@ -252,6 +263,27 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 return Err(CliError::usage(
                     "no members given (valid: member paths, or --of LEVEL:CHUNK:M1,M2,…)",
                 ));
+            }
+            if let Some(n) = raid_devices {
+                let what = if of.is_empty() {
+                    "members"
+                } else {
+                    "--of children"
+                };
+                match n.parse::<usize>() {
+                    Ok(n) if n == ms.len() => {}
+                    Ok(n) => {
+                        return Err(CliError::usage(format!(
+                            "--raid-devices {n}, but {} {what} given (valid: as many as the array has devices, one each)",
+                            ms.len()
+                        )))
+                    }
+                    Err(_) => {
+                        return Err(CliError::usage(format!(
+                            "--raid-devices {n}: not a number of devices (valid: a whole number, e.g. 4)"
+                        )))
+                    }
+                }
             }
             let spec = CreateSpec::new(&level, layout.as_deref(), chunk, ms).map_err(cli)?;
             // As mdadm: an array of one member is most likely a member list cut short.
