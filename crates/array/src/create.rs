@@ -109,7 +109,7 @@ impl CreateSpec {
         let chunk = if chunk.is_empty() {
             None
         } else {
-            let c = crate::shape::parse_chunk(chunk)
+            let c = raidlab_workload::size::parse_size(chunk)
                 .map_err(|e| ArrayError::usage(format!("--of '{text}': chunk {e}")))?;
             // As with --level and --chunk: a level without a chunk refuses one.
             if !has_chunk(lvl) && c != 0 {

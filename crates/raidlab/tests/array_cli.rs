@@ -321,6 +321,11 @@ fn bad_input_is_one_line_exit_2() {
             ],
             "--raid-devices three: not a number of devices",
         ),
+        // A bare chunk is bytes; mdadm's KiB reading is pointed out.
+        (
+            vec!["array", "create", "-l", "5", "-c", "64", "--size", "4m"],
+            "a bare number is bytes, not KiB as mdadm reads it: 64k",
+        ),
     ] {
         let mut a = args.clone();
         a.extend(ms.iter().map(String::as_str));
@@ -376,8 +381,7 @@ fn bad_input_is_one_line_exit_2() {
     let all = format!("{},{}", a.join(","), b.join(","));
     let st = ok(&["array", "status", &all]);
     assert!(st.contains("child 1:") && st.contains("raid5"), "{st}");
-    // mdadm's words: -l, -n, -c with a bare number of KiB, -p; and in --of a bare chunk is
-    // KiB too.
+    // mdadm's words: -l, -n, -c, -p.
     let m = members(d.path(), 4, "m");
     let mut args = vec![
         "array",
@@ -387,7 +391,7 @@ fn bad_input_is_one_line_exit_2() {
         "-n",
         "4",
         "-c",
-        "16",
+        "16k",
         "-p",
         "right-symmetric",
         "--size",
@@ -408,13 +412,13 @@ fn bad_input_is_one_line_exit_2() {
         "-n",
         "2",
         "-c",
-        "32",
+        "32k",
         "--size",
         "3m",
         "--of",
-        &format!("5:8:{}", p.join(",")),
+        &format!("5:8k:{}", p.join(",")),
         "--of",
-        &format!("5:8:{}", q.join(",")),
+        &format!("5:8k:{}", q.join(",")),
     ]);
     assert!(out.contains("chunk 32 KiB"), "{out}");
     let st = ok(&[

@@ -42,8 +42,8 @@ enum ArrayCmd {
         /// ddf-zero-restart, ddf-N-restart, ddf-N-continue and the *-6 variants; n2/f2/o2 for 10
         #[arg(long, short = 'p')]
         layout: Option<String>,
-        /// Chunk size (default 512k, like mdadm); a bare number is KiB, as mdadm reads it
-        /// (64: 64 KiB), or give a unit (64k, 1m)
+        /// Chunk size (default 512k, like mdadm); a bare number is bytes, as every raidlab
+        /// size (mdadm reads one as KiB: give 64k for its 64)
         #[arg(long, short = 'c', allow_hyphen_values = true)]
         chunk: Option<String>,
         /// How many devices the array has (mdadm's --raid-devices): checked against the
@@ -236,12 +236,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             of,
             members,
         } => {
-            let chunk = chunk
-                .map(|c| {
-                    raidlab_array::shape::parse_chunk(&c)
-                        .map_err(|e| CliError::usage(format!("--chunk {c}: {e}")))
-                })
-                .transpose()?;
+            let chunk = chunk.map(|c| size_arg("chunk", &c)).transpose()?;
             let size = size.map(|s| size_arg("size", &s)).transpose()?;
             let ms: Vec<MemberSpec> = if !of.is_empty() {
                 if !members.is_empty() {
