@@ -641,3 +641,56 @@ fn samples_follow_the_logs_as_fios_do() {
         assert_eq!(logs, [("g_bw.1.log".to_string(), [0, wbw])], "{tool}");
     }
 }
+
+/// fio's keywords in a job file (`$pagesize`, `$ncpus`, `$mb_memory`) and the math fio does
+/// on a value holding one: the same jobs in fio and raidlab, the same bytes moved; math fio
+/// refuses is refused in one line.
+#[test]
+fn job_file_keywords_mean_what_fio_makes_of_them() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-kw-");
+    let job = d.path().join("k.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nrw=read\nbs=$pagesize\nsize=($pagesize*16)\nioengine=psync\n\
+             [k]\nnumjobs=$ncpus\nio_size=($mb_memory*0+$pagesize*($ncpus+2)^2/$ncpus)\n",
+            d.path().join("f").display()
+        ),
+    )
+    .unwrap();
+    let jobs = |v: &Value| -> Vec<u64> {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["read"]["io_bytes"].as_u64().unwrap())
+            .collect()
+    };
+    let job_s = job.display().to_string();
+    let o = Command::new("fio")
+        .current_dir(d.path())
+        .args([job_s.as_str(), "--output-format=json"])
+        .output()
+        .expect("run fio");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let fio = jobs(&json(&out[out.find('{').expect("fio's JSON")..]));
+    let ours = jobs(&json(&assert_ok(
+        &raidlab(&["--job", &job_s, "--output-format=json"]),
+        "raidlab --job",
+    )));
+    // (numjobs=$ncpus: as many jobs as CPUs online, in both.)
+    assert!(!fio.is_empty() && fio.iter().all(|&b| b > 0), "{fio:?}");
+    assert_eq!(ours, fio, "jobs and bytes read per job");
+    // Math on a keyword with a unit after it: fio's bc refuses it, and so does raidlab.
+    std::fs::write(&job, "[k]\nrw=read\nsize=($mb_memory/2)m\n").unwrap();
+    let o = Command::new("fio").arg(&job_s).output().expect("run fio");
+    assert!(!o.status.success() || String::from_utf8_lossy(&o.stderr).contains("failed parsing"));
+    let err = assert_usage_error(&raidlab(&["--job", &job_s]), "math with a unit");
+    assert!(err.contains("k.fio:3: option 'size'"), "{err}");
+}

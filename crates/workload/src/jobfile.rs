@@ -1,17 +1,19 @@
 //! fio job files: `[global]` and job sections, `key=value` lines, `;` and `#` comments (whole
 //! lines, or after a line's text),
-//! `${VAR}` from the environment and `include FILE` lines.
+//! `${VAR}` from the environment, fio's keywords (`$ncpus`, …: [`crate::keywords`]) and
+//! `include FILE` lines.
 //!
 //! Options in `[global]` apply to every job that follows it; a later `[global]` adds to
 //! them for the jobs after it, as in fio. An option raidlab does not support is an error
 //! naming the option and the line: nothing is silently ignored.
 
+use crate::keywords::{substitute, Keywords};
 use crate::spec::{apply_option, JobSpec, SpecError};
 
 /// Parse a job file from disk, expanding `${VAR}` from the environment as fio does. Errors
 /// read `FILE:LINE: what (valid: …)`.
 pub fn parse_job_file(path: &std::path::Path) -> Result<Vec<JobSpec>, SpecError> {
-    read_job_file(path, JobSpec::default(), |v| std::env::var(v).ok()).map(|(jobs, _)| jobs)
+    read_job_file(path, JobSpec::default(), |v| std::env::var(v).ok(), None).map(|(jobs, _)| jobs)
 }
 
 /// How deep `include` lines may nest (a file that includes itself stops here).
@@ -20,14 +22,18 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 /// Read and parse the job file at `path` as fio does: `${VAR}` expanded by `env` in each
 /// file, and each `include FILE` line replaced by that file's lines (a relative name is
 /// taken from the including file's folder), whose sections and options continue where the
-/// line stood. `base` holds defaults (options given before `--job`). Returns the jobs and
-/// [`fio_notes`]'s notes for every file read. Errors name the file and line they are in.
+/// line stood. `base` holds defaults (options given before `--job`); `keywords`, the
+/// machine's figures for fio's `$pagesize`, `$mb_memory` and `$ncpus` (None: a value
+/// holding one is read as it stands). Returns the jobs and [`fio_notes`]'s notes for every
+/// file read. Errors name the file and line they are in.
 pub fn read_job_file(
     path: &std::path::Path,
     base: JobSpec,
     env: impl Fn(&str) -> Option<String>,
+    keywords: Option<Keywords>,
 ) -> Result<(Vec<JobSpec>, Vec<String>), SpecError> {
     let mut p = Parser::new(base);
+    p.keywords = keywords;
     let mut notes = Vec::new();
     feed_file(&mut p, path, None, &env, &mut notes, 0)?;
     Ok((p.finish(&path.display().to_string())?, notes))
@@ -223,6 +229,8 @@ struct Parser {
     /// The section being filled: None before the first, Some(true) for `[global]`.
     in_global: Option<bool>,
     current: Option<JobSpec>,
+    /// The figures fio's keywords stand for (None: values are read as they stand).
+    keywords: Option<Keywords>,
 }
 
 /// What an `include NAME` line does: given the parser, the name and where the line is
@@ -236,6 +244,7 @@ impl Parser {
             jobs: Vec::new(),
             in_global: None,
             current: None,
+            keywords: None,
         }
     }
 
@@ -293,7 +302,13 @@ impl Parser {
                 Some(true) => &mut self.global,
                 Some(false) => self.current.as_mut().expect("a job section is open"),
             };
-            apply_option(target, key, value).map_err(|e| at(e.message))?;
+            let value = match (value, &self.keywords) {
+                (Some(v), Some(kw)) => substitute(key, v, kw)
+                    .map_err(|e| at(format!("option '{key}': {e}")))?
+                    .or_else(|| Some(v.to_string())),
+                (v, _) => v.map(str::to_string),
+            };
+            apply_option(target, key, value.as_deref()).map_err(|e| at(e.message))?;
         }
         Ok(())
     }
@@ -434,6 +449,42 @@ mod tests {
     /// name from the including file's folder, its options in the section open there, its
     /// own `${VAR}`s and notes; errors name the included file's line; a file including
     /// itself stops; text with no file behind it refuses an include.
+    /// fio's keywords in a job file: replaced by the machine's figures, and math on them
+    /// evaluated; without figures (text read with none) a value is taken as it stands;
+    /// errors name the line.
+    #[test]
+    fn keywords_stand_for_the_machines_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.fio");
+        std::fs::write(
+            &path,
+            "[global]\nsize=($pagesize*16)\n[a]\nnumjobs=$ncpus\nbs=$pagesize\n",
+        )
+        .unwrap();
+        let kw = Keywords {
+            pagesize: 8192,
+            mb_memory: 1000,
+            ncpus: 3,
+        };
+        let none = |_: &str| None;
+        let (jobs, _) = read_job_file(&path, JobSpec::default(), none, Some(kw)).unwrap();
+        assert_eq!(jobs[0].size, Some(131_072));
+        assert_eq!(jobs[0].numjobs, 3);
+        assert_eq!(jobs[0].bs.read.min(), 8192);
+        let e = read_job_file(&path, JobSpec::default(), none, None).unwrap_err();
+        assert!(e
+            .message
+            .starts_with(&format!("{}:2: option 'size'", path.display())));
+        std::fs::write(&path, "[a]\nsize=$mb_memory/0\n").unwrap();
+        let e = read_job_file(&path, JobSpec::default(), none, Some(kw)).unwrap_err();
+        assert!(
+            e.message
+                .contains("k.fio:2: option 'size': '$mb_memory/0' is '1000/0'"),
+            "{}",
+            e.message
+        );
+    }
+
     #[test]
     fn included_files_continue_where_the_include_stands() {
         let dir = tempfile::tempdir().unwrap();
@@ -447,7 +498,7 @@ mod tests {
         write("sub/more.fio", "rw=write\n");
         let env = |v: &str| (v == "DEV").then(|| "/dev/x".to_string());
         let (jobs, notes) =
-            read_job_file(&dir.path().join("main.fio"), JobSpec::default(), env).unwrap();
+            read_job_file(&dir.path().join("main.fio"), JobSpec::default(), env, None).unwrap();
         assert_eq!(jobs.len(), 2);
         assert!(jobs
             .iter()
@@ -462,15 +513,21 @@ mod tests {
 
         write("bad.fio", "[a]\ninclude sub/badopt.fio\n");
         write("sub/badopt.fio", "rw=read\n\nbs=1x\n");
-        let e = read_job_file(&dir.path().join("bad.fio"), JobSpec::default(), env).unwrap_err();
+        let e =
+            read_job_file(&dir.path().join("bad.fio"), JobSpec::default(), env, None).unwrap_err();
         assert!(
             e.message.contains("sub/badopt.fio:3: option 'bs'"),
             "{}",
             e.message
         );
         write("missing.fio", "[a]\ninclude nope.fio\n");
-        let e =
-            read_job_file(&dir.path().join("missing.fio"), JobSpec::default(), env).unwrap_err();
+        let e = read_job_file(
+            &dir.path().join("missing.fio"),
+            JobSpec::default(),
+            env,
+            None,
+        )
+        .unwrap_err();
         assert!(
             e.message
                 .contains("missing.fio:2: cannot read included file"),
@@ -478,7 +535,8 @@ mod tests {
             e.message
         );
         write("self.fio", "[a]\ninclude self.fio\n");
-        let e = read_job_file(&dir.path().join("self.fio"), JobSpec::default(), env).unwrap_err();
+        let e =
+            read_job_file(&dir.path().join("self.fio"), JobSpec::default(), env, None).unwrap_err();
         assert!(
             e.message
                 .contains("self.fio:2: include self.fio: includes nest deeper"),

@@ -17,6 +17,7 @@ pub mod distribution;
 pub mod files;
 pub mod iolog;
 pub mod jobfile;
+pub mod keywords;
 pub mod latency;
 pub mod pace;
 pub mod readback;

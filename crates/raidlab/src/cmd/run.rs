@@ -355,16 +355,32 @@ fn refuse_writers<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> Result<(),
 }
 
 fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError> {
-    // `${VAR}` from the environment and `include FILE` lines, as fio reads job files.
-    let (jobs, notes) =
-        raidlab_workload::read_job_file(std::path::Path::new(path), global.clone(), |v| {
-            std::env::var(v).ok()
-        })
-        .map_err(|e| CliError::usage(e.message))?;
+    // `${VAR}` from the environment, fio's keywords and `include FILE` lines, as fio reads
+    // job files.
+    let (jobs, notes) = raidlab_workload::read_job_file(
+        std::path::Path::new(path),
+        global.clone(),
+        |v| std::env::var(v).ok(),
+        Some(machine_keywords()),
+    )
+    .map_err(|e| CliError::usage(e.message))?;
     for note in notes {
         ewriteln!("raidlab: {note}");
     }
     Ok(jobs)
+}
+
+/// This machine's figures for fio's job-file keywords, as fio reads them: the page size,
+/// physical memory in MiB and the CPUs online (`sysconf`).
+fn machine_keywords() -> raidlab_workload::keywords::Keywords {
+    // SAFETY: sysconf has no preconditions; a name it does not know returns -1.
+    let conf = |name| u64::try_from(unsafe { libc::sysconf(name) }).unwrap_or(0);
+    let pagesize = conf(libc::_SC_PAGESIZE).max(1);
+    raidlab_workload::keywords::Keywords {
+        pagesize,
+        mb_memory: conf(libc::_SC_PHYS_PAGES).saturating_mul(pagesize) >> 20,
+        ncpus: conf(libc::_SC_NPROCESSORS_ONLN).max(1),
+    }
 }
 
 /// One-line descriptions of the fio options, for `--help`.
