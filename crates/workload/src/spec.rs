@@ -1690,6 +1690,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "stats",
     "kb_base",
     "stonewall",
+    "wait_for_previous",
     "new_group",
     "exitall",
     "exitall_on_error",
@@ -1767,6 +1768,7 @@ fn is_flag(key: &str) -> bool {
             | "exitall_on_error"
             | "allow_mounted_write"
             | "stonewall"
+            | "wait_for_previous"
             | "new_group"
             | "thread"
             | "norandommap"
@@ -2942,7 +2944,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 }
             }
         }
-        "stonewall" => spec.stonewall = parse_bool(value).map_err(err)?,
+        // (`wait_for_previous` is fio's other name for it.)
+        "stonewall" | "wait_for_previous" => spec.stonewall = parse_bool(value).map_err(err)?,
         "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,
         "exit_what" => {
@@ -4409,8 +4412,13 @@ mod tests {
             mk(&[]),
             mk(&["stonewall"]),
             mk(&["stonewall", "new_group"]),
+            // (fio's other name for stonewall.)
+            mk(&["wait_for_previous"]),
         ];
-        assert_eq!(job_groups(&specs), [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3)]);
+        assert_eq!(
+            job_groups(&specs),
+            [(0, 0), (0, 1), (0, 1), (1, 2), (2, 3), (3, 4)]
+        );
     }
 
     /// `prio`, `prioclass` and `nice` within their ranges; the I/O priority is class above

@@ -548,7 +548,7 @@ fn option_help(name: &str) -> &'static str {
         "kb_base" => "1024 (default): sizes given after it are powers of 2 whatever their suffix; 1000: k, m, g are powers of 10 (KiB, MiB still of 2) and the text shows decimal units first",
         "stats" => "1 (default): report the job; 0: run it and leave it out of the results (a preconditioning job)",
         "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
-        "stonewall" => "wait for the jobs before this one to finish",
+        "stonewall" | "wait_for_previous" => "wait for the jobs before this one to finish",
         "thread" => "accepted for fio compatibility (jobs are always threads)",
         "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
         "rate_iops" => "cap IOPS; 'R,W' apart as rate",
