@@ -1940,3 +1940,32 @@ fn readonly_parse_only_and_section_guard_a_job_file() {
     let err = assert_usage_error(&raidlab(&["--readonly", "--job", &jf]), "c writes");
     assert!(err.contains("job 'c'"), "{err}");
 }
+
+/// fio's `--eta=always|never|auto`: the progress line on (even when stderr is not a
+/// terminal, as here), off, or as raidlab decides; anything else is one line.
+#[test]
+fn eta_is_fios_name_for_the_progress_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = format!("--filename={}", dir.path().join("e").display());
+    let run = |eta: &str| {
+        raidlab(&[
+            "--name=e",
+            &f,
+            "--rw=read",
+            "--size=1m",
+            "--ioengine=null",
+            eta,
+            "--output-format=terse",
+        ])
+    };
+    let always = run("--eta=always");
+    assert_ok(&always, "--eta=always");
+    assert!(stderr(&always).contains('%'), "{}", stderr(&always));
+    for quiet in ["--eta=never", "--eta=auto"] {
+        let o = run(quiet);
+        assert_ok(&o, quiet);
+        assert!(!stderr(&o).contains('%'), "{quiet}: {}", stderr(&o));
+    }
+    let err = assert_usage_error(&run("--eta=sometimes"), "--eta=sometimes");
+    assert!(err.contains("valid: always, never or auto"), "{err}");
+}

@@ -236,6 +236,20 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
             "mpi" => inv.mpi = true,
             "progress" => inv.progress = Some(true),
             "no-progress" => inv.progress = Some(false),
+            // fio's name for it: --eta=always|never|auto.
+            "eta" => {
+                let v = take_value("valid: always, never or auto")?;
+                inv.progress = match v.trim() {
+                    "always" => Some(true),
+                    "never" => Some(false),
+                    "auto" => None,
+                    other => {
+                        return Err(CliError::usage(format!(
+                            "--eta={other}: not a choice (valid: always, never or auto, as fio takes them)"
+                        )))
+                    }
+                };
+            }
             // Bare --verify is raidlab's: verify=crc32c for every job. --verify=MODE is fio's.
             "verify" if inline.is_none() => inv.verify = true,
             _ => {
@@ -623,6 +637,8 @@ raidlab's options:
   --verify              verify=crc32c for every job
   --progress            progress line on stderr (default: when stderr is a terminal)
   --no-progress         no progress line
+  --eta=WHEN            fio's name for them: always (--progress), never (--no-progress) or
+                        auto (the default)
   --mpi                 one run over the ranks of an MPI job (mpirun -np N raidlab run --mpi …),
                         as IOR's: rank r's instances are numbered after the ranks before it
                         (offset_increment regions of a shared file, or directory files
