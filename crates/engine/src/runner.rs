@@ -109,10 +109,11 @@ pub fn run_with_clock(
     let run_start = clock.now_ns();
     for s in specs {
         s.validate().map_err(|e| EngineError::usage(e.message))?;
-        if !s.directory.is_empty() {
+        let unnamed = s.filenames.is_empty() && s.read_iolog.is_none() && s.opendir.is_none();
+        if !s.directory.is_empty() || unnamed {
             // (A caller's slip, not the user's: `raidlab run` resolves it.)
             return Err(EngineError::usage(format!(
-                "job '{}': directory is resolved into file names before a run (raidlab_workload::apply_directories)",
+                "job '{}': directory (or the working folder, for a job with no target) is resolved into file names before a run (raidlab_workload::apply_directories)",
                 s.name
             )));
         }

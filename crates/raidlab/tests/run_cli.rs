@@ -36,7 +36,12 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         ),
         (vec!["--output-format"], "--output-format: needs a value"),
         (vec!["--force=1"], "--force takes no value"),
-        (vec!["--name=a", "--rw=read"], "job 'a': no target"),
+        // No target: files in the working folder, as fio names them; reading one that is not
+        // there needs a size to lay it out.
+        (
+            vec!["--name=a", "--rw=read"],
+            "target ./a.0.0 does not exist; give size=",
+        ),
         (
             vec![&file_opt, "--time_based"],
             "time_based needs a runtime",
@@ -1968,4 +1973,45 @@ fn eta_is_fios_name_for_the_progress_line() {
     }
     let err = assert_usage_error(&run("--eta=sometimes"), "--eta=sometimes");
     assert!(err.contains("valid: always, never or auto"), "{err}");
+}
+
+/// A job with no target writes its files in the working folder, named as fio names them
+/// (`JOB.N.0`), and `timeout` is fio's other name for `runtime`: fio's tiobench-style job
+/// file runs as it is.
+#[test]
+fn a_job_without_a_target_uses_the_working_folder_as_fios_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("t.fio"),
+        "[global]\nsize=64k\nbsrange=4k-4k\ntimeout=60\nnumjobs=2\nioengine=psync\n\
+         [f1]\nrw=write\n[f2]\nstonewall\nrw=read\n",
+    )
+    .unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_raidlab"))
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--job",
+            "t.fio",
+            "--output-format=json",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    let v = json(&assert_ok(&o, "a job file with no filename"));
+    let mut made: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "t.fio")
+        .collect();
+    made.sort();
+    assert_eq!(made, ["f1.0.0", "f1.1.0", "f2.0.0", "f2.1.0"]);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4);
+    for j in jobs {
+        assert_eq!(j["job options"]["runtime"], "60s", "{j}");
+        let moved =
+            j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap();
+        assert_eq!(moved, 64 << 10, "{j}");
+    }
 }

@@ -1665,6 +1665,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "file_append",
     "offset_increment",
     "runtime",
+    "timeout",
     "time_based",
     "ramp_time",
     "loops",
@@ -2049,11 +2050,15 @@ fn yes() -> bool {
 /// fio's `directory`, resolved before a run: a job with folders and no `filename` gets one
 /// file per instance, `FOLDER/JOBNAME.N.0` (N its number among `numjobs`, the folders taken
 /// in turn), each its own job; relative filenames are taken inside the first folder. A job
-/// resolved has no folders left, so resolving twice changes nothing.
+/// resolved has no folders left, so resolving twice changes nothing. A job with no target at
+/// all (no filename, folder, trace or opendir) gets its files in the working folder, as
+/// fio's does.
 pub fn apply_directories(specs: &mut [JobSpec]) {
-    // (A filename_format without a directory names files in the working folder, as fio's.)
+    // (A filename_format without a directory names files in the working folder, as fio's,
+    // and so does a job given nothing to name them.)
     let names_files = |s: &JobSpec| {
-        !s.directory.is_empty() || (s.filenames.is_empty() && s.filename_format.is_some())
+        !s.directory.is_empty()
+            || (s.filenames.is_empty() && s.read_iolog.is_none() && s.opendir.is_none())
     };
     for s in specs.iter_mut().filter(|s| names_files(s)) {
         let mut dirs = std::mem::take(&mut s.directory);
@@ -2741,7 +2746,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "offset_align" => spec.offset_align = parse_size(value).map_err(err)?,
         "file_append" => spec.file_append = parse_bool(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
-        "runtime" => {
+        // (`timeout` is fio's other name for it.)
+        "runtime" | "timeout" => {
             let ns = parse_duration_ns(value).map_err(err)?;
             spec.runtime_ns = if ns == 0 { None } else { Some(ns) };
         }
@@ -3432,17 +3438,6 @@ impl JobSpec {
         };
         if let Some(why) = self.replay_conflict() {
             return e(why);
-        }
-        if self.filenames.is_empty()
-            && self.directory.is_empty()
-            && self.filename_format.is_none()
-            && self.read_iolog.is_none()
-            && self.opendir.is_none()
-        {
-            return e(
-                "no target (set filename=PATH, a block device, array:M1,M2,… or sim:SYSTEM.toml; or directory=FOLDER for files named after the job; or opendir=FOLDER for the files below it)"
-                    .into(),
-            );
         }
         if self.time_based && self.runtime_ns.is_none() {
             return e("time_based needs a runtime (e.g. runtime=10s)".into());

@@ -453,7 +453,7 @@ fn option_help(name: &str) -> &'static str {
         "offset_increment" => "job i of numjobs starts at offset + i * this",
         "file_append" => "1: the job's region starts at its regular files' end (offset = their size as the run starts)",
         "offset_align" => "what an offset given in percent is rounded up to (0, the default: the smallest block size)",
-        "runtime" => "stop after this long (10s, 500ms, 2m)",
+        "runtime" | "timeout" => "stop after this long (10s, 500ms, 2m)",
         "time_based" => "keep going over the region until runtime ends",
         "ramp_time" => "run this long before counting",
         "loops" => "passes over the region",
