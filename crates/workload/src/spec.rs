@@ -1697,6 +1697,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "exitall_on_error",
     "exit_what",
     "thread",
+    "threads",
+    "io_submit_mode",
     "rate",
     "rate_iops",
     "rate_min",
@@ -1772,6 +1774,7 @@ fn is_flag(key: &str) -> bool {
             | "wait_for_previous"
             | "new_group"
             | "thread"
+            | "threads"
             | "norandommap"
             | "bs_unaligned"
             | "blocksize_unaligned"
@@ -2199,7 +2202,6 @@ const FIO_ONLY: &[&str] = &[
     "gid",
     "gtod_cpu",
     "ignore_zone_limits",
-    "io_submit_mode",
     "job_max_open_zones",
     "lockfile",
     "log_alternate_epoch",
@@ -2966,10 +2968,27 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 }
             }
         }
-        // raidlab's jobs are always threads; fio's `thread` asks for exactly that.
-        "thread" => {
+        // raidlab's jobs are always threads; fio's `thread` (or `threads`) asks for exactly
+        // that.
+        "thread" | "threads" => {
             parse_bool(value).map_err(err)?;
         }
+        // raidlab submits and completes each job's I/O in the job's own thread: fio's
+        // default, `inline`.
+        "io_submit_mode" => match value {
+            "inline" => {}
+            "offload" => {
+                return Err(err(
+                    "'offload' hands submissions to other threads, which raidlab does not do (valid: inline, the default; for a fixed submission rate, rate_iops with rate_process=poisson)"
+                        .into(),
+                ))
+            }
+            other => {
+                return Err(err(format!(
+                    "'{other}' is not a submission mode (valid: inline or offload, as fio takes them)"
+                )))
+            }
+        },
         "rate" => spec.pace.rate = per_direction(value, parse_size).map_err(err)?,
         "rate_iops" => spec.pace.rate_iops = per_direction(value, parse_count).map_err(err)?,
         "rate_min" | "ratemin" => {
@@ -4550,6 +4569,25 @@ mod tests {
             ]),
             [Some(100), Some(500)]
         );
+    }
+
+    /// fio's other names and defaults that change nothing here: `threads` (as `thread`),
+    /// `io_submit_mode=inline`; `offload` and other modes are refused in one line.
+    #[test]
+    fn fio_spellings_of_what_raidlab_does_are_taken() {
+        let mut s = JobSpec::default();
+        for (k, v) in [
+            ("threads", "1"),
+            ("thread", "0"),
+            ("io_submit_mode", "inline"),
+        ] {
+            apply_option(&mut s, k, Some(v)).unwrap();
+        }
+        assert_eq!(s, JobSpec::default());
+        let e = apply_option(&mut s, "io_submit_mode", Some("offload")).unwrap_err();
+        assert!(e.message.contains("valid: inline"), "{}", e.message);
+        let e = apply_option(&mut s, "io_submit_mode", Some("later")).unwrap_err();
+        assert!(e.message.contains("not a submission mode"), "{}", e.message);
     }
 
     /// fio's log and percentile options: a bare log option names the files after the job,
