@@ -2389,8 +2389,13 @@ mod tests {
             "{}",
             e.message
         );
-        let e = parse_args(&args(&["--name=a", "--rw=read"])).unwrap_err();
-        assert!(e.message.contains("no target"), "{}", e.message);
+        // No target is not an error: the job's files go in the working folder, named when
+        // the run resolves them (as fio names them).
+        let inv = parse_args(&args(&["--name=a", "--rw=read"])).unwrap();
+        assert!(inv.jobs[0].filenames.is_empty());
+        let mut jobs = inv.jobs;
+        raidlab_workload::apply_directories(&mut jobs);
+        assert_eq!(jobs[0].filenames, ["./a.0.0"]);
     }
 
     #[test]
