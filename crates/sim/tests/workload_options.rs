@@ -84,12 +84,18 @@ fn group_reporting_folds_the_instances() {
 fn a_converged_job_with_drawn_block_sizes_still_moves_its_size() {
     let target = system("xdd2008/raid5.toml");
     let gib = 1u64 << 30;
-    for bs in [("bssplit", "4k/50:64k/50"), ("bs", "4k,64k")] {
+    // (The bssplit job draws its offsets with replacement: over fio's random map its
+    // requests come out shorter as the pass fills, a rate that does not settle.)
+    for (bs, map) in [
+        (("bssplit", "4k/50:64k/50"), ("norandommap", "1")),
+        (("bs", "4k,64k"), ("norandommap", "0")),
+    ] {
         let r = sim_run(
             &target,
             &[
                 ("rw", "randread"),
                 bs,
+                map,
                 ("size", "1g"),
                 ("iodepth", "16"),
                 ("direct", "1"),

@@ -3,10 +3,14 @@
 //!
 //! Offsets of random patterns are aligned to the request's block size within the job's
 //! region `[start, start + len)`. As in fio, a pass with one fixed block size touches each
-//! block once, in an order shuffled anew each pass ([`BlockShuffle`]); with `norandommap`
-//! (xdd's `-seek range`, IOMeter), a `blockalign`, or several block sizes, each offset is
-//! drawn uniformly, a block possibly more than once. Sequential patterns walk the region in
-//! order and start again at its beginning for each pass. No request ever leaves the region.
+//! block once, in an order shuffled anew each pass ([`BlockShuffle`]). With several block
+//! sizes (`bssplit`, `bsrange`, `bs=R,W`) a pass keeps fio's random map ([`SpanMap`]): a
+//! random block of the smallest size, the next free one if it is taken, and the request cut
+//! short where it would run into blocks already done, so each byte is moved once a pass (and
+//! requests come out shorter than drawn as the pass fills, as fio's do). With `norandommap`
+//! (xdd's `-seek range`, IOMeter) or a `blockalign`, each offset is drawn uniformly, a block
+//! possibly more than once. Sequential patterns walk the region in order and start again at
+//! its beginning for each pass. No request ever leaves the region.
 
 use crate::distribution::OffsetDist;
 use crate::spec::{JobSpec, SpecError};
@@ -160,6 +164,88 @@ impl JobInstance {
     }
 }
 
+/// fio's random map for a random job of several block sizes (its `axmap`): a bit for each
+/// block of the smallest size, set once a request has moved it. A drawn block already done
+/// gives way to the next free one (going round past the region's end), and a request is cut
+/// short at the first block done after its start (fio's `mark_random_map`), so a pass moves
+/// each byte once.
+#[derive(Clone, Debug)]
+pub struct SpanMap {
+    /// Bytes a bit stands for.
+    unit: u64,
+    /// Bits (blocks of the region).
+    blocks: u64,
+    words: Vec<u64>,
+    /// Blocks not yet moved.
+    free: u64,
+}
+
+impl SpanMap {
+    fn new(blocks: u64, unit: u64) -> SpanMap {
+        SpanMap {
+            unit,
+            blocks,
+            words: vec![0; blocks.div_ceil(64) as usize],
+            free: blocks,
+        }
+    }
+
+    fn reset(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+        self.free = self.blocks;
+    }
+
+    fn is_set(&self, b: u64) -> bool {
+        self.words[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    /// The first free block after `b`, going round to the start (some block is free).
+    fn next_free(&self, b: u64) -> u64 {
+        debug_assert!(self.free > 0);
+        let n = self.words.len();
+        let from = b + 1;
+        let (w0, bit0) = ((from / 64) as usize % n, from % 64);
+        // The first word from `from`'s bit on, then whole words, round to the first word's
+        // lower bits.
+        let first = if from < self.blocks {
+            !self.words[w0] & (!0u64 << bit0)
+        } else {
+            0
+        };
+        if first != 0 {
+            let at = w0 as u64 * 64 + u64::from(first.trailing_zeros());
+            if at < self.blocks {
+                return at;
+            }
+        }
+        let start = if from < self.blocks { w0 + 1 } else { 0 };
+        for k in 0..n {
+            let w = (start + k) % n;
+            let free = !self.words[w];
+            if free != 0 {
+                let at = w as u64 * 64 + u64::from(free.trailing_zeros());
+                if at < self.blocks {
+                    return at;
+                }
+            }
+        }
+        unreachable!("a block is free")
+    }
+
+    /// Mark up to `n` blocks from `b` (free) as moved, stopping at the first already moved;
+    /// how many were marked (at least 1).
+    fn take(&mut self, b: u64, n: u64) -> u64 {
+        let mut k = 0;
+        while k < n && !self.is_set(b + k) {
+            let at = b + k;
+            self.words[(at / 64) as usize] |= 1 << (at % 64);
+            k += 1;
+        }
+        self.free -= k;
+        k
+    }
+}
+
 /// A permutation of the block indices `0..n`, one per key: a four-round Feistel network over
 /// the smallest even number of bits that holds `n`, walked again from any index it maps past
 /// `n` (cycle walking, under four steps on average), so no table of `n` entries is kept.
@@ -246,6 +332,9 @@ pub struct RequestStream {
     /// block size, the seed of its shuffles, and the shuffle of the region's blocks in use
     /// (drawn anew each pass, and each time a pass longer than the region goes round it).
     mapped: Option<(u64, u64, BlockShuffle)>,
+    /// A random stream of several block sizes that touches each byte once a pass, as fio's
+    /// random map does for them ([`SpanMap`]).
+    span_map: Option<SpanMap>,
     /// Where random offsets fall when not uniformly (`random_distribution`), and the size
     /// of its blocks.
     dist: Option<(OffsetDist, u64)>,
@@ -344,6 +433,36 @@ impl RequestStream {
                 let map_seed = seed ^ 0x3C3C_3C3C_3C3C_3C3C;
                 (bs, map_seed, BlockShuffle::new(len / bs, map_seed))
             });
+        // Several block sizes over the random map: a bit per block of the smallest size the
+        // job moves (fio's `rw_min_bs`), its offsets multiples of it. (Directions of
+        // different smallest sizes, trims and the cases above that draw with replacement
+        // keep drawing so.)
+        let span_map = {
+            let moved: Vec<&crate::spec::BsDist> = [
+                (spec.read_percent() > 0).then_some(&spec.bs.read),
+                (spec.read_percent() < 100).then_some(&spec.bs.write),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let unit = moved.first().map(|d| d.min());
+            (mapped.is_none()
+                && one_bs.is_none()
+                && spec.rw.is_random()
+                && !spec.rw.trims()
+                && !spec.norandommap
+                && !spec.lfsr
+                && spec.blockalign.is_none()
+                && !spec.bs_unaligned
+                && spec.random_distribution.is_uniform()
+                && spec.percentage_random == [100, 100, 100]
+                && spec.rw_run <= 1
+                && moved.iter().all(|d| Some(d.min()) == unit))
+            .then_some(unit)
+            .flatten()
+            .filter(|&u| u > 0 && u <= len)
+            .map(|u| SpanMap::new(len / u, u))
+        };
         let random = spec.rw.is_random();
         let dist = if random && !spec.random_distribution.is_uniform() {
             let unit = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
@@ -381,16 +500,18 @@ impl RequestStream {
             // A random pass over the map without io_size ends with the map's last block, as
             // fio's does: a region that is not a whole number of blocks leaves its tail,
             // where drawing on would visit a block twice.
-            pass_bytes: match (spec.io_size, &mapped) {
-                (Some(n), _) => n,
-                (None, Some((bs, _, _))) => len / bs * bs,
-                (None, None) => len,
+            pass_bytes: match (spec.io_size, &mapped, &span_map) {
+                (Some(n), _, _) => n,
+                (None, Some((bs, _, _)), _) => len / bs * bs,
+                (None, None, Some(m)) => m.blocks * m.unit,
+                (None, None, None) => len,
             },
             cursor: 0,
             pos: [0; 3],
             fixed,
             fixed_mixed,
             mapped,
+            span_map,
             dist,
             seq_draws,
             range_align,
@@ -507,9 +628,27 @@ impl RequestStream {
     /// The request of `bs` bytes in direction `dir` at the current position (a block that
     /// fits in this pass), and move past it.
     #[inline(always)]
-    fn place(&mut self, dir: Dir, bs: u64) -> Request {
+    fn place(&mut self, dir: Dir, mut bs: u64) -> Request {
         let offset = if let Some(o) = self.run_offset(dir, bs) {
             o
+        } else if let Some(m) = self.span_map.as_mut() {
+            // fio's random map with several sizes: a random block, the next free one if it
+            // is taken, the request as long as the free blocks from there allow.
+            if m.free == 0 {
+                m.reset(); // (a pass longer than the region goes round it again)
+            }
+            let drawn = self.offsets.below(m.blocks);
+            let b = if m.is_set(drawn) {
+                m.next_free(drawn)
+            } else {
+                drawn
+            };
+            let want = bs.div_ceil(m.unit);
+            let n = m.take(b, want.min(m.blocks - b));
+            if n < want {
+                bs = n * m.unit;
+            }
+            self.start + b * m.unit
         } else if let Some((map_bs, map_seed, shuffle)) = self.mapped.as_mut() {
             debug_assert_eq!(bs, *map_bs);
             // The k-th block of this pass; a pass longer than the region goes round it again
@@ -698,6 +837,9 @@ impl RequestStream {
         self.pass += 1;
         self.cursor = 0;
         self.pos = [0; 3];
+        if let Some(m) = self.span_map.as_mut() {
+            m.reset();
+        }
         self.seq == 0 && self.pass > 0 && bs > self.len
     }
 }
@@ -921,11 +1063,75 @@ mod tests {
                 ("rw", "randread"),
                 ("bssplit", "4k/50:8k/50"),
                 ("size", "1m"),
+                ("norandommap", "1"),
             ][..],
         ] {
             let c = count(&offsets(opts), 0);
             assert!(c.values().any(|&n| n > 1), "{opts:?}");
         }
+    }
+
+    /// Several block sizes over fio's random map: each pass moves every 4 KiB block of the
+    /// region once (a request cut short where it would run into blocks already moved, as
+    /// fio's `mark_random_map` cuts it), on multiples of the smallest size; the cut requests
+    /// make the small sizes more common than drawn, as in fio (a 16 MiB pass of
+    /// `bssplit=4k/50:64k/50` is 871 requests in fio 3.33, 493 had none been cut).
+    #[test]
+    fn several_sizes_keep_fios_random_map() {
+        for (opts, pass_kib) in [
+            (
+                &[
+                    ("rw", "randrw"),
+                    ("bssplit", "4k/50:64k/50"),
+                    ("size", "16m"),
+                ][..],
+                16384,
+            ),
+            (
+                &[("rw", "randwrite"), ("bsrange", "4k-16k"), ("size", "1m")][..],
+                1024,
+            ),
+            (
+                &[
+                    ("rw", "randread"),
+                    ("bssplit", "4k/50:8k/50"),
+                    ("size", "1m"),
+                    ("loops", "3"),
+                ][..],
+                1024,
+            ),
+        ] {
+            let s = spec(opts);
+            let len = pass_kib << 10;
+            let reqs: Vec<Request> = stream_of(&s, len).collect();
+            let passes = reqs.iter().map(|r| r.pass).max().unwrap() + 1;
+            assert_eq!(passes, s.loops, "{opts:?}");
+            for pass in 0..passes {
+                let mut seen = vec![0u8; (len / 4096) as usize];
+                for r in reqs.iter().filter(|r| r.pass == pass) {
+                    assert!(r.offset % 4096 == 0 && r.len % 4096 == 0, "{opts:?}: {r:?}");
+                    assert!(r.offset + r.len <= len, "{opts:?}: {r:?}");
+                    for b in r.offset / 4096..(r.offset + r.len) / 4096 {
+                        seen[b as usize] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|&n| n == 1), "{opts:?} pass {pass}");
+            }
+        }
+        // The 16 MiB pass of fio's example: more requests than the drawn sizes would make
+        // (493), some of them cut to sizes neither 4 nor 64 KiB.
+        let s = spec(&[
+            ("rw", "randrw"),
+            ("bssplit", "4k/50:64k/50"),
+            ("size", "16m"),
+        ]);
+        let reqs: Vec<Request> = stream_of(&s, 16 << 20).collect();
+        assert!((700..1100).contains(&reqs.len()), "{}", reqs.len());
+        assert!(reqs.iter().any(|r| r.len != 4096 && r.len != 65536));
+        // norandommap draws with replacement instead: the sizes as drawn.
+        let mut s = s;
+        s.norandommap = true;
+        assert!(stream_of(&s, 16 << 20).all(|r| r.len == 4096 || r.len == 65536));
     }
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
@@ -1854,7 +2060,14 @@ mod tests {
     /// random offsets on multiples of the smallest size.
     #[test]
     fn bsrange_draws_multiples_of_the_smallest_size() {
-        let s = spec(&[("rw", "randwrite"), ("bsrange", "4k-16k"), ("size", "64m")]);
+        // (Drawn with replacement, so the sizes are as drawn: the random map cuts them
+        // short as a pass fills, below.)
+        let s = spec(&[
+            ("rw", "randwrite"),
+            ("bsrange", "4k-16k"),
+            ("size", "64m"),
+            ("norandommap", "1"),
+        ]);
         let reqs = first(&s, 64 << 20, 40_000);
         let mut by = std::collections::BTreeMap::new();
         for r in &reqs {
