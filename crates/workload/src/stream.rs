@@ -4,7 +4,8 @@
 //! Offsets of random patterns are aligned to the request's block size within the job's
 //! region `[start, start + len)`. As in fio, a pass with one fixed block size touches each
 //! block once, in an order shuffled anew each pass ([`BlockShuffle`]). With several block
-//! sizes (`bssplit`, `bsrange`, `bs=R,W`) a pass keeps fio's random map ([`SpanMap`]): a
+//! sizes (`bssplit`, `bsrange`; multiples of the smallest) a pass keeps fio's random map
+//! ([`SpanMap`]): a
 //! random block of the smallest size, the next free one if it is taken, and the request cut
 //! short where it would run into blocks already done, so each byte is moved once a pass (and
 //! requests come out shorter than drawn as the pass fills, as fio's do). With `norandommap`
@@ -457,7 +458,13 @@ impl RequestStream {
                 && spec.random_distribution.is_uniform()
                 && spec.percentage_random == [100, 100, 100]
                 && spec.rw_run <= 1
-                && moved.iter().all(|d| Some(d.min()) == unit))
+                && moved.iter().all(|d| Some(d.min()) == unit)
+                // (Sizes a whole number of blocks: each request marks what it moves.)
+                && moved.iter().all(|d| {
+                    let u = d.min().max(1);
+                    d.entries.iter().all(|e| e.0 % u == 0)
+                        && d.range.is_none_or(|(lo, hi)| lo % u == 0 && hi % u == 0)
+                }))
             .then_some(unit)
             .flatten()
             .filter(|&u| u > 0 && u <= len)
@@ -1128,7 +1135,14 @@ mod tests {
         let reqs: Vec<Request> = stream_of(&s, 16 << 20).collect();
         assert!((700..1100).contains(&reqs.len()), "{}", reqs.len());
         assert!(reqs.iter().any(|r| r.len != 4096 && r.len != 65536));
-        // norandommap draws with replacement instead: the sizes as drawn.
+        // Sizes that are not whole blocks of the smallest (6 KiB over 4 KiB blocks) draw
+        // with replacement, as do norandommap jobs: the sizes as drawn.
+        let odd = spec(&[
+            ("rw", "randread"),
+            ("bssplit", "4k/50:6k/50"),
+            ("size", "1m"),
+        ]);
+        assert!(stream_of(&odd, 1 << 20).all(|r| r.len == 4096 || r.len == 6144));
         let mut s = s;
         s.norandommap = true;
         assert!(stream_of(&s, 16 << 20).all(|r| r.len == 4096 || r.len == 65536));
