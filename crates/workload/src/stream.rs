@@ -5,10 +5,10 @@
 //! region `[start, start + len)`. As in fio, a pass with one fixed block size touches each
 //! block once, in an order shuffled anew each pass ([`BlockShuffle`]). With several block
 //! sizes (`bssplit`, `bsrange`; multiples of the smallest) a pass keeps fio's random map
-//! ([`SpanMap`]): a
-//! random block of the smallest size, the next free one if it is taken, and the request cut
-//! short where it would run into blocks already done, so each byte is moved once a pass (and
-//! requests come out shorter than drawn as the pass fills, as fio's do). With `norandommap`
+//! ([`SpanMap`]): a random block of the smallest size, the next free one if it is taken,
+//! and the request cut short where it would run into blocks already done, so each byte is
+//! moved once a pass (and requests come out shorter than drawn as the pass fills, as fio's
+//! do). With `norandommap`
 //! (xdd's `-seek range`, IOMeter) or a `blockalign`, each offset is drawn uniformly, a block
 //! possibly more than once. Sequential patterns walk the region in order and start again at
 //! its beginning for each pass. No request ever leaves the region.
