@@ -161,9 +161,9 @@ pub struct JobSetup {
     /// The job's I/O log (fio's `write_iolog`), when it writes one: each request and sync
     /// at its issue time since the job's start.
     pub iolog: Option<raidlab_result::IoLog>,
-    /// How often its bandwidth and IOPS samples are taken, ms (`None`: at every
-    /// completion): `JobSpec::sample_every`.
-    pub sample_every: [Option<u64>; 2],
+    /// Its bandwidth and IOPS samples, taken as its options and logs say
+    /// (`Sampler::for_job`; an averaged log's bandwidth and IOPS lines are these samples).
+    pub sampler: raidlab_result::Sampler,
     /// What writes carry (fio's buffer options); verify's headers take its place.
     pub content: ContentGen,
 }
@@ -315,26 +315,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut pacer,
         mut log,
         mut iolog,
-        sample_every,
+        mut sampler,
         mut content,
         ..
     } = setup;
     let content_acts = content.acts_on_writes();
     let halted_by_others = || halted.iter().any(|h| h.load(Ordering::Relaxed));
     let halt = || stop.load(Ordering::Relaxed) || halted_by_others();
-    // Bandwidth and IOPS samples, from the end of the ramp.
-    // (A log averaged over intervals takes its bandwidth and IOPS lines from these samples.)
-    let mut sampler = {
-        use raidlab_result::SampleEvery;
-        let [bw, iops] = sample_every.map(|e| e.map_or(SampleEvery::Io, SampleEvery::Ms));
-        let averaged = log.as_ref().filter(|l| l.avg_msec > 0);
-        raidlab_result::Sampler::new(bw, iops)
-            .with_runtime(setup.runtime_ns)
-            .logging(
-                averaged.is_some_and(|l| l.names.bw.is_some()),
-                averaged.is_some_and(|l| l.names.iops.is_some()),
-            )
-    };
     let depth = setup.depth.max(1);
     // (An executor that runs nothing before it reaps takes each refill whole.)
     let batch = if exec.submits_early() {
@@ -986,9 +973,6 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     // Samples and logs run on through the read-backs at the end (fio samples its verify
     // phase too).
     let sampled = measured.max(read_backs.last_ns.saturating_sub(measure_from));
-    if let Some(l) = log.as_mut() {
-        l.finish(sampled);
-    }
     [c.read.samples, c.write.samples, c.trim.samples] =
         sampler.finish_logged(sampled, log.as_mut());
     // Passes that saw no counted I/O (all inside the ramp) are left out.
@@ -1484,7 +1468,7 @@ mod tests {
             start_delay_ns: 0,
             log: None,
             iolog: None,
-            sample_every: [Some(500), Some(500)],
+            sampler: raidlab_result::Sampler::default(),
             content: ContentGen::new(&spec.buffers, 1),
         };
         let mut setup = setup;

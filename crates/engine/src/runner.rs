@@ -503,7 +503,11 @@ pub fn run_with_clock(
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
                 iolog,
-                sample_every: spec.sample_every(),
+                sampler: raidlab_result::Sampler::for_job(
+                    spec.sample_every(),
+                    spec.samples_logged(),
+                    spec.runtime_ns,
+                ),
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
             },
             exec,

@@ -452,6 +452,27 @@ fn steadystate_ends_a_settled_group_with_fios_report() {
     );
 }
 
+/// fio run in `dir` (where it leaves its verify state) with `args`: its standard output,
+/// once it succeeded.
+fn fio_in<S: AsRef<std::ffi::OsStr>>(dir: &std::path::Path, args: &[S]) -> String {
+    let o = Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run fio");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The JSON document of an output that may begin with other lines (fio's notes).
+fn json_in(out: &str) -> Value {
+    json(&out[out.find('{').expect("a JSON document")..])
+}
+
 /// Verify's read-backs are the job's reads in fio's report, and in raidlab's: a write job
 /// with verify reads every block back once its writes are done, and with `verify_backlog`
 /// checks as it goes (each block once, the end's read-back finding nothing left), the
@@ -486,19 +507,7 @@ fn verify_read_backs_are_counted_as_reads_as_fio_counts_them() {
         (&["--verify_backlog=16", "--do_verify=0"][..], (64, 0, 0)),
     ] {
         let args: Vec<&str> = common.iter().chain(extra).copied().collect();
-        // (In the scratch folder: fio leaves its verify state there.)
-        let o = Command::new("fio")
-            .current_dir(d.path())
-            .args(&args)
-            .output()
-            .expect("run fio");
-        assert!(
-            o.status.success(),
-            "fio: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let out = String::from_utf8_lossy(&o.stdout).into_owned();
-        let fio = json(&out[out.find('{').expect("fio's JSON")..]);
+        let fio = json_in(&fio_in(d.path(), &args));
         let mut ra = args.clone();
         ra.push("--force");
         let ours = json(&assert_ok(&raidlab(&ra), &format!("raidlab {extra:?}")));
@@ -547,17 +556,7 @@ fn samples_follow_the_logs_as_fios_do() {
         }
         let args: Vec<&str> = common.iter().chain(extra).copied().collect();
         let text = if tool == "fio" {
-            let o = Command::new("fio")
-                .current_dir(d.path())
-                .args(&args)
-                .output()
-                .expect("run fio");
-            assert!(
-                o.status.success(),
-                "fio: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            String::from_utf8_lossy(&o.stdout).into_owned()
+            fio_in(d.path(), &args)
         } else {
             let mut ra = args.clone();
             ra.push("--force");
@@ -569,7 +568,7 @@ fn samples_follow_the_logs_as_fios_do() {
                 .expect("run raidlab");
             assert_ok(&o, &format!("raidlab {extra:?}"))
         };
-        let v = json(&text[text.find('{').expect("JSON")..]);
+        let v = json_in(&text);
         let mut logs: Vec<(String, [usize; 2])> = std::fs::read_dir(d.path())
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -668,18 +667,10 @@ fn job_file_keywords_mean_what_fio_makes_of_them() {
             .collect()
     };
     let job_s = job.display().to_string();
-    let o = Command::new("fio")
-        .current_dir(d.path())
-        .args([job_s.as_str(), "--output-format=json"])
-        .output()
-        .expect("run fio");
-    assert!(
-        o.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let fio = jobs(&json(&out[out.find('{').expect("fio's JSON")..]));
+    let fio = jobs(&json_in(&fio_in(
+        d.path(),
+        &[job_s.as_str(), "--output-format=json"],
+    )));
     let ours = jobs(&json(&assert_ok(
         &raidlab(&["--job", &job_s, "--output-format=json"]),
         "raidlab --job",
@@ -720,18 +711,7 @@ fn several_block_sizes_fill_the_random_map_as_fios_do() {
         let b = j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap();
         (n, b)
     };
-    let o = Command::new("fio")
-        .current_dir(d.path())
-        .args(args)
-        .output()
-        .expect("run fio");
-    assert!(
-        o.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    let (fio_n, fio_b) = ios(&json(&out[out.find('{').expect("fio's JSON")..]));
+    let (fio_n, fio_b) = ios(&json_in(&fio_in(d.path(), &args)));
     let mut ra = args.to_vec();
     ra.push("--force");
     let (n, b) = ios(&json(&assert_ok(&raidlab(&ra), "raidlab bssplit")));

@@ -231,6 +231,17 @@ impl Sampler {
         s
     }
 
+    /// A job's sampler: each kind every that many ms, or at every completion (`None`), as
+    /// the workload crate's `JobSpec::sample_every` says; `logged`, the kinds whose samples
+    /// are also its averaged log's lines (`JobSpec::samples_logged`); `runtime_ns`, its
+    /// runtime if it has one.
+    pub fn for_job(every: [Option<u64>; 2], logged: [bool; 2], runtime_ns: Option<u64>) -> Sampler {
+        let [bw, iops] = every.map(|e| e.map_or(SampleEvery::Io, SampleEvery::Ms));
+        Sampler::new(bw, iops)
+            .with_runtime(runtime_ns)
+            .logging(logged[0], logged[1])
+    }
+
     /// Keep each interval's bandwidth (`bw`) and IOPS (`iops`) samples as log lines too, for
     /// [`Sampler::finish_logged`]: the averaged lines of a job's bandwidth and IOPS logs.
     pub fn logging(mut self, bw: bool, iops: bool) -> Sampler {
@@ -345,8 +356,9 @@ impl Sampler {
         self.finish_logged(runtime_ns, None)
     }
 
-    /// [`Sampler::finish`], handing the samples kept as log lines ([`Sampler::logging`]) to
-    /// the job's log as its averaged bandwidth and IOPS lines.
+    /// [`Sampler::finish`], and the job's log finished at the same time
+    /// ([`crate::JobLog::finish`]), with the samples kept as log lines
+    /// ([`Sampler::logging`]) as its averaged bandwidth and IOPS lines.
     pub fn finish_logged(
         mut self,
         runtime_ns: u64,
@@ -354,6 +366,7 @@ impl Sampler {
     ) -> [DirSamples; 3] {
         self.close(runtime_ns, true);
         if let Some(log) = log {
+            log.finish(runtime_ns);
             let [bw, iops] = std::mem::take(&mut self.lines);
             log.put_sampled(bw.unwrap_or_default(), iops.unwrap_or_default());
         }

@@ -470,7 +470,7 @@ mod tests {
             l.record(t, dir, 1 << 20, 0, clat, lat);
             s.record(t, dir as usize, 1 << 20, clat);
         }
-        l.finish(350_000_000);
+        // (The log is finished with the samples.)
         let [r, w, _] = s.finish_logged(350_000_000, Some(&mut l));
         let bw: Vec<(u64, u64, u8)> = l.bw.iter().map(|s| (s.time_ms, s.value, s.dir)).collect();
         // 2 MiB in 100 ms = 20480 KiB/s; 1 MiB in 100 ms; the last 50 ms not sampled.

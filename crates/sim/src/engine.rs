@@ -1375,9 +1375,6 @@ impl<'w> Engine<'w> {
             // Samples and logs: up to where the simulation stopped, the read-back at the
             // end included (a converged run's extension is not simulated, so it has none).
             let sampled = j.end.max(counted_end).saturating_sub(j.ramp_end);
-            if let Some(l) = j.log.as_mut() {
-                l.finish(sampled);
-            }
             let measured = counted_end.saturating_sub(j.ramp_end) + j.extrapolated_ns;
             j.read.runtime_ns = if j.read.total_ios > 0 { measured } else { 0 };
             if let Some(r) = j.readback.as_ref().filter(|r| r.ios > 0) {

@@ -583,20 +583,11 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.latency_watch = j.max_latency_ns > 0 || j.search.is_some();
             j.exits = [false, true].map(|e| raidlab_workload::exit_scope(specs, p.spec, e));
             j.report_group = job_groups[p.spec].1;
-            j.sampler = {
-                use raidlab_result::SampleEvery;
-                let [bw, iops] = s
-                    .sample_every()
-                    .map(|e| e.map_or(SampleEvery::Io, SampleEvery::Ms));
-                // (An averaged log's bandwidth and IOPS lines are these samples.)
-                let averaged = s.logs.avg_msec > 0;
-                raidlab_result::Sampler::new(bw, iops)
-                    .with_runtime(s.runtime_ns)
-                    .logging(
-                        averaged && s.logs.bw.is_some(),
-                        averaged && s.logs.iops.is_some(),
-                    )
-            };
+            j.sampler = raidlab_result::Sampler::for_job(
+                s.sample_every(),
+                s.samples_logged(),
+                s.runtime_ns,
+            );
             if s.logs.any() {
                 let [bw, iops, lat, hist] = s.logs.prefixes(&s.name);
                 j.log = Some(Box::new(
@@ -655,8 +646,9 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                     }
                 })
                 .collect();
-            let clashing: Vec<usize> = clashes(&plan).into_iter().map(|c| c.0).collect();
-            for (i, k, f) in clashes(&plan) {
+            let clash = clashes(&plan);
+            let clashing: Vec<usize> = clash.iter().map(|c| c.0).collect();
+            for &(i, k, f) in &clash {
                 let (si, sk) = (members[i].spec, members[k].spec);
                 let by = (si != sk).then_some(specs[sk].name.as_str());
                 let lun = format!(

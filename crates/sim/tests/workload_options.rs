@@ -399,24 +399,28 @@ fn max_latency_ends_a_simulated_job_with_etimedout() {
     assert_eq!((r.jobs[0].error.as_deref(), r.jobs[0].errno), (None, 0));
 }
 
+/// A 16 MiB job writing 64 KiB blocks at depth 4, direct, on seed 001's RAID 0, with
+/// `opts` besides: the verify tests' job.
+fn write_16m_on_raid0(opts: &[(&str, &str)]) -> raidlab_result::RunResult {
+    let target = system("xdd2008/raid0.toml");
+    let mut o = vec![
+        ("rw", "write"),
+        ("bs", "64k"),
+        ("size", "16m"),
+        ("iodepth", "4"),
+        ("direct", "1"),
+    ];
+    o.extend_from_slice(opts);
+    run_to_the_end(&[common::spec(&target, &o)])
+}
+
 /// A job that only writes, with verify, reads back every block it wrote once its writes are
 /// done (fio's do_verify), as the real engine does: the read-backs take the drives' time and
 /// the job's, and count as its reads (as fio counts them) over the time they took, so its
 /// writes' figures are those of the same job without verify, to the nanosecond.
 #[test]
 fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
-    let target = system("xdd2008/raid0.toml");
-    let run = |opts: &[(&str, &str)]| {
-        let mut o = vec![
-            ("rw", "write"),
-            ("bs", "64k"),
-            ("size", "16m"),
-            ("iodepth", "4"),
-            ("direct", "1"),
-        ];
-        o.extend_from_slice(opts);
-        run_to_the_end(&[common::spec(&target, &o)])
-    };
+    let run = write_16m_on_raid0;
     let plain = run(&[]);
     let checked = run(&[("verify", "crc32c")]);
     let unchecked = run(&[("verify", "crc32c"), ("do_verify", "0")]);
@@ -460,20 +464,14 @@ fn verify_reads_back_what_a_write_job_wrote_after_its_measured_part() {
 /// end.
 #[test]
 fn verify_read_backs_are_sampled_and_logged_as_fio_does() {
-    let target = system("xdd2008/raid0.toml");
     let run = |opts: &[(&str, &str)]| {
         let mut o = vec![
-            ("rw", "write"),
-            ("bs", "64k"),
-            ("size", "16m"),
-            ("iodepth", "4"),
-            ("direct", "1"),
             ("verify", "crc32c"),
             ("write_bw_log", "b"),
             ("write_iops_log", "i"),
         ];
         o.extend_from_slice(opts);
-        run_to_the_end(&[common::spec(&target, &o)])
+        write_16m_on_raid0(&o)
     };
     let every_io = run(&[]);
     let j = &every_io.jobs[0];

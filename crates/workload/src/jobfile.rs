@@ -302,13 +302,14 @@ impl Parser {
                 Some(true) => &mut self.global,
                 Some(false) => self.current.as_mut().expect("a job section is open"),
             };
-            let value = match (value, &self.keywords) {
-                (Some(v), Some(kw)) => substitute(key, v, kw)
-                    .map_err(|e| at(format!("option '{key}': {e}")))?
-                    .or_else(|| Some(v.to_string())),
-                (v, _) => v.map(str::to_string),
+            // (The value with fio's keywords replaced, when it holds one.)
+            let replaced = match (value, &self.keywords) {
+                (Some(v), Some(kw)) => {
+                    substitute(key, v, kw).map_err(|e| at(format!("option '{key}': {e}")))?
+                }
+                _ => None,
             };
-            apply_option(target, key, value.as_deref()).map_err(|e| at(e.message))?;
+            apply_option(target, key, replaced.as_deref().or(value)).map_err(|e| at(e.message))?;
         }
         Ok(())
     }

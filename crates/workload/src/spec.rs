@@ -3424,6 +3424,16 @@ impl JobSpec {
         )
     }
 
+    /// Which of its bandwidth and IOPS samples are also lines of its logs: those of an
+    /// averaged log it writes (`log_avg_msec` above 0; see [`JobSpec::sample_every`]).
+    pub fn samples_logged(&self) -> [bool; 2] {
+        let averaged = self.logs.avg_msec > 0;
+        [
+            averaged && self.logs.bw.is_some(),
+            averaged && self.logs.iops.is_some(),
+        ]
+    }
+
     /// Whether the job writes: its pattern's writes, unless `verify_only` reads them back
     /// instead.
     pub fn writes(&self) -> bool {
