@@ -26,7 +26,11 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         (vec!["--frobnicate=3"], "unknown option 'frobnicate'"),
         (
             vec!["--zonemode", "zbd"],
-            "option 'zonemode' is fio's and raidlab does not run it",
+            "--zonemode=zbd: 'zbd' drives zoned block devices, which raidlab does not (valid: none, strided)",
+        ),
+        (
+            vec!["--zonecapacity", "1m"],
+            "option 'zonecapacity' is fio's and raidlab does not run it",
         ),
         (vec!["-q"], "'-q': unknown flag"),
         (vec!["--=3"], "'--=3': expected --key=value"),
@@ -121,8 +125,8 @@ fn bad_job_files_name_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
-            "[global]\nbs=4k\n[a]\nrw=read\nzonemode=zbd\n",
-            ":5: option 'zonemode' is fio's and raidlab does not run it",
+            "[global]\nbs=4k\n[a]\nrw=read\nzonecapacity=1m\n",
+            ":5: option 'zonecapacity' is fio's and raidlab does not run it",
         ),
         (
             "rw=read\n[a]\n",
@@ -1959,6 +1963,9 @@ fn eta_is_fios_name_for_the_progress_line() {
             "--rw=read",
             "--size=1m",
             "--ioengine=null",
+            // (Long enough for the line to be drawn: a job done before it is due has none.)
+            "--time_based",
+            "--runtime=700ms",
             eta,
             "--output-format=terse",
         ])

@@ -722,3 +722,100 @@ fn several_block_sizes_fill_the_random_map_as_fios_do() {
     );
     assert!(n.abs_diff(fio_n) * 10 < fio_n, "fio {fio_n}, raidlab {n}");
 }
+
+/// Strided zones walk a file as fio's do: each zone's `zonesize` bytes, the skip, back to
+/// the region's start past the file's end, round a zone again when `zonesize` exceeds
+/// `zonerange`, and a pass that would run past the file's end ends there. The same requests,
+/// in the same order, in both tools' I/O logs (sequential jobs: nothing is drawn).
+#[test]
+fn strided_zones_walk_the_file_as_fios_do() {
+    require_tool("fio", "fio");
+    let d = scratch("raidlab-zones-");
+    std::fs::write(d.path().join("z"), vec![7u8; 8 << 20]).unwrap();
+    // (Each request of a log: its direction and offset.)
+    let logged = |log: &str| -> Vec<(String, u64)> {
+        std::fs::read_to_string(d.path().join(log))
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 5 && matches!(f[2], "read" | "write"))
+                    .then(|| (f[2].to_string(), f[3].parse().unwrap()))
+            })
+            .collect()
+    };
+    let cases: &[&[&str]] = &[
+        &["--rw=read", "--bs=64k", "--zonesize=256k", "--zoneskip=1m"],
+        &[
+            "--rw=read",
+            "--bs=64k",
+            "--zonesize=128k",
+            "--zonerange=512k",
+            "--zoneskip=1m",
+        ],
+        &[
+            "--rw=read",
+            "--bs=64k",
+            "--zonesize=512k",
+            "--zonerange=256k",
+            "--zoneskip=1m",
+        ],
+        &[
+            "--rw=write",
+            "--bs=64k",
+            "--zonesize=256k",
+            "--zoneskip=1m",
+            "--size=2m",
+            "--offset=512k",
+        ],
+        &[
+            "--rw=read",
+            "--bs=256k",
+            "--zonesize=768k",
+            "--zoneskip=768k",
+            "--loops=3",
+        ],
+        &[
+            "--rw=read",
+            "--bs=64k",
+            "--zonesize=256k",
+            "--zoneskip=1m",
+            "--size=1m",
+            "--loops=2",
+        ],
+    ];
+    for case in cases {
+        let mut args = vec![
+            "--name=z".to_string(),
+            "--filename=z".into(),
+            "--ioengine=psync".into(),
+            "--zonemode=strided".into(),
+            "--output-format=json".into(),
+        ];
+        args.extend(case.iter().map(|a| a.to_string()));
+        // (fio adds to a log that is there.)
+        for log in ["fio.log", "raidlab.log"] {
+            let _ = std::fs::remove_file(d.path().join(log));
+        }
+        let mut fa = args.clone();
+        fa.push("--write_iolog=fio.log".into());
+        let fio_json = json_in(&fio_in(d.path(), &fa));
+        let mut ra = args.clone();
+        ra.extend(["--write_iolog=raidlab.log".to_string(), "--force".into()]);
+        let o = Command::new(env!("CARGO_BIN_EXE_raidlab"))
+            .current_dir(d.path())
+            .arg("run")
+            .args(&ra)
+            .output()
+            .unwrap();
+        let rl_json = json(&assert_ok(&o, "raidlab zones"));
+        let (want, got) = (logged("fio.log"), logged("raidlab.log"));
+        assert!(want.len() >= 16, "{case:?}: fio issued {}", want.len());
+        assert_eq!(got, want, "{case:?}: raidlab's requests against fio's");
+        let bytes = |v: &Value| {
+            let j = &v["jobs"][0];
+            j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap()
+        };
+        assert_eq!(bytes(&rl_json), bytes(&fio_json), "{case:?}: bytes moved");
+    }
+}

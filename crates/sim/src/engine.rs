@@ -960,11 +960,13 @@ impl<'w> Engine<'w> {
         let stops_others = jobs.iter().any(|j| j.exits.iter().any(Option::is_some));
         // (Nor one judged for steady state: its judge, not the extension, ends it.)
         // (Nor one that replays a trace, or logs its requests: each request is simulated.)
+        // (Nor one that walks strided zones: the rate changes from zone to zone.)
         // (Nor one searching for a latency target's depth: the search ends it.)
         // (Nor one with a job that reads back what it wrote once its writes are done: the
         // read-back follows the last write.)
         let exact = jobs.iter().any(|j| {
             j.stream.replays()
+                || j.stream.zoned()
                 || j.iolog.is_some()
                 || j.search.is_some()
                 || j.readback.as_ref().is_some_and(|r| r.at_end)

@@ -1,7 +1,7 @@
 //! fio options whose meaning the simulator must share with the real executor.
 
 mod common;
-use common::{run_to_the_end, sim_run, system};
+use common::{run_to_the_end, sim_run, spec, system};
 
 /// psync is synchronous: one request in flight whatever iodepth says (fio's sync engines,
 /// and the real executor on files, run at depth 1).
@@ -645,5 +645,52 @@ fn a_read_back_at_the_end_is_simulated_not_extended() {
     assert_eq!(
         checked.jobs[0].read.total_ios, 8192,
         "every block read back"
+    );
+}
+
+/// A drive read in strided zones (fio's `zonemode=strided`, its `disk-zone-profile`) reads
+/// each zone at that zone's media rate: a job over a zone at the start and one near the end
+/// of a 250 GB drive takes as long as reading each zone alone, the inner one slower. The
+/// job is simulated whole (its rate changes from zone to zone), so the run to its end is
+/// the same run.
+#[test]
+fn strided_zones_read_each_zone_at_its_rate() {
+    let target = system("bokhari2006/direct-1disk.toml");
+    let base = [
+        ("rw", "read"),
+        ("bs", "1m"),
+        ("direct", "1"),
+        ("size", "1g"),
+    ];
+    let alone = |offset: &str| {
+        let mut o = base.to_vec();
+        o.push(("offset", offset));
+        let r = run_to_the_end(&[spec(&target, &o)]);
+        r.jobs[0].read.runtime_ns
+    };
+    let (outer, inner) = (alone("0"), alone("201g")); // 1g + 200g
+    assert!(
+        inner as f64 > 1.3 * outer as f64,
+        "inner zone {inner} ns, outer {outer} ns"
+    );
+    let mut z = base.to_vec();
+    z.extend([
+        ("size", "2g"),
+        ("zonemode", "strided"),
+        ("zonesize", "1g"),
+        ("zoneskip", "200g"),
+    ]);
+    let zoned = sim_run(&target, &z);
+    assert_eq!(zoned.jobs[0].read.io_bytes, 2 << 30);
+    let t = zoned.jobs[0].read.runtime_ns;
+    let both = (outer + inner) as f64;
+    assert!(
+        (t as f64 - both).abs() < 0.05 * both,
+        "zoned {t} ns against the zones alone {outer} + {inner} ns"
+    );
+    let exact = run_to_the_end(&[spec(&target, &z)]);
+    assert_eq!(
+        exact.jobs[0].read.runtime_ns, t,
+        "simulated whole either way"
     );
 }

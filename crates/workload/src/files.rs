@@ -240,6 +240,12 @@ impl JobStream {
         self.replay.is_some()
     }
 
+    /// Whether the job walks strided zones (`zonemode=strided`): its rate changes with the
+    /// zone it is in, so no stretch of it stands for the rest.
+    pub fn zoned(&self) -> bool {
+        self.files.iter().any(RequestStream::zoned)
+    }
+
     /// How many files the job has.
     pub fn files(&self) -> usize {
         match &self.replay {

@@ -562,11 +562,15 @@ mod tests {
 
     #[test]
     fn unknown_option_names_the_line() {
-        let e = parse_job_text("[a]\nrw=read\nzonemode=zbd\n", "t.fio", JobSpec::default())
-            .unwrap_err();
+        let e = parse_job_text(
+            "[a]\nrw=read\nzonecapacity=1m\n",
+            "t.fio",
+            JobSpec::default(),
+        )
+        .unwrap_err();
         assert!(
             e.message
-                .starts_with("t.fio:3: option 'zonemode' is fio's and raidlab does not run it"),
+                .starts_with("t.fio:3: option 'zonecapacity' is fio's and raidlab does not run it"),
             "{e}"
         );
         let e = parse_job_text("rw=read\n", "t.fio", JobSpec::default()).unwrap_err();

@@ -997,6 +997,10 @@ pub struct JobSpec {
     /// Each job `i` of `numjobs` starts at `offset + i * offset_increment` (fio's option), so
     /// threads can split a file into contiguous regions as seed 002 did.
     pub offset_increment: u64,
+    /// fio's zone options as given (`zonemode`, `zonesize`, `zonerange`, `zoneskip`); see
+    /// [`Zones`] and [`JobSpec::strided`].
+    #[serde(default, skip_serializing_if = "Zones::is_none")]
+    pub zones: Zones,
     /// Stop after this long (ns). Without `time_based`, whichever of size and runtime ends first.
     pub runtime_ns: Option<u64>,
     pub time_based: bool,
@@ -1497,6 +1501,7 @@ impl Default for JobSpec {
             number_ios: None,
             offset: 0,
             offset_increment: 0,
+            zones: Zones::default(),
             runtime_ns: None,
             time_based: false,
             ramp_time_ns: 0,
@@ -1664,6 +1669,10 @@ pub const OPTION_NAMES: &[&str] = &[
     "offset_align",
     "file_append",
     "offset_increment",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
     "runtime",
     "timeout",
     "time_based",
@@ -2168,6 +2177,40 @@ fn parse_us_or_duration(value: &str) -> Result<u64, String> {
     }
 }
 
+/// fio's strided zones as a job gives them (`zonemode=strided`): the job moves `size`
+/// bytes in a zone of `range` bytes (its offsets, sequential or random, stay in the zone;
+/// a sequential job goes round the zone when `size` exceeds it), then skips `skip` bytes
+/// past the zone's end to the next zone; past the end of its file it starts again at its
+/// region's start. A pass still moves the job's `size` (or `io_size`) bytes, and the zones
+/// go on from one pass to the next, as fio's do. fio's example `disk-zone-profile` reads a
+/// drive so, a bandwidth log then drawing its zoned media rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zones {
+    /// `zonemode=strided` (false: `none`, fio's default).
+    pub strided: bool,
+    /// `zonesize`: bytes moved in a zone before the next (0: not given).
+    pub size: u64,
+    /// `zonerange`: a zone's length (0: not given, `zonesize`'s).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after a zone.
+    pub skip: u64,
+}
+
+impl Zones {
+    /// None of the options was given.
+    pub fn is_none(&self) -> bool {
+        *self == Zones::default()
+    }
+    /// A zone's length: `zonerange`, else `zonesize` (as fio takes it).
+    pub fn range(&self) -> u64 {
+        if self.range > 0 {
+            self.range
+        } else {
+            self.size
+        }
+    }
+}
+
 /// A run of `specs` reports something: not every job has `stats=0` (fio would run them all
 /// and report none of them).
 pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
@@ -2181,7 +2224,6 @@ pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
 
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
-    "zonemode",
     "create_on_open",
     "numa_cpu_nodes",
     "numa_mem_policy",
@@ -2240,9 +2282,6 @@ const FIO_ONLY: &[&str] = &[
     "zone_reset_frequency",
     "zone_reset_threshold",
     "zonecapacity",
-    "zonerange",
-    "zonesize",
-    "zoneskip",
 ];
 
 /// The one line for an option raidlab does not know: what it is (a fio option raidlab does
@@ -2748,6 +2787,19 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "offset_align" => spec.offset_align = parse_size(value).map_err(err)?,
         "file_append" => spec.file_append = parse_bool(value).map_err(err)?,
         "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
+        "zonemode" => {
+            spec.zones.strided = match value.trim() {
+                "none" => false,
+                "strided" => true,
+                "zbd" => return Err(err(
+                    "'zbd' drives zoned block devices, which raidlab does not (valid: none, strided)".into(),
+                )),
+                v => return Err(err(format!("'{v}' is not a zone mode (valid: none, strided)"))),
+            }
+        }
+        "zonesize" => spec.zones.size = parse_size(value).map_err(err)?,
+        "zonerange" => spec.zones.range = parse_size(value).map_err(err)?,
+        "zoneskip" => spec.zones.skip = parse_size(value).map_err(err)?,
         // (`timeout` is fio's other name for it.)
         "runtime" | "timeout" => {
             let ns = parse_duration_ns(value).map_err(err)?;
@@ -3337,6 +3389,76 @@ impl JobSpec {
     }
 
     /// What in the job cannot go with its trace (or its `replay_*` options without one).
+    /// What is wrong with the job's zone options, if anything: as fio, `zonesize` needs
+    /// `zonemode=strided` and strided zones need it; a zone holds the largest block; and
+    /// the options that place offsets by other rules than the zone's are refused with it.
+    fn zone_conflict(&self) -> Option<String> {
+        let z = self.zones;
+        if !z.strided {
+            // (fio takes zonerange and zoneskip without a zone mode, and ignores them.)
+            return (z.size > 0).then(|| {
+                format!(
+                    "zonesize={} needs zonemode=strided (fio: zonemode=none and zonesize are not compatible; valid: zonemode=strided with it, or no zonesize)",
+                    z.size
+                )
+            });
+        }
+        if z.size == 0 {
+            return Some(
+                "zonemode=strided needs zonesize, the bytes moved in each zone (e.g. zonesize=256m)"
+                    .into(),
+            );
+        }
+        if z.range() < self.bs.max() {
+            return Some(format!(
+                "a zone of {} bytes (zonerange, else zonesize) is smaller than the largest block, {} bytes (valid: zonerange at least bs)",
+                z.range(),
+                self.bs.max()
+            ));
+        }
+        if self.direct {
+            for (what, v) in [("zonerange", z.range()), ("zoneskip", z.skip)] {
+                if v % 512 != 0 {
+                    return Some(format!(
+                        "{what}={v} is not a multiple of 512 bytes, which direct=1 needs (zones start at multiples of zonerange + zoneskip)"
+                    ));
+                }
+            }
+        }
+        let several_sizes = [&self.bs.read, &self.bs.write]
+            .iter()
+            .any(|d| !d.is_fixed())
+            || self.bs.read.min() != self.bs.write.min();
+        let other = [
+            (
+                self.read_iolog.is_some(),
+                "read_iolog (a trace places its own requests)",
+            ),
+            (
+                self.rw.trims(),
+                "trims (valid: read, write and mixed patterns)",
+            ),
+            (self.verify_only, "verify_only"),
+            (
+                !self.random_distribution.is_uniform(),
+                "random_distribution (valid: random, the default)",
+            ),
+            (
+                self.percentage_random != [100, 100, 100],
+                "percentage_random (valid: 100, the default)",
+            ),
+            (self.rw_run > 1, "rw=PATTERN:N runs"),
+            (self.rw_hole != 0, "rw=PATTERN:HOLE skips"),
+            (
+                self.rw.is_random() && several_sizes && !self.norandommap,
+                "several block sizes over the random map (valid: one bs, or norandommap=1)",
+            ),
+        ];
+        other.iter().find(|(on, _)| *on).map(|(_, what)| {
+            format!("zonemode=strided with {what} is refused: raidlab places such offsets only across the whole region")
+        })
+    }
+
     fn replay_conflict(&self) -> Option<String> {
         let Some(path) = &self.read_iolog else {
             return (!self.replay.is_default()).then(|| {
@@ -3466,6 +3588,9 @@ impl JobSpec {
             })
         };
         if let Some(why) = self.replay_conflict() {
+            return e(why);
+        }
+        if let Some(why) = self.zone_conflict() {
             return e(why);
         }
         if self.time_based && self.runtime_ns.is_none() {
@@ -3741,6 +3866,11 @@ impl JobSpec {
             s.io_size_percent = None;
         }
         Ok(s)
+    }
+
+    /// The job's strided zones, when `zonemode=strided` (checked by [`JobSpec::validate`]).
+    pub fn strided(&self) -> Option<Zones> {
+        self.zones.strided.then_some(self.zones)
     }
 
     /// The region job `job_index` covers on a target of `target_size` bytes: `(start, len)`.
@@ -4726,5 +4856,80 @@ mod tests {
                 && e.contains("offset below 4194304"),
             "{e}"
         );
+    }
+
+    /// Zone options are checked as fio checks them (zonesize needs zonemode=strided, and
+    /// strided zones need zonesize), a zone holds the largest block, and the options that
+    /// place offsets by rules of their own are refused with zones, each in one line.
+    #[test]
+    fn zone_options_are_checked_in_one_line() {
+        let job = |opts: &[(&str, &str)]| {
+            let mut s = JobSpec {
+                name: "z".into(),
+                filenames: vec!["t".into()],
+                ..Default::default()
+            };
+            for (k, v) in opts {
+                apply_option(&mut s, k, Some(v)).unwrap();
+            }
+            s.validate().err().map(|e| e.message)
+        };
+        assert_eq!(
+            job(&[
+                ("zonemode", "strided"),
+                ("zonesize", "1m"),
+                ("zoneskip", "4m")
+            ]),
+            None
+        );
+        // (fio takes zonerange and zoneskip alone, and ignores them.)
+        assert_eq!(job(&[("zoneskip", "4m"), ("zonerange", "1m")]), None);
+        let err = |opts: &[(&str, &str)], has: &str| {
+            let m = job(opts).unwrap_or_else(|| panic!("{opts:?} passed"));
+            assert!(m.contains(has) && !m.contains('\n'), "{opts:?}: {m}");
+        };
+        err(&[("zonesize", "1m")], "needs zonemode=strided");
+        err(&[("zonemode", "strided")], "needs zonesize");
+        err(
+            &[("zonemode", "strided"), ("zonesize", "4k"), ("bs", "64k")],
+            "smaller than the largest block",
+        );
+        err(
+            &[
+                ("zonemode", "strided"),
+                ("zonesize", "1m"),
+                ("zoneskip", "1000"),
+                ("direct", "1"),
+            ],
+            "zoneskip=1000 is not a multiple of 512",
+        );
+        let strided = [("zonemode", "strided"), ("zonesize", "1m")];
+        for (k, v, has) in [
+            ("rw", "randtrim", "trims"),
+            ("random_distribution", "zipf:1.2", "random_distribution"),
+            ("percentage_random", "50", "percentage_random"),
+            ("rw", "randread:8", "runs"),
+            ("rw", "read:4k", "skips"),
+            ("bssplit", "4k/50:64k/50", "several block sizes"),
+        ] {
+            let mut o = strided.to_vec();
+            if k == "percentage_random" || k == "bssplit" {
+                o.push(("rw", "randread"));
+            }
+            o.push((k, v));
+            err(&o, has);
+        }
+        let mut free = strided.to_vec();
+        free.extend([
+            ("rw", "randread"),
+            ("bssplit", "4k/50:64k/50"),
+            ("norandommap", "1"),
+        ]);
+        assert_eq!(job(&free), None);
+        let mut s = JobSpec::default();
+        let e = apply_option(&mut s, "zonemode", Some("zbd"))
+            .unwrap_err()
+            .message;
+        assert!(e.contains("valid: none, strided"), "{e}");
     }
 }

@@ -357,6 +357,102 @@ pub struct RequestStream {
     turn: Turn,
     /// `Turn::TrimThenWrite`: the trim issued last, whose write is due next.
     pending_write: Option<Request>,
+    /// fio's strided zones (`zonemode=strided`): where the job stands in them. Such a
+    /// stream takes the general path ([`RequestStream::next_any`]), which places its
+    /// requests by [`ZoneWalk::place`].
+    zones: Option<ZoneWalk>,
+}
+
+/// Where a stream with strided zones ([`crate::spec::Zones`]) stands, as fio 3.33 walks
+/// them (its `setup_strided_zone_mode`, checked against its I/O logs): the zone's start and
+/// the bytes moved in it; each direction's sequential position; a random pass's shuffle of
+/// the zone's blocks.
+#[derive(Clone, Debug)]
+struct ZoneWalk {
+    zones: crate::spec::Zones,
+    /// Where the zones start (the region's start) and end (the file's end): a zone that
+    /// starts past the end goes back to the first.
+    first: u64,
+    end: u64,
+    /// The zone's start, and the bytes moved in it (fio's `zone_bytes`).
+    at: u64,
+    moved: u64,
+    /// Each direction's next sequential offset (absolute; fio's `last_pos`).
+    pos: [u64; 3],
+    /// A random job's map: its block size, the seed of its shuffles, the shuffle of the
+    /// zone's blocks in use, and the blocks drawn from it; None draws with replacement.
+    map: Option<(u64, u64, BlockShuffle, u64)>,
+    /// Shuffles drawn so far (each gets its own order).
+    shuffles: u64,
+}
+
+impl ZoneWalk {
+    /// Back to the first zone, nothing moved in it (a pass that ran past the file's end).
+    fn restart(&mut self) {
+        self.at = self.first;
+        self.moved = 0;
+        self.pos = [self.first; 3];
+        self.new_map();
+    }
+
+    /// The zone's blocks in a new order, none drawn yet.
+    fn new_map(&mut self) {
+        if let Some((bs, seed, shuffle, drawn)) = self.map.as_mut() {
+            self.shuffles += 1;
+            let key = *seed ^ self.shuffles.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            *shuffle = BlockShuffle::new(self.zones.range() / *bs, key);
+            *drawn = 0;
+        }
+    }
+
+    /// The offset of a request of `bs` bytes in direction `dir` (random or not, its
+    /// offsets aligned to `align`), moving to the next zone first once this one has had
+    /// its `zonesize`; None when the block would run past the file's end (fio then ends the
+    /// pass).
+    fn place(&mut self, dir: Dir, bs: u64, random: bool, align: u64, rng: &mut Rng) -> Option<u64> {
+        let range = self.zones.range();
+        if self.moved >= self.zones.size {
+            self.moved = 0;
+            self.at += range + self.zones.skip;
+            if self.at >= self.end {
+                self.at = self.first;
+            }
+            // (fio moves only this direction's position to the zone; a mixed job's other
+            // direction would then run on from the zone before, which raidlab does not.)
+            self.pos = [self.at; 3];
+            self.new_map();
+        }
+        let offset = if random {
+            match self.map.as_mut() {
+                Some((map_bs, _, shuffle, drawn)) => {
+                    debug_assert_eq!(bs, *map_bs);
+                    let b = shuffle.at(*drawn % shuffle.n);
+                    *drawn += 1;
+                    let o = self.at + b * bs;
+                    if *drawn % shuffle.n == 0 {
+                        // (Each zone's worth of blocks once, then again in a new order.)
+                        self.new_map();
+                    }
+                    o
+                }
+                None => self.at + rng.below((range - bs) / align + 1) * align,
+            }
+        } else {
+            let p = &mut self.pos[dir as usize];
+            if *p >= self.at + range {
+                *p = self.at; // (zonesize over zonerange: round the zone again)
+            }
+            *p
+        };
+        if offset + bs > self.end {
+            return None;
+        }
+        if !random {
+            self.pos[dir as usize] = offset + bs;
+        }
+        self.moved += bs;
+        Some(offset)
+    }
 }
 
 /// What a stream does to the requests it draws before it gives them out.
@@ -471,6 +567,31 @@ impl RequestStream {
             .map(|u| SpanMap::new(len / u, u))
         };
         let random = spec.rw.is_random();
+        // Strided zones place every request themselves (the options that would place them
+        // otherwise are refused with them, `JobSpec::validate`).
+        let zones = spec.strided().map(|z| {
+            let map = one_bs
+                .filter(|&bs| random && (!spec.norandommap || spec.lfsr) && bs <= z.range())
+                .map(|bs| {
+                    let map_seed = seed ^ 0x2D2D_2D2D_2D2D_2D2D;
+                    (bs, map_seed, BlockShuffle::new(z.range() / bs, map_seed), 0)
+                });
+            ZoneWalk {
+                zones: z,
+                first: start,
+                end: target_size,
+                at: start,
+                moved: 0,
+                pos: [start; 3],
+                map,
+                shuffles: 0,
+            }
+        });
+        let (fixed, fixed_mixed, mapped, span_map) = if zones.is_some() {
+            (None, None, None, None)
+        } else {
+            (fixed, fixed_mixed, mapped, span_map)
+        };
         let dist = if random && !spec.random_distribution.is_uniform() {
             let unit = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
             let blocks = (len / unit).max(1);
@@ -534,6 +655,7 @@ impl RequestStream {
             },
             pending_write: None,
             not_read,
+            zones,
         })
     }
     /// Bytes one pass transfers: `io_size`, else the region (its whole blocks, for a
@@ -541,9 +663,17 @@ impl RequestStream {
     pub fn pass_bytes(&self) -> u64 {
         self.pass_bytes
     }
-    /// The region `(start, len)` this stream stays inside.
+    /// Whether the stream walks strided zones (`zonemode=strided`).
+    pub fn zoned(&self) -> bool {
+        self.zones.is_some()
+    }
+    /// The region `(start, len)` this stream stays inside: from its start to the file's end
+    /// with strided zones (which go on past `size`, as fio's do).
     pub fn region(&self) -> (u64, u64) {
-        (self.start, self.len)
+        match &self.zones {
+            Some(z) => (z.first, z.end - z.first),
+            None => (self.start, self.len),
+        }
     }
     /// The one block size every request has, if there is one: that of the only direction
     /// the job moves (`bs=4k,64k` with `rw=randread` reads 4 KiB blocks), or the size both
@@ -708,16 +838,7 @@ impl RequestStream {
             self.pos[dir as usize] = offset - self.start + bs;
             self.last_start[dir as usize] = offset - self.start;
         }
-        self.cursor += bs;
-        let req = Request {
-            seq: self.seq,
-            pass: self.pass,
-            file: 0,
-            offset,
-            len: bs,
-            dir,
-        };
-        self.seq += 1;
+        let req = self.issue_at(dir, offset, bs);
         debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
         req
     }
@@ -797,7 +918,10 @@ impl RequestStream {
                     }
                     continue;
                 }
-                return Some(self.place(dir, bs));
+                match self.place_any(dir, bs) {
+                    Some(r) => return Some(r),
+                    None => continue,
+                }
             }
             let mut bs = if dist.is_fixed() {
                 dist.entries[0].0
@@ -833,8 +957,50 @@ impl RequestStream {
                 }
                 continue;
             }
-            return Some(self.place(dir, bs));
+            match self.place_any(dir, bs) {
+                Some(r) => return Some(r),
+                None => continue,
+            }
         }
+    }
+
+    /// [`Self::place`], or the zone's place with strided zones; None when a zone's block
+    /// would run past the file's end, which ends the pass there (the next starts again at
+    /// the first zone), as fio's does.
+    fn place_any(&mut self, dir: Dir, bs: u64) -> Option<Request> {
+        let Some(z) = self.zones.as_mut() else {
+            return Some(self.place(dir, bs));
+        };
+        let align = self
+            .spec
+            .blockalign
+            .or(self.range_align[dir as usize])
+            .unwrap_or(bs)
+            .max(1);
+        match z.place(dir, bs, self.random, align, &mut self.offsets) {
+            Some(offset) => Some(self.issue_at(dir, offset, bs)),
+            None => {
+                z.restart();
+                self.end_pass(bs);
+                None
+            }
+        }
+    }
+
+    /// The request of `bs` bytes in direction `dir` at `offset`, counted in the pass.
+    #[inline(always)]
+    fn issue_at(&mut self, dir: Dir, offset: u64, bs: u64) -> Request {
+        self.cursor += bs;
+        let req = Request {
+            seq: self.seq,
+            pass: self.pass,
+            file: 0,
+            offset,
+            len: bs,
+            dir,
+        };
+        self.seq += 1;
+        req
     }
 
     /// End this pass, a block of `bs` bytes not fitting in it: its bytes are issued (or the
@@ -1167,6 +1333,129 @@ mod tests {
 
     fn first(specs: &JobSpec, target: u64, n: usize) -> Vec<Request> {
         stream_of(specs, target).take(n).collect()
+    }
+
+    /// Random jobs in strided zones draw in the zone they are in: over the random map, each
+    /// visit of `zonerange` bytes is a permutation of the zone's blocks (fio resets its map
+    /// so); without it, blocks anywhere in the zone that fit in it. A pass still moves the
+    /// job's `size`, and the region reported runs to the file's end.
+    #[test]
+    fn random_jobs_in_strided_zones_draw_within_the_zone() {
+        let (mib, kib) = (1u64 << 20, 1u64 << 10);
+        let zoned = |more: &[(&str, &str)]| {
+            let mut o = vec![
+                ("rw", "randread"),
+                ("bs", "64k"),
+                ("zonemode", "strided"),
+                ("zonesize", "256k"),
+                ("zoneskip", "1m"),
+                ("size", "4m"),
+            ];
+            o.extend_from_slice(more);
+            spec(&o)
+        };
+        let s = zoned(&[]);
+        s.validate().unwrap();
+        let st = stream_of(&s, 8 * mib);
+        assert_eq!(st.region(), (0, 8 * mib));
+        let reqs: Vec<Request> = st.collect();
+        assert_eq!(reqs.len(), 64, "4 MiB in 64 KiB requests");
+        // Zone k starts at k × 1280 KiB (seven fit in 8 MiB, then round again).
+        for (i, chunk) in reqs.chunks(4).enumerate() {
+            let at = (i as u64 % 7) * 1280 * kib;
+            let mut offs: Vec<u64> = chunk.iter().map(|r| r.offset).collect();
+            offs.sort();
+            assert_eq!(
+                offs,
+                (0..4).map(|b| at + b * 64 * kib).collect::<Vec<_>>(),
+                "zone visit {i}"
+            );
+        }
+        // Visits of a zone do not all repeat one order.
+        let orders: std::collections::BTreeSet<Vec<u64>> = reqs
+            .chunks(4)
+            .map(|c| c.iter().map(|r| r.offset % (1280 * kib)).collect())
+            .collect();
+        assert!(orders.len() > 1);
+        // zonesize over zonerange: each zonerange's worth is a permutation of its blocks.
+        let twice: Vec<Request> = stream_of(
+            &zoned(&[("zonesize", "512k"), ("zonerange", "256k")]),
+            8 * mib,
+        )
+        .collect();
+        for (i, chunk) in twice.chunks(4).enumerate() {
+            let at = (i as u64 / 2 % 7) * 1280 * kib;
+            let mut offs: Vec<u64> = chunk.iter().map(|r| r.offset).collect();
+            offs.sort();
+            assert_eq!(offs, (0..4).map(|b| at + b * 64 * kib).collect::<Vec<_>>());
+        }
+        // norandommap: with replacement, inside the zone, whole blocks that fit in it.
+        let free: Vec<Request> = stream_of(
+            &zoned(&[
+                ("norandommap", "1"),
+                ("zonerange", "512k"),
+                ("bs", "4k"),
+                ("zonesize", "64k"),
+            ]),
+            8 * mib,
+        )
+        .collect();
+        let mut repeated = false;
+        for (i, chunk) in free.chunks(16).enumerate() {
+            let at = (i as u64 % 6) * 1536 * kib;
+            assert!(chunk.iter().all(|r| r.offset >= at
+                && r.offset + r.len <= at + 512 * kib
+                && r.offset % (4 * kib) == 0));
+            let mut o: Vec<u64> = chunk.iter().map(|r| r.offset).collect();
+            o.sort();
+            o.dedup();
+            repeated |= o.len() < chunk.len();
+        }
+        assert!(repeated, "some block drawn twice in a zone without the map");
+    }
+
+    /// A strided zone whose next block would run past the file's end ends the pass there
+    /// (the next pass starts at the first zone again), as fio's does; a pass that ends by its
+    /// bytes leaves the next one in the zones where it stood.
+    #[test]
+    fn strided_passes_end_at_the_files_end_or_go_on_in_their_zones() {
+        let kib = 1u64 << 10;
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "256k"),
+            ("zonemode", "strided"),
+            ("zonesize", "768k"),
+            ("zoneskip", "768k"),
+            ("loops", "2"),
+        ]);
+        let offs: Vec<(u32, u64)> = stream_of(&s, 8 << 20)
+            .map(|r| (r.pass, r.offset / kib))
+            .collect();
+        let pass: Vec<u64> = [
+            0, 256, 512, 1536, 1792, 2048, 3072, 3328, 3584, 4608, 4864, 5120, 6144, 6400, 6656,
+            7680, 7936,
+        ]
+        .into();
+        let want: Vec<(u32, u64)> = pass
+            .iter()
+            .map(|&o| (0, o))
+            .chain(pass.iter().map(|&o| (1, o)))
+            .collect();
+        assert_eq!(offs, want);
+        let on = spec(&[
+            ("rw", "read"),
+            ("bs", "64k"),
+            ("zonemode", "strided"),
+            ("zonesize", "128k"),
+            ("zoneskip", "896k"),
+            ("size", "256k"),
+            ("loops", "3"),
+        ]);
+        let offs: Vec<u64> = stream_of(&on, 4 << 20).map(|r| r.offset / kib).collect();
+        assert_eq!(
+            offs,
+            [0, 64, 1024, 1088, 2048, 2112, 3072, 3136, 0, 64, 1024, 1088]
+        );
     }
 
     /// The trim patterns: `trim` walks the region in order, `randtrim` touches each block

@@ -451,6 +451,10 @@ fn option_help(name: &str) -> &'static str {
         }
         "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
         "offset_increment" => "job i of numjobs starts at offset + i * this",
+        "zonemode" => "none (default); strided: zonesize bytes in each zone, then skip zoneskip past it (fio's; a drive's zone profile)",
+        "zonesize" => "with zonemode=strided: bytes moved in a zone before the next",
+        "zonerange" => "with zonemode=strided: a zone's length (default: zonesize)",
+        "zoneskip" => "with zonemode=strided: bytes skipped after each zone (past the file's end: back to the region's start)",
         "file_append" => "1: the job's region starts at its regular files' end (offset = their size as the run starts)",
         "offset_align" => "what an offset given in percent is rounded up to (0, the default: the smallest block size)",
         "runtime" | "timeout" => "stop after this long (10s, 500ms, 2m)",
@@ -1439,6 +1443,18 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.offset_increment != 0 {
         put("offset_increment", size_text(s.offset_increment));
+    }
+    if s.zones.strided {
+        put("zonemode", "strided".into());
+    }
+    for (k, v) in [
+        ("zonesize", s.zones.size),
+        ("zonerange", s.zones.range),
+        ("zoneskip", s.zones.skip),
+    ] {
+        if v > 0 {
+            put(k, size_text(v));
+        }
     }
     if s.offset_align > 0 {
         put("offset_align", size_text(s.offset_align));
