@@ -461,6 +461,15 @@ impl DeviceModel {
         (z.spt * SECTOR) as f64 * 1e9 / self.rev_ns
     }
 
+    /// What the media moves at a byte offset, bytes per second: a hard disk's media rate
+    /// there, a flash drive's read bound (the same everywhere).
+    pub fn rate_at(&self, offset: u64) -> f64 {
+        match &self.ssd {
+            Some(f) => f.read_bound(),
+            None => self.media_rate(offset.min(self.capacity.saturating_sub(SECTOR))),
+        }
+    }
+
     /// A hard disk's media rate at its outer zone; a flash drive's read bound
     /// ([`crate::ssd::SsdModel::read_bound`]).
     pub fn outer_rate(&self) -> f64 {

@@ -42,6 +42,10 @@ pub struct SimSteady {
     pub members: Vec<usize>,
 }
 
+/// How close to its bound at the region's end (`JobRt::media_floor`) a sequential job may
+/// move and still be extended from a steady window: below it the media there is no limit.
+const MEDIA_MARGIN: f64 = 0.9;
+
 /// How often a steady-state judge samples its jobs' rates (fio's: once a second).
 const STEADY_EVERY_NS: u64 = 1_000_000_000;
 
@@ -273,6 +277,12 @@ struct Join {
 /// One job instance's live state and counters.
 pub struct JobRt {
     pub stream: JobStream,
+    /// A sequential job's bound at its region's end, bytes/ns, when the drives' zones put it
+    /// below the bound at the region's start (`media_floor` in lib.rs): the run is not
+    /// extended from a steady window while the job moves faster than [`MEDIA_MARGIN`] of
+    /// it, since further in the media would hold it back. A full drive read at the outer
+    /// zone's rate was extended at that rate over the whole stroke.
+    pub media_floor: Option<f64>,
     /// The read-ahead its advice gives its buffered reads (fio's `fadvise_hint`).
     pub read_advice: raidlab_workload::ReadAdvice,
     /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
@@ -498,6 +508,7 @@ impl JobRt {
     pub fn new(stream: JobStream, luns: Vec<u32>, depth: u32) -> JobRt {
         JobRt {
             stream,
+            media_floor: None,
             read_advice: Default::default(),
             luns,
             depth,
@@ -1244,10 +1255,24 @@ impl<'w> Engine<'w> {
                         }
                         last - first <= 0.1 * last + span
                     };
+                    // Each sequential job well below its bound where its region ends (the
+                    // drives' inner zones, for one that runs inward): the rate lasts.
+                    let media_holds = || {
+                        jobs.iter()
+                            .zip(&snaps[0].1)
+                            .all(|(j, &b0)| match j.media_floor {
+                                Some(floor) if !j.finished() => {
+                                    j.bytes_all.saturating_sub(b0) as f64 / span
+                                        <= MEDIA_MARGIN * floor
+                                }
+                                _ => true,
+                            })
+                    };
                     if rates.len() == conv.window
                         && self.steady(&rates, conv.tolerance, total_cache, span, left_ns)
                         && !self.slc_fills(jobs, slc_hist[0], span, left_ns)
                         && all_moving()
+                        && media_holds()
                     {
                         reason = "converged";
                         let (t0, ref b0) = snaps[0];

@@ -574,6 +574,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 ))
             });
             j.set_special(s.trims());
+            j.media_floor = media_floor(engine.w, s, &j.stream, &p.luns);
             j.max_latency_ns = s.max_latency_ns;
             if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {
                 // (The search's clock: its first window starts with the group.)
@@ -1726,6 +1727,64 @@ fn limited_by(inner: &str, outer: &str) -> String {
 
 /// Read bounds per LUN (with what sets each) and for all visible LUNs at once (with the shared
 /// resource that divides it, if any), given what each array behind a controller can stream.
+/// A sequential job's bound where its region ends, bytes/ns, when the drives' zones make it
+/// lower than where the region starts (by more than a percent): the rate the job has
+/// settled at near the start does not stand for the rest of it once it comes near that
+/// bound (see [`engine::JobRt::media_floor`]). None for random jobs, whose offsets sample
+/// the whole region from the start.
+fn media_floor(
+    w: &World,
+    s: &raidlab_workload::JobSpec,
+    stream: &raidlab_workload::JobStream,
+    luns: &[usize],
+) -> Option<f64> {
+    if s.rw.is_random() || stream.replays() {
+        return None;
+    }
+    let writes = s.writes();
+    let (mut first, mut last) = (0.0, 0.0);
+    for (k, &l) in luns.iter().enumerate().take(stream.files()) {
+        let lun = &w.luns[l];
+        let cap = w.arrays[lun.array].geom.capacity().max(1) as f64;
+        let (start, len) = stream.region(k);
+        let at = |x: u64| lun_bounds_at(w, (lun.offset + x) as f64 / cap, writes)[l];
+        first += at(start);
+        last += at(start + len);
+    }
+    (last.is_finite() && last < 0.99 * first).then_some(last / 1e9)
+}
+
+/// Every LUN's bound, bytes/s, as `explain` takes it, with the drives of each controller
+/// array at `frac` of the span their array uses (their media rate there; a flash drive's is
+/// the same everywhere): all of them reading, or for `writes` the data drives' worth. A host
+/// array's member LUNs are taken at the same fraction (exact where they span their arrays).
+pub(crate) fn lun_bounds_at(w: &World, frac: f64, writes: bool) -> Vec<f64> {
+    let arrays: Vec<f64> = w
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(ai, a)| {
+            if a.ctrl.is_none() {
+                return f64::INFINITY;
+            }
+            let m = &w.models[w.disks[a.members[0]].model];
+            let used = a
+                .geom
+                .g
+                .as_ref()
+                .map_or(a.geom.member_bytes, |g| g.member_used_bytes());
+            let at = (frac.clamp(0.0, 1.0) * used as f64) as u64;
+            let drives = if writes {
+                a.geom.data_disks() as f64
+            } else {
+                (a.members.len() - a.geom.failed.len()) as f64
+            };
+            (m.rate_at(at) * drives).min(degraded_read_bound(w, ai))
+        })
+        .collect();
+    lun_bounds(w, &arrays).0.into_iter().map(|b| b.0).collect()
+}
+
 fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, String)) {
     // Per LUN: the smallest bound on its path, and its array's.
     let mut luns = Vec::with_capacity(w.luns.len());

@@ -694,3 +694,24 @@ fn strided_zones_read_each_zone_at_its_rate() {
         "simulated whole either way"
     );
 }
+
+/// A sequential read of a whole drive moves at its zones' rates, outer to inner: the
+/// simulator does not extend the rate it settled at in the outer zone over the whole stroke
+/// (it did: 67.7 MB/s, the outer zone's, for a drive of 37.5–67.7 MB/s). A read of a small
+/// region near the start, where the rate lasts, still stops once it has settled.
+#[test]
+fn a_whole_drive_read_is_not_extended_at_the_outer_zones_rate() {
+    let target = system("bokhari2006/direct-1disk.toml");
+    let whole = [("rw", "read"), ("bs", "1m"), ("direct", "1")];
+    let r = sim_run(&target, &whole);
+    let j = &r.jobs[0];
+    assert_eq!(j.sim.as_ref().unwrap().stop_reason, "size");
+    let mb_s = r.aggregate().summary().mb_s;
+    // (The drive's media: 67.7 MB/s at the outer zone, 37.5 at the inner.)
+    assert!(mb_s > 40.0 && mb_s < 60.0, "whole drive at {mb_s} MB/s");
+    let mut near = whole.to_vec();
+    near.push(("size", "8g"));
+    let n = sim_run(&target, &near);
+    assert_eq!(n.jobs[0].sim.as_ref().unwrap().stop_reason, "converged");
+    assert!(n.aggregate().summary().mb_s > 64.0);
+}
