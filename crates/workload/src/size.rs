@@ -139,6 +139,20 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
+/// A fio switch (its options that may be given without a value: `time_based`,
+/// `norandommap`, `stonewall`, `group_reporting`, …): as [`parse_bool`], or any whole number
+/// as fio reads one there, 0 off and any other on (`time_based=10` is on). fio's other
+/// booleans (`direct`, `end_fsync`, …) take 0 and 1 only; [`parse_bool`] reads those.
+pub fn parse_switch(text: &str) -> Result<bool, String> {
+    let t = text.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(t.bytes().any(|b| b != b'0'));
+    }
+    parse_bool(t).map_err(|_| {
+        format!("'{t}' is not a switch (valid: 1 or any other whole number for on, 0 for off, true, false, yes, no)")
+    })
+}
+
 /// Format bytes with a binary unit, e.g. `4 KiB`, `1.5 MiB` (for labels, not parsing).
 pub fn format_bytes_binary(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];

@@ -8,7 +8,7 @@ use crate::files::FileService;
 use crate::iolog::{ReplayOptions, ReplaySkip};
 use crate::latency::LatencyTarget;
 use crate::pace::{Pace, RateProcess, SyncIo, ThinkBlocks};
-use crate::size::{parse_bool, parse_duration_ns, parse_size_kb, parse_u32};
+use crate::size::{parse_bool, parse_duration_ns, parse_size_kb, parse_switch, parse_u32};
 use crate::steady::SteadyCriterion;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -2754,7 +2754,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.io_size = Some(s)
         }
-        "norandommap" => spec.norandommap = parse_bool(value).map_err(err)?,
+        "norandommap" => spec.norandommap = parse_switch(value).map_err(err)?,
         "random_generator" => {
             spec.lfsr = match value {
                 "lfsr" => true,
@@ -2805,7 +2805,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             let ns = parse_duration_ns(value).map_err(err)?;
             spec.runtime_ns = if ns == 0 { None } else { Some(ns) };
         }
-        "time_based" => spec.time_based = parse_bool(value).map_err(err)?,
+        "time_based" => spec.time_based = parse_switch(value).map_err(err)?,
         "ramp_time" => spec.ramp_time_ns = parse_duration_ns(value).map_err(err)?,
         "loops" => spec.loops = parse_u32(value, 1, 1_000_000).map_err(err)?,
         "direct" => spec.direct = parse_bool(value).map_err(err)?,
@@ -2835,8 +2835,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.disable_bw = parse_bool(value).map_err(err)?
         }
         "scramble_buffers" => spec.buffers.scramble = parse_bool(value).map_err(err)?,
-        "refill_buffers" => spec.buffers.refill = parse_bool(value).map_err(err)?,
-        "zero_buffers" => spec.buffers.zero = parse_bool(value).map_err(err)?,
+        "refill_buffers" => spec.buffers.refill = parse_switch(value).map_err(err)?,
+        "zero_buffers" => spec.buffers.zero = parse_switch(value).map_err(err)?,
         "buffer_pattern" => {
             spec.buffers.pattern = crate::content::parse_pattern(value).map_err(err)?
         }
@@ -2921,9 +2921,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.bs = BlockSizes { read, write, trim };
         }
         "bs_unaligned" | "blocksize_unaligned" => {
-            spec.bs_unaligned = parse_bool(value).map_err(err)?
+            spec.bs_unaligned = parse_switch(value).map_err(err)?
         }
-        "new_group" => spec.new_group = parse_bool(value).map_err(err)?,
+        "new_group" => spec.new_group = parse_switch(value).map_err(err)?,
         "filename" => {
             let names = split_filenames(value);
             if names.is_empty() {
@@ -2956,7 +2956,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
         }
         "do_verify" => spec.do_verify = parse_bool(value).map_err(err)?,
-        "verify_only" => spec.verify_only = parse_bool(value).map_err(err)?,
+        "verify_only" => spec.verify_only = parse_switch(value).map_err(err)?,
         "verify_backlog" | "verify_backlog_batch" => {
             let n = value.parse::<u64>().map_err(|_| {
                 err(format!(
@@ -2990,7 +2990,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
             spec.on_error.ignore_error = lists;
         }
-        "group_reporting" => spec.group_reporting = parse_bool(value).map_err(err)?,
+        "group_reporting" => spec.group_reporting = parse_switch(value).map_err(err)?,
         "disk_util" => spec.disk_util = parse_bool(value).map_err(err)?,
         "stats" => spec.stats = parse_bool(value).map_err(err)?,
         "kb_base" => {
@@ -3005,9 +3005,9 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             }
         }
         // (`wait_for_previous` is fio's other name for it.)
-        "stonewall" | "wait_for_previous" => spec.stonewall = parse_bool(value).map_err(err)?,
-        "exitall" => spec.exitall = parse_bool(value).map_err(err)?,
-        "exitall_on_error" => spec.exitall_on_error = parse_bool(value).map_err(err)?,
+        "stonewall" | "wait_for_previous" => spec.stonewall = parse_switch(value).map_err(err)?,
+        "exitall" => spec.exitall = parse_switch(value).map_err(err)?,
+        "exitall_on_error" => spec.exitall_on_error = parse_switch(value).map_err(err)?,
         "exit_what" => {
             spec.exit_what = match value {
                 "group" => ExitWhat::Group,
@@ -3023,7 +3023,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         // raidlab's jobs are always threads; fio's `thread` (or `threads`) asks for exactly
         // that.
         "thread" | "threads" => {
-            parse_bool(value).map_err(err)?;
+            parse_switch(value).map_err(err)?;
         }
         // raidlab submits and completes each job's I/O in the job's own thread: fio's
         // default, `inline`.
@@ -4931,5 +4931,34 @@ mod tests {
             .unwrap_err()
             .message;
         assert!(e.contains("valid: none, strided"), "{e}");
+    }
+
+    /// fio's switches take any whole number, 0 off and others on (`time_based=10`, as in
+    /// fio's own examples); its other booleans take 0 and 1 only.
+    #[test]
+    fn switches_take_any_whole_number_as_fios_do() {
+        let mut s = JobSpec::default();
+        for (k, on) in [
+            ("time_based", "10"),
+            ("norandommap", "5"),
+            ("stonewall", "4"),
+            ("group_reporting", "3"),
+            ("verify_only", "2"),
+        ] {
+            apply_option(&mut s, k, Some(on)).unwrap();
+            apply_option(&mut s, k, Some("0")).unwrap();
+        }
+        apply_option(&mut s, "time_based", Some("30")).unwrap();
+        assert!(s.time_based);
+        apply_option(&mut s, "time_based", Some("00")).unwrap();
+        assert!(!s.time_based);
+        let e = apply_option(&mut s, "time_based", Some("sometimes"))
+            .unwrap_err()
+            .message;
+        assert!(e.contains("not a switch") && e.contains("0 for off"), "{e}");
+        let e = apply_option(&mut s, "direct", Some("2"))
+            .unwrap_err()
+            .message;
+        assert!(e.contains("not a boolean"), "{e}");
     }
 }
