@@ -27,6 +27,8 @@ pub struct Layout {
     pub content: BufferContent,
     pub seed: u64,
     pub block: u64,
+    /// Flush what was laid out to the device before the jobs start (fio's `create_fsync`).
+    pub fsync: bool,
 }
 
 impl Layout {
@@ -39,6 +41,7 @@ impl Layout {
             },
             seed: 0,
             block: 1 << 20,
+            fsync: true,
         }
     }
 
@@ -54,6 +57,7 @@ impl Layout {
             content: spec.buffers.clone(),
             seed: spec.randseed ^ name ^ 0x6c61_796f_7574_0001,
             block: spec.bs.max().max(1),
+            fsync: spec.create_fsync,
         }
     }
 }
@@ -459,7 +463,10 @@ fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool, layout: &Layout) -> 
         f.write_all_at(&chunk[..n], pos)?;
         pos += n as u64;
     }
-    f.sync_all()
+    if layout.fsync {
+        f.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Open a path for one job instance; `sync` asks for synchronous writes (fio's `sync`:

@@ -2022,3 +2022,34 @@ fn a_job_without_a_target_uses_the_working_folder_as_fios_does() {
         assert_eq!(moved, 64 << 10, "{j}");
     }
 }
+
+/// fio's file-creation options run: `create_fsync=0` lays a file out without flushing it
+/// (and the JSON's job options say so), `create_serialize` is taken, as fio's example job
+/// files give them; a value neither 0 nor 1 is refused in one line.
+#[test]
+fn create_options_are_taken_as_fios() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = format!("--filename={}", dir.path().join("c").display());
+    let run = |more: &[&str]| {
+        let mut a = vec![
+            "--name=c",
+            f.as_str(),
+            "--rw=read",
+            "--size=1m",
+            "--ioengine=psync",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(more);
+        raidlab(&a)
+    };
+    let o = run(&["--create_fsync=0", "--create_serialize=0"]);
+    let v = json(&assert_ok(&o, "create_fsync=0"));
+    assert_eq!(v["jobs"][0]["job options"]["create_fsync"], "0");
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 1 << 20);
+    assert_eq!(
+        std::fs::metadata(dir.path().join("c")).unwrap().len(),
+        1 << 20
+    );
+    let err = assert_usage_error(&run(&["--create_fsync=2"]), "create_fsync=2");
+    assert!(err.contains("not a boolean"), "{err}");
+}

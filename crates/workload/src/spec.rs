@@ -768,6 +768,10 @@ pub struct JobSpec {
     /// is refused rather than created (a misspelt name does not become a new file).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub allow_file_create: bool,
+    /// fio's `create_fsync` (default on): a file laid out is flushed to its device before
+    /// the jobs start; off, its data may still be in the page cache as they do.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub create_fsync: bool,
     /// fio's `openfiles`: most files a job has open at once. raidlab keeps every file of a
     /// job open while it runs, so a job over more files than this is refused; 0 (unset):
     /// no limit.
@@ -1465,6 +1469,7 @@ impl Default for JobSpec {
             fill_device: false,
             opendir: None,
             allow_file_create: true,
+            create_fsync: true,
             fadvise_hint: FadviseHint::Pattern,
             overwrite: None,
             lockmem: 0,
@@ -1641,6 +1646,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "fill_fs",
     "opendir",
     "allow_file_create",
+    "create_fsync",
+    "create_serialize",
     "fadvise_hint",
     "overwrite",
     "lockmem",
@@ -2232,8 +2239,6 @@ const FIO_ONLY: &[&str] = &[
     "cgroup",
     "cgroup_nodelete",
     "cgroup_weight",
-    "create_fsync",
-    "create_serialize",
     "dedupe_global",
     "dedupe_mode",
     "error_dump",
@@ -2550,6 +2555,12 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "opendir" => spec.opendir = Some(value.to_string()),
         "allow_file_create" => spec.allow_file_create = parse_bool(value).map_err(err)?,
+        "create_fsync" => spec.create_fsync = parse_bool(value).map_err(err)?,
+        // fio lays jobs' files out one after another unless told not to; raidlab always
+        // does (only the layout's time, before any job is timed, differs).
+        "create_serialize" => {
+            parse_bool(value).map_err(err)?;
+        }
         "fallocate" => {
             spec.fallocate = Some(match value {
                 "none" | "0" => Fallocate::None,

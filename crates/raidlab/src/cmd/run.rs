@@ -541,6 +541,8 @@ fn option_help(name: &str) -> &'static str {
         "allow_mounted_write" => "write a block device the kernel holds (a mounted filesystem, swap, md), which is refused without it, --force or not",
         "ioscheduler" => "run the target's block device with this kernel I/O scheduler (none, mq-deadline, kyber, bfq: what its queue/scheduler offers), switched back after the run",
         "allow_file_create" => "1 (default): a missing file is created; 0: refused, so a misspelt name is not made a new file",
+        "create_fsync" => "1 (default): a file laid out is flushed to its device before the jobs start; 0: not (its data may still be cached)",
+        "create_serialize" => "taken as fio's; raidlab lays jobs' files out one after another either way (before anything is timed)",
         "fill_fs" => "the same as fill_device",
         "opendir" => "a folder: every regular file below it (recursively, in name order) is one of the job's files",
         "fill_device" => "1: write until the filesystem is full, which ends the job as its size would (without size: a file's region is the filesystem's free space); also fill_fs",
@@ -1517,6 +1519,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(d) = &s.opendir {
         put("opendir", d.clone());
+    }
+    if !s.create_fsync {
+        put("create_fsync", "0".into());
     }
     if !s.allow_file_create {
         put("allow_file_create", "0".into());
