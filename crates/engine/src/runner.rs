@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 enum Resolved {
     Path(PathBuf),
@@ -131,6 +131,7 @@ pub fn run_with_clock(
     }
 
     raidlab_workload::check_reported(specs).map_err(|e| EngineError::usage(e.message))?;
+    let waits = raidlab_workload::waitees(specs).map_err(|e| EngineError::usage(e.message))?;
     let appended = appended(specs)?;
     let specs: &[JobSpec] = appended.as_deref().unwrap_or(specs);
 
@@ -633,7 +634,7 @@ pub fn run_with_clock(
                 }
             }
         }
-        results.extend(run_group(this, opts, &clock, specs, &exit_all));
+        results.extend(run_group(this, opts, &clock, specs, &exit_all, &waits));
     }
 
     let disk_util = disks.finish(clock.now_ns());
@@ -1123,6 +1124,7 @@ fn run_group(
     clock: &Arc<dyn Clock>,
     specs: &[JobSpec],
     exit_all: &AtomicBool,
+    waits: &[Option<usize>],
 ) -> Vec<(usize, JobResult)> {
     // fio's `exitall`: the flags a job's end sets to stop others, one per reporting group
     // and one for the whole stonewall group (`raidlab_workload::exit_scope` says which).
@@ -1146,6 +1148,14 @@ fn run_group(
         .map(|p| Arc::clone(&p.setup.progress))
         .collect();
     let finished = Arc::new(AtomicBool::new(false));
+    // fio's `wait_for`: how many instances of each job of this group are still to end; a
+    // job waiting for one starts once its count is 0 (a job of an earlier group has ended).
+    let mut left = vec![0usize; specs.len()];
+    for p in &plans {
+        left[p.spec_index] += 1;
+    }
+    let running = (Mutex::new(left), Condvar::new());
+    let running = &running;
     std::thread::scope(|sc| {
         let line = if opts.progress {
             // One counter for the line: the sum of the jobs', folded by a small relay.
@@ -1185,8 +1195,26 @@ fn run_group(
                     .name(format!("raidlab-job{si}"))
                     .spawn_scoped(sc, move || {
                         let spec = &specs[si];
-                        // fio's create_only: the layout (done) is all the job does.
-                        let r = if spec.create_only {
+                        let halted = || {
+                            group.load(Ordering::Relaxed)
+                                || stonewall.load(Ordering::Relaxed)
+                                || opts.stop.load(Ordering::Relaxed)
+                        };
+                        let waited = waits[si].is_none_or(|w| {
+                            let (count, ended) = running;
+                            let mut c = count.lock().unwrap_or_else(|e| e.into_inner());
+                            while c[w] > 0 && !halted() {
+                                // (Woken by each end; the timeout looks at the halt flags.)
+                                c = ended
+                                    .wait_timeout(c, std::time::Duration::from_millis(50))
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .0;
+                            }
+                            c[w] == 0
+                        });
+                        // fio's create_only: the layout (done) is all the job does; a job
+                        // stopped while it waited for another does nothing either.
+                        let r = if spec.create_only || !waited {
                             not_run(&p.setup)
                         } else {
                             match exec_hook(spec, "prerun", spec.exec_prerun.as_deref()) {
@@ -1205,6 +1233,11 @@ fn run_group(
                                 }
                             }
                         };
+                        {
+                            let (count, ended) = running;
+                            count.lock().unwrap_or_else(|e| e.into_inner())[si] -= 1;
+                            ended.notify_all();
+                        }
                         // The job's end stops the others its `exitall` names.
                         match raidlab_workload::exit_scope(specs, si, r.error.is_some()) {
                             Some(ExitWhat::Group) => group.store(true, Ordering::Relaxed),

@@ -283,6 +283,12 @@ pub struct JobRt {
     /// it, since further in the media would hold it back. A full drive read at the outer
     /// zone's rate was extended at that rate over the whole stroke.
     pub media_floor: Option<f64>,
+    /// Its job's index among the run's jobs (`JobSpec`s), and that of the job it waits for
+    /// (fio's `wait_for`): it starts once every instance of that job in its group has ended.
+    pub spec: u32,
+    pub waits_on: Option<u32>,
+    /// Waiting for that job to end: not started yet.
+    pub waiting: bool,
     /// The read-ahead its advice gives its buffered reads (fio's `fadvise_hint`).
     pub read_advice: raidlab_workload::ReadAdvice,
     /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
@@ -509,6 +515,9 @@ impl JobRt {
         JobRt {
             stream,
             media_floor: None,
+            spec: 0,
+            waits_on: None,
+            waiting: false,
             read_advice: Default::default(),
             luns,
             depth,
@@ -947,20 +956,14 @@ impl<'w> Engine<'w> {
                 self.pump_writeback();
             }
         }
-        for (i, j) in jobs.iter_mut().enumerate() {
-            j.start = start;
-            j.ramp_end += start;
-            j.deadline = j.deadline.map(|d| start + d);
-            // The job's program starts and opens its target before the first request
-            // (after its `startdelay`).
-            j.first = start + self.w.host_job_start_ns + j.start_delay;
-            if let Some(p) = j.pacer.as_mut() {
-                p.begin(j.first);
+        for i in 0..jobs.len() {
+            // (fio's wait_for: a job whose waitee runs in this group starts once it ends.)
+            let w = jobs[i].waits_on;
+            if w.is_some_and(|w| jobs.iter().any(|k| k.spec == w)) {
+                jobs[i].waiting = true;
+                continue;
             }
-            if let Some(sr) = j.search.as_mut() {
-                sr.begin(j.first, j.ios_all);
-            }
-            self.at(j.first, Ev::Issue(i as u32));
+            self.start_job(&mut jobs[i], i, start);
         }
         // Rebuilds under way go on (or start) with the group. The array changes under the
         // jobs as a rebuild passes: such a run is simulated to its end, not extended from a
@@ -972,12 +975,14 @@ impl<'w> Engine<'w> {
         // (Nor one judged for steady state: its judge, not the extension, ends it.)
         // (Nor one that replays a trace, or logs its requests: each request is simulated.)
         // (Nor one that walks strided zones: the rate changes from zone to zone.)
+        // (Nor one with a job waiting for another's end: it starts then.)
         // (Nor one searching for a latency target's depth: the search ends it.)
         // (Nor one with a job that reads back what it wrote once its writes are done: the
         // read-back follows the last write.)
         let exact = jobs.iter().any(|j| {
             j.stream.replays()
                 || j.stream.zoned()
+                || j.waiting
                 || j.iolog.is_some()
                 || j.search.is_some()
                 || j.readback.as_ref().is_some_and(|r| r.at_end)
@@ -2470,11 +2475,42 @@ impl<'w> Engine<'w> {
         false
     }
 
-    /// Job `k` has just ended: under fio's `exitall` (or `exitall_on_error`, when it ended
-    /// with an error) the jobs its `exit_what` names stop as at their runtime's end: they
-    /// issue nothing more and end once their requests in flight are done (at once, with
-    /// none).
+    /// Job `i` starts at `start`: its times, until now relative to its group's start, are
+    /// taken from there, and its first request is due once its program has started and
+    /// opened its target (after its `startdelay`).
+    fn start_job(&mut self, j: &mut JobRt, i: usize, start: u64) {
+        j.waiting = false;
+        j.start = start;
+        j.ramp_end += start;
+        j.deadline = j.deadline.map(|d| start + d);
+        j.first = start + self.w.host_job_start_ns + j.start_delay;
+        if let Some(p) = j.pacer.as_mut() {
+            p.begin(j.first);
+        }
+        if let Some(sr) = j.search.as_mut() {
+            sr.begin(j.first, j.ios_all);
+        }
+        self.at(j.first, Ev::Issue(i as u32));
+    }
+
+    /// Job `k` has just ended: the jobs waiting for its job (fio's `wait_for`) start once
+    /// every instance of it has ended; and under fio's `exitall` (or `exitall_on_error`,
+    /// when it ended with an error) the jobs its `exit_what` names stop as at their
+    /// runtime's end: they issue nothing more and end once their requests in flight are
+    /// done (at once, with none).
     fn exit_others(&mut self, jobs: &mut [JobRt], k: usize) {
+        let spec = jobs[k].spec;
+        if jobs.iter().any(|j| j.waiting && j.waits_on == Some(spec))
+            && jobs.iter().all(|j| j.spec != spec || j.finished())
+        {
+            let now = self.now;
+            for (i, j) in jobs.iter_mut().enumerate() {
+                // (One an exitall stopped while it waited does not start.)
+                if j.waiting && j.waits_on == Some(spec) && !j.stopped {
+                    self.start_job(j, i, now);
+                }
+            }
+        }
         let Some(what) = jobs[k].exits[usize::from(jobs[k].error.is_some())] else {
             return;
         };

@@ -330,6 +330,7 @@ struct Work {
 
 fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), SimError> {
     raidlab_workload::check_reported(specs).map_err(|e| SimError::usage(e.message))?;
+    let waits = raidlab_workload::waitees(specs).map_err(|e| SimError::usage(e.message))?;
     let mut system: Option<PathBuf> = None;
     for s in specs {
         s.validate().map_err(|e| SimError::usage(e.message))?;
@@ -574,6 +575,8 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                 ))
             });
             j.set_special(s.trims());
+            j.spec = p.spec as u32;
+            j.waits_on = waits[p.spec].map(|w| w as u32);
             j.media_floor = media_floor(engine.w, s, &j.stream, &p.luns);
             j.max_latency_ns = s.max_latency_ns;
             if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {

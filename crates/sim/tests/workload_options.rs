@@ -715,3 +715,50 @@ fn a_whole_drive_read_is_not_extended_at_the_outer_zones_rate() {
     assert_eq!(n.jobs[0].sim.as_ref().unwrap().stop_reason, "converged");
     assert!(n.aggregate().summary().mb_s > 64.0);
 }
+
+/// fio's wait_for in virtual time: the reader waiting for another job starts when that job
+/// ends, and so runs alone, about as fast as a reader alone; a job that waits for nothing
+/// runs beside the first from the start. The run is simulated to its end.
+#[test]
+fn a_simulated_job_waiting_for_another_starts_at_its_end() {
+    let target = system("xdd2008/raid0.toml");
+    let job = |name: &str, opts: &[(&str, &str)]| {
+        let mut o = vec![("bs", "64k"), ("direct", "1"), ("size", "256m")];
+        o.extend_from_slice(opts);
+        let mut s = spec(&target, &o);
+        s.name = name.into();
+        s
+    };
+    let alone = run_to_the_end(&[job("b", &[("rw", "randread"), ("offset", "2g")])]).jobs[0]
+        .read
+        .runtime_ns;
+    let run = raidlab_sim::run(&[
+        job("a", &[("rw", "read"), ("rate", "64m")]),
+        // (Apart from a's region, which a's read-ahead left in the controller's cache.)
+        job(
+            "b",
+            &[("rw", "randread"), ("offset", "2g"), ("wait_for", "a")],
+        ),
+        job(
+            "c",
+            &[("rw", "randread"), ("offset", "1g"), ("size", "16m")],
+        ),
+    ])
+    .unwrap();
+    let (a, b, c) = (&run.jobs[0].read, &run.jobs[1].read, &run.jobs[2].read);
+    assert_eq!(b.io_bytes, 256 << 20);
+    assert!(
+        (b.runtime_ns as f64 - alone as f64).abs() < 0.05 * alone as f64,
+        "b {} ns after a, {alone} ns alone",
+        b.runtime_ns
+    );
+    // a takes 4 s at 64 MiB/s; c ran beside it and ended first; b began once a had ended.
+    assert!(a.runtime_ns > 3_900_000_000, "a {} ns", a.runtime_ns);
+    assert!(c.runtime_ns < a.runtime_ns, "c {} ns", c.runtime_ns);
+    let sim = run.jobs[1].sim.as_ref().unwrap();
+    assert!(
+        sim.virtual_time_ns >= a.runtime_ns + b.runtime_ns,
+        "the group's {} ns",
+        sim.virtual_time_ns
+    );
+}

@@ -36,7 +36,7 @@ pub use latency::{DepthSearch, DepthStep, LatencyTarget};
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, check_reported, exit_scope, for_rank, job_groups,
-    parse_percentile_list, split_filenames, BlockSizes, BsDist, Distribution, ErrorKinds,
+    parse_percentile_list, split_filenames, waitees, BlockSizes, BsDist, Distribution, ErrorKinds,
     ErrorPolicy, ExitWhat, FadviseHint, Fallocate, IoEngine, JobSpec, LogOptions,
     PercentileOptions, Priority, ReadAdvice, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
 };

@@ -1097,6 +1097,10 @@ pub struct JobSpec {
     pub kb_base: u32,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
+    /// fio's `wait_for`: this job starts once every instance of the job of this name (one
+    /// defined before it, and the only one so named) has ended; see [`waitees`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
     /// Start a new reporting group (fio's `new_group`): the job runs beside the jobs before
     /// it, as their stonewall group, but reports (`groupid`, "Run status group", and what
     /// `group_reporting` folds) apart from them.
@@ -1308,6 +1312,45 @@ pub fn exit_scope(specs: &[JobSpec], spec_index: usize, errored: bool) -> Option
     let s = &specs[spec_index];
     let exitall = specs.iter().any(|s| s.exitall);
     (exitall || (errored && s.exitall_on_error)).then_some(s.exit_what)
+}
+
+/// Which job each job waits for (fio's `wait_for`), by index in `specs`: the one job of
+/// that name defined before it. A name no job before it has, or more than one job has, is
+/// refused in one line, as fio refuses a waitee it cannot tell (a forward reference, or a
+/// name it does not know, is an error there too).
+pub fn waitees(specs: &[JobSpec]) -> Result<Vec<Option<usize>>, SpecError> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let Some(name) = &s.wait_for else {
+                return Ok(None);
+            };
+            let named: Vec<usize> = (0..specs.len()).filter(|&k| &specs[k].name == name).collect();
+            let before: Vec<&str> = specs[..i].iter().map(|s| s.name.as_str()).collect();
+            match named[..] {
+                [k] if k < i => Ok(Some(k)),
+                [] | [_] => Err(SpecError {
+                    message: format!(
+                        "job '{}': wait_for={name} names no job defined before it (valid: {})",
+                        s.name,
+                        if before.is_empty() {
+                            "a job defined earlier in the file".to_string()
+                        } else {
+                            before.join(", ")
+                        }
+                    ),
+                }),
+                _ => Err(SpecError {
+                    message: format!(
+                        "job '{}': wait_for={name}, and {} jobs are named '{name}' (valid: a name only the job waited for has)",
+                        s.name,
+                        named.len()
+                    ),
+                }),
+            }
+        })
+        .collect()
 }
 
 /// fio's most percentiles in a `percentile_list`.
@@ -1535,6 +1578,7 @@ impl Default for JobSpec {
             stats: true,
             kb_base: 1024,
             stonewall: false,
+            wait_for: None,
             new_group: false,
             exitall: false,
             exitall_on_error: false,
@@ -1707,6 +1751,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "stats",
     "kb_base",
     "stonewall",
+    "wait_for",
     "wait_for_previous",
     "new_group",
     "exitall",
@@ -2281,7 +2326,6 @@ const FIO_ONLY: &[&str] = &[
     "verify_offset",
     "verify_state_load",
     "verify_state_save",
-    "wait_for",
     "write_barrier",
     "write_hint",
     "zone_reset_frequency",
@@ -3017,6 +3061,10 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         // (`wait_for_previous` is fio's other name for it.)
         "stonewall" | "wait_for_previous" => spec.stonewall = parse_switch(value).map_err(err)?,
+        "wait_for" => {
+            let name = value.trim();
+            spec.wait_for = (!name.is_empty()).then(|| name.to_string());
+        }
         "exitall" => spec.exitall = parse_switch(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_switch(value).map_err(err)?,
         "exit_what" => {
@@ -4971,5 +5019,41 @@ mod tests {
             .unwrap_err()
             .message;
         assert!(e.contains("not a boolean"), "{e}");
+    }
+
+    /// fio's wait_for names one job defined before the waiter; a later job, an unknown name
+    /// or a name two jobs share is refused in one line.
+    #[test]
+    fn wait_for_names_one_job_before_it() {
+        let jobs = |list: &[(&str, Option<&str>)]| -> Vec<JobSpec> {
+            list.iter()
+                .map(|(n, w)| {
+                    let mut s = JobSpec {
+                        name: n.to_string(),
+                        ..Default::default()
+                    };
+                    if let Some(w) = w {
+                        apply_option(&mut s, "wait_for", Some(w)).unwrap();
+                    }
+                    s
+                })
+                .collect()
+        };
+        let ok = jobs(&[("a", None), ("b", Some("a")), ("c", None), ("d", Some("b"))]);
+        assert_eq!(waitees(&ok).unwrap(), vec![None, Some(0), None, Some(1)]);
+        let err = |list: &[(&str, Option<&str>)], has: &str| {
+            let e = waitees(&jobs(list)).unwrap_err().message;
+            assert!(e.contains(has) && !e.contains('\n'), "{e}");
+        };
+        err(
+            &[("b", Some("a")), ("a", None)],
+            "wait_for=a names no job defined before it",
+        );
+        err(&[("a", None), ("b", Some("zz"))], "(valid: a)");
+        err(&[("a", Some("a"))], "names no job defined before it");
+        err(
+            &[("a", None), ("a", None), ("b", Some("a"))],
+            "2 jobs are named 'a'",
+        );
     }
 }

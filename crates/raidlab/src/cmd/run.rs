@@ -337,6 +337,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     for j in &inv.jobs {
         j.validate().map_err(|e| CliError::usage(e.message))?;
     }
+    raidlab_workload::waitees(&inv.jobs).map_err(|e| CliError::usage(e.message))?;
     if inv.readonly && !inv.help {
         if inv.jobs.is_empty() && !inv.parse_only {
             return Err(CliError::usage(
@@ -569,6 +570,7 @@ fn option_help(name: &str) -> &'static str {
         "stats" => "1 (default): report the job; 0: run it and leave it out of the results (a preconditioning job)",
         "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
         "stonewall" | "wait_for_previous" => "wait for the jobs before this one to finish",
+        "wait_for" => "start once every instance of the job of this name (defined before this one) has ended; the reporting group stays",
         "thread" | "threads" => "accepted for fio compatibility (jobs are always threads)",
         "io_submit_mode" => "inline (fio's default: each job submits and completes its own I/O, as raidlab always does); offload is refused",
         "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
@@ -1618,6 +1620,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         raidlab_workload::FadviseHint::Off => put("fadvise_hint", "0".into()),
         raidlab_workload::FadviseHint::Sequential => put("fadvise_hint", "sequential".into()),
         raidlab_workload::FadviseHint::Random => put("fadvise_hint", "random".into()),
+    }
+    if let Some(w) = &s.wait_for {
+        put("wait_for", w.clone());
     }
     if s.stonewall {
         put("stonewall", String::new());
