@@ -1946,6 +1946,24 @@ fn readonly_parse_only_and_section_guard_a_job_file() {
     std::fs::remove_file(&missing).unwrap();
     let err = assert_usage_error(&raidlab(&["--section=d", "--job", &jf]), "no section d");
     assert!(err.contains("valid: a, b, c"), "{err}");
+    // As fio, the sections not picked are skipped whole: their ${VAR}s need not be set
+    // (fio's example job files leave the variables of the sections not run unset).
+    let vars = dir.path().join("vars.fio");
+    std::fs::write(
+        &vars,
+        "[global]\nsize=64k\n[x]\nrw=${RAIDLAB_NEVER_SET}\n[y]\nrw=read\n",
+    )
+    .unwrap();
+    let v = vars.display().to_string();
+    assert_ok(
+        &raidlab(&["--parse-only", "--section=y", &v]),
+        "--section=y",
+    );
+    let err = assert_usage_error(&raidlab(&["--parse-only", &v]), "every section");
+    assert!(
+        err.contains("vars.fio:4: ${RAIDLAB_NEVER_SET} is not set"),
+        "{err}"
+    );
     let err = assert_usage_error(&raidlab(&["--readonly", "--job", &jf]), "c writes");
     assert!(err.contains("job 'c'"), "{err}");
 }

@@ -13,7 +13,14 @@ use crate::spec::{apply_option, JobSpec, SpecError};
 /// Parse a job file from disk, expanding `${VAR}` from the environment as fio does. Errors
 /// read `FILE:LINE: what (valid: …)`.
 pub fn parse_job_file(path: &std::path::Path) -> Result<Vec<JobSpec>, SpecError> {
-    read_job_file(path, JobSpec::default(), |v| std::env::var(v).ok(), None).map(|(jobs, _)| jobs)
+    read_job_file(
+        path,
+        JobSpec::default(),
+        |v| std::env::var(v).ok(),
+        None,
+        &[],
+    )
+    .map(|(jobs, _)| jobs)
 }
 
 /// How deep `include` lines may nest (a file that includes itself stops here).
@@ -24,18 +31,25 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 /// taken from the including file's folder), whose sections and options continue where the
 /// line stood. `base` holds defaults (options given before `--job`); `keywords`, the
 /// machine's figures for fio's `$pagesize`, `$mb_memory` and `$ncpus` (None: a value
-/// holding one is read as it stands). Returns the jobs and [`fio_notes`]'s notes for every
-/// file read. Errors name the file and line they are in.
+/// holding one is read as it stands); `sections`, fio's `--section` names (none: every
+/// section): the other job sections are skipped whole, as fio skips them ([`skip_sections`]).
+/// Returns the jobs and [`fio_notes`]'s notes for every file read. Errors name the file and
+/// line they are in.
 pub fn read_job_file(
     path: &std::path::Path,
     base: JobSpec,
     env: impl Fn(&str) -> Option<String>,
     keywords: Option<Keywords>,
+    sections: &[String],
 ) -> Result<(Vec<JobSpec>, Vec<String>), SpecError> {
     let mut p = Parser::new(base);
     p.keywords = keywords;
     let mut notes = Vec::new();
-    feed_file(&mut p, path, None, &env, &mut notes, 0)?;
+    feed_file(&mut p, path, None, &env, &mut notes, 0, sections)?;
+    // (With --section, a file may hold none of the sections named: another file may.)
+    if !sections.is_empty() && p.jobs.is_empty() && p.current.is_none() {
+        return Ok((Vec::new(), notes));
+    }
     Ok((p.finish(&path.display().to_string())?, notes))
 }
 
@@ -47,6 +61,7 @@ fn feed_file(
     env: &dyn Fn(&str) -> Option<String>,
     notes: &mut Vec<String>,
     depth: usize,
+    sections: &[String],
 ) -> Result<(), SpecError> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| SpecError {
@@ -57,7 +72,7 @@ fn feed_file(
             ),
         },
     })?;
-    let text = expand_vars(&text, &origin, env)?;
+    let text = expand_vars(&skip_sections(&text, sections), &origin, env)?;
     notes.extend(fio_notes(&text, &origin));
     let dir = path
         .parent()
@@ -73,8 +88,48 @@ fn feed_file(
         }
         let inc = std::path::Path::new(name);
         let inc = if inc.is_absolute() { inc.to_path_buf() } else { dir.join(inc) };
-        feed_file(p, &inc, Some(at), env, notes, depth + 1)
+        feed_file(p, &inc, Some(at), env, notes, depth + 1, sections)
     })
+}
+
+/// The job sections a job file names (not `[global]`, nor those of files it includes), in
+/// order: what `--section` may pick from it. Empty if it cannot be read.
+pub fn section_names(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let t = strip_comment(l.trim());
+            t.strip_prefix('[').and_then(|l| l.strip_suffix(']'))
+        })
+        .map(str::trim)
+        .filter(|n| *n != "global" && !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// fio's `--section`: job-file text with the lines of every job section not in `sections`
+/// (`[global]` is always read) left blank, so they are read as nothing — their options not
+/// checked, their `${VAR}`s not needed, their `include`s not followed — while every other
+/// line keeps its number. No names: the text as it is.
+pub fn skip_sections<'t>(text: &'t str, sections: &[String]) -> std::borrow::Cow<'t, str> {
+    if sections.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut skipping = false;
+    for line in text.split_inclusive('\n') {
+        let t = strip_comment(line.trim());
+        if let Some(name) = t.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            let name = name.trim();
+            skipping = name != "global" && !sections.iter().any(|s| s == name);
+        }
+        if skipping {
+            out.push_str(&line[line.trim_end_matches(['\n', '\r']).len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Replace each `${NAME}` in job-file text by `lookup(NAME)` (fio expands environment
@@ -468,16 +523,16 @@ mod tests {
             ncpus: 3,
         };
         let none = |_: &str| None;
-        let (jobs, _) = read_job_file(&path, JobSpec::default(), none, Some(kw)).unwrap();
+        let (jobs, _) = read_job_file(&path, JobSpec::default(), none, Some(kw), &[]).unwrap();
         assert_eq!(jobs[0].size, Some(131_072));
         assert_eq!(jobs[0].numjobs, 3);
         assert_eq!(jobs[0].bs.read.min(), 8192);
-        let e = read_job_file(&path, JobSpec::default(), none, None).unwrap_err();
+        let e = read_job_file(&path, JobSpec::default(), none, None, &[]).unwrap_err();
         assert!(e
             .message
             .starts_with(&format!("{}:2: option 'size'", path.display())));
         std::fs::write(&path, "[a]\nsize=$mb_memory/0\n").unwrap();
-        let e = read_job_file(&path, JobSpec::default(), none, Some(kw)).unwrap_err();
+        let e = read_job_file(&path, JobSpec::default(), none, Some(kw), &[]).unwrap_err();
         assert!(
             e.message
                 .contains("k.fio:2: option 'size': '$mb_memory/0' is '1000/0'"),
@@ -498,8 +553,14 @@ mod tests {
         write("sub/common.fio", "bs=4KiB\nfilename=${DEV}\n");
         write("sub/more.fio", "rw=write\n");
         let env = |v: &str| (v == "DEV").then(|| "/dev/x".to_string());
-        let (jobs, notes) =
-            read_job_file(&dir.path().join("main.fio"), JobSpec::default(), env, None).unwrap();
+        let (jobs, notes) = read_job_file(
+            &dir.path().join("main.fio"),
+            JobSpec::default(),
+            env,
+            None,
+            &[],
+        )
+        .unwrap();
         assert_eq!(jobs.len(), 2);
         assert!(jobs
             .iter()
@@ -514,8 +575,14 @@ mod tests {
 
         write("bad.fio", "[a]\ninclude sub/badopt.fio\n");
         write("sub/badopt.fio", "rw=read\n\nbs=1x\n");
-        let e =
-            read_job_file(&dir.path().join("bad.fio"), JobSpec::default(), env, None).unwrap_err();
+        let e = read_job_file(
+            &dir.path().join("bad.fio"),
+            JobSpec::default(),
+            env,
+            None,
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.message.contains("sub/badopt.fio:3: option 'bs'"),
             "{}",
@@ -527,6 +594,7 @@ mod tests {
             JobSpec::default(),
             env,
             None,
+            &[],
         )
         .unwrap_err();
         assert!(
@@ -536,8 +604,14 @@ mod tests {
             e.message
         );
         write("self.fio", "[a]\ninclude self.fio\n");
-        let e =
-            read_job_file(&dir.path().join("self.fio"), JobSpec::default(), env, None).unwrap_err();
+        let e = read_job_file(
+            &dir.path().join("self.fio"),
+            JobSpec::default(),
+            env,
+            None,
+            &[],
+        )
+        .unwrap_err();
         assert!(
             e.message
                 .contains("self.fio:2: include self.fio: includes nest deeper"),
@@ -584,5 +658,39 @@ mod tests {
         fn parser_never_panics(text in "(\\[[a-z]{0,5}\\]?|[a-z_]{1,10}(=[a-z0-9:/,]{0,8})?|;.*|\\PC{0,10})(\n(\\[[a-z]{0,5}\\]?|[a-z_]{1,10}(=[a-z0-9:/,]{0,8})?|\\PC{0,10})){0,8}") {
             let _ = parse_job_text(&text, "p.fio", JobSpec::default());
         }
+    }
+
+    /// fio's --section reads `[global]` and the sections named, and skips the others whole:
+    /// an unset `${VAR}`, an unknown option or an include there is not looked at, and the
+    /// lines kept keep their numbers (errors still name the right line).
+    #[test]
+    fn sections_not_picked_are_skipped_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.fio");
+        std::fs::write(
+            &path,
+            "[global]\nbs=4k\n[a]\nrw=read\n[b]\nrw=${UNSET_HERE}\nfrobnicate=1\ninclude missing.fio\n[c]\nrw=write\nbogus=2\n",
+        )
+        .unwrap();
+        let none = |_: &str| None;
+        let pick = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            read_job_file(&path, JobSpec::default(), none, None, &names)
+        };
+        let (jobs, _) = pick(&["a"]).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!((jobs[0].name.as_str(), jobs[0].bs.read.min()), ("a", 4096));
+        let e = pick(&["a", "c"]).unwrap_err().message;
+        assert!(
+            e.starts_with(&format!("{}:11: unknown option 'bogus'", path.display())),
+            "{e}"
+        );
+        assert!(
+            pick(&["zz"]).unwrap().0.is_empty(),
+            "none picked from this file"
+        );
+        let e = pick(&[]).unwrap_err().message;
+        assert!(e.contains(":6: ${UNSET_HERE} is not set"), "{e}");
+        assert_eq!(section_names(&path), ["a", "b", "c"]);
     }
 }

@@ -133,10 +133,22 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         parse_only: false,
         sections: Vec::new(),
     };
+    // fio's --section, wherever it is given: the job files' other sections are skipped as
+    // they are read.
+    let sections: Vec<String> = args
+        .iter()
+        .enumerate()
+        .filter_map(|(k, a)| match a.strip_prefix("--section") {
+            Some(v) if v.starts_with('=') => Some(v[1..].to_string()),
+            Some("") => args.get(k + 1).cloned(),
+            _ => None,
+        })
+        .collect();
     let mut global = JobSpec::default();
     let mut current: Option<JobSpec> = None;
     // The job file after which options outside a --name have nothing to apply to.
     let mut last_job_file: Option<String> = None;
+    let mut job_files: Vec<String> = Vec::new();
     let mut fio_options = false;
     let mut i = 0;
     while i < args.len() {
@@ -156,7 +168,8 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
             if let Some(job) = current.take() {
                 inv.jobs.push(job);
             }
-            inv.jobs.extend(read_job_file(tok, &global)?);
+            inv.jobs.extend(read_job_file(tok, &global, &sections)?);
+            job_files.push(tok.clone());
             last_job_file = Some(tok.clone());
             fio_options = true;
             continue;
@@ -216,7 +229,8 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 if let Some(job) = current.take() {
                     inv.jobs.push(job);
                 }
-                inv.jobs.extend(read_job_file(&v, &global)?);
+                inv.jobs.extend(read_job_file(&v, &global, &sections)?);
+                job_files.push(v.clone());
                 last_job_file = Some(v);
                 fio_options = true;
             }
@@ -306,7 +320,8 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     if let Some(job) = current.take() {
         inv.jobs.push(job);
     }
-    if inv.jobs.is_empty() && fio_options {
+    // (Job files of which --section picked nothing make no job of the options.)
+    if inv.jobs.is_empty() && fio_options && (sections.is_empty() || last_job_file.is_none()) {
         // Options but no --name: one job made of them, as `fio --filename=… --rw=…` would
         // with a name.
         inv.jobs.push(global);
@@ -317,7 +332,14 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
             .iter()
             .find(|s| !inv.jobs.iter().any(|j| &j.name == *s))
         {
-            let names: Vec<&str> = inv.jobs.iter().map(|j| j.name.as_str()).collect();
+            // (The job files' sections, which --section skipped as they were read, and
+            // the jobs given by --name.)
+            let mut names: Vec<String> = job_files
+                .iter()
+                .flat_map(|f| raidlab_workload::jobfile::section_names(std::path::Path::new(f)))
+                .chain(inv.jobs.iter().map(|j| j.name.clone()))
+                .collect();
+            names.dedup();
             return Err(CliError::usage(format!(
                 "--section={s}: no job of that name (valid: {})",
                 if names.is_empty() {
@@ -369,14 +391,19 @@ fn refuse_writers<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> Result<(),
     }
 }
 
-fn read_job_file(path: &str, global: &JobSpec) -> Result<Vec<JobSpec>, CliError> {
+fn read_job_file(
+    path: &str,
+    global: &JobSpec,
+    sections: &[String],
+) -> Result<Vec<JobSpec>, CliError> {
     // `${VAR}` from the environment, fio's keywords and `include FILE` lines, as fio reads
-    // job files.
+    // job files; with --section, the other job sections skipped whole.
     let (jobs, notes) = raidlab_workload::read_job_file(
         std::path::Path::new(path),
         global.clone(),
         |v| std::env::var(v).ok(),
         Some(machine_keywords()),
+        sections,
     )
     .map_err(|e| CliError::usage(e.message))?;
     for note in notes {
