@@ -73,6 +73,38 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// What the jobs of one of fio's flows share: the requests they have issued, and the
+/// weight of those still running (see [`raidlab_workload::flow`]).
+#[derive(Debug, Default)]
+pub struct FlowShared {
+    pub issued: AtomicU64,
+    pub weight: AtomicU64,
+}
+
+/// A job's place in its flow: the flow's shared counts, its weight (counted in the flow's
+/// while it runs) and its `flow_sleep`, ns.
+#[derive(Clone, Debug)]
+pub struct JobFlow {
+    pub shared: Arc<FlowShared>,
+    pub weight: u32,
+    pub sleep_ns: u64,
+}
+
+/// Takes a job's weight and its requests out of its flow when the job ends, however it
+/// ends (as fio's `flow_put`): the others' shares are of the rest.
+struct FlowLeave<'f>(Option<&'f JobFlow>, std::cell::Cell<u64>);
+
+impl Drop for FlowLeave<'_> {
+    fn drop(&mut self) {
+        if let Some(f) = self.0 {
+            f.shared
+                .weight
+                .fetch_sub(u64::from(f.weight), Ordering::Relaxed);
+            f.shared.issued.fetch_sub(self.1.get(), Ordering::Relaxed);
+        }
+    }
+}
+
 /// Verify state shared by every job of a run that touches one target (one file).
 #[derive(Clone)]
 pub struct VerifyShared {
@@ -122,6 +154,9 @@ pub struct JobSetup {
     /// flag and its stonewall group's. It then ends as at its runtime's end, not as
     /// interrupted.
     pub halted: [Arc<AtomicBool>; 2],
+    /// fio's flow: the one this job is in (its count shared with the flow's other jobs of
+    /// the group), or None.
+    pub flow: Option<JobFlow>,
     /// Bytes completed, for the progress line (and a steady-state judge).
     pub progress: Arc<AtomicU64>,
     /// I/Os completed (for a steady-state judge).
@@ -317,8 +352,19 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut iolog,
         mut sampler,
         mut content,
+        flow,
         ..
     } = setup;
+    // Its weight joins its flow's as it starts (a job waiting to start weighs nothing there)
+    // and leaves as it ends.
+    if let Some(f) = &flow {
+        f.shared
+            .weight
+            .fetch_add(u64::from(f.weight), Ordering::Relaxed);
+    }
+    // (The requests this job has issued, for its flow.)
+    let leave = FlowLeave(flow.as_ref(), std::cell::Cell::new(0));
+    let mut flow_own = 0u64;
     let content_acts = content.acts_on_writes();
     let halted_by_others = || halted.iter().any(|h| h.load(Ordering::Relaxed));
     let halt = || stop.load(Ordering::Relaxed) || halted_by_others();
@@ -452,6 +498,36 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         let limit = search.as_ref().map_or(depth, |s| s.depth());
         if !stopping && pause.is_none() && !draining && !draining_to_zero {
             while let Some(slot) = (inflight < limit).then(|| free.pop()).flatten() {
+                // fio's flow: a job ahead of its share sleeps its flow_sleep once what it has
+                // in flight is done, or without one looks again after a completion (or
+                // shortly, with nothing in flight).
+                if let Some(f) = &flow {
+                    let ahead = || {
+                        let issued = f.shared.issued.load(Ordering::Relaxed);
+                        let total = f.shared.weight.load(Ordering::Relaxed);
+                        raidlab_workload::flow::ahead(flow_own, issued, f.weight, total)
+                    };
+                    if ahead() && (f.sleep_ns > 0 || inflight > 0) {
+                        if f.sleep_ns > 0 {
+                            pause = Some(Pause::Until(now + f.sleep_ns));
+                        }
+                        free.push(slot);
+                        break;
+                    }
+                    if ahead() {
+                        // Nothing in flight: look again until the others have caught up, as
+                        // fio spins (yielding the CPU between looks), but not past the end.
+                        while ahead() && !halt() && deadline.is_none_or(|d| clock.now_ns() < d) {
+                            std::thread::yield_now();
+                        }
+                        now = clock.now_ns();
+                        if ahead() {
+                            pause = Some(Pause::Until(now));
+                            free.push(slot);
+                            break;
+                        }
+                    }
+                }
                 // A mixed job under a cap: a direction ahead of its rate yields (fio's
                 // rate_ddir).
                 let next = match (held.take(), &pacer) {
@@ -561,6 +637,11 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
+                if let Some(f) = &flow {
+                    flow_own += 1;
+                    leave.1.set(flow_own);
+                    f.shared.issued.fetch_add(1, Ordering::Relaxed);
+                }
                 if verify.is_some() {
                     inflight_list.push(slot);
                 }
@@ -1452,6 +1533,7 @@ mod tests {
             clock: Arc::new(crate::clock::Stepping::new(1000)),
             stop: Arc::new(AtomicBool::new(false)),
             halted: Default::default(),
+            flow: None,
             progress: Arc::new(AtomicU64::new(0)),
             progress_ios: Arc::new(AtomicU64::new(0)),
             steady: None,

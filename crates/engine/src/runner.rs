@@ -484,6 +484,7 @@ pub fn run_with_clock(
                 stop: Arc::clone(&stop),
                 // (Shared by the jobs of its reporting and stonewall groups in `run_group`.)
                 halted: Default::default(),
+                flow: None,
                 progress: Arc::new(AtomicU64::new(0)),
                 progress_ios: Arc::new(AtomicU64::new(0)),
                 // (Set below, once the group's plans are known.)
@@ -1133,6 +1134,20 @@ fn run_group(
     for p in &mut plans {
         let g = by_group.entry(p.setup.group_id).or_default();
         p.setup.halted = [Arc::clone(g), Arc::clone(&stonewall)];
+    }
+    // fio's flows: the jobs of each share its counts (each running instance weighs in as
+    // it starts).
+    let mut flows: HashMap<u32, Arc<crate::job::FlowShared>> = HashMap::new();
+    for p in &mut plans {
+        let s = &specs[p.spec_index];
+        if s.flow > 0 {
+            let shared = flows.entry(s.flow_id).or_default();
+            p.setup.flow = Some(crate::job::JobFlow {
+                shared: Arc::clone(shared),
+                weight: s.flow,
+                sleep_ns: s.flow_sleep_ns,
+            });
+        }
     }
     let total_bytes = plans.iter().map(|p| p.goal_bytes).sum::<Option<u64>>();
     let time_ns = plans

@@ -289,6 +289,14 @@ pub struct JobRt {
     pub waits_on: Option<u32>,
     /// Waiting for that job to end: not started yet.
     pub waiting: bool,
+    /// fio's flow: (flow_id, weight, flow_sleep in ns) of a job in one, and its place in
+    /// the engine's flows (set as its group starts); the requests it has issued; whether it
+    /// waits for the flow's other jobs to issue (it was ahead, with no flow_sleep).
+    pub flow: Option<(u32, u32, u64)>,
+    flow_slot: usize,
+    flow_counted: bool,
+    flow_own: u64,
+    flow_blocked: bool,
     /// The read-ahead its advice gives its buffered reads (fio's `fadvise_hint`).
     pub read_advice: raidlab_workload::ReadAdvice,
     /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
@@ -518,6 +526,11 @@ impl JobRt {
             spec: 0,
             waits_on: None,
             waiting: false,
+            flow: None,
+            flow_slot: 0,
+            flow_counted: false,
+            flow_own: 0,
+            flow_blocked: false,
             read_advice: Default::default(),
             luns,
             depth,
@@ -597,6 +610,7 @@ impl JobRt {
     /// set, or `trims` (its trims take the issue path's rarer steps).
     pub fn set_special(&mut self, trims: bool) {
         self.special = self.pacer.is_some()
+            || self.flow.is_some()
             || self.stream.replays()
             || self.iolog.is_some()
             || self.readback.is_some()
@@ -793,6 +807,9 @@ pub struct Engine<'w> {
     /// were last looked at.
     flushing: u32,
     flush_check: bool,
+    /// fio's flows of the group running: (flow_id, requests its jobs have issued, the
+    /// weight of its jobs still running), in the order the jobs name them.
+    flows: Vec<(u32, u64, u64)>,
 }
 
 impl<'w> Engine<'w> {
@@ -833,6 +850,7 @@ impl<'w> Engine<'w> {
             steady: Vec::new(),
             steady_stopped: false,
             latency_stopped: false,
+            flows: Vec::new(),
             reading: std::collections::HashMap::new(),
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
@@ -954,6 +972,20 @@ impl<'w> Engine<'w> {
             if pc.dirty_pages > 0 {
                 self.arm_flusher();
                 self.pump_writeback();
+            }
+        }
+        // fio's flows: the weights of this group's jobs in each.
+        self.flows.clear();
+        for j in jobs.iter_mut() {
+            if let Some((id, weight, _)) = j.flow {
+                j.flow_slot = match self.flows.iter().position(|f| f.0 == id) {
+                    Some(k) => k,
+                    None => {
+                        self.flows.push((id, 0, 0));
+                        self.flows.len() - 1
+                    }
+                };
+                let _ = weight; // (counted in the flow as the job starts)
             }
         }
         for i in 0..jobs.len() {
@@ -1628,6 +1660,21 @@ impl<'w> Engine<'w> {
             if job.special && self.now < job.blocked_until {
                 return;
             }
+            // fio's flow: a job ahead of its share sleeps its flow_sleep once what it has
+            // in flight is done, or without one waits for the flow's others to issue.
+            if job.special {
+                if let Some((_, weight, sleep_ns)) = job.flow {
+                    let (_, issued, total) = self.flows[job.flow_slot];
+                    if raidlab_workload::flow::ahead(job.flow_own, issued, weight, total) {
+                        if sleep_ns > 0 {
+                            job.wait_until = Some(self.now + sleep_ns);
+                            continue;
+                        }
+                        job.flow_blocked = true;
+                        return;
+                    }
+                }
+            }
             let next = match job.held.take() {
                 Some(r) => Some(r),
                 None => match &job.pacer {
@@ -1693,6 +1740,15 @@ impl<'w> Engine<'w> {
             job.inflight += 1;
             job.draining = job.inflight >= job.depth;
             self.host_ios += 1;
+            let job = if job.special && job.flow.is_some() {
+                job.flow_own += 1;
+                let slot = job.flow_slot;
+                self.flows[slot].1 += 1;
+                self.wake_flow(jobs, slot);
+                &mut jobs[j as usize]
+            } else {
+                job
+            };
             job.iodepth_level[raidlab_result::schema::iodepth_bucket(job.inflight)] += 1;
             let lun = job.luns[req.file as usize];
             if req.dir == Dir::Trim {
@@ -2475,11 +2531,29 @@ impl<'w> Engine<'w> {
         false
     }
 
+    /// The jobs of flow `slot` waiting for its others to issue look again (now).
+    fn wake_flow(&mut self, jobs: &mut [JobRt], slot: usize) {
+        for (k, o) in jobs.iter_mut().enumerate() {
+            if o.flow_blocked && o.flow_slot == slot {
+                o.flow_blocked = false;
+                if !o.wake_armed {
+                    o.wake_armed = true;
+                    self.at(self.now, Ev::Issue(k as u32));
+                }
+            }
+        }
+    }
+
     /// Job `i` starts at `start`: its times, until now relative to its group's start, are
     /// taken from there, and its first request is due once its program has started and
     /// opened its target (after its `startdelay`).
     fn start_job(&mut self, j: &mut JobRt, i: usize, start: u64) {
         j.waiting = false;
+        // Its weight joins its flow's (a job waiting to start weighs nothing there).
+        if let Some((_, weight, _)) = j.flow {
+            self.flows[j.flow_slot].2 += u64::from(weight);
+            j.flow_counted = true;
+        }
         j.start = start;
         j.ramp_end += start;
         j.deadline = j.deadline.map(|d| start + d);
@@ -2499,6 +2573,16 @@ impl<'w> Engine<'w> {
     /// runtime's end: they issue nothing more and end once their requests in flight are
     /// done (at once, with none).
     fn exit_others(&mut self, jobs: &mut [JobRt], k: usize) {
+        // Its weight leaves its flow: the others' shares are of the rest.
+        if let Some((_, weight, _)) = jobs[k].flow.take() {
+            let slot = jobs[k].flow_slot;
+            if std::mem::take(&mut jobs[k].flow_counted) {
+                // (Its weight and its requests, as fio's flow_put.)
+                self.flows[slot].2 -= u64::from(weight);
+                self.flows[slot].1 -= jobs[k].flow_own;
+            }
+            self.wake_flow(jobs, slot);
+        }
         let spec = jobs[k].spec;
         if jobs.iter().any(|j| j.waiting && j.waits_on == Some(spec))
             && jobs.iter().all(|j| j.spec != spec || j.finished())

@@ -574,6 +574,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
                         .collect(),
                 ))
             });
+            j.flow = (s.flow > 0).then_some((s.flow_id, s.flow, s.flow_sleep_ns));
             j.set_special(s.trims());
             j.spec = p.spec as u32;
             j.waits_on = waits[p.spec].map(|w| w as u32);

@@ -762,3 +762,45 @@ fn a_simulated_job_waiting_for_another_starts_at_its_end() {
         sim.virtual_time_ns
     );
 }
+
+/// fio's flow in virtual time: two jobs of one flow issue 2:1 by their weights (alone on the
+/// array they would be even), with or without flow_sleep; a job of another flow is not held.
+#[test]
+fn simulated_jobs_of_a_flow_keep_their_requests_in_proportion() {
+    let target = system("xdd2008/raid0.toml");
+    let run = |sleep: Option<&str>| {
+        let job = |name: &str, flow: &str, id: &str, offset: &str| {
+            let mut o = vec![
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("direct", "1"),
+                ("size", "1g"),
+                ("offset", offset),
+                ("iodepth", "4"),
+                ("time_based", "1"),
+                ("runtime", "2s"),
+                ("flow", flow),
+                ("flow_id", id),
+            ];
+            if let Some(s) = sleep {
+                o.push(("flow_sleep", s));
+            }
+            let mut s = spec(&target, &o);
+            s.name = name.into();
+            s
+        };
+        let r = raidlab_sim::run(&[
+            job("a", "2", "1", "0"),
+            job("b", "1", "1", "2g"),
+            job("c", "1", "2", "4g"),
+        ])
+        .unwrap();
+        let ios: Vec<f64> = r.jobs.iter().map(|j| j.read.total_ios as f64).collect();
+        (ios[0], ios[1], ios[2])
+    };
+    for sleep in [None, Some("1ms")] {
+        let (a, b, c) = run(sleep);
+        assert!((a / b - 2.0).abs() < 0.02, "{sleep:?}: a {a}, b {b}");
+        assert!(c > 1.5 * b, "{sleep:?}: c {c} held back with b {b}");
+    }
+}

@@ -15,6 +15,7 @@
 pub mod content;
 pub mod distribution;
 pub mod files;
+pub mod flow;
 pub mod iolog;
 pub mod jobfile;
 pub mod keywords;

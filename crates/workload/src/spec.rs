@@ -1097,6 +1097,17 @@ pub struct JobSpec {
     pub kb_base: u32,
     /// Wait for previous jobs to finish before starting this one.
     pub stonewall: bool,
+    /// fio's `flow`: this job's weight in its flow (`flow_id`), whose jobs keep the requests
+    /// they issue in proportion to their weights (see [`crate::flow`]); 0, the default: in
+    /// no flow.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow: u32,
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow_id: u32,
+    /// fio's `flow_sleep`: how long a job ahead of its share waits, its requests in flight
+    /// done first, before it looks again (ns); 0: it looks again as the others issue.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub flow_sleep_ns: u64,
     /// fio's `wait_for`: this job starts once every instance of the job of this name (one
     /// defined before it, and the only one so named) has ended; see [`waitees`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1579,6 +1590,9 @@ impl Default for JobSpec {
             kb_base: 1024,
             stonewall: false,
             wait_for: None,
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_ns: 0,
             new_group: false,
             exitall: false,
             exitall_on_error: false,
@@ -1752,6 +1766,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "kb_base",
     "stonewall",
     "wait_for",
+    "flow",
+    "flow_id",
+    "flow_sleep",
     "wait_for_previous",
     "new_group",
     "exitall",
@@ -2288,9 +2305,6 @@ const FIO_ONLY: &[&str] = &[
     "dedupe_mode",
     "error_dump",
     "experimental_verify",
-    "flow",
-    "flow_id",
-    "flow_sleep",
     "gid",
     "gtod_cpu",
     "ignore_zone_limits",
@@ -3061,6 +3075,10 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         // (`wait_for_previous` is fio's other name for it.)
         "stonewall" | "wait_for_previous" => spec.stonewall = parse_switch(value).map_err(err)?,
+        // (fio's FLOW_MAX_WEIGHT is 1000.)
+        "flow" => spec.flow = parse_u32(value, 0, 1000).map_err(err)?,
+        "flow_id" => spec.flow_id = parse_u32(value, 0, u32::MAX).map_err(err)?,
+        "flow_sleep" => spec.flow_sleep_ns = parse_us_or_duration(value).map_err(err)?,
         "wait_for" => {
             let name = value.trim();
             spec.wait_for = (!name.is_empty()).then(|| name.to_string());

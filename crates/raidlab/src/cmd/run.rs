@@ -598,6 +598,9 @@ fn option_help(name: &str) -> &'static str {
         "disk_util" => "1 (default): report what the disks under the job's files did over the run (Disk stats, JSON disk_util); 0: leave them out",
         "stonewall" | "wait_for_previous" => "wait for the jobs before this one to finish",
         "wait_for" => "start once every instance of the job of this name (defined before this one) has ended; the reporting group stays",
+        "flow" => "weight in the job's flow (flow_id): its jobs keep the requests they issue in proportion to their weights (0, default: in none)",
+        "flow_id" => "the flow a job with flow=N is in (default 0)",
+        "flow_sleep" => "how long a job ahead of its flow share sleeps, its requests done first (bare number: µs; default 0: it looks again at once)",
         "thread" | "threads" => "accepted for fio compatibility (jobs are always threads)",
         "io_submit_mode" => "inline (fio's default: each job submits and completes its own I/O, as raidlab always does); offload is refused",
         "rate" => "cap bytes/s, e.g. 10m (each direction); 'R,W' apart, ',W' writes only, 'R,' reads only; a mixed job issues the other direction while one is ahead of its cap",
@@ -1650,6 +1653,13 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if let Some(w) = &s.wait_for {
         put("wait_for", w.clone());
+    }
+    if s.flow > 0 {
+        put("flow", s.flow.to_string());
+        put("flow_id", s.flow_id.to_string());
+        if s.flow_sleep_ns > 0 {
+            put("flow_sleep", duration_text(s.flow_sleep_ns));
+        }
     }
     if s.stonewall {
         put("stonewall", String::new());
