@@ -144,6 +144,8 @@ pub struct JobSetup {
     pub verify_all: bool,
     /// The first mismatch ends the job (fio's `verify_fatal`).
     pub verify_fatal: bool,
+    /// Write each block that fails its check to the working folder (fio's `verify_dump`).
+    pub verify_dump: bool,
     /// The I/O errors the job counts and goes on past (fio's `continue_on_error`,
     /// `ignore_error`); the others end it.
     pub on_error: ErrorPolicy,
@@ -366,6 +368,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let leave = FlowLeave(flow.as_ref(), std::cell::Cell::new(0));
     let mut flow_own = 0u64;
     let content_acts = content.acts_on_writes();
+    // (fio's verify_dump: the files a failed block's dump is named after.)
+    let dump_files = setup.verify_dump.then_some(&setup.files[..]);
     let halted_by_others = || halted.iter().any(|h| h.load(Ordering::Relaxed));
     let halt = || stop.load(Ordering::Relaxed) || halted_by_others();
     let depth = setup.depth.max(1);
@@ -706,7 +710,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                         depth,
                         bufs,
                         (v, &setup.verify_form),
-                        setup.verify_fatal,
+                        (setup.verify_fatal, dump_files),
                         (&mut c.verify, &mut error),
                         (
                             clock.as_ref(),
@@ -844,7 +848,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     &s,
                     (&v[r.file as usize], &setup.verify_form),
                     bufs.slot(comp.slot),
-                    verify_all,
+                    (verify_all, dump_files.map(|f| f[r.file as usize].as_str())),
                     &mut c.verify,
                     &mut error,
                 );
@@ -1008,7 +1012,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 depth,
                 bufs,
                 (v, &setup.verify_form),
-                setup.verify_fatal,
+                (setup.verify_fatal, dump_files),
                 (&mut c.verify, &mut error),
                 (
                     clock.as_ref(),
@@ -1208,7 +1212,7 @@ fn read_back_blocks<E: Executor>(
     depth: u32,
     bufs: &AlignedBuf,
     (v, form): (&[VerifyShared], &verify::Form),
-    fatal: bool,
+    (fatal, dump): (bool, Option<&[String]>),
     (sum, error): (&mut VerifySummary, &mut Option<String>),
     (clock, mut tally): (&dyn Clock, ReadTally),
 ) -> Result<(), (u32, String, std::io::Error)> {
@@ -1278,7 +1282,7 @@ fn read_back_blocks<E: Executor>(
                         &s,
                         (&v[file as usize], form),
                         bufs.slot(comp.slot),
-                        true,
+                        (true, dump.map(|f| f[file as usize].as_str())),
                         sum,
                         error,
                     );
@@ -1347,7 +1351,7 @@ fn finish_verify(
     s: &Slot,
     (v, form): (&VerifyShared, &verify::Form),
     buf: *mut u8,
-    verify_all: bool,
+    (verify_all, dump): (bool, Option<&str>),
     sum: &mut VerifySummary,
     error: &mut Option<String>,
 ) {
@@ -1380,6 +1384,12 @@ fn finish_verify(
             sum.blocks_checked += 1;
             if let Err(m) = verify::check(b, off, s.expect, form) {
                 sum.mismatches += 1;
+                // fio's verify_dump: what was read, and what should have been.
+                if let Some(file) = dump {
+                    if let Err(e) = verify::dump(file, off, b, form) {
+                        crate::ewriteln!("raidlab: warning: verify_dump of {file} at {off}: {e}");
+                    }
+                }
                 if sum.first_mismatch.is_none() {
                     let d = m.describe();
                     error.get_or_insert(format!("verify: {d}"));
@@ -1545,6 +1555,7 @@ mod tests {
             fill: false,
             log_epoch: None,
             verify_fatal: false,
+            verify_dump: false,
             on_error: spec.on_error.clone(),
             pacer: None,
             start_delay_ns: 0,

@@ -502,6 +502,7 @@ pub fn run_with_clock(
                 fill: spec.fill_device,
                 log_epoch: spec.logs.unix_epoch.then_some((run_start, opts.wall_ns)),
                 verify_fatal: spec.verify_fatal,
+                verify_dump: spec.verify_dump,
                 on_error: spec.on_error.clone(),
                 log: job_log(spec, &inst),
                 iolog,

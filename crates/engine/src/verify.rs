@@ -115,6 +115,35 @@ impl Mismatch {
     }
 }
 
+/// fio's `verify_dump`: a block read from `offset` of `file` that failed its check, written
+/// to the working folder as `NAME.OFFSET.received` (NAME: the file's last component), and
+/// what it should hold as `NAME.OFFSET.expected` where that is known — its header's write
+/// regenerated, or the pattern repeated — as fio names them.
+pub fn dump(file: &str, offset: u64, buf: &[u8], form: &Form) -> std::io::Result<()> {
+    let name = std::path::Path::new(file).file_name().map_or_else(
+        || file.replace('/', "_"),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    std::fs::write(format!("{name}.{offset}.received"), buf)?;
+    let expected = match (form.header, read_header(buf)) {
+        (true, Some(h)) if buf.len() as u64 >= VERIFY_HEADER_BYTES => {
+            let mut e = vec![0u8; buf.len()];
+            fill(&mut e, offset, h.generation, h.seed, form);
+            Some(e)
+        }
+        (false, _) => {
+            let mut e = vec![0u8; buf.len()];
+            fill(&mut e, offset, 0, 0, form);
+            Some(e)
+        }
+        _ => None,
+    };
+    if let Some(e) = expected {
+        std::fs::write(format!("{name}.{offset}.expected"), e)?;
+    }
+    Ok(())
+}
+
 /// Fill `buf` (one block, at least the header long) for a write to `offset`.
 pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
     fill(buf, offset, generation, seed, &Form::default());

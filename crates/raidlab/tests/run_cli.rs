@@ -2142,3 +2142,51 @@ fn jobs_of_a_flow_keep_their_requests_in_proportion() {
         assert!(c > 2.5 * b, "{sleep}: c {c} held back with b {b}");
     }
 }
+
+/// fio's verify_dump: a block that fails its check is written to the working folder as
+/// `FILE.OFFSET.received`, with what it should hold as `FILE.OFFSET.expected` (its header's
+/// write regenerated); a block that passes is not.
+#[test]
+fn verify_dump_writes_what_was_read_and_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_raidlab"))
+            .current_dir(dir.path())
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let common = [
+        "--name=v",
+        "--filename=d",
+        "--size=64k",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let mut w = common.to_vec();
+    w.extend(["--rw=write", "--do_verify=0"]);
+    assert_ok(&run(&w), "write with verify");
+    // One byte of the block at 8 KiB changed behind the job's back.
+    let path = dir.path().join("d");
+    let mut data = std::fs::read(&path).unwrap();
+    let good = data[8192..12288].to_vec();
+    data[8192 + 100] ^= 0xff;
+    std::fs::write(&path, &data).unwrap();
+    let mut r = common.to_vec();
+    r.extend(["--rw=read", "--verify_dump=1"]);
+    let o = run(&r);
+    assert!(!o.status.success(), "the mismatch fails the job");
+    let received = std::fs::read(dir.path().join("d.8192.received")).unwrap();
+    let expected = std::fs::read(dir.path().join("d.8192.expected")).unwrap();
+    assert_eq!(received, &data[8192..12288]);
+    assert_eq!(expected, good);
+    let dumped: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".received"))
+        .collect();
+    assert_eq!(dumped, ["d.8192.received"], "only the failed block");
+}

@@ -1075,6 +1075,11 @@ pub struct JobSpec {
     /// checked and the mismatches counted).
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_fatal: bool,
+    /// fio's `verify_dump`: each block that fails its check is written to the working folder
+    /// as `FILE.OFFSET.received`, with `FILE.OFFSET.expected` where its header or pattern says
+    /// what it should hold.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify_dump: bool,
     /// Which I/O errors the job counts and goes on past (fio's `continue_on_error`,
     /// `ignore_error`; their keys as they are).
     #[serde(flatten)]
@@ -1583,6 +1588,7 @@ impl Default for JobSpec {
             verify_backlog: 0,
             verify_backlog_batch: None,
             verify_fatal: false,
+            verify_dump: false,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
             disk_util: true,
@@ -1758,6 +1764,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify_backlog_batch",
     "verify_pattern",
     "verify_fatal",
+    "verify_dump",
     "continue_on_error",
     "ignore_error",
     "group_reporting",
@@ -2335,7 +2342,6 @@ const FIO_ONLY: &[&str] = &[
     "unique_filename",
     "unlink_each_loop",
     "verify_async",
-    "verify_dump",
     "verify_interval",
     "verify_offset",
     "verify_state_load",
@@ -3044,6 +3050,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.verify = true;
         }
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
+        "verify_dump" => spec.verify_dump = parse_bool(value).map_err(err)?,
         "continue_on_error" => {
             spec.on_error.continue_on_error = ErrorKinds::parse(value).map_err(err)?
         }
