@@ -243,6 +243,8 @@ enum Pause {
     Until(u64),
     /// Its think time.
     Think(Think),
+    /// fio's `flow_sleep`, ns, from when what is in flight is done.
+    Sleep(u64),
     /// A periodic sync.
     Sync(SyncKind),
     /// `verify_backlog`'s check of the blocks written since the last.
@@ -513,7 +515,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     };
                     if ahead() && (f.sleep_ns > 0 || inflight > 0) {
                         if f.sleep_ns > 0 {
-                            pause = Some(Pause::Until(now + f.sleep_ns));
+                            pause = Some(Pause::Sleep(f.sleep_ns));
                         }
                         free.push(slot);
                         break;
@@ -734,6 +736,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     }
                 }
                 Pause::Until(t) => sleep_until(clock.as_ref(), end(t), &halt),
+                Pause::Sleep(ns) => {
+                    let t0 = clock.now_ns();
+                    sleep_until(clock.as_ref(), end(t0 + ns), &halt);
+                }
                 Pause::Think(t) => {
                     let t0 = clock.now_ns();
                     spin_until(clock.as_ref(), end(t0 + t.spin_ns));

@@ -297,6 +297,8 @@ pub struct JobRt {
     flow_counted: bool,
     flow_own: u64,
     flow_blocked: bool,
+    /// A flow_sleep due, ns, from when what the job has in flight is done (as fio sleeps).
+    flow_sleep: Option<u64>,
     /// The read-ahead its advice gives its buffered reads (fio's `fadvise_hint`).
     pub read_advice: raidlab_workload::ReadAdvice,
     /// The job's LUNs, by its requests' `file` (one but for a job over several targets).
@@ -512,6 +514,7 @@ impl JobRt {
         }
         self.wait_until = None;
         self.think = None;
+        self.flow_sleep = None;
         self.sync_wait = false;
         if self.finished() {
             self.end = now;
@@ -531,6 +534,7 @@ impl JobRt {
             flow_counted: false,
             flow_own: 0,
             flow_blocked: false,
+            flow_sleep: None,
             read_advice: Default::default(),
             luns,
             depth,
@@ -592,6 +596,7 @@ impl JobRt {
         self.special
             && (self.wait_until.is_some()
                 || self.think.is_some()
+                || self.flow_sleep.is_some()
                 || self.sync_wait
                 || self.readback.as_ref().is_some_and(|r| r.pending))
     }
@@ -1667,7 +1672,7 @@ impl<'w> Engine<'w> {
                     let (_, issued, total) = self.flows[job.flow_slot];
                     if raidlab_workload::flow::ahead(job.flow_own, issued, weight, total) {
                         if sleep_ns > 0 {
-                            job.wait_until = Some(self.now + sleep_ns);
+                            job.flow_sleep = Some(sleep_ns);
                             continue;
                         }
                         job.flow_blocked = true;
@@ -1960,6 +1965,8 @@ impl<'w> Engine<'w> {
             t
         } else if let Some(t) = job.wait_until.take() {
             until(t)
+        } else if let Some(ns) = job.flow_sleep.take() {
+            until(self.now.saturating_add(ns))
         } else {
             return false;
         };
