@@ -90,17 +90,49 @@ pub struct JobFlow {
     pub sleep_ns: u64,
 }
 
-/// Takes a job's weight and its requests out of its flow when the job ends, however it
-/// ends (as fio's `flow_put`): the others' shares are of the rest.
-struct FlowLeave<'f>(Option<&'f JobFlow>, std::cell::Cell<u64>);
+/// A running job's place in its flow, if it is in one: its weight joins the flow's as it
+/// starts (a job waiting to start weighs nothing there); as it ends, however it ends, its
+/// weight and the requests it issued leave (fio's `flow_init_job` and `flow_put`), so the
+/// others' shares are of the rest.
+struct FlowPlace<'f> {
+    flow: Option<&'f JobFlow>,
+    /// The requests this job has issued.
+    own: u64,
+}
 
-impl Drop for FlowLeave<'_> {
+impl<'f> FlowPlace<'f> {
+    fn join(flow: Option<&'f JobFlow>) -> Self {
+        if let Some(f) = flow {
+            f.shared
+                .weight
+                .fetch_add(u64::from(f.weight), Ordering::Relaxed);
+        }
+        FlowPlace { flow, own: 0 }
+    }
+    /// Ahead of its weight's share of the flow's requests ([`raidlab_workload::flow::ahead`]).
+    fn ahead(&self) -> bool {
+        self.flow.is_some_and(|f| {
+            let issued = f.shared.issued.load(Ordering::Relaxed);
+            let total = f.shared.weight.load(Ordering::Relaxed);
+            raidlab_workload::flow::ahead(self.own, issued, f.weight, total)
+        })
+    }
+    /// It issued a request.
+    fn issued(&mut self) {
+        if let Some(f) = self.flow {
+            self.own += 1;
+            f.shared.issued.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for FlowPlace<'_> {
     fn drop(&mut self) {
-        if let Some(f) = self.0 {
+        if let Some(f) = self.flow {
             f.shared
                 .weight
                 .fetch_sub(u64::from(f.weight), Ordering::Relaxed);
-            f.shared.issued.fetch_sub(self.1.get(), Ordering::Relaxed);
+            f.shared.issued.fetch_sub(self.own, Ordering::Relaxed);
         }
     }
 }
@@ -359,16 +391,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         flow,
         ..
     } = setup;
-    // Its weight joins its flow's as it starts (a job waiting to start weighs nothing there)
-    // and leaves as it ends.
-    if let Some(f) = &flow {
-        f.shared
-            .weight
-            .fetch_add(u64::from(f.weight), Ordering::Relaxed);
-    }
-    // (The requests this job has issued, for its flow.)
-    let leave = FlowLeave(flow.as_ref(), std::cell::Cell::new(0));
-    let mut flow_own = 0u64;
+    let mut flow_place = FlowPlace::join(flow.as_ref());
+    let flow_sleep_ns = flow.as_ref().map_or(0, |f| f.sleep_ns);
     let content_acts = content.acts_on_writes();
     // (fio's verify_dump: the files a failed block's dump is named after.)
     let dump_files = setup.verify_dump.then_some(&setup.files[..]);
@@ -505,33 +529,28 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         if !stopping && pause.is_none() && !draining && !draining_to_zero {
             while let Some(slot) = (inflight < limit).then(|| free.pop()).flatten() {
                 // fio's flow: a job ahead of its share sleeps its flow_sleep once what it has
-                // in flight is done, or without one looks again after a completion (or
-                // shortly, with nothing in flight).
-                if let Some(f) = &flow {
-                    let ahead = || {
-                        let issued = f.shared.issued.load(Ordering::Relaxed);
-                        let total = f.shared.weight.load(Ordering::Relaxed);
-                        raidlab_workload::flow::ahead(flow_own, issued, f.weight, total)
-                    };
-                    if ahead() && (f.sleep_ns > 0 || inflight > 0) {
-                        if f.sleep_ns > 0 {
-                            pause = Some(Pause::Sleep(f.sleep_ns));
-                        }
-                        free.push(slot);
-                        break;
-                    }
-                    if ahead() {
+                // in flight is done, or without one looks again after a completion (or at
+                // once, with nothing in flight).
+                if flow_place.ahead() {
+                    if flow_sleep_ns == 0 && inflight == 0 {
                         // Nothing in flight: look again until the others have caught up, as
                         // fio spins (yielding the CPU between looks), but not past the end.
-                        while ahead() && !halt() && deadline.is_none_or(|d| clock.now_ns() < d) {
+                        while flow_place.ahead()
+                            && !halt()
+                            && deadline.is_none_or(|d| clock.now_ns() < d)
+                        {
                             std::thread::yield_now();
                         }
                         now = clock.now_ns();
-                        if ahead() {
-                            pause = Some(Pause::Until(now));
-                            free.push(slot);
-                            break;
-                        }
+                    }
+                    if flow_place.ahead() {
+                        pause = match (flow_sleep_ns, inflight) {
+                            (0, 0) => Some(Pause::Until(now)), // (the job's end came)
+                            (0, _) => pause,
+                            (ns, _) => Some(Pause::Sleep(ns)),
+                        };
+                        free.push(slot);
+                        break;
                     }
                 }
                 // A mixed job under a cap: a direction ahead of its rate yields (fio's
@@ -643,11 +662,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
                 exec.queue(slot, req.file, req.dir, req.offset, buf, req.len as usize);
                 fresh.push(slot);
-                if let Some(f) = &flow {
-                    flow_own += 1;
-                    leave.1.set(flow_own);
-                    f.shared.issued.fetch_add(1, Ordering::Relaxed);
-                }
+                flow_place.issued();
                 if verify.is_some() {
                     inflight_list.push(slot);
                 }

@@ -1299,18 +1299,14 @@ fn io_uring_options_without_a_ring_are_noted() {
 fn exec_prerun_and_postrun_run_around_the_job() {
     let d = scratch("raidlab-exec-");
     let run = |extra: &[&str]| {
-        std::process::Command::new(bin())
-            .arg("run")
-            .args([
-                "--name=j",
-                "--filename=data",
-                "--size=64k",
-                "--output-format=json",
-            ])
-            .args(extra)
-            .current_dir(d.path())
-            .output()
-            .expect("run raidlab")
+        let mut args = vec![
+            "--name=j",
+            "--filename=data",
+            "--size=64k",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        raidlab_in(d.path(), &args)
     };
     let o = run(&[
         "--exec_prerun=echo \"before $((1+1))\"",
@@ -2012,17 +2008,10 @@ fn a_job_without_a_target_uses_the_working_folder_as_fios_does() {
          [f1]\nrw=write\n[f2]\nstonewall\nrw=read\n",
     )
     .unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_raidlab"))
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--job",
-            "t.fio",
-            "--output-format=json",
-            "--no-progress",
-        ])
-        .output()
-        .unwrap();
+    let o = raidlab_in(
+        dir.path(),
+        &["--job", "t.fio", "--output-format=json", "--no-progress"],
+    );
     let v = json(&assert_ok(&o, "a job file with no filename"));
     let mut made: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -2149,14 +2138,7 @@ fn jobs_of_a_flow_keep_their_requests_in_proportion() {
 #[test]
 fn verify_dump_writes_what_was_read_and_what_was_written() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_raidlab"))
-            .current_dir(dir.path())
-            .arg("run")
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| raidlab_in(dir.path(), args);
     let common = [
         "--name=v",
         "--filename=d",

@@ -560,13 +560,7 @@ fn samples_follow_the_logs_as_fios_do() {
         } else {
             let mut ra = args.clone();
             ra.push("--force");
-            let o = Command::new(env!("CARGO_BIN_EXE_raidlab"))
-                .current_dir(d.path())
-                .arg("run")
-                .args(&ra)
-                .output()
-                .expect("run raidlab");
-            assert_ok(&o, &format!("raidlab {extra:?}"))
+            assert_ok(&raidlab_in(d.path(), &ra), &format!("raidlab {extra:?}"))
         };
         let v = json_in(&text);
         let mut logs: Vec<(String, [usize; 2])> = std::fs::read_dir(d.path())
@@ -802,13 +796,7 @@ fn strided_zones_walk_the_file_as_fios_do() {
         let fio_json = json_in(&fio_in(d.path(), &fa));
         let mut ra = args.clone();
         ra.extend(["--write_iolog=raidlab.log".to_string(), "--force".into()]);
-        let o = Command::new(env!("CARGO_BIN_EXE_raidlab"))
-            .current_dir(d.path())
-            .arg("run")
-            .args(&ra)
-            .output()
-            .unwrap();
-        let rl_json = json(&assert_ok(&o, "raidlab zones"));
+        let rl_json = json(&assert_ok(&raidlab_in(d.path(), &ra), "raidlab zones"));
         let (want, got) = (logged("fio.log"), logged("raidlab.log"));
         assert!(want.len() >= 16, "{case:?}: fio issued {}", want.len());
         assert_eq!(got, want, "{case:?}: raidlab's requests against fio's");

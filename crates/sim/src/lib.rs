@@ -1729,8 +1729,6 @@ fn limited_by(inner: &str, outer: &str) -> String {
     }
 }
 
-/// Read bounds per LUN (with what sets each) and for all visible LUNs at once (with the shared
-/// resource that divides it, if any), given what each array behind a controller can stream.
 /// A sequential job's bound where its region ends, bytes/ns, when the drives' zones make it
 /// lower than where the region starts (by more than a percent): the rate the job has
 /// settled at near the start does not stand for the rest of it once it comes near that
@@ -1789,6 +1787,8 @@ pub(crate) fn lun_bounds_at(w: &World, frac: f64, writes: bool) -> Vec<f64> {
     lun_bounds(w, &arrays).0.into_iter().map(|b| b.0).collect()
 }
 
+/// Read bounds per LUN (with what sets each) and for all visible LUNs at once (with the shared
+/// resource that divides it, if any), given what each array behind a controller can stream.
 fn lun_bounds(w: &World, array_read: &[f64]) -> (Vec<(f64, String)>, (f64, String)) {
     // Per LUN: the smallest bound on its path, and its array's.
     let mut luns = Vec::with_capacity(w.luns.len());

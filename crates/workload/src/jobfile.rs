@@ -92,16 +92,21 @@ fn feed_file(
     })
 }
 
+/// The name a job-file line opens a section with (`[name]`, comments and blanks around it
+/// taken off), if it is a section header.
+fn header_name(line: &str) -> Option<&str> {
+    let t = strip_comment(line.trim());
+    t.strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .map(str::trim)
+}
+
 /// The job sections a job file names (not `[global]`, nor those of files it includes), in
 /// order: what `--section` may pick from it. Empty if it cannot be read.
 pub fn section_names(path: &std::path::Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
-        .filter_map(|l| {
-            let t = strip_comment(l.trim());
-            t.strip_prefix('[').and_then(|l| l.strip_suffix(']'))
-        })
-        .map(str::trim)
+        .filter_map(header_name)
         .filter(|n| *n != "global" && !n.is_empty())
         .map(str::to_string)
         .collect()
@@ -118,9 +123,7 @@ pub fn skip_sections<'t>(text: &'t str, sections: &[String]) -> std::borrow::Cow
     let mut out = String::with_capacity(text.len());
     let mut skipping = false;
     for line in text.split_inclusive('\n') {
-        let t = strip_comment(line.trim());
-        if let Some(name) = t.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            let name = name.trim();
+        if let Some(name) = header_name(line) {
             skipping = name != "global" && !sections.iter().any(|s| s == name);
         }
         if skipping {
@@ -325,12 +328,11 @@ impl Parser {
                 continue;
             }
             if line.starts_with('[') {
-                let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
+                let Some(name) = header_name(line) else {
                     return Err(at(format!(
                         "'{line}' is not a section header (valid: [name])"
                     )));
                 };
-                let name = name.trim();
                 if name.is_empty() {
                     return Err(at("empty section name".into()));
                 }
@@ -501,10 +503,6 @@ mod tests {
         );
     }
 
-    /// `include FILE` reads that file's lines where the line stands, as fio does: a relative
-    /// name from the including file's folder, its options in the section open there, its
-    /// own `${VAR}`s and notes; errors name the included file's line; a file including
-    /// itself stops; text with no file behind it refuses an include.
     /// fio's keywords in a job file: replaced by the machine's figures, and math on them
     /// evaluated; without figures (text read with none) a value is taken as it stands;
     /// errors name the line.
@@ -541,6 +539,10 @@ mod tests {
         );
     }
 
+    /// `include FILE` reads that file's lines where the line stands, as fio does: a relative
+    /// name from the including file's folder, its options in the section open there, its
+    /// own `${VAR}`s and notes; errors name the included file's line; a file including
+    /// itself stops; text with no file behind it refuses an include.
     #[test]
     fn included_files_continue_where_the_include_stands() {
         let dir = tempfile::tempdir().unwrap();

@@ -135,7 +135,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
     };
     // fio's --section, wherever it is given: the job files' other sections are skipped as
     // they are read.
-    let sections: Vec<String> = args
+    inv.sections = args
         .iter()
         .enumerate()
         .filter_map(|(k, a)| match a.strip_prefix("--section") {
@@ -146,8 +146,8 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         .collect();
     let mut global = JobSpec::default();
     let mut current: Option<JobSpec> = None;
-    // The job file after which options outside a --name have nothing to apply to.
-    let mut last_job_file: Option<String> = None;
+    // The job files read, in order: after the last, options outside a --name have nothing
+    // to apply to.
     let mut job_files: Vec<String> = Vec::new();
     let mut fio_options = false;
     let mut i = 0;
@@ -168,9 +168,8 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
             if let Some(job) = current.take() {
                 inv.jobs.push(job);
             }
-            inv.jobs.extend(read_job_file(tok, &global, &sections)?);
+            inv.jobs.extend(read_job_file(tok, &global, &inv.sections)?);
             job_files.push(tok.clone());
-            last_job_file = Some(tok.clone());
             fio_options = true;
             continue;
         };
@@ -229,14 +228,13 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                 if let Some(job) = current.take() {
                     inv.jobs.push(job);
                 }
-                inv.jobs.extend(read_job_file(&v, &global, &sections)?);
-                job_files.push(v.clone());
-                last_job_file = Some(v);
+                inv.jobs.extend(read_job_file(&v, &global, &inv.sections)?);
+                job_files.push(v);
                 fio_options = true;
             }
             "section" => {
-                let v = take_value("a job file section's name")?;
-                inv.sections.push(v);
+                // (Taken before the job files are read, above.)
+                take_value("a job file section's name")?;
             }
             "force" | "progress" | "no-progress" | "mpi" | "readonly" | "parse-only"
                 if inline.is_some() =>
@@ -294,7 +292,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
                     }
                     continue;
                 }
-                let target = match (&mut current, &last_job_file) {
+                let target = match (&mut current, job_files.last()) {
                     (Some(job), _) => job,
                     (None, Some(file)) => {
                         // Validate the option first so a bad one reports its own error.
@@ -321,7 +319,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, CliError> {
         inv.jobs.push(job);
     }
     // (Job files of which --section picked nothing make no job of the options.)
-    if inv.jobs.is_empty() && fio_options && (sections.is_empty() || last_job_file.is_none()) {
+    if inv.jobs.is_empty() && fio_options && (inv.sections.is_empty() || job_files.is_empty()) {
         // Options but no --name: one job made of them, as `fio --filename=… --rw=…` would
         // with a name.
         inv.jobs.push(global);

@@ -72,6 +72,18 @@ pub fn raidlab(args: &[&str]) -> Output {
     raidlab_with(args, &[], Duration::from_secs(120))
 }
 
+/// Run `raidlab run ARGS...` in the folder `dir` (names relative to it, and what the run
+/// leaves in its working folder, are there), stdin closed.
+pub fn raidlab_in<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run raidlab")
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
