@@ -235,6 +235,9 @@ pub struct JobSetup {
     pub sampler: raidlab_result::Sampler,
     /// What writes carry (fio's buffer options); verify's headers take its place.
     pub content: ContentGen,
+    /// Its place at its stonewall group's start (see [`crate::gate`]): set up, it waits
+    /// there for the group's other jobs before its clock starts. None starts at once.
+    pub start_gate: Option<crate::gate::Ticket>,
 }
 
 /// A steady-state judge and the jobs it judges (fio's `steadystate`): one job, or a
@@ -389,6 +392,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         mut sampler,
         mut content,
         flow,
+        start_gate,
         ..
     } = setup;
     let mut flow_place = FlowPlace::join(flow.as_ref());
@@ -412,6 +416,10 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             (start, start + len)
         })
         .collect();
+    // The group's jobs start together, once all are set up (a stop lets it go at once).
+    if let Some(t) = start_gate {
+        t.arrive(halt);
+    }
     let cpu0 = thread_cpu();
     // fio's elapsed time includes the start delay.
     let began = clock.now_ns();
@@ -1584,6 +1592,7 @@ mod tests {
             iolog: None,
             sampler: raidlab_result::Sampler::default(),
             content: ContentGen::new(&spec.buffers, 1),
+            start_gate: None,
         };
         let mut setup = setup;
         set(&mut setup, &spec);

@@ -34,6 +34,7 @@ pub mod clock;
 pub mod diskstats;
 mod error;
 mod exec;
+mod gate;
 mod iosched;
 mod job;
 mod progress;

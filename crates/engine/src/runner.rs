@@ -512,6 +512,8 @@ pub fn run_with_clock(
                     spec.runtime_ns,
                 ),
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
+                // (Handed out in `run_group`, to the jobs that start with their group.)
+                start_gate: None,
             },
             exec,
             buf_align: buf_align.max(4096) as usize,
@@ -1172,6 +1174,16 @@ fn run_group(
     }
     let running = (Mutex::new(left), Condvar::new());
     let running = &running;
+    // The jobs that start with the group start together (a job waiting for another starts
+    // when it ends; a create_only job does not run). Every ticket is taken before any job
+    // is spawned.
+    let gate = crate::gate::StartGate::new();
+    for p in &mut plans {
+        let s = &specs[p.spec_index];
+        if waits[p.spec_index].is_none() && !s.create_only {
+            p.setup.start_gate = Some(gate.ticket());
+        }
+    }
     std::thread::scope(|sc| {
         let line = if opts.progress {
             // One counter for the line: the sum of the jobs', folded by a small relay.

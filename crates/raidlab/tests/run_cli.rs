@@ -2172,3 +2172,39 @@ fn verify_dump_writes_what_was_read_and_what_was_written() {
         .collect();
     assert_eq!(dumped, ["d.8192.received"], "only the failed block");
 }
+
+/// The jobs of a stonewall group start together, once every one is set up: here job b's
+/// prerun command takes a second, and job a, spawned first, still starts with b (their
+/// logs' first lines, on the wall clock, within a few milliseconds rather than a second
+/// apart).
+#[test]
+fn the_jobs_of_a_group_start_together_once_all_are_set_up() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g.fio"),
+        "[global]\nioengine=null\nfilename=n\nsize=1g\nbs=4k\nrw=randread\nrate_iops=1000\n\
+         time_based\nruntime=500ms\nwrite_iops_log=t\nlog_avg_msec=50\nlog_unix_epoch=1\n\
+         [a]\n[b]\nexec_prerun=sleep 1\n",
+    )
+    .unwrap();
+    let v = json(&assert_ok(
+        &raidlab_in(dir.path(), &["g.fio", "--output-format=json"]),
+        "two jobs, one with a slow prerun",
+    ));
+    let first = |k: u32| -> i64 {
+        let log = std::fs::read_to_string(dir.path().join(format!("t_iops.{k}.log"))).unwrap();
+        let line = log.lines().next().expect("a log line");
+        line.split(',').next().unwrap().trim().parse().unwrap()
+    };
+    let (a, b) = (first(1), first(2));
+    assert!(
+        (a - b).abs() < 300,
+        "a's first line at {a} ms, b's at {b} ms"
+    );
+    for k in 0..2 {
+        assert!(
+            v["jobs"][k]["read"]["total_ios"].as_u64().unwrap() > 0,
+            "job {k} ran"
+        );
+    }
+}
