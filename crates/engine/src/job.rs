@@ -140,8 +140,8 @@ impl Drop for FlowPlace<'_> {
 /// Verify state shared by every job of a run that touches one target (one file).
 #[derive(Clone)]
 pub struct VerifyShared {
-    /// Offset → generation of the last write this run completed there.
-    pub last_gen: Arc<Mutex<HashMap<u64, u64>>>,
+    /// Offset → the generation and length of the last write this run completed there.
+    pub last_gen: Arc<Mutex<HashMap<u64, (u64, u64)>>>,
     /// The run's generation counter.
     pub generation: Arc<AtomicU64>,
 }
@@ -312,10 +312,11 @@ struct Slot {
     ready: u64,
     submit: u64,
     generation: u64,
-    /// Reads: whether and against what to verify. Writes: raced with another write.
+    /// Reads: whether and against what to verify (the generation and length of the last
+    /// write at the read's offset). Writes: raced with another write.
     check: bool,
     racy: bool,
-    expect: Option<u64>,
+    expect: Option<(u64, u64)>,
 }
 
 const EMPTY: Request = Request {
@@ -1339,12 +1340,15 @@ fn prepare_verify(
     seed: u64,
 ) {
     let off = s.req.offset;
+    // (Requests of several sizes may overlap without starting at one offset.)
+    let (file, end) = (s.req.file, off + s.req.len);
+    let overlaps = |o: &Request| o.file == file && o.offset < end && off < o.offset + o.len;
     match s.req.dir {
         Dir::Write => {
             s.generation = v.generation.fetch_add(1, Ordering::Relaxed) + 1;
             for &i in inflight {
                 let o = &mut slots[i as usize];
-                if o.req.offset == off && o.req.file == s.req.file {
+                if overlaps(&o.req) {
                     match o.req.dir {
                         // A read racing this write may see either version: do not judge it.
                         Dir::Read => o.check = false,
@@ -1361,7 +1365,7 @@ fn prepare_verify(
         Dir::Read => {
             let racing = inflight.iter().any(|&i| {
                 let o = &slots[i as usize];
-                o.req.dir == Dir::Write && o.req.offset == off && o.req.file == s.req.file
+                o.req.dir == Dir::Write && overlaps(&o.req)
             });
             s.check = !racing;
             s.expect = v
@@ -1388,12 +1392,22 @@ fn finish_verify(
     match s.req.dir {
         Dir::Write => {
             if let Ok(mut m) = v.last_gen.lock() {
-                let g = s.generation;
+                let (g, len) = (s.generation, s.req.len);
                 match m.get_mut(&off) {
                     // A write that raced another may have landed first: expect the older one.
-                    Some(e) => *e = if s.racy { (*e).min(g) } else { (*e).max(g) },
+                    Some(e) => {
+                        *e = if s.racy {
+                            (e.0.min(g), e.1.min(len))
+                        } else if g > e.0 {
+                            (g, len)
+                        } else {
+                            *e
+                        }
+                    }
+                    // (A write that raced another expects nothing of the spans they share: the
+                    // other, older or not, may have landed on them last.)
                     None => {
-                        m.insert(off, g);
+                        m.insert(off, (if s.racy { 0 } else { g }, len));
                     }
                 }
             }

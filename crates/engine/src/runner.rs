@@ -119,14 +119,8 @@ pub fn run_with_clock(
         }
         // (The CPUs, before any target is created or laid out.)
         check_cpus(s)?;
-        if s.verify {
-            let (r, w) = (&s.bs.read, &s.bs.write);
-            if !(r.is_fixed() && w.is_fixed() && r.min() == w.min()) {
-                return Err(EngineError::usage(format!(
-                    "job '{}': verify needs one fixed block size for reads and writes (bssplit and bs=R,W are not checkable block by block)",
-                    s.name
-                )));
-            }
+        if let Some(why) = s.verify_sizes_conflict() {
+            return Err(EngineError::usage(format!("job '{}': {why}", s.name)));
         }
     }
 
@@ -477,6 +471,7 @@ pub fn run_with_clock(
                 verify_form: crate::verify::Form {
                     header: !spec.verify_pattern_only,
                     pattern: spec.verify_pattern.as_deref().map(Into::into),
+                    span: spec.verify_span(),
                 },
                 verify_all: !writes(spec),
                 seed: inst.seed(spec),

@@ -11,6 +11,11 @@
 //! header's end, and a read checks it too; with `verify=pattern` the whole block is the
 //! pattern and nothing else is checked (no header: nothing tells a stale or misplaced block).
 //!
+//! With fio's `verify_interval` each span of that many bytes of a block is such a block of
+//! its own: its own header, naming its own offset, checked on its own (a span at the end
+//! shorter than a header joins the one before it). A write torn part way shows as the
+//! span where it stopped.
+//!
 //! Pure functions over byte slices; the executor decides what to expect.
 
 pub use raidlab_workload::stream::VERIFY_HEADER_BYTES;
@@ -68,6 +73,10 @@ pub enum Mismatch {
 pub struct Form {
     pub header: bool,
     pub pattern: Option<std::sync::Arc<[u8]>>,
+    /// fio's `verify_interval` (as `JobSpec::verify_span` sets it): each span of this many
+    /// bytes carries a header of its own. None: one a block. (Without a header, the pattern
+    /// runs on over the whole block.)
+    pub span: Option<u64>,
 }
 
 impl Default for Form {
@@ -75,7 +84,34 @@ impl Default for Form {
         Form {
             header: true,
             pattern: None,
+            span: None,
         }
+    }
+}
+
+impl Form {
+    /// The spans of a block of `len` bytes that carry a header each, as byte ranges within
+    /// it: the whole block, or `span`-sized pieces, a last piece shorter than a header
+    /// joined to the one before.
+    fn spans(&self, len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+        let n = match self.span {
+            Some(n) if self.header && (n as usize) < len => n as usize,
+            _ => len.max(1),
+        };
+        let min = VERIFY_HEADER_BYTES as usize;
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            if at >= len {
+                return None;
+            }
+            let mut end = (at + n).min(len);
+            if len - end < min {
+                end = len;
+            }
+            let r = at..end;
+            at = end;
+            Some(r)
+        })
     }
 }
 
@@ -149,8 +185,16 @@ pub fn fill_block(buf: &mut [u8], offset: u64, generation: u64, seed: u64) {
     fill(buf, offset, generation, seed, &Form::default());
 }
 
-/// Fill `buf` for a write to `offset` as `form` says.
+/// Fill `buf` for a write to `offset` as `form` says: each of its spans (see [`Form`]).
 pub fn fill(buf: &mut [u8], offset: u64, generation: u64, seed: u64, form: &Form) {
+    for r in form.spans(buf.len()) {
+        let at = offset + r.start as u64;
+        fill_span(&mut buf[r], at, generation, seed, form);
+    }
+}
+
+/// Fill one span (a whole block unless `verify_interval` cuts it) written to `offset`.
+fn fill_span(buf: &mut [u8], offset: u64, generation: u64, seed: u64, form: &Form) {
     if !form.header {
         repeat(buf, form.pattern.as_deref().unwrap_or(&[0]));
         return;
@@ -193,9 +237,32 @@ fn first_difference(buf: &[u8], pattern: &[u8]) -> Option<(usize, u8, u8)> {
         .map(|i| (i, pattern[i % pattern.len()], buf[i]))
 }
 
-/// Check a block read from `offset` as `form` says (see [`check_block`]); the generation
-/// found, if the block has a header.
+/// Check a block read from `offset` as `form` says, span by span (see [`check_block`]): the
+/// first span that fails is the mismatch. `last_write` is the generation and length of the
+/// last write this run completed at `offset`, if any: the spans it reached must be at
+/// least as new (a whole block is held to it, whatever the length). The generation found
+/// in the first span, if it has a header.
 pub fn check(
+    buf: &[u8],
+    offset: u64,
+    last_write: Option<(u64, u64)>,
+    form: &Form,
+) -> Result<Option<u64>, Mismatch> {
+    let mut found = None;
+    for r in form.spans(buf.len()) {
+        let at = offset + r.start as u64;
+        let last = match last_write {
+            Some((g, len)) if r.start == 0 || (r.start as u64) < len => Some(g),
+            _ => None,
+        };
+        let g = check_span(&buf[r], at, last, form)?;
+        found = found.or(g);
+    }
+    Ok(found)
+}
+
+/// Check one span (a whole block unless `verify_interval` cuts it) read from `offset`.
+fn check_span(
     buf: &[u8],
     offset: u64,
     last_generation: Option<u64>,
@@ -372,15 +439,17 @@ mod tests {
         let only = Form {
             header: false,
             pattern: Some(pat.clone()),
+            span: None,
         };
         let with = Form {
             header: true,
             pattern: Some(pat),
+            span: None,
         };
         let mut a = vec![0u8; 4096];
         fill(&mut a, 4096, 3, 9, &only);
         assert_eq!(&a[..8], &[0xde, 0xad, 0xbe, 0xef, 0xde, 0xad, 0xbe, 0xef]);
-        assert_eq!(check(&a, 4096, Some(3), &only), Ok(None));
+        assert_eq!(check(&a, 4096, Some((3, 4096)), &only), Ok(None));
         a[1000] = b'z';
         assert_eq!(
             check(&a, 4096, None, &only),
@@ -396,7 +465,7 @@ mod tests {
         let h = VERIFY_HEADER_BYTES as usize;
         assert_eq!(&b[..8], MAGIC);
         assert_eq!(&b[h..h + 4], &[0xde, 0xad, 0xbe, 0xef]);
-        assert_eq!(check(&b, 0, Some(5), &with), Ok(Some(5)));
+        assert_eq!(check(&b, 0, Some((5, 4096)), &with), Ok(Some(5)));
         // A block of raidlab's own pattern has a good header but not the job's pattern.
         let mut own = vec![0u8; 4096];
         fill_block(&mut own, 0, 5, 9);
@@ -406,6 +475,74 @@ mod tests {
         ));
         let d = check(&a, 4096, None, &only).unwrap_err().describe();
         assert!(d.contains("byte 1000: expected 0xde"), "{d}");
+    }
+
+    /// fio's verify_interval: each 1 KiB span of a 4 KiB block has a header naming its own
+    /// offset; a span overwritten by an older write is stale where it is, a span of another
+    /// block misplaced, and the last write's generation binds only the spans it reached.
+    #[test]
+    fn verify_interval_gives_each_span_its_header() {
+        let form = Form {
+            span: Some(1024),
+            ..Form::default()
+        };
+        let mut b = vec![0u8; 4096];
+        fill(&mut b, 8192, 7, 9, &form);
+        for k in 0..4 {
+            let h = read_header(&b[k * 1024..]).expect("a header per span");
+            assert_eq!(
+                (h.offset, h.generation, h.length),
+                (8192 + 1024 * k as u64, 7, 1024)
+            );
+        }
+        assert_eq!(check(&b, 8192, Some((7, 4096)), &form), Ok(Some(7)));
+        // The third span left as an older write had it.
+        let mut old = vec![0u8; 4096];
+        fill(&mut old, 8192, 6, 9, &form);
+        let mut torn = b.clone();
+        torn[2048..3072].copy_from_slice(&old[2048..3072]);
+        assert_eq!(
+            check(&torn, 8192, Some((7, 4096)), &form),
+            Err(Mismatch::Stale {
+                offset: 8192 + 2048,
+                expected_generation: 7,
+                found_generation: 6
+            })
+        );
+        // A last write of 2 KiB there binds the first two spans only.
+        assert_eq!(check(&torn, 8192, Some((7, 2048)), &form), Ok(Some(7)));
+        // A span copied from another block is misplaced; one changed is torn.
+        let mut other = vec![0u8; 4096];
+        fill(&mut other, 0, 7, 9, &form);
+        let mut moved = b.clone();
+        moved[1024..2048].copy_from_slice(&other[1024..2048]);
+        assert!(matches!(
+            check(&moved, 8192, None, &form),
+            Err(Mismatch::Misplaced {
+                offset: 9216,
+                found_offset: 1024
+            })
+        ));
+        let mut bad = b.clone();
+        bad[3500] ^= 1;
+        assert!(matches!(
+            check(&bad, 8192, None, &form),
+            Err(Mismatch::Torn { offset: 11264, .. })
+        ));
+        // Without the span, the whole block is one: its one header covers it.
+        assert!(matches!(
+            check(&b, 8192, None, &Form::default()),
+            Err(Mismatch::Length {
+                expected: 4096,
+                found: 1024,
+                ..
+            })
+        ));
+        // A span at the end shorter than a header joins the one before it.
+        let mut odd = vec![0u8; 2048 + 32];
+        fill(&mut odd, 0, 1, 2, &form);
+        assert_eq!(read_header(&odd[1024..]).unwrap().length, 1024 + 32);
+        assert_eq!(check(&odd, 0, Some((1, 2080)), &form), Ok(Some(1)));
     }
 
     #[test]

@@ -2208,3 +2208,109 @@ fn the_jobs_of_a_group_start_together_once_all_are_set_up() {
         );
     }
 }
+
+/// fio's verify_interval: each 1 KiB span of a 4 KiB block carries its own header, so a
+/// byte changed behind the job's back is named by the span it is in (10240, in the block at
+/// 8192); without it, by the block. The job's options list it.
+#[test]
+fn verify_interval_names_the_span_that_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| raidlab_in(dir.path(), args);
+    let common = [
+        "--name=v",
+        "--filename=d",
+        "--size=64k",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let write = |interval: &str| {
+        let mut w = common.to_vec();
+        w.extend(["--rw=write", "--do_verify=0", interval]);
+        let v = json(&assert_ok(&run(&w), "write with verify"));
+        let path = dir.path().join("d");
+        let mut data = std::fs::read(&path).unwrap();
+        data[8192 + 2048 + 100] ^= 0xff;
+        std::fs::write(&path, &data).unwrap();
+        v
+    };
+    let read = |interval: &str| {
+        let mut r = common.to_vec();
+        r.extend(["--rw=read", interval]);
+        let o = run(&r);
+        assert!(!o.status.success(), "the mismatch fails the job");
+        let v = json(&stdout(&o));
+        v["jobs"][0]["raidlab"]["verify"]["first_mismatch"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let v = write("--verify_interval=1k");
+    assert_eq!(v["jobs"][0]["job options"]["verify_interval"], "1024");
+    let err = read("--verify_interval=1k");
+    assert!(err.contains("torn block at offset 10240"), "{err}");
+    write("--verify_interval=0");
+    let err = read("--verify_interval=0");
+    assert!(err.contains("torn block at offset 8192"), "{err}");
+}
+
+/// verify with several block sizes, as fio checks them: each span (here fio's default, the
+/// smallest write, 4 KiB) carries its header, so writes of 4, 12 and 64 KiB, overlapping one
+/// another at random with 16 in flight, read back clean; a job reading sizes of its own
+/// over them finds a byte changed behind their back in the span it is in. A job that both
+/// reads and writes several sizes is refused in one line.
+#[test]
+fn verify_checks_several_block_sizes_span_by_span() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| raidlab_in(dir.path(), args);
+    let common = [
+        "--name=v",
+        "--filename=d",
+        "--size=4m",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let verify = |extra: &[&str]| {
+        let mut a = common.to_vec();
+        a.extend_from_slice(extra);
+        let o = run(&a);
+        let v = json(&stdout(&o));
+        (
+            o.status.success(),
+            v["jobs"][0]["raidlab"]["verify"].clone(),
+        )
+    };
+    let split = "--bssplit=4k/30:12k/30:64k/40";
+    let (ok, v) = verify(&["--rw=write", split, "--ioengine=psync"]);
+    assert!(
+        ok && v["mismatches"] == 0 && v["blocks_checked"].as_u64() > Some(50),
+        "{v}"
+    );
+    let (ok, v) = verify(&[
+        "--rw=randwrite",
+        split,
+        "--norandommap",
+        "--ioengine=io_uring",
+        "--iodepth=16",
+        "--number_ios=2000",
+    ]);
+    assert!(ok && v["mismatches"] == 0, "{v}");
+    let path = dir.path().join("d");
+    let mut data = std::fs::read(&path).unwrap();
+    data[100_000] ^= 0xff;
+    std::fs::write(&path, &data).unwrap();
+    let (ok, v) = verify(&["--rw=read", "--bsrange=4k-64k", "--ioengine=psync"]);
+    assert!(!ok, "the changed byte fails the reader");
+    let first = v["first_mismatch"].as_str().unwrap();
+    assert!(first.starts_with("torn block at offset 98304:"), "{first}");
+    assert_eq!(v["mismatches"], 1, "{v}");
+    let err = assert_usage_error(
+        &run(&[&common[..], &["--rw=randrw", split]].concat()),
+        "randrw",
+    );
+    assert!(
+        err.contains("several block sizes in a job that reads and writes"),
+        "{err}"
+    );
+}

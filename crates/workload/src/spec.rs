@@ -1080,6 +1080,11 @@ pub struct JobSpec {
     /// what it should hold.
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify_dump: bool,
+    /// fio's `verify_interval`: each span of this many bytes of a block carries its own
+    /// header and is checked on its own (None: one header a block). Adjusted as fio adjusts
+    /// it: see [`JobSpec::verify_span`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_interval: Option<u64>,
     /// Which I/O errors the job counts and goes on past (fio's `continue_on_error`,
     /// `ignore_error`; their keys as they are).
     #[serde(flatten)]
@@ -1589,6 +1594,7 @@ impl Default for JobSpec {
             verify_backlog_batch: None,
             verify_fatal: false,
             verify_dump: false,
+            verify_interval: None,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
             disk_util: true,
@@ -1765,6 +1771,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify_pattern",
     "verify_fatal",
     "verify_dump",
+    "verify_interval",
     "continue_on_error",
     "ignore_error",
     "group_reporting",
@@ -2342,7 +2349,6 @@ const FIO_ONLY: &[&str] = &[
     "unique_filename",
     "unlink_each_loop",
     "verify_async",
-    "verify_interval",
     "verify_offset",
     "verify_state_load",
     "verify_state_save",
@@ -2352,6 +2358,14 @@ const FIO_ONLY: &[&str] = &[
     "zone_reset_threshold",
     "zonecapacity",
 ];
+
+/// The greatest common divisor (0 with 0 gives 0).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
 
 /// The one line for an option raidlab does not know: what it is (a fio option raidlab does
 /// not run, or a name neither knows), the nearest names raidlab has, and where the valid
@@ -3051,6 +3065,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
         "verify_dump" => spec.verify_dump = parse_bool(value).map_err(err)?,
+        "verify_interval" => {
+            // (fio's 0 is its default: a header a block.)
+            let n = parse_size(value).map_err(err)?;
+            spec.verify_interval = (n > 0).then_some(n);
+        }
         "continue_on_error" => {
             spec.on_error.continue_on_error = ErrorKinds::parse(value).map_err(err)?
         }
@@ -3884,7 +3903,100 @@ impl JobSpec {
                 crate::stream::VERIFY_HEADER_BYTES
             ));
         }
+        if let Some(span) = self.verify_span() {
+            if span < crate::stream::VERIFY_HEADER_BYTES && !self.verify_pattern_only {
+                return e(format!(
+                    "verify_interval: each span of {span} bytes would carry a header of {} (valid: verify_interval={} or more, dividing the write block sizes)",
+                    crate::stream::VERIFY_HEADER_BYTES,
+                    crate::stream::VERIFY_HEADER_BYTES
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Why this job's block sizes cannot be verified, in one line (None: they can). One fixed
+    /// size for reads and writes always can. Several can with spans (`verify_interval`, or
+    /// fio's default span for varying sizes): every request is then whole spans at a
+    /// multiple of the span, so each span read is one some write left whole. A job must then
+    /// either write (its reads are the read-backs of its writes, as they were written) or
+    /// only read; a mixed job's own reads could straddle written and unwritten spans.
+    pub fn verify_sizes_conflict(&self) -> Option<String> {
+        if !self.verify {
+            return None;
+        }
+        let (r, w) = (&self.bs.read, &self.bs.write);
+        if r.is_fixed() && w.is_fixed() && r.min() == w.min() {
+            return None;
+        }
+        let reads = self.read_percent();
+        let mixed = reads > 0 && reads < 100 && !self.verify_only;
+        // (What a job that only writes or only reads issues, and checks.)
+        let sizes = if reads == 100 && !self.verify_only {
+            r
+        } else {
+            w
+        };
+        let Some(n) = self.verify_span() else {
+            if sizes.is_fixed() && !mixed {
+                return None;
+            }
+            return Some(
+                "verify with several block sizes needs spans of at least 64 bytes that divide them (valid: one block size, or verify_interval=N dividing every size)"
+                    .into(),
+            );
+        };
+        let whole = sizes.entries.iter().all(|e| e.0 % n == 0)
+            && sizes
+                .range
+                .is_none_or(|(lo, hi)| !self.bs_unaligned && lo % n == 0 && hi % n == 0);
+        if !whole {
+            return Some(format!(
+                "verify with several block sizes: a size is not a whole number of {n}-byte spans (verify_interval={n}), so spans would straddle requests (valid: sizes that are multiples of verify_interval, without bs_unaligned)"
+            ));
+        }
+        if let Some(a) = self.blockalign.filter(|a| a % n != 0) {
+            return Some(format!(
+                "verify with blockalign={a}: offsets off the {n}-byte spans would straddle them (valid: a blockalign that is a multiple of verify_interval={n})"
+            ));
+        }
+        if mixed {
+            return Some(format!(
+                "verify with several block sizes in a job that reads and writes (rw={}): its reads could cover spans no write reached (valid: one block size for both, or a writing job, whose read-back checks what it wrote, and a reading job)",
+                self.rw
+            ));
+        }
+        None
+    }
+
+    /// The span of a block each verify header covers, when it is less than a block (None:
+    /// one header a block). As fio 3.33 sets it (`fixup_options`): `verify_interval` if given,
+    /// else the smallest write size if write sizes vary; no larger than the smallest write
+    /// size (or, for a job that reads, the smallest read size); and the greatest common
+    /// divisor of the smallest and largest write sizes if it does not divide both. Unless
+    /// `verify_interval` is given, a span too short for a header is none: a header a block.
+    pub fn verify_span(&self) -> Option<u64> {
+        if !self.verify {
+            return None;
+        }
+        let (wmin, wmax) = (self.bs.write.min(), self.bs.write.max());
+        let mut span = match self.verify_interval {
+            Some(n) => n,
+            None if wmin != wmax => wmin,
+            None => return None,
+        };
+        if span > wmin {
+            span = wmin;
+        } else if self.rw.read_percent(100) > 0 && span > self.bs.read.min() {
+            span = self.bs.read.min();
+        }
+        if span == 0 || wmin % span != 0 || wmax % span != 0 {
+            span = gcd(wmin, wmax);
+        }
+        if self.verify_interval.is_none() && span < crate::stream::VERIFY_HEADER_BYTES {
+            return None;
+        }
+        Some(span)
     }
 
     /// This job with `size`, `offset` and `io_size` given as percent of the target
@@ -4231,6 +4343,104 @@ mod tests {
         assert!(e.message.contains("valid: verify_pattern="), "{e}");
         apply_option(&mut t, "verify", Some("crc32c")).unwrap();
         assert!(!t.verify_pattern_only);
+    }
+
+    /// fio 3.33's verify_interval rules: as given when it divides the write sizes; no larger
+    /// than the smallest write (or, for a reader, read) size; the sizes' gcd when it does
+    /// not divide them; the smallest write size when sizes vary and it is not given; one
+    /// header a block otherwise. A span shorter than a header, asked for, is refused.
+    #[test]
+    fn verify_interval_is_set_as_fios() {
+        let span = |o: &[(&str, &str)]| {
+            let mut v = vec![("filename", "f"), ("verify", "crc32c")];
+            v.extend_from_slice(o);
+            spec_from(&v).verify_span()
+        };
+        assert_eq!(span(&[("bs", "4k")]), None);
+        assert_eq!(span(&[("bs", "4k"), ("verify_interval", "0")]), None);
+        assert_eq!(span(&[("bs", "4k"), ("verify_interval", "1k")]), Some(1024));
+        assert_eq!(
+            span(&[("bs", "4k"), ("verify_interval", "16k")]),
+            Some(4096)
+        );
+        assert_eq!(
+            span(&[
+                ("bs", "4k,16k"),
+                ("rw", "randrw"),
+                ("verify_interval", "8k")
+            ]),
+            Some(4096),
+            "no larger than the smallest read"
+        );
+        assert_eq!(span(&[("bsrange", "4k-16k")]), Some(4096));
+        assert_eq!(
+            span(&[("bsrange", "6k-16k"), ("verify_interval", "4k")]),
+            Some(2048),
+            "4k divides neither 6k: gcd(6k, 16k)"
+        );
+        assert_eq!(span(&[("bs", "4k"), ("verify_interval", "1k")]), Some(1024));
+        assert_eq!(
+            spec_from(&[("filename", "f"), ("verify_interval", "1k")]).verify_span(),
+            None
+        );
+        let mut t = spec_from(&[
+            ("filename", "f"),
+            ("verify", "crc32c"),
+            ("verify_interval", "32"),
+        ]);
+        let e = t.validate().unwrap_err();
+        assert!(
+            e.message.contains("valid: verify_interval=64 or more"),
+            "{e}"
+        );
+        apply_option(&mut t, "verify_interval", Some("512")).unwrap();
+        t.validate().unwrap();
+    }
+
+    /// Which jobs of several block sizes verify can check: those whose requests are whole
+    /// spans on span boundaries, writing (checked by their read-backs) or only reading.
+    #[test]
+    fn verify_takes_several_sizes_in_whole_spans() {
+        let why = |o: &[(&str, &str)]| {
+            let mut v = vec![("filename", "f"), ("verify", "crc32c")];
+            v.extend_from_slice(o);
+            spec_from(&v).verify_sizes_conflict()
+        };
+        assert_eq!(why(&[("bs", "4k")]), None);
+        assert_eq!(why(&[("rw", "randwrite"), ("bsrange", "4k-64k")]), None);
+        assert_eq!(why(&[("rw", "write"), ("bssplit", "4k/50:12k/50")]), None);
+        assert_eq!(why(&[("rw", "randread"), ("bsrange", "4k-64k")]), None);
+        assert_eq!(
+            why(&[("rw", "write"), ("bs", "4k,16k")]),
+            None,
+            "reads are read-backs"
+        );
+        let mixed = why(&[("rw", "randrw"), ("bsrange", "4k-16k")]).unwrap();
+        assert!(
+            mixed.contains("job that reads and writes (rw=randrw)"),
+            "{mixed}"
+        );
+        let unaligned = why(&[
+            ("rw", "randwrite"),
+            ("bsrange", "4k-16k"),
+            ("bs_unaligned", "1"),
+        ])
+        .unwrap();
+        assert!(
+            unaligned.contains("not a whole number of 4096-byte spans"),
+            "{unaligned}"
+        );
+        let ba = why(&[
+            ("rw", "randwrite"),
+            ("bsrange", "4k-16k"),
+            ("blockalign", "6k"),
+        ]);
+        assert!(ba.unwrap().contains("blockalign=6144"));
+        // 4k and 6k: 2 KiB spans, whole in both.
+        assert_eq!(
+            why(&[("rw", "randwrite"), ("bssplit", "4k/50:6k/50")]),
+            None
+        );
     }
 
     /// `nrfiles` gives each job that many files of its own in its folder, named and placed

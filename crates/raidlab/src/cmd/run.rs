@@ -582,6 +582,7 @@ fn option_help(name: &str) -> &'static str {
         "verify_only" => "1: a write job with verify reads back and checks what an earlier run of it wrote, writing nothing (its requests are the writes', as reads)",
         "verify_fatal" => "1: the first verify mismatch ends the job",
         "verify_dump" => "1: each block that fails its check is written to FILE.OFFSET.received (and what it should hold to FILE.OFFSET.expected) in the working folder",
+        "verify_interval" => "each span of this many bytes of a block carries its own header and is checked on its own (default: one a block; as fio, at most the smallest block, dividing the write sizes)",
         "randseed" => "seed of the request stream",
         "filename" => {
             "targets, ':'-separated: files, block devices, array:M1,M2,..., sim:SYSTEM.toml[#LUN]; several run as one job over them all, as fio's (job_per_file=1: one job each)"
@@ -1633,6 +1634,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         }
         if s.verify_dump {
             put("verify_dump", "1".into());
+        }
+        if let Some(n) = s.verify_interval {
+            put("verify_interval", n.to_string());
         }
     }
     if s.group_reporting {
