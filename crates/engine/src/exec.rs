@@ -289,6 +289,246 @@ impl Executor for Psync {
     }
 }
 
+/// fio's `mmap` engine: each file mapped shared into memory, whole (or, where that cannot be
+/// mapped, the request's own window), and each request a copy between the job's buffer and
+/// the mapping — reads and writes through page faults and the page cache, no read or write
+/// call. One request at a time, as fio's. With `direct=1`, as fio does ("not really direct"),
+/// each request's pages are then written out (`msync`) and let go of, by the mapping and by
+/// the page cache, so the next touch reads the device. A write past the end of a regular
+/// file first extends it; a read past the end moves what there is, as read(2) would.
+///
+/// What it cannot do: a mapping reports a device error by SIGBUS, which ends raidlab as it
+/// ends fio; use a system-call engine where errors are expected.
+pub struct Mmap {
+    files: Vec<File>,
+    maps: Vec<Option<Mapping>>,
+    /// Each file's size when last looked at (looked at again by a request past it).
+    sizes: Vec<Option<u64>>,
+    /// Whether the job writes (the mappings are then writable).
+    writable: bool,
+    direct: bool,
+    op: Option<(u32, u32, Dir, u64, *mut u8, usize)>,
+}
+
+/// One file's mapping: where it starts in memory and in the file, and how long it is.
+struct Mapping {
+    ptr: *mut u8,
+    offset: u64,
+    len: usize,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` are a mapping this struct made and alone unmaps.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+/// The size of a file or block device (its end, by lseek).
+fn end_of(file: &File) -> io::Result<u64> {
+    // SAFETY: lseek on a descriptor `file` owns (`mmap` never uses the file position).
+    let end = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
+    if end < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(end as u64)
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(4096) as u64
+}
+
+impl Mmap {
+    pub fn new(files: Vec<File>, writable: bool, direct: bool) -> Self {
+        Mmap {
+            maps: files.iter().map(|_| None).collect(),
+            sizes: vec![None; files.len()],
+            files,
+            writable,
+            direct,
+            op: None,
+        }
+    }
+
+    /// Map `[offset, offset + len)` of file number `file`, shared.
+    fn map(&self, file: u32, offset: u64, len: usize) -> io::Result<Mapping> {
+        let prot = if self.writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        let fd = self.files[file as usize].as_raw_fd();
+        // SAFETY: a new shared mapping of a descriptor we own; the kernel picks the address.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                libc::MAP_SHARED,
+                fd,
+                offset as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            ptr: p.cast(),
+            offset,
+            len,
+        })
+    }
+
+    /// Where `[offset, offset + len)` of `file` is in memory, mapping it first if no mapping
+    /// holds it: the whole file if it can be, else the pages the request touches. The
+    /// bytes there are `len` long at most: fewer at the file's end (a write has extended the
+    /// file to hold it).
+    fn window(
+        &mut self,
+        file: u32,
+        dir: Dir,
+        offset: u64,
+        len: usize,
+    ) -> io::Result<(*mut u8, usize)> {
+        let f = file as usize;
+        let end = offset + len as u64;
+        let mut size = match self.sizes[f] {
+            Some(n) if n >= end => n,
+            _ => end_of(&self.files[f])?,
+        };
+        if dir == Dir::Write && end > size && self.files[f].metadata()?.file_type().is_file() {
+            self.files[f].set_len(end)?;
+            size = end;
+            // (A whole-file mapping no longer covers the file.)
+            self.maps[f] = None;
+        }
+        self.sizes[f] = Some(size);
+        let avail = (size.saturating_sub(offset)).min(len as u64) as usize;
+        if avail == 0 {
+            return Ok((std::ptr::null_mut(), 0));
+        }
+        let held =
+            |m: &Mapping| offset >= m.offset && offset + avail as u64 <= m.offset + m.len as u64;
+        if !self.maps[f].as_ref().is_some_and(held) {
+            self.maps[f] = None;
+            let whole = usize::try_from(size)
+                .ok()
+                .and_then(|n| self.map(file, 0, n).ok());
+            let m = match whole {
+                Some(m) => m,
+                None => {
+                    let page = page_size();
+                    let start = offset / page * page;
+                    self.map(file, start, (offset + avail as u64 - start) as usize)?
+                }
+            };
+            self.maps[f] = Some(m);
+        }
+        let m = self.maps[f].as_ref().expect("mapped above");
+        // SAFETY: `held` (or the mapping just made) puts [offset, offset + avail) inside it.
+        Ok((unsafe { m.ptr.add((offset - m.offset) as usize) }, avail))
+    }
+
+    /// One request's copy (and, with direct, its write-out and drop): bytes moved.
+    fn transfer(
+        &mut self,
+        file: u32,
+        dir: Dir,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+    ) -> io::Result<u64> {
+        let (at, n) = self.window(file, dir, offset, len)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        // SAFETY: `at` has `n` mapped bytes; `buf` is the slot's `len` ≥ `n` bytes, idle until
+        // this completes; the two never overlap (the buffer is the job's own memory).
+        unsafe {
+            match dir {
+                Dir::Write => std::ptr::copy_nonoverlapping(buf, at, n),
+                _ => std::ptr::copy_nonoverlapping(at, buf, n),
+            }
+        }
+        if self.direct {
+            let page = page_size() as usize;
+            let lead = at as usize % page;
+            // SAFETY: the pages holding [at, at + n), all within the mapping (it starts on a
+            // page and covers them).
+            let (p, l) = (unsafe { at.sub(lead) }, n + lead);
+            // SAFETY: as above.
+            if dir == Dir::Write && unsafe { libc::msync(p.cast(), l, libc::MS_SYNC) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // The pages let go of by the mapping, then by the page cache (their data is in
+            // the file: written out just now, or read), so the next touch reads the device.
+            // SAFETY: as above.
+            if unsafe { libc::madvise(p.cast(), l, libc::MADV_DONTNEED) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fd = self.files[file as usize].as_raw_fd();
+            // (The mapping's in-page offset is the file's: it starts on a page of the file.)
+            let from = (offset - lead as u64) as libc::off_t;
+            // SAFETY: advice on a descriptor we own.
+            let rc = unsafe {
+                libc::posix_fadvise(fd, from, l as libc::off_t, libc::POSIX_FADV_DONTNEED)
+            };
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+        }
+        Ok(n as u64)
+    }
+
+    /// Every mapping written out, as fio's mmap engine syncs.
+    fn msync_all(&self) -> io::Result<()> {
+        for m in self.maps.iter().flatten() {
+            // SAFETY: a whole mapping this executor made.
+            if unsafe { libc::msync(m.ptr.cast(), m.len, libc::MS_SYNC) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Executor for Mmap {
+    fn queue(&mut self, slot: u32, file: u32, dir: Dir, offset: u64, buf: *mut u8, len: usize) {
+        debug_assert!(self.op.is_none(), "mmap runs one request at a time");
+        self.op = Some((slot, file, dir, offset, buf, len));
+    }
+    fn submit_and_reap(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        done: &mut Vec<Completion>,
+    ) -> io::Result<()> {
+        let Some((slot, file, dir, offset, buf, len)) = self.op.take() else {
+            return Ok(());
+        };
+        let res = if dir == Dir::Trim {
+            trim_file(&self.files[file as usize], offset, len as u64)
+        } else {
+            self.transfer(file, dir, offset, buf, len)
+        };
+        done.push(Completion { slot, res });
+        Ok(())
+    }
+    fn files(&self) -> &[File] {
+        &self.files
+    }
+    /// Each mapping written out, then each file's data.
+    fn sync(&mut self) -> io::Result<()> {
+        self.msync_all()?;
+        self.files().iter().try_for_each(File::sync_data)
+    }
+    fn sync_kind(&mut self, kind: SyncKind) -> io::Result<()> {
+        self.msync_all()?;
+        self.files().iter().try_for_each(|f| file_sync(f, kind))
+    }
+}
+
 /// How an io_uring executor sets its ring up: what it registers with it (fio's
 /// `registerfiles`, `fixedbufs`), and whether a kernel thread polls the submission queue
 /// (`sqthread_poll`, on `sqthread_poll_cpu`) or the device is polled for completions

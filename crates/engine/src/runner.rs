@@ -3,7 +3,7 @@
 //! one thread per instance.
 
 use crate::clock::Clock;
-use crate::exec::{Block, Executor, Libaio, Null, Psync, RingOptions, SyncCall, Uring};
+use crate::exec::{Block, Executor, Libaio, Mmap, Null, Psync, RingOptions, SyncCall, Uring};
 use crate::job::{drive, AlignedBuf, JobSetup, VerifyShared};
 use crate::progress::{self, Goal};
 use crate::target::{open_for_job, prepare_path, PathInfo};
@@ -29,6 +29,8 @@ enum ExecPlan {
     /// The files, and what to register with the ring.
     Uring(Vec<File>, RingOptions),
     Libaio(Vec<File>),
+    /// The files, whether the job writes, and whether it asked for direct I/O.
+    Mmap(Vec<File>, bool, bool),
     Block(Vec<Arc<dyn BlockTarget>>),
 }
 
@@ -36,7 +38,10 @@ impl ExecPlan {
     /// The open files of a plan that has them.
     fn files(&self) -> &[File] {
         match self {
-            ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => f,
+            ExecPlan::Psync(f, _)
+            | ExecPlan::Uring(f, _)
+            | ExecPlan::Libaio(f)
+            | ExecPlan::Mmap(f, _, _) => f,
             ExecPlan::Null | ExecPlan::Block(_) => &[],
         }
     }
@@ -437,6 +442,11 @@ pub fn run_with_clock(
                 spec.iodepth,
             ),
             IoEngine::Libaio => (ExecPlan::Libaio(open_all()?), "libaio", spec.iodepth),
+            IoEngine::Mmap => (
+                ExecPlan::Mmap(open_all()?, writes(spec), spec.direct),
+                "mmap",
+                1,
+            ),
         };
         let goal_bytes = if spec.time_based {
             None
@@ -891,7 +901,10 @@ fn hole_warnings(
             }
             let (start, len) = p.setup.stream.region(k);
             match &p.exec {
-                ExecPlan::Psync(f, _) | ExecPlan::Uring(f, _) | ExecPlan::Libaio(f) => {
+                ExecPlan::Psync(f, _)
+                | ExecPlan::Uring(f, _)
+                | ExecPlan::Libaio(f)
+                | ExecPlan::Mmap(f, _, _) => {
                     let f = &f[k];
                     if f.metadata().is_ok_and(|m| m.is_file()) {
                         if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
@@ -1444,6 +1457,9 @@ fn run_bound(p: InstancePlan) -> JobResult {
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
         ExecPlan::Psync(files, call) => drive(p.setup, &mut Psync::new(files, call), &bufs),
+        ExecPlan::Mmap(files, writes, direct) => {
+            drive(p.setup, &mut Mmap::new(files, writes, direct), &bufs)
+        }
         ExecPlan::Uring(files, register) => match Uring::new(files, depth, bufs.area(), register) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
             Err(e) => {

@@ -64,7 +64,7 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
         ),
         (
             vec![&file_opt, "--ioengine=posixaio"],
-            "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, null)",
+            "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, mmap, null)",
         ),
         (
             vec![&file_opt, "--size=0"],
@@ -2313,4 +2313,63 @@ fn verify_checks_several_block_sizes_span_by_span() {
         err.contains("several block sizes in a job that reads and writes"),
         "{err}"
     );
+}
+
+/// fio's mmap engine: writes through the shared mapping reach the file (a psync reader
+/// checks every block), a mapped reader, cached or with direct=1 (each request's pages then
+/// written out and dropped), checks what psync wrote, syncs run, and a write past a file's
+/// end (file_append) extends the file first.
+#[test]
+fn the_mmap_engine_moves_data_through_a_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| raidlab_in(dir.path(), args);
+    let job = |rw: &str, engine: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--name=m",
+            "--filename=d",
+            "--size=1m",
+            "--bs=16k",
+            "--verify=crc32c",
+            "--output-format=json",
+        ];
+        let (rw, engine) = (format!("--rw={rw}"), format!("--ioengine={engine}"));
+        a.extend([rw.as_str(), engine.as_str()]);
+        a.extend_from_slice(extra);
+        let v = json(&assert_ok(&run(&a), &a.join(" ")));
+        let j = &v["jobs"][0];
+        assert_eq!(j["raidlab"]["verify"]["mismatches"], 0, "{a:?}: {j}");
+        (
+            j["raidlab"]["verify"]["blocks_checked"].as_u64().unwrap(),
+            j.clone(),
+        )
+    };
+    let syncs = ["--do_verify=0", "--fsync=4", "--end_fsync=1"];
+    let (_, w) = job("randwrite", "mmap", &syncs);
+    assert_eq!(w["job options"]["ioengine"], "mmap");
+    assert_eq!(job("read", "psync", &[]).0, 64);
+    let mut other = syncs.to_vec();
+    other.push("--filename=p");
+    let (_, p) = job("randwrite", "psync", &other);
+    assert!(w["sync"]["total_ios"].as_u64() > Some(0), "{w}");
+    assert_eq!(w["sync"]["total_ios"], p["sync"]["total_ios"], "as psync's");
+    job("write", "psync", &["--do_verify=0"]);
+    assert_eq!(job("randread", "mmap", &[]).0, 64);
+    assert_eq!(job("read", "mmap", &["--direct=1"]).0, 64);
+    assert_eq!(job("randwrite", "mmap", &["--direct=1"]).0, 64, "read back");
+    std::fs::write(dir.path().join("a"), b"head").unwrap();
+    assert_ok(
+        &run(&[
+            "--name=a",
+            "--filename=a",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=write",
+            "--ioengine=mmap",
+            "--file_append=1",
+            "--force",
+        ]),
+        "append through a mapping",
+    );
+    let a = std::fs::read(dir.path().join("a")).unwrap();
+    assert_eq!((a.len(), &a[..4]), (4 + 65536, &b"head"[..]));
 }

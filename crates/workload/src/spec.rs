@@ -623,6 +623,10 @@ pub enum IoEngine {
     Vsync,
     Pvsync,
     Pvsync2,
+    /// Each file mapped shared into memory and each request a copy to or from the mapping
+    /// (page faults and the page cache, no read or write call), one at a time, as fio's
+    /// `mmap`.
+    Mmap,
     /// No I/O at all: measures the engine's own overhead, like fio's `null`.
     Null,
 }
@@ -637,9 +641,10 @@ impl IoEngine {
             "vsync" => Ok(IoEngine::Vsync),
             "pvsync" => Ok(IoEngine::Pvsync),
             "pvsync2" => Ok(IoEngine::Pvsync2),
+            "mmap" => Ok(IoEngine::Mmap),
             "null" => Ok(IoEngine::Null),
             other => Err(format!(
-                "'{other}' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, null)"
+                "'{other}' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, mmap, null)"
             )),
         }
     }
@@ -653,6 +658,7 @@ impl IoEngine {
                 | IoEngine::Vsync
                 | IoEngine::Pvsync
                 | IoEngine::Pvsync2
+                | IoEngine::Mmap
         )
     }
     pub fn name(self) -> &'static str {
@@ -664,6 +670,7 @@ impl IoEngine {
             IoEngine::Vsync => "vsync",
             IoEngine::Pvsync => "pvsync",
             IoEngine::Pvsync2 => "pvsync2",
+            IoEngine::Mmap => "mmap",
             IoEngine::Null => "null",
         }
     }

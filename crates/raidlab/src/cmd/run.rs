@@ -498,7 +498,7 @@ fn option_help(name: &str) -> &'static str {
             "1 (default): drop the page cache's copy of the region before the job starts"
         }
         "ioengine" => {
-            "io_uring (default), libaio, psync, sync, vsync, pvsync, pvsync2 (one request at a time), null"
+            "io_uring (default), libaio, psync, sync, vsync, pvsync, pvsync2, mmap (one request at a time, a copy to or from the file mapped shared), null"
         }
         "description" => "text shown with the job's results",
         "iodepth_batch_submit" | "iodepth_batch" => {
