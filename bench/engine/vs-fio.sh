@@ -16,13 +16,16 @@
 # /dev/shm file with --direct-io=on), loop-psync (same with psync), loop-sync (same with
 # sync: lseek and read), loop-libaio (same with libaio), loop-seqread (1 MiB
 # sequential read, iodepth 32), loop-randwrite (4 KiB randwrite, iodepth 32), loop-randrw
-# (8 KiB, half reads, iodepth 16), null (null engine, 4 KiB, iodepth 32), disk (4 KiB
+# (8 KiB, half reads, iodepth 16), mmap-randread (4 KiB randread through a shared mapping of
+# a 1 GiB file in /dev/shm, page cache hits: the copy and fault path), mmap-direct (the same
+# on the loop device with direct=1: each request's pages dropped after it, so every request
+# faults and reads the device), null (null engine, 4 KiB, iodepth 32), disk (4 KiB
 # randread, iodepth 32, direct, on a file under /var/tmp). IOPS are reads and writes
 # together. Needs root, fio, losetup, python3.
 set -euo pipefail
 ROUNDS=${ROUNDS:-3}
 RUNTIME=${RUNTIME:-4}
-CASES=${*:-loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw null disk}
+CASES=${*:-loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw mmap-randread mmap-direct null disk}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RL=${RAIDLAB_RLRUN:-$ROOT/target/release/examples/rlrun}
 if [ -z "${RAIDLAB_RLRUN:-}" ] && [ -z "${RAIDLAB:-}" ]; then
@@ -53,11 +56,15 @@ setup() {
     loop-seqread)  need_loop; TARGET=$LOOP; OPTS="--rw=read --bs=1m --iodepth=32 --ioengine=io_uring --direct=1" ;;
     loop-randwrite) need_loop; TARGET=$LOOP; FORCE=--force; OPTS="--rw=randwrite --bs=4k --iodepth=32 --ioengine=io_uring --direct=1" ;;
     loop-randrw)   need_loop; TARGET=$LOOP; FORCE=--force; OPTS="--rw=randrw --bs=8k --iodepth=16 --ioengine=io_uring --direct=1" ;;
+    mmap-randread) TARGET=$WORK/mapped
+                   [ -f "$TARGET" ] || dd if=/dev/urandom of="$TARGET" bs=1M count=1024 status=none
+                   OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=mmap --size=1g" ;;
+    mmap-direct)   need_loop; TARGET=$LOOP; OPTS="--rw=randread --bs=4k --iodepth=1 --ioengine=mmap --direct=1" ;;
     null)          TARGET=$WORK/null; OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=null --size=1g" ;;
     disk)          TARGET=/var/tmp/raidlab-bench.dat
                    [ -f "$TARGET" ] || dd if=/dev/urandom of="$TARGET" bs=1M count=2048 status=none
                    OPTS="--rw=randread --bs=4k --iodepth=32 --ioengine=io_uring --direct=1 --size=2g" ;;
-    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw null disk)" >&2; exit 2 ;;
+    *) echo "vs-fio: unknown case '$1' (valid: loop-randread loop-psync loop-sync loop-libaio loop-seqread loop-randwrite loop-randrw mmap-randread mmap-direct null disk)" >&2; exit 2 ;;
   esac
 }
 

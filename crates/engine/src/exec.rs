@@ -295,7 +295,9 @@ impl Executor for Psync {
 /// call. One request at a time, as fio's. With `direct=1`, as fio does ("not really direct"),
 /// each request's pages are then written out (`msync`) and let go of, by the mapping and by
 /// the page cache, so the next touch reads the device. A write past the end of a regular
-/// file first extends it; a read past the end moves what there is, as read(2) would.
+/// file first extends it; a read past the end moves what there is, as read(2) would. Each
+/// mapping takes the job's access advice as fio gives it (`fadvise_hint`: `MADV_RANDOM` for
+/// a random job, so a fault reads its page and no read-around; `MADV_SEQUENTIAL` otherwise).
 ///
 /// What it cannot do: a mapping reports a device error by SIGBUS, which ends raidlab as it
 /// ends fio; use a system-call engine where errors are expected.
@@ -307,6 +309,7 @@ pub struct Mmap {
     /// Whether the job writes (the mappings are then writable).
     writable: bool,
     direct: bool,
+    advice: raidlab_workload::ReadAdvice,
     op: Option<(u32, u32, Dir, u64, *mut u8, usize)>,
 }
 
@@ -340,13 +343,19 @@ fn page_size() -> u64 {
 }
 
 impl Mmap {
-    pub fn new(files: Vec<File>, writable: bool, direct: bool) -> Self {
+    pub fn new(
+        files: Vec<File>,
+        writable: bool,
+        direct: bool,
+        advice: raidlab_workload::ReadAdvice,
+    ) -> Self {
         Mmap {
             maps: files.iter().map(|_| None).collect(),
             sizes: vec![None; files.len()],
             files,
             writable,
             direct,
+            advice,
             op: None,
         }
     }
@@ -372,6 +381,20 @@ impl Mmap {
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
+        }
+        let advice = match self.advice {
+            raidlab_workload::ReadAdvice::Normal => None,
+            raidlab_workload::ReadAdvice::Random => Some(libc::MADV_RANDOM),
+            raidlab_workload::ReadAdvice::Sequential => Some(libc::MADV_SEQUENTIAL),
+        };
+        if let Some(a) = advice {
+            // SAFETY: advice on the mapping just made; it changes read-around only.
+            if unsafe { libc::madvise(p, len, a) } != 0 {
+                let e = io::Error::last_os_error();
+                // SAFETY: the mapping just made, not yet handed out.
+                unsafe { libc::munmap(p, len) };
+                return Err(e);
+            }
         }
         Ok(Mapping {
             ptr: p.cast(),

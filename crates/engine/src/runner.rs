@@ -29,8 +29,8 @@ enum ExecPlan {
     /// The files, and what to register with the ring.
     Uring(Vec<File>, RingOptions),
     Libaio(Vec<File>),
-    /// The files, whether the job writes, and whether it asked for direct I/O.
-    Mmap(Vec<File>, bool, bool),
+    /// The files, whether the job writes, whether it asked for direct I/O, and its advice.
+    Mmap(Vec<File>, bool, bool, raidlab_workload::ReadAdvice),
     Block(Vec<Arc<dyn BlockTarget>>),
 }
 
@@ -41,7 +41,7 @@ impl ExecPlan {
             ExecPlan::Psync(f, _)
             | ExecPlan::Uring(f, _)
             | ExecPlan::Libaio(f)
-            | ExecPlan::Mmap(f, _, _) => f,
+            | ExecPlan::Mmap(f, ..) => f,
             ExecPlan::Null | ExecPlan::Block(_) => &[],
         }
     }
@@ -443,7 +443,7 @@ pub fn run_with_clock(
             ),
             IoEngine::Libaio => (ExecPlan::Libaio(open_all()?), "libaio", spec.iodepth),
             IoEngine::Mmap => (
-                ExecPlan::Mmap(open_all()?, writes(spec), spec.direct),
+                ExecPlan::Mmap(open_all()?, writes(spec), spec.direct, spec.read_advice()),
                 "mmap",
                 1,
             ),
@@ -904,7 +904,7 @@ fn hole_warnings(
                 ExecPlan::Psync(f, _)
                 | ExecPlan::Uring(f, _)
                 | ExecPlan::Libaio(f)
-                | ExecPlan::Mmap(f, _, _) => {
+                | ExecPlan::Mmap(f, ..) => {
                     let f = &f[k];
                     if f.metadata().is_ok_and(|m| m.is_file()) {
                         if let Ok(holes) = crate::safety::hole_bytes(f, start, start + len) {
@@ -1457,9 +1457,11 @@ fn run_bound(p: InstancePlan) -> JobResult {
     match p.exec {
         ExecPlan::Null => drive(p.setup, &mut Null::new(depth as usize), &bufs),
         ExecPlan::Psync(files, call) => drive(p.setup, &mut Psync::new(files, call), &bufs),
-        ExecPlan::Mmap(files, writes, direct) => {
-            drive(p.setup, &mut Mmap::new(files, writes, direct), &bufs)
-        }
+        ExecPlan::Mmap(files, writes, direct, advice) => drive(
+            p.setup,
+            &mut Mmap::new(files, writes, direct, advice),
+            &bufs,
+        ),
         ExecPlan::Uring(files, register) => match Uring::new(files, depth, bufs.area(), register) {
             Ok(mut u) => drive(p.setup, &mut u, &bufs),
             Err(e) => {
