@@ -830,6 +830,20 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     Dir::Write | Dir::Trim => ErrorKinds::WRITE,
                 };
                 if setup.on_error.continues_past(kind, e) {
+                    // fio's error_dump (on by default): each error gone past is told.
+                    if setup.on_error.error_dump {
+                        let why = match &comp.res {
+                            Err(err) => err.to_string(),
+                            Ok(n) => format!("short transfer, {n} of {} bytes", r.len),
+                        };
+                        crate::ewriteln!(
+                            "raidlab: job '{}': {what} of {} bytes at offset {} on {}: {why} (continue_on_error: counted, the job goes on)",
+                            setup.name,
+                            r.len,
+                            r.offset,
+                            setup.files[r.file as usize]
+                        );
+                    }
                     continue;
                 }
             }

@@ -2373,3 +2373,64 @@ fn the_mmap_engine_moves_data_through_a_mapping() {
     let a = std::fs::read(dir.path().join("a")).unwrap();
     assert_eq!((a.len(), &a[..4]), (4 + 65536, &b"head"[..]));
 }
+
+/// fio's error_dump: each error continue_on_error goes past is told on standard error as it
+/// happens (on by default, as fio), one line naming the job, the request and the error;
+/// error_dump=0 tells none, and the job's options say so. The errors: writes past the first
+/// MiB of a sparse 2 MiB file on a tmpfs of 1 MiB fail with ENOSPC.
+#[test]
+fn error_dump_tells_each_error_gone_past() {
+    struct Mounted(tempfile::TempDir);
+    impl Drop for Mounted {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
+        }
+    }
+    let m = Mounted(tempfile::tempdir().unwrap());
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(m.0.path())
+        .status()
+        .expect("mount (util-linux); these tests run as root");
+    assert!(ok.success(), "mount of a tmpfs");
+    std::fs::File::create(m.0.path().join("f"))
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=e",
+            "--filename=f",
+            "--size=2m",
+            "--bs=64k",
+            "--rw=write",
+            "--ioengine=psync",
+            "--continue_on_error=write",
+            "--ignore_error=,ENOSPC",
+            "--force",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let o = raidlab_in(m.0.path(), &a);
+        let v = json(&assert_ok(&o, "writes past a full tmpfs"));
+        (v["jobs"][0].clone(), stderr(&o))
+    };
+    let (j, err) = run(&[]);
+    let errors = j["total_err"].as_u64().unwrap();
+    assert!(errors >= 8, "{j}");
+    let told: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("continue_on_error"))
+        .collect();
+    assert_eq!(told.len() as u64, errors, "{err}");
+    assert!(
+        told[0].starts_with("raidlab: job 'e': write of 65536 bytes at offset ")
+            && told[0].contains("No space left on device"),
+        "{}",
+        told[0]
+    );
+    let (j, err) = run(&["--error_dump=0"]);
+    assert_eq!(j["total_err"].as_u64(), Some(errors));
+    assert!(!err.contains("continue_on_error"), "{err}");
+    assert_eq!(j["job options"]["error_dump"], "0");
+}

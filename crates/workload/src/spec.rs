@@ -1781,6 +1781,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify_interval",
     "continue_on_error",
     "ignore_error",
+    "error_dump",
     "group_reporting",
     "disk_util",
     "stats",
@@ -2003,7 +2004,7 @@ impl ErrorKinds {
 const NON_FATAL: [i32; 2] = [5, 84];
 
 /// Which errors a job counts and goes on past (a job's `on_error`), for an executor to ask.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorPolicy {
     /// fio's `continue_on_error`: the kinds of error the job counts and goes on past rather
     /// than ending on, as bits: [`ErrorKinds::READ`], [`ErrorKinds::WRITE`] (a failed or
@@ -2015,6 +2016,20 @@ pub struct ErrorPolicy {
     /// (an empty list: fio's default, EIO and EILSEQ).
     #[serde(default, skip_serializing_if = "is_default_errors")]
     pub ignore_error: [Vec<i32>; 3],
+    /// fio's `error_dump`: each error the job goes on past is told on standard error as it
+    /// happens (on by default, as in fio); off, only the error that ends the job is.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub error_dump: bool,
+}
+
+impl Default for ErrorPolicy {
+    fn default() -> Self {
+        ErrorPolicy {
+            continue_on_error: ErrorKinds::default(),
+            ignore_error: Default::default(),
+            error_dump: true,
+        }
+    }
 }
 
 impl ErrorPolicy {
@@ -2324,7 +2339,6 @@ const FIO_ONLY: &[&str] = &[
     "cgroup_weight",
     "dedupe_global",
     "dedupe_mode",
-    "error_dump",
     "experimental_verify",
     "gid",
     "gtod_cpu",
@@ -3080,6 +3094,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "continue_on_error" => {
             spec.on_error.continue_on_error = ErrorKinds::parse(value).map_err(err)?
         }
+        "error_dump" => spec.on_error.error_dump = parse_bool(value).map_err(err)?,
         "ignore_error" => {
             // fio's `READ,WRITE,VERIFY`: a list of errnos for each, `:`-separated, by name
             // (ENOSPC) or number; an empty list keeps that kind's default.

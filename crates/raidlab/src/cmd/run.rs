@@ -436,6 +436,9 @@ fn option_help(name: &str) -> &'static str {
         "ignore_error" => {
             "errnos continue_on_error goes on past, for reads,writes,verify, e.g. EIO:ENOSPC,ENOSPC (default EIO, EILSEQ)"
         }
+        "error_dump" => {
+            "1 (default): each error continue_on_error goes past is told on standard error; 0: only the one that ends the job"
+        }
         "rw_sequencer" => {
             "with rw=randread:N, the requests after each random one go on from it (sequential, default) or repeat it (identical)"
         }
@@ -1317,6 +1320,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
             .map(|l| l.iter().map(i32::to_string).collect::<Vec<_>>().join(":"))
             .collect();
         put("ignore_error", lists.join(","));
+    }
+    if !s.on_error.error_dump {
+        put("error_dump", "0".into());
     }
     if s.rw_identical && s.rw_run > 1 {
         put("rw_sequencer", "identical".into());
