@@ -516,7 +516,8 @@ pub fn run_with_clock(
                     spec.samples_logged(),
                     spec.runtime_ns,
                 ),
-                content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec)),
+                content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec))
+                    .with_dedupe_set(spec.dedupe_set_blocks()),
                 // (Handed out in `run_group`, to the jobs that start with their group.)
                 start_gate: None,
             },

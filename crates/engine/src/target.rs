@@ -29,6 +29,8 @@ pub struct Layout {
     pub block: u64,
     /// Flush what was laid out to the device before the jobs start (fio's `create_fsync`).
     pub fsync: bool,
+    /// The job's dedupe working set, blocks (`JobSpec::dedupe_set_blocks`).
+    pub dedupe_set: u64,
 }
 
 impl Layout {
@@ -42,6 +44,7 @@ impl Layout {
             seed: 0,
             block: 1 << 20,
             fsync: true,
+            dedupe_set: 1,
         }
     }
 
@@ -58,6 +61,7 @@ impl Layout {
             seed: spec.randseed ^ name ^ 0x6c61_796f_7574_0001,
             block: spec.bs.max().max(1),
             fsync: spec.create_fsync,
+            dedupe_set: spec.dedupe_set_blocks(),
         }
     }
 }
@@ -449,7 +453,8 @@ fn lay_out(f: &File, from: u64, to: u64, stop: &AtomicBool, layout: &Layout) -> 
     // to the next.
     let block = layout.block.clamp(1, 1 << 30) as usize;
     let mut chunk = vec![0u8; block * (1usize << 20).div_ceil(block)];
-    let mut content = ContentGen::new(&layout.content, layout.seed);
+    let mut content =
+        ContentGen::new(&layout.content, layout.seed).with_dedupe_set(layout.dedupe_set);
     let mut pos = from;
     while pos < to {
         if stop.load(Ordering::Relaxed) {

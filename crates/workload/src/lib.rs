@@ -27,7 +27,7 @@ pub mod spec;
 pub mod steady;
 pub mod stream;
 
-pub use content::{BufferContent, ContentGen};
+pub use content::{BufferContent, ContentGen, DedupeMode};
 pub use files::{FileService, JobStream, ServiceKind};
 pub use iolog::{ReplayOptions, ReplaySkip, Trace, TraceIo};
 pub use jobfile::{

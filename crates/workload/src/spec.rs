@@ -1687,6 +1687,9 @@ pub const OPTION_NAMES: &[&str] = &[
     "buffer_compress_percentage",
     "buffer_compress_chunk",
     "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_working_set_percentage",
+    "dedupe_global",
     "directory",
     "nrfiles",
     "nr_files",
@@ -2337,8 +2340,6 @@ const FIO_ONLY: &[&str] = &[
     "cgroup",
     "cgroup_nodelete",
     "cgroup_weight",
-    "dedupe_global",
-    "dedupe_mode",
     "experimental_verify",
     "gid",
     "gtod_cpu",
@@ -2958,6 +2959,12 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "dedupe_percentage" => {
             spec.buffers.dedupe_percentage = parse_u32(value, 0, 100).map_err(err)? as u8
         }
+        "dedupe_mode" => spec.buffers.dedupe_mode = crate::content::DedupeMode::parse(value).map_err(err)?,
+        "dedupe_working_set_percentage" => {
+            spec.buffers.dedupe_working_set_percentage =
+                parse_u32(value, 0, 100).map_err(err)? as u8
+        }
+        "dedupe_global" => spec.buffers.dedupe_global = parse_bool(value).map_err(err)?,
         "end_fsync" => spec.end_fsync = parse_bool(value).map_err(err)?,
         "fsync_on_close" => spec.fsync_on_close = parse_bool(value).map_err(err)?,
         "invalidate" => spec.invalidate = parse_bool(value).map_err(err)?,
@@ -3755,6 +3762,22 @@ impl JobSpec {
         if let Some(m) = self.buffers.conflict() {
             return e(m);
         }
+        let b = &self.buffers;
+        if b.dedupe_percentage > 0 && b.dedupe_mode == crate::content::DedupeMode::WorkingSet {
+            // (fio 3.33's checks, as it words them.)
+            if self.size.is_none() {
+                return e("dedupe_mode=working_set draws from a share of the job's size, which it does not give (valid: size=… with it)".into());
+            }
+            if self.nrfiles > 1 || self.filenames.len() > 1 {
+                return e("dedupe_mode=working_set takes one file a job, as fio's (valid: one filename, nrfiles=1)".into());
+            }
+            if b.dedupe_working_set_percentage as u32 + b.dedupe_percentage as u32 > 100 {
+                return e(format!(
+                    "dedupe_percentage={} cannot be reached with dedupe_working_set_percentage={}: the working set's blocks are unique, so the two add up to more than 100 (valid: a sum of 100 or less)",
+                    b.dedupe_percentage, b.dedupe_working_set_percentage
+                ));
+            }
+        }
         if (self.hipri || self.sqthread_poll) && self.ioengine != IoEngine::IoUring {
             return e(format!(
                 "{} {} io_uring's (valid: ioengine=io_uring, not {})",
@@ -3989,6 +4012,15 @@ impl JobSpec {
             ));
         }
         None
+    }
+
+    /// How many blocks `dedupe_mode=working_set` draws its deduplicable writes from: the
+    /// job's `dedupe_working_set_percentage` of its size, in its smallest write size (as
+    /// fio sizes its working set).
+    pub fn dedupe_set_blocks(&self) -> u64 {
+        let bytes =
+            self.size.unwrap_or(0) / 100 * self.buffers.dedupe_working_set_percentage as u64;
+        (bytes / self.bs.write.min().max(1)).max(1)
     }
 
     /// The span of a block each verify header covers, when it is less than a block (None:
@@ -4417,6 +4449,41 @@ mod tests {
         );
         apply_option(&mut t, "verify_interval", Some("512")).unwrap();
         t.validate().unwrap();
+    }
+
+    /// fio 3.33's checks of dedupe_mode=working_set: a size to take the share of, one file a
+    /// job, and the two percentages adding up to 100 or less; the set is that share of the
+    /// size in the smallest write size.
+    #[test]
+    fn dedupe_working_set_is_checked_as_fio() {
+        let base = [
+            ("filename", "f"),
+            ("rw", "write"),
+            ("bs", "4k"),
+            ("dedupe_percentage", "50"),
+            ("dedupe_mode", "working_set"),
+        ];
+        let check = |o: &[(&str, &str)]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(o);
+            spec_from(&v).validate().err().map(|e| e.message)
+        };
+        assert!(check(&[]).unwrap().contains("valid: size="));
+        assert_eq!(check(&[("size", "64m")]), None);
+        assert!(check(&[("size", "64m"), ("filename", "a:b")])
+            .unwrap()
+            .contains("one file a job"));
+        let sum = check(&[("size", "64m"), ("dedupe_working_set_percentage", "60")]).unwrap();
+        assert!(
+            sum.contains("dedupe_percentage=50 cannot be reached"),
+            "{sum}"
+        );
+        let s = spec_from(&[&base[..], &[("size", "64m")]].concat());
+        assert_eq!(s.dedupe_set_blocks(), (64 << 20) / 100 * 5 / 4096);
+        assert!(matches!(
+            apply_option(&mut s.clone(), "dedupe_mode", Some("sometimes")),
+            Err(e) if e.message.contains("valid: repeat, working_set")
+        ));
     }
 
     /// Which jobs of several block sizes verify can check: those whose requests are whole

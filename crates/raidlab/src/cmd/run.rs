@@ -532,7 +532,10 @@ fn option_help(name: &str) -> &'static str {
         "buffer_pattern" => "writes repeat these bytes: 0xHEX, \"text\", or both in a row",
         "buffer_compress_percentage" => "writes compress about this much (0-100): zeros after random bytes",
         "buffer_compress_chunk" => "the span each compressible layout covers (default 512; 0: the block)",
-        "dedupe_percentage" => "this share of writes (0-100) repeat the last unique one",
+        "dedupe_percentage" => "this share of writes (0-100) repeat earlier bytes, as dedupe_mode says",
+        "dedupe_mode" => "repeat (default): a deduplicable write repeats the last unique one; working_set: a block of a working set, drawn at random",
+        "dedupe_working_set_percentage" => "with dedupe_mode=working_set, the share of the job's size (0-100, default 5) its set holds",
+        "dedupe_global" => "1: every job draws from one working set, so their writes dedupe against one another's",
         "unlink" => "1: remove the job's file after the run (raidlab's own only, unless --force)",
         "directory" => "folder(s) for the job's files: without filename, nrfiles per job, JOBNAME.N.0, JOBNAME.N.1, ...",
         "filename_format" => "how a job's files are named: $jobname, $jobnum, $filenum (default $jobname.$jobnum.$filenum); without $jobnum the jobs share the files",
@@ -1596,6 +1599,16 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if b.compress_chunk != db.compress_chunk {
         put("buffer_compress_chunk", size_text(b.compress_chunk));
+    }
+    if b.dedupe_mode == raidlab_workload::DedupeMode::WorkingSet {
+        put("dedupe_mode", "working_set".into());
+        put(
+            "dedupe_working_set_percentage",
+            b.dedupe_working_set_percentage.to_string(),
+        );
+    }
+    if b.dedupe_global {
+        put("dedupe_global", "1".into());
     }
     if b.dedupe_percentage != 0 {
         put("dedupe_percentage", b.dedupe_percentage.to_string());
