@@ -1,8 +1,10 @@
 //! A job's hold on the machine while it runs: binding its thread to CPUs (fio's
 //! `cpus_allowed`, `cpumask`, `cpus_allowed_policy`: which CPUs this process may use, and
 //! binding the calling thread to a set of them; threads the job starts afterwards, a block
-//! target's workers, inherit the binding), its priorities (fio's `prio`, `prioclass`,
-//! `nice`, inherited alike), and memory it pins (fio's `lockmem`).
+//! target's workers, inherit the binding), the NUMA nodes it runs on and takes its memory
+//! from (fio's `numa_cpu_nodes`, `numa_mem_policy`, read from sysfs and set by
+//! set_mempolicy(2), inherited alike), its priorities (fio's `prio`, `prioclass`, `nice`,
+//! inherited alike), and memory it pins (fio's `lockmem`).
 
 use std::io;
 
@@ -89,6 +91,73 @@ fn members(set: &libc::cpu_set_t) -> Vec<u32> {
         .filter(|&c| unsafe { libc::CPU_ISSET(c, set) })
         .map(|c| c as u32)
         .collect()
+}
+
+/// Where the kernel lists NUMA nodes (sysfs).
+const NODES: &str = "/sys/devices/system/node";
+
+/// The machine's NUMA nodes that are online, ascending (a kernel without NUMA: node 0).
+pub fn online_nodes() -> io::Result<Vec<u32>> {
+    match std::fs::read_to_string(format!("{NODES}/online")) {
+        Ok(t) => raidlab_workload::spec::parse_node_list(t.trim())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(vec![0]),
+        Err(e) => Err(e),
+    }
+}
+
+/// The CPUs of NUMA node `node`, ascending (none for a node of memory alone; a kernel
+/// without NUMA: every CPU this process may use, node 0's).
+pub fn node_cpus(node: u32) -> io::Result<Vec<u32>> {
+    match std::fs::read_to_string(format!("{NODES}/node{node}/cpulist")) {
+        Ok(t) if t.trim().is_empty() => Ok(Vec::new()),
+        Ok(t) => raidlab_workload::spec::parse_cpu_list(t.trim())
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound && node == 0 => allowed(),
+        Err(e) => Err(e),
+    }
+}
+
+/// Linux's memory policy modes (include/uapi/linux/mempolicy.h).
+const MPOL_DEFAULT: libc::c_long = 0;
+const MPOL_PREFERRED: libc::c_long = 1;
+const MPOL_BIND: libc::c_long = 2;
+const MPOL_INTERLEAVE: libc::c_long = 3;
+const MPOL_LOCAL: libc::c_long = 4;
+
+/// Give the calling thread the memory policy `p` (set_mempolicy(2)): memory it touches
+/// first from then on, its buffers among it, comes from the nodes the policy says. Threads
+/// it starts afterwards inherit it.
+pub fn set_mem_policy(p: &raidlab_workload::MemPolicy) -> io::Result<()> {
+    use raidlab_workload::MemPolicy;
+    let mode = match p {
+        MemPolicy::Default => MPOL_DEFAULT,
+        MemPolicy::Prefer(_) => MPOL_PREFERRED,
+        MemPolicy::Bind(_) => MPOL_BIND,
+        MemPolicy::Interleave(_) => MPOL_INTERLEAVE,
+        MemPolicy::Local => MPOL_LOCAL,
+    };
+    // One bit a node, up to MAX_NODES.
+    let mut mask = [0u64; (raidlab_workload::spec::MAX_NODES / 64) as usize];
+    let nodes = p.nodes();
+    for n in &nodes {
+        mask[(n / 64) as usize] |= 1 << (n % 64);
+    }
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        // (The kernel reads one bit fewer than `maxnode` says: see set_mempolicy(2).)
+        (
+            mask.as_ptr(),
+            raidlab_workload::spec::MAX_NODES as libc::c_ulong + 1,
+        )
+    };
+    // SAFETY: set_mempolicy reads `maxnode - 1` bits from `ptr`, which holds MAX_NODES.
+    let r = unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// CPU numbers as a list of ranges, `0-3,6`.

@@ -55,9 +55,11 @@ struct InstancePlan {
     buf_align: usize,
     max_bs: u64,
     goal_bytes: Option<u64>,
-    /// The CPUs to bind the job's thread to (`cpus_allowed`; one of them under
-    /// `cpus_allowed_policy=split`); empty for no binding.
+    /// The CPUs to bind the job's thread to (`cpus_allowed`, `numa_cpu_nodes`; one of them
+    /// under `cpus_allowed_policy=split`); empty for no binding.
     cpus: Vec<u32>,
+    /// `numa_mem_policy`, set on the job's thread before it takes its buffers.
+    mem_policy: Option<raidlab_workload::MemPolicy>,
     /// Bytes of memory to pin while the job runs (`lockmem`).
     lockmem: u64,
     /// Its I/O priority and nice value (`prio`, `prioclass`, `nice`).
@@ -525,7 +527,8 @@ pub fn run_with_clock(
             buf_align: buf_align.max(4096) as usize,
             max_bs: spec.bs.max(),
             goal_bytes,
-            cpus: instance_cpus(spec, inst.global_index),
+            cpus: instance_cpus(spec, &job_cpus(spec)?, inst.global_index),
+            mem_policy: spec.numa_mem_policy.clone(),
             lockmem: spec.lockmem,
             priority: spec.priority,
         });
@@ -1312,31 +1315,99 @@ fn run_group(
     })
 }
 
-/// Every CPU a job names must be one this process may run on (checked once per job, before
-/// any target is touched).
+/// Every CPU a job names must be one this process may run on, and every NUMA node one this
+/// machine has online (checked once per job, before any target is touched).
 fn check_cpus(spec: &JobSpec) -> Result<(), EngineError> {
-    if spec.cpus.is_empty() {
+    let policy_nodes = spec.numa_mem_policy.as_ref().map(|p| p.nodes());
+    for (what, nodes) in [
+        ("numa_cpu_nodes", Some(spec.numa_cpu_nodes.clone())),
+        ("numa_mem_policy", policy_nodes),
+    ] {
+        let Some(nodes) = nodes.filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let online = crate::affinity::online_nodes().map_err(|e| {
+            EngineError::failed(format!("cannot read this machine's NUMA nodes: {e}"))
+        })?;
+        if let Some(n) = nodes.iter().find(|n| !online.contains(n)) {
+            return Err(EngineError::usage(format!(
+                "job '{}': {what} names node {n}, which this machine does not have online (valid: {})",
+                spec.name,
+                crate::affinity::ranges(&online)
+            )));
+        }
+    }
+    let cpus = job_cpus(spec)?;
+    if cpus.is_empty() {
         return Ok(());
     }
     let here = crate::affinity::allowed()
         .map_err(|e| EngineError::failed(format!("cannot read this process's CPUs: {e}")))?;
-    match spec.cpus.iter().find(|c| !here.contains(c)) {
+    match cpus.iter().find(|c| !here.contains(c)) {
         Some(c) => Err(EngineError::usage(format!(
-            "job '{}': cpus_allowed names CPU {c}, which this process may not run on (valid: {})",
+            "job '{}': {} names CPU {c}, which this process may not run on (valid: {})",
             spec.name,
+            if spec.numa_cpu_nodes.is_empty() {
+                "cpus_allowed"
+            } else {
+                "numa_cpu_nodes"
+            },
             crate::affinity::ranges(&here)
         ))),
         None => Ok(()),
     }
 }
 
-/// The CPUs an instance binds to: the job's set, or under `cpus_allowed_policy=split` one
-/// of them by the instance's place in the run (fio hands them out by job number, in turn).
-fn instance_cpus(spec: &JobSpec, global_index: u32) -> Vec<u32> {
-    if spec.cpus_split && !spec.cpus.is_empty() {
-        vec![spec.cpus[global_index as usize % spec.cpus.len()]]
+/// The CPUs a job's threads run on: its `cpus_allowed`, narrowed to the CPUs of its
+/// `numa_cpu_nodes` (all of theirs without it); empty for any.
+fn job_cpus(spec: &JobSpec) -> Result<Vec<u32>, EngineError> {
+    if spec.numa_cpu_nodes.is_empty() {
+        return Ok(spec.cpus.clone());
+    }
+    let mut cpus = Vec::new();
+    for &n in &spec.numa_cpu_nodes {
+        cpus.extend(
+            crate::affinity::node_cpus(n).map_err(|e| {
+                EngineError::failed(format!("cannot read NUMA node {n}'s CPUs: {e}"))
+            })?,
+        );
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    if !spec.cpus.is_empty() {
+        cpus.retain(|c| spec.cpus.contains(c));
+    }
+    if cpus.is_empty() {
+        return Err(EngineError::usage(format!(
+            "job '{}': numa_cpu_nodes={} {} (valid: nodes with CPUs{})",
+            spec.name,
+            crate::affinity::ranges(&spec.numa_cpu_nodes),
+            if spec.cpus.is_empty() {
+                "has no CPUs".to_string()
+            } else {
+                format!(
+                    "shares no CPU with cpus_allowed={}",
+                    crate::affinity::ranges(&spec.cpus)
+                )
+            },
+            if spec.cpus.is_empty() {
+                ""
+            } else {
+                " among those CPUs"
+            }
+        )));
+    }
+    Ok(cpus)
+}
+
+/// The CPUs an instance binds to: the job's set (`cpus`, from [`job_cpus`]), or under
+/// `cpus_allowed_policy=split` one of them by the instance's place in the run (fio hands
+/// them out by job number, in turn).
+fn instance_cpus(spec: &JobSpec, cpus: &[u32], global_index: u32) -> Vec<u32> {
+    if spec.cpus_split && !cpus.is_empty() {
+        vec![cpus[global_index as usize % cpus.len()]]
     } else {
-        spec.cpus.clone()
+        cpus.to_vec()
     }
 }
 
@@ -1416,6 +1487,16 @@ fn run_instance(p: InstancePlan) -> JobResult {
         r.cpus = bound.clone();
         r
     };
+    // Its memory policy, before it takes its buffers or starts threads (they inherit it).
+    if let Some(policy) = &p.mem_policy {
+        if let Err(e) = crate::affinity::set_mem_policy(policy) {
+            return refused(format!(
+                "cannot set job '{}' numa_mem_policy={}: {e}",
+                p.setup.name,
+                policy.name()
+            ));
+        }
+    }
     // Its priorities, before it starts threads of its own (they inherit them).
     if let Err(e) = crate::affinity::set_priority(&p.priority) {
         return refused(format!(

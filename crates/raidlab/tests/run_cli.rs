@@ -2434,3 +2434,65 @@ fn error_dump_tells_each_error_gone_past() {
     assert!(!err.contains("continue_on_error"), "{err}");
     assert_eq!(j["job options"]["error_dump"], "0");
 }
+
+/// fio's NUMA options: numa_cpu_nodes binds a job to its nodes' CPUs (node 0's, read from
+/// sysfs, here), narrowed by cpus_allowed; numa_mem_policy sets where its memory comes
+/// from, every mode running; a node the machine does not have online is refused before any
+/// I/O in one line naming those it has; the job's options list both.
+#[test]
+fn numa_options_bind_a_job_to_its_nodes() {
+    let node0 = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist")
+        .expect("node 0's CPUs in sysfs");
+    let node0 = raidlab_workload::spec::parse_cpu_list(node0.trim()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=n",
+            "--ioengine=null",
+            "--filename=x",
+            "--size=16m",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        raidlab_in(dir.path(), &a)
+    };
+    let cpus = |extra: &[&str]| {
+        let v = json(&assert_ok(&run(extra), &extra.join(" ")));
+        let j = v["jobs"][0].clone();
+        let c: Vec<u32> = j["raidlab"]["cpus"]
+            .as_array()
+            .map(|a| a.iter().map(|c| c.as_u64().unwrap() as u32).collect())
+            .unwrap_or_default();
+        (c, j)
+    };
+    let (c, j) = cpus(&["--numa_cpu_nodes=0"]);
+    assert_eq!(c, node0);
+    assert_eq!(j["job options"]["numa_cpu_nodes"], "0");
+    let last = node0.last().unwrap().to_string();
+    let (c, _) = cpus(&["--numa_cpu_nodes=0", &format!("--cpus_allowed={last}")]);
+    assert_eq!(c, [*node0.last().unwrap()]);
+    for p in ["default", "local", "prefer:0", "bind:0", "interleave:0"] {
+        let (_, j) = cpus(&[&format!("--numa_mem_policy={p}")]);
+        assert_eq!(j["job options"]["numa_mem_policy"], p);
+        assert!(j["raidlab"]["error"].is_null(), "{p}: {j}");
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/node/online").unwrap();
+    let beyond = raidlab_workload::spec::parse_node_list(online.trim())
+        .unwrap()
+        .last()
+        .unwrap()
+        + 1;
+    for o in [
+        format!("--numa_cpu_nodes={beyond}"),
+        format!("--numa_mem_policy=bind:{beyond}"),
+    ] {
+        let err = assert_usage_error(&run(&[&o]), &o);
+        assert!(
+            err.contains(&format!(
+                "names node {beyond}, which this machine does not have online (valid: {}",
+                online.trim()
+            )),
+            "{err}"
+        );
+    }
+}

@@ -38,7 +38,7 @@ pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, check_reported, exit_scope, for_rank, job_groups,
     parse_percentile_list, split_filenames, waitees, BlockSizes, BsDist, Distribution, ErrorKinds,
-    ErrorPolicy, ExitWhat, FadviseHint, Fallocate, IoEngine, JobSpec, LogOptions,
+    ErrorPolicy, ExitWhat, FadviseHint, Fallocate, IoEngine, JobSpec, LogOptions, MemPolicy,
     PercentileOptions, Priority, ReadAdvice, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
 };
 pub use steady::{steady_judges, SteadyCriterion};

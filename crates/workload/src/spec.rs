@@ -907,6 +907,13 @@ pub struct JobSpec {
     pub cpus: Vec<u32>,
     #[serde(default, skip_serializing_if = "is_false")]
     pub cpus_split: bool,
+    /// fio's `numa_cpu_nodes`: the job runs on the CPUs of these NUMA nodes (with
+    /// `cpus_allowed` too, on those of its CPUs that are theirs), ascending; empty for any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa_cpu_nodes: Vec<u32>,
+    /// fio's `numa_mem_policy`: where the job's memory (its buffers) is taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_mem_policy: Option<MemPolicy>,
     pub numjobs: u32,
     /// The number of this job's first instance (0): its instances are numbered
     /// `first_job .. first_job + numjobs`, which places their regions (`offset_increment`),
@@ -1551,6 +1558,8 @@ impl Default for JobSpec {
             unlink: false,
             cpus: Vec::new(),
             cpus_split: false,
+            numa_cpu_nodes: Vec::new(),
+            numa_mem_policy: None,
             numjobs: 1,
             first_job: 0,
             rwmixread: 50,
@@ -1741,6 +1750,8 @@ pub const OPTION_NAMES: &[&str] = &[
     "cpus_allowed",
     "cpumask",
     "cpus_allowed_policy",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
     "numjobs",
     "rwmixread",
     "rwmixwrite",
@@ -1914,6 +1925,102 @@ pub fn parse_cpu_list(value: &str) -> Result<Vec<u32>, String> {
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// The most NUMA nodes a list names (the kernel's `MAX_NUMNODES` at its largest).
+pub const MAX_NODES: u32 = 1024;
+
+/// A NUMA node list: numbers and ranges, comma-separated (`0-1,3`), ascending, no repeats.
+pub fn parse_node_list(value: &str) -> Result<Vec<u32>, String> {
+    let valid = format!("valid: node numbers and ranges below {MAX_NODES}, e.g. 0-1,3");
+    let mut out = Vec::new();
+    for part in value.split(',').map(str::trim) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n < MAX_NODES)
+                .ok_or_else(|| format!("'{part}' in '{value}' is not a node or a range ({valid})"))
+        };
+        let (lo, hi) = (num(lo)?, num(hi)?);
+        if lo > hi {
+            return Err(format!("'{part}' in '{value}' runs backwards ({valid})"));
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// fio's `numa_mem_policy`: Linux's memory policies (set_mempolicy(2)) for a job's memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode", content = "nodes")]
+pub enum MemPolicy {
+    /// The process's (the kernel's default: the node the thread runs on, as it allocates).
+    Default,
+    /// Memory from this node while it has some, then from others.
+    Prefer(u32),
+    /// Memory only from these nodes.
+    Bind(Vec<u32>),
+    /// Memory page by page from these nodes in turn.
+    Interleave(Vec<u32>),
+    /// Memory from the node the thread runs on when it allocates.
+    Local,
+}
+
+impl MemPolicy {
+    /// `default`, `local`, `prefer:N`, `bind:NODES` or `interleave:NODES`, as fio's.
+    pub fn parse(value: &str) -> Result<MemPolicy, String> {
+        let valid = "valid: default, local, prefer:NODE, bind:NODES, interleave:NODES";
+        let (mode, nodes) = match value.trim().split_once(':') {
+            Some((m, n)) => (m.trim(), Some(n)),
+            None => (value.trim(), None),
+        };
+        let list = |n: Option<&str>| -> Result<Vec<u32>, String> {
+            match n {
+                Some(n) => parse_node_list(n),
+                None => Err(format!("numa_mem_policy={mode} needs its nodes ({valid})")),
+            }
+        };
+        let none = |p: MemPolicy| match nodes {
+            Some(_) => Err(format!("numa_mem_policy={mode} takes no nodes ({valid})")),
+            None => Ok(p),
+        };
+        match mode {
+            "default" => none(MemPolicy::Default),
+            "local" => none(MemPolicy::Local),
+            "prefer" => match list(nodes)?[..] {
+                [n] => Ok(MemPolicy::Prefer(n)),
+                _ => Err(format!("numa_mem_policy=prefer takes one node ({valid})")),
+            },
+            "bind" => Ok(MemPolicy::Bind(list(nodes)?)),
+            "interleave" => Ok(MemPolicy::Interleave(list(nodes)?)),
+            other => Err(format!("'{other}' is not a memory policy ({valid})")),
+        }
+    }
+
+    /// The nodes the policy names.
+    pub fn nodes(&self) -> Vec<u32> {
+        match self {
+            MemPolicy::Default | MemPolicy::Local => Vec::new(),
+            MemPolicy::Prefer(n) => vec![*n],
+            MemPolicy::Bind(v) | MemPolicy::Interleave(v) => v.clone(),
+        }
+    }
+
+    /// As fio writes it.
+    pub fn name(&self) -> String {
+        let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        match self {
+            MemPolicy::Default => "default".into(),
+            MemPolicy::Local => "local".into(),
+            MemPolicy::Prefer(n) => format!("prefer:{n}"),
+            MemPolicy::Bind(v) => format!("bind:{}", list(v)),
+            MemPolicy::Interleave(v) => format!("interleave:{}", list(v)),
+        }
+    }
 }
 
 /// fio's `cpumask`: a bit mask of CPUs, decimal or `0x` hex (bit N allows CPU N).
@@ -2333,8 +2440,6 @@ pub fn check_reported(specs: &[JobSpec]) -> Result<(), SpecError> {
 /// fio options raidlab does not run (yet), named as such when a job gives one.
 const FIO_ONLY: &[&str] = &[
     "create_on_open",
-    "numa_cpu_nodes",
-    "numa_mem_policy",
     "atomic",
     "block_error_percentiles",
     "cgroup",
@@ -2711,6 +2816,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             spec.directory = dirs;
         }
         "cpus_allowed" => spec.cpus = parse_cpu_list(value).map_err(err)?,
+        "numa_cpu_nodes" => spec.numa_cpu_nodes = parse_node_list(value).map_err(err)?,
+        "numa_mem_policy" => spec.numa_mem_policy = Some(MemPolicy::parse(value).map_err(err)?),
         "cpumask" => spec.cpus = parse_cpu_mask(value).map_err(err)?,
         "cpus_allowed_policy" => {
             spec.cpus_split = match value {
@@ -4484,6 +4591,42 @@ mod tests {
             apply_option(&mut s.clone(), "dedupe_mode", Some("sometimes")),
             Err(e) if e.message.contains("valid: repeat, working_set")
         ));
+    }
+
+    /// fio's NUMA options: node lists as CPU lists are written, and the memory policies by
+    /// fio's names, each with the nodes it takes (none, one, or a list); wrong ones in one
+    /// line naming the valid forms.
+    #[test]
+    fn numa_options_parse_as_fios() {
+        let s = spec_from(&[
+            ("numa_cpu_nodes", "2,0-1"),
+            ("numa_mem_policy", "bind:0-1,3"),
+        ]);
+        assert_eq!(s.numa_cpu_nodes, [0, 1, 2]);
+        assert_eq!(s.numa_mem_policy, Some(MemPolicy::Bind(vec![0, 1, 3])));
+        for (v, p) in [
+            ("default", MemPolicy::Default),
+            ("local", MemPolicy::Local),
+            ("prefer:1", MemPolicy::Prefer(1)),
+            ("interleave:0-3", MemPolicy::Interleave(vec![0, 1, 2, 3])),
+        ] {
+            assert_eq!(MemPolicy::parse(v), Ok(p.clone()));
+            assert_eq!(MemPolicy::parse(&p.name()), Ok(p), "{v} as fio writes it");
+        }
+        for (v, why) in [
+            ("prefer:0-1", "takes one node"),
+            ("bind", "needs its nodes"),
+            ("local:0", "takes no nodes"),
+            ("spread:0", "not a memory policy"),
+            ("bind:x", "not a node or a range"),
+        ] {
+            let e = MemPolicy::parse(v).unwrap_err();
+            assert!(e.contains(why) && e.contains("valid:"), "{v}: {e}");
+        }
+        assert!(parse_node_list("3-1")
+            .unwrap_err()
+            .contains("runs backwards"));
+        assert!(parse_node_list("1024").is_err());
     }
 
     /// Which jobs of several block sizes verify can check: those whose requests are whole

@@ -582,6 +582,8 @@ fn option_help(name: &str) -> &'static str {
         "cpus_allowed" => "bind the job's threads to these CPUs, e.g. 0-3,6",
         "cpumask" => "the same as a bit mask, e.g. 0xf",
         "cpus_allowed_policy" => "shared (default): every job on the whole set; split: one CPU each",
+        "numa_cpu_nodes" => "run the job on the CPUs of these NUMA nodes, e.g. 0 or 0-1 (with cpus_allowed, on those of its CPUs that are theirs)",
+        "numa_mem_policy" => "where the job's memory comes from: default, local, prefer:NODE, bind:NODES, interleave:NODES",
         "do_verify" => "1 (default): a write job with verify reads back and checks what it wrote (counted as its reads); 0: it reads nothing back, not even verify_backlog's",
         "verify_backlog" => "N: every N blocks written, the job lets what is in flight complete and reads back and checks them (inside its time, counted as its reads); 0 (default): only at the end",
         "verify_backlog_batch" => "how many of those blocks are read back, the oldest first (default: all)",
@@ -1184,9 +1186,12 @@ fn run_simulated(specs: &[JobSpec]) -> Result<RunResult, CliError> {
              models no I/O scheduler: the results are those of the same run without them"
         );
     }
-    if specs.iter().any(|s| !s.cpus.is_empty()) {
+    if specs
+        .iter()
+        .any(|s| !s.cpus.is_empty() || !s.numa_cpu_nodes.is_empty() || s.numa_mem_policy.is_some())
+    {
         note_once!(
-            "cpus_allowed and cpumask bind a real job's threads to CPUs, \
+            "cpus_allowed, cpumask and the numa_ options bind a real job's threads to CPUs (and its memory to nodes), \
              and a simulated host's CPUs are those its system file gives: the results are \
              those of the same run without them"
         );
@@ -1299,6 +1304,13 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         if s.cpus_split {
             put("cpus_allowed_policy", "split".into());
         }
+    }
+    if !s.numa_cpu_nodes.is_empty() {
+        let list: Vec<String> = s.numa_cpu_nodes.iter().map(u32::to_string).collect();
+        put("numa_cpu_nodes", list.join(","));
+    }
+    if let Some(p) = &s.numa_mem_policy {
+        put("numa_mem_policy", p.name());
     }
     put(
         "rw",
