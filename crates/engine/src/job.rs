@@ -235,6 +235,9 @@ pub struct JobSetup {
     pub sampler: raidlab_result::Sampler,
     /// What writes carry (fio's buffer options); verify's headers take its place.
     pub content: ContentGen,
+    /// fio's `verify_async`: threads that check the job's reads off its thread (0: the job
+    /// checks them itself).
+    pub verify_async: u32,
     /// Its place at its stonewall group's start (see [`crate::gate`]): set up, it waits
     /// there for the group's other jobs before its clock starts. None starts at once.
     pub start_gate: Option<crate::gate::Ticket>,
@@ -417,6 +420,21 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             (start, start + len)
         })
         .collect();
+    // fio's verify_async: the threads that check reads (inline without them).
+    let mut pool = match (&verify, setup.verify_async) {
+        (Some(_), n) if n > 0 => match VerifyPool::new(n) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::ewriteln!(
+                    "raidlab: warning: job '{}': cannot start verify_async's {n} threads ({e}); the job checks its reads itself",
+                    setup.name
+                );
+                None
+            }
+        },
+        _ => None,
+    };
+    let mut checks_back: Vec<(u32, Checked)> = Vec::new();
     // The group's jobs start together, once all are set up (a stop lets it go at once).
     if let Some(t) = start_gate {
         t.arrive(halt);
@@ -689,6 +707,23 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 }
             }
         }
+        // Reads verify_async's threads have checked: their slots are free again. With
+        // nothing in flight, the job waits for one (it has no slot, or is to end or pause
+        // once every check is in).
+        if let Some(p) = pool.as_mut() {
+            let wait = inflight == 0 && p.pending > 0;
+            p.collect(wait, &mut checks_back);
+            for (slot, checked) in checks_back.drain(..) {
+                free.push(slot);
+                tally_check(checked, &mut c.verify, &mut error);
+            }
+            if setup.verify_fatal && c.verify.mismatches > 0 {
+                io_failed = true;
+            }
+            if wait {
+                continue;
+            }
+        }
         if inflight == 0 {
             let Some(what) = pause.take().filter(|_| !stopping) else {
                 break;
@@ -796,7 +831,14 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         let mut ios_done = 0u64;
         for comp in done.drain(..) {
             let s = slots[comp.slot as usize];
-            free.push(comp.slot);
+            // A read checked on verify_async's threads keeps its slot until it comes back.
+            let deferred = pool.is_some()
+                && s.req.dir == Dir::Read
+                && s.check
+                && matches!(comp.res, Ok(n) if n == s.req.len);
+            if !deferred {
+                free.push(comp.slot);
+            }
             inflight -= 1;
             if verify.is_some() {
                 inflight_list.retain(|&x| x != comp.slot);
@@ -888,14 +930,33 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 ));
             }
             if let Some(v) = &verify {
-                finish_verify(
-                    &s,
-                    (&v[r.file as usize], &setup.verify_form),
-                    bufs.slot(comp.slot),
-                    (verify_all, dump_files.map(|f| f[r.file as usize].as_str())),
-                    &mut c.verify,
-                    &mut error,
-                );
+                let dump = dump_files.map(|f| f[r.file as usize].as_str());
+                match pool.as_mut().filter(|_| deferred) {
+                    Some(p) => {
+                        let check = Check {
+                            slot: comp.slot,
+                            buf: bufs.slot(comp.slot) as usize,
+                            len: r.len as usize,
+                            offset: r.offset,
+                            expect: s.expect,
+                            form: setup.verify_form.clone(),
+                            verify_all,
+                            dump: dump.map(str::to_string),
+                        };
+                        if let Some((slot, checked)) = p.send(check) {
+                            free.push(slot);
+                            tally_check(checked, &mut c.verify, &mut error);
+                        }
+                    }
+                    None => finish_verify(
+                        &s,
+                        (&v[r.file as usize], &setup.verify_form),
+                        bufs.slot(comp.slot),
+                        (verify_all, dump),
+                        &mut c.verify,
+                        &mut error,
+                    ),
+                }
                 if setup.verify_fatal && c.verify.mismatches > 0 {
                     io_failed = true;
                 }
@@ -1028,6 +1089,16 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     errno = libc::EIO;
                 }
                 error.get_or_insert(format!("{}: {e}", setup.name));
+            }
+        }
+    }
+    // Every check verify_async's threads still hold (a loop that broke off with requests in
+    // flight), before the slots' buffers serve anything else; then the threads end.
+    if let Some(mut p) = pool.take() {
+        while p.pending > 0 {
+            p.collect(true, &mut checks_back);
+            for (_, checked) in checks_back.drain(..) {
+                tally_check(checked, &mut c.verify, &mut error);
             }
         }
     }
@@ -1432,29 +1503,184 @@ fn finish_verify(
             }
             // SAFETY: the read filled `len` bytes of the slot's buffer.
             let b = unsafe { std::slice::from_raw_parts(buf as *const u8, s.req.len as usize) };
-            // Never written with verify (no header; with no header at all, not this run),
-            // and this job does not claim it was.
-            let unwritten = !form.header || verify::read_header(b).is_none();
-            if s.expect.is_none() && !verify_all && unwritten {
-                return;
-            }
-            sum.blocks_checked += 1;
-            if let Err(m) = verify::check(b, off, s.expect, form) {
-                sum.mismatches += 1;
-                // fio's verify_dump: what was read, and what should have been.
-                if let Some(file) = dump {
-                    if let Err(e) = verify::dump(file, off, b, form) {
-                        crate::ewriteln!("raidlab: warning: verify_dump of {file} at {off}: {e}");
-                    }
-                }
-                if sum.first_mismatch.is_none() {
-                    let d = m.describe();
-                    error.get_or_insert(format!("verify: {d}"));
-                    sum.first_mismatch = Some(d);
-                }
-            }
+            let checked = check_read(b, off, s.expect, form, (verify_all, dump));
+            tally_check(checked, sum, error);
         }
         Dir::Trim => {}
+    }
+}
+
+/// What a read's check found.
+enum Checked {
+    /// Not judged: never written with verify, and the job does not claim it was.
+    Skipped,
+    Passed,
+    /// The mismatch, described.
+    Failed(String),
+}
+
+/// Check `b`, read from `off`, against the last write there (`expect`) as `form` says; with
+/// `dump` (fio's verify_dump) a block that fails is written out.
+fn check_read(
+    b: &[u8],
+    off: u64,
+    expect: Option<(u64, u64)>,
+    form: &verify::Form,
+    (verify_all, dump): (bool, Option<&str>),
+) -> Checked {
+    // Never written with verify (no header; with no header at all, not this run), and this
+    // job does not claim it was.
+    let unwritten = !form.header || verify::read_header(b).is_none();
+    if expect.is_none() && !verify_all && unwritten {
+        return Checked::Skipped;
+    }
+    match verify::check(b, off, expect, form) {
+        Ok(_) => Checked::Passed,
+        Err(m) => {
+            // fio's verify_dump: what was read, and what should have been.
+            if let Some(file) = dump {
+                if let Err(e) = verify::dump(file, off, b, form) {
+                    crate::ewriteln!("raidlab: warning: verify_dump of {file} at {off}: {e}");
+                }
+            }
+            Checked::Failed(m.describe())
+        }
+    }
+}
+
+/// Count a check's outcome into the job's verify summary (the first mismatch is its error).
+fn tally_check(c: Checked, sum: &mut VerifySummary, error: &mut Option<String>) {
+    match c {
+        Checked::Skipped => {}
+        Checked::Passed => sum.blocks_checked += 1,
+        Checked::Failed(d) => {
+            sum.blocks_checked += 1;
+            sum.mismatches += 1;
+            if sum.first_mismatch.is_none() {
+                error.get_or_insert(format!("verify: {d}"));
+                sum.first_mismatch = Some(d);
+            }
+        }
+    }
+}
+
+/// fio's `verify_async`: threads that check the job's reads off its own thread. A read to
+/// check keeps its slot (its buffer holds the data) until its check comes back, so the
+/// job's depth counts it until then, as fio holds the request.
+struct VerifyPool {
+    to: Option<std::sync::mpsc::Sender<Check>>,
+    from: std::sync::mpsc::Receiver<(u32, Checked)>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Checks sent and not yet collected.
+    pending: u32,
+}
+
+/// One read for a [`VerifyPool`] to check.
+struct Check {
+    slot: u32,
+    /// The slot's buffer (an address: it stays put, and unused, until the check returns).
+    buf: usize,
+    len: usize,
+    offset: u64,
+    expect: Option<(u64, u64)>,
+    form: verify::Form,
+    verify_all: bool,
+    dump: Option<String>,
+}
+
+impl VerifyPool {
+    fn new(threads: u32) -> std::io::Result<VerifyPool> {
+        let (to, work) = std::sync::mpsc::channel::<Check>();
+        let (done, from) = std::sync::mpsc::channel();
+        let work = Arc::new(Mutex::new(work));
+        let mut pool = VerifyPool {
+            to: Some(to),
+            from,
+            threads: Vec::new(),
+            pending: 0,
+        };
+        for i in 0..threads {
+            let (work, done) = (Arc::clone(&work), done.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("raidlab-verify{i}"))
+                .spawn(move || loop {
+                    let next = work.lock().map(|w| w.recv());
+                    let Ok(Ok(c)) = next else { break };
+                    // SAFETY: the slot's buffer holds the `len` bytes read into it, and the
+                    // job neither reuses the slot nor frees the buffers until this check
+                    // is collected (or, on its way out, these threads are joined).
+                    let b = unsafe { std::slice::from_raw_parts(c.buf as *const u8, c.len) };
+                    let r = check_read(
+                        b,
+                        c.offset,
+                        c.expect,
+                        &c.form,
+                        (c.verify_all, c.dump.as_deref()),
+                    );
+                    if done.send((c.slot, r)).is_err() {
+                        break;
+                    }
+                })?;
+            pool.threads.push(h);
+        }
+        Ok(pool)
+    }
+
+    /// Hand a read to the threads; it comes back by [`VerifyPool::collect`]. Checked here
+    /// instead (and returned at once) if the threads are gone.
+    fn send(&mut self, c: Check) -> Option<(u32, Checked)> {
+        let sent = self.to.as_ref().map(|t| t.send(c));
+        match sent {
+            Some(Ok(())) => {
+                self.pending += 1;
+                None
+            }
+            Some(Err(std::sync::mpsc::SendError(c))) => {
+                // SAFETY: as in the threads: the slot's buffer holds what was read.
+                let b = unsafe { std::slice::from_raw_parts(c.buf as *const u8, c.len) };
+                let r = check_read(
+                    b,
+                    c.offset,
+                    c.expect,
+                    &c.form,
+                    (c.verify_all, c.dump.as_deref()),
+                );
+                Some((c.slot, r))
+            }
+            None => unreachable!("the sender lives as long as the pool"),
+        }
+    }
+
+    /// The checks that have come back; with `wait`, at least one (if any is pending).
+    fn collect(&mut self, wait: bool, out: &mut Vec<(u32, Checked)>) {
+        if wait && self.pending > 0 {
+            match self.from.recv() {
+                Ok(r) => {
+                    self.pending -= 1;
+                    out.push(r);
+                }
+                // (The threads are gone: what they held will not come back.)
+                Err(_) => self.pending = 0,
+            }
+        }
+        while self.pending > 0 {
+            match self.from.try_recv() {
+                Ok(r) => {
+                    self.pending -= 1;
+                    out.push(r);
+                }
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+impl Drop for VerifyPool {
+    fn drop(&mut self) {
+        drop(self.to.take());
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
     }
 }
 
@@ -1620,6 +1846,7 @@ mod tests {
             iolog: None,
             sampler: raidlab_result::Sampler::default(),
             content: ContentGen::new(&spec.buffers, 1),
+            verify_async: spec.verify_async,
             start_gate: None,
         };
         let mut setup = setup;

@@ -520,6 +520,7 @@ pub fn run_with_clock(
                 ),
                 content: raidlab_workload::ContentGen::new(&spec.buffers, inst.seed(spec))
                     .with_dedupe_set(spec.dedupe_set_blocks()),
+                verify_async: spec.verify_async,
                 // (Handed out in `run_group`, to the jobs that start with their group.)
                 start_gate: None,
             },

@@ -2496,3 +2496,51 @@ fn numa_options_bind_a_job_to_its_nodes() {
         );
     }
 }
+
+/// fio's verify_async: threads check the job's reads off its thread, with the same outcome
+/// as checking them inline: every block checked, the two blocks changed behind the job's
+/// back found (at 16 in flight through io_uring), verify_fatal still ending the job at a
+/// mismatch, and the job's options listing it.
+#[test]
+fn verify_async_checks_reads_as_the_job_itself_would() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=v",
+            "--filename=d",
+            "--size=8m",
+            "--bs=4k",
+            "--ioengine=io_uring",
+            "--iodepth=16",
+            "--verify=crc32c",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let o = raidlab_in(dir.path(), &a);
+        (o.status.success(), json(&stdout(&o))["jobs"][0].clone())
+    };
+    let (ok, _) = run(&["--rw=randwrite", "--do_verify=0"]);
+    assert!(ok);
+    let path = dir.path().join("d");
+    let mut data = std::fs::read(&path).unwrap();
+    data[5000] ^= 1;
+    data[6_000_000] ^= 1;
+    std::fs::write(&path, &data).unwrap();
+    let (_, inline) = run(&["--rw=randread"]);
+    for n in ["1", "3"] {
+        let (ok, j) = run(&["--rw=randread", &format!("--verify_async={n}")]);
+        assert!(!ok, "the mismatches fail the job");
+        let v = &j["raidlab"]["verify"];
+        assert_eq!(v["blocks_checked"], 2048, "{v}");
+        assert_eq!(v["mismatches"], 2, "{v}");
+        assert_eq!(v["mismatches"], inline["raidlab"]["verify"]["mismatches"]);
+        assert_eq!(j["job options"]["verify_async"], n);
+    }
+    let (_, j) = run(&["--rw=read", "--verify_async=2", "--verify_fatal=1"]);
+    let v = &j["raidlab"]["verify"];
+    assert_eq!(v["mismatches"], 1, "{v}");
+    assert!(
+        v["blocks_checked"].as_u64() < Some(2048),
+        "ended at the first: {v}"
+    );
+}

@@ -1099,6 +1099,10 @@ pub struct JobSpec {
     /// it: see [`JobSpec::verify_span`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_interval: Option<u64>,
+    /// fio's `verify_async`: this many threads check the job's reads off its own thread
+    /// (0: the job checks them itself). The end's read-back is checked in the job's thread.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub verify_async: u32,
     /// Which I/O errors the job counts and goes on past (fio's `continue_on_error`,
     /// `ignore_error`; their keys as they are).
     #[serde(flatten)]
@@ -1611,6 +1615,7 @@ impl Default for JobSpec {
             verify_fatal: false,
             verify_dump: false,
             verify_interval: None,
+            verify_async: 0,
             on_error: ErrorPolicy::default(),
             group_reporting: false,
             disk_util: true,
@@ -1793,6 +1798,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "verify_fatal",
     "verify_dump",
     "verify_interval",
+    "verify_async",
     "continue_on_error",
     "ignore_error",
     "error_dump",
@@ -2475,7 +2481,6 @@ const FIO_ONLY: &[&str] = &[
     "uid",
     "unique_filename",
     "unlink_each_loop",
-    "verify_async",
     "verify_offset",
     "verify_state_load",
     "verify_state_save",
@@ -3200,6 +3205,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "verify_fatal" => spec.verify_fatal = parse_bool(value).map_err(err)?,
         "verify_dump" => spec.verify_dump = parse_bool(value).map_err(err)?,
+        "verify_async" => spec.verify_async = parse_u32(value, 0, 1024).map_err(err)?,
         "verify_interval" => {
             // (fio's 0 is its default: a header a block.)
             let n = parse_size(value).map_err(err)?;

@@ -590,6 +590,7 @@ fn option_help(name: &str) -> &'static str {
         "verify_only" => "1: a write job with verify reads back and checks what an earlier run of it wrote, writing nothing (its requests are the writes', as reads)",
         "verify_fatal" => "1: the first verify mismatch ends the job",
         "verify_dump" => "1: each block that fails its check is written to FILE.OFFSET.received (and what it should hold to FILE.OFFSET.expected) in the working folder",
+        "verify_async" => "N threads check the job's reads off its own thread (default 0: the job checks them itself); a read being checked holds its slot",
         "verify_interval" => "each span of this many bytes of a block carries its own header and is checked on its own (default: one a block; as fio, at most the smallest block, dividing the write sizes)",
         "randseed" => "seed of the request stream",
         "filename" => {
@@ -1668,6 +1669,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
         }
         if let Some(n) = s.verify_interval {
             put("verify_interval", n.to_string());
+        }
+        if s.verify_async > 0 {
+            put("verify_async", s.verify_async.to_string());
         }
     }
     if s.group_reporting {
