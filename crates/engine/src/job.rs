@@ -1588,6 +1588,23 @@ struct Check {
     dump: Option<String>,
 }
 
+impl Check {
+    fn run(&self) -> Checked {
+        // SAFETY: the slot's buffer holds the `len` bytes read into it, and the job neither
+        // reuses the slot nor frees the buffers until this check is collected (or, on its
+        // way out, the pool's threads are joined).
+        let b = unsafe { std::slice::from_raw_parts(self.buf as *const u8, self.len) };
+        let dump = self.dump.as_deref();
+        check_read(
+            b,
+            self.offset,
+            self.expect,
+            &self.form,
+            (self.verify_all, dump),
+        )
+    }
+}
+
 impl VerifyPool {
     fn new(threads: u32) -> std::io::Result<VerifyPool> {
         let (to, work) = std::sync::mpsc::channel::<Check>();
@@ -1606,18 +1623,7 @@ impl VerifyPool {
                 .spawn(move || loop {
                     let next = work.lock().map(|w| w.recv());
                     let Ok(Ok(c)) = next else { break };
-                    // SAFETY: the slot's buffer holds the `len` bytes read into it, and the
-                    // job neither reuses the slot nor frees the buffers until this check
-                    // is collected (or, on its way out, these threads are joined).
-                    let b = unsafe { std::slice::from_raw_parts(c.buf as *const u8, c.len) };
-                    let r = check_read(
-                        b,
-                        c.offset,
-                        c.expect,
-                        &c.form,
-                        (c.verify_all, c.dump.as_deref()),
-                    );
-                    if done.send((c.slot, r)).is_err() {
+                    if done.send((c.slot, c.run())).is_err() {
                         break;
                     }
                 })?;
@@ -1635,18 +1641,7 @@ impl VerifyPool {
                 self.pending += 1;
                 None
             }
-            Some(Err(std::sync::mpsc::SendError(c))) => {
-                // SAFETY: as in the threads: the slot's buffer holds what was read.
-                let b = unsafe { std::slice::from_raw_parts(c.buf as *const u8, c.len) };
-                let r = check_read(
-                    b,
-                    c.offset,
-                    c.expect,
-                    &c.form,
-                    (c.verify_all, c.dump.as_deref()),
-                );
-                Some((c.slot, r))
-            }
+            Some(Err(std::sync::mpsc::SendError(c))) => Some((c.slot, c.run())),
             None => unreachable!("the sender lives as long as the pool"),
         }
     }

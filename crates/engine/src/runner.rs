@@ -297,6 +297,8 @@ pub fn run_with_clock(
     let instances = JobInstance::expand(specs);
     // The targets each plan's instance runs on, for the read-back check below.
     let mut plan_files: Vec<Vec<&str>> = Vec::new();
+    // Each job's CPUs (`job_cpus`, read from sysfs once a job, not once an instance).
+    let mut cpus_of_job: HashMap<usize, Vec<u32>> = HashMap::new();
     for inst in instances {
         let spec = &specs[inst.spec_index];
         let names: Vec<&String> = inst.files.iter().map(|&f| &spec.filenames[f]).collect();
@@ -459,6 +461,11 @@ pub fn run_with_clock(
                 Some(per_pass / spec.bs.min().max(1) * spec.bs.min() * spec.loops as u64)
             })
         };
+        let cpus = match cpus_of_job.entry(inst.spec_index) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(job_cpus(spec)?),
+        };
+        let cpus = instance_cpus(spec, cpus, inst.global_index);
         let iolog = spec
             .write_iolog
             .as_ref()
@@ -528,7 +535,7 @@ pub fn run_with_clock(
             buf_align: buf_align.max(4096) as usize,
             max_bs: spec.bs.max(),
             goal_bytes,
-            cpus: instance_cpus(spec, &job_cpus(spec)?, inst.global_index),
+            cpus,
             mem_policy: spec.numa_mem_policy.clone(),
             lockmem: spec.lockmem,
             priority: spec.priority,
@@ -1319,17 +1326,22 @@ fn run_group(
 /// Every CPU a job names must be one this process may run on, and every NUMA node one this
 /// machine has online (checked once per job, before any target is touched).
 fn check_cpus(spec: &JobSpec) -> Result<(), EngineError> {
-    let policy_nodes = spec.numa_mem_policy.as_ref().map(|p| p.nodes());
-    for (what, nodes) in [
-        ("numa_cpu_nodes", Some(spec.numa_cpu_nodes.clone())),
-        ("numa_mem_policy", policy_nodes),
-    ] {
-        let Some(nodes) = nodes.filter(|n| !n.is_empty()) else {
-            continue;
-        };
-        let online = crate::affinity::online_nodes().map_err(|e| {
+    let policy_nodes = spec
+        .numa_mem_policy
+        .as_ref()
+        .map_or(Vec::new(), |p| p.nodes());
+    let named = [
+        ("numa_cpu_nodes", &spec.numa_cpu_nodes),
+        ("numa_mem_policy", &policy_nodes),
+    ];
+    // (The machine's nodes are read only for a job that names some.)
+    let online = match named.iter().any(|(_, n)| !n.is_empty()) {
+        true => crate::affinity::online_nodes().map_err(|e| {
             EngineError::failed(format!("cannot read this machine's NUMA nodes: {e}"))
-        })?;
+        })?,
+        false => Vec::new(),
+    };
+    for (what, nodes) in named {
         if let Some(n) = nodes.iter().find(|n| !online.contains(n)) {
             return Err(EngineError::usage(format!(
                 "job '{}': {what} names node {n}, which this machine does not have online (valid: {})",

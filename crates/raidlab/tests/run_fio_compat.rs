@@ -839,13 +839,15 @@ fn dedupe_working_set_writes_data_that_dedupes_as_fios() {
         }
         (c.len(), c.values().filter(|&&n| n > 1).count())
     };
-    fio_in(dir.path(), &args("fio-ws", "working_set"));
-    assert_ok(
-        &raidlab_in(dir.path(), &args("rl-ws", "working_set")),
-        "raidlab",
-    );
-    let (fio, ours) = (blocks("fio-ws"), blocks("rl-ws"));
+    // Each tool's file in `mode`: (fio's, raidlab's), as (distinct, repeated) blocks.
+    let both = |mode: &str| {
+        let (f, r) = (format!("fio-{mode}"), format!("rl-{mode}"));
+        fio_in(dir.path(), &args(&f, mode));
+        assert_ok(&raidlab_in(dir.path(), &args(&r, mode)), "raidlab");
+        (blocks(&f), blocks(&r))
+    };
     let near = |a: usize, b: usize, pct: usize| a.abs_diff(b) * 100 <= b * pct;
+    let (fio, ours) = both("working_set");
     assert!(
         near(ours.0, fio.0, 8),
         "distinct blocks: raidlab {ours:?}, fio {fio:?}"
@@ -858,20 +860,13 @@ fn dedupe_working_set_writes_data_that_dedupes_as_fios() {
         ours.1 <= 204 && fio.1 <= 204,
         "only the set's blocks repeat"
     );
-    fio_in(dir.path(), &args("fio-rep", "repeat"));
-    assert_ok(
-        &raidlab_in(dir.path(), &args("rl-rep", "repeat")),
-        "raidlab",
-    );
-    let (fio_rep, ours_rep) = (blocks("fio-rep"), blocks("rl-rep"));
-    assert!(
-        near(ours_rep.0, fio_rep.0, 8),
-        "repeat: raidlab {ours_rep:?}, fio {fio_rep:?}"
-    );
-    assert!(
-        near(ours_rep.1, fio_rep.1, 8),
-        "repeat: raidlab {ours_rep:?}, fio {fio_rep:?}"
-    );
+    let (fio_rep, ours_rep) = both("repeat");
+    for (a, b) in [(ours_rep.0, fio_rep.0), (ours_rep.1, fio_rep.1)] {
+        assert!(
+            near(a, b, 8),
+            "repeat: raidlab {ours_rep:?}, fio {fio_rep:?}"
+        );
+    }
     // (Repeating the last unique block repeats about half the unique ones, 511 in fio.)
     assert!(
         ours_rep.1 > 2 * ours.1,

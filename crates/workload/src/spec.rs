@@ -1911,26 +1911,7 @@ pub const MAX_CPUS: u32 = 1024;
 /// fio's `cpus_allowed`: CPU numbers and ranges, comma-separated (`0-3,6,8-9`), ascending
 /// and without repeats in the result.
 pub fn parse_cpu_list(value: &str) -> Result<Vec<u32>, String> {
-    let valid = format!("valid: CPU numbers and ranges below {MAX_CPUS}, e.g. 0-3,6");
-    let mut out = Vec::new();
-    for part in value.split(',').map(str::trim) {
-        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        let num = |t: &str| {
-            t.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n < MAX_CPUS)
-                .ok_or_else(|| format!("'{part}' in '{value}' is not a CPU or a range ({valid})"))
-        };
-        let (lo, hi) = (num(lo)?, num(hi)?);
-        if lo > hi {
-            return Err(format!("'{part}' in '{value}' runs backwards ({valid})"));
-        }
-        out.extend(lo..=hi);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    parse_number_list(value, "CPU", MAX_CPUS, "0-3,6")
 }
 
 /// The most NUMA nodes a list names (the kernel's `MAX_NUMNODES` at its largest).
@@ -1938,7 +1919,13 @@ pub const MAX_NODES: u32 = 1024;
 
 /// A NUMA node list: numbers and ranges, comma-separated (`0-1,3`), ascending, no repeats.
 pub fn parse_node_list(value: &str) -> Result<Vec<u32>, String> {
-    let valid = format!("valid: node numbers and ranges below {MAX_NODES}, e.g. 0-1,3");
+    parse_number_list(value, "node", MAX_NODES, "0-1,3")
+}
+
+/// Numbers of `what` (CPUs, nodes) below `max`, and ranges of them, comma-separated, as the
+/// kernel writes its lists: ascending and without repeats in the result.
+fn parse_number_list(value: &str, what: &str, max: u32, e_g: &str) -> Result<Vec<u32>, String> {
+    let valid = format!("valid: {what} numbers and ranges below {max}, e.g. {e_g}");
     let mut out = Vec::new();
     for part in value.split(',').map(str::trim) {
         let (lo, hi) = part.split_once('-').unwrap_or((part, part));
@@ -1946,8 +1933,10 @@ pub fn parse_node_list(value: &str) -> Result<Vec<u32>, String> {
             t.trim()
                 .parse::<u32>()
                 .ok()
-                .filter(|n| *n < MAX_NODES)
-                .ok_or_else(|| format!("'{part}' in '{value}' is not a node or a range ({valid})"))
+                .filter(|n| *n < max)
+                .ok_or_else(|| {
+                    format!("'{part}' in '{value}' is not a {what} or a range ({valid})")
+                })
         };
         let (lo, hi) = (num(lo)?, num(hi)?);
         if lo > hi {
