@@ -264,6 +264,11 @@ impl Geometry {
             .copied()
             .filter(|&m| m < self.members)
             .collect();
+        if f.is_empty() {
+            // (Whole: every level reads every byte. Planning asks at every request, so the
+            // RAID 10 walk below must not run for a whole array.)
+            return true;
+        }
         f.sort_unstable();
         f.dedup();
         match self.level {

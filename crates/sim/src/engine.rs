@@ -4513,14 +4513,12 @@ fn member_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
 /// Where a mirror read at `logical` of `arr` lies on its members (every copy of it lies at
 /// the same member offset): what read balancing measures head distances to.
 fn mirror_target(arr: &crate::world::Array, logical: u64) -> u64 {
-    let mut first = Vec::with_capacity(1);
-    arr.geom.map_read(
-        logical,
-        512.min(arr.geom.capacity() - logical),
-        None,
-        &mut first,
+    let copies = arr.geom.geo().map(logical);
+    debug_assert!(
+        copies.windows(2).all(|w| w[0].offset == w[1].offset),
+        "the simulator's mirrors keep every copy at one member offset"
     );
-    first.first().map_or(0, |m| m.offset)
+    copies.first().map_or(0, |l| l.offset)
 }
 
 /// [`member_loads`] of a mirror.
