@@ -51,6 +51,8 @@ pub use error::{GeometryError, PlanError};
 pub use geometry::{Geometry, Location, StripeLayout};
 pub use level::{Layout, Level, MAX_MEMBERS};
 pub use plan::{BlockRef, Compute, Cost, IoKind, MemberIo, Plan, Slot, Step, Strategy};
-pub use planner::{plan, plan_extents, plan_rebuild, plan_rebuild_set, plan_with, PlanOptions};
+pub use planner::{
+    least_loaded_copy, plan, plan_extents, plan_rebuild, plan_rebuild_set, plan_with, PlanOptions,
+};
 pub use trim::{trim_extents, TrimExtent};
 pub use volume::{plan_volume, Child, LeafIo, StepChildren, Volume, VolumePlan};

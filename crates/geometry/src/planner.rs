@@ -293,14 +293,7 @@ fn plan_mirror(
                     ((row + opts.mirror_bias) % copies.len() as u64) as usize
                 };
                 let pick = match opts.member_load {
-                    Some(load) => (0..copies.len())
-                        .map(|i| (pick + i) % copies.len())
-                        .min_by_key(|&i| {
-                            load.get(copies[i].member as usize)
-                                .copied()
-                                .unwrap_or(u64::MAX)
-                        })
-                        .unwrap_or(pick),
+                    Some(load) => least_loaded_copy(pick, copies.len(), |i| copies[i].member, load),
                     None => pick,
                 };
                 let mut s = StepBuilder::new(chunk, Strategy::MirrorRead);
@@ -316,6 +309,23 @@ fn plan_mirror(
             }
         }
     }
+}
+
+/// The mirror read rule with loads: of a piece's `n` surviving copies (copy `i` on member
+/// `member(i)`), the one on the least loaded member, the first of equals counting on from
+/// `pick`, the copy the plain rule reads. A member `load` does not cover counts as loaded
+/// without bound. A caller that keeps the plain rule's plans (the simulator, by the request's
+/// shape) chooses by this, as the planner does.
+pub fn least_loaded_copy(
+    pick: usize,
+    n: usize,
+    member: impl Fn(usize) -> u32,
+    load: &[u64],
+) -> usize {
+    (0..n)
+        .map(|i| (pick + i) % n)
+        .min_by_key(|&i| load.get(member(i) as usize).copied().unwrap_or(u64::MAX))
+        .unwrap_or(pick)
 }
 
 /// One stripe of a parity level being planned.

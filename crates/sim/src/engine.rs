@@ -752,6 +752,8 @@ pub struct Engine<'w> {
     pub events: u64,
     pub host_ios: u64,
     scratch: Vec<MemberIo>,
+    /// Scratch for a mirror read's loads by member (see [`member_loads`]).
+    loads: Vec<u64>,
     /// Scratch for [`merge_ios`].
     sort_tmp: Vec<MemberIo>,
     /// A dirty stripe's ranges, as the planner takes them.
@@ -834,6 +836,7 @@ impl<'w> Engine<'w> {
             events: 0,
             host_ios: 0,
             scratch: Vec::new(),
+            loads: Vec::new(),
             sort_tmp: Vec::new(),
             range_tmp: Vec::new(),
             stripes_ready: Vec::new(),
@@ -2785,10 +2788,13 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let loads = member_loads(self.w, ai, logical);
+        let mut loads = std::mem::take(&mut self.loads);
+        let mirror = member_loads(self.w, ai, logical, ioc.len, &mut loads);
         let arr = &mut self.w.arrays[ai];
+        let by_load = mirror.then_some(loads.as_slice());
         arr.plans
-            .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
+            .map_read(&arr.geom, logical, ioc.len, by_load, &mut v);
+        self.loads = loads;
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
@@ -2817,10 +2823,12 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let loads = member_loads(self.w, ai, s * sd);
+        let mut loads = std::mem::take(&mut self.loads);
+        let mirror = member_loads(self.w, ai, s * sd, sd, &mut loads);
         let arr = &mut self.w.arrays[ai];
-        arr.plans
-            .map_read(&arr.geom, s * sd, sd, loads.as_deref(), &mut v);
+        let by_load = mirror.then_some(loads.as_slice());
+        arr.plans.map_read(&arr.geom, s * sd, sd, by_load, &mut v);
+        self.loads = loads;
         let j = self.new_join(
             v.len() as u32,
             JoinKind::Fill {
@@ -3352,10 +3360,13 @@ impl<'w> Engine<'w> {
         let ioc = self.ios[io as usize];
         if !ioc.write {
             let mut v = self.take_mios();
-            let loads = self.host_mirror_loads(ai, logical);
+            let mut loads = std::mem::take(&mut self.loads);
+            let mirror = self.host_mirror_loads(ai, logical, ioc.len, &mut loads);
             let arr = &mut self.w.arrays[ai];
+            let by_load = mirror.then_some(loads.as_slice());
             arr.plans
-                .map_read(&arr.geom, logical, ioc.len, loads.as_deref(), &mut v);
+                .map_read(&arr.geom, logical, ioc.len, by_load, &mut v);
+            self.loads = loads;
             if arr.geom.level == Level::Raid1 {
                 if let Some(m) = v.last() {
                     self.mirror_next[ai] = (logical + ioc.len, m.member);
@@ -3406,29 +3417,25 @@ impl<'w> Engine<'w> {
     /// went to, as raid1.c does for sequential reads. md counts a member busy from when it
     /// sends a request, not from when the drive has it, so a burst of reads (read-ahead, a
     /// deep queue) spreads over the copies.
-    fn host_mirror_loads(&self, ai: usize, logical: u64) -> Option<Vec<u64>> {
+    fn host_mirror_loads(&self, ai: usize, logical: u64, len: u64, out: &mut Vec<u64>) -> bool {
         let arr = &self.w.arrays[ai];
         if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) {
-            return None;
+            return false;
         }
-        let target = mirror_target(arr, logical);
+        let target = mirror_target(arr, logical, len);
         let (next, last) = self.mirror_next[ai];
         let sequential = arr.geom.level == Level::Raid1 && logical == next && next > 0;
-        Some(
-            arr.members
-                .iter()
-                .enumerate()
-                .map(|(m, &lun)| {
-                    if sequential && m as u32 == last {
-                        0
-                    } else if self.member_pending[lun] == 0 {
-                        1
-                    } else {
-                        2 + self.member_head[lun].abs_diff(target).min(1 << 60)
-                    }
-                })
-                .collect(),
-        )
+        out.clear();
+        out.extend(arr.members.iter().enumerate().map(|(m, &lun)| {
+            if sequential && m as u32 == last {
+                0
+            } else if self.member_pending[lun] == 0 {
+                1
+            } else {
+                2 + self.member_head[lun].abs_diff(target).min(1 << 60)
+            }
+        }));
+        true
     }
 
     /// Host parity array `ai`'s unplug timer: its delayed stripes start, unless some are
@@ -4502,44 +4509,55 @@ fn join_into(l: &mut MemberIo, m: &MemberIo) -> bool {
 /// seeks over less of the disk than a striped drive does.
 /// (The check inline: most arrays are not mirrors.)
 #[inline(always)]
-fn member_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
+fn member_loads(w: &World, ai: usize, logical: u64, len: u64, out: &mut Vec<u64>) -> bool {
     let arr = &w.arrays[ai];
     if !matches!(arr.geom.level, Level::Raid1 | Level::Raid10) || arr.ctrl.is_none() {
-        return None;
+        return false;
     }
-    mirror_loads(w, ai, logical)
+    mirror_loads(w, ai, logical, len, out);
+    true
 }
 
-/// Where a mirror read at `logical` of `arr` lies on its members (every copy of it lies at
-/// the same member offset): what read balancing measures head distances to.
-fn mirror_target(arr: &crate::world::Array, logical: u64) -> u64 {
-    let copies = arr.geom.geo().map(logical);
-    debug_assert!(
-        copies.windows(2).all(|w| w[0].offset == w[1].offset),
-        "the simulator's mirrors keep every copy at one member offset"
-    );
-    copies.first().map_or(0, |l| l.offset)
+/// Where a mirror read of `len` bytes at `logical` of `arr` begins on its members (every
+/// copy of it lies at the same member offset): what read balancing measures head distances
+/// to. From the plan cache's pieces of the read's shape where it has them.
+fn mirror_target(arr: &crate::world::Array, logical: u64, len: u64) -> u64 {
+    let at = |logical| {
+        let copies = arr.geom.geo().map(logical);
+        debug_assert!(
+            copies.windows(2).all(|w| w[0].offset == w[1].offset),
+            "the simulator's mirrors keep every copy at one member offset"
+        );
+        copies.first().map_or(0, |l| l.offset)
+    };
+    match arr.plans.mirror_offset(&arr.geom, logical, len) {
+        Some(o) => {
+            debug_assert_eq!(
+                o,
+                at(logical),
+                "the cached pieces begin where the read does"
+            );
+            o
+        }
+        None => at(logical),
+    }
 }
 
-/// [`member_loads`] of a mirror.
-fn mirror_loads(w: &World, ai: usize, logical: u64) -> Option<Vec<u64>> {
+/// [`member_loads`] of a mirror, into `out`.
+fn mirror_loads(w: &World, ai: usize, logical: u64, len: u64, out: &mut Vec<u64>) {
     let arr = &w.arrays[ai];
-    let target = mirror_target(arr, logical);
-    Some(
-        arr.members
-            .iter()
-            .map(|&d| {
-                let disk = &w.disks[d];
-                let idle = disk.queue.is_empty() && disk.active.is_empty();
-                let dist = disk.head_hint.abs_diff(target).min(1 << 60);
-                if idle {
-                    dist
-                } else {
-                    dist | 1 << 61
-                }
-            })
-            .collect(),
-    )
+    let target = mirror_target(arr, logical, len);
+    out.clear();
+    out.extend(arr.members.iter().map(|&d| {
+        let disk = &w.disks[d];
+        let idle = disk.queue.is_empty() && disk.active.is_empty();
+        let dist = disk.head_hint.abs_diff(target).min(1 << 60);
+        if idle {
+            dist
+        } else {
+            dist | 1 << 61
+        }
+    }));
 }
 
 #[allow(dead_code)]

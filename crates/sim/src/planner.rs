@@ -294,6 +294,41 @@ impl ArrayGeom {
         }
     }
 
+    /// A mirror read of `len` bytes at logical `off` as the planner plans it without loads,
+    /// piece by piece: each piece's surviving copies and the copy the plain rule reads (see
+    /// [`MirrorPiece`]). The copies are the planner's own, those its write of the same bytes
+    /// goes to, in its order. None if the two plans do not pair up piece by piece (then the
+    /// read is planned whole each time).
+    pub fn mirror_read_pieces(&self, off: u64, len: u64) -> Option<Vec<MirrorPiece>> {
+        use raidlab_geometry::IoKind;
+        let missing = self.missing(off, len);
+        let read = raidlab_geometry::plan(self.geo(), IoKind::Read, off, len, missing).ok()?;
+        let write = raidlab_geometry::plan(self.geo(), IoKind::Write, off, len, missing).ok()?;
+        if read.steps.len() != write.steps.len() {
+            return None;
+        }
+        read.steps
+            .iter()
+            .zip(&write.steps)
+            .map(|(r, w)| {
+                let [one] = r.reads.as_slice() else {
+                    return None;
+                };
+                let copies: Vec<(u32, u64)> =
+                    w.writes.iter().map(|c| (c.member, c.offset)).collect();
+                let pick = copies.iter().position(|&c| c == (one.member, one.offset))?;
+                w.writes
+                    .iter()
+                    .all(|c| c.len == one.len)
+                    .then_some(MirrorPiece {
+                        len: one.len,
+                        copies,
+                        pick,
+                    })
+            })
+            .collect()
+    }
+
     /// Plan writing the byte ranges `dirty` (relative to stripe `s`'s start) the way md's
     /// stripe cache would: one plan over all extents, so full stripes are recognised.
     pub fn plan_stripe_write(&self, s: u64, dirty: &[(u64, u64)]) -> WritePlan {
@@ -340,8 +375,33 @@ impl ArrayGeom {
     }
 }
 
+/// One piece of a mirror read (a chunk's worth or less): where each surviving copy of it
+/// lies, and which of them the planner's plain rule reads (`pick`). With the members' loads,
+/// [`raidlab_geometry::least_loaded_copy`] chooses among them as the planner would.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MirrorPiece {
+    pub len: u64,
+    /// (member, member offset) of each copy.
+    pub copies: Vec<(u32, u64)>,
+    pub pick: usize,
+}
+
+impl MirrorPiece {
+    /// The member I/O reading this piece under `loads`, its offsets moved up by `by`.
+    #[inline]
+    pub fn read(&self, loads: &[u64], by: u64) -> MemberIo {
+        let c = &self.copies;
+        let i = raidlab_geometry::least_loaded_copy(self.pick, c.len(), |i| c[i].0, loads);
+        MemberIo {
+            member: c[i].0,
+            offset: c[i].1 + by,
+            len: self.len,
+        }
+    }
+}
+
 /// Append, merging with an earlier I/O of the same member that ends where this one starts.
-fn push_merge(out: &mut Vec<MemberIo>, start: usize, io: MemberIo) {
+pub(crate) fn push_merge(out: &mut Vec<MemberIo>, start: usize, io: MemberIo) {
     for o in out[start..].iter_mut().rev() {
         if o.member == io.member {
             if o.offset + o.len == io.offset {

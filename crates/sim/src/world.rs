@@ -11,7 +11,7 @@ use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
 use crate::device::{f64_of, u64_of, DeviceModel, DeviceState, Loc};
 use crate::error::SimError;
-use crate::planner::{ArrayGeom, Level, MemberIo};
+use crate::planner::{push_merge, ArrayGeom, Level, MemberIo, MirrorPiece};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Transfers are cut into segments this long so they pipeline across a path.
@@ -1486,6 +1486,10 @@ pub struct PlanCache {
     writes: FastMap<(u64, [(u64, u64); MAX_RANGES]), CachedWrite>,
     /// (offset mod period bytes, length) → member reads for that offset.
     reads: FastMap<(u64, u64), Vec<MemberIo>>,
+    /// Mirrors: (offset mod period bytes, length) → the read's pieces and their copies, for
+    /// reads that go to the least loaded copy; None where the planner's read and write do
+    /// not pair up (those reads are planned whole).
+    mirror_reads: FastMap<(u64, u64), Option<Vec<MirrorPiece>>>,
     /// RAID 5 only: the destage plans by their member roles (see [`Roles`]), which all
     /// stripes share, instead of by residue and roles in one: a `members`-th of the shapes
     /// to plan. None until first used; then whether the planner was found to plan by roles.
@@ -1614,8 +1618,15 @@ impl PlanCache {
         }
     }
 
+    /// How many stripes the layout's plans repeat after, if they repeat: `members` (every
+    /// role comes round), times the survivors for a degraded RAID 1, whose plain read rule
+    /// rotates over the surviving copies (chunk mod survivors).
     fn period(g: &ArrayGeom) -> u64 {
-        g.members.max(1) as u64
+        let n = g.members.max(1) as u64;
+        match g.level {
+            Level::Raid1 if !g.failed.is_empty() => n * (n - g.failed.len() as u64).max(1),
+            _ => n,
+        }
     }
 
     /// Layouts that can repeat every `members` stripes (linear arrays fill one member after
@@ -1772,8 +1783,11 @@ impl PlanCache {
         loads: Option<&[u64]>,
         out: &mut Vec<MemberIo>,
     ) {
-        if loads.is_some() || !out.is_empty() || !self.periodic(g) {
+        if !out.is_empty() || !self.periodic(g) {
             return g.map_read(off, len, loads, out);
+        }
+        if let Some(loads) = loads {
+            return self.mirror_read(g, off, len, loads, out);
         }
         let sd = g.stripe_data_bytes();
         let span = Self::period(g) * sd;
@@ -1800,6 +1814,78 @@ impl PlanCache {
                 self.periodic = Some(false);
             }
         }
+    }
+}
+
+impl PlanCache {
+    /// Where a mirror read of `len` bytes at `off` begins on its members, if the cache has
+    /// the pieces of its shape (their first piece's first copy).
+    #[inline]
+    pub fn mirror_offset(&self, g: &ArrayGeom, off: u64, len: u64) -> Option<u64> {
+        let sd = g.stripe_data_bytes();
+        let r = off % (Self::period(g) * sd);
+        let pieces = self.mirror_reads.get(&(r, len))?.as_ref()?;
+        let first = pieces.first()?.copies.first()?;
+        Some(first.1 + (off - r) / sd * g.chunk)
+    }
+
+    /// [`PlanCache::map_read`] of a mirror read that goes to the least loaded copy: the
+    /// planner's pieces of the read's shape, kept once the same shape a period on is found
+    /// the same; each piece's copy chosen under `loads` by the planner's rule.
+    fn mirror_read(
+        &mut self,
+        g: &ArrayGeom,
+        off: u64,
+        len: u64,
+        loads: &[u64],
+        out: &mut Vec<MemberIo>,
+    ) {
+        let sd = g.stripe_data_bytes();
+        let span = Self::period(g) * sd;
+        let r = off % span;
+        let by = (off - r) / sd * g.chunk;
+        if let Some(c) = self.mirror_reads.get(&(r, len)) {
+            match c {
+                Some(pieces) => {
+                    for p in pieces {
+                        push_merge(out, 0, p.read(loads, by));
+                    }
+                }
+                None => g.map_read(off, len, Some(loads), out),
+            }
+            return;
+        }
+        g.map_read(off, len, Some(loads), out);
+        let s = off / sd;
+        let Some(q) = Self::probe(g, s, len.div_ceil(sd) + 1) else {
+            return;
+        };
+        let qoff = q * sd + off % sd;
+        let qby = (qoff - r) / sd * g.chunk;
+        let base = |pieces: Option<Vec<MirrorPiece>>, by: u64| {
+            pieces.map(|v| {
+                v.into_iter()
+                    .map(|mut p| {
+                        p.copies.iter_mut().for_each(|c| c.1 -= by);
+                        p
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        let here = base(g.mirror_read_pieces(off, len), by);
+        let there = base(g.mirror_read_pieces(qoff, len), qby);
+        let fits = |pieces: &Option<Vec<MirrorPiece>>| {
+            // (The pieces read as the planner read: checked on the read just planned.)
+            pieces.as_ref().is_some_and(|v| {
+                let mut mine = Vec::new();
+                for p in v {
+                    push_merge(&mut mine, 0, p.read(loads, by));
+                }
+                mine == *out
+            })
+        };
+        let keep = (here == there && fits(&here)).then_some(here).flatten();
+        insert_capped(&mut self.mirror_reads, (r, len), keep);
     }
 }
 
@@ -3080,16 +3166,78 @@ mod tests {
                 g.map_read(off, len, None, &mut x);
                 cache.map_read(&g, off, len, None, &mut y);
                 assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
+                if matches!(level, Level::Raid1 | Level::Raid10) {
+                    mirror_read_agrees(&g, &mut cache, off, len, &mut rng);
+                }
             }
             let expect_periodic =
                 !matches!(level, Level::Linear) && (level != Level::Raid10 || n % 2 == 0);
             assert_eq!(cache.periodic, Some(expect_periodic), "{level:?} × {n}");
+            // Mirror reads by load come from the cache's pieces where the layout repeats.
+            assert_eq!(
+                cache.mirror_reads.values().any(Option::is_some),
+                expect_periodic && matches!(level, Level::Raid1 | Level::Raid10),
+                "{level:?} × {n}"
+            );
             // RAID 5 destage plans come from the cache by roles, and the planner agreed.
             assert_eq!(
                 matches!(cache.roles, Some(Some(_))),
                 level == Level::Raid5,
                 "{level:?} × {n}"
             );
+        }
+    }
+
+    /// A mirror read by the members' loads (ties likely: loads of 0 to 2) is what the planner
+    /// plans, and the cache's offset for it is where the read begins.
+    fn mirror_read_agrees(
+        g: &ArrayGeom,
+        cache: &mut PlanCache,
+        off: u64,
+        len: u64,
+        rng: &mut raidlab_workload::Rng,
+    ) {
+        let loads: Vec<u64> = (0..g.members).map(|_| rng.below(3)).collect();
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        g.map_read(off, len, Some(&loads), &mut x);
+        cache.map_read(g, off, len, Some(&loads), &mut y);
+        assert_eq!(
+            x, y,
+            "{:?} × {}: read {off}+{len} by {loads:?}",
+            g.level, g.members
+        );
+        if let Some(o) = cache.mirror_offset(g, off, len) {
+            assert_eq!(o, g.geo().map(off)[0].offset, "read {off}+{len}");
+        }
+    }
+
+    /// Mirrors with a failed copy: by load, a read goes where the planner sends it, whether
+    /// or not the survivors' rotation repeats from period to period.
+    #[test]
+    fn degraded_mirror_reads_by_load_are_the_planners() {
+        let mut rng = raidlab_workload::Rng::new(11);
+        for (level, n, failed) in [
+            (Level::Raid1, 3, 1),
+            (Level::Raid1, 4, 0),
+            (Level::Raid10, 4, 2),
+            (Level::Raid10, 6, 5),
+        ] {
+            let mut g = ArrayGeom::new(level, n, 8192, 64 * 8192);
+            g.failed = vec![failed];
+            g.finish().unwrap();
+            // (One cache for reads by load, one for plain reads: a plain read that finds the
+            // layout not repeating turns the first's cache off too.)
+            let (mut cache, mut plain) = (PlanCache::degraded(), PlanCache::degraded());
+            let sd = g.stripe_data_bytes();
+            for _ in 0..400 {
+                let off = rng.below(g.capacity() / 512) * 512;
+                let len = (512 * (1 + rng.below(3 * sd / 512))).min(g.capacity() - off);
+                mirror_read_agrees(&g, &mut cache, off, len, &mut rng);
+                let (mut x, mut y) = (Vec::new(), Vec::new());
+                g.map_read(off, len, None, &mut x);
+                plain.map_read(&g, off, len, None, &mut y);
+                assert_eq!(x, y, "{level:?} × {n}: read {off}+{len}");
+            }
         }
     }
 
