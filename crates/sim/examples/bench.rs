@@ -1,6 +1,7 @@
-//! The simulator's speed: `cargo run --release -p raidlab-sim --example bench [random|llnl]`
-//! from the repository root (one core; prints member I/Os per second and the seed-000
-//! sweep's time). Without an argument both cases run. `bench golden` prints every system's
+//! The simulator's speed: `cargo run --release -p raidlab-sim --example bench
+//! [random|llnl|levels]` from the repository root (one core; prints member I/Os per second
+//! and the seed-000 sweep's time). Without an argument `random` and `llnl` run; `levels` runs
+//! seed 001's four arrays × random reads and writes. `bench golden` prints every system's
 //! full results instead, to check that a speed change left them bit for bit the same.
 fn main() {
     let which: Vec<String> = std::env::args().skip(1).collect();
@@ -14,6 +15,14 @@ fn main() {
     }
     if want("llnl") {
         cases.push(raidlab_sim::bench::llnl2000(dir, &clock));
+    }
+    if which.iter().any(|w| w == "levels") {
+        cases.extend(
+            raidlab_sim::bench::random_levels(dir, &clock)
+                .expect("benchmark systems")
+                .into_iter()
+                .map(Ok),
+        );
     }
     if want("golden") && !which.is_empty() {
         golden(dir);

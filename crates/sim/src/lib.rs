@@ -2282,8 +2282,42 @@ pub mod bench {
         systems_dir: &Path,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
-        let target = format!("sim:{}", systems_dir.join("xdd2008/raid5.toml").display());
-        let mut s = sized(&target, "randrw", 8192, 4 << 30, 128);
+        let mut r = random(systems_dir, "xdd2008/raid5.toml", "randrw", clock)?;
+        r.name = "xdd2008 raid5 8k randrw qd128, 60 s virtual".into();
+        Ok(r)
+    }
+
+    /// Seed 001's four arrays (RAID 0, 10, 5, 6) × random reads and random writes, each as
+    /// [`random_raid5`]: how the cost of a member I/O varies with the level's path (a mirror
+    /// read's choice of copy, a parity write's read-modify-write and destage).
+    pub fn random_levels(
+        systems_dir: &Path,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<Vec<BenchResult>, SimError> {
+        let mut out = Vec::new();
+        for level in ["raid0", "raid10", "raid5", "raid6"] {
+            for rw in ["randread", "randwrite"] {
+                out.push(random(
+                    systems_dir,
+                    &format!("xdd2008/{level}.toml"),
+                    rw,
+                    clock,
+                )?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// 8 KiB `rw` with 128 in flight for 60 s of virtual time against `system` (a path under
+    /// `systems_dir`), convergence off so every case runs its full minute.
+    fn random(
+        systems_dir: &Path,
+        system: &str,
+        rw: &str,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<BenchResult, SimError> {
+        let target = format!("sim:{}", systems_dir.join(system).display());
+        let mut s = sized(&target, rw, 8192, 4 << 30, 128);
         // As xdd draws its seeks (the case is seed 001's), and as this benchmark always has.
         s.norandommap = true;
         s.time_based = true;
@@ -2302,7 +2336,10 @@ pub mod bench {
             .and_then(|j| j.sim.as_ref())
             .map_or(0, |x| x.member_ios);
         Ok(BenchResult {
-            name: "xdd2008 raid5 8k randrw qd128, 60 s virtual".into(),
+            name: format!(
+                "{} 8k {rw} qd128, 60 s virtual",
+                system.trim_end_matches(".toml").replace('/', " ")
+            ),
             points: 1,
             member_ios: ios,
             host_ios: work.host_ios,
