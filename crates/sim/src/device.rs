@@ -1006,21 +1006,57 @@ pub struct Segments {
     held: [(u64, u64); MAX_SEGMENTS],
     /// The segment the next run takes.
     next: u32,
+    /// How many held segments reach into each bucket of 1 MiB regions of the media
+    /// ([`Segments::bucket`]): a read whose first byte's bucket counts none lies in no
+    /// segment, and most random reads are ruled out so, without a look at the segments.
+    reach: [u16; SEGMENT_BUCKETS],
 }
+
+/// How many buckets [`Segments::reach`] hashes 1 MiB regions into.
+const SEGMENT_BUCKETS: usize = 256;
 
 impl Default for Segments {
     fn default() -> Self {
         Segments {
             held: [(u64::MAX, 0); MAX_SEGMENTS],
             next: 0,
+            reach: [0; SEGMENT_BUCKETS],
         }
     }
 }
 
 impl Segments {
+    /// The bucket of the 1 MiB region holding byte `x` (Fibonacci hashing: the top bits of
+    /// the region number times 2^64 over the golden ratio).
+    #[inline(always)]
+    fn bucket(x: u64) -> usize {
+        ((x >> 20).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+    }
+
+    /// Count segment `start..end` into (`up`) or out of the buckets of the regions it
+    /// reaches (a free segment reaches none).
+    fn reach(&mut self, (start, end): (u64, u64), up: bool) {
+        if start >= end {
+            return;
+        }
+        for region in start >> 20..=(end - 1) >> 20 {
+            let b = &mut self.reach[Self::bucket(region << 20)];
+            *b = if up { *b + 1 } else { *b - 1 };
+        }
+    }
+
     /// Whether one of the first `n` segments holds every byte of `start..end`.
     #[inline]
     pub fn hold(&self, start: u64, end: u64, n: u32) -> bool {
+        debug_assert!(
+            self.held[..(n as usize).min(MAX_SEGMENTS)]
+                .iter()
+                .all(|&(s, e)| !(s <= start && start < e) || self.reach[Self::bucket(start)] > 0),
+            "a segment holding the read's first byte counts in its bucket"
+        );
+        if self.reach[Self::bucket(start)] == 0 {
+            return false;
+        }
         // (Every segment is looked at, the answers joined without a branch: a read lies in
         // none of them almost always, and which compare fails first is a coin toss.)
         let mut hit = false;
@@ -1038,7 +1074,9 @@ impl Segments {
         let n = n.clamp(1, MAX_SEGMENTS as u32);
         let i = self.next % n;
         self.next = (i + 1) % n;
+        self.reach(self.held[i as usize], false);
         self.held[i as usize] = (start, end);
+        self.reach((start, end), true);
     }
 }
 
