@@ -23,7 +23,8 @@ enum BenchWhat {
     Parity(ParityArgs),
     /// The simulator's own speed on one core: member I/Os simulated per second for random
     /// I/O on a RAID 5, and the wall time of every seed-000 configuration (15 systems × 11
-    /// block sizes × read and write).
+    /// block sizes × read and write); `--case levels` adds seed 001's four arrays × random
+    /// reads and writes.
     Sim(SimBenchArgs),
 }
 
@@ -35,6 +36,11 @@ struct SimBenchArgs {
     /// text or json.
     #[arg(long, default_value = "text")]
     output_format: String,
+    /// Which cases to run, in this order (repeat or comma-separate): random (seed 001's
+    /// RAID 5, 8 KiB random reads and writes, 128 in flight), llnl (every seed-000
+    /// configuration), levels (seed 001's RAID 0, 10, 5 and 6 × random reads and writes).
+    #[arg(long, value_delimiter = ',', default_values_t = ["random".to_string(), "llnl".to_string()])]
+    case: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -388,19 +394,42 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
             a.output_format
         )));
     }
-    if !a.systems.join("llnl2000").is_dir() {
+    if let Some(c) = a
+        .case
+        .iter()
+        .find(|c| !["random", "llnl", "levels"].contains(&c.as_str()))
+    {
         return Err(CliError::usage(format!(
-            "--systems {}: no llnl2000/ folder of simulated systems there (run from the repository root or point --systems at it)",
-            a.systems.display()
+            "--case {c}: not a case (valid: random, llnl, levels)"
         )));
+    }
+    for (case, folder) in [
+        ("random", "xdd2008"),
+        ("levels", "xdd2008"),
+        ("llnl", "llnl2000"),
+    ] {
+        if a.case.iter().any(|c| c == case) && !a.systems.join(folder).is_dir() {
+            return Err(CliError::usage(format!(
+                "--systems {}: no {folder}/ folder of simulated systems there for case {case} (run from the repository root or point --systems at it)",
+                a.systems.display()
+            )));
+        }
     }
     let t0 = Instant::now();
     let clock = move || t0.elapsed().as_secs_f64();
     let mut rows = Vec::new();
-    for r in [
-        raidlab_sim::bench::random_raid5(&a.systems, &clock),
-        raidlab_sim::bench::llnl2000(&a.systems, &clock),
-    ] {
+    let mut results = Vec::new();
+    for case in &a.case {
+        match case.as_str() {
+            "random" => results.push(raidlab_sim::bench::random_raid5(&a.systems, &clock)),
+            "llnl" => results.push(raidlab_sim::bench::llnl2000(&a.systems, &clock)),
+            _ => match raidlab_sim::bench::random_levels(&a.systems, &clock) {
+                Ok(v) => results.extend(v.into_iter().map(Ok)),
+                Err(e) => results.push(Err(e)),
+            },
+        }
+    }
+    for r in results {
         let r = r.map_err(|e| CliError::failed(e.to_string()))?;
         rows.push(serde_json::json!({
             "name": r.name,
