@@ -3994,6 +3994,8 @@ impl<'w> Engine<'w> {
             rb.finished_at = Some(now);
             arr.geom.rebuilding = false;
             arr.geom.failed.clear();
+            // Whole again: its plans no longer change as a rebuild passes, and may be kept.
+            arr.plans = crate::world::PlanCache::default();
             return;
         }
         if let crate::rebuild::Pacer::Ctrl {

@@ -306,3 +306,60 @@ fn bad_rebuild_settings_are_refused_in_one_line_each() {
         );
     }
 }
+
+/// A rebuild that finishes leaves a whole array: once member 3's replacement is written (small
+/// drives, so within a few virtual seconds of idle), reads in the next job group rebuild
+/// nothing from parity and run as on an array that never failed.
+#[test]
+fn a_finished_rebuild_leaves_the_array_whole() {
+    // (The drive's own table goes last: it would take the array's keys after it.)
+    let lun_end = "offset_bytes = 32256";
+    let small = [
+        ("disk = \"seagate-st973451ss\"", "disk = \"small\""),
+        (
+            lun_end,
+            "offset_bytes = 32256\n\n[[disk]]\nname = \"small\"\nbase = \"seagate-st973451ss\"\ncapacity_bytes = 500000000\n#",
+        ),
+    ];
+    let rebuilding = variant(CTRL.0, CTRL.1, &small);
+    let whole = variant(CTRL.0, "raid5.toml", &small);
+    let reads = [
+        ("rw", "randread"),
+        ("bs", "8k"),
+        ("iodepth", "16"),
+        ("runtime", "4"),
+        ("time_based", "1"),
+        ("direct", "1"),
+    ];
+    let run = |target: &str| {
+        let wait = spec(target, &idle("15"));
+        let mut read = spec(target, &reads);
+        read.stonewall = true;
+        run_to_the_end(&[wait, read])
+    };
+    let r = run(&rebuilding);
+    let rb = rebuild(&r);
+    assert!(
+        rb.finished && rb.rebuilt_to_bytes == rb.member_bytes,
+        "the rebuild ends within the idle group: {rb:?}"
+    );
+    let after = &r.jobs[1];
+    let parity = after
+        .sim
+        .as_ref()
+        .unwrap()
+        .components
+        .iter()
+        .find(|c| c.name == "ctrl/arc1680/parity")
+        .expect("the controller's XOR engine")
+        .utilization;
+    assert!(
+        parity == 0.0,
+        "reads after the rebuild used the XOR engine: {parity}"
+    );
+    let (got, want) = (after.summary().iops, run(&whole).jobs[1].summary().iops);
+    assert!(
+        (got - want).abs() < 0.05 * want,
+        "IOPS after the rebuild {got}, on an array that never failed {want}"
+    );
+}
