@@ -1485,7 +1485,7 @@ pub struct PlanCache {
     /// plan for that residue.
     writes: FastMap<(u64, [(u64, u64); MAX_RANGES]), CachedWrite>,
     /// (offset mod period bytes, length) → member reads for that offset.
-    reads: FastMap<(u64, u64), Vec<MemberIo>>,
+    reads: FastMap<(u64, u64), CachedRead>,
     /// Mirrors: (offset mod period bytes, length) → the read's pieces and their copies, for
     /// reads that go to the least loaded copy; None where the planner's read and write do
     /// not pair up (those reads are planned whole).
@@ -1574,6 +1574,30 @@ impl Roles {
 fn sorted_ios(mut v: Vec<MemberIo>) -> Vec<MemberIo> {
     v.sort_unstable_by_key(|m| (m.member, m.offset, m.len));
     v
+}
+
+/// A cached read's member I/Os: one (a read within a chunk, nearly always) kept in the map's
+/// slot itself, so a hit reads no other memory; more in a list of their own.
+#[derive(Debug)]
+enum CachedRead {
+    One(MemberIo),
+    Many(Vec<MemberIo>),
+}
+
+impl CachedRead {
+    fn new(v: Vec<MemberIo>) -> CachedRead {
+        match v.as_slice() {
+            [one] => CachedRead::One(*one),
+            _ => CachedRead::Many(v),
+        }
+    }
+    #[inline]
+    fn ios(&self) -> &[MemberIo] {
+        match self {
+            CachedRead::One(m) => std::slice::from_ref(m),
+            CachedRead::Many(v) => v,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -1794,7 +1818,7 @@ impl PlanCache {
         let r = off % span;
         let by = (off - r) / sd * g.chunk;
         if let Some(c) = self.reads.get(&(r, len)) {
-            out.extend(c.iter().map(|m| MemberIo {
+            out.extend(c.ios().iter().map(|m| MemberIo {
                 offset: m.offset + by,
                 ..*m
             }));
@@ -1809,7 +1833,7 @@ impl PlanCache {
             let qby = (qoff - r) / sd * g.chunk;
             let base = Self::shift(out, by, true);
             if base == Self::shift(&there, qby, true) {
-                insert_capped(&mut self.reads, (r, len), base);
+                insert_capped(&mut self.reads, (r, len), CachedRead::new(base));
             } else {
                 self.periodic = Some(false);
             }
