@@ -1122,11 +1122,46 @@ pub struct WriteCache {
     /// Bytes held, and how many it can hold.
     pub bytes: u64,
     pub capacity: u64,
+    /// How many held writes reach into each bucket of 64 KiB regions (hashed): a read whose
+    /// first byte's bucket counts none is held by no write, known without a look in
+    /// `extents` (a drive asks for every read queued behind held writes).
+    reach: HeldReach,
+}
+
+/// [`WriteCache::reach`]: counts by bucket, an array a bucket indexes without a check.
+#[derive(Debug)]
+struct HeldReach(Box<[u32; HELD_BUCKETS]>);
+
+impl Default for HeldReach {
+    fn default() -> HeldReach {
+        HeldReach(Box::new([0; HELD_BUCKETS]))
+    }
+}
+
+/// How many buckets [`WriteCache::reach`] hashes 64 KiB regions into.
+const HELD_BUCKETS: usize = 4096;
+
+impl HeldReach {
+    /// The bucket of the 64 KiB region holding byte `x` (Fibonacci hashing, as
+    /// [`region_bucket`]).
+    #[inline(always)]
+    fn bucket(x: u64) -> usize {
+        ((x >> 16).wrapping_mul(FIBONACCI) >> 52) as usize
+    }
+    /// Count a held write of `len` bytes at `offset` into (`up`) or out of the buckets of
+    /// the regions it reaches.
+    fn count(&mut self, offset: u64, len: u64, up: bool) {
+        for region in offset >> 16..=(offset + len.max(1) - 1) >> 16 {
+            let b = &mut self.0[Self::bucket(region << 16)];
+            *b = if up { *b + 1 } else { *b - 1 };
+        }
+    }
 }
 
 impl WriteCache {
     /// Hold a write the drive has taken in.
     pub fn hold(&mut self, r: DiskReq) {
+        self.reach.count(r.offset, r.len, true);
         self.bytes += r.len;
         let e = self.extents.entry(r.offset).or_insert((0, 0));
         e.0 = e.0.max(r.offset + r.len);
@@ -1141,6 +1176,7 @@ impl WriteCache {
     }
     /// The media has written a held write.
     pub fn written(&mut self, r: &DiskReq) {
+        self.reach.count(r.offset, r.len, false);
         self.bytes -= r.len;
         if let Some(e) = self.extents.get_mut(&r.offset) {
             e.1 -= 1;
@@ -1152,10 +1188,19 @@ impl WriteCache {
     /// Whether [offset, offset + len) lies within one held write (the one starting nearest
     /// below it).
     pub fn holds(&self, offset: u64, len: u64) -> bool {
-        self.extents
-            .range(..=offset)
-            .next_back()
-            .is_some_and(|(_, &(end, _))| end >= offset + len)
+        // (A write holding the read holds its first byte, so it counts in that byte's
+        // bucket.)
+        let held = |offset: u64, len: u64| {
+            self.extents
+                .range(..=offset)
+                .next_back()
+                .is_some_and(|(_, &(end, _))| end >= offset + len)
+        };
+        if self.reach.0[HeldReach::bucket(offset)] == 0 {
+            debug_assert!(!held(offset, len), "a held write counts in its buckets");
+            return false;
+        }
+        held(offset, len)
     }
 }
 
