@@ -481,6 +481,9 @@ pub struct DriveQueue {
     read_heads: RegionHeads,
     /// Each slot's neighbours (next, previous) in its bucket's list.
     read_links: Vec<(u32, u32)>,
+    /// How many of the queue's commands (window and rest) are writes: a drive with a write
+    /// cache looks for a write to take in at every dispatch, and mostly there is none.
+    writes: u32,
 }
 
 /// [`DriveQueue::read_heads`]: an array, which a bucket indexes without a check.
@@ -551,6 +554,7 @@ impl DriveQueue {
         self.free.clear();
         self.window.clear();
         self.rest.clear();
+        self.writes = 0;
         if let Some(starts) = &mut self.starts {
             starts.fill(0);
         }
@@ -635,6 +639,7 @@ impl DriveQueue {
     pub fn push_back(&mut self, r: DiskReq) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.writes += r.write as u32;
         if self.window.len() < self.depth {
             let slot = self.place(r);
             self.enter(seq, slot, 0);
@@ -815,6 +820,10 @@ impl DriveQueue {
     /// Take out the first write to arrive that is ready by `now` and no longer than `room`
     /// bytes (for a write cache to take in).
     pub fn take_first_write(&mut self, now: u64, room: u64) -> Option<DiskReq> {
+        self.debug_check_writes();
+        if self.writes == 0 {
+            return None;
+        }
         self.take_first(now, |r| r.write && r.ready <= now && r.len <= room)
     }
     /// Take out the first read to arrive that is ready by `now` and that `hit` accepts.
@@ -837,11 +846,28 @@ impl DriveQueue {
     }
     /// Whether a write ready by `now` is queued.
     pub fn has_ready_write(&self, now: u64) -> bool {
+        self.debug_check_writes();
+        if self.writes == 0 {
+            return false;
+        }
         let ready = |r: &DiskReq| r.write && r.ready <= now;
         self.window
             .iter()
             .any(|(s, _)| ready(&self.slab[s as usize]))
             || self.rest.iter().any(|(_, r)| ready(r))
+    }
+    /// (Debug builds: [`DriveQueue::writes`] counts the queue's writes.)
+    #[inline(always)]
+    fn debug_check_writes(&self) {
+        debug_assert_eq!(
+            self.writes as usize,
+            self.window
+                .iter()
+                .filter(|&(s, _)| self.slab[s as usize].write)
+                .count()
+                + self.rest.iter().filter(|(_, r)| r.write).count(),
+            "the count of queued writes"
+        );
     }
     /// Arrival-order drives: the first command ready by `now`, by its place in the queue.
     #[inline]
@@ -851,7 +877,9 @@ impl DriveQueue {
     /// Arrival-order drives: take out the command at `idx` in arrival order.
     #[inline]
     pub fn remove(&mut self, idx: usize) -> DiskReq {
-        self.rest.remove(idx).unwrap().1
+        let r = self.rest.remove(idx).unwrap().1;
+        self.writes -= r.write as u32;
+        r
     }
     /// Take out the window's command in `slot` at `now`; the next in arrival order moves up
     /// into the window.
@@ -876,6 +904,7 @@ impl DriveQueue {
     /// left is gone from the slab.
     #[inline(always)]
     fn take_slot(&mut self, slot: u32, now: u64) {
+        self.writes -= self.slab[slot as usize].write as u32;
         self.window.remove(slot);
         if slot == self.oldest {
             if let Some((s, c)) = self.window.iter().min_by_key(|&(s, _)| self.window.seq(s)) {
