@@ -2,23 +2,11 @@
 
 mod common;
 use common::*;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 /// `raidlab bench ARGS...`, stdin closed.
 fn bench(args: &[&str]) -> Output {
-    Command::new(bin())
-        .arg("bench")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run raidlab bench")
-}
-
-fn systems() -> String {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../systems")
-        .display()
-        .to_string()
+    raidlab_sub("bench", args)
 }
 
 /// `--case levels`: seed 001's four arrays × random reads and writes, one row each, in order,
@@ -30,7 +18,7 @@ fn bench_sim_levels_runs_every_array_both_ways() {
         "--case",
         "levels",
         "--systems",
-        &systems(),
+        &systems_dir().display().to_string(),
         "--output-format",
         "json",
     ]);

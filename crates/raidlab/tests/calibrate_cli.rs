@@ -7,15 +7,10 @@ mod common;
 
 use common::*;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 fn calibrate(args: &[&str]) -> Output {
-    Command::new(bin())
-        .arg("calibrate")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn raidlab")
+    raidlab_sub("calibrate", args)
 }
 
 /// One drive behind a host adapter whose link is far faster than the drive (12 GB/s), so

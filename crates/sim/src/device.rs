@@ -1006,55 +1006,74 @@ pub struct Segments {
     held: [(u64, u64); MAX_SEGMENTS],
     /// The segment the next run takes.
     next: u32,
-    /// How many held segments reach into each bucket of 1 MiB regions of the media
-    /// ([`Segments::bucket`]): a read whose first byte's bucket counts none lies in no
-    /// segment, and most random reads are ruled out so, without a look at the segments.
-    reach: [u16; SEGMENT_BUCKETS],
+    /// How many held segments reach into each 1 MiB region's bucket: a read whose first
+    /// byte's bucket counts none lies in no segment, and most random reads are ruled out
+    /// so, without a look at the segments.
+    reach: RegionCounts<20, 256>,
 }
-
-/// How many buckets [`Segments::reach`] hashes 1 MiB regions into.
-const SEGMENT_BUCKETS: usize = 256;
 
 impl Default for Segments {
     fn default() -> Self {
         Segments {
             held: [(u64::MAX, 0); MAX_SEGMENTS],
             next: 0,
-            reach: [0; SEGMENT_BUCKETS],
+            reach: RegionCounts::default(),
         }
     }
 }
 
-impl Segments {
-    /// The bucket of the 1 MiB region holding byte `x` (Fibonacci hashing: the top bits of
-    /// the region number times 2^64 over the golden ratio).
+/// Fibonacci hashing's multiplier (2^64 over the golden ratio): a product's top bits, which
+/// every bit of the number reaches, spread numbers that differ little over a table.
+pub(crate) const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// How many ranges of the media (held segments, held writes) reach into each region of
+/// 2^`SHIFT` bytes, by bucket (`BUCKETS`, a power of two; regions hashed into them): a byte
+/// whose bucket counts none lies in none of the ranges, known without a look at them.
+#[derive(Clone, Debug)]
+pub(crate) struct RegionCounts<const SHIFT: u32, const BUCKETS: usize>([u32; BUCKETS]);
+
+impl<const SHIFT: u32, const BUCKETS: usize> Default for RegionCounts<SHIFT, BUCKETS> {
+    fn default() -> Self {
+        RegionCounts([0; BUCKETS])
+    }
+}
+
+impl<const SHIFT: u32, const BUCKETS: usize> RegionCounts<SHIFT, BUCKETS> {
+    /// The bucket of the region holding byte `x` (the region number's Fibonacci hash).
     #[inline(always)]
     fn bucket(x: u64) -> usize {
-        ((x >> 20).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+        ((x >> SHIFT).wrapping_mul(FIBONACCI) >> (64 - BUCKETS.trailing_zeros())) as usize
     }
-
-    /// Count segment `start..end` into (`up`) or out of the buckets of the regions it
-    /// reaches (a free segment reaches none).
-    fn reach(&mut self, (start, end): (u64, u64), up: bool) {
+    /// Count the range `start..end` into (`up`) or out of the buckets of the regions it
+    /// reaches (an empty range reaches none).
+    #[inline]
+    pub(crate) fn count(&mut self, start: u64, end: u64, up: bool) {
         if start >= end {
             return;
         }
-        for region in start >> 20..=(end - 1) >> 20 {
-            let b = &mut self.reach[Self::bucket(region << 20)];
+        for region in start >> SHIFT..=(end - 1) >> SHIFT {
+            let b = &mut self.0[Self::bucket(region << SHIFT)];
             *b = if up { *b + 1 } else { *b - 1 };
         }
     }
+    /// Whether some range counted reaches into the bucket of byte `x`'s region.
+    #[inline(always)]
+    pub(crate) fn reaches(&self, x: u64) -> bool {
+        self.0[Self::bucket(x)] != 0
+    }
+}
 
+impl Segments {
     /// Whether one of the first `n` segments holds every byte of `start..end`.
     #[inline]
     pub fn hold(&self, start: u64, end: u64, n: u32) -> bool {
         debug_assert!(
             self.held[..(n as usize).min(MAX_SEGMENTS)]
                 .iter()
-                .all(|&(s, e)| !(s <= start && start < e) || self.reach[Self::bucket(start)] > 0),
+                .all(|&(s, e)| !(s <= start && start < e) || self.reach.reaches(start)),
             "a segment holding the read's first byte counts in its bucket"
         );
-        if self.reach[Self::bucket(start)] == 0 {
+        if !self.reach.reaches(start) {
             return false;
         }
         // (Every segment is looked at, the answers joined without a branch: a read lies in
@@ -1074,9 +1093,10 @@ impl Segments {
         let n = n.clamp(1, MAX_SEGMENTS as u32);
         let i = self.next % n;
         self.next = (i + 1) % n;
-        self.reach(self.held[i as usize], false);
+        let (s, e) = self.held[i as usize];
+        self.reach.count(s, e, false);
         self.held[i as usize] = (start, end);
-        self.reach((start, end), true);
+        self.reach.count(start, end, true);
     }
 }
 

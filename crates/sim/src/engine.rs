@@ -2788,18 +2788,24 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let mut loads = std::mem::take(&mut self.loads);
-        let mirror = member_loads(self.w, ai, logical, ioc.len, &mut loads);
-        let arr = &mut self.w.arrays[ai];
-        let by_load = mirror.then_some(loads.as_slice());
-        arr.plans
-            .map_read(&arr.geom, logical, ioc.len, by_load, &mut v);
-        self.loads = loads;
+        self.ctrl_map_read(ai, logical, ioc.len, &mut v);
         let j = self.new_join(v.len() as u32, JoinKind::ReadUp(io));
         for m in &v {
             self.disk_submit(ai, *m, false, j);
         }
         self.scratch = v;
+    }
+
+    /// The member reads of `len` bytes at `logical` of controller array `ai`, into `v`: a
+    /// mirror's go to the copies [`member_loads`] ranks first.
+    #[inline(always)]
+    fn ctrl_map_read(&mut self, ai: usize, logical: u64, len: u64, v: &mut Vec<MemberIo>) {
+        let mut loads = std::mem::take(&mut self.loads);
+        let mirror = member_loads(self.w, ai, logical, len, &mut loads);
+        let arr = &mut self.w.arrays[ai];
+        let by_load = mirror.then_some(loads.as_slice());
+        arr.plans.map_read(&arr.geom, logical, len, by_load, v);
+        self.loads = loads;
     }
 
     fn ensure_fill(&mut self, ai: usize, s: u64) {
@@ -2823,12 +2829,7 @@ impl<'w> Engine<'w> {
         }
         let mut v = std::mem::take(&mut self.scratch);
         v.clear();
-        let mut loads = std::mem::take(&mut self.loads);
-        let mirror = member_loads(self.w, ai, s * sd, sd, &mut loads);
-        let arr = &mut self.w.arrays[ai];
-        let by_load = mirror.then_some(loads.as_slice());
-        arr.plans.map_read(&arr.geom, s * sd, sd, by_load, &mut v);
-        self.loads = loads;
+        self.ctrl_map_read(ai, s * sd, sd, &mut v);
         let j = self.new_join(
             v.len() as u32,
             JoinKind::Fill {

@@ -9,7 +9,7 @@
 
 use crate::catalog::DeviceKind;
 use crate::config::{System, WritePolicy};
-use crate::device::{f64_of, u64_of, DeviceModel, DeviceState, Loc};
+use crate::device::{f64_of, u64_of, DeviceModel, DeviceState, Loc, RegionCounts, FIBONACCI};
 use crate::error::SimError;
 use crate::planner::{push_merge, ArrayGeom, Level, MemberIo, MirrorPiece};
 use std::collections::{BTreeMap, VecDeque};
@@ -504,10 +504,6 @@ const REGION_BUCKETS: usize = 256;
 
 /// The size of a region of [`DriveQueue::read_heads`], as a shift: 1 MiB.
 const REGION_SHIFT: u32 = 20;
-
-/// Fibonacci hashing's multiplier (2^64 over the golden ratio): a product's top bits, which
-/// every bit of the number reaches, spread numbers that differ little over a table.
-const FIBONACCI: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The bucket of [`DriveQueue::read_heads`] listing region `region` (an offset shifted by
 /// [`REGION_SHIFT`]), by Fibonacci hashing.
@@ -1151,46 +1147,16 @@ pub struct WriteCache {
     /// Bytes held, and how many it can hold.
     pub bytes: u64,
     pub capacity: u64,
-    /// How many held writes reach into each bucket of 64 KiB regions (hashed): a read whose
-    /// first byte's bucket counts none is held by no write, known without a look in
-    /// `extents` (a drive asks for every read queued behind held writes).
-    reach: HeldReach,
-}
-
-/// [`WriteCache::reach`]: counts by bucket, an array a bucket indexes without a check.
-#[derive(Debug)]
-struct HeldReach(Box<[u32; HELD_BUCKETS]>);
-
-impl Default for HeldReach {
-    fn default() -> HeldReach {
-        HeldReach(Box::new([0; HELD_BUCKETS]))
-    }
-}
-
-/// How many buckets [`WriteCache::reach`] hashes 64 KiB regions into.
-const HELD_BUCKETS: usize = 4096;
-
-impl HeldReach {
-    /// The bucket of the 64 KiB region holding byte `x` (Fibonacci hashing, as
-    /// [`region_bucket`]).
-    #[inline(always)]
-    fn bucket(x: u64) -> usize {
-        ((x >> 16).wrapping_mul(FIBONACCI) >> 52) as usize
-    }
-    /// Count a held write of `len` bytes at `offset` into (`up`) or out of the buckets of
-    /// the regions it reaches.
-    fn count(&mut self, offset: u64, len: u64, up: bool) {
-        for region in offset >> 16..=(offset + len.max(1) - 1) >> 16 {
-            let b = &mut self.0[Self::bucket(region << 16)];
-            *b = if up { *b + 1 } else { *b - 1 };
-        }
-    }
+    /// How many held writes reach into each 64 KiB region's bucket: a read whose first
+    /// byte's bucket counts none is held by no write, known without a look in `extents` (a
+    /// drive asks for every read queued behind held writes). (Boxed: 16 KiB.)
+    reach: Box<RegionCounts<16, 4096>>,
 }
 
 impl WriteCache {
     /// Hold a write the drive has taken in.
     pub fn hold(&mut self, r: DiskReq) {
-        self.reach.count(r.offset, r.len, true);
+        self.reach.count(r.offset, r.offset + r.len.max(1), true);
         self.bytes += r.len;
         let e = self.extents.entry(r.offset).or_insert((0, 0));
         e.0 = e.0.max(r.offset + r.len);
@@ -1205,7 +1171,7 @@ impl WriteCache {
     }
     /// The media has written a held write.
     pub fn written(&mut self, r: &DiskReq) {
-        self.reach.count(r.offset, r.len, false);
+        self.reach.count(r.offset, r.offset + r.len.max(1), false);
         self.bytes -= r.len;
         if let Some(e) = self.extents.get_mut(&r.offset) {
             e.1 -= 1;
@@ -1225,7 +1191,7 @@ impl WriteCache {
                 .next_back()
                 .is_some_and(|(_, &(end, _))| end >= offset + len)
         };
-        if self.reach.0[HeldReach::bucket(offset)] == 0 {
+        if !self.reach.reaches(offset) {
             debug_assert!(!held(offset, len), "a held write counts in its buckets");
             return false;
         }
@@ -1742,6 +1708,16 @@ impl PlanCache {
         *self.periodic.get_or_insert_with(|| Self::may_repeat(g))
     }
 
+    /// Where logical byte `off` falls in the layout's period: its offset within the period
+    /// (the cache's key), and how far member offsets there lie past the period's first
+    /// (what a cached plan's offsets move up by).
+    #[inline(always)]
+    fn residue(g: &ArrayGeom, off: u64) -> (u64, u64) {
+        let sd = g.stripe_data_bytes();
+        let r = off % (Self::period(g) * sd);
+        (r, (off - r) / sd * g.chunk)
+    }
+
     /// `v` with every member offset moved by `by` (down when `down`).
     fn shift(v: &[MemberIo], by: u64, down: bool) -> Vec<MemberIo> {
         v.iter()
@@ -1888,9 +1864,7 @@ impl PlanCache {
             return self.mirror_read(g, off, len, loads, out);
         }
         let sd = g.stripe_data_bytes();
-        let span = Self::period(g) * sd;
-        let r = off % span;
-        let by = (off - r) / sd * g.chunk;
+        let (r, by) = Self::residue(g, off);
         if let Some(c) = self.reads.get(&(r, len)) {
             out.extend(c.ios().iter().map(|m| MemberIo {
                 offset: m.offset + by,
@@ -1920,11 +1894,10 @@ impl PlanCache {
     /// the pieces of its shape (their first piece's first copy).
     #[inline]
     pub fn mirror_offset(&self, g: &ArrayGeom, off: u64, len: u64) -> Option<u64> {
-        let sd = g.stripe_data_bytes();
-        let r = off % (Self::period(g) * sd);
+        let (r, by) = Self::residue(g, off);
         let pieces = self.mirror_reads.get(&(r, len))?.as_ref()?;
         let first = pieces.first()?.copies.first()?;
-        Some(first.1 + (off - r) / sd * g.chunk)
+        Some(first.1 + by)
     }
 
     /// [`PlanCache::map_read`] of a mirror read that goes to the least loaded copy: the
@@ -1939,9 +1912,7 @@ impl PlanCache {
         out: &mut Vec<MemberIo>,
     ) {
         let sd = g.stripe_data_bytes();
-        let span = Self::period(g) * sd;
-        let r = off % span;
-        let by = (off - r) / sd * g.chunk;
+        let (r, by) = Self::residue(g, off);
         if let Some(c) = self.mirror_reads.get(&(r, len)) {
             match c {
                 Some(pieces) => {

@@ -154,14 +154,25 @@ pub fn fio_json<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     out[out.find('{').expect("fio's JSON")..].to_string()
 }
 
+/// The repository's `systems/` folder.
+pub fn systems_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems")
+}
+
 /// A system file of the repository's `systems/` folder (`rel` such as
 /// `xdd2008/raid5.toml`), as a path for `sim:` targets.
 pub fn system(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../systems")
-        .join(rel)
-        .display()
-        .to_string()
+    systems_dir().join(rel).display().to_string()
+}
+
+/// Run `raidlab SUBCOMMAND ARGS...` (not `run`: see [`raidlab`]) with stdin closed.
+pub fn raidlab_sub(subcommand: &str, args: &[&str]) -> Output {
+    Command::new(bin())
+        .arg(subcommand)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn raidlab")
 }
 
 pub fn is_root() -> bool {
