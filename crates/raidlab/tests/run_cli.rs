@@ -2544,3 +2544,68 @@ fn verify_async_checks_reads_as_the_job_itself_would() {
         "ended at the first: {v}"
     );
 }
+
+/// `--sim_converge=0` on the command line: the simulated run covers its whole runtime (by
+/// default it stops once its rate has settled), the job's options say so, a value that is
+/// not a boolean gets one line, and a real run says the option changes nothing there.
+#[test]
+fn sim_converge_0_runs_a_simulated_job_to_its_end() {
+    let target = format!("--filename=sim:{}", system("xdd2008/raid5.toml"));
+    let base = [
+        target.as_str(),
+        "--rw=randread",
+        "--bs=8k",
+        "--iodepth=32",
+        "--direct=1",
+        "--runtime=10s",
+        "--time_based",
+        "--output-format=json",
+    ];
+    let stop = |extra: &[&str]| {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let v = json(&assert_ok(&raidlab(&args), "sim_converge run"));
+        let job = &v["jobs"][0];
+        (
+            job["raidlab"]["sim"]["stop_reason"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            job["raidlab"]["sim"]["virtual_time_ns"].as_u64().unwrap(),
+            job["job options"]["sim_converge"].clone(),
+        )
+    };
+    let (reason, ns, opt) = stop(&[]);
+    assert_eq!((reason.as_str(), opt.is_null()), ("converged", true));
+    assert!(ns < 10_000_000_000, "{ns}");
+    let (reason, ns, opt) = stop(&["--sim_converge=0"]);
+    assert_eq!(reason, "runtime");
+    assert!(ns >= 10_000_000_000, "{ns}");
+    assert_eq!(opt, "0");
+
+    let bad: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["--sim_converge=maybe"])
+        .collect();
+    let err = assert_usage_error(&raidlab(&bad), "sim_converge=maybe");
+    assert!(
+        err.contains("sim_converge") && err.contains("valid"),
+        "{err}"
+    );
+
+    let dir = scratch("raidlab-sim-converge");
+    let file = dir.path().join("f");
+    let out = raidlab(&[
+        &format!("--filename={}", file.display()),
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--sim_converge=0",
+    ]);
+    assert_ok(&out, "real run with sim_converge=0");
+    assert!(
+        stderr(&out).contains("sim_converge=0 tells a simulated run"),
+        "{}",
+        stderr(&out)
+    );
+}

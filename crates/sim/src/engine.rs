@@ -289,6 +289,9 @@ pub struct JobRt {
     pub waits_on: Option<u32>,
     /// Waiting for that job to end: not started yet.
     pub waiting: bool,
+    /// Its spec says `sim_converge=0`: its group is simulated to the end, never stopped
+    /// and extended from a steady window.
+    pub exact: bool,
     /// fio's flow: (flow_id, weight, flow_sleep in ns) of a job in one, and its place in
     /// the engine's flows (set as its group starts); the requests it has issued; whether it
     /// waits for the flow's other jobs to issue (it was ahead, with no flow_sleep).
@@ -529,6 +532,7 @@ impl JobRt {
             spec: 0,
             waits_on: None,
             waiting: false,
+            exact: false,
             flow: None,
             flow_slot: 0,
             flow_counted: false,
@@ -1019,8 +1023,10 @@ impl<'w> Engine<'w> {
         // (Nor one searching for a latency target's depth: the search ends it.)
         // (Nor one with a job that reads back what it wrote once its writes are done: the
         // read-back follows the last write.)
+        // (Nor one with a job whose spec asks for every request, `sim_converge=0`.)
         let exact = jobs.iter().any(|j| {
-            j.stream.replays()
+            j.exact
+                || j.stream.replays()
                 || j.stream.zoned()
                 || j.waiting
                 || j.iolog.is_some()

@@ -579,6 +579,7 @@ fn run_counted(specs: &[JobSpec], cfg: &RunConfig) -> Result<(RunResult, Work), 
             j.spec = p.spec as u32;
             j.waits_on = waits[p.spec].map(|w| w as u32);
             j.media_floor = media_floor(engine.w, s, &j.stream, &p.luns);
+            j.exact = !s.sim_converge;
             j.max_latency_ns = s.max_latency_ns;
             if let Some(sr) = raidlab_workload::DepthSearch::new(&s.latency, depth, 0, 0) {
                 // (The search's clock: its first window starts with the group.)

@@ -804,3 +804,42 @@ fn simulated_jobs_of_a_flow_keep_their_requests_in_proportion() {
         assert!(c > 1.5 * b, "{sleep:?}: c {c} held back with b {b}");
     }
 }
+
+/// raidlab's `sim_converge=0`: a time-based run is simulated for its whole runtime, as the
+/// library's exact mode runs it, where by default it stops once its rate has settled and is
+/// carried on at that rate. Only the group whose job asks for it runs to the end.
+#[test]
+fn sim_converge_0_simulates_every_request_of_its_group() {
+    let target = system("xdd2008/raid5.toml");
+    let opts = [
+        ("rw", "randread"),
+        ("bs", "8k"),
+        ("iodepth", "32"),
+        ("direct", "1"),
+        ("runtime", "20s"),
+        ("time_based", "1"),
+    ];
+    let sim = |r: &raidlab_result::RunResult, k: usize| r.jobs[k].sim.clone().unwrap();
+    let settled = sim_run(&target, &opts);
+    assert_eq!(sim(&settled, 0).stop_reason, "converged");
+    assert!(sim(&settled, 0).virtual_time_ns < 20_000_000_000);
+
+    let mut whole = opts.to_vec();
+    whole.push(("sim_converge", "0"));
+    let exact = sim_run(&target, &whole);
+    let x = sim(&exact, 0);
+    assert_eq!(x.stop_reason, "runtime");
+    assert!(x.virtual_time_ns >= 20_000_000_000, "{}", x.virtual_time_ns);
+    assert!(x.member_ios > 2 * sim(&settled, 0).member_ios);
+    // The same run as the library's exact mode gives, bit for bit.
+    let lib = run_to_the_end(&[spec(&target, &opts)]);
+    assert_eq!(exact.jobs[0].read, lib.jobs[0].read);
+    assert_eq!(x, sim(&lib, 0));
+
+    // Two groups, the second asking for every request: the first still settles early.
+    let mut second = spec(&target, &whole);
+    second.stonewall = true;
+    let two = raidlab_sim::run(&[spec(&target, &opts), second]).unwrap();
+    assert_eq!(sim(&two, 0).stop_reason, "converged");
+    assert_eq!(sim(&two, 1).stop_reason, "runtime");
+}

@@ -827,6 +827,13 @@ pub struct JobSpec {
     /// rank, it changes nothing.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub rank_shift: u32,
+    /// raidlab's `sim_converge`: 1 (the default) lets a simulated run stop a group once its
+    /// rate has converged and carry each job on to its size or runtime at that rate (the
+    /// result says `stopped by converged`); 0 simulates every request to the end, as a
+    /// real run moves them (for a whole run's latencies, or a rate that drifts slower than
+    /// the convergence test sees). Simulated targets only: a real run moves every request.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub sim_converge: bool,
     /// fio's `max_latency`: a request whose total latency exceeds this ends the job with
     /// ETIMEDOUT, ns; 0 (the default) none.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
@@ -1542,6 +1549,7 @@ impl Default for JobSpec {
             exec_postrun: None,
             create_only: false,
             rank_shift: 0,
+            sim_converge: true,
             max_latency_ns: 0,
             latency: LatencyTarget::default(),
             ss: SteadyCriterion::default(),
@@ -1724,6 +1732,7 @@ pub const OPTION_NAMES: &[&str] = &[
     "replay_scale",
     "replay_skip",
     "rank_shift",
+    "sim_converge",
     "max_latency",
     "latency_target",
     "latency_window",
@@ -2617,6 +2626,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "file_service_type" => spec.file_service = FileService::parse(value).map_err(err)?,
         "rank_shift" => spec.rank_shift = parse_u32(value, 0, u32::MAX).map_err(err)?,
+        "sim_converge" => spec.sim_converge = parse_bool(value).map_err(err)?,
         "read_iolog" => {
             let v = value.trim();
             if v.is_empty() {

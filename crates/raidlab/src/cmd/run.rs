@@ -552,6 +552,7 @@ fn option_help(name: &str) -> &'static str {
         "latency_window" => "how long each depth is tried before it is judged (a bare number is µs)",
         "latency_percentile" => "the share of a window's requests, in percent, that must meet latency_target (default 100: every one)",
         "latency_run" => "keep adjusting the depth to the target until the job ends, rather than settling on one",
+        "sim_converge" => "raidlab's, simulated targets only: 1 (default) may stop a simulated run once its rate has converged and carry each job on at that rate to its size or runtime ('stopped by converged'); 0 simulates every request to the end",
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes) or a blktrace (blkparse -d): its requests, files, syncs and times, in place of rw, bs and size",
         "create_only" => "lay the job's files out and run nothing else (the result shows nothing done); real runs only",
@@ -874,7 +875,16 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
             )))
         }
         (Some(_), None) => run_simulated(&specs)?,
-        _ => run_real(&specs, opts)?,
+        _ => {
+            if specs.iter().any(|s| !s.sim_converge) {
+                note_once!(
+                    "sim_converge=0 tells a simulated run to simulate every request; a real \
+                     run always moves every request: the results are those of the same run \
+                     without it"
+                );
+            }
+            run_real(&specs, opts)?
+        }
     };
     for line in ramp_notes(&specs, &result) {
         ewriteln!("raidlab: note: {line}");
@@ -1456,6 +1466,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.rank_shift != 0 {
         put("rank_shift", s.rank_shift.to_string());
+    }
+    if !s.sim_converge {
+        put("sim_converge", "0".into());
     }
     if s.rw.read_percent(s.rwmixread) != 100 && s.rw.read_percent(s.rwmixread) != 0 {
         put("rwmixread", s.rwmixread.to_string());
