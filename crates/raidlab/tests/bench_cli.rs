@@ -48,7 +48,7 @@ fn bench_sim_levels_runs_every_array_both_ways() {
 fn bench_sim_refuses_an_unknown_case_or_a_folder_without_its_systems() {
     let err = assert_usage_error(&bench(&["sim", "--case", "random,bogus"]), "case");
     assert!(
-        err.contains("--case bogus") && err.contains("valid: random, llnl, levels"),
+        err.contains("--case bogus") && err.contains("valid: random, llnl, levels, paths"),
         "{err}"
     );
     let empty = scratch("raidlab-bench-");
@@ -59,6 +59,61 @@ fn bench_sim_refuses_an_unknown_case_or_a_folder_without_its_systems() {
     );
     assert!(
         err.contains("no xdd2008/ folder") && err.contains("case levels"),
+        "{err}"
+    );
+}
+
+/// `--case paths`: the pool's, md's and the page cache's paths, one row each, named by their
+/// system and whether they go through the page cache; a folder missing one of the case's
+/// systems is refused by name before anything runs.
+#[test]
+fn bench_sim_paths_runs_the_pool_md_and_page_cache_cases() {
+    let systems = systems_dir().display().to_string();
+    let o = bench(&[
+        "sim",
+        "--case",
+        "paths",
+        "--systems",
+        &systems,
+        "--output-format",
+        "json",
+    ]);
+    let v = json(&assert_ok(&o, "bench sim --case paths"));
+    let rows = v.as_array().expect("a list of cases");
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for (name, want) in names.iter().zip([
+        "bokhari2006 pool16 8k randread qd32",
+        "linuxraid2010 raid6-6d-c64 8k randwrite qd32",
+        "linuxraid2010 raid6-6d-c64 8k randwrite qd32",
+        "iometer2008 raid5-8d 8k randrw qd32",
+    ]) {
+        assert!(name.starts_with(want), "{name} is not {want}…");
+    }
+    assert!(names[2].ends_with(", buffered") && !names[1].ends_with(", buffered"));
+    // Through the page cache a writer's commands complete once copied into memory, ahead of
+    // the drives: more of them in the same virtual minute than direct ones.
+    let host = |k: usize| rows[k]["host_ios"].as_u64().unwrap();
+    assert!(
+        host(2) > host(1),
+        "buffered {} vs direct {}",
+        host(2),
+        host(1)
+    );
+    for r in rows {
+        assert!(r["events"].as_u64().unwrap() > r["member_ios"].as_u64().unwrap());
+    }
+
+    // A systems folder with seed 002's systems but not seed 003's.
+    let partial = scratch("raidlab-bench-paths-");
+    std::fs::create_dir(partial.path().join("bokhari2006")).unwrap();
+    let dir = partial.path().display().to_string();
+    let err = assert_usage_error(
+        &bench(&["sim", "--case", "paths", "--systems", &dir]),
+        "paths",
+    );
+    assert!(
+        err.contains("no linuxraid2010/ folder") && err.contains("case paths"),
         "{err}"
     );
 }

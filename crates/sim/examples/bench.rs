@@ -1,7 +1,8 @@
 //! The simulator's speed: `cargo run --release -p raidlab-sim --example bench
-//! [random|llnl|levels]` from the repository root (one core; prints member I/Os per second
-//! and the seed-000 sweep's time). Without an argument `random` and `llnl` run; `levels` runs
-//! seed 001's four arrays × random reads and writes. `bench golden` prints every system's
+//! [random|llnl|levels|paths]` from the repository root (one core; prints member I/Os per
+//! second and the seed-000 sweep's time). Without an argument `random` and `llnl` run;
+//! `levels` runs seed 001's four arrays × random reads and writes, `paths` the pool, md and
+//! drive-write-cache paths of seeds 002–004 (`raidlab_sim::bench::random_paths`). `bench golden` prints every system's
 //! full results instead, to check that a speed change left them bit for bit the same.
 fn main() {
     let which: Vec<String> = std::env::args().skip(1).collect();
@@ -19,6 +20,14 @@ fn main() {
     if which.iter().any(|w| w == "levels") {
         cases.extend(
             raidlab_sim::bench::random_levels(dir, &clock)
+                .expect("benchmark systems")
+                .into_iter()
+                .map(Ok),
+        );
+    }
+    if which.iter().any(|w| w == "paths") {
+        cases.extend(
+            raidlab_sim::bench::random_paths(dir, &clock)
                 .expect("benchmark systems")
                 .into_iter()
                 .map(Ok),

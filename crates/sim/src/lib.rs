@@ -2283,7 +2283,15 @@ pub mod bench {
         systems_dir: &Path,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
-        let mut r = random(systems_dir, "xdd2008/raid5.toml", "randrw", clock)?;
+        let mut r = random(
+            systems_dir,
+            "xdd2008/raid5.toml",
+            "randrw",
+            128,
+            60,
+            false,
+            clock,
+        )?;
         r.name = "xdd2008 raid5 8k randrw qd128, 60 s virtual".into();
         Ok(r)
     }
@@ -2302,6 +2310,9 @@ pub mod bench {
                     systems_dir,
                     &format!("xdd2008/{level}.toml"),
                     rw,
+                    128,
+                    60,
+                    false,
                     clock,
                 )?);
             }
@@ -2309,20 +2320,62 @@ pub mod bench {
         Ok(out)
     }
 
-    /// 8 KiB `rw` with 128 in flight for 60 s of virtual time against `system` (a path under
-    /// `systems_dir`), convergence off so every case runs its full minute.
+    /// Paths `bench random` never takes, 8 KiB at depth 32: seed 002's 16-node pool (64
+    /// hardware RAID 5 arrays under 16 host RAID 0s: the plan cache's many read shapes),
+    /// random reads for 20 virtual seconds; seed 003's 6-drive md RAID 6 (64 KiB chunks,
+    /// drive write caches on: the host's stripe cache, the drives' held writes), random
+    /// writes direct and through the host's page cache (its write-back, `, buffered`); and
+    /// seed 004's 8-drive RAID 5 behind a controller, random reads and writes mixed, a
+    /// virtual minute each. All direct but the one so named.
+    pub fn random_paths(
+        systems_dir: &Path,
+        clock: &dyn Fn() -> f64,
+    ) -> Result<Vec<BenchResult>, SimError> {
+        [
+            ("bokhari2006/pool16.toml", "randread", 20, true),
+            ("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, true),
+            ("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, false),
+            ("iometer2008/raid5-8d.toml", "randrw", 60, true),
+        ]
+        .into_iter()
+        .map(|(system, rw, secs, direct)| {
+            let mut r = random(systems_dir, system, rw, 32, secs, direct, clock)?;
+            if !direct {
+                r.name += ", buffered";
+            }
+            Ok(r)
+        })
+        .collect()
+    }
+
+    /// Systems folders each case runs from, for a caller to check before it runs any.
+    pub const CASE_FOLDERS: [(&str, &[&str]); 4] = [
+        ("random", &["xdd2008"]),
+        ("llnl", &["llnl2000"]),
+        ("levels", &["xdd2008"]),
+        ("paths", &["bokhari2006", "linuxraid2010", "iometer2008"]),
+    ];
+
+    /// 8 KiB `rw` with `depth` in flight for `secs` s of virtual time against `system` (a
+    /// path under `systems_dir`), convergence off so every case runs its whole time;
+    /// `direct` as fio's (without it, through the host's page cache when it has one).
+    #[allow(clippy::too_many_arguments)]
     fn random(
         systems_dir: &Path,
         system: &str,
         rw: &str,
+        depth: u32,
+        secs: u64,
+        direct: bool,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
         let target = format!("sim:{}", systems_dir.join(system).display());
-        let mut s = sized(&target, rw, 8192, 4 << 30, 128);
-        // As xdd draws its seeks (the case is seed 001's), and as this benchmark always has.
+        let mut s = sized(&target, rw, 8192, 4 << 30, depth);
+        s.direct = direct;
+        // As xdd draws its seeks (seed 001's cases), and as this benchmark always has.
         s.norandommap = true;
         s.time_based = true;
-        s.runtime_ns = Some(60_000_000_000);
+        s.runtime_ns = Some(secs * 1_000_000_000);
         let cfg = RunConfig {
             convergence: engine::Convergence {
                 enabled: false,
@@ -2338,7 +2391,7 @@ pub mod bench {
             .map_or(0, |x| x.member_ios);
         Ok(BenchResult {
             name: format!(
-                "{} 8k {rw} qd128, 60 s virtual",
+                "{} 8k {rw} qd{depth}, {secs} s virtual",
                 system.trim_end_matches(".toml").replace('/', " ")
             ),
             points: 1,

@@ -24,7 +24,7 @@ enum BenchWhat {
     /// The simulator's own speed on one core: member I/Os simulated per second for random
     /// I/O on a RAID 5, and the wall time of every seed-000 configuration (15 systems × 11
     /// block sizes × read and write); `--case levels` adds seed 001's four arrays × random
-    /// reads and writes.
+    /// reads and writes, `--case paths` the pool, md and page-cache paths of seeds 002–004.
     Sim(SimBenchArgs),
 }
 
@@ -38,7 +38,9 @@ struct SimBenchArgs {
     output_format: String,
     /// Which cases to run, in this order (repeat or comma-separate): random (seed 001's
     /// RAID 5, 8 KiB random reads and writes, 128 in flight), llnl (every seed-000
-    /// configuration), levels (seed 001's RAID 0, 10, 5 and 6 × random reads and writes).
+    /// configuration), levels (seed 001's RAID 0, 10, 5 and 6 × random reads and writes),
+    /// paths (seed 002's 16-node pool, random reads; seed 003's md RAID 6, random writes
+    /// direct and buffered; seed 004's RAID 5, random mixed; 32 in flight).
     #[arg(long, value_delimiter = ',', default_values_t = ["random".to_string(), "llnl".to_string()])]
     case: Vec<String>,
 }
@@ -394,21 +396,19 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
             a.output_format
         )));
     }
-    if let Some(c) = a
-        .case
-        .iter()
-        .find(|c| !["random", "llnl", "levels"].contains(&c.as_str()))
-    {
+    let cases = raidlab_sim::bench::CASE_FOLDERS;
+    if let Some(c) = a.case.iter().find(|c| !cases.iter().any(|(k, _)| k == c)) {
+        let valid: Vec<&str> = cases.iter().map(|(k, _)| *k).collect();
         return Err(CliError::usage(format!(
-            "--case {c}: not a case (valid: random, llnl, levels)"
+            "--case {c}: not a case (valid: {})",
+            valid.join(", ")
         )));
     }
-    for (case, folder) in [
-        ("random", "xdd2008"),
-        ("levels", "xdd2008"),
-        ("llnl", "llnl2000"),
-    ] {
-        if a.case.iter().any(|c| c == case) && !a.systems.join(folder).is_dir() {
+    for (case, folders) in cases {
+        if !a.case.iter().any(|c| c == case) {
+            continue;
+        }
+        if let Some(folder) = folders.iter().find(|f| !a.systems.join(f).is_dir()) {
             return Err(CliError::usage(format!(
                 "--systems {}: no {folder}/ folder of simulated systems there for case {case} (run from the repository root or point --systems at it)",
                 a.systems.display()
@@ -423,14 +423,26 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
         match case.as_str() {
             "random" => results.push(raidlab_sim::bench::random_raid5(&a.systems, &clock)),
             "llnl" => results.push(raidlab_sim::bench::llnl2000(&a.systems, &clock)),
-            _ => match raidlab_sim::bench::random_levels(&a.systems, &clock) {
-                Ok(v) => results.extend(v.into_iter().map(Ok)),
-                Err(e) => results.push(Err(e)),
-            },
+            c => {
+                let many = if c == "levels" {
+                    raidlab_sim::bench::random_levels(&a.systems, &clock)
+                } else {
+                    raidlab_sim::bench::random_paths(&a.systems, &clock)
+                };
+                match many {
+                    Ok(v) => results.extend(v.into_iter().map(Ok)),
+                    Err(e) => results.push(Err(e)),
+                }
+            }
         }
     }
+    let results = results
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::failed(e.to_string()))?;
+    // (The names' column as wide as the longest.)
+    let width = results.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in results {
-        let r = r.map_err(|e| CliError::failed(e.to_string()))?;
         rows.push(serde_json::json!({
             "name": r.name,
             "points": r.points,
@@ -443,7 +455,7 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
         }));
         if a.output_format == "text" {
             crate::stdout::print(&format!(
-                "{:<28} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s\n",
+                "{:<width$} {:>5} points  {:>12} member I/Os  {:>8.2} s  {:>12.0} member I/Os/s  {:>12} events  {:>12.0} events/s\n",
                 r.name,
                 r.points,
                 r.member_ios,
