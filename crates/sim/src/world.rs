@@ -1534,7 +1534,29 @@ pub struct PlanCache {
     /// stripes share, instead of by residue and roles in one: a `members`-th of the shapes
     /// to plan. None until first used; then whether the planner was found to plan by roles.
     roles: Option<Option<Roles>>,
+    /// Parity arrays: (stripe mod period, bit mask of the data chunks a row segment writes)
+    /// → what one such segment reads and writes, or None where the planner's plan for it
+    /// is not of that form (see [`PlanCache::by_segments`]).
+    segments: FastMap<(u64, u64), Option<SegmentPlan>>,
+    /// Scratch for `by_segments`: the ranges' pieces by data chunk (index, lo, hi within
+    /// the chunk), and their edges.
+    pieces: Vec<(u32, u64, u64)>,
+    cuts: Vec<u64>,
 }
+
+/// What the planner does for one row segment of a parity stripe that some data chunks write
+/// (the segment's mask): which members it reads and writes, each over the segment's bytes at
+/// the segment's own member offset, and the parity computation's input bytes per byte of
+/// the segment.
+#[derive(Debug)]
+struct SegmentPlan {
+    reads: Vec<u32>,
+    writes: Vec<u32>,
+    parity_per_byte: u64,
+}
+
+/// The length of the one-segment write a [`SegmentPlan`] is taken from.
+const SEGMENT_UNIT: u64 = 512;
 
 /// A RAID 5 array's member roles in each stripe of a period: role k < data disks is the
 /// stripe's k-th data chunk, role `data disks` its parity. The planner plans a parity stripe
@@ -1754,6 +1776,11 @@ impl PlanCache {
         reads: &mut Vec<MemberIo>,
         writes: &mut Vec<MemberIo>,
     ) -> u64 {
+        if ranges.len() > MAX_RANGES && self.periodic(g) {
+            if let Some(parity) = self.by_segments(g, s, ranges, reads, writes) {
+                return parity;
+            }
+        }
         if ranges.is_empty() || ranges.len() > MAX_RANGES || !self.periodic(g) {
             let p = g.plan_stripe_write(s, ranges);
             reads.extend(p.reads);
@@ -1822,6 +1849,18 @@ impl PlanCache {
             }));
             return c.parity;
         }
+        // A new shape: from its segments' plans, each checked once against the planner one
+        // period away, as a whole shape is below.
+        let (r0, w0) = (reads.len(), writes.len());
+        if let Some(parity) = self.by_segments(g, s, ranges, reads, writes) {
+            let c = CachedWrite {
+                reads: Self::shift(&reads[r0..], by, true),
+                writes: Self::shift(&writes[w0..], by, true),
+                parity,
+            };
+            insert_capped(&mut self.writes, key, c);
+            return parity;
+        }
         let here = g.plan_stripe_write(s, ranges);
         if let Some(q) = Self::probe(g, s, 1) {
             let there = g.plan_stripe_write(q, ranges);
@@ -1843,6 +1882,127 @@ impl PlanCache {
         reads.extend(here.reads);
         writes.extend(here.writes);
         here.parity_bytes
+    }
+
+    /// A parity stripe's destage plan put together from its row segments, as the planner
+    /// makes it: the planner cuts the rows the dirty ranges cover at every range's edge
+    /// within its chunk, and plans each segment that some chunk writes whole on its own
+    /// (`raidlab_geometry::planner`'s `parity_write`: read-modify-write, reconstruct-write
+    /// or a full-stripe write by md's counts, from which chunks write the segment and which
+    /// members have failed). A segment's plan is then the same for every segment of the
+    /// same chunks, up to its offset and length, at every stripe of the same residue: it is
+    /// asked of the planner once, for a 512-byte segment, and checked one period away.
+    /// None (nothing appended) for a level or width this does not cover, or where the
+    /// planner's segment plan is not of that form; `periodic` is cleared where the check
+    /// fails. A debug build checks the result against the planner.
+    fn by_segments(
+        &mut self,
+        g: &ArrayGeom,
+        s: u64,
+        ranges: &[(u64, u64)],
+        reads: &mut Vec<MemberIo>,
+        writes: &mut Vec<MemberIo>,
+    ) -> Option<u64> {
+        let (c, dd) = (g.chunk, u64::from(g.data_disks()));
+        if !matches!(g.level, Level::Raid5 | Level::Raid6) || dd > 64 || ranges.is_empty() {
+            return None;
+        }
+        let r = s % Self::period(g);
+        let base = s * c;
+        let mut pieces = std::mem::take(&mut self.pieces);
+        let mut cuts = std::mem::take(&mut self.cuts);
+        pieces.clear();
+        cuts.clear();
+        for &(a, b) in ranges {
+            let mut pos = a;
+            while pos < b {
+                let k = pos / c;
+                let (lo, hi) = (pos - k * c, (b - k * c).min(c));
+                pieces.push((k as u32, lo, hi));
+                cuts.extend([lo, hi]);
+                pos = k * c + hi;
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let (r0, w0) = (reads.len(), writes.len());
+        let mut parity = Some(0);
+        for w in cuts.windows(2) {
+            let (x, y) = (w[0], w[1]);
+            let mask = pieces
+                .iter()
+                .filter(|p| p.1 <= x && y <= p.2)
+                .fold(0u64, |m, p| m | 1 << p.0);
+            if mask == 0 {
+                continue;
+            }
+            if !self.segments.contains_key(&(r, mask)) {
+                let plan = self.segment_plan(g, s, mask);
+                if !self.periodic(g) {
+                    parity = None;
+                    break;
+                }
+                insert_capped(&mut self.segments, (r, mask), plan);
+            }
+            let Some(Some(t)) = self.segments.get(&(r, mask)) else {
+                parity = None;
+                break;
+            };
+            let io = |&member: &u32| MemberIo {
+                member,
+                offset: base + x,
+                len: y - x,
+            };
+            reads.extend(t.reads.iter().map(io));
+            writes.extend(t.writes.iter().map(io));
+            parity = parity.map(|p| p + t.parity_per_byte * (y - x));
+        }
+        self.pieces = pieces;
+        self.cuts = cuts;
+        if parity.is_none() {
+            reads.truncate(r0);
+            writes.truncate(w0);
+        }
+        debug_assert!(parity.is_none_or(|p| {
+            let direct = g.plan_stripe_write(s, ranges);
+            sorted_ios(reads[r0..].to_vec()) == sorted_ios(direct.reads)
+                && sorted_ios(writes[w0..].to_vec()) == sorted_ios(direct.writes)
+                && p == direct.parity_bytes
+        }));
+        parity
+    }
+
+    /// The planner's plan for one segment written by the data chunks in `mask`, at stripe
+    /// `s`, if it has the form [`SegmentPlan`] holds; `periodic` cleared if the planner plans
+    /// the same segment otherwise one period away.
+    fn segment_plan(&mut self, g: &ArrayGeom, s: u64, mask: u64) -> Option<SegmentPlan> {
+        let c = g.chunk;
+        let unit: Vec<(u64, u64)> = (0..u64::from(g.data_disks()))
+            .filter(|k| mask >> k & 1 == 1)
+            .map(|k| (k * c, k * c + SEGMENT_UNIT))
+            .collect();
+        let of = |p: crate::planner::WritePlan, st: u64| {
+            let whole = |m: &MemberIo| m.offset == st * c && m.len == SEGMENT_UNIT;
+            (p.reads.iter().chain(&p.writes).all(whole)
+                && p.parity_bytes.is_multiple_of(SEGMENT_UNIT))
+            .then(|| SegmentPlan {
+                reads: p.reads.iter().map(|m| m.member).collect(),
+                writes: p.writes.iter().map(|m| m.member).collect(),
+                parity_per_byte: p.parity_bytes / SEGMENT_UNIT,
+            })
+        };
+        let here = of(g.plan_stripe_write(s, &unit), s)?;
+        if let Some(q) = Self::probe(g, s, 1) {
+            let same = of(g.plan_stripe_write(q, &unit), q).is_some_and(|t| {
+                t.reads == here.reads
+                    && t.writes == here.writes
+                    && t.parity_per_byte == here.parity_per_byte
+            });
+            if !same {
+                self.periodic = Some(false);
+            }
+        }
+        Some(here)
     }
 
     /// The planner's member reads for `len` bytes at `off`, appended to `out` (which must be
@@ -3253,6 +3413,69 @@ mod tests {
                 matches!(cache.roles, Some(Some(_))),
                 level == Level::Raid5,
                 "{level:?} × {n}"
+            );
+        }
+    }
+
+    /// Destages of parity stripes with many dirty ranges (a page cache's write-back leaves
+    /// up to a dozen) come from the plans of their row segments: the same member I/Os and
+    /// parity bytes as the planner's, for RAID 5 and 6 of several widths and chunks, whole
+    /// and with members failed, the segments' plans kept and reused.
+    #[test]
+    fn parity_destages_by_segments_are_the_planners() {
+        let mut rng = raidlab_workload::Rng::new(11);
+        let cases: [(Level, u32, u64, &[u32]); 8] = [
+            (Level::Raid5, 4, 16384, &[]),
+            (Level::Raid5, 5, 65536, &[]),
+            (Level::Raid5, 8, 4096, &[]),
+            (Level::Raid5, 5, 16384, &[2]),
+            (Level::Raid6, 4, 16384, &[]),
+            (Level::Raid6, 6, 65536, &[]),
+            (Level::Raid6, 9, 8192, &[4]),
+            (Level::Raid6, 6, 16384, &[0, 5]),
+        ];
+        for (level, n, chunk, failed) in cases {
+            let mut g = ArrayGeom::new(level, n, chunk, 64 * chunk);
+            g.failed = failed.to_vec();
+            g.finish().unwrap();
+            let mut cache = if failed.is_empty() {
+                PlanCache::default()
+            } else {
+                PlanCache::degraded()
+            };
+            let sd = g.stripe_data_bytes();
+            let stripes = g.capacity() / sd;
+            // (Runs of 512-byte multiples, a 64th of the stripe or less each.)
+            let grain = 512 * (sd / 64 / 512).max(1);
+            let pages = sd / grain;
+            let mut many = 0;
+            for _ in 0..300 {
+                let s = rng.below(stripes);
+                // Up to 14 dirty runs anywhere in the stripe, merged where they touch.
+                let mut ranges = Vec::new();
+                for _ in 0..1 + rng.below(14) {
+                    let x = rng.below(pages) * grain;
+                    add_range(&mut ranges, x, (x + grain * (1 + rng.below(3))).min(sd));
+                }
+                many += usize::from(ranges.len() > MAX_RANGES);
+                let direct = g.plan_stripe_write(s, &ranges);
+                let (mut r, mut w) = (Vec::new(), Vec::new());
+                let parity = cache.stripe_write(&g, s, &ranges, &mut r, &mut w);
+                assert_eq!(
+                    (sorted_ios(r), sorted_ios(w), parity),
+                    (
+                        sorted_ios(direct.reads),
+                        sorted_ios(direct.writes),
+                        direct.parity_bytes
+                    ),
+                    "{level:?} × {n}, chunk {chunk}, failed {failed:?}: stripe {s} ranges {ranges:?}"
+                );
+            }
+            assert!(many > 50, "{level:?} × {n}: {many} destages of many ranges");
+            assert_eq!(cache.periodic, Some(true), "{level:?} × {n}");
+            assert!(
+                cache.segments.values().filter(|t| t.is_some()).count() > 4,
+                "{level:?} × {n}, failed {failed:?}: segment plans kept"
             );
         }
     }
