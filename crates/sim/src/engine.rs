@@ -801,7 +801,7 @@ pub struct Engine<'w> {
     latency_stopped: bool,
     /// Buffered reads waiting for a step: where the next step starts, the end, and the
     /// waited-for step's length.
-    reading: std::collections::HashMap<u32, (u64, u64, u64)>,
+    reading: crate::world::FastMap<u32, (u64, u64, u64)>,
     sync_check_armed: bool,
     /// By LUN, as md keeps them for each member of a host array: member I/Os sent and not
     /// yet done (`nr_pending`), and where the last one done ended (`head_position`), which
@@ -863,7 +863,7 @@ impl<'w> Engine<'w> {
             steady_stopped: false,
             latency_stopped: false,
             flows: Vec::new(),
-            reading: std::collections::HashMap::new(),
+            reading: Default::default(),
             sync_check_armed: false,
             member_pending: vec![0; w.luns.len()],
             member_head: vec![0; w.luns.len()],
