@@ -63,8 +63,9 @@ fn bench_sim_refuses_an_unknown_case_or_a_folder_without_its_systems() {
     );
 }
 
-/// `--case paths`: the pool's, md's and the page cache's paths, one row each, named by their
-/// system and whether they go through the page cache; a folder missing one of the case's
+/// `--case paths`: the pool's, md's and the page cache's paths (random, and seed 003's
+/// sequential dd), one row each, named by their system, block size and whether they go
+/// through the page cache; a folder missing one of the case's
 /// systems is refused by name before anything runs.
 #[test]
 fn bench_sim_paths_runs_the_pool_md_and_page_cache_cases() {
@@ -81,16 +82,19 @@ fn bench_sim_paths_runs_the_pool_md_and_page_cache_cases() {
     let v = json(&assert_ok(&o, "bench sim --case paths"));
     let rows = v.as_array().expect("a list of cases");
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
     for (name, want) in names.iter().zip([
         "bokhari2006 pool16 8k randread qd32",
         "linuxraid2010 raid6-6d-c64 8k randwrite qd32",
         "linuxraid2010 raid6-6d-c64 8k randwrite qd32",
         "iometer2008 raid5-8d 8k randrw qd32",
+        "linuxraid2010 raid5-4d-c64 1m write qd1",
+        "linuxraid2010 raid5-4d-c64 1m read qd1",
     ]) {
         assert!(name.starts_with(want), "{name} is not {want}…");
     }
-    assert!(names[2].ends_with(", buffered") && !names[1].ends_with(", buffered"));
+    let buffered: Vec<bool> = names.iter().map(|n| n.ends_with(", buffered")).collect();
+    assert_eq!(buffered, [false, false, true, false, true, true]);
     // Through the page cache a writer's commands complete once copied into memory, ahead of
     // the drives: more of them in the same virtual minute than direct ones.
     let host = |k: usize| rows[k]["host_ios"].as_u64().unwrap();

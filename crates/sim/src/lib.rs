@@ -2287,7 +2287,7 @@ pub mod bench {
             systems_dir,
             "xdd2008/raid5.toml",
             "randrw",
-            128,
+            (8192, 128),
             60,
             false,
             clock,
@@ -2310,7 +2310,7 @@ pub mod bench {
                     systems_dir,
                     &format!("xdd2008/{level}.toml"),
                     rw,
-                    128,
+                    (8192, 128),
                     60,
                     false,
                     clock,
@@ -2326,20 +2326,39 @@ pub mod bench {
     /// drive write caches on: the host's stripe cache, the drives' held writes), random
     /// writes direct and through the host's page cache (its write-back, `, buffered`); and
     /// seed 004's 8-drive RAID 5 behind a controller, random reads and writes mixed, a
-    /// virtual minute each. All direct but the one so named.
+    /// virtual minute each. Then seed 003's own workload, a dd of 1 MiB blocks through the
+    /// page cache (read-ahead, write-back by runs) of its 4-drive md RAID 5, writing and
+    /// reading for 30 virtual seconds each. All direct but those so named.
     pub fn random_paths(
         systems_dir: &Path,
         clock: &dyn Fn() -> f64,
     ) -> Result<Vec<BenchResult>, SimError> {
+        let md5 = "linuxraid2010/raid5-4d-c64.toml";
         [
-            ("bokhari2006/pool16.toml", "randread", 20, true),
-            ("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, true),
-            ("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, false),
-            ("iometer2008/raid5-8d.toml", "randrw", 60, true),
+            ("bokhari2006/pool16.toml", "randread", 8192, 32, 20, true),
+            (
+                "linuxraid2010/raid6-6d-c64.toml",
+                "randwrite",
+                8192,
+                32,
+                60,
+                true,
+            ),
+            (
+                "linuxraid2010/raid6-6d-c64.toml",
+                "randwrite",
+                8192,
+                32,
+                60,
+                false,
+            ),
+            ("iometer2008/raid5-8d.toml", "randrw", 8192, 32, 60, true),
+            (md5, "write", 1 << 20, 1, 30, false),
+            (md5, "read", 1 << 20, 1, 30, false),
         ]
         .into_iter()
-        .map(|(system, rw, secs, direct)| {
-            let mut r = random(systems_dir, system, rw, 32, secs, direct, clock)?;
+        .map(|(system, rw, bs, depth, secs, direct)| {
+            let mut r = random(systems_dir, system, rw, (bs, depth), secs, direct, clock)?;
             if !direct {
                 r.name += ", buffered";
             }
@@ -2356,21 +2375,22 @@ pub mod bench {
         ("paths", &["bokhari2006", "linuxraid2010", "iometer2008"]),
     ];
 
-    /// 8 KiB `rw` with `depth` in flight for `secs` s of virtual time against `system` (a
-    /// path under `systems_dir`), convergence off so every case runs its whole time;
+    /// `rw` of `bs` bytes with `depth` in flight for `secs` s of virtual time against
+    /// `system` (a path under `systems_dir`), convergence off so every case runs its whole
+    /// time (random ones drawing each offset anew, as xdd does);
     /// `direct` as fio's (without it, through the host's page cache when it has one).
     #[allow(clippy::too_many_arguments)]
     fn random(
         systems_dir: &Path,
         system: &str,
         rw: &str,
-        depth: u32,
+        (bs, depth): (u64, u32),
         secs: u64,
         direct: bool,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
         let target = format!("sim:{}", systems_dir.join(system).display());
-        let mut s = sized(&target, rw, 8192, 4 << 30, depth);
+        let mut s = sized(&target, rw, bs, 4 << 30, depth);
         s.direct = direct;
         // As xdd draws its seeks (seed 001's cases), and as this benchmark always has.
         s.norandommap = true;
@@ -2391,8 +2411,13 @@ pub mod bench {
             .map_or(0, |x| x.member_ios);
         Ok(BenchResult {
             name: format!(
-                "{} 8k {rw} qd{depth}, {secs} s virtual",
-                system.trim_end_matches(".toml").replace('/', " ")
+                "{} {} {rw} qd{depth}, {secs} s virtual",
+                system.trim_end_matches(".toml").replace('/', " "),
+                if bs >= 1 << 20 {
+                    format!("{}m", bs >> 20)
+                } else {
+                    format!("{}k", bs >> 10)
+                }
             ),
             points: 1,
             member_ios: ios,
