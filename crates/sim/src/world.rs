@@ -14,6 +14,26 @@ use crate::error::SimError;
 use crate::planner::{push_merge, ArrayGeom, Level, MemberIo, MirrorPiece};
 use std::collections::{BTreeMap, VecDeque};
 
+/// Replaces a binary min-heap's root with `v` (no smaller than it) and sifts it down.
+fn sift_down_from_root(heap: &mut [u64], v: u64) {
+    let n = heap.len();
+    let mut i = 0;
+    loop {
+        let l = 2 * i + 1;
+        if l >= n {
+            break;
+        }
+        let r = l + 1;
+        let c = if r < n && heap[r] < heap[l] { r } else { l };
+        if heap[c] >= v {
+            break;
+        }
+        heap[i] = heap[c];
+        i = c;
+    }
+    heap[i] = v;
+}
+
 /// Transfers are cut into segments this long so they pipeline across a path.
 pub const SEGMENT: u64 = 64 * 1024;
 
@@ -24,7 +44,8 @@ pub struct Res {
     /// ns per byte for reads (towards the host) and writes (away from it); 0 = not on that way.
     pub ns_per_byte: [f64; 2],
     /// Free time of the first server (every bandwidth resource has just one), and of the
-    /// others.
+    /// others as a binary min-heap: which of them is which does not matter, only when each
+    /// is free (a host with 64 CPUs looked through all 64 at every command).
     free0: u64,
     free_more: Vec<u64>,
     pub busy_ns: u64,
@@ -60,17 +81,20 @@ impl Res {
     /// each host command paid two calls.)
     #[inline(always)]
     pub fn reserve(&mut self, now: u64, dur: u64) -> u64 {
-        // The earliest free, the first of equals.
-        let mut free = &mut self.free0;
-        for x in self.free_more.iter_mut() {
-            if *x < *free {
-                free = x;
+        // The earliest free: the first server unless another is free strictly earlier.
+        self.busy_ns += dur;
+        match self.free_more.first() {
+            Some(&m) if m < self.free0 => {
+                let end = now.max(m) + dur;
+                sift_down_from_root(&mut self.free_more, end);
+                end
+            }
+            _ => {
+                let end = now.max(self.free0) + dur;
+                self.free0 = end;
+                end
             }
         }
-        let end = now.max(*free) + dur;
-        *free = end;
-        self.busy_ns += dur;
-        end
     }
     /// How long `bytes` take to cross it in direction `w` (0 read, 1 write), if that
     /// direction carries data through it (a nonzero rate); at least 1 ns.
@@ -3414,6 +3438,35 @@ mod tests {
                 level == Level::Raid5,
                 "{level:?} × {n}"
             );
+        }
+    }
+
+    /// A resource with many servers (a host's CPUs) gives each reservation the end a look
+    /// through every server for the earliest free would: the first server on ties, any of
+    /// the others otherwise, as only their free times matter.
+    #[test]
+    fn reserving_a_server_takes_the_earliest_free() {
+        let mut rng = raidlab_workload::Rng::new(9);
+        for servers in [1, 2, 3, 8, 64] {
+            let mut res = Res::new("cpu", "host", servers, "");
+            let mut free = vec![0u64; servers as usize];
+            let (mut now, mut busy) = (0, 0);
+            for _ in 0..5000 {
+                now += rng.below(40);
+                let dur = rng.below(4) * rng.below(300);
+                busy += dur;
+                let k = (0..free.len()).fold(0, |k, i| if free[i] < free[k] { i } else { k });
+                let end = now.max(free[k]) + dur;
+                free[k] = end;
+                assert_eq!(res.reserve(now, dur), end, "{servers} servers at {now}");
+                assert_eq!(res.free0, free[0]);
+            }
+            let mut rest = free[1..].to_vec();
+            let mut heap = res.free_more.clone();
+            rest.sort_unstable();
+            heap.sort_unstable();
+            assert_eq!(heap, rest);
+            assert_eq!(res.busy_ns, busy);
         }
     }
 
