@@ -1789,9 +1789,11 @@ impl PlanCache {
     /// and writes, returns the parity bytes (as `ArrayGeom::plan_stripe_write`). The I/Os
     /// may come in another order than the planner's (see `Roles`): callers sort them.
     ///
-    /// A shape met for the first time is planned at `s` and at a stripe a whole number of
-    /// periods away; the two must agree up to the shift of member offsets, or this array's
-    /// plans are not cached at all from then on.
+    /// A shape met for the first time is put together from its row segments' plans
+    /// ([`PlanCache::by_segments`]), as is one of more ranges than shapes are kept for;
+    /// where that does not apply, it is planned at `s` and at a stripe a whole number of
+    /// periods away. Either way a plan checked one period away must agree up to the shift
+    /// of member offsets, or this array's plans are not cached at all from then on.
     pub fn stripe_write(
         &mut self,
         g: &ArrayGeom,
