@@ -1790,7 +1790,7 @@ impl PlanCache {
     /// may come in another order than the planner's (see `Roles`): callers sort them.
     ///
     /// A shape met for the first time is put together from its row segments' plans
-    /// ([`PlanCache::by_segments`]), as is one of more ranges than shapes are kept for;
+    /// (`PlanCache::by_segments`), as is one of more ranges than shapes are kept for;
     /// where that does not apply, it is planned at `s` and at a stripe a whole number of
     /// periods away. Either way a plan checked one period away must agree up to the shift
     /// of member offsets, or this array's plans are not cached at all from then on.
