@@ -279,7 +279,7 @@ pub struct JobRt {
     pub stream: JobStream,
     /// A sequential job's bound at its region's end, bytes/ns, when the drives' zones put it
     /// below the bound at the region's start (`media_floor` in lib.rs): the run is not
-    /// extended from a steady window while the job moves faster than [`MEDIA_MARGIN`] of
+    /// extended from a steady window while the job moves faster than `MEDIA_MARGIN` of
     /// it, since further in the media would hold it back. A full drive read at the outer
     /// zone's rate was extended at that rate over the whole stroke.
     pub media_floor: Option<f64>,
