@@ -65,8 +65,8 @@ fn bench_sim_refuses_an_unknown_case_or_a_folder_without_its_systems() {
 
 /// `--case paths`: the pool's, md's and the page cache's paths (random, and seed 003's
 /// sequential dd), one row each, named by their system, block size and whether they go
-/// through the page cache; a folder missing one of the case's
-/// systems is refused by name before anything runs.
+/// through the page cache; a folder missing one of the case's systems is refused by name
+/// before anything runs.
 #[test]
 fn bench_sim_paths_runs_the_pool_md_and_page_cache_cases() {
     let systems = systems_dir().display().to_string();

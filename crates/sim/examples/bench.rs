@@ -2,42 +2,28 @@
 //! [random|llnl|levels|paths]` from the repository root (one core; prints member I/Os per
 //! second and the seed-000 sweep's time). Without an argument `random` and `llnl` run;
 //! `levels` runs seed 001's four arrays × random reads and writes, `paths` the pool, md and
-//! drive-write-cache paths of seeds 002–004 (`raidlab_sim::bench::random_paths`). `bench golden` prints every system's
-//! full results instead, to check that a speed change left them bit for bit the same.
+//! page-cache paths of seeds 002–004 (`raidlab_sim::bench::PATHS`). `bench golden` prints
+//! every system's full results instead, to check that a speed change left them bit for bit
+//! the same.
 fn main() {
     let which: Vec<String> = std::env::args().skip(1).collect();
-    let want = |k: &str| which.is_empty() || which.iter().any(|w| w == k);
+    let want = |k: &str| {
+        which.is_empty() && (k == "random" || k == "llnl") || which.iter().any(|w| w == k)
+    };
     let t0 = std::time::Instant::now();
     let clock = move || t0.elapsed().as_secs_f64();
     let dir = std::path::Path::new("systems");
     let mut cases = Vec::new();
-    if want("random") {
-        cases.push(raidlab_sim::bench::random_raid5(dir, &clock));
+    for (name, _) in raidlab_sim::bench::CASE_FOLDERS {
+        if want(name) {
+            let run = raidlab_sim::bench::run_named(name, dir, &clock).expect("a case");
+            cases.extend(run.expect("benchmark systems"));
+        }
     }
-    if want("llnl") {
-        cases.push(raidlab_sim::bench::llnl2000(dir, &clock));
-    }
-    if which.iter().any(|w| w == "levels") {
-        cases.extend(
-            raidlab_sim::bench::random_levels(dir, &clock)
-                .expect("benchmark systems")
-                .into_iter()
-                .map(Ok),
-        );
-    }
-    if which.iter().any(|w| w == "paths") {
-        cases.extend(
-            raidlab_sim::bench::random_paths(dir, &clock)
-                .expect("benchmark systems")
-                .into_iter()
-                .map(Ok),
-        );
-    }
-    if want("golden") && !which.is_empty() {
+    if want("golden") {
         golden(dir);
     }
     for r in cases {
-        let r = r.expect("benchmark systems");
         println!(
             "{}: {} points, {} member I/Os in {:.2} s = {:.0} member I/Os/s \
              ({} host commands, {} events = {:.0} events/s)",

@@ -2277,23 +2277,38 @@ pub mod bench {
         })
     }
 
+    /// One fixed-time case: `rw` of `bs` bytes with `depth` in flight for `secs` s of
+    /// virtual time against `system` (a path under the systems folder), direct or through
+    /// the host's page cache (when it has one).
+    #[derive(Clone, Copy, Debug)]
+    pub struct Case {
+        pub system: &'static str,
+        pub rw: &'static str,
+        pub bs: u64,
+        pub depth: u32,
+        pub secs: u64,
+        pub direct: bool,
+    }
+
+    /// A direct 8 KiB case at depth 128 for a virtual minute: seed 001's (xdd `-dio`).
+    const fn xdd(system: &'static str, rw: &'static str) -> Case {
+        Case {
+            system,
+            rw,
+            bs: 8192,
+            depth: 128,
+            secs: 60,
+            direct: true,
+        }
+    }
+
     /// Small random I/O against seed 001's RAID 5 with 128 in flight: drive-bound, so nearly
     /// all simulator work is member I/O (queueing, SPTF, planning, destaging).
     pub fn random_raid5(
         systems_dir: &Path,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
-        let mut r = random(
-            systems_dir,
-            "xdd2008/raid5.toml",
-            "randrw",
-            (8192, 128),
-            60,
-            false,
-            clock,
-        )?;
-        r.name = "xdd2008 raid5 8k randrw qd128, 60 s virtual".into();
-        Ok(r)
+        run_case(systems_dir, &xdd("xdd2008/raid5.toml", "randrw"), clock)
     }
 
     /// Seed 001's four arrays (RAID 0, 10, 5, 6) × random reads and random writes, each as
@@ -2304,17 +2319,14 @@ pub mod bench {
         clock: &dyn Fn() -> f64,
     ) -> Result<Vec<BenchResult>, SimError> {
         let mut out = Vec::new();
-        for level in ["raid0", "raid10", "raid5", "raid6"] {
+        for system in [
+            "xdd2008/raid0.toml",
+            "xdd2008/raid10.toml",
+            "xdd2008/raid5.toml",
+            "xdd2008/raid6.toml",
+        ] {
             for rw in ["randread", "randwrite"] {
-                out.push(random(
-                    systems_dir,
-                    &format!("xdd2008/{level}.toml"),
-                    rw,
-                    (8192, 128),
-                    60,
-                    false,
-                    clock,
-                )?);
+                out.push(run_case(systems_dir, &xdd(system, rw), clock)?);
             }
         }
         Ok(out)
@@ -2328,43 +2340,50 @@ pub mod bench {
     /// seed 004's 8-drive RAID 5 behind a controller, random reads and writes mixed, a
     /// virtual minute each. Then seed 003's own workload, a dd of 1 MiB blocks through the
     /// page cache (read-ahead, write-back by runs) of its 4-drive md RAID 5, writing and
-    /// reading for 30 virtual seconds each. All direct but those so named.
+    /// reading for 30 virtual seconds each.
+    pub const PATHS: [Case; 6] = [
+        random_qd32("bokhari2006/pool16.toml", "randread", 20, true),
+        random_qd32("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, true),
+        random_qd32("linuxraid2010/raid6-6d-c64.toml", "randwrite", 60, false),
+        random_qd32("iometer2008/raid5-8d.toml", "randrw", 60, true),
+        md5_dd("write"),
+        md5_dd("read"),
+    ];
+
+    /// An 8 KiB case at depth 32 ([`PATHS`]).
+    const fn random_qd32(system: &'static str, rw: &'static str, secs: u64, direct: bool) -> Case {
+        Case {
+            system,
+            rw,
+            bs: 8192,
+            depth: 32,
+            secs,
+            direct,
+        }
+    }
+
+    /// Seed 003's dd of 1 MiB blocks, one at a time through the page cache of its 4-drive md
+    /// RAID 5, for 30 virtual seconds ([`PATHS`]).
+    const fn md5_dd(rw: &'static str) -> Case {
+        Case {
+            system: "linuxraid2010/raid5-4d-c64.toml",
+            rw,
+            bs: 1 << 20,
+            depth: 1,
+            secs: 30,
+            direct: false,
+        }
+    }
+
+    /// [`PATHS`], each run.
     pub fn random_paths(
         systems_dir: &Path,
         clock: &dyn Fn() -> f64,
     ) -> Result<Vec<BenchResult>, SimError> {
-        let md5 = "linuxraid2010/raid5-4d-c64.toml";
-        [
-            ("bokhari2006/pool16.toml", "randread", 8192, 32, 20, true),
-            (
-                "linuxraid2010/raid6-6d-c64.toml",
-                "randwrite",
-                8192,
-                32,
-                60,
-                true,
-            ),
-            (
-                "linuxraid2010/raid6-6d-c64.toml",
-                "randwrite",
-                8192,
-                32,
-                60,
-                false,
-            ),
-            ("iometer2008/raid5-8d.toml", "randrw", 8192, 32, 60, true),
-            (md5, "write", 1 << 20, 1, 30, false),
-            (md5, "read", 1 << 20, 1, 30, false),
-        ]
-        .into_iter()
-        .map(|(system, rw, bs, depth, secs, direct)| {
-            let mut r = random(systems_dir, system, rw, (bs, depth), secs, direct, clock)?;
-            if !direct {
-                r.name += ", buffered";
-            }
-            Ok(r)
-        })
-        .collect()
+        PATHS
+            .iter()
+            .map(|c| run_case(systems_dir, c, clock))
+            .collect()
     }
 
     /// Systems folders each case runs from, for a caller to check before it runs any.
@@ -2375,20 +2394,38 @@ pub mod bench {
         ("paths", &["bokhari2006", "linuxraid2010", "iometer2008"]),
     ];
 
-    /// `rw` of `bs` bytes with `depth` in flight for `secs` s of virtual time against
-    /// `system` (a path under `systems_dir`), convergence off so every case runs its whole
-    /// time (random ones drawing each offset anew, as xdd does);
-    /// `direct` as fio's (without it, through the host's page cache when it has one).
-    #[allow(clippy::too_many_arguments)]
-    fn random(
+    /// The case named `name` ([`CASE_FOLDERS`] lists them), its results in order; None for
+    /// another name.
+    pub fn run_named(
+        name: &str,
         systems_dir: &Path,
-        system: &str,
-        rw: &str,
-        (bs, depth): (u64, u32),
-        secs: u64,
-        direct: bool,
+        clock: &dyn Fn() -> f64,
+    ) -> Option<Result<Vec<BenchResult>, SimError>> {
+        Some(match name {
+            "random" => random_raid5(systems_dir, clock).map(|r| vec![r]),
+            "llnl" => llnl2000(systems_dir, clock).map(|r| vec![r]),
+            "levels" => random_levels(systems_dir, clock),
+            "paths" => random_paths(systems_dir, clock),
+            _ => return None,
+        })
+    }
+
+    /// Runs `case` with convergence off, so it runs its whole time (random offsets drawn
+    /// anew each request, as xdd does). Its name says the system, block size, direction,
+    /// depth and time, and `, buffered` when it goes through the page cache.
+    pub fn run_case(
+        systems_dir: &Path,
+        case: &Case,
         clock: &dyn Fn() -> f64,
     ) -> Result<BenchResult, SimError> {
+        let Case {
+            system,
+            rw,
+            bs,
+            depth,
+            secs,
+            direct,
+        } = *case;
         let target = format!("sim:{}", systems_dir.join(system).display());
         let mut s = sized(&target, rw, bs, 4 << 30, depth);
         s.direct = direct;
@@ -2409,15 +2446,16 @@ pub mod bench {
             .first()
             .and_then(|j| j.sim.as_ref())
             .map_or(0, |x| x.member_ios);
+        let size = if bs >= 1 << 20 {
+            format!("{}m", bs >> 20)
+        } else {
+            format!("{}k", bs >> 10)
+        };
         Ok(BenchResult {
             name: format!(
-                "{} {} {rw} qd{depth}, {secs} s virtual",
+                "{} {size} {rw} qd{depth}, {secs} s virtual{}",
                 system.trim_end_matches(".toml").replace('/', " "),
-                if bs >= 1 << 20 {
-                    format!("{}m", bs >> 20)
-                } else {
-                    format!("{}k", bs >> 10)
-                }
+                if direct { "" } else { ", buffered" }
             ),
             points: 1,
             member_ios: ios,

@@ -1962,15 +1962,19 @@ impl PlanCache {
             if mask == 0 {
                 continue;
             }
-            if !self.segments.contains_key(&(r, mask)) {
-                let plan = self.segment_plan(g, s, mask);
-                if !self.periodic(g) {
-                    parity = None;
-                    break;
+            let t = match self.segments.get(&(r, mask)) {
+                Some(t) => t,
+                None => {
+                    let plan = self.segment_plan(g, s, mask);
+                    if !self.periodic(g) {
+                        parity = None;
+                        break;
+                    }
+                    insert_capped(&mut self.segments, (r, mask), plan);
+                    &self.segments[&(r, mask)]
                 }
-                insert_capped(&mut self.segments, (r, mask), plan);
-            }
-            let Some(Some(t)) = self.segments.get(&(r, mask)) else {
+            };
+            let Some(t) = t else {
                 parity = None;
                 break;
             };

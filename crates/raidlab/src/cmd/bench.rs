@@ -40,7 +40,8 @@ struct SimBenchArgs {
     /// RAID 5, 8 KiB random reads and writes, 128 in flight), llnl (every seed-000
     /// configuration), levels (seed 001's RAID 0, 10, 5 and 6 × random reads and writes),
     /// paths (seed 002's 16-node pool, random reads; seed 003's md RAID 6, random writes
-    /// direct and buffered; seed 004's RAID 5, random mixed; 32 in flight).
+    /// direct and buffered; seed 004's RAID 5, random mixed; 32 in flight; then seed 003's
+    /// buffered 1 MiB dd, writing and reading).
     #[arg(long, value_delimiter = ',', default_values_t = ["random".to_string(), "llnl".to_string()])]
     case: Vec<String>,
 }
@@ -420,26 +421,12 @@ fn sim(a: SimBenchArgs) -> Result<(), CliError> {
     let mut rows = Vec::new();
     let mut results = Vec::new();
     for case in &a.case {
-        match case.as_str() {
-            "random" => results.push(raidlab_sim::bench::random_raid5(&a.systems, &clock)),
-            "llnl" => results.push(raidlab_sim::bench::llnl2000(&a.systems, &clock)),
-            c => {
-                let many = if c == "levels" {
-                    raidlab_sim::bench::random_levels(&a.systems, &clock)
-                } else {
-                    raidlab_sim::bench::random_paths(&a.systems, &clock)
-                };
-                match many {
-                    Ok(v) => results.extend(v.into_iter().map(Ok)),
-                    Err(e) => results.push(Err(e)),
-                }
-            }
-        }
+        // (Every name was checked against the cases above.)
+        let Some(run) = raidlab_sim::bench::run_named(case, &a.systems, &clock) else {
+            return Err(CliError::usage(format!("--case {case}: not a case")));
+        };
+        results.extend(run.map_err(|e| CliError::failed(e.to_string()))?);
     }
-    let results = results
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CliError::failed(e.to_string()))?;
     // (The names' column as wide as the longest.)
     let width = results.iter().map(|r| r.name.len()).max().unwrap_or(0);
     for r in results {
