@@ -26,6 +26,12 @@ pub struct AssembleOptions {
     pub resync: bool,
     /// Print what assembly decided (kicked members, resync) on stderr.
     pub verbose: bool,
+    /// Refuse, unless `force`, to start without a member the newest superblock has in
+    /// service (active or being rebuilt) when no path given holds it: for the data paths
+    /// (`run`, `serve`), where a member left out of the list by mistake would otherwise be
+    /// marked missing at the first write, and the array would need a rebuild to be whole
+    /// again. Management verbs leave it off: they are how a lost member is replaced.
+    pub all_members: bool,
 }
 
 /// Split "M1,M2,…" (optionally prefixed `array:`) into paths.
@@ -350,6 +356,38 @@ fn build(
     Ok((arr, dirty_ranges, settled))
 }
 
+/// Why an array with members in service left out of the list does not start (see
+/// [`AssembleOptions::all_members`]), in one line: which slots, what starting would do, and
+/// the two ways on.
+fn left_out_error(
+    desc: &ArrayDesc,
+    uuid: &[u8; 16],
+    left_out: &[usize],
+    replaced: &[String],
+) -> ArrayError {
+    let slots: Vec<String> = left_out.iter().map(usize::to_string).collect();
+    let (noun, verb) = if left_out.len() == 1 {
+        ("slot", "is")
+    } else {
+        ("slots", "are")
+    };
+    let stale = if replaced.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} given once held a role but was replaced since)",
+            replaced.join(", ")
+        )
+    };
+    ArrayError::usage(format!(
+        "{} array {}: {noun} {} {verb} in service but no member given holds it{stale}: started without it, the array would run degraded and mark it missing at the first write, to be rebuilt (valid: list all {} members of the array, or add --force to run it degraded on purpose)",
+        desc.level,
+        uuid_string(uuid),
+        slots.join(", "),
+        desc.members
+    ))
+}
+
 /// What starting a dirty, degraded array (with `--force`) risks: the RAID 5/6 write hole.
 fn write_hole_warning(level: &impl std::fmt::Display) -> String {
     format!(
@@ -414,6 +452,14 @@ fn build_leaf(
         .collect();
     // Why a slot has no usable member, where a member was found and set aside.
     let mut why: Vec<Option<String>> = vec![None; n];
+    // The member list as given, for the commands a note suggests.
+    let given = found
+        .iter()
+        .map(|f| f.member.path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    // Members given that once held a role another member holds now.
+    let mut replaced: Vec<String> = Vec::new();
     for f in found {
         let path = f.member.path.display().to_string();
         if f.sb.is_spare() {
@@ -428,7 +474,19 @@ fn build_leaf(
         }
         let slot = &newest.slots[role];
         if slot.dev_uuid != f.sb.dev_uuid {
-            if opts.verbose {
+            replaced.push(path.clone());
+            if opts.verbose && slot.state == SlotState::Missing {
+                // Left out while the array ran: nobody took its place, but its blocks are
+                // stale. The way back is the spare's: out, in again, rebuilt.
+                let others = given
+                    .split(',')
+                    .filter(|p| *p != path)
+                    .collect::<Vec<_>>()
+                    .join(",");
+                ewriteln!(
+                    "raidlab: member {path} is stale: the array ran without it and slot {role} is missing since; not using it (to put it back: raidlab array remove {given} {path}, raidlab array add {others} {path}, raidlab array rebuild {given})"
+                );
+            } else if opts.verbose {
                 ewriteln!("raidlab: member {path} no longer holds role {role} (it was replaced); not using it");
             }
             continue;
@@ -460,10 +518,17 @@ fn build_leaf(
     }
     let mut labels = Vec::with_capacity(n);
     let mut lost = Vec::new();
+    // Slots in service that no member given holds (not kicked as out of date: left out).
+    let mut left_out = Vec::new();
     for i in 0..n {
         match &members[i] {
             Some(m) => labels.push(m.path.display().to_string()),
             None => {
+                if why[i].is_none()
+                    && matches!(newest.slots[i].state, SlotState::Active | SlotState::Rebuilding)
+                {
+                    left_out.push(i);
+                }
                 labels.push(format!("slot {i} (missing)"));
                 if matches!(slots[i].state, SlotState::Active | SlotState::Rebuilding) {
                     slots[i].state = SlotState::Missing;
@@ -557,6 +622,10 @@ fn build_leaf(
     let degraded = !lost.is_empty() || rebuilding > 0;
     if dirty && degraded && arr.geo.redundancy() > 0 && !opts.force {
         return Err(write_hole_error(&desc.level, &uuid));
+    }
+    // (After the write hole: a dirty array's risk is the graver news, and --force answers both.)
+    if opts.all_members && !opts.force && !left_out.is_empty() {
+        return Err(left_out_error(desc, &uuid, &left_out, &replaced));
     }
     let settled = !(dirty && degraded && arr.geo.redundancy() > 0);
     if dirty && opts.resync {

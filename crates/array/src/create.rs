@@ -364,6 +364,7 @@ pub fn create(
             force: false,
             resync: false,
             verbose: opts.verbose,
+            all_members: false,
         },
     )?;
     if opts.assume_clean {

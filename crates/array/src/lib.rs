@@ -113,6 +113,7 @@ pub fn open_target(
             force: opts.force,
             resync: true,
             verbose: true,
+            all_members: true,
         },
     )?;
     let warning = unsynced_warning(&array, members);

@@ -1696,6 +1696,22 @@ pub fn open(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
             force,
             resync: true,
             verbose: true,
+            all_members: false,
+        },
+    )
+}
+
+/// Assemble to serve the array's data (`raidlab array serve`): as [`open`], but a member in
+/// service left out of the list is refused unless `force` (see
+/// [`AssembleOptions::all_members`]).
+pub fn open_to_serve(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
+    assemble(
+        array,
+        &AssembleOptions {
+            force,
+            resync: true,
+            verbose: true,
+            all_members: true,
         },
     )
 }

@@ -21,6 +21,7 @@ fn quiet() -> AssembleOptions {
         force: false,
         resync: true,
         verbose: false,
+        all_members: false,
     }
 }
 

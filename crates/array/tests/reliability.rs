@@ -136,6 +136,7 @@ fn one_case(case: u64) {
             force: false,
             resync: true,
             verbose: false,
+            all_members: false,
         },
     )
     .unwrap();
@@ -425,6 +426,7 @@ fn dirty_and_degraded_refuses_without_force() {
             force: true,
             resync: true,
             verbose: false,
+            all_members: false,
         },
     )
     .unwrap();
@@ -486,6 +488,7 @@ fn nested_resync_after_a_crash_follows_the_childrens_bitmaps() {
         force: false,
         resync: true,
         verbose: false,
+        all_members: false,
     };
     let arr = assemble(&all, &with_resync).unwrap();
     let mut got = vec![0u8; 4096];

@@ -1201,6 +1201,83 @@ fn serve_unmounts_cleanly_on_ctrl_c_and_sigterm() {
 
 /// An array stopped uncleanly and then missing a member does not start through `raidlab run`
 /// without --force, and says why in one line; with --force it does, and reads what was written.
+/// A member left out of `run`'s list by mistake would be marked missing at the first write,
+/// and the array would need a rebuild: refused (one line, nothing changed) unless `--force`;
+/// forced, the array runs degraded, and the left-out member, given again, is named stale with
+/// the commands that put it back, which do.
+#[test]
+fn a_member_left_out_of_the_list_needs_force() {
+    let d = scratch();
+    let ms = members(d.path(), 3, "l");
+    let mut args = vec!["array", "create", "--level", "5", "--chunk", "16k", "--size", "4m"];
+    args.extend(ms.iter().map(String::as_str));
+    ok(&args);
+    let list = ms.join(",");
+    let two = ms[..2].join(",");
+    let before: Vec<Vec<u8>> = ms.iter().map(|m| std::fs::read(m).unwrap()).collect();
+    let write_two = format!("--filename=array:{two}");
+    let job = ["--rw=randwrite", "--bs=4k", "--size=256k", "--name=x"];
+    for rw in ["--rw=randwrite", "--rw=read"] {
+        let mut a = vec!["run", write_two.as_str(), rw, "--bs=4k", "--size=256k", "--name=x"];
+        a.push("--no-progress");
+        let o = run(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{rw}: {err}");
+        assert!(
+            err.contains("slot 2 is in service but no member given holds it")
+                && err.contains("list all 3 members")
+                && err.contains("--force"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    for (m, b) in ms.iter().zip(&before) {
+        assert!(std::fs::read(m).unwrap() == *b, "{m} changed by a refused run");
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], false, "{js}");
+    // Forced, it runs degraded.
+    let mut a = vec!["run", write_two.as_str()];
+    a.extend(job);
+    a.extend(["--force", "--no-progress"]);
+    let o = run(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], true, "{js}");
+    // Once recorded as missing, the slot is no longer "in service": no --force needed.
+    let mut a = vec!["run", write_two.as_str()];
+    a.extend(job);
+    a.push("--no-progress");
+    let o = run(&a);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Given again, the member is named stale, with the way back; following it makes the
+    // array whole.
+    let all = format!("--filename=array:{list}");
+    let o = run(&["run", &all, "--rw=read", "--size=64k", "--name=x", "--no-progress"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let note = err
+        .lines()
+        .find(|l| l.contains("is stale"))
+        .unwrap_or_else(|| panic!("no stale note: {err}"));
+    let steps = note
+        .split("to put it back: ")
+        .nth(1)
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no commands in: {note}"));
+    for step in steps.split(", ") {
+        let words: Vec<&str> = step.split(' ').collect();
+        assert_eq!(words[0], "raidlab", "{note}");
+        ok(&words[1..]);
+    }
+    let js: serde_json::Value =
+        serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
+    assert_eq!(js["degraded"], false, "{js}");
+    assert_eq!(js["member_status"][2]["state"], "active", "{js}");
+}
+
 #[test]
 fn dirty_and_degraded_array_needs_force_and_says_why() {
     let d = scratch();

@@ -157,7 +157,8 @@ enum ArrayCmd {
         /// Mount point (an existing directory)
         #[arg(long)]
         fuse: PathBuf,
-        /// Start a dirty and degraded array anyway
+        /// Start the array anyway when it is dirty and degraded, or when a member in service
+        /// is not in the list (it runs degraded)
         #[arg(long)]
         force: bool,
         #[arg(required = true)]
@@ -508,7 +509,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             let stop = manage::stop_flag();
             let paths = member_list(&members);
             let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
-            let arr = manage::open(&paths, force).map_err(cli)?;
+            let arr = manage::open_to_serve(&paths, force).map_err(cli)?;
             let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             if let Some(w) = raidlab_array::unsynced_warning(&arr, &list.join(",")) {
                 ewriteln!("{w}");

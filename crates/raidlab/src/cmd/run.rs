@@ -682,7 +682,9 @@ raidlab's options:
   --section NAME        run only the job (job file section) of this name; repeatable (fio's)
   --force               write over a target that holds a filesystem, partition table or array,
                         or a file holding data raidlab did not lay out (the file is then
-                        marked as raidlab's scratch: user.raidlab.scratch)
+                        marked as raidlab's scratch: user.raidlab.scratch); start an
+                        array:M1,M2,… target that is dirty and degraded, or that lacks a
+                        member in service (it runs degraded)
   --verify              verify=crc32c for every job
   --progress            progress line on stderr (default: when stderr is a terminal)
   --no-progress         no progress line
@@ -1131,7 +1133,8 @@ fn refuse_second_name(
 }
 
 /// `array:M1,M2,…` → the assembled array as the engine's block target. `--force` also lets
-/// a dirty or degraded array start (the array crate's meaning of force).
+/// a dirty and degraded array start, or one without a member in service (the array crate's
+/// meaning of force).
 fn open_array(
     name: &str,
     force: bool,

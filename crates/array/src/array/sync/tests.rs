@@ -385,6 +385,7 @@ mod crash {
                 force: false,
                 resync: true,
                 verbose: false,
+                all_members: false,
             },
         )
         .unwrap();
