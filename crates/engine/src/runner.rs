@@ -135,6 +135,7 @@ pub fn run_with_clock(
     let waits = raidlab_workload::waitees(specs).map_err(|e| EngineError::usage(e.message))?;
     let appended = appended(specs)?;
     let specs: &[JobSpec] = appended.as_deref().unwrap_or(specs);
+    check_group_buffers(specs)?;
 
     // Resolve each filename once.
     let mut resolved: HashMap<String, Resolved> = HashMap::new();
@@ -980,6 +981,66 @@ pub const MAX_BLOCK_TARGET_DEPTH: u32 = 1024;
 /// to the iodepth rounded up to a power of two.
 pub const MAX_URING_DEPTH: u32 = 32768;
 
+/// The bytes of I/O buffers one instance of `spec` holds: one of its largest block a request
+/// in flight (one in all for the engines that issue one at a time).
+fn buffer_bytes(spec: &JobSpec) -> u64 {
+    let depth = if spec.ioengine.one_at_a_time() {
+        1
+    } else {
+        spec.iodepth as u64
+    };
+    depth.saturating_mul(spec.bs.max())
+}
+
+/// Half of this machine's physical memory, bytes (unbounded where it cannot be read): what
+/// the buffers of jobs running together may take.
+fn half_of_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    if pages > 0 && page > 0 {
+        pages as u64 * page as u64 / 2
+    } else {
+        u64::MAX
+    }
+}
+
+/// Refuse a stonewall group whose jobs' buffers together exceed half of the machine's memory
+/// (each job's own is checked in [`check_resources`]), before any target is laid out: every
+/// one of a job's `numjobs` copies holds its own, and a group's jobs run at once, so
+/// 256 copies at iodepth=32768 of 4 KiB take 32 GiB between them and the allocator aborts
+/// the process mid-run rather than failing a job.
+fn check_group_buffers(specs: &[JobSpec]) -> Result<(), EngineError> {
+    let groups = raidlab_workload::job_groups(specs);
+    let mut need: Vec<(u64, u64)> = Vec::new(); // (bytes, instances) per group
+    for inst in JobInstance::expand(specs) {
+        let g = groups[inst.spec_index].0;
+        if need.len() <= g {
+            need.resize(g + 1, (0, 0));
+        }
+        need[g].0 = need[g].0.saturating_add(buffer_bytes(&specs[inst.spec_index]));
+        need[g].1 += 1;
+    }
+    let half_ram = half_of_memory();
+    for (g, &(bytes, jobs)) in need.iter().enumerate() {
+        if bytes > half_ram {
+            let which = if need.len() == 1 {
+                String::new()
+            } else {
+                format!("stonewall group {g}: ")
+            };
+            return Err(EngineError::usage(format!(
+                "{which}{jobs} jobs run together (numjobs counted), and their buffers, iodepth × the largest bs each, need {bytes} bytes, more than half of this machine's memory ({half_ram} bytes; valid: fewer jobs, a lower iodepth or smaller blocks)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuse jobs whose buffers, threads or rings the machine cannot hold, before any I/O.
 fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
     match r {
@@ -1006,24 +1067,8 @@ fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
             }
         }
     }
-    let depth = if spec.ioengine.one_at_a_time() {
-        1
-    } else {
-        spec.iodepth as u64
-    };
-    let need = depth.saturating_mul(spec.bs.max());
-    // SAFETY: sysconf has no preconditions.
-    let (pages, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_PHYS_PAGES),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
-    let half_ram = if pages > 0 && page > 0 {
-        pages as u64 * page as u64 / 2
-    } else {
-        u64::MAX
-    };
+    let need = buffer_bytes(spec);
+    let half_ram = half_of_memory();
     if spec.lockmem > half_ram {
         return Err(EngineError::usage(format!(
             "job '{}': lockmem={} pins more than half of this machine's memory ({half_ram} bytes; valid: up to that)",

@@ -265,6 +265,56 @@ fn impossible_depths_and_buffers_are_usage_errors() {
     );
 }
 
+/// Jobs that run together hold their buffers together: copies of a job (numjobs) each within
+/// the one-job limit, but over half of the machine's memory between them, are refused in one
+/// line before the file is laid out (the allocator would abort the process mid-run); jobs of
+/// another stonewall group do not add to a group's, and the group is named.
+#[test]
+fn jobs_running_together_are_refused_when_their_buffers_exceed_memory() {
+    // SAFETY: sysconf has no preconditions.
+    let half = unsafe {
+        libc::sysconf(libc::_SC_PHYS_PAGES) as u64 * libc::sysconf(libc::_SC_PAGESIZE) as u64 / 2
+    };
+    let bs: u64 = 16 << 20;
+    // Each job a little over a quarter of the memory: one is within the limit, two are not.
+    let depth = (half / 2 / bs + 1).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    let f = file.display().to_string();
+    let job = |numjobs: &str| {
+        spec(&[
+            ("name", "big"),
+            ("rw", "read"),
+            ("bs", "16m"),
+            ("iodepth", depth.as_str()),
+            ("numjobs", numjobs),
+            ("size", "64m"),
+            ("filename", f.as_str()),
+        ])
+    };
+    let e = run_paths(&[job("3")], false).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        e.is_usage()
+            && m.contains("3 jobs run together")
+            && m.contains("half of this machine's memory")
+            && m.contains("valid: fewer jobs"),
+        "{m}"
+    );
+    assert_eq!(m.lines().count(), 1, "{m}");
+    assert!(!file.exists(), "the file was laid out before the refusal");
+    // One job alone each in two stonewall groups: within the limit, so the refusal names
+    // the group that is not.
+    let mut second = job("2");
+    second.stonewall = true;
+    let e = run_paths(&[job("1"), second], false).unwrap_err();
+    assert!(
+        e.to_string().starts_with("stonewall group 1: 2 jobs run together"),
+        "{e}"
+    );
+    assert!(!file.exists(), "the file was laid out before the refusal");
+}
+
 /// fio's end_fsync: a job that wrote flushes its target once, after its last write and
 /// inside its runtime (a flush taking 1 s shows in the write rate); without it the target is
 /// still flushed once, after the job and outside its runtime.
