@@ -793,11 +793,12 @@ fn the_small_system_loads() {
     raidlab_sim::config::parse("s.toml", SMALL).unwrap();
 }
 
-/// Rates and costs of the host, interfaces, switches and controllers: finite, rates above 0
-/// and at most 1 TB/s, costs 0 to a second; a present 0 where absence means no limit says so.
+/// Rates and costs of the host, interfaces, switches and controllers: finite, rates 1 kB/s
+/// to 1 TB/s (a rate just above 0 once took a transfer past the end of virtual time), costs
+/// 0 to a second; a present 0 where absence means no limit says so.
 #[test]
 fn rates_and_costs_must_be_finite_and_in_range() {
-    const RATE: &str = "valid is above 0 and at most 1000000 MB/s (1 TB/s)";
+    const RATE: &str = "valid is 0.001 to 1000000 MB/s (1 kB/s to 1 TB/s)";
     const COST: &str = "valid is 0 to 1000000 µs (1 s)";
     let host = "cpus = 2\n";
     let ifc = "name = \"fc0\"\n";
@@ -834,6 +835,18 @@ fn rates_and_costs_must_be_finite_and_in_range() {
             "link_mb_s = 0",
             "link_mb_s",
             &["interface 'fc0': link_mb_s = 0", RATE],
+        ),
+        (
+            "link_mb_s = 100",
+            "link_mb_s = 1e-300",
+            "link_mb_s",
+            &["interface 'fc0': link_mb_s = 1e-300", RATE],
+        ),
+        (
+            host,
+            "cpus = 2\nbus_mb_s = 0.0009\n",
+            "bus_mb_s",
+            &["host: bus_mb_s = 0.0009", RATE],
         ),
         (
             ifc,
@@ -1058,7 +1071,7 @@ fn drive_values_are_checked_for_their_kind() {
     let hdd = "base = \"compaq-18g-10k\"\n";
     let ssd = |extra: &str| format!("base = \"nvme-tlc-1tb\"\n{extra}\n");
     let with = |extra: &str| format!("{hdd}{extra}\n");
-    let rate = "above 0 and at most 1000000 MB/s";
+    let rate = "0.001 to 1000000 MB/s";
     let seeks = "(seek_track_ms ≤ seek_avg_ms ≤ seek_full_ms)";
     let cases: Vec<(String, &str, Vec<&str>)> = vec![
         (
