@@ -843,3 +843,40 @@ fn sim_converge_0_simulates_every_request_of_its_group() {
     assert_eq!(sim(&two, 0).stop_reason, "converged");
     assert_eq!(sim(&two, 1).stop_reason, "runtime");
 }
+
+/// The simulator keeps every request in flight: a group whose jobs would hold more than
+/// `MAX_IN_FLIGHT` at once (iodepth summed, numjobs counted) is refused in one line before it
+/// runs (4096 jobs at iodepth=65536 asked for 60 GB, and the allocator aborted the process);
+/// a group of its own is named.
+#[test]
+fn too_many_requests_in_flight_are_refused() {
+    let target = system("xdd2008/raid0.toml");
+    let job = |numjobs: &str| {
+        spec(
+            &target,
+            &[
+                ("rw", "randread"),
+                ("bs", "4k"),
+                ("iodepth", "65536"),
+                ("numjobs", numjobs),
+                ("size", "16m"),
+                ("direct", "1"),
+            ],
+        )
+    };
+    let e = raidlab_sim::run(&[job("17")]).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("17 jobs run together")
+            && m.contains("1114112 requests in flight")
+            && m.contains(&format!("up to {}", raidlab_sim::MAX_IN_FLIGHT)),
+        "{m}"
+    );
+    assert_eq!(m.lines().count(), 1, "{m}");
+    let mut second = job("17");
+    second.stonewall = true;
+    let mut first = job("1");
+    first.iodepth = 1;
+    let e = raidlab_sim::run(&[first, second]).unwrap_err();
+    assert!(e.to_string().starts_with("stonewall group 1: 17 jobs"), "{e}");
+}
