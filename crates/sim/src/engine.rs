@@ -1496,7 +1496,9 @@ impl<'w> Engine<'w> {
         self.up_streams.clear();
         self.due.clear();
         self.due_head = 0;
+        let now = self.now;
         for d in self.w.disks.iter_mut() {
+            d.in_flight.drop_at(now);
             d.queue.clear();
             // A drive keeps what its write cache holds, including a held write the media
             // was writing: it writes that one again.
@@ -4041,6 +4043,7 @@ impl<'w> Engine<'w> {
         let disk = &mut self.w.disks[d];
         let model = &self.w.models[disk.model];
         disk.head_hint = m.offset + m.len;
+        disk.in_flight.arrive(t);
         let arr = &mut self.w.arrays[ai];
         arr.drive_cmds += 1;
         arr.sent += 1;
@@ -4180,6 +4183,7 @@ impl<'w> Engine<'w> {
             None => at,
         };
         debug_assert!(t >= arrived, "a command completes after it arrives");
+        self.w.disks[d].in_flight.complete(t);
         let done = &mut self.w.disks[d].done[usize::from(write)];
         done.ios += 1;
         done.bytes += len;

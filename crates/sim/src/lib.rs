@@ -861,7 +861,6 @@ fn disk_stats(
     drives
         .into_iter()
         .map(|d| {
-            let servers = w.models[w.disks[d].model].servers().max(1) as u64;
             let mut u = raidlab_result::schema::DiskUtil {
                 name: w.disks[d].name.clone(),
                 ..Default::default()
@@ -880,7 +879,8 @@ fn disk_stats(
                 u.write_bytes += scale(a[1].bytes - b[1].bytes);
                 u.read_ticks_ns += scale(a[0].ticks_ns - b[0].ticks_ns);
                 u.write_ticks_ns += scale(a[1].ticks_ns - b[1].ticks_ns);
-                let busy = (g.after.disk_busy[d] - g.before.disk_busy[d]) / servers;
+                // (fio's util: the time a command was outstanding, not the units' service.)
+                let busy = g.after.disk_in_flight[d] - g.before.disk_in_flight[d];
                 u.busy_ns += scale(busy.min(simulated_ns));
                 u.elapsed_ns += whole;
             }
@@ -912,6 +912,8 @@ struct Usage {
     rebuilt: Vec<u64>,
     /// Each drive's completed commands, reads and writes (fio's disk statistics).
     disk_done: Vec<[world::DoneCount; 2]>,
+    /// Each drive's time with a command outstanding (fio's `util`, [`world::InFlight`]).
+    disk_in_flight: Vec<u64>,
 }
 
 impl Usage {
@@ -926,6 +928,7 @@ impl Usage {
                 .map(|d| d.busy_ns + d.state.ahead_ns.round() as u64 + d.state.ssd.die_busy_ns)
                 .collect(),
             disk_done: w.disks.iter().map(|d| d.done).collect(),
+            disk_in_flight: w.disks.iter().map(|d| d.in_flight.ns_at(t)).collect(),
             drive_reads: w.disks.iter().map(|d| d.reads).sum(),
             drive_read_hits: w.disks.iter().map(|d| d.read_hits).sum(),
             ctrl_reads: w.arrays.iter().map(|a| a.cache_reads).sum(),

@@ -1256,6 +1256,72 @@ pub struct Disk {
     /// bytes, and their times from arrival at the drive to completion summed (the kernel's
     /// disk statistics, fio's `Disk stats`).
     pub done: [DoneCount; 2],
+    /// The time it had a command outstanding (the kernel's `io_ticks`, fio's `util`).
+    pub in_flight: InFlight,
+}
+
+/// The time a drive has had at least one command outstanding — from its arrival at the drive
+/// to its completion to the controller or host — as the kernel counts a disk's `io_ticks`,
+/// which fio's `util` divides by the run's time. Unlike [`Disk::busy_ns`] (the media's and
+/// the buffer's service, summed over a flash drive's units), it is full for a drive that
+/// always has a command outstanding, however many of its units are idle, and it leaves out
+/// what a drive does on its own (reading ahead, writing out its write cache).
+///
+/// Commands are counted as they are given to the drive and as they complete, in the order
+/// the simulator handles them, while their times may lie a little ahead (a write waits for
+/// its parity; a buffer hit's completion is known as it arrives): a period runs from the
+/// earliest arrival while commands are outstanding to the latest completion among them, and
+/// a command that arrives before that completion continues the period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InFlight {
+    outstanding: u32,
+    start: u64,
+    end: u64,
+    /// The closed periods' time, ns.
+    closed_ns: u64,
+}
+
+impl InFlight {
+    /// A command arrives at the drive at `t`.
+    #[inline(always)]
+    pub fn arrive(&mut self, t: u64) {
+        if self.outstanding == 0 && t > self.end {
+            self.closed_ns += self.end - self.start;
+            self.start = t;
+            self.end = t;
+        } else if t < self.start {
+            self.start = t;
+        }
+        self.outstanding += 1;
+    }
+
+    /// A command completes at `t`.
+    #[inline(always)]
+    pub fn complete(&mut self, t: u64) {
+        debug_assert!(self.outstanding > 0, "a command completes that never arrived");
+        self.outstanding -= 1;
+        self.end = self.end.max(t);
+    }
+
+    /// The commands outstanding are dropped at `t` (between stonewall groups): the period
+    /// ends there.
+    pub fn drop_at(&mut self, t: u64) {
+        self.closed_ns = self.ns_at(t);
+        self.start = t;
+        self.end = t;
+        self.outstanding = 0;
+    }
+
+    /// The time, ns, with a command outstanding up to `t` (a period still open counts up
+    /// to `t`, one that ends after `t` up to `t` as well).
+    pub fn ns_at(&self, t: u64) -> u64 {
+        let until = if self.outstanding > 0 {
+            t
+        } else {
+            self.end.min(t)
+        };
+        self.closed_ns + until.saturating_sub(self.start)
+    }
 }
 
 /// A drive's completed commands of one direction (see [`Disk::done`]).
@@ -3026,6 +3092,7 @@ impl World {
                         busy_ns: 0,
                         ios: 0,
                         done: [DoneCount::default(); 2],
+                        in_flight: InFlight::default(),
                         wcache: (spec.kind == DeviceKind::Hdd && models[mi].write_cache).then(
                             || WriteCache {
                                 held: DriveQueue::held(a.disk_queue_depth().max(1) as usize),
