@@ -318,7 +318,12 @@ fn load_table(
 ) -> Result<toml::Table, SimError> {
     let mut t: toml::Table = text.parse::<toml::Table>().map_err(|e| {
         let line = e.span().map(|s| line_at(text, s.start)).unwrap_or(1);
-        SimError::usage(format!("{file}:{line}: {}", e.message().trim()))
+        let mut msg = with_key(text, line, e.message().trim());
+        if msg.contains("number too large") {
+            // (TOML's integers are 64-bit signed; the message alone does not say so.)
+            msg.push_str(" (valid: TOML integers are at most 9223372036854775807; each key's own range is smaller)");
+        }
+        SimError::usage(format!("{file}:{line}: {msg}"))
     })?;
     texts.push((file.to_string(), text.to_string()));
     let Some(inc) = t.remove("include") else {

@@ -955,6 +955,14 @@ fn integer_keys_are_range_checked() {
             "max_request_kib",
             &[KIB],
         ),
+        // Past TOML's own integers (64-bit signed): the parser's words, with the key and
+        // what TOML takes.
+        (
+            "cpus = 2",
+            "cpus = 2\nread_ahead_kib = 18446744073709551615",
+            "read_ahead_kib",
+            &["read_ahead_kib: ", "TOML integers are at most 9223372036854775807"],
+        ),
         (
             "cpus = 2",
             "cpus = 2\nread_ahead_kib = 18014398509481984",
