@@ -471,12 +471,12 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
         String::new()
     };
     out += &format!(
-        "{pad}{} {}{layout}{chunk}, {} members, {} bytes ({:.2} GiB)\n",
+        "{pad}{} {}{layout}{chunk}, {} members, {} bytes ({})\n",
         s.uuid,
         s.level,
         s.members,
         s.capacity_bytes,
-        s.capacity_bytes as f64 / (1u64 << 30) as f64
+        binary_size(s.capacity_bytes)
     );
     let mut state = s.state.clone();
     if let Some(why) = &s.cannot_start {
@@ -1688,6 +1688,23 @@ pub fn open_for_scrub(array: &[PathBuf]) -> Result<Arc<Array>, ArrayError> {
     open(array, false)
 }
 
+/// `bytes` in the largest binary unit it fills at least one of, two decimals: `6.00 MiB`,
+/// `1.50 GiB` (a small array's capacity showed as `0.00 GiB`).
+pub fn binary_size(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}
+
 /// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.
 pub fn open(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
     assemble(
@@ -1775,4 +1792,18 @@ pub fn stop_flag() -> &'static AtomicBool {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     });
     &STOP
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::binary_size;
+
+    #[test]
+    fn sizes_show_in_the_largest_unit_they_fill() {
+        assert_eq!(binary_size(512), "512 B");
+        assert_eq!(binary_size(6 << 20), "6.00 MiB");
+        assert_eq!(binary_size(4718592), "4.50 MiB");
+        assert_eq!(binary_size(3 << 29), "1.50 GiB");
+        assert_eq!(binary_size(1 << 40), "1.00 TiB");
+    }
 }

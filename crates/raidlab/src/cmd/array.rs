@@ -304,7 +304,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             // Printed before the array is closed, as always; should both fail, the close is
             // the error reported.
             let printed = crate::stdout::print(&format!(
-                "created {} array {}: {} members{}{}, capacity {} bytes ({:.2} GiB)\n",
+                "created {} array {}: {} members{}{}, capacity {} bytes ({})\n",
                 geo.level,
                 raidlab_array::superblock::uuid_string(&arr.uuid),
                 geo.members,
@@ -319,7 +319,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                     String::new()
                 },
                 arr.capacity(),
-                arr.capacity() as f64 / (1u64 << 30) as f64
+                manage::binary_size(arr.capacity())
             ));
             arr.close().map_err(cli)?;
             printed
