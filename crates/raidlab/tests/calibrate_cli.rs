@@ -273,6 +273,13 @@ fn bad_input_gets_one_line() {
     let small = dir.path().join("small");
     std::fs::write(&small, vec![0u8; 4096]).unwrap();
     let small = small.display().to_string();
+    // A sparse file: its reads would measure memory, not a device.
+    let sparse = dir.path().join("sparse");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    let sparse = sparse.display().to_string();
     let no_lun = format!("{t}#nolun");
     for (args, what) in [
         (vec![missing.as_str()], "No such file"),
@@ -283,6 +290,7 @@ fn bad_input_gets_one_line() {
         (vec!["array:a,b"], "is an array"),
         (vec![no_lun.as_str()], "no LUN 'nolun'"),
         (vec![small.as_str()], "at least 256 MiB"),
+        (vec![sparse.as_str()], "100% of the 268435456 bytes"),
         (vec![t.as_str(), "--size=1q"], "--size 1q"),
         (vec![t.as_str(), "--size=1t"], "larger than"),
         (

@@ -92,6 +92,7 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
             MIN_SIZE >> 20
         )));
     }
+    refuse_holes(&name, size)?;
     let target = Target { name, size };
     let budget = Budget {
         requests: a.probes,
@@ -163,6 +164,28 @@ fn target_size(t: &str) -> Result<(String, u64), CliError> {
             }
         }
     }
+}
+
+/// Refuse a regular file whose probed region is mostly holes: calibrate only reads, reads of
+/// holes never reach the device, and the fit would describe memory (a sparse file probed at
+/// 41876 MB/s and was printed as a flash drive), with the same warning from each probe.
+fn refuse_holes(t: &str, size: u64) -> Result<(), CliError> {
+    let Ok(f) = std::fs::File::open(t) else {
+        return Ok(()); // (not a path: sim: targets have no holes)
+    };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    let holes = raidlab_engine::safety::hole_bytes(&f, 0, size)
+        .map_err(|e| CliError::failed(format!("calibrate: cannot map the holes of {t}: {e}")))?;
+    // (A tenth: the fits take medians and rates over the whole region.)
+    if holes > size / 10 {
+        return Err(CliError::usage(format!(
+            "calibrate: {}% of the {size} bytes of {t} to probe are holes, and calibrate only reads: reads of holes do not reach the device, so the fit would describe memory (valid: a block device, or a file written first, e.g. raidlab run --name=fill --rw=write --bs=1m --filename={t} --size={size})",
+            holes * 100 / size.max(1)
+        )));
+    }
+    Ok(())
 }
 
 fn block_device_size(f: &std::fs::File) -> std::io::Result<u64> {
