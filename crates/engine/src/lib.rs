@@ -47,6 +47,7 @@ pub mod verify;
 pub use error::EngineError;
 pub use exec::punch_hole;
 pub use runner::run_with_clock;
+pub use runner::MAX_BLOCK_TARGET_THREADS;
 
 use raidlab_result::RunResult;
 use raidlab_workload::JobSpec;

@@ -151,6 +151,8 @@ pub fn run_with_clock(
         }
     }
 
+    check_group_threads(specs, &resolved)?;
+
     // Prepare path targets that real I/O will touch: create, lay out, check signatures.
     // (Processes running together take their turns here: see `Coordinator`.)
     if let Some(c) = &opts.coordinator {
@@ -1035,6 +1037,52 @@ fn check_group_buffers(specs: &[JobSpec]) -> Result<(), EngineError> {
             };
             return Err(EngineError::usage(format!(
                 "{which}{jobs} jobs run together (numjobs counted), and their buffers, iodepth × the largest bs each, need {bytes} bytes, more than half of this machine's memory ({half_ram} bytes; valid: fewer jobs, a lower iodepth or smaller blocks)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Most worker threads the in-process targets' jobs of one stonewall group get together.
+/// Each thread maps its own stack, and the kernel's map count (vm.max_map_count, 65530 by
+/// default) runs out near 30 000 of them: 256 jobs at iodepth=1024 on an array panicked
+/// inside thread start-up. 16 jobs at iodepth=1024 ran.
+pub const MAX_BLOCK_TARGET_THREADS: u64 = 16384;
+
+/// Refuse a stonewall group whose jobs on in-process targets (arrays) would start more than
+/// [`MAX_BLOCK_TARGET_THREADS`] worker threads between them (one per request in flight, a
+/// job each at depth 1 running inline), before any target is laid out.
+fn check_group_threads(
+    specs: &[JobSpec],
+    resolved: &HashMap<String, Resolved>,
+) -> Result<(), EngineError> {
+    let groups = raidlab_workload::job_groups(specs);
+    let mut threads: Vec<(u64, u64)> = Vec::new(); // (threads, jobs) per group
+    for inst in JobInstance::expand(specs) {
+        let s = &specs[inst.spec_index];
+        let on_block = inst
+            .files
+            .iter()
+            .any(|&f| matches!(resolved.get(&s.filenames[f]), Some(Resolved::Block(..))));
+        if !on_block || s.ioengine == IoEngine::Null || s.iodepth <= 1 {
+            continue;
+        }
+        let g = groups[inst.spec_index].0;
+        if threads.len() <= g {
+            threads.resize(g + 1, (0, 0));
+        }
+        threads[g].0 += u64::from(s.iodepth);
+        threads[g].1 += 1;
+    }
+    for (g, &(n, jobs)) in threads.iter().enumerate() {
+        if n > MAX_BLOCK_TARGET_THREADS {
+            let which = if threads.len() == 1 {
+                String::new()
+            } else {
+                format!("stonewall group {g}: ")
+            };
+            return Err(EngineError::usage(format!(
+                "{which}{jobs} jobs on in-process targets (arrays) run together (numjobs counted) with {n} requests in flight, one thread each (valid: up to {MAX_BLOCK_TARGET_THREADS} in all: fewer jobs or a lower iodepth)"
             )));
         }
     }

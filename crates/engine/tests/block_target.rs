@@ -263,6 +263,29 @@ fn impossible_depths_and_buffers_are_usage_errors() {
         e.is_usage() && e.to_string().contains("half of this machine's memory"),
         "{e}"
     );
+    // One thread a request in flight, over every job running together: 17 jobs at the
+    // one-job limit start more threads than the kernel maps stacks for (they panicked in
+    // thread start-up); refused before any starts.
+    let mut s = spec(&[
+        ("rw", "read"),
+        ("bs", "4k"),
+        ("iodepth", "1024"),
+        ("numjobs", "17"),
+    ]);
+    s.filenames = vec!["mem".into()];
+    let e = run_block(&[s], dev.clone(), &RunOptions::default()).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        e.is_usage()
+            && m.contains("17 jobs on in-process targets")
+            && m.contains("17408 requests in flight")
+            && m.contains(&format!(
+                "up to {}",
+                raidlab_engine::MAX_BLOCK_TARGET_THREADS
+            )),
+        "{m}"
+    );
+    assert!(dev.log.lock().unwrap().is_empty(), "a refused run did I/O");
 }
 
 /// Jobs that run together hold their buffers together: copies of a job (numjobs) each within
