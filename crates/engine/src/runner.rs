@@ -1532,14 +1532,17 @@ fn not_run(setup: &JobSetup) -> JobResult {
 
 /// fio's `exec_prerun` / `exec_postrun` (`what`): the command through `sh -c` in the
 /// working folder, its output and errors in `JOB.prerun.txt` / `JOB.postrun.txt`, as fio
-/// saves them. A command that cannot start or exits nonzero is the error returned (fio skips
+/// saves them ([`JobSpec::exec_output`]), marked as raidlab's. A command that cannot start or exits nonzero is the error returned (fio skips
 /// the job silently; raidlab says why it did not run).
 fn exec_hook(spec: &JobSpec, what: &str, command: Option<&str>) -> Result<(), String> {
     let Some(cmd) = command else { return Ok(()) };
-    let out = format!("{}.{what}.txt", spec.name);
+    let out = spec.exec_output(what);
     let (file, err) = std::fs::File::create(&out)
         .and_then(|f| Ok((f.try_clone()?, f)))
         .map_err(|e| format!("exec_{what}: cannot write its output to {out}: {e}"))?;
+    // raidlab's own output from now on, as its logs are: the next run may replace it without
+    // --force (the run refused it before starting if it held data raidlab did not write).
+    crate::safety::mark_scratch(&file);
     let status = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)

@@ -1347,6 +1347,53 @@ fn exec_prerun_and_postrun_run_around_the_job() {
     );
 }
 
+/// The files exec_prerun and exec_postrun write are held to the rule of every other output:
+/// one holding data raidlab did not write is refused before the job or the command runs,
+/// `--force` replaces it, and what raidlab wrote there is its own to replace next time.
+#[test]
+fn exec_outputs_do_not_replace_data() {
+    let d = scratch("raidlab-exec-force-");
+    let path = |f: &str| d.path().join(f);
+    let run = |name: &str, hook: &str, force: bool| {
+        let mut args = vec![
+            format!("--name={name}"),
+            "--filename=f1".to_string(),
+            "--rw=read".to_string(),
+            "--bs=4k".to_string(),
+            "--size=64k".to_string(),
+            format!("--{hook}=touch ran; echo hi"),
+        ];
+        if force {
+            args.push("--force".to_string());
+        }
+        raidlab_in(d.path(), &args)
+    };
+    for (name, hook, file) in [
+        ("a", "exec_prerun", "a.prerun.txt"),
+        ("b", "exec_postrun", "b.postrun.txt"),
+    ] {
+        std::fs::write(path(file), "precious\n").unwrap();
+        let err = assert_usage_error(&run(name, hook, false), hook);
+        assert!(
+            err.contains(&format!(
+                "{hook} output {file}: it holds 9 bytes raidlab did not write (use --force"
+            )),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(path(file)).unwrap(), "precious\n");
+        // (Refused before anything ran: no file laid out, no command run.)
+        assert!(!path("f1").exists() && !path("ran").exists(), "{hook}");
+
+        assert_ok(&run(name, hook, true), "forced");
+        assert_eq!(std::fs::read_to_string(path(file)).unwrap(), "hi\n");
+        std::fs::remove_file(path("ran")).unwrap();
+        assert_ok(&run(name, hook, false), "raidlab's own output again");
+        assert!(path("ran").exists(), "{hook} ran again");
+        std::fs::remove_file(path("ran")).unwrap();
+        std::fs::remove_file(path("f1")).unwrap();
+    }
+}
+
 /// fio's create_only: the job's file is laid out and nothing else runs; a later job reads it as raidlab's own; a simulated job refuses it.
 #[test]
 fn create_only_lays_out_and_runs_nothing() {

@@ -3529,6 +3529,13 @@ impl JobSpec {
         }
     }
 
+    /// The file the job's `exec_prerun` / `exec_postrun` command (`what`: `prerun` /
+    /// `postrun`) writes its output to: `JOB.WHAT.txt` in the working folder, as fio names it.
+    /// The one place the name is made, so the check before a run and the hook agree on it.
+    pub fn exec_output(&self, what: &str) -> String {
+        format!("{}.{what}.txt", self.name)
+    }
+
     /// Whether the job flushes what it wrote as it ends, inside its runtime: `end_fsync`, or
     /// `fsync_on_close` (fio closes a job's files as it ends; both flush once there, and a
     /// file flushed by one is clean for the other: one flush, as fio's strace shows).

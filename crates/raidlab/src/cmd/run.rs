@@ -1974,7 +1974,8 @@ pub fn log_paths(specs: &[JobSpec]) -> Vec<PathBuf> {
 }
 
 /// Refuse, in one line, a log file `jobs` would write in a folder that does not exist, or
-/// over a file raidlab did not write (unless `force`), or over a job's target.
+/// over a file raidlab did not write (unless `force`), or over a job's target; and so the
+/// files their exec_prerun / exec_postrun commands write.
 pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
     // An I/O log is one job's (fio interleaves several jobs' lines in one file).
     let instances = raidlab_workload::JobInstance::expand(jobs);
@@ -1999,8 +2000,26 @@ pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
                 dir.display()
             )));
         }
-        check_output(&path, jobs, force)
-            .map_err(|e| CliError::usage(e.message.replacen("--output", "log file", 1)))?;
+        check_written(&path, "log file", "the results", jobs, force)?;
+    }
+    // The files exec_prerun / exec_postrun write the command's output to follow the same
+    // rule, checked here so a refusal comes before any job or command runs.
+    for s in jobs {
+        for (opt, what, cmd) in [
+            ("exec_prerun", "prerun", &s.exec_prerun),
+            ("exec_postrun", "postrun", &s.exec_postrun),
+        ] {
+            if cmd.is_some() {
+                let path = PathBuf::from(s.exec_output(what));
+                check_written(
+                    &path,
+                    &format!("{opt} output"),
+                    "the command's output",
+                    jobs,
+                    force,
+                )?;
+            }
+        }
     }
     Ok(())
 }
@@ -2153,6 +2172,20 @@ pub(crate) fn progress_default() -> bool {
 /// regular file holding raidlab's results or nothing; a file holding other data needs
 /// `--force`, and a job's own target or a block device is never replaced by the results.
 fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
+    check_written(path, "--output", "the results", jobs, force)
+}
+
+/// The rule of [`check_output`] for any file a run writes (its results, its logs, its hooks'
+/// output): `what` names the file's kind in the message (`--output`, `log file`, …) and
+/// `with` what would replace it (`the results`, …). Raidlab's own files carry its scratch
+/// mark; that mark, not the name, is what lets a run write over one without `--force`.
+fn check_written(
+    path: &Path,
+    what: &str,
+    with: &str,
+    jobs: &[JobSpec],
+    force: bool,
+) -> Result<(), CliError> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let Ok(meta) = std::fs::metadata(path) else {
         return Ok(()); // created (or refused with the open error) below
@@ -2164,7 +2197,7 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
     }
     if !ft.is_file() {
         return Err(CliError::usage(format!(
-            "--output {shown}: not a regular file (valid: a file path, or /dev/stdout)"
+            "{what} {shown}: not a regular file (valid: a file path, or /dev/stdout)"
         )));
     }
     for j in jobs {
@@ -2179,7 +2212,7 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
         for f in files {
             if std::fs::metadata(&f).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
                 return Err(CliError::usage(format!(
-                    "--output {shown} is job '{}''s target {f}: the results would replace the data being measured (valid: another file)",
+                    "{what} {shown} is job '{}''s target {f}: {with} would replace the data being measured (valid: another file)",
                     j.name
                 )));
             }
@@ -2189,18 +2222,18 @@ fn check_output(path: &Path, jobs: &[JobSpec], force: bool) -> Result<(), CliErr
         return Ok(());
     }
     let file = std::fs::File::open(path)
-        .map_err(|e| CliError::usage(format!("--output {shown}: cannot open: {e}")))?;
+        .map_err(|e| CliError::usage(format!("{what} {shown}: cannot open: {e}")))?;
     if raidlab_engine::safety::is_scratch(&file) {
         return Ok(());
     }
-    if let Ok(Some(what)) = raidlab_engine::safety::find_signature(path) {
+    if let Ok(Some(found)) = raidlab_engine::safety::find_signature(path) {
         return Err(CliError::usage(format!(
-            "--output {shown}: {what} found there (use --force to replace it with the results)"
+            "{what} {shown}: {found} found there (use --force to replace it with {with})"
         )));
     }
     if raidlab_engine::safety::holds_data(&file).unwrap_or(true) {
         return Err(CliError::usage(format!(
-            "--output {shown}: it holds {} bytes raidlab did not write (use --force to replace it with the results)",
+            "{what} {shown}: it holds {} bytes raidlab did not write (use --force to replace it with {with})",
             meta.len()
         )));
     }
