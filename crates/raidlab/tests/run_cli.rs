@@ -22,6 +22,12 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             "--rw=sideways: 'sideways' is not an I/O pattern (valid: read,",
         ),
         (vec![&file_opt, "--iodepth=0"], "--iodepth=0:"),
+        // (A list of sizes or rates with none in it, as fio refuses it: not the default.)
+        (
+            vec![&file_opt, "--bs="],
+            "--bs=: empty value (valid: one to three sizes, for reads, writes and trims, e.g. 4k,64k)",
+        ),
+        (vec![&file_opt, "--rate=,"], "--rate=,: ',' gives no values, only commas"),
         (vec![&file_opt, "--iodepth"], "--iodepth: needs a value"),
         (vec!["--frobnicate=3"], "unknown option 'frobnicate'"),
         (

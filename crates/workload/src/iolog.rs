@@ -40,18 +40,25 @@ pub struct ReplaySkip {
 }
 
 impl ReplaySkip {
-    /// fio's `replay_skip`: a comma-separated list of read, write, trim, sync.
+    /// fio's `replay_skip`: a comma-separated list of read, write, trim, sync. An empty
+    /// value or an empty part (`read,`) is refused, as fio refuses it.
     pub fn parse(text: &str) -> Result<ReplaySkip, String> {
+        const VALID: &str = "valid: read, write, trim, sync, comma-separated";
         let mut s = ReplaySkip::default();
-        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(format!("empty value ({VALID})"));
+        }
+        for part in text.split(',').map(str::trim) {
             match part {
+                "" => return Err(format!("'{text}' has an empty part ({VALID})")),
                 "read" => s.read = true,
                 "write" => s.write = true,
                 "trim" => s.trim = true,
                 "sync" => s.sync = true,
                 other => {
                     return Err(format!(
-                        "'{other}' is not a kind of request to skip (valid: read, write, trim, sync, comma-separated)"
+                        "'{other}' is not a kind of request to skip ({VALID})"
                     ))
                 }
             }
@@ -1047,5 +1054,16 @@ mod tests {
         assert!(ReplaySkip::parse("writes")
             .unwrap_err()
             .contains("valid: read, write, trim, sync"));
+        // (fio 3.33: "Unknown skip type: " for an empty value or part, `read,` too.)
+        for (v, want) in [
+            ("", "empty value (valid: read, write"),
+            (" ", "empty value (valid: read, write"),
+            ("read,", "'read,' has an empty part (valid: read, write"),
+            (",trim", "',trim' has an empty part"),
+            ("read,,sync", "'read,,sync' has an empty part"),
+        ] {
+            let e = ReplaySkip::parse(v).unwrap_err();
+            assert!(e.starts_with(want), "{v:?}: {e}");
+        }
     }
 }

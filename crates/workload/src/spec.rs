@@ -2217,7 +2217,9 @@ fn errno_named(name: &str) -> Result<i32, String> {
 
 /// fio's per-direction values, `R,W,T` (reads', writes', and trims' or verify's): the
 /// comma-separated parts, trimmed; more than three is refused, saying they are `what` and
-/// what `valid` ones are for.
+/// what `valid` ones are for. An empty part is fio's too (`bs=64k,` sets the reads' size
+/// alone), but a value with no part at all (`bs=`, `bs=,`) says nothing: fio refuses it,
+/// and so does raidlab rather than run with the default as if it had been asked for.
 fn three_parts<'a>(value: &'a str, what: &str, valid: &str) -> Result<Vec<&'a str>, String> {
     let parts: Vec<&str> = value.split(',').map(str::trim).collect();
     if parts.len() > 3 {
@@ -2225,6 +2227,14 @@ fn three_parts<'a>(value: &'a str, what: &str, valid: &str) -> Result<Vec<&'a st
             "'{value}' has {} {what} (valid: at most three, {valid})",
             parts.len()
         ));
+    }
+    if parts.iter().all(|p| p.is_empty()) {
+        let value = value.trim();
+        return Err(if value.is_empty() {
+            format!("empty value (valid: one to three {what}, {valid})")
+        } else {
+            format!("'{value}' gives no {what}, only commas (valid: one to three {what}, {valid})")
+        });
     }
     Ok(parts)
 }
@@ -2889,7 +2899,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "bs" | "blocksize" => {
             // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
             // trims', unless a third is given); an empty one is the default, 4k (`bs=64k,`
-            // writes 4 KiB blocks, as in fio).
+            // writes 4 KiB blocks, as in fio); none at all (`bs=`, `bs=,`) is refused.
             let parts = three_parts(value, "sizes", "for reads, writes and trims, e.g. 4k,64k").map_err(err)?;
             let size = |p: &str| -> Result<u64, SpecError> {
                 if p.is_empty() {
@@ -2918,16 +2928,25 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "bssplit" => {
             // fio's `R[,W[,T]]`: a second list is the writes' (and trims', unless a third
-            // is given).
-            let parts = three_parts(value, "lists", "for reads, writes and trims").map_err(err)?;
-            let read = BsDist::parse_split(parts[0], spec.kb_base).map_err(err)?;
+            // is given). An empty list leaves its direction's sizes as they are (`bs`'s,
+            // or the default): fio 3.33 with bs=16k,32k and bssplit=4k/50:8k/50, writes
+            // 32 KiB blocks. A trailing empty list stops there: `A,` leaves the trims' too.
+            let parts = three_parts(value, "lists", "for reads, writes and trims, e.g. 4k/50:64k/50,16k").map_err(err)?;
+            let split = |p: &str, kept: &BsDist| -> Result<BsDist, SpecError> {
+                if p.is_empty() {
+                    return Ok(kept.clone());
+                }
+                BsDist::parse_split(p, spec.kb_base).map_err(err)
+            };
+            let read = split(parts[0], &spec.bs.read)?;
             let write = match parts.get(1) {
-                Some(w) => BsDist::parse_split(w, spec.kb_base).map_err(err)?,
+                Some(w) => split(w, &spec.bs.write)?,
                 None => read.clone(),
             };
-            let trim = match parts.get(2) {
-                Some(t) => BsDist::parse_split(t, spec.kb_base).map_err(err)?,
-                None => write.clone(),
+            let trim = match (parts.get(2), parts.get(1)) {
+                (Some(t), _) => split(t, &spec.bs.trim)?,
+                (None, Some(w)) if w.is_empty() => spec.bs.trim.clone(),
+                (None, _) => write.clone(),
             };
             spec.bs = BlockSizes { read, write, trim };
         }
@@ -3224,6 +3243,12 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                     list.push(errno_named(name).map_err(err)?);
                 }
             }
+            // (`:` alone names no error either: a value that names none says nothing.)
+            if lists.iter().all(Vec::is_empty) {
+                return Err(err(format!(
+                    "'{value}' names no error (valid: errors for reads, writes and verify, e.g. EIO:ENOSPC,ENOSPC)"
+                )));
+            }
             spec.on_error.ignore_error = lists;
         }
         "group_reporting" => spec.group_reporting = parse_switch(value).map_err(err)?,
@@ -3285,13 +3310,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 )))
             }
         },
-        "rate" => spec.pace.rate = per_direction(value, parse_size).map_err(err)?,
-        "rate_iops" => spec.pace.rate_iops = per_direction(value, parse_count).map_err(err)?,
+        "rate" => spec.pace.rate = per_direction(value, "1m,500k", parse_size).map_err(err)?,
+        "rate_iops" => {
+            spec.pace.rate_iops = per_direction(value, "1000,500", parse_count).map_err(err)?
+        }
         "rate_min" | "ratemin" => {
-            spec.pace.rate_min = per_direction(value, parse_size).map_err(err)?
+            spec.pace.rate_min = per_direction(value, "1m,500k", parse_size).map_err(err)?
         }
         "rate_iops_min" => {
-            spec.pace.rate_iops_min = per_direction(value, parse_count).map_err(err)?
+            spec.pace.rate_iops_min = per_direction(value, "1000,500", parse_count).map_err(err)?
         }
         "rate_process" => {
             spec.pace.rate_process = match value {
@@ -3488,20 +3515,20 @@ fn parse_time(text: &str, bare_ns: u64) -> Result<u64, String> {
 
 /// fio's `read,write[,trim]` form of a per-direction value: one value sets all three, a
 /// second the writes' and trims', a third the trims'; an empty one leaves that direction
-/// unset (0).
+/// unset (0), and a value with none ([`three_parts`]) is refused. `example` shows a valid
+/// value in the message.
 fn per_direction(
     value: &str,
+    example: &str,
     parse: impl Fn(&str) -> Result<u64, String>,
 ) -> Result<[u64; 3], String> {
-    let parts: Vec<&str> = value.split(',').collect();
-    if parts.len() > 3 {
-        return Err(format!(
-            "'{value}' has {} values (valid: at most three, READ,WRITE,TRIM)",
-            parts.len()
-        ));
-    }
+    let parts = three_parts(
+        value,
+        "values",
+        &format!("for reads, writes and trims, e.g. {example}"),
+    )?;
     let one = |p: &str| {
-        if p.trim().is_empty() {
+        if p.is_empty() {
             Ok(0)
         } else {
             parse(p)
@@ -5004,6 +5031,88 @@ mod tests {
         assert!(e.message.contains("valid: at most three"), "{e}");
         let e = apply_option(&mut s, "bs", Some("4k,8k,0")).unwrap_err();
         assert!(e.message.contains("at least 1 byte"), "{e}");
+    }
+
+    /// A list option given no part at all (`bs=`, `bs=,`, `rate=,,`) is refused in one line,
+    /// as fio 3.33 refuses it (fio: failed parsing bs=,); raidlab ran such a job with the
+    /// default as if it had been asked for. One empty part among given ones stays fio's form.
+    #[test]
+    fn list_options_refuse_a_value_with_no_part() {
+        let opts = [
+            ("bs", "64k,"),
+            ("blocksize", ",64k"),
+            ("bsrange", "4k-8k,"),
+            ("blocksize_range", ",4k-8k"),
+            ("bssplit", "4k/50:8k/50,"),
+            ("percentage_random", "50,"),
+            ("rate", "1m,"),
+            ("rate_min", ",1m"),
+            ("ratemin", "1m,,1m"),
+            ("rate_iops", ",100"),
+            ("rate_iops_min", "100,"),
+            ("ignore_error", ",EIO"),
+        ];
+        for (k, with_one_empty) in opts {
+            apply_option(&mut JobSpec::default(), k, Some(with_one_empty))
+                .unwrap_or_else(|e| panic!("{k}={with_one_empty}: {e}"));
+            for (v, want) in [
+                ("", "empty value (valid: one to three "),
+                (" ", "empty value (valid: one to three "),
+                (",", "',' gives no "),
+                (",,", "',,' gives no "),
+                (" , ", "',' gives no "),
+            ] {
+                let e = apply_option(&mut JobSpec::default(), k, Some(v))
+                    .expect_err(&format!("{k}={v:?} is refused"))
+                    .message;
+                assert!(
+                    e.starts_with(&format!("option '{k}': {want}")) && !e.contains('\n'),
+                    "{k}={v:?}: {e}"
+                );
+                assert!(e.contains("for reads, writes and "), "{k}={v:?}: {e}");
+            }
+        }
+        // (Nor does a list of errors with no error in it say anything.)
+        let e = apply_option(&mut JobSpec::default(), "ignore_error", Some(":")).unwrap_err();
+        assert!(e.message.contains("':' names no error"), "{e}");
+        // (A refused value leaves the one the job had.)
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "rate", Some("1m")).unwrap();
+        assert!(apply_option(&mut s, "rate", Some(",")).is_err());
+        assert_eq!(s.pace.rate, [1 << 20; 3]);
+    }
+
+    /// fio 3.33's bssplit with an empty list: that direction keeps the sizes it has (with
+    /// bs=16k,32k and bssplit=4k/50:8k/50, fio writes 32 KiB blocks); raidlab refused it
+    /// with "bssplit weights in '' add up to 0%".
+    #[test]
+    fn bssplit_leaves_a_direction_with_an_empty_list_as_it_is() {
+        let split = BsDist::parse_split("4k/50:8k/50", 1024).unwrap();
+        let with = |v: &str| {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "bs", Some("16k,32k,64k")).unwrap();
+            apply_option(&mut s, "bssplit", Some(v)).unwrap();
+            (s.bs.read, s.bs.write, s.bs.trim)
+        };
+        let (k16, k32, k64) = (
+            BsDist::fixed(16384),
+            BsDist::fixed(32768),
+            BsDist::fixed(65536),
+        );
+        assert_eq!(
+            with("4k/50:8k/50,"),
+            (split.clone(), k32.clone(), k64.clone())
+        );
+        assert_eq!(
+            with(",4k/50:8k/50"),
+            (k16.clone(), split.clone(), split.clone())
+        );
+        assert_eq!(
+            with("4k/50:8k/50,,4k/50:8k/50"),
+            (split.clone(), k32.clone(), split.clone())
+        );
+        assert_eq!(with(",,4k/50:8k/50"), (k16, k32, split.clone()));
+        assert_eq!(with("4k/50:8k/50"), (split.clone(), split.clone(), split));
     }
 
     /// fio's forms and units: `rate=1m,500k` reads then writes, `rate=,500k` writes only,
