@@ -923,10 +923,9 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 if error.is_none() {
                     errno = libc::ETIMEDOUT;
                 }
-                error.get_or_insert(format!(
-                    "latency of {} usec exceeds specified max ({} usec)",
-                    (now - s.ready) / 1000,
-                    setup.max_latency_ns / 1000
+                error.get_or_insert(raidlab_workload::max_latency_exceeded(
+                    now - s.ready,
+                    setup.max_latency_ns,
                 ));
             }
             if let Some(v) = &verify {
@@ -1894,15 +1893,19 @@ mod tests {
     }
 
     /// fio's max_latency: the first request whose total latency exceeds it ends the job with
-    /// ETIMEDOUT and fio's words; a bound none reaches changes nothing.
+    /// ETIMEDOUT and fio 3.33's words (in nsec); a bound none reaches changes nothing.
     #[test]
     fn max_latency_ends_the_job_with_etimedout() {
         // (The stepping clock moves 1 µs a reading: a request takes several.)
         let (_, r) = run_with(&[("max_latency", "1")]);
         assert_eq!(r.errno, libc::ETIMEDOUT);
         let e = r.error.unwrap();
-        assert!(e.contains("exceeds specified max (1 usec)"), "{e}");
+        assert!(e.contains("exceeds specified max (1000 nsec)"), "{e}");
         assert!(r.read.total_ios < 64);
+        // A limit under a microsecond is said as given, not rounded to 0.
+        let (_, r) = run_with(&[("max_latency", "1ns")]);
+        let e = r.error.unwrap();
+        assert!(e.contains("exceeds specified max (1 nsec)"), "{e}");
         let (_, r) = run_with(&[("max_latency", "10s")]);
         assert_eq!((r.error, r.read.total_ios), (None, 64));
     }

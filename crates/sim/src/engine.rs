@@ -417,10 +417,9 @@ impl JobRt {
     #[inline(never)]
     fn past_max_latency(&mut self, lat: u64) {
         if self.error.is_none() {
-            self.error = Some(format!(
-                "latency of {} usec exceeds specified max ({} usec)",
-                lat / 1000,
-                self.max_latency_ns / 1000
+            self.error = Some(raidlab_workload::max_latency_exceeded(
+                lat,
+                self.max_latency_ns,
             ));
             self.errno = libc::ETIMEDOUT;
         }

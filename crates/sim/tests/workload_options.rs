@@ -390,7 +390,7 @@ fn max_latency_ends_a_simulated_job_with_etimedout() {
         j.error
             .as_deref()
             .unwrap()
-            .contains("exceeds specified max (1000 usec)"),
+            .contains("exceeds specified max (1000000 nsec)"),
         "{:?}",
         j.error
     );

@@ -48,6 +48,13 @@ impl Default for LatencyTarget {
     }
 }
 
+/// The error a request past `max_latency` ends its job with, in fio 3.33's words and unit:
+/// both latencies in nsec, so a limit under a microsecond (`max_latency=1ns`) is not shown
+/// as 0. The real engine and the simulator both say it so.
+pub fn max_latency_exceeded(lat_ns: u64, max_ns: u64) -> String {
+    format!("latency of {lat_ns} nsec exceeds specified max ({max_ns} nsec)")
+}
+
 impl LatencyTarget {
     pub fn is_default(&self) -> bool {
         *self == LatencyTarget::default()
@@ -245,6 +252,20 @@ impl DepthSearch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fio 3.33's words for a request past max_latency, each latency to the nanosecond:
+    /// a limit of 1 ns was shown as "(0 usec)".
+    #[test]
+    fn max_latency_error_keeps_a_limit_under_a_microsecond() {
+        assert_eq!(
+            max_latency_exceeded(72_345, 1),
+            "latency of 72345 nsec exceeds specified max (1 nsec)"
+        );
+        assert_eq!(
+            max_latency_exceeded(2_000_500, 1_000_000),
+            "latency of 2000500 nsec exceeds specified max (1000000 nsec)"
+        );
+    }
 
     fn opts(target_us: u64, window_ms: u64, percentile: f64) -> LatencyTarget {
         LatencyTarget {

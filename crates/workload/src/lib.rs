@@ -33,7 +33,7 @@ pub use iolog::{ReplayOptions, ReplaySkip, Trace, TraceIo};
 pub use jobfile::{
     expand_vars, fio_notes, iec_note, parse_job_file, parse_job_text, read_job_file,
 };
-pub use latency::{DepthSearch, DepthStep, LatencyTarget};
+pub use latency::{max_latency_exceeded, DepthSearch, DepthStep, LatencyTarget};
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
     apply_directories, apply_option, check_reported, exit_scope, for_rank, job_groups,
