@@ -116,6 +116,38 @@ impl fmt::Display for RwMode {
     }
 }
 
+/// The block sizes fio's `R[,W[,T]]` gives (`bs`, `bsrange`), each part read by `each`: a part
+/// not ended by a comma applies to the directions after it too (`8k` is every direction's,
+/// `,8k` the writes' and trims'); an empty part leaves its direction as `prev` has it (fio
+/// sets nothing there, so a `[global]` value or the default stays: `8k,32k,` leaves trims).
+fn block_sizes_of(
+    parts: &[&str],
+    prev: &BlockSizes,
+    each: impl Fn(&str) -> Result<BsDist, SpecError>,
+) -> Result<BlockSizes, SpecError> {
+    let given = |i: usize| parts.get(i).filter(|p| !p.is_empty());
+    let read = match given(0) {
+        Some(p) => each(p)?,
+        None => prev.read.clone(),
+    };
+    let write = match (parts.get(1), given(1)) {
+        (None, _) => read.clone(),
+        (Some(_), Some(p)) => each(p)?,
+        (Some(_), None) => prev.write.clone(),
+    };
+    let trim = match (parts.get(2), given(2)) {
+        (Some(_), Some(p)) => each(p)?,
+        (Some(_), None) => prev.trim.clone(),
+        // (No third part: the second's, if it was given, runs on; else the first's.)
+        (None, _) => match (parts.get(1), given(1)) {
+            (None, _) => read.clone(),
+            (Some(_), Some(_)) => write.clone(),
+            (Some(_), None) => prev.trim.clone(),
+        },
+    };
+    Ok(BlockSizes { read, write, trim })
+}
+
 /// How block sizes are drawn for one direction: fixed, fio's `bssplit` weights, or fio's
 /// `bsrange`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -2898,33 +2930,18 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "bs" | "blocksize" => {
             // fio's `bs=R,W,T`: one size is every direction's, a second the writes' (and
-            // trims', unless a third is given); an empty one is the default, 4k (`bs=64k,`
-            // writes 4 KiB blocks, as in fio); none at all (`bs=`, `bs=,`) is refused.
+            // trims', unless a third is given); an empty one leaves that direction as it was
+            // (`bs=64k,` after a [global] bs=16k writes 16 KiB blocks, as fio does; with
+            // nothing before, the default 4 KiB); none at all (`bs=`, `bs=,`) is refused.
             let parts = three_parts(value, "sizes", "for reads, writes and trims, e.g. 4k,64k").map_err(err)?;
-            let size = |p: &str| -> Result<u64, SpecError> {
-                if p.is_empty() {
-                    return Ok(4096);
-                }
+            let size = |p: &str| -> Result<BsDist, SpecError> {
                 let b = parse_size(p).map_err(err)?;
                 if b == 0 {
                     return Err(err("block size must be at least 1 byte".into()));
                 }
-                Ok(b)
+                Ok(BsDist::fixed(b))
             };
-            let rb = size(parts[0])?;
-            let wb = match parts.get(1) {
-                Some(w) => size(w)?,
-                None => rb,
-            };
-            let tb = match parts.get(2) {
-                Some(t) => size(t)?,
-                None => wb,
-            };
-            spec.bs = BlockSizes {
-                read: BsDist::fixed(rb),
-                write: BsDist::fixed(wb),
-                trim: BsDist::fixed(tb),
-            };
+            spec.bs = block_sizes_of(&parts, &spec.bs, size)?;
         }
         "bssplit" => {
             // fio's `R[,W[,T]]`: a second list is the writes' (and trims', unless a third
@@ -3140,9 +3157,6 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             // fio's `MIN-MAX[,MIN-MAX[,MIN-MAX]]`: reads', writes', trims' ranges as `bs`.
             let parts = three_parts(value, "ranges", "for reads, writes and trims, e.g. 4k-16k").map_err(err)?;
             let range = |p: &str| -> Result<BsDist, SpecError> {
-                if p.is_empty() {
-                    return Ok(BsDist::fixed(4096));
-                }
                 let (lo, hi) = p.split_once('-').unwrap_or((p, p));
                 let lo = parse_size(lo).map_err(err)?;
                 let hi = parse_size(hi).map_err(err)?;
@@ -3156,16 +3170,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 }
                 Ok(BsDist::range(lo, hi))
             };
-            let read = range(parts[0])?;
-            let write = match parts.get(1) {
-                Some(w) => range(w)?,
-                None => read.clone(),
-            };
-            let trim = match parts.get(2) {
-                Some(t) => range(t)?,
-                None => write.clone(),
-            };
-            spec.bs = BlockSizes { read, write, trim };
+            spec.bs = block_sizes_of(&parts, &spec.bs, range)?;
         }
         "bs_unaligned" | "blocksize_unaligned" => {
             spec.bs_unaligned = parse_switch(value).map_err(err)?
@@ -4375,6 +4380,35 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// fio's `R,W,T` block sizes: a part not ended by a comma runs on to the directions after
+    /// it; an empty part leaves its direction as it was (a [global] value, or the default),
+    /// as fio 3.33 does (global bs=16k, job bs=64k, writes 16 KiB blocks).
+    #[test]
+    fn an_empty_block_size_part_leaves_its_direction_as_it_was() {
+        let sizes = |s: &JobSpec| (s.bs.read.min(), s.bs.write.min(), s.bs.trim.min());
+        let after = |first: &str, then: &str| {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "bs", Some(first)).unwrap();
+            apply_option(&mut s, "bs", Some(then)).unwrap();
+            sizes(&s)
+        };
+        const K: u64 = 1024;
+        assert_eq!(after("16k", "64k,"), (64 * K, 16 * K, 16 * K));
+        assert_eq!(after("16k", ",8k"), (16 * K, 8 * K, 8 * K));
+        assert_eq!(after("16k", ",8k,"), (16 * K, 8 * K, 16 * K));
+        assert_eq!(after("16k", "8k,32k,"), (8 * K, 32 * K, 16 * K));
+        assert_eq!(after("16k", "8k"), (8 * K, 8 * K, 8 * K));
+        // With nothing before, the default: 4 KiB.
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "bs", Some("64k,")).unwrap();
+        assert_eq!(sizes(&s), (64 * K, 4 * K, 4 * K));
+        // bsrange alike.
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "bs", Some("16k")).unwrap();
+        apply_option(&mut s, "bsrange", Some("4k-8k,")).unwrap();
+        assert_eq!((s.bs.read.max(), s.bs.write.max()), (8 * K, 16 * K));
     }
 
     /// fio's kb_base: sizes given after `kb_base=1000` read k, m, … as powers of 10 and
