@@ -116,35 +116,48 @@ impl fmt::Display for RwMode {
     }
 }
 
-/// The block sizes fio's `R[,W[,T]]` gives (`bs`, `bsrange`), each part read by `each`: a part
-/// not ended by a comma applies to the directions after it too (`8k` is every direction's,
-/// `,8k` the writes' and trims'); an empty part leaves its direction as `prev` has it (fio
-/// sets nothing there, so a `[global]` value or the default stays: `8k,32k,` leaves trims).
+/// What fio's `R[,W[,T]]` form of a per-direction option gives (`bs`, `bsrange`,
+/// `percentage_random`, the `rate` options), each part read by `each`: a part not ended by a
+/// comma applies to the directions after it too (`8k` is every direction's, `,8k` the
+/// writes' and trims'); an empty part leaves its direction as `prev` has it (fio sets nothing
+/// there, so a `[global]` value or the default stays: `8k,32k,` leaves trims).
+fn by_direction<T: Clone, E>(
+    parts: &[&str],
+    prev: [T; 3],
+    each: impl Fn(&str) -> Result<T, E>,
+) -> Result<[T; 3], E> {
+    let given = |i: usize| parts.get(i).filter(|p| !p.is_empty());
+    let [prev_r, prev_w, prev_t] = prev;
+    let read = match given(0) {
+        Some(p) => each(p)?,
+        None => prev_r,
+    };
+    let write = match (parts.get(1), given(1)) {
+        (None, _) => read.clone(),
+        (Some(_), Some(p)) => each(p)?,
+        (Some(_), None) => prev_w,
+    };
+    let trim = match (parts.get(2), given(2)) {
+        (Some(_), Some(p)) => each(p)?,
+        (Some(_), None) => prev_t,
+        // (No third part: the second's, if it was given, runs on; else the first's.)
+        (None, _) => match (parts.get(1), given(1)) {
+            (None, _) => read.clone(),
+            (Some(_), Some(_)) => write.clone(),
+            (Some(_), None) => prev_t,
+        },
+    };
+    Ok([read, write, trim])
+}
+
+/// [`by_direction`] for block sizes.
 fn block_sizes_of(
     parts: &[&str],
     prev: &BlockSizes,
     each: impl Fn(&str) -> Result<BsDist, SpecError>,
 ) -> Result<BlockSizes, SpecError> {
-    let given = |i: usize| parts.get(i).filter(|p| !p.is_empty());
-    let read = match given(0) {
-        Some(p) => each(p)?,
-        None => prev.read.clone(),
-    };
-    let write = match (parts.get(1), given(1)) {
-        (None, _) => read.clone(),
-        (Some(_), Some(p)) => each(p)?,
-        (Some(_), None) => prev.write.clone(),
-    };
-    let trim = match (parts.get(2), given(2)) {
-        (Some(_), Some(p)) => each(p)?,
-        (Some(_), None) => prev.trim.clone(),
-        // (No third part: the second's, if it was given, runs on; else the first's.)
-        (None, _) => match (parts.get(1), given(1)) {
-            (None, _) => read.clone(),
-            (Some(_), Some(_)) => write.clone(),
-            (Some(_), None) => prev.trim.clone(),
-        },
-    };
+    let prev = [prev.read.clone(), prev.write.clone(), prev.trim.clone()];
+    let [read, write, trim] = by_direction(parts, prev, each)?;
     Ok(BlockSizes { read, write, trim })
 }
 
@@ -3134,24 +3147,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "percentage_random" => {
             // fio's `N[,M[,T]]`, as `bs`: one value for every direction, a second for
-            // writes (and trims, unless a third is given); an empty one is the default, 100.
+            // writes (and trims, unless a third is given); an empty one leaves its direction
+            // as it was (the default is 100).
             let parts = three_parts(value, "percentages", "for reads, writes and trims").map_err(err)?;
-            let pct = |p: &str| -> Result<u8, SpecError> {
-                if p.is_empty() {
-                    return Ok(100);
-                }
-                Ok(parse_u32(p, 0, 100).map_err(err)? as u8)
-            };
-            let r = pct(parts[0])?;
-            let w = match parts.get(1) {
-                Some(w) => pct(w)?,
-                None => r,
-            };
-            let t = match parts.get(2) {
-                Some(t) => pct(t)?,
-                None => w,
-            };
-            spec.percentage_random = [r, w, t];
+            let pct = |p: &str| -> Result<u8, SpecError> { Ok(parse_u32(p, 0, 100).map_err(err)? as u8) };
+            spec.percentage_random = by_direction(&parts, spec.percentage_random, pct)?;
         }
         "bsrange" | "blocksize_range" => {
             // fio's `MIN-MAX[,MIN-MAX[,MIN-MAX]]`: reads', writes', trims' ranges as `bs`.
@@ -3315,15 +3315,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
                 )))
             }
         },
-        "rate" => spec.pace.rate = per_direction(value, "1m,500k", parse_size).map_err(err)?,
+        "rate" => spec.pace.rate = per_direction(value, "1m,500k", parse_size, spec.pace.rate).map_err(err)?,
         "rate_iops" => {
-            spec.pace.rate_iops = per_direction(value, "1000,500", parse_count).map_err(err)?
+            spec.pace.rate_iops = per_direction(value, "1000,500", parse_count, spec.pace.rate_iops).map_err(err)?
         }
         "rate_min" | "ratemin" => {
-            spec.pace.rate_min = per_direction(value, "1m,500k", parse_size).map_err(err)?
+            spec.pace.rate_min = per_direction(value, "1m,500k", parse_size, spec.pace.rate_min).map_err(err)?
         }
         "rate_iops_min" => {
-            spec.pace.rate_iops_min = per_direction(value, "1000,500", parse_count).map_err(err)?
+            spec.pace.rate_iops_min = per_direction(value, "1000,500", parse_count, spec.pace.rate_iops_min).map_err(err)?
         }
         "rate_process" => {
             spec.pace.rate_process = match value {
@@ -3518,37 +3518,21 @@ fn parse_time(text: &str, bare_ns: u64) -> Result<u64, String> {
     parse_duration_ns(t)
 }
 
-/// fio's `read,write[,trim]` form of a per-direction value: one value sets all three, a
-/// second the writes' and trims', a third the trims'; an empty one leaves that direction
-/// unset (0), and a value with none ([`three_parts`]) is refused. `example` shows a valid
-/// value in the message.
+/// fio's `read,write[,trim]` form of a per-direction value ([`by_direction`]): an empty part
+/// leaves that direction as `prev` has it (unset, 0, unless a `[global]` set it), and a value
+/// with none ([`three_parts`]) is refused. `example` shows a valid value in the message.
 fn per_direction(
     value: &str,
     example: &str,
     parse: impl Fn(&str) -> Result<u64, String>,
+    prev: [u64; 3],
 ) -> Result<[u64; 3], String> {
     let parts = three_parts(
         value,
         "values",
         &format!("for reads, writes and trims, e.g. {example}"),
     )?;
-    let one = |p: &str| {
-        if p.is_empty() {
-            Ok(0)
-        } else {
-            parse(p)
-        }
-    };
-    let r = one(parts[0])?;
-    let w = match parts.get(1) {
-        Some(w) => one(w)?,
-        None => r,
-    };
-    let t = match parts.get(2) {
-        Some(t) => one(t)?,
-        None => w,
-    };
-    Ok([r, w, t])
+    by_direction(&parts, prev, parse)
 }
 
 impl JobSpec {
@@ -4400,6 +4384,14 @@ mod tests {
         assert_eq!(after("16k", ",8k,"), (16 * K, 8 * K, 16 * K));
         assert_eq!(after("16k", "8k,32k,"), (8 * K, 32 * K, 16 * K));
         assert_eq!(after("16k", "8k"), (8 * K, 8 * K, 8 * K));
+        // The rates and percentage_random alike.
+        let mut s = JobSpec::default();
+        apply_option(&mut s, "rate", Some("1m")).unwrap();
+        apply_option(&mut s, "rate", Some(",2m")).unwrap();
+        assert_eq!(s.pace.rate, [1 << 20, 2 << 20, 2 << 20]);
+        apply_option(&mut s, "percentage_random", Some("50")).unwrap();
+        apply_option(&mut s, "percentage_random", Some("10,")).unwrap();
+        assert_eq!(s.percentage_random, [10, 50, 50]);
         // With nothing before, the default: 4 KiB.
         let mut s = JobSpec::default();
         apply_option(&mut s, "bs", Some("64k,")).unwrap();
