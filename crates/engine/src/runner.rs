@@ -1017,30 +1017,16 @@ fn half_of_memory() -> u64 {
 /// 256 copies at iodepth=32768 of 4 KiB take 32 GiB between them and the allocator aborts
 /// the process mid-run rather than failing a job.
 fn check_group_buffers(specs: &[JobSpec]) -> Result<(), EngineError> {
-    let groups = raidlab_workload::job_groups(specs);
-    let mut need: Vec<(u64, u64)> = Vec::new(); // (bytes, instances) per group
-    for inst in JobInstance::expand(specs) {
-        let g = groups[inst.spec_index].0;
-        if need.len() <= g {
-            need.resize(g + 1, (0, 0));
-        }
-        need[g].0 = need[g].0.saturating_add(buffer_bytes(&specs[inst.spec_index]));
-        need[g].1 += 1;
-    }
+    let totals =
+        raidlab_workload::group_totals(specs, |inst| Some(buffer_bytes(&specs[inst.spec_index])));
     let half_ram = half_of_memory();
-    for (g, &(bytes, jobs)) in need.iter().enumerate() {
-        if bytes > half_ram {
-            let which = if need.len() == 1 {
-                String::new()
-            } else {
-                format!("stonewall group {g}: ")
-            };
-            return Err(EngineError::usage(format!(
-                "{which}{jobs} jobs run together (numjobs counted), and their buffers, iodepth × the largest bs each, need {bytes} bytes, more than half of this machine's memory ({half_ram} bytes; valid: fewer jobs, a lower iodepth or smaller blocks)"
-            )));
-        }
+    match raidlab_workload::group_over(&totals, half_ram) {
+        Some((which, t)) => Err(EngineError::usage(format!(
+            "{which}{} jobs run together (numjobs counted), and their buffers, iodepth × the largest bs each, need {} bytes, more than half of this machine's memory ({half_ram} bytes; valid: fewer jobs, a lower iodepth or smaller blocks)",
+            t.jobs, t.amount
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Most worker threads the in-process targets' jobs of one stonewall group get together.
@@ -1056,37 +1042,21 @@ fn check_group_threads(
     specs: &[JobSpec],
     resolved: &HashMap<String, Resolved>,
 ) -> Result<(), EngineError> {
-    let groups = raidlab_workload::job_groups(specs);
-    let mut threads: Vec<(u64, u64)> = Vec::new(); // (threads, jobs) per group
-    for inst in JobInstance::expand(specs) {
+    let totals = raidlab_workload::group_totals(specs, |inst| {
         let s = &specs[inst.spec_index];
         let on_block = inst
             .files
             .iter()
             .any(|&f| matches!(resolved.get(&s.filenames[f]), Some(Resolved::Block(..))));
-        if !on_block || s.ioengine == IoEngine::Null || s.iodepth <= 1 {
-            continue;
-        }
-        let g = groups[inst.spec_index].0;
-        if threads.len() <= g {
-            threads.resize(g + 1, (0, 0));
-        }
-        threads[g].0 += u64::from(s.iodepth);
-        threads[g].1 += 1;
+        (on_block && s.ioengine != IoEngine::Null && s.iodepth > 1).then_some(u64::from(s.iodepth))
+    });
+    match raidlab_workload::group_over(&totals, MAX_BLOCK_TARGET_THREADS) {
+        Some((which, t)) => Err(EngineError::usage(format!(
+            "{which}{} jobs on in-process targets (arrays) run together (numjobs counted) with {} requests in flight, one thread each (valid: up to {MAX_BLOCK_TARGET_THREADS} in all: fewer jobs or a lower iodepth)",
+            t.jobs, t.amount
+        ))),
+        None => Ok(()),
     }
-    for (g, &(n, jobs)) in threads.iter().enumerate() {
-        if n > MAX_BLOCK_TARGET_THREADS {
-            let which = if threads.len() == 1 {
-                String::new()
-            } else {
-                format!("stonewall group {g}: ")
-            };
-            return Err(EngineError::usage(format!(
-                "{which}{jobs} jobs on in-process targets (arrays) run together (numjobs counted) with {n} requests in flight, one thread each (valid: up to {MAX_BLOCK_TARGET_THREADS} in all: fewer jobs or a lower iodepth)"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// Refuse jobs whose buffers, threads or rings the machine cannot hold, before any I/O.

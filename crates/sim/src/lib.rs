@@ -331,35 +331,22 @@ pub const MAX_IN_FLIGHT: u64 = 1 << 20;
 
 /// Refuse a stonewall group whose jobs would hold more than [`MAX_IN_FLIGHT`] requests at once.
 fn check_in_flight(specs: &[JobSpec]) -> Result<(), SimError> {
-    let groups = raidlab_workload::job_groups(specs);
-    let mut held: Vec<(u64, u64)> = Vec::new(); // (requests, jobs) per group
-    for inst in raidlab_workload::JobInstance::expand(specs) {
+    let totals = raidlab_workload::group_totals(specs, |inst| {
         let s = &specs[inst.spec_index];
-        let g = groups[inst.spec_index].0;
-        if held.len() <= g {
-            held.resize(g + 1, (0, 0));
-        }
         // (The engines that issue one at a time hold one, whatever iodepth says.)
-        held[g].0 += if s.ioengine.one_at_a_time() {
+        Some(if s.ioengine.one_at_a_time() {
             1
         } else {
             u64::from(s.iodepth.max(1))
-        };
-        held[g].1 += 1;
+        })
+    });
+    match raidlab_workload::group_over(&totals, MAX_IN_FLIGHT) {
+        Some((which, t)) => Err(SimError::usage(format!(
+            "{which}{} jobs run together (numjobs counted) with {} requests in flight in all (iodepth summed), more than the simulator holds at once (valid: up to {MAX_IN_FLIGHT}: fewer jobs or a lower iodepth)",
+            t.jobs, t.amount
+        ))),
+        None => Ok(()),
     }
-    for (g, &(n, jobs)) in held.iter().enumerate() {
-        if n > MAX_IN_FLIGHT {
-            let which = if held.len() == 1 {
-                String::new()
-            } else {
-                format!("stonewall group {g}: ")
-            };
-            return Err(SimError::usage(format!(
-                "{which}{jobs} jobs run together (numjobs counted) with {n} requests in flight in all (iodepth summed), more than the simulator holds at once (valid: up to {MAX_IN_FLIGHT}: fewer jobs or a lower iodepth)"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// What the event loop did in one run: for the speed benchmark.

@@ -3498,6 +3498,46 @@ pub fn job_groups(specs: &[JobSpec]) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// What the jobs of one stonewall group hold together at once (they run side by side; the
+/// groups one after another): `amount` summed over the group's job instances (numjobs
+/// counted) that it gives Some for, and how many those are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupTotal {
+    pub amount: u64,
+    pub jobs: u64,
+}
+
+/// [`GroupTotal`]s of every stonewall group, in order.
+pub fn group_totals(
+    specs: &[JobSpec],
+    amount: impl Fn(&crate::stream::JobInstance) -> Option<u64>,
+) -> Vec<GroupTotal> {
+    let groups = job_groups(specs);
+    let mut out: Vec<GroupTotal> = Vec::new();
+    for inst in crate::stream::JobInstance::expand(specs) {
+        let Some(a) = amount(&inst) else { continue };
+        let g = groups[inst.spec_index].0;
+        if out.len() <= g {
+            out.resize(g + 1, GroupTotal::default());
+        }
+        out[g].amount = out[g].amount.saturating_add(a);
+        out[g].jobs += 1;
+    }
+    out
+}
+
+/// The first group whose total exceeds `limit`: how a message names it (nothing when the
+/// run is one group, `stonewall group G: ` otherwise) and its total.
+pub fn group_over(totals: &[GroupTotal], limit: u64) -> Option<(String, GroupTotal)> {
+    let (g, t) = totals.iter().enumerate().find(|(_, t)| t.amount > limit)?;
+    let which = if totals.len() == 1 {
+        String::new()
+    } else {
+        format!("stonewall group {g}: ")
+    };
+    Some((which, *t))
+}
+
 /// A whole number (`rate_iops`, `fsync`, `rate_cycle`, …).
 fn parse_count(text: &str) -> Result<u64, String> {
     let t = text.trim();
@@ -4364,6 +4404,40 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    /// A group's total is what its job instances (numjobs counted) hold together; groups
+    /// apart; the first over a limit is named only when there are several.
+    #[test]
+    fn group_totals_sum_each_stonewall_group_apart() {
+        let job = |numjobs: &str, stonewall: bool| {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "numjobs", Some(numjobs)).unwrap();
+            apply_option(&mut s, "iodepth", Some("8")).unwrap();
+            apply_option(&mut s, "filename", Some("f")).unwrap();
+            s.stonewall = stonewall;
+            s
+        };
+        let specs = [job("2", false), job("3", false), job("4", true)];
+        let t = group_totals(&specs, |i| Some(u64::from(specs[i.spec_index].iodepth)));
+        assert_eq!(
+            t,
+            [
+                GroupTotal { amount: 40, jobs: 5 },
+                GroupTotal { amount: 32, jobs: 4 }
+            ]
+        );
+        let (which, over) = group_over(&t, 35).unwrap();
+        assert_eq!((which.as_str(), over.amount), ("stonewall group 0: ", 40));
+        let (which, over) = group_over(&t, 32 + 7).unwrap();
+        assert_eq!((which.as_str(), over.jobs), ("stonewall group 0: ", 5));
+        assert!(group_over(&t, 40).is_none());
+        // One group: not named.
+        let one = group_totals(&specs[..2], |_| Some(1));
+        assert_eq!(group_over(&one, 4).map(|(w, t)| (w, t.jobs)), Some((String::new(), 5)));
+        // Instances `amount` skips are not counted.
+        let none = group_totals(&specs, |i| (i.spec_index == 2).then_some(1));
+        assert_eq!(none[1], GroupTotal { amount: 4, jobs: 4 });
     }
 
     /// fio's `R,W,T` block sizes: a part not ended by a comma runs on to the directions after
