@@ -245,6 +245,32 @@ pub fn system_labels(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A TOML syntax error in `text` (read from `origin`) as one line that says where:
+/// `origin:LINE:COLUMN: not valid TOML: what` (1-based; the column in characters), the
+/// `file:line` form the simulator's system-file errors take, so an editor or a reader finds
+/// the spot. Shared by experiment files and `raidlab report --limits` files.
+pub fn toml_syntax_error(origin: &str, text: &str, e: &toml::de::Error) -> String {
+    let what = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(span) = e.span() else {
+        return format!("{origin}: not valid TOML: {what}");
+    };
+    // The span is a byte offset; a cut inside a character counts from that character.
+    let mut at = span.start.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{origin}:{line}:{column}: not valid TOML: {what}")
+}
+
 /// 64-bit FNV-1a, printed as 16 hex digits: a stable fingerprint (not a security hash).
 pub fn fnv1a_hex(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -439,9 +465,9 @@ impl Experiment {
         base_dir: &Path,
         overrides: &[String],
     ) -> Result<Experiment, LabError> {
-        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            bad(origin, format!("not valid TOML: {}", e.message().trim()))
-        })?;
+        let mut doc: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| LabError::usage(toml_syntax_error(origin, text, &e)))?;
         for o in overrides {
             apply_override(&mut doc, o)?;
         }
@@ -1220,17 +1246,34 @@ rerun = 1
             ("name = \"t\"\n[target]\nfilename=\"x\"\n[converge]\ngrow=\"size\"", "needs start"),
             ("name = \"t\"\n[target]\nfilename=\"x\"\n[hooks]\ncache_defeat=\"sometimes\"", "cache_defeat"),
             ("name = \"t\"\nnonsense = 1", "unknown key 'nonsense'"),
-            ("name = ", "not valid TOML"),
+            ("name = ", "x.toml:1:8: not valid TOML"),
         ];
         for (text, want) in cases {
             let e = Experiment::parse(text, "x.toml", Path::new("."), &[]).unwrap_err();
             assert!(e.is_usage(), "{text}");
             let s = e.to_string();
             assert!(
-                s.contains(want) && !s.contains('\n') && s.starts_with("x.toml: "),
+                s.contains(want) && !s.contains('\n') && s.starts_with("x.toml:"),
                 "{text}: {s}"
             );
         }
+    }
+
+    /// A syntax error names the file, line and column, as a system file's errors do.
+    #[test]
+    fn a_toml_syntax_error_says_where() {
+        let text = "name = \"t\"\n[target]\nfilename = \"x\"\nthis is prose\n";
+        let e = Experiment::parse(text, "x.toml", Path::new("."), &[]).unwrap_err();
+        assert!(e.is_usage());
+        assert!(
+            e.to_string().starts_with("x.toml:4:6: not valid TOML: "),
+            "{e}"
+        );
+        // Columns count characters, not bytes.
+        let t = "a = 1\nb = \"é\" c\n";
+        let err = t.parse::<toml::Table>().unwrap_err();
+        let s = toml_syntax_error("u.toml", t, &err);
+        assert!(s.starts_with("u.toml:2:9: not valid TOML: "), "{s}");
     }
 
     #[test]

@@ -229,6 +229,27 @@ fn missing_foreign_database_and_unwritable_folder_are_one_line_usage_errors() {
         .output()
         .unwrap();
     assert!(one_line_error(&o, 2).contains("[limits] link"));
+
+    // A file that is not TOML at all: refused saying where, file:line:column.
+    let notes = dir.path().join("notdb.txt");
+    std::fs::write(&notes, "These are my notes about the run.\n").unwrap();
+    let o = raidlab()
+        .arg("report")
+        .arg(&db)
+        .arg("--out")
+        .arg(&out)
+        .arg("--limits")
+        .arg(&notes)
+        .output()
+        .unwrap();
+    let err = one_line_error(&o, 2);
+    assert!(
+        err.starts_with(&format!(
+            "raidlab: report: {}:1:7: not valid TOML: ",
+            notes.display()
+        )),
+        "{err}"
+    );
 }
 
 #[test]

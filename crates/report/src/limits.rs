@@ -236,10 +236,7 @@ pub fn limits_tables(runs: &[RunRow], inputs: &[LimitsInput]) -> Vec<LimitsTable
 /// Rates are decimal MB/s. A file without a `[limits]` table gives no input.
 pub fn limits_from_toml(text: &str, origin: &str) -> Result<Option<LimitsInput>, ReportError> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ReportError::usage(format!(
-            "{origin}: not valid TOML ({})",
-            e.message().lines().next().unwrap_or("parse error")
-        ))
+        ReportError::usage(raidlab_lab::experiment::toml_syntax_error(origin, text, &e))
     })?;
     let Some(limits) = doc.get("limits") else {
         return Ok(None);
@@ -510,5 +507,16 @@ mod tests {
         assert!(limits_from_toml("[limits", "e.toml")
             .unwrap_err()
             .is_usage());
+    }
+
+    /// A file that is not TOML at all (`--limits notes.txt`) is refused saying where, in
+    /// the file:line:column form of the project's other TOML errors.
+    #[test]
+    fn a_file_that_is_not_toml_is_refused_with_its_line_and_column() {
+        let e = limits_from_toml("[limits]\nfc = 425\nsome notes here\n", "notes.txt").unwrap_err();
+        let s = e.to_string();
+        assert!(e.is_usage(), "{s}");
+        assert!(s.starts_with("notes.txt:3:6: not valid TOML: "), "{s}");
+        assert!(!s.contains('\n'), "{s}");
     }
 }
