@@ -38,6 +38,13 @@ pub trait Runner {
     fn run_many(&mut self, batch: &[&[JobSpec]]) -> Vec<Result<RunResult, LabError>> {
         batch.iter().map(|s| self.run(s)).collect()
     }
+    /// Why no further run may start (Ctrl-C), if so. Asked before anything is done for a run
+    /// in its turn — member files, setup hooks, cache defeat — so a campaign told to stop
+    /// between runs does not first build the next point's array only to tear it down.
+    /// Default: never.
+    fn stopped(&self) -> Option<LabError> {
+        None
+    }
 }
 
 /// Side effects around a run.
@@ -578,6 +585,10 @@ fn run_once(
     let mut vars = plan.vars.clone();
     vars.insert("rep".into(), rep.to_string());
     let what = format!("point {} rep {rep}", plan.point.index);
+    // Nothing has been set up yet, so there is nothing to tear down either.
+    if let Some(e) = io.runner.stopped() {
+        return Err(e.context(what));
+    }
     let body = |io: &mut Io| -> Result<RunResult, LabError> {
         if !plan.member_files_to_create.is_empty() {
             io.actions

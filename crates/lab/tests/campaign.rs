@@ -288,6 +288,88 @@ max_steps = 10
     assert_eq!(db.runs().unwrap().len(), 1);
 }
 
+/// A runner told to stop (Ctrl-C) after its first run.
+struct StopAfterFirst(FakeRunner);
+
+impl Runner for StopAfterFirst {
+    fn run(&mut self, specs: &[JobSpec]) -> Result<RunResult, LabError> {
+        self.0.run(specs)
+    }
+    fn stopped(&self) -> Option<LabError> {
+        (self.0.calls >= 1).then(|| LabError::failed("stopped by the test"))
+    }
+}
+
+/// A campaign told to stop between runs stops before the next run's member files, setup
+/// hooks and cache defeat: it builds no array only to tear it down, and has nothing to tear
+/// down. The run before is stored.
+#[test]
+fn a_stop_between_runs_sets_nothing_up_for_the_next() {
+    let text = r#"
+name = "stop"
+[workload]
+size = "1m"
+[target]
+level = 5
+members = 3
+member_size = "8m"
+[sweep]
+chunk = ["4k", "64k"]
+[hooks]
+setup = ["create {chunk} p{point}"]
+teardown = ["destroy p{point}"]
+cache_defeat = "drop_caches"
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("s.db")).unwrap();
+    let log: Log = Rc::new(RefCell::new(Vec::new()));
+    let mut runner = StopAfterFirst(FakeRunner {
+        log: log.clone(),
+        calls: 0,
+        rate: Box::new(|_, _| Ok(10.0)),
+        width: 1,
+        alter: Box::new(|_, _| {}),
+    });
+    let mut actions = FakeActions {
+        log: log.clone(),
+        fail_on: None,
+    };
+    let clock = || 1_700_000_000u64;
+    let mut observe = |_: &Event| {};
+    let mut io = Io {
+        runner: &mut runner,
+        actions: &mut actions,
+        now: &clock,
+        observe: &mut observe,
+    };
+    let e = campaign::run(
+        &exp(text),
+        &mut db,
+        &Environment::default(),
+        &ctx(),
+        &mut io,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("point 1 rep 0: stopped by the test"),
+        "{e}"
+    );
+    assert_eq!(
+        *log.borrow(),
+        [
+            "create 3 x 8388608",
+            "cmd create 4096 p0",
+            "drop_caches",
+            "run bs=4096 size=Some(1048576)",
+            "cmd destroy p0",
+            "remove 3",
+        ],
+        "nothing done for point 1"
+    );
+    assert_eq!(db.runs().unwrap().len(), 1);
+}
+
 #[test]
 fn hooks_run_in_order_and_teardown_runs_even_when_the_run_fails() {
     let text = r#"

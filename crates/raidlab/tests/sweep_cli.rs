@@ -979,6 +979,76 @@ fn a_run_cut_short_by_ctrl_c_is_not_stored() {
     assert_eq!(stored_runs(&db), 0, "a cut-short run is not a repetition");
 }
 
+/// A dry run has nothing in flight and nothing to store: the first SIGTERM ends it there
+/// (as a second one ends a campaign), exit 128 + 15, its scratch folder removed, instead of
+/// "stopping after the I/O in flight" and printing every remaining point.
+#[test]
+fn sigterm_ends_a_dry_run_at_once() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let system = repo_root().join("systems/modern/nvme.toml");
+    // 5000 points: far more listing than a pipe holds, so the child is still writing (and,
+    // as the test reads no further, blocked) when the signal comes.
+    let body = format!(
+        "[target]\nsystem = \"{}\"\n[sweep]\nrwmixread = {{ from = 0, to = 99, step = 1 }}\niodepth = {{ from = 1, to = 50, step = 1 }}\n",
+        system.display()
+    );
+    let exp = write_experiment(dir.path(), "many", &body);
+    let mut child = Command::new(bin())
+        .args(["sweep", exp.to_str().unwrap(), "--dry-run"])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("5000 points"), "{first}");
+    // Planned and listing: the handler is in place.
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let rest = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+        v
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the dry run went on after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let listed = text(&rest.join().unwrap())
+        .lines()
+        .filter(|l| l.starts_with("point "))
+        .count();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{err}");
+    assert!(
+        listed < 5000,
+        "it stopped listing: {listed} points after the signal"
+    );
+    assert!(!err.contains("in flight"), "{err}");
+    let scratch = format!("raidlab-sweep-{pid}-");
+    assert!(
+        !std::fs::read_dir(std::env::temp_dir()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with(&scratch)),
+        "the scratch folder is removed"
+    );
+}
+
 #[test]
 fn a_sweep_that_measures_nothing_fails_its_point_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -718,6 +718,9 @@ static SCRATCH_DIR: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut(
 /// Once a run's outcome is said and the process only has to leave: its exit code plus one
 /// (zero while the run goes on).
 static LEAVING: AtomicI32 = AtomicI32::new(0);
+/// Nothing is in flight to wait for (a sweep's dry run only prints): the first Ctrl-C or
+/// SIGTERM quits as a second one would.
+static AT_ONCE: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_sigint(sig: libc::c_int) {
     // Only async-signal-safe calls here: atomics, write, unlink, rmdir, _exit.
@@ -728,7 +731,7 @@ extern "C" fn on_sigint(sig: libc::c_int) {
         unsafe { libc::_exit(leaving - 1) };
     }
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst);
-    if n == 0 {
+    if n == 0 && !AT_ONCE.load(Ordering::SeqCst) {
         let stop = STOP_PTR.load(Ordering::SeqCst);
         if !stop.is_null() {
             // SAFETY: the pointer comes from a leaked Arc that lives for the whole process.
@@ -766,6 +769,16 @@ pub(crate) fn remove_on_quit(dir: &Path) {
 /// The scratch file a second Ctrl-C removes before that folder (one at a time: the latest).
 pub(crate) fn remove_file_on_quit(file: &Path) {
     SCRATCH_FILE.store(leak_c_path(file), Ordering::SeqCst);
+}
+
+/// From now on the first Ctrl-C or SIGTERM quits at once (removing the scratch folder
+/// registered with [`remove_on_quit`], exit 128 + the signal), as a second one always does:
+/// for work with nothing in flight to finish and nothing to store, such as a sweep's dry
+/// run listing its points, where "stopping after the I/O in flight" would only mean going
+/// on to the end.
+pub(crate) fn quit_on_first_interrupt() {
+    AT_ONCE.store(true, Ordering::SeqCst);
+    let _ = stop_flag();
 }
 
 /// From now on a Ctrl-C or SIGTERM ends the process at once, silently, with `code`: the run

@@ -12,7 +12,8 @@
 //! the campaign logic is raidlab-lab's.
 
 use crate::cmd::run::{
-    catch_interrupts, execute, interrupted, target_kind, ExecOptions, TargetKind,
+    catch_interrupts, execute, interrupted, quit_on_first_interrupt, target_kind, ExecOptions,
+    TargetKind,
 };
 use crate::error::CliError;
 use raidlab_engine::ewriteln;
@@ -127,6 +128,10 @@ impl Runner for ExecRunner {
 
     fn width(&self) -> usize {
         self.parallel
+    }
+
+    fn stopped(&self) -> Option<LabError> {
+        interrupted().then(Self::interrupted_error)
     }
 
     /// Workers take the next run not yet taken, so long and short runs even out.
@@ -330,8 +335,13 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     let parallel = args
         .parallel
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    // Ctrl-C stops the sweep before its next run, not in the middle of storing one.
-    catch_interrupts();
+    // Ctrl-C stops the sweep before its next run, not in the middle of storing one. A dry
+    // run has no run in flight and nothing to store: it quits on the first.
+    if args.dry_run {
+        quit_on_first_interrupt();
+    } else {
+        catch_interrupts();
+    }
     let scratch = Scratch::new()?;
     let raidlab = std::env::current_exe()
         .map(|p| p.display().to_string())
