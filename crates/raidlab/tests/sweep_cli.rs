@@ -1087,8 +1087,8 @@ fn a_decimal_repeat_count_is_called_not_a_whole_number() {
 }
 
 /// `--report` leaves a folder's own files alone: a page raidlab did not write stops the
-/// report (the results are in the database), `--force` writes over it, and raidlab's own
-/// report is replaced freely.
+/// sweep before its campaign (nothing runs, no database is made, the dry run says so too),
+/// `--force` writes over it, and raidlab's own report is replaced freely.
 #[test]
 fn the_report_folder_keeps_files_raidlab_did_not_write() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -1103,10 +1103,32 @@ fn the_report_folder_keeps_files_raidlab_did_not_write() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("is not a file raidlab's report wrote"),
+        err.contains("is not a file raidlab's report wrote") && err.lines().count() == 1,
+        "refused in one line, before any run: {err}"
+    );
+    assert!(!Path::new(&db).exists(), "nothing ran: no database");
+    assert_eq!(std::fs::read(out.join("index.html")).unwrap(), b"my page");
+    let o = sweep(
+        &[&recipe, "--db", &db, "--report", &report, "--dry-run"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2), "a dry run is refused alike");
+    assert!(o.stdout.is_empty());
+    // A manifest raidlab did not write is refused up front as well.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join(".raidlab-report"), b"my notes").unwrap();
+    let o = sweep(
+        &[&recipe, "--db", &db, "--report", other.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(".raidlab-report") && err.lines().count() == 1,
         "{err}"
     );
-    assert_eq!(std::fs::read(out.join("index.html")).unwrap(), b"my page");
+    assert!(!Path::new(&db).exists(), "nothing ran: no database");
     let o = sweep(
         &[&recipe, "--db", &db, "--report", &report, "--force"],
         dir.path(),

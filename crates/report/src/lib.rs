@@ -214,31 +214,7 @@ pub fn write_report_opts(
 
     let old = read_manifest(out, opts.force)?;
     for (name, _) in &outputs {
-        let path = out.join(name);
-        match std::fs::symlink_metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(ReportError::failed(format!(
-                    "cannot inspect '{}': {}",
-                    path.display(),
-                    raidlab_result::io_error_text(&e)
-                )))
-            }
-            Ok(m) if m.is_dir() => {
-                return Err(ReportError::usage(format!(
-                    "'{}' is a directory, where the report would write a file (give another output folder)",
-                    path.display()
-                )))
-            }
-            Ok(_) => {
-                if !opts.force && !owned(name, &path, old.as_ref()) {
-                    return Err(ReportError::usage(format!(
-                        "'{}' exists and is not a file raidlab's report wrote (or it was changed since): give another output folder, or pass --force to write over it",
-                        path.display()
-                    )));
-                }
-            }
-        }
+        check_output(out, name, old.as_ref(), opts.force)?;
     }
     // Earlier figures this report no longer draws: removed if raidlab wrote them as they are.
     let new_names: BTreeSet<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
@@ -288,6 +264,58 @@ pub fn write_report_opts(
         .collect();
     write_manifest(out, &fin)?;
     Ok(files)
+}
+
+/// Whether a report may be written into `out`, as far as that can be told before it is
+/// drawn (before a sweep's campaign, so a refusal costs no runs): `out` is a folder or
+/// nothing yet, its manifest (if any) is raidlab's, and its `index.html`, the one file every
+/// report writes, is absent or raidlab's own. The same rules and messages as
+/// [`write_report_opts`], which applies them again, to every file, once it knows their
+/// names (a figure's file raidlab did not write is only found then). Writes nothing.
+pub fn check_destination(out: &Path, opts: WriteOptions) -> Result<(), ReportError> {
+    match std::fs::metadata(out) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Ok(m) if !m.is_dir() => return Err(not_a_folder(out)),
+        // Anything else (unreadable, …) is for prepare_dir to say when the report is written.
+        _ => {}
+    }
+    let old = read_manifest(out, opts.force)?;
+    check_output(out, "index.html", old.as_ref(), opts.force)
+}
+
+/// The file `name` in `out` may be written: it does not exist, or it is a file raidlab's
+/// report wrote (`manifest`), or `force`.
+fn check_output(
+    out: &Path,
+    name: &str,
+    manifest: Option<&Manifest>,
+    force: bool,
+) -> Result<(), ReportError> {
+    let path = out.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(ReportError::failed(format!(
+            "cannot inspect '{}': {}",
+            path.display(),
+            raidlab_result::io_error_text(&e)
+        ))),
+        Ok(m) if m.is_dir() => Err(ReportError::usage(format!(
+            "'{}' is a directory, where the report would write a file (give another output folder)",
+            path.display()
+        ))),
+        Ok(_) if !force && !owned(name, &path, manifest) => Err(ReportError::usage(format!(
+            "'{}' exists and is not a file raidlab's report wrote (or it was changed since): give another output folder, or pass --force to write over it",
+            path.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+fn not_a_folder(out: &Path) -> ReportError {
+    ReportError::usage(format!(
+        "report directory '{}' is a file (give a directory to write the report into)",
+        out.display()
+    ))
 }
 
 /// File name → hashes of contents raidlab wrote under it.
@@ -376,10 +404,7 @@ fn owned(name: &str, path: &Path, manifest: Option<&Manifest>) -> bool {
 
 fn prepare_dir(out: &Path) -> Result<(), ReportError> {
     if out.exists() && !out.is_dir() {
-        return Err(ReportError::usage(format!(
-            "report directory '{}' is a file (give a directory to write the report into)",
-            out.display()
-        )));
+        return Err(not_a_folder(out));
     }
     std::fs::create_dir_all(out).map_err(|e| {
         ReportError::usage(format!(

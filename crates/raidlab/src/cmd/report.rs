@@ -280,7 +280,7 @@ fn component_limit(b: raidlab_sim::ComponentBound) -> ComponentLimit {
     }
 }
 
-fn report_err(e: raidlab_report::ReportError) -> CliError {
+pub(crate) fn report_err(e: raidlab_report::ReportError) -> CliError {
     if e.is_usage() {
         CliError::usage(format!("report: {e}"))
     } else {

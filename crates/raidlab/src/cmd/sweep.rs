@@ -327,6 +327,13 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         }
     }
 
+    // A report folder whose page (or manifest) raidlab did not write refuses the report: said
+    // now, by the rule and in the words of the report itself, rather than after the campaign.
+    if let Some(dir) = &report_dir {
+        raidlab_report::check_destination(dir, raidlab_report::WriteOptions { force: args.force })
+            .map_err(crate::cmd::report::report_err)?;
+    }
+
     // Simulated points stored by another build of the simulator are not resumed.
     for p in &mut plans {
         p.exp.simulated_by(raidlab_sim::MODEL_PRINT);
