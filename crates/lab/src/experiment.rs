@@ -612,6 +612,7 @@ impl Experiment {
             }
             Some(_) => return Err(bad(origin, "'sweep' must be a table ([sweep])")),
         }
+        crate::sweep::check_point_count(&axes).map_err(|e| bad(origin, format!("[sweep] {e}")))?;
         for ex in &exclude {
             for k in ex.keys() {
                 if !axes.iter().any(|a| &a.name == k) {

@@ -14,6 +14,38 @@ use std::collections::BTreeMap;
 /// More points than this in one axis is surely a mistake.
 const MAX_AXIS_VALUES: usize = 100_000;
 
+/// More points than this in one experiment, the product of its axes, is as surely one: at
+/// a run of a second it is days of measuring per repetition, and every point is planned
+/// (its jobs kept in memory) before the first runs. The same bound as one axis's.
+pub const MAX_POINTS: u64 = MAX_AXIS_VALUES as u64;
+
+/// Refuse axes whose product is more than [`MAX_POINTS`] points, naming each axis's count.
+/// The product is taken before `exclude`, which only ever removes points from it (and may
+/// not be counted without listing them).
+pub fn check_point_count(axes: &[Axis]) -> Result<(), String> {
+    let exact = axes
+        .iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64));
+    if exact.is_some_and(|n| n <= MAX_POINTS) {
+        return Ok(());
+    }
+    let counts: Vec<String> = axes
+        .iter()
+        .map(|a| format!("{} {}", a.name, a.values.len()))
+        .collect();
+    let shown = match exact {
+        Some(n) => n.to_string(),
+        None => format!(
+            "about {:.1e}",
+            axes.iter().map(|a| a.values.len() as f64).product::<f64>()
+        ),
+    };
+    Err(format!(
+        "the axes make {} = {shown} points, more than {MAX_POINTS} (valid: at most {MAX_POINTS} points in one experiment, counted before exclude; use coarser steps, fix an axis with --set, or split the sweep into several experiments)",
+        counts.join(" × ")
+    ))
+}
+
 /// One swept parameter and its values (canonical: sizes in bytes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
@@ -304,6 +336,39 @@ mod tests {
             let e = axis(name, v).unwrap_err();
             assert!(e.contains(want), "{v}: {e}");
         }
+    }
+
+    /// Each axis may be within its own bound while their product is not: refused in one
+    /// line naming each axis's count, and the bound itself is allowed.
+    #[test]
+    fn more_points_than_the_bound_are_refused() {
+        let big = [
+            axis("rwmixread", "{ from = 0, to = 100, step = 1 }").unwrap(),
+            axis("iodepth", "{ from = 1, to = 1000, step = 1 }").unwrap(),
+            axis("numjobs", "{ from = 1, to = 40, step = 1 }").unwrap(),
+        ];
+        let e = check_point_count(&big).unwrap_err();
+        assert!(
+            e.starts_with("the axes make rwmixread 101 × iodepth 1000 × numjobs 40 = 4040000 points, more than 100000"),
+            "{e}"
+        );
+        let at = [
+            axis("iodepth", "{ from = 1, to = 1000, step = 1 }").unwrap(),
+            axis("numjobs", "{ from = 1, to = 100, step = 1 }").unwrap(),
+        ];
+        check_point_count(&at).unwrap();
+        let over = [
+            axis("iodepth", "{ from = 1, to = 1000, step = 1 }").unwrap(),
+            axis("numjobs", "{ from = 1, to = 101, step = 1 }").unwrap(),
+        ];
+        assert!(check_point_count(&over).is_err());
+        // A product past u64 is still one line, not an overflow.
+        let huge: Vec<Axis> = (0..6)
+            .map(|_| axis("iodepth", "{ from = 1, to = 100000, step = 1 }").unwrap())
+            .collect();
+        let e = check_point_count(&huge).unwrap_err();
+        assert!(e.contains("= about 1.0e30 points, more than 100000"), "{e}");
+        check_point_count(&[]).unwrap();
     }
 
     #[test]

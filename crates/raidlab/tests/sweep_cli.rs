@@ -1049,6 +1049,47 @@ fn sigterm_ends_a_dry_run_at_once() {
     );
 }
 
+/// Each axis is capped; so is their product: a sweep of millions of points is refused when
+/// read, in one line naming each axis's count, before anything is planned or run (the
+/// dry run too).
+#[test]
+fn a_sweep_of_more_points_than_the_bound_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let system = repo_root().join("systems/modern/nvme.toml");
+    let body = format!(
+        "[target]\nsystem = \"{}\"\n[sweep]\nrwmixread = {{ from = 0, to = 100, step = 1 }}\niodepth = {{ from = 1, to = 1000, step = 1 }}\nnumjobs = {{ from = 1, to = 40, step = 1 }}\n",
+        system.display()
+    );
+    let exp = write_experiment(dir.path(), "big", &body);
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec![exp.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = sweep(&args, dir.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("big.toml: [sweep] the axes make rwmixread 101 × iodepth 1000 × numjobs 40 = 4040000 points, more than 100000"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!dir.path().join("big.db").exists());
+    // Fixing an axis brings it under the bound.
+    let out = sweep(
+        &[
+            exp.to_str().unwrap(),
+            "--dry-run",
+            "--set",
+            "numjobs=1",
+            "--set",
+            "rwmixread=50",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn a_sweep_that_measures_nothing_fails_its_point_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
