@@ -466,6 +466,78 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
     Ok(false)
 }
 
+/// Where a flat array's data goes on members whose smallest is `min` bytes.
+struct LeafRoom {
+    /// The geometry of the members' data areas.
+    geo: Geometry,
+    data_offset: u64,
+    /// The write-intent bitmap's region and size.
+    region: u64,
+    bitmap_bytes: u64,
+}
+
+/// Lay out `spec` (a flat array) on members whose smallest is `min` bytes: refused when
+/// they cannot hold the metadata and the data its shape needs. `smallest` names that member
+/// in the refusal. The one size rule for [`create`] and [`check_new`].
+fn leaf_room(
+    spec: &CreateSpec,
+    min: u64,
+    smallest: impl FnOnce() -> String,
+) -> Result<LeafRoom, ArrayError> {
+    if min <= DATA_ALIGN + 4096 {
+        return Err(ArrayError::usage(format!(
+            "{} is {min} bytes; members need more than 1 MiB (1 MiB of metadata, then data)",
+            smallest()
+        )));
+    }
+    let n = spec.members.len() as u32;
+    // Size the bitmap for the largest capacity the members could give, then place data.
+    let est = shape::geometry(spec.level, spec.layout, spec.chunk, n, min - DATA_ALIGN)?;
+    let (region, bitmap_bytes) = choose_region(est.capacity().max(1), est.stripe_data_bytes());
+    let data_offset = data_offset_for(bitmap_bytes);
+    let geo = shape::geometry(spec.level, spec.layout, spec.chunk, n, min - data_offset)?;
+    Ok(LeafRoom {
+        geo,
+        data_offset,
+        region,
+        bitmap_bytes,
+    })
+}
+
+/// What [`create`] checks of a new flat array before it opens a member, for a caller that
+/// plans one ahead (a sweep's array target, checked before its campaign starts): level,
+/// layout, chunk and member count as [`CreateSpec::new`], each member listed once (as
+/// written: two names of one file are found when `create` opens them), and, when the
+/// members' size is known (`member_size`, files yet to be made), that members of that size
+/// hold the metadata and the data the shape needs. Opens nothing; the same rules and words
+/// as `raidlab array create`.
+pub fn check_new(
+    level: &str,
+    layout: Option<&str>,
+    chunk: Option<u64>,
+    members: &[PathBuf],
+    member_size: Option<u64>,
+) -> Result<Geometry, ArrayError> {
+    let spec = CreateSpec::new(
+        level,
+        layout,
+        chunk,
+        members.iter().cloned().map(MemberSpec::Path).collect(),
+    )?;
+    crate::member::check_listed_once(members)?;
+    match member_size {
+        Some(size) => Ok(leaf_room(&spec, size, || "each member".to_string())?.geo),
+        // As CreateSpec::new checks the shape: on members large enough for any chunk.
+        None => shape::geometry(
+            spec.level,
+            spec.layout,
+            spec.chunk,
+            members.len() as u32,
+            1 << 40,
+        ),
+    }
+}
+
 fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
     let uuid = new_uuid();
     if spec
@@ -482,30 +554,15 @@ fn plan(spec: &CreateSpec) -> Result<Planned, ArrayError> {
             })
             .collect::<Result<_, _>>()?;
         let min = members.iter().map(|m| m.size).min().unwrap_or(0);
-        if min <= DATA_ALIGN + 4096 {
+        let LeafRoom {
+            geo,
+            data_offset,
+            region,
+            bitmap_bytes,
+        } = leaf_room(spec, min, || {
             let small = members.iter().find(|m| m.size == min).unwrap();
-            return Err(ArrayError::usage(format!(
-                "member {} is {min} bytes; members need more than 1 MiB (1 MiB of metadata, then data)",
-                small.path.display()
-            )));
-        }
-        // Size the bitmap for the largest capacity the members could give, then place data.
-        let est = shape::geometry(
-            spec.level,
-            spec.layout,
-            spec.chunk,
-            spec.members.len() as u32,
-            min - DATA_ALIGN,
-        )?;
-        let (region, bitmap_bytes) = choose_region(est.capacity().max(1), est.stripe_data_bytes());
-        let data_offset = data_offset_for(bitmap_bytes);
-        let geo = shape::geometry(
-            spec.level,
-            spec.layout,
-            spec.chunk,
-            spec.members.len() as u32,
-            min - data_offset,
-        )?;
+            format!("member {}", small.path.display())
+        })?;
         let desc = desc_for(&geo, uuid);
         Ok(Planned {
             geo: geo.clone(),
@@ -663,6 +720,91 @@ mod tests {
             f.write_all_at(b, *at).unwrap();
         }
         p
+    }
+
+    /// A planned array is checked by create's own rules without a member opened, and the
+    /// size rule is create's: a member size `check_new` refuses, `create` refuses in the
+    /// same words, and one it accepts, `create` builds.
+    #[test]
+    fn check_new_applies_creates_rules_without_opening_anything() {
+        let names = |n: usize| -> Vec<PathBuf> {
+            (0..n)
+                .map(|i| PathBuf::from(format!("/nonexistent/m{i}")))
+                .collect()
+        };
+        let mib = 1u64 << 20;
+        check_new("5", None, Some(65536), &names(3), Some(4 * mib)).unwrap();
+        check_new("6", Some("left-symmetric"), None, &names(4), None).unwrap();
+        let refused = |level, layout, chunk, n, size| {
+            let e = check_new(level, layout, chunk, &names(n), size).unwrap_err();
+            assert!(e.is_usage(), "{e}");
+            e.to_string()
+        };
+        let k64 = Some(65536);
+        for (e, want) in [
+            (refused("9", None, None, 3, None), "unknown RAID level '9'"),
+            (
+                refused("5", None, k64, 1, None),
+                "raid5 needs at least 2 members, got 1",
+            ),
+            (
+                refused("6", None, k64, 3, None),
+                "raid6 needs at least 4 members, got 3",
+            ),
+            (
+                refused("5", None, Some(3072), 3, None),
+                "chunk 3072 bytes is not valid",
+            ),
+            (
+                refused("5", Some("sideways"), None, 3, None),
+                "layout 'sideways' is not valid",
+            ),
+            (
+                refused("5", None, k64, 3, Some(1024)),
+                "each member is 1024 bytes; members need",
+            ),
+            (
+                refused("5", None, Some(mib), 3, Some(2 * mib - 4096)),
+                "members are too small",
+            ),
+            (refused("1", None, k64, 2, None), "raid1 has no chunk size"),
+            (
+                refused("0", None, None, 121, None),
+                "121 members given; at most 120",
+            ),
+        ] {
+            assert!(e.contains(want), "{e}");
+        }
+        let twice = [
+            PathBuf::from("/x/a"),
+            PathBuf::from("/x/b"),
+            PathBuf::from("/x/a"),
+        ];
+        let e = check_new("5", None, None, &twice, None).unwrap_err();
+        assert!(e.to_string().contains("member /x/a is listed twice"), "{e}");
+
+        // create agrees on real files of those sizes.
+        let d = tempfile::tempdir().unwrap();
+        let make = |tag: &str, size: u64| -> Vec<MemberSpec> {
+            (0..3)
+                .map(|i| MemberSpec::Path(sparse(d.path(), &format!("{tag}{i}"), size, &[])))
+                .collect()
+        };
+        let opts = CreateOptions {
+            assume_clean: true,
+            ..Default::default()
+        };
+        let small = CreateSpec::new("5", None, Some(65536), make("s", mib)).unwrap();
+        let e = create(&small, &opts)
+            .err()
+            .expect("members of 1 MiB are refused");
+        assert!(
+            e.to_string()
+                .contains("bytes; members need more than 1 MiB"),
+            "{e}"
+        );
+        let ok = CreateSpec::new("5", None, Some(65536), make("k", 4 * mib)).unwrap();
+        create(&ok, &opts).unwrap().close().unwrap();
     }
 
     /// The probe's case: 64 KiB of data at block 150 of a 16 MiB file, between the sampled

@@ -11,7 +11,8 @@
 //! (engine, arrays, simulator by target prefix) and [`campaign::Actions`] with
 //! [`actions::SystemActions`]; tests use fakes. [`db::Db`] is also what raidlab-report reads.
 //! Whether a file is raidlab's to write (cache defeat's dummy file) is the engine's rule,
-//! `raidlab_engine::safety`, shared rather than written again here.
+//! `raidlab_engine::safety`, shared rather than written again here; so is whether an array
+//! target is one `raidlab array create` builds (`raidlab_array::create::check_new`).
 //!
 //! It is not for: doing the I/O of a run (the binary's runner calls the engine, the arrays
 //! or the simulator), drawing figures (raidlab-report reads [`db`]), or deciding what a

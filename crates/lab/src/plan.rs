@@ -224,6 +224,29 @@ pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<Poin
         if files.is_empty() {
             return Err(here("members: no member files".into()));
         }
+        // The array the setup hooks build must be one `raidlab array create` builds: said
+        // now, by its rules, for every point (a dry run too), not by a hook at its run.
+        let made = (!member_files_to_create.is_empty()).then_some(member_size);
+        if let Err(e) = check_array(&t, &files, made) {
+            let shape = ["level", "layout", "members", "member_size", "chunk"];
+            let given: Vec<String> = shape
+                .iter()
+                .filter_map(|k| t.get(*k).map(|v| format!("{k}={v}")))
+                .collect();
+            let m = format!("array {}: {e}", given.join(" "));
+            // Blamed on [target] when no part of the array is swept: every point is alike.
+            return Err(
+                if point
+                    .values
+                    .iter()
+                    .any(|(k, _)| shape.contains(&k.as_str()))
+                {
+                    here(m)
+                } else {
+                    LabError::usage(format!("{}: [target] {m}", exp.origin))
+                },
+            );
+        }
         vars.insert("members".into(), files.len().to_string());
         vars.insert("member_files".into(), files.join(","));
         vars.insert("member_paths".into(), files.join(" "));
@@ -301,6 +324,36 @@ pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<Poin
         member_size,
         vars,
     })
+}
+
+/// Whether an array of the target parameters `t` over `files` (made by the lab at `made`
+/// bytes each, or given) is one `raidlab array create` builds, by the array crate's rules.
+/// A chunk given to levels without one (linear, 1) is left unused, as a sweep over levels
+/// gives it to every point.
+fn check_array(
+    t: &BTreeMap<String, String>,
+    files: &[String],
+    made: Option<u64>,
+) -> Result<(), String> {
+    use raidlab_array::shape::{has_chunk, parse_level};
+    let level = t.get("level").map(String::as_str).unwrap_or_default();
+    let chunk = match (parse_level(level), t.get("chunk")) {
+        (Ok(l), Some(c)) if has_chunk(l) => Some(
+            c.parse::<u64>()
+                .map_err(|_| format!("chunk = {c} is not a size"))?,
+        ),
+        _ => None,
+    };
+    let paths: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    raidlab_array::create::check_new(
+        level,
+        t.get("layout").map(String::as_str),
+        chunk,
+        &paths,
+        made,
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
 }
 
 /// `bs=4096 rw=read` — a point in a line.
@@ -504,6 +557,78 @@ teardown = ["echo done {point} {rep}"]
             "/bin/raidlab array create --level=5 --chunk=65536 /tmp/scr/chunks-m0.img,/tmp/scr/chunks-m1.img,/tmp/scr/chunks-m2.img,/tmp/scr/chunks-m3.img"
         );
         assert_eq!(p.specs[0].filenames, vec![p.target.clone()]);
+    }
+
+    /// An array `raidlab array create` would refuse is refused when its point is planned,
+    /// by the array crate's rules and words: blamed on [target] when nothing of the array is
+    /// swept, on the point when something is.
+    #[test]
+    fn array_targets_create_would_refuse_are_refused_when_planned() {
+        let base = |target: &str, sweep: &str| {
+            format!(
+                "name = \"arr\"\n[workload]\nrw = \"randread\"\nbs = \"4k\"\nsize = \"1m\"\n\
+                 [target]\n{target}\n[sweep]\n{sweep}\n[hooks]\nsetup = [\"true\"]\n"
+            )
+        };
+        let plan0 = |text: &str| {
+            let e = Experiment::parse(text, "arr.toml", Path::new("."), &[]).unwrap();
+            let pts = expand(&e.axes, &e.exclude);
+            pts.iter()
+                .map(|p| plan_point(&e, p, &ctx()))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let ok = "level = 5\nmembers = 3\nmember_size = \"4m\"\nchunk = \"64k\"";
+        plan0(&base(ok, "bs = [\"4k\"]")).unwrap();
+        for (target, want) in [
+            (
+                ok.replace("level = 5", "level = 9"),
+                "unknown RAID level '9'",
+            ),
+            (
+                ok.replace("members = 3", "members = 1"),
+                "raid5 needs at least 2 members, got 1",
+            ),
+            (
+                ok.replace("\"4m\"", "\"1k\""),
+                "each member is 1024 bytes; members need more than 1 MiB",
+            ),
+            (
+                ok.replace("\"64k\"", "\"3k\""),
+                "chunk 3072 bytes is not valid",
+            ),
+            (
+                "level = 5\nmembers = \"/d/a,/d/a,/d/b\"".to_string(),
+                "member /d/a is listed twice",
+            ),
+            (
+                format!("{ok}\nlayout = \"sideways\""),
+                "layout 'sideways' is not valid for raid5",
+            ),
+        ] {
+            let e = plan0(&base(&target, "bs = [\"4k\"]")).unwrap_err();
+            let s = e.to_string();
+            assert!(e.is_usage() && !s.contains('\n'), "{s}");
+            assert!(
+                s.starts_with("arr.toml: [target] array level=") && s.contains(want),
+                "{target}: {s}"
+            );
+        }
+        // Swept: the point whose combination is impossible is named.
+        let e = plan0(&base(
+            "members = 3\nmember_size = \"4m\"\nchunk = \"64k\"",
+            "level = [\"5\", \"6\"]",
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("arr.toml: point 1 (level=6): array level=6 members=3")
+                && e.to_string()
+                    .contains("raid6 needs at least 4 members, got 3"),
+            "{e}"
+        );
+        // A chunk is no reason to refuse the levels without one (a sweep over levels gives
+        // every point the chunk).
+        plan0(&base(ok, "level = [\"1\", \"5\"]")).unwrap();
     }
 
     #[test]
