@@ -649,6 +649,9 @@ impl Experiment {
         let repeat = parse_repeat(origin, doc.get("repeat"))?;
         let converge = parse_converge(origin, doc.get("converge"))?;
         let hooks = parse_hooks(origin, doc.get("hooks"))?;
+        if has("level") && hooks.setup.is_empty() && lab_makes_members(&target, &axes) {
+            return Err(bad(origin, no_array_builder(&has)));
+        }
         let references = parse_references(origin, base_dir, doc.get("reference"))?;
 
         // The hash covers what decides the runs, not how many repetitions or the notes.
@@ -682,6 +685,38 @@ impl Experiment {
             references,
         })
     }
+}
+
+/// Whether some point's array is over member files the lab makes (members given as a
+/// count, fixed or swept) rather than files or devices named in a list: files made new,
+/// empty, for every run (see `plan::plan_point`).
+fn lab_makes_members(target: &BTreeMap<String, String>, axes: &[Axis]) -> bool {
+    let count = |v: &str| v.parse::<u32>().is_ok();
+    match target.get("members") {
+        // A list given in [target] is cut to a swept count: its files, not the lab's.
+        Some(m) if !count(m) => false,
+        fixed => match axes.iter().find(|a| a.name == "members") {
+            Some(a) => a.values.iter().any(|v| count(v)),
+            None => fixed.is_some(),
+        },
+    }
+}
+
+/// Why an array over member files the lab makes cannot run without a setup hook, and the
+/// hook that builds it (recipes/README.md's), naming only the parameters the experiment has.
+fn no_array_builder(has: &dyn Fn(&str) -> bool) -> String {
+    let mut create = "{raidlab} array create --level {level}".to_string();
+    for k in ["layout", "chunk"] {
+        if has(k) {
+            create.push_str(&format!(" --{k} {{{k}}}"));
+        }
+    }
+    create.push_str(" --force {member_paths}");
+    format!(
+        "[target] an array over members = COUNT runs on member files the lab makes new for every run, \
+         but [hooks] has no setup command to build the array on them (add setup = [\"{create}\"], \
+         or give members = \"FILE1,FILE2,…\" naming an array already made)"
+    )
 }
 
 fn valid_name(s: &str) -> bool {
@@ -1258,6 +1293,47 @@ rerun = 1
                 "{text}: {s}"
             );
         }
+    }
+
+    /// An array over member files the lab makes is built by a setup hook (recipes/README.md):
+    /// without one every run would open blank files, so the experiment is refused when read,
+    /// naming the hook to add. Members named in a list may be an array already made.
+    #[test]
+    fn an_array_of_lab_made_members_needs_a_setup_hook() {
+        let arr = "name = \"arr\"\n[workload]\nrw = \"randread\"\nsize = \"1m\"\n\
+                   [target]\nlevel = 5\nmembers = 3\nmember_size = \"4m\"\nchunk = \"64k\"\n\
+                   [sweep]\nbs = [\"4k\"]\n";
+        let e = Experiment::parse(arr, "arr.toml", Path::new("."), &[]).unwrap_err();
+        let s = e.to_string();
+        assert!(e.is_usage() && !s.contains('\n'), "{s}");
+        assert!(
+            s.starts_with("arr.toml: [target] an array over members = COUNT")
+                && s.contains("but [hooks] has no setup command to build the array on them (add setup")
+                && !s.contains("  ")
+                && s.contains("add setup = [\"{raidlab} array create --level {level} --chunk {chunk} --force {member_paths}\"]"),
+            "{s}"
+        );
+        // A swept count is lab-made too; without chunk the hook leaves --chunk out.
+        let swept = arr
+            .replace("members = 3\n", "")
+            .replace("chunk = \"64k\"\n", "")
+            + "members = [3, 4]\n";
+        let e = Experiment::parse(&swept, "arr.toml", Path::new("."), &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("array create --level {level} --force"),
+            "{e}"
+        );
+        // With a setup hook, or members named in a list, it is accepted.
+        let hooked = format!("{arr}[hooks]\nsetup = [\"{{raidlab}} array create --level {{level}} --force {{member_paths}}\"]\n");
+        Experiment::parse(&hooked, "arr.toml", Path::new("."), &[]).unwrap();
+        Experiment::parse(
+            arr,
+            "arr.toml",
+            Path::new("."),
+            &["members=/dev/sdb,/dev/sdc,/dev/sdd".into()],
+        )
+        .unwrap();
     }
 
     /// A syntax error names the file, line and column, as a system file's errors do.

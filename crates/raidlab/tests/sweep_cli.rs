@@ -1090,6 +1090,61 @@ fn a_sweep_of_more_points_than_the_bound_is_refused() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// An array target over member files the lab makes is built by a setup hook; without one
+/// the sweep is refused up front saying so (not with a missing superblock at the first
+/// run), and array parameters `raidlab array create` refuses are refused when the recipe is
+/// read, the dry run included, in create's words.
+#[test]
+fn array_targets_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let arr = "[workload]\nrw=\"randread\"\nbs=\"4k\"\nsize=\"1m\"\nruntime=\"1s\"\n\
+               [target]\nlevel=5\nmembers=3\nmember_size=\"4m\"\nchunk=\"64k\"\n[sweep]\nbs=[\"4k\"]\n";
+    let exp = write_experiment(dir.path(), "arr", arr);
+    let db = dir.path().join("arr.db");
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec![exp.to_str().unwrap(), "--db", db.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = sweep(&args, dir.path());
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("arr.toml: [target] an array over members = COUNT")
+                && err.contains("[hooks] has no setup command")
+                && !err.contains("superblock"),
+            "{err}"
+        );
+    }
+    assert!(!db.exists(), "nothing ran");
+    let hooked = format!("{arr}[hooks]\nsetup = [\"{{raidlab}} array create --level {{level}} --chunk {{chunk}} --force {{member_paths}}\"]\n");
+    let exp = write_experiment(dir.path(), "arr", &hooked);
+    let out = sweep(&[exp.to_str().unwrap(), "--dry-run"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for (set, want) in [
+        ("level=9", "unknown RAID level '9'"),
+        ("members=1", "raid5 needs at least 2 members, got 1"),
+        (
+            "member_size=1k",
+            "each member is 1024 bytes; members need more than 1 MiB",
+        ),
+        ("chunk=3k", "chunk 3072 bytes is not valid"),
+        ("members=a,a,b", "member a is listed twice"),
+    ] {
+        let out = sweep(
+            &[exp.to_str().unwrap(), "--dry-run", "--set", set],
+            dir.path(),
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("arr.toml: [target] array level=") && err.contains(want),
+            "{set}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{set}: no point listed");
+    }
+}
+
 #[test]
 fn a_sweep_that_measures_nothing_fails_its_point_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
