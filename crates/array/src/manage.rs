@@ -1239,7 +1239,7 @@ pub fn assign_spares(array: &[PathBuf]) -> Result<usize, ArrayError> {
 }
 
 /// The members of the leaf arrays of `array`'s members that were not given but are found
-/// beside them (see [`find_beside`]: the array's members in date that hold their slots in
+/// beside them (see `find_beside`: the array's members in date that hold their slots in
 /// service, and spares its record knows), in the order found. `rebuild` runs with them, so that a member left out of the
 /// list is neither replaced by a spare nor missed by the rebuild. The caller locks them with
 /// the members given before using them.

@@ -156,7 +156,7 @@ impl ZoneFit {
 }
 
 /// Fit the zones to rates measured across the target. Neighbouring points within
-/// [`ZONE_STEP`] of each other are one zone; when the rates fall in such steps, never
+/// `ZONE_STEP` of each other are one zone; when the rates fall in such steps, never
 /// rising and with two points a zone on average, the steps are counted and the outer and
 /// inner rates are the first and last steps'. Otherwise (noise, or no zones at all) a
 /// straight line through the points gives them and the zone count is assumed.

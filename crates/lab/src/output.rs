@@ -54,7 +54,7 @@ const OPTIONAL: &[(&str, &str, usize)] = &[
     (TRIM_IOPS, "trim IOPS", 0),
 ];
 
-/// The column names of [`csv`] (the [`OPTIONAL`] metrics `shown` after the others).
+/// The column names of [`csv`] (the `OPTIONAL` metrics `shown` after the others).
 pub fn csv_header(axes: &[String], stat_metric: &str, shown: &[&str]) -> Vec<String> {
     let mut h = vec!["point".to_string()];
     h.extend(axes.iter().cloned());
