@@ -607,6 +607,16 @@ fn simulated_points_computed_in_parallel_print_and_store_what_one_at_a_time_does
 
 #[test]
 fn ctrl_c_stops_a_sweep_before_its_next_run_with_every_run_before_it_stored() {
+    interrupt_stops_a_sweep(libc::SIGINT, "interrupted by Ctrl-C");
+}
+
+/// SIGTERM stops a campaign as Ctrl-C does, and the message names it (it said Ctrl-C).
+#[test]
+fn sigterm_stops_a_sweep_and_says_so() {
+    interrupt_stops_a_sweep(libc::SIGTERM, "interrupted by SIGTERM");
+}
+
+fn interrupt_stops_a_sweep(sig: libc::c_int, said: &str) {
     let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("int.db");
@@ -644,16 +654,13 @@ fn ctrl_c_stops_a_sweep_before_its_next_run_with_every_run_before_it_stored() {
         );
     }
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    unsafe { libc::kill(pid, sig) };
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "{err}");
     let last = err.trim().lines().last().unwrap_or_default();
-    assert!(
-        last.contains("interrupted by Ctrl-C") && last.contains("again to resume"),
-        "{err}"
-    );
+    assert!(last.contains(said) && last.contains("again to resume"), "{err}");
     // The runs stored are the campaign's first ones, each once: it stopped at its turn.
     let mut points: Vec<u64> = runs(&db)
         .into_iter()

@@ -711,6 +711,8 @@ The embedded default job (filename and direct are filled in):
 // SIGTERM does the same, as fio's (`timeout`, a batch system, mpirun passing on a Ctrl-C).
 
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+/// The first interrupt's signal (SIGINT or SIGTERM), for saying which stopped a sweep.
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 static STOP_PTR: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
 /// Scratch paths (file, folder) the handler removes before exiting on a second Ctrl-C.
 static SCRATCH_FILE: AtomicPtr<libc::c_char> = AtomicPtr::new(std::ptr::null_mut());
@@ -731,6 +733,9 @@ extern "C" fn on_sigint(sig: libc::c_int) {
         unsafe { libc::_exit(leaving - 1) };
     }
     let n = INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+    if n == 0 {
+        FIRST_SIGNAL.store(sig, Ordering::SeqCst);
+    }
     if n == 0 && !AT_ONCE.load(Ordering::SeqCst) {
         let stop = STOP_PTR.load(Ordering::SeqCst);
         if !stop.is_null() {
@@ -812,6 +817,16 @@ pub(crate) fn stop_flag() -> Arc<AtomicBool> {
 /// True once Ctrl-C has been pressed, for `raidlab sweep` to stop starting new runs.
 pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
+}
+
+/// What stopped the run, as a message says it: `SIGTERM`, or `Ctrl-C` (SIGINT, and before
+/// any signal came).
+pub fn interrupt_name() -> &'static str {
+    if FIRST_SIGNAL.load(Ordering::SeqCst) == libc::SIGTERM {
+        "SIGTERM"
+    } else {
+        "Ctrl-C"
+    }
 }
 
 /// Catch Ctrl-C from now on: the first stops what is running after its I/O in flight (and a

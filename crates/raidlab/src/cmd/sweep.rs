@@ -74,10 +74,13 @@ struct ExecRunner {
 }
 
 impl ExecRunner {
-    /// What a run not started because of Ctrl-C returns: the campaign stops there, with every
-    /// run before it stored, and a later sweep resumes from it.
+    /// What a run not started because of Ctrl-C (or SIGTERM) returns: the campaign stops
+    /// there, with every run before it stored, and a later sweep resumes from it.
     fn interrupted_error() -> LabError {
-        LabError::failed("interrupted by Ctrl-C; run the same sweep again to resume")
+        LabError::failed(format!(
+            "interrupted by {}; run the same sweep again to resume",
+            crate::cmd::run::interrupt_name()
+        ))
     }
 
     /// One run through `raidlab run`'s dispatcher, unless Ctrl-C came first.
