@@ -504,7 +504,7 @@ fn every_error_of_a_system_file_is_its_own_line() {
     let s = sys.display().to_string();
     let want = [
         format!("raidlab: {s}:4: host: cpus = 0: valid is 1 to 1024 CPUs"),
-        format!("raidlab: {s}:7: controller 'c': write_mb_s = 0: valid is above 0"),
+        format!("raidlab: {s}:7: controller 'c': write_mb_s = 0: valid is 0.001 to 1000000 MB/s"),
         format!("raidlab: {s}:11: array 'a': level 'raid7' is not known (valid: "),
         format!("raidlab: {s}:16: lun 'l': array 'b' is not defined"),
     ];
