@@ -525,7 +525,10 @@ fn build_leaf(
             Some(m) => labels.push(m.path.display().to_string()),
             None => {
                 if why[i].is_none()
-                    && matches!(newest.slots[i].state, SlotState::Active | SlotState::Rebuilding)
+                    && matches!(
+                        newest.slots[i].state,
+                        SlotState::Active | SlotState::Rebuilding
+                    )
                 {
                     left_out.push(i);
                 }

@@ -332,7 +332,8 @@ fn jobs_running_together_are_refused_when_their_buffers_exceed_memory() {
     second.stonewall = true;
     let e = run_paths(&[job("1"), second], false).unwrap_err();
     assert!(
-        e.to_string().starts_with("stonewall group 1: 2 jobs run together"),
+        e.to_string()
+            .starts_with("stonewall group 1: 2 jobs run together"),
         "{e}"
     );
     assert!(!file.exists(), "the file was laid out before the refusal");

@@ -1209,7 +1209,9 @@ fn serve_unmounts_cleanly_on_ctrl_c_and_sigterm() {
 fn a_member_left_out_of_the_list_needs_force() {
     let d = scratch();
     let ms = members(d.path(), 3, "l");
-    let mut args = vec!["array", "create", "--level", "5", "--chunk", "16k", "--size", "4m"];
+    let mut args = vec![
+        "array", "create", "--level", "5", "--chunk", "16k", "--size", "4m",
+    ];
     args.extend(ms.iter().map(String::as_str));
     ok(&args);
     let list = ms.join(",");
@@ -1218,7 +1220,14 @@ fn a_member_left_out_of_the_list_needs_force() {
     let write_two = format!("--filename=array:{two}");
     let job = ["--rw=randwrite", "--bs=4k", "--size=256k", "--name=x"];
     for rw in ["--rw=randwrite", "--rw=read"] {
-        let mut a = vec!["run", write_two.as_str(), rw, "--bs=4k", "--size=256k", "--name=x"];
+        let mut a = vec![
+            "run",
+            write_two.as_str(),
+            rw,
+            "--bs=4k",
+            "--size=256k",
+            "--name=x",
+        ];
         a.push("--no-progress");
         let o = run(&a);
         let err = String::from_utf8_lossy(&o.stderr);
@@ -1232,7 +1241,10 @@ fn a_member_left_out_of_the_list_needs_force() {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     for (m, b) in ms.iter().zip(&before) {
-        assert!(std::fs::read(m).unwrap() == *b, "{m} changed by a refused run");
+        assert!(
+            std::fs::read(m).unwrap() == *b,
+            "{m} changed by a refused run"
+        );
     }
     let js: serde_json::Value =
         serde_json::from_str(&ok(&["array", "status", "--output-format", "json", &list])).unwrap();
@@ -1255,7 +1267,14 @@ fn a_member_left_out_of_the_list_needs_force() {
     // Given again, the member is named stale, with the way back; following it makes the
     // array whole.
     let all = format!("--filename=array:{list}");
-    let o = run(&["run", &all, "--rw=read", "--size=64k", "--name=x", "--no-progress"]);
+    let o = run(&[
+        "run",
+        &all,
+        "--rw=read",
+        "--size=64k",
+        "--name=x",
+        "--no-progress",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     let note = err

@@ -660,7 +660,10 @@ fn interrupt_stops_a_sweep(sig: libc::c_int, said: &str) {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(1), "{err}");
     let last = err.trim().lines().last().unwrap_or_default();
-    assert!(last.contains(said) && last.contains("again to resume"), "{err}");
+    assert!(
+        last.contains(said) && last.contains("again to resume"),
+        "{err}"
+    );
     // The runs stored are the campaign's first ones, each once: it stopped at its turn.
     let mut points: Vec<u64> = runs(&db)
         .into_iter()

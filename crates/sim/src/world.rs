@@ -1298,7 +1298,10 @@ impl InFlight {
     /// A command completes at `t`.
     #[inline(always)]
     pub fn complete(&mut self, t: u64) {
-        debug_assert!(self.outstanding > 0, "a command completes that never arrived");
+        debug_assert!(
+            self.outstanding > 0,
+            "a command completes that never arrived"
+        );
         self.outstanding -= 1;
         self.end = self.end.max(t);
     }

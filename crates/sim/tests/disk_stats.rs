@@ -81,7 +81,10 @@ fn util_is_the_time_a_command_was_outstanding() {
         ],
     );
     let d = &r.disk_util[0];
-    assert!(d.utilization() <= 1.0 && (d.busy_ns as f64) < 0.5 * d.in_queue_ns as f64, "{d:?}");
+    assert!(
+        d.utilization() <= 1.0 && (d.busy_ns as f64) < 0.5 * d.in_queue_ns as f64,
+        "{d:?}"
+    );
 }
 
 /// RAID 5 behind a controller that writes through (seed 004's, no BBU): small random writes

@@ -961,7 +961,10 @@ fn integer_keys_are_range_checked() {
             "cpus = 2",
             "cpus = 2\nread_ahead_kib = 18446744073709551615",
             "read_ahead_kib",
-            &["read_ahead_kib: ", "TOML integers are at most 9223372036854775807"],
+            &[
+                "read_ahead_kib: ",
+                "TOML integers are at most 9223372036854775807",
+            ],
         ),
         (
             "cpus = 2",

@@ -878,5 +878,8 @@ fn too_many_requests_in_flight_are_refused() {
     let mut first = job("1");
     first.iodepth = 1;
     let e = raidlab_sim::run(&[first, second]).unwrap_err();
-    assert!(e.to_string().starts_with("stonewall group 1: 17 jobs"), "{e}");
+    assert!(
+        e.to_string().starts_with("stonewall group 1: 17 jobs"),
+        "{e}"
+    );
 }

@@ -36,11 +36,11 @@ pub use jobfile::{
 pub use latency::{max_latency_exceeded, DepthSearch, DepthStep, LatencyTarget};
 pub use pace::{Pace, Pacer, RateProcess, SyncIo, SyncKind, Think, ThinkBlocks};
 pub use spec::{
-    apply_directories, apply_option, check_reported, exit_scope, for_rank, group_over, group_totals,
-    job_groups,
-    parse_percentile_list, split_filenames, waitees, BlockSizes, BsDist, Distribution, ErrorKinds,
-    ErrorPolicy, ExitWhat, FadviseHint, Fallocate, GroupTotal, IoEngine, JobSpec, LogOptions, MemPolicy,
-    PercentileOptions, Priority, ReadAdvice, RwMode, SpecError, UnifiedRw, Zone, OPTION_NAMES,
+    apply_directories, apply_option, check_reported, exit_scope, for_rank, group_over,
+    group_totals, job_groups, parse_percentile_list, split_filenames, waitees, BlockSizes, BsDist,
+    Distribution, ErrorKinds, ErrorPolicy, ExitWhat, FadviseHint, Fallocate, GroupTotal, IoEngine,
+    JobSpec, LogOptions, MemPolicy, PercentileOptions, Priority, ReadAdvice, RwMode, SpecError,
+    UnifiedRw, Zone, OPTION_NAMES,
 };
 pub use steady::{steady_judges, SteadyCriterion};
 pub use stream::{Dir, JobInstance, Request, RequestStream, Rng};

@@ -4423,8 +4423,14 @@ mod tests {
         assert_eq!(
             t,
             [
-                GroupTotal { amount: 40, jobs: 5 },
-                GroupTotal { amount: 32, jobs: 4 }
+                GroupTotal {
+                    amount: 40,
+                    jobs: 5
+                },
+                GroupTotal {
+                    amount: 32,
+                    jobs: 4
+                }
             ]
         );
         let (which, over) = group_over(&t, 35).unwrap();
@@ -4434,7 +4440,10 @@ mod tests {
         assert!(group_over(&t, 40).is_none());
         // One group: not named.
         let one = group_totals(&specs[..2], |_| Some(1));
-        assert_eq!(group_over(&one, 4).map(|(w, t)| (w, t.jobs)), Some((String::new(), 5)));
+        assert_eq!(
+            group_over(&one, 4).map(|(w, t)| (w, t.jobs)),
+            Some((String::new(), 5))
+        );
         // Instances `amount` skips are not counted.
         let none = group_totals(&specs, |i| (i.spec_index == 2).then_some(1));
         assert_eq!(none[1], GroupTotal { amount: 4, jobs: 4 });
