@@ -1707,28 +1707,24 @@ pub fn binary_size(bytes: u64) -> String {
 
 /// Assemble for a management verb (resyncing as needed), closing cleanly when dropped.
 pub fn open(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
-    assemble(
-        array,
-        &AssembleOptions {
-            force,
-            resync: true,
-            verbose: true,
-            all_members: false,
-        },
-    )
+    open_for(array, force, false)
 }
 
 /// Assemble to serve the array's data (`raidlab array serve`): as [`open`], but a member in
 /// service left out of the list is refused unless `force` (see
 /// [`AssembleOptions::all_members`]).
 pub fn open_to_serve(array: &[PathBuf], force: bool) -> Result<Arc<Array>, ArrayError> {
+    open_for(array, force, true)
+}
+
+fn open_for(array: &[PathBuf], force: bool, all_members: bool) -> Result<Arc<Array>, ArrayError> {
     assemble(
         array,
         &AssembleOptions {
             force,
             resync: true,
             verbose: true,
-            all_members: true,
+            all_members,
         },
     )
 }

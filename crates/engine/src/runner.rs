@@ -1012,7 +1012,7 @@ fn half_of_memory() -> u64 {
 }
 
 /// Refuse a stonewall group whose jobs' buffers together exceed half of the machine's memory
-/// (each job's own is checked in [`check_resources`]), before any target is laid out: every
+/// (one job's too many is a group's too many), before any target is laid out: every
 /// one of a job's `numjobs` copies holds its own, and a group's jobs run at once, so
 /// 256 copies at iodepth=32768 of 4 KiB take 32 GiB between them and the allocator aborts
 /// the process mid-run rather than failing a job.
@@ -1059,7 +1059,7 @@ fn check_group_threads(
     }
 }
 
-/// Refuse jobs whose buffers, threads or rings the machine cannot hold, before any I/O.
+/// Refuse jobs whose threads, rings or pinned memory the machine cannot hold, before any I/O.
 fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
     match r {
         Resolved::Block(label, _) => {
@@ -1085,18 +1085,12 @@ fn check_resources(spec: &JobSpec, r: &Resolved) -> Result<(), EngineError> {
             }
         }
     }
-    let need = buffer_bytes(spec);
+    // (Its buffers were checked with the rest of its group's: check_group_buffers.)
     let half_ram = half_of_memory();
     if spec.lockmem > half_ram {
         return Err(EngineError::usage(format!(
             "job '{}': lockmem={} pins more than half of this machine's memory ({half_ram} bytes; valid: up to that)",
             spec.name, spec.lockmem
-        )));
-    }
-    if need > half_ram {
-        return Err(EngineError::usage(format!(
-            "job '{}': iodepth={} × bs={} needs {need} bytes of buffers per job, more than half of this machine's memory ({half_ram} bytes)",
-            spec.name, spec.iodepth, spec.bs.max()
         )));
     }
     Ok(())
@@ -1502,8 +1496,9 @@ fn not_run(setup: &JobSetup) -> JobResult {
 
 /// fio's `exec_prerun` / `exec_postrun` (`what`): the command through `sh -c` in the
 /// working folder, its output and errors in `JOB.prerun.txt` / `JOB.postrun.txt`, as fio
-/// saves them ([`JobSpec::exec_output`]), marked as raidlab's. A command that cannot start or exits nonzero is the error returned (fio skips
-/// the job silently; raidlab says why it did not run).
+/// saves them ([`JobSpec::exec_output`]), marked as raidlab's. A command that cannot start
+/// or exits nonzero is the error returned (fio skips the job silently; raidlab says why it
+/// did not run).
 fn exec_hook(spec: &JobSpec, what: &str, command: Option<&str>) -> Result<(), String> {
     let Some(cmd) = command else { return Ok(()) };
     let out = spec.exec_output(what);

@@ -110,8 +110,8 @@
 //! Values are checked as the file loads, each error one line with `file:line`, the component,
 //! the key and what is valid, every independent error at once, in file order (TOML that does
 //! not parse, an include that cannot be read, a model not defined or a section of the wrong
-//! shape stop the checks there): rates (`*_mb_s`) 0.001 to 1000000 MB/s, 1 kB/s to 1 TB/s (an optional
-//! rate left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s,
+//! shape stop the checks there): rates (`*_mb_s`) 0.001 to 1000000 MB/s, 1 kB/s to 1 TB/s
+//! (an optional rate left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s,
 //! `job_start_ms` 0 to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek,
 //! 1000 to 30000 rpm, KiB sizes at most 1 GiB, cache MiB at most 16 TiB, counts and queue
 //! depths 1 to 1024. An HDD's fields are not checked on an SSD nor an SSD's on an HDD. Names

@@ -116,7 +116,7 @@ impl fmt::Display for RwMode {
     }
 }
 
-/// What fio's `R[,W[,T]]` form of a per-direction option gives (`bs`, `bsrange`,
+/// What fio's `R[,W[,T]]` form of a per-direction option gives (`bs`, `bsrange`, `bssplit`,
 /// `percentage_random`, the `rate` options), each part read by `each`: a part not ended by a
 /// comma applies to the directions after it too (`8k` is every direction's, `,8k` the
 /// writes' and trims'); an empty part leaves its direction as `prev` has it (fio sets nothing
@@ -2962,23 +2962,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
             // or the default): fio 3.33 with bs=16k,32k and bssplit=4k/50:8k/50, writes
             // 32 KiB blocks. A trailing empty list stops there: `A,` leaves the trims' too.
             let parts = three_parts(value, "lists", "for reads, writes and trims, e.g. 4k/50:64k/50,16k").map_err(err)?;
-            let split = |p: &str, kept: &BsDist| -> Result<BsDist, SpecError> {
-                if p.is_empty() {
-                    return Ok(kept.clone());
-                }
-                BsDist::parse_split(p, spec.kb_base).map_err(err)
-            };
-            let read = split(parts[0], &spec.bs.read)?;
-            let write = match parts.get(1) {
-                Some(w) => split(w, &spec.bs.write)?,
-                None => read.clone(),
-            };
-            let trim = match (parts.get(2), parts.get(1)) {
-                (Some(t), _) => split(t, &spec.bs.trim)?,
-                (None, Some(w)) if w.is_empty() => spec.bs.trim.clone(),
-                (None, _) => write.clone(),
-            };
-            spec.bs = BlockSizes { read, write, trim };
+            let split = |p: &str| BsDist::parse_split(p, spec.kb_base).map_err(err);
+            spec.bs = block_sizes_of(&parts, &spec.bs, split)?;
         }
         "iodepth" => {
             spec.iodepth = parse_u32(value, 1, 65536).map_err(err)?;
