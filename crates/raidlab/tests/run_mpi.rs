@@ -12,8 +12,16 @@ use std::time::{Duration, Instant};
 /// `mpirun -np RANKS raidlab run --mpi ARGS...`, killed (and the test failed) past two
 /// minutes: a rank left waiting at a meeting shows as a hang here.
 fn mpirun(ranks: u32, args: &[&str]) -> Output {
+    mpirun_in(None, ranks, args)
+}
+
+/// [`mpirun`] with the ranks' working folder `dir` (where exec_prerun's output goes).
+fn mpirun_in(dir: Option<&std::path::Path>, ranks: u32, args: &[&str]) -> Output {
     require_tool("mpirun", "openmpi-bin");
     let mut cmd = Command::new("mpirun");
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
     cmd.args(["-np", &ranks.to_string(), "--oversubscribe"])
         .arg(bin())
         .args(["run", "--mpi"])
@@ -176,6 +184,51 @@ fn a_rank_that_cannot_start_ends_the_run_in_one_line() {
     );
     // Somebody's data is untouched.
     assert!(std::fs::read(&theirs).unwrap().iter().all(|&b| b == 0x5a));
+}
+
+/// exec_prerun under MPI: every rank runs the command, each into its own output file named
+/// with its rank (a shared working folder held them all under one name before); a file of
+/// that name holding somebody's data is refused before any rank runs anything.
+#[test]
+fn each_rank_writes_its_own_exec_prerun_output() {
+    let d = scratch("raidlab-mpi-");
+    let dir = format!("--directory={}", d.path().display());
+    let job = [
+        "--name=p",
+        dir.as_str(),
+        "--rw=write",
+        "--bs=64k",
+        "--size=256k",
+        "--exec_prerun=echo rank $OMPI_COMM_WORLD_RANK",
+    ];
+    let o = mpirun_in(Some(d.path()), 2, &job);
+    assert_ok(&o, "exec_prerun under mpi");
+    for r in 0..2 {
+        let out = d.path().join(format!("p.rank{r}.prerun.txt"));
+        let text =
+            std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+        assert_eq!(text, format!("rank {r}\n"), "{}", out.display());
+    }
+    assert!(!d.path().join("p.prerun.txt").exists());
+    // Somebody's file under rank 1's name: refused in one line, and left as it was.
+    // (A new file: the one rank 1 wrote carries raidlab's mark.)
+    let theirs = d.path().join("p.rank1.prerun.txt");
+    std::fs::remove_file(&theirs).unwrap();
+    std::fs::write(&theirs, "notes\n").unwrap();
+    std::fs::remove_file(d.path().join("p.rank0.prerun.txt")).unwrap();
+    let o = mpirun_in(Some(d.path()), 2, &job);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let lines = raidlab_lines(&o);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("p.rank1.prerun.txt") && lines[0].contains("--force"),
+        "{lines:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "notes\n");
+    assert!(
+        !d.path().join("p.rank0.prerun.txt").exists(),
+        "rank 0 ran its command although rank 1 refused"
+    );
 }
 
 /// Bad input that every rank finds is said once, as a run without MPI says it.

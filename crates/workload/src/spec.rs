@@ -973,6 +973,11 @@ pub struct JobSpec {
     /// to `rank × numjobs`, so the ranks' instances are numbered as one job's numjobs are.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub first_job: u32,
+    /// The MPI rank running the job (set by [`for_rank`]), `None` outside MPI. It names the
+    /// files a rank writes of its own (`exec_prerun`'s output), so ranks sharing a working
+    /// folder do not write over one another's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi_rank: Option<u32>,
     /// Percentage of reads for `rw`/`randrw`.
     pub rwmixread: u8,
     /// Bytes of the target each job covers per pass; `None` means to the end of the target.
@@ -1619,6 +1624,7 @@ impl Default for JobSpec {
             numa_mem_policy: None,
             numjobs: 1,
             first_job: 0,
+            mpi_rank: None,
             rwmixread: 50,
             size: None,
             io_size: None,
@@ -2394,12 +2400,14 @@ pub fn apply_directories(specs: &mut [JobSpec]) {
 /// own files (`JOBNAME.N.0`), and each rank draws its own offsets (its seed mixed with its
 /// rank; rank 0's are those of a run without MPI). A job with `rank_shift=N` runs as rank
 /// (r + N) mod `ranks` would: its regions, files and offsets are that rank's (IOR's task
-/// reordering, so a read phase reads what another host wrote, past its own cache). Before
+/// reordering, so a read phase reads what another host wrote, past its own cache). Each job
+/// also carries the rank itself, which names its `exec_prerun`/`exec_postrun` output. Before
 /// [`apply_directories`].
 pub fn for_rank(specs: &mut [JobSpec], rank: u32, ranks: u32) {
     for s in specs {
         let r = ((u64::from(rank) + u64::from(s.rank_shift)) % u64::from(ranks.max(1))) as u32;
         s.first_job = r * s.numjobs;
+        s.mpi_rank = Some(rank);
         s.randseed = s
             .randseed
             .wrapping_add(u64::from(r).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -3571,10 +3579,15 @@ impl JobSpec {
     }
 
     /// The file the job's `exec_prerun` / `exec_postrun` command (`what`: `prerun` /
-    /// `postrun`) writes its output to: `JOB.WHAT.txt` in the working folder, as fio names it.
-    /// The one place the name is made, so the check before a run and the hook agree on it.
+    /// `postrun`) writes its output to: `JOB.WHAT.txt` in the working folder, as fio names it,
+    /// or `JOB.rankR.WHAT.txt` for MPI rank R (every rank runs the command, often in one shared
+    /// folder). The one place the name is made, so the check before a run and the hook agree
+    /// on it.
     pub fn exec_output(&self, what: &str) -> String {
-        format!("{}.{what}.txt", self.name)
+        match self.mpi_rank {
+            Some(r) => format!("{}.rank{r}.{what}.txt", self.name),
+            None => format!("{}.{what}.txt", self.name),
+        }
     }
 
     /// Whether the job flushes what it wrote as it ends, inside its runtime: `end_fsync`, or

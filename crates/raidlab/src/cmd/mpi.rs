@@ -428,6 +428,7 @@ fn ready(args: &[String], world: &World) -> Result<Ready, CliError> {
     for s in &jobs {
         s.validate().map_err(|e| CliError::usage(e.message))?;
     }
+    run::check_exec_outputs(&jobs, inv.force)?;
     // Only rank 0 writes the results.
     let output = if world.rank() == 0 {
         run::Output::open(inv.output.as_deref(), &jobs, inv.force)?

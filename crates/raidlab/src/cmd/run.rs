@@ -556,8 +556,8 @@ fn option_help(name: &str) -> &'static str {
         "rank_shift" => "raidlab's, under --mpi: rank r runs the job as rank (r + N) mod ranks (its regions, files, offsets), as IOR's -C reorders tasks so a read phase reads what another host wrote",
         "read_iolog" => "replay a fio iolog (version 2 or 3, as fio's write_iolog writes) or a blktrace (blkparse -d): its requests, files, syncs and times, in place of rw, bs and size",
         "create_only" => "lay the job's files out and run nothing else (the result shows nothing done); real runs only",
-        "exec_prerun" => "a shell command run before the job's first request (its output in JOB.prerun.txt); a failure ends the job with an error; real runs only",
-        "exec_postrun" => "a shell command run after the job's last request (its output in JOB.postrun.txt); real runs only",
+        "exec_prerun" => "a shell command run before the job's first request (its output in JOB.prerun.txt, JOB.rankR.prerun.txt under --mpi); a failure ends the job with an error; real runs only",
+        "exec_postrun" => "a shell command run after the job's last request (its output in JOB.postrun.txt, JOB.rankR.postrun.txt under --mpi); real runs only",
         "write_iolog" => "log every request and sync the job issues, with its time, as fio's version 3 iolog (read_iolog, and fio's, replay it); one job a log",
         "replay_no_stall" => "replay the trace's requests as fast as iodepth takes them, in its order, ignoring its times",
         "replay_time_scale" => "percent of the trace's rate to replay at (200: its times halved)",
@@ -2030,8 +2030,13 @@ pub fn check_log_paths(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
         }
         check_written(&path, "log file", "the results", jobs, force)?;
     }
-    // The files exec_prerun / exec_postrun write the command's output to follow the same
-    // rule, checked here so a refusal comes before any job or command runs.
+    check_exec_outputs(jobs, force)
+}
+
+/// The files exec_prerun / exec_postrun write the command's output to follow the rule of
+/// every other output, checked before any job or command runs (each MPI rank checks its
+/// own, named with its rank).
+pub fn check_exec_outputs(jobs: &[JobSpec], force: bool) -> Result<(), CliError> {
     for s in jobs {
         for (opt, what, cmd) in [
             ("exec_prerun", "prerun", &s.exec_prerun),
