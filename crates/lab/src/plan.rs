@@ -251,6 +251,12 @@ pub fn plan_point(exp: &Experiment, point: &Point, ctx: &Context) -> Result<Poin
         vars.insert("member_files".into(), files.join(","));
         vars.insert("member_paths".into(), files.join(" "));
         vars.insert("level".into(), level.clone());
+        // A level without a chunk (linear, 1) takes the point's chunk, if any, as 0 in the
+        // hooks: `array create` takes `--chunk 0` there and refuses any other size, and a
+        // sweep over levels hands one chunk to every point.
+        if vars.contains_key("chunk") && !level_has_chunk(&level) {
+            vars.insert("chunk".into(), "0".into());
+        }
         format!("array:{}", files.join(","))
     } else if let Some(f) = t.get("filename") {
         template(f, &vars).map_err(|e| here(format!("[target] filename {e}")))?
@@ -335,10 +341,9 @@ fn check_array(
     files: &[String],
     made: Option<u64>,
 ) -> Result<(), String> {
-    use raidlab_array::shape::{has_chunk, parse_level};
     let level = t.get("level").map(String::as_str).unwrap_or_default();
-    let chunk = match (parse_level(level), t.get("chunk")) {
-        (Ok(l), Some(c)) if has_chunk(l) => Some(
+    let chunk = match t.get("chunk") {
+        Some(c) if level_has_chunk(level) => Some(
             c.parse::<u64>()
                 .map_err(|_| format!("chunk = {c} is not a size"))?,
         ),
@@ -354,6 +359,13 @@ fn check_array(
     )
     .map(|_| ())
     .map_err(|e| e.to_string())
+}
+
+/// Whether an array of `level` has a chunk (a level array create does not know is left to
+/// its checks, as one that has).
+fn level_has_chunk(level: &str) -> bool {
+    use raidlab_array::shape::{has_chunk, parse_level};
+    parse_level(level).map_or(true, has_chunk)
 }
 
 /// `bs=4096 rw=read` — a point in a line.
@@ -629,6 +641,41 @@ teardown = ["echo done {point} {rep}"]
         // A chunk is no reason to refuse the levels without one (a sweep over levels gives
         // every point the chunk).
         plan0(&base(ok, "level = [\"1\", \"5\"]")).unwrap();
+    }
+
+    /// A sweep over levels with one chunk: the hooks of a level without a chunk (linear, 1)
+    /// get `{chunk}` as 0, which `array create` takes there (any other size it refuses, so
+    /// the recipe's own setup hook failed at those points' runs); the others get the chunk.
+    #[test]
+    fn levels_without_a_chunk_get_chunk_0_in_hooks() {
+        let text = "name = \"lv\"\n[workload]\nrw = \"read\"\nbs = \"64k\"\nsize = \"1m\"\n\
+                    [target]\nmembers = 4\nmember_size = \"8m\"\nchunk = \"64k\"\n\
+                    [sweep]\nlevel = [\"linear\", \"1\", \"5\", \"10\"]\n[hooks]\n\
+                    setup = [\"{raidlab} array create --level {level} --chunk {chunk} --force {member_paths}\"]\n";
+        let e = Experiment::parse(text, "lv.toml", Path::new("."), &[]).unwrap();
+        let pts = expand(&e.axes, &e.exclude);
+        let chunks: Vec<(String, String)> = pts
+            .iter()
+            .map(|pt| {
+                let p = plan_point(&e, pt, &ctx()).unwrap();
+                let cmd = template(&e.hooks.setup[0], &p.vars).unwrap();
+                let chunk = cmd.split("--chunk ").nth(1).unwrap();
+                (
+                    p.vars["level"].clone(),
+                    chunk.split(' ').next().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want = [("linear", "0"), ("1", "0"), ("5", "65536"), ("10", "65536")];
+        assert_eq!(
+            chunks,
+            want.map(|(l, c)| (l.to_string(), c.to_string())),
+            "{chunks:?}"
+        );
+        // What the hook relies on: create takes chunk 0 for a level without one, and only 0.
+        let m: Vec<PathBuf> = (0..4).map(|i| PathBuf::from(format!("/d/m{i}"))).collect();
+        raidlab_array::create::check_new("1", None, Some(0), &m, None).unwrap();
+        raidlab_array::create::check_new("1", None, Some(65536), &m, None).unwrap_err();
     }
 
     #[test]
