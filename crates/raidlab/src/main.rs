@@ -2,6 +2,11 @@
 //! and turns arguments into calls on the domain crates; nothing here does I/O of its own
 //! beyond reading arguments and printing results.
 
+// The doc comments of the clap structs are the command line's help text, written for a
+// terminal: `[[disk]]`, `[limits]` and `<name>` there are TOML tables and placeholders, not
+// rustdoc links or HTML (escaping them would show the escapes in `--help`).
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 mod cmd;
 mod error;
 mod stdout;
