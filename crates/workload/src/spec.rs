@@ -3269,9 +3269,14 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         "flow" => spec.flow = parse_u32(value, 0, 1000).map_err(err)?,
         "flow_id" => spec.flow_id = parse_u32(value, 0, u32::MAX).map_err(err)?,
         "flow_sleep" => spec.flow_sleep_ns = parse_us_or_duration(value).map_err(err)?,
+        // (fio 3.33 refuses an empty one too: "option wait_for requires an argument".)
         "wait_for" => {
-            let name = value.trim();
-            spec.wait_for = (!name.is_empty()).then(|| name.to_string());
+            if value.is_empty() {
+                return Err(err(
+                    "empty value (valid: the name of a job defined before this one)".into(),
+                ));
+            }
+            spec.wait_for = Some(value.to_string());
         }
         "exitall" => spec.exitall = parse_switch(value).map_err(err)?,
         "exitall_on_error" => spec.exitall_on_error = parse_switch(value).map_err(err)?,
@@ -5746,6 +5751,20 @@ mod tests {
         );
         err(&[("a", None), ("b", Some("zz"))], "(valid: a)");
         err(&[("a", Some("a"))], "names no job defined before it");
+        // An empty wait_for is refused where it is written, as fio 3.33 refuses it ("option
+        // wait_for requires an argument"); it does not clear a wait given before.
+        for empty in ["", "  "] {
+            let mut s = JobSpec::default();
+            apply_option(&mut s, "wait_for", Some("a")).unwrap();
+            let e = apply_option(&mut s, "wait_for", Some(empty))
+                .unwrap_err()
+                .message;
+            assert!(
+                e.contains("option 'wait_for': empty value") && !e.contains('\n'),
+                "{e}"
+            );
+            assert_eq!(s.wait_for.as_deref(), Some("a"));
+        }
         err(
             &[("a", None), ("a", None), ("b", Some("a"))],
             "2 jobs are named 'a'",
