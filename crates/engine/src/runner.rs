@@ -339,7 +339,9 @@ pub fn run_with_clock(
                     None => {
                         // The null engine never touches its target: size from the job, or
                         // the target's. (A share of the target is of the target's own size.)
-                        let size = match per.size.filter(|_| per.offset_percent.is_none()) {
+                        let size = match per.size.filter(|_| {
+                            per.offset_percent.is_none() && per.offset_increment_percent.is_none()
+                        }) {
                             Some(sz) => {
                                 per.offset + per.offset_increment * inst.job_index as u64 + sz
                             }

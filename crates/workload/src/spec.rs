@@ -1072,6 +1072,17 @@ pub struct JobSpec {
     /// Each job `i` of `numjobs` starts at `offset + i * offset_increment` (fio's option), so
     /// threads can split a file into contiguous regions as seed 002 did.
     pub offset_increment: u64,
+    /// `offset_increment` given as percent of the target's size (fio's
+    /// `offset_increment=25%`): resolved against each target's size by
+    /// [`JobSpec::resolved`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment_percent: Option<u8>,
+    /// Set by [`JobSpec::resolved`] when `offset` or `offset_increment` was a percentage:
+    /// each job's start, `offset + i * offset_increment`, is rounded up to this many bytes
+    /// (`offset_align`, or the smallest block size), as fio's `get_start_offset` rounds
+    /// the sum. 0: starts are not rounded.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub start_align: u64,
     /// fio's zone options as given (`zonemode`, `zonesize`, `zonerange`, `zoneskip`); see
     /// [`Zones`] and [`JobSpec::strided`].
     #[serde(default, skip_serializing_if = "Zones::is_none")]
@@ -1649,6 +1660,8 @@ impl Default for JobSpec {
             number_ios: None,
             offset: 0,
             offset_increment: 0,
+            offset_increment_percent: None,
+            start_align: 0,
             zones: Zones::default(),
             runtime_ns: None,
             time_based: false,
@@ -3050,7 +3063,15 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "offset_align" => spec.offset_align = parse_size(value).map_err(err)?,
         "file_append" => spec.file_append = parse_bool(value).map_err(err)?,
-        "offset_increment" => spec.offset_increment = parse_size(value).map_err(err)?,
+        "offset_increment" if value.ends_with('%') => {
+            spec.offset_increment_percent =
+                Some(percent_of_target(value, 0, 100).unwrap().map_err(err)?);
+            spec.offset_increment = 0;
+        }
+        "offset_increment" => {
+            spec.offset_increment_percent = None;
+            spec.offset_increment = parse_size(value).map_err(err)?
+        }
         "zonemode" => {
             spec.zones.strided = match value.trim() {
                 "none" => false,
@@ -4239,6 +4260,7 @@ impl JobSpec {
     pub fn resolved(&self, target_size: u64) -> Result<JobSpec, SpecError> {
         if self.size_percent.is_none()
             && self.offset_percent.is_none()
+            && self.offset_increment_percent.is_none()
             && self.io_size_percent.is_none()
         {
             return Ok(self.clone());
@@ -4249,6 +4271,7 @@ impl JobSpec {
         let given = [
             ("size", self.size_percent),
             ("offset", self.offset_percent),
+            ("offset_increment", self.offset_increment_percent),
             ("io_size", self.io_size_percent),
         ];
         if target_size == 0 {
@@ -4263,21 +4286,31 @@ impl JobSpec {
         let mut s = self.clone();
         let bs = self.bs.min().max(1);
         let share = |p: u8| (u128::from(target_size) * u128::from(p) / 100) as u64;
-        if let Some(p) = self.offset_percent {
+        if self.offset_percent.is_some() || self.offset_increment_percent.is_some() {
+            // fio rounds the whole start up, offset + i * offset_increment, not each part
+            // (filesetup.c, get_start_offset): `region` rounds it, and the first job's
+            // start bounds the size below.
             let align = if self.offset_align > 0 {
                 self.offset_align
             } else {
                 bs
             };
-            s.offset = share(p).div_ceil(align).saturating_mul(align);
-            s.offset_percent = None;
+            if let Some(p) = self.offset_percent {
+                s.offset = share(p);
+                s.offset_percent = None;
+            }
+            if let Some(p) = self.offset_increment_percent {
+                s.offset_increment = share(p);
+                s.offset_increment_percent = None;
+            }
+            s.start_align = align;
         }
+        let first = s.first_start();
         if let Some(p) = self.size_percent {
-            let len = (share(p) / bs * bs).min(target_size.saturating_sub(s.offset));
+            let len = (share(p) / bs * bs).min(target_size.saturating_sub(first));
             if len < bs {
                 return Err(e(format!(
-                    "size={p}% of the target's {target_size} bytes (after offset {}) is less than one block of {bs} bytes (valid: a larger share, or size in bytes)",
-                    s.offset
+                    "size={p}% of the target's {target_size} bytes (after offset {first}) is less than one block of {bs} bytes (valid: a larger share, or size in bytes)"
                 )));
             }
             s.size = Some(len);
@@ -4296,6 +4329,14 @@ impl JobSpec {
         Ok(s)
     }
 
+    /// The first job's start: `offset`, rounded up as [`JobSpec::start_align`] says.
+    fn first_start(&self) -> u64 {
+        match self.start_align {
+            0 => self.offset,
+            a => self.offset.div_ceil(a).saturating_mul(a),
+        }
+    }
+
     /// The job's strided zones, when `zonemode=strided` (checked by [`JobSpec::validate`]).
     pub fn strided(&self) -> Option<Zones> {
         self.zones.strided.then_some(self.zones)
@@ -4306,6 +4347,10 @@ impl JobSpec {
         let start = self
             .offset
             .checked_add(self.offset_increment.saturating_mul(job_index as u64))
+            .and_then(|start| match self.start_align {
+                0 => Some(start),
+                a => start.div_ceil(a).checked_mul(a),
+            })
             .ok_or_else(|| SpecError {
                 message: "offset overflows".into(),
             })?;

@@ -2492,6 +2492,51 @@ mod tests {
         assert!(e.contains("less than one block of 4096 bytes"), "{e}");
     }
 
+    /// offset_increment in percent of the target (fio's `offset_increment=25%`): four jobs
+    /// of size=25% split the target into quarters. fio rounds each job's whole start up to
+    /// the block size (get_start_offset), offset + i * offset_increment, so a percentage or
+    /// a byte increment over a percent offset gives aligned starts: 1,000,000 bytes, 10%
+    /// each, bs=4k: 102400, 200704, 303104 (not 102400 + 100000 * i).
+    #[test]
+    fn offset_increment_in_percent_splits_the_target() {
+        let starts = |s: &JobSpec, target: u64| -> Vec<(u64, u64)> {
+            JobInstance::expand(std::slice::from_ref(s))
+                .iter()
+                .map(|i| RequestStream::new(s, i, target).unwrap().region())
+                .collect()
+        };
+        let mib = 1u64 << 20;
+        let s = spec(&[
+            ("bs", "4k"),
+            ("size", "25%"),
+            ("offset_increment", "25%"),
+            ("numjobs", "4"),
+        ]);
+        assert_eq!(
+            starts(&s, 32 * mib),
+            (0..4).map(|i| (i * 8 * mib, 8 * mib)).collect::<Vec<_>>()
+        );
+        let want = vec![(102_400, 4096), (200_704, 4096), (303_104, 4096)];
+        for inc in ["10%", "100000"] {
+            let s = spec(&[
+                ("bs", "4k"),
+                ("size", "4k"),
+                ("offset", "10%"),
+                ("offset_increment", inc),
+                ("numjobs", "3"),
+            ]);
+            assert_eq!(starts(&s, 1_000_000), want, "offset_increment={inc}");
+        }
+        // A later increment in bytes replaces the percentage; past 100% is refused.
+        let mut s = spec(&[("offset_increment", "10%"), ("offset_increment", "64k")]);
+        assert_eq!(
+            (s.offset_increment, s.offset_increment_percent),
+            (64 << 10, None)
+        );
+        let e = apply_option(&mut s, "offset_increment", Some("101%")).unwrap_err();
+        assert!(e.message.contains("is not a share of the target"), "{e}");
+    }
+
     proptest! {
         /// The short path of one-direction, one-size streams gives exactly the requests the
         /// general path gives (across passes, wraps, alignment and request counts).

@@ -479,7 +479,7 @@ fn option_help(name: &str) -> &'static str {
             "bytes each pass transfers, or N% of the target (default: size); less touches part of the region"
         }
         "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
-        "offset_increment" => "job i of numjobs starts at offset + i * this",
+        "offset_increment" => "job i of numjobs starts at offset + i * this (bytes, or N% of the target)",
         "zonemode" => "none (default); strided: zonesize bytes in each zone, then skip zoneskip past it (fio's; a drive's zone profile)",
         "zonesize" => "with zonemode=strided: bytes moved in a zone before the next",
         "zonerange" => "with zonemode=strided: a zone's length (default: zonesize)",
@@ -1543,6 +1543,9 @@ pub fn spec_options(s: &JobSpec) -> Vec<(String, String)> {
     }
     if s.offset_increment != 0 {
         put("offset_increment", size_text(s.offset_increment));
+    }
+    if let Some(p) = s.offset_increment_percent {
+        put("offset_increment", format!("{p}%"));
     }
     if s.zones.strided {
         put("zonemode", "strided".into());
