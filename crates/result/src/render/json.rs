@@ -153,7 +153,7 @@ fn direction(d: &DirStats, p: &Percentiles, plus: bool, agg_bytes: u64) -> J {
         ("bw_bytes", v(d.bw_bytes().round() as u64)),
         ("bw", v((d.bw_bytes() / 1024.0).round() as u64)),
         ("iops", v(d.iops())),
-        ("runtime", v(d.runtime_ns / 1_000_000)),
+        ("runtime", v(super::runtime_ms(d.runtime_ns))),
         ("total_ios", v(d.total_ios)),
         ("short_ios", v(0u64)),
         ("drop_ios", v(0u64)),

@@ -150,6 +150,13 @@ pub(crate) fn latency_distribution(h: &crate::LatencyHistogram) -> Vec<LatencyGr
     ]
 }
 
+/// A direction's runtime as fio reports it, whole ms rounded up from whole µs (fio's
+/// backend.c, update_runtime: `(elapsed_us + 999) / 1000`), so a direction that moved data
+/// in under a millisecond shows 1, never 0.
+pub(crate) fn runtime_ms(runtime_ns: u64) -> u64 {
+    (runtime_ns / 1000).div_ceil(1000)
+}
+
 /// The aggregate bandwidth of reporting group `groupid` in `result`, reads, writes, trims
 /// and all together (fio's `mixed`), bytes/s as fio figures it for a group: the bytes its
 /// jobs moved that way × 1000 over the longest of their runtimes in whole ms (0 when none
@@ -162,7 +169,7 @@ pub(crate) fn group_agg_bytes(result: &crate::RunResult, groupid: u32) -> [u64; 
             if s.total_ios > 0 {
                 for d in [d, crate::schema::MIXED] {
                     bytes[d] += s.io_bytes;
-                    run_ms[d] = run_ms[d].max(s.runtime_ns / 1_000_000);
+                    run_ms[d] = run_ms[d].max(runtime_ms(s.runtime_ns));
                 }
             }
         }
@@ -240,5 +247,41 @@ mod tests {
         );
         let e = OutputFormat::parse_list("json,xml").unwrap_err();
         assert!(e.contains("'xml' is not an output format (valid: "), "{e}");
+    }
+
+    /// A direction that moved data in under a millisecond reports 1 ms, as fio rounds its
+    /// runtime up (update_runtime): json's `runtime`, the terse line's, text's `/1msec`
+    /// and `run=1-1msec`; 0 ms, which a reader divides by, only for no time at all.
+    #[test]
+    fn runtimes_are_whole_ms_rounded_up_as_fio() {
+        assert_eq!(
+            [0, 999, 1000, 400_000, 1_000_000, 1_000_999, 1_001_000].map(runtime_ms),
+            [0, 0, 1, 1, 1, 1, 2]
+        );
+        let mut j = crate::JobResult {
+            name: "quick".into(),
+            ..Default::default()
+        };
+        j.write.clat.record(40_000);
+        j.write.lat.record(40_000);
+        j.write.io_bytes = 1 << 20;
+        j.write.total_ios = 16;
+        j.write.runtime_ns = 400_000;
+        let r = crate::RunResult {
+            version: "raidlab-test".into(),
+            jobs: vec![j],
+            ..Default::default()
+        };
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&r, OutputFormat::Json)).unwrap();
+        assert_eq!(json["jobs"][0]["write"]["runtime"], 1);
+        // (Terse v3: the write direction's runtime is field 50 of the line, from 1.)
+        let terse = render(&r, OutputFormat::Terse);
+        assert_eq!(terse.split(';').nth(49), Some("1"), "{terse}");
+        let text = render(&r, OutputFormat::Text);
+        assert!(
+            text.contains("/1msec)") && text.contains("run=1-1msec"),
+            "{text}"
+        );
     }
 }

@@ -60,7 +60,7 @@ fn direction(out: &mut String, d: &DirStats, p: &Percentiles, agg_bytes: u64) {
         out,
         ";{};{bw_kib};{iops};{}",
         d.io_bytes >> 10,
-        d.runtime_ns / 1_000_000
+        super::runtime_ms(d.runtime_ns)
     );
     // Submission latency: not measured apart (fio's zeros when it has no samples).
     out.push_str(";0;0;0.000000;0.000000");

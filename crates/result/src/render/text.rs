@@ -233,7 +233,7 @@ fn direction(
         "  {name}: IOPS={}, BW={}({io}/{}msec)",
         count_sig(d.iops(), sig),
         shown.rate(d.bw_bytes()),
-        d.runtime_ns / 1_000_000
+        super::runtime_ms(d.runtime_ns)
     );
     lat_line(out, "clat", &d.clat);
     lat_line(out, "lat", &d.lat);
@@ -615,8 +615,8 @@ fn group_block(out: &mut String, groupid: u32, jobs: &[&JobResult]) {
             out,
             "  {label:>5}: bw={}, {ranges}, io={io_pair}, run={}-{}msec",
             shown.rate(agg),
-            run_min / 1_000_000,
-            run_max / 1_000_000
+            super::runtime_ms(run_min),
+            super::runtime_ms(run_max)
         );
     }
 }
