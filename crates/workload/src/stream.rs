@@ -632,7 +632,24 @@ impl RequestStream {
                 (Some(n), _, _) => n,
                 (None, Some((bs, _, _)), _) => len / bs * bs,
                 (None, None, Some(m)) => m.blocks * m.unit,
-                (None, None, None) => len,
+                (None, None, None) => match fixed {
+                    // fio's rw=write:HOLE without io_size: its holes count against size
+                    // (backend.c, keep_running adds io_skip_bytes to the bytes done), so
+                    // a pass ends at the region's end, a block and its hole at a time,
+                    // rather than going round to write blocks again. (fio issues one more
+                    // block that starts before the end and runs past it; a request here
+                    // stays in the region.)
+                    Some((_, bs))
+                        if spec.rw_hole > 0
+                            && !spec.rw.is_random()
+                            && zones.is_none()
+                            && !spec.rw.trim_then_write()
+                            && bs <= len =>
+                    {
+                        ((len - bs) / (bs + spec.rw_hole as u64) + 1) * bs
+                    }
+                    _ => len,
+                },
             },
             cursor: 0,
             pos: [0; 3],
@@ -2265,25 +2282,42 @@ mod tests {
         assert!(wraps >= 1, "a run of 64 over 16 blocks goes round");
     }
 
-    /// fio's `rw=write:4k`: a sequential job skips the bytes after each block, going round
-    /// to the region's start at its end; `rw=read:-8k` with 4 KiB blocks reads backwards,
+    /// fio's `rw=write:4k`: a sequential job skips the bytes after each block; its holes
+    /// count against `size`, so a pass ends at the region's end (fio 3.33, size=1m,
+    /// bs=4k, rw=write:4k: 128 writes, none twice); with `io_size` it moves that many bytes,
+    /// going round to the region's start. `rw=read:-8k` with 4 KiB blocks reads backwards,
     /// every block once a pass.
     #[test]
     fn sequential_holes_skip_and_go_round() {
-        let offs = |rw: &str, n: usize| -> Vec<u64> {
-            let s = spec(&[("rw", rw), ("bs", "4k"), ("size", "32k")]);
+        let offs = |rw: &str, io_size: Option<&str>, n: usize| -> Vec<u64> {
+            let mut s = spec(&[("rw", rw), ("bs", "4k"), ("size", "32k")]);
+            if let Some(io) = io_size {
+                apply_option(&mut s, "io_size", Some(io)).unwrap();
+            }
             first(&s, 1 << 20, n)
                 .iter()
                 .map(|r| r.offset / 1024)
                 .collect()
         };
-        // 32 KiB issued a pass: 8 blocks, every other one, twice round.
-        assert_eq!(offs("write:4k", 100), [0, 8, 16, 24, 0, 8, 16, 24]);
-        assert_eq!(offs("read:-8k", 100), [0, 28, 24, 20, 16, 12, 8, 4]);
-        // A skip that is not a whole number of blocks, and one that leaves the last block
-        // no room: round to the start.
-        assert_eq!(offs("read:2k", 100), [0, 6, 12, 18, 24, 0, 6, 12]);
-        assert_eq!(offs("write:0", 8), [0, 4, 8, 12, 16, 20, 24, 28]);
+        // 32 KiB a pass, blocks and holes: 4 blocks, every other one.
+        assert_eq!(offs("write:4k", None, 100), [0, 8, 16, 24]);
+        let s = spec(&[("rw", "write:4k"), ("bs", "4k"), ("size", "1m")]);
+        assert_eq!(stream_of(&s, 1 << 20).count(), 128);
+        assert_eq!(stream_of(&s, 1 << 20).total_bytes(), Some(512 << 10));
+        // io_size=32k: 32 KiB of blocks, twice round.
+        assert_eq!(
+            offs("write:4k", Some("32k"), 100),
+            [0, 8, 16, 24, 0, 8, 16, 24]
+        );
+        assert_eq!(offs("read:-8k", None, 100), [0, 28, 24, 20, 16, 12, 8, 4]);
+        // A skip that is not a whole number of blocks: the blocks that start and end
+        // inside the region; with io_size, round to the start.
+        assert_eq!(offs("read:2k", None, 100), [0, 6, 12, 18, 24]);
+        assert_eq!(
+            offs("read:2k", Some("32k"), 100),
+            [0, 6, 12, 18, 24, 0, 6, 12]
+        );
+        assert_eq!(offs("write:0", None, 8), [0, 4, 8, 12, 16, 20, 24, 28]);
     }
 
     /// percentage_random=N: about N% of a random job's requests are random, the others go
