@@ -1158,7 +1158,7 @@ fn trims_release_what_they_cover_on_files_and_devices() {
     let text = assert_ok(&trim("--output-format=normal"), "trim, text");
     assert!(text.contains("\n  trim: IOPS="), "{text}");
     assert!(text.contains("\n   TRIM: bw="), "{text}");
-    assert!(text.contains("issued rwts  : total=0,0,4,0"), "{text}");
+    assert!(text.contains("issued rwts: total=0,0,4,0"), "{text}");
     assert!(
         !text.contains("\n  read: ") && !text.contains("\n  write: "),
         "{text}"

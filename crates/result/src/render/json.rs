@@ -477,7 +477,7 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("    sync percentiles (nsec):"), "{t}");
-        assert!(t.contains("issued rwts  : total=1000,0,0,3 "), "{t}");
+        assert!(t.contains("\n     issued rwts: total=1000,0,0,3 "), "{t}");
     }
 
     #[test]

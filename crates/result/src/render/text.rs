@@ -323,20 +323,13 @@ fn job_block(
             .collect();
         let _ = writeln!(out, "  IO depths    : {}", levels.join(", "));
     }
-    if j.sync.total_ios > 0 || j.trim.total_ios > 0 {
-        // fio's four counts (reads, writes, trims, syncs) once there are syncs or trims.
-        let _ = writeln!(
-            out,
-            "  issued rwts  : total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
-            j.read.total_ios, j.write.total_ios, j.trim.total_ios, j.sync.total_ios
-        );
-    } else {
-        let _ = writeln!(
-            out,
-            "  issued rw    : total={},{} short=0,0 dropped=0,0",
-            j.read.total_ios, j.write.total_ios
-        );
-    }
+    // fio 3.33's line, always its four counts (reads, writes, trims, syncs), indented as
+    // its `latency` line below.
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
+        j.read.total_ios, j.write.total_ios, j.trim.total_ios, j.sync.total_ios
+    );
     if let Some(l) = &j.latency_target {
         // fio's line: the target in ns, the window in µs, the depth found.
         let _ = writeln!(
@@ -739,6 +732,22 @@ mod tests {
     }
 
     /// A job with randrepeat=0 shows the seed it ran with under its name; others do not.
+    /// fio 3.33's issued line, four counts whatever the job moved, indented as its
+    /// `latency` line: tools that read fio's text find it under its name.
+    #[test]
+    fn issued_counts_are_fios_rwts_line() {
+        let r = RunResult {
+            version: "v".into(),
+            jobs: vec![job("a", 0, 4096 * 5, 1_000_000)],
+            ..Default::default()
+        };
+        let t = render_text(&r);
+        assert!(
+            t.contains("\n     issued rwts: total=5,0,0,0 short=0,0,0,0 dropped=0,0,0,0\n"),
+            "{t}"
+        );
+    }
+
     #[test]
     fn a_job_without_randrepeat_shows_its_seed() {
         let r = RunResult {
