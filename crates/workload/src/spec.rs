@@ -229,7 +229,9 @@ impl BsDist {
         self.entries.last().map(|e| e.0).unwrap_or(0)
     }
     /// Parse one direction of a `bssplit` value: `4k/10:64k/50:32k/40`. Entries without a
-    /// weight share what the weighted entries leave of 100%, as in fio.
+    /// weight share what the weighted entries leave of 100%, as in fio; so do entries whose
+    /// weight is empty or 0 (`64k/`, `64k/0`), which fio counts as missing too (options.c,
+    /// split_parse_ddir: a percentage of 0 is "not set").
     /// Sizes are read under fio's `kb_base` (1024 or 1000).
     pub fn parse_split(text: &str, kb_base: u32) -> Result<Self, String> {
         let mut entries = Vec::new();
@@ -244,12 +246,14 @@ impl BsDist {
             if bs == 0 {
                 return Err(format!("block size in '{part}' is zero"));
             }
-            match w_s {
-                Some(w) => {
-                    let w = parse_u32(w, 0, 100)?;
-                    total += w;
-                    entries.push((bs, w));
-                }
+            match w_s.filter(|w| !w.trim().is_empty()) {
+                Some(w) => match parse_u32(w, 0, 100)? {
+                    0 => unweighted.push(bs),
+                    w => {
+                        total += w;
+                        entries.push((bs, w));
+                    }
+                },
                 None => unweighted.push(bs),
             }
         }
@@ -5348,6 +5352,18 @@ mod tests {
         assert_eq!(d.entries, vec![(4096, 10), (65536, 50), (32768, 40)]);
         assert!(BsDist::parse_split("4k/60:8k/60", 1024).is_err());
         assert!(BsDist::parse_split("4k/60:8k/30", 1024).is_err());
+        // An empty or 0 weight is a missing one, as fio 3.33 reads them: 4k/50:64k/ and
+        // 4k/50:64k/0 split evenly (both were refused); 4k/100:64k/0 leaves 64k nothing.
+        for text in ["4k/50:64k/", "4k/50:64k/0", "4k/50:64k"] {
+            let d = BsDist::parse_split(text, 1024).unwrap();
+            assert_eq!(d.entries, vec![(4096, 50), (65536, 50)], "{text}");
+        }
+        let d0 = BsDist::parse_split("4k/100:64k/0", 1024).unwrap();
+        assert_eq!(d0.entries, vec![(4096, 100)]);
+        assert_eq!(
+            BsDist::parse_split("8k/0", 1024).unwrap().entries,
+            vec![(8192, 100)]
+        );
         assert_eq!(d.pick(0), 4096);
         assert_eq!(d.pick(10), 65536);
         assert_eq!(d.pick(99), 32768);
