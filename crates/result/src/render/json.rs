@@ -17,8 +17,9 @@ use serde_json::Value;
 
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
 /// (`ctx`, `majf`, `minf`: per-process counters of a forked fio job; `iodepth_*`: fio's
-/// submit and complete histograms; `latency_depth`/`latency_target`/…: given only for a job
-/// that ran fio's latency-target mode; `timestamp_ms`, `eta`: sub-second start time and the
+/// submit and complete histograms; `latency_depth`/`latency_target`/…: fio 3.33 writes
+/// them for every job (its iodepth, target 0, percentile 100, window 0), raidlab only for
+/// a job that ran the latency-target search; `timestamp_ms`, `eta`: sub-second start time and the
 /// running ETA; `aggr_*`: fio's figures for an md or device-mapper disk's members;
 /// `*_sectors`: newer fio's sector counts in `disk_util`.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
