@@ -71,6 +71,10 @@ pub struct ArrayStatus {
     /// ("2 of 4 members out of service (…); raid5 tolerates 1").
     pub cannot_start: Option<String>,
     pub events: u64,
+    /// This array's slot (role) in the array enclosing it; `None` at the top. Children
+    /// out of service are not in their parent's `children`, so a child's place there is
+    /// not its slot.
+    pub role: Option<u32>,
     pub member_status: Vec<MemberStatus>,
     /// Spares the members' superblocks record whose paths were not among those given (a
     /// device's path is not recorded, only its uuid): `status` with them listed shows them.
@@ -131,7 +135,8 @@ fn status_at(
                 not_active.push((role, "missing".to_string()));
                 continue;
             }
-            let c = status_at(&group, level + 1, depth, all)?;
+            let mut c = status_at(&group, level + 1, depth, all)?;
+            c.role = Some(role);
             // Rebuilt whole from this array's redundancy: how far, in this array's bytes.
             if let Some(cp) = group
                 .iter()
@@ -173,6 +178,7 @@ fn status_at(
             sync_waiting_for,
             cannot_start,
             events: newest.sb.events,
+            role: None,
             member_status: Vec::new(),
             spares_not_given: Vec::new(),
             children,
@@ -287,6 +293,7 @@ fn status_at(
         sync_waiting_for,
         cannot_start,
         events: sb.events,
+        role: None,
         member_status: members,
         spares_not_given,
         children: Vec::new(),
@@ -549,8 +556,11 @@ pub fn status_text(s: &ArrayStatus, indent: usize) -> String {
             out += &line;
         }
     }
-    for (i, c) in s.children.iter().enumerate() {
-        out += &format!("{pad}child {i}:\n");
+    for c in &s.children {
+        // Named by its slot, as the state line and `out_of_service` name it: a child out of
+        // service is not listed, so the ones after it are not at their slot's place.
+        let role = c.role.map_or_else(|| "-".to_string(), |r| r.to_string());
+        out += &format!("{pad}child {role}:\n");
         out += &status_text(c, indent + 2);
     }
     out

@@ -404,6 +404,41 @@ fn nested_raid0_over_raid5_degrades_and_rebuilds() {
     assert!(e.to_string().contains("foreign") && e.is_usage(), "{e}");
 }
 
+/// A child out of service is not among `status`'s children; the ones after it are still
+/// named by their slot, as the state line ("slot 0 missing") names the missing one.
+#[test]
+fn status_names_children_by_slot_when_one_is_missing() {
+    let dir = scratch("raidlab-array-test");
+    let kids: Vec<Vec<PathBuf>> = ["a", "b", "c"]
+        .iter()
+        .map(|t| paths(dir.path(), 2, t))
+        .collect();
+    let child = |ms: &[PathBuf]| MemberSpec::Array(spec("1", None, 0, ms));
+    let top = CreateSpec::new(
+        "5",
+        None,
+        Some(16384),
+        kids.iter().map(|k| child(k)).collect(),
+    )
+    .unwrap();
+    new_array(&top, (1 << 20) + 8 * 16384).close().unwrap();
+    // Child 0's members left out: it is missing.
+    let rest: Vec<PathBuf> = kids[1..].iter().flatten().cloned().collect();
+    let st = manage::status(&rest).unwrap();
+    assert_eq!(st.not_active, vec![(0, "missing".to_string())], "{st:?}");
+    let roles: Vec<Option<u32>> = st.children.iter().map(|c| c.role).collect();
+    assert_eq!(roles, vec![Some(1), Some(2)], "{st:?}");
+    let text = manage::status_text(&st, 0);
+    assert!(
+        text.contains("child 1:") && text.contains("child 2:") && !text.contains("child 0:"),
+        "{text}"
+    );
+    let b0 = kids[1][0].display().to_string();
+    let at_b0 = text.find(&b0).unwrap();
+    assert!(text.find("child 1:").unwrap() < at_b0, "{text}");
+    assert!(at_b0 < text.find("child 2:").unwrap(), "{text}");
+}
+
 #[test]
 fn dirty_and_degraded_refuses_without_force() {
     let dir = scratch("raidlab-array-test");
