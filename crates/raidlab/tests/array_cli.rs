@@ -352,6 +352,20 @@ fn bad_input_is_one_line_exit_2() {
     ok(&[
         "array", "create", "--level", "0", "--size", "4m", "--force", &one,
     ]);
+    // A child of one member too (`--of 0:64k:a` for `--of 0:64k:a,b`), named by its --of.
+    let (k1, k2) = (members(d.path(), 2, "k"), members(d.path(), 1, "kk"));
+    let (of1, of2) = (format!("1::{}", k1.join(",")), format!("0:64k:{}", k2[0]));
+    let o = run(&[
+        "array", "create", "--level", "0", "--size", "4m", "--of", &of1, "--of", &of2,
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("--of '{of2}': raid0 with 1 member")) && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!Path::new(&k2[0]).exists(), "nothing is made");
     // A plain file is not a member.
     std::fs::write(&ms[0], b"hello").unwrap();
     let o = run(&["array", "status", &ms[0]]);

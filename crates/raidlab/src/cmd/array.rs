@@ -282,12 +282,25 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 }
             }
             let spec = CreateSpec::new(&level, layout.as_deref(), chunk, ms).map_err(cli)?;
-            // As mdadm: an array of one member is most likely a member list cut short.
-            if spec.members.len() == 1 && !force {
-                return Err(CliError::usage(format!(
-                    "{} with 1 member: an array of one member only adds metadata to it, so this is probably a mistake (valid: 2 or more members, or --force if one is meant)",
-                    spec.level
-                )));
+            // As mdadm: an array of one member is most likely a member list cut short; a
+            // child's as much as the top's (`--of 0:64k:a` for `--of 0:64k:a,b`).
+            if !force {
+                let children = spec
+                    .members
+                    .iter()
+                    .zip(&of)
+                    .filter_map(|(m, text)| match m {
+                        MemberSpec::Array(c) => Some((c, format!("--of '{text}': "))),
+                        MemberSpec::Path(_) => None,
+                    });
+                for (s, what) in std::iter::once((&spec, String::new())).chain(children) {
+                    if s.members.len() == 1 {
+                        return Err(CliError::usage(format!(
+                            "{what}{} with 1 member: an array of one member only adds metadata to it, so this is probably a mistake (valid: 2 or more members, or --force if one is meant)",
+                            s.level
+                        )));
+                    }
+                }
             }
             let arr = create(
                 &spec,
