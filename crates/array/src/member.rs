@@ -374,6 +374,16 @@ impl Member {
         let meta = file
             .metadata()
             .map_err(|e| ArrayError::io("cannot stat member", path, &e))?;
+        // A read-only block device (`losetup -r`, `blockdev --setro`) opens for writing and
+        // refuses each write: said here, before anything is written, rather than as a
+        // member that fails at its first write.
+        if is_block_device(&meta) && read_only_device(&file) {
+            return Err(ArrayError::usage(format!(
+                "member {} is a read-only block device (losetup -r or blockdev --setro; valid: a writable file or block device, e.g. blockdev --setrw {})",
+                path.display(),
+                path.display()
+            )));
+        }
         let size = if meta.is_file() {
             meta.len()
         } else {
@@ -765,6 +775,17 @@ fn peek_raw(path: &Path) -> Option<(Vec<u8>, Vec<u8>, u64)> {
     file.read_exact_at(&mut a, 0).ok()?;
     file.read_exact_at(&mut b, SB_COPY_B).ok()?;
     Some((a, b, size))
+}
+
+/// Whether the kernel holds the block device open on `file` read-only (its BLKROGET).
+fn read_only_device(file: &File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    // BLKROGET is _IO(0x12, 94), BLKSSZGET _IO(0x12, 104) (linux/fs.h); libc has only
+    // the latter, whose encoding per architecture this keeps.
+    let blkroget = libc::BLKSSZGET - 10;
+    let mut ro: libc::c_int = 0;
+    // SAFETY: BLKROGET writes one int.
+    unsafe { libc::ioctl(file.as_raw_fd(), blkroget, &mut ro) == 0 && ro != 0 }
 }
 
 fn is_block_device(md: &std::fs::Metadata) -> bool {

@@ -198,3 +198,57 @@ fn disk_filesystem_members_are_direct_memory_members_buffered() {
         arr.close().unwrap();
     }
 }
+
+/// A read-only block device (`losetup -r`, `blockdev --setro`) opens for writing and
+/// refuses every write: create and assembly say so in one line before writing anything,
+/// rather than writing the other members and failing it at its first write.
+#[test]
+fn read_only_device_member_is_refused_before_anything_is_written() {
+    use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
+    use raidlab_array::{assemble, AssembleOptions};
+    let loops = Loops::new(3, 8 << 20, |_| 512);
+    let ms = loops.devs.clone();
+    let set = |flag: &str, dev: &Path| {
+        let st = Command::new("blockdev").arg(flag).arg(dev).status();
+        assert!(st
+            .expect("blockdev (util-linux) must be installed")
+            .success());
+    };
+    let first_mib = |dev: &Path| {
+        let mut b = vec![0u8; 1 << 20];
+        use std::os::unix::fs::FileExt;
+        std::fs::File::open(dev)
+            .unwrap()
+            .read_at(&mut b, 0)
+            .unwrap();
+        b
+    };
+    set("--setro", &ms[1]);
+    let spec = CreateSpec::new(
+        "5",
+        None,
+        Some(65536),
+        ms.iter().cloned().map(MemberSpec::Path).collect(),
+    )
+    .unwrap();
+    let opts = CreateOptions {
+        force: true,
+        ..Default::default()
+    };
+    let e = create(&spec, &opts).err().expect("create refuses");
+    assert!(e.is_usage() && e.to_string().contains("read-only"), "{e}");
+    assert!(e.to_string().contains(&ms[1].display().to_string()), "{e}");
+    assert!(
+        first_mib(&ms[0]).iter().all(|&b| b == 0),
+        "member 0 written"
+    );
+    // Made writable, the array is created; set read-only again, it does not assemble.
+    set("--setrw", &ms[1]);
+    create(&spec, &opts).unwrap().close().unwrap();
+    set("--setro", &ms[1]);
+    let e = assemble(&ms, &AssembleOptions::default())
+        .err()
+        .expect("assembly refuses");
+    assert!(e.is_usage() && e.to_string().contains("read-only"), "{e}");
+    set("--setrw", &ms[1]);
+}
