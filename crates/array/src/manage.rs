@@ -1083,17 +1083,16 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
     // Prefer a leaf array with more slots out of service than it has spares (so that adding
     // one disk after another fills several degraded leaves of a nested array in turn), then
     // any with a slot out of service.
+    // Its spares are those its newest record lists, given or not: a spare added by the
+    // last `add` is not among the members given to this one.
     let wants = |f: &&Found| {
-        let out =
-            f.sb.slots
-                .iter()
-                .filter(|s| s.state != SlotState::Active)
-                .count();
-        let spares = found
+        let (_, newest) = group_of(&found, f.sb.array.uuid);
+        let out = newest
+            .slots
             .iter()
-            .filter(|g| g.sb.array.uuid == f.sb.array.uuid && g.sb.is_spare())
+            .filter(|s| s.state != SlotState::Active)
             .count();
-        out > spares
+        out > newest.spares.len()
     };
     let anchor = found
         .iter()

@@ -158,6 +158,43 @@ fn a_spare_of_a_child_array_shows_in_that_child() {
     assert!(st.children[1].spares_not_given.is_empty(), "{st:?}");
 }
 
+/// Two children degraded, spares added one after another with the array's members given
+/// (not the spares added before): the first spare joins the first child, the next the
+/// other child, since the first already has a spare for its slot out of service.
+#[test]
+fn spares_added_in_turn_fill_each_degraded_child() {
+    let dir = scratch("spares-turn");
+    let (c0, c1) = (paths(dir.path(), "x", 3), paths(dir.path(), "y", 3));
+    let child = |ms: &[PathBuf]| {
+        MemberSpec::Array(
+            CreateSpec::new(
+                "5",
+                None,
+                Some(16384),
+                ms.iter().cloned().map(MemberSpec::Path).collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let top = CreateSpec::new("0", None, Some(65536), vec![child(&c0), child(&c1)]).unwrap();
+    let opts = CreateOptions {
+        size: Some(4 << 20),
+        ..Default::default()
+    };
+    create(&top, &opts).unwrap().close().unwrap();
+    let all = with(&c0, &c1.iter().collect::<Vec<_>>());
+    manage::fail(&all, &c0[1], false).unwrap();
+    manage::fail(&all, &c1[2], false).unwrap();
+    let (s, t) = (dir.path().join("s"), dir.path().join("t"));
+    for sp in [&s, &t] {
+        blank(sp, &c0[0]);
+        manage::add(&all, sp, false).unwrap();
+    }
+    let st = manage::status(&with(&all, &[&s, &t])).unwrap();
+    assert_eq!(row(&st.children[0], &s), (Some(3), None, "spare".into()));
+    assert_eq!(row(&st.children[1], &t), (Some(3), None, "spare".into()));
+}
+
 /// md's order: with two slots out of service, the spare added first takes the lower slot,
 /// the one added next the higher, whichever order the paths are given in; a spare left over
 /// keeps its place among the spares, numbered right after the slots.
