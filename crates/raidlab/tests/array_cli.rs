@@ -1416,6 +1416,38 @@ fn volume_holds(list: &str, want: &[u8]) -> bool {
     got == want
 }
 
+/// Two children degraded, a spare for one of them only: rebuild rebuilds that child and
+/// then says what is still out of service (exit 2), not that the array is in sync.
+#[test]
+fn rebuild_with_a_child_left_degraded_does_not_say_in_sync() {
+    let d = scratch();
+    let (kids, _, list) = create_nested(
+        d.path(),
+        ("r", 2, 3, "5:16k:"),
+        &["--level", "0", "--chunk", "64k", "--size", "4m"],
+    );
+    ok(&["array", "fail", &list, &kids[0][1]]);
+    ok(&["array", "fail", &list, &kids[1][2]]);
+    let s = d.path().join("s").display().to_string();
+    std::fs::File::create(&s).unwrap().set_len(4 << 20).unwrap();
+    ok(&["array", "add", &kids[0].join(","), &s]);
+    let with_s = format!("{list},{s}");
+    let o = run(&["array", "rebuild", "--quiet", &with_s]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(!out.contains("in sync"), "{out}");
+    assert!(
+        err.contains("child 1 slot 2") && err.contains("no spare"),
+        "{err}"
+    );
+    // The first child was rebuilt onto the spare all the same.
+    let st = ok(&["array", "status", &with_s]);
+    assert!(!st.contains("rebuilding"), "{st}");
+}
+
 /// A RAID 0 child of a RAID 5 loses a disk: the child fails, the RAID 5 runs degraded; the
 /// dead disk is replaced (`fail --force`, `remove`, `add`) and `rebuild` rewrites the whole
 /// child from the RAID 5's parity — interrupted, shown rebuilding at the parent's level,

@@ -447,9 +447,12 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
                 ewriteln!("raidlab: initial sync complete");
             }
             arr.close().map_err(cli)?;
-            if arr.degraded_count() > 0 {
-                let st = manage::status(&paths).map_err(cli)?;
-                return Err(no_spare(&manage::out_of_service(&st), &paths));
+            // Anywhere in the tree: a child left degraded (no spare for it) is not in sync
+            // though every slot of the top array is.
+            let st = manage::status(&paths).map_err(cli)?;
+            let left = manage::out_of_service(&st);
+            if !left.is_empty() {
+                return Err(no_spare(&left, &paths));
             }
             crate::stdout::print("rebuild complete; array is in sync\n")
         }
