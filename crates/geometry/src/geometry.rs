@@ -150,8 +150,10 @@ impl Geometry {
         if let Layout::Raid10 { near, far, .. } = layout {
             let copies = near as u64 * far as u64;
             if near == 0 || far == 0 || copies < 2 || copies > n as u64 {
+                // Said in copies: a one-copy layout prints as n1 whether given as n1 or f1.
+                let kept = if copies == 1 { "copy" } else { "copies" };
                 return Err(GeometryError::usage(format!(
-                    "raid10 layout {layout} on {n} members is not valid (near × far copies must be 2..={n})"
+                    "raid10 layout {layout} keeps {copies} {kept} of each chunk (valid on {n} members: 2 to {n} copies, near × far, e.g. n2, f2, o2)"
                 )));
             }
         }

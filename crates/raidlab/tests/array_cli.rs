@@ -297,6 +297,13 @@ fn bad_input_is_one_line_exit_2() {
             vec!["array", "create", "--level", "6", "--size", "4m"],
             "at least 4 members",
         ),
+        // f1 is one copy, shown as n1: the message says copies, not only the layout's name.
+        (
+            vec![
+                "array", "create", "--level", "10", "--layout", "f1", "--size", "4m",
+            ],
+            "keeps 1 copy of each chunk (valid on 3 members: 2 to 3 copies",
+        ),
         (vec!["array", "create", "--level", "5"], "does not exist"),
         (vec!["array", "status", "/nonexistent/x"], "does not exist"),
         (
