@@ -451,6 +451,15 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
                 m.size
             )));
         }
+        // mdadm's --size caps what each device gives; here it only sizes new files, so a
+        // larger member is used whole: said, not left for the capacity line to reveal.
+        if m.size > size && opts.verbose {
+            ewriteln!(
+                "raidlab: note: member {} exists and is {} bytes; --size {size} only sizes member files raidlab creates, so all of it is used",
+                p.display(),
+                m.size
+            );
+        }
     }
     if let Some(what) = holds_data(&m)? {
         if !opts.force {

@@ -1662,6 +1662,23 @@ fn create_notes_members_larger_than_the_smallest() {
     let o = run(&args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && !err.contains("note:"), "{err}");
+    // --size over existing larger members (mdadm's --size would cap them): said, once each.
+    let ms = members(d.path(), 3, "z");
+    for m in &ms {
+        std::fs::File::create(m).unwrap().set_len(16 << 20).unwrap();
+    }
+    let mut args = vec!["array", "create", "--level", "5", "--size", "8m"];
+    args.extend(ms.iter().map(String::as_str));
+    let o = run(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(notes.len(), 3, "{err}");
+    assert!(
+        notes[0].contains(&format!("member {} exists and is 16777216 bytes", ms[0]))
+            && notes[0].contains("all of it is used"),
+        "{err}"
+    );
 }
 
 /// Data past the first MiB of a member file, between the blocks a sample would read, is

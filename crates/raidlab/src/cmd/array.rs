@@ -50,7 +50,8 @@ enum ArrayCmd {
         /// members (or --of children) given, one device each
         #[arg(long = "raid-devices", short = 'n')]
         raid_devices: Option<String>,
-        /// Create missing member files with this size
+        /// Create missing member files with this size (existing members are used whole:
+        /// not mdadm's --size, which caps what each device gives)
         #[arg(long, allow_hyphen_values = true)]
         size: Option<String>,
         /// Overwrite members that hold data (a filesystem, a partition table, nonzero bytes)
