@@ -192,6 +192,17 @@ pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
 /// device-mapper: `raidlab_engine::safety::in_use`) is never made a member, `--force` or
 /// not: writing it would destroy what is in use (mdadm's exclusive open refuses it alike).
 pub fn refuse_in_use(path: &std::path::Path) -> Result<(), ArrayError> {
+    // A file under a loop device the kernel holds (mounted, say) is that device's storage:
+    // writing the file destroys what is in use as surely as writing the device.
+    for dev in crate::member::loops_over(path) {
+        if let Ok(Some(what)) = raidlab_engine::safety::in_use(&dev) {
+            return Err(ArrayError::usage(format!(
+                "member {} is the backing file of {}, which is held by {what}; it cannot be a member, even with --force (valid: a file nothing holds)",
+                path.display(),
+                dev.display()
+            )));
+        }
+    }
     match raidlab_engine::safety::in_use(path) {
         Ok(None) => Ok(()),
         Ok(Some(what)) => Err(ArrayError::usage(format!(

@@ -252,3 +252,63 @@ fn read_only_device_member_is_refused_before_anything_is_written() {
     assert!(e.is_usage() && e.to_string().contains("read-only"), "{e}");
     set("--setrw", &ms[1]);
 }
+
+/// A member file that backs a mounted loop device is that filesystem's storage: create
+/// refuses it even with --force, as it refuses the mounted device, and writes nothing.
+#[test]
+fn file_under_a_mounted_loop_device_is_refused_even_with_force() {
+    use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
+    let loops = Loops::new(1, 16 << 20, |_| 512);
+    let backing = loops._dir.path().join("disk0");
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+        .arg(&loops.devs[0])
+        .status();
+    assert!(mkfs
+        .expect("mkfs.ext4 (e2fsprogs) must be installed")
+        .success());
+    let mnt = tempfile::tempdir().unwrap();
+    /// Unmounts when dropped, so a failed assertion leaves nothing mounted.
+    struct Mounted<'a>(&'a Path);
+    impl Drop for Mounted<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let st = Command::new("mount")
+        .arg(&loops.devs[0])
+        .arg(mnt.path())
+        .status();
+    assert!(st.unwrap().success());
+    let _m = Mounted(mnt.path());
+    let others: Vec<PathBuf> = (1..3)
+        .map(|i| loops._dir.path().join(format!("f{i}")))
+        .collect();
+    for o in &others {
+        std::fs::File::create(o).unwrap().set_len(16 << 20).unwrap();
+    }
+    let before = std::fs::read(&backing).unwrap();
+    let ms: Vec<PathBuf> = std::iter::once(backing.clone()).chain(others).collect();
+    let spec = CreateSpec::new(
+        "5",
+        None,
+        Some(65536),
+        ms.into_iter().map(MemberSpec::Path).collect(),
+    )
+    .unwrap();
+    let opts = CreateOptions {
+        force: true,
+        ..Default::default()
+    };
+    let e = create(&spec, &opts).err().expect("create refuses");
+    let msg = e.to_string();
+    assert!(e.is_usage(), "{msg}");
+    assert!(
+        msg.contains(&loops.devs[0].display().to_string()) && msg.contains("mounted at"),
+        "{msg}"
+    );
+    assert!(
+        std::fs::read(&backing).unwrap() == before,
+        "the file was written"
+    );
+}
