@@ -1107,6 +1107,18 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
         .or_else(|| found.iter().find(|f| !same_path(&f.member.path, new)))
         .ok_or_else(|| ArrayError::usage("give the array's members and the new member"))?;
     let (group, mut sb, _) = leaf_group(&found, &anchor.member.path)?;
+    // A spare takes a member's place only through some array's redundancy, its leaf's or
+    // an enclosing one's (which rewrites a dead child whole); without any it is never used,
+    // as md refuses spares for raid0 and linear.
+    let mut tree = std::iter::once(&sb.array).chain(&sb.parents);
+    if !tree.try_fold(false, |any, d| {
+        Ok::<_, ArrayError>(any || geometry_of(d)?.redundancy() > 0)
+    })? {
+        return Err(ArrayError::usage(format!(
+            "the {} array has no redundancy, so a spare could never take a member's place (valid: spares for raid1, 4, 5, 6 and 10, or for a child of one)",
+            sb.array.level
+        )));
+    }
     let m = Member::open(new)?;
     if let Ok(Some(existing)) = m.read_superblock() {
         if existing.array.uuid == sb.array.uuid {

@@ -158,6 +158,37 @@ fn a_spare_of_a_child_array_shows_in_that_child() {
     assert!(st.children[1].spares_not_given.is_empty(), "{st:?}");
 }
 
+/// A raid0 or linear array has no redundancy: a spare could never be used, so add refuses
+/// it in one line and the members record nothing.
+#[test]
+fn a_spare_for_an_array_without_redundancy_is_refused() {
+    let dir = scratch("spares-none");
+    for level in ["0", "linear"] {
+        let ms = paths(dir.path(), &format!("r{level}"), 2);
+        let spec = CreateSpec::new(
+            level,
+            None,
+            (level == "0").then_some(65536),
+            ms.iter().cloned().map(MemberSpec::Path).collect(),
+        )
+        .unwrap();
+        let opts = CreateOptions {
+            size: Some(4 << 20),
+            ..Default::default()
+        };
+        create(&spec, &opts).unwrap().close().unwrap();
+        let s = dir.path().join(format!("s{level}"));
+        blank(&s, &ms[0]);
+        let e = manage::add(&ms, &s, false).unwrap_err();
+        assert!(
+            e.is_usage() && e.to_string().contains("no redundancy"),
+            "{e}"
+        );
+        let st = manage::status(&ms).unwrap();
+        assert!(st.spares_not_given.is_empty(), "{st:?}");
+    }
+}
+
 /// Two children degraded, spares added one after another with the array's members given
 /// (not the spares added before): the first spare joins the first child, the next the
 /// other child, since the first already has a spare for its slot out of service.
