@@ -958,17 +958,29 @@ pub fn fail(array: &[PathBuf], target: &Path, force: bool) -> Result<String, Arr
         .count() as u32
         + 1;
     if lost > geo.redundancy() && !force {
-        return Err(ArrayError::usage(format!(
-            "failing {} would leave the {} array with {lost} members out of service; it survives {} (pass --force to fail it anyway)",
-            target.display(),
-            sb.array.level,
-            geo.redundancy()
-        )));
+        return Err(too_many_out(
+            target,
+            &sb.array.level,
+            lost,
+            geo.redundancy(),
+        ));
     }
     sb.slots[role].state = SlotState::Faulty;
     write_group(&group, &mut sb, &[idx])?;
     warn_unreached(&sb, &group, &beside, Change::State);
     Ok(format!("marked {} faulty (slot {role})", target.display()))
+}
+
+/// The refusal of `fail` when `member` would leave `lost` slots of a `level` array out of
+/// service and it survives `survives`.
+fn too_many_out(member: &Path, level: &str, lost: u32, survives: u32) -> ArrayError {
+    let m = member.display();
+    ArrayError::usage(if survives == 0 {
+        format!("failing {m} would stop the {level} array: it has no redundancy, so it loses data with any member out of service (pass --force to fail it anyway)")
+    } else {
+        let what = if lost == 1 { "member" } else { "members" };
+        format!("failing {m} would leave the {level} array with {lost} {what} out of service; it survives {survives} (pass --force to fail it anyway)")
+    })
 }
 
 /// `remove`: take a faulty member (or a spare) out of the array and erase its superblock. The
@@ -1625,12 +1637,12 @@ pub fn fail_running(arr: &Array, member: &Path, force: bool) -> Result<String, A
                 .count() as u32
                 + 1;
             if lost > arr.geo.redundancy() && !force {
-                return Err(ArrayError::usage(format!(
-                    "failing {} would leave the {} array with {lost} members out of service; it survives {} (pass --force to fail it anyway)",
-                    member.display(),
-                    arr.geo.level,
-                    arr.geo.redundancy()
-                )));
+                return Err(too_many_out(
+                    member,
+                    &arr.geo.level.to_string(),
+                    lost,
+                    arr.geo.redundancy(),
+                ));
             }
             arr.fail_member(role, "marked faulty by raidlab array fail");
             Ok(format!(

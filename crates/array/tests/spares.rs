@@ -186,6 +186,14 @@ fn a_spare_for_an_array_without_redundancy_is_refused() {
         );
         let st = manage::status(&ms).unwrap();
         assert!(st.spares_not_given.is_empty(), "{st:?}");
+        // fail says what failing a member of it does, not "1 members … survives 0".
+        let e = manage::fail(&ms, &ms[1], false).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("no redundancy") && msg.contains("--force"),
+            "{msg}"
+        );
+        assert!(!msg.contains("1 members"), "{msg}");
     }
 }
 
