@@ -101,6 +101,7 @@ enum ArrayCmd {
     /// Add a member as a spare; `rebuild` puts it in place of a failed one, the spare added
     /// first in the lowest slot out of service (as md does). The members given, and those
     /// found beside them (as `fail` finds them), record it, so `status` of the array lists it.
+    /// A raid0 or linear array not inside a redundant one takes no spares (none could be used).
     ///
     /// In a nested array the spare joins the leaf array with a slot out of service and no
     /// spare for it yet (or give only that child's members as ARRAY). A child that lost more
