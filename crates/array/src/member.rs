@@ -832,20 +832,7 @@ fn loop_backing(sys: &Path) -> Option<PathBuf> {
 /// The loop devices (`/dev/loopN`) whose backing file is the regular file `p`: what is
 /// written to `p` is written under them.
 pub fn loops_over(p: &Path) -> Vec<PathBuf> {
-    let Some(key) = file_key(p) else {
-        return Vec::new();
-    };
-    let Ok(dir) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = dir
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
-        .filter(|e| loop_backing(&e.path()).and_then(|b| file_key(&b)) == Some(key))
-        .map(|e| Path::new("/dev").join(e.file_name()))
-        .collect();
-    out.sort();
-    out
+    raidlab_engine::safety::loops_over(p)
 }
 
 fn file_key(p: &Path) -> Option<(u8, u64, u64)> {

@@ -255,6 +255,62 @@ pub fn loop_backing(file: &File) -> Option<(std::path::PathBuf, u64)> {
     Some((backing.into(), offset))
 }
 
+/// The loop devices (`/dev/loopN`) whose backing file is the regular file `p`, from sysfs:
+/// what is written to `p` is written under them. Empty for anything else.
+pub fn loops_over(p: &Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let key = |q: &Path| {
+        std::fs::metadata(q)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let Some(want) = key(p) else {
+        return Vec::new();
+    };
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::path::PathBuf> = dir
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
+        .filter(|e| {
+            let backing = std::fs::read_to_string(e.path().join("loop/backing_file"));
+            backing.is_ok_and(|b| {
+                let b = b.trim_end_matches('\n');
+                !b.is_empty() && key(Path::new(b)) == Some(want)
+            })
+        })
+        .map(|e| Path::new("/dev").join(e.file_name()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether another open of `path` holds an exclusive advisory lock (flock) on it, as a
+/// process running a raidlab array holds on each of its members for as long as it runs
+/// (`array serve`, `rebuild`, `scrub`, a run over `array:…`). Asked with a shared lock
+/// taken and let go at once, without waiting. Nothing there: false.
+pub fn locked_elsewhere(path: &Path) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    // SAFETY: flock on a descriptor we own; closing it lets the shared lock go.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(false);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(true)
+    } else {
+        Err(e)
+    }
+}
+
 /// Bytes of [start, end) of a regular file that are holes (see [`for_each_hole`]).
 pub fn hole_bytes(file: &File, start: u64, end: u64) -> io::Result<u64> {
     let mut n = 0;

@@ -315,11 +315,30 @@ fn discards_refused(discard_max_bytes: Option<&str>, shown: &str, job: &str) -> 
 }
 
 /// A block device the kernel holds for something else (a mounted filesystem, swap, md,
-/// device-mapper: [`safety::in_use`]) is not written, with or without `--force`, unless
-/// every job writing it gives fio's `allow_mounted_write`.
+/// device-mapper: [`safety::in_use`]), a file under a loop device so held, and a file or
+/// device another process has locked (a member of a raidlab array it runs:
+/// [`safety::locked_elsewhere`]) are not written, with or without `--force`, unless every
+/// job writing it gives fio's `allow_mounted_write`.
 pub fn refuse_in_use(path: &Path, allowed: bool) -> Result<(), EngineError> {
     if allowed {
         return Ok(());
+    }
+    let shown = path.display();
+    let cannot_check = |e: std::io::Error| {
+        EngineError::failed(format!("cannot check whether {shown} is in use: {e}"))
+    };
+    for dev in safety::loops_over(path) {
+        if let Some(what) = safety::in_use(&dev).map_err(cannot_check)? {
+            return Err(EngineError::usage(format!(
+                "refusing to write to {shown}: it is the backing file of {}, which is held by {what} (valid: a file nothing holds; allow_mounted_write=1 writes it all the same)",
+                dev.display()
+            )));
+        }
+    }
+    if safety::locked_elsewhere(path).map_err(cannot_check)? {
+        return Err(EngineError::usage(format!(
+            "refusing to write to {shown}: another process holds a lock on it, as a process running a raidlab array holds on its members (array serve, rebuild, scrub, or a run over array:…) (valid: a file no process holds; stop that process first)"
+        )));
     }
     match safety::in_use(path) {
         Ok(Some(what)) => Err(EngineError::usage(format!(

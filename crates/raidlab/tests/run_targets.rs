@@ -1456,3 +1456,125 @@ fn fill_device_writes_until_the_filesystem_is_full() {
     );
     assert!(err.contains("the job writes nothing"), "{err}");
 }
+
+/// A file another process has locked, as a raidlab array's runner locks its members (array
+/// serve, rebuild, scrub), is not written even with `--force`: a run over a served array's
+/// member wiped its superblock under the running array. Once the lock is let go, `--force`
+/// writes it.
+#[test]
+fn a_locked_file_is_not_written_even_with_force() {
+    use std::os::fd::AsRawFd;
+    let d = scratch("raidlab-lock-");
+    let f = d.path().join("member");
+    std::fs::write(&f, vec![0x5a; 1 << 20]).unwrap();
+    let holder = std::fs::File::open(&f).unwrap();
+    // SAFETY: flock on a descriptor this test owns.
+    assert_eq!(
+        unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let file = format!("--filename={}", f.display());
+    let args = [
+        "--name=w",
+        file.as_str(),
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--force",
+    ];
+    let o = raidlab(&args);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines().count() == 1
+            && err.contains(&format!("refusing to write to {}", f.display()))
+            && err.contains("another process holds a lock on it"),
+        "{err}"
+    );
+    assert!(std::fs::read(&f).unwrap().iter().all(|&b| b == 0x5a));
+    // Reading it is no harm.
+    let read = [
+        "--name=r",
+        file.as_str(),
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+    ];
+    assert_ok(&raidlab(&read), "read of a locked file");
+    drop(holder);
+    assert_ok(&raidlab(&args), "forced write once the lock is gone");
+}
+
+/// The file behind a loop device holding a mounted filesystem is that filesystem's storage:
+/// writing it is refused even with `--force`, as writing the device is.
+#[test]
+fn the_file_under_a_mounted_loop_device_is_not_written_even_with_force() {
+    assert!(is_root(), "this test attaches a loop device and needs root");
+    let d = scratch("raidlab-loopfs-");
+    let backing = d.path().join("disk");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&backing)
+        .output()
+        .expect("losetup");
+    assert!(out.status.success(), "losetup failed");
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    /// Unmounts and detaches when dropped, so a failed assertion leaves nothing behind.
+    struct Attached(String, Option<std::path::PathBuf>);
+    impl Drop for Attached {
+        fn drop(&mut self) {
+            if let Some(m) = &self.1 {
+                let _ = Command::new("umount").arg(m).status();
+            }
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let mut att = Attached(dev.clone(), None);
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+        .arg(&dev)
+        .status()
+        .expect("mkfs.ext4 (e2fsprogs) must be installed");
+    assert!(mkfs.success());
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    assert!(Command::new("mount")
+        .arg(&dev)
+        .arg(&mnt)
+        .status()
+        .unwrap()
+        .success());
+    att.1 = Some(mnt.clone());
+    let o = raidlab(&[
+        "--name=w",
+        &format!("--filename={}", backing.display()),
+        "--rw=write",
+        "--bs=64k",
+        "--size=1m",
+        "--force",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines().count() == 1
+            && err.contains(&format!(
+                "it is the backing file of {dev}, which is held by"
+            ))
+            && err.contains("mounted at"),
+        "{err}"
+    );
+    // (The filesystem itself may write its storage meanwhile: the check is that the run did
+    // not, which would have put its own blocks over ext4's superblock magic, 0xEF53 at byte
+    // 1024 + 56.)
+    let head = std::fs::read(&backing).unwrap();
+    assert_eq!(
+        &head[1024 + 56..1024 + 58],
+        &[0x53, 0xEF],
+        "ext4's superblock is gone"
+    );
+    drop(att);
+}
