@@ -246,29 +246,11 @@ pub fn system_labels(values: &[String]) -> Vec<String> {
 }
 
 /// A TOML syntax error in `text` (read from `origin`) as one line that says where:
-/// `origin:LINE:COLUMN: not valid TOML: what` (1-based; the column in characters), the
-/// `file:line` form the simulator's system-file errors take, so an editor or a reader finds
-/// the spot. Shared by experiment files and `raidlab report --limits` files.
+/// `origin:LINE:COLUMN: not valid TOML: what`, the form every raidlab TOML reader gives
+/// (`raidlab_result::toml_syntax_error_text`; simulated system files say it the same way).
+/// Shared by experiment files and `raidlab report --limits` files.
 pub fn toml_syntax_error(origin: &str, text: &str, e: &toml::de::Error) -> String {
-    let what = e
-        .message()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let Some(span) = e.span() else {
-        return format!("{origin}: not valid TOML: {what}");
-    };
-    // The span is a byte offset; a cut inside a character counts from that character.
-    let mut at = span.start.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    let before = &text[..at];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    format!("{origin}:{line}:{column}: not valid TOML: {what}")
+    raidlab_result::toml_syntax_error_text(origin, text, e.span().map(|s| s.start), e.message())
 }
 
 /// 64-bit FNV-1a, printed as 16 hex digits: a stable fingerprint (not a security hash).

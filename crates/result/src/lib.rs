@@ -20,7 +20,7 @@ pub use histogram::LatencyHistogram;
 pub use iolog::{IoAct, IoLog, IoLogEntry};
 pub use render::{
     io_error_text, render, render_formats, render_json, render_terse, render_text,
-    render_with_options, OutputFormat,
+    render_with_options, toml_syntax_error_text, OutputFormat,
 };
 pub use samples::{DirSamples, SampleEvery, SampleStats, Sampler};
 pub use schema::{

@@ -1,7 +1,8 @@
 //! The system description file (TOML): what the host sees and everything on the path to the
 //! disks. See the crate documentation for the format with an annotated example.
 //!
-//! Parsing is pure (text in, [`System`] out); errors carry `file:line` and say what is valid.
+//! Parsing is pure (text in, [`System`] out); errors carry `file:line` (a syntax error
+//! `file:line:column`) and say what is valid.
 
 use crate::catalog::{self, DiskSpec};
 use crate::error::SimError;
@@ -316,14 +317,19 @@ fn load_table(
     depth: u32,
     texts: &mut Vec<(String, String)>,
 ) -> Result<toml::Table, SimError> {
+    // A syntax error is said as every raidlab TOML reader says it (`file:line:column: not
+    // valid TOML: what`), with the key of its line when the parser's words do not name it.
     let mut t: toml::Table = text.parse::<toml::Table>().map_err(|e| {
-        let line = e.span().map(|s| line_at(text, s.start)).unwrap_or(1);
-        let mut msg = with_key(text, line, e.message().trim());
+        let at = e.span().map(|s| s.start);
+        let mut msg = match at {
+            Some(a) => with_key(text, line_at(text, a), e.message().trim()),
+            None => e.message().trim().to_string(),
+        };
         if msg.contains("number too large") {
             // (TOML's integers are 64-bit signed; the message alone does not say so.)
             msg.push_str(" (valid: TOML integers are at most 9223372036854775807; each key's own range is smaller)");
         }
-        SimError::usage(format!("{file}:{line}: {msg}"))
+        SimError::usage(raidlab_result::toml_syntax_error_text(file, text, at, &msg))
     })?;
     texts.push((file.to_string(), text.to_string()));
     let Some(inc) = t.remove("include") else {

@@ -109,7 +109,7 @@
 //!
 //! Values are checked as the file loads, each error one line with `file:line`, the component,
 //! the key and what is valid, every independent error at once, in file order (TOML that does
-//! not parse, an include that cannot be read, a model not defined or a section of the wrong
+//! not parse, said `file:line:column: not valid TOML: …` as experiment files say it, an include that cannot be read, a model not defined or a section of the wrong
 //! shape stop the checks there): rates (`*_mb_s`) 0.001 to 1000000 MB/s, 1 kB/s to 1 TB/s
 //! (an optional rate left out is no limit; 0 is not a way to say so), costs (`*_us`) 0 to 1 s,
 //! `job_start_ms` 0 to 1000 s, drive mechanics 0 to 1000 ms with track ≤ average ≤ full seek,

@@ -1541,6 +1541,39 @@ fn errors_that_stop_the_checks_are_given_alone() {
     assert_eq!(e.lines().count(), 2, "{e}");
 }
 
+/// A TOML syntax error in a system file, or in a file it includes, is said as an experiment's
+/// or a limits file's is (`raidlab_lab::experiment::toml_syntax_error`): `file:line:column:
+/// not valid TOML: what`, the column in characters, with the key of the line.
+#[test]
+fn a_syntax_error_says_file_line_and_column_as_experiments_do() {
+    // `64 KiB` is not a TOML value: the parser stops at `KiB`, column 21.
+    let text = small_with("cpus = 2", "cpus = 2\nread_ahead_kib = 64 KiB");
+    let e = raidlab_sim::config::parse("s.toml", &text).unwrap_err();
+    assert!(e.is_usage() && !e.message.contains('\n'), "{e}");
+    assert!(
+        e.message
+            .starts_with("s.toml:5:21: not valid TOML: read_ahead_kib: "),
+        "{e}"
+    );
+    // Columns count characters: the é before the mistake is one.
+    let text = small_with("name = \"x\"", "name = \"é\" x");
+    let e = raidlab_sim::config::parse("s.toml", &text).unwrap_err();
+    assert!(
+        e.message.starts_with("s.toml:2:12: not valid TOML: "),
+        "{e}"
+    );
+    // In an included file: that file's line and column.
+    let dir = std::env::temp_dir().join(format!("raidlab-syntax-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("parts.toml"), "# parts\n[host\n").unwrap();
+    let p = dir.join("s.toml");
+    std::fs::write(&p, format!("include = [\"parts.toml\"]\n{SMALL}")).unwrap();
+    let e = raidlab_sim::config::load(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    let want = format!("{}:2:6: not valid TOML: ", dir.join("parts.toml").display());
+    assert!(e.message.starts_with(&want), "{e}");
+}
+
 /// `bounds` of a system file (or `FILE#LUN`) and one of them by name.
 fn bounds_of(path: &std::path::Path) -> Vec<raidlab_sim::ComponentBound> {
     raidlab_sim::bounds(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))

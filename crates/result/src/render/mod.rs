@@ -230,9 +230,52 @@ pub fn io_error_text(e: &std::io::Error) -> String {
     }
 }
 
+/// A TOML syntax error as the one line every raidlab file reader gives (experiments, limits
+/// files, simulated system files): `origin:LINE:COLUMN: not valid TOML: what`, 1-based, the
+/// column counted in characters, so an editor or a reader finds the spot. `at` is the byte
+/// offset the parser's error span starts at (none: the line is `origin: not valid TOML: what`);
+/// `what` is the parser's message, its lines joined by `; `. (Here rather than beside a TOML
+/// parser: this crate is below every crate that reads TOML, and the text needs no parser.)
+pub fn toml_syntax_error_text(origin: &str, text: &str, at: Option<usize>, what: &str) -> String {
+    let what = what
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let Some(at) = at else {
+        return format!("{origin}: not valid TOML: {what}");
+    };
+    // A cut inside a character counts from that character.
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("{origin}:{line}:{column}: not valid TOML: {what}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Line and column are 1-based, the column in characters; the message is one line.
+    #[test]
+    fn a_toml_syntax_error_says_file_line_and_column() {
+        let text = "a = 1\nb = \"é\" c\n";
+        // `c` starts at byte 15 (é is two bytes): column 9.
+        let s = toml_syntax_error_text("u.toml", text, Some(15), "expected newline\n  here\n");
+        assert_eq!(s, "u.toml:2:9: not valid TOML: expected newline; here");
+        // An offset inside a character counts from that character; past the end, the end.
+        assert!(toml_syntax_error_text("u.toml", text, Some(12), "x").starts_with("u.toml:2:6: "));
+        assert!(toml_syntax_error_text("u.toml", text, Some(99), "x").starts_with("u.toml:3:1: "));
+        assert_eq!(
+            toml_syntax_error_text("u.toml", text, None, "bad"),
+            "u.toml: not valid TOML: bad"
+        );
+    }
 
     /// fio prints terse lines first, then JSON, then text, whatever order they were given in.
     #[test]
