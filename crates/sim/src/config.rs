@@ -359,9 +359,10 @@ fn load_table(
             .unwrap_or_else(|| PathBuf::from(rel));
         let sub = std::fs::read_to_string(&path).map_err(|e| {
             SimError::usage(format!(
-                "{file}:{}: cannot read include '{}': {e}",
+                "{file}:{}: cannot read include '{}': {}",
                 line_of(text, rel),
-                path.display()
+                path.display(),
+                raidlab_result::io_error_text(&e)
             ))
         })?;
         let st = load_table(
@@ -1781,7 +1782,11 @@ fn check_count(level: &str, n: u32, what: &str) -> Result<(), String> {
 /// Read and parse a system file from disk.
 pub fn load(path: &std::path::Path) -> Result<System, SimError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        SimError::usage(format!("cannot read system file '{}': {e}", path.display()))
+        SimError::usage(format!(
+            "cannot read system file '{}': {}",
+            path.display(),
+            raidlab_result::io_error_text(&e)
+        ))
     })?;
     parse_in(&path.display().to_string(), &text, path.parent())
 }

@@ -1574,6 +1574,29 @@ fn a_syntax_error_says_file_line_and_column_as_experiments_do() {
     assert!(e.message.starts_with(&want), "{e}");
 }
 
+/// A system file or include that cannot be read is one line in raidlab's words: the
+/// system's error text without Rust's ` (os error N)`.
+#[test]
+fn an_unreadable_file_says_why_without_the_os_error_number() {
+    let dir = std::env::temp_dir().join(format!("raidlab-unreadable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = raidlab_sim::config::load(&dir.join("nope.toml")).unwrap_err();
+    assert!(e.is_usage(), "{e}");
+    assert!(
+        e.message.ends_with("nope.toml': No such file or directory"),
+        "{e}"
+    );
+    let p = dir.join("s.toml");
+    std::fs::write(&p, format!("include = [\"gone.toml\"]\n{SMALL}")).unwrap();
+    let e = raidlab_sim::config::load(&p).unwrap_err();
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(
+        e.message.contains("s.toml:1: cannot read include")
+            && e.message.ends_with("gone.toml': No such file or directory"),
+        "{e}"
+    );
+}
+
 /// `bounds` of a system file (or `FILE#LUN`) and one of them by name.
 fn bounds_of(path: &std::path::Path) -> Vec<raidlab_sim::ComponentBound> {
     raidlab_sim::bounds(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
