@@ -2736,6 +2736,7 @@ impl<'w> Engine<'w> {
         }
         // Reads.
         let read_ahead = self.w.ctrls[ci].read_ahead;
+        let read_cache = self.read_cache_bytes(ai);
         let arr = &mut self.w.arrays[ai];
         arr.cache_reads += 1;
         let sd = arr.geom.stripe_data_bytes();
@@ -2759,6 +2760,13 @@ impl<'w> Engine<'w> {
             }
         };
         if let (true, Some(window)) = (read_ahead > 0, window) {
+            // No further ahead than the read cache holds beside this read's own stripes: a
+            // window past that would push the stripes read ahead out of the cache (first in,
+            // first out) before the stream reaches them, and read each twice. A read of more
+            // than that room keeps its one-request window, all of it in flight at once.
+            let span = (s1 - s0 + 1) * sd;
+            let room = read_cache.saturating_sub(span);
+            let window = window.min(room.max(ioc.len));
             let ra_end = ((logical + ioc.len + window).min(arr.geom.capacity()) - 1) / sd;
             for s in s0..=ra_end.max(s1) {
                 self.ensure_fill(ai, s);
@@ -2815,6 +2823,14 @@ impl<'w> Engine<'w> {
         self.loads = loads;
     }
 
+    /// The bytes controller array `ai` keeps read (filled or being filled) stripes in, whole
+    /// stripes: as many as half its controller's cache holds, and at least four.
+    fn read_cache_bytes(&self, ai: usize) -> u64 {
+        let arr = &self.w.arrays[ai];
+        let sd = arr.geom.stripe_data_bytes();
+        (self.w.ctrls[arr.ctrl.unwrap()].cache_bytes / 2 / sd).max(4) * sd
+    }
+
     fn ensure_fill(&mut self, ai: usize, s: u64) {
         let arr = &mut self.w.arrays[ai];
         let sd = arr.geom.stripe_data_bytes();
@@ -2823,9 +2839,9 @@ impl<'w> Engine<'w> {
         }
         arr.rcache.insert(s, Fill::Pending(Vec::new()));
         arr.rfifo.push_back(s);
-        // Keep the read cache to half the controller's cache.
-        let cap = self.w.ctrls[arr.ctrl.unwrap()].cache_bytes / 2;
-        while arr.rfifo.len() as u64 * sd > cap.max(4 * sd) {
+        let cap = self.read_cache_bytes(ai);
+        let arr = &mut self.w.arrays[ai];
+        while arr.rfifo.len() as u64 * sd > cap {
             let old = arr.rfifo.pop_front().unwrap();
             if matches!(arr.rcache.get(&old), Some(Fill::Ready)) {
                 arr.rcache.remove(&old);

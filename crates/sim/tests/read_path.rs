@@ -7,8 +7,13 @@ use common::*;
 
 /// Bytes/s of one sequential reader at depth 1, after a second's ramp.
 fn seq_read_bw(system_file: &str, bs: &str) -> f64 {
+    seq_read_bw_of(&system(system_file), bs)
+}
+
+/// [`seq_read_bw`] of a `sim:` target.
+fn seq_read_bw_of(target: &str, bs: &str) -> f64 {
     let r = sim_run(
-        &system(system_file),
+        target,
         &[
             ("rw", "read"),
             ("bs", bs),
@@ -325,4 +330,34 @@ fn a_write_back_cache_serves_reads_of_its_dirty_data() {
         same_iops > 4.0 * apart_iops,
         "IOPS {same_iops} vs {apart_iops}"
     );
+}
+
+#[test]
+fn a_read_ahead_deeper_than_the_read_cache_reads_no_further_than_it_holds() {
+    // Seed 001's controller given a 1 MiB cache (half of it, nine 56 KiB stripes, holds
+    // reads) and read-ahead depths within it and far past it. A window past the read cache
+    // pushed the stripes it read ahead out before the stream reached them (first in, first
+    // out), so each was read twice: 4 KiB sequential reads ran at a few MB/s.
+    let bw = |read_ahead: &str| {
+        let components = variant(
+            "xdd2008",
+            "components.toml",
+            &[
+                ("cache_mib = 512", "cache_mib = 1"),
+                ("read_ahead_kib = 256", read_ahead),
+            ],
+        );
+        let target = components.replace("components.toml", "raid5.toml");
+        seq_read_bw_of(&target, "4k")
+    };
+    let fits = bw("read_ahead_kib = 256");
+    for deep in ["read_ahead_kib = 1024", "read_ahead_kib = 65536"] {
+        let got = bw(deep);
+        assert!(
+            got >= fits * 0.99,
+            "{deep}: {:.1} MB/s, 256 KiB: {:.1}",
+            got / 1e6,
+            fits / 1e6
+        );
+    }
 }
