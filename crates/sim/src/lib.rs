@@ -1302,14 +1302,24 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
             bound_bytes_s: inner[ai],
             outer_bytes_s: outer[ai],
             note: format!(
-                "{:?} of {} drives, all of which can read; drives {:.1}–{:.1} MB/s (inner–outer \
-                 zone){}; writes: {dd} data drives' worth (the rest write parity or copies), \
-                 drives writing {:.1}–{:.1} MB/s{}",
+                "{} of {} {}; drives {:.1}–{:.1} MB/s (inner–outer zone){}; writes: {dd} data \
+                 {} worth{}, drives writing {:.1}–{:.1} MB/s{}",
                 a.geom.level,
                 a.members.len(),
+                if n == 1.0 {
+                    "drive"
+                } else {
+                    "drives, all of which can read"
+                },
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6,
                 stream_note(dd, n, m.inner_rate(), m.outer_rate()),
+                if dd == 1.0 { "drive's" } else { "drives'" },
+                if dd < n {
+                    " (the rest write parity or copies)"
+                } else {
+                    ""
+                },
                 di / 1e6,
                 do_ / 1e6,
                 if dp > do_ * (1.0 + 1e-9) {
@@ -1737,9 +1747,10 @@ fn stream_note(dd: f64, n: f64, inner: f64, outer: f64) -> String {
         return String::new();
     }
     format!(
-        "; one sequential stream about {:.1}–{:.1} MB/s ({dd} data drives' worth)",
+        "; one sequential stream about {:.1}–{:.1} MB/s ({dd} data {} worth)",
         inner * dd / 1e6,
-        outer * dd / 1e6
+        outer * dd / 1e6,
+        if dd == 1.0 { "drive's" } else { "drives'" }
     )
 }
 
@@ -2078,15 +2089,18 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 k.read_ahead >> 10
             );
             let m = &w.models[w.disks[a.members[0]].model];
+            // The drive by its name in the system file: a catalog entry or a [[disk]].
+            let drive = sys.disks.get(&a.name).map_or("drive", |d| d.name.as_str());
             if m.ssd.is_some() {
                 let [direct, _, slc] = m.write_rates();
                 let _ = writeln!(
                     s,
-                    "  → {:<28} {:?}, {} × flash drive, chunk {} KiB; drive reads {:.1} MB/s, \
+                    "  → {:<28} {}, {} × {} (flash), chunk {} KiB; drive reads {:.1} MB/s, \
                      writes {:.1} MB/s{}",
                     format!("array/{}", a.name),
                     a.geom.level,
                     a.members.len(),
+                    drive,
                     a.geom.chunk >> 10,
                     m.outer_rate() / 1e6,
                     direct / 1e6,
@@ -2115,10 +2129,11 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             } else {
                 let _ = writeln!(
                     s,
-                    "  → {:<28} {:?}, {} × drive, chunk {} KiB; drive media {:.1}–{:.1} MB/s{}",
+                    "  → {:<28} {}, {} × {}, chunk {} KiB; drive media {:.1}–{:.1} MB/s{}",
                     format!("array/{}", a.name),
                     a.geom.level,
                     a.members.len(),
+                    drive,
                     a.geom.chunk >> 10,
                     m.inner_rate() / 1e6,
                     m.outer_rate() / 1e6,
@@ -2177,7 +2192,7 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
             let (dd, n) = (a.geom.data_disks(), a.members.len());
             let _ = writeln!(
                 s,
-                "  → host array {} {:?} chunk {} KiB over {}{}",
+                "  → host array {} {} chunk {} KiB over {}{}",
                 a.name,
                 a.geom.level,
                 a.geom.chunk >> 10,

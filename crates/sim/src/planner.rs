@@ -17,6 +17,21 @@ pub enum Level {
     Raid6,
 }
 
+/// A level in the system file's words (`level = "raid5"`), as explain names it.
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Level::Single => "single",
+            Level::Linear => "linear",
+            Level::Raid0 => "raid0",
+            Level::Raid1 => "raid1",
+            Level::Raid10 => "raid10",
+            Level::Raid5 => "raid5",
+            Level::Raid6 => "raid6",
+        })
+    }
+}
+
 impl Level {
     pub fn parse(s: &str) -> Option<Level> {
         Some(match s {

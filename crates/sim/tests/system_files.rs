@@ -194,6 +194,44 @@ fn explain_names_the_drive_write_cache() {
     );
 }
 
+/// `explain` names an array's level in the system file's words and its drives by the name
+/// the file gives them (a catalog entry or a [[disk]]), one drive in the singular: it said
+/// "Raid5, 4 × drive" and "1 data drives' worth".
+#[test]
+fn explain_names_the_level_and_drives_as_the_file_does() {
+    let dir = std::env::temp_dir().join(format!("raidlab-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    std::fs::write(&p, SMALL).unwrap();
+    let text = raidlab_sim::explain(&p).unwrap();
+    let json = raidlab_sim::bounds(&p).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    for want in [
+        "raid5, 4 × d, chunk 64 KiB",
+        "(3 data drives' worth)",
+        "single, 1 × d, chunk",
+        "host array md raid1 chunk",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let note = |n: &str| json.iter().find(|c| c.name == n).unwrap().note.clone();
+    let a = note("array/a");
+    assert!(
+        a.starts_with("raid5 of 4 drives, all of which can read;"),
+        "{a}"
+    );
+    assert!(
+        a.contains("writes: 3 data drives' worth (the rest write parity or copies)"),
+        "{a}"
+    );
+    let b = note("array/b");
+    assert!(b.starts_with("single of 1 drive;"), "{b}");
+    assert!(
+        b.contains("writes: 1 data drive's worth, drives writing"),
+        "{b}"
+    );
+}
+
 /// `explain` says how many commands each array's drives queue and in what order they serve
 /// them: 32 by shortest positioning time unless the array gives `disk_queue_depth`; one at a
 /// time in arrival order with `disk_queue_depth = 1`.
