@@ -2076,6 +2076,14 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
         }
         if let Some(c) = a.ctrl {
             let k = &w.ctrls[c];
+            // A cache that would write back but for its battery says so: without one the
+            // controller writes through (`write_policy` asked for, or taken by default).
+            let no_battery = sys.cfg.controller.iter().any(|x| {
+                x.name == k.name
+                    && !x.battery
+                    && x.cache_mib > 0
+                    && x.write_policy != Some(config::WritePolicy::WriteThrough)
+            });
             let _ = writeln!(
                 s,
                 "  → {:<28} cache {} MiB {}, read-ahead {} KiB",
@@ -2083,6 +2091,8 @@ pub fn explain(system: &Path) -> Result<String, SimError> {
                 k.cache_bytes >> 20,
                 if k.write_back {
                     "write-back"
+                } else if no_battery {
+                    "write-through (no battery: write-back needs battery = true)"
                 } else {
                     "write-through"
                 },

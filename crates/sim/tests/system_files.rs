@@ -194,6 +194,39 @@ fn explain_names_the_drive_write_cache() {
     );
 }
 
+/// A controller cache without a battery writes through, as real controllers do; `explain`
+/// says why rather than leave a `write_policy = "write-back"` looking ignored.
+#[test]
+fn explain_says_a_cache_without_a_battery_writes_through() {
+    let dir = std::env::temp_dir().join(format!("raidlab-battery-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("s.toml");
+    let ctl = |edit: &str| {
+        std::fs::write(&p, small_with("cache_mib = 64\n", edit)).unwrap();
+        let t = raidlab_sim::explain(&p).unwrap();
+        t.lines()
+            .find(|l| l.contains("→ ctrl/c "))
+            .unwrap()
+            .to_string()
+    };
+    let asked = ctl("cache_mib = 64\nwrite_policy = \"write-back\"\n");
+    let default = ctl("cache_mib = 64\n");
+    let battery = ctl("cache_mib = 64\nbattery = true\n");
+    let through = ctl("cache_mib = 64\nwrite_policy = \"write-through\"\n");
+    std::fs::remove_dir_all(&dir).ok();
+    for l in [&asked, &default] {
+        assert!(
+            l.contains("write-through (no battery: write-back needs battery = true)"),
+            "{l}"
+        );
+    }
+    assert!(battery.contains("cache 64 MiB write-back,"), "{battery}");
+    assert!(
+        through.contains("write-through,") && !through.contains("battery"),
+        "{through}"
+    );
+}
+
 /// `explain` names an array's level in the system file's words and its drives by the name
 /// the file gives them (a catalog entry or a [[disk]]), one drive in the singular: it said
 /// "Raid5, 4 × drive" and "1 data drives' worth".
