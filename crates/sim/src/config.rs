@@ -499,12 +499,43 @@ fn with_key(text: &str, line: usize, msg: &str) -> String {
         ("_ratio", "%"),
     ]
     .into_iter()
-    .find(|(suffix, _)| key.ends_with(suffix));
+    .find(|(suffix, _)| key.ends_with(suffix))
+    .map(|(_, u)| u);
+    match type_hint(msg, unit) {
+        Some(h) => format!("{key}: {msg} (valid: {h})"),
+        None => format!("{key}: {msg}"),
+    }
+}
+
+/// What a value of the wrong type or range should be, for the deserializer's message `msg`
+/// about a key whose name gives its `unit`: Rust's `expected u32` in the field's words (a
+/// whole number, not negative, at most so much), a number in the key's unit, true or false.
+fn type_hint(msg: &str, unit: Option<&str>) -> Option<String> {
+    if !msg.starts_with("invalid") {
+        return None;
+    }
+    let of = unit.map(|u| format!(" of {u}")).unwrap_or_default();
+    // (TOML's integers stop at i64::MAX, below u64's.)
+    let max = [("u32", u32::MAX as u64), ("u64", i64::MAX as u64)]
+        .into_iter()
+        .find(|(t, _)| msg.ends_with(&format!("expected {t}")));
+    if let Some((_, max)) = max {
+        return Some(if msg.contains("integer `-") {
+            format!("a whole number{of}, not negative")
+        } else if msg.starts_with("invalid value: integer") {
+            format!("a whole number{of}, at most {max}")
+        } else {
+            format!("a whole number{of}")
+        });
+    }
+    if msg.ends_with("expected a boolean") {
+        return Some("true or false".into());
+    }
     match unit {
-        Some((_, u)) if msg.starts_with("invalid type") => {
-            format!("{key}: {msg} (valid: a plain number, in {u} as the key's name says)")
+        Some(u) if msg.starts_with("invalid type") => {
+            Some(format!("a plain number, in {u} as the key's name says"))
         }
-        _ => format!("{key}: {msg}"),
+        _ => None,
     }
 }
 
@@ -1307,7 +1338,46 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
             Ok(s) => s,
             Err(e) => {
                 let e: toml::de::Error = e;
-                errs.push(err(name, format!("disk '{name}': {}", e.message().trim())));
+                let msg = e.message().trim();
+                // The merged table has no spans: the key at fault is the one of this entry
+                // that alone spoils a drive that is otherwise whole.
+                let whole = catalog::catalog().swap_remove(0);
+                let whole =
+                    toml::Table::try_from(whole).map_err(|e| SimError::failed(e.to_string()))?;
+                let culprit = t.iter().find(|(k, v)| {
+                    let mut probe = whole.clone();
+                    probe.insert((*k).clone(), (*v).clone());
+                    k.as_str() != "base"
+                        && toml::Value::Table(probe).try_into::<DiskSpec>().is_err()
+                });
+                errs.push(match culprit {
+                    Some((k, _)) => {
+                        let unit = [
+                            ("_mb_s", "MB/s"),
+                            ("_kib", "KiB"),
+                            ("_gib", "GiB"),
+                            ("_us", "µs"),
+                            ("_ms", "ms"),
+                            ("_bytes", "bytes"),
+                        ]
+                        .into_iter()
+                        .find(|(suffix, _)| k.ends_with(suffix))
+                        .map(|(_, u)| u);
+                        let hint = type_hint(msg, unit)
+                            .map(|h| format!(" (valid: {h})"))
+                            .unwrap_or_default();
+                        disk_at(k, format!("disk '{name}': {k}: {msg}{hint}"))
+                    }
+                    // A field missing: the entry neither starts from a drive nor gives all.
+                    None if msg.starts_with("missing field") && !t.contains_key("base") => err(
+                        name,
+                        format!(
+                            "disk '{name}': {msg} (valid: base = \"NAME\" of a catalog drive or \
+                             an earlier [[disk]], whose values the entry changes, or every field)"
+                        ),
+                    ),
+                    None => err(name, format!("disk '{name}': {msg}")),
+                });
                 bad_disks.insert(name.to_string());
                 continue;
             }

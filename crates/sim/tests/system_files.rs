@@ -1532,10 +1532,75 @@ disk = \"compaq-18g-10k\"\n";
     ));
     assert!(
         m.starts_with("s.toml:7: chunk_kib: invalid type")
-            && m.contains("valid: a plain number, in KiB"),
+            && m.contains("valid: a whole number of KiB"),
         "{m}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A value of the wrong type or sign says what is valid in the field's words, not Rust's
+/// `expected u32` alone (`cache_mib = 1.5` was told "a plain number, in MiB"), and a
+/// [[disk]] entry's names its key and line (it named only the drive, at its name).
+#[test]
+fn wrong_types_and_signs_say_what_is_valid() {
+    all_refused(&[
+        (
+            "cpus = 2",
+            "cpus = -2",
+            "cpus",
+            &["(valid: a whole number, not negative)"],
+        ),
+        (
+            "cpus = 2",
+            "cpus = 2.5",
+            "cpus",
+            &["(valid: a whole number)"],
+        ),
+        (
+            "cache_mib = 64",
+            "cache_mib = 1.5",
+            "cache_mib",
+            &["(valid: a whole number of MiB)"],
+        ),
+        (
+            "disks = 4",
+            "disks = 5000000000",
+            "disks",
+            &["(valid: a whole number, at most 4294967295)"],
+        ),
+        (
+            "hidden = true",
+            "hidden = 1",
+            "hidden",
+            &["(valid: true or false)"],
+        ),
+        (
+            "base = \"compaq-18g-10k\"",
+            "base = \"compaq-18g-10k\"\ncache_kib = -1",
+            "cache_kib",
+            &[
+                "disk 'd': cache_kib: ",
+                "(valid: a whole number of KiB, not negative)",
+            ],
+        ),
+        (
+            "base = \"compaq-18g-10k\"",
+            "base = \"compaq-18g-10k\"\nwrite_cache = \"no\"",
+            "write_cache",
+            &["disk 'd': write_cache: ", "(valid: true or false)"],
+        ),
+    ]);
+    // A [[disk]] with neither a base nor every field: what to give.
+    let e = raidlab_sim::config::parse(
+        "s.toml",
+        &small_with("base = \"compaq-18g-10k\"\n", "rpm = 7200\n"),
+    )
+    .unwrap_err();
+    assert!(
+        e.message
+            .contains("disk 'd': missing field `kind` (valid: base = \"NAME\""),
+        "{e}"
+    );
 }
 
 /// A file with several independent mistakes is refused with every one of them at once: each
