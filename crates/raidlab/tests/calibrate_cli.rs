@@ -225,6 +225,36 @@ fn the_same_target_gives_the_same_description() {
     assert_eq!(stdout(&a), stdout(&b));
     // The one visible LUN is named in the probes' target.
     assert!(stdout(&a).contains("#lun0 on "), "{}", stdout(&a));
+    // One drive behind a controller without a cache: nothing to note.
+    assert!(stderr(&a).is_empty(), "{}", stderr(&a));
+}
+
+/// A LUN that is an array, or sits behind a controller's cache, answers as no one drive
+/// does: calibrate says so in one note (its stanza would otherwise look like a drive's).
+#[test]
+fn an_array_behind_a_cache_is_noted_as_not_one_drive() {
+    let dir = tempfile::tempdir().unwrap();
+    let sys = dir.path().join("r5.toml");
+    let text = one_drive_system("seagate-st973451ss", "")
+        .replace(
+            "level = \"single\"\ndisks = 1",
+            "level = \"raid5\"\nchunk_kib = 64\ndisks = 4",
+        )
+        .replace(
+            "name = \"hba\"\n",
+            "name = \"hba\"\ncache_mib = 256\nread_ahead_kib = 256\n",
+        );
+    std::fs::write(&sys, text).unwrap();
+    let t = format!("sim:{}", sys.display());
+    let o = calibrate(&[&t, "--output-format=toml", "--probes=100"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("raidlab: note: calibrate: sim:{}#lun0 is a raid5 of 4 drives, behind controller hba's 256 MiB cache with 256 KiB of read-ahead: ", sys.display())),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("[[disk]]"), "{}", stdout(&o));
 }
 
 #[test]

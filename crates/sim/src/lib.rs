@@ -140,6 +140,7 @@ pub use error::SimError;
 pub const MODEL_PRINT: &str = env!("RAIDLAB_SIM_MODEL_PRINT");
 
 use engine::{Convergence, Engine, JobRt};
+use planner::Level;
 use raidlab_result::{ComponentUse, JobResult, RunResult, SimExtras};
 use raidlab_workload::{JobInstance, JobSpec, JobStream};
 use std::path::{Path, PathBuf};
@@ -221,10 +222,22 @@ pub fn parse_target(t: &str) -> Result<SimTarget, SimError> {
     })
 }
 
-/// The LUN a `sim:SYSTEM.toml[#LUN]` target names, and its capacity in bytes: the named
-/// LUN, or the system's one visible LUN when none is named (for callers that size their
-/// jobs to a target, as `raidlab calibrate`).
-pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
+/// What a `sim:SYSTEM.toml[#LUN]` target is, for callers that size their jobs to a target
+/// or describe one drive by it (as `raidlab calibrate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LunInfo {
+    /// The LUN: the one named, or the system's one visible LUN when none is named.
+    pub name: String,
+    /// Its capacity in bytes.
+    pub capacity: u64,
+    /// Why what answers at the LUN is not one drive seen plainly, in words (`a raid5 of 4
+    /// drives`, `behind controller c0's 256 MiB cache with 256 KiB of read-ahead`); None for
+    /// one drive behind nothing that holds data.
+    pub not_one_drive: Option<String>,
+}
+
+/// The LUN a `sim:SYSTEM.toml[#LUN]` target names ([`LunInfo`]).
+pub fn lun_info(target: &str) -> Result<LunInfo, SimError> {
     let t = parse_target(target)?;
     let sys = config::load(&t.system)?;
     let w = World::build(&sys)?;
@@ -239,7 +252,37 @@ pub fn lun_capacity(target: &str) -> Result<(String, u64), SimError> {
             )))
         }
     };
-    Ok((w.luns[li].name.clone(), w.luns[li].capacity))
+    Ok(LunInfo {
+        name: w.luns[li].name.clone(),
+        capacity: w.luns[li].capacity,
+        not_one_drive: not_one_drive(&w, li),
+    })
+}
+
+/// [`LunInfo::not_one_drive`] for LUN `li`.
+fn not_one_drive(w: &World, li: usize) -> Option<String> {
+    let arr = &w.arrays[w.luns[li].array];
+    let mut why = Vec::new();
+    let n = arr.members.len();
+    if arr.geom.level != Level::Single || n > 1 {
+        let of = if arr.ctrl.is_some() { "drive" } else { "LUN" };
+        let s = if n == 1 { "" } else { "s" };
+        why.push(format!("a {} of {n} {of}{s}", arr.geom.level));
+    }
+    if let Some(c) = arr.ctrl.map(|c| &w.ctrls[c]) {
+        if c.cache_bytes > 0 {
+            let ahead = match c.read_ahead {
+                0 => String::new(),
+                r => format!(" with {} KiB of read-ahead", r >> 10),
+            };
+            why.push(format!(
+                "behind controller {}'s {} MiB cache{ahead}",
+                c.name,
+                c.cache_bytes >> 20
+            ));
+        }
+    }
+    (!why.is_empty()).then(|| why.join(", "))
 }
 
 /// The LUNs target `f` of system file `system` runs on: the one it names (`lun`), else

@@ -7,6 +7,7 @@ use crate::cmd::run::{execute, target_kind, ExecOptions, TargetKind};
 use crate::error::CliError;
 use raidlab_calibrate::plan::{Budget, Target};
 use raidlab_calibrate::Error;
+use raidlab_engine::ewriteln;
 use std::path::Path;
 
 #[derive(clap::Args)]
@@ -131,11 +132,20 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
 fn target_size(t: &str) -> Result<(String, u64), CliError> {
     match target_kind(t) {
         TargetKind::Simulated => {
-            let (lun, cap) = raidlab_sim::lun_capacity(t).map_err(CliError::sim)?;
+            let lun = raidlab_sim::lun_info(t).map_err(CliError::sim)?;
             // Name the LUN, so each probe runs on that one alone.
             let system = t.strip_prefix("sim:").unwrap_or(t);
             let system = system.split_once('#').map_or(system, |(s, _)| s);
-            Ok((format!("sim:{system}#{lun}"), cap))
+            let name = format!("sim:{system}#{}", lun.name);
+            // An array, or a cache in the way, answers as no one drive does: its stanza
+            // would describe a drive that does not exist. Said, not refused (what such a
+            // LUN looks like as one drive may be the question).
+            if let Some(why) = &lun.not_one_drive {
+                ewriteln!(
+                    "raidlab: note: calibrate: {name} is {why}: the [[disk]] stanza fits it as if it were one drive, not the drives in it"
+                );
+            }
+            Ok((name, lun.capacity))
         }
         TargetKind::Array => Err(CliError::usage(format!(
             "calibrate: '{t}' is an array; calibrate measures one drive (valid: a block device, a file, or sim:SYSTEM.toml#LUN)"
