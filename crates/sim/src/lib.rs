@@ -1349,10 +1349,13 @@ fn bounds_of(w: &World) -> Vec<ComponentBound> {
                  {} worth{}, drives writing {:.1}–{:.1} MB/s{}",
                 a.geom.level,
                 a.members.len(),
-                if n == 1.0 {
-                    "drive"
-                } else {
-                    "drives, all of which can read"
+                match (n == 1.0, a.geom.failed.len()) {
+                    (true, _) => "drive".to_string(),
+                    (false, 0) => "drives, all of which can read".to_string(),
+                    (false, f) => format!(
+                        "drives, {f} failed: the {readers} others read, and rebuild the failed {}'s data",
+                        if f == 1 { "drive" } else { "drives" }
+                    ),
                 },
                 m.inner_rate() / 1e6,
                 m.outer_rate() / 1e6,

@@ -61,6 +61,17 @@ fn a_degraded_raid5_reads_the_lost_drives_data_from_all_the_others() {
     assert!((1.5..2.0).contains(&ratio), "IOPS whole {a}, degraded {b}");
     assert_eq!(disk_use(&less, "/disk3"), 0.0, "the failed drive");
     assert!(disk_use(&less, "/disk4") > 0.9);
+    // explain says which drives read: the seven survivors, not all eight.
+    let path = t.trim_start_matches("sim:");
+    let bounds = raidlab_sim::bounds(Path::new(path)).unwrap();
+    let arr = bounds.iter().find(|c| c.kind == "array").unwrap();
+    assert!(
+        arr.note.starts_with(
+            "raid5 of 8 drives, 1 failed: the 7 others read, and rebuild the failed drive's data;"
+        ),
+        "{}",
+        arr.note
+    );
 }
 
 #[test]
