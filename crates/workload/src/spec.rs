@@ -4152,11 +4152,21 @@ impl JobSpec {
             ));
         }
         if let Some(span) = self.verify_span() {
-            if span < crate::stream::VERIFY_HEADER_BYTES && !self.verify_pattern_only {
+            let hdr = crate::stream::VERIFY_HEADER_BYTES;
+            if span < hdr && !self.verify_pattern_only {
+                let (wmin, wmax) = (self.bs.write.min(), self.bs.write.max());
+                let asked = self.verify_span_before_gcd().unwrap_or(span);
+                if asked != span {
+                    let lo = wmin.div_ceil(asked) * asked;
+                    let hi = (wmax / asked * asked).max(lo);
+                    // fio falls back to the write sizes' greatest common divisor when the
+                    // interval does not divide them: name the interval and why it shrank.
+                    return e(format!(
+                        "verify_interval={asked} does not divide the write sizes ({wmin} to {wmax} bytes), so as fio each span is their greatest common divisor, {span} bytes, too short for a header of {hdr} (valid: write sizes that are multiples of verify_interval, e.g. bsrange={lo}-{hi})"
+                    ));
+                }
                 return e(format!(
-                    "verify_interval: each span of {span} bytes would carry a header of {} (valid: verify_interval={} or more, dividing the write block sizes)",
-                    crate::stream::VERIFY_HEADER_BYTES,
-                    crate::stream::VERIFY_HEADER_BYTES
+                    "verify_interval: each span of {span} bytes would carry a header of {hdr} (valid: verify_interval={hdr} or more, dividing the write block sizes)"
                 ));
             }
         }
@@ -4237,16 +4247,7 @@ impl JobSpec {
             return None;
         }
         let (wmin, wmax) = (self.bs.write.min(), self.bs.write.max());
-        let mut span = match self.verify_interval {
-            Some(n) => n,
-            None if wmin != wmax => wmin,
-            None => return None,
-        };
-        if span > wmin {
-            span = wmin;
-        } else if self.rw.read_percent(100) > 0 && span > self.bs.read.min() {
-            span = self.bs.read.min();
-        }
+        let mut span = self.verify_span_before_gcd()?;
         if span == 0 || wmin % span != 0 || wmax % span != 0 {
             span = gcd(wmin, wmax);
         }
@@ -4254,6 +4255,28 @@ impl JobSpec {
             return None;
         }
         Some(span)
+    }
+
+    /// The span `verify_span` starts from before fio's fall-back to the write sizes'
+    /// greatest common divisor: `verify_interval` (or the smallest write size when sizes
+    /// vary), no larger than the smallest write (or, for a job that reads, read) size.
+    fn verify_span_before_gcd(&self) -> Option<u64> {
+        if !self.verify {
+            return None;
+        }
+        let (wmin, wmax) = (self.bs.write.min(), self.bs.write.max());
+        let span = match self.verify_interval {
+            Some(n) => n,
+            None if wmin != wmax => wmin,
+            None => return None,
+        };
+        Some(if span > wmin {
+            wmin
+        } else if self.rw.read_percent(100) > 0 && span > self.bs.read.min() {
+            self.bs.read.min()
+        } else {
+            span
+        })
     }
 
     /// This job with `size`, `offset` and `io_size` given as percent of the target
@@ -4756,6 +4779,34 @@ mod tests {
         );
         apply_option(&mut t, "verify_interval", Some("512")).unwrap();
         t.validate().unwrap();
+    }
+
+    /// An interval that does not divide the write sizes falls, as in fio 3.33, to their
+    /// greatest common divisor; when that is too short for a header, the refusal names the
+    /// interval asked for and the span it fell to, not just the fallen span (fio itself
+    /// stops the job with "Blocksize too small").
+    #[test]
+    fn verify_interval_fallen_to_gcd_names_both_spans() {
+        let t = spec_from(&[
+            ("filename", "f"),
+            ("rw", "write"),
+            ("bsrange", "512-70000"),
+            ("verify", "crc32c"),
+            ("verify_interval", "512"),
+        ]);
+        assert_eq!(t.verify_span(), Some(16));
+        let e = t.validate().unwrap_err();
+        assert!(
+            e.message.contains("verify_interval=512 does not divide"),
+            "{e}"
+        );
+        assert!(e.message.contains("512 to 70000 bytes"), "{e}");
+        assert!(
+            e.message.contains("greatest common divisor, 16 bytes"),
+            "{e}"
+        );
+        assert!(e.message.contains("e.g. bsrange=512-69632"), "{e}");
+        assert!(!e.message.contains("verify_interval=64 or more"), "{e}");
     }
 
     /// fio 3.33's checks of dedupe_mode=working_set: a size to take the share of, one file a
