@@ -72,9 +72,11 @@ fn bad_flags_and_values_are_one_line_and_exit_2() {
             vec![&file_opt, "--ioengine=posixaio"],
             "'posixaio' is not a supported ioengine (valid: io_uring, libaio, psync, sync, vsync, pvsync, pvsync2, mmap, null)",
         ),
+        // size=0 is fio's default, the whole file: a file that is not there has none to
+        // take, and fio 3.33 says "you need to specify size=".
         (
             vec![&file_opt, "--size=0"],
-            "size must be greater than zero",
+            "does not exist; give size=",
         ),
         (vec![&file_opt, "--bssplit=4k/60:8k/60"], "add up to 120%"),
         (
@@ -414,6 +416,49 @@ fn io_size_limits_each_pass_inside_a_larger_region() {
     let read = &v["jobs"][0]["read"];
     assert_eq!(read["io_bytes"], 128u64 << 10, "{read}");
     assert_eq!(read["total_ios"], 32, "{read}");
+}
+
+/// size=0 and io_size=0 are fio's defaults, not errors: fio 3.33 reads all of a 2 MiB file
+/// with size=0 (also from a job file, undoing a [global] size), and io_size=0 leaves the
+/// pass at the job's size.
+#[test]
+fn size_zero_is_the_whole_file_as_in_fio() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![7u8; 2 << 20]).unwrap();
+    let file_opt = format!("--filename={}", f.display());
+    let read_bytes = |args: &[&str]| {
+        let out = raidlab(args);
+        let v = json(&assert_ok(&out, &format!("{args:?}")));
+        v["jobs"][0]["read"]["io_bytes"].as_u64().unwrap()
+    };
+    let base = [
+        &file_opt[..],
+        "--name=s",
+        "--rw=read",
+        "--output-format=json",
+    ];
+    let mut a = base.to_vec();
+    a.push("--size=0");
+    assert_eq!(read_bytes(&a), 2 << 20, "size=0 reads the whole file");
+    let mut a = base.to_vec();
+    a.extend(["--size=1m", "--io_size=0"]);
+    assert_eq!(read_bytes(&a), 1 << 20, "io_size=0 is the job's size");
+    let job = dir.path().join("s.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nsize=1m\n[s]\nfilename={}\nrw=read\nsize=0\n",
+            f.display()
+        ),
+    )
+    .unwrap();
+    let job = job.display().to_string();
+    assert_eq!(
+        read_bytes(&["--job", &job, "--output-format=json"]),
+        2 << 20,
+        "a job's size=0 undoes [global]'s size"
+    );
 }
 
 /// A job that ends inside its ramp_time counts nothing: the run says so instead of printing

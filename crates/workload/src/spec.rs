@@ -3021,19 +3021,14 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: Option<&str>) -> Resul
         }
         "size" => {
             spec.size_percent = None;
-            let s = parse_size(value).map_err(err)?;
-            if s == 0 {
-                return Err(err("size must be greater than zero".into()));
-            }
-            spec.size = Some(s)
+            // As fio 3.33: size=0 is the option's default, the whole file or device (a
+            // job file's job can so undo a [global] size).
+            spec.size = Some(parse_size(value).map_err(err)?).filter(|&s| s > 0)
         }
         "io_size" | "io_limit" => {
             spec.io_size_percent = None;
-            let s = parse_size(value).map_err(err)?;
-            if s == 0 {
-                return Err(err("io_size must be greater than zero".into()));
-            }
-            spec.io_size = Some(s)
+            // As fio 3.33: io_size=0 is the option's default, the job's size.
+            spec.io_size = Some(parse_size(value).map_err(err)?).filter(|&s| s > 0)
         }
         "norandommap" => spec.norandommap = parse_switch(value).map_err(err)?,
         "random_generator" => {

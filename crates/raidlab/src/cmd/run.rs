@@ -467,7 +467,7 @@ fn option_help(name: &str) -> &'static str {
         "rwmixread" => "percent reads for rw/randrw (0-100)",
         "rwmixwrite" => "percent writes for rw/randrw (0-100)",
         "size" => {
-            "bytes of the region each job covers, or N% of the target (default: to the end of the target)"
+            "bytes of the region each job covers, or N% of the target (default, or 0: to the end of the target)"
         }
         "blockalign" | "ba" => "boundary of random offsets (default: the block size), e.g. 512",
         "norandommap" => {
@@ -476,7 +476,7 @@ fn option_help(name: &str) -> &'static str {
         "random_generator" => "tausworthe (default), tausworthe64: raidlab's own generator; lfsr: every block once a pass even with norandommap",
         "number_ios" => "stop after this many requests a loop, counted over all loops (if nothing ends the job first)",
         "io_size" | "io_limit" => {
-            "bytes each pass transfers, or N% of the target (default: size); less touches part of the region"
+            "bytes each pass transfers, or N% of the target (default, or 0: size); less touches part of the region"
         }
         "offset" => "start of the region, bytes, or N% of the target (rounded up to the block size)",
         "offset_increment" => "job i of numjobs starts at offset + i * this (bytes, or N% of the target)",
