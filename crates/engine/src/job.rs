@@ -1242,6 +1242,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             percentile: setup.latency.percentile,
             depth: s.depth(),
         }),
+        // (Set from the job's options by the caller, as the other report options.)
+        iodepth: None,
     }
 }
 

@@ -141,6 +141,16 @@ fn json_has_every_key_a_real_fio_run_writes() {
             .collect::<BTreeSet<_>>()
     };
     assert_eq!(pk(&fio), pk(&ours));
+    // A job without latency_target: fio 3.33 still writes its latency-target fields, the
+    // job's iodepth as given, target 0, percentile 100, window 0.
+    for k in [
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+    ] {
+        assert_eq!(fio["jobs"][0][k], ours["jobs"][0][k], "{k}");
+    }
 }
 
 /// `unified_rw_reporting=mixed` and `both` give fio's structure: `mixed` alone in place of

@@ -71,9 +71,14 @@ fn a_simulated_array_finds_the_deepest_queue_that_meets_the_target() {
     let (met, twice) = (at(depth), at(2 * depth));
     assert!(met <= 30e6 * 1.05, "depth {depth}: p90 {met}");
     assert!(twice > 30e6 * 1.2, "depth {}: p90 {twice}", 2 * depth);
-    // Without a target, none of it.
+    // Without a target, no search: the JSON has fio 3.33's fields for a plain job (its
+    // iodepth, target 0, percentile 100, window 0); the text no line of it.
     let (plain, text) = sim_run(&["--iodepth=4", "--runtime=1s"]);
-    assert!(plain["jobs"][0].get("latency_depth").is_none());
+    let p = &plain["jobs"][0];
+    assert_eq!(p["latency_depth"], 4, "{p}");
+    assert_eq!(p["latency_target"], 0, "{p}");
+    assert_eq!(p["latency_percentile"], 100.0, "{p}");
+    assert_eq!(p["latency_window"], 0, "{p}");
     assert!(!text.contains("latency   :"), "{text}");
 }
 

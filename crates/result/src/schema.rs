@@ -383,6 +383,11 @@ pub struct JobResult {
     /// that had to meet it, and the depth the job ended at (the one found).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyDepth>,
+    /// The job's `iodepth` as given: fio 3.33's JSON `latency_depth` for a job that did not
+    /// run the latency-target search (with target 0, percentile 100, window 0). Set from the
+    /// job's options by the caller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
     /// The time-series logs of the jobs folded into this result (fio's `write_bw_log`,
     /// …), one per job instance that asked for them; written to files by the caller.
     #[serde(skip)]
@@ -719,6 +724,9 @@ impl JobResult {
         }
         if self.latency_target.is_none() {
             self.latency_target = other.latency_target;
+        }
+        if self.iodepth.is_none() {
+            self.iodepth = other.iodepth;
         }
         match (&mut self.mpi, &other.mpi) {
             (Some(a), Some(b)) => a.merge(b),

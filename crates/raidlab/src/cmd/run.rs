@@ -1952,6 +1952,7 @@ pub fn set_report_options(result: &mut RunResult, specs: &[JobSpec]) {
         j.significant_figures = spec_of(j, specs).and_then(|s| s.significant_figures);
         j.decimal_first = spec_of(j, specs).is_some_and(|s| s.kb_base == 1000);
         j.rates_in_bits = spec_of(j, specs).is_some_and(|s| s.rates_in_bits);
+        j.iodepth = spec_of(j, specs).map(|s| s.iodepth);
         j.unified_rw = match spec_of(j, specs).map(|s| s.unified_rw_reporting) {
             None | Some(U::None) => raidlab_result::UnifiedRw::None,
             Some(U::Mixed) => raidlab_result::UnifiedRw::Mixed,

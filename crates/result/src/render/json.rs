@@ -11,15 +11,13 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, Percentiles, RunResult, MIXED, TRIM};
+use crate::schema::{DirStats, JobResult, LatencyDepth, Percentiles, RunResult, MIXED, TRIM};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
 /// Keys of fio's JSON that raidlab leaves out, and why: the engine does not sample them.
 /// (`ctx`, `majf`, `minf`: per-process counters of a forked fio job; `iodepth_*`: fio's
-/// submit and complete histograms; `latency_depth`/`latency_target`/…: fio 3.33 writes
-/// them for every job (its iodepth, target 0, percentile 100, window 0), raidlab only for
-/// a job that ran the latency-target search; `timestamp_ms`, `eta`: sub-second start time and the
+/// submit and complete histograms; `timestamp_ms`, `eta`: sub-second start time and the
 /// running ETA; `aggr_*`: fio's figures for an md or device-mapper disk's members;
 /// `*_sectors`: newer fio's sector counts in `disk_util`.)
 pub const JSON_ABSENT_KEYS: &[&str] = &[
@@ -42,10 +40,6 @@ pub const JSON_ABSENT_KEYS: &[&str] = &[
     "minf",
     "iodepth_submit",
     "iodepth_complete",
-    "latency_depth",
-    "latency_target",
-    "latency_percentile",
-    "latency_window",
 ];
 
 /// A JSON value whose objects keep their keys in the order given (fio's order).
@@ -258,9 +252,16 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -
         ("iodepth_level", iodepth_levels(&j.iodepth_level)),
     ]);
     f.extend(latency_groups(&lat));
-    // (fio's latency-target fields follow the shares; raidlab gives them for a job that ran
-    // the search: the target in ns, the window in µs, as fio writes them.)
-    if let Some(l) = &j.latency_target {
+    // (fio's latency-target fields follow the shares, for every job: for one that ran the
+    // search, the depth found, the target in ns, the window in µs; for any other, as fio
+    // 3.33 writes them, its iodepth as given, target 0, percentile 100, window 0.)
+    let plain = j.iodepth.map(|depth| LatencyDepth {
+        target_ns: 0,
+        window_ns: 0,
+        percentile: 100.0,
+        depth,
+    });
+    if let Some(l) = j.latency_target.or(plain) {
         f.push(("latency_depth", v(l.depth)));
         f.push(("latency_target", v(l.target_ns)));
         f.push(("latency_percentile", v(l.percentile)));
@@ -479,6 +480,28 @@ mod tests {
         );
         assert!(t.contains("    sync percentiles (nsec):"), "{t}");
         assert!(t.contains("\n     issued rwts: total=1000,0,0,3 "), "{t}");
+    }
+
+    /// fio 3.33 writes the latency-target fields for every job: for one without the search,
+    /// its iodepth as given, target 0, percentile 100, window 0. A result that does not say
+    /// the job's iodepth (not set by the caller) leaves them out rather than guess.
+    #[test]
+    fn latency_target_fields_for_a_plain_job_are_fios() {
+        let mut r = sample();
+        r.jobs[0].iodepth = Some(4);
+        let text = render_json(&r, false);
+        let out: Value = serde_json::from_str(&text).unwrap();
+        let j = &out["jobs"][0];
+        assert_eq!(j["latency_depth"], 4, "{j}");
+        assert_eq!(j["latency_target"], 0, "{j}");
+        assert_eq!(j["latency_percentile"], 100.0, "{j}");
+        assert_eq!(j["latency_window"], 0, "{j}");
+        // (After the latency shares, as fio.)
+        let at = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+        assert!(at("latency_ms") < at("latency_depth"), "{text}");
+        r.jobs[0].iodepth = None;
+        let out: Value = serde_json::from_str(&render_json(&r, false)).unwrap();
+        assert!(out["jobs"][0].get("latency_depth").is_none());
     }
 
     #[test]
