@@ -345,8 +345,10 @@ pub fn create(
     let mut fresh = true;
     let mut made = Vec::new();
     let res = (|| {
+        // (Said once every member has passed its checks: a refusal stays one line.)
+        let mut notes = Vec::new();
         for p in &paths {
-            let new = prepare_file(p, opts)?;
+            let new = prepare_file(p, opts, &mut notes)?;
             if new {
                 made.push(p.clone());
             }
@@ -356,7 +358,7 @@ pub fn create(
         crate::member::check_distinct(&paths)?;
         let plan = plan(spec)?;
         if opts.verbose {
-            for line in size_notes(&plan) {
+            for line in notes.into_iter().chain(size_notes(&plan)) {
                 ewriteln!("raidlab: note: {line}");
             }
         }
@@ -435,8 +437,13 @@ fn stderr_is_tty() -> bool {
 }
 
 /// Make sure the file exists (creating it with --size); refuse one holding data without
-/// --force. Returns true if the member is known to be all zeros (freshly created).
-fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
+/// --force. Returns true if the member is known to be all zeros (freshly created). What the
+/// user should know of the member goes on `notes`.
+fn prepare_file(
+    p: &Path,
+    opts: &CreateOptions,
+    notes: &mut Vec<String>,
+) -> Result<bool, ArrayError> {
     if !p.exists() {
         let Some(size) = opts.size else {
             return Err(ArrayError::usage(format!(
@@ -464,12 +471,12 @@ fn prepare_file(p: &Path, opts: &CreateOptions) -> Result<bool, ArrayError> {
         }
         // mdadm's --size caps what each device gives; here it only sizes new files, so a
         // larger member is used whole: said, not left for the capacity line to reveal.
-        if m.size > size && opts.verbose {
-            ewriteln!(
-                "raidlab: note: member {} exists and is {} bytes; --size {size} only sizes member files raidlab creates, so all of it is used",
+        if m.size > size {
+            notes.push(format!(
+                "member {} exists and is {} bytes; --size {size} only sizes member files raidlab creates, so all of it is used",
                 p.display(),
                 m.size
-            );
+            ));
         }
     }
     if let Some(what) = holds_data(&m)? {

@@ -2637,7 +2637,15 @@ mod tests {
         let mut r1 = vec![shared.clone()];
         crate::for_rank(&mut r0, 0, 2);
         crate::for_rank(&mut r1, 1, 2);
-        assert_eq!(r0[0], shared);
+        // Rank 0 runs as a run without MPI; only the files it writes of its own carry its rank.
+        assert_eq!((r0[0].mpi_rank, r1[0].mpi_rank), (Some(0), Some(1)));
+        assert_eq!(
+            JobSpec {
+                mpi_rank: None,
+                ..r0[0].clone()
+            },
+            shared
+        );
         let (i0, i1) = (JobInstance::expand(&r0), JobInstance::expand(&r1));
         assert_eq!(
             i1.iter().map(|i| i.job_index).collect::<Vec<_>>(),
