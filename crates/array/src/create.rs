@@ -8,7 +8,7 @@ use crate::member::Member;
 use crate::shape::{self, has_chunk, layout_name, parse_layout, parse_level};
 use crate::superblock::{
     data_offset_for, new_uuid, ArrayDesc, Slot, SlotState, Superblock, BITMAP_OFFSET, DATA_ALIGN,
-    MAGIC, MAX_MEMBERS, MAX_PARENTS,
+    MAGIC, MAX_MEMBERS, MAX_PARENTS, SB_BYTES,
 };
 use raidlab_engine::ewriteln;
 use raidlab_geometry::{Geometry, Layout, Level};
@@ -161,16 +161,50 @@ impl CreateSpec {
 /// data extents (SEEK_DATA / SEEK_HOLE), so a file of holes costs nothing and a written
 /// block anywhere is found. A block device, and a file past `EXTENT_READ_CAP` bytes of
 /// extents, is sampled (`nonzero_sample`).
+///
+/// Another array's member is named by its array and slot, and a member `array remove` took
+/// out of an array by the record it left ([`crate::superblock::Removed`]): what overwriting
+/// it would destroy.
 pub fn holds_data(member: &Member) -> Result<Option<String>, ArrayError> {
+    look_for_data(member, false)
+}
+
+/// [`holds_data`] for a member going back into the array `array remove` took it out of
+/// (the record it left names that array): the record is raidlab's, and its data area holds
+/// that array's old data for the member's slot, which the rebuild rewrites, as md's re-add
+/// of a removed disk does. So the data area is not looked at; a signature, or a nonzero
+/// byte past the record in the first MiB (which `remove` left zero), is data written since.
+pub fn holds_data_rejoining(member: &Member) -> Result<Option<String>, ArrayError> {
+    look_for_data(member, true)
+}
+
+fn look_for_data(member: &Member, rejoining: bool) -> Result<Option<String>, ArrayError> {
     refuse_in_use(&member.path)?;
+    let mut head = vec![0u8; 8];
+    if member.size >= 8 && member.read_raw(&mut head, 0).is_ok() && head == MAGIC {
+        let whose = match member.read_superblock() {
+            Ok(Some(sb)) => format!(": {}", sb.describe_member()),
+            _ => String::new(),
+        };
+        return Ok(Some(format!("raidlab array metadata{whose}")));
+    }
     if let Ok(Some(sig)) = raidlab_engine::safety::find_signature(&member.path) {
         return Ok(Some(sig));
     }
-    let mut head = vec![0u8; 8];
-    if member.size >= 8 && member.read_raw(&mut head, 0).is_ok() && head == MAGIC {
-        return Ok(Some("raidlab array metadata".into()));
+    let record = member.read_removed();
+    match (&record, rejoining) {
+        (Some(r), false) => return Ok(Some(format!("data of {}", r.describe()))),
+        (Some(_), true) => {
+            if member.has_nonzero_head(SB_BYTES as u64)? {
+                return Ok(Some(
+                    "data (nonzero bytes in its first MiB, written since it was removed)".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        (None, _) => {}
     }
-    if member.has_nonzero_head()? {
+    if member.has_nonzero_head(0)? {
         return Ok(Some("data (nonzero bytes in its first MiB)".into()));
     }
     let sample_from = if member.is_file() {

@@ -8,7 +8,7 @@
 use crate::array::{Array, Backing};
 use crate::assemble::{assemble, desc_at, geometry_of, read_members, AssembleOptions, Found};
 use crate::control::{self, MemberLocks, Request};
-use crate::create::holds_data;
+use crate::create::{holds_data, holds_data_rejoining};
 use crate::error::ArrayError;
 use crate::member::Member;
 use crate::superblock::ArrayDesc;
@@ -983,8 +983,9 @@ fn too_many_out(member: &Path, level: &str, lost: u32, survives: u32) -> ArrayEr
     })
 }
 
-/// `remove`: take a faulty member (or a spare) out of the array and erase its superblock. The
-/// other members, given or found beside them, record it (as [`fail`] does).
+/// `remove`: take a faulty member (or a spare) out of the array and erase its superblock and
+/// bitmap, leaving the record of what it left ([`Member::leave_array`]). The other members,
+/// given or found beside them, record it (as [`fail`] does).
 pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
     let mut paths = array.to_vec();
     paths.push(target.to_path_buf());
@@ -1008,7 +1009,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
             write_spares(&others, &mut sb)?;
             warn_unreached(&sb, &others, &beside, Change::Spares);
         }
-        me.member.erase_superblock()?;
+        me.member.leave_array(&me.sb.removed(), me.sb.data_offset)?;
         return Ok(format!("removed spare {}", target.display()));
     }
     let role = me.sb.array.role as usize;
@@ -1026,7 +1027,7 @@ pub fn remove(array: &[PathBuf], target: &Path) -> Result<String, ArrayError> {
         write_group(&others, &mut sb, &[])?;
         warn_unreached(&sb, &others, &beside, Change::State);
     }
-    me.member.erase_superblock()?;
+    me.member.leave_array(&me.sb.removed(), me.sb.data_offset)?;
     Ok(format!("removed {} from slot {role}", target.display()))
 }
 
@@ -1147,7 +1148,18 @@ pub fn add(array: &[PathBuf], new: &Path, force: bool) -> Result<String, ArrayEr
     let beside = find_beside(&found, &[sb.array.uuid], "add a member")?;
     let (group, newest) = with_beside(group, &beside);
     sb = newest;
-    if let Some(what) = holds_data(&m)? {
+    // A member `remove` took out of this array (of any leaf of the tree given) goes back
+    // in without --force, as md's remove then add of the same disk: what its data area
+    // holds is this array's, to be rebuilt. Any other data needs --force.
+    let rejoining = m
+        .read_removed()
+        .is_some_and(|r| found.iter().any(|f| f.sb.array.uuid == r.array));
+    let what = if rejoining {
+        holds_data_rejoining(&m)?
+    } else {
+        holds_data(&m)?
+    };
+    if let Some(what) = what {
         if !force {
             return Err(ArrayError::usage(format!(
                 "{} holds {what}; pass --force to overwrite it",

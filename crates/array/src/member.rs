@@ -16,7 +16,7 @@
 //! and written with pread/pwrite through the page cache.
 
 use crate::error::ArrayError;
-use crate::superblock::{read_newest, Superblock, SB_BYTES, SB_COPY_B};
+use crate::superblock::{read_newest, Removed, Superblock, SB_BYTES, SB_COPY_B};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -717,19 +717,32 @@ impl Member {
         res.map_err(|e| ArrayError::io("cannot write superblock to", &self.path, &e))
     }
 
-    /// Erase both superblock copies (the member no longer belongs to any array).
-    pub fn erase_superblock(&self) -> Result<(), ArrayError> {
-        let zero = vec![0u8; 2 * SB_BYTES];
-        self.write_raw(&zero, 0)
+    /// Take the member out of its array: both superblock copies and the write-intent bitmap,
+    /// the whole metadata area before `data_offset`, are cleared, and `record` (which array
+    /// and slot it left) takes the first block. The data area is left as it is.
+    pub fn leave_array(&self, record: &Removed, data_offset: u64) -> Result<(), ArrayError> {
+        let mut area = vec![0u8; data_offset.max(2 * SB_BYTES as u64) as usize];
+        area[..SB_BYTES].copy_from_slice(&record.encode());
+        self.write_raw(&area, 0)
             .and_then(|_| self.flush())
             .map_err(|e| ArrayError::io("cannot erase superblock of", &self.path, &e))
     }
 
-    /// True if the first MiB (or the whole member, if smaller) holds any nonzero byte.
-    pub fn has_nonzero_head(&self) -> Result<bool, ArrayError> {
-        let n = self.size.min(1 << 20) as usize;
+    /// The record [`Member::leave_array`] left, if this member holds one.
+    pub fn read_removed(&self) -> Option<Removed> {
+        let mut buf = vec![0u8; SB_BYTES];
+        if self.size < SB_BYTES as u64 || self.read_raw(&mut buf, 0).is_err() {
+            return None;
+        }
+        Removed::decode(&buf)
+    }
+
+    /// True if the first MiB (or the whole member, if smaller) holds any nonzero byte from
+    /// byte `from` on.
+    pub fn has_nonzero_head(&self, from: u64) -> Result<bool, ArrayError> {
+        let n = self.size.min(1 << 20).saturating_sub(from) as usize;
         let mut buf = vec![0u8; n];
-        self.read_raw(&mut buf, 0)
+        self.read_raw(&mut buf, from)
             .map_err(|e| ArrayError::io("cannot read", &self.path, &e))?;
         Ok(buf.iter().any(|&b| b != 0))
     }

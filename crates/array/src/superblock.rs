@@ -799,6 +799,118 @@ pub fn parse_uuid(s: &str) -> Option<[u8; 16]> {
     Some(u)
 }
 
+/// Magic of the record `remove` leaves at byte 0 of a member it takes out of an array, in
+/// place of the superblock ([`Removed`]).
+pub const REMOVED_MAGIC: &[u8; 8] = b"RAIDLABR";
+
+/// What `remove` leaves on a member it took out (md's --remove then --re-add or --add of the
+/// same disk is a common repair): which array and which slot it left. Its magic is not a
+/// superblock's, so nothing that looks for an array's members takes it for one. `add` to
+/// that same array takes the member back without `--force`: its data area holds the array's
+/// old data for that slot, which the rebuild rewrites. Elsewhere (`create`, `add` to another
+/// array) it is named as that array's data. One 4 KiB block, sealed like a superblock copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// The leaf array it was removed from.
+    pub array: [u8; 16],
+    pub level: String,
+    pub members: u32,
+    /// The slot it held, or [`ROLE_SPARE`].
+    pub role: u32,
+}
+
+impl Removed {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::with_capacity(SB_BYTES));
+        w.bytes(REMOVED_MAGIC);
+        w.bytes(&self.array);
+        w.str16(&self.level);
+        w.u32(self.members);
+        w.u32(self.role);
+        w.0.resize(SB_BYTES, 0);
+        seal(&mut w.0);
+        w.0
+    }
+
+    /// `None` unless `buf` is a whole, sealed record.
+    pub fn decode(buf: &[u8]) -> Option<Removed> {
+        if buf.len() < SB_BYTES || &buf[..8] != REMOVED_MAGIC {
+            return None;
+        }
+        let stored = u32::from_le_bytes(buf[SB_BYTES - 4..SB_BYTES].try_into().unwrap());
+        if crc32c::crc32c(&buf[..SB_BYTES - 4]) != stored {
+            return None;
+        }
+        let mut r = Reader { buf, pos: 8 };
+        Some(Removed {
+            array: r.uuid().ok()?,
+            level: r.str16().ok()?,
+            members: r.u32().ok()?,
+            role: r.u32().ok()?,
+        })
+    }
+
+    /// "the raid5 array UUID (4 members), removed from slot 2", or "…, removed as a spare".
+    pub fn describe(&self) -> String {
+        let from = if self.role == ROLE_SPARE {
+            "as a spare".to_string()
+        } else {
+            format!("from slot {}", self.role)
+        };
+        format!(
+            "the {} array {} ({} members), removed {from}",
+            self.level,
+            uuid_string(&self.array),
+            self.members
+        )
+    }
+}
+
+/// Which place in which array a member holds: "slot 2 of the raid5 array UUID (4 members)",
+/// or "a spare of the raid5 array UUID (4 members)".
+fn member_of(level: &str, array: &[u8; 16], members: u32, role: u32) -> String {
+    let place = if role == ROLE_SPARE {
+        "a spare".to_string()
+    } else {
+        format!("slot {role}")
+    };
+    format!(
+        "{place} of the {level} array {} ({members} members)",
+        uuid_string(array)
+    )
+}
+
+impl Superblock {
+    /// Which place in which array this member holds, in words, with the arrays enclosing its own: "slot 2 of the raid5 array UUID (4 members), inside
+    /// the raid0 array UUID".
+    pub fn describe_member(&self) -> String {
+        let mut s = member_of(
+            &self.array.level,
+            &self.array.uuid,
+            self.array.members,
+            self.array.role,
+        );
+        for p in &self.parents {
+            s.push_str(&format!(
+                ", inside the {} array {}",
+                p.level,
+                uuid_string(&p.uuid)
+            ));
+        }
+        s
+    }
+
+    /// The record `remove` leaves on this member.
+    pub fn removed(&self) -> Removed {
+        Removed {
+            array: self.array.uuid,
+            level: self.array.level.clone(),
+            members: self.array.members,
+            role: self.array.role,
+        }
+    }
+}
+
 /// A fresh random uuid (from the kernel's random source; falls back to time and pid).
 pub fn new_uuid() -> [u8; 16] {
     let mut u = [0u8; 16];

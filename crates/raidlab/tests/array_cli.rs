@@ -2655,3 +2655,80 @@ fn a_member_left_out_with_a_damaged_superblock_is_named_in_the_warning() {
     );
     assert!(std::fs::read(&ms[3]).unwrap() == before, "m3 was written");
 }
+
+/// The uuid `array create` printed ("created raid5 array UUID: …").
+fn created_uuid(out: &str) -> String {
+    out.split_whitespace()
+        .nth(3)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string()
+}
+
+#[test]
+fn a_removed_member_goes_back_in_without_force_and_foreign_data_still_needs_it() {
+    let d = scratch();
+    let ms = members(d.path(), 4, "r");
+    let list = ms.join(",");
+    let out = ok(&create_args("5", &["--chunk", "64k", "--size", "8m"], &ms));
+    let uuid = created_uuid(&out);
+    // Data all over the array, so the removed member's data area holds nonzero bytes.
+    let want = fill_volume(&list, 13, 251);
+    ok(&["array", "fail", &list, &ms[2]]);
+    ok(&["array", "remove", &list, &ms[2]]);
+    let rest = [&ms[0], &ms[1], &ms[3]].map(String::as_str).join(",");
+    // A new array over it is told whose data it holds.
+    let other = members(d.path(), 1, "o");
+    let o = run(&[
+        "array", "create", "--level", "1", "--size", "8m", &ms[2], &other[0],
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&uuid) && err.contains("raid5") && err.contains("removed from slot 2"),
+        "{err}"
+    );
+    // Back into the array it came from: no --force needed (md's remove, then add).
+    let out = ok(&["array", "add", &rest, &ms[2]]);
+    assert!(out.contains("added"), "{out}");
+    let out = ok(&["array", "rebuild", "--quiet", &list]);
+    assert!(out.contains("complete"), "{out}");
+    assert!(volume_holds(&list, &want));
+    // Removed again, then written in its metadata area: that is data written since.
+    ok(&["array", "fail", &list, &ms[2]]);
+    ok(&["array", "remove", &list, &ms[2]]);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&ms[2])
+        .unwrap();
+    f.write_all_at(b"mine", 300_000).unwrap();
+    let o = run(&["array", "add", &rest, &ms[2]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--force") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
+fn adding_another_arrays_member_names_that_array_and_slot() {
+    let d = scratch();
+    let ms = members(d.path(), 3, "a");
+    let list = ms.join(",");
+    ok(&create_args("5", &["--chunk", "64k", "--size", "4m"], &ms));
+    let theirs = members(d.path(), 2, "b");
+    let uuid = created_uuid(&ok(&create_args("1", &["--size", "4m"], &theirs)));
+    ok(&["array", "fail", &list, &ms[1]]);
+    let o = run(&["array", "add", &list, &theirs[1]]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&uuid)
+            && err.contains("raid1")
+            && err.contains("slot 1")
+            && err.contains("--force")
+            && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}

@@ -94,7 +94,9 @@ enum ArrayCmd {
         #[arg(long)]
         force: bool,
     },
-    /// Remove a faulty member (or a spare) from the array and erase its superblock. A spare
+    /// Remove a faulty member (or a spare) from the array and erase its superblock and
+    /// bitmap, leaving its data area and a record of the array and slot it left: `add` takes
+    /// it back into this array without --force (md's remove, then add). A spare
     /// whose device is gone is named by the device uuid `status` lists for it ("path not
     /// known"): the members forget it.
     Remove { array: String, member: String },
