@@ -241,6 +241,50 @@ impl Filesystem for VolumeFs {
 /// Serve `array` at `dir`/volume until `stop` is set (SIGINT/SIGTERM), answering `raidlab
 /// array fail` on the array's control socket meanwhile; then unmount and stop the array
 /// cleanly. The caller holds the members' locks (see [`crate::control`]).
+/// Whether `dir` may be the mount point of `serve --fuse`: a directory, and an empty one
+/// unless `force`. A mount hides what a directory holds until it is unmounted (the array's
+/// own member files, if they sit there), so a non-empty one is refused in one line that
+/// names what is there.
+pub fn check_mount_dir(dir: &Path, force: bool) -> Result<(), ArrayError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound || !dir.is_dir() => {
+            return Err(ArrayError::usage(format!(
+                "--fuse {}: not a directory (valid: an existing empty directory; create it first)",
+                dir.display()
+            )))
+        }
+        Err(e) => {
+            return Err(ArrayError::usage(format!(
+                "--fuse {}: cannot list it: {e} (valid: an empty directory this user can read)",
+                dir.display()
+            )))
+        }
+    };
+    if force {
+        return Ok(());
+    }
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if names.is_empty() {
+        return Ok(());
+    }
+    names.sort();
+    let n = names.len();
+    let shown = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    let more = if n > 3 {
+        format!(" and {} more", n - 3)
+    } else {
+        String::new()
+    };
+    Err(ArrayError::usage(format!(
+        "--fuse {}: not empty (holds {shown}{more}); mounting there would hide its files until the array is stopped (valid: an empty directory, or --force to mount over it anyway)",
+        dir.display()
+    )))
+}
+
 pub fn serve(
     array: Arc<Array>,
     dir: &Path,

@@ -2732,3 +2732,42 @@ fn adding_another_arrays_member_names_that_array_and_slot() {
         "{err}"
     );
 }
+
+/// `serve --fuse DIR` over a directory that holds files would hide them while it runs (the
+/// members' own directory, say): refused in one line naming them, before the array starts.
+#[test]
+fn serve_refuses_a_mount_directory_that_is_not_empty() {
+    let d = scratch();
+    let ms = members(d.path(), 2, "f");
+    ok(&create_args("1", &["--size", "4m"], &ms));
+    let list = ms.join(",");
+    let dir = d.path().display().to_string();
+    // Mounted, serve would run until stopped: give it a minute, then stop it and fail.
+    let mut child = raidlab()
+        .args(["array", "serve", "--fuse", &dir, &list])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if child.try_wait().unwrap().is_none() {
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        child.wait().unwrap();
+        panic!("serve mounted over {dir}, which holds the members");
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    for w in ["not empty", "f0", "f1", "--force", "empty directory", &dir] {
+        assert!(err.contains(w), "wanted '{w}' in: {err}");
+    }
+    // Not a directory at all: one line too.
+    refused(
+        &["array", "serve", "--fuse", &ms[0], &list],
+        2,
+        &["not a directory"],
+    );
+}

@@ -158,11 +158,11 @@ enum ArrayCmd {
     },
     /// Serve the array as the file DIR/volume through FUSE until Ctrl-C or SIGTERM.
     Serve {
-        /// Mount point (an existing directory)
+        /// Mount point (an existing, empty directory: a mount hides what it holds)
         #[arg(long)]
         fuse: PathBuf,
         /// Start the array anyway when it is dirty and degraded, or when a member in service
-        /// is not in the list (it runs degraded)
+        /// is not in the list (it runs degraded); mount over a directory that is not empty
         #[arg(long)]
         force: bool,
         #[arg(required = true)]
@@ -526,6 +526,7 @@ pub fn main(args: ArrayArgs) -> Result<(), CliError> {
             force,
             members,
         } => {
+            raidlab_array::fuse::check_mount_dir(&fuse, force).map_err(cli)?;
             let stop = manage::stop_flag();
             let paths = member_list(&members);
             let _locks = MemberLocks::acquire(&paths, "serve the array").map_err(cli)?;
