@@ -388,6 +388,49 @@ fn left_out_error(
     ))
 }
 
+/// The refusal of an array that cannot start because members in service (slots
+/// `left_out`) are not in the list, and could with them: bad input, which `--force` does not
+/// answer. `out`: the other slots out of service, in words.
+fn left_out_fatal(
+    desc: &ArrayDesc,
+    uuid: &[u8; 16],
+    (left_out, out): (&[usize], &[String]),
+    replaced: &[String],
+    survives: u32,
+) -> ArrayError {
+    let slots: Vec<String> = left_out.iter().map(usize::to_string).collect();
+    let (noun, verb) = if left_out.len() == 1 {
+        ("slot", "is")
+    } else {
+        ("slots", "are")
+    };
+    let stale = if replaced.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} given once held a role but was replaced since)",
+            replaced.join(", ")
+        )
+    };
+    let lose = match survives {
+        0 => "it survives no member out".to_string(),
+        1 => "it survives 1 member out".to_string(),
+        n => format!("it survives {n} members out"),
+    };
+    let besides = if out.is_empty() {
+        String::new()
+    } else {
+        format!(", besides {}", out.join(", "))
+    };
+    ArrayError::usage(format!(
+        "{} array {}: {noun} {} {verb} in service but no member given holds it{stale}, and the array cannot start without it ({lose}{besides}) (valid: list all {} members of the array)",
+        desc.level,
+        uuid_string(uuid),
+        slots.join(", "),
+        desc.members
+    ))
+}
+
 /// What starting a dirty, degraded array (with `--force`) risks: the RAID 5/6 write hole.
 fn write_hole_warning(level: &impl std::fmt::Display) -> String {
     format!(
@@ -600,17 +643,38 @@ fn build_leaf(
         Level::Raid1 | Level::Raid10 => arr.mirror_survives(),
         _ => (lost.len() + rebuilding) as u32 <= arr.geo.redundancy(),
     };
+    // Members in service left out of the list, without which the array cannot start but
+    // with which it could: the list is wrong (a typo, a member forgotten), not the array.
+    // Asked as the refusal of a member left out below is (`--force` there starts a
+    // redundant enclosing array without this child, as it would without a dead one).
+    let others: Vec<u32> = lost
+        .iter()
+        .filter(|i| !left_out.contains(i))
+        .map(|&i| i as u32)
+        .collect();
+    let if_listed = match arr.geo.level {
+        Level::Raid1 | Level::Raid10 => arr.geo.survives(&others),
+        _ => (others.len() + rebuilding) as u32 <= arr.geo.redundancy(),
+    };
+    let name = |i: usize| match (&why[i], &arr.backing) {
+        (Some(w), _) => w.clone(),
+        (None, Backing::Leaf(l)) if l.members[i].is_none() => {
+            format!("slot {i} {}", arr.slots()[i].state.name())
+        }
+        _ => format!("{} {}", labels[i], arr.slots()[i].state.name()),
+    };
+    if !survives && if_listed && opts.all_members && !opts.force && !left_out.is_empty() {
+        let out: Vec<String> = others.iter().map(|&i| name(i as usize)).collect();
+        return Err(left_out_fatal(
+            desc,
+            &uuid,
+            (&left_out, &out),
+            &replaced,
+            arr.geo.redundancy(),
+        ));
+    }
     if !survives {
-        let names: Vec<String> = lost
-            .iter()
-            .map(|&i| match (&why[i], &arr.backing) {
-                (Some(w), _) => w.clone(),
-                (None, Backing::Leaf(l)) if l.members[i].is_none() => {
-                    format!("slot {i} {}", arr.slots()[i].state.name())
-                }
-                _ => format!("{} {}", labels[i], arr.slots()[i].state.name()),
-            })
-            .collect();
+        let names: Vec<String> = lost.iter().map(|&i| name(i)).collect();
         return Err(ArrayError::failed(format!(
             "cannot start {} array {}: {} of {} members are missing or faulty ({}); {} survives {}",
             desc.level,

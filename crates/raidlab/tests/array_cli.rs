@@ -1125,7 +1125,9 @@ fn stale_missing_foreign_and_data_holding_members_are_named() {
         t.read_at(&mut got, 0).unwrap();
         assert!(got == pattern, "data differs with a stale member kicked");
     }
-    // Stale member 1 and member 3 missing: more than RAID 5 survives, one line naming both.
+    // Stale member 1 and member 3 left out of the list: more than RAID 5 survives, but
+    // listed, member 3 would start it: the list is the mistake (exit 2), one line naming
+    // both.
     let without3 = ms[..3].join(",");
     let o = run(&[
         "run",
@@ -1135,16 +1137,39 @@ fn stale_missing_foreign_and_data_holding_members_are_named() {
         "--name=x",
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
     let last = err.trim_end().lines().last().unwrap_or("");
     assert!(
         last.starts_with("raidlab: ")
             && last.contains("cannot start")
-            && last.contains("slot 3 missing")
+            && last.contains("slot 3 is in service but no member given holds it")
             && last.contains(&format!("{} out of date", ms[1]))
-            && last.contains("survives 1"),
+            && last.contains("survives 1")
+            && last.contains("list all 4 members"),
         "{err}"
     );
+    // Listed, member 3 starts it (member 1 kicked); member 3 itself missing is a failure
+    // of the array, exit 1, naming both.
+    let gone = d.path().join("gone");
+    std::fs::rename(&ms[3], &gone).unwrap();
+    let o = run(&[
+        "run",
+        &format!("--filename=array:{without3}"),
+        "--rw=read",
+        "--size=64k",
+        "--name=x",
+        "--force",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let last = err.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.contains("cannot start")
+            && last.contains("slot 3 missing")
+            && last.contains(&format!("{} out of date", ms[1])),
+        "{err}"
+    );
+    std::fs::rename(&gone, &ms[3]).unwrap();
     assert!(!err.contains("panicked"), "{err}");
     // A member of another array in the list: named as foreign, bad input.
     let other = members(d.path(), 2, "o");
@@ -2730,6 +2755,29 @@ fn adding_another_arrays_member_names_that_array_and_slot() {
             && err.contains("--force")
             && err.trim_end().lines().count() == 1,
         "{err}"
+    );
+}
+
+/// A RAID 0 member left out of `array:…` is a mistake in the list, as for any level: one
+/// line, exit 2, naming the slot, not a failure of the array (exit 1).
+#[test]
+fn a_raid0_member_left_out_of_the_list_is_bad_input() {
+    let d = scratch();
+    let ms = members(d.path(), 2, "e");
+    ok(&create_args("0", &["--chunk", "64k", "--size", "4m"], &ms));
+    let one = format!("--filename=array:{}", ms[0]);
+    refused(
+        &[
+            "run",
+            &one,
+            "--rw=read",
+            "--bs=4k",
+            "--size=64k",
+            "--name=x",
+            "--no-progress",
+        ],
+        2,
+        &["raid0", "slot 1 is in service", "list all 2 members"],
     );
 }
 
