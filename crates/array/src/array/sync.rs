@@ -10,8 +10,9 @@
 //!   resumes and assembly knows the child is valid only below it;
 //! - *resync* after an unclean stop or at creation: [`plan_check`], then the recomputed parity
 //!   (or the first mirror copy) written where it differs — md's resync, which trusts the data;
-//! - *scrub* (`check` / `repair`): [`plan_check`]; RAID 6 locates a single bad block from the
-//!   P/Q syndromes and repair rebuilds it with [`plan_rebuild`]; a mirror with three or more
+//! - *scrub* (`check` / `repair`): [`plan_check`], a parity row compared one 4 KiB page at a
+//!   time as md does ([`PAGE`]); RAID 6 locates a single bad block of a page from the P/Q
+//!   syndromes and repair rebuilds that page of it with [`plan_rebuild`]; a mirror with three or more
 //!   copies lets a strict majority of agreeing copies decide, and repair rewrites the others
 //!   from it; otherwise (RAID 4/5, two copies, no majority) the bad block cannot be located
 //!   and repair rewrites the parity from the data, or the other copies from the first, which
@@ -36,14 +37,16 @@ pub struct ScrubReport {
     pub stripes: u64,
     /// Stripes (rows, or mirror chunks) whose redundancy did not match.
     pub mismatches: u64,
-    /// md's mismatch_cnt: 512-byte sectors in mismatched stripes (one chunk each).
+    /// md's mismatch_cnt, in 512-byte sectors: 8 (md's `STRIPE_SECTORS`) per 4 KiB page of
+    /// a parity row whose parity does not agree, as md counts; a mirror chunk's sectors per
+    /// mismatched chunk (md counts mirrors per resync block of up to 64 KiB instead).
     pub mismatch_sectors: u64,
     pub repaired: bool,
     /// (row or chunk, member located as bad where parity or a majority of copies could tell;
     /// several, comma-joined, when a majority outvoted more than one copy)
     pub located: Vec<(u64, Option<String>)>,
     /// Mismatches whose bad block could not be located (RAID 4/5; RAID 6 with more than one
-    /// bad block; mirrors without a strict majority of agreeing copies). `--repair` made
+    /// bad block in one 4 KiB page of the row; mirrors without a strict majority of agreeing copies). `--repair` made
     /// them consistent by rewriting the parity from the data, or the other copies from the
     /// first: the data read from them may still be the wrong one.
     pub unlocated: u64,
@@ -68,9 +71,24 @@ impl Drop for Intent<'_> {
 enum Found {
     Consistent,
     /// Redundancy disagrees; RAID 6 (from the syndromes) and mirrors of three or more copies
-    /// (by majority) may name the members holding the bad blocks (empty: not located).
-    Mismatch(Vec<u32>),
+    /// (by majority) may name the members holding the bad blocks.
+    Mismatch {
+        /// Members located as holding bad blocks.
+        located: Vec<u32>,
+        /// md's mismatch_cnt for the unit: [`PAGE`]'s sectors per mismatched page of a
+        /// parity row, a mirror chunk's sectors.
+        sectors: u64,
+        /// Some mismatch (a page of a parity row, a mirror chunk) was not located.
+        unlocated: bool,
+    },
 }
+
+/// md checks a parity row one 4 KiB page at a time (a stripe head, `STRIPE_SIZE`) and adds
+/// `STRIPE_SECTORS` (8) to mismatch_cnt for each page whose parity does not agree
+/// (drivers/md/raid5.c, `handle_parity_checks5` and `handle_parity_checks6`); RAID 6 locates
+/// and repairs a bad block page by page here too, so bad blocks of two members in different
+/// pages of one row are each located.
+const PAGE: u64 = 4096;
 
 /// What to do with a unit that does not agree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +193,24 @@ fn redirect_writes(plan: &Plan) -> Option<(Plan, Vec<Span>, u64)> {
         step.writes.clear();
     }
     Some((out, spans, at))
+}
+
+/// The block `o` bytes into block `b` of the caller's buffer.
+fn at(b: BlockRef, o: u64) -> BlockRef {
+    match b {
+        BlockRef::User { at } => BlockRef::User { at: at + o },
+        BlockRef::Scratch(_) => unreachable!("check plans keep every block in the caller's buffer"),
+    }
+}
+
+/// The member offset `cp` read `member`'s block `b` from.
+fn read_offset(cp: &CheckPlan, member: u32, b: BlockRef) -> u64 {
+    cp.plan.steps[0]
+        .reads
+        .iter()
+        .find(|r| r.member == member && r.block == b)
+        .map(|r| r.offset)
+        .expect("every compared block was read")
 }
 
 fn block(buf: &[u8], b: BlockRef, len: u64) -> &[u8] {
@@ -426,6 +462,9 @@ impl Array {
         let cp: CheckPlan = plan_check(&self.geo, u).map_err(|e| self.plan_failed(e))?;
         let mut buf = vec![0u8; cp.buffer as usize];
         self.run_plan(&cp.plan, &mut buf)?;
+        if self.geo.level.has_parity() {
+            return self.check_row(u, on, &cp, &mut buf);
+        }
         let bad: Vec<_> = cp
             .agree
             .iter()
@@ -434,32 +473,10 @@ impl Array {
         if bad.is_empty() {
             return Ok(Found::Consistent);
         }
-        // RAID 6: which single block explains both syndromes (Anvin's single-disk corruption
-        // rule, over md's syndrome source list). Mirrors of three or more copies: the copies
-        // outside a strict majority that agree. RAID 4/5 and two-way mirrors cannot tell.
+        // Mirrors of three or more copies: the copies outside a strict majority that agree.
+        // Two-way mirrors cannot tell.
         let mut majority = None;
-        let located: Vec<u32> = if !cp.sources.is_empty() {
-            let len = cp.agree[0].len;
-            let zeros = vec![0u8; len as usize];
-            let srcs: Vec<&[u8]> = cp
-                .sources
-                .iter()
-                .map(|s| s.map_or(zeros.as_slice(), |(_, b)| block(&buf, b, len)))
-                .collect();
-            let (p, q) = (&cp.agree[0], &cp.agree[1]);
-            match pq::check(
-                &srcs,
-                block(&buf, p.stored, len),
-                Some(block(&buf, q.stored, len)),
-            ) {
-                pq::Syndrome::Bad(Block::P) => vec![p.member],
-                pq::Syndrome::Bad(Block::Q) => vec![q.member],
-                pq::Syndrome::Bad(Block::Data(z)) => {
-                    cp.sources[z].map(|(m, _)| m).into_iter().collect()
-                }
-                _ => vec![],
-            }
-        } else if !self.geo.level.has_parity() && cp.agree.len() >= 2 {
+        let located: Vec<u32> = if cp.agree.len() >= 2 {
             // Every copy: (member, block); the first is what the others are compared with.
             let first = cp.agree[0].expected;
             let len = cp.agree[0].len;
@@ -494,22 +511,12 @@ impl Array {
         } else {
             vec![]
         };
-        let mut plans = Vec::new();
         let mut writes = Vec::new();
-        let parity_member = |m: u32| cp.agree.iter().any(|a| a.member == m);
-        let offset_of = |member: u32, b: BlockRef| {
-            cp.plan.steps[0]
-                .reads
-                .iter()
-                .find(|r| r.member == member && r.block == b)
-                .map(|r| r.offset)
-                .expect("every compared block was read")
-        };
-        match (on, located.as_slice(), majority) {
-            (OnMismatch::Count, _, _) => {}
-            (OnMismatch::Repair, bad_copies, Some(good)) => {
+        match (on, majority) {
+            (OnMismatch::Count, _) => {}
+            (OnMismatch::Repair, Some(good)) => {
                 // A mirror's majority: every other copy is rewritten from it.
-                for &m in bad_copies {
+                for &m in &located {
                     let (stored, len) = if let Some(a) = cp.agree.iter().find(|a| a.member == m) {
                         (a.stored, a.len)
                     } else {
@@ -517,32 +524,127 @@ impl Array {
                     };
                     writes.push(raidlab_geometry::MemberIo {
                         member: m,
-                        offset: offset_of(m, stored),
+                        offset: read_offset(&cp, m, stored),
                         len,
                         block: good,
                     });
-                }
-            }
-            (OnMismatch::Repair, &[m], None) if !parity_member(m) => {
-                // A located data block: rebuild it from the rest of the stripe.
-                for (off, len) in self.member_ranges(m, u) {
-                    plans.push(
-                        plan_rebuild(&self.geo, m, off, len, &[m])
-                            .map_err(|e| self.plan_failed(e))?,
-                    );
                 }
             }
             _ => {
                 for a in &bad {
                     writes.push(raidlab_geometry::MemberIo {
                         member: a.member,
-                        offset: offset_of(a.member, a.stored),
+                        offset: read_offset(&cp, a.member, a.stored),
                         len: a.len,
                         block: a.expected,
                     });
                 }
             }
         }
+        self.write_fixes(u, &cp, Vec::new(), writes, &mut buf)?;
+        Ok(Found::Mismatch {
+            unlocated: located.is_empty(),
+            located,
+            sectors: self.geo.chunk_bytes / 512,
+        })
+    }
+
+    /// [`Array::check_unit`] of a parity row, read into `buf` by `cp`: compared, located
+    /// (RAID 6, from the syndromes) and repaired one [`PAGE`] at a time, as md does.
+    fn check_row(
+        &self,
+        u: u64,
+        on: OnMismatch,
+        cp: &CheckPlan,
+        buf: &mut [u8],
+    ) -> Result<Found, ArrayError> {
+        let c = cp.agree[0].len;
+        let page = PAGE.min(c);
+        let zeros = vec![0u8; page as usize];
+        let (mut located, mut unlocated, mut pages) = (Vec::new(), false, 0u64);
+        let (mut plans, mut writes) = (Vec::new(), Vec::new());
+        for o in (0..c).step_by(page as usize) {
+            let len = page.min(c - o);
+            let bad: Vec<_> = cp
+                .agree
+                .iter()
+                .filter(|a| block(buf, at(a.stored, o), len) != block(buf, at(a.expected, o), len))
+                .collect();
+            if bad.is_empty() {
+                continue;
+            }
+            pages += 1;
+            // RAID 6: the one block of the page that explains both syndromes (Anvin's
+            // single-disk corruption rule, over md's syndrome source list), if one does.
+            // RAID 4/5 cannot tell.
+            let who = if cp.sources.is_empty() {
+                None
+            } else {
+                let srcs: Vec<&[u8]> = cp
+                    .sources
+                    .iter()
+                    .map(|s| s.map_or(&zeros[..len as usize], |(_, b)| block(buf, at(b, o), len)))
+                    .collect();
+                let (p, q) = (&cp.agree[0], &cp.agree[1]);
+                match pq::check(
+                    &srcs,
+                    block(buf, at(p.stored, o), len),
+                    Some(block(buf, at(q.stored, o), len)),
+                ) {
+                    pq::Syndrome::Bad(Block::P) => Some(p.member),
+                    pq::Syndrome::Bad(Block::Q) => Some(q.member),
+                    pq::Syndrome::Bad(Block::Data(z)) => cp.sources[z].map(|(m, _)| m),
+                    _ => None,
+                }
+            };
+            match who {
+                Some(m) if !located.contains(&m) => located.push(m),
+                Some(_) => {}
+                None => unlocated = true,
+            }
+            let parity_member = |m: u32| cp.agree.iter().any(|a| a.member == m);
+            match (on, who) {
+                (OnMismatch::Count, _) => {}
+                (OnMismatch::Repair, Some(m)) if !parity_member(m) => {
+                    // A located data block: this page of it rebuilt from the rest of the row.
+                    plans.push(
+                        plan_rebuild(&self.geo, m, u * c + o, len, &[m])
+                            .map_err(|e| self.plan_failed(e))?,
+                    );
+                }
+                _ => {
+                    for a in &bad {
+                        writes.push(raidlab_geometry::MemberIo {
+                            member: a.member,
+                            offset: read_offset(cp, a.member, a.stored) + o,
+                            len,
+                            block: at(a.expected, o),
+                        });
+                    }
+                }
+            }
+        }
+        if pages == 0 {
+            return Ok(Found::Consistent);
+        }
+        self.write_fixes(u, cp, plans, writes, buf)?;
+        Ok(Found::Mismatch {
+            located,
+            sectors: pages * page / 512,
+            unlocated,
+        })
+    }
+
+    /// Run the repairs of unit `u`: `plans` (rebuilt blocks) and `writes` of blocks of `buf`
+    /// (the check's buffer) over the members, as one plan.
+    fn write_fixes(
+        &self,
+        u: u64,
+        cp: &CheckPlan,
+        mut plans: Vec<Plan>,
+        writes: Vec<raidlab_geometry::MemberIo>,
+        buf: &mut [u8],
+    ) -> Result<(), ArrayError> {
         if !writes.is_empty() {
             let mut step = cp.plan.steps[0].clone();
             step.reads.clear();
@@ -556,9 +658,9 @@ impl Array {
         }
         if !plans.is_empty() {
             let unit = shape::unit(&self.geo);
-            self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), &mut buf)?;
+            self.run_plan(&merged(IoKind::Write, u * unit, unit, plans), buf)?;
         }
-        Ok(Found::Mismatch(located))
+        Ok(())
     }
 
     /// Resync unit `u` with members missing or behind: recompute every present parity block
@@ -856,10 +958,15 @@ impl Array {
                 self.check_unit(u, on)?
             };
             rep.stripes += 1;
-            if let Found::Mismatch(ms) = found {
+            if let Found::Mismatch {
+                located: ms,
+                sectors,
+                unlocated,
+            } = found
+            {
                 rep.mismatches += 1;
-                rep.mismatch_sectors += self.geo.chunk_bytes / 512;
-                if ms.is_empty() {
+                rep.mismatch_sectors += sectors;
+                if unlocated {
                     rep.unlocated += 1;
                     rep.located.push((u, None));
                 } else {

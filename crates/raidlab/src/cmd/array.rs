@@ -208,7 +208,10 @@ fn scrub_note(name: &str, r: &raidlab_array::array::ScrubReport, repair: bool) -
     let parity = matches!(level, "raid4" | "raid5" | "raid6");
     let why = match level {
         "raid4" | "raid5" => format!("{level} cannot tell which block of a stripe is wrong"),
-        "raid6" => "more than one block of a stripe is wrong, so raid6 cannot tell which".into(),
+        "raid6" => {
+            "more than one block of a 4 KiB page of a stripe is wrong, so raid6 cannot tell which"
+                .into()
+        }
         _ => "no strict majority of copies agrees, so the bad copy could not be located".into(),
     };
     Some(match (repair, parity) {

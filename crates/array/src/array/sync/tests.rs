@@ -595,4 +595,73 @@ mod scrub_files {
         assert!(got == data);
         arr.close().unwrap();
     }
+
+    /// One byte off in a parity row is 8 sectors of mismatch_cnt, md's 4 KiB page
+    /// (`STRIPE_SECTORS`), not the chunk's; each mismatched page counts, and a run of bad
+    /// bytes over a page boundary is two pages.
+    #[test]
+    fn raid5_counts_mismatch_cnt_per_4k_page_as_md() {
+        let d = tempfile::tempdir().unwrap();
+        let (ms, _) = made("5", Some(65536), 3, d.path());
+        let arr = open(&ms);
+        arr.close().unwrap();
+        let single = |at: u64, len: usize, byte: u8| {
+            damage(&ms[0], at, len, byte);
+            let arr = open(&ms);
+            let rep = arr.scrub(false, &mut |_, _| {}).unwrap();
+            arr.close().unwrap();
+            rep
+        };
+        let rep = single(77, 1, 0x5a);
+        assert_eq!((rep.mismatches, rep.mismatch_sectors), (1, 8), "{rep:?}");
+        // A second page of the same row, on another member.
+        damage(&ms[1], 40000, 1, 0x5a);
+        let arr = open(&ms);
+        let rep = arr.scrub(false, &mut |_, _| {}).unwrap();
+        arr.close().unwrap();
+        assert_eq!((rep.mismatches, rep.mismatch_sectors), (1, 16), "{rep:?}");
+        // Repair makes every page agree; the data member's bad bytes stay (RAID 5 cannot
+        // tell), as md's repair leaves them.
+        let arr = open(&ms);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!((rep.mismatches, rep.unlocated), (1, 1), "{rep:?}");
+        assert_eq!(
+            arr.scrub(false, &mut |_, _| {}).unwrap().mismatch_sectors,
+            0
+        );
+        arr.close().unwrap();
+        // Two bytes over a page boundary of another row: two pages.
+        let rep = single(65536 + 4095, 2, 0x33);
+        assert_eq!((rep.mismatches, rep.mismatch_sectors), (1, 16), "{rep:?}");
+    }
+
+    /// Bad blocks of two members of one RAID 6 row in different 4 KiB pages: each page has
+    /// one bad block, which its syndromes locate, so repair rebuilds both (a whole-chunk
+    /// check saw two bad blocks and could locate neither).
+    #[test]
+    fn raid6_locates_and_repairs_two_bad_members_in_different_pages_of_a_row() {
+        let d = tempfile::tempdir().unwrap();
+        let (ms, data) = made("6", Some(65536), 5, d.path());
+        // Row 0 of left-symmetric RAID 6 over 5: P on member 4, Q on 0, data on 1, 2, 3.
+        damage(&ms[2], 77, 1, 0xa5);
+        damage(&ms[3], 40000, 1, 0xa5);
+        let arr = open(&ms);
+        let rep = arr.scrub(false, &mut |_, _| {}).unwrap();
+        assert_eq!(
+            (rep.mismatches, rep.mismatch_sectors, rep.unlocated),
+            (1, 16, 0),
+            "{rep:?}"
+        );
+        let both = format!("{}, {}", ms[2].display(), ms[3].display());
+        assert_eq!(rep.located, vec![(0, Some(both.clone()))]);
+        let rep = arr.scrub(true, &mut |_, _| {}).unwrap();
+        assert_eq!(rep.located, vec![(0, Some(both))]);
+        assert_eq!(arr.scrub(false, &mut |_, _| {}).unwrap().mismatches, 0);
+        let mut got = vec![0u8; data.len()];
+        arr.read_at(&mut got, 0).unwrap();
+        assert!(got == data, "the located blocks were not rebuilt");
+        arr.close().unwrap();
+        assert_eq!(member_bytes(&ms[2], 77, 1), [data[65536 + 77]]);
+        assert_eq!(member_bytes(&ms[3], 40000, 1), [data[2 * 65536 + 40000]]);
+    }
 }
