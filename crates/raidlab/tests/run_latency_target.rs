@@ -72,14 +72,17 @@ fn a_simulated_array_finds_the_deepest_queue_that_meets_the_target() {
     assert!(met <= 30e6 * 1.05, "depth {depth}: p90 {met}");
     assert!(twice > 30e6 * 1.2, "depth {}: p90 {twice}", 2 * depth);
     // Without a target, no search: the JSON has fio 3.33's fields for a plain job (its
-    // iodepth, target 0, percentile 100, window 0); the text no line of it.
+    // iodepth, target 0, percentile 100, window 0), and the text fio's line of them.
     let (plain, text) = sim_run(&["--iodepth=4", "--runtime=1s"]);
     let p = &plain["jobs"][0];
     assert_eq!(p["latency_depth"], 4, "{p}");
     assert_eq!(p["latency_target"], 0, "{p}");
     assert_eq!(p["latency_percentile"], 100.0, "{p}");
     assert_eq!(p["latency_window"], 0, "{p}");
-    assert!(!text.contains("latency   :"), "{text}");
+    assert!(
+        text.contains("\n     latency   : target=0, window=0, percentile=100.00%, depth=4\n"),
+        "{text}"
+    );
 }
 
 /// A target that even one request at a time cannot meet ends the job with ETIMEDOUT (at the

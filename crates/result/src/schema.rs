@@ -578,6 +578,20 @@ pub struct Unmeasured {
 }
 
 impl JobResult {
+    /// fio's latency-target fields as fio 3.33 reports them for every job (its JSON
+    /// `latency_*` keys, its text `latency   :` line): for a job that ran the search, what it
+    /// found; for any other, its iodepth as given with target 0, percentile 100, window 0.
+    /// None when the result does not carry the job's iodepth.
+    pub fn latency_depth(&self) -> Option<LatencyDepth> {
+        self.latency_target
+            .or(self.iodepth.map(|depth| LatencyDepth {
+                target_ns: 0,
+                window_ns: 0,
+                percentile: 100.0,
+                depth,
+            }))
+    }
+
     /// Drop what the job's options say it does not measure: its completion or total latency
     /// (histograms, and so every latency line, percentile and share), or its bandwidth and
     /// IOPS samples. (Time-series logs the job asks for are still written.)

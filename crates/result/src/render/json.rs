@@ -11,7 +11,7 @@
 //! values; [`JSON_ABSENT_KEYS`] lists them.
 
 use crate::histogram::LatencyHistogram;
-use crate::schema::{DirStats, JobResult, LatencyDepth, Percentiles, RunResult, MIXED, TRIM};
+use crate::schema::{DirStats, JobResult, Percentiles, RunResult, MIXED, TRIM};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
@@ -255,13 +255,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -
     // (fio's latency-target fields follow the shares, for every job: for one that ran the
     // search, the depth found, the target in ns, the window in µs; for any other, as fio
     // 3.33 writes them, its iodepth as given, target 0, percentile 100, window 0.)
-    let plain = j.iodepth.map(|depth| LatencyDepth {
-        target_ns: 0,
-        window_ns: 0,
-        percentile: 100.0,
-        depth,
-    });
-    if let Some(l) = j.latency_target.or(plain) {
+    if let Some(l) = j.latency_depth() {
         f.push(("latency_depth", v(l.depth)));
         f.push(("latency_target", v(l.target_ns)));
         f.push(("latency_percentile", v(l.percentile)));

@@ -330,8 +330,10 @@ fn job_block(
         "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
         j.read.total_ios, j.write.total_ios, j.trim.total_ios, j.sync.total_ios
     );
-    if let Some(l) = &j.latency_target {
-        // fio's line: the target in ns, the window in µs, the depth found.
+    if let Some(l) = j.latency_depth() {
+        // fio's line, for every job (fio 3.33 prints it for a plain job too, with target 0,
+        // window 0, percentile 100% and its iodepth): the target in ns, the window in µs,
+        // the depth found.
         let _ = writeln!(
             out,
             "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
@@ -746,6 +748,31 @@ mod tests {
             t.contains("\n     issued rwts: total=5,0,0,0 short=0,0,0,0 dropped=0,0,0,0\n"),
             "{t}"
         );
+    }
+
+    /// fio 3.33 prints its latency-target line for every job: a plain one shows target 0,
+    /// window 0, percentile 100% and its iodepth, right under the issued line.
+    #[test]
+    fn a_plain_job_shows_fios_latency_line() {
+        let mut j = job("a", 0, 4096 * 5, 1_000_000);
+        j.iodepth = Some(8);
+        let r = RunResult {
+            version: "v".into(),
+            jobs: vec![j],
+            ..Default::default()
+        };
+        let t = render_text(&r);
+        assert!(
+            t.contains(" dropped=0,0,0,0\n     latency   : target=0, window=0, percentile=100.00%, depth=8\n"),
+            "{t}"
+        );
+        // A result that does not carry the job's iodepth has no such line.
+        let r = RunResult {
+            version: "v".into(),
+            jobs: vec![job("a", 0, 4096 * 5, 1_000_000)],
+            ..Default::default()
+        };
+        assert!(!render_text(&r).contains("latency   :"));
     }
 
     #[test]
