@@ -356,15 +356,15 @@ fn build(
     Ok((arr, dirty_ranges, settled))
 }
 
-/// Why an array with members in service left out of the list does not start (see
-/// [`AssembleOptions::all_members`]), in one line: which slots, what starting would do, and
-/// the two ways on.
-fn left_out_error(
+/// The opening both refusals of a list that leaves members in service out share: the
+/// array, its slots left out, and the given members that were replaced since (`{level} array
+/// {uuid}: slot 3 is in service but no member given holds it (… replaced since)`).
+fn left_out_head(
     desc: &ArrayDesc,
     uuid: &[u8; 16],
     left_out: &[usize],
     replaced: &[String],
-) -> ArrayError {
+) -> String {
     let slots: Vec<String> = left_out.iter().map(usize::to_string).collect();
     let (noun, verb) = if left_out.len() == 1 {
         ("slot", "is")
@@ -379,11 +379,26 @@ fn left_out_error(
             replaced.join(", ")
         )
     };
-    ArrayError::usage(format!(
-        "{} array {}: {noun} {} {verb} in service but no member given holds it{stale}: started without it, the array would run degraded and mark it missing at the first write, to be rebuilt (valid: list all {} members of the array, or add --force to run it degraded on purpose)",
+    format!(
+        "{} array {}: {noun} {} {verb} in service but no member given holds it{stale}",
         desc.level,
         uuid_string(uuid),
-        slots.join(", "),
+        slots.join(", ")
+    )
+}
+
+/// Why an array with members in service left out of the list does not start (see
+/// [`AssembleOptions::all_members`]), in one line: which slots, what starting would do, and
+/// the two ways on.
+fn left_out_error(
+    desc: &ArrayDesc,
+    uuid: &[u8; 16],
+    left_out: &[usize],
+    replaced: &[String],
+) -> ArrayError {
+    ArrayError::usage(format!(
+        "{}: started without it, the array would run degraded and mark it missing at the first write, to be rebuilt (valid: list all {} members of the array, or add --force to run it degraded on purpose)",
+        left_out_head(desc, uuid, left_out, replaced),
         desc.members
     ))
 }
@@ -398,20 +413,6 @@ fn left_out_fatal(
     replaced: &[String],
     survives: u32,
 ) -> ArrayError {
-    let slots: Vec<String> = left_out.iter().map(usize::to_string).collect();
-    let (noun, verb) = if left_out.len() == 1 {
-        ("slot", "is")
-    } else {
-        ("slots", "are")
-    };
-    let stale = if replaced.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " ({} given once held a role but was replaced since)",
-            replaced.join(", ")
-        )
-    };
     let lose = match survives {
         0 => "it survives no member out".to_string(),
         1 => "it survives 1 member out".to_string(),
@@ -423,10 +424,8 @@ fn left_out_fatal(
         format!(", besides {}", out.join(", "))
     };
     ArrayError::usage(format!(
-        "{} array {}: {noun} {} {verb} in service but no member given holds it{stale}, and the array cannot start without it ({lose}{besides}) (valid: list all {} members of the array)",
-        desc.level,
-        uuid_string(uuid),
-        slots.join(", "),
+        "{}, and the array cannot start without it ({lose}{besides}) (valid: list all {} members of the array)",
+        left_out_head(desc, uuid, left_out, replaced),
         desc.members
     ))
 }

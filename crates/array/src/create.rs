@@ -228,14 +228,12 @@ fn look_for_data(member: &Member, rejoining: bool) -> Result<Option<String>, Arr
 pub fn refuse_in_use(path: &std::path::Path) -> Result<(), ArrayError> {
     // A file under a loop device the kernel holds (mounted, say) is that device's storage:
     // writing the file destroys what is in use as surely as writing the device.
-    for dev in crate::member::loops_over(path) {
-        if let Ok(Some(what)) = raidlab_engine::safety::in_use(&dev) {
-            return Err(ArrayError::usage(format!(
-                "member {} is the backing file of {}, which is held by {what}; it cannot be a member, even with --force (valid: a file nothing holds)",
-                path.display(),
-                dev.display()
-            )));
-        }
+    if let Ok(Some((dev, what))) = raidlab_engine::safety::held_loop_over(path) {
+        return Err(ArrayError::usage(format!(
+            "member {} is the backing file of {}, which is held by {what}; it cannot be a member, even with --force (valid: a file nothing holds)",
+            path.display(),
+            dev.display()
+        )));
     }
     match raidlab_engine::safety::in_use(path) {
         Ok(None) => Ok(()),

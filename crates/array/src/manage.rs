@@ -1736,17 +1736,9 @@ pub fn open_for_scrub(array: &[PathBuf]) -> Result<Arc<Array>, ArrayError> {
 /// `bytes` in the largest binary unit it fills at least one of, two decimals: `6.00 MiB`,
 /// `1.50 GiB` (a small array's capacity showed as `0.00 GiB`).
 pub fn binary_size(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < UNITS.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.2} {}", UNITS[i])
+    match raidlab_workload::size::binary_unit(bytes) {
+        (_, "B") => format!("{bytes} B"),
+        (v, unit) => format!("{v:.2} {unit}"),
     }
 }
 

@@ -842,12 +842,6 @@ fn loop_backing(sys: &Path) -> Option<PathBuf> {
     (!s.is_empty()).then(|| PathBuf::from(s))
 }
 
-/// The loop devices (`/dev/loopN`) whose backing file is the regular file `p`: what is
-/// written to `p` is written under them.
-pub fn loops_over(p: &Path) -> Vec<PathBuf> {
-    raidlab_engine::safety::loops_over(p)
-}
-
 fn file_key(p: &Path) -> Option<(u8, u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(p).ok()?;

@@ -18,6 +18,30 @@ fn paths(dir: &Path, tag: &str, n: usize) -> Vec<PathBuf> {
 }
 
 /// A fresh file as long as `like`, to be added as a spare.
+/// A RAID 0 over two RAID 5 children of three 4 MiB member files each (`x0..x2`,
+/// `y0..y2` in `dir`), created; the children's members.
+fn raid0_of_two_raid5s(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (c0, c1) = (paths(dir, "x", 3), paths(dir, "y", 3));
+    let child = |ms: &[PathBuf]| {
+        MemberSpec::Array(
+            CreateSpec::new(
+                "5",
+                None,
+                Some(16384),
+                ms.iter().cloned().map(MemberSpec::Path).collect(),
+            )
+            .unwrap(),
+        )
+    };
+    let top = CreateSpec::new("0", None, Some(65536), vec![child(&c0), child(&c1)]).unwrap();
+    let opts = CreateOptions {
+        size: Some(4 << 20),
+        ..Default::default()
+    };
+    create(&top, &opts).unwrap().close().unwrap();
+    (c0, c1)
+}
+
 fn blank(p: &Path, like: &Path) {
     let len = std::fs::metadata(like).unwrap().len();
     std::fs::File::create(p).unwrap().set_len(len).unwrap();
@@ -119,27 +143,7 @@ fn status_of_the_members_alone_shows_every_spare_added() {
 #[test]
 fn a_spare_of_a_child_array_shows_in_that_child() {
     let dir = scratch("spares-nested");
-    let (c0, c1) = (paths(dir.path(), "x", 3), paths(dir.path(), "y", 3));
-    let child = |ms: &[PathBuf]| {
-        MemberSpec::Array(
-            CreateSpec::new(
-                "5",
-                None,
-                Some(16384),
-                ms.iter().cloned().map(MemberSpec::Path).collect(),
-            )
-            .unwrap(),
-        )
-    };
-    let top = CreateSpec::new("0", None, Some(65536), vec![child(&c0), child(&c1)]).unwrap();
-    let opts = CreateOptions {
-        force: false,
-        size: Some(4 << 20),
-        assume_clean: false,
-        verbose: false,
-        stop: None,
-    };
-    create(&top, &opts).unwrap().close().unwrap();
+    let (c0, c1) = raid0_of_two_raid5s(dir.path());
     let all = with(&c0, &c1.iter().collect::<Vec<_>>());
     let s = dir.path().join("s");
     blank(&s, &c0[0]);
@@ -203,24 +207,7 @@ fn a_spare_for_an_array_without_redundancy_is_refused() {
 #[test]
 fn spares_added_in_turn_fill_each_degraded_child() {
     let dir = scratch("spares-turn");
-    let (c0, c1) = (paths(dir.path(), "x", 3), paths(dir.path(), "y", 3));
-    let child = |ms: &[PathBuf]| {
-        MemberSpec::Array(
-            CreateSpec::new(
-                "5",
-                None,
-                Some(16384),
-                ms.iter().cloned().map(MemberSpec::Path).collect(),
-            )
-            .unwrap(),
-        )
-    };
-    let top = CreateSpec::new("0", None, Some(65536), vec![child(&c0), child(&c1)]).unwrap();
-    let opts = CreateOptions {
-        size: Some(4 << 20),
-        ..Default::default()
-    };
-    create(&top, &opts).unwrap().close().unwrap();
+    let (c0, c1) = raid0_of_two_raid5s(dir.path());
     let all = with(&c0, &c1.iter().collect::<Vec<_>>());
     manage::fail(&all, &c0[1], false).unwrap();
     manage::fail(&all, &c1[2], false).unwrap();

@@ -287,6 +287,17 @@ pub fn loops_over(p: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// The first loop device over the regular file `p` ([`loops_over`]) that the kernel holds
+/// for something else ([`in_use`]), and what holds it: writing `p` writes under it.
+pub fn held_loop_over(p: &Path) -> io::Result<Option<(std::path::PathBuf, String)>> {
+    for dev in loops_over(p) {
+        if let Some(what) = in_use(&dev)? {
+            return Ok(Some((dev, what)));
+        }
+    }
+    Ok(None)
+}
+
 /// Whether another open of `path` holds an exclusive advisory lock (flock) on it, as a
 /// process running a raidlab array holds on each of its members for as long as it runs
 /// (`array serve`, `rebuild`, `scrub`, a run over `array:…`). Asked with a shared lock

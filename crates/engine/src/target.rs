@@ -327,13 +327,11 @@ pub fn refuse_in_use(path: &Path, allowed: bool) -> Result<(), EngineError> {
     let cannot_check = |e: std::io::Error| {
         EngineError::failed(format!("cannot check whether {shown} is in use: {e}"))
     };
-    for dev in safety::loops_over(path) {
-        if let Some(what) = safety::in_use(&dev).map_err(cannot_check)? {
-            return Err(EngineError::usage(format!(
-                "refusing to write to {shown}: it is the backing file of {}, which is held by {what} (valid: a file nothing holds; allow_mounted_write=1 writes it all the same)",
-                dev.display()
-            )));
-        }
+    if let Some((dev, what)) = safety::held_loop_over(path).map_err(cannot_check)? {
+        return Err(EngineError::usage(format!(
+            "refusing to write to {shown}: it is the backing file of {}, which is held by {what} (valid: a file nothing holds; allow_mounted_write=1 writes it all the same)",
+            dev.display()
+        )));
     }
     if safety::locked_elsewhere(path).map_err(cannot_check)? {
         return Err(EngineError::usage(format!(

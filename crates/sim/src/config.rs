@@ -489,10 +489,19 @@ fn with_key(text: &str, line: usize, msg: &str) -> String {
     if msg.contains(&format!("`{key}`")) {
         return msg.to_string();
     }
-    let unit = [
+    match type_hint(msg, key_unit(key)) {
+        Some(h) => format!("{key}: {msg} (valid: {h})"),
+        None => format!("{key}: {msg}"),
+    }
+}
+
+/// The unit a key's name gives its value (`read_mb_s`: MB/s, `cache_kib`: KiB), if any.
+fn key_unit(key: &str) -> Option<&'static str> {
+    [
         ("_mb_s", "MB/s"),
         ("_kib", "KiB"),
         ("_mib", "MiB"),
+        ("_gib", "GiB"),
         ("_us", "µs"),
         ("_ms", "ms"),
         ("_bytes", "bytes"),
@@ -500,11 +509,7 @@ fn with_key(text: &str, line: usize, msg: &str) -> String {
     ]
     .into_iter()
     .find(|(suffix, _)| key.ends_with(suffix))
-    .map(|(_, u)| u);
-    match type_hint(msg, unit) {
-        Some(h) => format!("{key}: {msg} (valid: {h})"),
-        None => format!("{key}: {msg}"),
-    }
+    .map(|(_, u)| u)
 }
 
 /// What a value of the wrong type or range should be, for the deserializer's message `msg`
@@ -1352,18 +1357,7 @@ pub fn parse_in(file: &str, text: &str, dir: Option<&Path>) -> Result<System, Si
                 });
                 errs.push(match culprit {
                     Some((k, _)) => {
-                        let unit = [
-                            ("_mb_s", "MB/s"),
-                            ("_kib", "KiB"),
-                            ("_gib", "GiB"),
-                            ("_us", "µs"),
-                            ("_ms", "ms"),
-                            ("_bytes", "bytes"),
-                        ]
-                        .into_iter()
-                        .find(|(suffix, _)| k.ends_with(suffix))
-                        .map(|(_, u)| u);
-                        let hint = type_hint(msg, unit)
+                        let hint = type_hint(msg, key_unit(k))
                             .map(|h| format!(" (valid: {h})"))
                             .unwrap_or_default();
                         disk_at(k, format!("disk '{name}': {k}: {msg}{hint}"))

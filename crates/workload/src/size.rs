@@ -153,19 +153,26 @@ pub fn parse_switch(text: &str) -> Result<bool, String> {
     })
 }
 
-/// Format bytes with a binary unit, e.g. `4 KiB`, `1.5 MiB` (for labels, not parsing).
-pub fn format_bytes_binary(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+/// Bytes in the largest binary unit they fill at least one of: (how many, the unit), e.g.
+/// (1.5, "MiB"); bytes under 1 KiB in "B".
+pub fn binary_unit(bytes: u64) -> (f64, &'static str) {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = bytes as f64;
     let mut u = 0;
     while v >= 1024.0 && u < UNITS.len() - 1 {
         v /= 1024.0;
         u += 1;
     }
+    (v, UNITS[u])
+}
+
+/// Format bytes with a binary unit, e.g. `4 KiB`, `1.5 MiB` (for labels, not parsing).
+pub fn format_bytes_binary(bytes: u64) -> String {
+    let (v, unit) = binary_unit(bytes);
     if v.fract() == 0.0 {
-        format!("{} {}", v as u64, UNITS[u])
+        format!("{} {unit}", v as u64)
     } else {
-        format!("{:.1} {}", v, UNITS[u])
+        format!("{v:.1} {unit}")
     }
 }
 
