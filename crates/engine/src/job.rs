@@ -1091,6 +1091,12 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
             }
         }
     }
+    // A job that ran to its runtime's end ran all of it: time spent waiting on its rate,
+    // think time or flow after its last completion is part of its runtime, as in fio
+    // (without it a paced job's rate is over a shorter time than it ran, and reads high).
+    if let Some(d) = deadline.filter(|&d| now >= d && !io_failed && stopped.is_none()) {
+        last_counted = last_counted.max(d);
+    }
     // Every check verify_async's threads still hold (a loop that broke off with requests in
     // flight), before the slots' buffers serve anything else; then the threads end.
     if let Some(mut p) = pool.take() {
@@ -1892,6 +1898,26 @@ mod tests {
         let r = run("iops:5%", "120s");
         assert!(!r.steadystate.expect("a report").attained);
         assert!(r.read.runtime_ns >= 60_000_000_000, "{}", r.read.runtime_ns);
+    }
+
+    /// A paced job run to its runtime's end ran all of it: its runtime is the runtime asked
+    /// for, not the time to its last completion, so its rate is over the time it ran (as
+    /// fio's: rate_iops=3 over 1 s is 3 IOPS, not 3 over the ~0.67 s to the third request).
+    #[test]
+    fn a_paced_job_run_to_its_end_counts_all_of_its_runtime() {
+        let opts = [
+            ("time_based", "1"),
+            ("runtime", "1s"),
+            ("rate_iops", "3"),
+            ("iodepth", "1"),
+        ];
+        let (_, r) = run_set(&opts, None, |setup, spec| {
+            setup.runtime_ns = spec.runtime_ns;
+            setup.pacer = raidlab_workload::Pacer::new(spec, 1);
+        });
+        assert_eq!((r.error, r.stopped), (None, None));
+        assert_eq!(r.read.total_ios, 3);
+        assert_eq!(r.read.runtime_ns, 1_000_000_000);
     }
 
     /// fio's max_latency: the first request whose total latency exceeds it ends the job with
