@@ -2707,3 +2707,29 @@ fn sim_converge_0_runs_a_simulated_job_to_its_end() {
         stderr(&out)
     );
 }
+
+/// A time-based job that only writes, with verify and no verify_backlog, never reads back
+/// (its runtime ends its writes, and the check after them never comes): the run says so
+/// instead of printing "0 blocks checked" as if verify had run and found nothing.
+#[test]
+fn a_time_based_writer_whose_verify_never_reads_is_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    let target = format!("--filename={}", file.display());
+    let out = raidlab(&[
+        "--name=j",
+        target.as_str(),
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=256k",
+        "--verify=crc32c",
+        "--time_based",
+        "--runtime=100ms",
+    ]);
+    assert_ok(&out, "time-based verify");
+    let err = stderr(&out);
+    assert!(
+        err.contains("job 'j': verify reads nothing back"),
+        "stderr: {err}"
+    );
+}

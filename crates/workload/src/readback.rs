@@ -21,6 +21,25 @@ pub fn at_end(spec: &JobSpec) -> bool {
     spec.verify && spec.do_verify && spec.read_percent() == 0 && !spec.time_based
 }
 
+/// What a run says of a job that asks for verify and yet never reads anything back: a
+/// time-based job that only writes writes until its runtime ends, so the check at the end
+/// never comes, and without `verify_backlog` it checks nothing as it goes (fio 3.33 warns
+/// likewise that its "verification read phase will never start"). None for any other job.
+pub fn never_note(spec: &JobSpec) -> Option<String> {
+    let silent = spec.verify
+        && spec.do_verify
+        && spec.time_based
+        && spec.writes()
+        && spec.read_percent() == 0
+        && spec.verify_backlog == 0;
+    silent.then(|| {
+        format!(
+            "job '{}': verify reads nothing back: a time_based job writes until its runtime ends, so no block it writes is checked (valid: verify_backlog=N to check as it goes, or a size-bound job without time_based)",
+            spec.name
+        )
+    })
+}
+
 /// `spec`'s `verify_backlog` and `verify_backlog_batch`: every `.0` blocks written (0:
 /// never) the blocks written since the last check are read back, or `.1` of them (0: all).
 /// `do_verify=0` turns these checks off too, as fio 3.33 does (it issues no read then).
@@ -130,6 +149,41 @@ mod tests {
             backlog_blocks(&wrote, 4),
             vec![(0, 0, 4096), (0, 8192, 4096), (0, 8192, 4096), (1, 0, 4096)]
         );
+    }
+
+    #[test]
+    fn a_time_based_writer_without_a_backlog_is_told_it_checks_nothing() {
+        let mut spec = JobSpec::default();
+        spec.name = "j".into();
+        for (k, v) in [
+            ("rw", "randwrite"),
+            ("verify", "crc32c"),
+            ("time_based", "1"),
+        ] {
+            crate::apply_option(&mut spec, k, Some(v)).unwrap();
+        }
+        let note = never_note(&spec).expect("noted");
+        assert!(
+            note.starts_with("job 'j': verify reads nothing back"),
+            "{note}"
+        );
+        let mut backlog = spec.clone();
+        crate::apply_option(&mut backlog, "verify_backlog", Some("16")).unwrap();
+        assert_eq!(
+            never_note(&backlog),
+            None,
+            "verify_backlog checks as it goes"
+        );
+        let mut sized = spec.clone();
+        sized.time_based = false;
+        assert_eq!(
+            never_note(&sized),
+            None,
+            "a size-bound job checks at the end"
+        );
+        let mut off = spec.clone();
+        crate::apply_option(&mut off, "do_verify", Some("0")).unwrap();
+        assert_eq!(never_note(&off), None, "do_verify=0 asks for no check");
     }
 
     #[test]

@@ -919,6 +919,17 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
     for line in ramp_notes(&specs, &result) {
         ewriteln!("raidlab: note: {line}");
     }
+    // (Each job once, however many instances it ran as.)
+    let mut silent: Vec<String> = Vec::new();
+    for line in specs
+        .iter()
+        .filter_map(raidlab_workload::readback::never_note)
+    {
+        if !silent.contains(&line) {
+            ewriteln!("raidlab: note: {line}");
+            silent.push(line);
+        }
+    }
     if let Some(named) = specs.iter().find_map(|s| s.clocksource_named.as_deref()) {
         note_once!(
             "clocksource={named}: raidlab times every request with \
