@@ -57,7 +57,9 @@ pub struct DeviceModel {
     pub ssd: Option<crate::ssd::SsdModel>,
     /// Seek time by distance in cylinders, filled on first use (bits of the f64; 0 = not yet
     /// computed). The curve's `powf` dominated shortest-positioning-time-first scheduling;
-    /// the table gives the very same values.
+    /// the table gives the very same values. Distance 0 holds −0.0 from the start: its bits
+    /// are not 0, so a look-up needs no test of the distance, and it adds to any time (all
+    /// ≥ +0) as +0.0 does, bit for bit (−0 + +0 = +0; −0 + x = x).
     seek_table: Vec<Cell<u64>>,
 }
 
@@ -415,7 +417,9 @@ impl DeviceModel {
             seek_table: if ssd {
                 Vec::new()
             } else {
-                zeroed_cells(cylinders as usize + 1)
+                let t = zeroed_cells(cylinders as usize + 1);
+                t[0].set((-0.0f64).to_bits());
+                t
             },
         }
     }
@@ -545,12 +549,11 @@ impl DeviceModel {
         self.seek.at(d.saturating_sub(1) as f64 / span)
     }
 
+    /// Seek time from cylinder `from` to `to`: −0.0 for none (as good as +0.0 in every sum
+    /// the scheduler and the service time make; see [`DeviceModel::seek_table`]).
     #[inline]
     fn seek_ns(&self, from: u64, to: u64) -> f64 {
         let d = from.abs_diff(to);
-        if d == 0 {
-            return 0.0;
-        }
         if let Some(c) = self.seek_table.get(d as usize) {
             let b = c.get();
             if b != 0 {
@@ -566,6 +569,9 @@ impl DeviceModel {
     #[cold]
     #[inline(never)]
     fn seek_miss(&self, d: u64) -> f64 {
+        if d == 0 {
+            return 0.0; // (a drive without a table: a flash drive's)
+        }
         let v = self.seek_curve(d);
         if let Some(c) = self.seek_table.get(d as usize) {
             c.set(v.to_bits());
