@@ -351,6 +351,20 @@ impl Window {
     pub fn get(&self, slot: u32) -> &Cand {
         &self.nodes[slot as usize]
     }
+    /// [`Window::get`] for a slot read from the window's links (a command's `next` or `prev`,
+    /// an occupied arc's head), without a bounds check: the scheduler's walk follows the links
+    /// at every step.
+    #[inline(always)]
+    fn linked(&self, slot: u32) -> &Cand {
+        debug_assert!((slot as usize) < self.nodes.len());
+        // SAFETY: every link is below `nodes.len()`. A slot is linked only by `insert`, after
+        // its checked write of `seqs[slot]` (`span` keeps `seqs` and `nodes` the same length);
+        // every other write of a link (`remove`'s, `insert`'s of the neighbours) copies a link;
+        // `Cand::default()`'s links are 0, below the length of any `nodes` holding one; a
+        // head is read only while its arc is occupied, which only `insert` marks, setting the
+        // head; and `nodes` never shrinks.
+        unsafe { self.nodes.get_unchecked(slot as usize) }
+    }
     /// The arrival order of the command in `slot` (which must be in the window).
     #[inline(always)]
     pub fn seq(&self, slot: u32) -> u64 {
@@ -380,12 +394,12 @@ impl Window {
             let h = self.heads[b];
             let mut n = h;
             loop {
-                let c = self.get(n);
+                let c = self.linked(n);
                 if c.target > target || (!PAST && c.target == target) {
                     return Some(n);
                 }
                 n = c.next;
-                if n == h || self.get(n).arc() != b {
+                if n == h || self.linked(n).arc() != b {
                     break;
                 }
             }
@@ -421,7 +435,7 @@ impl Window {
                 // Before the first command past its angle; if none, last (before the first).
                 let past = self.seek::<true>(c.target);
                 let next = past.unwrap_or(first);
-                let prev = self.get(next).prev;
+                let prev = self.linked(next).prev;
                 c.next = next;
                 c.prev = prev;
                 self.nodes[prev as usize].next = slot;
@@ -448,7 +462,7 @@ impl Window {
         let b = c.arc();
         debug_assert!(self.occupied >> b & 1 != 0);
         if self.heads[b] == slot {
-            if c.next != slot && self.get(c.next).arc() == b {
+            if c.next != slot && self.linked(c.next).arc() == b {
                 self.heads[b] = c.next;
             } else {
                 self.occupied &= !(1 << b);
@@ -997,13 +1011,13 @@ pub fn sptf_pick(
     // (`wait` < 0, plus a turn).
     let start = w.seek::<false>(a0).or_else(|| w.first())?;
     // (The command before the start, for the look back below: read with the start's.)
-    let before = w.get(start).prev;
+    let before = w.linked(start).prev;
     // (How many commands are not yet looked at: counted down, the loops' test is the count's.)
     let mut left = n;
     let mut k = start;
     let mut stopped = false;
     while left > 0 {
-        let c = w.get(k);
+        let c = w.linked(k);
         let wait = c.target - a0;
         if wait < 0.0 {
             break; // (the first of the next turn)
@@ -1019,7 +1033,7 @@ pub fn sptf_pick(
     }
     if !stopped {
         while left > 0 {
-            let c = w.get(k);
+            let c = w.linked(k);
             let wait = c.target - a0;
             debug_assert!(wait < 0.0);
             let u = (wait + 1.0) * rev;
@@ -1039,9 +1053,9 @@ pub fn sptf_pick(
     let near_turn = rev - 2.0 * slack;
     if left > 0 {
         let mut k = before;
-        if turn_wait(w.get(k).target - a0, rev) >= near_turn {
+        if turn_wait(w.linked(k).target - a0, rev) >= near_turn {
             while left > 0 {
-                let c = w.get(k);
+                let c = w.linked(k);
                 let u = turn_wait(c.target - a0, rev);
                 if u < near_turn {
                     break;
@@ -1055,7 +1069,7 @@ pub fn sptf_pick(
     // Often (two picks in five) one command is ranked: the lowest, within twice `slack` of
     // itself. It is chosen unless its exact time is NaN (as the loop below would have it).
     if let [r] = walk.ranks[..] {
-        let p = model.positioning_to(st, t_cmd, r.pos, w.get(r.k).target);
+        let p = model.positioning_to(st, t_cmd, r.pos, w.linked(r.k).target);
         return (!p.is_nan()).then_some((r.k, p));
     }
     let near_low = walk.low_2();
@@ -1063,7 +1077,7 @@ pub fn sptf_pick(
     for r in walk.ranks.iter() {
         if r.p <= near_low {
             let (k, pos) = (r.k, r.pos);
-            let p = model.positioning_to(st, t_cmd, pos, w.get(k).target);
+            let p = model.positioning_to(st, t_cmd, pos, w.linked(k).target);
             let seq = w.seq(k);
             if p < best.0 || (p == best.0 && seq < best.1) {
                 best = (p, seq, k);
