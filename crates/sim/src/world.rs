@@ -365,6 +365,13 @@ impl Window {
         // head; and `nodes` never shrinks.
         unsafe { self.nodes.get_unchecked(slot as usize) }
     }
+    /// [`Window::linked`], to relink the command: as sound, by the same argument.
+    #[inline(always)]
+    fn linked_mut(&mut self, slot: u32) -> &mut Cand {
+        debug_assert!((slot as usize) < self.nodes.len());
+        // SAFETY: see `Window::linked`.
+        unsafe { self.nodes.get_unchecked_mut(slot as usize) }
+    }
     /// The arrival order of the command in `slot` (which must be in the window).
     #[inline(always)]
     pub fn seq(&self, slot: u32) -> u64 {
@@ -438,8 +445,8 @@ impl Window {
                 let prev = self.linked(next).prev;
                 c.next = next;
                 c.prev = prev;
-                self.nodes[prev as usize].next = slot;
-                self.nodes[next as usize].prev = slot;
+                self.linked_mut(prev).next = slot;
+                self.linked_mut(next).prev = slot;
                 debug_assert!(past.is_none() || self.get(next).target > c.target);
                 debug_assert!(past == Some(first) || self.get(prev).target <= c.target);
                 if self.occupied >> b & 1 != 0 && past != Some(self.heads[b]) {
@@ -468,8 +475,8 @@ impl Window {
                 self.occupied &= !(1 << b);
             }
         }
-        self.nodes[c.prev as usize].next = c.next;
-        self.nodes[c.next as usize].prev = c.prev;
+        self.linked_mut(c.prev).next = c.next;
+        self.linked_mut(c.next).prev = c.prev;
         self.len -= 1;
     }
 }
