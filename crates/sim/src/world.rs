@@ -516,8 +516,10 @@ pub struct DriveQueue {
     /// How many of the window's commands start at an offset of each bucket
     /// ([`start_bucket`]): a command streaming on from the drive's last one starts where that
     /// one ended, and none can while that offset's bucket counts none. None for windows too
-    /// wide to count in a `u16`. (Arrays, which a bucket indexes without a check.)
-    starts: Option<Box<[u16; 256]>>,
+    /// wide to count in a `u16`. (Arrays, which a bucket indexes without a check.) A window
+    /// of a few dozen commands leaves one bucket in ten counting any at 256 buckets, and each
+    /// pick asks: [`START_BUCKETS`] leaves few of the picks to look for a stream not there.
+    starts: Option<Box<[u16; START_BUCKETS]>>,
     /// The window's reads by the 1 MiB region of the drive they start in: the first read
     /// (its slot) of each bucket's list ([`region_bucket`]), [`NO_SLOT`] for none. A read the
     /// drive reaches by reading on lies within its read-ahead span past the last read's end,
@@ -557,11 +559,14 @@ fn region_bucket(region: u64) -> usize {
     (region.wrapping_mul(FIBONACCI) >> 56) as usize
 }
 
+/// How many buckets [`start_bucket`] hashes the window's start offsets into (2 KiB a queue).
+const START_BUCKETS: usize = 1024;
+
 /// The bucket of [`DriveQueue::starts`] a command starting at byte `offset` counts in: the
 /// top bits of its sector by Fibonacci hashing (commands' sectors share their low bits).
 #[inline]
 fn start_bucket(offset: u64) -> usize {
-    ((offset >> 9).wrapping_mul(FIBONACCI) >> 56) as usize
+    ((offset >> 9).wrapping_mul(FIBONACCI) >> (64 - START_BUCKETS.trailing_zeros())) as usize
 }
 
 impl DriveQueue {
@@ -570,7 +575,7 @@ impl DriveQueue {
     pub fn new(window: usize) -> DriveQueue {
         DriveQueue {
             depth: window,
-            starts: (window <= u16::MAX as usize).then(|| Box::new([0; 256])),
+            starts: (window <= u16::MAX as usize).then(|| Box::new([0; START_BUCKETS])),
             ages: true,
             ..Default::default()
         }
