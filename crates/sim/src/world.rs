@@ -786,7 +786,8 @@ impl DriveQueue {
         let mut seen = [NO_SLOT; 8]; // (buckets already looked through: regions may share one)
         for g in 0..regions {
             let b = region_bucket(first + g);
-            if seen.contains(&(b as u32)) {
+            // (Only the entries written so far: most spans cover two regions.)
+            if seen[..(g as usize).min(seen.len())].contains(&(b as u32)) {
                 continue;
             }
             seen[g as usize % seen.len()] = b as u32;
