@@ -40,8 +40,12 @@ impl Stats {
         } else {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         };
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let stddev = if n > 1 {
+        // Summed as offsets from the least value, and kept within [min, max]: equal values
+        // then give exactly that value with no spread, where a plain sum's rounding would put
+        // the mean beside every value (3 × 0.1 averages 0.10000000000000002) and give a
+        // standard deviation and interval to identical repetitions.
+        let mean = (min + v.iter().map(|x| x - min).sum::<f64>() / n as f64).clamp(min, max);
+        let stddev = if n > 1 && min != max {
             (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
         } else {
             0.0
@@ -132,6 +136,32 @@ mod tests {
         );
         assert!(Stats::of(&[]).is_none());
         assert!(Stats::of(&[f64::NAN]).is_none());
+    }
+
+    /// Identical repetitions (a simulated point run again) have that value as their mean and
+    /// no spread or interval, whatever the rounding of their sum.
+    #[test]
+    fn identical_values_have_their_value_as_mean_and_no_interval() {
+        for x in [
+            0.1,
+            0.7,
+            99.9,
+            4.655984,
+            54.659152837211565,
+            3511.1415768229167,
+        ] {
+            for n in 2..=10 {
+                let s = Stats::of(&vec![x; n]).unwrap();
+                assert_eq!(
+                    (s.mean, s.stddev, s.ci95_low, s.ci95_high),
+                    (x, 0.0, x, x),
+                    "{n} × {x}"
+                );
+            }
+        }
+        // The mean of different values stays within them.
+        let s = Stats::of(&[0.1, 0.1, 0.1, 0.1 + 1e-16]).unwrap();
+        assert!(s.min <= s.mean && s.mean <= s.max, "{s:?}");
     }
 
     #[test]
