@@ -823,6 +823,33 @@ fn get_f64(
     Ok(Some(v))
 }
 
+/// A share given as a fraction (0.05 = 5%), from `min` to 1. A value above 1 is refused
+/// rather than taken as a share of over 100%: `5` is someone meaning 5%, and as a fraction it
+/// would flag (or settle) nothing.
+fn get_fraction(
+    origin: &str,
+    t: &toml::Table,
+    table_name: &str,
+    key: &str,
+    min: f64,
+) -> Result<Option<f64>, LabError> {
+    let over_one = match t.get(key) {
+        Some(toml::Value::Float(f)) if f.is_finite() && *f > 1.0 => Some(*f),
+        Some(toml::Value::Integer(i)) if *i > 1 => Some(*i as f64),
+        _ => None,
+    };
+    if let Some(v) = over_one {
+        return Err(bad(
+            origin,
+            format!(
+                "[{table_name}] {key} = {v}: a fraction, not a percentage (0.05 = 5%; {v} would be {}%); valid: {min} to 1",
+                v * 100.0
+            ),
+        ));
+    }
+    get_f64(origin, t, table_name, key, min, 1.0)
+}
+
 fn parse_repeat(origin: &str, v: Option<&toml::Value>) -> Result<Repeat, LabError> {
     let mut r = Repeat {
         count: 1,
@@ -838,7 +865,7 @@ fn parse_repeat(origin: &str, v: Option<&toml::Value>) -> Result<Repeat, LabErro
     )? {
         r.count = get_u32(origin, t, "repeat", "count", 1, 10_000)?.unwrap_or(1);
         r.rerun = get_u32(origin, t, "repeat", "rerun", 0, 100)?.unwrap_or(0);
-        r.spread_threshold = get_f64(origin, t, "repeat", "spread_threshold", 0.0, 100.0)?;
+        r.spread_threshold = get_fraction(origin, t, "repeat", "spread_threshold", 0.0)?;
         if let Some(m) = t.get("metric") {
             let m = m.as_str().ok_or_else(|| {
                 bad(
@@ -916,7 +943,7 @@ fn parse_converge(origin: &str, v: Option<&toml::Value>) -> Result<Option<Conver
     })?;
     let max = parse_amount("max")?;
     let factor = get_f64(origin, t, "converge", "factor", 1.01, 1e6)?.unwrap_or(2.0);
-    let tolerance = get_f64(origin, t, "converge", "tolerance", 1e-9, 10.0)?.unwrap_or(0.05);
+    let tolerance = get_fraction(origin, t, "converge", "tolerance", 1e-9)?.unwrap_or(0.05);
     let max_steps = get_u32(origin, t, "converge", "max_steps", 2, 64)?.unwrap_or(8);
     Ok(Some(Converge {
         grow,
@@ -1258,6 +1285,8 @@ rerun = 1
             ("name = \"t\"\n[target]\nfilename=\"x\"\n[sweep]\ncolour = [1]", "neither a fio option"),
             ("name = \"t\"\n[target]\nfilename=\"x\"\n[sweep]\nbs = [\"4k\"]\nexclude=[{rw=\"read\"}]", "not a swept axis"),
             ("name = \"t\"\n[target]\nfilename=\"x\"\n[repeat]\nrerun = 2", "needs spread_threshold"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[repeat]\nspread_threshold = 5", "spread_threshold = 5: a fraction, not a percentage (0.05 = 5%; 5 would be 500%)"),
+            ("name = \"t\"\n[target]\nfilename=\"x\"\n[converge]\nstart = \"1m\"\ntolerance = 2", "tolerance = 2: a fraction, not a percentage"),
             ("name = \"a b\"\n[target]\nfilename=\"x\"", "name"),
             ("[target]\nfilename=\"x\"", "missing 'name'"),
             ("name = \"t\"\n[target]\nlevel = 5", "needs members"),
