@@ -86,44 +86,78 @@ pub fn csv(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String {
     let mut out = csv_header(axes, stat_metric, &names).join(",");
     out.push('\n');
     for o in outcomes {
-        let mut row: Vec<String> = vec![o.point.to_string()];
-        for a in axes {
-            row.push(csv_field(
-                o.values
-                    .iter()
-                    .find(|(k, _)| k == a)
-                    .map(|(_, v)| v.as_str())
-                    .unwrap_or(""),
-            ));
-        }
-        let n = o.stats.values().next().map(|s| s.n).unwrap_or(0);
-        row.push(o.source.clone());
-        row.push(csv_field(&o.target));
-        row.push(n.to_string());
-        row.push(o.attempts.to_string());
-        row.push(if o.flagged { "1" } else { "0" }.into());
-        for m in TABLE_METRICS {
-            row.push(num(o.stats.get(*m).map(|s| s.mean)));
-        }
-        for m in &names {
-            row.push(num(o.stats.get(*m).map(|s| s.mean)));
-        }
-        let s = o.stats.get(stat_metric);
-        for v in [
-            s.map(|s| s.min),
-            s.map(|s| s.median),
-            s.map(|s| s.max),
-            s.map(|s| s.stddev),
-            s.map(|s| s.spread_pct),
-            s.map(|s| s.ci95_low),
-            s.map(|s| s.ci95_high),
-        ] {
-            row.push(num(v));
-        }
-        out.push_str(&row.join(","));
+        out.push_str(&csv_row(o, axes, &names, stat_metric).join(","));
         out.push('\n');
     }
     out
+}
+
+/// CSV of several experiments' points (the embedded default's two) as one table: an
+/// `experiment` column first, then [`csv`]'s columns over every experiment's axes (a point
+/// leaves another's axes empty). Two tables one after the other, each with its own header,
+/// would not be one CSV file.
+pub fn csv_experiments(parts: &[(&str, &[Outcome], &[String])], stat_metric: &str) -> String {
+    let mut axes: Vec<String> = Vec::new();
+    for a in parts.iter().flat_map(|p| p.2.iter()) {
+        if !axes.contains(a) {
+            axes.push(a.clone());
+        }
+    }
+    let all: Vec<Outcome> = parts.iter().flat_map(|p| p.1.iter().cloned()).collect();
+    let shown = optional_shown(&all);
+    let names: Vec<&str> = shown.iter().map(|o| o.0).collect();
+    let mut head = vec!["experiment".to_string()];
+    head.extend(csv_header(&axes, stat_metric, &names));
+    let mut out = head.join(",");
+    out.push('\n');
+    for (name, outcomes, _) in parts {
+        for o in outcomes.iter() {
+            let mut row = vec![csv_field(name)];
+            row.extend(csv_row(o, &axes, &names, stat_metric));
+            out.push_str(&row.join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One point's cells under [`csv_header`]'s columns.
+fn csv_row(o: &Outcome, axes: &[String], names: &[&str], stat_metric: &str) -> Vec<String> {
+    let mut row: Vec<String> = vec![o.point.to_string()];
+    for a in axes {
+        row.push(csv_field(
+            o.values
+                .iter()
+                .find(|(k, _)| k == a)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or(""),
+        ));
+    }
+    let n = o.stats.values().next().map(|s| s.n).unwrap_or(0);
+    row.push(o.source.clone());
+    row.push(csv_field(&o.target));
+    row.push(n.to_string());
+    row.push(o.attempts.to_string());
+    row.push(if o.flagged { "1" } else { "0" }.into());
+    for m in TABLE_METRICS {
+        row.push(num(o.stats.get(*m).map(|s| s.mean)));
+    }
+    for m in names {
+        row.push(num(o.stats.get(*m).map(|s| s.mean)));
+    }
+    let s = o.stats.get(stat_metric);
+    for v in [
+        s.map(|s| s.min),
+        s.map(|s| s.median),
+        s.map(|s| s.max),
+        s.map(|s| s.stddev),
+        s.map(|s| s.spread_pct),
+        s.map(|s| s.ci95_low),
+        s.map(|s| s.ci95_high),
+    ] {
+        row.push(num(v));
+    }
+    row
 }
 
 /// An aligned table for people.
@@ -199,22 +233,39 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
 
 /// JSON: a list of points with parameters and full statistics.
 pub fn json(outcomes: &[Outcome]) -> String {
-    let v: Vec<serde_json::Value> = outcomes
+    let v: Vec<serde_json::Value> = outcomes.iter().map(json_point).collect();
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// JSON of several experiments' points (the embedded default's two) as one list, each point
+/// naming its `experiment`: two lists one after the other would not be one JSON document.
+pub fn json_experiments(parts: &[(&str, &[Outcome])]) -> String {
+    let v: Vec<serde_json::Value> = parts
         .iter()
-        .map(|o| {
-            serde_json::json!({
-                "point": o.point,
-                "params": o.params,
-                "source": o.source,
-                "target": o.target,
-                "attempts": o.attempts,
-                "flagged": o.flagged,
-                "stats": o.stats,
-                "convergence": o.convergence.iter().map(|(b, r)| serde_json::json!({"total_bytes": b, "mb_s": r})).collect::<Vec<_>>(),
+        .flat_map(|(name, outcomes)| {
+            outcomes.iter().map(move |o| {
+                let mut p = json_point(o);
+                if let Some(m) = p.as_object_mut() {
+                    m.insert("experiment".into(), serde_json::json!(name));
+                }
+                p
             })
         })
         .collect();
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+fn json_point(o: &Outcome) -> serde_json::Value {
+    serde_json::json!({
+        "point": o.point,
+        "params": o.params,
+        "source": o.source,
+        "target": o.target,
+        "attempts": o.attempts,
+        "flagged": o.flagged,
+        "stats": o.stats,
+        "convergence": o.convergence.iter().map(|(b, r)| serde_json::json!({"total_bytes": b, "mb_s": r})).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]
@@ -272,6 +323,43 @@ mod tests {
         let spread_col = head.iter().position(|h| *h == "mb_s_spread_pct").unwrap();
         let after_target: Vec<&str> = cells[1].trim_start_matches(',').split(',').collect();
         assert_eq!(after_target[spread_col - 5], "20");
+    }
+
+    /// Two experiments' points (the embedded default's) make one CSV table, with one header
+    /// over both experiments' axes, and one JSON list.
+    #[test]
+    fn several_experiments_make_one_table_and_one_document() {
+        let a = vec![outcome()];
+        let mut other = outcome();
+        other.values = vec![("rw".into(), "read".into())];
+        let b = vec![other];
+        let (axes_a, axes_b) = (
+            vec!["system".to_string(), "bs".to_string()],
+            vec!["rw".to_string()],
+        );
+        let out = csv_experiments(&[("sim", &a, &axes_a), ("default", &b, &axes_b)], "mb_s");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 3, "{out}");
+        assert!(
+            lines[0].starts_with("experiment,point,system,bs,rw,source,target,reps"),
+            "{out}"
+        );
+        assert!(
+            lines[1].starts_with("sim,0,fig16,4194304,,simulated,"),
+            "{out}"
+        );
+        assert!(lines[2].starts_with("default,0,,,read,simulated,"), "{out}");
+        let cells = |l: &str| l.replace("\"array:a,b\"", "T").split(',').count();
+        assert!(lines.iter().all(|l| cells(l) == cells(lines[0])), "{out}");
+        let j = json_experiments(&[("sim", &a), ("default", &b)]);
+        let v: serde_json::Value = serde_json::from_str(&j).expect("one JSON document");
+        let names: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["experiment"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["sim", "default"]);
     }
 
     #[test]

@@ -406,6 +406,8 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
     }
 
     let mut out = Output::default();
+    // Each experiment's points, for a CSV or JSON document over several experiments.
+    let mut tables: Vec<(String, Vec<raidlab_lab::campaign::Outcome>, Vec<String>)> = Vec::new();
     for (p, planned) in plans.iter().zip(&planned_all) {
         let mut db = Db::open_or_create(&p.db).map_err(|e| {
             if e.is_usage() {
@@ -511,6 +513,10 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         let axes: Vec<String> = p.exp.axes.iter().map(|a| a.name.clone()).collect();
         let metric = &p.exp.repeat.metric;
         match args.format.as_str() {
+            // Machine formats are one document over every experiment, printed at the end.
+            "csv" | "json" if plans.len() > 1 => {
+                tables.push((p.exp.name.clone(), report.outcomes, axes))
+            }
             "csv" => out.text(&raidlab_lab::output::csv(&report.outcomes, &axes, metric)),
             "json" => out.text(&raidlab_lab::output::json(&report.outcomes)),
             _ => {
@@ -527,6 +533,24 @@ pub fn main(args: SweepArgs) -> Result<(), CliError> {
         }
     }
     drop(scratch);
+    if !tables.is_empty() {
+        // The embedded default's experiments judge the same metric (its `repeat.` settings
+        // go to both).
+        let metric = &plans[0].exp.repeat.metric;
+        if args.format == "csv" {
+            let parts: Vec<(&str, &[_], &[String])> = tables
+                .iter()
+                .map(|(n, o, a)| (n.as_str(), &o[..], &a[..]))
+                .collect();
+            out.text(&raidlab_lab::output::csv_experiments(&parts, metric));
+        } else {
+            let parts: Vec<(&str, &[_])> = tables
+                .iter()
+                .map(|(n, o, _)| (n.as_str(), &o[..]))
+                .collect();
+            out.text(&raidlab_lab::output::json_experiments(&parts));
+        }
+    }
 
     if let Some(dir) = report_dir {
         let db = &plans[0].db;
