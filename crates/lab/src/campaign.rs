@@ -419,14 +419,13 @@ fn run_point(
                 Some((started, ended, r)) => {
                     let r = r
                         .and_then(|r| check_complete(&r).map(|_| r))
-                        .map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
+                        .map_err(|e| e.context(run_label(plan, rep)))?;
                     (started, r, ended)
                 }
                 None => {
                     let started = (io.now)();
                     let r = run_once(exp, plan, &specs, rep, io)?;
-                    check_complete(&r)
-                        .map_err(|e| e.context(format!("point {} rep {rep}", plan.point.index)))?;
+                    check_complete(&r).map_err(|e| e.context(run_label(plan, rep)))?;
                     (started, r, (io.now)())
                 }
             };
@@ -573,6 +572,20 @@ pub fn stats_of(by_rep: &BTreeMap<u32, BTreeMap<String, f64>>) -> BTreeMap<Strin
         .collect()
 }
 
+/// A run in an error: its point's index and values (`point 1 (size=109951162777600) rep 0`),
+/// so a value the workload or target refuses only when it runs is named with its axis.
+fn run_label(plan: &PointPlan, rep: u32) -> String {
+    if plan.point.values.is_empty() {
+        format!("point {} rep {rep}", plan.point.index)
+    } else {
+        format!(
+            "point {} ({}) rep {rep}",
+            plan.point.index,
+            describe(&plan.point)
+        )
+    }
+}
+
 /// One run with everything around it. Teardown and file removal run even if a step failed;
 /// the first error is the one returned.
 fn run_once(
@@ -584,7 +597,7 @@ fn run_once(
 ) -> Result<RunResult, LabError> {
     let mut vars = plan.vars.clone();
     vars.insert("rep".into(), rep.to_string());
-    let what = format!("point {} rep {rep}", plan.point.index);
+    let what = run_label(plan, rep);
     // Nothing has been set up yet, so there is nothing to tear down either.
     if let Some(e) = io.runner.stopped() {
         return Err(e.context(what));

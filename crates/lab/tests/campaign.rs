@@ -352,7 +352,7 @@ cache_defeat = "drop_caches"
     .unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("point 1 rep 0: stopped by the test"),
+            .starts_with("point 1 (chunk=65536) rep 0: stopped by the test"),
         "{e}"
     );
     assert_eq!(
@@ -414,7 +414,8 @@ cache_defeat = { read_file = "/dummy", size = "2g" }
     );
     let e = r.unwrap_err();
     assert!(
-        e.to_string().contains("point 0 rep 0") && e.to_string().contains("device vanished"),
+        e.to_string()
+            .contains("point 0 (chunk=4096) rep 0: device vanished"),
         "{e}"
     );
     let log = h.log.borrow().clone();
@@ -735,7 +736,7 @@ fn a_failed_run_in_a_batch_stops_the_campaign_at_its_turn_and_a_rerun_resumes() 
         let (r, h) = go_wide(&e, &mut db, by_bs(true), None, 4);
         let err = r.unwrap_err().to_string();
         assert!(
-            err.contains("point 2 rep 0") && err.contains("16k failed"),
+            err.contains("point 2 (bs=16384) rep 0: 16k failed"),
             "{err}"
         );
         assert_eq!(batches(&h), ["batch 10"]);
@@ -895,7 +896,7 @@ fn a_run_stopped_early_is_not_stored_and_a_resumed_sweep_runs_it_again() {
             );
             let err = r.unwrap_err().to_string();
             assert!(
-                err.contains("point 0 rep 1")
+                err.contains("point 0 (bs=4096) rep 1")
                     && err.contains("stopped early (interrupted)")
                     && err.contains("not stored"),
                 "{err}"
