@@ -699,15 +699,19 @@ fn convergence_figures(
     let mut hlines = Vec::new();
     for (i, (point, steps)) in by_point.iter_mut().enumerate() {
         steps.sort_by_key(|s| s.step);
-        let name = c
-            .and_then(|c| {
-                c.points
-                    .iter()
-                    .find(|p| p.point == *point && p.source != Source::Reference)
-                    .map(|p| label(p, &c.varying))
-            })
+        let found = c.and_then(|c| {
+            c.points
+                .iter()
+                .find(|p| p.point == *point && p.source != Source::Reference)
+        });
+        let name = found
+            .zip(c)
+            .map(|(p, c)| label(p, &c.varying))
             .filter(|l| l != "all")
             .unwrap_or_else(|| format!("point {point}"));
+        // Drawn as its point's runs are: a simulated search dashed, as the other figures
+        // draw predictions, not solid as a measurement.
+        let source = found.map_or(Source::Measured, |p| p.source);
         if let Some(last) = steps.last() {
             if by_point_len_is_one(conv, campaign) {
                 hlines.push(HLine {
@@ -719,7 +723,7 @@ fn convergence_figures(
         series.push(Series {
             label: name,
             color: i,
-            source: Source::Measured,
+            source,
             points: steps
                 .iter()
                 .map(|s| Pt::new(s.total_bytes as f64, s.mb_s))

@@ -230,8 +230,19 @@ fn convergence_steps_give_a_curve_with_the_sustained_rate_marked() {
         "{}",
         c.hlines[0].label
     );
+    assert_eq!(c.series[0].source, Source::Measured);
     // Convergence without run rows still gets its figure.
     assert_eq!(kinds(&[], &convergence()), ["convergence"]);
+    // A simulated point's search is drawn as a prediction, as its runs are.
+    let mut sim = bs_sweep();
+    for r in &mut sim {
+        r.source = "simulated".into();
+    }
+    let figs = select_figures(&sim, &convergence());
+    let Figure::Line(c) = &figs[1].figure else {
+        panic!()
+    };
+    assert_eq!(c.series[0].source, Source::Predicted);
 }
 
 #[test]
