@@ -2312,9 +2312,17 @@ struct DirtyEntry {
 /// benchmark about 3% of its wall time on a virtual machine (BENCHMARKS.md). Large ones are
 /// therefore aligned to 2 MiB and the kernel asked to back them with huge pages before they
 /// are first written (a hint: where it declines, or elsewhere than Linux, nothing changes).
+///
+/// The memory comes zeroed from the allocator (`alloc_zeroed`), not cleared here: a large
+/// one is then fresh pages from the kernel, zero already, and the table's growth costs no
+/// pass over it (clearing each new table had been 1% of the random benchmark's instructions,
+/// and its pages faulted in before any entry was put there).
 struct Slots {
     ptr: std::ptr::NonNull<DirtyEntry>,
     len: usize,
+    /// Where the allocation starts (the slots start at its first boundary of their
+    /// alignment: see [`Slots::layout`]).
+    base: *mut u8,
 }
 
 // SAFETY: `Slots` owns its entries as a `Vec` would; they are `Send` and `Sync`.
@@ -2325,7 +2333,13 @@ unsafe impl Sync for Slots {}
 const HUGE_PAGE: usize = 2 << 20;
 
 impl Slots {
-    fn layout(len: usize) -> std::alloc::Layout {
+    /// The allocation for `len` slots, and the alignment the slots take within it: a huge
+    /// page's for a large table, a line's otherwise. The allocation is asked for with no more
+    /// than a word's alignment, which the system allocator serves zeroed by `calloc`: fresh
+    /// pages, not cleared again, for any table past its first few. (A larger alignment is
+    /// served by an aligned allocation that it then clears byte by byte.) It is that
+    /// alignment longer than the slots, which start at its first boundary.
+    fn layout(len: usize) -> (std::alloc::Layout, usize) {
         let size = len
             .checked_mul(std::mem::size_of::<DirtyEntry>())
             .expect("a dirty map within the address space");
@@ -2334,7 +2348,11 @@ impl Slots {
         } else {
             std::mem::align_of::<DirtyEntry>()
         };
-        std::alloc::Layout::from_size_align(size, align).expect("a dirty map's layout")
+        let layout = size
+            .checked_add(align)
+            .and_then(|n| std::alloc::Layout::from_size_align(n, std::mem::align_of::<u64>()).ok())
+            .expect("a dirty map's layout");
+        (layout, align)
     }
 
     /// `len` free slots.
@@ -2342,25 +2360,33 @@ impl Slots {
         if len == 0 {
             return Slots::default();
         }
-        let layout = Self::layout(len);
-        // SAFETY: the layout's size is nonzero (len ≥ 1 entries of 64 bytes).
-        let p = unsafe { std::alloc::alloc(layout) };
-        let Some(ptr) = std::ptr::NonNull::new(p.cast::<DirtyEntry>()) else {
+        let (layout, align) = Self::layout(len);
+        // SAFETY: the layout's size is nonzero (len ≥ 1 entries of 64 bytes). The memory is
+        // all zeros, and all-zero bytes are a free entry (a zero key, zero counts and
+        // offsets, `false`, and `None` for the boxed spill, which Rust guarantees is the null
+        // pointer).
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
             std::alloc::handle_alloc_error(layout)
-        };
+        }
+        // (The slots fit after the first boundary: the allocation is `align` longer.)
+        let skip = base.align_offset(align);
+        assert!(skip < align, "a boundary within the allocation");
+        let p = base.wrapping_add(skip);
         #[cfg(target_os = "linux")]
-        if layout.align() == HUGE_PAGE {
-            // SAFETY: the range is the allocation itself, page-aligned; MADV_HUGEPAGE changes
+        if align == HUGE_PAGE {
+            // SAFETY: the range is within the allocation, page-aligned; MADV_HUGEPAGE changes
             // only how the kernel backs it, never its contents. The result is ignored (a hint).
             unsafe {
-                libc::madvise(p.cast(), layout.size(), libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    p.cast(),
+                    len * std::mem::size_of::<DirtyEntry>(),
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
-        // SAFETY: the allocation holds `len` entries; all-zero bytes are a free entry (a zero
-        // key, zero counts and offsets, `false`, and `None` for the boxed spill, which Rust
-        // guarantees is the null pointer).
-        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
-        Slots { ptr, len }
+        let ptr = std::ptr::NonNull::new(p.cast::<DirtyEntry>()).expect("within the allocation");
+        Slots { ptr, len, base }
     }
 }
 
@@ -2369,6 +2395,7 @@ impl Default for Slots {
         Slots {
             ptr: std::ptr::NonNull::dangling(),
             len: 0,
+            base: std::ptr::null_mut(),
         }
     }
 }
@@ -2399,7 +2426,7 @@ impl Drop for Slots {
         // back with the layout it was taken with.
         unsafe {
             std::ptr::drop_in_place(&mut **self as *mut [DirtyEntry]);
-            std::alloc::dealloc(self.ptr.as_ptr().cast(), Self::layout(self.len));
+            std::alloc::dealloc(self.base, Self::layout(self.len).0);
         }
     }
 }
