@@ -1805,6 +1805,13 @@ impl<'w> Engine<'w> {
                 }
                 self.submit(io);
             }
+            // The queue full again (the usual end: one completion, one request): another
+            // turn of the loop would find it so, above its low mark, with something in
+            // flight, and return having done nothing. Returned from here instead.
+            let job = &jobs[j as usize];
+            if job.inflight >= job.depth && job.inflight > job.refill_at {
+                return;
+            }
         }
     }
 
