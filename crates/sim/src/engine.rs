@@ -125,22 +125,29 @@ impl EventQueue {
         let top = h[0];
         // Sift `last` down from the root to where it fits.
         let (n, key) = (h.len(), last.key());
+        let h = h.as_mut_ptr();
         let mut i = 0;
-        loop {
-            let mut c = 2 * i + 1;
-            if c >= n {
-                break;
+        // SAFETY: every index read or written is below `n`, the length of the heap: `c` and
+        // `c + 1` are compared with it before they are read, and `i` is 0 (the heap is not
+        // empty) or a `c` read before. (Indexed with checks, the sift cost four instructions
+        // of its 29 a level in the random benchmark, its hottest loop on the host side.)
+        unsafe {
+            loop {
+                let mut c = 2 * i + 1;
+                if c >= n {
+                    break;
+                }
+                if c + 1 < n {
+                    c += ((*h.add(c + 1)).key() < (*h.add(c)).key()) as usize;
+                }
+                if key <= (*h.add(c)).key() {
+                    break;
+                }
+                *h.add(i) = *h.add(c);
+                i = c;
             }
-            if c + 1 < n {
-                c += (h[c + 1].key() < h[c].key()) as usize;
-            }
-            if key <= h[c].key() {
-                break;
-            }
-            h[i] = h[c];
-            i = c;
+            *h.add(i) = last;
         }
-        h[i] = last;
         Some(top)
     }
     fn clear(&mut self) {
