@@ -346,6 +346,12 @@ pub struct RequestStream {
     /// multiples of the range's smallest size (fio's default `blockalign` for that
     /// direction), not of each request's size.
     range_align: [Option<u64>; 3],
+    /// A random stream of fixed sizes (`fixed` or `fixed_mixed`) whose every offset is drawn
+    /// uniformly over the region, a multiple of the request's size (no random map, no
+    /// distribution, alignment, sequential share or runs; `norandommap`): the number of
+    /// blocks that fit, by direction, worked out once. Such requests skip the checks of
+    /// [`RequestStream::place`] for all of those and its division, and draw as it does.
+    uniform: Option<[u64; 3]>,
     /// `rw=randread:N`: a random offset every N requests (counted over both directions,
     /// as fio counts them), the others following on from, or repeating, that direction's
     /// last (`rw_sequencer`). None: every request draws.
@@ -613,6 +619,28 @@ impl RequestStream {
         let range_align =
             [&spec.bs.read, &spec.bs.write, &spec.bs.trim].map(|d| d.range.map(|(lo, _)| lo));
         let run = (random && spec.rw_run > 1).then_some((spec.rw_run as u64, spec.rw_identical));
+        let uniform = (random
+            && zones.is_none()
+            && mapped.is_none()
+            && span_map.is_none()
+            && dist.is_none()
+            && seq_draws.is_none()
+            && run.is_none()
+            && spec.blockalign.is_none()
+            && range_align == [None; 3])
+            .then(|| match (fixed, fixed_mixed) {
+                (Some((dir, bs)), _) => {
+                    let mut slots = [0; 3];
+                    slots[dir as usize] = len / bs.max(1);
+                    Some(slots)
+                }
+                (None, Some((read_bs, write_bs))) => {
+                    let w = len / write_bs.max(1);
+                    Some([len / read_bs.max(1), w, w])
+                }
+                (None, None) => None,
+            })
+            .flatten();
         Ok(RequestStream {
             spec: spec.clone(),
             start,
@@ -660,6 +688,7 @@ impl RequestStream {
             dist,
             seq_draws,
             range_align,
+            uniform,
             run,
             last_start: [0; 3],
             // (verify_only with trims is refused.)
@@ -855,6 +884,20 @@ impl RequestStream {
             self.pos[dir as usize] = offset - self.start + bs;
             self.last_start[dir as usize] = offset - self.start;
         }
+        let req = self.issue_at(dir, offset, bs);
+        debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
+        req
+    }
+
+    /// [`Self::place`] for a request of a stream's fixed size `bs` in direction `dir`: a
+    /// uniform stream's straight from its count of blocks (the same draw).
+    #[inline(always)]
+    fn place_fixed(&mut self, dir: Dir, bs: u64) -> Request {
+        let Some(slots) = self.uniform else {
+            return self.place(dir, bs);
+        };
+        let offset = self.start + self.offsets.below(slots[dir as usize]) * bs;
+        debug_assert_eq!(slots[dir as usize], self.len / bs);
         let req = self.issue_at(dir, offset, bs);
         debug_assert!(req.offset >= self.start && req.offset + req.len <= self.start + self.len);
         req
@@ -1120,7 +1163,7 @@ impl RequestStream {
         // (most requests of most jobs). Anything else, `next_any` decides as before.
         if let Some((dir, bs)) = self.fixed {
             if !self.ended() && self.fits(bs) {
-                return Some(self.place(dir, bs));
+                return Some(self.place_fixed(dir, bs));
             }
         } else if let Some((read_bs, write_bs)) = self.fixed_mixed {
             // Both directions with fixed sizes: draw the direction, as `next_any` would
@@ -1132,7 +1175,7 @@ impl RequestStream {
                     Dir::Write | Dir::Trim => write_bs,
                 };
                 if self.fits(bs) {
-                    return Some(self.place(dir, bs));
+                    return Some(self.place_fixed(dir, bs));
                 }
                 if self.end_pass(bs) {
                     return None;
@@ -1906,6 +1949,47 @@ mod tests {
             let fast = stream_of(&s, 1 << 20);
             assert!(fast.fixed_mixed.is_some(), "{opts:?}");
             let mut general = fast.clone();
+            general.fixed_mixed = None;
+            let a: Vec<Request> = fast.take(5000).collect();
+            let b: Vec<Request> = general.take(5000).collect();
+            assert!(a.len() > 10, "{opts:?}");
+            assert_eq!(a, b, "{opts:?}");
+        }
+    }
+
+    /// Uniform random streams of fixed sizes (norandommap) take a shorter path; it gives
+    /// the same requests as the general one.
+    #[test]
+    fn uniform_streams_match_the_general_path() {
+        let cases: [&[(&str, &str)]; 3] = [
+            &[
+                ("rw", "randrw"),
+                ("bs", "8k"),
+                ("size", "1m"),
+                ("loops", "3"),
+            ],
+            &[
+                ("rw", "randrw"),
+                ("rwmixread", "30"),
+                ("bs", "4k,12k"),
+                ("size", "200k"),
+            ],
+            &[
+                ("rw", "randwrite"),
+                ("bs", "16k"),
+                ("size", "1m"),
+                ("loops", "2"),
+            ],
+        ];
+        for opts in cases {
+            let mut opts = opts.to_vec();
+            opts.push(("norandommap", "1"));
+            let s = spec(&opts);
+            let fast = stream_of(&s, 1 << 20);
+            assert!(fast.uniform.is_some(), "{opts:?}");
+            let mut general = fast.clone();
+            general.uniform = None;
+            general.fixed = None;
             general.fixed_mixed = None;
             let a: Vec<Request> = fast.take(5000).collect();
             let b: Vec<Request> = general.take(5000).collect();
