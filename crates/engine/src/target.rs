@@ -186,9 +186,16 @@ pub fn prepare_path(
             created: false,
         });
     }
+    if ft.is_dir() {
+        // fio's `directory` is how a job's files go in a folder; a user who gave the folder
+        // as the filename most likely meant that.
+        return Err(EngineError::usage(format!(
+            "target {shown} is a directory (valid: a regular file or a block device as --filename, or --directory={shown} to put the job's files in it)"
+        )));
+    }
     if !ft.is_file() {
         return Err(EngineError::usage(format!(
-            "target {shown} is neither a regular file nor a block device"
+            "target {shown} is neither a regular file nor a block device (valid: a regular file or a block device)"
         )));
     }
     if writes && meta.len() > 0 {
@@ -599,5 +606,32 @@ mod tests {
         let h = d.path().join("fits");
         prepare(&h, 1 << 20, false).unwrap();
         assert_eq!(std::fs::metadata(&h).unwrap().len(), 1 << 20);
+    }
+
+    /// A folder given as the target is refused in one line that says what to give instead:
+    /// `--directory`, fio's way to put a job's files in a folder. (It said only that the
+    /// folder was neither a regular file nor a block device.)
+    #[test]
+    fn a_folder_as_the_target_points_to_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(false);
+        let e = prepare_path(
+            d.path(),
+            Some(4096),
+            true,
+            false,
+            &stop,
+            (None, false),
+            &Layout::zeros(),
+        )
+        .unwrap_err();
+        let m = e.to_string();
+        assert!(e.is_usage(), "{m}");
+        assert!(!m.contains('\n'), "{m}");
+        assert!(m.contains(" is a directory"), "{m}");
+        assert!(
+            m.contains(&format!("--directory={}", d.path().display())),
+            "{m}"
+        );
     }
 }
