@@ -5,7 +5,7 @@ use crate::clock::Clock;
 use crate::exec::{Completion, Executor};
 use crate::verify;
 use raidlab_result::{
-    DirStats, ErrorCount, JobLog, JobResult, PassStats, SyncStats, VerifySummary,
+    DirStats, ErrorCount, JobLog, JobResult, PassTally, SyncStats, VerifySummary,
 };
 use raidlab_workload::DepthStep;
 use raidlab_workload::{
@@ -336,8 +336,8 @@ struct Counters {
     read: DirStats,
     write: DirStats,
     trim: DirStats,
-    passes: Vec<PassStats>,
-    pass_span: Vec<(u64, u64)>,
+    /// The passes, in bounded room (a time-based job over a small region makes thousands).
+    passes: PassTally,
     verify: VerifySummary,
     iodepth_level: [u64; 7],
 }
@@ -545,8 +545,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                 last_counted = now;
                 c.read = DirStats::default();
                 c.write = DirStats::default();
-                c.passes.clear();
-                c.pass_span.clear();
+                c.passes = PassTally::default();
                 c.iodepth_level = [0; 7];
                 syncs = SyncStats::default();
                 sampler = sampler.restarted();
@@ -1020,30 +1019,13 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
                     now - s.ready,
                 );
             }
-            let p = r.pass as usize;
-            if p >= c.passes.len() {
-                c.passes.resize_with(p + 1, PassStats::default);
-                c.pass_span.resize(p + 1, (u64::MAX, 0));
-            }
-            let ps = &mut c.passes[p];
-            ps.pass = r.pass;
-            match r.dir {
-                Dir::Read => {
-                    ps.read_bytes += r.len;
-                    ps.read_ios += 1;
-                }
-                Dir::Write => {
-                    ps.write_bytes += r.len;
-                    ps.write_ios += 1;
-                }
-                Dir::Trim => {
-                    ps.trim_bytes += r.len;
-                    ps.trim_ios += 1;
-                }
-            }
-            let span = &mut c.pass_span[p];
-            span.0 = span.0.min(s.submit.max(measure_from));
-            span.1 = span.1.max(now);
+            c.passes.count(
+                r.pass,
+                r.dir as usize,
+                r.len,
+                s.submit.max(measure_from),
+                now,
+            );
         }
         if bytes_done > 0 {
             progress.fetch_add(bytes_done, Ordering::Relaxed);
@@ -1180,17 +1162,8 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
     let sampled = measured.max(read_backs.last_ns.saturating_sub(measure_from));
     [c.read.samples, c.write.samples, c.trim.samples] =
         sampler.finish_logged(sampled, log.as_mut());
-    // Passes that saw no counted I/O (all inside the ramp) are left out.
-    let passes: Vec<PassStats> = c
-        .passes
-        .into_iter()
-        .zip(c.pass_span)
-        .filter(|(p, _)| p.read_ios + p.write_ios + p.trim_ios > 0)
-        .map(|(mut p, (a, b))| {
-            p.runtime_ns = b.saturating_sub(a);
-            p
-        })
-        .collect();
+    // (Passes that saw no counted I/O, all inside the ramp, were never counted.)
+    let (passes, passes_between) = c.passes.finish();
     let pct = |ns: u64| ns as f64 * 100.0 / elapsed as f64;
     if error.is_some() && errno == 0 {
         // A verify mismatch is the only error without an errno of its own: fio says EILSEQ.
@@ -1211,6 +1184,7 @@ pub fn drive<E: Executor>(setup: JobSetup, exec: &mut E, bufs: &AlignedBuf) -> J
         runtime_sum_ns: 0,
         elapsed_ns: elapsed,
         passes,
+        passes_between,
         verify: verify.as_ref().map(|_| c.verify),
         sim: None,
         stopped,

@@ -10,6 +10,7 @@
 
 pub mod histogram;
 pub mod iolog;
+pub mod passes;
 pub mod render;
 pub mod samples;
 pub mod schema;
@@ -18,6 +19,7 @@ pub mod timelog;
 
 pub use histogram::LatencyHistogram;
 pub use iolog::{IoAct, IoLog, IoLogEntry};
+pub use passes::{PassTally, PassesBetween};
 pub use render::{
     io_error_text, render, render_formats, render_json, render_terse, render_text,
     render_with_options, toml_syntax_error_text, OutputFormat,

@@ -323,7 +323,12 @@ pub struct JobResult {
     pub runtime_sum_ns: u64,
     /// Wall (or virtual) time from start to end, including ramp, ns.
     pub elapsed_ns: u64,
+    /// The job's passes over its region: every one up to a dozen; past that the first and
+    /// last five, and [`JobResult::passes_between`] adds up the rest (`passes.rs`).
     pub passes: Vec<PassStats>,
+    /// The passes between the listed ones, added up; `None` when every pass is listed.
+    #[serde(default)]
+    pub passes_between: Option<crate::passes::PassesBetween>,
     pub verify: Option<VerifySummary>,
     pub sim: Option<SimExtras>,
     /// Set when the job stopped early (Ctrl-C, error); results cover what ran.
@@ -479,6 +484,7 @@ impl std::fmt::Debug for JobResult {
             .field("runtime_sum_ns", &self.runtime_sum_ns)
             .field("elapsed_ns", &self.elapsed_ns)
             .field("passes", &self.passes)
+            .field("passes_between", &self.passes_between)
             .field("verify", &self.verify)
             .field("sim", &self.sim)
             .field("stopped", &self.stopped)

@@ -4,7 +4,10 @@
 //! output: top-level `fio version`, `timestamp`, `time`, `jobs[]`; per job `jobname`,
 //! `groupid`, `error`, `elapsed`, `job options`, `read`/`write`/`trim`/`sync`, `job_runtime`,
 //! `usr_cpu`, `sys_cpu`, `latency_ns`/`latency_us`/`latency_ms`. raidlab's own extras
-//! (target, engine, passes, verify, simulation) are under a `raidlab` key. `json+` adds fio's
+//! (target, engine, passes, verify, simulation) are under a `raidlab` key: `passes` lists every
+//! pass up to a dozen, past that the first and last five, and `passes_between` (null when
+//! every pass is listed) adds up the rest: their `first` and `last` pass, `count`, bytes and
+//! I/Os per direction, summed `runtime_ns`, slowest and fastest `bw_bytes_min`/`_max` (B/s). `json+` adds fio's
 //! latency histogram `bins` (`{"<ns>": count}`, fio's bucket values) to `clat_ns` and `lat_ns`.
 //!
 //! Keys fio writes that raidlab does not measure are left out rather than filled with made-up
@@ -199,6 +202,7 @@ fn job(j: &JobResult, options: &[(String, String)], plus: bool, agg: [u64; 4]) -
         "instances": j.instances,
         "elapsed_ns": j.elapsed_ns,
         "passes": j.passes,
+        "passes_between": j.passes_between,
         "verify": j.verify,
         "sim": j.sim,
         "stopped": j.stopped,

@@ -126,11 +126,6 @@ fn lat_unit(h: &LatencyHistogram) -> (&'static str, f64) {
     }
 }
 
-/// Pass lines a job shows in full; past this many, the first and last [`PASS_ENDS`] and one
-/// line for the rest.
-const MAX_PASS_LINES: usize = 12;
-const PASS_ENDS: usize = 5;
-
 fn lat_line(out: &mut String, label: &str, h: &LatencyHistogram) {
     if h.count() == 0 {
         return;
@@ -370,41 +365,14 @@ fn job_block(
             super::strerror(e.first)
         );
     }
-    if j.passes.len() > 1 {
-        let rate = |p: &crate::schema::PassStats| {
-            let bytes = p.read_bytes + p.write_bytes + p.trim_bytes;
-            if p.runtime_ns == 0 {
-                0.0
-            } else {
-                bytes as f64 * 1e9 / p.runtime_ns as f64
-            }
-        };
-        // Many passes (a small region, a long run): the first and last few, and one line
-        // for those between (every pass is in the JSON).
-        let n = j.passes.len();
-        let (head, tail) = if n > MAX_PASS_LINES {
-            (PASS_ENDS, n - PASS_ENDS)
-        } else {
-            (n, n)
-        };
-        for (i, p) in j.passes.iter().enumerate() {
-            if i == head && head < tail {
-                let mid = &j.passes[head..tail];
-                let lo = mid.iter().map(rate).fold(f64::INFINITY, f64::min);
-                let hi = mid.iter().map(rate).fold(0.0, f64::max);
-                let _ = writeln!(
-                    out,
-                    "  passes {}-{}: {} more, {} to {} (each in the JSON)",
-                    mid[0].pass,
-                    mid[mid.len() - 1].pass,
-                    mid.len(),
-                    bw_pair(lo),
-                    bw_pair(hi)
-                );
-            }
-            if i >= head && i < tail {
-                continue;
-            }
+    // A line for each listed pass (every one up to a dozen, else the first and last five:
+    // `passes.rs`), and one for those between, added up (the JSON adds them up too).
+    let (listed, between) = match &j.passes_between {
+        Some(b) => (j.passes.clone(), Some(b.clone())),
+        None => crate::passes::bound(j.passes.clone()),
+    };
+    if listed.len() + between.as_ref().map_or(0, |b| b.count as usize) > 1 {
+        for p in &listed {
             let _ = writeln!(
                 out,
                 "  pass {:<7}: read={}, write={}, {:.3}s, {}",
@@ -412,8 +380,22 @@ fn job_block(
                 bytes_binary(p.read_bytes as f64),
                 bytes_binary(p.write_bytes as f64),
                 p.runtime_ns as f64 / 1e9,
-                bw_pair(rate(p))
+                bw_pair(crate::passes::pass_rate(p))
             );
+            if let Some(b) = between
+                .as_ref()
+                .filter(|b| b.first.checked_sub(1) == Some(p.pass))
+            {
+                let _ = writeln!(
+                    out,
+                    "  passes {}-{}: {} more, {} to {} (added up in the JSON's passes_between)",
+                    b.first,
+                    b.last,
+                    b.count,
+                    bw_pair(b.bw_bytes_min as f64),
+                    bw_pair(b.bw_bytes_max as f64)
+                );
+            }
         }
     }
     if let Some(v) = &j.verify {
