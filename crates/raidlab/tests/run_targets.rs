@@ -362,7 +362,8 @@ fn embedded_default_is_removed_when_the_run_fails() {
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM, as fio takes both, stop the run after the I/O in flight and
-/// the results still print.
+/// the results still print; the exit code is 128 + the signal (130, 143), so a script does not
+/// take the cut-short run for a whole one (it exited 0).
 #[test]
 fn ctrl_c_stops_the_run_and_still_prints_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -392,7 +393,20 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
             start.elapsed() < Duration::from_secs(30),
             "did not stop promptly"
         );
-        let v = json(&assert_ok(&out, &format!("run stopped by signal {sig}")));
+        assert_eq!(out.status.code(), Some(128 + sig), "{}", stderr(&out));
+        let said = if sig == libc::SIGINT {
+            "Ctrl-C"
+        } else {
+            "SIGTERM"
+        };
+        assert!(
+            stderr(&out).trim_end().ends_with(&format!(
+                "raidlab: run stopped by {said}: the results cover what ran until then"
+            )),
+            "{}",
+            stderr(&out)
+        );
+        let v = json(&stdout(&out));
         assert!(v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
         assert!(
             v["jobs"][0]["raidlab"]["stopped"].is_string(),
@@ -738,7 +752,8 @@ fn ctrl_c_on_the_embedded_default_prints_results_and_removes_the_scratch_folder(
         let out = child.wait_with_output().unwrap();
         let code = out.status.code();
         if presses == 1 {
-            let v = json(&assert_ok(&out, "one Ctrl-C"));
+            assert_eq!(code, Some(130), "one Ctrl-C: {}", stderr(&out));
+            let v = json(&stdout(&out));
             let jobs = v["jobs"].as_array().unwrap();
             assert!(
                 jobs.iter().any(|j| j["raidlab"]["stopped"].is_string()),

@@ -819,6 +819,16 @@ pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::SeqCst) > 0
 }
 
+/// The exit code of a command an interrupt stopped, once it has said what it did: 128 + the
+/// signal (130 for Ctrl-C, 143 for SIGTERM), what a shell reports for a process the signal
+/// ended and what a second Ctrl-C exits with. `None` when no interrupt came.
+pub fn interrupt_exit_code() -> Option<i32> {
+    interrupted().then(|| match FIRST_SIGNAL.load(Ordering::SeqCst) {
+        0 => 128 + libc::SIGINT,
+        sig => 128 + sig,
+    })
+}
+
 /// What stopped the run, as a message says it: `SIGTERM`, or `Ctrl-C` (SIGINT, and before
 /// any signal came).
 pub fn interrupt_name() -> &'static str {
@@ -2449,7 +2459,21 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
         (execute(jobs.clone(), &opts), jobs)
     };
     match result {
-        Ok(mut r) => output.deliver(&mut r, &specs, &inv.formats),
+        Ok(mut r) => {
+            output.deliver(&mut r, &specs, &inv.formats)?;
+            // A run an interrupt cut short prints what it measured, and exits as the signal
+            // says (128 + it), so a script does not take part of a run for all of it.
+            match interrupt_exit_code() {
+                Some(code) => Err(CliError {
+                    code,
+                    message: format!(
+                        "run stopped by {}: the results cover what ran until then",
+                        interrupt_name()
+                    ),
+                }),
+                None => Ok(()),
+            }
+        }
         Err(e) => {
             output.discard();
             Err(e)

@@ -61,9 +61,15 @@ pub struct SweepArgs {
     parallel: Option<u32>,
 }
 
-/// The lab's error, each of its lines (a system file's errors) a line of its own.
+/// The lab's error, each of its lines (a system file's errors) a line of its own. A sweep an
+/// interrupt stopped exits as `raidlab run` does then: 128 + the signal.
 fn cli(e: LabError) -> CliError {
-    CliError::lines(if e.is_usage() { 2 } else { 1 }, e.message().lines())
+    let code = if e.is_usage() {
+        2
+    } else {
+        crate::cmd::run::interrupt_exit_code().unwrap_or(1)
+    };
+    CliError::lines(code, e.message().lines())
 }
 
 /// Runs points through `raidlab run`'s dispatcher (engine, arrays or simulator by target).
