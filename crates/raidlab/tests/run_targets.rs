@@ -423,6 +423,34 @@ fn ctrl_c_stops_the_run_and_still_prints_results() {
     }
 }
 
+/// Ctrl-C while the target is being laid out, before any job ran, exits as an interrupted
+/// run does (130), the half-laid-out file removed; it exited 1, as for a failure.
+#[test]
+fn ctrl_c_during_the_layout_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("big");
+    let child = Command::new(bin())
+        .args(["run", "--name=j", "--rw=write", "--bs=1m", "--size=4g"])
+        .arg(format!("--filename={}", f.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The layout has begun once the file exists; 4 GiB takes it seconds more.
+    assert!(
+        wait_for_entry(dir.path(), Duration::from_secs(60)),
+        "no file laid out"
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert!(!f.exists(), "the half-laid-out file was left");
+}
+
 #[test]
 fn simulated_target_runs_in_virtual_time_with_component_extras() {
     let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/llnl2000/fig11.toml");

@@ -2474,8 +2474,13 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
                 None => Ok(()),
             }
         }
-        Err(e) => {
+        Err(mut e) => {
             output.discard();
+            // Stopped before anything ran (laying a file out, say): no results, and the
+            // same exit as a run the interrupt cut short, not a failure's 1.
+            if let Some(code) = interrupt_exit_code().filter(|_| e.code != 2) {
+                e.code = code;
+            }
             Err(e)
         }
     }
