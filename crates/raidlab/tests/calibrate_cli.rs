@@ -336,3 +336,35 @@ fn bad_input_gets_one_line() {
         assert!(line.contains(what), "{args:?}: {line}");
     }
 }
+
+/// Ctrl-C stops a calibration with nothing fitted and exits as an interrupted run does, 130
+/// (it exited 1, as for a failure).
+#[test]
+fn ctrl_c_stops_a_calibration_with_exit_130() {
+    use std::process::{Command, Stdio};
+    // On tmpfs when there is one: 256 MiB of data (not a hole) to probe.
+    let dir = tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap();
+    let f = dir.path().join("drive");
+    std::fs::write(&f, vec![1u8; 256 << 20]).unwrap();
+    let child = Command::new(bin())
+        .args(["calibrate", f.to_str().unwrap(), "--probes", "1000000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A million requests a probe: the first stage is still running.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.trim_end()
+            .ends_with("raidlab: calibrate: interrupted by Ctrl-C: nothing fitted"),
+        "{err}"
+    );
+}

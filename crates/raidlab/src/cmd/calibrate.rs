@@ -106,8 +106,15 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
         let r = execute(specs, &opts)?;
         // Ctrl-C ends the probe running (its results come back); the stages after it would
         // measure nothing, so the calibration stops here.
-        if crate::cmd::run::interrupted() {
-            return Err(CliError::failed("calibrate: interrupted: nothing fitted"));
+        // It exits as an interrupted run does: 128 + the signal.
+        if let Some(code) = crate::cmd::run::interrupt_exit_code() {
+            return Err(CliError {
+                code,
+                message: format!(
+                    "calibrate: interrupted by {}: nothing fitted",
+                    crate::cmd::run::interrupt_name()
+                ),
+            });
         }
         Ok(r)
     })
