@@ -451,6 +451,51 @@ fn ctrl_c_during_the_layout_exits_130() {
     assert!(!f.exists(), "the half-laid-out file was left");
 }
 
+/// `--directory` names a folder that exists: a file there, or nothing, is refused in one
+/// line saying so, exit 2 (a file was "cannot check whether F/j.0.0 is in use: Not a
+/// directory", exit 1). A folder works, and a folder given as --filename points to it.
+#[test]
+fn directory_must_be_an_existing_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let missing = dir.path().join("missing");
+    for (d, said) in [(&file, "is not a folder"), (&missing, "does not exist")] {
+        let out = raidlab(&[
+            "--name=j",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            &format!("--directory={}", d.display()),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let want = format!("job 'j': directory={} {said} (valid: ", d.display());
+        assert_one_line(&stderr(&out), &want);
+        assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+        assert!(!missing.exists());
+    }
+    let out = raidlab(&[
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        &format!("--filename={}", dir.path().display()),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let want = format!("--directory={}", dir.path().display());
+    assert_one_line(&stderr(&out), &want);
+    assert!(stderr(&out).contains(&want), "{}", stderr(&out));
+    let out = raidlab(&[
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        &format!("--directory={}", dir.path().display()),
+    ]);
+    assert_ok(&out, "a folder as --directory");
+    assert!(dir.path().join("j.0.0").is_file());
+}
+
 #[test]
 fn simulated_target_runs_in_virtual_time_with_component_extras() {
     let system = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../systems/llnl2000/fig11.toml");

@@ -887,6 +887,7 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
     // show the same ones; drawn here for other callers). `directory` likewise.
     draw_seeds(&mut specs);
     open_dirs(&mut specs)?;
+    check_directories(&specs)?;
     raidlab_workload::apply_directories(&mut specs);
     if specs.is_empty() {
         return Err(CliError::usage(
@@ -948,6 +949,28 @@ pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult,
         );
     }
     Ok(result)
+}
+
+/// fio's `directory`: each folder a job's files go in must be one that exists (raidlab
+/// creates the files, not the folder). Checked here, at the edge, before the folders are
+/// joined to the file names (a file given as the folder was "cannot check whether F/j.0.0
+/// is in use: Not a directory", exit 1).
+fn check_directories(specs: &[JobSpec]) -> Result<(), CliError> {
+    for s in specs {
+        for d in &s.directory {
+            let problem = match std::fs::metadata(d) {
+                Ok(m) if m.is_dir() => continue,
+                Ok(_) => "is not a folder".to_string(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+                Err(e) => format!("cannot be read: {e}"),
+            };
+            return Err(CliError::usage(format!(
+                "job '{}': directory={d} {problem} (valid: an existing folder, in which raidlab creates the job's files; a file or device goes in --filename)",
+                s.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Read each job's `read_iolog` trace and take it as the job's requests and files.
@@ -2455,6 +2478,7 @@ pub fn main(args: RunArgs) -> Result<(), CliError> {
     } else {
         let mut jobs = inv.jobs;
         draw_seeds(&mut jobs);
+        check_directories(&jobs)?;
         raidlab_workload::apply_directories(&mut jobs);
         (execute(jobs.clone(), &opts), jobs)
     };
