@@ -177,8 +177,10 @@ impl PassTally {
             .entry(pass)
             .or_insert_with(|| Open::new(pass))
             .count(dir, len, from, to);
-        if self.latest.len() > OPEN {
-            let (_, oldest) = self.latest.pop_first().expect("more than OPEN");
+        if self.latest.len() <= OPEN {
+            return;
+        }
+        if let Some((_, oldest)) = self.latest.pop_first() {
             let lower = self
                 .first
                 .last()
