@@ -121,6 +121,16 @@ pub fn csv_experiments(parts: &[(&str, &[Outcome], &[String])], stat_metric: &st
     out
 }
 
+/// A point's repetitions as its tables show them: the values of the judged metric
+/// (`stat_metric`, whose spread and interval sit beside it), so that CSV, text and the
+/// statistics agree; a point without that metric counts its most-repeated one.
+fn reps(o: &Outcome, stat_metric: &str) -> u32 {
+    match o.stats.get(stat_metric) {
+        Some(s) => s.n,
+        None => o.stats.values().map(|s| s.n).max().unwrap_or(0),
+    }
+}
+
 /// One point's cells under [`csv_header`]'s columns.
 fn csv_row(o: &Outcome, axes: &[String], names: &[&str], stat_metric: &str) -> Vec<String> {
     let mut row: Vec<String> = vec![o.point.to_string()];
@@ -133,10 +143,9 @@ fn csv_row(o: &Outcome, axes: &[String], names: &[&str], stat_metric: &str) -> V
                 .unwrap_or(""),
         ));
     }
-    let n = o.stats.values().next().map(|s| s.n).unwrap_or(0);
     row.push(o.source.clone());
     row.push(csv_field(&o.target));
-    row.push(n.to_string());
+    row.push(reps(o, stat_metric).to_string());
     row.push(o.attempts.to_string());
     row.push(if o.flagged { "1" } else { "0" }.into());
     for m in TABLE_METRICS {
@@ -207,7 +216,7 @@ pub fn text(outcomes: &[Outcome], axes: &[String], stat_metric: &str) -> String 
             s.map(|s| format!("{:.1}%", s.spread_pct))
                 .unwrap_or_default(),
         );
-        r.push(s.map(|s| s.n.to_string()).unwrap_or_default());
+        r.push(reps(o, stat_metric).to_string());
         r.push(if o.flagged {
             "FLAGGED: spread over threshold".into()
         } else {
@@ -360,6 +369,29 @@ mod tests {
             .map(|p| p["experiment"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["sim", "default"]);
+    }
+
+    /// `reps` counts the judged metric's values, whatever metric sorts first: a latency a
+    /// run did not report leaves `lat_*` with fewer values than `mb_s`.
+    #[test]
+    fn reps_are_the_judged_metrics() {
+        let mut o = outcome();
+        o.stats
+            .insert("disk_util".to_string(), Stats::of(&[50.0]).unwrap());
+        let axes = vec!["system".to_string(), "bs".to_string()];
+        let out = csv(&[o.clone()], &axes, "mb_s");
+        let head: Vec<&str> = out.lines().next().unwrap().split(',').collect();
+        let row = out.lines().nth(1).unwrap().replace("\"array:a,b\"", "T");
+        let cells: Vec<&str> = row.split(',').collect();
+        let col = head.iter().position(|h| *h == "reps").unwrap();
+        assert_eq!(cells[col], "3", "{out}");
+        let t = text(&[o], &axes, "mb_s");
+        let line = t.lines().nth(1).unwrap();
+        assert!(
+            line.trim_end()
+                .ends_with("3  FLAGGED: spread over threshold"),
+            "{t}"
+        );
     }
 
     #[test]
