@@ -213,7 +213,7 @@ pub fn run(
     let mut report = Report {
         reference_rows: crate::reference::import(
             exp,
-            &crate::reference::swept_systems(&plans),
+            &crate::reference::Scope::of(exp, &plans),
             db,
             campaign_id,
             &mut *io.observe,

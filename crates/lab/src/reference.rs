@@ -4,8 +4,9 @@
 //! Each `[[reference.series]]` turns every CSV row into one stored row: `params` are templates
 //! over the row's columns (`"fig{figure}"`, `"{block_kib*1024}"` for KiB → bytes) and `metrics`
 //! name the column holding each metric. Rows whose metric cells are all empty are skipped, and
-//! so are rows naming a `system` none of the campaign's points runs (a sweep narrowed with
-//! `--set system=…` overlays that system's rows, not every figure's).
+//! so are rows of a configuration none of the campaign's points runs: a `system` or `rw` no
+//! point runs (a sweep narrowed with `--set system=…` or `--set rw=read` overlays those rows,
+//! not every figure's and direction's). See [`Scope::admit`].
 
 use crate::campaign::Event;
 use crate::db::{params_key, Db, RunRecord};
@@ -143,31 +144,79 @@ pub fn rows_of(r: &Reference, text: &str) -> Result<Vec<RefRow>, String> {
     Ok(out)
 }
 
-/// The systems the points run, as their `system` parameter shows them (`fig12`); empty when
-/// no point names one (a real target).
-pub fn swept_systems(plans: &[PointPlan]) -> BTreeSet<String> {
-    plans
-        .iter()
-        .filter_map(|p| p.params.get("system").cloned())
-        .collect()
+/// Parameters that say how much a point moves, not what it measures: a reference row
+/// measured with another amount is still the same configuration, overlaid with its amount
+/// kept (the report names it), where another value of any other parameter the points fix
+/// (`rw`, `system`) is a configuration no point runs.
+pub const AMOUNT_KEYS: &[&str] = &["size", "io_size", "number_ios", "runtime"];
+
+/// What a campaign's points run, to choose the reference rows that belong with them.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// Each parameter the points store (swept axes, fixed target parameters) → its values.
+    stored: BTreeMap<String, BTreeSet<String>>,
+    /// Workload options the experiment fixes for every point, which the points do not
+    /// store (`rw = "read"`, `--set rw=read`), as stored values.
+    fixed: BTreeMap<String, String>,
 }
 
-/// Whether a reference row with `params` belongs with points running `systems`: a row naming
-/// a system only if it is one of them; a row naming none, or any row when the points name
-/// none, always.
-pub fn for_systems(params: &BTreeMap<String, String>, systems: &BTreeSet<String>) -> bool {
-    match params.get("system") {
-        Some(s) if !systems.is_empty() => systems.contains(s),
-        _ => true,
+impl Scope {
+    /// The scope of `plans`, the points of `exp`.
+    pub fn of(exp: &Experiment, plans: &[PointPlan]) -> Scope {
+        let mut stored: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for p in plans {
+            for (k, v) in &p.params {
+                stored.entry(k.clone()).or_default().insert(v.clone());
+            }
+        }
+        let fixed = exp
+            .workload
+            .iter()
+            // `{…}` values are computed per point: not one fixed value.
+            .filter(|(k, v)| !v.contains('{') && !stored.contains_key(k))
+            .filter_map(|(k, v)| {
+                let c = canonical_value(k, v).ok()?;
+                Some((k.clone(), display_value(k, &c)))
+            })
+            .collect();
+        Scope { stored, fixed }
+    }
+
+    /// The parameters to store a reference row with, or `None` when the row is of a
+    /// configuration no point runs. A parameter the points store keeps a row when its value is
+    /// one the points run; when the points fix it to one value, only that value does; a
+    /// numeric axis the points sweep keeps every value (the reference's between and beyond
+    /// are on the same curve). A workload option the experiment fixes keeps a row of that
+    /// value, stored without it as the points are; an [`AMOUNT_KEYS`] value other than the
+    /// points' stays with the row. A parameter the points neither store nor fix keeps it.
+    pub fn admit(&self, params: &BTreeMap<String, String>) -> Option<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        for (k, v) in params {
+            if let Some(values) = self.stored.get(k) {
+                let axis = values.len() > 1 && values.iter().all(|x| x.parse::<f64>().is_ok());
+                if !axis && !values.contains(v) {
+                    return None;
+                }
+            } else if let Some(f) = self.fixed.get(k) {
+                if f == v {
+                    continue;
+                }
+                if !AMOUNT_KEYS.contains(&k.as_str()) {
+                    return None;
+                }
+            }
+            out.insert(k.clone(), v.clone());
+        }
+        Some(out)
     }
 }
 
-/// Store the experiment's references (skipping rows already stored, and rows of systems
-/// other than `systems`, the points': [`for_systems`]). A missing file is a note, not an
-/// error: the campaign's own runs do not depend on it.
+/// Store the experiment's references (skipping rows already stored, and rows of
+/// configurations no point of `scope` runs: [`Scope::admit`]). A missing file is a note, not
+/// an error: the campaign's own runs do not depend on it.
 pub fn import(
     exp: &Experiment,
-    systems: &BTreeSet<String>,
+    scope: &Scope,
     db: &mut Db,
     campaign_id: i64,
     observe: &mut dyn FnMut(&Event),
@@ -188,9 +237,9 @@ pub fn import(
         let rows = rows_of(r, &text)
             .map_err(|e| LabError::usage(format!("reference {}: {e}", r.file.display())))?;
         for (i, (params, metrics)) in rows.into_iter().enumerate() {
-            if !for_systems(&params, systems) {
+            let Some(params) = scope.admit(&params) else {
                 continue;
-            }
+            };
             let key = params_key(&params);
             if !db.done_reps(&exp.hash, &key, "reference", 0)?.is_empty() {
                 continue;
@@ -257,23 +306,65 @@ mod tests {
         assert_eq!(rows[2].1["mb_s"], 47.1);
     }
 
+    fn params(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn scope(stored: &[(&str, &[&str])], fixed: &[(&str, &str)]) -> Scope {
+        Scope {
+            stored: stored
+                .iter()
+                .map(|(k, vs)| (k.to_string(), vs.iter().map(|v| v.to_string()).collect()))
+                .collect(),
+            fixed: params(fixed),
+        }
+    }
+
     #[test]
     fn rows_of_other_systems_are_not_for_these_points() {
-        let row = |sys: Option<&str>| -> BTreeMap<String, String> {
-            let mut p = BTreeMap::from([("bs".to_string(), "65536".to_string())]);
-            if let Some(s) = sys {
-                p.insert("system".into(), s.into());
-            }
-            p
-        };
-        let fig12 = BTreeSet::from(["fig12".to_string()]);
-        assert!(for_systems(&row(Some("fig12")), &fig12));
-        assert!(!for_systems(&row(Some("fig11")), &fig12));
-        assert!(for_systems(&row(None), &fig12), "a row naming no system");
+        let fig12 = scope(&[("system", &["fig12"]), ("bs", &["512", "65536"])], &[]);
+        let row = |sys: &str| params(&[("system", sys), ("bs", "65536")]);
+        assert!(fig12.admit(&row("fig12")).is_some());
+        assert!(fig12.admit(&row("fig11")).is_none());
         assert!(
-            for_systems(&row(Some("fig11")), &BTreeSet::new()),
+            fig12.admit(&params(&[("bs", "65536")])).is_some(),
+            "a row naming no system"
+        );
+        assert!(
+            scope(&[("bs", &["65536"])], &[])
+                .admit(&row("fig11"))
+                .is_some(),
             "points naming no system (a real target)"
         );
+        // A block size between the swept ones is on the same curve.
+        let between = params(&[("system", "fig12"), ("bs", "4096")]);
+        assert_eq!(fig12.admit(&between), Some(between.clone()));
+    }
+
+    /// `--set rw=read` fixes the direction without storing it: the write rows are of no
+    /// point (they were overlaid as "rw=write (reference)" beside no simulated curve), and
+    /// the read rows are stored without `rw`, as the points are, so that they overlay them.
+    #[test]
+    fn rows_of_a_direction_no_point_runs_are_not_for_these_points() {
+        let read = scope(&[("system", &["fig12"])], &[("rw", "read")]);
+        let row = |rw: &str| params(&[("system", "fig12"), ("rw", rw), ("bs", "65536")]);
+        assert_eq!(read.admit(&row("write")), None);
+        assert_eq!(
+            read.admit(&row("read")),
+            Some(params(&[("system", "fig12"), ("bs", "65536")]))
+        );
+        // Swept directions keep each row of a direction run, and no other.
+        let both = scope(&[("rw", &["read", "write"])], &[]);
+        assert!(both.admit(&row("write")).is_some());
+        assert!(both.admit(&row("randread")).is_none());
+        // Another amount is the same configuration: the row keeps its size for the report.
+        let small = scope(&[], &[("size", "268435456")]);
+        let sized = params(&[("bs", "65536"), ("size", "8589934592")]);
+        assert_eq!(small.admit(&sized), Some(sized.clone()));
+        let same = scope(&[], &[("size", "8589934592")]);
+        assert_eq!(same.admit(&sized), Some(params(&[("bs", "65536")])));
     }
 
     #[test]

@@ -664,6 +664,71 @@ metrics = { mb_s = "read_mb_s" }
     assert_eq!(r.unwrap().reference_rows, 3);
 }
 
+/// A sweep narrowed to one direction (`--set rw=read`) stores the reference rows of that
+/// direction only, keyed as its points are (without `rw`, which the points do not store
+/// once it is fixed), so that they overlay them. The write rows were stored too, and the
+/// report drew "rw=write (reference)" markers beside no simulated curve.
+#[test]
+fn only_the_swept_directions_reference_rows_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("chain.csv"),
+        "figure,count,block_kib,read_mb_s,write_mb_s\n12,131072,64,44.0,16.0\n12,4096,2048,47.1,18.2\n",
+    )
+    .unwrap();
+    let text = r#"
+name = "directions"
+[workload]
+size = "8g"
+[target]
+system = "/p/llnl2000/fig12.toml"
+[sweep]
+rw = ["read", "write"]
+bs = ["64k", "2m"]
+[[reference]]
+file = "chain.csv"
+label = "seed"
+[[reference.series]]
+params = { system = "fig{figure}", rw = "read", bs = "{block_kib*1024}", size = "{count*block_kib*1024}" }
+metrics = { mb_s = "read_mb_s" }
+[[reference.series]]
+params = { system = "fig{figure}", rw = "write", bs = "{block_kib*1024}", size = "{count*block_kib*1024}" }
+metrics = { mb_s = "write_mb_s" }
+"#;
+    let set = ["rw=read".to_string()];
+    let e = Experiment::parse(text, "t.toml", dir.path(), &set).unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("d.db")).unwrap();
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 2);
+    let runs = db.runs().unwrap();
+    let key = |reference: bool| -> std::collections::BTreeSet<_> {
+        runs.iter()
+            .filter(|r| (r.source == "reference") == reference)
+            .map(|r| r.params.clone())
+            .collect()
+    };
+    assert_eq!(key(false).len(), 2);
+    assert_eq!(
+        key(true),
+        key(false),
+        "read rows only, keyed as the points (8 GiB each, the workload's size)"
+    );
+    // Another size keeps the rows, with the reference's size for the report to name.
+    let set = ["rw=read".to_string(), "size=256m".to_string()];
+    let e = Experiment::parse(text, "t.toml", dir.path(), &set).unwrap();
+    let mut db = Db::open_or_create(&dir.path().join("s.db")).unwrap();
+    let (r, _) = go(&e, &mut db, |_, _| Ok(5.0), None);
+    assert_eq!(r.unwrap().reference_rows, 2);
+    let sizes: Vec<String> = db
+        .runs()
+        .unwrap()
+        .iter()
+        .filter(|r| r.source == "reference")
+        .map(|r| r.params.get("size").cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(sizes, ["8589934592", "8589934592"]);
+}
+
 /// Rate by block size alone (so the order runs are computed in cannot change it); 16 KiB
 /// fails when `fail` is set.
 fn by_bs(fail: bool) -> impl FnMut(u32, &JobSpec) -> Result<f64, LabError> {
