@@ -343,15 +343,39 @@ fn reps_note(pts: &[&Point], metric: &str) -> String {
     }
 }
 
-fn sources_note(c: &Campaign) -> String {
-    if c.sources.len() > 1 {
-        " Solid lines: measured; dashed: simulated; open markers: reference.".into()
-    } else if c.sources == [Source::Predicted] {
-        " All points are simulated.".into()
-    } else if c.sources == [Source::Reference] {
-        " All points are reference values.".into()
-    } else {
-        String::new()
+/// What the caption says of the sources a figure draws (`present`, any order): nothing for
+/// measurements alone, else how each source present is drawn, naming no source the figure
+/// lacks. `lines`: a line chart (styles per source), else bars (labelled by source).
+fn sources_note(present: &[Source], lines: bool) -> String {
+    let mut present: Vec<Source> = present.to_vec();
+    present.sort();
+    present.dedup();
+    match present.as_slice() {
+        [] | [Source::Measured] => String::new(),
+        [Source::Predicted] => " All points are simulated.".into(),
+        [Source::Reference] => " All points are reference values.".into(),
+        many if lines => {
+            let parts: Vec<&str> = many
+                .iter()
+                .map(|s| match s {
+                    Source::Measured => "solid lines: measured",
+                    Source::Predicted => "dashed: simulated",
+                    Source::Reference => "open markers: reference",
+                })
+                .collect();
+            let text = parts.join("; ");
+            let mut chars = text.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            format!(
+                " {}{}.",
+                first.into_iter().collect::<String>(),
+                chars.as_str()
+            )
+        }
+        many => format!(
+            " Each bar's label names its source ({}).",
+            many.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -407,6 +431,7 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             .collect::<std::collections::BTreeSet<_>>()
             .len()
             > 1;
+        let drawn: Vec<Source> = curves.keys().map(|(_, s)| *s).collect();
         let series: Vec<Series> = curves
             .into_iter()
             .map(|((ci, src), points)| {
@@ -466,7 +491,7 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             metric.words,
             param_title(x),
             reps_note(&pts, metric.name),
-            sources_note(c)
+            sources_note(&drawn, true)
         );
         let chart = LineChart {
             title,
@@ -540,6 +565,7 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
             .collect::<std::collections::BTreeSet<_>>()
             .len()
             > 1;
+        let drawn: Vec<Source> = series_labels.iter().map(|(_, s)| *s).collect();
         let series: Vec<BarSeries> = series_labels
             .iter()
             .enumerate()
@@ -581,7 +607,7 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
         let caption = format!(
             "{what}{suffix}: median MB/s per bar. {}{}",
             reps_note(&pts, MB_S.name),
-            sources_note(c)
+            sources_note(&drawn, false)
         );
         let chart = BarChart {
             title: format!("{what}{suffix}"),

@@ -549,3 +549,44 @@ fn a_two_valued_parameter_makes_lines_not_a_heatmap_axis() {
         ]
     );
 }
+
+/// A simulated sweep with reference rows and no measurement: the caption names the two
+/// sources drawn, not a "solid lines: measured" that no curve is.
+#[test]
+fn caption_names_only_the_sources_a_figure_draws() {
+    let rows: Vec<_> = bs_sweep()
+        .into_iter()
+        .filter(|r| r.source == "simulated")
+        .flat_map(|r| {
+            let mut reference = r.clone();
+            reference.source = "reference".into();
+            reference.target = "seed 000 measured".into();
+            [r, reference]
+        })
+        .collect();
+    let figs = select_figures(&rows, &[]);
+    assert_eq!(figs.len(), 1);
+    let caption = &figs[0].caption;
+    assert!(
+        caption.contains("Dashed: simulated; open markers: reference."),
+        "{caption}"
+    );
+    assert!(!caption.contains("measured"), "{caption}");
+
+    // Bars (one configuration, two sources) are told apart by their labels, not line styles.
+    let one: Vec<_> = rows
+        .iter()
+        .filter(|r| r.params["bs"] == "65536" && r.params["rw"] == "read")
+        .cloned()
+        .collect();
+    let figs = select_figures(&one, &[]);
+    assert_eq!(figs[0].kind, "bars-sources");
+    assert!(
+        figs[0]
+            .caption
+            .contains("Each bar's label names its source (simulated, reference)."),
+        "{}",
+        figs[0].caption
+    );
+    assert!(!figs[0].caption.contains("Solid"), "{}", figs[0].caption);
+}
