@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::chart::Source;
 use crate::rows::RunRow;
+use raidlab_lab::reference::AMOUNT_KEYS;
 use raidlab_lab::stats::Stats;
 
 /// Name of the pseudo-parameter that carries the target when a campaign ran on several.
@@ -136,6 +137,9 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     let names: BTreeSet<&String> = points.iter().flat_map(|p| p.params.keys()).collect();
     let mut varying: Vec<String> = names
         .into_iter()
+        // A reference's amount that the campaign's own points do not carry tells no
+        // configurations apart: the caption names it ([`reference_amounts`]).
+        .filter(|k| reference_amount(&points.iter().collect::<Vec<_>>(), k).is_none())
         .filter(|k| {
             points
                 .iter()
@@ -167,6 +171,40 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     };
     c.points.sort_by(|a, b| cmp_points(&c.varying, a, b));
     c
+}
+
+/// The values of an amount parameter (`size`, [`AMOUNT_KEYS`]) that reference points of
+/// `pts` were measured with when none of the other points carries it: the reference moved
+/// another amount than the sweep set (its rows keep their amount only then), which a
+/// caption should say. `None` when no reference point has it, or another point does too.
+fn reference_amount(pts: &[&Point], key: &str) -> Option<Vec<String>> {
+    if !AMOUNT_KEYS.contains(&key) {
+        return None;
+    }
+    let (refs, others): (Vec<&Point>, Vec<&Point>) =
+        pts.iter().partition(|p| p.source == Source::Reference);
+    if others.is_empty() || others.iter().any(|p| !p.param(key).is_empty()) {
+        return None;
+    }
+    let mut values: Vec<String> = refs
+        .iter()
+        .map(|p| p.param(key).to_string())
+        .filter(|v| !v.is_empty())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    values.sort_by(|a, b| cmp_values(key, a, b));
+    (!values.is_empty()).then_some(values)
+}
+
+/// Each amount parameter the reference points of `pts` were measured with and the others do
+/// not carry (see [`reference_amount`]), with its values: seed 000's 8 GB per point beside
+/// a sweep run with `--set size=256m`.
+pub fn reference_amounts(pts: &[&Point]) -> Vec<(String, Vec<String>)> {
+    AMOUNT_KEYS
+        .iter()
+        .filter_map(|k| reference_amount(pts, k).map(|v| (k.to_string(), v)))
+        .collect()
 }
 
 /// Conventional order of parameters in labels and tables.

@@ -19,7 +19,8 @@ use crate::chart::{
     AxisSpec, BarChart, BarSeries, Figure, HLine, Heatmap, LineChart, Pt, Series, Source,
 };
 use crate::points::{
-    campaigns, cmp_values, is_percent_param, is_size_param, label, value_number, Campaign, Point,
+    campaigns, cmp_values, is_percent_param, is_size_param, label, reference_amounts, show_value,
+    value_number, Campaign, Point,
 };
 use crate::rows::{ConvergenceStep, RunRow};
 
@@ -379,6 +380,23 @@ fn sources_note(present: &[Source], lines: bool) -> String {
     }
 }
 
+/// What the caption says of a reference measured with another amount than the sweep's
+/// points (`size` 8 GiB beside a sweep at 256 MiB): its amount, so that a gap between the
+/// curves is not read as the model's alone.
+fn amount_note(pts: &[&Point]) -> String {
+    reference_amounts(pts)
+        .iter()
+        .map(|(k, values)| {
+            let shown: Vec<String> = values.iter().map(|v| show_value(k, v)).collect();
+            format!(
+                " Reference values were measured at {} {} per point, which this sweep's points did not set.",
+                param_title(k),
+                shown.join(" or ")
+            )
+        })
+        .collect()
+}
+
 /// Line charts of `metric` against `x`, one curve per configuration of the other varying
 /// parameters (and source).
 fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<FigureSpec> {
@@ -487,11 +505,12 @@ fn lines(c: &Campaign, x: &str, metric: &Metric, kind: &str, what: &str) -> Vec<
             (Scale::Linear, false) => "linear axes",
         };
         let caption = format!(
-            "{what}{suffix}: {} against {}, {scales}, {curves_by}. {}{}",
+            "{what}{suffix}: {} against {}, {scales}, {curves_by}. {}{}{}",
             metric.words,
             param_title(x),
             reps_note(&pts, metric.name),
-            sources_note(&drawn, true)
+            sources_note(&drawn, true),
+            amount_note(&pts)
         );
         let chart = LineChart {
             title,
@@ -605,9 +624,10 @@ fn bars(c: &Campaign, cat: &str, bar: &str, kind: &str) -> Vec<FigureSpec> {
             axis_title(cat)
         };
         let caption = format!(
-            "{what}{suffix}: median MB/s per bar. {}{}",
+            "{what}{suffix}: median MB/s per bar. {}{}{}",
             reps_note(&pts, MB_S.name),
-            sources_note(&drawn, false)
+            sources_note(&drawn, false),
+            amount_note(&pts)
         );
         let chart = BarChart {
             title: format!("{what}{suffix}"),

@@ -590,3 +590,59 @@ fn caption_names_only_the_sources_a_figure_draws() {
     );
     assert!(!figs[0].caption.contains("Solid"), "{}", figs[0].caption);
 }
+
+/// Reference rows measured with another amount than the sweep's points (seed 000's 8 GiB per
+/// point beside `--set size=256m`) keep their size: the caption says so, and the size draws
+/// no curves of its own.
+#[test]
+fn caption_names_a_reference_measured_at_another_size() {
+    let rows: Vec<_> = bs_sweep()
+        .into_iter()
+        .filter(|r| r.source == "simulated")
+        .flat_map(|r| {
+            let mut reference = r.clone();
+            reference.source = "reference".into();
+            reference.target = "seed 000 measured".into();
+            reference
+                .params
+                .insert("size".into(), (8u64 << 30).to_string());
+            [r, reference]
+        })
+        .collect();
+    let figs = select_figures(&rows, &[]);
+    assert_eq!(figs.len(), 1);
+    let Figure::Line(c) = &figs[0].figure else {
+        panic!("expected a line chart")
+    };
+    let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "rw=read (simulated)",
+            "rw=read (reference)",
+            "rw=write (simulated)",
+            "rw=write (reference)"
+        ]
+    );
+    assert!(
+        figs[0]
+            .caption
+            .contains("Reference values were measured at total size (size) 8 GiB per point"),
+        "{}",
+        figs[0].caption
+    );
+    // The same size on every point is no note.
+    let same: Vec<_> = rows
+        .into_iter()
+        .map(|mut r| {
+            r.params.insert("size".into(), (8u64 << 30).to_string());
+            r
+        })
+        .collect();
+    let figs = select_figures(&same, &[]);
+    assert!(
+        !figs[0].caption.contains("Reference values"),
+        "{}",
+        figs[0].caption
+    );
+}
