@@ -22,10 +22,17 @@ fn mpirun_in(dir: Option<&std::path::Path>, ranks: u32, args: &[&str]) -> Output
     if let Some(d) = dir {
         cmd.current_dir(d);
     }
-    cmd.args(["-np", &ranks.to_string(), "--oversubscribe"])
-        .arg(bin())
-        .args(["run", "--mpi"])
-        .args(args)
+    let mut line: Vec<String> = vec!["-np".into(), ranks.to_string(), "--oversubscribe".into()];
+    line.extend([bin(), "run", "--mpi"].iter().map(|s| s.to_string()));
+    line.extend(args.iter().map(|s| s.to_string()));
+    mpirun_line(cmd, &line)
+}
+
+/// `mpirun LINE...` as [`mpirun_in`] runs it (LINE may hold several `-np N raidlab …`
+/// separated by `:`, Open MPI's form for ranks given different command lines).
+fn mpirun_line(mut cmd: Command, line: &[String]) -> Output {
+    let args = line;
+    cmd.args(line)
         // (CI runs as root; Open MPI refuses root without these.)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -356,4 +363,61 @@ fn rank_shift_reads_the_next_ranks_region() {
     };
     assert_eq!(read("--rank_shift=0"), [(0, 16), (1, 0)]);
     assert_eq!(read("--rank_shift=1"), [(0, 0), (1, 16)]);
+}
+
+/// Ranks given different command lines (Open MPI's `-np 1 A : -np 1 B`) that run different
+/// numbers of stonewall groups, or where one asks for --help, would meet a different number
+/// of times: one line names them and every rank ends, rather than each waiting at a meeting
+/// the other never holds (the run hung before).
+#[test]
+fn ranks_given_different_jobs_end_in_one_line() {
+    require_tool("mpirun", "openmpi-bin");
+    let d = scratch("raidlab-mpi-");
+    let f = |n: &str| format!("--filename={}", d.path().join(n).display());
+    let one: Vec<String> = vec![
+        "--name=w".into(),
+        f("a"),
+        "--rw=write".into(),
+        "--bs=64k".into(),
+        "--size=1m".into(),
+    ];
+    let mut two = one.clone();
+    two[1] = f("b");
+    two.extend(
+        [
+            "--name=r",
+            "--stonewall",
+            "--rw=read",
+            "--bs=64k",
+            "--size=1m",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    two.push(f("b"));
+    let rank = |args: &[String]| -> Vec<String> {
+        let mut v: Vec<String> = ["-np", "1", "--oversubscribe", bin(), "run", "--mpi"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(args.iter().cloned());
+        v
+    };
+    for (a, b, said) in [
+        (&one, &two, "rank 0 on"),
+        (&vec!["--help".to_string()], &one, "--help"),
+    ] {
+        let mut line = rank(a);
+        line.push(":".into());
+        line.extend(rank(b));
+        let o = mpirun_line(Command::new("mpirun"), &line);
+        assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
+        let lines = raidlab_lines(&o);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].contains("the ranks were given different jobs") && lines[0].contains(said),
+            "{lines:?}"
+        );
+        assert!(!stdout(&o).contains("Run status"), "{}", stdout(&o));
+    }
 }

@@ -38,11 +38,53 @@ enum Status {
     Follows,
 }
 
-/// The first meeting's message: whether the rank could ready its run, and its targets.
+/// The first meeting's message: whether the rank could ready its run, its targets, and how
+/// many stonewall groups it runs (0 for `--help`): the meetings that follow are counted from
+/// the groups, so ranks that disagree on them would wait at meetings the others never hold.
 #[derive(Serialize, Deserialize)]
 struct Hello {
     status: Status,
     targets: Vec<String>,
+    groups: usize,
+}
+
+/// The stonewall groups of a rank's jobs (at least one: a run meets once before its first).
+fn stonewall_groups(jobs: &[JobSpec]) -> usize {
+    raidlab_workload::job_groups(jobs)
+        .last()
+        .map_or(1, |g| g.0 + 1)
+}
+
+/// The line rank 0 prints when the ranks that readied their runs did not ready the same
+/// number of stonewall groups (`mpirun -np 1 raidlab … : -np 1 raidlab …` given two
+/// different command lines, or a job file that differs between hosts): their meetings would
+/// not line up, so the run ends before any of them.
+fn groups_disagree(groups: &[Option<usize>], hosts: &[String]) -> Option<String> {
+    let mut seen: Vec<(usize, MpiPlace)> = Vec::new();
+    for (r, g) in groups.iter().enumerate() {
+        let Some(g) = *g else { continue };
+        let place = MpiPlace::one(r as u32, &hosts[r]);
+        match seen.iter_mut().find(|(n, _)| *n == g) {
+            Some((_, p)) => p.merge(&place),
+            None => seen.push((g, place)),
+        }
+    }
+    if seen.len() < 2 {
+        return None;
+    }
+    let says = |n: usize| match n {
+        0 => "--help".to_string(),
+        1 => "1 stonewall group".to_string(),
+        n => format!("{n} stonewall groups"),
+    };
+    let parts: Vec<String> = seen
+        .iter()
+        .map(|(n, p)| format!("{}: {}", p.text(), says(*n)))
+        .collect();
+    Some(format!(
+        "the ranks were given different jobs ({}) (valid: the same jobs on every rank, as one mpirun command line gives them)",
+        parts.join("; ")
+    ))
 }
 
 /// The last message, to rank 0: the rank's results, if it has them.
@@ -502,6 +544,9 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
             .as_ref()
             .map(|r| r.jobs.iter().flat_map(|j| j.filenames.clone()).collect())
             .unwrap_or_default(),
+        groups: readied
+            .as_ref()
+            .map_or(0, |r| if r.help { 0 } else { stonewall_groups(&r.jobs) }),
     };
     let bytes =
         serde_json::to_vec(&(world.host(), &hello)).map_err(|e| CliError::failed(e.to_string()))?;
@@ -509,15 +554,23 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
     let mut hosts = Vec::with_capacity(size);
     let mut statuses = Vec::with_capacity(size);
     let mut targets = Vec::with_capacity(size);
+    let mut groups = Vec::with_capacity(size);
     for b in &all {
         let (h, m): (String, Hello) = serde_json::from_slice(b).map_err(|e| {
             CliError::failed(format!("a rank's first message did not arrive whole: {e}"))
         })?;
         hosts.push(h);
+        groups.push((m.status == Status::Ok).then_some(m.groups));
         statuses.push(m.status);
         targets.push(m.targets);
     }
     let fails = failures(&statuses);
+    if let (true, Some(line)) = (fails.is_empty(), groups_disagree(&groups, &hosts)) {
+        if let Ok(r) = readied {
+            r.output.discard();
+        }
+        return Err(CliError::usage(line));
+    }
     let ready = match readied {
         Ok(ready) if fails.is_empty() => ready,
         other => {
@@ -535,9 +588,7 @@ fn run_ranks(args: &[String], world: &Arc<World>) -> Result<(), CliError> {
         rank,
         size,
         turns: ranks_share_a_target(&targets),
-        groups: raidlab_workload::job_groups(&ready.jobs)
-            .last()
-            .map_or(1, |g| g.0 + 1),
+        groups: stonewall_groups(&ready.jobs),
     };
     let ranks = Arc::new(Ranks {
         world: Arc::clone(world),
