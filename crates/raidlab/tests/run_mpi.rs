@@ -421,3 +421,44 @@ fn ranks_given_different_jobs_end_in_one_line() {
         assert!(!stdout(&o).contains("Run status"), "{}", stdout(&o));
     }
 }
+
+/// A job that fails on one rank only (its exec_prerun exits nonzero there) is reported in its
+/// rank's result, the other groups still run, and the run's error line names the rank whose
+/// job it was (it named the job alone, as if every rank's had failed).
+#[test]
+fn a_job_that_fails_on_one_rank_is_named_with_its_rank() {
+    let d = scratch("raidlab-mpi-");
+    let dir = format!("--directory={}", d.path().display());
+    let o = mpirun_in(
+        Some(d.path()),
+        2,
+        &[
+            "--name=w",
+            &dir,
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--exec_prerun=test $OMPI_COMM_WORLD_RANK = 0",
+            "--name=r",
+            "--stonewall",
+            &dir,
+            "--rw=read",
+            "--bs=64k",
+            "--size=1m",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
+    let lines = raidlab_lines(&o);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("raidlab: rank 1 on ") && lines[0].contains("job 'w': exec_prerun"),
+        "{lines:?}"
+    );
+    // Both ranks' read group ran.
+    assert_eq!(
+        stdout(&o).matches("\nr: (groupid=1").count(),
+        2,
+        "{}",
+        stdout(&o)
+    );
+}

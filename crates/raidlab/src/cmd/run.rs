@@ -2418,8 +2418,14 @@ impl Output {
         }
         write_logs(result)?;
         if let Some(j) = result.jobs.iter().find(|j| j.error.is_some()) {
+            // Under --mpi, the rank whose job it was (its result's own; a group folded over
+            // ranks names none of them alone).
+            let rank = match &j.mpi {
+                Some(p) if p.ranks.len() == 1 => format!("{}: ", p.text()),
+                _ => String::new(),
+            };
             return Err(CliError::failed(format!(
-                "job '{}': {}",
+                "{rank}job '{}': {}",
                 j.name,
                 j.error.as_deref().unwrap_or("")
             )));
