@@ -706,6 +706,23 @@ impl JobResult {
         self.trim.merge(&other.trim);
         self.sync.merge(&other.sync);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
+        // Each pass (fio's loops) of the jobs folded: their bytes and requests add, over the
+        // longest of their times, as the directions' do.
+        for o in &other.passes {
+            match self.passes.iter_mut().find(|p| p.pass == o.pass) {
+                Some(p) => {
+                    p.read_bytes += o.read_bytes;
+                    p.read_ios += o.read_ios;
+                    p.write_bytes += o.write_bytes;
+                    p.write_ios += o.write_ios;
+                    p.trim_bytes += o.trim_bytes;
+                    p.trim_ios += o.trim_ios;
+                    p.runtime_ns = p.runtime_ns.max(o.runtime_ns);
+                }
+                None => self.passes.push(o.clone()),
+            }
+        }
+        self.passes.sort_by_key(|p| p.pass);
         if !lists_target(&self.target, &other.target) {
             self.target = format!("{}:{}", self.target, other.target);
         }
@@ -1000,6 +1017,41 @@ mod tests {
         assert!((s.mb_s - 100.0).abs() < 1e-9);
         assert!((s.mib_s - 95.367431640625).abs() < 1e-9);
         assert!((s.iops - 100.0).abs() < 1e-9);
+    }
+
+    /// A folded group's passes are all its jobs' (they were the first job's alone, so
+    /// numjobs=4 or four MPI ranks showed a quarter of the bytes each loop moved).
+    #[test]
+    fn merged_passes_add_their_jobs_bytes() {
+        let job = |bytes: u64, ns: u64, passes: u32| JobResult {
+            instances: 1,
+            passes: (0..passes)
+                .map(|p| PassStats {
+                    pass: p,
+                    write_bytes: bytes,
+                    write_ios: bytes / 4096,
+                    runtime_ns: ns,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut a = job(1 << 20, 100, 2);
+        a.merge(&job(1 << 20, 300, 2));
+        a.merge(&job(2 << 20, 200, 3));
+        let got: Vec<(u32, u64, u64, u64)> = a
+            .passes
+            .iter()
+            .map(|p| (p.pass, p.write_bytes, p.write_ios, p.runtime_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, 4 << 20, 1024, 300),
+                (1, 4 << 20, 1024, 300),
+                (2, 2 << 20, 512, 200)
+            ]
+        );
     }
 
     /// Merged targets are listed once each, whole, even where a target holds `:` itself
