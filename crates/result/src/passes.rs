@@ -85,6 +85,66 @@ impl PassesBetween {
     }
 }
 
+/// Fold another job's passes into a job's, as `group_reporting` folds jobs (numjobs, MPI
+/// ranks): passes of one number add their bytes and requests over the longer of their
+/// times. Passes either job added up stay added up: the span between them covers both
+/// jobs' spans, and a pass the other listed inside it is added there (bytes and requests;
+/// its time ran beside those already there). The sums between are the jobs' side by side:
+/// the longer runtime, the slowest and the fastest of either's passes. So the listed
+/// passes and those between still add up to the group's total, once each.
+pub fn merge(
+    (passes, between): (&mut Vec<PassStats>, &mut Option<PassesBetween>),
+    (other, other_between): (&[PassStats], &Option<PassesBetween>),
+) {
+    for o in other {
+        match passes.iter_mut().find(|p| p.pass == o.pass) {
+            Some(p) => {
+                p.read_bytes += o.read_bytes;
+                p.read_ios += o.read_ios;
+                p.write_bytes += o.write_bytes;
+                p.write_ios += o.write_ios;
+                p.trim_bytes += o.trim_bytes;
+                p.trim_ios += o.trim_ios;
+                p.runtime_ns = p.runtime_ns.max(o.runtime_ns);
+            }
+            None => passes.push(o.clone()),
+        }
+    }
+    passes.sort_by_key(|p| p.pass);
+    *between = match (between.take(), other_between) {
+        (None, None) => return,
+        (Some(b), None) => Some(b),
+        (None, Some(o)) => Some(o.clone()),
+        (Some(mut b), Some(o)) => {
+            b.first = b.first.min(o.first);
+            b.last = b.last.max(o.last);
+            b.count = u64::from(b.last - b.first) + 1;
+            b.read_bytes += o.read_bytes;
+            b.read_ios += o.read_ios;
+            b.write_bytes += o.write_bytes;
+            b.write_ios += o.write_ios;
+            b.trim_bytes += o.trim_bytes;
+            b.trim_ios += o.trim_ios;
+            b.runtime_ns = b.runtime_ns.max(o.runtime_ns);
+            b.bw_bytes_min = b.bw_bytes_min.min(o.bw_bytes_min);
+            b.bw_bytes_max = b.bw_bytes_max.max(o.bw_bytes_max);
+            Some(b)
+        }
+    };
+    if let Some(b) = between.as_mut() {
+        passes.retain(|p| {
+            let inside = (b.first..=b.last).contains(&p.pass);
+            if inside {
+                let rate = pass_rate(p).round() as u64;
+                b.bw_bytes_min = b.bw_bytes_min.min(rate);
+                b.bw_bytes_max = b.bw_bytes_max.max(rate);
+                b.add_counts(p);
+            }
+            !inside
+        });
+    }
+}
+
 /// Passes in order, each listed, bounded: up to [`PASSES_LISTED`] as they are; past that the
 /// first and last [`PASS_ENDS`] listed and the rest added up.
 pub fn bound(mut passes: Vec<PassStats>) -> (Vec<PassStats>, Option<PassesBetween>) {
@@ -304,5 +364,40 @@ mod tests {
             listed.iter().map(|p| p.read_ios).sum::<u64>() + b.read_ios,
             202
         );
+    }
+
+    /// Jobs folded by group_reporting: passes one job added up stay added up, the other's
+    /// listed passes inside that span join them, and every request is counted once. (Jobs
+    /// of 100 and 30 passes folded listed passes 25–29 with the second job's bytes alone
+    /// beside a span 5–94 holding the first's.)
+    #[test]
+    fn folded_jobs_passes_add_up_once_each() {
+        let tally = |n: u32| {
+            let (mut t, mut at) = (PassTally::default(), 0);
+            for p in 0..n {
+                pass(&mut t, p, 2, &mut at);
+            }
+            t.finish()
+        };
+        let (mut listed, mut between) = tally(100);
+        for n in [30, 8] {
+            let (o, ob) = tally(n);
+            merge((&mut listed, &mut between), (&o, &ob));
+        }
+        let numbers: Vec<u32> = listed.iter().map(|p| p.pass).collect();
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 95, 96, 97, 98, 99]);
+        assert_eq!(listed[0].read_ios, 6, "three jobs' first pass");
+        assert_eq!(listed[9].read_ios, 2, "the first job's last pass alone");
+        let b = between.expect("the passes between");
+        assert_eq!((b.first, b.last, b.count), (5, 94, 90));
+        let ios = b.read_ios + listed.iter().map(|p| p.read_ios).sum::<u64>();
+        assert_eq!(ios, 2 * (100 + 30 + 8));
+        assert_eq!(b.read_bytes, 4096 * b.read_ios);
+        // Jobs with a dozen passes or fewer fold into a list alone.
+        let (mut listed, mut between) = tally(12);
+        let (o, ob) = tally(7);
+        merge((&mut listed, &mut between), (&o, &ob));
+        assert_eq!((listed.len(), between), (12, None));
+        assert_eq!(listed.iter().map(|p| p.read_ios).sum::<u64>(), 2 * 19);
     }
 }

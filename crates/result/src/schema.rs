@@ -707,22 +707,12 @@ impl JobResult {
         self.sync.merge(&other.sync);
         self.elapsed_ns = self.elapsed_ns.max(other.elapsed_ns);
         // Each pass (fio's loops) of the jobs folded: their bytes and requests add, over the
-        // longest of their times, as the directions' do.
-        for o in &other.passes {
-            match self.passes.iter_mut().find(|p| p.pass == o.pass) {
-                Some(p) => {
-                    p.read_bytes += o.read_bytes;
-                    p.read_ios += o.read_ios;
-                    p.write_bytes += o.write_bytes;
-                    p.write_ios += o.write_ios;
-                    p.trim_bytes += o.trim_bytes;
-                    p.trim_ios += o.trim_ios;
-                    p.runtime_ns = p.runtime_ns.max(o.runtime_ns);
-                }
-                None => self.passes.push(o.clone()),
-            }
-        }
-        self.passes.sort_by_key(|p| p.pass);
+        // longest of their times, as the directions' do; passes one job added up stay added
+        // up (`passes::merge`).
+        crate::passes::merge(
+            (&mut self.passes, &mut self.passes_between),
+            (&other.passes, &other.passes_between),
+        );
         if !lists_target(&self.target, &other.target) {
             self.target = format!("{}:{}", self.target, other.target);
         }
