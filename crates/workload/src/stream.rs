@@ -1067,7 +1067,11 @@ impl RequestStream {
     /// rest is smaller than a block). Returns whether the stream has nothing to do at all
     /// (a region smaller than every block; validated earlier).
     fn end_pass(&mut self, bs: u64) -> bool {
-        self.pass += 1;
+        // (A time-based job over a small region can make 2^32 passes: about an hour at a
+        // million a second over one 4 KiB block. Past that every pass counts as the last
+        // number, rather than a debug build's overflow panic or a release build's wrap to
+        // pass 0, which would list the passes out of order.)
+        self.pass = self.pass.saturating_add(1);
         self.cursor = 0;
         self.pos = [0; 3];
         if let Some(m) = self.span_map.as_mut() {
@@ -1222,6 +1226,34 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_ne!(order(1), order(2));
+    }
+
+    /// Past 2^32 passes (a time-based job over one small block for an hour) the pass number
+    /// stays at its last value: no overflow, no wrap back to pass 0.
+    #[test]
+    fn pass_numbers_stop_at_their_last_value() {
+        let s = spec(&[
+            ("rw", "read"),
+            ("bs", "4k"),
+            ("size", "8k"),
+            ("time_based", "1"),
+            ("runtime", "1h"),
+        ]);
+        let inst = &JobInstance::expand(std::slice::from_ref(&s))[0];
+        let mut stream = RequestStream::new(&s, inst, 1 << 20).unwrap();
+        stream.pass = u32::MAX - 1;
+        let passes: Vec<u32> = stream.by_ref().take(6).map(|r| r.pass).collect();
+        assert_eq!(
+            passes,
+            [
+                u32::MAX - 1,
+                u32::MAX - 1,
+                u32::MAX,
+                u32::MAX,
+                u32::MAX,
+                u32::MAX
+            ]
+        );
     }
 
     /// As fio's random map: a random pass with one block size touches each block of the
