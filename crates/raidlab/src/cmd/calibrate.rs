@@ -101,7 +101,12 @@ pub fn main(a: CalibrateArgs) -> Result<(), CliError> {
         ..Budget::default()
     };
     let date = today();
-    let opts = ExecOptions::default();
+    // Read-only, as the probes promise: a job that writes or trims, or a file that would be
+    // laid out, is refused by the run itself, whatever the probe plan says.
+    let opts = ExecOptions {
+        readonly: true,
+        ..ExecOptions::default()
+    };
     let cal = raidlab_calibrate::calibrate(&target, &budget, &a.name, &date, |specs| {
         let r = execute(specs, &opts)?;
         // Ctrl-C ends the probe running (its results come back); the stages after it would

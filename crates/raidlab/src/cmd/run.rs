@@ -878,10 +878,11 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     load_traces(&mut specs)?;
-    // (A replayed trace's writes and trims are known once it is read; the command's
-    // arguments were checked as they were read.)
+    // (A replayed trace's writes and trims are known once it is read.)
+    // (Every job, not only a trace's: a caller other than `raidlab run`, which checked its
+    // jobs as it read them, relies on this, as calibrate's read-only probes do.)
     if opts.readonly {
-        refuse_writers(specs.iter().filter(|s| s.trace.is_some()))?;
+        refuse_writers(specs.iter())?;
     }
     // randrepeat=0: seeds for this run (already drawn by `raidlab run`, so its job options
     // show the same ones; drawn here for other callers). `directory` likewise.
@@ -2544,6 +2545,36 @@ mod tests {
             "{found}"
         );
         assert_eq!(block_device_named(Path::new("/dev"), 4095, 1_048_574), None);
+    }
+
+    /// A read-only run refuses a writing job whoever built it (calibrate's probes go
+    /// through `execute` with `readonly`, not through `raidlab run`'s own check): nothing
+    /// is created or written.
+    #[test]
+    fn a_read_only_execution_refuses_every_writer() {
+        let dir = std::env::temp_dir().join(format!("raidlab-ro-exec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("w");
+        let inv = parse_args(&args(&[
+            "--name=w",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            &format!("--filename={}", file.display()),
+        ]))
+        .unwrap();
+        let opts = ExecOptions {
+            readonly: true,
+            ..ExecOptions::default()
+        };
+        let e = execute(inv.jobs, &opts).expect_err("a writer under readonly");
+        assert!(
+            e.message.contains("--readonly: job 'w' writes"),
+            "{}",
+            e.message
+        );
+        assert!(!file.exists(), "the file was laid out");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
