@@ -7,6 +7,7 @@
 //! the filesystem's, and both have them.
 
 mod common;
+use common::member_paths;
 
 use raidlab_array::array::{Array, Backing};
 use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
@@ -27,10 +28,6 @@ fn folders(tag: &str) -> Vec<tempfile::TempDir> {
             .tempdir_in("/tmp")
             .unwrap(),
     ]
-}
-
-fn paths(dir: &Path, tag: &str, n: usize) -> Vec<PathBuf> {
-    (0..n).map(|i| dir.join(format!("{tag}{i}"))).collect()
 }
 
 fn spec(level: &str, chunk: Option<u64>, ms: &[PathBuf]) -> CreateSpec {
@@ -107,7 +104,7 @@ fn create_writes_every_data_area_and_assume_clean_leaves_them_sparse() {
             ("0", 3, Some(16384)),
         ] {
             let what = format!("raid{level} in {}", dir.path().display());
-            let ms = paths(dir.path(), &format!("s{level}-"), n);
+            let ms = member_paths(dir.path(), &format!("s{level}-"), n);
             let arr = create(&spec(level, chunk, &ms), &opts(Some(3 << 20), false, false)).unwrap();
             assert_eq!(arr.sync_pending(), None, "{what}");
             assert_no_holes(&ms, &what);
@@ -120,7 +117,7 @@ fn create_writes_every_data_area_and_assume_clean_leaves_them_sparse() {
             let st = manage::status(&ms).unwrap();
             assert_eq!(st.sync_progress, None, "{what}");
 
-            let ms = paths(dir.path(), &format!("c{level}-"), n);
+            let ms = member_paths(dir.path(), &format!("c{level}-"), n);
             let arr = create(&spec(level, chunk, &ms), &opts(Some(3 << 20), false, true)).unwrap();
             assert_eq!(arr.sync_pending(), None, "{what}: --assume-clean is synced");
             assert_all_holes(&ms, &format!("{what} --assume-clean"));
@@ -144,7 +141,7 @@ fn create_writes_every_data_area_and_assume_clean_leaves_them_sparse() {
 fn existing_members_keep_their_data_and_lose_their_holes() {
     for dir in folders("isync-existing") {
         let what = format!("raid5 in {}", dir.path().display());
-        let ms = paths(dir.path(), "e", 4);
+        let ms = member_paths(dir.path(), "e", 4);
         let data = vec![0xa5u8; 65536];
         for (i, p) in ms.iter().enumerate() {
             let f = std::fs::File::create(p).unwrap();
@@ -192,8 +189,8 @@ fn existing_members_keep_their_data_and_lose_their_holes() {
 #[test]
 fn a_nested_array_is_synced_at_every_level() {
     let dir = common::scratch("isync-nested");
-    let a = paths(dir.path(), "a", 3);
-    let b = paths(dir.path(), "b", 3);
+    let a = member_paths(dir.path(), "a", 3);
+    let b = member_paths(dir.path(), "b", 3);
     let top = CreateSpec::new(
         "0",
         None,
@@ -220,7 +217,7 @@ fn a_nested_array_is_synced_at_every_level() {
 fn an_interrupted_sync_is_marked_and_resumes_keeping_the_data() {
     static STOP: AtomicBool = AtomicBool::new(false);
     let dir = common::scratch("isync-stop");
-    let ms = paths(dir.path(), "i", 4);
+    let ms = member_paths(dir.path(), "i", 4);
     STOP.store(true, Ordering::SeqCst);
     let mut o = opts(Some(34 << 20), false, false);
     o.stop = Some(&STOP);
@@ -300,7 +297,7 @@ fn holes_of_a_spare_above_the_rebuild_checkpoint_are_not_read() {
         .prefix("isync-rebuild")
         .tempdir_in("/tmp")
         .unwrap();
-    let ms = paths(dir.path(), "r", 4);
+    let ms = member_paths(dir.path(), "r", 4);
     let arr = create(
         &spec("5", Some(16384), &ms),
         &opts(Some(8 << 20), false, false),
@@ -359,7 +356,7 @@ fn child(level: &str, chunk: Option<u64>, ms: Vec<MemberSpec>) -> MemberSpec {
 }
 
 fn leaves(dir: &Path, tag: &str, n: usize) -> Vec<MemberSpec> {
-    paths(dir, tag, n)
+    member_paths(dir, tag, n)
         .into_iter()
         .map(MemberSpec::Path)
         .collect()

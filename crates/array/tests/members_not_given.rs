@@ -4,18 +4,14 @@
 //! found holds a newer record than the members given; `remove` by device uuid refuses a
 //! spare whose device is found beside them (that one is removed by its path).
 
-use raidlab_array::create::{create, CreateOptions, CreateSpec, MemberSpec};
+use raidlab_array::create::{create, CreateOptions, CreateSpec};
 use raidlab_array::manage;
 use raidlab_array::member::Member;
 use raidlab_array::superblock::Superblock;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{create_array, scratch};
-
-fn paths(dir: &Path, tag: &str, n: usize) -> Vec<PathBuf> {
-    (0..n).map(|i| dir.join(format!("{tag}{i}"))).collect()
-}
+use common::{create_array, member_paths, raid5_child, scratch};
 
 fn sb(p: &Path) -> Superblock {
     Member::open(p).unwrap().read_superblock().unwrap().unwrap()
@@ -27,7 +23,7 @@ fn sb(p: &Path) -> Superblock {
 #[test]
 fn a_member_found_with_a_newer_record_is_refused_and_nothing_is_written() {
     let dir = scratch("not-given-newer");
-    let ms = paths(dir.path(), "m", 4);
+    let ms = member_paths(dir.path(), "m", 4);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();
@@ -65,19 +61,11 @@ fn a_member_found_with_a_newer_record_is_refused_and_nothing_is_written() {
 #[test]
 fn in_a_nested_array_the_leaf_changed_is_recorded_whole_and_only_it() {
     let dir = scratch("not-given-nested");
-    let (c0, c1) = (paths(dir.path(), "x", 3), paths(dir.path(), "y", 3));
-    let child = |ms: &[PathBuf]| {
-        MemberSpec::Array(
-            CreateSpec::new(
-                "5",
-                None,
-                Some(16384),
-                ms.iter().cloned().map(MemberSpec::Path).collect(),
-            )
-            .unwrap(),
-        )
-    };
-    let top = CreateSpec::new("1", None, None, vec![child(&c0), child(&c1)]).unwrap();
+    let (c0, c1) = (
+        member_paths(dir.path(), "x", 3),
+        member_paths(dir.path(), "y", 3),
+    );
+    let top = CreateSpec::new("1", None, None, vec![raid5_child(&c0), raid5_child(&c1)]).unwrap();
     let opts = CreateOptions {
         size: Some(4 << 20),
         ..Default::default()
@@ -110,7 +98,7 @@ fn in_a_nested_array_the_leaf_changed_is_recorded_whole_and_only_it() {
 #[test]
 fn remove_by_uuid_refuses_a_spare_found_beside_the_members() {
     let dir = scratch("not-given-spare");
-    let ms = paths(dir.path(), "m", 3);
+    let ms = member_paths(dir.path(), "m", 3);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();
@@ -133,7 +121,7 @@ fn remove_by_uuid_refuses_a_spare_found_beside_the_members() {
 #[test]
 fn a_copy_of_a_member_given_is_not_written() {
     let dir = scratch("not-given-copy");
-    let ms = paths(dir.path(), "m", 3);
+    let ms = member_paths(dir.path(), "m", 3);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();
@@ -157,7 +145,7 @@ fn a_copy_of_a_member_given_is_not_written() {
 #[test]
 fn a_spare_added_with_some_members_given_is_recorded_by_all() {
     let dir = scratch("not-given-add");
-    let ms = paths(dir.path(), "m", 4);
+    let ms = member_paths(dir.path(), "m", 4);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();

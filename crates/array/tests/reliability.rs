@@ -404,6 +404,18 @@ fn nested_raid0_over_raid5_degrades_and_rebuilds() {
     assert!(e.to_string().contains("foreign") && e.is_usage(), "{e}");
 }
 
+/// A RAID 5 (16 KiB chunks) over RAID 1 children, one of each list of `kids` members.
+fn raid5_of_mirrors(kids: &[Vec<PathBuf>]) -> CreateSpec {
+    let child = |ms: &[PathBuf]| MemberSpec::Array(spec("1", None, 0, ms));
+    CreateSpec::new(
+        "5",
+        None,
+        Some(16384),
+        kids.iter().map(|k| child(k)).collect(),
+    )
+    .unwrap()
+}
+
 /// A child out of service is not among `status`'s children; the ones after it are still
 /// named by their slot, as the state line ("slot 0 missing") names the missing one.
 #[test]
@@ -413,14 +425,7 @@ fn status_names_children_by_slot_when_one_is_missing() {
         .iter()
         .map(|t| paths(dir.path(), 2, t))
         .collect();
-    let child = |ms: &[PathBuf]| MemberSpec::Array(spec("1", None, 0, ms));
-    let top = CreateSpec::new(
-        "5",
-        None,
-        Some(16384),
-        kids.iter().map(|k| child(k)).collect(),
-    )
-    .unwrap();
+    let top = raid5_of_mirrors(&kids);
     new_array(&top, (1 << 20) + 8 * 16384).close().unwrap();
     // Child 0's members left out: it is missing.
     let rest: Vec<PathBuf> = kids[1..].iter().flatten().cloned().collect();
@@ -479,14 +484,7 @@ fn nested_resync_after_a_crash_follows_the_childrens_bitmaps() {
     let kids: Vec<Vec<PathBuf>> = (0..3)
         .map(|i| paths(dir.path(), 2, &format!("k{i}-")))
         .collect();
-    let child = |ms: &[PathBuf]| MemberSpec::Array(spec("1", None, 0, ms));
-    let top = CreateSpec::new(
-        "5",
-        None,
-        Some(16384),
-        kids.iter().map(|k| child(k)).collect(),
-    )
-    .unwrap();
+    let top = raid5_of_mirrors(&kids);
     let arr = new_array(&top, (1 << 20) + (2 << 20));
     let sd = arr.geo.stripe_data_bytes();
     assert_eq!(sd, 2 * 16384);

@@ -11,29 +11,19 @@ use raidlab_array::superblock::uuid_string;
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{create_array, scratch};
+use common::{create_array, member_paths, raid5_child, scratch};
 
-fn paths(dir: &Path, tag: &str, n: usize) -> Vec<PathBuf> {
-    (0..n).map(|i| dir.join(format!("{tag}{i}"))).collect()
-}
-
-/// A fresh file as long as `like`, to be added as a spare.
 /// A RAID 0 over two RAID 5 children of three 4 MiB member files each (`x0..x2`,
 /// `y0..y2` in `dir`), created; the children's members.
 fn raid0_of_two_raid5s(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let (c0, c1) = (paths(dir, "x", 3), paths(dir, "y", 3));
-    let child = |ms: &[PathBuf]| {
-        MemberSpec::Array(
-            CreateSpec::new(
-                "5",
-                None,
-                Some(16384),
-                ms.iter().cloned().map(MemberSpec::Path).collect(),
-            )
-            .unwrap(),
-        )
-    };
-    let top = CreateSpec::new("0", None, Some(65536), vec![child(&c0), child(&c1)]).unwrap();
+    let (c0, c1) = (member_paths(dir, "x", 3), member_paths(dir, "y", 3));
+    let top = CreateSpec::new(
+        "0",
+        None,
+        Some(65536),
+        vec![raid5_child(&c0), raid5_child(&c1)],
+    )
+    .unwrap();
     let opts = CreateOptions {
         size: Some(4 << 20),
         ..Default::default()
@@ -42,6 +32,7 @@ fn raid0_of_two_raid5s(dir: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (c0, c1)
 }
 
+/// A fresh file as long as `like`, to be added as a spare.
 fn blank(p: &Path, like: &Path) {
     let len = std::fs::metadata(like).unwrap().len();
     std::fs::File::create(p).unwrap().set_len(len).unwrap();
@@ -72,7 +63,7 @@ fn row(st: &ArrayStatus, p: &Path) -> (Option<u32>, Option<u32>, String) {
 #[test]
 fn status_of_the_members_alone_shows_every_spare_added() {
     let dir = scratch("spares-status");
-    let ms = paths(dir.path(), "m", 4);
+    let ms = member_paths(dir.path(), "m", 4);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();
@@ -168,7 +159,7 @@ fn a_spare_of_a_child_array_shows_in_that_child() {
 fn a_spare_for_an_array_without_redundancy_is_refused() {
     let dir = scratch("spares-none");
     for level in ["0", "linear"] {
-        let ms = paths(dir.path(), &format!("r{level}"), 2);
+        let ms = member_paths(dir.path(), &format!("r{level}"), 2);
         let spec = CreateSpec::new(
             level,
             None,
@@ -228,7 +219,7 @@ fn spares_added_in_turn_fill_each_degraded_child() {
 fn spares_take_the_lowest_slots_out_of_service_in_the_order_added() {
     for reversed in [false, true] {
         let dir = scratch("spares-order");
-        let ms = paths(dir.path(), "m", 6);
+        let ms = member_paths(dir.path(), "m", 6);
         create_array("6", &ms, Some(4 << 20), false, false)
             .close()
             .unwrap();
@@ -305,7 +296,7 @@ fn a_spare_added_with_only_some_members_given_leaves_none_out_of_date() {
     std::fs::create_dir(&here).unwrap();
     std::fs::create_dir(&there).unwrap();
     let ms: Vec<PathBuf> = std::iter::once(here.join("m0"))
-        .chain(paths(&there, "m", 4).into_iter().skip(1))
+        .chain(member_paths(&there, "m", 4).into_iter().skip(1))
         .collect();
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
@@ -334,7 +325,7 @@ fn a_spare_added_with_only_some_members_given_leaves_none_out_of_date() {
 fn a_spare_whose_device_is_gone_is_removed_by_its_uuid() {
     use raidlab_array::superblock::parse_uuid;
     let dir = scratch("spares-gone");
-    let ms = paths(dir.path(), "m", 3);
+    let ms = member_paths(dir.path(), "m", 3);
     create_array("5", &ms, Some(4 << 20), false, false)
         .close()
         .unwrap();

@@ -135,11 +135,12 @@ fn campaign(name: &str, rows: &[&RunRow]) -> Campaign {
     }
 
     let names: BTreeSet<&String> = points.iter().flat_map(|p| p.params.keys()).collect();
+    let all: Vec<&Point> = points.iter().collect();
     let mut varying: Vec<String> = names
         .into_iter()
         // A reference's amount that the campaign's own points do not carry tells no
         // configurations apart: the caption names it ([`reference_amounts`]).
-        .filter(|k| reference_amount(&points.iter().collect::<Vec<_>>(), k).is_none())
+        .filter(|k| reference_amount(&all, k).is_none())
         .filter(|k| {
             points
                 .iter()

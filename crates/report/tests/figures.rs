@@ -550,20 +550,29 @@ fn a_two_valued_parameter_makes_lines_not_a_heatmap_axis() {
     );
 }
 
-/// A simulated sweep with reference rows and no measurement: the caption names the two
-/// sources drawn, not a "solid lines: measured" that no curve is.
-#[test]
-fn caption_names_only_the_sources_a_figure_draws() {
-    let rows: Vec<_> = bs_sweep()
+/// The simulated points of [`bs_sweep`], each followed by a reference row of the same
+/// parameters (as a seed's table gives them), which `edit` may change.
+fn simulated_with_reference(
+    edit: impl Fn(&mut raidlab_report::RunRow),
+) -> Vec<raidlab_report::RunRow> {
+    bs_sweep()
         .into_iter()
         .filter(|r| r.source == "simulated")
         .flat_map(|r| {
             let mut reference = r.clone();
             reference.source = "reference".into();
             reference.target = "seed 000 measured".into();
+            edit(&mut reference);
             [r, reference]
         })
-        .collect();
+        .collect()
+}
+
+/// A simulated sweep with reference rows and no measurement: the caption names the two
+/// sources drawn, not a "solid lines: measured" that no curve is.
+#[test]
+fn caption_names_only_the_sources_a_figure_draws() {
+    let rows = simulated_with_reference(|_| {});
     let figs = select_figures(&rows, &[]);
     assert_eq!(figs.len(), 1);
     let caption = &figs[0].caption;
@@ -596,19 +605,11 @@ fn caption_names_only_the_sources_a_figure_draws() {
 /// no curves of its own.
 #[test]
 fn caption_names_a_reference_measured_at_another_size() {
-    let rows: Vec<_> = bs_sweep()
-        .into_iter()
-        .filter(|r| r.source == "simulated")
-        .flat_map(|r| {
-            let mut reference = r.clone();
-            reference.source = "reference".into();
-            reference.target = "seed 000 measured".into();
-            reference
-                .params
-                .insert("size".into(), (8u64 << 30).to_string());
-            [r, reference]
-        })
-        .collect();
+    let rows = simulated_with_reference(|reference| {
+        reference
+            .params
+            .insert("size".into(), (8u64 << 30).to_string());
+    });
     let figs = select_figures(&rows, &[]);
     assert_eq!(figs.len(), 1);
     let Figure::Line(c) = &figs[0].figure else {

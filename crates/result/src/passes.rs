@@ -23,6 +23,19 @@ pub const PASS_ENDS: usize = 5;
 /// Latest passes [`PassTally`] keeps open to completions, as their spans may still grow.
 const OPEN: usize = 64;
 
+/// Add what `$from` moved (bytes and requests by direction) to `$to`: a [`PassStats`] or a
+/// [`PassesBetween`], which count them in fields of the same names.
+macro_rules! add_counts {
+    ($to:expr, $from:expr) => {{
+        $to.read_bytes += $from.read_bytes;
+        $to.read_ios += $from.read_ios;
+        $to.write_bytes += $from.write_bytes;
+        $to.write_ios += $from.write_ios;
+        $to.trim_bytes += $from.trim_bytes;
+        $to.trim_ios += $from.trim_ios;
+    }};
+}
+
 /// The passes between the listed first and last ones, added up: passes `first` to `last`
 /// (every pass number between them), what they moved and how long they took.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -76,12 +89,7 @@ impl PassesBetween {
     /// A completion of a pass already added up (a slow file's pass): counted, its runtime
     /// and rates as they were.
     fn add_counts(&mut self, p: &PassStats) {
-        self.read_bytes += p.read_bytes;
-        self.read_ios += p.read_ios;
-        self.write_bytes += p.write_bytes;
-        self.write_ios += p.write_ios;
-        self.trim_bytes += p.trim_bytes;
-        self.trim_ios += p.trim_ios;
+        add_counts!(self, p);
     }
 }
 
@@ -99,12 +107,7 @@ pub fn merge(
     for o in other {
         match passes.iter_mut().find(|p| p.pass == o.pass) {
             Some(p) => {
-                p.read_bytes += o.read_bytes;
-                p.read_ios += o.read_ios;
-                p.write_bytes += o.write_bytes;
-                p.write_ios += o.write_ios;
-                p.trim_bytes += o.trim_bytes;
-                p.trim_ios += o.trim_ios;
+                add_counts!(p, o);
                 p.runtime_ns = p.runtime_ns.max(o.runtime_ns);
             }
             None => passes.push(o.clone()),
@@ -119,12 +122,7 @@ pub fn merge(
             b.first = b.first.min(o.first);
             b.last = b.last.max(o.last);
             b.count = u64::from(b.last - b.first) + 1;
-            b.read_bytes += o.read_bytes;
-            b.read_ios += o.read_ios;
-            b.write_bytes += o.write_bytes;
-            b.write_ios += o.write_ios;
-            b.trim_bytes += o.trim_bytes;
-            b.trim_ios += o.trim_ios;
+            add_counts!(b, o);
             b.runtime_ns = b.runtime_ns.max(o.runtime_ns);
             b.bw_bytes_min = b.bw_bytes_min.min(o.bw_bytes_min);
             b.bw_bytes_max = b.bw_bytes_max.max(o.bw_bytes_max);

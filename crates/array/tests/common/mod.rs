@@ -93,3 +93,21 @@ pub fn create_array(
     )
     .unwrap()
 }
+
+/// `n` member paths in `dir`: `{tag}0`, `{tag}1`, ….
+pub fn member_paths(dir: &Path, tag: &str, n: usize) -> Vec<PathBuf> {
+    (0..n).map(|i| dir.join(format!("{tag}{i}"))).collect()
+}
+
+/// A RAID 5 child (16 KiB chunks) over member files `ms`, for a nested array's spec.
+pub fn raid5_child(ms: &[PathBuf]) -> MemberSpec {
+    MemberSpec::Array(
+        CreateSpec::new(
+            "5",
+            None,
+            Some(16384),
+            ms.iter().cloned().map(MemberSpec::Path).collect(),
+        )
+        .unwrap(),
+    )
+}

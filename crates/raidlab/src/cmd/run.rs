@@ -878,9 +878,9 @@ pub(crate) fn target_kind(name: &str) -> TargetKind {
 /// the caller's ([`job_options`] gives fio's "job options" for it).
 pub fn execute(mut specs: Vec<JobSpec>, opts: &ExecOptions) -> Result<RunResult, CliError> {
     load_traces(&mut specs)?;
-    // (A replayed trace's writes and trims are known once it is read.)
-    // (Every job, not only a trace's: a caller other than `raidlab run`, which checked its
-    // jobs as it read them, relies on this, as calibrate's read-only probes do.)
+    // Every job, once a replayed trace's writes and trims are known (it is read above):
+    // `raidlab run` checked the others as it read them, but other callers rely on this one,
+    // as calibrate's read-only probes do.
     if opts.readonly {
         refuse_writers(specs.iter())?;
     }

@@ -367,12 +367,18 @@ fn job_block(
     }
     // A line for each listed pass (every one up to a dozen, else the first and last five:
     // `passes.rs`), and one for those between, added up (the JSON adds them up too).
+    // (A result bounded as it was made is shown as it is; an older one's list, bounded here.)
+    let bounded;
     let (listed, between) = match &j.passes_between {
-        Some(b) => (j.passes.clone(), Some(b.clone())),
-        None => crate::passes::bound(j.passes.clone()),
+        Some(b) => (&j.passes[..], Some(b)),
+        None if j.passes.len() <= crate::passes::PASSES_LISTED => (&j.passes[..], None),
+        None => {
+            bounded = crate::passes::bound(j.passes.clone());
+            (&bounded.0[..], bounded.1.as_ref())
+        }
     };
-    if listed.len() + between.as_ref().map_or(0, |b| b.count as usize) > 1 {
-        for p in &listed {
+    if listed.len() + between.map_or(0, |b| b.count as usize) > 1 {
+        for p in listed {
             let _ = writeln!(
                 out,
                 "  pass {:<7}: read={}, write={}, {:.3}s, {}",
@@ -382,10 +388,7 @@ fn job_block(
                 p.runtime_ns as f64 / 1e9,
                 bw_pair(crate::passes::pass_rate(p))
             );
-            if let Some(b) = between
-                .as_ref()
-                .filter(|b| b.first.checked_sub(1) == Some(p.pass))
-            {
+            if let Some(b) = between.filter(|b| b.first.checked_sub(1) == Some(p.pass)) {
                 let _ = writeln!(
                     out,
                     "  passes {}-{}: {} more, {} to {} (added up in the JSON's passes_between)",
