@@ -148,6 +148,22 @@ fn ranks_take_their_own_files_under_directory() {
     assert!(!d.path().join("w.4.0").exists());
 }
 
+/// Two stonewall groups in the folder `dir` (a `--directory=` option): job `w` writes 1 MiB in
+/// 64 KiB blocks (with `write_extra`'s options too), then job `r` reads it.
+fn write_then_read<'a>(dir: &'a str, write_extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--name=w", dir, "--rw=write", "--bs=64k", "--size=1m"];
+    v.extend_from_slice(write_extra);
+    v.extend([
+        "--name=r",
+        "--stonewall",
+        dir,
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+    ]);
+    v
+}
+
 /// One rank cannot start (its file holds data raidlab did not write): every rank ends, none
 /// waits for it, and rank 0 says why in one line naming that rank; nothing is measured and
 /// no empty `--output` file is left.
@@ -159,23 +175,9 @@ fn a_rank_that_cannot_start_ends_the_run_in_one_line() {
     let dir = format!("--directory={}", d.path().display());
     let results = d.path().join("results.json");
     let output = format!("--output={}", results.display());
-    let o = mpirun(
-        2,
-        &[
-            &output,
-            "--name=w",
-            &dir,
-            "--rw=write",
-            "--bs=64k",
-            "--size=1m",
-            "--name=r",
-            "--stonewall",
-            &dir,
-            "--rw=read",
-            "--bs=64k",
-            "--size=1m",
-        ],
-    );
+    let mut args = vec![output.as_str()];
+    args.extend(write_then_read(&dir, &[]));
+    let o = mpirun(2, &args);
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(&o));
     let lines = raidlab_lines(&o);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -432,20 +434,7 @@ fn a_job_that_fails_on_one_rank_is_named_with_its_rank() {
     let o = mpirun_in(
         Some(d.path()),
         2,
-        &[
-            "--name=w",
-            &dir,
-            "--rw=write",
-            "--bs=64k",
-            "--size=1m",
-            "--exec_prerun=test $OMPI_COMM_WORLD_RANK = 0",
-            "--name=r",
-            "--stonewall",
-            &dir,
-            "--rw=read",
-            "--bs=64k",
-            "--size=1m",
-        ],
+        &write_then_read(&dir, &["--exec_prerun=test $OMPI_COMM_WORLD_RANK = 0"]),
     );
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     let lines = raidlab_lines(&o);
